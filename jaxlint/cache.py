@@ -1,0 +1,147 @@
+"""The results cache: each file's findings, keyed by its content, the jaxlint build, the selected codes and options."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+import jaxlint
+from jaxlint.findings import Edit, Finding, Fix, Position
+
+_GITIGNORE = "# Automatically created by jaxlint.\n*\n"
+_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxlint.\n"
+
+
+def digest(data: bytes) -> str:
+    """The content hash a cache entry is keyed by."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _build_fingerprint() -> str:
+    """The version plus every jaxlint source file's size and mtime, so an edited rule never reads stale results."""
+    package = os.path.dirname(jaxlint.__file__)
+    parts = [jaxlint.__version__]
+    for directory, subdirs, names in os.walk(package):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(directory, name))
+                parts.append(f"{os.path.relpath(directory, package)}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def settings_key(codes: Iterable[str], options: dict[str, Any]) -> str:
+    """One cache file per combination of build, selected codes and rule options."""
+    blob = json.dumps(
+        {"build": _build_fingerprint(), "codes": sorted(codes), "options": options},
+        sort_keys=True,
+        default=repr,
+    )
+    return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
+
+
+def _dump_position(p: Position) -> list[int]:
+    return [p.row, p.column]
+
+
+def _dump(finding: Finding) -> list:
+    fix = finding.fix
+    return [
+        finding.code,
+        finding.name,
+        finding.message,
+        _dump_position(finding.start),
+        _dump_position(finding.end),
+        finding.noqa_row,
+        finding.cell,
+        finding.severity,
+        None
+        if fix is None
+        else [
+            fix.applicability,
+            fix.message,
+            [[e.content, _dump_position(e.start), _dump_position(e.end)] for e in fix.edits],
+        ],
+    ]
+
+
+def _load(row: list, path: str) -> Finding:
+    code, name, message, start, end, noqa_row, cell, severity, fix = row
+    return Finding(
+        code=code,
+        name=name,
+        message=message,
+        path=path,
+        start=Position(*start),
+        end=Position(*end),
+        fix=None
+        if fix is None
+        else Fix(fix[0], fix[1], tuple(Edit(c, Position(*s), Position(*e)) for c, s, e in fix[2])),
+        noqa_row=noqa_row,
+        cell=cell,
+        severity=severity,
+    )
+
+
+class Cache:
+    """Entries by absolute path: [mtime_ns, size, content digest, findings]; JSON, so a cache is never code."""
+
+    def __init__(self, directory: Path, key: str):
+        self.directory = directory
+        self.file = directory / jaxlint.__version__ / f"{key}.json"
+        self._entries: dict[str, list] = {}
+        self._touched: set[str] = set()
+        self._changed = False
+        try:
+            with open(self.file, encoding="utf-8") as handle:
+                loaded = json.load(handle)
+            if isinstance(loaded, dict):
+                self._entries = loaded
+        except (OSError, ValueError):
+            pass  # no cache yet, or an unreadable one: start afresh
+
+    def lookup(self, path: str, stat: os.stat_result) -> tuple[list[Finding] | None, str | None]:
+        """(findings, None) when the file's size and mtime are unchanged; else (None, digest last seen or None)."""
+        entry = self._entries.get(path)
+        if entry is None:
+            return None, None
+        if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+            self._touched.add(path)
+            return [_load(row, path) for row in entry[3]], None
+        return None, entry[2]
+
+    def cached_findings(self, path: str) -> list[Finding]:
+        return [_load(row, path) for row in self._entries[path][3]]
+
+    def store(self, path: str, stat: os.stat_result, content_digest: str, findings: list[Finding] | None) -> None:
+        """Record a file's findings; `None` keeps the old findings (the content hash matched, only mtime moved)."""
+        rows = self._entries[path][3] if findings is None else [_dump(f) for f in findings]
+        self._entries[path] = [stat.st_mtime_ns, stat.st_size, content_digest, rows]
+        self._touched.add(path)
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the cache if it changed (entries of files that no longer exist are dropped); failure only warns."""
+        if not self._changed:
+            return
+        entries = {p: e for p, e in self._entries.items() if p in self._touched or os.path.exists(p)}
+        try:
+            self._prepare()
+            fd, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entries, handle, separators=(",", ":"))
+            os.replace(temporary, self.file)
+        except OSError as exc:
+            print(f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", file=sys.stderr)
+
+    def _prepare(self) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            marker = self.directory / name
+            if not marker.exists():
+                marker.write_text(text, encoding="utf-8")

@@ -1,0 +1,281 @@
+"""The command line: `jaxlint check`, `jaxlint rules` and `jaxlint rule CODE` (CONTRACT.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from functools import wraps
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from jaxlint import __version__
+from jaxlint.config import (
+    OUTPUT_FORMATS,
+    Config,
+    ConfigError,
+    Selection,
+    apply_settings,
+    check_known,
+    check_selector,
+    find_config_file,
+    known_codes,
+    load_config,
+    parse_override,
+    resolve_selection,
+)
+from jaxlint.cache import Cache, settings_key
+from jaxlint.files import discover
+from jaxlint.findings import Finding
+from jaxlint.linter import parse_error
+from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary
+from jaxlint.rule import all_rules
+from jaxlint.runner import FileResult, LintSettings, lint_files
+from jaxlint.source import SourceError
+from jaxlint.suppression import PerFileIgnores
+
+DEFAULT_CACHE_DIR = ".jaxlint_cache"
+
+
+class Failure(click.ClickException):
+    """A problem that stops the run with exit status 2: bad configuration, a missing extra, an internal error."""
+
+    exit_code = 2
+
+
+def _guard(command: Callable) -> Callable:
+    """Turn configuration errors into exit 2, and any unexpected exception into exit 2 with its traceback."""
+
+    @wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except ConfigError as exc:
+            raise Failure(str(exc)) from None
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            raise Failure(f"internal error: {type(exc).__name__}: {exc}") from None
+
+    return wrapper
+
+
+def _selectors(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
+    """Comma-separated, repeatable rule selectors (`--select JAX1,JAX201 --select JAX3`)."""
+    if not values:
+        return None
+    selectors = [s.strip() for value in values for s in value.split(",") if s.strip()]
+    try:
+        return [check_selector(s) for s in selectors]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="jaxlint", message="%(prog)s %(version)s")
+def main() -> None:
+    """jaxlint: find JAX tracing, randomness, jit-argument, purity and recompilation bugs."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, callback=_selectors, metavar="CODES", help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection.")
+@click.option("--extend-select", multiple=True, callback=_selectors, metavar="CODES", help="Rules to enable in addition to those selected.")
+@click.option("--ignore", multiple=True, callback=_selectors, metavar="CODES", help="Rules to disable.")
+@click.option("--extend-ignore", multiple=True, callback=_selectors, metavar="CODES", help="Rules to disable in addition to those ignored.")
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, help="How to print findings [default: full].")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings, nothing else.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("-e", "--exit-zero", is_flag=True, help="Exit with status 0 even when there are findings.")
+@click.option("--config", "config_args", multiple=True, metavar="PATH|KEY=VALUE", help="A config file to use instead of discovery, or a `key = value` TOML override (repeatable).")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="JAXLINT_CACHE_DIR", default=None, help="Where to keep the results cache [default: .jaxlint_cache in the project].")
+@click.option("--fix/--no-fix", default=None, help="Apply safe fixes and write the files back.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Apply (and offer) unsafe fixes as well.")
+@click.option("--diff", is_flag=True, help="Print a diff of what --fix would change instead of writing it.")
+@click.option("--show-fixes/--no-show-fixes", default=None, help="List what was fixed, per file.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Patterns to skip, replacing the configured and default ones.")
+@click.option("--extend-exclude", multiple=True, metavar="GLOB", help="Patterns to skip in addition to the excluded ones.")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply the excludes even to paths given on the command line.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores [default: on].")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, and stop.")
+@click.option("--dynamic", is_flag=True, help="Try to confirm each finding by tracing the code with JAX (imports your code).")
+@click.option("--backend", type=click.Choice(["cpu", "gpu", "tpu"]), default=None, help="JAX backend for --dynamic [default: whatever JAX picks].")
+@click.option("--dynamic-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Time limit for --dynamic [default: 60].")
+@_guard
+def check(paths: tuple[str, ...], **opts) -> None:
+    """Lint PATHS (files or folders; default: the current folder)."""
+    if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
+        raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    paths = paths or (".",)
+    config = _configure(paths, opts)
+    rules = all_rules()
+    codes = known_codes(rules)
+    cli_selection = Selection(opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or []))
+    check_known(_all_selectors(config, cli_selection), codes)
+    selected = resolve_selection([config.selection, cli_selection], codes)
+    found = discover(
+        paths,
+        root=config.root,
+        excludes=config.excludes,
+        respect_gitignore=config.respect_gitignore,
+        force_exclude=config.force_exclude,
+    )
+    if opts["show_files"]:
+        click.echo("".join(f"{display_path(p)}\n" for p in found.files), nl=False)
+        return
+    quiet = opts["quiet"]
+    if not found.files and not found.missing and not quiet:
+        click.echo("warning: No Python files found under the given path(s)", err=True)
+
+    output_format = opts["output_format"] or config.output_format or "full"
+    report = Report(rules, unsafe_fixes=config.unsafe_fixes)
+    diff = opts["diff"]
+    results = _lint(found.files, config, selected, rules, fix=config.fix and not diff, diff=diff, use_cache=not opts["no_cache"], cache_dir=opts["cache_dir"])
+    missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
+    findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
+    if opts["dynamic"]:
+        findings = _confirm(findings, config, opts, quiet)
+
+    internal_errors = [r for r in results if r.error]
+    for result in internal_errors:
+        click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)
+    fixed = {r.path: r.fixed for r in results if r.fixed}
+    fixed_count = sum(sum(c.values()) for c in fixed.values())
+
+    if diff:
+        click.echo("".join(r.diff for r in sorted(results, key=lambda r: r.path)), nl=False)
+        if not quiet:
+            click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
+        status = 1 if fixed_count else 0
+    else:
+        if opts["statistics"]:
+            click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False)
+        else:
+            click.echo(render(output_format, findings, report), nl=False)
+        if output_format in TEXT_FORMATS and not quiet:
+            if config.show_fixes:
+                click.echo(summary.fixed_by_file(fixed), nl=False)
+            click.echo(summary.check_summary(findings, fixed_count, report), nl=False)
+        status = 1 if findings else 0
+    if internal_errors:
+        raise Failure(f"{len(internal_errors)} file(s) could not be linted because of an internal error")
+    sys.exit(0 if opts["exit_zero"] else status)
+
+
+def _configure(paths: tuple[str, ...], opts: dict) -> Config:
+    """The configuration file's settings (or the defaults), then the command line's on top."""
+    files = [v for v in opts["config_args"] if "=" not in v or Path(v).is_file()]
+    overrides = [v for v in opts["config_args"] if v not in files]
+    if len(files) > 1:
+        raise click.UsageError("--config names more than one file")
+    if files and not Path(files[0]).is_file():
+        raise Failure(f"config file not found: {files[0]}")
+    explicit = Path(files[0]) if files else None
+    search_from = Path(paths[0]).resolve()
+    if explicit is None and not opts["isolated"] and find_config_file(search_from) is None:
+        search_from = Path.cwd()  # a path outside any project: the working folder's config applies, as ruff's
+    config = load_config(explicit, search_from=search_from, isolated=opts["isolated"])
+    for override in overrides:
+        apply_settings(config, parse_override(override), f"--config {override!r}")
+    if opts["exclude"]:
+        config.exclude = list(opts["exclude"])
+    config.extend_exclude += opts["extend_exclude"]
+    for flag in ("force_exclude", "respect_gitignore", "fix", "unsafe_fixes", "show_fixes"):
+        if opts[flag] is not None:
+            setattr(config, flag, opts[flag])
+    return config
+
+
+def _all_selectors(config: Config, cli: Selection) -> list[str]:
+    selectors = []
+    for layer in (config.selection, cli):
+        selectors += (layer.select or []) + layer.extend_select + layer.ignore
+    for codes in config.per_file_ignores.values():
+        selectors += codes
+    return selectors
+
+
+def _lint(files, config, selected, rules, *, fix, diff, use_cache, cache_dir) -> list[FileResult]:
+    """Lint the files, through the cache unless fixing (a fix run must see and write the files themselves)."""
+    cache = None
+    if use_cache and not (fix or diff):
+        directory = Path(cache_dir) if cache_dir else config.cache_dir or config.root / DEFAULT_CACHE_DIR
+        cache = Cache(directory.resolve(), settings_key(selected, config.options))
+    settings = LintSettings(
+        codes=frozenset(selected & rules.keys()),
+        options=config.options,
+        hash_contents=cache is not None,
+        fix=fix,
+        diff=diff,
+        unsafe_fixes=config.unsafe_fixes,
+    )
+    results = lint_files(files, settings, cache)
+    if cache is not None:
+        cache.save()
+    return results
+
+
+def _kept(findings: list[Finding], config: Config, selected: frozenset[str], codes: list[str]) -> list[Finding]:
+    """The selected findings that no per-file ignore covers, in path and position order."""
+    ignores = PerFileIgnores(config.per_file_ignores, config.root, codes)
+    kept = [f for f in findings if f.code in selected and not (ignores and f.code in ignores.ignored(f.path))]
+    return sorted(kept, key=Finding.sort_key)
+
+
+def _confirm(findings: list[Finding], config: Config, opts: dict, quiet: bool) -> list[Finding]:
+    """Hand the findings to the dynamic confirmer; if it fails, say so and keep the static findings."""
+    try:
+        from jaxlint.dynamic import confirm
+    except ImportError as exc:
+        raise Failure(f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)") from None
+    try:
+        return confirm(
+            findings,
+            backend=opts["backend"],
+            timeout=opts["dynamic_timeout"] or 60.0,
+            settings=config.dynamic,
+            show_progress=not quiet and sys.stderr.isatty(),
+        )
+    except Exception as exc:  # the static findings stand on their own
+        click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
+        return findings
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Table or JSON.")
+@_guard
+def rules_command(output_format: str) -> None:
+    """List every rule: code, name, category, autofix, summary."""
+    rules = list(all_rules().values())
+    if output_format == "json":
+        rows = [
+            {"code": r.code, "name": r.name, "category": r.category, "summary": r.summary, "fixable": r.fixable, "url": r.url}
+            for r in rules
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = [("CODE", "NAME", "CATEGORY", "FIX", "SUMMARY")]
+    table += [(r.code, r.name, r.category, "[*]" if r.fixable else "", r.summary) for r in rules]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+
+
+@main.command("rule")
+@click.argument("code")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="The page, or JSON.")
+@_guard
+def rule_command(code: str, output_format: str) -> None:
+    """Print a rule's documentation: what it does, why it is bad, an example, what to use instead."""
+    rule = all_rules().get(code.upper())
+    if rule is None:
+        raise Failure(f"unknown rule code {code!r} (see `jaxlint rules`)")
+    if output_format == "json":
+        click.echo(json.dumps({"code": rule.code, "name": rule.name, "category": rule.category, "summary": rule.summary, "fixable": rule.fixable, "url": rule.url, "explanation": rule.page()}, indent=2))
+    else:
+        click.echo(rule.page(), nl=False)

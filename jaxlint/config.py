@@ -1,0 +1,325 @@
+"""Configuration: find and read `[tool.jaxlint]` (or `jaxlint.toml`), validate it, and resolve rule selection."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+from jaxlint.linter import PARSE_ERROR_CODE
+
+# Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
+CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")
+
+# As ruff's defaults, plus jaxlint's own cache and byte-code folders.
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".jaxlint_cache",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github")
+
+_SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix: reported on stderr with exit status 2."""
+
+
+@dataclass
+class Selection:
+    """One layer of rule selection (the config file's, then the command line's), as ruff layers them."""
+
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.select is not None or bool(self.extend_select or self.ignore)
+
+
+@dataclass
+class Config:
+    """Everything a run is configured with; `root` is the project root that relative patterns start from."""
+
+    root: Path
+    path: Path | None = None
+    selection: Selection = field(default_factory=Selection)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    output_format: str | None = None
+    cache_dir: Path | None = None
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    fix: bool = False
+    unsafe_fixes: bool = False
+    show_fixes: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    dynamic: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def excludes(self) -> list[str]:
+        return self.exclude + self.extend_exclude
+
+
+# ---------------------------------------------------------------- finding and reading the file
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest `.jaxlint.toml`, `jaxlint.toml`, or `pyproject.toml` with a `[tool.jaxlint]` table."""
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        for name in CONFIG_NAMES:
+            candidate = candidate_dir / name
+            if not candidate.is_file():
+                continue
+            if name != "pyproject.toml" or _mentions_jaxlint(candidate):
+                return candidate
+    return None
+
+
+def _mentions_jaxlint(pyproject: Path) -> bool:
+    # A cheap look before parsing, so that a project's unrelated (even broken) pyproject.toml is skipped.
+    try:
+        text = pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "tool.jaxlint" in text and "jaxlint" in _read_toml(pyproject).get("tool", {})
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
+def load_config(path: Path | None, *, search_from: Path, isolated: bool = False) -> Config:
+    """The configuration from `path`, or from the nearest config file above `search_from`, or the defaults."""
+    if isolated:
+        return Config(root=Path.cwd())
+    if path is None:
+        path = find_config_file(search_from)
+        if path is None:
+            return Config(root=Path.cwd())
+    path = path.resolve()
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("jaxlint", {})
+        where = f"[tool.jaxlint] of {path}"
+    else:
+        where = str(path)
+    config = Config(root=path.parent, path=path)
+    apply_settings(config, data, where)
+    return config
+
+
+def apply_settings(config: Config, data: dict[str, Any], where: str) -> None:
+    """Validate the settings table `data` and store it in `config`; unknown keys only warn."""
+    for key, value in data.items():
+        setting = _SETTINGS.get(key)
+        if setting is None:
+            print(f"warning: unknown key `{key}` in {where}", file=sys.stderr)
+            continue
+        check, store = setting
+        try:
+            store(config, check(value))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"invalid value for `{key}` in {where}: {exc}") from None
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """A `--config "KEY = VALUE"` override, read as one line of TOML (as ruff's --config accepts)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"--config {text!r} is neither a file nor a valid `key = value` TOML pair: {exc}"
+        ) from None
+
+
+# ---------------------------------------------------------------- validating values
+
+
+def _strings(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("expected a list of strings")
+    return list(value)
+
+
+def _selectors(value: Any) -> list[str]:
+    selectors = _strings(value)
+    for selector in selectors:
+        check_selector(selector)
+    return selectors
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("expected true or false")
+    return value
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _table(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table")
+    return dict(value)
+
+
+def _output_format(value: Any) -> str:
+    if value not in OUTPUT_FORMATS:
+        raise ValueError(f"expected one of {', '.join(OUTPUT_FORMATS)}")
+    return value
+
+
+def _per_file_ignores(value: Any) -> dict[str, list[str]]:
+    return {pattern: _selectors(codes) for pattern, codes in _table(value).items()}
+
+
+def _set(name: str) -> Callable[[Config, Any], None]:
+    return lambda config, value: setattr(config, name, value)
+
+
+def _set_in_selection(name: str) -> Callable[[Config, Any], None]:
+    def store(config: Config, value: list[str]) -> None:
+        if name == "select":
+            config.selection.select = value
+        else:
+            getattr(config.selection, name).extend(value)
+
+    return store
+
+
+def _update_per_file_ignores(config: Config, value: dict[str, list[str]]) -> None:
+    for pattern, codes in value.items():
+        config.per_file_ignores.setdefault(pattern, []).extend(codes)
+
+
+def _set_cache_dir(config: Config, value: str) -> None:
+    config.cache_dir = config.root / os.path.expanduser(value)
+
+
+_SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]] = {
+    "select": (_selectors, _set_in_selection("select")),
+    "extend-select": (_selectors, _set_in_selection("extend_select")),
+    "ignore": (_selectors, _set_in_selection("ignore")),
+    "extend-ignore": (_selectors, _set_in_selection("ignore")),
+    "exclude": (_strings, _set("exclude")),
+    "extend-exclude": (_strings, _set("extend_exclude")),
+    "per-file-ignores": (_per_file_ignores, _set("per_file_ignores")),
+    "extend-per-file-ignores": (_per_file_ignores, _update_per_file_ignores),
+    "output-format": (_output_format, _set("output_format")),
+    "cache-dir": (_string, _set_cache_dir),
+    "respect-gitignore": (_boolean, _set("respect_gitignore")),
+    "force-exclude": (_boolean, _set("force_exclude")),
+    "fix": (_boolean, _set("fix")),
+    "unsafe-fixes": (_boolean, _set("unsafe_fixes")),
+    "show-fixes": (_boolean, _set("show_fixes")),
+    "options": (_table, _set("options")),
+    "dynamic": (_table, _set("dynamic")),
+}
+
+
+# ---------------------------------------------------------------- rule selection
+
+
+def check_selector(selector: str) -> str:
+    """`ALL`, `JAX`, or `JAX` followed by up to three digits; anything else is a usage error."""
+    if not _SELECTOR.fullmatch(selector):
+        raise ValueError(f"unknown rule selector `{selector}` (expected ALL, JAX or a prefix such as JAX1)")
+    return selector
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+def known_codes(rule_codes: Iterable[str]) -> list[str]:
+    """Every code a selection ranges over: the registered rules' and the parse error's."""
+    return sorted({PARSE_ERROR_CODE, *rule_codes})
+
+
+def check_known(selectors: Iterable[str], codes: list[str]) -> None:
+    """A selector that selects no known code is a mistake worth stopping for (as ruff does)."""
+    for selector in selectors:
+        if not any(_matches(selector, code) for code in codes):
+            raise ConfigError(f"unknown rule selector `{selector}`: no rule has that code or prefix")
+
+
+def resolve_selection(layers: Iterable[Selection], codes: list[str]) -> frozenset[str]:
+    """The selected codes after applying each layer in turn, as ruff does.
+
+    Within a layer the most specific selector that matches a code decides it (an ignore
+    wins a tie); a layer with `select` starts afresh, one without it edits the previous
+    result. The parse error (JAX001) stays on unless an ignore turns it off, because a
+    file that cannot be read must never pass silently.
+    """
+    selected: set[str] = {code for code in codes}
+    for layer in layers:
+        if not layer:
+            continue
+        entries = [(s, True) for s in (layer.select or [])]
+        entries += [(s, True) for s in layer.extend_select]
+        entries += [(s, False) for s in layer.ignore]
+        base = {PARSE_ERROR_CODE} if layer.select is not None else selected
+        result = set()
+        for code in codes:
+            # (specificity, is-an-ignore): the largest decides, so an ignore wins a tie.
+            ranks = [(_specificity(s), not on) for s, on in entries if _matches(s, code)]
+            if (not max(ranks)[1]) if ranks else code in base:
+                result.add(code)
+        selected = result
+    return frozenset(selected)
+
+
+def codes_matching(selectors: Iterable[str], codes: list[str]) -> frozenset[str]:
+    """The known codes that any of `selectors` matches (used for per-file ignores)."""
+    return frozenset(c for c in codes for s in selectors if _matches(s, c))

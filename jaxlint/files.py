@@ -1,0 +1,296 @@
+"""File discovery: walk the given paths for Python files and notebooks, honouring .gitignore and excludes."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+# ---------------------------------------------------------------- glob patterns
+
+
+def glob_to_regex(pattern: str, braces: bool = False) -> str:
+    """A regular expression for a glob: `*` and `?` stay within one path segment, `**/` spans any number.
+
+    `{a,b}` alternatives are understood when `braces` is set (config globs, as ruff's); gitignore has none.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if i < n and pattern[i] == "/":
+                    out.append("(?:.*/)?")
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            # A `]` right after `[` or `[!` is a member of the class, not its end.
+            j = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
+            end = pattern.find("]", j + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "{" and braces:
+            end = pattern.find("}", i)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                choices = pattern[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(glob_to_regex(x, braces) for x in choices) + ")")
+                i = end
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+class PathPatterns:
+    """Config globs (exclude, per-file-ignores) as ruff reads them.
+
+    A pattern without a `/` matches a file or folder name anywhere; one with a `/` matches the
+    path relative to the project root (or, when absolute, the absolute path).
+    """
+
+    def __init__(self, patterns: Iterable[str], root: Path):
+        self.root = str(root)
+        names, paths = [], []
+        for pattern in patterns:
+            pattern = pattern.removeprefix("./")
+            if "/" in pattern.rstrip("/"):
+                paths.append(glob_to_regex(pattern.rstrip("/"), braces=True))
+            else:
+                names.append(glob_to_regex(pattern.rstrip("/"), braces=True))
+        self._name = re.compile("|".join(names)) if names else None
+        self._path = re.compile("|".join(paths)) if paths else None
+
+    def __bool__(self) -> bool:
+        return bool(self._name or self._path)
+
+    def match(self, path: str) -> bool:
+        """Whether the absolute `path` matches a pattern."""
+        if self._name and self._name.fullmatch(os.path.basename(path)):
+            return True
+        if self._path:
+            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            return bool(self._path.fullmatch(rel) or self._path.fullmatch(path))
+        return False
+
+    def match_any_parent(self, path: str) -> bool:
+        """Whether `path` or a folder above it (up to the root) matches: used for explicitly given paths."""
+        rel = os.path.relpath(path, self.root)
+        parts = [] if rel.startswith("..") else Path(rel).parts
+        current = self.root
+        for part in parts:
+            current = os.path.join(current, part)
+            if self.match(current):
+                return True
+        return self.match(path)
+
+
+# ---------------------------------------------------------------- .gitignore
+
+
+@dataclass(frozen=True)
+class GitignoreRule:
+    regex: re.Pattern
+    negate: bool
+    dir_only: bool
+    anchored: bool  # matched against the path below the .gitignore's folder, not the name only
+
+
+@dataclass(frozen=True)
+class Gitignore:
+    """The rules of one .gitignore file, relative to its folder."""
+
+    base: str
+    rules: tuple[GitignoreRule, ...]
+
+    def decide(self, path: str, name: str, is_dir: bool) -> bool | None:
+        """True if ignored, False if re-included by a `!` rule, None if no rule matches."""
+        rel = None
+        for rule in reversed(self.rules):
+            if rule.dir_only and not is_dir:
+                continue
+            if rule.anchored:
+                if rel is None:
+                    rel = os.path.relpath(path, self.base).replace(os.sep, "/")
+                hit = rule.regex.fullmatch(rel)
+            else:
+                hit = rule.regex.fullmatch(name)
+            if hit:
+                return not rule.negate
+        return None
+
+
+def parse_gitignore(text: str, base: str) -> Gitignore:
+    """Read .gitignore syntax: comments, `!` negation, trailing `/` for folders, `/` anchoring, `**`."""
+    rules = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        # Trailing spaces are dropped unless escaped with a backslash.
+        stripped = line.rstrip(" ")
+        if stripped.endswith("\\") and len(stripped) < len(line):
+            stripped += " "
+        line = stripped
+        negate = line.startswith("!")
+        if negate:
+            line = line[1:]
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        if not line:
+            continue
+        anchored = "/" in line
+        regex = re.compile(glob_to_regex(line.lstrip("/")))
+        rules.append(GitignoreRule(regex, negate, dir_only, anchored))
+    return Gitignore(base, tuple(rules))
+
+
+@lru_cache(maxsize=None)
+def load_gitignore(directory: str) -> Gitignore | None:
+    """The .gitignore in `directory` (and, at a repository's top, .git/info/exclude), if any."""
+    texts = []
+    for name in (".git/info/exclude", ".gitignore"):
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
+                texts.append(handle.read())
+        except OSError:
+            continue
+    if not texts:
+        return None
+    ignore = parse_gitignore("\n".join(texts), directory)
+    return ignore if ignore.rules else None
+
+
+def _ignored(stack: tuple[Gitignore, ...], path: str, name: str, is_dir: bool) -> bool:
+    # Deeper .gitignore files override shallower ones; within one file the last match wins.
+    for ignore in reversed(stack):
+        decision = ignore.decide(path, name, is_dir)
+        if decision is not None:
+            return decision
+    return False
+
+
+def _enclosing_gitignores(directory: str) -> tuple[Gitignore, ...]:
+    """The .gitignore files of the folders above `directory`, up to the repository's top (if in one)."""
+    parents = []
+    current = directory
+    while True:
+        parent = os.path.dirname(current)
+        if os.path.exists(os.path.join(current, ".git")) or parent == current:
+            break
+        current = parent
+        parents.append(current)
+    if not os.path.exists(os.path.join(current, ".git")):
+        return ()  # outside a repository only the walked folders' own .gitignore files count
+    found = (load_gitignore(d) for d in reversed(parents))
+    return tuple(g for g in found if g is not None)
+
+
+# ---------------------------------------------------------------- discovery
+
+
+@dataclass
+class Discovery:
+    """What discovery found: files to lint, and given paths that do not exist (with the reason)."""
+
+    files: list[str]
+    missing: list[tuple[str, str]]
+
+
+def discover(
+    paths: Iterable[str],
+    *,
+    root: Path,
+    excludes: Iterable[str],
+    respect_gitignore: bool = True,
+    force_exclude: bool = False,
+) -> Discovery:
+    """The Python files and notebooks under `paths` (absolute, sorted, without duplicates).
+
+    Files named explicitly are linted whatever their name, unless `force_exclude` applies the
+    excludes to them too (pre-commit names every changed file). Folders are walked, skipping
+    excluded and gitignored entries; symlinked folders are followed once, so loops end.
+    """
+    patterns = PathPatterns(excludes, root)
+    files: dict[str, None] = {}
+    missing: list[tuple[str, str]] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    for given in paths:
+        path = os.path.abspath(given)
+        if force_exclude and patterns and patterns.match_any_parent(path):
+            continue
+        if os.path.isdir(path):
+            stack = _enclosing_gitignores(path) if respect_gitignore else ()
+            _walk(path, stack, patterns, respect_gitignore, seen_dirs, files)
+        elif os.path.exists(path):
+            files[path] = None
+        else:
+            missing.append((path, "No such file or directory"))
+    return Discovery(sorted(files), missing)
+
+
+def _walk(
+    top: str,
+    stack: tuple[Gitignore, ...],
+    patterns: PathPatterns,
+    respect_gitignore: bool,
+    seen_dirs: set[tuple[int, int]],
+    files: dict[str, None],
+) -> None:
+    pending = [(top, stack)]
+    while pending:
+        directory, stack = pending.pop()
+        try:
+            info = os.stat(directory)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in seen_dirs:
+            continue
+        seen_dirs.add((info.st_dev, info.st_ino))
+        if respect_gitignore:
+            local = load_gitignore(directory)
+            if local is not None:
+                stack = stack + (local,)
+        try:
+            with os.scandir(directory) as entries:
+                entries = list(entries)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if not is_dir and not name.endswith(SUFFIXES):
+                continue
+            if patterns and patterns.match(entry.path):
+                continue
+            if stack and _ignored(stack, entry.path, name, is_dir):
+                continue
+            if is_dir:
+                pending.append((entry.path, stack))
+            elif entry.is_file():
+                files[entry.path] = None

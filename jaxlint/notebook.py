@@ -1,0 +1,139 @@
+"""Jupyter notebooks: the code cells as one Python module (magics blanked) and findings mapped back to cells."""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import re
+from collections import Counter
+from dataclasses import replace
+
+from jaxlint.fixes import apply_fixes, unified_diff
+from jaxlint.findings import Edit, Finding, Position
+from jaxlint.source import SourceError
+
+# Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3"}
+# IPython syntax that is not Python: `%magic`, `!shell`, `?help`, `x = !cmd`, `x = %magic`, `obj?`.
+_IPYTHON_LINE = re.compile(r"\s*(?:[%!?]|[\w.,\s]+=\s*[%!]|[\w.]+\?\??\s*$)")
+
+
+def _blank_ipython(lines: list[str]) -> list[str]:
+    """The cell's lines with IPython-only lines replaced by `pass` (same indent), keeping every row in place."""
+    if lines and lines[0].startswith("%%"):
+        magic = lines[0][2:].split(None, 1)[0] if lines[0][2:].strip() else ""
+        if magic not in _PYTHON_CELL_MAGICS:
+            return [""] * len(lines)
+        lines = ["pass"] + lines[1:]
+    out = []
+    continued = False
+    for line in lines:
+        if continued or _IPYTHON_LINE.match(line):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append("" if continued else indent + "pass")
+            continued = line.rstrip().endswith("\\")
+        else:
+            out.append(line)
+    return out
+
+
+def _is_python(data: dict) -> bool:
+    metadata = data.get("metadata") or {}
+    language = (metadata.get("language_info") or {}).get("name") or (metadata.get("kernelspec") or {}).get("language")
+    return language is None or str(language).lower().startswith("python")
+
+
+class Notebook:
+    """A notebook's JSON and the Python module made of its code cells, one after another."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        cells = data.get("cells")
+        if not isinstance(cells, list):
+            raise SourceError("not a notebook: no `cells` list")
+        self.code_cells: list[int] = []  # indices into `cells` of the code cells
+        pieces: list[str] = []
+        self._first_rows: list[int] = []  # 1-based row in `source` where each code cell starts
+        row = 1
+        python = _is_python(data)
+        for index, cell in enumerate(cells):
+            if not python or not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            lines = _blank_ipython(self.cell_source(index).splitlines())
+            self.code_cells.append(index)
+            self._first_rows.append(row)
+            pieces.extend(line + "\n" for line in lines)
+            row += len(lines)
+        self.source = "".join(pieces)
+
+    @classmethod
+    def parse(cls, data: bytes) -> "Notebook":
+        try:
+            loaded = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise SourceError(f"notebook is not valid JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise SourceError("not a notebook: the JSON is not an object")
+        return cls(loaded)
+
+    def cell_source(self, index: int) -> str:
+        """The text of cell `index` (0-based) as the user wrote it, magics included."""
+        source = self.data["cells"][index].get("source", "")
+        return "".join(source) if isinstance(source, list) else str(source)
+
+    def _locate(self, row: int) -> tuple[int, int]:
+        """(position in code_cells, row within that cell) of a 1-based row of `source`."""
+        at = max(bisect.bisect_right(self._first_rows, row) - 1, 0)
+        return at, row - self._first_rows[at] + 1
+
+    def relocate(self, finding: Finding) -> Finding:
+        """A finding on `source` moved to its cell: `cell` is 1-based over all cells, as ruff counts."""
+        if not self.code_cells:
+            return finding
+        at, row = self._locate(finding.start.row)
+        shift = self._first_rows[at] - 1
+
+        def moved(p: Position) -> Position:
+            return Position(max(p.row - shift, 1), p.column)
+
+        fix = finding.fix
+        if fix is not None:
+            if all(self._locate(e.start.row)[0] == at == self._locate(e.end.row)[0] for e in fix.edits):
+                fix = replace(fix, edits=tuple(Edit(e.content, moved(e.start), moved(e.end)) for e in fix.edits))
+            else:
+                fix = None  # an edit that spans cells cannot be written back into the notebook
+        return finding.with_(
+            start=Position(row, finding.start.column),
+            end=moved(finding.end),
+            noqa_row=None if finding.noqa_row is None else max(finding.noqa_row - shift, 1),
+            cell=self.code_cells[at] + 1,
+            fix=fix,
+        )
+
+    def with_fixes(self, findings: list[Finding], unsafe_fixes: bool) -> tuple["Notebook", Counter]:
+        """A copy with each cell's applicable fixes applied (findings as `relocate` returns them)."""
+        fixed_total: Counter = Counter()
+        data = copy.deepcopy(self.data)
+        for cell in sorted({f.cell for f in findings if f.cell is not None}):
+            text = self.cell_source(cell - 1)
+            new_text, fixed = apply_fixes(text, [f for f in findings if f.cell == cell], unsafe_fixes)
+            if fixed:
+                original = data["cells"][cell - 1].get("source")
+                data["cells"][cell - 1]["source"] = (
+                    new_text.splitlines(keepends=True) if isinstance(original, list) else new_text
+                )
+                fixed_total += fixed
+        return (Notebook(data) if fixed_total else self), fixed_total
+
+    def diff(self, fixed: "Notebook", name: str) -> str:
+        """A unified diff per changed cell, each headed `NAME:cell N`."""
+        return "".join(
+            unified_diff(self.cell_source(i), fixed.cell_source(i), f"{name}:cell {i + 1}") + "\n"
+            for i in self.code_cells
+            if self.cell_source(i) != fixed.cell_source(i)
+        )
+
+    def encode(self) -> bytes:
+        """The notebook's JSON as Jupyter writes it (one-space indent, UTF-8, final newline)."""
+        return (json.dumps(self.data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,65 @@
+"""Output formats, one module per `--output-format`, and what they share: paths, locations, fix markers."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from jaxlint.findings import Finding
+from jaxlint.fixes import applicable
+
+# --output-format value -> module in this package
+FORMATS = {
+    "full": "full",
+    "concise": "concise",
+    "json": "json",
+    "json-lines": "json_lines",
+    "sarif": "sarif",
+    "github": "github",
+}
+# Formats read by people: a summary line follows them (machine formats stay parseable).
+TEXT_FORMATS = ("full", "concise")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a format needs besides the findings: the rules (for urls and docs) and whether unsafe fixes apply."""
+
+    rules: Mapping[str, object]
+    unsafe_fixes: bool = False
+
+    def url(self, code: str) -> str | None:
+        rule = self.rules.get(code)
+        return rule.url if rule is not None else None
+
+    def fixable(self, finding: Finding) -> bool:
+        return applicable(finding.fix, self.unsafe_fixes)
+
+
+def display_path(path: str) -> str:
+    """`path` relative to the working directory when it lies below it, else unchanged (as ruff shows paths)."""
+    cwd = os.getcwd()
+    if path.startswith(cwd + os.sep):
+        return path[len(cwd) + 1 :]
+    return path
+
+
+def location(finding: Finding) -> str:
+    """`path:row:col`, or `path:cell N:row:col` in a notebook."""
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    return f"{display_path(finding.path)}:{cell}{finding.start.row}:{finding.start.column}"
+
+
+def headline(finding: Finding, report: Report) -> str:
+    """`CODE [*] message`, with the dynamic confirmation's status when there is one."""
+    marker = " [*]" if report.fixable(finding) else ""
+    status = f" [{finding.confirmation['status']}]" if finding.confirmation else ""
+    return f"{finding.code}{marker} {finding.message}{status}"
+
+
+def render(output_format: str, findings: list[Finding], report: Report) -> str:
+    """The findings in one format (the module is imported only when that format is asked for)."""
+    module = importlib.import_module(f"{__name__}.{FORMATS[output_format]}")
+    return module.render(findings, report)

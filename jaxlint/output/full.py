@@ -1,0 +1,68 @@
+"""`--output-format full`: each finding's headline, then its source lines with the span underlined."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jaxlint.findings import Finding
+from jaxlint.notebook import Notebook
+from jaxlint.output import Report, headline, location
+from jaxlint.source import SourceError, decode
+
+CONTEXT = 2  # lines shown above and below the finding, as ruff shows
+TAB = 4
+
+
+@lru_cache(maxsize=64)
+def _lines(path: str, cell: int | None) -> tuple[str, ...]:
+    """The lines of the file (or notebook cell) a finding is in; empty when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = Notebook.parse(data).cell_source(cell - 1) if cell is not None else decode(data)
+    except (OSError, SourceError, IndexError):
+        return ()
+    return tuple(text.splitlines())
+
+
+def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
+    row = finding.start.row
+    if not 0 < row <= len(lines):
+        return []
+    first, last = max(row - CONTEXT, 1), min(row + CONTEXT, len(lines))
+    while first < row and not lines[first - 1].strip():
+        first += 1
+    while last > row and not lines[last - 1].strip():
+        last -= 1
+    width = len(str(last))
+    gutter = " " * (width + 1)
+    line = lines[row - 1]
+    start = len(line[: finding.start.column - 1].expandtabs(TAB))
+    if finding.end.row == row:
+        end = len(line[: finding.end.column - 1].expandtabs(TAB))
+    else:
+        end = len(line.expandtabs(TAB))  # a span over several lines: underline to the end of its first
+    carets = "^" * max(end - start, 1)
+    out = [f"{gutter}|"]
+    for number in range(first, last + 1):
+        text = lines[number - 1].expandtabs(TAB)
+        out.append(f"{number:>{width}} | {text}".rstrip())
+        if number == row:
+            out.append(f"{gutter}| {' ' * start}{carets} {finding.code}")
+    out.append(f"{gutter}|")
+    return out
+
+
+def render(findings: list[Finding], report: Report) -> str:
+    blocks = []
+    for f in findings:
+        out = [f"{location(f)}: {headline(f, report)}"]
+        snippet = _snippet(f, _lines(f.path, f.cell))
+        out.extend(snippet)
+        indent = " " * (len(snippet[0]) - 1) if snippet else "  "
+        if f.fix is not None:
+            out.append(f"{indent}= help: {f.fix.message}")
+        if f.confirmation:
+            out.append(f"{indent}= {f.confirmation['status']}: {f.confirmation.get('detail', '')}")
+        blocks.append("\n".join(out) + "\n\n")
+    return "".join(blocks)

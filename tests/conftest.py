@@ -1,0 +1,107 @@
+"""Shared fixtures: a CLI runner that parses JSON output, and two throw-away rules with fixes for CLI tests."""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jaxlint import rule as rule_module
+from jaxlint.cli import main
+from jaxlint.findings import Edit, Fix
+from jaxlint.rule import Rule, all_rules
+
+
+class PrintCall(Rule):
+    """Test rule: every `print(...)` call, with a safe fix to `jax.debug.print`."""
+
+    code = "JAX098"
+    name = "test-print-call"
+    summary = "Test rule: a `print` call"
+    what = "Reports `print` calls."
+    why = "Only for the command-line tests."
+    bad = ("print(x)  # JAX098",)
+    good = ("jax.debug.print('{}', x)",)
+    fixable = True
+
+    def check(self, module, report) -> None:
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                edit = Edit("jax.debug.print", report.source.start(node.func), report.source.end(node.func))
+                report(node, "`print` call", Fix("safe", "Replace with `jax.debug.print`", (edit,)))
+
+
+class BadName(Rule):
+    """Test rule: every use of the name `bad` (option `bad-name`), with an unsafe fix renaming it to `good`."""
+
+    code = "JAX099"
+    name = "test-bad-name"
+    summary = "Test rule: the name `bad`"
+    what = "Reports the name `bad`."
+    why = "Only for the command-line tests."
+    bad = ("y = bad  # JAX099",)
+    good = ("y = good",)
+    fixable = True
+
+    def check(self, module, report) -> None:
+        target = module.options.get("bad-name", "bad")  # `[tool.jaxlint.options]` reaches rules
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Name) and node.id == target:
+                edit = Edit("good", report.source.start(node), report.source.end(node))
+                report(node, "the name `bad`", Fix("unsafe", "Rename to `good`", (edit,)))
+
+
+@pytest.fixture
+def test_rules():
+    """Register the two test rules for one test (after the real ones are loaded), then remove them."""
+    all_rules()
+    for cls in (PrintCall, BadName):
+        rule_module.register(cls)
+    yield
+    for cls in (PrintCall, BadName):
+        rule_module._REGISTRY.pop(cls.code, None)
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def cli(monkeypatch, tmp_path):
+    """Run `jaxlint ARGS...` in-process with the working folder set to `tmp_path`."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> Outcome:
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        return Outcome(result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
+@pytest.fixture
+def make_files(tmp_path):
+    """Create files (relative path → text, dedented, or bytes) under `tmp_path`; returns `tmp_path`."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        for name, content in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(textwrap.dedent(content), encoding="utf-8")
+        return tmp_path
+
+    return make
