@@ -1,0 +1,85 @@
+"""Notebooks: code cells linted as one module, magics blanked, findings located by cell, fixes written back."""
+
+from __future__ import annotations
+
+import json
+
+
+def notebook(*cells: tuple[str, str], language: str = "python") -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), "outputs": [], "execution_count": None}
+                if kind == "code"
+                else {"cell_type": kind, "metadata": {}, "source": text}
+                for kind, text in cells
+            ],
+            "metadata": {"kernelspec": {"language": language, "name": "k", "display_name": "k"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        },
+        indent=1,
+    )
+
+
+NOTEBOOK = notebook(
+    ("markdown", "# A title\nprint(bad)\n"),
+    ("code", "%matplotlib inline\nimport jax\n"),
+    ("code", "!pip list\nx = !ls\njax.numpy.sum?\nfor i in range(2):\n    %time y = 1\nprint(bad)\n"),
+    ("code", "%%bash\necho print(bad)\n"),
+    ("code", "%%time\nprint(1)  # noqa: JAX098\nprint(2)\n"),
+)
+
+
+def test_findings_carry_their_cell_and_cell_relative_rows(cli, make_files, test_rules, tmp_path):
+    make_files({"n.ipynb": NOTEBOOK})
+    found = cli("check", "--output-format", "json").json
+    assert [(f["code"], f["cell"], f["location"]["row"], f["noqa_row"]) for f in found] == [
+        ("JAX098", 3, 6, 6),
+        ("JAX099", 3, 6, 6),
+        ("JAX098", 5, 3, 3),
+    ]
+    assert found[0]["filename"] == str(tmp_path / "n.ipynb")
+
+
+def test_text_output_names_the_cell(cli, make_files, test_rules):
+    make_files({"n.ipynb": NOTEBOOK})
+    concise = cli("check", "--output-format", "concise").stdout.splitlines()
+    assert concise[0] == "n.ipynb:cell 3:6:1: JAX098 [*] `print` call"
+    full = cli("check", "--select", "JAX099").stdout
+    assert "6 | print(bad)\n  |       ^^^ JAX099\n" in full  # the snippet comes from the cell
+
+
+def test_names_defined_in_earlier_cells_are_seen(cli, make_files, test_rules):
+    make_files({"n.ipynb": notebook(("code", "import jax\n"), ("code", "print(1)\n"))})
+    assert [f["cell"] for f in cli("check", "--output-format", "json").json] == [2]
+
+
+def test_non_python_notebook_is_skipped(cli, make_files, test_rules):
+    make_files({"n.ipynb": notebook(("code", "import jax\nprint(1)\n"), language="R")})
+    assert cli("check").code == 0
+
+
+def test_invalid_notebook_is_jax001(cli, make_files):
+    make_files({"n.ipynb": "{not json", "m.ipynb": "[]"})
+    assert [f["code"] for f in cli("check", "--output-format", "json").json] == ["JAX001", "JAX001"]
+
+
+def test_fix_writes_the_notebook_back(cli, make_files, test_rules, tmp_path):
+    make_files({"n.ipynb": NOTEBOOK})
+    out = cli("check", "--fix", "--select", "JAX098")
+    assert out.code == 0
+    cells = json.loads((tmp_path / "n.ipynb").read_text())["cells"]
+    assert cells[2]["source"][-1] == "jax.debug.print(bad)\n"
+    assert cells[2]["source"][0] == "!pip list\n"  # magics are kept as written
+    assert cells[4]["source"] == ["%%time\n", "print(1)  # noqa: JAX098\n", "jax.debug.print(2)\n"]
+    assert cells[0]["source"] == "# A title\nprint(bad)\n"
+
+
+def test_diff_shows_cells(cli, make_files, test_rules, tmp_path):
+    make_files({"n.ipynb": NOTEBOOK})
+    out = cli("check", "--diff", "--select", "JAX098")
+    assert out.code == 1
+    assert "--- n.ipynb:cell 3\n+++ n.ipynb:cell 3\n" in out.stdout
+    assert "-print(2)\n+jax.debug.print(2)\n" in out.stdout
+    assert (tmp_path / "n.ipynb").read_text() == NOTEBOOK

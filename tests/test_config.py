@@ -1,0 +1,123 @@
+"""Configuration: discovery upward, file kinds, validation, CLI precedence, and rule selection."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxlint.config import Selection, resolve_selection
+
+CODES = ["JAX001", "JAX101", "JAX102", "JAX201", "JAX301"]
+PRINTS = "import jax\nprint(bad)\n"
+
+
+def codes(cli, *args) -> list[str]:
+    out = cli("check", "--output-format", "json", *args)
+    assert out.code in (0, 1), out.stderr
+    return [f["code"] for f in out.json]
+
+
+@pytest.mark.parametrize(
+    "layers, expected",
+    [
+        ([], CODES),
+        ([Selection(select=["JAX1"])], ["JAX001", "JAX101", "JAX102"]),
+        ([Selection(select=["JAX1"], ignore=["JAX102"])], ["JAX001", "JAX101"]),
+        ([Selection(select=["JAX102"], ignore=["JAX1"])], ["JAX001", "JAX102"]),
+        ([Selection(select=["JAX1"], ignore=["JAX1"])], ["JAX001"]),  # an ignore wins a tie
+        ([Selection(ignore=["JAX"])], []),
+        ([Selection(ignore=["JAX0"])], ["JAX101", "JAX102", "JAX201", "JAX301"]),
+        ([Selection(select=["JAX1"]), Selection(extend_select=["JAX201"])], ["JAX001", "JAX101", "JAX102", "JAX201"]),
+        ([Selection(select=["JAX1"]), Selection(select=["JAX3"])], ["JAX001", "JAX301"]),
+        ([Selection(ignore=["JAX101"]), Selection(select=["ALL"])], CODES),  # a new select starts afresh
+        ([Selection(ignore=["JAX101"]), Selection(extend_select=["JAX2"])], ["JAX001", "JAX102", "JAX201", "JAX301"]),
+    ],
+)
+def test_resolve_selection(layers, expected):
+    assert sorted(resolve_selection(layers, CODES)) == expected
+
+
+def test_pyproject_found_walking_up(cli, make_files, test_rules):
+    make_files(
+        {
+            "pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n',
+            "deep/er/still/a.py": PRINTS,
+        }
+    )
+    assert codes(cli, "deep/er/still/a.py") == ["JAX099"]
+    assert codes(cli, "deep") == ["JAX099"]
+
+
+def test_pyproject_without_jaxlint_table_is_skipped(cli, make_files, test_rules):
+    make_files(
+        {
+            "pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n',
+            "sub/pyproject.toml": '[project]\nname = "x"\n',
+            "sub/a.py": PRINTS,
+        }
+    )
+    assert codes(cli, "sub") == ["JAX099"]
+
+
+def test_dot_jaxlint_toml_beats_pyproject(cli, make_files, test_rules):
+    make_files(
+        {
+            "pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n',
+            ".jaxlint.toml": 'ignore = ["JAX099"]\n',
+            "a.py": PRINTS,
+        }
+    )
+    assert codes(cli) == ["JAX098"]
+
+
+def test_cli_flags_win_over_config(cli, make_files, test_rules):
+    make_files({"pyproject.toml": '[tool.jaxlint]\nselect = ["JAX098"]\noutput-format = "concise"\n', "a.py": PRINTS})
+    assert codes(cli, "--select", "JAX099") == ["JAX099"]
+    assert cli("check").stdout.startswith("a.py:2:1: JAX098")
+
+
+def test_explicit_config_and_isolated(cli, make_files, test_rules):
+    make_files({"pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n', "other.toml": 'ignore = ["JAX099"]\n', "a.py": PRINTS})
+    assert codes(cli, "--config", "other.toml") == ["JAX098"]
+    assert codes(cli, "--isolated") == ["JAX098", "JAX099"]
+
+
+def test_inline_config_override(cli, make_files, test_rules):
+    make_files({"a.py": PRINTS})
+    assert codes(cli, "--config", "ignore = ['JAX099']") == ["JAX098"]
+
+
+def test_rule_options_reach_the_rules(cli, make_files, test_rules):
+    make_files({"pyproject.toml": '[tool.jaxlint.options]\nbad-name = "worse"\n', "a.py": "import jax\nworse = bad\n"})
+    found = cli("check", "--output-format", "json", "--select", "JAX099").json
+    assert [f["location"] for f in found] == [{"row": 2, "column": 1}]
+
+
+def test_malformed_toml_is_exit_2_naming_the_file(cli, make_files, tmp_path):
+    make_files({"pyproject.toml": "[tool.jaxlint\nselect = 1\n", "a.py": ""})
+    out = cli("check")
+    assert out.code == 2
+    assert str(tmp_path / "pyproject.toml") in out.stderr
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ['select = "JAX1"', 'select = ["BAD"]', 'output-format = "xml"', "respect-gitignore = 1", 'per-file-ignores = ["x"]'],
+)
+def test_invalid_values_are_exit_2(cli, make_files, setting):
+    make_files({"jaxlint.toml": setting + "\n", "a.py": ""})
+    out = cli("check")
+    assert out.code == 2
+    assert "jaxlint.toml" in out.stderr
+
+
+def test_unknown_keys_warn(cli, make_files):
+    make_files({"pyproject.toml": "[tool.jaxlint]\nline-length = 88\n", "a.py": "x = 1\n"})
+    out = cli("check")
+    assert out.code == 0
+    assert "unknown key `line-length`" in out.stderr
+
+
+def test_cache_dir_from_config_is_relative_to_the_project(cli, make_files, tmp_path):
+    make_files({"pyproject.toml": '[tool.jaxlint]\ncache-dir = "var/cache"\n', "sub/a.py": "x = 1\n"})
+    cli("check", "sub")
+    assert (tmp_path / "var" / "cache" / ".gitignore").exists()

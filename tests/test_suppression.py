@@ -1,0 +1,100 @@
+"""Suppression: `# noqa` on the reported line, file-level `# jaxlint: noqa`, and per-file ignores."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def rows(cli, *args) -> list[tuple[str, int]]:
+    return [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json", *args).json]
+
+
+@pytest.mark.parametrize(
+    "comment, kept",
+    [
+        ("# noqa", []),
+        ("# NOQA", []),
+        ("#noqa", []),
+        ("# noqa: JAX098", [("JAX099", 2)]),
+        ("# noqa:JAX098", [("JAX099", 2)]),
+        ("# noqa: JAX098, JAX099", []),
+        ("# noqa: JAX098 JAX099", []),
+        ("# noqa: JAX098,JAX099 because reasons", []),
+        ("# noqa: JAX101", [("JAX098", 2), ("JAX099", 2)]),
+        ("# noqa: jax098", [("JAX098", 2), ("JAX099", 2)]),  # codes are case-sensitive, as ruff's
+        ("# noqa: JAX09", [("JAX098", 2), ("JAX099", 2)]),  # exact codes, not prefixes
+        ("# type: ignore  # noqa: JAX098", [("JAX099", 2)]),
+        ("# not a noqa directive", [("JAX098", 2), ("JAX099", 2)]),
+    ],
+)
+def test_line_noqa(cli, make_files, test_rules, comment, kept):
+    make_files({"a.py": f"import jax\nprint(bad)  {comment}\n"})
+    assert rows(cli) == kept
+
+
+def test_noqa_inside_a_string_does_not_count(cli, make_files, test_rules):
+    make_files({"a.py": 'import jax\nprint("# noqa")\nx = """\n# noqa\n"""; print(x)\n'})
+    assert rows(cli) == [("JAX098", 2), ("JAX098", 5)]
+
+
+def test_noqa_applies_to_its_own_line_only(cli, make_files, test_rules):
+    make_files({"a.py": "import jax\n# noqa\nprint(1)\nprint(2)  # noqa\n"})
+    assert rows(cli) == [("JAX098", 3)]
+
+
+@pytest.mark.parametrize(
+    "directive, kept",
+    [
+        ("# jaxlint: noqa", []),
+        ("# jaxlint: noqa: JAX099", [("JAX098", 3)]),
+        ("#jaxlint:noqa:JAX098,JAX099", []),
+        ("# flake8: noqa", []),
+        ("# flake8: noqa: JAX098", [("JAX098", 3), ("JAX099", 3)]),  # flake8 ignores that form
+    ],
+)
+def test_file_level_noqa(cli, make_files, test_rules, directive, kept):
+    make_files({"a.py": f"{directive}\nimport jax\nprint(bad)\n"})
+    assert rows(cli) == kept
+
+
+def test_noqa_never_hides_a_parse_error(cli, make_files):
+    make_files({"a.py": "# jaxlint: noqa\nx = (  # noqa\n"})
+    assert [code for code, _ in rows(cli)] == ["JAX001"]
+
+
+def test_per_file_ignores(cli, make_files, test_rules):
+    make_files(
+        {
+            "pyproject.toml": """\
+                [tool.jaxlint.per-file-ignores]
+                "scripts/*.py" = ["JAX098"]
+                "**/test_*.py" = ["JAX09"]
+                "!src/**" = ["JAX099"]
+                """,
+            "scripts/run.py": "import jax\nprint(bad)\n",
+            "pkg/tests/test_a.py": "import jax\nprint(bad)\n",
+            "src/core.py": "import jax\nprint(bad)\n",
+        }
+    )
+    found = cli("check", "--output-format", "json").json
+    assert [(f["filename"].split("/")[-1], f["code"]) for f in found] == [("core.py", "JAX098"), ("core.py", "JAX099")]
+
+
+def test_per_file_ignores_basename_pattern(cli, make_files, test_rules):
+    make_files(
+        {
+            "jaxlint.toml": '[per-file-ignores]\n"__init__.py" = ["JAX098"]\n',
+            "pkg/__init__.py": "import jax\nprint(1)\n",
+        }
+    )
+    assert rows(cli) == []
+
+
+def test_extend_per_file_ignores(cli, make_files, test_rules):
+    make_files(
+        {
+            "jaxlint.toml": '[per-file-ignores]\n"a.py" = ["JAX098"]\n[extend-per-file-ignores]\n"a.py" = ["JAX099"]\n',
+            "a.py": "import jax\nprint(bad)\n",
+        }
+    )
+    assert rows(cli) == []
