@@ -54,6 +54,7 @@ DEFAULT_EXCLUDE = (
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github")
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
+_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (CONTRACT.md)
 
 
 class ConfigError(Exception):
@@ -288,10 +289,12 @@ def known_codes(rule_codes: Iterable[str]) -> list[str]:
 
 
 def check_known(selectors: Iterable[str], codes: list[str]) -> None:
-    """A selector that selects no known code is a mistake worth stopping for (as ruff does)."""
+    """A full code must name a rule and a prefix a category (JAX0-JAX5): anything else is a typo worth stopping for."""
     for selector in selectors:
-        if not any(_matches(selector, code) for code in codes):
-            raise ConfigError(f"unknown rule selector `{selector}`: no rule has that code or prefix")
+        if len(selector) == len(PARSE_ERROR_CODE) and selector not in codes:
+            raise ConfigError(f"unknown rule selector `{selector}`: no rule has that code")
+        if len(selector) > 3 and selector != "ALL" and int(selector[3]) not in _CATEGORY_DIGITS:
+            raise ConfigError(f"unknown rule selector `{selector}`: no such category")
 
 
 def resolve_selection(layers: Iterable[Selection], codes: list[str]) -> frozenset[str]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from jaxlint import rule as rule_module
 from jaxlint.cli import main
 from jaxlint.findings import Edit, Fix
-from jaxlint.rule import Rule, all_rules
+from jaxlint.rule import Rule
 
 
 class PrintCall(Rule):
@@ -57,14 +57,12 @@ class BadName(Rule):
 
 
 @pytest.fixture
-def test_rules():
-    """Register the two test rules for one test (after the real ones are loaded), then remove them."""
-    all_rules()
+def test_rules(monkeypatch):
+    """Make the two test rules the only rules for one test, so the CLI tests do not depend on the real ones."""
+    monkeypatch.setattr(rule_module, "_REGISTRY", {})
     for cls in (PrintCall, BadName):
         rule_module.register(cls)
     yield
-    for cls in (PrintCall, BadName):
-        rule_module._REGISTRY.pop(cls.code, None)
 
 
 @dataclass

@@ -1,0 +1,42 @@
+"""Packaging: the console script, the pre-commit hook, and the README's set-up commands."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+
+def test_console_script_and_packages():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"jaxlint": "jaxlint.cli:main"}
+    assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["jaxlint", "jaxlint.*"]
+    # static linting must install without JAX (DESIGN.md): JAX comes only with the extras
+    assert not [d for d in project["project"]["dependencies"] if re.match(r"jax\b", d)]
+
+
+def test_pre_commit_manifest_is_valid():
+    clientlib = pytest.importorskip("pre_commit.clientlib")
+    (hook,) = clientlib.load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
+    assert hook["id"] == "jaxlint"
+    assert hook["entry"] == "jaxlint check --force-exclude"
+    assert hook["require_serial"] is True
+
+
+def test_readme_set_up_commands():
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Set up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
+    assert block == [
+        "python3 -m venv .venv && . .venv/bin/activate && pip install . && jaxlint check examples/",
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q',
+    ]
+    assert not re.search(r"pip install\s+['\"]?jaxlint\b", readme)  # that name on PyPI is another project
