@@ -1,0 +1,3 @@
+"""jaxlint: a static linter for JAX tracing, randomness, jit-argument, purity and recompilation bugs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,162 @@
+"""The facts about one module that every rule reads: names, traced functions, values.
+
+Built once per module, lazily: a rule that needs only names never pays for the value
+analysis.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import Any, Iterator
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.tracing import Context, Discovery, TracedFunction, discover, STAGED
+from jaxlint.analysis.values import (
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    UNKNOWN,
+    Trace,
+    Value,
+    ValueAnalysis,
+    body_parameters,
+    has_default,
+)
+from jaxlint.source import Source
+
+
+class ModuleFacts:
+    def __init__(self, source: Source, options: dict[str, Any] | None = None):
+        self.source = source
+        self.tree = source.tree
+        self.options = options or {}
+
+    @cached_property
+    def names(self) -> Names:
+        return Names(self.tree)
+
+    @cached_property
+    def discovery(self) -> Discovery:
+        return discover(self.names)
+
+    @property
+    def traced_roots(self) -> list[TracedFunction]:
+        """Functions transformed by a decorator, a wrapping call, or a framework base class."""
+        return self.discovery.roots
+
+    @cached_property
+    def analysis(self) -> ValueAnalysis:
+        analysis = ValueAnalysis(self.names)
+        depth = {}
+        for fn in self.names.functions:
+            parent = self.names.parent_function.get(id(fn))
+            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
+        entries: list[tuple[FunctionNode, dict[str, Value], Context]] = []
+        for root in self.discovery.roots:
+            entries.append((root.node, root_parameters(root, self.names), root.context))
+        for fn, call, callee in self.discovery.bodies:
+            entries.append((fn, body_parameters(fn, call, callee), STAGED))
+        # Outermost first, so nested functions are analysed with the values they close over.
+        entries.sort(key=lambda e: depth.get(id(e[0]), 0))
+        for fn, params, ctx in entries:
+            if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
+                continue  # already analysed from its enclosing traced function
+            analysis.analyze(fn, params, ctx)
+        return analysis
+
+    # ---- questions rules ask ---------------------------------------------------------
+    def value(self, node: ast.AST) -> Value | None:
+        """The value of an expression inside traced code; None outside traced code."""
+        return self.analysis.values.get(id(node))
+
+    def is_traced(self, node: ast.AST) -> bool:
+        """Traced in some context (concrete differentiation included)."""
+        value = self.analysis.values.get(id(node))
+        return value is not None and value.trace is Trace.TRACED
+
+    def is_abstract(self, node: ast.AST) -> bool:
+        """An abstract tracer in some context: Python control flow and concretization on it raise."""
+        return id(node) in self.analysis.abstract
+
+    def is_abstract_array(self, node: ast.AST) -> bool:
+        """An abstract tracer known to be an array (a traced tuple or dict still has a Python truth value)."""
+        if id(node) not in self.analysis.abstract:
+            return False
+        value = self.analysis.values[id(node)]
+        return value.array or value.boolean
+
+    def traced_functions(self) -> Iterator[tuple[FunctionNode, Context]]:
+        """Every analysed function and the joined context it runs in."""
+        analysis = self.analysis
+        for key, fn in analysis.functions.items():
+            yield fn, analysis.contexts[key]
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        return self.names.qualname(expr)
+
+    def body(self, fn: FunctionNode) -> Iterator[ast.AST]:
+        """The nodes of a function's own body (nested functions and lambdas excluded)."""
+        stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+        while stack:
+            node = stack.pop()
+            yield node
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, FUNCTION_TYPES):
+                    stack.append(child)
+                elif isinstance(child, ast.Lambda) is False:
+                    stack.extend(child.decorator_list)
+
+
+def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
+    """The values a transformation gives a function's parameters."""
+    fn = root.node
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args][root.bound_positional:]
+    params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
+    for param in (*positional, *a.kwonlyargs):
+        params[param.arg] = _parameter_value(root, fn, param, names)
+    if a.vararg is not None:
+        params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
+    if a.kwarg is not None:
+        params[a.kwarg.arg] = UNKNOWN
+    return params
+
+
+def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
+    if param.arg in root.bound_keywords:
+        return STATIC
+    if param.arg in root.static_params or param.arg in root.unbatched_params:
+        return STATIC if param.arg in root.static_params else UNKNOWN
+    annotation = _annotation_kind(param.annotation, names)
+    if annotation == "array":
+        return TRACED_ARRAY
+    if root.framework_method or root.filtering:
+        # Framework methods and filtering jits: only arrays are traced.
+        return STATIC if annotation == "python" else UNKNOWN
+    if has_default(fn, param):
+        # Under jit, a default that the caller does not override stays a Python value.
+        return UNKNOWN
+    return TRACED
+
+
+def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = names.qualname(target)
+    if name is None:
+        return None
+    if name in jax_api.ARRAY_ANNOTATIONS:
+        return "array"
+    if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES:
+        return "array"
+    if name in jax_api.PYTHON_ANNOTATIONS:
+        return "python"
+    return None

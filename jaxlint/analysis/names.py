@@ -1,0 +1,261 @@
+"""Name resolution: scopes, their bindings, and qualified names through every import style.
+
+One walk over the module builds the scope tree (module, class, function, lambda), records
+what each name is bound to in each scope (an import, a def, a class, assignments, a
+parameter) and which scope every loaded name was read in.  `qualname` then answers
+"what does this expression refer to?" (`jnp.where` -> `jax.numpy.where`), honouring
+shadowing by local bindings, as pyflakes does.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+_BUILTINS = frozenset(dir(builtins))
+
+# Public aliases that name the same object: resolved to one spelling so tables stay small.
+_CANONICAL = {
+    "jax.tree_map": "jax.tree_util.tree_map",
+    "jax.tree.map": "jax.tree_util.tree_map",
+    "jax.tree.leaves": "jax.tree_util.tree_leaves",
+    "jax.tree.flatten": "jax.tree_util.tree_flatten",
+    "jax.tree.unflatten": "jax.tree_util.tree_unflatten",
+    "jax.tree.structure": "jax.tree_util.tree_structure",
+    "jax.tree_leaves": "jax.tree_util.tree_leaves",
+    "jax.tree_flatten": "jax.tree_util.tree_flatten",
+    "jax.remat": "jax.checkpoint",
+    "jax.experimental.shard_map.shard_map": "jax.shard_map",
+    "jax.experimental.pjit.pjit": "jax.jit",
+    "jax.random.PRNGKey": "jax.random.PRNGKey",
+    "flax.linen.remat": "flax.linen.checkpoint",
+    "haiku.remat": "haiku.checkpoint",
+    "numpy.random.RandomState": "numpy.random.RandomState",
+}
+_CANONICAL_PREFIXES = (
+    ("jax.experimental.host_callback.", "jax.experimental.host_callback."),
+    ("jax.tree.", "jax.tree_util.tree_"),
+)
+
+
+def canonical(name: str) -> str:
+    name = _CANONICAL.get(name, name)
+    for prefix, replacement in _CANONICAL_PREFIXES:
+        if name.startswith(prefix) and prefix != replacement:
+            return replacement + name[len(prefix):]
+    return name
+
+
+@dataclass
+class Scope:
+    """A module, class or function scope and the names bound in it."""
+
+    node: ast.AST
+    parent: "Scope | None"
+    kind: str  # "module" | "class" | "function"
+    imports: dict[str, str] = field(default_factory=dict)
+    defs: dict[str, ast.AST] = field(default_factory=dict)  # def/class statements by name
+    assigned: dict[str, list[ast.expr]] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+    other: set[str] = field(default_factory=set)  # bound in ways we do not follow
+    globals: set[str] = field(default_factory=set)
+
+    def binds(self, name: str) -> bool:
+        return (
+            name in self.imports
+            or name in self.defs
+            or name in self.assigned
+            or name in self.params
+            or name in self.other
+        )
+
+
+class Names:
+    """The module's scopes and a qualified-name resolver over them."""
+
+    def __init__(self, tree: ast.Module):
+        self.module = Scope(tree, None, "module")
+        self.scopes: dict[int, Scope] = {id(tree): self.module}
+        self.read_scope: dict[int, Scope] = {}  # id(Name) -> scope it is read in
+        self.functions: list[FunctionNode] = []
+        self.classes: list[ast.ClassDef] = []
+        self.calls: list[tuple[ast.Call, Scope]] = []
+        self.parent_function: dict[int, FunctionNode | None] = {}
+        self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
+        self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
+        self._build(tree)
+
+    # ---- building ------------------------------------------------------------
+    def _build(self, tree: ast.Module) -> None:
+        stack: list[tuple[ast.AST, Scope, FunctionNode | None]] = [
+            (child, self.module, None) for child in reversed(tree.body)
+        ]
+        read_scope = self.read_scope
+        calls = self.calls
+        while stack:
+            node, scope, function = stack.pop()
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    read_scope[id(node)] = scope
+                else:
+                    _bind_other(scope, node.id)
+                continue
+            if isinstance(node, FUNCTION_TYPES):
+                self._enter_function(node, scope, function, stack)
+                continue
+            if isinstance(node, ast.ClassDef):
+                scope.defs[node.name] = node
+                self.classes.append(node)
+                inner = Scope(node, scope, "class")
+                self.scopes[id(node)] = inner
+                for sub in node.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.parent_class[id(sub)] = node
+                for child in (*node.decorator_list, *node.bases, *node.keywords):
+                    stack.append((child, scope, function))
+                for child in reversed(node.body):
+                    stack.append((child, inner, function))
+                continue
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        scope.imports[alias.asname] = canonical(alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        scope.imports[top] = top
+                continue
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 0 and node.module:
+                    for alias in node.names:
+                        if alias.name != "*":
+                            scope.imports[alias.asname or alias.name] = canonical(
+                                f"{node.module}.{alias.name}"
+                            )
+                else:
+                    for alias in node.names:
+                        _bind_other(scope, alias.asname or alias.name)
+                continue
+            if isinstance(node, ast.Assign):
+                if isinstance(node.value, ast.Call) and len(node.targets) == 1:
+                    if isinstance(node.targets[0], ast.Name):
+                        self.call_targets[id(node.value)] = node.targets[0].id
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        scope.assigned.setdefault(target.id, []).append(node.value)
+                    else:
+                        stack.append((target, scope, function))
+                stack.append((node.value, scope, function))
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                scope.globals.update(node.names)
+                continue
+            if isinstance(node, ast.Call):
+                calls.append((node, scope))
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, scope, function))
+
+    def _enter_function(self, node: FunctionNode, scope: Scope, function, stack) -> None:
+        self.functions.append(node)
+        self.parent_function[id(node)] = function
+        if not isinstance(node, ast.Lambda):
+            scope.defs[node.name] = node
+            for decorator in node.decorator_list:
+                stack.append((decorator, scope, function))
+            if node.returns:
+                stack.append((node.returns, scope, function))
+        inner = Scope(node, scope, "function")
+        self.scopes[id(node)] = inner
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                inner.params.add(arg.arg)
+                if arg.annotation is not None:
+                    stack.append((arg.annotation, scope, function))
+        for default in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            stack.append((default, scope, function))
+        body = [node.body] if isinstance(node, ast.Lambda) else node.body
+        for child in reversed(body):
+            stack.append((child, inner, node))
+
+    # ---- queries ---------------------------------------------------------------
+    def scope_of(self, node: ast.AST) -> Scope:
+        """The scope a function or class node opens."""
+        return self.scopes[id(node)]
+
+    def lookup(self, name: str, scope: Scope) -> Scope | None:
+        """The scope whose binding of `name` is visible from `scope` (class scopes are skipped from inside)."""
+        current: Scope | None = scope
+        first = True
+        while current is not None:
+            if name in current.globals:
+                current = self.module
+            if (first or current.kind != "class") and current.binds(name):
+                return current
+            first = False
+            current = current.parent
+        return None
+
+    def qualname(self, expr: ast.AST, scope: Scope | None = None, _depth: int = 0) -> str | None:
+        """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        if _depth > 8:
+            return None
+        if isinstance(expr, ast.Attribute):
+            base = self.qualname(expr.value, scope, _depth + 1)
+            return canonical(f"{base}.{expr.attr}") if base else None
+        if not isinstance(expr, ast.Name):
+            return None
+        if scope is None:
+            scope = self.read_scope.get(id(expr), self.module)
+        owner = self.lookup(expr.id, scope)
+        if owner is None:
+            return f"builtins.{expr.id}" if expr.id in _BUILTINS else None
+        if expr.id in owner.imports and not _rebound(owner, expr.id):
+            return owner.imports[expr.id]
+        values = owner.assigned.get(expr.id)
+        if values and len(values) == 1 and expr.id not in owner.defs and expr.id not in owner.params:
+            value = values[0]
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                return self.qualname(value, owner, _depth + 1)
+        return None
+
+    def definition(self, expr: ast.AST, scope: Scope | None = None) -> ast.AST | None:
+        """The def or class statement a name refers to, when it is bound by exactly that."""
+        if not isinstance(expr, ast.Name):
+            return None
+        if scope is None:
+            scope = self.read_scope.get(id(expr), self.module)
+        owner = self.lookup(expr.id, scope)
+        if owner is None or expr.id not in owner.defs or owner.imports.get(expr.id):
+            return None
+        return owner.defs[expr.id]
+
+    def assignments(self, expr: ast.Name, scope: Scope | None = None) -> list[ast.expr]:
+        """The values assigned to a plain name in the scope that binds it."""
+        if scope is None:
+            scope = self.read_scope.get(id(expr), self.module)
+        owner = self.lookup(expr.id, scope)
+        return owner.assigned.get(expr.id, []) if owner else []
+
+    def enclosing_scope(self, function: FunctionNode) -> Scope:
+        parent = self.scopes[id(function)].parent
+        assert parent is not None
+        return parent
+
+    def iter_function_scopes(self) -> Iterator[Scope]:
+        for function in self.functions:
+            yield self.scopes[id(function)]
+
+
+def _bind_other(scope: Scope, name: str) -> None:
+    if name not in scope.imports and name not in scope.defs and name not in scope.assigned:
+        scope.other.add(name)
+
+
+def _rebound(scope: Scope, name: str) -> bool:
+    """An imported name that the same scope also assigns or defines is no longer the import."""
+    return name in scope.assigned or name in scope.defs

@@ -1,0 +1,311 @@
+"""Finding traced code: which functions run under a JAX transformation, how, and with which static parameters.
+
+Recognised, through any import alias and `functools.partial`: transformation decorators,
+call-site wrapping (`step = jax.jit(train_step, static_argnames=...)`, `jax.grad(f)(x)`),
+nested transformations (`jax.jit(jax.grad(f))`), bodies handed to control-flow primitives
+(lambdas included), and framework module methods (Flax, Equinox, Haiku).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+
+PARTIAL = frozenset({"functools.partial"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """How values behave inside a traced function.
+
+    abstract: arguments are abstract tracers (a Python `if` on them raises).
+    staged:   the body runs once per trace and is then cached (side effects happen at trace time only).
+    """
+
+    abstract: bool
+    staged: bool
+
+    def inside(self, outer: "Context | None") -> "Context":
+        if outer is None:
+            return self
+        return Context(self.abstract or outer.abstract, self.staged or outer.staged)
+
+
+EAGER = None
+CONCRETE = Context(False, False)
+ABSTRACT = Context(True, False)
+STAGED = Context(True, True)
+
+
+def context_of(transform: str) -> Context:
+    if transform in jax_api.STAGING_TRANSFORMS or transform in jax_api.CONTROL_FLOW:
+        return STAGED
+    if transform in jax_api.ABSTRACT_TRANSFORMS:
+        return ABSTRACT
+    return CONCRETE
+
+
+@dataclass
+class Transform:
+    """One transformation applied to a function: `jax.jit` with its keyword arguments."""
+
+    name: str  # qualified name, e.g. "jax.jit"
+    keywords: dict[str, ast.expr]
+    node: ast.AST  # the decorator or the call that applies it
+
+
+@dataclass
+class TracedFunction:
+    """A function run under one or more transformations (outermost first)."""
+
+    node: FunctionNode
+    transforms: list[Transform]
+    context: Context
+    static_params: frozenset[str] = frozenset()
+    bound_name: str | None = None  # the name the transformed callable is bound to, if any
+    site: ast.AST | None = None  # the decorator or wrapping call
+    filtering: bool = False  # equinox-style: non-array arguments are static
+    framework_method: bool = False
+    unbatched_params: frozenset[str] = frozenset()
+    bound_positional: int = 0  # leading parameters bound by functools.partial
+    bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
+
+    @property
+    def jit(self) -> Transform | None:
+        for t in self.transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS:
+                return t
+        return None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Arguments fixed by `functools.partial` (or `self` of a bound method): not traced."""
+
+    positional: int
+    keywords: frozenset[str]
+
+
+NOTHING_BOUND = Bound(0, frozenset())
+
+
+@dataclass
+class Discovery:
+    roots: list[TracedFunction] = field(default_factory=list)
+    # bodies passed to control-flow primitives, with the call that passes them
+    bodies: list[tuple[FunctionNode, ast.Call, str]] = field(default_factory=list)
+
+
+def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
+    """The transformation an expression denotes: `jax.jit`, `partial(jax.jit, ...)`, `jax.jit(static_argnames=...)`."""
+    if isinstance(expr, ast.Call):
+        callee = names.qualname(expr.func, scope)
+        if callee in PARTIAL and expr.args:
+            inner = names.qualname(expr.args[0], scope)
+            if inner in jax_api.TRANSFORMS:
+                return Transform(inner, _keywords(expr), expr)
+            return None
+        if callee in jax_api.TRANSFORMS and not expr.args:
+            return Transform(callee, _keywords(expr), expr)
+        return None
+    name = names.qualname(expr, scope)
+    if name in jax_api.TRANSFORMS:
+        return Transform(name, {}, expr)
+    return None
+
+
+def _keywords(call: ast.Call) -> dict[str, ast.expr]:
+    return {k.arg: k.value for k in call.keywords if k.arg}
+
+
+def discover(names: Names) -> Discovery:
+    found = Discovery()
+    for function in names.functions:
+        if isinstance(function, ast.Lambda):
+            continue
+        scope = names.enclosing_scope(function)
+        transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
+        if transforms:
+            found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
+        elif id(function) in names.parent_class and _is_framework_method(function, names):
+            found.roots.append(
+                TracedFunction(function, [], ABSTRACT, frozenset({_first_param(function)}), framework_method=True)
+            )
+    for call, scope in names.calls:
+        callee = names.qualname(call.func, scope)
+        if callee is None:
+            continue
+        if callee in jax_api.TRANSFORMS and call.args:
+            transform = Transform(callee, _keywords(call), call)
+            bound = names.call_targets.get(id(call))
+            for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):
+                found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
+        elif callee in jax_api.CONTROL_FLOW:
+            for fn in control_flow_bodies(call, callee, names, scope):
+                found.bodies.append((fn, call, callee))
+    return found
+
+
+def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):
+    """The functions a control-flow primitive call traces (lambdas and named defs)."""
+    spec = jax_api.CONTROL_FLOW[callee]
+    for index, keyword in spec.callables:
+        arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
+        if arg is None:
+            continue
+        candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+        for candidate in candidates:
+            for fn, _, _ in _wrapped_functions(candidate, names, scope):
+                yield fn
+
+
+def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
+    """Functions an expression passed to a transformation stands for, with inner transforms.
+
+    Yields (function node, inner transforms, arguments bound by partial).
+    """
+    if depth > 4:
+        return
+    if isinstance(expr, ast.Lambda):
+        yield expr, [], NOTHING_BOUND
+        return
+    if isinstance(expr, ast.Name):
+        definition = names.definition(expr, scope)
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield definition, [], NOTHING_BOUND
+            return
+        values = names.assignments(expr, scope)
+        if len(values) == 1 and isinstance(values[0], ast.Call):
+            yield from _wrapped_functions(values[0], names, scope, depth + 1)
+        return
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        method = _method_of_enclosing_class(expr, names, scope)
+        if method is not None:
+            yield method, [], Bound(1, frozenset())
+        return
+    if isinstance(expr, ast.Call):
+        callee = names.qualname(expr.func, scope)
+        if callee in PARTIAL and expr.args:
+            keywords = frozenset(k.arg for k in expr.keywords if k.arg)
+            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
+                yield fn, inner, Bound(bound.positional + len(expr.args) - 1, bound.keywords | keywords)
+            return
+        if callee in jax_api.TRANSFORMS and expr.args:
+            transform = Transform(callee, _keywords(expr), expr)
+            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
+                yield fn, [transform, *inner], bound
+
+
+def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
+    current = scope
+    while current is not None and current.kind != "class":
+        current = current.parent
+    if current is None:
+        return None
+    method = current.defs.get(expr.attr)
+    return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _traced(
+    function: FunctionNode,
+    transforms: list[Transform],
+    bound_name: str | None,
+    site: ast.AST,
+    bound: Bound = NOTHING_BOUND,
+) -> TracedFunction:
+    context: Context | None = None
+    for t in reversed(transforms):  # innermost first
+        context = context_of(t.name).inside(context)
+    assert context is not None
+    traced = TracedFunction(function, transforms, context, bound_name=bound_name, site=site)
+    traced.bound_positional = bound.positional
+    traced.bound_keywords = bound.keywords
+    traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
+    jit = traced.jit
+    if jit is not None:
+        traced.static_params = static_parameters(function, jit.keywords, bound.positional)
+    for t in transforms:
+        in_axes = t.keywords.get("in_axes")
+        if in_axes is None and isinstance(t.node, ast.Call) and len(t.node.args) > 1:
+            in_axes = t.node.args[1]  # jax.vmap(f, in_axes, out_axes)
+        if t.name in ("jax.vmap", "flax.nnx.vmap") and in_axes is not None:
+            traced.unbatched_params = _unbatched(function, in_axes, bound.positional)
+    return traced
+
+
+def positional_params(function: FunctionNode) -> list[ast.arg]:
+    return [*function.args.posonlyargs, *function.args.args]
+
+
+def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0) -> frozenset[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames`, resolved as JAX does."""
+    positional = positional_params(function)[skip:]
+    static: set[str] = set()
+    numbers = [*int_values(keywords.get("static_argnums")), *int_values(keywords.get("nondiff_argnums"))]
+    for index in numbers:
+        if -len(positional) <= index < len(positional):
+            static.add(positional[index].arg)
+    static.update(str_values(keywords.get("static_argnames")))
+    return frozenset(static)
+
+
+def int_values(expr: ast.expr | None) -> list[int]:
+    """Literal ints of `3`, `(0, 2)`, `[1]`, `-1`."""
+    if expr is None:
+        return []
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    out = []
+    for item in items:
+        value = _literal(item)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out.append(value)
+    return out
+
+
+def str_values(expr: ast.expr | None) -> list[str]:
+    if expr is None:
+        return []
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    return [v for item in items if isinstance(v := _literal(item), str)]
+
+
+def _literal(expr: ast.expr):
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _unbatched(function: FunctionNode, in_axes: ast.expr, skip: int) -> frozenset[str]:
+    if not isinstance(in_axes, (ast.Tuple, ast.List)):
+        return frozenset()
+    positional = positional_params(function)[skip:]
+    return frozenset(
+        p.arg for p, axis in zip(positional, in_axes.elts)
+        if isinstance(axis, ast.Constant) and axis.value is None
+    )
+
+
+def _first_param(function: FunctionNode) -> str:
+    params = positional_params(function)
+    return params[0].arg if params else "self"
+
+
+def _is_framework_method(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
+    cls = names.parent_class[id(function)]
+    scope = names.enclosing_scope(cls) if id(cls) in names.scopes else names.module
+    if not any(names.qualname(base, scope) in jax_api.MODULE_BASES for base in cls.bases):
+        return False
+    if function.name == "__call__":
+        return True
+    return any(
+        names.qualname(d, names.scope_of(cls)) in jax_api.MODULE_METHOD_DECORATORS
+        for d in function.decorator_list
+    )
+
+
+def is_function(node: ast.AST) -> bool:
+    return isinstance(node, FUNCTION_TYPES)

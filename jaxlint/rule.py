@@ -1,0 +1,136 @@
+"""The rule interface, the registry of every rule, and the documentation page each rule carries.
+
+A rule is one small module under `jaxlint/rules/`: its code, name, message, its page
+(what it does / why is this bad / example / use instead), its bad and good examples as
+data, a runnable demonstration of what JAX does with the bad code, and a `check` that asks
+the analysis questions and reports.  Tests and the `rules/` catalogue are generated from
+these fields, so the code and its documentation cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterator
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.report import Reporter
+
+CATEGORIES = {
+    0: "linter",
+    1: "tracing",
+    2: "randomness",
+    3: "jit-arguments",
+    4: "purity",
+    5: "recompilation",
+}
+
+DOCS_URL = "https://github.com/jaxlint/jaxlint/blob/main/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class JaxDemo:
+    """A complete module that shows, under real JAX, the failure a rule's page promises.
+
+    `source` defines `demo()`.  `expect` says what running it shows:
+      - "raises:NAME"      demo() raises an exception whose class is named NAME
+                           (found on the exception's MRO, so `TypeError` matches subclasses);
+      - "key-reuse"        demo() raises KeyReuseError with `jax_debug_key_reuse` on;
+      - "trace-time-only"  a side effect in demo's jitted function ran on the first call only:
+                           demo() returns (count_after_first_call, count_after_second_call);
+      - "recompiles"       demo() returns the number of traces of one jitted function,
+                           which must exceed 1.
+    """
+
+    source: str
+    expect: str
+
+
+class Rule:
+    """Base class of every rule.  Subclasses set the class attributes and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    what: ClassVar[str]
+    why: ClassVar[str]
+    bad: ClassVar[tuple[str, ...]]  # examples that must be reported, marked inline `# JAXnnn`
+    good: ClassVar[tuple[str, ...]]  # look-alikes that must stay quiet
+    demo: ClassVar[JaxDemo | None] = None
+    fix_safety: ClassVar[str | None] = None
+    options: ClassVar[str | None] = None
+    references: ClassVar[tuple[str, ...]] = ()
+    fixable: ClassVar[bool] = False
+
+    @property
+    def category(self) -> str:
+        return CATEGORIES[int(self.code[3])]
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+    def check(self, module: "ModuleFacts", report: "Reporter") -> None:
+        raise NotImplementedError
+
+    def page(self) -> str:
+        """The rule's documentation page in Markdown (`jaxlint rule CODE` and `rules/CODE.md`)."""
+        parts = [
+            f"# {self.code}: {self.name}",
+            "",
+            f"Category: {self.category}. Autofix: {'yes' if self.fixable else 'no'}.",
+            "",
+            "## What it does",
+            _para(self.what),
+            "## Why is this bad?",
+            _para(self.why),
+            "## Example",
+            _code(self.bad[0]),
+            "## Use instead",
+            _code(self.good[0]),
+        ]
+        if self.fix_safety:
+            parts += ["## Fix safety", _para(self.fix_safety)]
+        if self.options:
+            parts += ["## Options", _para(self.options)]
+        if self.references:
+            parts += ["## References", "\n".join(f"- {r}" for r in self.references) + "\n"]
+        return "\n".join(parts).rstrip() + "\n"
+
+
+def _para(text: str) -> str:
+    return textwrap.dedent(text).strip() + "\n"
+
+
+def _code(text: str) -> str:
+    return "```python\n" + textwrap.dedent(text).strip() + "\n```\n"
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator: add a rule to the registry (codes must be unique)."""
+    if cls.code in _REGISTRY:
+        raise ValueError(f"duplicate rule code {cls.code}")
+    _REGISTRY[cls.code] = cls()
+    return cls
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every registered rule by code, in code order; importing `jaxlint.rules` registers them."""
+    if not _REGISTRY:
+        import jaxlint.rules as package
+
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            importlib.import_module(info.name)
+    return dict(sorted(_REGISTRY.items()))
+
+
+def iter_rules(codes: set[str] | None = None) -> Iterator[Rule]:
+    for code, rule in all_rules().items():
+        if codes is None or code in codes:
+            yield rule

@@ -1,0 +1,1 @@
+"""JAX0xx: the linter itself."""

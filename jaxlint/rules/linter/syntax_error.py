@@ -1,0 +1,34 @@
+"""JAX001: the file could not be read or parsed."""
+
+from jaxlint.rule import Rule, register
+
+
+@register
+class SyntaxErrorRule(Rule):
+    code = "JAX001"
+    name = "syntax-error"
+    summary = "the file could not be read or parsed as Python"
+    what = """
+        Reports a file that is not valid Python for the running interpreter, is not valid in its
+        declared encoding, or is too deeply nested to analyse. The finding points at the error;
+        other files are still linted.
+        """
+    why = """
+        A file jaxlint cannot parse is a file it cannot check: this finding makes that visible
+        instead of silently skipping it. Python would refuse to import the file too.
+        """
+    bad = (
+        """
+        def broken(x:  # JAX001
+            return x
+        """,
+    )
+    good = (
+        """
+        def fixed(x):
+            return x
+        """,
+    )
+
+    def check(self, module, report):
+        """Parse errors are reported by the linter before any rule runs."""

@@ -1,0 +1,1 @@
+"""JAX1xx: Python control flow and concretization on traced values."""

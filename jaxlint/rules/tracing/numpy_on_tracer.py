@@ -1,0 +1,97 @@
+"""JAX107: a NumPy (`np.*`) or `math.*` function applied to a traced value."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+# NumPy functions that call the array's own method (or only read metadata), checked
+# against JAX: they work on tracers.
+_DELEGATING = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "prod", "product", "std", "var", "any", "all",
+    "argmax", "argmin", "cumsum", "cumprod", "round", "around", "transpose", "reshape",
+    "squeeze", "swapaxes", "repeat", "shape", "ndim", "size", "flip", "moveaxis", "real",
+    "imag", "array_equal", "searchsorted", "result_type", "dtype", "issubdtype", "iinfo",
+    "finfo", "isscalar",
+})
+
+
+@register
+class NumpyOnTracer(Rule):
+    code = "JAX107"
+    name = "numpy-on-tracer"
+    summary = "NumPy or `math` function applied to a traced value (use `jax.numpy`)"
+    what = """
+        Checks for calls into `numpy` (other than its reductions that delegate to the array's own
+        method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument.
+        """
+    why = """
+        NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
+        raises `TracerArrayConversionError` (under `jit`, `vmap` and also `grad`). `math`
+        functions call `float()` and raise `ConcretizationTypeError`. The `jax.numpy` twin of the
+        function (`jnp.sin`, `jnp.asarray`, `jnp.sqrt`) stays traced. `np.sum`, `np.mean`, `np.max`
+        and similar reductions call the array's method and work, so they are not reported.
+        """
+    bad = (
+        """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def features(x):
+            return np.sin(x) + np.asarray(x)  # JAX107
+        """,
+        """
+        import math
+        import jax
+
+        @jax.jit
+        def scale(x):
+            return x / math.sqrt(x.sum())  # JAX107
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def summarize(w):
+            total = np.sum(w)
+            avg = np.mean(w, axis=0)
+            return jnp.sin(total) + avg * np.pi + np.float32(2.0) + np.sqrt(w.shape[0])
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def features(x):
+            return np.sin(x)
+
+        def demo():
+            features(jnp.ones(3))
+        """,
+        "raises:TracerArrayConversionError",
+    )
+
+    def check(self, module, report):
+        for fn, _ in module.traced_functions():
+            for node in module.body(fn):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = module.qualname(node.func)
+                if name is None:
+                    continue
+                args = [*node.args, *(k.value for k in node.keywords)]
+                if name.startswith("numpy.") and not name.startswith("numpy.random."):
+                    func = name[len("numpy."):]
+                    if func in _DELEGATING or not any(module.is_traced(a) for a in args):
+                        continue
+                    report(node, f"`np.{func}` on a traced value converts it to a NumPy array; use `jnp.{func}`")
+                elif name.startswith("math.") and any(module.is_abstract(a) for a in args):
+                    func = name[len("math."):]
+                    report(node, f"`math.{func}` needs a concrete Python number; use `jnp.{func}` on traced values")

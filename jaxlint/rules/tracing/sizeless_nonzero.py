@@ -1,0 +1,86 @@
+"""JAX111: `jnp.nonzero`/`argwhere`/`unique`/one-argument `where` without `size=` in transformed code."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+_SIZED = frozenset({
+    "jax.numpy.nonzero", "jax.numpy.argwhere", "jax.numpy.flatnonzero", "jax.numpy.unique",
+    "jax.numpy.unique_values", "jax.numpy.unique_counts", "jax.numpy.unique_inverse",
+    "jax.numpy.unique_all", "jax.numpy.union1d", "jax.numpy.intersect1d", "jax.numpy.setdiff1d",
+    "jax.numpy.setxor1d", "jax.numpy.extract", "jax.numpy.compress",
+})
+
+
+@register
+class SizelessNonzero(Rule):
+    code = "JAX111"
+    name = "sizeless-nonzero"
+    summary = "`jnp.nonzero`, `argwhere`, `unique` or one-argument `jnp.where` without `size=` in transformed code"
+    what = """
+        Checks for data-dependent-size functions (`jnp.nonzero`, `jnp.argwhere`,
+        `jnp.flatnonzero`, `jnp.unique`, set operations, and `jnp.where(cond)` with one argument)
+        called without `size=` inside transformed code.
+        """
+    why = """
+        Their output length depends on the input's values, which are unknown while tracing, so
+        JAX raises `ConcretizationTypeError`. Pass `size=` (and `fill_value=`) to fix the output
+        length, or use the three-argument `jnp.where(cond, x, y)`.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def sparse_indices(grad, threshold=1e-3):
+            mask = jnp.abs(grad) > threshold
+            (idx,) = jnp.nonzero(mask)  # JAX111
+            return idx
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def sparse_indices(grad, threshold=1e-3):
+            mask = jnp.abs(grad) > threshold
+            (idx,) = jnp.nonzero(mask, size=4, fill_value=0)
+            return idx, jnp.where(mask, grad, 0.0), jnp.unique(idx, size=4, fill_value=-1)
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def sparse_indices(grad):
+            (idx,) = jnp.nonzero(jnp.abs(grad) > 0.1)
+            return idx
+
+        def demo():
+            sparse_indices(jnp.array([0.0, 0.5, 0.0]))
+        """,
+        "raises:ConcretizationTypeError",
+    )
+
+    def check(self, module, report):
+        for fn, _ in module.traced_functions():
+            for node in module.body(fn):
+                if not isinstance(node, ast.Call) or not node.args:
+                    continue
+                name = module.qualname(node.func)
+                one_arg_where = name == "jax.numpy.where" and len(node.args) == 1 and not node.keywords
+                if name not in _SIZED and not one_arg_where:
+                    continue
+                if any(k.arg == "size" for k in node.keywords) or not module.is_abstract(node.args[0]):
+                    continue
+                func = name.rsplit(".", 1)[-1]
+                report(
+                    node,
+                    f"`jnp.{func}` without `size=` has a data-dependent output shape; pass `size=` "
+                    "(and `fill_value=`)" + (", or use `jnp.where(cond, x, y)`" if one_arg_where else ""),
+                )

@@ -1,0 +1,89 @@
+"""JAX103: `and` / `or` / `not` applied to a traced value."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+_TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+@register
+class TracedBoolOperator(Rule):
+    code = "JAX103"
+    name = "traced-bool-operator"
+    summary = "`and`, `or` or `not` on a traced value (use `&`, `|`, `~` or `jnp.logical_*`)"
+    what = """
+        Checks for Python's `and`, `or` and `not` applied to traced values inside transformed code,
+        outside the condition of an `if`/`while` (those are reported as JAX101/JAX102).
+        """
+    why = """
+        `a and b` calls `bool(a)`, and `not a` calls `bool(a)`. A traced array has no truth value
+        while JAX traces the function, so JAX raises `TracerBoolConversionError`. The element-wise
+        operators `&`, `|`, `~` (or `jnp.logical_and`, `jnp.logical_or`, `jnp.logical_not`) stay
+        traced.
+        """
+    bad = (
+        """
+        import jax
+
+        @jax.jit
+        def valid(x, y):
+            ok = (x > 0) and (y > 0)  # JAX103
+            return ok
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def invert(mask):
+            return not mask.any()  # JAX103
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def valid(x, y):
+            return (x > 0) & (y > 0)
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def f(x, scale=None):
+            use = scale is not None and x.ndim > 1
+            return x * 2 if use else x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def valid(x, y):
+            return (x > 0) and (y > 0)
+
+        def demo():
+            valid(jnp.float32(1), jnp.float32(2))
+        """,
+        "raises:TracerBoolConversionError",
+    )
+
+    def check(self, module, report):
+        for fn, _ in module.traced_functions():
+            tests = {id(n.test) for n in module.body(fn) if isinstance(n, _TESTS)}
+            for node in module.body(fn):
+                if id(node) in tests:
+                    continue
+                if isinstance(node, ast.BoolOp):
+                    # Python converts every operand but the last to bool.
+                    if any(module.is_abstract_array(v) for v in node.values[:-1]):
+                        op = "and" if isinstance(node.op, ast.And) else "or"
+                        alt = "&` or `jnp.logical_and" if op == "and" else "|` or `jnp.logical_or"
+                        report(node, f"`{op}` on a traced value converts it to a Python bool; use `{alt}`")
+                elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                    if module.is_abstract_array(node.operand):
+                        report(node, "`not` on a traced value converts it to a Python bool; use `~x` or `jnp.logical_not(x)`")

@@ -1,0 +1,149 @@
+"""JAX101: Python `if`/`elif`/conditional expression on a traced value."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class TracedIf(Rule):
+    code = "JAX101"
+    name = "traced-if"
+    summary = "Python `if` or conditional expression on a traced value inside transformed code"
+    what = """
+        Checks for `if`, `elif` and `a if cond else b` whose condition is a traced value inside
+        a function run under `jax.jit`, `jax.vmap`, `jax.pmap`, `jax.checkpoint` or a `lax`
+        control-flow body.
+        """
+    why = """
+        Under these transformations the function's arguments are abstract tracers: they have a
+        shape and a dtype but no value. Python needs a concrete `True` or `False` to choose a
+        branch, so JAX raises `TracerBoolConversionError` when the function is traced.
+        Conditions on static facts (`x.shape[0] > 1`, `x.ndim == 2`, `x is None`, arguments in
+        `static_argnames`, closure constants) are fine and not reported. Under a plain
+        `jax.grad` (no `jit` around it) values are concrete and the branch works.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clip(g, max_norm):
+            norm = jnp.linalg.norm(g)
+            if norm > max_norm:  # JAX101
+                g = g * (max_norm / norm)
+            return g
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def masked_mse(pred, target, mask):
+            count = mask.sum()
+            scale = 1.0 / count if count > 0 else 0.0  # JAX101
+            return ((pred - target) ** 2 * mask).sum() * scale
+
+        masked_mse_jit = jax.jit(masked_mse)
+        """,
+        """
+        from functools import partial
+        import jax
+        from jax import lax
+
+        def top(mat):
+            def body(i, v):
+                if v.sum() > 0:  # JAX101
+                    v = -v
+                return v
+            return lax.fori_loop(0, 3, body, mat)
+        """,
+        """
+        import jax
+
+        def hinge(w, x, y):
+            margin = y * (x @ w)
+            if margin.mean() < 1.0:  # JAX101
+                return 1.0 - margin.mean()
+            return 0.0 * margin.mean()
+
+        grad_fn = jax.jit(jax.grad(hinge))
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clip(g, max_norm):
+            norm = jnp.linalg.norm(g)
+            return jnp.where(norm > max_norm, g * (max_norm / norm), g)
+        """,
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("train",))
+        def forward(x, train):
+            if x.shape[0] > 1 and x.ndim == 2:
+                x = x * 2
+            if train:
+                x = x + 1
+            return x
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def smooth_l1(w, x):
+            r = jnp.abs(x @ w).mean()
+            if r < 1.0:  # concrete under plain jax.grad
+                return 0.5 * r ** 2
+            return r - 0.5
+
+        def step(w, x):
+            return w - 0.1 * jax.grad(smooth_l1)(w, x)
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def f(x, mask=None):
+            if mask is not None:
+                x = x * mask
+            if isinstance(x, tuple):
+                x = x[0]
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clip(g, max_norm):
+            norm = jnp.linalg.norm(g)
+            if norm > max_norm:
+                g = g * (max_norm / norm)
+            return g
+
+        def demo():
+            clip(jnp.ones(3), 1.0)
+        """,
+        "raises:TracerBoolConversionError",
+    )
+    references = ("https://docs.jax.dev/en/latest/control-flow.html",)
+
+    def check(self, module, report):
+        for fn, _ in module.traced_functions():
+            for node in module.body(fn):
+                if isinstance(node, (ast.If, ast.IfExp)) and module.is_abstract_array(node.test):
+                    kind = "conditional expression" if isinstance(node, ast.IfExp) else "`if`"
+                    report(
+                        node.test,
+                        f"Python {kind} on a traced value: JAX cannot choose a branch while tracing; "
+                        "use `jnp.where(cond, a, b)` or `jax.lax.cond(cond, true_fn, false_fn, ...)`, "
+                        "or make the value static",
+                    )

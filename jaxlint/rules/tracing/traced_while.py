@@ -1,0 +1,96 @@
+"""JAX102: Python `while` loop on a traced condition."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class TracedWhile(Rule):
+    code = "JAX102"
+    name = "traced-while"
+    summary = "Python `while` loop whose condition is a traced value"
+    what = """
+        Checks for `while` loops whose condition depends on a traced value inside transformed code.
+        """
+    why = """
+        A Python `while` re-evaluates its condition as a Python `bool` on each iteration. A traced
+        condition has no value while JAX traces the function, so JAX raises
+        `TracerBoolConversionError`. A loop whose trip count depends on data must be staged with
+        `jax.lax.while_loop`.
+        """
+    bad = (
+        """
+        from jax import jit
+        import jax.numpy as jnp
+
+        @jit
+        def newton_sqrt(a, tol=1e-6):
+            x = a / 2.0
+            delta = jnp.inf
+            while jnp.max(jnp.abs(delta)) > tol:  # JAX102
+                new_x = 0.5 * (x + a / x)
+                delta = new_x - x
+                x = new_x
+            return x
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        @jax.jit
+        def newton_sqrt(a, tol=1e-6):
+            def cond(state):
+                x, delta = state
+                return jnp.max(jnp.abs(delta)) > tol
+
+            def body(state):
+                x, _ = state
+                new_x = 0.5 * (x + a / x)
+                return new_x, new_x - x
+
+            x, _ = lax.while_loop(cond, body, (a / 2.0, jnp.full_like(a, jnp.inf)))
+            return x
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def halve_until_small(x):
+            n = x.shape[0]
+            while n > 1:
+                x = x[: n // 2] + x[n // 2 : 2 * (n // 2)]
+                n = x.shape[0]
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def halve(x):
+            while x.sum() > 1.0:
+                x = x / 2
+            return x
+
+        def demo():
+            halve(jnp.ones(4))
+        """,
+        "raises:TracerBoolConversionError",
+    )
+    references = ("https://docs.jax.dev/en/latest/_autosummary/jax.lax.while_loop.html",)
+
+    def check(self, module, report):
+        for fn, _ in module.traced_functions():
+            for node in module.body(fn):
+                if isinstance(node, ast.While) and module.is_abstract_array(node.test):
+                    report(
+                        node.test,
+                        "Python `while` on a traced condition: the loop cannot be traced; "
+                        "use `jax.lax.while_loop(cond_fun, body_fun, init)`",
+                    )
