@@ -132,8 +132,6 @@ def check(paths: tuple[str, ...], **opts) -> None:
     if not found.files and not found.missing and not quiet:
         click.echo("warning: No Python files found under the given path(s)", err=True)
 
-    output_format = opts["output_format"] or config.output_format or "full"
-    report = Report(rules, unsafe_fixes=config.unsafe_fixes)
     diff = opts["diff"]
     results = _lint(found.files, config, selected, rules, fix=config.fix and not diff, diff=diff, use_cache=not opts["no_cache"], cache_dir=opts["cache_dir"])
     missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
@@ -144,27 +142,32 @@ def check(paths: tuple[str, ...], **opts) -> None:
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
         click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)
-    fixed = {r.path: r.fixed for r in results if r.fixed}
-    fixed_count = sum(sum(c.values()) for c in fixed.values())
-
-    if diff:
-        click.echo("".join(r.diff for r in sorted(results, key=lambda r: r.path)), nl=False)
-        if not quiet:
-            click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
-        status = 1 if fixed_count else 0
-    else:
-        if opts["statistics"]:
-            click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False)
-        else:
-            click.echo(render(output_format, findings, report), nl=False)
-        if output_format in TEXT_FORMATS and not quiet:
-            if config.show_fixes:
-                click.echo(summary.fixed_by_file(fixed), nl=False)
-            click.echo(summary.check_summary(findings, fixed_count, report), nl=False)
-        status = 1 if findings else 0
+    status = _print(results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts)
     if internal_errors:
         raise Failure(f"{len(internal_errors)} file(s) could not be linted because of an internal error")
     sys.exit(0 if opts["exit_zero"] else status)
+
+
+def _print(results: list[FileResult], findings: list[Finding], report: Report, config: Config, opts: dict) -> int:
+    """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for."""
+    quiet = opts["quiet"]
+    fixed = {r.path: r.fixed for r in results if r.fixed}
+    fixed_count = sum(sum(c.values()) for c in fixed.values())
+    if opts["diff"]:
+        click.echo("".join(r.diff for r in sorted(results, key=lambda r: r.path)), nl=False)
+        if not quiet:
+            click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
+        return 1 if fixed_count else 0
+    output_format = opts["output_format"] or config.output_format or "full"
+    if opts["statistics"]:
+        click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False)
+    else:
+        click.echo(render(output_format, findings, report), nl=False)
+    if output_format in TEXT_FORMATS and not quiet:
+        if config.show_fixes:
+            click.echo(summary.fixed_by_file(fixed), nl=False)
+        click.echo(summary.check_summary(findings, fixed_count, report), nl=False)
+    return 1 if findings else 0
 
 
 def _configure(paths: tuple[str, ...], opts: dict) -> Config:

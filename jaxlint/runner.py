@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing
 import os
@@ -138,6 +139,10 @@ _worker_settings: LintSettings | None = None
 def _start_worker(settings: LintSettings) -> None:
     global _worker_settings
     _worker_settings = settings
+    # Parsing allocates millions of short-lived, acyclic nodes: collecting every 700 allocations
+    # costs about a tenth of the run. Freeze what is imported, and collect far less often.
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
 
 
 def _lint_chunk(chunk: list[tuple[str, str | None]]) -> list[FileResult]:
