@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import Context, Discovery, TracedFunction, discover, STAGED
 from jaxlint.analysis.values import (
@@ -65,6 +66,19 @@ class ModuleFacts:
                 continue  # already analysed from its enclosing traced function
             analysis.analyze(fn, params, ctx)
         return analysis
+
+    @cached_property
+    def call_sites(self) -> list[CallSite]:
+        """Every call of a transformed callable, with the loops around it."""
+        return self._call_sites.sites
+
+    @cached_property
+    def _call_sites(self) -> CallSites:
+        return CallSites(self.names, self.discovery)
+
+    def varies_in_loop(self, expr: ast.AST, loop: ast.AST) -> bool:
+        """Whether an expression can change from one iteration of `loop` to the next."""
+        return self._call_sites.varies_in_loop(expr, loop)
 
     # ---- questions rules ask ---------------------------------------------------------
     def value(self, node: ast.AST) -> Value | None:

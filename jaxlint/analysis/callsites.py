@@ -1,0 +1,195 @@
+"""Call sites of transformed callables, and the loops around them.
+
+`step = jax.jit(train_step)` then `step(params, batch)` in a loop; a `@jax.jit` function
+called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method.  The
+jit-argument and recompilation rules ask where such a call sits (which loops enclose it)
+and whether an argument changes from one iteration to the next.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.tracing import Discovery, TracedFunction
+
+Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
+
+_MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "update", "add", "setdefault", "remove", "clear",
+    "appendleft", "popleft", "discard",
+})
+
+
+@dataclass
+class CallSite:
+    """One call of a transformed callable."""
+
+    call: ast.Call
+    target: TracedFunction
+    function: FunctionNode | None  # the enclosing function, None at module level
+    loops: list[Loop] = field(default_factory=list)  # enclosing loops in that function, outermost first
+
+
+class CallSites:
+    def __init__(self, names: Names, discovery: Discovery):
+        self.names = names
+        self.sites: list[CallSite] = []
+        self._loops: dict[int, dict[int, list[Loop]]] = {}
+        self._rebound: dict[int, frozenset[str]] = {}
+        self._find(discovery)
+
+    def _find(self, discovery: Discovery) -> None:
+        by_binding: dict[tuple[int, str], TracedFunction] = {}
+        by_site: dict[int, TracedFunction] = {}
+        methods: dict[str, TracedFunction] = {}
+        call_scope: dict[int, Scope] | None = None
+        for root in discovery.roots:
+            if root.site is None or not root.transforms:
+                continue
+            if any(root.site is d for d in getattr(root.node, "decorator_list", ())):
+                owner = self.names.enclosing_scope(root.node)
+                if owner.kind == "class":
+                    methods[root.node.name] = root
+                else:
+                    by_binding[(id(owner), root.node.name)] = root
+                continue
+            by_site[id(root.site)] = root  # jax.jit(f)(x)
+            if root.bound_name is not None:  # step = jax.jit(f); step(x)
+                if call_scope is None:
+                    call_scope = {id(c): s for c, s in self.names.calls}
+                owner = call_scope.get(id(root.site))
+                if owner is not None:
+                    by_binding[(id(owner), root.bound_name)] = root
+        if not (by_binding or by_site or methods):
+            return
+        for call, scope in self.names.calls:
+            target = self._target(call, scope, by_binding, by_site, methods)
+            if target is not None:
+                function = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
+                self.sites.append(CallSite(call, target, function, self._enclosing_loops(scope, call)))
+
+    def _target(self, call, scope, by_binding, by_site, methods) -> TracedFunction | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            owner = self.names.lookup(func.id, scope)
+            if owner is not None:
+                return by_binding.get((id(owner), func.id))
+            return None
+        if isinstance(func, ast.Call):
+            return by_site.get(id(func))
+        if isinstance(func, ast.Attribute) and func.attr in methods:
+            if isinstance(func.value, ast.Name) and self.names.lookup(func.value.id, scope) is None:
+                return None  # an attribute of an unknown module-level name, not an instance
+            return methods[func.attr]
+        return None
+
+    # ---- loops -------------------------------------------------------------------
+    def _enclosing_loops(self, scope: Scope, call: ast.Call) -> list[Loop]:
+        body_owner = scope.node
+        table = self._loops.get(id(body_owner))
+        if table is None:
+            table = self._loops[id(body_owner)] = _loops_of_calls(body_owner)
+        return table.get(id(call), [])
+
+    def varies_in_loop(self, expr: ast.AST, loop: Loop) -> bool:
+        """Whether `expr` can change from one iteration of `loop` to the next."""
+        rebound = self._rebound.get(id(loop))
+        if rebound is None:
+            rebound = self._rebound[id(loop)] = _rebound_in(loop)
+        return any(
+            isinstance(node, ast.Name) and node.id in rebound
+            for node in _walk_expression(expr)
+        )
+
+
+def _walk_expression(expr: ast.AST):
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, FUNCTION_TYPES):
+                stack.append(child)
+
+
+def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
+    """For every call in a function (or module) body, the loops around it, outermost first."""
+    table: dict[int, list[Loop]] = {}
+    body = owner.body if not isinstance(owner, ast.Lambda) else [owner.body]
+    stack: list[tuple[ast.AST, tuple[Loop, ...]]] = [(node, ()) for node in body]
+    while stack:
+        node, loops = stack.pop()
+        if isinstance(node, FUNCTION_TYPES) or isinstance(node, ast.ClassDef):
+            continue
+        if isinstance(node, ast.Call) and loops:
+            table[id(node)] = list(loops)
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            stack.append((node.iter, loops))
+            inner = (*loops, node)
+            for child in (*node.body, node.target):
+                stack.append((child, inner))
+            for child in node.orelse:
+                stack.append((child, loops))
+            continue
+        if isinstance(node, ast.While):
+            inner = (*loops, node)
+            for child in (node.test, *node.body):
+                stack.append((child, inner))
+            for child in node.orelse:
+                stack.append((child, loops))
+            continue
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            stack.append((node.generators[0].iter, loops))
+            inner = (*loops, node)
+            for child in ast.iter_child_nodes(node):
+                if child is not node.generators[0]:
+                    stack.append((child, inner))
+            first = node.generators[0]
+            for child in (first.target, *first.ifs):
+                stack.append((child, inner))
+            continue
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, loops))
+    return table
+
+
+def _rebound_in(loop: Loop) -> frozenset[str]:
+    """Names whose value can change between iterations: targets, assignments, in-place container mutation."""
+    names: set[str] = set()
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        parts: list[ast.AST] = [loop.target, *loop.body]
+    elif isinstance(loop, ast.While):
+        parts = list(loop.body)
+    else:
+        parts = [g.target for g in loop.generators]
+    for part in parts:
+        for node in _walk_expression(part):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Subscript, ast.Attribute)):
+                base = _base_name(node.target)
+                if base:
+                    names.add(base)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, (ast.Subscript, ast.Attribute)):
+                        base = _base_name(target)
+                        if base:
+                            names.add(base)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATING_METHODS
+            ):
+                base = _base_name(node.func.value)
+                if base:
+                    names.add(base)
+    return frozenset(names)
+
+
+def _base_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
