@@ -1,0 +1,318 @@
+"""Source facts the dynamic check needs: scopes, statement spans, jit options, entry points."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+JIT_KEYWORDS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
+# Methods that mutate the object they are called on.
+MUTATORS = frozenset(
+    "append extend insert add update setdefault pop popitem remove discard clear sort reverse "
+    "__setitem__ __delitem__ put put_nowait write".split()
+)
+
+
+def first_line(node: ast.AST) -> int:
+    """The first line of a node, counting decorators (as `co_firstlineno` does)."""
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def code_key(node: ast.AST) -> tuple[str, int]:
+    """The (co_name, co_firstlineno) pair the compiled code object of a def or lambda will have."""
+    name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
+    return name, first_line(node)
+
+
+def header_span(stmt: ast.stmt) -> tuple[int, int]:
+    """Lines of a statement that are not nested statements: a def's decorators and signature, an if's test."""
+    start = first_line(stmt)
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        return start, max(stmt.lineno, body[0].lineno - 1)
+    return start, stmt.end_lineno or stmt.lineno
+
+
+@dataclass
+class JitOptions:
+    """Literal static/donate options of a `jit` call or decorator."""
+
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    is_jit: bool = False
+
+    def static_names(self, params: list[str]) -> set[str]:
+        names = set(self.static_argnames)
+        for i in self.static_argnums:
+            if -len(params) <= i < len(params):
+                names.add(params[i])
+        return names
+
+
+@dataclass
+class Source:
+    """A parsed file and the questions the dynamic check asks about it."""
+
+    path: str
+    tree: ast.Module
+    parents: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, path: str) -> "Source":
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+        src = cls(path, tree)
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                src.parents[child] = node
+        return src
+
+    # -- positions -------------------------------------------------------------------------
+
+    def statement_at(self, row: int) -> ast.stmt | None:
+        """The innermost statement whose header (not nested body) covers `row`."""
+        best = None
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.stmt):
+                lo, hi = header_span(node)
+                if lo <= row <= hi and (best is None or lo >= first_line(best)):
+                    best = node
+        return best
+
+    def span(self, row: int, end_row: int | None = None) -> set[int]:
+        """Rows that count as "the same place" as a finding: its rows and its statement's header."""
+        rows = set(range(row, (end_row or row) + 1))
+        for r in list(rows):
+            stmt = self.statement_at(r)
+            if stmt is not None:
+                lo, hi = header_span(stmt)
+                rows.update(range(lo, hi + 1))
+        return rows
+
+    def scopes(self, row: int) -> list[ast.AST]:
+        """Enclosing defs, lambdas and classes of `row`, innermost first."""
+        found = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, SCOPES) and first_line(node) <= row <= (node.end_lineno or node.lineno):
+                found.append(node)
+        return sorted(found, key=lambda n: (first_line(n), -(n.end_lineno or 0)), reverse=True)
+
+    def top_level(self, row: int) -> ast.AST | None:
+        """The module-level def or class containing `row`."""
+        for node in self.tree.body:
+            if isinstance(node, FUNCS + (ast.ClassDef,)) and first_line(node) <= row <= node.end_lineno:
+                return node
+        return None
+
+    def method_at(self, cls: ast.ClassDef, row: int) -> ast.AST | None:
+        for node in cls.body:
+            if isinstance(node, FUNCS) and first_line(node) <= row <= node.end_lineno:
+                return node
+        return None
+
+    # -- functions and their jit wrappers --------------------------------------------------
+
+    def module_function(self, name: str) -> ast.AST | None:
+        for node in self.tree.body:
+            if isinstance(node, FUNCS) and node.name == name:
+                return node
+        return None
+
+    def function_names(self) -> set[str]:
+        """Names JAX reports for this file's functions when it traces them."""
+        names = {"<lambda>"}
+        for node in ast.walk(self.tree):
+            if isinstance(node, FUNCS):
+                names.add(node.name)
+        return names
+
+    def jit_options(self, name: str) -> JitOptions:
+        """Options of the module-level binding `name`: its decorators, or the call it is assigned from."""
+        node = self.module_function(name)
+        exprs: list[ast.AST] = []
+        if node is not None:
+            exprs = list(node.decorator_list)
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+            ):
+                exprs = [stmt.value]
+        return _options_in(exprs)
+
+    def method_jit_options(self, method: ast.AST) -> JitOptions:
+        return _options_in(list(method.decorator_list))
+
+    def callers_of(self, name: str) -> list[ast.AST]:
+        """Module-level functions that mention `name`, jit-compiled ones first."""
+        found = []
+        for node in self.tree.body:
+            if isinstance(node, FUNCS) and node.name != name:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                    found.append(node)
+        return sorted(found, key=lambda n: not self.jit_options(n.name).is_jit)
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def main_block(self) -> ast.If | None:
+        """The `if __name__ == "__main__":` block, if any."""
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
+                parts = [stmt.test.left, *stmt.test.comparators]
+                names = {p.id for p in parts if isinstance(p, ast.Name)}
+                consts = {p.value for p in parts if isinstance(p, ast.Constant)}
+                if names == {"__name__"} and consts == {"__main__"}:
+                    return stmt
+        return None
+
+    def main_function(self) -> ast.AST | None:
+        """A module-level `main()` that needs no arguments."""
+        node = self.module_function("main")
+        if node is None:
+            return None
+        args = node.args
+        required = len(args.posonlyargs) + len(args.args) - len(args.defaults)
+        required += sum(1 for d in args.kw_defaults if d is None)
+        return node if required == 0 else None
+
+    # -- what a line does ------------------------------------------------------------------
+
+    def declared_codes(self, rows: set[int]) -> set[tuple[str, int]]:
+        """Code identities a line declares or wraps: a def's decorator or signature, `f = jit(g)`, lambdas."""
+        keys = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, FUNCS):
+                lo, hi = header_span(node)
+                if rows & set(range(lo, hi + 1)):
+                    keys.add(code_key(node))
+        for row in rows:
+            stmt = self.statement_at(row)
+            if stmt is None or isinstance(stmt, FUNCS + (ast.ClassDef,)):
+                continue
+            lo, hi = header_span(stmt)
+            for node in ast.walk(stmt):
+                if getattr(node, "lineno", 0) > hi:
+                    continue
+                if isinstance(node, ast.Lambda):
+                    keys.add(code_key(node))
+                elif isinstance(node, ast.Name):
+                    target = self.resolve_def(node.id, row)
+                    if target is not None:
+                        keys.add(code_key(target))
+        return keys
+
+    def resolve_def(self, name: str, row: int) -> ast.AST | None:
+        """The def that `name` refers to at `row`: in an enclosing function first, then the module."""
+        for scope in self.scopes(row):
+            if isinstance(scope, FUNCS):
+                for node in ast.walk(scope):
+                    if isinstance(node, FUNCS) and node.name == name and node is not scope:
+                        return node
+        return self.module_function(name)
+
+    def calls_at(self, row: int) -> list[ast.Call]:
+        """Calls made by the statement at `row` (not inside nested defs)."""
+        stmt = self.statement_at(row)
+        if stmt is None:
+            return []
+        lo, hi = header_span(stmt)
+        return [
+            n for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and lo <= n.lineno <= hi
+        ]
+
+    def writes_outer_state(self, row: int) -> bool:
+        """Whether the statement at `row` writes state that outlives its function call."""
+        stmt = self.statement_at(row)
+        func = next((s for s in self.scopes(row) if isinstance(s, FUNCS + (ast.Lambda,))), None)
+        if stmt is None or func is None:
+            return False
+        owned = _owned_names(func)
+        declared = _declared_outer(func)
+        targets: list[ast.AST] = []
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        elif isinstance(stmt, ast.Delete):
+            targets = stmt.targets
+        for target in targets:
+            for t in _unpack(target):
+                if isinstance(t, ast.Name) and t.id in declared:
+                    return True
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in owned:
+                    return True
+        for call in self.calls_at(row):
+            f = call.func
+            if isinstance(f, ast.Attribute) and f.attr in MUTATORS and _root(f.value) not in owned:
+                return True
+        return False
+
+
+def _options_in(exprs: list[ast.AST]) -> JitOptions:
+    opts = JitOptions()
+    for expr in exprs:
+        for node in ast.walk(expr):
+            if isinstance(node, (ast.Name, ast.Attribute)) and _last_name(node).endswith("jit"):
+                opts.is_jit = True
+            if not isinstance(node, ast.Call):
+                continue
+            for kw in node.keywords:
+                if kw.arg not in JIT_KEYWORDS:
+                    continue
+                try:
+                    value = ast.literal_eval(kw.value)
+                except ValueError:
+                    continue
+                values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+                setattr(opts, kw.arg, getattr(opts, kw.arg, ()) + values)
+    return opts
+
+
+def _last_name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _unpack(target: ast.AST):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from _unpack(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _unpack(target.value)
+    else:
+        yield target
+
+
+def _own_body(func: ast.AST):
+    """Nodes of a function, not descending into nested defs or classes."""
+    stack = list(func.body) if isinstance(func.body, list) else [func.body]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _declared_outer(func: ast.AST) -> set[str]:
+    names = set()
+    for node in _own_body(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return names
+
+
+def _owned_names(func: ast.AST) -> set[str]:
+    """Names bound inside the function to objects it created (parameters are the caller's)."""
+    declared = _declared_outer(func)
+    owned = set()
+    for node in _own_body(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in declared:
+            owned.add(node.id)
+    return owned

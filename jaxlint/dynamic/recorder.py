@@ -1,0 +1,262 @@
+"""Instrumentation of one file while JAX runs it: which lines ran, which ran while tracing, what they did."""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+import random
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+NUMPY_SAMPLERS = (
+    "random rand randn randint random_integers random_sample ranf sample choice bytes shuffle "
+    "permutation uniform normal standard_normal beta binomial chisquare dirichlet exponential f "
+    "gamma geometric gumbel hypergeometric laplace logistic lognormal logseries multinomial "
+    "multivariate_normal negative_binomial noncentral_chisquare noncentral_f pareto poisson power "
+    "rayleigh standard_cauchy standard_exponential standard_gamma standard_t triangular vonmises "
+    "wald weibull zipf"
+).split()
+PY_SAMPLERS = (
+    "random uniform randint choice choices gauss normalvariate shuffle sample randrange betavariate "
+    "expovariate gammavariate lognormvariate triangular vonmisesvariate paretovariate "
+    "weibullvariate getrandbits"
+).split()
+LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+
+ACTIVE: "Recorder | None" = None
+ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
+
+
+@dataclass
+class _Frame:
+    traced: bool
+    session: int | None
+    site: int | None
+
+
+@dataclass
+class KeyMade:
+    """One call of `jax.random.key`/`PRNGKey` from the file."""
+
+    line: int
+    seed: int | None
+    session: int | None
+
+
+class Recorder:
+    """Counts line executions of one file under `sys.settrace`, grouping traced ones by trace session.
+
+    A trace session starts when a function of the file begins running under a JAX trace called
+    from code that is not itself traced; its site is the line of that untraced caller (None when
+    the probe called it directly).
+    """
+
+    def __init__(self, path: str, trace_clean, function_names: set[str]):
+        self.path = path
+        self._clean = trace_clean
+        self._names = function_names
+        self.lines: Counter = Counter()
+        self.traced: Counter = Counter()
+        self.sessions: dict[int, set] = defaultdict(set)
+        self.session_site: dict[int, int | None] = {}
+        self.effects: dict[str, Counter] = {"io": Counter(), "rng": Counter()}
+        self.compiles: Counter = Counter()
+        self.keys: list[KeyMade] = []
+        self.warnings: list[str] = []
+        self._frames: dict[int, _Frame] = {}
+        self._next_session = 0
+
+    def __enter__(self) -> "Recorder":
+        global ACTIVE
+        ACTIVE = self
+        sys.settrace(self._on_call)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global ACTIVE
+        sys.settrace(None)
+        ACTIVE = None
+        self._frames.clear()
+
+    # -- settrace callbacks ------------------------------------------------------------------
+
+    def _user_caller(self, frame):
+        caller = frame.f_back
+        while caller is not None and caller.f_code.co_filename != self.path:
+            caller = caller.f_back
+        return caller
+
+    def _on_call(self, frame, event, arg):
+        if frame.f_code.co_filename != self.path:
+            return None
+        caller = self._user_caller(frame)
+        traced = not self._clean(frame)
+        session = site = None
+        if traced:
+            up = self._frames.get(id(caller)) if caller is not None else None
+            if up is not None and up.traced:
+                session, site = up.session, up.site
+            else:
+                site = caller.f_lineno if caller is not None else None
+                self._next_session += 1
+                session = self._next_session
+                self.session_site[session] = site
+        self._frames[id(frame)] = _Frame(traced, session, site)
+        return self._on_event
+
+    def _on_event(self, frame, event, arg):
+        if event == "line":
+            line = frame.f_lineno
+            self.lines[line] += 1
+            info = self._frames.get(id(frame))
+            if info is not None and info.traced:
+                self.traced[line] += 1
+                self.sessions[line].add(info.session)
+        elif event == "return":
+            self._frames.pop(id(frame), None)
+        return self._on_event
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _user_frames(self):
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.path:
+                yield frame
+            frame = frame.f_back
+
+    def note_effect(self, kind: str) -> None:
+        """A Python side effect (output, logging, stateful RNG) happened; credit traced lines on the stack."""
+        if self._clean(None):
+            return
+        for frame in self._user_frames():
+            info = self._frames.get(id(frame))
+            if info is not None and info.traced:
+                self.effects[kind][frame.f_lineno] += 1
+
+    def note_key(self, seed) -> None:
+        frame = next(self._user_frames(), None)
+        if frame is None:
+            return
+        info = self._frames.get(id(frame))
+        try:
+            value = int(seed)
+        except Exception:  # a tracer or an array: not a constant seed
+            value = None
+        self.keys.append(KeyMade(frame.f_lineno, value, info.session if info and info.traced else None))
+
+    def note_trace(self, fun_name: str) -> None:
+        """JAX finished tracing a jit-compiled function: count it against its untraced call site."""
+        if fun_name not in self._names:
+            return
+        frame = next(self._user_frames(), None)
+        if frame is not None:
+            info = self._frames.get(id(frame))
+            if info is not None and info.traced:
+                return  # a nested jit inside another trace
+        self.compiles[(fun_name, frame.f_lineno if frame is not None else None)] += 1
+
+
+class _Sink(io.TextIOBase):
+    """Stands in for sys.stdout/stderr: notes writes made while tracing, keeps nothing."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        if ACTIVE is not None:
+            ACTIVE.note_effect("io")
+        return len(text)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _noting(kind: str, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if ACTIVE is not None:
+            ACTIVE.note_effect(kind)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def trace_clean_function():
+    """A callable(frame) telling whether no JAX trace is in progress."""
+    import jax
+
+    try:
+        from jax._src.core import trace_state_clean
+    except ImportError:  # fall back to looking for tracers among the frame's locals
+        tracer = jax.core.Tracer
+
+        def clean(frame):
+            if frame is None:
+                return True
+            return not any(isinstance(v, tracer) for v in frame.f_locals.values())
+
+        return clean
+    return lambda frame: trace_state_clean()
+
+
+def install_hooks() -> None:
+    """Patch output, logging, stateful RNGs, key constructors and trace events to report to ACTIVE."""
+    import jax
+    import numpy as np
+
+    sys.stdout = _Sink(1)
+    sys.stderr = _Sink(2)
+    for name in LOG_METHODS:
+        setattr(logging.Logger, name, _noting("io", getattr(logging.Logger, name)))
+    for name in NUMPY_SAMPLERS:
+        if callable(getattr(np.random, name, None)):
+            setattr(np.random, name, _noting("rng", getattr(np.random, name)))
+    for name in PY_SAMPLERS:
+        setattr(random, name, _noting("rng", getattr(random, name)))
+
+    legacy, typed = jax.random.PRNGKey, jax.random.key
+
+    @functools.wraps(legacy)
+    def prng_key(seed, *args, **kwargs):
+        if ACTIVE is not None:
+            ACTIVE.note_key(seed)
+        return (typed if ROUTE_KEYS[0] else legacy)(seed, *args, **kwargs)
+
+    @functools.wraps(typed)
+    def key(seed, *args, **kwargs):
+        if ACTIVE is not None:
+            ACTIVE.note_key(seed)
+        return typed(seed, *args, **kwargs)
+
+    jax.random.PRNGKey, jax.random.key = prng_key, key
+
+    def on_event(event, duration, **kwargs):
+        if event == TRACE_EVENT and ACTIVE is not None:
+            ACTIVE.note_trace(str(kwargs.get("fun_name", "")))
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+
+    import warnings
+
+    shown = warnings.showwarning
+
+    def showwarning(message, *args, **kwargs):
+        if ACTIVE is not None:
+            ACTIVE.warnings.append(str(message))
+        return shown(message, *args, **kwargs)
+
+    warnings.showwarning = showwarning

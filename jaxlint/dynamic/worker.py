@@ -1,0 +1,215 @@
+"""The dynamic check's subprocess: loads one file under JAX, runs its code, and judges each finding.
+
+usage (from the runner): python -c BOOTSTRAP REQUEST.json RESULT.json
+The result file is rewritten after every step, so a worker killed mid-way still reports what it
+decided; the user's prints go to a sink and cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
+from jaxlint.dynamic.locate import Source
+
+MAX_PROBED_ENTRIES = 4
+MARGIN = 0.5  # seconds kept back for writing the result
+
+
+class Results:
+    """The result file: the current phase and each finding's best verdict so far."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.phase_text = "starting"
+        self.backend = ""
+        self.verdicts: dict[str, dict] = {}
+
+    def phase(self, text: str) -> None:
+        self.phase_text = text
+        self.write()
+
+    def set(self, index: int, verdict: Verdict, final: bool) -> None:
+        detail = verdict.detail if not self.backend else f"{verdict.detail} [{self.backend}]"
+        self.verdicts[str(index)] = {"status": verdict.status, "detail": detail, "final": final}
+
+    def write(self) -> None:
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts}, f)
+        os.replace(tmp, self.path)
+
+
+class Case:
+    """One finding being decided: its target and the verdicts gathered from runs so far."""
+
+    def __init__(self, index: int, target: Target):
+        self.index = index
+        self.target = target
+        self.verdicts: list[tuple[Verdict, bool]] = []  # (verdict, from the user's own program)
+
+    def add(self, verdict: Verdict, faithful: bool) -> None:
+        self.verdicts.append((verdict, faithful))
+
+    @property
+    def confirmed(self) -> bool:
+        return any(v.status == CONFIRMED for v, _ in self.verdicts)
+
+    @property
+    def decided(self) -> bool:
+        return any(v.status != INCONCLUSIVE for v, _ in self.verdicts)
+
+    def best(self) -> Verdict:
+        for v, _ in self.verdicts:
+            if v.status == CONFIRMED:
+                return v
+        negative = [(v, faithful) for v, faithful in self.verdicts if v.status == NOT_REPRODUCED]
+        if negative:
+            return max(negative, key=lambda p: p[1])[0]
+        reasons = list(dict.fromkeys(v.detail for v, _ in self.verdicts))
+        return Verdict(INCONCLUSIVE, "; ".join(reasons[:3]) or "nothing was run")
+
+
+class Worker:
+    """Decides a file's findings: import, then probes of the enclosing callables, then the entry point."""
+
+    def __init__(self, request: dict, results: Results):
+        from jaxlint.dynamic.runs import Executor
+
+        self.path = request["path"]
+        self.results = results
+        source = Source.parse(self.path)
+        deadline = time.monotonic() + max(1.0, request["timeout"] - MARGIN)
+        self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline)
+        self.cases = [
+            Case(f["index"], Target(
+                code=f["code"], row=f["row"], span=source.span(f["row"], f.get("end_row")),
+                declared=source.declared_codes(source.span(f["row"], f.get("end_row"))),
+                writes_state=source.writes_outer_state(f["row"]), source=source,
+            ))
+            for f in request["findings"]
+        ]
+
+    def run(self) -> None:
+        for case in self.cases:
+            self.guard(case, self.import_pass)
+        for case in self.cases:
+            if not case.confirmed:
+                self.guard(case, self.probe_pass)
+            self.results.set(case.index, case.best(), final=case.confirmed)
+        self.results.write()
+        for case in self.cases:
+            if not case.confirmed:
+                self.guard(case, self.entry_pass)
+            self.results.set(case.index, case.best(), final=True)
+            self.results.write()
+
+    def guard(self, case: Case, step) -> None:
+        """Run one step for a finding; a failure of the check itself only affects that finding."""
+        try:
+            step(case)
+        except Exception as exc:  # noqa: BLE001 - reported as this finding's verdict
+            case.add(Verdict(INCONCLUSIVE, f"the dynamic check failed: {type(exc).__name__}: {exc}"), False)
+
+    def import_pass(self, case: Case) -> None:
+        keys = case.target.category == 2
+        self.results.phase("importing the module")
+        self.ex.module(keys)
+        run = self.ex.import_runs[keys]
+        verdict = judge(case.target, run)
+        if verdict.status != INCONCLUSIVE or run.failure is not None:
+            case.add(verdict, True)
+
+    def probe_pass(self, case: Case) -> None:
+        t = case.target
+        keys = t.category == 2
+        for n, entry in enumerate(self.ex.entries(t.row)):
+            if n >= MAX_PROBED_ENTRIES or self.ex.time_left() < 2:
+                return
+            self.results.phase(f"{entry.label} with synthesized arguments")
+            for profile in (0, 1):
+                run = self.ex.probe(entry, keys, profile, eager=False)
+                verdict = judge(t, run)
+                if verdict.needs_reference:
+                    verdict = judge(t, run, self.ex.probe(entry, keys, profile, eager=True))
+                case.add(verdict, False)
+                if case.confirmed:
+                    return
+                if run.setup or _reached(t, run):
+                    break
+            if keys and (_reached(t, run) or _key_failure(run)):
+                case.add(judge(t, self.ex.probe(entry, keys, profile, eager=True)), False)
+            if case.decided:
+                return
+
+    def entry_pass(self, case: Case) -> None:
+        t = case.target
+        keys = t.category == 2
+        label = self.ex.entry_label()
+        if label is None:
+            if not case.decided:
+                case.add(Verdict(INCONCLUSIVE, "the file has no main() or __main__ block to run"), False)
+            return
+        self.results.phase(label)
+        run = self.ex.entry_run(keys, eager=False)
+        verdict = judge(t, run)
+        if verdict.needs_reference:
+            self.results.phase(f"{label} under jax.disable_jit()")
+            verdict = judge(t, run, self.ex.entry_run(keys, eager=True))
+        case.add(verdict, True)
+        if keys and not case.confirmed and (_reached(t, run) or _key_failure(run)):
+            self.results.phase(f"{label} under jax.disable_jit()")
+            case.add(judge(t, self.ex.entry_run(keys, eager=True)), True)
+
+
+def _reached(t: Target, run) -> bool:
+    return run.rec is not None and any(run.rec.lines.get(line) for line in t.span)
+
+
+def _key_failure(run) -> bool:
+    return run.failure is not None and "KeyReuseError" in run.failure.classes
+
+
+def _prepare(request: dict) -> None:
+    """Make the process look like the user running their file from the project root."""
+    path, root = request["path"], request["root"]
+    sys.argv = [path]
+    for entry in (root, os.path.dirname(path)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    os.chdir(root)
+
+
+def main(argv: list[str]) -> None:
+    request_path, result_path = argv
+    with open(request_path, encoding="utf-8") as f:
+        request = json.load(f)
+    results = Results(result_path)
+    results.phase("starting JAX")
+    try:
+        import jax
+
+        results.backend = jax.default_backend()
+    except Exception as exc:  # noqa: BLE001 - no JAX, or the requested backend is missing
+        _give_up(request, results, f"JAX could not start: {type(exc).__name__}: {exc}")
+    from jaxlint.dynamic.recorder import install_hooks
+
+    _prepare(request)
+    install_hooks()
+    try:
+        worker = Worker(request, results)
+    except (SyntaxError, ValueError, OSError) as exc:
+        _give_up(request, results, f"the file could not be read: {type(exc).__name__}: {exc}")
+    worker.run()
+    results.phase("done")
+    os._exit(0)  # skip the user's atexit handlers and non-daemon threads
+
+
+def _give_up(request: dict, results: Results, reason: str) -> None:
+    for f in request["findings"]:
+        results.set(f["index"], Verdict(INCONCLUSIVE, reason), final=True)
+    results.phase("done")
+    os._exit(0)
