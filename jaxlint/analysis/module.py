@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.tracing import Context, Discovery, TracedFunction, discover, STAGED
+from jaxlint.analysis.tracing import ANY_KEYWORD, Context, Discovery, TracedFunction, discover, STAGED
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -141,6 +141,8 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
 def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
     if param.arg in root.bound_keywords:
         return STATIC
+    if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
+        return UNKNOWN  # partial(f, **kwargs) may bind it
     if param.arg in root.static_params or param.arg in root.unbatched_params:
         return STATIC if param.arg in root.static_params else UNKNOWN
     annotation = _annotation_kind(param.annotation, names)
@@ -152,7 +154,7 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if has_default(fn, param):
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
-    return TRACED
+    return TRACED_ARRAY if root.context.staged else TRACED
 
 
 def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:

@@ -234,6 +234,18 @@ class Names:
             return None
         return owner.defs[expr.id]
 
+    def rebinding(self, expr: ast.Name, scope: Scope | None = None) -> ast.expr | None:
+        """For a def that is later rebound (`f = jax.jit(f)`), the last assignment before this use."""
+        if scope is None:
+            scope = self.read_scope.get(id(expr), self.module)
+        owner = self.lookup(expr.id, scope)
+        if owner is None or expr.id not in owner.defs:
+            return None
+        before = [v for v in owner.assigned.get(expr.id, ()) if v.lineno < expr.lineno]
+        if not before or before[-1].lineno < owner.defs[expr.id].lineno:
+            return None
+        return before[-1]
+
     def assignments(self, expr: ast.Name, scope: Scope | None = None) -> list[ast.expr]:
         """The values assigned to a plain name in the scope that binds it."""
         if scope is None:

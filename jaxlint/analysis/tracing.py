@@ -90,6 +90,7 @@ class Bound:
 
 
 NOTHING_BOUND = Bound(0, frozenset())
+ANY_KEYWORD = "**"  # partial(f, **kwargs): any keyword may be bound
 
 
 @dataclass
@@ -173,6 +174,10 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         yield expr, [], NOTHING_BOUND
         return
     if isinstance(expr, ast.Name):
+        rebinding = names.rebinding(expr, scope)
+        if isinstance(rebinding, ast.Call):
+            yield from _wrapped_functions(rebinding, names, scope, depth + 1)
+            return
         definition = names.definition(expr, scope)
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield definition, [], NOTHING_BOUND
@@ -189,7 +194,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
     if isinstance(expr, ast.Call):
         callee = names.qualname(expr.func, scope)
         if callee in PARTIAL and expr.args:
-            keywords = frozenset(k.arg for k in expr.keywords if k.arg)
+            keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
                 yield fn, inner, Bound(bound.positional + len(expr.args) - 1, bound.keywords | keywords)
             return

@@ -464,9 +464,11 @@ class _FunctionRun:
         base = self.eval(node.value, env)
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
-        if base.traced and (base.array or node.attr in _ARRAY_VIEW_ATTRIBUTES):
+        if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at")
         if base.traced:
+            # An array has no other data attributes: this is a pytree node, whose fields
+            # may be static (dataclass metadata, equinox static fields).
             return UNKNOWN
         if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             # Methods of the same class stay followable.

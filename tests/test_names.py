@@ -1,0 +1,103 @@
+"""Name resolution: every import style, aliases, `functools.partial`, and shadowing."""
+
+import ast
+import textwrap
+
+import pytest
+
+from jaxlint.analysis.names import Names
+from jaxlint.analysis.tracing import transform_of
+
+
+def resolve(source: str, expression_line: int = -1) -> str | None:
+    """Qualified name of the expression on the last line of `source`."""
+    tree = ast.parse(textwrap.dedent(source))
+    names = Names(tree)
+    stmt = tree.body[expression_line]
+    while isinstance(stmt, (ast.FunctionDef,)):
+        stmt = stmt.body[-1]
+    expr = stmt.value
+    return names.qualname(expr)
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("import jax\njax.numpy.where", "jax.numpy.where"),
+        ("import jax.numpy as jnp\njnp.where", "jax.numpy.where"),
+        ("from jax import numpy as jnp\njnp.where", "jax.numpy.where"),
+        ("import jax.numpy\njax.numpy.where", "jax.numpy.where"),
+        ("from jax.numpy import where\nwhere", "jax.numpy.where"),
+        ("from jax.numpy import where as w\nw", "jax.numpy.where"),
+        ("from jax import lax\nlax.scan", "jax.lax.scan"),
+        ("from jax import random as jr\njr.split", "jax.random.split"),
+        ("import jax\njit = jax.jit\njit", "jax.jit"),
+        ("import jax\njax.tree_map", "jax.tree_util.tree_map"),
+        ("import jax\njax.tree.map", "jax.tree_util.tree_map"),
+        ("from jax.experimental.shard_map import shard_map\nshard_map", "jax.shard_map"),
+        ("import numpy as np\nnp.random.normal", "numpy.random.normal"),
+        ("range", "builtins.range"),
+        ("from . import jnp\njnp.where", None),
+        ("import jax.numpy as jnp\njnp = 3\njnp", None),
+        ("import numpy as np\ndef f(np):\n    return np.sum", None),
+        ("import numpy as np\ndef f():\n    np = object()\n    return np.sum", None),
+        ("import numpy as np\ndef f():\n    return np.sum", "numpy.sum"),
+        ("def f():\n    import jax.numpy as jnp\n    return jnp.sum", "jax.numpy.sum"),
+        ("unknown_name.attr", None),
+    ],
+)
+def test_qualified_names(source, expected):
+    assert resolve(source) == expected
+
+
+def test_class_scope_is_not_visible_from_methods():
+    source = """
+    import jax.numpy as jnp
+    class A:
+        jnp = None
+        def f(self):
+            return jnp.sum
+    """
+    tree = ast.parse(textwrap.dedent(source))
+    names = Names(tree)
+    ret = tree.body[1].body[1].body[0]
+    assert names.qualname(ret.value) == "jax.numpy.sum"
+
+
+@pytest.mark.parametrize(
+    "decorator,name,keywords",
+    [
+        ("jax.jit", "jax.jit", []),
+        ("jit", "jax.jit", []),
+        ("partial(jax.jit, static_argnums=(1,))", "jax.jit", ["static_argnums"]),
+        ("functools.partial(jax.jit, static_argnames='cfg')", "jax.jit", ["static_argnames"]),
+        ("jax.jit(static_argnames=('n',))", "jax.jit", ["static_argnames"]),
+        ("eqx.filter_jit", "equinox.filter_jit", []),
+        ("nnx.jit", "flax.nnx.jit", []),
+        ("jax.vmap", "jax.vmap", []),
+        ("partial(jax.vmap, in_axes=(0, None))", "jax.vmap", ["in_axes"]),
+        ("functools.lru_cache", None, None),
+    ],
+)
+def test_transforms_through_aliases_and_partial(decorator, name, keywords):
+    source = f"""
+    import functools
+    from functools import partial
+    import jax
+    from jax import jit
+    import equinox as eqx
+    from flax import nnx
+
+    @{decorator}
+    def f(x, n):
+        return x
+    """
+    tree = ast.parse(textwrap.dedent(source))
+    names = Names(tree)
+    fn = tree.body[-1]
+    transform = transform_of(fn.decorator_list[0], names)
+    if name is None:
+        assert transform is None
+    else:
+        assert transform.name == name
+        assert sorted(transform.keywords) == keywords

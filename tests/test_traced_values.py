@@ -1,0 +1,173 @@
+"""Traced-code discovery and the TRACED/STATIC/UNKNOWN value analysis, on small modules."""
+
+import ast
+import textwrap
+
+import pytest
+
+from jaxlint.analysis.module import ModuleFacts
+from jaxlint.source import Source
+
+PRELUDE = """
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+"""
+
+
+def facts(body: str) -> ModuleFacts:
+    return ModuleFacts(Source.parse(PRELUDE + textwrap.dedent(body)))
+
+
+def value_of(module: ModuleFacts, text: str):
+    """The analysed value of the (last) expression whose source is `text`."""
+    found = None
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.expr) and ast.unparse(node) == text:
+            found = node
+    assert found is not None, text
+    value = module.value(found)
+    return None if value is None else value.trace.name
+
+
+def contexts(module: ModuleFacts) -> dict[str, tuple[bool, bool]]:
+    return {getattr(fn, "name", "lambda"): (ctx.abstract, ctx.staged) for fn, ctx in module.traced_functions()}
+
+
+def test_decorators_wrapping_and_nesting_give_contexts():
+    m = facts("""
+    @jax.jit
+    def a(x): return x
+    def b(x): return x
+    b_jit = jax.jit(b)
+    def c(x): return x
+    grad_c = jax.grad(c)
+    def d(x): return x
+    dd = jax.jit(jax.grad(d))
+    @jax.vmap
+    def e(x): return x
+    def f(x):
+        def body(carry, _):
+            return carry, carry
+        return lax.scan(body, x, None, length=3)
+    """)
+    assert contexts(m) == {
+        "a": (True, True), "b": (True, True), "c": (False, False), "d": (True, True),
+        "e": (True, False), "body": (True, True),
+    }
+
+
+def test_static_arguments_and_defaults():
+    m = facts("""
+    @partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+    def f(x, n, mode, scale=1.0, *, flag=False):
+        a = x + 1
+        b = n + 1
+        c = mode
+        d = scale
+        e = flag
+        return a
+    """)
+    assert value_of(m, "x + 1") == "TRACED"
+    assert value_of(m, "n + 1") == "STATIC"
+    assert value_of(m, "mode") == "STATIC"
+    assert value_of(m, "scale") == "UNKNOWN"  # a default stays a Python value unless passed
+    assert value_of(m, "flag") == "UNKNOWN"
+
+
+def test_metadata_is_static_and_jnp_results_are_traced():
+    m = facts("""
+    W = np.ones(3)
+    @jax.jit
+    def f(x):
+        n = x.shape[0]
+        k = len(x)
+        t = x.dtype
+        y = jnp.arange(4)
+        z = W * 2
+        for i in range(x.shape[0]):
+            q = i + 1
+        return x.sum()
+    """)
+    assert value_of(m, "x.shape[0]") == "STATIC"
+    assert value_of(m, "len(x)") == "STATIC"
+    assert value_of(m, "x.dtype") == "STATIC"
+    assert value_of(m, "jnp.arange(4)") == "TRACED"  # staged even with constant inputs
+    assert value_of(m, "W * 2") == "STATIC"  # module globals are constants at trace time
+    assert value_of(m, "i + 1") == "STATIC"
+    assert value_of(m, "x.sum()") == "TRACED"
+
+
+def test_helpers_closures_and_control_flow_bodies():
+    m = facts("""
+    def helper(v, k):
+        return v * k
+    @jax.jit
+    def f(x, y):
+        norm = jnp.linalg.norm(x)
+        scaled = jax.tree_util.tree_map(lambda g: g / norm, y)
+        out = helper(x, 2)
+        r = lax.cond(norm > 1, lambda u: u * norm, lambda u: u, x)
+        return out
+    """)
+    assert value_of(m, "v * k") == "TRACED"
+    assert value_of(m, "g / norm") == "TRACED"
+    assert value_of(m, "u * norm") == "TRACED"
+
+
+def test_unknown_calls_stay_unknown_and_unpacking_keeps_traces():
+    m = facts("""
+    @jax.jit
+    def f(params, x):
+        h = model.apply(params, x)
+        loss, g = jax.value_and_grad(lambda w: (w ** 2).sum())(x)
+        n, d = x.shape
+        return h
+    """)
+    assert value_of(m, "model.apply(params, x)") == "UNKNOWN"
+    assert value_of(m, "loss") == "TRACED"
+    assert value_of(m, "n") == "STATIC"
+
+
+def test_branches_merge_and_loops_reach_a_fixed_point():
+    m = facts("""
+    @jax.jit
+    def f(x, flag: bool = False):
+        total = 0.0
+        for row in x:
+            total = total + row
+        after = total
+        return after
+    """)
+    assert value_of(m, "after") == "TRACED"
+
+
+def test_eager_code_has_no_values():
+    m = facts("""
+    def f(x):
+        return jnp.sum(x)
+    """)
+    assert value_of(m, "jnp.sum(x)") is None
+
+
+@pytest.mark.parametrize("annotation", ["jax.Array", "jnp.ndarray"])
+def test_framework_methods_trace_only_array_arguments(annotation):
+    m = facts(f"""
+    import flax.linen as nn
+    class Block(nn.Module):
+        features: int
+        @nn.compact
+        def __call__(self, x: {annotation}, train: bool = False, mask=None):
+            a = x.sum()
+            b = self.features + 1
+            c = train
+            d = mask
+            return a
+    """)
+    assert value_of(m, "x.sum()") == "TRACED"
+    assert value_of(m, "self.features + 1") in ("STATIC", "UNKNOWN")
+    assert value_of(m, "train") == "STATIC"
+    assert value_of(m, "mask") == "UNKNOWN"
