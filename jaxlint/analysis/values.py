@@ -121,7 +121,7 @@ _BOOLEAN_FUNCTIONS = frozenset({
 })
 _STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
-_MAX_ANALYSES = 4000
+_MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 _MAX_DEPTH = 6
 
 
@@ -177,7 +177,9 @@ class ValueAnalysis:
         cached = self._memo.get(key)
         if cached is not None:
             return cached
-        if id(fn) in self._active or self._count >= _MAX_ANALYSES or depth > _MAX_DEPTH:
+        if depth == 0:
+            self._count = 0
+        if id(fn) in self._active or self._count >= _MAX_ANALYSES_PER_ENTRY or depth > _MAX_DEPTH:
             return UNKNOWN
         self._count += 1
         self._active.add(id(fn))
