@@ -108,12 +108,14 @@ class Cache:
     def lookup(self, path: str, stat: os.stat_result) -> tuple[list[Finding] | None, str | None]:
         """(findings, None) when the file's size and mtime are unchanged; else (None, digest last seen or None)."""
         entry = self._entries.get(path)
-        if entry is None:
-            return None, None
-        if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
-            self._touched.add(path)
-            return [_load(row, path) for row in entry[3]], None
-        return None, entry[2]
+        try:
+            if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+                findings = [_load(row, path) for row in entry[3]]
+                self._touched.add(path)
+                return findings, None
+            return None, str(entry[2])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None, None  # no entry, or one this build cannot read: lint the file afresh
 
     def cached_findings(self, path: str) -> list[Finding]:
         return [_load(row, path) for row in self._entries[path][3]]

@@ -309,3 +309,32 @@ def test_startup_imports_neither_libcst_nor_jax(make_files):
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_unexpected_exception_is_exit_2_with_a_message(cli, make_files, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("discovery bug")
+
+    monkeypatch.setattr("jaxlint.cli.discover", broken)
+    make_files({"a.py": "x = 1\n"})
+    out = cli("check")
+    assert out.code == 2
+    assert "internal error: RuntimeError: discovery bug" in out.stderr
+
+
+def test_unwritable_cache_only_warns(cli, make_files, test_rules):
+    make_files({"a.py": "import jax\nprint(1)\n", "blocker": "a file where the cache folder should go\n"})
+    out = cli("check", "--cache-dir", "blocker/cache", "--output-format", "json")
+    assert out.code == 1
+    assert codes(out) == ["JAX098"]
+    assert "cannot write the cache" in out.stderr
+
+
+def test_corrupt_cache_is_ignored(cli, make_files, test_rules, tmp_path):
+    make_files({"a.py": "import jax\nprint(1)\n"})
+    first = cli("check", "--output-format", "json").json
+    (cache_file,) = (tmp_path / ".jaxlint_cache").glob("*/*.json")
+    cache_file.write_text('{"%s": [1, 2, 3, [["JAX098"]]]}' % (tmp_path / "a.py"))
+    assert cli("check", "--output-format", "json").json == first
+    cache_file.write_text("not json")
+    assert cli("check", "--output-format", "json").json == first
