@@ -81,3 +81,8 @@ class Source:
 
     def segment(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.text, node) or ""
+
+    def snippet(self, node: ast.AST, width: int = 40) -> str:
+        """The node's source on one line, shortened for a message."""
+        text = " ".join(self.segment(node).split())
+        return text if len(text) <= width else text[: width - 1] + "…"

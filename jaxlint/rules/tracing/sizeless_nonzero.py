@@ -38,6 +38,13 @@ class SizelessNonzero(Rule):
             (idx,) = jnp.nonzero(mask)  # JAX111
             return idx
         """,
+        """
+        import jax
+
+        @jax.jit
+        def positive(x):
+            return x.nonzero()  # JAX111
+        """,
     )
     good = (
         """
@@ -70,7 +77,13 @@ class SizelessNonzero(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.body(fn):
-                if not isinstance(node, ast.Call) or not node.args:
+                if not isinstance(node, ast.Call):
+                    continue
+                if _method_nonzero(module, node):
+                    report(node, "`.nonzero()` without `size=` has a data-dependent output shape; use "
+                                 "`jnp.nonzero(x, size=k, fill_value=...)`")
+                    continue
+                if not node.args:
                     continue
                 name = module.qualname(node.func)
                 one_arg_where = name == "jax.numpy.where" and len(node.args) == 1 and not node.keywords
@@ -84,3 +97,13 @@ class SizelessNonzero(Rule):
                     f"`jnp.{func}` without `size=` has a data-dependent output shape; pass `size=` "
                     "(and `fill_value=`)" + (", or use `jnp.where(cond, x, y)`" if one_arg_where else ""),
                 )
+
+
+def _method_nonzero(module, call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "nonzero"
+        and module.qualname(call.func) is None
+        and not any(k.arg == "size" for k in call.keywords)
+        and module.is_abstract(call.func.value)
+    )

@@ -64,6 +64,7 @@ class TracedAssert(Rule):
                 if isinstance(node, ast.Assert) and module.is_abstract_array(node.test):
                     report(
                         node.test,
-                        "`assert` on a traced value cannot be checked while tracing; "
+                        f"`assert` on traced value `{module.source.snippet(node.test)}` cannot be checked "
+                        "while tracing; "
                         "use `checkify.check(cond, msg)` (jax.experimental.checkify) or assert on shapes only",
                     )

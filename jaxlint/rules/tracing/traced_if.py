@@ -143,7 +143,8 @@ class TracedIf(Rule):
                     kind = "conditional expression" if isinstance(node, ast.IfExp) else "`if`"
                     report(
                         node.test,
-                        f"Python {kind} on a traced value: JAX cannot choose a branch while tracing; "
+                        f"Python {kind} on traced value `{module.source.snippet(node.test)}`: JAX cannot "
+                        "choose a branch while tracing; "
                         "use `jnp.where(cond, a, b)` or `jax.lax.cond(cond, true_fn, false_fn, ...)`, "
                         "or make the value static",
                     )

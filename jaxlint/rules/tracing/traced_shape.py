@@ -41,7 +41,8 @@ class TracedShape(Rule):
     what = """
         Checks for array constructors and reshapes (`jnp.zeros(n)`, `jnp.arange(n)`,
         `jnp.linspace(a, b, n)`, `x.reshape(n, -1)`, `jax.random.normal(key, (n,))`,
-        `jax.nn.one_hot(x, n)`, …) whose shape or size argument is a traced value.
+        `jax.nn.one_hot(x, n)`, `jnp.repeat(x, n)` without `total_repeat_length`, …) whose
+        shape or size argument is a traced value.
         """
     why = """
         XLA compiles for fixed shapes: every shape must be a concrete Python integer when the
@@ -115,7 +116,8 @@ class TracedShape(Rule):
                     if module.is_abstract(arg):
                         report(
                             arg,
-                            "array shape from a traced value: shapes must be static while tracing; "
+                            f"array shape from traced value `{module.source.snippet(arg)}`: shapes must be "
+                            "static while tracing; "
                             "make it a static argument (`static_argnames`), use `x.shape`, or pad to a "
                             "fixed size and mask",
                         )
@@ -124,7 +126,11 @@ class TracedShape(Rule):
 
 def _shape_arguments(module, call: ast.Call):
     name = module.qualname(call.func)
-    if name in _SHAPE_ARGS:
+    if name == "jax.numpy.repeat" and not any(k.arg == "total_repeat_length" for k in call.keywords):
+        # Traced repeat counts are fine once the output length is given.
+        if len(call.args) > 1:
+            yield call.args[1]
+    elif name in _SHAPE_ARGS:
         keywords = {k.arg: k.value for k in call.keywords}
         for index, keyword in _SHAPE_ARGS[name]:
             if index is not None and index < len(call.args):

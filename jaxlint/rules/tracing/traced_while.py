@@ -91,6 +91,7 @@ class TracedWhile(Rule):
                 if isinstance(node, ast.While) and module.is_abstract_array(node.test):
                     report(
                         node.test,
-                        "Python `while` on a traced condition: the loop cannot be traced; "
+                        f"Python `while` on traced condition `{module.source.snippet(node.test)}`: "
+                        "the loop cannot be traced; "
                         "use `jax.lax.while_loop(cond_fun, body_fun, init)`",
                     )
