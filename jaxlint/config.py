@@ -78,7 +78,6 @@ class Config:
     """Everything a run is configured with; `root` is the project root that relative patterns start from."""
 
     root: Path
-    path: Path | None = None
     selection: Selection = field(default_factory=Selection)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: list[str] = field(default_factory=list)
@@ -148,7 +147,7 @@ def load_config(path: Path | None, *, search_from: Path, isolated: bool = False)
         where = f"[tool.jaxlint] of {path}"
     else:
         where = str(path)
-    config = Config(root=path.parent, path=path)
+    config = Config(root=path.parent)
     apply_settings(config, data, where)
     return config
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -76,11 +75,9 @@ class PathPatterns:
         self.root = str(root)
         names, paths = [], []
         for pattern in patterns:
-            pattern = pattern.removeprefix("./")
-            if "/" in pattern.rstrip("/"):
-                paths.append(glob_to_regex(pattern.rstrip("/"), braces=True))
-            else:
-                names.append(glob_to_regex(pattern.rstrip("/"), braces=True))
+            pattern = pattern.removeprefix("./").rstrip("/")
+            regex = f"(?:{glob_to_regex(pattern, braces=True)})"
+            (paths if "/" in pattern else names).append(regex)
         self._name = re.compile("|".join(names)) if names else None
         self._path = re.compile("|".join(paths)) if paths else None
 
@@ -167,8 +164,7 @@ def parse_gitignore(text: str, base: str) -> Gitignore:
     return Gitignore(base, tuple(rules))
 
 
-@lru_cache(maxsize=None)
-def load_gitignore(directory: str) -> Gitignore | None:
+def read_gitignore(directory: str) -> Gitignore | None:
     """The .gitignore in `directory` (and, at a repository's top, .git/info/exclude), if any."""
     texts = []
     for name in (".git/info/exclude", ".gitignore"):
@@ -190,22 +186,6 @@ def _ignored(stack: tuple[Gitignore, ...], path: str, name: str, is_dir: bool) -
         if decision is not None:
             return decision
     return False
-
-
-def _enclosing_gitignores(directory: str) -> tuple[Gitignore, ...]:
-    """The .gitignore files of the folders above `directory`, up to the repository's top (if in one)."""
-    parents = []
-    current = directory
-    while True:
-        parent = os.path.dirname(current)
-        if os.path.exists(os.path.join(current, ".git")) or parent == current:
-            break
-        current = parent
-        parents.append(current)
-    if not os.path.exists(os.path.join(current, ".git")):
-        return ()  # outside a repository only the walked folders' own .gitignore files count
-    found = (load_gitignore(d) for d in reversed(parents))
-    return tuple(g for g in found if g is not None)
 
 
 # ---------------------------------------------------------------- discovery
@@ -233,64 +213,81 @@ def discover(
     excludes to them too (pre-commit names every changed file). Folders are walked, skipping
     excluded and gitignored entries; symlinked folders are followed once, so loops end.
     """
-    patterns = PathPatterns(excludes, root)
-    files: dict[str, None] = {}
+    walker = _Walker(PathPatterns(excludes, root), respect_gitignore)
     missing: list[tuple[str, str]] = []
-    seen_dirs: set[tuple[int, int]] = set()
     for given in paths:
         path = os.path.abspath(given)
-        if force_exclude and patterns and patterns.match_any_parent(path):
+        if force_exclude and walker.patterns and walker.patterns.match_any_parent(path):
             continue
         if os.path.isdir(path):
-            stack = _enclosing_gitignores(path) if respect_gitignore else ()
-            _walk(path, stack, patterns, respect_gitignore, seen_dirs, files)
+            walker.walk(path)
         elif os.path.exists(path):
-            files[path] = None
+            walker.files[path] = None
         else:
             missing.append((path, "No such file or directory"))
-    return Discovery(sorted(files), missing)
+    return Discovery(sorted(walker.files), missing)
 
 
-def _walk(
-    top: str,
-    stack: tuple[Gitignore, ...],
-    patterns: PathPatterns,
-    respect_gitignore: bool,
-    seen_dirs: set[tuple[int, int]],
-    files: dict[str, None],
-) -> None:
-    pending = [(top, stack)]
-    while pending:
-        directory, stack = pending.pop()
-        try:
-            info = os.stat(directory)
-        except OSError:
-            continue
-        if (info.st_dev, info.st_ino) in seen_dirs:
-            continue
-        seen_dirs.add((info.st_dev, info.st_ino))
-        if respect_gitignore:
-            local = load_gitignore(directory)
-            if local is not None:
-                stack = stack + (local,)
-        try:
-            with os.scandir(directory) as entries:
-                entries = list(entries)
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
+class _Walker:
+    """One discovery's state: the files found, the folders seen (by device and inode), the .gitignore files read."""
+
+    def __init__(self, patterns: PathPatterns, respect_gitignore: bool):
+        self.patterns = patterns
+        self.respect_gitignore = respect_gitignore
+        self.files: dict[str, None] = {}
+        self._seen_dirs: set[tuple[int, int]] = set()
+        self._gitignores: dict[str, Gitignore | None] = {}
+
+    def _gitignore(self, directory: str) -> Gitignore | None:
+        if directory not in self._gitignores:
+            self._gitignores[directory] = read_gitignore(directory)
+        return self._gitignores[directory]
+
+    def _enclosing(self, directory: str) -> tuple[Gitignore, ...]:
+        """The .gitignore files of the folders above `directory`, up to its repository's top (if in one)."""
+        parents = []
+        current = directory
+        while not os.path.exists(os.path.join(current, ".git")):
+            parent = os.path.dirname(current)
+            if parent == current:
+                return ()  # outside a repository only the walked folders' own .gitignore files count
+            current = parent
+            parents.append(current)
+        found = (self._gitignore(d) for d in reversed(parents))
+        return tuple(g for g in found if g is not None)
+
+    def walk(self, top: str) -> None:
+        pending = [(top, self._enclosing(top) if self.respect_gitignore else ())]
+        while pending:
+            directory, stack = pending.pop()
             try:
-                is_dir = entry.is_dir()
+                info = os.stat(directory)
             except OSError:
                 continue
-            if not is_dir and not name.endswith(SUFFIXES):
+            if (info.st_dev, info.st_ino) in self._seen_dirs:
                 continue
-            if patterns and patterns.match(entry.path):
+            self._seen_dirs.add((info.st_dev, info.st_ino))
+            local = self._gitignore(directory) if self.respect_gitignore else None
+            if local is not None:
+                stack = stack + (local,)
+            try:
+                with os.scandir(directory) as scan:
+                    entries = list(scan)
+            except OSError:
                 continue
-            if stack and _ignored(stack, entry.path, name, is_dir):
-                continue
-            if is_dir:
-                pending.append((entry.path, stack))
-            elif entry.is_file():
-                files[entry.path] = None
+            for entry in entries:
+                name = entry.name
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    continue
+                if not is_dir and not name.endswith(SUFFIXES):
+                    continue
+                if self.patterns and self.patterns.match(entry.path):
+                    continue
+                if stack and _ignored(stack, entry.path, name, is_dir):
+                    continue
+                if is_dir:
+                    pending.append((entry.path, stack))
+                elif entry.is_file():
+                    self.files[entry.path] = None

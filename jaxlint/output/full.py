@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
 from jaxlint.output import Report, headline, location
@@ -13,7 +11,6 @@ CONTEXT = 2  # lines shown above and below the finding, as ruff shows
 TAB = 4
 
 
-@lru_cache(maxsize=64)
 def _lines(path: str, cell: int | None) -> tuple[str, ...]:
     """The lines of the file (or notebook cell) a finding is in; empty when it cannot be read."""
     try:
@@ -55,9 +52,13 @@ def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
 
 def render(findings: list[Finding], report: Report) -> str:
     blocks = []
+    sources: dict[tuple[str, int | None], tuple[str, ...]] = {}  # findings come grouped by file: read each once
     for f in findings:
         out = [f"{location(f)}: {headline(f, report)}"]
-        snippet = _snippet(f, _lines(f.path, f.cell))
+        key = (f.path, f.cell)
+        if key not in sources:
+            sources[key] = _lines(f.path, f.cell)
+        snippet = _snippet(f, sources[key])
         out.extend(snippet)
         indent = " " * (len(snippet[0]) - 1) if snippet else "  "
         if f.fix is not None:
