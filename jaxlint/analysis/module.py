@@ -148,6 +148,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY
+    if root.framework_method and annotation is None and not has_default(fn, param):
+        return TRACED
     if root.framework_method or root.filtering:
         # Framework methods and filtering jits: only arrays are traced.
         return STATIC if annotation == "python" else UNKNOWN
