@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
+
+import click
 
 import jaxlint
 from jaxlint.findings import Edit, Finding, Fix, Position
@@ -139,7 +140,7 @@ class Cache:
                 json.dump(entries, handle, separators=(",", ":"))
             os.replace(temporary, self.file)
         except OSError as exc:
-            print(f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", file=sys.stderr)
+            click.echo(f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", err=True)
 
     def _prepare(self) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,10 @@ from typing import Any, Callable, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - exercised on older interpreters only
+else:  # Python 3.9 and 3.10
     import tomli as tomllib
+
+import click
 
 from jaxlint.linter import PARSE_ERROR_CODE
 
@@ -157,7 +159,7 @@ def apply_settings(config: Config, data: dict[str, Any], where: str) -> None:
     for key, value in data.items():
         setting = _SETTINGS.get(key)
         if setting is None:
-            print(f"warning: unknown key `{key}` in {where}", file=sys.stderr)
+            click.echo(f"warning: unknown key `{key}` in {where}", err=True)
             continue
         check, store = setting
         try:

@@ -81,8 +81,13 @@ def cli(monkeypatch, tmp_path):
     """Run `jaxlint ARGS...` in-process with the working folder set to `tmp_path`."""
     monkeypatch.chdir(tmp_path)
 
+    try:
+        runner = CliRunner(mix_stderr=False)
+    except TypeError:  # click 8.2 and later always keep stderr apart
+        runner = CliRunner()
+
     def run(*args: str) -> Outcome:
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = runner.invoke(main, list(args), catch_exceptions=False)
         return Outcome(result.exit_code, result.stdout, result.stderr)
 
     return run
