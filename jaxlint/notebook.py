@@ -16,7 +16,10 @@ from jaxlint.source import SourceError
 # Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3"}
 # IPython syntax that is not Python: `%magic`, `!shell`, `?help`, `x = !cmd`, `x = %magic`, `obj?`.
-_IPYTHON_LINE = re.compile(r"\s*(?:[%!?]|[\w.,\s]+=\s*[%!]|[\w.]+\?\??\s*$)")
+# A magic is `%` then a name and a shell line `!` then anything but `=`, so that a continuation
+# line starting with Python's `% args` or `!= y` is left alone.
+_MAGIC = r"(?:%{1,2}[A-Za-z_]|![^=])"
+_IPYTHON_LINE = re.compile(rf"\s*(?:{_MAGIC}|\?|[\w.,\s]+=\s*{_MAGIC}|[\w.]+\?\??\s*$)")
 
 
 def _blank_ipython(lines: list[str]) -> list[str]:

@@ -83,3 +83,9 @@ def test_diff_shows_cells(cli, make_files, test_rules, tmp_path):
     assert "--- n.ipynb:cell 3\n+++ n.ipynb:cell 3\n" in out.stdout
     assert "-print(2)\n+jax.debug.print(2)\n" in out.stdout
     assert (tmp_path / "n.ipynb").read_text() == NOTEBOOK
+
+
+def test_python_lines_that_look_like_magics_are_kept(cli, make_files, test_rules):
+    cell = "import jax\nx = ('%d'\n     % 3)\nok = (x\n      != 'y')\nprint(x)\n"
+    make_files({"n.ipynb": notebook(("code", cell))})
+    assert [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json").json] == [("JAX098", 6)]
