@@ -8,8 +8,8 @@ import inspect
 import math
 import re
 
-# Array shapes tried in turn when a probe fails before reaching the finding's line.
-SHAPES = ((3, 3), (3,))
+# Array shapes tried in turn when a probe fails before (or at) the finding's line for another reason.
+SHAPES = ((3, 3), (3,), ())
 JAXTYPING_DTYPES = {
     "float": "float32", "inexact": "float32", "real": "float32", "num": "float32",
     "shaped": "float32", "bfloat": "bfloat16", "int": "int32", "integer": "int32",
@@ -20,7 +20,7 @@ KEY_TYPES = {"PRNGKey", "PRNGKeyArray", "KeyArray"}
 KEY_NAMES = re.compile(r"(key|rng|prng\w*|\w+_key|key_\w+|\w+_rng|rng_\w+|subkey|dropout_rng)")
 KEYS_NAMES = re.compile(r"(keys|\w+_keys|rngs)")
 INT_NAMES = re.compile(
-    r"(n|m|k|num|n_\w+|num_\w+|\w+_size|size|\w*steps|\w+_len|len_\w+|length|\w+_length|dim|\w+_dim|"
+    r"(n|m|k|i|j|num|n_\w+|num_\w+|\w+_size|size|\w*steps|\w+_len|len_\w+|length|\w+_length|dim|\w+_dim|"
     r"dims|axis|count|capacity|depth|width|height|\w*iters|epochs?|index|\w+_index|step|rank|"
     r"horizon|window|seq_len|max_len|batch)"
 )
@@ -28,7 +28,8 @@ SEED_NAMES = re.compile(r"(seed|\w+_seed)")
 FLOAT_NAMES = re.compile(
     r"(lr|learning_rate|rate|\w+_rate|eps|epsilon|temperature|temp|tau|gamma|beta|alpha|lam|"
     r"lambda_|tol|\w+_tol|threshold|thresh|scale|\w+_scale|sigma|std|dt|step_size|momentum|decay|"
-    r"weight_decay|margin|delta|p|prob|\w+_prob|dropout|max_norm|clip|\w+_coef|coef|noise_level)"
+    r"weight_decay|margin|delta|p|prob|\w+_prob|dropout|max_norm|clip|\w+_coef|coef|noise_level|limit|"
+    r"\w+_limit|bound|cap|max_\w+|min_\w+)"
 )
 BOOL_NAMES = re.compile(r"(training|train|is_\w+|use_\w+|deterministic|verbose|inference|return_\w+|debug)")
 INT_ARRAY_NAMES = re.compile(

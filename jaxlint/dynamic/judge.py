@@ -52,7 +52,7 @@ class Target:
 def judge(t: Target, run: Run, ref: Run | None = None) -> Verdict:
     """The verdict one run (with its jit-less reference, when there is one) gives a finding."""
     if run.setup:
-        return Verdict(INCONCLUSIVE, f"{run.doing}: {run.setup}")
+        return _say(INCONCLUSIVE, run, run.setup)
     decide = {1: _tracing, 2: _randomness, 3: _jit_arguments, 4: _purity, 5: _recompilation}[t.category]
     return decide(t, run, ref) or _fallback(t, run)
 
@@ -61,57 +61,60 @@ def judge(t: Target, run: Run, ref: Run | None = None) -> Verdict:
 
 
 def _tracing(t: Target, run: Run, ref: Run | None) -> Verdict | None:
+    for f in _failures(run):
+        if _is_tracer_error(f) and f.innermost_lines() & t.span:
+            return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
     f = run.failure
-    if f and _is_tracer_error(f) and f.innermost_lines() & t.span:
-        return _confirmed(f"JAX raised {f.type} at line {t.row} {run.doing}: {f.message}")
     traced = _most(run.rec.traced, t.span)
     if traced and not (f and f.line in t.span):
-        return Verdict(NOT_REPRODUCED, f"line {t.row} ran {_times(traced)} under a JAX trace {run.doing} without error")
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(traced)} under a JAX trace without error")
     return None
 
 
 def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     f = run.failure
     if f and "KeyReuseError" in f.classes and _key_reuse_lines(f) & t.span:
-        return _confirmed(f"JAX's key-reuse checker raised KeyReuseError {f.where()} {run.doing}: {f.message}")
+        return _say(CONFIRMED, run, f"JAX's key-reuse checker raised KeyReuseError {f.where()}: {f.message}")
     made = _constant_key(t, run)
     if made:
-        return _confirmed(made)
+        return _say(CONFIRMED, run, made)
     effect = _side_effect(t, run, ref, ("rng",))
     if effect is not None and (effect.status == CONFIRMED or effect.needs_reference):
         return effect
     ran = _most(run.rec.lines, t.span)
     if ran and not (f and f.line in t.span) and (run.faithful or run.transformed or _most(run.rec.traced, t.span)):
-        return Verdict(NOT_REPRODUCED, f"line {t.row} ran {_times(ran)} {run.doing} with JAX's key-reuse "
-                                       f"checker on; no key was reused there")
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} with JAX's key-reuse checker on "
+                                         f"and no key was reused there")
     return None
 
 
 def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
-    f = run.failure
-    if f and f.type in ("ValueError", "TypeError") and JIT_ARG_WORDS.search(f.message):
-        synthesized_value = not run.faithful and "hashable" in f.message
-        if not synthesized_value and _failure_is_about(t, run, f):
-            return _confirmed(f"JAX raised {f.type} {f.where()} {run.doing}: {f.message}")
-    if f and "has been deleted" in f.message and (f.line in t.span or _donated_here(t, f)):
-        return _confirmed(f"a donated buffer was used after the call: {f.type} {f.where()} {run.doing}: {f.message}")
+    for f in _failures(run):
+        if f.type in ("ValueError", "TypeError") and JIT_ARG_WORDS.search(f.message):
+            synthesized_value = not run.faithful and "hashable" in f.message
+            if not synthesized_value and _failure_is_about(t, run, f):
+                return _say(CONFIRMED, run, f"JAX raised {f.type} {f.where()}: {f.message}")
+        if "has been deleted" in f.message and (f.line in t.span or _donated_here(t, f)):
+            return _say(CONFIRMED, run, f"a donated buffer was used after the call: {f.type} {f.where()}: "
+                                        f"{f.message}")
     if any("donated buffers were not usable" in w for w in run.rec.warnings):
-        return Verdict(INCONCLUSIVE, f"the backend did not donate the buffers {run.doing} (donation is "
-                                     f"ignored there), so reuse after donation cannot be observed")
+        return _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
+                                       "cannot be observed there")
     return _recompiles(t, run)
 
 
 def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
-    f = run.failure
-    if f and f.line in t.span:
-        if f.type == "TypeError" and re.search(r"item assignment|immutable", f.message):
-            return _confirmed(f"JAX raised TypeError at line {t.row} {run.doing}: {f.message}")
-        if "UnexpectedTracerError" in f.classes or "Leaked trace" in f.text:
-            return _confirmed(f"JAX raised {f.type} at line {t.row} {run.doing}: {f.message}")
-    if f and "UnexpectedTracerError" in f.classes:
-        created = {int(m) for m in re.findall(re.escape(t.source.path) + r":(\d+)", f.text)}
-        if created & t.span:
-            return _confirmed(f"a tracer from line {t.row} escaped its trace: {f.type} {f.where()} {run.doing}")
+    for f in _failures(run):
+        if f.line in t.span:
+            if f.type == "TypeError" and re.search(r"item assignment|immutable", f.message):
+                return _say(CONFIRMED, run, f"JAX raised TypeError at line {t.row}: {f.message}")
+            if "UnexpectedTracerError" in f.classes or "Leaked trace" in f.text:
+                return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
+        if "UnexpectedTracerError" in f.classes:
+            created = {int(m) for m in re.findall(re.escape(t.source.path) + r":(\d+)", f.text)}
+            if created & t.span:
+                return _say(CONFIRMED, run, f"a tracer made at line {t.row} escaped its trace: JAX raised "
+                                            f"{f.type} {f.where()}")
     return _side_effect(t, run, ref, ("io", "state"))
 
 
@@ -121,11 +124,14 @@ def _recompilation(t: Target, run: Run, ref: Run | None) -> Verdict | None:
         return verdict
     sessions = set().union(*(run.rec.sessions.get(line, set()) for line in t.span))
     traced = _most(run.rec.traced, t.span)
-    if sessions and traced / len(sessions) >= UNROLL:
-        per = traced // len(sessions)
-        return _confirmed(f"line {t.row} ran {per} times within a single trace {run.doing}: "
-                          f"the Python loop is unrolled into the compiled program")
-    return verdict
+    if not sessions:
+        return verdict
+    per = traced // len(sessions)
+    if per >= UNROLL:
+        return _say(CONFIRMED, run, f"line {t.row} ran {per} times within a single trace: the Python loop is "
+                                    f"unrolled into the compiled program")
+    return verdict or _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(per)} per trace and nothing "
+                                                f"recompiled")
 
 
 def _fallback(t: Target, run: Run) -> Verdict:
@@ -133,18 +139,17 @@ def _fallback(t: Target, run: Run) -> Verdict:
     f = run.failure
     ran = _most(run.rec.lines, t.span)
     if f and f.line in t.span:
-        return Verdict(INCONCLUSIVE, f"{run.doing} raised {f.type} at line {t.row} for another reason: {f.message}")
+        return _say(INCONCLUSIVE, run, f"line {t.row} raised {f.type} for another reason: {f.message}")
     if not ran:
         if f:
-            return Verdict(INCONCLUSIVE, f"{run.doing} stopped with {f.type} {f.where()} before line {t.row} "
-                                         f"ran: {f.message}")
-        return Verdict(INCONCLUSIVE, f"line {t.row} never ran {run.doing}")
+            return _say(INCONCLUSIVE, run, f"{f.type} {f.where()} before line {t.row} ran: {f.message}")
+        return _say(INCONCLUSIVE, run, f"line {t.row} never ran")
     if not _most(run.rec.traced, t.span):
         if run.faithful and t.category in (1, 4):
-            return Verdict(NOT_REPRODUCED, f"line {t.row} ran {_times(ran)} {run.doing}, never under a JAX "
-                                           f"trace, so Python saw concrete values")
-        return Verdict(INCONCLUSIVE, f"line {t.row} ran only outside JAX transformations {run.doing}")
-    return Verdict(INCONCLUSIVE, f"line {t.row} ran {run.doing} but showed nothing to judge by")
+            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)}, never under a JAX trace, so "
+                                             f"Python saw concrete values")
+        return _say(INCONCLUSIVE, run, f"line {t.row} ran only outside JAX transformations")
+    return _say(INCONCLUSIVE, run, f"line {t.row} ran but showed nothing to judge by")
 
 
 # -- evidence -------------------------------------------------------------------------------
@@ -168,16 +173,17 @@ def _side_effect(t: Target, run: Run, ref: Run | None, kinds: tuple[str, ...]) -
     if not witness:
         if "rng" in kinds:
             return None  # randomness findings are also about keys: let the key evidence speak
-        return Verdict(NOT_REPRODUCED, f"line {t.row} ran under a JAX trace {run.doing} but did nothing outside "
-                                       f"the traced computation (no output, logging or outside write)")
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran under a JAX trace but did nothing outside the "
+                                         f"traced computation (no output, logging or outside write)")
     if only is None:
-        return Verdict(INCONCLUSIVE, f"line {t.row} ran while tracing {run.doing}; it was not called "
-                                     f"often enough to tell", needs_reference=ref is None)
+        verdict = _say(INCONCLUSIVE, run, f"line {t.row} ran while tracing, too few times to tell whether "
+                                          f"it runs on every call")
+        verdict.needs_reference = ref is None
+        return verdict
     if only:
-        return _confirmed(f"line {t.row} ran only while JAX traced ({how}) {run.doing}, and {witness[0]}: "
-                          f"the effect is skipped on cached calls")
-    return Verdict(NOT_REPRODUCED, f"line {t.row} ran on every call ({how}) {run.doing}: JAX re-traced it "
-                                   f"each time")
+        return _say(CONFIRMED, run, f"line {t.row} ran only while JAX traced ({how}) and {witness[0]}, so "
+                                    f"cached calls skip it")
+    return _say(NOT_REPRODUCED, run, f"line {t.row} ran on every call ({how}): JAX re-traced it each time")
 
 
 def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]:
@@ -189,7 +195,7 @@ def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]
     for site, traces in sites.items():
         calls = _site_calls(t, run, site)
         if traces < calls:
-            return True, f"traced in {traces} of {calls} calls" + (f" from line {site}" if site else "")
+            return True, f"traced in {traces} of {_calls(calls)}" + (f" from line {site[1]}" if site else "")
     if ref is not None and not ref.setup:
         jit_runs, eager_runs = _most(rec.lines, t.span), _most(ref.rec.lines, t.span)
         if eager_runs > jit_runs:
@@ -200,26 +206,31 @@ def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]
 
 
 def _recompiles(t: Target, run: Run) -> Verdict | None:
-    """The compile count of a jitted function called from (or declared at) the finding's line."""
+    """The compile count of a jitted function called from the finding's line, or declared there."""
     if not run.faithful:
         return None
-    groups = [
-        (name, site, n) for (name, site), n in run.rec.compiles.items()
-        if (site is not None and site in t.span) or name in t.declared_names
-    ]
+    rec = run.rec
+    groups = {(name, site): n for (name, site), n in rec.compiles.items() if site is not None and site[1] in t.span}
+    for (name, first, site), sessions in rec.roots.items():
+        if (name, first) in t.declared and rec.compiles.get((name, site)):
+            groups[(name, site)] = min(sessions, rec.compiles[(name, site)])
     seen = []
-    for name, site, n in sorted(groups, key=lambda g: -g[2]):
+    for (name, site), n in sorted(groups.items(), key=lambda g: -g[1]):
         calls = _site_calls(t, run, site)
-        where = f"in {calls} calls from line {site}" if site else f"in {calls} calls"
+        where = f"in {_calls(calls)} from line {site[1]}" if site else f"in {_calls(calls)}"
         if n >= MIN_RECOMPILES and 2 * n > calls:
-            return _confirmed(f"JAX compiled {name} {_times(n)} {where} {run.doing}")
+            return _say(CONFIRMED, run, f"JAX compiled {name} {_times(n)} {where}")
         seen.append(f"{name} {_times(n)} {where}")
     if not seen:
-        if t.declared_names and run.failure is None:
-            return Verdict(INCONCLUSIVE, f"{', '.join(sorted(t.declared_names))} was never compiled {run.doing}")
+        if t.declared_names:
+            return None if run.failure else _say(
+                INCONCLUSIVE, run, f"{', '.join(sorted(t.declared_names))} was never compiled")
+        ran = _most(rec.lines, t.span)
+        if ran and not _most(rec.traced, t.span):
+            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} and started no new jit compile")
         return None
-    stopped = f", then it stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
-    return Verdict(NOT_REPRODUCED, f"JAX compiled {'; '.join(seen[:2])} {run.doing}{stopped}")
+    stopped = f", then the run stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
+    return _say(NOT_REPRODUCED, run, f"JAX compiled {'; '.join(seen[:2])}{stopped}")
 
 
 def _constant_key(t: Target, run: Run) -> str | None:
@@ -233,14 +244,14 @@ def _constant_key(t: Target, run: Run) -> str | None:
             eager[k.seed] = eager.get(k.seed, 0) + 1
     for seed, n in eager.items():
         if n >= 2:
-            return f"line {t.row} made the same PRNG key (seed {seed}) {n} times {run.doing}: each call draws the same numbers"
+            return f"line {t.row} made the same PRNG key (seed {seed}) {n} times: each call draws the same numbers"
     for k in made:
         if k.session is not None:
             site = run.rec.session_site[k.session]
             calls = _site_calls(t, run, site)
             if calls >= 2 and calls > len({m.session for m in made if m.session is not None}):
-                return (f"line {t.row} made a PRNG key from constant seed {k.seed} while tracing {run.doing}; the "
-                        f"compiled function reuses that key on all {calls} calls")
+                return (f"line {t.row} made a PRNG key from constant seed {k.seed} while tracing; the compiled "
+                        f"function reuses that key on all {calls} calls")
     return None
 
 
@@ -289,15 +300,18 @@ def _failure_is_about(t: Target, run: Run, f: Failure) -> bool:
 
 
 def _donated_here(t: Target, f: Failure) -> bool:
-    """A deleted array in the failing frame was passed to a call on the finding's line."""
+    """A deleted array in the failing frame was passed, under the same name, to a call on the
+    finding's line and that name was not rebound before the failing line."""
     if not f.frames:
         return False
-    frame = f.frames[-1][1]
+    line, frame = f.frames[-1]
     deleted = {name for name, v in frame.f_locals.items() if _is_deleted(v)}
-    for row in t.span:
+    for row in sorted(t.span):
         for call in t.source.calls_at(row):
-            if any(isinstance(a, ast.Name) and a.id in deleted for a in call.args):
-                return True
+            for arg in call.args:
+                if isinstance(arg, ast.Name) and arg.id in deleted and row < line \
+                        and not t.source.rebound_between(arg.id, row, line):
+                    return True
     return False
 
 
@@ -337,13 +351,14 @@ def _frozen(run: Run, ref: Run) -> bool:
             and len(ref.outputs) >= 2 and not same(ref.outputs[0], ref.outputs[1]))
 
 
-def _site_calls(t: Target, run: Run, site: int | None) -> int:
-    """How often the statement at a call site ran (the probe's own calls when site is None)."""
+def _site_calls(t: Target, run: Run, site: tuple | None) -> int:
+    """How often the statement at a call site ran in its own frame (the probe's calls when None)."""
     if site is None:
         return run.calls
-    stmt = t.source.statement_at(site)
-    lo, hi = header_span(stmt) if stmt is not None else (site, site)
-    return max(run.rec.lines.get(line, 0) for line in range(lo, hi + 1))
+    code, line = site
+    stmt = t.source.statement_at(line)
+    lo, hi = header_span(stmt) if stmt is not None else (line, line)
+    return max(run.rec.code_lines.get((code, n), 0) for n in range(lo, hi + 1))
 
 
 def _is_tracer_error(f: Failure) -> bool:
@@ -354,6 +369,10 @@ def _is_tracer_error(f: Failure) -> bool:
     )
 
 
+def _failures(run: Run) -> list[Failure]:
+    return run.failure.all() if run.failure else []
+
+
 def _most(counter, lines) -> int:
     return max((counter.get(line, 0) for line in lines), default=0)
 
@@ -362,5 +381,10 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _confirmed(detail: str) -> Verdict:
-    return Verdict(CONFIRMED, detail)
+def _calls(n: int) -> str:
+    return "1 call" if n == 1 else f"{n} calls"
+
+
+def _say(status: str, run: Run, event: str) -> Verdict:
+    """A verdict whose detail is what happened, then how the code was run."""
+    return Verdict(status, f"{event} ({run.doing})")

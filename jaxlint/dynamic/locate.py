@@ -181,7 +181,8 @@ class Source:
     # -- what a line does ------------------------------------------------------------------
 
     def declared_codes(self, rows: set[int]) -> set[tuple[str, int]]:
-        """Code identities a line declares or wraps: a def's decorator or signature, `f = jit(g)`, lambdas."""
+        """Code identities a line declares or wraps: a def's decorators or signature, the function
+        handed to a wrapper as in `f = jax.jit(g)`, lambdas. Functions merely called do not count."""
         keys = set()
         for node in ast.walk(self.tree):
             if isinstance(node, FUNCS):
@@ -194,15 +195,25 @@ class Source:
                 continue
             lo, hi = header_span(stmt)
             for node in ast.walk(stmt):
-                if getattr(node, "lineno", 0) > hi:
+                if not lo <= getattr(node, "lineno", lo) <= hi:
                     continue
                 if isinstance(node, ast.Lambda):
                     keys.add(code_key(node))
-                elif isinstance(node, ast.Name):
-                    target = self.resolve_def(node.id, row)
-                    if target is not None:
-                        keys.add(code_key(target))
+                elif isinstance(node, ast.Call):
+                    for arg in node.args:
+                        target = self.resolve_def(arg.id, row) if isinstance(arg, ast.Name) else None
+                        if target is not None:
+                            keys.add(code_key(target))
         return keys
+
+    def rebound_between(self, name: str, start: int, stop: int) -> bool:
+        """Whether `name` is assigned on lines start..stop-1 of the scope around `start`."""
+        scope = next((s for s in self.scopes(start) if isinstance(s, FUNCS)), self.tree)
+        return any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            and start <= n.lineno < stop
+            for n in ast.walk(scope)
+        )
 
     def resolve_def(self, name: str, row: int) -> ast.AST | None:
         """The def that `name` refers to at `row`: in an enclosing function first, then the module."""

@@ -34,7 +34,7 @@ ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the
 class _Frame:
     traced: bool
     session: int | None
-    site: int | None
+    site: tuple | None  # (code, line) of the untraced caller that started the trace session
 
 
 @dataclass
@@ -50,8 +50,9 @@ class Recorder:
     """Counts line executions of one file under `sys.settrace`, grouping traced ones by trace session.
 
     A trace session starts when a function of the file begins running under a JAX trace called
-    from code that is not itself traced; its site is the line of that untraced caller (None when
-    the probe called it directly).
+    from code that is not itself traced; its site is (code, line) of that untraced caller (None
+    when the probe called it directly). Lines are also counted per code object, so a call site's
+    count is not inflated by a lambda defined on the same line.
     """
 
     def __init__(self, path: str, trace_clean, function_names: set[str]):
@@ -59,11 +60,13 @@ class Recorder:
         self._clean = trace_clean
         self._names = function_names
         self.lines: Counter = Counter()
+        self.code_lines: Counter = Counter()  # (code, line) -> executions
         self.traced: Counter = Counter()
         self.sessions: dict[int, set] = defaultdict(set)
-        self.session_site: dict[int, int | None] = {}
+        self.session_site: dict[int, tuple | None] = {}
         self.effects: dict[str, Counter] = {"io": Counter(), "rng": Counter()}
-        self.compiles: Counter = Counter()
+        self.compiles: Counter = Counter()  # (fun_name, site) -> jit traces JAX reported
+        self.roots: Counter = Counter()  # (co_name, co_firstlineno, site) -> trace sessions started
         self.keys: list[KeyMade] = []
         self.warnings: list[str] = []
         self._frames: dict[int, _Frame] = {}
@@ -100,10 +103,11 @@ class Recorder:
             if up is not None and up.traced:
                 session, site = up.session, up.site
             else:
-                site = caller.f_lineno if caller is not None else None
+                site = (caller.f_code, caller.f_lineno) if caller is not None else None
                 self._next_session += 1
                 session = self._next_session
                 self.session_site[session] = site
+                self.roots[(frame.f_code.co_name, frame.f_code.co_firstlineno, site)] += 1
         self._frames[id(frame)] = _Frame(traced, session, site)
         return self._on_event
 
@@ -111,6 +115,7 @@ class Recorder:
         if event == "line":
             line = frame.f_lineno
             self.lines[line] += 1
+            self.code_lines[(frame.f_code, line)] += 1
             info = self._frames.get(id(frame))
             if info is not None and info.traced:
                 self.traced[line] += 1
@@ -157,7 +162,7 @@ class Recorder:
             info = self._frames.get(id(frame))
             if info is not None and info.traced:
                 return  # a nested jit inside another trace
-        self.compiles[(fun_name, frame.f_lineno if frame is not None else None)] += 1
+        self.compiles[(fun_name, (frame.f_code, frame.f_lineno) if frame is not None else None)] += 1
 
 
 class _Sink(io.TextIOBase):

@@ -9,9 +9,11 @@ import importlib
 import importlib.util
 import itertools
 import os
+import signal
 import sys
 import time
 import traceback
+import types
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -20,6 +22,26 @@ from jaxlint.dynamic.arguments import Synthesizer, Unbuildable, annotations_of, 
 from jaxlint.dynamic.locate import Source, code_key
 
 _unique = itertools.count()
+
+
+class RunTimeout(BaseException):
+    """The time given to one run of user code ran out (a BaseException, so user code cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Interrupt the code in the block with RunTimeout after `seconds` (main thread only)."""
+
+    def expire(signum, frame):
+        raise RunTimeout(f"the time limit of {seconds:.0f}s ran out")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass
@@ -31,7 +53,15 @@ class Failure:
     message: str  # the first line
     text: str  # the whole message, truncated
     frames: list[tuple[int, FrameType]]  # this file's frames in the traceback, outermost first
-    causes: list[list[int]]  # this file's lines in each chained exception's traceback
+    chain: list["Failure"]  # the exceptions it was raised from or during, nearest first
+
+    @property
+    def causes(self) -> list[list[int]]:
+        """This file's lines in each chained exception's traceback."""
+        return [[line for line, _ in c.frames] for c in self.chain]
+
+    def all(self) -> list["Failure"]:
+        return [self, *self.chain]
 
     @property
     def line(self) -> int | None:
@@ -43,7 +73,7 @@ class Failure:
         return lines
 
     def where(self) -> str:
-        return f"at line {self.line}" if self.frames else "at the call"
+        return f"at line {self.line}" if self.frames else "when called"
 
 
 @dataclass
@@ -60,10 +90,11 @@ class Run:
     calls: int = 0  # calls the probe made
     outputs: list = field(default_factory=list)
     entry_key: tuple | None = None  # (co_name, co_firstlineno) of the probed function
+    backend: str = ""
 
     @property
     def doing(self) -> str:
-        return self.label + (" under jax.disable_jit()" if self.eager else "")
+        return self.label + (" under jax.disable_jit()" if self.eager else "") + f" on {self.backend}"
 
 
 @dataclass
@@ -79,23 +110,24 @@ class Entry:
     factory_names: list[str] = field(default_factory=list)
 
 
-def capture(exc: BaseException, path: str) -> Failure:
+def capture(exc: BaseException, path: str, chained: bool = True) -> Failure:
+    """The failure, with the exceptions chained to it (JAX's "source of the operation" among them)."""
     frames = []
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == path:
             frames.append((tb.tb_lineno, tb.tb_frame))
         tb = tb.tb_next
-    causes, seen = [], {id(exc)}
-    chained = exc.__cause__ or exc.__context__
-    while chained is not None and id(chained) not in seen and len(causes) < 5:
-        seen.add(id(chained))
-        causes.append([f.lineno for f in traceback.extract_tb(chained.__traceback__) if f.filename == path])
-        chained = chained.__cause__ or chained.__context__
+    chain, seen = [], {id(exc)}
+    link = (exc.__cause__ or exc.__context__) if chained else None
+    while link is not None and id(link) not in seen and len(chain) < 5:
+        seen.add(id(link))
+        chain.append(capture(link, path, chained=False))
+        link = link.__cause__ or link.__context__
     text = f"the code called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc).strip()
     message = text.splitlines()[0][:200] if text else ""
-    mro = tuple(k.__name__ for k in type(exc).__mro__)
-    return Failure(type(exc).__name__, mro, message, text[:4000], frames, causes)
+    classes = tuple(k.__name__ for k in type(exc).__mro__)
+    return Failure(type(exc).__name__, classes, message, text[:4000], frames, chain)
 
 
 def unwrap_codes(obj, limit: int = 8) -> list:
@@ -120,10 +152,12 @@ def unwrap_codes(obj, limit: int = 8) -> list:
 class Executor:
     """Loads the target file and runs parts of it, each under a fresh Recorder."""
 
-    def __init__(self, path: str, source: Source, settings: dict, project_root: str, deadline: float):
+    def __init__(self, path: str, source: Source, settings: dict, project_root: str, deadline: float,
+                 backend: str):
         import jax
 
         self.jax = jax
+        self.backend = backend
         self.path = path
         self.source = source
         self.settings = settings
@@ -141,6 +175,10 @@ class Executor:
 
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
+
+    def probe_budget(self) -> float:
+        """Seconds one probe may take: enough for a compile, never the whole file's share."""
+        return max(2.0, min(self.time_left() / 2, 20.0))
 
     @contextlib.contextmanager
     def mode(self, keys: bool, eager: bool):
@@ -175,9 +213,9 @@ class Executor:
     def module(self, keys: bool):
         """The module loaded with key checking on or off (None when the import failed)."""
         if keys not in self.import_runs:
-            run = Run("importing the module", faithful=True, rec=self.recorder())
+            run = Run("importing the module", faithful=True, rec=self.recorder(), backend=self.backend)
             module = None
-            with self.mode(keys, eager=False), run.rec:
+            with time_limit(self.time_left()), self.mode(keys, eager=False), run.rec:
                 try:
                     module = self._load()
                 except BaseException as exc:
@@ -202,13 +240,13 @@ class Executor:
             return None
         if (keys, eager) in self._entries:
             return self._entries[(keys, eager)]
-        run = Run(label, faithful=True, eager=eager, rec=self.recorder())
+        run = Run(label, faithful=True, eager=eager, rec=self.recorder(), backend=self.backend)
         self._entries[(keys, eager)] = run
         if self.time_left() < 1:
             run.setup = "not run: the time limit was used up"
             return run
         block = self.source.main_block()
-        with self.mode(keys, eager), run.rec:
+        with time_limit(self.time_left()), self.mode(keys, eager), run.rec:
             try:
                 module = self._load()
                 if block is not None:
@@ -261,7 +299,7 @@ class Executor:
                     name=name,
                     node=node,
                     static=opts.static_names(params),
-                    transformed=len(codes) > 1 or opts.is_jit or value is not codes[0],
+                    transformed=len(codes) > 1 or opts.is_jit or not isinstance(value, types.FunctionType),
                     factory_names=self._factory_names(name),
                 ))
         found.sort(key=lambda e: (not self.source.jit_options(e.name).is_jit, not e.transformed))
@@ -292,7 +330,7 @@ class Executor:
             return self._probes[cache_key]
         run = Run(f"{entry.label} with synthesized arguments", faithful=False,
                   transformed=entry.transformed, eager=eager, rec=self.recorder(),
-                  entry_key=code_key(entry.node))
+                  entry_key=code_key(entry.node), backend=self.backend)
         self._probes[cache_key] = run
         module = self.module(keys)
         if module is None:
@@ -302,7 +340,7 @@ class Executor:
             run.setup = "not run: the time limit was used up"
             return run
         synth = Synthesizer(profile, typed_keys=keys)
-        with self.mode(keys, eager), run.rec:
+        with time_limit(self.probe_budget()), self.mode(keys, eager), run.rec:
             try:
                 target, skip = self._target(module, entry, synth)
             except BaseException as exc:

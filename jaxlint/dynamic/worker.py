@@ -12,11 +12,12 @@ import os
 import sys
 import time
 
+from jaxlint.dynamic.arguments import SHAPES
 from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
 from jaxlint.dynamic.locate import Source
 
 MAX_PROBED_ENTRIES = 4
-MARGIN = 0.5  # seconds kept back for writing the result
+MARGIN = 1.0  # seconds kept back for writing the result before the runner's own time limit
 
 
 class Results:
@@ -33,8 +34,7 @@ class Results:
         self.write()
 
     def set(self, index: int, verdict: Verdict, final: bool) -> None:
-        detail = verdict.detail if not self.backend else f"{verdict.detail} [{self.backend}]"
-        self.verdicts[str(index)] = {"status": verdict.status, "detail": detail, "final": final}
+        self.verdicts[str(index)] = {"status": verdict.status, "detail": verdict.detail, "final": final}
 
     def write(self) -> None:
         tmp = self.path + ".tmp"
@@ -76,14 +76,14 @@ class Case:
 class Worker:
     """Decides a file's findings: import, then probes of the enclosing callables, then the entry point."""
 
-    def __init__(self, request: dict, results: Results):
+    def __init__(self, request: dict, results: Results, deadline: float):
         from jaxlint.dynamic.runs import Executor
 
         self.path = request["path"]
         self.results = results
         source = Source.parse(self.path)
-        deadline = time.monotonic() + max(1.0, request["timeout"] - MARGIN)
-        self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline)
+        self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline,
+                           results.backend)
         self.cases = [
             Case(f["index"], Target(
                 code=f["code"], row=f["row"], span=source.span(f["row"], f.get("end_row")),
@@ -130,7 +130,7 @@ class Worker:
             if n >= MAX_PROBED_ENTRIES or self.ex.time_left() < 2:
                 return
             self.results.phase(f"{entry.label} with synthesized arguments")
-            for profile in (0, 1):
+            for profile in range(len(SHAPES)):
                 run = self.ex.probe(entry, keys, profile, eager=False)
                 verdict = judge(t, run)
                 if verdict.needs_reference:
@@ -138,7 +138,7 @@ class Worker:
                 case.add(verdict, False)
                 if case.confirmed:
                     return
-                if run.setup or _reached(t, run):
+                if run.setup or verdict.status != INCONCLUSIVE or (_reached(t, run) and not run.failure):
                     break
             if keys and (_reached(t, run) or _key_failure(run)):
                 case.add(judge(t, self.ex.probe(entry, keys, profile, eager=True)), False)
@@ -184,9 +184,11 @@ def _prepare(request: dict) -> None:
 
 
 def main(argv: list[str]) -> None:
+    started = time.monotonic()
     request_path, result_path = argv
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
+    deadline = started + max(1.0, request["timeout"] - MARGIN)
     results = Results(result_path)
     results.phase("starting JAX")
     try:
@@ -200,7 +202,7 @@ def main(argv: list[str]) -> None:
     _prepare(request)
     install_hooks()
     try:
-        worker = Worker(request, results)
+        worker = Worker(request, results, deadline)
     except (SyntaxError, ValueError, OSError) as exc:
         _give_up(request, results, f"the file could not be read: {type(exc).__name__}: {exc}")
     worker.run()
