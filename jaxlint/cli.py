@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from functools import wraps
@@ -54,6 +55,10 @@ def _guard(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except ConfigError as exc:
             raise Failure(str(exc)) from None
+        except BrokenPipeError:
+            # The reader went away (`jaxlint check | head`): stop quietly, as other command-line tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
         except Exception as exc:
