@@ -22,12 +22,13 @@ _FILE = re.compile(r"#\s*(?P<tool>jaxlint|flake8)\s*:\s*(?i:noqa)\b")
 _CODES = re.compile(r":\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)")
 _CODE = re.compile(r"[A-Z]+[0-9]+")
 
+
 def _parse(comment: str) -> tuple[bool, frozenset[str] | None, bool]:
     """(is a directive, codes or ALL, is file-level) for one comment's text.
 
     `# noqa:` followed by no valid code is malformed and suppresses nothing (ruff warns of it).
     """
-    match = _FILE.search(comment)
+    match = _FILE.match(comment)  # a file-level directive is the whole comment, not a mention inside one
     file_level = match is not None
     if match is None:
         match = _LINE.search(comment)
@@ -37,7 +38,7 @@ def _parse(comment: str) -> tuple[bool, frozenset[str] | None, bool]:
     if not rest.lstrip().startswith(":"):
         return True, ALL, file_level
     if file_level and match.group("tool") == "flake8":
-        return False, ALL, False  # flake8 ignores its file-level directive when codes follow, so it suppresses nothing
+        return False, ALL, False  # flake8 ignores its file directive when codes follow: so do we
     codes = _CODES.match(rest.lstrip())
     if codes is None:
         return False, ALL, False
@@ -54,7 +55,8 @@ def _comments(text: str) -> list[tuple[int, str]]:
         ]
     except (tokenize.TokenError, SyntaxError):
         # Only a file that failed to parse gets here; its lines are the best guess left.
-        return [(row, line[line.index("#") :]) for row, line in enumerate(text.splitlines(), 1) if "#" in line and _MENTION.search(line)]
+        lines = enumerate(text.splitlines(), 1)
+        return [(row, line[line.index("#") :]) for row, line in lines if "#" in line and _MENTION.search(line)]
 
 
 def apply_noqa(findings: list[Finding], text: str) -> list[Finding]:

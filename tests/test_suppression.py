@@ -98,3 +98,8 @@ def test_extend_per_file_ignores(cli, make_files, test_rules):
         }
     )
     assert rows(cli) == []
+
+
+def test_file_level_directive_must_be_the_whole_comment(cli, make_files, test_rules):
+    make_files({"a.py": "# see the jaxlint: noqa docs\nimport jax\nprint(1)\n"})
+    assert rows(cli) == [("JAX098", 3)]
