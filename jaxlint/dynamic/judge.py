@@ -138,6 +138,8 @@ def _fallback(t: Target, run: Run) -> Verdict:
     """No evidence either way: say how far the run got."""
     f = run.failure
     ran = _most(run.rec.lines, t.span)
+    if f and f.type == "RunTimeout":
+        return _say(INCONCLUSIVE, run, f"{f.message} at line {f.line}" if f.line else f.message)
     if f and f.line in t.span:
         return _say(INCONCLUSIVE, run, f"line {t.row} raised {f.type} for another reason: {f.message}")
     if not ran:

@@ -127,11 +127,10 @@ def _verdicts(findings: list[dict], state: dict | None, ending: str | None) -> d
     decided = (state or {}).get("verdicts", {})
     out = {}
     for f in findings:
-        v = decided.get(str(f["index"]))
-        if v is None:
-            out[f["index"]] = {"status": "inconclusive", "detail": f"the run {ending or 'gave no verdict'}"}
-        elif v.get("final") or ending is None:
-            out[f["index"]] = {"status": v["status"], "detail": v["detail"]}
-        else:
-            out[f["index"]] = {"status": v["status"], "detail": f"{v['detail']}; then the run {ending}"}
+        v = decided.get(str(f["index"])) or {"status": "inconclusive", "detail": ""}
+        detail = v["detail"]
+        if not v.get("final"):
+            stop = f"the run {ending or 'gave no verdict'}"
+            detail = f"{detail}; then {stop}" if detail else stop
+        out[f["index"]] = {"status": v["status"], "detail": detail}
     return out

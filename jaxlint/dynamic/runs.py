@@ -29,11 +29,11 @@ class RunTimeout(BaseException):
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float):
-    """Interrupt the code in the block with RunTimeout after `seconds` (main thread only)."""
+def time_limit(seconds: float, message: str):
+    """Interrupt the code in the block with RunTimeout(message) after `seconds` (main thread only)."""
 
     def expire(signum, frame):
-        raise RunTimeout(f"the time limit of {seconds:.0f}s ran out")
+        raise RunTimeout(message)
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
@@ -153,11 +153,12 @@ class Executor:
     """Loads the target file and runs parts of it, each under a fresh Recorder."""
 
     def __init__(self, path: str, source: Source, settings: dict, project_root: str, deadline: float,
-                 backend: str):
+                 backend: str, timeout: float):
         import jax
 
         self.jax = jax
         self.backend = backend
+        self.timeout = timeout
         self.path = path
         self.source = source
         self.settings = settings
@@ -176,9 +177,14 @@ class Executor:
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def probe_budget(self) -> float:
-        """Seconds one probe may take: enough for a compile, never the whole file's share."""
-        return max(2.0, min(self.time_left() / 2, 20.0))
+    def file_limit(self):
+        """The rest of the file's time, for a run of the user's own program."""
+        return time_limit(self.time_left(), f"the {self.timeout:g}s time limit for this file ran out")
+
+    def probe_limit(self):
+        """Enough time for a probe to compile and run, never the whole file's share."""
+        seconds = max(2.0, min(self.time_left() / 2, 20.0))
+        return time_limit(seconds, f"the call did not return within {seconds:.0f}s")
 
     @contextlib.contextmanager
     def mode(self, keys: bool, eager: bool):
@@ -215,7 +221,7 @@ class Executor:
         if keys not in self.import_runs:
             run = Run("importing the module", faithful=True, rec=self.recorder(), backend=self.backend)
             module = None
-            with time_limit(self.time_left()), self.mode(keys, eager=False), run.rec:
+            with self.file_limit(), self.mode(keys, eager=False), run.rec:
                 try:
                     module = self._load()
                 except BaseException as exc:
@@ -246,7 +252,7 @@ class Executor:
             run.setup = "not run: the time limit was used up"
             return run
         block = self.source.main_block()
-        with time_limit(self.time_left()), self.mode(keys, eager), run.rec:
+        with self.file_limit(), self.mode(keys, eager), run.rec:
             try:
                 module = self._load()
                 if block is not None:
@@ -340,7 +346,7 @@ class Executor:
             run.setup = "not run: the time limit was used up"
             return run
         synth = Synthesizer(profile, typed_keys=keys)
-        with time_limit(self.probe_budget()), self.mode(keys, eager), run.rec:
+        with self.probe_limit(), self.mode(keys, eager), run.rec:
             try:
                 target, skip = self._target(module, entry, synth)
             except BaseException as exc:

@@ -70,7 +70,7 @@ class Case:
         if negative:
             return max(negative, key=lambda p: p[1])[0]
         reasons = list(dict.fromkeys(v.detail for v, _ in self.verdicts))
-        return Verdict(INCONCLUSIVE, "; ".join(reasons[:3]) or "nothing was run")
+        return Verdict(INCONCLUSIVE, "; ".join(reasons[:3]))
 
 
 class Worker:
@@ -83,7 +83,7 @@ class Worker:
         self.results = results
         source = Source.parse(self.path)
         self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline,
-                           results.backend)
+                           results.backend, request["timeout"])
         self.cases = [
             Case(f["index"], Target(
                 code=f["code"], row=f["row"], span=source.span(f["row"], f.get("end_row")),
@@ -138,7 +138,8 @@ class Worker:
                 case.add(verdict, False)
                 if case.confirmed:
                     return
-                if run.setup or verdict.status != INCONCLUSIVE or (_reached(t, run) and not run.failure):
+                if run.setup or verdict.status != INCONCLUSIVE or (_reached(t, run) and not run.failure) \
+                        or _out_of_time(run):
                     break
             if keys and (_reached(t, run) or _key_failure(run)):
                 case.add(judge(t, self.ex.probe(entry, keys, profile, eager=True)), False)
@@ -167,6 +168,10 @@ class Worker:
 
 def _reached(t: Target, run) -> bool:
     return run.rec is not None and any(run.rec.lines.get(line) for line in t.span)
+
+
+def _out_of_time(run) -> bool:
+    return run.failure is not None and run.failure.type == "RunTimeout"
 
 
 def _key_failure(run) -> bool:

@@ -1,0 +1,12 @@
+"""Never finishes importing: the worker must be stopped at the time limit."""
+import jax
+
+while True:
+    pass
+
+
+@jax.jit
+def f(x):
+    if x > 0:  # expect: JAX101 inconclusive time limit for this file ran out at line 4 (importing
+        return x
+    return -x
