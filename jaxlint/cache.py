@@ -15,7 +15,9 @@ import jaxlint
 from jaxlint.findings import Edit, Finding, Fix, Position
 
 _GITIGNORE = "# Automatically created by jaxlint.\n*\n"
-_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxlint.\n"
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxlint.\n"
+)
 
 
 def digest(data: bytes) -> str:
@@ -32,7 +34,9 @@ def _build_fingerprint() -> str:
         for name in sorted(names):
             if name.endswith(".py"):
                 info = os.stat(os.path.join(directory, name))
-                parts.append(f"{os.path.relpath(directory, package)}/{name}:{info.st_size}:{info.st_mtime_ns}")
+                parts.append(
+                    f"{os.path.relpath(directory, package)}/{name}:{info.st_size}:{info.st_mtime_ns}"
+                )
     return "\n".join(parts)
 
 
@@ -121,7 +125,9 @@ class Cache:
     def cached_findings(self, path: str) -> list[Finding]:
         return [_load(row, path) for row in self._entries[path][3]]
 
-    def store(self, path: str, stat: os.stat_result, content_digest: str, findings: list[Finding] | None) -> None:
+    def store(
+        self, path: str, stat: os.stat_result, content_digest: str, findings: list[Finding] | None
+    ) -> None:
         """Record a file's findings; `None` keeps the old findings (the content hash matched, only mtime moved)."""
         rows = self._entries[path][3] if findings is None else [_dump(f) for f in findings]
         self._entries[path] = [stat.st_mtime_ns, stat.st_size, content_digest, rows]
@@ -140,7 +146,9 @@ class Cache:
                 json.dump(entries, handle, separators=(",", ":"))
             os.replace(temporary, self.file)
         except OSError as exc:
-            click.echo(f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", err=True)
+            click.echo(
+                f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", err=True
+            )
 
     def _prepare(self) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The rule catalogue: writes `rules/<CODE>.md` (each rule's page) and `rules/README.md` (the table of rules).
 
-    python -m jaxlint.catalogue [DIR]          # write the pages (DIR defaults to ./rules)
-    python -m jaxlint.catalogue --check [DIR]  # exit 1 if any page differs from the rules
+python -m jaxlint.catalogue [DIR]          # write the pages (DIR defaults to ./rules)
+python -m jaxlint.catalogue --check [DIR]  # exit 1 if any page differs from the rules
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ def index_page(rules: Mapping[str, Rule]) -> str:
     ]
     for code, rule in rules.items():
         fix = "yes" if rule.fixable else ""
-        lines.append(f"| [{code}]({code}.md) | {rule.name} | {rule.category} | {_cell(rule.summary)} | {fix} |")
+        lines.append(
+            f"| [{code}]({code}.md) | {rule.name} | {rule.category} | {_cell(rule.summary)} | {fix} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -73,7 +75,9 @@ def write(directory: Path, rules: Mapping[str, Rule]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxlint.catalogue", description=__doc__.splitlines()[0])
-    parser.add_argument("directory", nargs="?", default="rules", type=Path, help="where the pages live (default: ./rules)")
+    parser.add_argument(
+        "directory", nargs="?", default="rules", type=Path, help="where the pages live (default: ./rules)"
+    )
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page differs")
     args = parser.parse_args(argv)
     rules = all_rules()

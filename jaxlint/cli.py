@@ -87,30 +87,102 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--select", multiple=True, callback=_selectors, metavar="CODES", help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection.")
-@click.option("--extend-select", multiple=True, callback=_selectors, metavar="CODES", help="Rules to enable in addition to those selected.")
+@click.option(
+    "--select",
+    multiple=True,
+    callback=_selectors,
+    metavar="CODES",
+    help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection.",
+)
+@click.option(
+    "--extend-select",
+    multiple=True,
+    callback=_selectors,
+    metavar="CODES",
+    help="Rules to enable in addition to those selected.",
+)
 @click.option("--ignore", multiple=True, callback=_selectors, metavar="CODES", help="Rules to disable.")
-@click.option("--extend-ignore", multiple=True, callback=_selectors, metavar="CODES", help="Rules to disable in addition to those ignored.")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default=None, help="How to print findings [default: full].")
+@click.option(
+    "--extend-ignore",
+    multiple=True,
+    callback=_selectors,
+    metavar="CODES",
+    help="Rules to disable in addition to those ignored.",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default=None,
+    help="How to print findings [default: full].",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print findings, nothing else.")
-@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option(
+    "--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings."
+)
 @click.option("-e", "--exit-zero", is_flag=True, help="Exit with status 0 even when there are findings.")
-@click.option("--config", "config_args", multiple=True, metavar="PATH|KEY=VALUE", help="A config file to use instead of discovery, or a `key = value` TOML override (repeatable).")
+@click.option(
+    "--config",
+    "config_args",
+    multiple=True,
+    metavar="PATH|KEY=VALUE",
+    help="A config file to use instead of discovery, or a `key = value` TOML override (repeatable).",
+)
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="JAXLINT_CACHE_DIR", default=None, help="Where to keep the results cache [default: .jaxlint_cache in the project].")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="JAXLINT_CACHE_DIR",
+    default=None,
+    help="Where to keep the results cache [default: .jaxlint_cache in the project].",
+)
 @click.option("--fix/--no-fix", default=None, help="Apply safe fixes and write the files back.")
-@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Apply (and offer) unsafe fixes as well.")
+@click.option(
+    "--unsafe-fixes/--no-unsafe-fixes", default=None, help="Apply (and offer) unsafe fixes as well."
+)
 @click.option("--diff", is_flag=True, help="Print a diff of what --fix would change instead of writing it.")
 @click.option("--show-fixes/--no-show-fixes", default=None, help="List what was fixed, per file.")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Patterns to skip, replacing the configured and default ones.")
-@click.option("--extend-exclude", multiple=True, metavar="GLOB", help="Patterns to skip in addition to the excluded ones.")
-@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply the excludes even to paths given on the command line.")
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores [default: on].")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Patterns to skip, replacing the configured and default ones.",
+)
+@click.option(
+    "--extend-exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Patterns to skip in addition to the excluded ones.",
+)
+@click.option(
+    "--force-exclude/--no-force-exclude",
+    default=None,
+    help="Apply the excludes even to paths given on the command line.",
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files that .gitignore ignores [default: on].",
+)
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, and stop.")
-@click.option("--dynamic", is_flag=True, help="Try to confirm each finding by tracing the code with JAX (imports your code).")
-@click.option("--backend", type=click.Choice(["cpu", "gpu", "tpu"]), default=None, help="JAX backend for --dynamic [default: whatever JAX picks].")
-@click.option("--dynamic-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Time limit for --dynamic [default: 60].")
+@click.option(
+    "--dynamic",
+    is_flag=True,
+    help="Try to confirm each finding by tracing the code with JAX (imports your code).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["cpu", "gpu", "tpu"]),
+    default=None,
+    help="JAX backend for --dynamic [default: whatever JAX picks].",
+)
+@click.option(
+    "--dynamic-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Time limit for --dynamic [default: 60].",
+)
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
@@ -120,7 +192,9 @@ def check(paths: tuple[str, ...], **opts) -> None:
     config = _configure(paths, opts)
     rules = all_rules()
     codes = known_codes(rules)
-    cli_selection = Selection(opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or []))
+    cli_selection = Selection(
+        opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or [])
+    )
     check_known(_all_selectors(config, cli_selection), codes)
     selected = resolve_selection([config.selection, cli_selection], codes)
     found = discover(
@@ -138,7 +212,16 @@ def check(paths: tuple[str, ...], **opts) -> None:
         click.echo("warning: No Python files found under the given path(s)", err=True)
 
     diff = opts["diff"]
-    results = _lint(found.files, config, selected, rules, fix=config.fix and not diff, diff=diff, use_cache=not opts["no_cache"], cache_dir=opts["cache_dir"])
+    results = _lint(
+        found.files,
+        config,
+        selected,
+        rules,
+        fix=config.fix and not diff,
+        diff=diff,
+        use_cache=not opts["no_cache"],
+        cache_dir=opts["cache_dir"],
+    )
     missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
@@ -153,7 +236,9 @@ def check(paths: tuple[str, ...], **opts) -> None:
     sys.exit(0 if opts["exit_zero"] else status)
 
 
-def _print(results: list[FileResult], findings: list[Finding], report: Report, config: Config, opts: dict) -> int:
+def _print(
+    results: list[FileResult], findings: list[Finding], report: Report, config: Config, opts: dict
+) -> int:
     """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for."""
     quiet = opts["quiet"]
     fixed = {r.path: r.fixed for r in results if r.fixed}
@@ -228,7 +313,9 @@ def _lint(files, config, selected, rules, *, fix, diff, use_cache, cache_dir) ->
     return results
 
 
-def _kept(findings: list[Finding], config: Config, selected: frozenset[str], codes: list[str]) -> list[Finding]:
+def _kept(
+    findings: list[Finding], config: Config, selected: frozenset[str], codes: list[str]
+) -> list[Finding]:
     """The selected findings that no per-file ignore covers, in path and position order."""
     ignores = PerFileIgnores(config.per_file_ignores, config.root, codes)
     kept = [f for f in findings if f.code in selected and not (ignores and f.code in ignores.ignored(f.path))]
@@ -240,7 +327,9 @@ def _confirm(findings: list[Finding], config: Config, opts: dict, quiet: bool) -
     try:
         from jaxlint.dynamic import confirm
     except ImportError as exc:
-        raise Failure(f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)") from None
+        raise Failure(
+            f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)"
+        ) from None
     try:
         return confirm(
             findings,
@@ -262,7 +351,14 @@ def rules_command(output_format: str) -> None:
     rules = list(all_rules().values())
     if output_format == "json":
         rows = [
-            {"code": r.code, "name": r.name, "category": r.category, "summary": r.summary, "fixable": r.fixable, "url": r.url}
+            {
+                "code": r.code,
+                "name": r.name,
+                "category": r.category,
+                "summary": r.summary,
+                "fixable": r.fixable,
+                "url": r.url,
+            }
             for r in rules
         ]
         click.echo(json.dumps(rows, indent=2))
@@ -276,7 +372,9 @@ def rules_command(output_format: str) -> None:
 
 @main.command("rule")
 @click.argument("code")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="The page, or JSON.")
+@click.option(
+    "--output-format", type=click.Choice(["text", "json"]), default="text", help="The page, or JSON."
+)
 @_guard
 def rule_command(code: str, output_format: str) -> None:
     """Print a rule's documentation: what it does, why it is bad, an example, what to use instead."""
@@ -284,6 +382,19 @@ def rule_command(code: str, output_format: str) -> None:
     if rule is None:
         raise Failure(f"unknown rule code {code!r} (see `jaxlint rules`)")
     if output_format == "json":
-        click.echo(json.dumps({"code": rule.code, "name": rule.name, "category": rule.category, "summary": rule.summary, "fixable": rule.fixable, "url": rule.url, "explanation": rule.page()}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "code": rule.code,
+                    "name": rule.name,
+                    "category": rule.category,
+                    "summary": rule.summary,
+                    "fixable": rule.fixable,
+                    "url": rule.url,
+                    "explanation": rule.page(),
+                },
+                indent=2,
+            )
+        )
     else:
         click.echo(rule.page(), nl=False)

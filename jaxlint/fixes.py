@@ -48,7 +48,9 @@ def apply_fixes(
     candidates = [f for f in findings if applicable(f.fix, unsafe_fixes) and f.fix.edits]
     candidates.sort(key=lambda f: min(e.start for e in f.fix.edits))
     for finding in candidates:
-        spans = sorted((_offset(starts, e.start), _offset(starts, e.end), e.content) for e in finding.fix.edits)
+        spans = sorted(
+            (_offset(starts, e.start), _offset(starts, e.end), e.content) for e in finding.fix.edits
+        )
         if any(a > b for a, b, _ in spans) or _overlap(spans):
             continue
         if any(a < end and start < b or a == b == start == end for a, b, _ in spans for start, end in taken):

@@ -43,7 +43,9 @@ def _blank_ipython(lines: list[str]) -> list[str]:
 
 def _is_python(data: dict) -> bool:
     metadata = data.get("metadata") or {}
-    language = (metadata.get("language_info") or {}).get("name") or (metadata.get("kernelspec") or {}).get("language")
+    language = (metadata.get("language_info") or {}).get("name") or (metadata.get("kernelspec") or {}).get(
+        "language"
+    )
     return language is None or str(language).lower().startswith("python")
 
 
@@ -103,7 +105,9 @@ class Notebook:
         fix = finding.fix
         if fix is not None:
             if all(self._locate(e.start.row)[0] == at == self._locate(e.end.row)[0] for e in fix.edits):
-                fix = replace(fix, edits=tuple(Edit(e.content, moved(e.start), moved(e.end)) for e in fix.edits))
+                fix = replace(
+                    fix, edits=tuple(Edit(e.content, moved(e.start), moved(e.end)) for e in fix.edits)
+                )
             else:
                 fix = None  # an edit that spans cells cannot be written back into the notebook
         return finding.with_(

@@ -102,7 +102,9 @@ def lint_file(path: str, settings: LintSettings, known_digest: str | None = None
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        return FileResult(path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))])
+        return FileResult(
+            path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
+        )
     content_digest = digest(data) if settings.hash_contents else None
     if known_digest is not None and content_digest == known_digest:
         return FileResult(path, None, content_digest)
@@ -208,8 +210,12 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
     return results
 
 
-def _run_pool(chunks: list[list[tuple[str, str | None]]], settings: LintSettings, workers: int) -> list[FileResult]:
+def _run_pool(
+    chunks: list[list[tuple[str, str | None]]], settings: LintSettings, workers: int
+) -> list[FileResult]:
     # fork (where it is safe) starts workers with jaxlint and the rules already imported.
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(settings,)) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(settings,)
+    ) as pool:
         return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]

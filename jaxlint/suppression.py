@@ -56,7 +56,9 @@ def _comments(text: str) -> list[tuple[int, str]]:
     except (tokenize.TokenError, SyntaxError):
         # Only a file that failed to parse gets here; its lines are the best guess left.
         lines = enumerate(text.splitlines(), 1)
-        return [(row, line[line.index("#") :]) for row, line in lines if "#" in line and _MENTION.search(line)]
+        return [
+            (row, line[line.index("#") :]) for row, line in lines if "#" in line and _MENTION.search(line)
+        ]
 
 
 def apply_noqa(findings: list[Finding], text: str) -> list[Finding]:

@@ -44,6 +44,9 @@ def test_index_lists_every_rule():
 
 def test_module_entry_point_check_mode():
     done = subprocess.run(
-        [sys.executable, "-m", "jaxlint.catalogue", "--check", str(RULES_DIR)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "jaxlint.catalogue", "--check", str(RULES_DIR)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr

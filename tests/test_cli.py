@@ -44,8 +44,18 @@ def test_json_findings_have_the_contract_fields(cli, make_files, test_rules, tmp
     assert out.code == 1
     first = out.json[0]
     assert set(first) == {
-        "code", "name", "message", "filename", "location", "end_location", "url",
-        "fix", "noqa_row", "cell", "severity", "confirmation",
+        "code",
+        "name",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "url",
+        "fix",
+        "noqa_row",
+        "cell",
+        "severity",
+        "confirmation",
     }
     assert first["code"] == "JAX098"
     assert first["name"] == "test-print-call"
@@ -104,7 +114,10 @@ def test_bad_selectors_are_usage_errors(cli, make_files, test_rules, selector):
 def test_syntax_error_is_reported_and_other_files_still_linted(cli, make_files, test_rules):
     make_files({"bad.py": "def f(:\n", "good.py": "import jax\nprint(1)\n"})
     found = cli("check", "--output-format", "json").json
-    assert [(os.path.basename(f["filename"]), f["code"]) for f in found] == [("bad.py", "JAX001"), ("good.py", "JAX098")]
+    assert [(os.path.basename(f["filename"]), f["code"]) for f in found] == [
+        ("bad.py", "JAX001"),
+        ("good.py", "JAX098"),
+    ]
     assert found[0]["name"] == "syntax-error"
 
 
@@ -184,13 +197,22 @@ def test_statistics(cli, make_files, test_rules):
     assert out.code == 1
     assert out.stdout.splitlines()[:2] == ["2\tJAX098\t[*] test-print-call", "1\tJAX099\t[ ] test-bad-name"]
     stats = cli("check", "--statistics", "--output-format", "json").json
-    assert stats[0] == {"code": "JAX098", "name": "test-print-call", "count": 2, "fixable": True, "fixable_count": 2}
+    assert stats[0] == {
+        "code": "JAX098",
+        "name": "test-print-call",
+        "count": 2,
+        "fixable": True,
+        "fixable_count": 2,
+    }
 
 
 def test_quiet_prints_findings_only(cli, make_files, test_rules):
     make_files({"a.py": PRINTS})
     out = cli("check", "--quiet", "--output-format", "concise")
-    assert out.stdout.splitlines() == ["a.py:4:5: JAX098 [*] `print` call", "a.py:5:12: JAX099 the name `bad`"]
+    assert out.stdout.splitlines() == [
+        "a.py:4:5: JAX098 [*] `print` call",
+        "a.py:5:12: JAX099 the name `bad`",
+    ]
 
 
 def test_summary_counts_fixes(cli, make_files, test_rules):
@@ -284,7 +306,9 @@ def test_cache_dir_option(cli, make_files, tmp_path):
 
 
 def _module_cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "jaxlint", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_subprocess_json_and_exit_codes(make_files):
@@ -307,7 +331,9 @@ def test_startup_imports_neither_libcst_nor_jax(make_files):
         "except SystemExit:\n    pass\n"
         "print(sorted(m for m in ('libcst', 'jax') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.splitlines()[-1] == "[]"
 
 

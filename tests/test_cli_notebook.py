@@ -9,7 +9,13 @@ def notebook(*cells: tuple[str, str], language: str = "python") -> str:
     return json.dumps(
         {
             "cells": [
-                {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), "outputs": [], "execution_count": None}
+                {
+                    "cell_type": kind,
+                    "metadata": {},
+                    "source": text.splitlines(keepends=True),
+                    "outputs": [],
+                    "execution_count": None,
+                }
                 if kind == "code"
                 else {"cell_type": kind, "metadata": {}, "source": text}
                 for kind, text in cells
@@ -88,4 +94,6 @@ def test_diff_shows_cells(cli, make_files, test_rules, tmp_path):
 def test_python_lines_that_look_like_magics_are_kept(cli, make_files, test_rules):
     cell = "import jax\nx = ('%d'\n     % 3)\nok = (x\n      != 'y')\nprint(x)\n"
     make_files({"n.ipynb": notebook(("code", cell))})
-    assert [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json").json] == [("JAX098", 6)]
+    assert [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json").json] == [
+        ("JAX098", 6)
+    ]

@@ -26,10 +26,16 @@ def codes(cli, *args) -> list[str]:
         ([Selection(select=["JAX1"], ignore=["JAX1"])], ["JAX001"]),  # an ignore wins a tie
         ([Selection(ignore=["JAX"])], []),
         ([Selection(ignore=["JAX0"])], ["JAX101", "JAX102", "JAX201", "JAX301"]),
-        ([Selection(select=["JAX1"]), Selection(extend_select=["JAX201"])], ["JAX001", "JAX101", "JAX102", "JAX201"]),
+        (
+            [Selection(select=["JAX1"]), Selection(extend_select=["JAX201"])],
+            ["JAX001", "JAX101", "JAX102", "JAX201"],
+        ),
         ([Selection(select=["JAX1"]), Selection(select=["JAX3"])], ["JAX001", "JAX301"]),
         ([Selection(ignore=["JAX101"]), Selection(select=["ALL"])], CODES),  # a new select starts afresh
-        ([Selection(ignore=["JAX101"]), Selection(extend_select=["JAX2"])], ["JAX001", "JAX102", "JAX201", "JAX301"]),
+        (
+            [Selection(ignore=["JAX101"]), Selection(extend_select=["JAX2"])],
+            ["JAX001", "JAX102", "JAX201", "JAX301"],
+        ),
     ],
 )
 def test_resolve_selection(layers, expected):
@@ -70,13 +76,21 @@ def test_dot_jaxlint_toml_beats_pyproject(cli, make_files, test_rules):
 
 
 def test_cli_flags_win_over_config(cli, make_files, test_rules):
-    make_files({"pyproject.toml": '[tool.jaxlint]\nselect = ["JAX098"]\noutput-format = "concise"\n', "a.py": PRINTS})
+    make_files(
+        {"pyproject.toml": '[tool.jaxlint]\nselect = ["JAX098"]\noutput-format = "concise"\n', "a.py": PRINTS}
+    )
     assert codes(cli, "--select", "JAX099") == ["JAX099"]
     assert cli("check").stdout.startswith("a.py:2:1: JAX098")
 
 
 def test_explicit_config_and_isolated(cli, make_files, test_rules):
-    make_files({"pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n', "other.toml": 'ignore = ["JAX099"]\n', "a.py": PRINTS})
+    make_files(
+        {
+            "pyproject.toml": '[tool.jaxlint]\nignore = ["JAX098"]\n',
+            "other.toml": 'ignore = ["JAX099"]\n',
+            "a.py": PRINTS,
+        }
+    )
     assert codes(cli, "--config", "other.toml") == ["JAX098"]
     assert codes(cli, "--isolated") == ["JAX098", "JAX099"]
 
@@ -87,7 +101,12 @@ def test_inline_config_override(cli, make_files, test_rules):
 
 
 def test_rule_options_reach_the_rules(cli, make_files, test_rules):
-    make_files({"pyproject.toml": '[tool.jaxlint.options]\nbad-name = "worse"\n', "a.py": "import jax\nworse = bad\n"})
+    make_files(
+        {
+            "pyproject.toml": '[tool.jaxlint.options]\nbad-name = "worse"\n',
+            "a.py": "import jax\nworse = bad\n",
+        }
+    )
     found = cli("check", "--output-format", "json", "--select", "JAX099").json
     assert [f["location"] for f in found] == [{"row": 2, "column": 1}]
 
@@ -101,7 +120,13 @@ def test_malformed_toml_is_exit_2_naming_the_file(cli, make_files, tmp_path):
 
 @pytest.mark.parametrize(
     "setting",
-    ['select = "JAX1"', 'select = ["BAD"]', 'output-format = "xml"', "respect-gitignore = 1", 'per-file-ignores = ["x"]'],
+    [
+        'select = "JAX1"',
+        'select = ["BAD"]',
+        'output-format = "xml"',
+        "respect-gitignore = 1",
+        'per-file-ignores = ["x"]',
+    ],
 )
 def test_invalid_values_are_exit_2(cli, make_files, setting):
     make_files({"jaxlint.toml": setting + "\n", "a.py": ""})

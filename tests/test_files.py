@@ -103,7 +103,10 @@ def test_no_respect_gitignore(cli, make_files):
 
 def test_default_excludes(cli, make_files):
     make_files(
-        {name + "/x.py": "" for name in (".venv", "venv", "build", "dist", "node_modules", "__pycache__", ".tox", ".git")}
+        {
+            name + "/x.py": ""
+            for name in (".venv", "venv", "build", "dist", "node_modules", "__pycache__", ".tox", ".git")
+        }
         | {"keep.py": ""}
     )
     assert shown(cli) == ["keep.py"]
@@ -129,8 +132,13 @@ def test_exclude_replaces_the_defaults(cli, make_files):
 
 
 def test_explicit_files_are_linted_unless_force_exclude(cli, make_files):
-    make_files({"pyproject.toml": '[tool.jaxlint]\nextend-exclude = ["gen"]\n', "gen/a.py": "", ".venv/b.py": ""})
-    assert shown(cli, "gen/a.py", ".venv/b.py") == [os.path.join(".venv", "b.py"), os.path.join("gen", "a.py")]
+    make_files(
+        {"pyproject.toml": '[tool.jaxlint]\nextend-exclude = ["gen"]\n', "gen/a.py": "", ".venv/b.py": ""}
+    )
+    assert shown(cli, "gen/a.py", ".venv/b.py") == [
+        os.path.join(".venv", "b.py"),
+        os.path.join("gen", "a.py"),
+    ]
     assert shown(cli, "--force-exclude", "gen/a.py", ".venv/b.py") == []
     assert shown(cli, "--force-exclude", "gen") == []
 

@@ -11,7 +11,9 @@ from jaxlint.rule import all_rules
 SOURCE = "import jax\n\ndef f(x):\n    print(bad)\n    print(x)\n    return bad\n"
 
 
-def finding(code: str, *edits: tuple[str, tuple[int, int], tuple[int, int]], applicability: str = "safe") -> Finding:
+def finding(
+    code: str, *edits: tuple[str, tuple[int, int], tuple[int, int]], applicability: str = "safe"
+) -> Finding:
     fix = Fix(applicability, "m", tuple(Edit(c, Position(*s), Position(*e)) for c, s, e in edits))
     return Finding(code, "n", "m", "a.py", Position(1, 1), Position(1, 1), fix=fix)
 
@@ -33,7 +35,9 @@ def test_apply_fixes_skips_overlaps_and_counts():
 
 
 def test_apply_fixes_counts_characters_and_handles_the_end():
-    new, _ = apply_fixes("é = 1", [finding("JAX1", ("x", (1, 1), (1, 2))), finding("JAX2", ("\n", (1, 6), (2, 1)))], False)
+    new, _ = apply_fixes(
+        "é = 1", [finding("JAX1", ("x", (1, 1), (1, 2))), finding("JAX2", ("\n", (1, 6), (2, 1)))], False
+    )
     assert new == "x = 1\n"
 
 
@@ -52,7 +56,9 @@ def test_unsafe_fixes(cli, make_files, test_rules, tmp_path):
     make_files({"a.py": SOURCE})
     out = cli("check", "--fix", "--unsafe-fixes")
     assert out.code == 0
-    assert (tmp_path / "a.py").read_text() == SOURCE.replace("print(", "jax.debug.print(").replace("bad", "good")
+    assert (tmp_path / "a.py").read_text() == SOURCE.replace("print(", "jax.debug.print(").replace(
+        "bad", "good"
+    )
     assert out.stdout.splitlines()[-1] == "Found 4 errors (4 fixed, 0 remaining)."
 
 
@@ -73,7 +79,9 @@ def test_diff_prints_and_writes_nothing(cli, make_files, test_rules, tmp_path):
     out = cli("check", "--diff")
     assert out.code == 1
     assert out.stdout.startswith("--- a.py\n+++ a.py\n@@ ")
-    assert "-    print(bad)\n-    print(x)\n+    jax.debug.print(bad)\n+    jax.debug.print(x)\n" in out.stdout
+    assert (
+        "-    print(bad)\n-    print(x)\n+    jax.debug.print(bad)\n+    jax.debug.print(x)\n" in out.stdout
+    )
     assert out.stderr.strip() == "Would fix 2 errors (2 additional fixes available with `--unsafe-fixes`)."
     assert (tmp_path / "a.py").read_text() == SOURCE
 
@@ -121,10 +129,16 @@ def test_overlapping_fixes_wait_for_the_next_pass(cli, make_files, test_rules, t
 
 
 def _call_at(tree, start):
-    return next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and (n.lineno, n.col_offset + 1) == (start.row, start.column))
+    return next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and (n.lineno, n.col_offset + 1) == (start.row, start.column)
+    )
 
 
 def test_fix_keeps_encoding_and_line_endings(cli, make_files, test_rules, tmp_path):
     make_files({"a.py": b"# -*- coding: latin-1 -*-\r\nimport jax\r\nprint('\xe9')\r\n"})
     cli("check", "--fix")
-    assert (tmp_path / "a.py").read_bytes() == b"# -*- coding: latin-1 -*-\r\nimport jax\r\njax.debug.print('\xe9')\r\n"
+    assert (
+        tmp_path / "a.py"
+    ).read_bytes() == b"# -*- coding: latin-1 -*-\r\nimport jax\r\njax.debug.print('\xe9')\r\n"

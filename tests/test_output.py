@@ -34,7 +34,9 @@ def test_full_shows_the_source_with_the_span_underlined(cli, project):
         ]
     )
     assert out.stdout.startswith("a.py:6:5: JAX098 [*] `print` call\n")
-    assert "6 |     print(bad,\n  |     ^^^^^^^^^^ JAX098\n" in out.stdout  # a multi-line span: to the end of its first line
+    assert (
+        "6 |     print(bad,\n  |     ^^^^^^^^^^ JAX098\n" in out.stdout
+    )  # a multi-line span: to the end of its first line
 
 
 def test_full_is_the_default(cli, project):
@@ -49,7 +51,10 @@ def test_concise(cli, project):
 
 
 def test_unsafe_fix_marker_needs_unsafe_fixes(cli, project):
-    assert "a.py:6:11: JAX099 [*] the name `bad`" in cli("check", "--output-format", "concise", "--unsafe-fixes").stdout
+    assert (
+        "a.py:6:11: JAX099 [*] the name `bad`"
+        in cli("check", "--output-format", "concise", "--unsafe-fixes").stdout
+    )
 
 
 def test_paths_outside_the_working_folder_stay_absolute(cli, project, tmp_path, monkeypatch):
@@ -104,7 +109,10 @@ def test_empty_json_is_an_empty_array(cli, make_files):
 
 def test_confirmation_is_shown(cli, project, monkeypatch):
     def confirm(findings, **_):
-        return [f.with_(confirmation={"status": "confirmed", "detail": "TracerBoolConversionError here"}) for f in findings]
+        return [
+            f.with_(confirmation={"status": "confirmed", "detail": "TracerBoolConversionError here"})
+            for f in findings
+        ]
 
     monkeypatch.setitem(sys.modules, "jaxlint.dynamic", types.SimpleNamespace(confirm=confirm))
     full = cli("check", "--dynamic", "--select", "JAX099").stdout

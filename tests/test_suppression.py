@@ -77,7 +77,10 @@ def test_per_file_ignores(cli, make_files, test_rules):
         }
     )
     found = cli("check", "--output-format", "json").json
-    assert [(f["filename"].split("/")[-1], f["code"]) for f in found] == [("core.py", "JAX098"), ("core.py", "JAX099")]
+    assert [(f["filename"].split("/")[-1], f["code"]) for f in found] == [
+        ("core.py", "JAX098"),
+        ("core.py", "JAX099"),
+    ]
 
 
 def test_per_file_ignores_basename_pattern(cli, make_files, test_rules):

@@ -52,7 +52,9 @@ def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
 
 def render(findings: list[Finding], report: Report) -> str:
     blocks = []
-    sources: dict[tuple[str, int | None], tuple[str, ...]] = {}  # findings come grouped by file: read each once
+    sources: dict[
+        tuple[str, int | None], tuple[str, ...]
+    ] = {}  # findings come grouped by file: read each once
     for f in findings:
         out = [f"{location(f)}: {headline(f, report)}"]
         key = (f.path, f.cell)

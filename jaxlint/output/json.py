@@ -9,4 +9,6 @@ from jaxlint.output import Report
 
 
 def render(findings: list[Finding], report: Report) -> str:
-    return json.dumps([f.to_json(url=report.url(f.code)) for f in findings], indent=2, ensure_ascii=False) + "\n"
+    return (
+        json.dumps([f.to_json(url=report.url(f.code)) for f in findings], indent=2, ensure_ascii=False) + "\n"
+    )

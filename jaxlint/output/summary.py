@@ -14,7 +14,11 @@ def _plural(n: int, word: str, suffix: str = "s") -> str:
 
 def _hidden_unsafe(findings: list[Finding], report: Report) -> int:
     """Fixes `--unsafe-fixes` would enable."""
-    return 0 if report.unsafe_fixes else sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
+    return (
+        0
+        if report.unsafe_fixes
+        else sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
+    )
 
 
 def check_summary(remaining: list[Finding], fixed: int, report: Report) -> str:
