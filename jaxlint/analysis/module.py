@@ -80,6 +80,13 @@ class ModuleFacts:
         """Whether an expression can change from one iteration of `loop` to the next."""
         return self._call_sites.varies_in_loop(expr, loop)
 
+    @cached_property
+    def keys(self) -> "KeyFlow":
+        """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
+        from jaxlint.analysis.keys import KeyFlow
+
+        return KeyFlow(self.names, self.discovery, self.source.text)
+
     # ---- questions rules ask ---------------------------------------------------------
     def value(self, node: ast.AST) -> Value | None:
         """The value of an expression inside traced code; None outside traced code."""

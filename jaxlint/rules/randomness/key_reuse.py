@@ -1,0 +1,186 @@
+"""JAX201: the same PRNG key consumed twice on one path."""
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class KeyReuse(Rule):
+    code = "JAX201"
+    name = "key-reuse"
+    summary = "The same PRNG key is consumed twice on one path"
+    what = """
+        Checks for a PRNG key that is consumed again after it was already consumed on every path
+        that leads here: two samplers on one key, or passing it to a function that samples from
+        it (`init(key)` then `dropout(key)`), in eager code and in traced code alike.
+
+        A key is consumed by a sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a
+        function of the same module that consumes the parameter it is passed in, and by any other
+        function it is passed to directly (`model.init(key, x)`). Looking at a key consumes
+        nothing: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
+        `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A key
+        consumed in only one branch of an `if`, or in a function only when a static flag asks for
+        it, is not reported. Test functions (`test_*`, methods of `TestCase` classes) are not
+        reported: tests feed one key to two implementations on purpose.
+        """
+    why = """
+        A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
+        key are not independent (the dropout mask is the same as the initialisation noise, the
+        noise added to a sample is the noise that picked its timestep), which silently biases
+        training and sampling. JAX's key reuse checker (`jax.config.update("jax_debug_key_reuse",
+        True)`) raises `KeyReuseError` at the second use. Split the key and use each part once.
+        The checker sees typed keys (`jax.random.key`); legacy `jax.random.PRNGKey` keys are
+        reused just the same, it only cannot see them.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def corrupt(x, key):
+            noise = jax.random.normal(key, x.shape) * 0.1
+            drop = jax.random.bernoulli(key, 0.9, x.shape)  # JAX201
+            return jnp.where(drop, x + noise, 0.0)
+        """,
+        """
+        import jax
+
+        def init(key, d_in, d_out):
+            return {"w": jax.random.normal(key, (d_in, d_out)) * 0.1}
+
+        def dropout(key, x, rate):
+            return x * jax.random.bernoulli(key, 1 - rate, x.shape) / (1 - rate)
+
+        def main(x):
+            key = jax.random.key(0)
+            params = init(key, 4, 2)
+            h = dropout(key, x, 0.1)  # JAX201
+            return h @ params["w"]
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def q_sample(x0, t, key, betas):
+            alpha_bar = jnp.cumprod(1.0 - betas)[t]
+            noise = jax.random.normal(key, x0.shape)
+            return jnp.sqrt(alpha_bar) * x0 + jnp.sqrt(1.0 - alpha_bar) * noise
+
+        @jax.jit
+        def diffusion_batch(x0, key, betas):
+            t = jax.random.randint(key, (), 0, betas.shape[0])
+            return q_sample(x0, t, key, betas)  # JAX201
+        """,
+        """
+        import jax
+
+        def train(model, x, seed):
+            rng = jax.random.PRNGKey(seed)
+            params = model.init(rng, x)
+            return model.apply(params, x, rngs={"dropout": rng})  # JAX201
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def corrupt(x, key):
+            noise_key, drop_key = jax.random.split(key)
+            noise = jax.random.normal(noise_key, x.shape) * 0.1
+            drop = jax.random.bernoulli(drop_key, 0.9, x.shape)
+            return jnp.where(drop, x + noise, 0.0)
+        """,
+        """
+        import jax
+
+        def sample(key, shape, kind):
+            if kind == "normal":
+                return jax.random.normal(key, shape)
+            elif kind == "uniform":
+                return jax.random.uniform(key, shape)
+            return jax.random.laplace(key, shape)
+
+        def noise(key, shape, heavy_tailed):
+            if heavy_tailed:
+                return jax.random.cauchy(key, shape)
+            return jax.random.normal(key, shape)
+        """,
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("training",))
+        def mlp(params, x, rng, training=False):
+            h = x @ params
+            if training:
+                h = jnp.where(jax.random.bernoulli(rng, 0.9, h.shape), h / 0.9, 0.0)
+            return h
+
+        def evaluate(params, x):
+            rng = jax.random.key(0)
+            train_out = mlp(params, x, rng, training=True)
+            eval_out = mlp(params, x, rng, training=False)
+            return train_out, eval_out
+        """,
+        """
+        import jax
+
+        def step_keys(key, step):
+            data = jax.random.key_data(key)
+            jax.debug.print("key {k} has shape {s}", k=data, s=key.shape)
+            noise = jax.random.normal(jax.random.fold_in(key, step), (3,))
+            dropout = jax.random.bernoulli(jax.random.fold_in(key, step + 1), 0.5, (3,))
+            return noise, dropout
+        """,
+        """
+        import jax
+
+        def init_layers(rngs, sizes):
+            rngs["params"], sub = jax.random.split(rngs["params"])
+            w = jax.random.normal(sub, sizes)
+            rngs["params"], sub = jax.random.split(rngs["params"])
+            b = jax.random.normal(sub, sizes[-1:])
+            return w, b
+
+        def make(key):
+            k1, k2, k3 = jax.random.split(key, 3)
+            return jax.random.normal(k1), jax.random.normal(k2), k3
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+
+        def init(key, d_in, d_out):
+            return {"w": jax.random.normal(key, (d_in, d_out)) * 0.1}
+
+        def dropout(key, x, rate):
+            return x * jax.random.bernoulli(key, 1 - rate, x.shape) / (1 - rate)
+
+        def demo():
+            key = jax.random.key(0)
+            params = init(key, 4, 2)
+            h = dropout(key, jax.numpy.ones((3, 4)), 0.1)
+            return h @ params["w"]
+        """,
+        "key-reuse",
+    )
+    references = (
+        "https://docs.jax.dev/en/latest/random-numbers.html",
+        "https://docs.jax.dev/en/latest/jax.random.html#key-reuse-checking",
+    )
+
+    def check(self, module, report):
+        for reuse in module.keys.reuses:
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split":
+                continue
+            first = reuse.first
+            report(
+                reuse.use.node,
+                f"PRNG key `{reuse.name}` was already consumed by {first.callee} on line "
+                f"{first.call.lineno}; consuming it again draws correlated numbers: split it "
+                "(`key, sub = jax.random.split(key)`) and use each key once",
+            )

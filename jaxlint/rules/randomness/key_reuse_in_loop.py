@@ -1,0 +1,165 @@
+"""JAX203: a PRNG key consumed on every iteration of a loop that never rebinds it."""
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class KeyReuseInLoop(Rule):
+    code = "JAX203"
+    name = "key-reuse-in-loop"
+    summary = "A PRNG key is consumed on every iteration of a loop without being split"
+    what = """
+        Checks for a key consumed inside a loop body that does not rebind it: a Python `for` or
+        `while` loop, a comprehension, or a `lax.scan`/`lax.fori_loop`/`lax.while_loop`/`lax.map`
+        body that closes over a key from outside.
+
+        `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
+        indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
+        in its state or receives per-step keys as `xs` are all fine.
+        """
+    why = """
+        Every iteration draws from the same key, so every iteration gets the same numbers: the
+        Langevin noise, the dropout mask, the random walk step repeat exactly. Eagerly, JAX's key
+        reuse checker raises `KeyReuseError` on the second iteration; a `lax.scan` or
+        `fori_loop` body that consumes a closed-over key raises `KeyReuseError` ("key constants
+        are repeatedly consumed") when traced with the checker on.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def langevin(rng, x, score, step_size=0.01, n_steps=50):
+            for _ in range(n_steps):
+                noise = jax.random.normal(rng, x.shape)  # JAX203
+                x = x + step_size * score(x) + jnp.sqrt(2 * step_size) * noise
+            return x
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def random_walk(prng_key, n_steps, dim=2):
+            def step(pos, _):
+                delta = jax.random.normal(prng_key, (dim,)) * 0.1  # JAX203
+                return pos + delta, pos
+            _, path = lax.scan(step, jnp.zeros(dim), None, length=n_steps)
+            return path
+        """,
+        """
+        import jax
+
+        def init_layers(key, sizes):
+            return [jax.random.normal(key, (n, n)) for n in sizes]  # JAX203
+        """,
+        """
+        import jax
+        from jax import lax
+
+        def noisy_sum(key, x, n):
+            return lax.fori_loop(0, n, lambda i, acc: acc + jax.random.normal(key, x.shape), x)  # JAX203
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def langevin(rng, x, score, step_size=0.01, n_steps=50):
+            for _ in range(n_steps):
+                rng, sub = jax.random.split(rng)
+                noise = jax.random.normal(sub, x.shape)
+                x = x + step_size * score(x) + jnp.sqrt(2 * step_size) * noise
+            return x
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def simulate(key, n_steps):
+            def step(carry, _):
+                x, key = carry
+                key, sub = jax.random.split(key)
+                x = x + jax.random.normal(sub)
+                return (x, key), x
+            _, xs = lax.scan(step, (jnp.array(0.0), key), None, length=n_steps)
+            return xs
+
+        def simulate_xs(key, n_steps):
+            def step(x, k):
+                x = x + jax.random.normal(k)
+                return x, x
+            return lax.scan(step, jnp.array(0.0), jax.random.split(key, n_steps))
+        """,
+        """
+        import jax
+
+        def per_layer(key, sizes):
+            keys = jax.random.split(key, len(sizes))
+            out = []
+            for i, n in enumerate(sizes):
+                out.append(jax.random.normal(keys[i], (n,)))
+            for k in jax.random.split(key, 3):
+                out.append(jax.random.uniform(k))
+            return out
+
+        def per_step(key, n):
+            return [jax.random.normal(jax.random.fold_in(key, i)) for i in range(n)]
+        """,
+        """
+        import jax
+
+        def first_success(key, tries):
+            for t in range(tries):
+                sample = jax.random.uniform(key)
+                if sample > 0.5:
+                    return sample
+                key, _ = jax.random.split(key)
+            return None
+
+        def once(key, xs):
+            for x in xs:
+                return x + jax.random.normal(key)
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def random_walk(prng_key, n_steps, dim=2):
+            def step(pos, _):
+                delta = jax.random.normal(prng_key, (dim,)) * 0.1
+                return pos + delta, pos
+            _, path = lax.scan(step, jnp.zeros(dim), None, length=n_steps)
+            return path
+
+        def demo():
+            return random_walk(jax.random.key(0), 5)
+        """,
+        "key-reuse",
+    )
+    references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
+
+    def check(self, module, report):
+        for reuse in module.keys.reuses:
+            if reuse.loop is None:
+                continue
+            if reuse.primitive is not None:
+                where = reuse.primitive.replace("jax.lax.", "lax.")
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is closed over by a `{where}` body (line {reuse.loop.lineno}) "
+                    "and consumed on every iteration: carry it in the loop state and split it per "
+                    "step, or pass per-step keys (`jax.random.split(key, n)`) as `xs`",
+                )
+            else:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is consumed on every iteration of the loop on line "
+                    f"{reuse.loop.lineno} but never rebound: every iteration draws the same numbers; "
+                    "split it inside the loop (`key, sub = jax.random.split(key)`)",
+                )

@@ -1,0 +1,97 @@
+"""JAX202: the parent key used again after `jax.random.split(key)` without rebinding it."""
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class KeyUsedAfterSplit(Rule):
+    code = "JAX202"
+    name = "key-used-after-split"
+    summary = "A PRNG key is used again after it was split, without being rebound"
+    what = """
+        Checks for a key that is consumed after `jax.random.split(key)` consumed it, when the
+        result of the split was not assigned back to the same name: `k1, k2 = split(key)` followed
+        by `normal(key)`, or a second `split(key)`.
+        """
+    why = """
+        `split` consumes its argument: the new keys are derived from it, so drawing from the parent
+        afterwards repeats randomness the children already carry (with the default
+        implementation, `normal(key)` and `normal(split(key)[0])` are correlated streams). JAX's key
+        reuse checker raises `KeyReuseError` at the second use. Rebind the parent in the same
+        statement, `key, sub = jax.random.split(key)`, and carry `key` forward.
+        """
+    bad = (
+        """
+        import jax
+
+        def init_mlp(key, sizes):
+            w_key, b_key = jax.random.split(key)
+            w = jax.random.normal(w_key, sizes)
+            b = jax.random.normal(b_key, sizes[-1:])
+            head = jax.random.normal(key, (sizes[-1], 1))  # JAX202
+            return w, b, head
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def two_batches(key):
+            keys_a = jax.random.split(key, 4)
+            keys_b = jax.random.split(key, 4)  # JAX202
+            return keys_a, keys_b
+        """,
+    )
+    good = (
+        """
+        import jax
+
+        def init_mlp(key, sizes):
+            key, w_key, b_key = jax.random.split(key, 3)
+            w = jax.random.normal(w_key, sizes)
+            b = jax.random.normal(b_key, sizes[-1:])
+            head = jax.random.normal(key, (sizes[-1], 1))
+            return w, b, head
+        """,
+        """
+        import jax
+
+        def init_encoder(key, sizes):
+            key, *layer_keys = jax.random.split(key, len(sizes))
+            params = [jax.random.normal(k, (n, n)) for k, n in zip(layer_keys, sizes)]
+            head = jax.random.normal(key, (sizes[-1], 1))
+            return params, head
+        """,
+        """
+        import jax
+
+        def ensemble(key, n):
+            keys = jax.random.split(key, n)
+            first = jax.random.normal(keys[0], (3,))
+            rest = [jax.random.normal(keys[i], (3,)) for i in range(1, n)]
+            return first, rest
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+
+        def demo():
+            key = jax.random.key(0)
+            w_key, b_key = jax.random.split(key)
+            w = jax.random.normal(w_key, (4, 2))
+            head = jax.random.normal(key, (2, 1))
+            return w, head
+        """,
+        "key-reuse",
+    )
+    references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
+
+    def check(self, module, report):
+        for reuse in module.keys.reuses:
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split":
+                continue
+            report(
+                reuse.use.node,
+                f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno} and is used again "
+                "here; rebind it when splitting (`key, sub = jax.random.split(key)`) and use the new key",
+            )
