@@ -137,7 +137,7 @@ class Synthesizer:
         if name in KEY_TYPES:
             return self.key(())
         if name == "Callable" or (name[:1].isupper() and name not in ("Any", "None")):
-            raise Unbuildable(f"no value can be made for type {ast.unparse(node)}")
+            raise Unbuildable(f"no value for type {ast.unparse(node)}")
         return {"int": 3, "float": 0.5, "bool": False, "str": "a", "complex": 0.5j}.get(name)
 
     def jaxtyping(self, dtype: str, dims: str):

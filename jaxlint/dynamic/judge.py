@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jaxlint.dynamic.locate import Source, header_span
 from jaxlint.dynamic.runs import Failure, Run, unwrap_codes
@@ -38,7 +38,6 @@ class Target:
     declared: set[tuple[str, int]]  # functions the finding's line defines or wraps
     writes_state: bool
     source: Source
-    notes: list[str] = field(default_factory=list)
 
     @property
     def category(self) -> int:
@@ -100,6 +99,9 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     if any("donated buffers were not usable" in w for w in run.rec.warnings):
         return _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
                                        "cannot be observed there")
+    if not run.faithful and run.entry_key in t.declared and run.calls and not run.failure:
+        return _say(INCONCLUSIVE, run, "the calls succeeded, but synthesized arguments cannot show how the "
+                                       "program's own arguments behave")
     return _recompiles(t, run)
 
 
@@ -202,7 +204,7 @@ def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]
         jit_runs, eager_runs = _most(rec.lines, t.span), _most(ref.rec.lines, t.span)
         if eager_runs > jit_runs:
             return True, f"{_times(jit_runs)} with jit, {_times(eager_runs)} without"
-        if not ref.failure:
+        if not ref.failure or _same_stop(run.failure, ref.failure):
             return False, f"{_times(jit_runs)} with and without jit"
     return None, ""
 
@@ -223,15 +225,14 @@ def _recompiles(t: Target, run: Run) -> Verdict | None:
         if n >= MIN_RECOMPILES and 2 * n > calls:
             return _say(CONFIRMED, run, f"JAX compiled {name} {_times(n)} {where}")
         seen.append(f"{name} {_times(n)} {where}")
+    stopped = f", then the run stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
     if not seen:
         if t.declared_names:
-            return None if run.failure else _say(
-                INCONCLUSIVE, run, f"{', '.join(sorted(t.declared_names))} was never compiled")
+            return _say(INCONCLUSIVE, run, f"{', '.join(sorted(t.declared_names))} was never compiled{stopped}")
         ran = _most(rec.lines, t.span)
         if ran and not _most(rec.traced, t.span):
             return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} and started no new jit compile")
         return None
-    stopped = f", then the run stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
     return _say(NOT_REPRODUCED, run, f"JAX compiled {'; '.join(seen[:2])}{stopped}")
 
 
@@ -369,6 +370,11 @@ def _is_tracer_error(f: Failure) -> bool:
     return f.type in ("IndexError", "TypeError", "ValueError") and bool(
         TRACER_WORDS.search(f.message) or "Shapes must be 1D sequences of concrete values" in f.message
     )
+
+
+def _same_stop(a: Failure | None, b: Failure | None) -> bool:
+    """Both runs stopped at the same place, so their line counts are comparable."""
+    return a is not None and b is not None and (a.type, a.line) == (b.type, b.line)
 
 
 def _failures(run: Run) -> list[Failure]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-JIT_KEYWORDS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
+STATIC_KEYWORDS = ("static_argnums", "static_argnames")
 # Methods that mutate the object they are called on.
 MUTATORS = frozenset(
     "append extend insert add update setdefault pop popitem remove discard clear sort reverse "
@@ -38,11 +38,10 @@ def header_span(stmt: ast.stmt) -> tuple[int, int]:
 
 @dataclass
 class JitOptions:
-    """Literal static/donate options of a `jit` call or decorator."""
+    """Whether a binding is jit-compiled, and its literal static arguments."""
 
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()
-    donate_argnums: tuple[int, ...] = ()
     is_jit: bool = False
 
     def static_names(self, params: list[str]) -> set[str]:
@@ -59,17 +58,11 @@ class Source:
 
     path: str
     tree: ast.Module
-    parents: dict = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, path: str) -> "Source":
+    def parse(cls, path: str) -> Source:
         with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read(), filename=path)
-        src = cls(path, tree)
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                src.parents[child] = node
-        return src
+            return cls(path, ast.parse(f.read(), filename=path))
 
     # -- positions -------------------------------------------------------------------------
 
@@ -148,11 +141,11 @@ class Source:
 
     def callers_of(self, name: str) -> list[ast.AST]:
         """Module-level functions that mention `name`, jit-compiled ones first."""
-        found = []
-        for node in self.tree.body:
-            if isinstance(node, FUNCS) and node.name != name:
-                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
-                    found.append(node)
+        found = [
+            node for node in self.tree.body
+            if isinstance(node, FUNCS) and node.name != name
+            and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+        ]
         return sorted(found, key=lambda n: not self.jit_options(n.name).is_jit)
 
     # -- entry points ----------------------------------------------------------------------
@@ -270,7 +263,7 @@ def _options_in(exprs: list[ast.AST]) -> JitOptions:
             if not isinstance(node, ast.Call):
                 continue
             for kw in node.keywords:
-                if kw.arg not in JIT_KEYWORDS:
+                if kw.arg not in STATIC_KEYWORDS:
                     continue
                 try:
                     value = ast.literal_eval(kw.value)

@@ -26,7 +26,7 @@ PY_SAMPLERS = (
 ).split()
 LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
 
-ACTIVE: "Recorder | None" = None
+ACTIVE: Recorder | None = None
 ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
 
 
@@ -72,7 +72,7 @@ class Recorder:
         self._frames: dict[int, _Frame] = {}
         self._next_session = 0
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         global ACTIVE
         ACTIVE = self
         sys.settrace(self._on_call)

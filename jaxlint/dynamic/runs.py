@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 import types
 from dataclasses import dataclass, field
 from types import FrameType
@@ -35,6 +34,9 @@ def time_limit(seconds: float, message: str):
     def expire(signum, frame):
         raise RunTimeout(message)
 
+    if not hasattr(signal, "setitimer"):  # no interval timers (Windows): the runner's limit still holds
+        yield
+        return
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
     try:
@@ -53,14 +55,14 @@ class Failure:
     message: str  # the first line
     text: str  # the whole message, truncated
     frames: list[tuple[int, FrameType]]  # this file's frames in the traceback, outermost first
-    chain: list["Failure"]  # the exceptions it was raised from or during, nearest first
+    chain: list[Failure]  # the exceptions it was raised from or during, nearest first
 
     @property
     def causes(self) -> list[list[int]]:
         """This file's lines in each chained exception's traceback."""
         return [[line for line, _ in c.frames] for c in self.chain]
 
-    def all(self) -> list["Failure"]:
+    def all(self) -> list[Failure]:
         return [self, *self.chain]
 
     @property
@@ -370,10 +372,8 @@ class Executor:
                     _reraise_interrupt(exc)
                     run.failure = capture(exc, self.path)
                     break
-            try:
+            with contextlib.suppress(Exception):  # a failed callback was already reported by the call
                 self.jax.effects_barrier()
-            except Exception:  # a failed callback was already reported by the call
-                pass
         return run
 
     def _target(self, module, entry: Entry, synth: Synthesizer):

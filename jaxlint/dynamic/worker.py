@@ -69,8 +69,10 @@ class Case:
         negative = [(v, faithful) for v, faithful in self.verdicts if v.status == NOT_REPRODUCED]
         if negative:
             return max(negative, key=lambda p: p[1])[0]
-        reasons = list(dict.fromkeys(v.detail for v, _ in self.verdicts))
-        return Verdict(INCONCLUSIVE, "; ".join(reasons[:3]))
+        reasons: dict[str, str] = {}
+        for v, _ in self.verdicts:  # one reason per event, whichever run showed it first
+            reasons.setdefault(v.detail.rsplit(" (", 1)[0], v.detail)
+        return Verdict(INCONCLUSIVE, "; ".join(list(reasons.values())[:3]))
 
 
 class Worker:

@@ -10,6 +10,6 @@ class Config:
 
 
 def apply(cfg: Config, fn: Callable, x):
-    if jax.numpy.sum(x) > cfg.depth:  # expect: JAX101 inconclusive could not be built: no value can be made for type Config
+    if jax.numpy.sum(x) > cfg.depth:  # expect: JAX101 inconclusive could not be built: no value for type Config
         return fn(x)
     return x
