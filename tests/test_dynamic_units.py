@@ -1,0 +1,134 @@
+"""Pieces of `--dynamic` that need no subprocess: source facts, argument synthesis, progress output."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+
+import pytest
+
+from jaxlint.dynamic import _Progress
+from jaxlint.dynamic.locate import Source, code_key
+
+HAS_JAX = importlib.util.find_spec("jax") is not None
+
+SOURCE = '''
+from functools import partial
+import jax
+
+state = []
+
+
+@partial(jax.jit, static_argnames=("n",))
+def f(x, n,
+      scale=1.0):
+    own = []
+    own.append(x)
+    state.append(x)
+    if (x.sum()
+            > 0):
+        return x
+    return -x
+
+
+g = jax.jit(f, static_argnums=(1,))
+h = jax.jit(lambda y: y + 1)
+
+
+def uses():
+    return f(1, 2)
+
+
+def main(argv=None):
+    uses()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text(textwrap.dedent(SOURCE).lstrip())
+    return Source.parse(str(path))
+
+
+def test_span_covers_a_statement_header_only(source):
+    assert source.span(13) == {13, 14}  # the `if` test spans two lines; its body does not count
+    assert source.span(7) == {7, 8, 9}  # decorator and signature
+
+
+def test_declared_codes_are_definitions_and_wrapped_functions_not_calls(source):
+    f_key = ("f", 7)
+    assert source.declared_codes({7}) == {f_key}
+    assert source.declared_codes({19}) == {f_key}
+    assert source.declared_codes({20}) == {("<lambda>", 20)}
+    assert source.declared_codes({24}) == set()  # `f(1, 2)` only calls f
+
+
+def test_jit_options_of_decorators_and_assignments(source):
+    assert source.jit_options("f").static_argnames == ("n",)
+    assert source.jit_options("g").static_argnums == (1,)
+    assert source.jit_options("g").static_names(["x", "n", "scale"]) == {"n"}
+    assert source.jit_options("uses").is_jit is False
+
+
+def test_outer_writes_and_entry_points(source):
+    assert source.writes_outer_state(12) is True
+    assert source.writes_outer_state(11) is False
+    assert source.main_block() is not None
+    assert source.main_function().name == "main"
+    assert [n.name for n in source.callers_of("f")] == ["uses"]
+    assert code_key(source.top_level(10)) == ("f", 7)
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+def test_synthesized_arguments_follow_annotations_names_and_static_parameters():
+    from jaxlint.dynamic.arguments import Synthesizer, Unbuildable
+
+    func = ast.parse(textwrap.dedent('''
+        def f(x: "Float[Array, 'b d']", w: "Float[Array, 'd k']", key, n_steps, lr, labels,
+              mode, flag: bool, sizes, *, depth: int, scale=2.0):
+            pass
+    ''')).body[0]
+    args, kwargs = Synthesizer(0, typed_keys=True).for_def(func, static={"sizes"})
+    x, w, key, n_steps, lr, labels, mode, flag, sizes = args
+    assert x.shape == (2, 3) and w.shape == (3, 4) and str(x.dtype) == "float32"
+    assert "key" in str(key.dtype)
+    assert (n_steps, lr, flag, kwargs) == (3, 0.5, False, {"depth": 3})
+    assert str(labels.dtype) == "int32" and mode.shape == (3, 3)
+    hash(sizes)
+    with pytest.raises(Unbuildable):
+        Synthesizer(0, typed_keys=True).for_def(ast.parse("def g(cfg: Config): pass").body[0], set())
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+def test_factory_results_in_both_shapes(tmp_path, monkeypatch):
+    from jaxlint.dynamic.arguments import from_factory
+
+    (tmp_path / "facts.py").write_text("def a():\n    return (1, 2)\n\ndef b():\n    return (1,), {'k': 2}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert from_factory({"m:f": "facts:a"}, ["m:f"]) == ((1, 2), {})
+    assert from_factory({"m:f": "facts:b"}, ["m:f"]) == ((1,), {"k": 2})
+    assert from_factory({}, ["m:f"]) is None
+
+
+def test_progress_redraws_one_line_and_clears_it(capsys):
+    progress = _Progress(2, enabled=True)
+    progress.file_done(1)
+    progress.file_done(0)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "\n" not in err
+    assert "2/2 files, 1 findings confirmed" in err
+    assert err.endswith("\r")
+
+
+def test_progress_is_silent_when_disabled(capsys):
+    progress = _Progress(3, enabled=False)
+    progress.file_done(1)
+    progress.close()
+    assert capsys.readouterr().err == ""
