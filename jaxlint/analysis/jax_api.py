@@ -245,3 +245,130 @@ MODULE_BASES = frozenset({
     "haiku.Module",
 })
 MODULE_METHOD_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.nowrap"})
+
+# ---- arrays, functional updates and purity (JAX4xx) --------------------------------------
+
+# Namespaces whose functions return one JAX array (minus NOT_ONE_ARRAY); sub-namespaces
+# (`jax.nn.initializers.`) are not included unless listed.
+ARRAY_NAMESPACES = (
+    "jax.numpy.",
+    "jax.numpy.fft.",
+    "jax.numpy.linalg.",
+    "jax.random.",
+    "jax.nn.",
+)
+ARRAY_CREATING_FUNCTIONS = frozenset({
+    "jax.lax.full",
+    "jax.lax.iota",
+    "jax.lax.broadcast",
+    "jax.lax.dynamic_update_slice",
+    "jax.lax.dynamic_slice",
+    "jax.lax.concatenate",
+})
+# Functions of those namespaces that return something other than one array (a tuple, a
+# list, a callable, metadata).
+NOT_ONE_ARRAY = frozenset({
+    "jax.numpy." + name for name in (
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays",
+        "unstack", "nonzero", "where", "unravel_index", "indices", "histogram", "histogram2d",
+        "histogramdd", "unique", "unique_all", "unique_counts", "unique_inverse", "divmod",
+        "frexp", "modf", "tril_indices", "triu_indices", "diag_indices", "mask_indices",
+        "tril_indices_from", "triu_indices_from", "diag_indices_from", "ix_", "polyfit",
+        "vectorize", "frompyfunc", "einsum_path", "broadcast_shapes", "printoptions",
+        "get_printoptions", "set_printoptions", "ndarray", "dtype", "load", "save",
+    )
+} | {
+    "jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet", "lstsq")
+} | {
+    "jax.random." + name for name in ("key_impl", "default_prng_impl")
+} | STATIC_QUERIES)
+
+# Methods of `x.at[i]` that return the updated array.
+AT_UPDATE_METHODS = frozenset({
+    "set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply",
+})
+# In-place operators and the `.at[...]` method that does the same functionally.
+AT_METHOD_OF_OPERATOR = {
+    "Add": "add",
+    "Sub": "subtract",
+    "Mult": "multiply",
+    "Div": "divide",
+    "Pow": "power",
+}
+# Methods of a JAX array that return a JAX array.
+ARRAY_RETURNING_METHODS = frozenset({
+    "reshape", "astype", "copy", "ravel", "flatten", "transpose", "squeeze", "clip", "sum",
+    "mean", "max", "min", "prod", "cumsum", "cumprod", "round", "conj", "swapaxes", "take",
+    "dot", "std", "var", "sort", "argsort", "repeat", "block_until_ready",
+})
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+
+# Class decorators and registration calls that make a class a pytree: instances are
+# flattened by transformations, so `self` inside its traced methods is not the caller's object.
+PYTREE_CLASS_DECORATORS = frozenset({
+    "jax.tree_util.register_pytree_node_class",
+    "jax.tree_util.register_pytree_with_keys_class",
+    "jax.tree_util.register_dataclass",
+    "flax.struct.dataclass",
+    "chex.dataclass",
+    "dataclasses.dataclass",
+})
+PYTREE_REGISTRATIONS = frozenset({
+    "jax.tree_util.register_pytree_node",
+    "jax.tree_util.register_pytree_with_keys",
+    "jax.tree_util.register_dataclass",
+    "jax.tree_util.register_static",
+})
+
+# Logging: module-level functions, logger factories and logger methods.
+LOGGING_FUNCTIONS = frozenset({
+    f"{module}.{level}"
+    for module in ("logging", "absl.logging")
+    for level in ("debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal")
+})
+LOGGER_FACTORIES = frozenset({"logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger"})
+LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal"})
+
+# Reads of the host's clock or files: inside staged code they happen once, at trace time.
+HOST_READS = frozenset({
+    "time.time",
+    "time.time_ns",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.process_time",
+    "datetime.datetime.now",
+    "datetime.datetime.utcnow",
+    "datetime.datetime.today",
+    "datetime.date.today",
+    "builtins.open",
+    "builtins.input",
+    "numpy.load",
+    "numpy.loadtxt",
+    "numpy.genfromtxt",
+    "numpy.fromfile",
+    "pickle.load",
+    "json.load",
+})
+
+# Methods that mutate a Python container in place (a bare `outer.append(x)` statement).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft",
+    "put", "put_nowait",
+})
+
+# NumPy functions and methods that users expect to work in place (NumPy's `a.sort()`,
+# `np.clip(a, lo, hi, out=a)`): their JAX versions return a new array.
+IN_PLACE_IN_NUMPY_FUNCTIONS = frozenset({
+    "clip", "sort", "round", "around", "nan_to_num", "fill_diagonal", "put", "place", "copyto",
+    "negative", "abs", "absolute", "sqrt", "exp", "log", "maximum", "minimum", "add", "subtract",
+    "multiply", "divide", "reshape", "squeeze", "transpose", "flip", "roll",
+})
+IN_PLACE_IN_NUMPY_METHODS = frozenset({"sort", "clip", "round", "fill", "resize", "astype", "reshape"})
+
+# Constructors of mutable Python containers.
+PYTHON_CONTAINERS = frozenset({
+    "builtins.list", "builtins.dict", "builtins.set", "builtins.bytearray",
+    "collections.deque", "collections.defaultdict", "collections.OrderedDict", "collections.Counter",
+})

@@ -81,6 +81,20 @@ class ModuleFacts:
         return self._call_sites.varies_in_loop(expr, loop)
 
     @cached_property
+    def effects(self) -> "Effects":
+        """Stores, bare calls and side effects (the purity rules' facts)."""
+        from jaxlint.analysis.effects import Effects
+
+        return Effects(self)
+
+    @cached_property
+    def arrays(self) -> "ArrayFacts":
+        """Which expressions are known JAX arrays, in eager code too."""
+        from jaxlint.analysis.arrays import ArrayFacts
+
+        return ArrayFacts(self)
+
+    @cached_property
     def keys(self) -> "KeyFlow":
         """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
         from jaxlint.analysis.keys import KeyFlow

@@ -1,0 +1,291 @@
+"""Which expressions are known JAX arrays, in eager code as well as traced code.
+
+The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
+code too, so this module answers "is this a JAX array?" from local facts: a name every
+binding of which (in the scope that binds it) is a `jax.numpy`/`jax.random`/`jax.nn` result,
+an `.at[...]` update, or arithmetic, indexing or array methods on such a value; and an
+attribute `self.data` that every store in the module sets to such a value.  Anything else
+(a parameter without an array annotation, a loop target, a call into unknown code, a name
+also bound to a NumPy array) is not known, and rules stay quiet about it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+
+_ARRAY = "array"
+_UNKNOWN = "unknown"
+_MAX_DEPTH = 6
+
+
+def array_function(name: str | None) -> bool:
+    """Whether a call to this qualified name returns one JAX array."""
+    if not name:
+        return False
+    if name in jax_api.ARRAY_CREATING_FUNCTIONS:
+        return True
+    if name in jax_api.NOT_ONE_ARRAY:
+        return False
+    for prefix in jax_api.ARRAY_NAMESPACES:
+        if name.startswith(prefix) and "." not in name[len(prefix):]:
+            return True
+    return False
+
+
+class ArrayFacts:
+    """Answers `is_array(expr)`: a JAX array for certain, traced or not."""
+
+    def __init__(self, module: "ModuleFacts"):
+        self.module = module
+        self.names: Names = module.names
+        self._bindings: dict[int, dict[str, list[object]]] = {}
+        self._names: dict[tuple[int, str], bool] = {}
+        self._attributes: dict[tuple[int, str], bool] = {}
+        self._global_names: set[str] | None = None
+
+    # ---- public -----------------------------------------------------------------------
+    def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
+        if scope is None:
+            scope = self._scope_of(expr)
+        return self._array(expr, scope, 0)
+
+    # ---- expressions --------------------------------------------------------------------
+    def _scope_of(self, expr: ast.AST) -> Scope:
+        node = expr
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        if isinstance(node, ast.Name):
+            return self.names.read_scope.get(id(node), self.names.module)
+        return self.names.module
+
+    def _array(self, expr: ast.AST, scope: Scope, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Name):
+            return self._name(expr.id, scope, depth)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if array_function(self.names.qualname(func, scope)):
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
+                    return True
+                if func.attr in jax_api.ARRAY_RETURNING_METHODS:
+                    # a traced value with an array method is an array (a dict has no `.reshape`)
+                    return self.module.is_traced(func.value) or self._array(func.value, scope, depth + 1)
+            return False
+        if isinstance(expr, ast.BinOp):
+            if isinstance(expr.left, (ast.Constant, ast.JoinedStr)) and isinstance(expr.op, ast.Mod):
+                return False
+            if self.module.is_traced(expr) and (
+                not isinstance(expr.op, (ast.Add, ast.Mult)) or _float(expr.left) or _float(expr.right)
+            ):
+                return True  # arithmetic on a tracer yields an array (`+` and `*` also join sequences)
+            return self._array(expr.left, scope, depth + 1) or self._array(expr.right, scope, depth + 1)
+        if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
+            if self.module.is_traced(expr):
+                return True
+            return self._array(expr.operand, scope, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self._array(expr.value, scope, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            return self._array(expr.body, scope, depth + 1) and self._array(expr.orelse, scope, depth + 1)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
+                return self._array(expr.value, scope, depth + 1)
+            return self._attribute(expr, scope, depth)
+        return False
+
+    def _name(self, name: str, scope: Scope, depth: int) -> bool:
+        owner = self.names.lookup(name, scope)
+        if owner is None or name in self._declared_global_or_nonlocal():
+            return False
+        key = (id(owner.node), name)
+        known = self._names.get(key)
+        if known is not None:
+            return known
+        self._names[key] = True  # optimistic while in progress: `x = x * 2` keeps x an array
+        bindings = self._scope_bindings(owner).get(name, [])
+        result = bool(bindings) and all(
+            b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, depth + 1)) for b in bindings
+        )
+        self._names[key] = result
+        return result
+
+    def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
+        """`self.attr` inside a method, when every store of `.attr` in the module is an array."""
+        base = expr.value
+        if not isinstance(base, ast.Name) or scope.kind != "function":
+            return False
+        method = scope.node
+        cls = self.names.parent_class.get(id(method))
+        if cls is None or _first_param(method) != base.id or self.names.lookup(base.id, scope) is not scope:
+            return False
+        key = (id(cls), expr.attr)
+        known = self._attributes.get(key)
+        if known is not None:
+            return known
+        self._attributes[key] = False
+        stores = self.module.effects.attribute_stores.get(expr.attr, [])
+        in_class = False
+        result = bool(stores)
+        for store in stores:
+            if store.kind == "augmented":
+                continue  # `self.x += ...` keeps what x is
+            if store.kind == "unpacked" or store.value is None:
+                result = False
+                break
+            function = store.function
+            where = self.names.scope_of(function) if function is not None else self.names.module
+            if not self._array(store.value, where, depth + 1):
+                result = False
+                break
+            if function is not None and self.names.parent_class.get(id(function)) is cls:
+                in_class = True
+        result = result and in_class
+        self._attributes[key] = result
+        return result
+
+    # ---- bindings -------------------------------------------------------------------------
+    def _declared_global_or_nonlocal(self) -> set[str]:
+        if self._global_names is None:
+            found: set[str] = set()
+            for scope in self.names.scopes.values():
+                found.update(scope.globals)
+            self._global_names = found
+        return self._global_names
+
+    def _scope_bindings(self, scope: Scope) -> dict[str, list[object]]:
+        """Every binding of every name in one scope: a value expression, `_ARRAY` or `_UNKNOWN`."""
+        cached = self._bindings.get(id(scope.node))
+        if cached is not None:
+            return cached
+        out: dict[str, list[object]] = {}
+
+        def add(name: str, value: object) -> None:
+            out.setdefault(name, []).append(value)
+
+        node = scope.node
+        if isinstance(node, FUNCTION_TYPES):
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if arg is not None:
+                    add(arg.arg, _ARRAY if self._array_annotation(arg.annotation, scope) else _UNKNOWN)
+            body = [] if isinstance(node, ast.Lambda) else node.body
+        else:
+            body = node.body
+        for name, source in scope.imports.items():
+            add(name, _UNKNOWN)
+        for stmt in _own_statements(body):
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        add(target.id, stmt.value)
+                    else:
+                        for name in _stored_names(target):
+                            add(name, _UNKNOWN)
+            elif isinstance(stmt, ast.AnnAssign):
+                if isinstance(stmt.target, ast.Name):
+                    if stmt.value is not None:
+                        add(stmt.target.id, stmt.value)
+                    elif self._array_annotation(stmt.annotation, scope):
+                        add(stmt.target.id, _ARRAY)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                for name in _stored_names(stmt.target):
+                    add(name, _UNKNOWN)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        for name in _stored_names(item.optional_vars):
+                            add(name, _UNKNOWN)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                add(stmt.name, _UNKNOWN)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    add((alias.asname or alias.name).split(".")[0], _UNKNOWN)
+            elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                for name in stmt.names:
+                    add(name, _UNKNOWN)
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                for handler in stmt.handlers:
+                    if handler.name:
+                        add(handler.name, _UNKNOWN)
+            elif type(stmt).__name__ == "Match":
+                for case in stmt.cases:
+                    for sub in ast.walk(case.pattern):
+                        name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                        if isinstance(name, str):
+                            add(name, _UNKNOWN)
+        self._bindings[id(scope.node)] = out
+        return out
+
+    def _array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
+        if annotation is None:
+            return False
+        target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        name = self.names.qualname(target, scope)
+        if name is None:
+            return False
+        if name in jax_api.ARRAY_ANNOTATIONS and name != "jax.typing.ArrayLike":
+            return True
+        return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
+            annotation, ast.Subscript
+        ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:
+    """`Float[Array, "b d"]` is a JAX array; `Float[np.ndarray, ...]` or `Float[ArrayLike, ...]` is not."""
+    inner = annotation.slice
+    first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
+
+
+def _float(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, float)
+
+
+def is_at_index(expr: ast.AST) -> bool:
+    """`x.at[i]`: the index expression of a functional update."""
+    return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
+
+
+def _first_param(function: ast.AST) -> str | None:
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        params = [*function.args.posonlyargs, *function.args.args]
+        return params[0].arg if params else None
+    return None
+
+
+def _stored_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _stored_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _stored_names(target.value)
+    return []
+
+
+def _own_statements(body: list[ast.stmt]):
+    """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if type(block) is list:
+                stack.extend(block)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)

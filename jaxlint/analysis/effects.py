@@ -1,0 +1,484 @@
+"""Side effects and stores: what code writes, where the written object lives, what runs at trace time.
+
+One cheap walk over the module's statements (expressions are not walked) collects every
+store to an item or an attribute, every bare call statement, and the names that tests
+assert on.  On top of that the module answers the questions the purity rules ask:
+- is the object a store or a mutating call writes to bound outside the traced code
+  (a module global, a closure variable of an eager function, the Python `self` of a
+  jitted method)?
+- which functions run under a transformation, in which context (the value analysis's
+  functions, plus `__call__` of instances handed to a transformation or `lax.scan`)?
+- does printing or logging an expression show a traced value?
+- is a call a logging call, a clock or file read?
+- which module globals read by jitted code does the module reassign afterwards?
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
+from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+
+
+@dataclass(frozen=True)
+class Store:
+    """One store: `target = value` (kind "assign"/"annotated"), `target op= value` ("augmented"),
+    or a target inside a tuple unpacking ("unpacked", value is the whole right-hand side)."""
+
+    stmt: ast.stmt
+    target: ast.expr
+    value: ast.expr | None
+    kind: str
+    function: FunctionNode | None
+
+
+@dataclass(frozen=True)
+class OuterObject:
+    """The object a write mutates, when it lives outside the traced code."""
+
+    root: ast.Name
+    where: str  # "module" | "closure" | "self"
+
+
+class Effects:
+    def __init__(self, module: "ModuleFacts"):
+        self.module = module
+        self.names = module.names
+        self.subscript_stores: list[Store] = []
+        self.attribute_stores: dict[str, list[Store]] = {}
+        self.name_stores: list[Store] = []
+        self.stores_in: dict[int, list[Store]] = {}  # id(function) -> stores in its own body
+        self.expression_calls: list[tuple[ast.Expr, ast.Call, FunctionNode | None]] = []
+        self.calls_in: dict[int, list[ast.Call]] = {}  # id(function) -> bare call statements
+        self.loops: list[tuple[ast.stmt, FunctionNode | None]] = []
+        self.module_stores: dict[str, list[ast.stmt]] = {}  # module-level statements binding a name
+        self.global_writers: dict[str, list[FunctionNode]] = {}  # name -> functions assigning it via `global`
+        self.assertions: list[ast.AST] = []
+        self.raising_blocks: list[ast.stmt] = []  # `with pytest.raises(...)`, try bodies: nodes to skip
+        self._walk()
+
+    # ---- the walk ---------------------------------------------------------------------------
+    def _walk(self) -> None:
+        stack: list[tuple[ast.stmt, FunctionNode | None, bool]] = [
+            (s, None, True) for s in reversed(self.module.tree.body)
+        ]
+        while stack:
+            stmt, function, top = stack.pop()
+            kind = type(stmt)
+            if kind is ast.Assign:
+                for target in stmt.targets:
+                    self._store(stmt, target, stmt.value, "assign", function, top)
+            elif kind is ast.AugAssign:
+                self._store(stmt, stmt.target, None, "augmented", function, top)
+            elif kind is ast.AnnAssign:
+                if stmt.value is not None:
+                    self._store(stmt, stmt.target, stmt.value, "annotated", function, top)
+            elif kind is ast.Expr:
+                value = stmt.value
+                if type(value) is ast.Call:
+                    self.expression_calls.append((stmt, value, function))
+                    self.calls_in.setdefault(id(function), []).append(value)
+                    if _assertion_call(value):
+                        self.assertions.append(value)
+            elif kind is ast.Assert:
+                self.assertions.append(stmt)
+            elif kind is ast.Global and function is not None:
+                for name in stmt.names:
+                    self.global_writers.setdefault(name, []).append(function)
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                self.loops.append((stmt, function))
+                if top and kind is not ast.While:
+                    for name in _stored_names(stmt.target):
+                        self.module_stores.setdefault(name, []).append(stmt)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                stack.extend((s, stmt, False) for s in reversed(stmt.body))
+                continue
+            if kind is ast.ClassDef:
+                stack.extend((s, function, False) for s in reversed(stmt.body))
+                continue
+            if kind in (ast.With, ast.AsyncWith) and any(_raising_context(i.context_expr) for i in stmt.items):
+                self.raising_blocks.append(stmt)
+            # module-level `if`/`for`/`with`/`try` blocks stay at the top level
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, field, None)
+                if type(block) is list:
+                    stack.extend((s, function, top) for s in reversed(block))
+            for handler in getattr(stmt, "handlers", ()) or ():
+                stack.extend((s, function, top) for s in reversed(handler.body))
+            for case in getattr(stmt, "cases", ()) or ():
+                stack.extend((s, function, top) for s in reversed(case.body))
+
+    def _store(self, stmt, target, value, kind, function, top) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._store(stmt, elt.value if isinstance(elt, ast.Starred) else elt, value, "unpacked", function, top)
+            return
+        store = Store(stmt, target, value, kind, function)
+        self.stores_in.setdefault(id(function), []).append(store)
+        if isinstance(target, ast.Subscript):
+            self.subscript_stores.append(store)
+        elif isinstance(target, ast.Attribute):
+            self.attribute_stores.setdefault(target.attr, []).append(store)
+        elif isinstance(target, ast.Name):
+            self.name_stores.append(store)
+            if top:
+                self.module_stores.setdefault(target.id, []).append(stmt)
+
+    # ---- traced functions -------------------------------------------------------------------
+    @cached_property
+    def contexts(self) -> dict[int, Context]:
+        """id(function) -> the context it runs in, for every function known to run traced."""
+        out = {id(fn): ctx for fn, ctx in self.module.traced_functions()}
+        for method, ctx in self.callable_instances:
+            previous = out.get(id(method))
+            out[id(method)] = ctx if previous is None else Context(
+                ctx.abstract or previous.abstract, ctx.staged or previous.staged
+            )
+        return out
+
+    @cached_property
+    def functions(self) -> dict[int, FunctionNode]:
+        out = {id(fn): fn for fn, _ in self.module.traced_functions()}
+        for method, _ in self.callable_instances:
+            out[id(method)] = method
+        return out
+
+    @staticmethod
+    def body(fn: FunctionNode) -> Iterator[ast.AST]:
+        """The nodes of a function's own body: nested functions and lambdas excluded (their
+        decorators and defaults, which run here, included)."""
+        stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, FUNCTION_TYPES):
+                if not isinstance(node, ast.Lambda):
+                    stack.extend(node.decorator_list)
+                stack.extend(node.args.defaults)
+                stack.extend(d for d in node.args.kw_defaults if d is not None)
+                continue
+            yield node
+            stack.extend(ast.iter_child_nodes(node))
+
+    def traced(self) -> Iterator[tuple[FunctionNode, Context]]:
+        for key, fn in self.functions.items():
+            yield fn, self.contexts[key]
+
+    @cached_property
+    def roots(self) -> dict[int, TracedFunction]:
+        return {id(root.node): root for root in self.module.traced_roots}
+
+    @cached_property
+    def callable_instances(self) -> list[tuple[ast.FunctionDef, Context]]:
+        """`__call__` of instances of module classes handed to a transformation or a `lax` primitive.
+
+        `cell = RNNCell(w); lax.scan(cell, h0, xs)` traces `RNNCell.__call__`.
+        """
+        found = []
+        names = self.names
+        for call, scope in names.calls:
+            callee = names.qualname(call.func, scope)
+            if callee in jax_api.CONTROL_FLOW:
+                ctx = STAGED
+                spec = jax_api.CONTROL_FLOW[callee]
+                args = [call.args[i] for i, _ in spec.callables if i < len(call.args)]
+            elif callee in jax_api.TRANSFORMS and call.args:
+                ctx = context_of(callee)
+                args = [call.args[0]]
+            else:
+                continue
+            enclosing = self._enclosing_context(scope)
+            if enclosing is not None:
+                ctx = ctx.inside(enclosing)
+            for arg in args:
+                method = self._instance_call_method(arg, scope)
+                if method is not None:
+                    found.append((method, ctx))
+        return found
+
+    def _enclosing_context(self, scope: Scope) -> Context | None:
+        node = scope.node
+        if isinstance(node, FUNCTION_TYPES):
+            for fn, ctx in self.module.traced_functions():
+                if fn is node:
+                    return ctx
+        return None
+
+    def _instance_call_method(self, arg: ast.AST, scope: Scope):
+        if not isinstance(arg, ast.Name):
+            return None
+        values = self.names.assignments(arg, scope)
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        cls = self.names.definition(values[0].func, scope) if isinstance(values[0].func, ast.Name) else None
+        if not isinstance(cls, ast.ClassDef) or self.is_framework_class(cls):
+            return None
+        method = self.names.scope_of(cls).defs.get("__call__")
+        return method if isinstance(method, ast.FunctionDef) else None
+
+    # ---- classes ----------------------------------------------------------------------------
+    def is_framework_class(self, cls: ast.ClassDef, _depth: int = 0) -> bool:
+        """A Flax/Equinox/Haiku module or a registered pytree: its state is managed by the framework."""
+        if _depth > 5:
+            return True
+        scope = self._scope_around(cls)
+        for base in cls.bases:
+            if self.names.qualname(base, scope) in jax_api.MODULE_BASES:
+                return True
+            local = self.names.definition(base, scope)
+            if isinstance(local, ast.ClassDef) and self.is_framework_class(local, _depth + 1):
+                return True
+        for decorator in cls.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if self.names.qualname(target, scope) in jax_api.PYTREE_CLASS_DECORATORS:
+                return True
+        return cls.name in self.registered_pytrees
+
+    def _scope_around(self, cls: ast.ClassDef) -> Scope:
+        for scope in self.names.scopes.values():
+            if cls in scope.defs.values():
+                return scope
+        return self.names.module
+
+    @cached_property
+    def registered_pytrees(self) -> set[str]:
+        out = set()
+        for call, scope in self.names.calls:
+            if call.args and isinstance(call.args[0], ast.Name):
+                if self.names.qualname(call.func, scope) in jax_api.PYTREE_REGISTRATIONS:
+                    out.add(call.args[0].id)
+        return out
+
+    # ---- where a written object lives ---------------------------------------------------------
+    def outer_object(self, target: ast.expr, function: FunctionNode) -> OuterObject | None:
+        """The object `target` (`a.b[c]`, `a.d`) belongs to, when it lives outside the traced code."""
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if not isinstance(root, ast.Name) or target is root:
+            return None
+        scope = self.names.read_scope.get(id(root))
+        if scope is None:
+            return None
+        owner = self.names.lookup(root.id, scope)
+        if owner is None:
+            return None
+        if owner.kind == "module":
+            if root.id in owner.imports:
+                return None  # a module attribute: configuration, not data
+            return OuterObject(root, "module")
+        node = owner.node
+        if id(node) in self.contexts:
+            if node is function and self._outer_self(root, function):
+                return OuterObject(root, "self")
+            return None
+        if owner.kind == "function":
+            return OuterObject(root, "closure")
+        return None
+
+    def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
+        """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
+        cls = self.names.parent_class.get(id(function))
+        if cls is None or _first_param(function) != root.id or self.is_framework_class(cls):
+            return False
+        if any(method is function for method, _ in self.callable_instances):
+            return True
+        value = self.module.value(root)
+        if value is not None:
+            return not value.traced
+        root_fn = self.roots.get(id(function))
+        return root_fn is not None and (root_fn.bound_positional > 0 or root.id in root_fn.static_params)
+
+    def sanctioned(self, function: FunctionNode) -> bool:
+        """Mutation of module state is how the framework works here (Flax NNX transformations)."""
+        root = self.roots.get(id(function))
+        return root is not None and any(t.name.startswith("flax.nnx.") for t in root.transforms)
+
+    @cached_property
+    def asserted_names(self) -> frozenset[str]:
+        """Names read in assertions, directly or through names computed from them
+        (`n = len(witness); assertEqual(n, 1)`): a test counting traces on purpose."""
+        out = set()
+        for node in self.assertions:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name):
+                    out.add(sub.id)
+        if not out:
+            return frozenset()
+        for _ in range(2):
+            for store in self.name_stores:
+                if store.target.id in out and store.value is not None:
+                    out.update(sub.id for sub in ast.walk(store.value) if isinstance(sub, ast.Name))
+        return frozenset(out)
+
+    def mutable_origin(self, outer: OuterObject) -> bool:
+        """The outer object is a container or an instance the module itself creates
+        (`captured = []`, `cache = {}`, `stats = Stats()`), not a parameter or something
+        from elsewhere (a Pallas reference, a library object with its own semantics)."""
+        if outer.where == "self":
+            return True
+        root = outer.root
+        values = self.names.assignments(root)
+        if not values:
+            return False
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        if owner is None or root.id in owner.params:
+            return False
+        return all(self._created_here(v, owner) for v in values)
+
+    def _created_here(self, value: ast.expr, scope: Scope) -> bool:
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+            return True
+        if isinstance(value, ast.Call):
+            if self.names.qualname(value.func, scope) in jax_api.PYTHON_CONTAINERS:
+                return True
+            if isinstance(value.func, ast.Name):
+                cls = self.names.definition(value.func, scope)
+                return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
+        return False
+
+    @cached_property
+    def _raising_spans(self) -> list[tuple[int, int]]:
+        return [(b.lineno, b.end_lineno or b.lineno) for b in self.raising_blocks]
+
+    def in_test(self, function: FunctionNode | None) -> bool:
+        """Inside a test function (`def test_...`, or a function nested in one)."""
+        while function is not None:
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name.startswith("test"):
+                return True
+            function = self.names.parent_function.get(id(function))
+        return False
+
+    def expects_error(self, node: ast.AST) -> bool:
+        """Inside `with pytest.raises(...)` / `self.assertRaises(...)`: the code is meant to fail."""
+        row = node.lineno
+        return any(a <= row <= b for a, b in self._raising_spans)
+
+    # ---- what a call is -----------------------------------------------------------------------
+    def shows_traced(self, expr: ast.AST) -> bool:
+        """Whether printing or formatting `expr` shows a traced value (not just its shape or dtype)."""
+        module = self.module
+        if isinstance(expr, ast.JoinedStr):
+            return any(self.shows_traced(v.value) for v in expr.values if isinstance(v, ast.FormattedValue))
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return any(self.shows_traced(e) for e in expr.elts)
+        if isinstance(expr, ast.Starred):
+            return self.shows_traced(expr.value)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) and isinstance(expr.left, ast.Constant):
+            return self.shows_traced(expr.right)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant):
+                return any(self.shows_traced(a) for a in expr.args) or any(
+                    self.shows_traced(k.value) for k in expr.keywords
+                )
+            if module.qualname(func) in ("builtins.str", "builtins.repr") and expr.args:
+                return self.shows_traced(expr.args[0])
+        return module.is_traced(expr)
+
+    def is_logging_call(self, call: ast.Call) -> bool:
+        func = call.func
+        name = self.module.qualname(func)
+        if name is not None:
+            return name in jax_api.LOGGING_FUNCTIONS
+        if not isinstance(func, ast.Attribute) or func.attr not in jax_api.LOGGER_METHODS:
+            return False
+        receiver = func.value
+        if isinstance(receiver, ast.Call):
+            return self.module.qualname(receiver.func) in jax_api.LOGGER_FACTORIES
+        if isinstance(receiver, ast.Name):
+            values = self.names.assignments(receiver)
+            return bool(values) and all(
+                isinstance(v, ast.Call) and self.module.qualname(v.func) in jax_api.LOGGER_FACTORIES for v in values
+            )
+        return False
+
+    def host_read(self, call: ast.Call) -> str | None:
+        """The clock or file read a call performs, if any."""
+        name = self.module.qualname(call.func)
+        return name if name in jax_api.HOST_READS else None
+
+    # ---- globals reassigned after tracing -----------------------------------------------------
+    def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
+        """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""
+        names = self.names
+        scope = names.read_scope.get(id(name))
+        if scope is None or names.lookup(name.id, scope) is not names.module:
+            return None
+        module_scope = names.module
+        if name.id in module_scope.imports or name.id in module_scope.defs:
+            return None
+        stores = self.module_stores.get(name.id, [])
+        defined_at = _definition_line(function)
+        if len(stores) >= 2:
+            later = [s for s in stores if s.lineno > defined_at]
+            if later and any(s.lineno < defined_at for s in stores):
+                return later[0]
+        for writer in self.global_writers.get(name.id, []):
+            if id(writer) in self.contexts:
+                continue
+            for store in self.stores_in.get(id(writer), []):
+                if isinstance(store.target, ast.Name) and store.target.id == name.id and not _lazy_init(store, writer, name.id):
+                    return store.stmt
+        return None
+
+
+def _definition_line(function: FunctionNode) -> int:
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.decorator_list:
+        return function.decorator_list[0].lineno
+    return function.lineno
+
+
+def _lazy_init(store: Store, writer: FunctionNode, name: str) -> bool:
+    """`if _X is None: _X = build()`: a lazily built constant, set once."""
+    for node in ast.walk(writer):
+        if isinstance(node, ast.If) and store.stmt in node.body:
+            test = node.test
+            if (
+                isinstance(test, ast.Compare)
+                and isinstance(test.left, ast.Name)
+                and test.left.id == name
+                and isinstance(test.ops[0], ast.Is)
+            ):
+                return True
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                return True
+    return False
+
+
+def _assertion_call(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith(("assert", "expect", "check"))
+
+
+def _raising_context(expr: ast.AST) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch", "warns",
+                    "assertWarns", "assertWarnsRegex", "assertLogs")
+
+
+def _first_param(function: FunctionNode) -> str | None:
+    params = [*function.args.posonlyargs, *function.args.args]
+    return params[0].arg if params else None
+
+
+def _stored_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _stored_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _stored_names(target.value)
+    return []

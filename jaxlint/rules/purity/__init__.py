@@ -1,0 +1,1 @@
+"""JAX4xx: purity — in-place updates of immutable arrays, discarded updates, side effects in traced code."""

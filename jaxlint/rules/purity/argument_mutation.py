@@ -1,0 +1,143 @@
+"""JAX408: a jitted function mutates an argument's container, which the caller never sees."""
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.tracing import positional_params
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class ArgumentMutation(Rule):
+    code = "JAX408"
+    name = "argument-mutation-in-jit"
+    summary = "A jitted function mutates an argument's container: the caller never sees the change"
+    what = """
+        Checks for item and attribute stores (`state["step"] = ...`, `batch.x = ...`) and
+        mutating calls (`history.append(...)`) on a parameter of a function staged by
+        `jax.jit` or `jax.pmap`, when the function neither returns that parameter nor reads it
+        after the write: the write can only have been meant for the caller.
+        """
+    why = """
+        A transformation flattens its arguments into arrays and rebuilds fresh containers for
+        the traced function, so the function mutates a copy: the caller's dict or list is never
+        changed, although the same code without `jit` changes it. Return the updated container
+        (`return state`) and rebind it at the call site. Flax NNX transformations, which
+        propagate module state on purpose, are not reported.
+        """
+    bad = (
+        """
+        import jax
+
+        @jax.jit
+        def record(state, loss):
+            state["last_loss"] = loss  # JAX408
+            state["history"].append(loss)  # JAX408
+            return loss * 2
+        """,
+    )
+    good = (
+        """
+        import jax
+
+        @jax.jit
+        def record(state, loss):
+            state["last_loss"] = loss
+            return state, loss * 2
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def normalise(batch):
+            batch["x"] = batch["x"] / 255.0  # a local edit, read below
+            return batch["x"].mean()
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def record(state, loss):
+            state["last_loss"] = loss
+            return loss * 2
+
+        def demo():
+            state = {"last_loss": jnp.zeros(())}
+            record(state, jnp.ones(()))
+            assert float(state["last_loss"]) == 1.0, "the caller's dict was not updated"
+        """,
+        "raises:AssertionError",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        for root in module.traced_roots:
+            fn = root.node
+            if not root.context.staged or root.framework_method or effects.sanctioned(fn):
+                continue
+            if isinstance(fn, ast.Lambda):
+                continue
+            params = _mutable_parameters(root)
+            if not params:
+                continue
+            writes = []
+            for store in effects.stores_in.get(id(fn), []):
+                if not isinstance(store.target, ast.Name):
+                    writes.append((store.target, store.target, store.stmt))
+            for call in effects.calls_in.get(id(fn), []):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in jax_api.MUTATING_METHODS:
+                    writes.append((call, func.value, call))
+            if not writes:
+                continue
+            write_roots = {id(r) for _, t, _ in writes if (r := _root(t)) is not None}
+            rebound = {s.target.id for s in effects.stores_in.get(id(fn), []) if isinstance(s.target, ast.Name)}
+            for node, target, stmt in writes:
+                root_name = _root(target)
+                if root_name is None or root_name.id not in params or root_name.id in rebound:
+                    continue
+                if module.names.read_scope.get(id(root_name)) is not module.names.scope_of(fn):
+                    continue
+                if _used_after(fn, root_name.id, stmt, write_roots):
+                    continue
+                report(
+                    node,
+                    f"`{root_name.id}` is an argument of a jitted function: the function mutates a copy and "
+                    "the caller never sees the change; return the updated value instead",
+                )
+
+
+def _mutable_parameters(root) -> set[str]:
+    fn = root.node
+    positional = positional_params(fn)
+    skipped = {p.arg for p in positional[: root.bound_positional]}
+    names = {p.arg for p in (*positional, *fn.args.kwonlyargs)}
+    return names - skipped - set(root.static_params) - set(root.bound_keywords)
+
+
+def _root(target: ast.AST) -> ast.Name | None:
+    node = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _used_after(fn, name: str, stmt: ast.AST, write_roots: set[int]) -> bool:
+    """`name` is read after `stmt` (later in the body, in a loop around it, or returned),
+    other than to mutate it again."""
+    end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+    loops = [
+        node for node in ast.walk(fn)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+        and node.lineno <= stmt.lineno <= (node.end_lineno or node.lineno)
+    ]
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in write_roots:
+            if (node.lineno, node.col_offset) > end:
+                return True
+            if any(loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno) for loop in loops):
+                return True
+    return False

@@ -1,0 +1,154 @@
+"""JAX403: a functional update whose result is thrown away (`x.at[i].set(v)` as a statement)."""
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.arrays import array_function, is_at_index
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity.edits import rebind
+
+
+@register
+class DiscardedUpdate(Rule):
+    code = "JAX403"
+    name = "discarded-functional-update"
+    summary = "A functional update whose result is discarded: nothing happens"
+    what = """
+        Checks for expression statements that compute a new value and throw it away:
+        `x.at[i].set(v)` (and `.add`, `.multiply`, ...), a `jax.numpy` function applied to an
+        array (`jnp.clip(x, 0, 1)`, `jnp.sort(x)`), an array method on a JAX array that NumPy
+        would apply in place (`x.sort()`), and an Optax optimizer's `update`/`init` or
+        `optax.apply_updates`.
+        """
+    why = """
+        JAX functions and array methods never modify their arguments: they return a new
+        array. Called as a statement, their result is dropped and the program goes on with the
+        old value, silently. Assign the result (`x = x.at[i].set(v)`,
+        `updates, opt_state = tx.update(grads, opt_state)`). Calls inside
+        `pytest.raises`/`assertRaises` blocks and in test functions (`def test_...`, where a bare
+        call checks that something does not raise) are not reported.
+        """
+    fix_safety = """
+        For `x.at[i].set(v)`, `jnp.clip(x, ...)` and `x.sort()` with a plain local name `x`,
+        the fix assigns the result back (`x = x.at[i].set(v)`). It is unsafe: the program's
+        behaviour changes (that is the point), and a caller that relied on the old value would
+        see the new one.
+        """
+    fixable = True
+    bad = (
+        """
+        import jax.numpy as jnp
+
+        def clip_and_mark(x, i):
+            jnp.clip(x, 0.0, 1.0)  # JAX403
+            x.at[i].set(0.0)  # JAX403
+            return x
+        """,
+        """
+        import optax
+
+        def train(params, grads):
+            tx = optax.sgd(0.1)
+            opt_state = tx.init(params)
+            tx.update(grads, opt_state, params)  # JAX403
+            return params
+        """,
+        """
+        import jax.numpy as jnp
+
+        def ranked(scores):
+            s = jnp.asarray(scores)
+            s.sort()  # JAX403
+            return s
+        """,
+    )
+    good = (
+        """
+        import jax.numpy as jnp
+
+        def clip_and_mark(x, i):
+            x = jnp.clip(x, 0.0, 1.0)
+            x = x.at[i].set(0.0)
+            return x
+        """,
+        """
+        import numpy as np
+        import pytest
+        import jax.numpy as jnp
+
+        def test_bad_index():
+            a = np.arange(3.0)
+            a.sort()  # NumPy sorts in place
+            with pytest.raises(IndexError):
+                jnp.zeros(3).at[5].get(mode="promise_in_bounds")
+                jnp.clip(a, 2.0, 1.0)
+        """,
+        """
+        from flax import nnx
+
+        def train_step(model, optimizer, grads):
+            optimizer.update(model, grads)  # NNX optimizers update in place
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax.numpy as jnp
+
+        def demo():
+            x = jnp.zeros(3)
+            x.at[0].set(1.0)
+            assert float(x[0]) == 1.0, "the update was discarded"
+        """,
+        "raises:AssertionError",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        for stmt, call, function in effects.expression_calls:
+            found = self._discarded(module, call)
+            if found is None or effects.expects_error(stmt) or effects.in_test(function):
+                continue
+            what, updated = found
+            report(
+                call,
+                f"The result of {what} is discarded: JAX never updates in place, so nothing changes; "
+                "assign the result",
+                rebind(module, stmt, updated) if updated is not None else None,
+            )
+
+    @staticmethod
+    def _discarded(module, call: ast.Call):
+        """What the call computes, and the name it would update (for the fix)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
+                return f"`.at[...].{func.attr}(...)`", func.value.value.value
+            if func.attr in jax_api.IN_PLACE_IN_NUMPY_METHODS and module.arrays.is_array(func.value):
+                return f"`.{func.attr}()` on a JAX array", func.value
+            if func.attr in ("update", "init") and _optax_transformation(module, func.value):
+                return f"the optimizer's `{func.attr}`", None
+        name = module.qualname(func)
+        if name == "optax.apply_updates":
+            return "`optax.apply_updates`", None
+        if array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
+            first = call.args[0]
+            if isinstance(first, (ast.Name, ast.Attribute, ast.Subscript)):
+                short = name.rsplit(".", 1)[-1]
+                updated = first if short in jax_api.IN_PLACE_IN_NUMPY_FUNCTIONS else None
+                return f"`jnp.{short}(...)`", updated
+        return None
+
+
+def _optax_transformation(module, receiver: ast.AST) -> bool:
+    if not isinstance(receiver, ast.Name):
+        return False
+    values = module.names.assignments(receiver)
+    return bool(values) and all(isinstance(v, ast.Call) and _public_optax(module.qualname(v.func)) for v in values)
+
+
+def _public_optax(name: str | None) -> bool:
+    """`optax.adam`, `optax.contrib.muon`: a public factory (not a user-built GradientTransformation)."""
+    if not name or not name.startswith("optax."):
+        return False
+    parts = name.split(".")
+    return not any(p.startswith("_") for p in parts) and not parts[-1].startswith("GradientTransformation")

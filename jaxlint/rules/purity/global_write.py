@@ -1,0 +1,154 @@
+"""JAX406: assignment to a `global` or `nonlocal` name inside jit-compiled code."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class GlobalWrite(Rule):
+    code = "JAX406"
+    name = "global-write-in-traced-code"
+    summary = "Assignment to a `global`/`nonlocal` name inside staged code happens once, at trace time"
+    what = """
+        Checks for assignments (`=`, `+=`, ...) to names declared `global` or `nonlocal` inside
+        a function staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive (and the
+        helpers it calls). A `nonlocal` that belongs to an enclosing traced function is local
+        to the trace and not reported. Counters a test asserts on (trace counters) are not
+        reported.
+        """
+    why = """
+        The Python body of a staged function runs while JAX traces it, once per compilation;
+        the compiled program that later calls run has no Python in it. A counter incremented
+        there counts compilations, not calls, and a traced value stored there is a leaked
+        tracer that fails when used after the trace. Return the new value from the function
+        and keep the state outside.
+        """
+    bad = (
+        """
+        import jax
+
+        num_updates = 0
+
+        @jax.jit
+        def apply_gradients(params, grads):
+            global num_updates
+            num_updates += 1  # JAX406
+            return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def make_step():
+            last_loss = None
+
+            @jax.jit
+            def step(w, x):
+                nonlocal last_loss
+                loss = jnp.sum((x @ w) ** 2)
+                last_loss = loss  # JAX406
+                return w * 0.9
+            return step
+        """,
+    )
+    good = (
+        """
+        import jax
+
+        @jax.jit
+        def apply_gradients(params, grads, num_updates):
+            params = jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+            return params, num_updates + 1
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def unrolled(x):
+            total = 0.0
+
+            def add(v):
+                nonlocal total
+                total = total + v  # the enclosing function is traced too: local to the trace
+
+            for i in range(3):
+                add(x[i])
+            return total
+        """,
+        """
+        import jax
+
+        traces = 0
+
+        @jax.jit
+        def f(x):
+            global traces
+            traces += 1
+            return x * 2
+
+        def test_traces_once():
+            f(1.0)
+            f(2.0)
+            assert traces == 1
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        num_updates = 0
+
+        @jax.jit
+        def apply_gradients(w, g):
+            global num_updates
+            num_updates += 1
+            return w - 0.01 * g
+
+        def demo():
+            apply_gradients(jnp.ones(2), jnp.ones(2))
+            first = num_updates
+            apply_gradients(jnp.ones(2), jnp.ones(2))
+            return first, num_updates
+        """,
+        "trace-time-only",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        names = module.names
+        asserted = effects.asserted_names
+        for fn, ctx in effects.traced():
+            if not ctx.staged or isinstance(fn, ast.Lambda):
+                continue
+            declared = {}
+            for stmt in effects.body(fn):
+                if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                    for name in stmt.names:
+                        declared[name] = isinstance(stmt, ast.Global)
+            if not declared:
+                continue
+            for store in effects.stores_in.get(id(fn), []):
+                target = store.target
+                if not isinstance(target, ast.Name) or target.id not in declared or target.id in asserted:
+                    continue
+                if not declared[target.id] and self._trace_local(names, effects, fn, target.id):
+                    continue
+                kind = "global" if declared[target.id] else "nonlocal"
+                report(
+                    target,
+                    f"Assignment to the {kind} `{target.id}` inside staged code happens once, while tracing, "
+                    "not on every call; return the new value instead",
+                )
+
+    @staticmethod
+    def _trace_local(names, effects, fn, name: str) -> bool:
+        """The nonlocal belongs to an enclosing function that is itself traced."""
+        scope = names.enclosing_scope(fn)
+        while scope is not None and scope.kind != "module":
+            if scope.kind == "function" and scope.binds(name) and name not in scope.globals:
+                return id(scope.node) in effects.contexts
+            scope = scope.parent
+        return False

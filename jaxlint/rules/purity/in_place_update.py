@@ -1,0 +1,135 @@
+"""JAX401: item assignment on a JAX array (`x[i] = v`, `x[i] += v`)."""
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity.edits import in_place_fix
+from jaxlint.analysis.arrays import is_at_index
+
+
+@register
+class InPlaceUpdate(Rule):
+    code = "JAX401"
+    name = "in-place-array-update"
+    summary = "Item assignment on a JAX array: JAX arrays are immutable"
+    what = """
+        Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
+        `x[a:b] *= 2`) on a value known to be a JAX array: a name bound only to results of
+        `jax.numpy`, `jax.random` or `jax.nn` functions or of `.at[...]` updates, an attribute
+        that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or
+        an array inside traced code. It applies to eager code as much as to traced code.
+        """
+    why = """
+        JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable
+        and do not support in-place item assignment`, in eager code and under `jit` alike.
+        The functional form `x = x.at[i].set(v)` returns an updated copy (which XLA performs
+        in place when it can). NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
+        dict of arrays) are mutable and are not reported.
+        """
+    fix_safety = """
+        The fix rewrites `x[i] = v` as `x = x.at[i].set(v)` and `x[i] op= v` as
+        `x = x.at[i].add(v)` (`subtract`, `multiply`, `divide`, `power`), only when `x` is a
+        plain name bound in the same scope. It is safe for local variables. When `x` is a
+        parameter, the fix is unsafe: NumPy-style code meant the caller's array to change, and
+        after the fix only the local name sees the update; return the new array instead.
+        Attributes (`self.data[i] = v`) are reported without a fix: write
+        `self.data = self.data.at[i].set(v)`.
+        """
+    fixable = True
+    bad = (
+        """
+        import jax.numpy as jnp
+
+        def histogram(values, bins):
+            counts = jnp.zeros(bins)
+            for v in values:
+                counts[v] += 1  # JAX401
+            return counts
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        class Replay:
+            def __init__(self, capacity, dim):
+                self.data = jnp.zeros((capacity, dim))
+                self.ptr = 0
+
+            def add(self, transition):
+                self.data[self.ptr] = transition  # JAX401
+                self.ptr = (self.ptr + 1) % self.data.shape[0]
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def zero_diagonal(m):
+            out = m * 1.0
+            out[jnp.arange(3), jnp.arange(3)] = 0.0  # JAX401
+            out[:, 0] *= 2  # JAX401
+            return out
+        """,
+    )
+    good = (
+        """
+        import jax.numpy as jnp
+
+        def histogram(values, bins):
+            counts = jnp.zeros(bins)
+            for v in values:
+                counts = counts.at[v].add(1)
+            return counts
+        """,
+        """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def prepare(batch):
+            mask = np.zeros(len(batch))
+            mask[0] = 1  # a NumPy array is mutable
+            params = {"w": jnp.ones(3)}
+            params["w"] -= 0.1 * jnp.ones(3)  # a dict of arrays: the dict is mutable
+            table = jnp.zeros(4)
+            table = np.asarray(table).copy()
+            table[1] = 2.0  # rebound to a NumPy copy
+            return mask, params, table
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def step(state, x):
+            state["count"] = state["count"] + 1  # a traced dict: a Python container
+            return state, x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax.numpy as jnp
+
+        def demo():
+            counts = jnp.zeros(3)
+            counts[1] += 1
+        """,
+        "raises:TypeError",
+    )
+    references = ("https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",)
+
+    def check(self, module, report):
+        effects = module.effects
+        if not effects.subscript_stores:
+            return
+        arrays = module.arrays
+        for store in effects.subscript_stores:
+            target = store.target
+            if is_at_index(target) or store.kind not in ("assign", "augmented", "annotated", "unpacked"):
+                continue
+            if not arrays.is_array(target.value) or effects.expects_error(store.stmt):
+                continue
+            base = module.source.segment(target.value)
+            fix = in_place_fix(module, store.stmt, target, target.value) if store.kind != "unpacked" else None
+            report(
+                target,
+                f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises "
+                f"`TypeError`; write `{base} = {base}.at[...].set(...)` (or `.add`, `.multiply`, ...)",
+                fix,
+            )

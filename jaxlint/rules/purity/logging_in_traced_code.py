@@ -1,0 +1,115 @@
+"""JAX405: logging a traced value inside jit-compiled code."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class LoggingInTracedCode(Rule):
+    code = "JAX405"
+    name = "logging-in-traced-code"
+    summary = "Logging a traced value inside staged code happens once, at trace time"
+    what = """
+        Checks for `logging` and `absl.logging` calls (module functions and logger methods
+        such as `log.info(...)`) whose arguments show a traced value, inside code staged by
+        `jax.jit`, `jax.pmap` or a `lax` control-flow primitive.
+        """
+    why = """
+        The body of a staged function runs once, while JAX traces it. The log record is
+        written on the first call only and holds a tracer instead of the value; later calls
+        log nothing. Use `jax.debug.print` or `jax.debug.callback(lambda v: log.info(...), x)`
+        to log runtime values on every call. Logging static information (shapes, settings)
+        while tracing is fine and not reported.
+        """
+    bad = (
+        """
+        import logging
+
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        log = logging.getLogger("rollout")
+
+        @jax.jit
+        def rollout(x0):
+            def body(x, t):
+                log.info("step %s state %s", t, x)  # JAX405
+                return 0.9 * x + 0.1, x
+            return lax.scan(body, x0, jnp.arange(5))
+        """,
+        """
+        from absl import logging
+        import jax
+
+        @jax.jit
+        def update(w, g):
+            logging.info("grad %s", g)  # JAX405
+            return w - g
+        """,
+    )
+    good = (
+        """
+        import logging
+
+        import jax
+
+        log = logging.getLogger(__name__)
+
+        @jax.jit
+        def update(w, g):
+            log.info("compiling update for %s", w.shape)
+            jax.debug.callback(lambda v: log.info("grad %s", v), g)
+            return w - g
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import logging
+
+        import jax
+        import jax.numpy as jnp
+
+        log = logging.getLogger("jaxlint_demo")
+
+        class Count(logging.Handler):
+            records = 0
+
+            def emit(self, record):
+                Count.records += 1
+
+        @jax.jit
+        def update(w, g):
+            log.warning("grad %s", g)
+            return w - g
+
+        def demo():
+            log.addHandler(Count())
+            update(jnp.ones(2), jnp.ones(2))
+            first = Count.records
+            update(jnp.ones(2), jnp.ones(2))
+            return first, Count.records
+        """,
+        "trace-time-only",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        for fn, ctx in effects.traced():
+            if not ctx.staged:
+                continue
+            for node in effects.body(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and effects.is_logging_call(node)
+                    and (
+                        any(effects.shows_traced(arg) for arg in node.args)
+                        or any(effects.shows_traced(k.value) for k in node.keywords if k.arg != "exc_info")
+                    )
+                ):
+                    report(
+                        node,
+                        "Logging a traced value inside staged code happens once, while tracing, and records "
+                        "a tracer; use `jax.debug.print` or `jax.debug.callback` to log on every call",
+                    )

@@ -1,0 +1,207 @@
+"""JAX407: traced code mutates an object that lives outside it (a global, a closure variable, `self`)."""
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.rule import JaxDemo, Rule, register
+
+_WHERE = {"module": "a module-level object", "closure": "an object from the enclosing function", "self": "`self`"}
+
+
+@register
+class OuterMutation(Rule):
+    code = "JAX407"
+    name = "outer-state-mutation"
+    summary = "Traced code mutates an object from outside the function: it happens at trace time only"
+    what = """
+        Checks for attribute and item stores (`self.step += 1`, `cache[k] = x`,
+        `self.last_hidden = h`) and mutating calls (`outer_list.append(x)`, `d.update(...)`)
+        on objects that live outside the traced code: containers and instances that a module
+        global or a variable of an enclosing eager function holds (`captured = []`), and the Python object `self` of a jitted method (static
+        `self`, a bound method) or of an instance handed to `lax.scan`. Reported inside
+        staged code (`jit`, `pmap`, `lax` bodies) always, and under `vmap` when the stored
+        value is traced.
+        """
+    why = """
+        The Python body of a staged function runs while JAX traces it, once per compilation.
+        A write to outside state happens on the first call only; later calls run the compiled
+        program and skip it. What it stores is a tracer: using it after the trace raises
+        `UnexpectedTracerError` (a leaked tracer). Return values from the function instead,
+        or use `jax.debug.callback` for host-side bookkeeping. Not reported: containers built
+        inside the function (`features.append(x)` then `jnp.stack(features)`), host callbacks,
+        Flax `self.sow`/`self.variable`/`self.param` and NNX variable updates
+        (`self.count.value += 1`, `nnx.jit`), framework modules and registered pytrees, and
+        counters that a test asserts on.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        captured = []
+
+        @jax.jit
+        def forward(params, x):
+            for w in params:
+                x = jnp.tanh(x @ w)
+                captured.append(x)  # JAX407
+            return x
+        """,
+        """
+        from functools import partial
+
+        import jax
+
+        class Regressor:
+            def __init__(self, w):
+                self.w = w
+                self.cache = {}
+                self.calls = 0
+
+            @partial(jax.jit, static_argnums=0)
+            def predict(self, x):
+                y = x @ self.w
+                self.cache["last"] = y  # JAX407
+                self.calls += 1  # JAX407
+                return y
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        class RNNCell:
+            def __init__(self, w):
+                self.w = w
+                self.last_hidden = None
+
+            def __call__(self, h, x):
+                h = jnp.tanh(h @ self.w + x)
+                self.last_hidden = h  # JAX407
+                return h, h
+
+        def run(w, xs):
+            cell = RNNCell(w)
+            return jax.lax.scan(cell, jnp.zeros(2), xs)
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def forward_with_features(params, x):
+            features = []
+            for w in params:
+                x = jax.nn.relu(x @ w)
+                features.append(x)
+            return x, jnp.stack(features)
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        metrics = []
+
+        def _record(loss):
+            metrics.append(float(loss))
+
+        @jax.jit
+        def step(w, x):
+            loss = jnp.sum((x @ w) ** 2)
+            jax.debug.callback(_record, loss)
+            return w * 0.9
+        """,
+        """
+        import flax.linen as nn
+        from flax import nnx
+
+        class Dense(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                self.sow("intermediates", "x", x)
+                return nn.Dense(3)(x)
+
+        class Counter(nnx.Module):
+            def __init__(self):
+                self.count = nnx.Variable(0)
+
+            def __call__(self, x):
+                self.count.value += 1
+                return x
+
+        @nnx.jit
+        def step(model, x):
+            model.count.value += 1
+            return model(x)
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        captured = []
+
+        @jax.jit
+        def forward(w, x):
+            x = jnp.tanh(x @ w)
+            captured.append(x)
+            return x
+
+        def demo():
+            forward(jnp.eye(2), jnp.ones(2))
+            first = len(captured)
+            forward(jnp.eye(2), jnp.ones(2))
+            return first, len(captured)
+        """,
+        "trace-time-only",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        asserted = effects.asserted_names
+        for fn, ctx in effects.traced():
+            if not ctx.abstract or effects.sanctioned(fn):
+                continue
+            writes = []
+            for store in effects.stores_in.get(id(fn), []):
+                if not isinstance(store.target, ast.Name):
+                    value = store.stmt.value if store.kind == "augmented" else store.value
+                    writes.append((store.target, store.target, [value] if value is not None else [], store.stmt))
+            for call in effects.calls_in.get(id(fn), []):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in jax_api.MUTATING_METHODS:
+                    values = [*call.args, *(k.value for k in call.keywords)]
+                    writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
+            for node, target, values, stmt in writes:
+                if _variable_update(target) or effects.expects_error(stmt):
+                    continue
+                outer = effects.outer_object(target, fn)
+                if outer is None or outer.root.id in asserted or not effects.mutable_origin(outer):
+                    continue
+                leaked = any(module.is_traced(v) for v in values)
+                if not ctx.staged and not leaked:
+                    continue
+                what = _WHERE[outer.where]
+                if leaked:
+                    message = (
+                        f"Traced code stores a traced value in {what} (`{outer.root.id}`): the write happens "
+                        "once, while tracing, and leaks a tracer; return the value instead"
+                    )
+                else:
+                    message = (
+                        f"Traced code mutates {what} (`{outer.root.id}`): the write happens once, while tracing, "
+                        "not on every call; return the new state instead"
+                    )
+                report(node, message)
+
+
+def _variable_update(target: ast.AST) -> bool:
+    """`self.count.value = ...`, `v.value[...] = ...`: a framework variable's sanctioned update."""
+    node = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute) and node.attr in ("value", "raw_value"):
+            return True
+        node = node.value
+    return False

@@ -1,0 +1,140 @@
+"""JAX404: `print` of a traced value inside jit-compiled code."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity.edits import debug_print
+
+
+@register
+class PrintInTracedCode(Rule):
+    code = "JAX404"
+    name = "print-in-traced-code"
+    summary = "`print` of a traced value inside staged code runs once, at trace time"
+    what = """
+        Checks for `print(...)` calls that show a traced value (directly, in an f-string, through
+        `str.format` or `%`) inside code that `jax.jit`, `jax.pmap` or a `lax` control-flow
+        primitive stages: the jitted function, the helpers it calls, scan and loop bodies.
+        """
+    why = """
+        A staged function's Python body runs once per compilation, while JAX traces it; later
+        calls run the compiled program, which has no `print` in it. So the message appears on
+        the first call only, and it shows an abstract tracer (`Traced<ShapedArray(float32[])>`),
+        not the value. `jax.debug.print("loss {}", loss)` is staged into the program and prints
+        the runtime value on every call. Printing static information (`x.shape`) and prints
+        under a plain `jax.grad` or `jax.vmap` without `jit` (which run on every call) are not
+        reported.
+        """
+    fix_safety = """
+        The fix replaces the call with `jax.debug.print`, turning every traced argument into a
+        `{}` field (with its format spec, from f-strings) and formatting static arguments while
+        tracing, as `print` did; it adds `import jax` when the module does not bind it. It is
+        unsafe: output now appears on every call, asynchronously, with array formatting.
+        """
+    fixable = True
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(w, x, y):
+            loss, g = jax.value_and_grad(lambda w: jnp.mean((x @ w - y) ** 2))(w)
+            print("batch loss", loss)  # JAX404
+            print(f"grad norm {jnp.linalg.norm(g):.3f}")  # JAX404
+            return w - 0.05 * g
+        """,
+        """
+        import jax.numpy as jnp
+        from jax import lax
+
+        def cumulative(xs):
+            def body(carry, x):
+                carry = carry + x
+                print("carry is", carry)  # JAX404
+                return carry, carry
+            return lax.scan(body, 0.0, xs)
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(w, x, y):
+            print("compiling for shape", x.shape)  # static: printed once per compilation, on purpose
+            loss, g = jax.value_and_grad(lambda w: jnp.mean((x @ w - y) ** 2))(w)
+            jax.debug.print("batch loss {}", loss)
+            return w - 0.05 * g
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def loss(w, x):
+            value = jnp.sum((x @ w) ** 2)
+            print("loss", value)  # plain grad: runs on every call, with concrete values
+            return value
+
+        def step(w, x):
+            return w - 0.1 * jax.grad(loss)(w, x)
+        """,
+        """
+        import jax
+        from jax.experimental import io_callback
+
+        def log_on_host(x):
+            print("value", x)  # a host callback: runs on the host with the value
+
+        @jax.jit
+        def f(x):
+            io_callback(log_on_host, None, x)
+            jax.debug.callback(lambda v: print("v", v), x)
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import contextlib
+        import io
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(x):
+            loss = jnp.sum(x ** 2)
+            print("loss", loss)
+            return x - 0.1 * loss
+
+        def demo():
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                step(jnp.ones(3))
+                first = out.getvalue().count("loss")
+                step(jnp.ones(3))
+                second = out.getvalue().count("loss")
+            return first, second
+        """,
+        "trace-time-only",
+    )
+    references = ("https://docs.jax.dev/en/latest/debugging/print_breakpoint.html",)
+
+    def check(self, module, report):
+        effects = module.effects
+        for fn, ctx in effects.traced():
+            if not ctx.staged:
+                continue
+            for node in effects.body(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and module.qualname(node.func) == "builtins.print"
+                    and any(effects.shows_traced(arg) for arg in node.args)
+                ):
+                    report(
+                        node,
+                        "`print` of a traced value runs once, while tracing, and shows a tracer; "
+                        "use `jax.debug.print('... {}', value)` to print on every call",
+                        debug_print(module, node, effects.shows_traced),
+                    )

@@ -1,0 +1,124 @@
+"""JAX410: a jitted function reads a module global that the module reassigns afterwards."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class StaleGlobal(Rule):
+    code = "JAX410"
+    name = "stale-global-in-jit"
+    summary = "A jitted function reads a global that the module reassigns: its value is frozen at trace time"
+    what = """
+        Checks for module-level names read inside staged code (`jax.jit`, `jax.pmap`, `lax`
+        bodies) when the module binds the name again after the function is defined, or
+        assigns it from a function through `global` (lazy one-time initialisation,
+        `if _X is None: _X = ...`, excepted).
+        """
+    why = """
+        A global read inside a traced function is a constant of the trace: JAX bakes the value
+        it had at the first call into the compiled program and caches it. Reassigning the
+        global later changes nothing for calls that hit the cache, so the function silently
+        keeps using the old value (until something else forces a retrace). Pass the value as
+        an argument (mark it static with `static_argnames` if it must be a Python value).
+        """
+    bad = (
+        """
+        import jax
+
+        TEMPERATURE = 1.0
+
+        @jax.jit
+        def soften(logits):
+            return jax.nn.softmax(logits / TEMPERATURE)  # JAX410
+
+        def set_temperature(t):
+            global TEMPERATURE
+            TEMPERATURE = t
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        scale = 1.0
+
+        @jax.jit
+        def apply(x):
+            return x * scale  # JAX410
+
+        for scale in (1.0, 2.0, 4.0):
+            print(apply(jnp.ones(2)))
+        """,
+    )
+    good = (
+        """
+        import jax
+
+        @jax.jit
+        def soften(logits, temperature):
+            return jax.nn.softmax(logits / temperature)
+
+        _TABLE = None
+
+        def table():
+            global _TABLE
+            if _TABLE is None:
+                _TABLE = jax.numpy.arange(10.0)
+            return _TABLE
+
+        @jax.jit
+        def lookup(i):
+            return table()[i]
+        """,
+        """
+        import jax
+
+        try:
+            SCALE = float(open("scale.txt").read())
+        except OSError:
+            SCALE = 1.0
+
+        @jax.jit
+        def apply(x):
+            return x * SCALE
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        SCALE = 1.0
+
+        @jax.jit
+        def apply(x):
+            return x * SCALE
+
+        def demo():
+            global SCALE
+            first = float(apply(jnp.ones(())))
+            SCALE = 2.0
+            return first, float(apply(jnp.ones(())))  # still 1.0: SCALE was frozen at trace time
+        """,
+        "trace-time-only",
+    )
+
+    def check(self, module, report):
+        effects = module.effects
+        if not effects.global_writers and not any(len(v) > 1 for v in effects.module_stores.values()):
+            return
+        for fn, ctx in effects.traced():
+            if not ctx.staged:
+                continue
+            seen = set()
+            for node in effects.body(fn):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+                    where = effects.reassignment(node, fn)
+                    if where is not None:
+                        seen.add(node.id)
+                        report(
+                            node,
+                            f"`{node.id}` is a global that the module reassigns (line {where.lineno}), but the "
+                            "jitted function keeps the value it had when traced; pass it as an argument",
+                        )
