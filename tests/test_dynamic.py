@@ -174,7 +174,7 @@ FIXTURES = {
         def step(x):
             global calls
             calls += 1  # expect: JAX403 confirmed only while JAX traced
-            print("step", x)  # expect: JAX402 confirmed wrote output
+            print("step", x)  # expect: JAX402 confirmed jit tracer instead of a value
             log.debug("step %s", x)  # expect: JAX402 confirmed
             seen.append(x)  # expect: JAX404 confirmed
             jax.debug.print("x = {}", x)  # expect: JAX402 not-reproduced

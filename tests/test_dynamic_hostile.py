@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason=
 
 HOSTILE = Path(__file__).parent / "hostile"
 EXPECT = re.compile(r"#\s*expect:\s*(JAX\d{3})\s+(confirmed|not-reproduced|inconclusive)\s*(.*)$")
-TIMEOUT = 12.0
+TIMEOUT = 15.0
 
 
 def _expected():

@@ -173,6 +173,9 @@ def _side_effect(t: Target, run: Run, ref: Run | None, kinds: tuple[str, ...]) -
         witness.append("it drew from a stateful random generator while tracing")
     if "rng" in kinds and ref is not None and _frozen(run, ref):
         witness.append("the compiled function returned the same 'random' values on every call")
+    if "io" in kinds and _most(rec.effects["staged"], t.span):
+        return _say(CONFIRMED, run, f"line {t.row} wrote a jit tracer instead of a value while JAX traced "
+                                    f"(it runs when the function is compiled, not when it is called)")
     only, how = _trace_only(t, run, ref)
     if not witness:
         if "rng" in kinds:

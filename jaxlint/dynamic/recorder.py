@@ -6,6 +6,7 @@ import functools
 import io
 import logging
 import random
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ PY_SAMPLERS = (
     "weibullvariate getrandbits"
 ).split()
 LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+STAGED_TRACER = re.compile(r"Traced<|JitTracer\(|DynamicJaxprTracer|JaxprTracer")  # how jit tracers print
 
 ACTIVE: Recorder | None = None
 ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
@@ -64,7 +66,8 @@ class Recorder:
         self.traced: Counter = Counter()
         self.sessions: dict[int, set] = defaultdict(set)
         self.session_site: dict[int, tuple | None] = {}
-        self.effects: dict[str, Counter] = {"io": Counter(), "rng": Counter()}
+        # "staged" counts output that showed a jit tracer instead of a value
+        self.effects: dict[str, Counter] = {"io": Counter(), "rng": Counter(), "staged": Counter()}
         self.compiles: Counter = Counter()  # (fun_name, site) -> jit traces JAX reported
         self.roots: Counter = Counter()  # (co_name, co_firstlineno, site) -> trace sessions started
         self.keys: list[KeyMade] = []
@@ -133,7 +136,7 @@ class Recorder:
                 yield frame
             frame = frame.f_back
 
-    def note_effect(self, kind: str) -> None:
+    def note_effect(self, kind: str, staged: bool = False) -> None:
         """A Python side effect (output, logging, stateful RNG) happened; credit traced lines on the stack."""
         if self._clean(None):
             return
@@ -141,6 +144,8 @@ class Recorder:
             info = self._frames.get(id(frame))
             if info is not None and info.traced:
                 self.effects[kind][frame.f_lineno] += 1
+                if staged:
+                    self.effects["staged"][frame.f_lineno] += 1
 
     def note_key(self, seed) -> None:
         frame = next(self._user_frames(), None)
@@ -180,7 +185,7 @@ class _Sink(io.TextIOBase):
 
     def write(self, text) -> int:
         if ACTIVE is not None:
-            ACTIVE.note_effect("io")
+            ACTIVE.note_effect("io", bool(STAGED_TRACER.search(str(text))))
         return len(text)
 
     def fileno(self) -> int:
@@ -190,11 +195,17 @@ class _Sink(io.TextIOBase):
         return False
 
 
-def _noting(kind: str, fn):
+def _noting(kind: str, fn, tracer_type=None):
+    """Wrap `fn` to report each call as an effect (and whether it was handed a jit tracer)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if ACTIVE is not None:
-            ACTIVE.note_effect(kind)
+            staged = tracer_type is not None and any(
+                isinstance(a, tracer_type) and STAGED_TRACER.search(repr(a))
+                for a in (*args, *kwargs.values())
+            )
+            ACTIVE.note_effect(kind, staged)
         return fn(*args, **kwargs)
 
     return wrapper
@@ -226,7 +237,7 @@ def install_hooks() -> None:
     sys.stdout = _Sink(1)
     sys.stderr = _Sink(2)
     for name in LOG_METHODS:
-        setattr(logging.Logger, name, _noting("io", getattr(logging.Logger, name)))
+        setattr(logging.Logger, name, _noting("io", getattr(logging.Logger, name), jax.core.Tracer))
     for name in NUMPY_SAMPLERS:
         if callable(getattr(np.random, name, None)):
             setattr(np.random, name, _noting("rng", getattr(np.random, name)))
