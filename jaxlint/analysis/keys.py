@@ -71,6 +71,9 @@ LOOP_PRIMITIVES = frozenset({
     "equinox.internal.while_loop",
 })
 
+_RANDOM_API = KEY_POSITION | KEY_CONSTRUCTORS
+_RANDOM_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _RANDOM_API)
+
 NONE, MAYBE, DEFINITE = 0, 1, 2
 _MAX_LOOP_DEPTH = 4
 
@@ -144,6 +147,9 @@ class _Summary:
     key_params: frozenset[str]
 
 
+_NO_KEYS = _Summary({}, frozenset())
+
+
 class KeyFlow:
     """The key flow of one module: reuses and constant seeds, found once for every rule."""
 
@@ -158,6 +164,7 @@ class KeyFlow:
         self._keynames: dict[int, frozenset[str]] = {}
         self._active: set[int] = set()
         self._makes_keys: set[int] = set()  # functions that call a key constructor
+        self._relevant: set[int] = set()
         self._loop_bodies: dict[int, tuple[ast.Call, str]] = {}
         self._seed_candidates: list[tuple[ast.Call, FunctionNode | None, ast.AST | None, bool]] = []
         self._seed_index: dict[int, int] = {}
@@ -167,9 +174,12 @@ class KeyFlow:
             if callee in LOOP_PRIMITIVES:
                 self._loop_bodies.setdefault(id(fn), (call, callee))
         self._tests = _test_functions(names)
-        self._analyse(names.module.node)
+        self._relevant = self._key_functions()
+        if id(names.module.node) in self._relevant:
+            self._analyse(names.module.node)
         for fn in names.functions:
-            self.summary(fn)
+            if id(fn) in self._relevant:
+                self.summary(fn)
         self._judge_constant_seeds()
 
     # ---- queries ---------------------------------------------------------------------
@@ -177,9 +187,45 @@ class KeyFlow:
         cached = self._summaries.get(id(fn))
         if cached is not None:
             return cached
-        if id(fn) in self._active:
-            return _Summary({}, frozenset())
+        if id(fn) in self._active or id(fn) not in self._relevant:
+            return _NO_KEYS
         return self._analyse(fn)
+
+    def _key_functions(self) -> set[int]:
+        """Functions (and the module) that touch `jax.random` directly, or call one that does.
+
+        Only these are analysed: a cheap filter on the calls `Names` already lists, by the
+        last name of the callee, before any qualified name is resolved.
+        """
+        names = self.names
+        relevant: set[int] = set()
+        others: list[tuple[ast.Call, Scope, str]] = []
+        for call, scope in names.calls:
+            func = call.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if last is None:
+                continue
+            if last in _RANDOM_NAMES and names.qualname(func) in _RANDOM_API:
+                relevant.add(id(scope.node))
+            else:
+                others.append((call, scope, last))
+        if not relevant:
+            return relevant
+        callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
+        callables.update(names.call_targets.values())
+        changed = True
+        while changed:
+            changed = False
+            for call, scope, last in others:
+                if last not in callables or id(scope.node) in relevant:
+                    continue
+                callee = self.resolve(call.func)
+                if callee is not None and id(callee) in relevant:
+                    relevant.add(id(scope.node))
+                    if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        callables.add(scope.node.name)
+                    changed = True
+        return relevant
 
     def keynames(self, fn: ast.AST) -> frozenset[str]:
         """Names the function uses as keys: made by key calls, at key positions, passed as keys."""
@@ -293,7 +339,6 @@ class KeyFlow:
 
     # ---- constant seeds ----------------------------------------------------------------
     def _judge_constant_seeds(self) -> None:
-        loop_calls: dict[int, ast.AST] | None = None
         for call, fn, loop, consumed in self._seed_candidates:
             if not consumed:
                 continue
@@ -304,26 +349,33 @@ class KeyFlow:
                 body_call, primitive = self._loop_bodies[id(fn)]
                 reason = f"inside a `{_short(primitive)}` body (line {body_call.lineno}): every iteration"
             elif fn is not None:
-                if loop_calls is None:
-                    loop_calls = self._functions_called_in_loops()
                 name = getattr(fn, "name", "this function")
-                if id(fn) in loop_calls:
-                    line = loop_calls[id(fn)].lineno
-                    reason = f"inside `{name}`, which is called in the loop at line {line}: every call"
+                site = self._called_in_loop(fn)
+                if site is not None:
+                    reason = f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
                 elif id(fn) in self._jitted_steps():
                     reason = f"inside the jitted step function `{name}`: every step"
             if reason is not None:
                 self.constant_seeds.append(ConstantSeed(call, fn, reason))
 
-    def _functions_called_in_loops(self) -> dict[int, ast.AST]:
-        """id(def) -> a loop of this module that calls it (by name, through a jit binding, or `self.`)."""
-        found: dict[int, ast.AST] = {}
-        for owner in [self.names.module.node, *self.names.functions]:
+    def _called_in_loop(self, fn: FunctionNode) -> ast.AST | None:
+        """A loop of this module that calls `fn` (by name, through a jit binding, or `self.`)."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        callers = {fn.name} | {bound for bound in self.names.call_targets.values()}
+        owners = {}
+        for call, scope in self.names.calls:
+            func = call.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if last in callers:
+                owners.setdefault(id(scope.node), scope.node)
+        for owner in owners.values():
+            if isinstance(owner, ast.ClassDef):
+                continue
             for call, loop in _calls_in_loops(owner):
-                callee = self.resolve(call.func)
-                if callee is not None:
-                    found.setdefault(id(callee), loop)
-        return found
+                if self.resolve(call.func) is fn:
+                    return loop
+        return None
 
     def _jitted_steps(self) -> set[int]:
         """Jitted functions named as step functions (`train_step`, `step`): run once per step."""

@@ -1,0 +1,1 @@
+"""JAX3xx: `static_argnums`/`static_argnames` and `donate_argnums`/`donate_argnames` that JAX rejects or mishandles."""

@@ -1,0 +1,157 @@
+"""How `jax.jit` reads `static_argnums`/`static_argnames`/`donate_argnums`/`donate_argnames` against a signature.
+
+Shared by the JAX3xx rules: which literal entries name which parameter (resolved as JAX's
+`infer_argnums_and_argnames` does), and which argument of a visible call feeds a parameter.
+Only plain `jax.jit` of a function whose signature JAX sees as written is resolved: a jit
+around another transformation, a `functools.partial` that binds keywords, or an unknown
+decorator under the jit could change the signature JAX inspects.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+from jaxlint.analysis.names import FunctionNode
+from jaxlint.analysis.tracing import TracedFunction
+
+JIT = "jax.jit"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One literal entry of an argnums/argnames option."""
+
+    option: str  # "static_argnums", "static_argnames", "donate_argnums", "donate_argnames"
+    node: ast.expr  # the literal, where findings about it are reported
+    value: int | str
+
+
+@dataclass(frozen=True)
+class Signature:
+    positional: list[str]  # positional-or-keyword and positional-only, after bound ones
+    positional_only: frozenset[str]
+    keyword_only: list[str]
+    vararg: str | None
+    kwarg: str | None
+
+    def index_of(self, name: str) -> int | None:
+        return self.positional.index(name) if name in self.positional else None
+
+
+def plain_jits(module) -> Iterator[TracedFunction]:
+    """Traced roots that are exactly `jax.jit` of a function JAX inspects as written."""
+    for root in module.traced_roots:
+        if len(root.transforms) != 1 or root.transforms[0].name != JIT or root.bound_keywords:
+            continue
+        fn = root.node
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _decorated_below_jit(root, module):
+            continue
+        yield root
+
+
+def _decorated_below_jit(root: TracedFunction, module) -> bool:
+    """A decorator applied before the jit (closer to the def) that is not the jit itself."""
+    decorators = root.node.decorator_list
+    site = root.transforms[0].node
+    if not any(site is d for d in decorators):
+        return bool(decorators) and not all(_harmless(d, module) for d in decorators)
+    index = next(i for i, d in enumerate(decorators) if d is site)
+    return any(not _harmless(d, module) for d in decorators[index + 1:])
+
+
+def _harmless(decorator: ast.expr, module) -> bool:
+    name = decorator.id if isinstance(decorator, ast.Name) else getattr(decorator, "attr", None)
+    return name in ("staticmethod",)
+
+
+def signature(root: TracedFunction) -> Signature:
+    a = root.node.args
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)][root.bound_positional:]
+    positional_only = frozenset(p.arg for p in a.posonlyargs)
+    return Signature(
+        positional,
+        positional_only,
+        [p.arg for p in a.kwonlyargs],
+        a.vararg.arg if a.vararg else None,
+        a.kwarg.arg if a.kwarg else None,
+    )
+
+
+def entries(root: TracedFunction, option: str) -> list[Entry]:
+    """The literal entries of one option of the jit (`static_argnums=(0, 2)` -> two entries)."""
+    expr = root.transforms[0].keywords.get(option)
+    if expr is None:
+        return []
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    found = []
+    for item in items:
+        value = _literal(item)
+        if option.endswith("argnums") and isinstance(value, int) and not isinstance(value, bool):
+            found.append(Entry(option, item, value))
+        elif option.endswith("argnames") and isinstance(value, str):
+            found.append(Entry(option, item, value))
+    return found
+
+
+def option_is_literal(root: TracedFunction, option: str) -> bool:
+    """Whether every entry of the option is a literal (so that the entries are all of it)."""
+    expr = root.transforms[0].keywords.get(option)
+    if expr is None:
+        return True
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    return all(_literal(item) is not None for item in items)
+
+
+def designated(root: TracedFunction, kind: str) -> dict[str, Entry]:
+    """Parameters made static (`kind="static"`) or donated (`kind="donate"`), each with the entry naming it."""
+    sig = signature(root)
+    found: dict[str, Entry] = {}
+    for entry in entries(root, f"{kind}_argnums"):
+        index = entry.value
+        if -len(sig.positional) <= index < len(sig.positional):
+            found.setdefault(sig.positional[index], entry)
+    for entry in entries(root, f"{kind}_argnames"):
+        if entry.value in sig.positional or entry.value in sig.keyword_only:
+            found.setdefault(entry.value, entry)
+    return found
+
+
+def argument(call: ast.Call, root: TracedFunction, param: str, method_call: bool) -> ast.expr | None:
+    """The expression a call passes for a parameter, when it is passed visibly."""
+    sig = signature(root)
+    positional = sig.positional[1:] if method_call else sig.positional
+    index = positional.index(param) if param in positional else None
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if index is not None and i == index:
+            return arg
+    for keyword in call.keywords:
+        if keyword.arg == param and param not in sig.positional_only:
+            return keyword.value
+    return None
+
+
+def is_method_call(call: ast.Call, root: TracedFunction, module) -> bool:
+    """`self.step(x)` / `obj.step(x)` of a jitted method: the instance is the first argument."""
+    fn = root.node
+    if not isinstance(call.func, ast.Attribute) or id(fn) not in module.names.parent_class:
+        return False
+    return not any(
+        (d.id if isinstance(d, ast.Name) else getattr(d, "attr", None)) == "staticmethod"
+        for d in getattr(fn, "decorator_list", [])
+    )
+
+
+def function_label(fn: FunctionNode) -> str:
+    return f"`{fn.name}`" if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else "the lambda"
+
+
+def _literal(expr: ast.expr):
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+

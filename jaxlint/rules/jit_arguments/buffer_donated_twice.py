@@ -1,0 +1,142 @@
+"""JAX305: one buffer passed twice to a jitted call that donates it."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import _spec
+
+
+@register
+class BufferDonatedTwice(Rule):
+    code = "JAX305"
+    name = "buffer-donated-twice"
+    summary = "The same array is passed twice to a jitted call that donates one of them"
+    what = """
+        Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass the
+        same variable (or a variable and an item or attribute of it) in two argument positions,
+        at least one of them donated: `step(x, x)`, `update(state, state.params)`.
+        """
+    why = """
+        A donated buffer is handed over to the computation; the same buffer cannot also be read
+        as another argument of that call. XLA refuses to run it: `INVALID_ARGUMENT: Attempt to
+        use a buffer that was previously donated in the same call to Execute()`. Pass a copy
+        (`jnp.copy(x)`) for the second argument, or do not donate.
+        """
+    bad = (
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def residual(h, skip):
+            return h * 2 + skip
+
+        def block(h):
+            return residual(h, h)  # JAX305
+        """,
+        """
+        import jax
+
+        def apply_update(state, params):
+            return {"params": params * 0.9}
+
+        apply_update = jax.jit(apply_update, donate_argnums=(0, 1))
+
+        def step(state):
+            return apply_update(state, state["params"])  # JAX305
+        """,
+    )
+    good = (
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def residual(h, skip):
+            return h * 2 + skip
+
+        def block(h, skip):
+            out = residual(h, skip)
+            return residual(out, jnp.copy(out))
+
+        @jax.jit
+        def add(a, b):
+            return a + b
+
+        def double(x):
+            return add(x, x)
+        """,
+    )
+    demo = JaxDemo(
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def residual(h, skip):
+            return h * 2 + skip
+
+        def demo():
+            h = jnp.ones(4)
+            return residual(h, h)
+        """,
+        "raises:JaxRuntimeError",
+    )
+    references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
+
+    def check(self, module, report):
+        plain = {id(root): root for root in _spec.plain_jits(module)}
+        donors = {key: _spec.designated(root, "donate") for key, root in plain.items()}
+        if not any(donors.values()):
+            return
+        for site in module.call_sites:
+            donated = donors.get(id(site.target))
+            if not donated:
+                continue
+            root = site.target
+            method_call = _spec.is_method_call(site.call, root, module)
+            sig = _spec.signature(root)
+            params = sig.positional[1:] if method_call else sig.positional
+            passed = []
+            for param in [*params, *sig.keyword_only]:
+                arg = _spec.argument(site.call, root, param, method_call)
+                if arg is not None:
+                    passed.append((param, arg, _path(arg)))
+            for i, (param, arg, path) in enumerate(passed):
+                if path is None:
+                    continue
+                for other_param, other, other_path in passed[:i]:
+                    if other_path is None or (param not in donated and other_param not in donated):
+                        continue
+                    if _overlaps(path, other_path):
+                        name = other_param if other_param in donated else param
+                        report(
+                            arg,
+                            f"`{ast.unparse(arg)}` shares its buffer with `{ast.unparse(other)}`, and "
+                            f"`{name}` is donated: XLA refuses to read a buffer donated in the same call; "
+                            "pass a copy or do not donate it",
+                        )
+                        break
+
+
+def _path(expr: ast.AST) -> tuple | None:
+    """`state["params"].w` -> ("state", "params", "w"); None for anything but names, items, attributes."""
+    parts = []
+    while True:
+        if isinstance(expr, ast.Name):
+            return (expr.id, *reversed(parts))
+        if isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+            parts.append(repr(expr.slice.value))
+            expr = expr.value
+        else:
+            return None
+
+
+def _overlaps(a: tuple, b: tuple) -> bool:
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return longer[: len(shorter)] == shorter

@@ -1,0 +1,163 @@
+"""JAX304: an argument donated to a jitted call and read again afterwards."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import _reads, _spec
+
+_HOST_VALUES = ("numpy.", "builtins.")
+
+
+@register
+class DonatedArgumentReused(Rule):
+    code = "JAX304"
+    name = "donated-argument-reused"
+    summary = "A buffer donated to a jitted call is read again after the call"
+    what = """
+        Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass a
+        variable in a donated position and then read that variable again, before assigning it a
+        new value: later in the function, or on the next iteration of a loop that never rebinds
+        it.
+
+        `state, loss = train_step(state, batch)` (the donated name is rebound by the call's own
+        statement) is the intended use and is not reported; nor are NumPy arrays and Python
+        values, which JAX copies to the device instead of donating.
+        """
+    why = """
+        Donating an argument lets XLA reuse its memory for an output, and JAX deletes the input
+        array. Reading it afterwards raises `RuntimeError: Array has been deleted`; passing it to
+        the jitted function again raises an invalid-buffer error. JAX only donates a buffer that
+        some output can reuse (same shape and dtype); backends that cannot donate warn and keep
+        it, but the CPU backend of current JAX does donate. Rebind the result to the same name,
+        or drop the argument from `donate_argnums`.
+        """
+    bad = (
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def sgd(params, grads):
+            return params - 0.1 * grads
+
+        def train(params, grads):
+            new_params = sgd(params, grads)
+            drift = new_params - params  # JAX304
+            return new_params, drift
+        """,
+        """
+        import jax
+
+        def update(state, batch):
+            return {"w": state["w"] - 0.1 * batch.mean(), "step": state["step"] + 1}
+
+        update = jax.jit(update, donate_argnums=0)
+
+        def run(state, batches):
+            for batch in batches:
+                new_state = update(state, batch)  # JAX304
+            return new_state
+        """,
+    )
+    good = (
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def train_step(state, batch):
+            return {"w": state["w"] - 0.1 * batch.mean()}, batch.sum()
+
+        def run(state, batches):
+            for batch in batches:
+                state, loss = train_step(state, batch)
+            return state, loss
+        """,
+        """
+        from functools import partial
+        import numpy as np
+        import jax
+
+        @partial(jax.jit, donate_argnames=("buf",))
+        def fill(buf, value):
+            return buf * 0 + value
+
+        def run(value):
+            buf = np.zeros(8)
+            out = fill(buf, value)
+            return out, buf.sum()
+
+        def replace(x):
+            y = fill(x, 1.0)
+            x = y + 1
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def sgd(params, grads):
+            return params - 0.1 * grads
+
+        def demo():
+            params = jnp.ones(4)
+            new_params = sgd(params, jnp.ones(4))
+            return new_params - params
+        """,
+        "raises:RuntimeError",
+    )
+    references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
+
+    def check(self, module, report):
+        plain = {id(root): root for root in _spec.plain_jits(module)}
+        donors = {key: _spec.designated(root, "donate") for key, root in plain.items()}
+        if not any(donors.values()):
+            return
+        for site in module.call_sites:
+            donated = donors.get(id(site.target))
+            if not donated:
+                continue
+            owner = site.function if site.function is not None else module.tree
+            method_call = _spec.is_method_call(site.call, site.target, module)
+            for param in donated:
+                arg = _spec.argument(site.call, site.target, param, method_call)
+                if not isinstance(arg, ast.Name) or _host_value(arg, module):
+                    continue
+                read = _reads.later_read(owner, arg.id, site.call)
+                if read is None:
+                    continue
+                label = _spec.function_label(site.target.node)
+                if read.next_iteration is not None:
+                    report(
+                        read.node,
+                        f"`{arg.id}` is donated to {label} and never rebound in the loop on line "
+                        f"{read.next_iteration.lineno}: the next iteration passes a deleted array; "
+                        f"assign the result back to `{arg.id}`",
+                    )
+                else:
+                    report(
+                        read.node,
+                        f"`{arg.id}` was donated to {label} on line {site.call.lineno} and JAX deleted it; "
+                        "reading it raises `RuntimeError: Array has been deleted`; use the call's result, "
+                        "or do not donate it",
+                    )
+
+
+def _host_value(name: ast.Name, module) -> bool:
+    """Assigned only NumPy or Python values (copied to the device, never donated)."""
+    values = module.names.assignments(name)
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.ListComp)):
+            continue
+        if isinstance(value, ast.Call):
+            callee = module.qualname(value.func) or ""
+            if callee.startswith(_HOST_VALUES):
+                continue
+        return False
+    return True

@@ -1,0 +1,243 @@
+"""JAX303: a static argument fed a value that changes on every iteration of a loop."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import _spec
+
+_NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
+
+
+@register
+class StaticArgumentVariesInLoop(Rule):
+    code = "JAX303"
+    name = "static-argument-varies-in-loop"
+    summary = "A static argument gets a new value on every iteration of a loop: one compile per value"
+    what = """
+        Checks calls of a jitted function inside a loop that pass, for a parameter named in
+        `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
+        the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), or one computed
+        from such a value (`eps = 0.2 * (1 - epoch / n)`, `len(batch)`).
+
+        A static argument that takes its values from a fixed collection (`for loss_fn in (huber,
+        l2)`, `for mode in ("train", "eval")`) compiles once per distinct value and is not
+        reported; nor is a static argument that stays the same across iterations.
+        """
+    why = """
+        JAX compiles a jitted function once per distinct combination of static values. A learning
+        rate, temperature or smoothing coefficient that changes every step makes every step a
+        new compilation: the loop runs at compile speed, and the compilation cache grows without
+        bound. Pass such a value as a traced argument (remove it from `static_argnums`); if it
+        sets a shape or a Python loop count, round it to a few buckets.
+        """
+    bad = (
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(2,))
+        def smoothed_xent(logits, labels, eps):
+            n = logits.shape[-1]
+            target = jax.nn.one_hot(labels, n) * (1 - eps) + eps / n
+            return -jnp.mean(jnp.sum(target * jax.nn.log_softmax(logits), axis=-1))
+
+        def sweep(logits, labels):
+            for epoch in range(6):
+                eps = 0.2 * (1 - epoch / 6)
+                print(epoch, smoothed_xent(logits, labels, eps))  # JAX303
+        """,
+        """
+        import jax
+
+        def soft_assign(points, centroids, temperature):
+            d2 = ((points[:, None] - centroids[None]) ** 2).sum(-1)
+            return jax.nn.softmax(-d2 / temperature, axis=-1)
+
+        soft_assign = jax.jit(soft_assign, static_argnames="temperature")
+
+        def anneal(pts, cents):
+            t = 1.0
+            for _ in range(8):
+                resp = soft_assign(pts, cents, temperature=t)  # JAX303
+                cents = (resp.T @ pts) / resp.sum(0)[:, None]
+                t *= 0.7
+            return cents
+        """,
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("step",))
+        def warmup(params, step):
+            return params * min(1.0, step / 100)
+
+        def train(params, n):
+            for i in range(n):
+                params = warmup(params, step=i)  # JAX303
+            return params
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def huber(r):
+            return jnp.where(jnp.abs(r) < 1, 0.5 * r ** 2, jnp.abs(r) - 0.5)
+
+        def l2(r):
+            return 0.5 * r ** 2
+
+        def fit_step(w, x, y, loss_fn):
+            return w - 0.1 * jax.grad(lambda w: jnp.mean(loss_fn(x @ w - y)))(w)
+
+        fit_step = jax.jit(fit_step, static_argnums=3)
+
+        def fit(w, x, y):
+            for loss_fn in (huber, l2, huber, l2):
+                w = fit_step(w, x, y, loss_fn)
+            return w
+        """,
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("n_steps", "method"))
+        def integrate(y0, dt, n_steps=10, method="rk2"):
+            y = y0
+            for _ in range(n_steps):
+                y = y - dt * 0.5 * y if method == "euler" else y - dt * 0.5 * (y - dt * 0.25 * y)
+            return y
+
+        def run():
+            for dt in (0.1, 0.05, 0.01, 0.2):
+                y = integrate(jnp.ones(2), dt, n_steps=20)
+            return y
+
+        @jax.jit
+        def scaled(x, lr):
+            return x * lr
+
+        def anneal(x):
+            lr = 1.0
+            for _ in range(10):
+                x = scaled(x, lr)
+                lr *= 0.9
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        traces = 0
+
+        @partial(jax.jit, static_argnums=(1,))
+        def scale(x, eps):
+            global traces
+            traces += 1
+            return x * (1 - eps)
+
+        def demo():
+            for epoch in range(4):
+                scale(jnp.ones(3), 0.2 * (1 - epoch / 4))
+            return traces
+        """,
+        "recompiles",
+    )
+    references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
+
+    def check(self, module, report):
+        plain = {id(root) for root in _spec.plain_jits(module)}
+        if not plain:
+            return
+        for site in module.call_sites:
+            if not site.loops or id(site.target) not in plain:
+                continue
+            root = site.target
+            static = _spec.designated(root, "static")
+            method_call = _spec.is_method_call(site.call, root, module)
+            for name in static:
+                arg = _spec.argument(site.call, root, name, method_call)
+                if arg is None:
+                    continue
+                for loop in reversed(site.loops):
+                    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not module.varies_in_loop(arg, loop):
+                        continue
+                    why = _changing_number(arg, loop, module)
+                    if why:
+                        report(
+                            arg,
+                            f"static argument `{name}` of {_spec.function_label(root.node)} is {why}: "
+                            f"every iteration of the loop on line {loop.lineno} compiles it again; pass "
+                            "it as a traced argument (drop it from `static_argnums`/`static_argnames`)",
+                        )
+                        break
+
+
+def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
+    """Why an argument is a number that changes every iteration, or None when it need not be."""
+    if isinstance(arg, ast.Name):
+        if _is_range_index(arg.id, loop, module):
+            return f"the loop index `{arg.id}`"
+        for node in _loop_statements(loop):
+            if isinstance(node, ast.AugAssign) and _is(node.target, arg.id) and _numeric_op(node.op):
+                return f"`{arg.id}`, updated on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
+            if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets):
+                if _numeric_expression(node.value, loop, module):
+                    return f"`{arg.id}`, recomputed on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
+        return None
+    if _numeric_expression(arg, loop, module):
+        return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
+    return None
+
+
+def _numeric_expression(expr: ast.AST, loop: ast.AST, module) -> bool:
+    if not module.varies_in_loop(expr, loop):
+        return False
+    if isinstance(expr, ast.BinOp) and _numeric_op(expr.op):
+        return not _stringy(expr)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return True
+    if isinstance(expr, ast.Call) and module.qualname(expr.func) in _NUMERIC_BUILTINS:
+        return True
+    if isinstance(expr, ast.Name):
+        return _is_range_index(expr.id, loop, module)
+    return False
+
+
+def _numeric_op(op: ast.operator) -> bool:
+    return isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod))
+
+
+def _stringy(expr: ast.AST) -> bool:
+    return any(isinstance(n, (ast.JoinedStr, ast.Constant)) and isinstance(getattr(n, "value", None), str) for n in ast.walk(expr))
+
+
+def _is_range_index(name: str, loop: ast.AST, module) -> bool:
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it, target = loop.iter, loop.target
+    if isinstance(it, ast.Call) and module.qualname(it.func) == "builtins.enumerate":
+        return isinstance(target, ast.Tuple) and target.elts and _is(target.elts[0], name)
+    if isinstance(it, ast.Call) and module.qualname(it.func) == "builtins.range":
+        return _is(target, name)
+    return False
+
+
+def _loop_statements(loop: ast.AST):
+    stack = list(loop.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name

@@ -1,0 +1,321 @@
+"""JAX302: a static argument that is an array, a list, a dict or another unhashable value."""
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import _spec
+
+_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
+_CONTAINER_ANNOTATIONS = {
+    "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
+    "builtins.set": "a set", "typing.Set": "a set",
+}
+# Attributes and methods only arrays have (a tuple, a string or a frozen config has none of them).
+_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "at", "astype"})
+_NUMPY_ARRAYS = frozenset(
+    "numpy." + name
+    for name in (
+        "array asarray zeros ones empty full arange linspace eye identity stack concatenate "
+        "zeros_like ones_like full_like empty_like"
+    ).split()
+)
+_LITERALS = {
+    ast.List: "a list", ast.ListComp: "a list", ast.Dict: "a dict", ast.DictComp: "a dict",
+    ast.Set: "a set", ast.SetComp: "a set",
+}
+_BUILTIN_CONTAINERS = {"builtins.list": "a list", "builtins.dict": "a dict", "builtins.set": "a set"}
+
+
+@register
+class UnhashableStaticArgument(Rule):
+    code = "JAX302"
+    name = "unhashable-static-argument"
+    summary = "A static argument is an array, list, dict or other unhashable value"
+    what = """
+        Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
+        another unhashable value: annotated as an array (`jax.Array`, `np.ndarray`, jaxtyping)
+        or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
+        `x @ y`), passed an array, list, dict or set at a call site in the same module, or a
+        static `self` whose class is a non-frozen dataclass (or defines `__eq__` without
+        `__hash__`).
+
+        Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
+        dataclasses are hashable and fine. A list default that callers never override is never
+        hashed and is not reported.
+        """
+    why = """
+        JAX keys its compilation cache on the static arguments, so it hashes them on every call.
+        An unhashable value makes the call raise `ValueError: Non-hashable static arguments are
+        not supported` before tracing starts. Arrays are never hashable (even 0-d ones): pass
+        them traced instead. Pass a tuple instead of a list, and make a static configuration
+        object a frozen dataclass.
+        """
+    bad = (
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))  # JAX302
+        def rbf_features(x, centers, gamma=1.0):
+            d2 = jnp.sum((x[:, None, :] - centers[None, :, :]) ** 2, axis=-1)
+            return jnp.exp(-gamma * d2)
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def init_and_apply(x, layer_sizes, seed):
+            for n in layer_sizes:
+                x = jnp.tanh(x[:, :n])
+            return x
+
+        forward = jax.jit(init_and_apply, static_argnums=(1,))  # JAX302
+
+        def main():
+            return forward(jnp.ones((2, 4)), [8, 8, 1], 0)
+        """,
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("mask",))  # JAX302
+        def apply_mask(x, mask: jax.Array):
+            return x * mask
+        """,
+        """
+        import dataclasses
+        from functools import partial
+        import jax
+
+        @dataclasses.dataclass
+        class Scaler:
+            scale: float
+
+            @partial(jax.jit, static_argnums=0)  # JAX302
+            def __call__(self, x):
+                return x * self.scale
+        """,
+    )
+    good = (
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("sizes", "activation", "mode"))
+        def mlp(x, sizes=(8, 8), activation=jnp.tanh, mode="train"):
+            for n in sizes:
+                x = activation(x[:, :n])
+            return x if mode == "train" else x * 0.5
+
+        def main(x):
+            return mlp(x, sizes=(4, 2), activation=jax.nn.relu, mode="eval")
+        """,
+        """
+        import dataclasses
+        import enum
+        from functools import partial
+        import jax
+
+        class Mode(enum.Enum):
+            TRAIN = 1
+            EVAL = 2
+
+        @dataclasses.dataclass(frozen=True)
+        class Scaler:
+            scale: float
+
+            @partial(jax.jit, static_argnums=0)
+            def __call__(self, x):
+                return x * self.scale
+
+        @partial(jax.jit, static_argnums=(1, 2))
+        def run(x, mode, scaler):
+            return scaler(x) if mode is Mode.TRAIN else x
+
+        def main(x):
+            return run(x, Mode.TRAIN, Scaler(2.0))
+        """,
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))
+        def pad(tokens, shape, fill=None):
+            buf = jnp.zeros(shape[0], dtype=tokens.dtype)
+            return buf.at[: tokens.shape[0]].set(tokens)
+
+        @partial(jax.jit, static_argnames=("axes",))
+        def total(x, axes=[0]):
+            return x.sum(axis=tuple(axes))
+
+        def main(tokens):
+            return pad(tokens, (8,)), total(tokens)
+        """,
+    )
+    demo = JaxDemo(
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))
+        def rbf_features(x, centers):
+            return jnp.sum((x[:, None, :] - centers[None, :, :]) ** 2, axis=-1)
+
+        def demo():
+            rbf_features(jnp.ones((4, 2)), jnp.array([[0.0, 0.0], [1.0, 1.0]]))
+        """,
+        "raises:ValueError",
+    )
+    references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
+
+    def check(self, module, report):
+        sites = None
+        for root in _spec.plain_jits(module):
+            static = _spec.designated(root, "static")
+            if not static:
+                continue
+            if sites is None:
+                sites = module.call_sites
+            params = {p.arg: p for p in (*root.node.args.posonlyargs, *root.node.args.args, *root.node.args.kwonlyargs)}
+            for name, entry in static.items():
+                param = params.get(name)
+                if param is None:
+                    continue
+                why = (
+                    _self_unhashable(root, param, module)
+                    or _annotated(param, module)
+                    or _used_as_array(root.node, name, module)
+                    or _passed_unhashable(root, name, sites, module)
+                )
+                if why:
+                    report(
+                        entry.node,
+                        f"static argument `{name}` {why}: JAX hashes static arguments and raises "
+                        "`ValueError` (non-hashable static argument); pass arrays traced, lists as tuples",
+                    )
+
+
+def _annotated(param: ast.arg, module) -> str | None:
+    annotation = param.annotation
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = module.qualname(target)
+    if name is None:
+        return None
+    if name in _ARRAY_ANNOTATIONS:
+        return f"is annotated as an array (`{ast.unparse(annotation)}`)"
+    if name in _CONTAINER_ANNOTATIONS:
+        return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
+    if (
+        name.startswith("jaxtyping.")
+        and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES
+        and isinstance(annotation, ast.Subscript)
+    ):
+        inner = annotation.slice
+        first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+        if module.qualname(first) in _ARRAY_ANNOTATIONS:
+            return f"is annotated as an array (`{ast.unparse(annotation)}`)"
+    return None
+
+
+def _used_as_array(fn, name: str, module) -> str | None:
+    scope = module.names.scope_of(fn)
+    if name in scope.assigned or name in scope.other:
+        return None  # rebound inside: the use may be of another value
+    for node in module.body(fn):
+        if isinstance(node, ast.Subscript) and _is(node.value, name) and _array_index(node.slice):
+            return f"is indexed like an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.Attribute) and _is(node.value, name) and node.attr in _ARRAY_ATTRIBUTES:
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and (_is(node.left, name) or _is(node.right, name)):
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+    return None
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _array_index(index: ast.AST) -> bool:
+    """`None`, `...`, or a tuple index holding a slice/`None`/`...`: only arrays take those."""
+    def special(item):
+        return isinstance(item, ast.Slice) or (isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis))
+
+    if isinstance(index, ast.Tuple):
+        return any(special(item) for item in index.elts)
+    return isinstance(index, ast.Constant) and (index.value is None or index.value is Ellipsis)
+
+
+def _passed_unhashable(root, name: str, sites, module) -> str | None:
+    for site in sites:
+        if site.target is not root:
+            continue
+        arg = _spec.argument(site.call, root, name, _spec.is_method_call(site.call, root, module))
+        if arg is None:
+            continue
+        kind = _unhashable_value(arg, module)
+        if kind is None and isinstance(arg, ast.Name):
+            values = module.names.assignments(arg)
+            if len(values) == 1:
+                kind = _unhashable_value(values[0], module)
+        if kind:
+            return f"is passed {kind} on line {site.call.lineno}"
+    return None
+
+
+def _unhashable_value(expr: ast.AST, module) -> str | None:
+    for kind, label in _LITERALS.items():
+        if isinstance(expr, kind):
+            return label
+    if isinstance(expr, ast.Call):
+        callee = module.qualname(expr.func)
+        if callee is None:
+            return None
+        if callee in _BUILTIN_CONTAINERS:
+            return _BUILTIN_CONTAINERS[callee]
+        if callee in _NUMPY_ARRAYS:
+            return "a NumPy array"
+        if callee.startswith("jax.numpy.") and callee not in jax_api.STATIC_QUERIES and not callee.startswith("jax.numpy.dtype"):
+            return "a JAX array"
+        if callee.startswith("jax.random.") and callee not in ("jax.random.key", "jax.random.PRNGKey"):
+            return "a JAX array"
+    return None
+
+
+def _self_unhashable(root, param: ast.arg, module) -> str | None:
+    fn = root.node
+    cls = module.names.parent_class.get(id(fn))
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if cls is None or not positional or positional[0] is not param or root.bound_positional:
+        return None
+    defines = {
+        node.name for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    } | {
+        target.id for node in cls.body if isinstance(node, ast.Assign)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+    if "__eq__" in defines and "__hash__" not in defines:
+        return f"(an instance of `{cls.name}`, which defines `__eq__` without `__hash__`) is unhashable"
+    for decorator in cls.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if module.qualname(target) != "dataclasses.dataclass":
+            continue
+        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+        def true(key, default):
+            value = options.get(key)
+            return default if value is None else (isinstance(value, ast.Constant) and value.value is True)
+        if "__hash__" in defines or true("frozen", False) or true("unsafe_hash", False) or not true("eq", True):
+            return None
+        return f"(an instance of `{cls.name}`, a dataclass that is not frozen) is unhashable"
+    return None
