@@ -132,3 +132,29 @@ def test_progress_is_silent_when_disabled(capsys):
     progress.file_done(1)
     progress.close()
     assert capsys.readouterr().err == ""
+
+
+def test_unknown_wrappers_and_computed_options_are_opaque(tmp_path):
+    path = tmp_path / "w.py"
+    path.write_text(textwrap.dedent('''
+        import jax
+        import equinox as eqx
+        STATIC = ("n",)
+
+        @eqx.filter_jit
+        def a(x): ...
+
+        def b(x, n): ...
+        b_jit = jax.jit(b, static_argnames=STATIC)
+
+        def c(x): ...
+        c_jit = jax.jit(jax.grad(c))
+
+        def d(x, **kw): ...
+        d_jit = jax.jit(d, **{"static_argnums": 0})
+    '''))
+    source = Source.parse(str(path))
+    assert source.jit_options("a").opaque
+    assert source.jit_options("b_jit").opaque
+    assert not source.jit_options("c_jit").opaque and source.jit_options("c_jit").is_jit
+    assert source.jit_options("d_jit").opaque

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 STATIC_KEYWORDS = ("static_argnums", "static_argnames")
+JIT_WRAPPERS = frozenset({"jit", "pjit"})
+# Wrappers whose effect on a probe's arguments is known; anything else may bind or make static
+# arguments in ways the probe cannot see, so such callables are only run by the program itself.
+KNOWN_WRAPPERS = JIT_WRAPPERS | frozenset({
+    "partial", "vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat",
+    "custom_jvp", "custom_vjp", "named_call", "wraps", "staticmethod", "classmethod",
+})
 # Methods that mutate the object they are called on.
 MUTATORS = frozenset(
     "append extend insert add update setdefault pop popitem remove discard clear sort reverse "
@@ -38,11 +45,12 @@ def header_span(stmt: ast.stmt) -> tuple[int, int]:
 
 @dataclass
 class JitOptions:
-    """Whether a binding is jit-compiled, and its literal static arguments."""
+    """Whether a binding is jit-compiled, its literal static arguments, and whether it is opaque."""
 
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()
     is_jit: bool = False
+    opaque: bool = False  # an unknown wrapper or a non-literal option: probing could mislead
 
     def static_names(self, params: list[str]) -> set[str]:
         names = set(self.static_argnames)
@@ -126,9 +134,7 @@ class Source:
     def jit_options(self, name: str) -> JitOptions:
         """Options of the module-level binding `name`: its decorators, or the call it is assigned from."""
         node = self.module_function(name)
-        exprs: list[ast.AST] = []
-        if node is not None:
-            exprs = list(node.decorator_list)
+        exprs: list[ast.AST] = list(node.decorator_list) if node is not None else []
         for stmt in self.tree.body:
             if isinstance(stmt, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == name for t in stmt.targets
@@ -255,23 +261,41 @@ class Source:
 
 
 def _options_in(exprs: list[ast.AST]) -> JitOptions:
+    """Options of decorators or a wrapping call; opaque when a wrapper or an option is not understood."""
     opts = JitOptions()
     for expr in exprs:
+        names = _wrappers(expr)
+        opts.is_jit |= any(n in JIT_WRAPPERS for n in names)
+        opts.opaque |= any(n not in KNOWN_WRAPPERS for n in names)
         for node in ast.walk(expr):
-            if isinstance(node, (ast.Name, ast.Attribute)) and _last_name(node).endswith("jit"):
-                opts.is_jit = True
-            if not isinstance(node, ast.Call):
-                continue
-            for kw in node.keywords:
+            for kw in node.keywords if isinstance(node, ast.Call) else ():
+                if kw.arg is None:  # **options: cannot tell what is static
+                    opts.opaque = True
                 if kw.arg not in STATIC_KEYWORDS:
                     continue
                 try:
                     value = ast.literal_eval(kw.value)
                 except ValueError:
+                    opts.opaque = True
                     continue
                 values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-                setattr(opts, kw.arg, getattr(opts, kw.arg, ()) + values)
+                setattr(opts, kw.arg, getattr(opts, kw.arg) + values)
     return opts
+
+
+def _wrappers(expr: ast.AST) -> list[str]:
+    """Names of what an expression wraps a function in: callees, what partial() binds, nested wrappers."""
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        return [_last_name(expr)]
+    if not isinstance(expr, ast.Call):
+        return ["?"]
+    names = [_last_name(expr.func) if isinstance(expr.func, (ast.Name, ast.Attribute)) else "?"]
+    if names[0] == "partial" and expr.args:
+        names += _wrappers(expr.args[0])
+    for arg in expr.args[1 if names[0] == "partial" else 0:]:
+        if isinstance(arg, ast.Call):
+            names += _wrappers(arg)
+    return names
 
 
 def _last_name(node: ast.AST) -> str:

@@ -103,13 +103,18 @@ class Run:
 class Entry:
     """A callable to probe: a module-level function or wrapper, or a method of a constructed instance."""
 
-    label: str
+    callee: str  # how the call reads, e.g. "step()" or "Model.apply()"
     name: str  # module global (function, wrapper or class)
     node: ast.AST  # the def whose signature and annotations describe the arguments
     static: set[str]
     transformed: bool
     method: str | None = None
     factory_names: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        made = f" on a synthesized {self.name}" if self.method else ""
+        return f"calling {self.callee}{made} with synthesized arguments"
 
 
 def capture(exc: BaseException, path: str, chained: bool = True) -> Failure:
@@ -282,7 +287,7 @@ class Executor:
             return
         if isinstance(top, ast.ClassDef):
             method = self.source.method_at(top, row)
-            if method is not None:
+            if method is not None and not self.source.method_jit_options(method).opaque:
                 yield self._method_entry(top, method)
             return
         if top is self.source.main_function():
@@ -299,11 +304,13 @@ class Executor:
             if isinstance(value, type) or not callable(value):
                 continue
             codes = unwrap_codes(value)
-            if any((c.co_name, c.co_firstlineno, c.co_filename) == key for c in codes):
-                opts = self.source.jit_options(name)
+            if not any((c.co_name, c.co_firstlineno, c.co_filename) == key for c in codes):
+                continue
+            opts = self.source.jit_options(name)
+            if not opts.opaque:
                 params = _param_names(node)
                 found.append(Entry(
-                    label=f"calling {name}()",
+                    callee=f"{name}()",
                     name=name,
                     node=node,
                     static=opts.static_names(params),
@@ -316,7 +323,7 @@ class Executor:
     def _method_entry(self, cls: ast.ClassDef, method: ast.AST) -> Entry:
         opts = self.source.method_jit_options(method)
         return Entry(
-            label=f"calling {cls.name}.{method.name}() on a synthesized {cls.name}",
+            callee=f"{cls.name}.{method.name}()",
             name=cls.name,
             node=method,
             static=opts.static_names(_param_names(method)),
@@ -336,7 +343,7 @@ class Executor:
         cache_key = (entry.name, entry.method, keys, profile, eager)
         if cache_key in self._probes:
             return self._probes[cache_key]
-        run = Run(f"{entry.label} with synthesized arguments", faithful=False,
+        run = Run(entry.label, faithful=False,
                   transformed=entry.transformed, eager=eager, rec=self.recorder(),
                   entry_key=code_key(entry.node), backend=self.backend)
         self._probes[cache_key] = run
@@ -353,7 +360,7 @@ class Executor:
                 target, skip = self._target(module, entry, synth)
             except BaseException as exc:
                 _reraise_interrupt(exc)
-                run.setup = _setup_error(entry, exc)
+                run.setup = f"could not construct a {entry.name}: {_describe(exc)}"
                 return run
             for _ in range(2):
                 try:
@@ -361,7 +368,7 @@ class Executor:
                         synth.for_def(entry.node, entry.static, skip)
                 except BaseException as exc:
                     _reraise_interrupt(exc)
-                    run.setup = _setup_error(entry, exc)
+                    run.setup = f"arguments for {entry.callee} could not be built: {_describe(exc)}"
                     break
                 run.calls += 1
                 try:
@@ -401,11 +408,9 @@ def _param_names(node: ast.AST) -> list[str]:
     return [p.arg for p in a.posonlyargs + a.args]
 
 
-def _setup_error(entry: Entry, exc: BaseException) -> str:
-    if isinstance(exc, Unbuildable):
-        return f"arguments for {entry.label[8:]} could not be built: {exc}"
+def _describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0][:150] if str(exc).strip() else ""
-    return f"arguments for {entry.label[8:]} could not be built: {type(exc).__name__}: {text}"
+    return text if isinstance(exc, Unbuildable) else f"{type(exc).__name__}: {text}"
 
 
 def _snapshot(jax, out):

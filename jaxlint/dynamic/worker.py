@@ -131,7 +131,7 @@ class Worker:
         for n, entry in enumerate(self.ex.entries(t.row)):
             if n >= MAX_PROBED_ENTRIES or self.ex.time_left() < 2:
                 return
-            self.results.phase(f"{entry.label} with synthesized arguments")
+            self.results.phase(entry.label)
             for profile in range(len(SHAPES)):
                 run = self.ex.probe(entry, keys, profile, eager=False)
                 verdict = judge(t, run)
