@@ -353,3 +353,11 @@ def test_importing_the_package_does_not_import_jax():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "False"
+
+
+def test_missing_file_keeps_its_finding(tmp_path):
+    from jaxlint.dynamic import confirm
+
+    ghost = Finding("JAX101", "x", "m", str(tmp_path / "gone" / "ghost.py"), Position(3, 1), Position(3, 2))
+    [out] = confirm([ghost], backend="cpu", timeout=20, settings={}, show_progress=False)
+    assert out.code == "JAX101" and out.confirmation["status"] == "inconclusive"

@@ -69,9 +69,13 @@ def confirm(
             )
     progress = _Progress(len(by_file), show_progress)
     with ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
-        jobs = [pool.submit(run_file, path, rows, backend, timeout, settings) for path, rows in by_file.items()]
+        jobs = {pool.submit(run_file, path, rows, backend, timeout, settings): rows for path, rows in by_file.items()}
         for job in as_completed(jobs):
-            done = job.result()
+            try:
+                done = job.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. the worker could not be started
+                reason = f"the dynamic run could not start: {type(exc).__name__}: {exc}"
+                done = {row["index"]: {"status": "inconclusive", "detail": reason} for row in jobs[job]}
             verdicts.update(done)
             progress.file_done(sum(v["status"] == "confirmed" for v in done.values()))
     progress.close()

@@ -52,7 +52,9 @@ def judge(t: Target, run: Run, ref: Run | None = None) -> Verdict:
     """The verdict one run (with its jit-less reference, when there is one) gives a finding."""
     if run.setup:
         return _say(INCONCLUSIVE, run, run.setup)
-    decide = {1: _tracing, 2: _randomness, 3: _jit_arguments, 4: _purity, 5: _recompilation}[t.category]
+    decide = {1: _tracing, 2: _randomness, 3: _jit_arguments, 4: _purity, 5: _recompilation}.get(t.category)
+    if decide is None:
+        return Verdict(INCONCLUSIVE, f"there is no dynamic check for {t.code}'s category")
     return decide(t, run, ref) or _fallback(t, run)
 
 

@@ -175,6 +175,7 @@ class _Sink(io.TextIOBase):
 
     def __init__(self, fd: int):
         self._fd = fd
+        self.buffer = _ByteSink(self)
 
     @property
     def encoding(self):
@@ -193,6 +194,20 @@ class _Sink(io.TextIOBase):
 
     def isatty(self) -> bool:
         return False
+
+
+class _ByteSink(io.RawIOBase):
+    """The `buffer` of a _Sink, for code that writes bytes to sys.stdout.buffer."""
+
+    def __init__(self, text: _Sink):
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self._text.write(bytes(data).decode("utf-8", "replace"))
+        return len(data)
 
 
 def _noting(kind: str, fn, tracer_type=None):
