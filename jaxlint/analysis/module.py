@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
+from jaxlint.analysis.walk import own_nodes
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import ANY_KEYWORD, Context, Discovery, TracedFunction, discover, STAGED
 from jaxlint.analysis.values import (
@@ -33,6 +34,7 @@ class ModuleFacts:
         self.source = source
         self.tree = source.tree
         self.options = options or {}
+        self._bodies: dict[int, list[ast.AST]] = {}
 
     @cached_property
     def names(self) -> Names:
@@ -88,6 +90,13 @@ class ModuleFacts:
         return Effects(self)
 
     @cached_property
+    def shapes(self) -> "ShapeFacts":
+        """Shapes that change between loop iterations, repeated calls, static trip counts."""
+        from jaxlint.analysis.shapes import ShapeFacts
+
+        return ShapeFacts(self)
+
+    @cached_property
     def arrays(self) -> "ArrayFacts":
         """Which expressions are known JAX arrays, in eager code too."""
         from jaxlint.analysis.arrays import ArrayFacts
@@ -131,17 +140,12 @@ class ModuleFacts:
     def qualname(self, expr: ast.AST) -> str | None:
         return self.names.qualname(expr)
 
-    def body(self, fn: FunctionNode) -> Iterator[ast.AST]:
-        """The nodes of a function's own body (nested functions and lambdas excluded)."""
-        stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
-        while stack:
-            node = stack.pop()
-            yield node
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, FUNCTION_TYPES):
-                    stack.append(child)
-                elif isinstance(child, ast.Lambda) is False:
-                    stack.extend(child.decorator_list)
+    def body(self, fn: FunctionNode) -> list[ast.AST]:
+        """The nodes of a function's own body (nested functions and lambdas excluded), computed once."""
+        nodes = self._bodies.get(id(fn))
+        if nodes is None:
+            nodes = self._bodies[id(fn)] = own_nodes(fn)
+        return nodes
 
 
 def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:

@@ -156,7 +156,7 @@ class Names:
                 continue
             if isinstance(node, ast.Call):
                 calls.append((node, scope))
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 stack.append((child, scope, function))
 
     def _enter_function(self, node: FunctionNode, scope: Scope, function, stack) -> None:
@@ -261,6 +261,9 @@ class Names:
     def iter_function_scopes(self) -> Iterator[Scope]:
         for function in self.functions:
             yield self.scopes[id(function)]
+
+
+from jaxlint.analysis.walk import children  # noqa: E402  (walk needs FUNCTION_TYPES from here)
 
 
 def _bind_other(scope: Scope, name: str) -> None:
