@@ -58,7 +58,7 @@ _READING_CALLS = frozenset({
     "builtins.format", "jax.device_put", "jax.device_get", "jax.eval_shape", "jax.typeof",
     "jax.core.get_aval", "jax.ShapeDtypeStruct", "jax.lax.stop_gradient",
     "jax.block_until_ready", "jax.tree_util.tree_structure", "jax.tree_util.tree_leaves",
-    "jax.tree_util.tree_flatten",
+    "jax.tree_util.tree_flatten", "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path",
 })
 _READING_PREFIXES = (
     "jax.debug.", "jax.numpy.", "numpy.", "logging.", "absl.logging.", "chex.assert",

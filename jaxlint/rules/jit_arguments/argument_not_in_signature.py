@@ -21,10 +21,10 @@ class JitArgumentNotInSignature(Rule):
         `static_argnums` and `static_argnames` are accepted by JAX and not reported.
         """
     why = """
-        JAX checks these options against the signature when the function is first called and
-        raises `ValueError` ("Jitted function has invalid argnames {'is_training'} in
-        static_argnames. Function does not take these args."). The usual cause is a renamed
-        parameter: the option still names the old one, so the program fails on its first step.
+        JAX checks these options against the signature as soon as `jax.jit` wraps the function
+        (at import time, for a decorator) and raises `ValueError` ("Jitted function has invalid
+        argnames {'is_training'} in static_argnames. Function does not take these args."). The
+        usual cause is a renamed parameter that the option still names by its old name.
         """
     bad = (
         """
@@ -130,7 +130,7 @@ class JitArgumentNotInSignature(Rule):
                             entry.node,
                             f"`{entry.option}` names position {entry.value}, but {label} takes "
                             f"{n} positional parameter{'s' if n != 1 else ''}: JAX raises `ValueError` "
-                            "on the first call",
+                            "when it jits the function",
                         )
                 for entry in _spec.entries(root, f"{kind}_argnames"):
                     name = entry.value
@@ -138,7 +138,7 @@ class JitArgumentNotInSignature(Rule):
                         report(
                             entry.node,
                             f"`{entry.option}` names `{name}`, which {label} takes positionally only: "
-                            f"JAX raises `ValueError` on the first call; use `{kind}_argnums`",
+                            f"JAX raises `ValueError` when it jits the function; use `{kind}_argnums`",
                         )
                     elif sig.kwarg is None and name not in sig.positional and name not in sig.keyword_only:
                         hint = _closest(name, [*sig.positional, *sig.keyword_only])
@@ -146,7 +146,7 @@ class JitArgumentNotInSignature(Rule):
                             entry.node,
                             f"`{entry.option}` names `{name}`, but {label} has no such parameter"
                             f"{f' (did you mean `{hint}`?)' if hint else ''}: JAX raises `ValueError` "
-                            "on the first call",
+                            "when it jits the function",
                         )
             static = _names(root, sig, "static")
             for name, entry in _names(root, sig, "donate").items():

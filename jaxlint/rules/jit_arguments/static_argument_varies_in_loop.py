@@ -16,12 +16,14 @@ class StaticArgumentVariesInLoop(Rule):
     what = """
         Checks calls of a jitted function inside a loop that pass, for a parameter named in
         `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
-        the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), or one computed
-        from such a value (`eps = 0.2 * (1 - epoch / n)`, `len(batch)`).
+        the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), one computed
+        from such a value (`eps = 0.2 * (1 - epoch / n)`, `len(batch)`), or a float swept over a
+        list (`for lr in (0.1, 0.01, 0.001)`).
 
-        A static argument that takes its values from a fixed collection (`for loss_fn in (huber,
-        l2)`, `for mode in ("train", "eval")`) compiles once per distinct value and is not
-        reported; nor is a static argument that stays the same across iterations.
+        A static argument that takes its values from a fixed collection of other kinds (`for
+        loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
+        usually a deliberate choice among a few programs and is not reported; nor is a static
+        argument that stays the same across iterations.
         """
     why = """
         JAX compiles a jitted function once per distinct combination of static values. A learning
@@ -63,6 +65,19 @@ class StaticArgumentVariesInLoop(Rule):
                 cents = (resp.T @ pts) / resp.sum(0)[:, None]
                 t *= 0.7
             return cents
+        """,
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("lr",))
+        def sgd(w, g, lr):
+            return w - lr * g
+
+        def sweep_loop(w, g):
+            for lr in (0.1, 0.03, 0.01):
+                w = sgd(w, g, lr)  # JAX303
+            return w
         """,
         """
         from functools import partial
@@ -184,6 +199,9 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
     if isinstance(arg, ast.Name):
         if _is_range_index(arg.id, loop, module):
             return f"the loop index `{arg.id}`"
+        floats = _float_sweep(arg.id, loop)
+        if floats:
+            return f"`{arg.id}`, a float swept over {floats}"
         for node in _loop_statements(loop):
             if isinstance(node, ast.AugAssign) and _is(node.target, arg.id) and _numeric_op(node.op):
                 return f"`{arg.id}`, updated on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
@@ -194,6 +212,22 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
     if _numeric_expression(arg, loop, module):
         return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
     return None
+
+
+def _float_sweep(name: str, loop: ast.AST) -> str | None:
+    """`for lr in (0.1, 0.01, 0.001)`: the loop target takes several float values."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not _is(loop.target, name):
+        return None
+    it = loop.iter
+    if not isinstance(it, (ast.Tuple, ast.List)) or len(it.elts) < 2:
+        return None
+    values = []
+    for element in it.elts:
+        node = element.operand if isinstance(element, ast.UnaryOp) and isinstance(element.op, ast.USub) else element
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, float)):
+            return None
+        values.append(ast.unparse(element))
+    return ", ".join(values)
 
 
 def _numeric_expression(expr: ast.AST, loop: ast.AST, module) -> bool:

@@ -97,6 +97,24 @@ class UnhashableStaticArgument(Rule):
             def __call__(self, x):
                 return x * self.scale
         """,
+        """
+        import dataclasses
+        import jax
+
+        @dataclasses.dataclass
+        class Config:
+            depth: int = 2
+
+        def forward(x, config):
+            for _ in range(config.depth):
+                x = x * 2
+            return x
+
+        forward_jit = jax.jit(forward, static_argnames="config")  # JAX302
+
+        def main(x):
+            return forward_jit(x, config=Config(depth=3))
+        """,
     )
     good = (
         """
@@ -264,11 +282,11 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
         arg = _spec.argument(site.call, root, name, _spec.is_method_call(site.call, root, module))
         if arg is None:
             continue
-        kind = _unhashable_value(arg, module)
+        kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
         if kind is None and isinstance(arg, ast.Name):
             values = module.names.assignments(arg)
             if len(values) == 1:
-                kind = _unhashable_value(values[0], module)
+                kind = _unhashable_value(values[0], module) or _unhashable_instance(values[0], module)
         if kind:
             return f"is passed {kind} on line {site.call.lineno}"
     return None
@@ -278,6 +296,12 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
     for kind, label in _LITERALS.items():
         if isinstance(expr, kind):
             return label
+    if isinstance(expr, ast.Tuple):
+        for element in expr.elts:
+            inner = _unhashable_value(element, module)
+            if inner:
+                return f"a tuple holding {inner}"
+        return None
     if isinstance(expr, ast.Call):
         callee = module.qualname(expr.func)
         if callee is None:
@@ -293,12 +317,29 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
     return None
 
 
+def _unhashable_instance(expr: ast.AST, module) -> str | None:
+    """`Config(...)` of a class of this module whose instances cannot be hashed."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+        return None
+    cls = module.names.definition(expr.func)
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    why = _class_unhashable(cls, module)
+    return f"an instance of `{cls.name}` ({why})" if why else None
+
+
 def _self_unhashable(root, param: ast.arg, module) -> str | None:
     fn = root.node
     cls = module.names.parent_class.get(id(fn))
     positional = [*fn.args.posonlyargs, *fn.args.args]
     if cls is None or not positional or positional[0] is not param or root.bound_positional:
         return None
+    why = _class_unhashable(cls, module)
+    return f"(an instance of `{cls.name}`, {why}) is unhashable" if why else None
+
+
+def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
+    """Why instances of a class cannot be hashed, when the class says so itself."""
     defines = {
         node.name for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     } | {
@@ -306,7 +347,7 @@ def _self_unhashable(root, param: ast.arg, module) -> str | None:
         for target in node.targets if isinstance(target, ast.Name)
     }
     if "__eq__" in defines and "__hash__" not in defines:
-        return f"(an instance of `{cls.name}`, which defines `__eq__` without `__hash__`) is unhashable"
+        return "which defines `__eq__` without `__hash__`"
     for decorator in cls.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if module.qualname(target) != "dataclasses.dataclass":
@@ -317,5 +358,5 @@ def _self_unhashable(root, param: ast.arg, module) -> str | None:
             return default if value is None else (isinstance(value, ast.Constant) and value.value is True)
         if "__hash__" in defines or true("frozen", False) or true("unsafe_hash", False) or not true("eq", True):
             return None
-        return f"(an instance of `{cls.name}`, a dataclass that is not frozen) is unhashable"
+        return "a dataclass that is not frozen"
     return None

@@ -1,0 +1,309 @@
+"""JAX3xx beyond the rules' own examples, each case also run under JAX.
+
+A case is a module, marked inline where jaxlint reports, with a `run()` that exercises it and
+what JAX does when `run()` executes: "ok", an exception class name, or "recompiles:N" (the
+number of traces of the function named in the case).  So every quiet look-alike is one that
+JAX accepts, and every report is one that JAX rejects or mishandles.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+import types
+from dataclasses import dataclass
+
+import pytest
+
+from jaxlint.linter import lint_source
+from jaxlint.rule import all_rules
+
+CODES = {code for code in all_rules() if code.startswith("JAX3")}
+MARK = re.compile(r"#\s*(JAX3\d\d)\b")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    source: str
+    jax: str  # "ok", an exception class name, or "traces>=N"
+
+
+CASES = [
+    Case("argnames typo", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("is_training",))  # JAX301
+        def f(x, train=False):
+            return x * 2 if train else x
+
+        def run():
+            return f(jnp.ones(2), train=True)
+        """, "ValueError"),
+    Case("argnums past the parameters", """
+        import jax
+        import jax.numpy as jnp
+
+        def f(x, n):
+            return x * n
+
+        g = jax.jit(f, static_argnums=(1, 2))  # JAX301
+
+        def run():
+            return g(jnp.ones(2), 3)
+        """, "ValueError"),
+    Case("argnames of positional-only", """
+        import jax
+        import jax.numpy as jnp
+
+        def f(x, n, /):
+            return x * n
+
+        g = jax.jit(f, static_argnames="n")  # JAX301
+
+        def run():
+            return g(jnp.ones(2), 3)
+        """, "ValueError"),
+    Case("what JAX accepts", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1, 1), static_argnames=("n", "mode"))
+        def f(x, n, *, mode="a"):
+            return x * n if mode == "a" else x
+
+        @partial(jax.jit, static_argnums=(2,))
+        def g(x, *rest):
+            return x + rest[0] if rest[1] > 0 else x
+
+        @partial(jax.jit, static_argnames=("axis",))
+        def h(x, **kw):
+            return x.sum(axis=kw["axis"])
+
+        def run():
+            return f(jnp.ones(2), 2, mode="b"), g(jnp.ones(2), 1.0, 3), h(jnp.ones((2, 2)), axis=0)
+        """, "ok"),
+    Case("static list at the call", """
+        import jax
+        import jax.numpy as jnp
+
+        def apply(x, sizes):
+            for n in sizes:
+                x = jnp.tanh(x[..., :n])
+            return x
+
+        apply_jit = jax.jit(apply, static_argnums=(1,))  # JAX302
+
+        SIZES = [3, 2]
+
+        def run():
+            return apply_jit(jnp.ones((2, 4)), SIZES)
+        """, "ValueError"),
+    Case("static jnp scalar at the call", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("scale",))  # JAX302
+        def f(x, scale):
+            return x * scale
+
+        def run():
+            return f(jnp.ones(2), scale=jnp.float32(2.0))
+        """, "ValueError"),
+    Case("static tuple holding a list", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))  # JAX302
+        def f(x, spec):
+            return x * len(spec[0])
+
+        def run():
+            return f(jnp.ones(2), ([1, 2], 3))
+        """, "ValueError"),
+    Case("hashable statics", """
+        import dataclasses
+        import enum
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        class Act(enum.Enum):
+            RELU = "relu"
+
+        @dataclasses.dataclass(frozen=True)
+        class Cfg:
+            width: int = 2
+
+        @partial(jax.jit, static_argnames=("sizes", "act", "cfg", "fn", "scale", "dims"))
+        def f(x, sizes=(2,), act=Act.RELU, cfg=Cfg(), fn=jnp.tanh, scale=np.float32(2.0), dims=[0]):
+            return fn(x[: sizes[0] * cfg.width]) * scale
+
+        def run():
+            return f(jnp.ones(8), sizes=(1,), act=Act.RELU, cfg=Cfg(3), fn=jax.nn.relu, scale=np.float32(1.5))
+        """, "ok"),
+    Case("float swept as a static", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        @partial(jax.jit, static_argnums=(1,))
+        def f(x, lr):
+            TRACES["f"] += 1
+            return x * lr
+
+        def run():
+            x = jnp.ones(2)
+            lr = 0.1
+            while lr > 0.01:
+                x = f(x, lr)  # JAX303
+                lr = lr / 2
+            return x
+        """, "traces>=3"),
+    Case("static config chosen from a few", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        @partial(jax.jit, static_argnames=("mode", "width"))
+        def f(x, mode, width=2):
+            TRACES["f"] += 1
+            return x[:width] * 2 if mode == "double" else x[:width]
+
+        def run():
+            x = jnp.ones(4)
+            for step in range(6):
+                for mode in ("double", "same"):
+                    y = f(x, mode, width=2)
+            return y
+        """, "ok"),
+    Case("donated then read", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnames=("params",))
+        def step(params, g):
+            return params - 0.1 * g
+
+        def run():
+            params = jnp.ones(3)
+            new = step(params=params, g=jnp.ones(3))
+            return new, params.sum()  # JAX304
+        """, "RuntimeError"),
+    Case("donated and rebound", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def step(params, g):
+            return params - 0.1 * g, g.sum()
+
+        def run():
+            params = jnp.ones(3)
+            for _ in range(3):
+                params, norm = step(params, jnp.ones(3))
+            return params, norm
+        """, "ok"),
+    Case("donated twice", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0, 1))
+        def merge(a, b):
+            return a + b, a - b
+
+        def run():
+            x = jnp.ones(3)
+            return merge(x, b=x)  # JAX305
+        """, "JaxRuntimeError"),
+    Case("jit on a plain method", """
+        import jax
+        import jax.numpy as jnp
+
+        class Base:
+            pass
+
+        class Net(Base):
+            def __init__(self):
+                self.w = jnp.ones(2)
+
+            @jax.jit  # JAX306
+            def apply(self, x):
+                return x * self.w
+
+        def run():
+            return Net().apply(jnp.ones(2))
+        """, "TypeError"),
+    Case("jit on a method, self static and hashable", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Net:
+            def __init__(self, scale):
+                self.scale = scale
+
+            @partial(jax.jit, static_argnames=("self",))
+            def apply(self, x):
+                return x * self.scale
+
+        def run():
+            return Net(2.0).apply(jnp.ones(2))
+        """, "ok"),
+]
+
+
+def marked(source: str) -> set[tuple[int, str]]:
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_linter(case):
+    source = textwrap.dedent(case.source)
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+    assert found == marked(source)
+
+
+def execute(case: Case, monkeypatch) -> dict:
+    """Import the case as a module (dataclasses need one) and call its `run()`."""
+    module = types.ModuleType("jaxlint_jit_case")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(textwrap.dedent(case.source), "<case>", "exec"), module.__dict__)
+    module.run()
+    return module.__dict__
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_jax(case, monkeypatch):
+    pytest.importorskip("jax")
+    if case.jax == "ok" or case.jax.startswith("traces"):
+        namespace = execute(case, monkeypatch)
+        if case.jax.startswith("traces>="):
+            assert namespace["TRACES"]["f"] >= int(case.jax.split(">=")[1])
+        if "TRACES" in namespace and case.jax == "ok":
+            assert namespace["TRACES"]["f"] <= 2, "a quiet case must not recompile per iteration"
+        return
+    # Bad argnames fail when `jax.jit` wraps the function, the others when it is called.
+    with pytest.raises(Exception) as info:
+        execute(case, monkeypatch)
+    assert case.jax in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
+
+
+def test_reported_cases_are_the_ones_jax_rejects():
+    for case in CASES:
+        reported = bool(marked(textwrap.dedent(case.source)))
+        assert reported == (case.jax != "ok"), case.name

@@ -1,0 +1,330 @@
+"""The key flow analysis against JAX's own key reuse checker, case by case.
+
+Each case is a small program whose `run()` uses typed keys (`jax.random.key`), what jaxlint
+reports on it (the JAX2xx codes and the marked lines), and whether JAX's checker
+(`jax_debug_key_reuse`) raises `KeyReuseError` when `run()` is executed.  Where the two
+disagree, the case says why.  The linter half runs everywhere; the checker half needs JAX.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+
+import pytest
+
+from jaxlint.linter import lint_source
+
+KEY_CODES = {"JAX201", "JAX202", "JAX203", "JAX204"}
+MARK = re.compile(r"#\s*(JAX2\d\d)\b")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    source: str
+    checker_raises: bool
+    disagreement: str | None = None  # why the linter and the checker differ, when they do
+
+
+CASES = [
+    # ---- reuse on one path ---------------------------------------------------------------
+    Case("two samplers", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a = jax.random.normal(key, (3,))
+            b = jax.random.uniform(key, (3,))  # JAX201
+            return a + b
+        """, True),
+    Case("sampler then split", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a = jax.random.normal(key, (3,))
+            k1, k2 = jax.random.split(key)  # JAX201
+            return a, k1, k2
+        """, True),
+    Case("split then sampler", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            k1, k2 = jax.random.split(key)
+            return jax.random.normal(key, (2,)), k1, k2  # JAX202
+        """, True),
+    Case("two user functions", """
+        import jax
+        def init(key):
+            return jax.random.normal(key, (4, 2))
+        def dropout(key, x):
+            return x * jax.random.bernoulli(key, 0.5, x.shape)
+        def run():
+            key = jax.random.key(0)
+            w = init(key)
+            return dropout(key, jax.numpy.ones((3, 4))) @ w  # JAX201
+        """, True),
+    Case("inside jit", """
+        import jax
+        @jax.jit
+        def f(key):
+            return jax.random.normal(key, (2,)) + jax.random.normal(key, (2,))  # JAX201
+        def run():
+            return f(jax.random.key(0))
+        """, True),
+    Case("jitted function called twice with one key", """
+        import jax
+        @jax.jit
+        def noisy(x, key):
+            return x + jax.random.normal(key, x.shape)
+        def run():
+            key = jax.random.key(0)
+            x = noisy(jax.numpy.ones(2), key)
+            return noisy(x, key)  # JAX201
+        """, True),
+    Case("alias", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            rng = key
+            a = jax.random.normal(rng)
+            return a + jax.random.normal(key)  # JAX201
+        """, True),
+    Case("same element of a split twice", """
+        import jax
+        def run():
+            keys = jax.random.split(jax.random.key(0), 3)
+            a = jax.random.normal(keys[0])
+            return a + jax.random.normal(keys[0])  # JAX201
+        """, True),
+    # ---- reuse across iterations -----------------------------------------------------------
+    Case("eager loop", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            total = 0.0
+            for _ in range(3):
+                total = total + jax.random.normal(key)  # JAX203
+            return total
+        """, True),
+    Case("while loop", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            x, n = 0.0, 0
+            while n < 3:
+                x = x + jax.random.uniform(key)  # JAX203
+                n += 1
+            return x
+        """, True),
+    Case("scan closes over a key", """
+        import jax
+        from jax import lax
+        def run():
+            key = jax.random.key(0)
+            def step(c, _):
+                return c + jax.random.normal(key), None  # JAX203
+            return lax.scan(step, 0.0, None, length=3)
+        """, True),
+    Case("fori_loop closes over a key", """
+        import jax
+        from jax import lax
+        def run():
+            key = jax.random.key(0)
+            return lax.fori_loop(0, 3, lambda i, c: c + jax.random.normal(key), 0.0)  # JAX203
+        """, True),
+    Case("while_loop closes over a key", """
+        import jax
+        from jax import lax
+        def run():
+            key = jax.random.key(0)
+            def body(c):
+                return c[0] + 1, c[1] + jax.random.normal(key)  # JAX203
+            return lax.while_loop(lambda c: c[0] < 3, body, (0, 0.0))
+        """, True),
+    Case("comprehension", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            return [jax.random.normal(key, (n,)) for n in (2, 3)]  # JAX203
+        """, True),
+    # ---- quiet ---------------------------------------------------------------------------
+    Case("split in the loop", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            out = []
+            for _ in range(3):
+                key, sub = jax.random.split(key)
+                out.append(jax.random.normal(sub))
+            return out
+        """, False),
+    Case("indexed per iteration", """
+        import jax
+        def run():
+            keys = jax.random.split(jax.random.key(0), 3)
+            return [jax.random.normal(keys[i]) for i in range(3)]
+        """, False),
+    Case("iterate over split keys", """
+        import jax
+        def run():
+            return [jax.random.normal(k) for k in jax.random.split(jax.random.key(0), 3)]
+        """, False),
+    Case("star unpack", """
+        import jax
+        def run():
+            key, *subs = jax.random.split(jax.random.key(0), 4)
+            return [jax.random.normal(k) for k in subs], jax.random.normal(key)
+        """, False),
+    Case("fold_in with distinct data", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            return [jax.random.normal(jax.random.fold_in(key, i)) for i in range(3)]
+        """, False),
+    Case("branches each consume once", """
+        import jax
+        def run(heavy=False):
+            key = jax.random.key(0)
+            if heavy:
+                x = jax.random.cauchy(key)
+            else:
+                x = jax.random.normal(key)
+            return x
+        """, False),
+    Case("early return", """
+        import jax
+        def sample(key, kind="normal"):
+            if kind == "uniform":
+                return jax.random.uniform(key)
+            return jax.random.normal(key)
+        def run():
+            return sample(jax.random.key(0))
+        """, False),
+    Case("looking at a key consumes nothing", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            data = jax.random.key_data(key)
+            jax.debug.print("{d} {s}", d=data, s=key.shape)
+            same = key == key
+            x = jax.random.normal(key)
+            return x, key, jax.random.key_data(key)
+        """, False),
+    Case("scan carries the key", """
+        import jax
+        from jax import lax
+        def run():
+            def step(carry, _):
+                x, key = carry
+                key, sub = jax.random.split(key)
+                return (x + jax.random.normal(sub), key), None
+            return lax.scan(step, (0.0, jax.random.key(0)), None, length=3)
+        """, False),
+    Case("static flag decides consumption", """
+        from functools import partial
+        import jax
+        @partial(jax.jit, static_argnames=("train",))
+        def drop(x, key, train):
+            if train:
+                x = x * jax.random.bernoulli(key, 0.5, x.shape)
+            return x
+        def run():
+            key = jax.random.key(0)
+            a = drop(jax.numpy.ones(3), key, train=True)
+            return a, drop(jax.numpy.ones(3), key, train=False)
+        """, False),
+    Case("a function that only returns the key", """
+        import jax
+        def keep(key):
+            return key
+        def run():
+            key = jax.random.key(0)
+            key = keep(key)
+            a = jax.random.normal(keep(key))
+            return a
+        """, False),
+    # ---- where the two differ --------------------------------------------------------------
+    Case("one branch consumes, then unconditional use", """
+        import jax
+        def run(train=True):
+            key = jax.random.key(0)
+            x = 0.0
+            if train:
+                x = jax.random.normal(key)
+            return x + jax.random.uniform(key)
+        """, True,
+        disagreement="reported only when every path reaching the second use consumed the key: "
+        "two separate `if`s on the same flag are often mutually exclusive, which the linter cannot see"),
+    Case("closure called from a vmap", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            return jax.vmap(lambda x: x + jax.random.normal(key))(jax.numpy.ones(3))
+        """, False),
+    Case("opaque function that does not sample", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            words = str(key) + repr(key)
+            return jax.random.normal(key), jax.tree_util.tree_map(lambda k: k, key)
+        """, False),
+    Case("legacy PRNGKey", """
+        import jax
+        def run():
+            key = jax.random.PRNGKey(0)
+            a = jax.random.normal(key)
+            return a + jax.random.normal(key)  # JAX201
+        """, False,
+        disagreement="the checker only tracks typed keys (`jax.random.key`); a legacy uint32 "
+        "`PRNGKey` is reused just the same"),
+    Case("constant seed in a loop", """
+        import jax
+        def run():
+            total = 0.0
+            for _ in range(3):
+                key = jax.random.key(0)  # JAX204
+                total = total + jax.random.normal(key)
+            return total
+        """, False,
+        disagreement="each iteration makes a fresh key, so the checker sees no reuse; the "
+        "numbers repeat all the same"),
+]
+
+
+def linted(case: Case) -> set[tuple[int, str]]:
+    source = textwrap.dedent(case.source)
+    return {(f.start.row, f.code) for f in lint_source(source, "case.py", KEY_CODES)}
+
+
+def marked(case: Case) -> set[tuple[int, str]]:
+    source = textwrap.dedent(case.source)
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_linter(case):
+    assert linted(case) == marked(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_checker(case):
+    jax = pytest.importorskip("jax")
+    from jax.errors import KeyReuseError
+
+    namespace: dict = {"__name__": "jaxlint_key_case"}
+    exec(compile(textwrap.dedent(case.source), "<case>", "exec"), namespace)
+    with jax.debug_key_reuse(True):
+        try:
+            namespace["run"]()
+            raised = False
+        except KeyReuseError:
+            raised = True
+    assert raised == case.checker_raises
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_disagreements_are_explained(case):
+    reported = any(code in {"JAX201", "JAX202", "JAX203"} for _, code in marked(case))
+    if reported != case.checker_raises:
+        assert case.disagreement, "the linter and JAX's checker differ here: say why"

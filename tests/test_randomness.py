@@ -1,0 +1,217 @@
+"""JAX2xx beyond the rules' own examples: realistic programs, marked inline, linted with every JAX2xx rule at once.
+
+Every case is checked for exactly its marked findings (so a look-alike that one rule must
+not report is also checked against its neighbours), and a few go through the command line's
+JSON output as a user would see them.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from jaxlint.linter import lint_source
+from jaxlint.rule import all_rules
+
+CODES = {code for code in all_rules() if code.startswith("JAX2")}
+MARK = re.compile(r"#\s*(JAX2\d\d)\b")
+
+CASES = {
+    "flax init then dropout with the same key": """
+        import jax
+
+        def fit(model, x, seed=0):
+            rng = jax.random.PRNGKey(seed)
+            params = model.init(rng, x)
+            for step in range(10):
+                loss = model.apply(params, x, rngs={"dropout": rng})  # JAX201
+            return loss
+        """,
+    "training loop done right": """
+        import jax
+
+        def fit(model, x, train_step, seed=0):
+            rng = jax.random.PRNGKey(seed)
+            rng, init_rng = jax.random.split(rng)
+            params = model.init(init_rng, x)
+            for step in range(10):
+                rng, dropout_rng = jax.random.split(rng)
+                params = train_step(params, x, dropout_rng)
+            return params
+        """,
+    "shuffling with one key every epoch": """
+        import jax
+
+        def epochs(key, data, n_epochs):
+            for epoch in range(n_epochs):
+                order = jax.random.permutation(key, data.shape[0])  # JAX203
+                yield data[order]
+        """,
+    "shuffling with a key per epoch": """
+        import jax
+
+        def epochs(key, data, n_epochs):
+            for epoch in range(n_epochs):
+                order = jax.random.permutation(jax.random.fold_in(key, epoch), data.shape[0])
+                yield data[order]
+
+        def epochs_split(key, data, n_epochs):
+            for epoch_key in jax.random.split(key, n_epochs):
+                yield data[jax.random.permutation(epoch_key, data.shape[0])]
+        """,
+    "method helpers share a key": """
+        import jax
+
+        class Augment:
+            def crop(self, key, x):
+                return x * jax.random.uniform(key, x.shape)
+
+            def flip(self, key, x):
+                return jax.numpy.where(jax.random.bernoulli(key), x[::-1], x)
+
+            def __call__(self, key, x):
+                x = self.crop(key, x)
+                return self.flip(key, x)  # JAX201
+        """,
+    "sampling until accepted": """
+        import jax
+
+        def rejection(key, accept):
+            while True:
+                key, sub = jax.random.split(key)
+                x = jax.random.normal(sub)
+                if accept(x):
+                    return x
+
+        def first_valid(key, candidates):
+            for c in candidates:
+                if c is None:
+                    continue
+                return c + jax.random.normal(key)
+        """,
+    "haiku sequence and flax make_rng": """
+        import jax
+        import haiku as hk
+
+        def forward(x):
+            seq = hk.PRNGSequence(hk.next_rng_key())
+            a = jax.random.normal(next(seq), x.shape)
+            b = jax.random.normal(next(seq), x.shape)
+            c = jax.random.normal(hk.next_rng_key(), x.shape)
+            d = jax.random.normal(hk.next_rng_key(), x.shape)
+            return a + b + c + d
+        """,
+    "keys in a dict, split per use": """
+        import jax
+
+        def step(state):
+            key, sub = jax.random.split(state["key"])
+            noise = jax.random.normal(sub, (3,))
+            state = dict(state, key=key)
+            key, sub = jax.random.split(state["key"])
+            return dict(state, key=key), noise + jax.random.normal(sub, (3,))
+        """,
+    "try and except each draw once": """
+        import jax
+
+        def draw(key, shape):
+            try:
+                return jax.random.normal(key, shape)
+            except TypeError:
+                return jax.random.normal(key, tuple(shape))
+        """,
+    "numpy and python random outside traced code": """
+        import random
+        import numpy as np
+        import jax
+
+        def make_batches(data, size):
+            idx = np.random.permutation(len(data))
+            random.shuffle(data)
+            return [data[i] for i in idx[:size]]
+
+        @jax.jit
+        def scale(x, factor):
+            return x * factor
+
+        def main(x):
+            return scale(x, np.random.uniform(0.5, 2.0))
+        """,
+    "numpy random in a scanned body and a jitted helper": """
+        import numpy as np
+        import jax
+        from jax import lax
+
+        def jitter(x):
+            return x + np.random.normal()  # JAX205
+
+        @jax.jit
+        def run(xs):
+            def body(c, x):
+                return c + jitter(x), np.random.rand()  # JAX205
+            return lax.scan(body, 0.0, xs)
+        """,
+    "constant seed inside a scan body": """
+        import jax
+        from jax import lax
+
+        def walk(n):
+            def step(pos, _):
+                key = jax.random.key(0)  # JAX204
+                return pos + jax.random.normal(key), pos
+            return lax.scan(step, 0.0, None, length=n)
+        """,
+    "constant seed once, outside the loop": """
+        import jax
+
+        SEED = 0
+
+        def main(xs):
+            key = jax.random.key(SEED)
+            params = jax.random.normal(jax.random.key(1), (3,))
+            for x in xs:
+                key, sub = jax.random.split(key)
+                params = params + jax.random.normal(sub, (3,)) * x
+            return params
+        """,
+    "tests reuse keys on purpose": """
+        import jax
+        import unittest
+
+        class SamplerTest(unittest.TestCase):
+            def test_same_key_same_draws(self):
+                key = jax.random.key(0)
+                self.assertTrue((jax.random.normal(key) == jax.random.normal(key)).all())
+
+        def test_deterministic():
+            key = jax.random.PRNGKey(0)
+            assert jax.random.uniform(key) == jax.random.uniform(key)
+        """,
+}
+
+
+def marked(source: str) -> set[tuple[int, str]]:
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name):
+    source = textwrap.dedent(CASES[name])
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+    assert found == marked(source)
+
+
+def test_through_the_command_line(cli, make_files):
+    make_files({name.replace(" ", "_") + ".py": source for name, source in CASES.items()})
+    out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
+    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    want = {
+        (name.replace(" ", "_") + ".py", row, code)
+        for name, source in CASES.items()
+        for row, code in marked(textwrap.dedent(source))
+    }
+    assert got == want
+    assert out.code == 1
+    assert all(f["name"] and f["url"].endswith(f"{f['code']}.md") for f in out.json)
