@@ -152,8 +152,9 @@ def _fallback(t: Target, run: Run) -> Verdict:
         return _say(INCONCLUSIVE, run, f"line {t.row} never ran")
     if not _most(run.rec.traced, t.span):
         if run.faithful and t.category in (1, 4):
+            consequence = "Python saw concrete values" if t.category == 1 else "it runs on every call"
             return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)}, never under a JAX trace, so "
-                                             f"Python saw concrete values")
+                                             f"{consequence}")
         return _say(INCONCLUSIVE, run, f"line {t.row} ran only outside JAX transformations")
     return _say(INCONCLUSIVE, run, f"line {t.row} ran but showed nothing to judge by")
 

@@ -8,6 +8,7 @@ import logging
 import random
 import re
 import sys
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -79,11 +80,13 @@ class Recorder:
         global ACTIVE
         ACTIVE = self
         sys.settrace(self._on_call)
+        threading.settrace(self._on_call)  # threads the user's code starts meanwhile
         return self
 
     def __exit__(self, *exc) -> None:
         global ACTIVE
         sys.settrace(None)
+        threading.settrace(None)
         ACTIVE = None
         self._frames.clear()
 
