@@ -75,6 +75,7 @@ class Recorder:
         self.warnings: list[str] = []
         self._frames: dict[int, _Frame] = {}
         self._next_session = 0
+        self._last_root: tuple | None = None  # (co_name, site) of the latest trace session
 
     def __enter__(self) -> Recorder:
         global ACTIVE
@@ -114,6 +115,7 @@ class Recorder:
                 session = self._next_session
                 self.session_site[session] = site
                 self.roots[(frame.f_code.co_name, frame.f_code.co_firstlineno, site)] += 1
+                self._last_root = (frame.f_code.co_name, site)
         self._frames[id(frame)] = _Frame(traced, session, site)
         return self._on_event
 
@@ -161,16 +163,20 @@ class Recorder:
             value = None
         self.keys.append(KeyMade(frame.f_lineno, value, info.session if info and info.traced else None))
 
-    def note_trace(self, fun_name: str) -> None:
-        """JAX finished tracing a jit-compiled function: count it against its untraced call site."""
-        if fun_name not in self._names:
-            return
+    def note_trace(self, fun_name: str | None) -> None:
+        """JAX finished tracing a jit-compiled function: count it against its untraced call site.
+
+        JAX versions that do not name the function get the latest trace session's function."""
         frame = next(self._user_frames(), None)
         if frame is not None:
             info = self._frames.get(id(frame))
             if info is not None and info.traced:
                 return  # a nested jit inside another trace
-        self.compiles[(fun_name, (frame.f_code, frame.f_lineno) if frame is not None else None)] += 1
+        site = (frame.f_code, frame.f_lineno) if frame is not None else None
+        if fun_name is None and self._last_root is not None and self._last_root[1] == site:
+            fun_name = self._last_root[0]
+        if fun_name in self._names:
+            self.compiles[(fun_name, site)] += 1
 
 
 class _Sink(io.TextIOBase):
@@ -280,7 +286,8 @@ def install_hooks() -> None:
 
     def on_event(event, duration, **kwargs):
         if event == TRACE_EVENT and ACTIVE is not None:
-            ACTIVE.note_trace(str(kwargs.get("fun_name", "")))
+            name = kwargs.get("fun_name")
+            ACTIVE.note_trace(None if name is None else str(name))
 
     jax.monitoring.register_event_duration_secs_listener(on_event)
 
