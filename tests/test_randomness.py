@@ -176,6 +176,37 @@ CASES = {
                 params = params + jax.random.normal(sub, (3,)) * x
             return params
         """,
+    "a parameter named key that is a dictionary key": """
+        import jax
+
+        def lookup(table, key, default=None):
+            if key in table:
+                register(key)
+                return fetch(table, key)
+            return default
+
+        def render(key: str):
+            emit(key)
+            return emit(key)
+
+        def sample(rng, shape):
+            return jax.random.normal(rng, shape)
+        """,
+    "a key parameter passed to an object twice": """
+        import jax
+
+        def rollout(policy, obs, key, n):
+            for _ in range(n):
+                obs = obs + policy.act(obs, key)  # JAX203
+            return obs
+
+        def evaluate(model, params, x, rng):
+            a = model.apply(params, x, rng)
+            return a + model.apply(params, -x, rng)  # JAX201
+
+        def draw(key):
+            return jax.random.normal(key)
+        """,
     "tests reuse keys on purpose": """
         import jax
         import unittest

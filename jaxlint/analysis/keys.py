@@ -14,11 +14,15 @@ iteration but never rebound is found; a `lax.scan`/`fori_loop`/`while_loop` body
 a key it closes over is reused on every iteration by construction.  Calls into functions of
 the same module consume what those functions consume (a summary per function); calls into
 code the analysis cannot see consume the keys passed to them directly.
+
+Test functions (`test_*`, methods of `TestCase` classes) are interpreted for what they do to
+keys but never reported: tests feed one key to two implementations on purpose.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Union
 
@@ -135,10 +139,6 @@ class _State:
         return _State(dict(self.env), dict(self.used))
 
 
-class _Stop(Exception):
-    pass
-
-
 @dataclass
 class _Summary:
     """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name."""
@@ -211,6 +211,9 @@ class KeyFlow:
                 others.append((call, scope, last))
         if not relevant:
             return relevant
+        for fn in names.functions:
+            if id(fn) not in relevant and _key_parameters(fn):
+                relevant.add(id(fn))
         callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
         callables.update(names.call_targets.values())
         changed = True
@@ -267,6 +270,8 @@ class KeyFlow:
                 if base in found and isinstance(value, (ast.Name, ast.Subscript)):
                     for target in targets:
                         found.update(_target_names(target))
+        if isinstance(fn, FUNCTION_TYPES):
+            found.update(_key_parameters(fn))
         result = frozenset(found)
         self._keynames[id(fn)] = result
         return result
@@ -446,7 +451,7 @@ class _Run:
                 end = self.block(fn.body, state)
                 if end is not None:
                     self.exits.append(end)
-        except (_Stop, RecursionError):
+        except RecursionError:
             return _Summary({}, frozenset(self.params))
         consumed: dict[str, int] = {}
         for name, vid in self.params.items():
@@ -477,7 +482,7 @@ class _Run:
             self.expr(node.value, state)
         elif isinstance(node, ast.Return):
             if node.value is not None:
-                self.expr(node.value, state, escape=True)
+                self.expr(node.value, state)
             self.exits.append(state)
             return None
         elif isinstance(node, ast.Raise):
@@ -650,7 +655,7 @@ class _Run:
         return None
 
     # ---- expressions -----------------------------------------------------------------
-    def expr(self, node: ast.AST, state: _State, escape: bool = False) -> object:
+    def expr(self, node: ast.AST, state: _State) -> object:
         """Evaluate for its consumptions; return the key value it denotes, if any."""
         if isinstance(node, ast.Name):
             return state.env.get(node.id) if isinstance(node.ctx, ast.Load) else None
@@ -878,6 +883,52 @@ def _join_levels(levels: list[int]) -> int:
     if all(level == NONE for level in levels):
         return NONE
     return MAYBE
+
+
+_KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
+
+
+_KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
+_NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
+
+
+def _key_parameters(fn: FunctionNode) -> set[str]:
+    """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
+
+    Not one that the function itself treats as a dictionary key or a string: used as an
+    index (`d[key]`), compared, formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
+    annotated as something other than a key or an array.
+    """
+    args = fn.args
+    found = {
+        a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+        if _KEY_PARAMETER.match(a.arg)
+        and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
+    }
+    if not found:
+        return found
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Subscript):
+            found.difference_update(_names_in(node.slice))
+        elif isinstance(node, ast.Compare):
+            found.difference_update(_names_in(node))
+        elif isinstance(node, ast.FormattedValue):
+            found.difference_update(_names_in(node.value))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr", "str"):
+                found.difference_update(n for arg in node.args for n in _names_in(arg))
+            elif isinstance(func, ast.Attribute) and func.attr in _NAME_METHODS:
+                found.difference_update(n for arg in node.args for n in _names_in(arg))
+        if not found:
+            break
+    return found
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _key_argument(call: ast.Call) -> ast.AST | None:
