@@ -307,3 +307,15 @@ def test_reported_cases_are_the_ones_jax_rejects():
     for case in CASES:
         reported = bool(marked(textwrap.dedent(case.source)))
         assert reported == (case.jax != "ok"), case.name
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_each_rules_examples_against_the_whole_family(code):
+    """A good example of one JAX3xx rule is quiet for all of them; a bad one shows only its marks."""
+    rule = all_rules()[code]
+    for example in rule.good:
+        source = textwrap.dedent(example)
+        assert not lint_source(source, "good.py", CODES)
+    for example in rule.bad:
+        source = textwrap.dedent(example)
+        assert {(f.start.row, f.code) for f in lint_source(source, "bad.py", CODES)} == marked(source)

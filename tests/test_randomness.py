@@ -246,3 +246,15 @@ def test_through_the_command_line(cli, make_files):
     assert got == want
     assert out.code == 1
     assert all(f["name"] and f["url"].endswith(f"{f['code']}.md") for f in out.json)
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_each_rules_examples_against_the_whole_family(code):
+    """A good example of one JAX2xx rule is quiet for all of them; a bad one shows only its marks."""
+    rule = all_rules()[code]
+    for example in rule.good:
+        source = textwrap.dedent(example)
+        assert not lint_source(source, "good.py", CODES)
+    for example in rule.bad:
+        source = textwrap.dedent(example)
+        assert {(f.start.row, f.code) for f in lint_source(source, "bad.py", CODES)} == marked(source)

@@ -101,9 +101,10 @@ class KeyReuseInLoop(Rule):
             out = []
             for i, n in enumerate(sizes):
                 out.append(jax.random.normal(keys[i], (n,)))
-            for k in jax.random.split(key, 3):
-                out.append(jax.random.uniform(k))
             return out
+
+        def per_sample(key, n):
+            return [jax.random.uniform(k) for k in jax.random.split(key, n)]
 
         def per_step(key, n):
             return [jax.random.normal(jax.random.fold_in(key, i)) for i in range(n)]
@@ -113,10 +114,10 @@ class KeyReuseInLoop(Rule):
 
         def first_success(key, tries):
             for t in range(tries):
-                sample = jax.random.uniform(key)
+                key, sub = jax.random.split(key)
+                sample = jax.random.uniform(sub)
                 if sample > 0.5:
                     return sample
-                key, _ = jax.random.split(key)
             return None
 
         def once(key, xs):
