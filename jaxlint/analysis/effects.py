@@ -41,6 +41,13 @@ class Store:
 
 
 @dataclass(frozen=True)
+class TracedNodes:
+    calls: list[ast.Call]
+    reads: list[ast.Name]
+    loops: list[ast.stmt]
+
+
+@dataclass(frozen=True)
 class OuterObject:
     """The object a write mutates, when it lives outside the traced code."""
 
@@ -54,13 +61,14 @@ class Effects:
         self.names = module.names
         self.subscript_stores: list[Store] = []
         self.attribute_stores: dict[str, list[Store]] = {}
-        self.name_stores: list[Store] = []
+        self._name_stores: dict[int, list[Store]] = {}
         self.stores_in: dict[int, list[Store]] = {}  # id(function) -> stores in its own body
         self.expression_calls: list[tuple[ast.Expr, ast.Call, FunctionNode | None]] = []
         self.calls_in: dict[int, list[ast.Call]] = {}  # id(function) -> bare call statements
         self.loops: list[tuple[ast.stmt, FunctionNode | None]] = []
         self.module_stores: dict[str, list[ast.stmt]] = {}  # module-level statements binding a name
         self.global_writers: dict[str, list[FunctionNode]] = {}  # name -> functions assigning it via `global`
+        self.declared: dict[int, dict[str, bool]] = {}  # id(function) -> {name: True if global, False if nonlocal}
         self.assertions: list[ast.AST] = []
         self.raising_blocks: list[ast.stmt] = []  # `with pytest.raises(...)`, try bodies: nodes to skip
         self._walk()
@@ -70,67 +78,139 @@ class Effects:
         stack: list[tuple[ast.stmt, FunctionNode | None, bool]] = [
             (s, None, True) for s in reversed(self.module.tree.body)
         ]
+        pop, push = stack.pop, stack.append
+        module_stores = self.module_stores
         while stack:
-            stmt, function, top = stack.pop()
+            stmt, function, top = pop()
             kind = type(stmt)
             if kind is ast.Assign:
+                value = stmt.value
                 for target in stmt.targets:
-                    self._store(stmt, target, stmt.value, "assign", function, top)
-            elif kind is ast.AugAssign:
-                self._store(stmt, stmt.target, None, "augmented", function, top)
-            elif kind is ast.AnnAssign:
-                if stmt.value is not None:
-                    self._store(stmt, stmt.target, stmt.value, "annotated", function, top)
-            elif kind is ast.Expr:
+                    if type(target) is ast.Name:
+                        if top:
+                            module_stores.setdefault(target.id, []).append(stmt)
+                    else:
+                        self._store(stmt, target, value, "assign", function, top)
+                continue
+            if kind is ast.Expr:
                 value = stmt.value
                 if type(value) is ast.Call:
                     self.expression_calls.append((stmt, value, function))
                     self.calls_in.setdefault(id(function), []).append(value)
                     if _assertion_call(value):
                         self.assertions.append(value)
-            elif kind is ast.Assert:
+                continue
+            if kind is ast.AugAssign:
+                target = stmt.target
+                if type(target) is ast.Name:
+                    if top:
+                        module_stores.setdefault(target.id, []).append(stmt)
+                else:
+                    self._store(stmt, target, None, "augmented", function, top)
+                continue
+            if kind is ast.Return or kind is ast.Pass or kind is ast.Import or kind is ast.ImportFrom:
+                continue
+            if kind is ast.AnnAssign:
+                if stmt.value is not None:
+                    self._store(stmt, stmt.target, stmt.value, "annotated", function, top)
+                continue
+            if kind is ast.Assert:
                 self.assertions.append(stmt)
-            elif kind is ast.Global and function is not None:
-                for name in stmt.names:
-                    self.global_writers.setdefault(name, []).append(function)
-            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                continue
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                for s in reversed(stmt.body):
+                    push((s, stmt, False))
+                continue
+            if kind is ast.ClassDef:
+                for s in reversed(stmt.body):
+                    push((s, function, False))
+                continue
+            if kind is ast.Global or kind is ast.Nonlocal:
+                if function is not None:
+                    declared = self.declared.setdefault(id(function), {})
+                    for name in stmt.names:
+                        declared[name] = kind is ast.Global
+                        if kind is ast.Global:
+                            self.global_writers.setdefault(name, []).append(function)
+                continue
+            if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
                 self.loops.append((stmt, function))
                 if top and kind is not ast.While:
                     for name in _stored_names(stmt.target):
-                        self.module_stores.setdefault(name, []).append(stmt)
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-                stack.extend((s, stmt, False) for s in reversed(stmt.body))
-                continue
-            if kind is ast.ClassDef:
-                stack.extend((s, function, False) for s in reversed(stmt.body))
-                continue
-            if kind in (ast.With, ast.AsyncWith) and any(_raising_context(i.context_expr) for i in stmt.items):
-                self.raising_blocks.append(stmt)
-            # module-level `if`/`for`/`with`/`try` blocks stay at the top level
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(stmt, field, None)
-                if type(block) is list:
-                    stack.extend((s, function, top) for s in reversed(block))
+                        module_stores.setdefault(name, []).append(stmt)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                if any(_raising_context(i.context_expr) for i in stmt.items):
+                    self.raising_blocks.append(stmt)
+            # compound statements: module-level `if`/`for`/`with`/`try` blocks stay at the top level
+            body = getattr(stmt, "body", None)
+            if body:
+                for s in reversed(body):
+                    push((s, function, top))
+            orelse = getattr(stmt, "orelse", None)
+            if orelse:
+                for s in reversed(orelse):
+                    push((s, function, top))
+            final = getattr(stmt, "finalbody", None)
+            if final:
+                for s in reversed(final):
+                    push((s, function, top))
             for handler in getattr(stmt, "handlers", ()) or ():
-                stack.extend((s, function, top) for s in reversed(handler.body))
+                for s in reversed(handler.body):
+                    push((s, function, top))
             for case in getattr(stmt, "cases", ()) or ():
-                stack.extend((s, function, top) for s in reversed(case.body))
+                for s in reversed(case.body):
+                    push((s, function, top))
 
     def _store(self, stmt, target, value, kind, function, top) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._store(stmt, elt.value if isinstance(elt, ast.Starred) else elt, value, "unpacked", function, top)
             return
-        store = Store(stmt, target, value, kind, function)
-        self.stores_in.setdefault(id(function), []).append(store)
         if isinstance(target, ast.Subscript):
+            store = Store(stmt, target, value, kind, function)
             self.subscript_stores.append(store)
         elif isinstance(target, ast.Attribute):
+            store = Store(stmt, target, value, kind, function)
             self.attribute_stores.setdefault(target.attr, []).append(store)
-        elif isinstance(target, ast.Name):
-            self.name_stores.append(store)
-            if top:
+        else:
+            if top and isinstance(target, ast.Name):
                 self.module_stores.setdefault(target.id, []).append(stmt)
+            return
+        self.stores_in.setdefault(id(function), []).append(store)
+
+    def name_stores(self, function: FunctionNode | None) -> list[Store]:
+        """Stores to plain names in a function's own body (or the module's, for None)."""
+        key = id(function)
+        cached = self._name_stores.get(key)
+        if cached is not None:
+            return cached
+        out: list[Store] = []
+        body = self.module.tree.body if function is None else ([] if isinstance(function, ast.Lambda) else function.body)
+        stack = list(body)
+        while stack:
+            stmt = stack.pop()
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                continue
+            if kind is ast.Assign:
+                for target in stmt.targets:
+                    for name in _name_targets(target):
+                        out.append(Store(stmt, name, stmt.value if name is target else None,
+                                         "assign" if name is target else "unpacked", function))
+            elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                if type(stmt.target) is ast.Name and (kind is ast.AugAssign or stmt.value is not None):
+                    out.append(Store(stmt, stmt.target, stmt.value if kind is ast.AnnAssign else None,
+                                     "augmented" if kind is ast.AugAssign else "annotated", function))
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, field, None)
+                if type(block) is list:
+                    stack.extend(block)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                stack.extend(handler.body)
+            for case in getattr(stmt, "cases", ()) or ():
+                stack.extend(case.body)
+        self._name_stores[key] = out
+        return out
 
     # ---- traced functions -------------------------------------------------------------------
     @cached_property
@@ -151,21 +231,27 @@ class Effects:
             out[id(method)] = method
         return out
 
-    @staticmethod
-    def body(fn: FunctionNode) -> Iterator[ast.AST]:
-        """The nodes of a function's own body: nested functions and lambdas excluded (their
-        decorators and defaults, which run here, included)."""
-        stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, FUNCTION_TYPES):
-                if not isinstance(node, ast.Lambda):
-                    stack.extend(node.decorator_list)
-                stack.extend(node.args.defaults)
-                stack.extend(d for d in node.args.kw_defaults if d is not None)
-                continue
-            yield node
-            stack.extend(ast.iter_child_nodes(node))
+    def body(self, fn: FunctionNode) -> list[ast.AST]:
+        """The nodes of a function's own body (nested function bodies excluded), shared by all rules."""
+        return self.module.body(fn)
+
+    @cached_property
+    def traced_nodes(self) -> dict[int, "TracedNodes"]:
+        """id(function) -> the calls, name reads and `for` loops of a traced function's own body."""
+        out = {}
+        for key, fn in self.functions.items():
+            found = TracedNodes([], [], [])
+            for node in self.body(fn):
+                kind = type(node)
+                if kind is ast.Call:
+                    found.calls.append(node)
+                elif kind is ast.Name:
+                    if type(node.ctx) is ast.Load:
+                        found.reads.append(node)
+                elif kind is ast.For or kind is ast.AsyncFor:
+                    found.loops.append(node)
+            out[key] = found
+        return out
 
     def traced(self) -> Iterator[tuple[FunctionNode, Context]]:
         for key, fn in self.functions.items():
@@ -183,7 +269,12 @@ class Effects:
         """
         found = []
         names = self.names
+        if not any("__call__" in names.scope_of(cls).defs for cls in names.classes):
+            return found
+        wanted = self.module_short_names(jax_api.CONTROL_FLOW.keys() | jax_api.TRANSFORMS)
         for call, scope in names.calls:
+            if _short(call.func) not in wanted:
+                continue
             callee = names.qualname(call.func, scope)
             if callee in jax_api.CONTROL_FLOW:
                 ctx = STAGED
@@ -202,6 +293,17 @@ class Effects:
                 if method is not None:
                     found.append((method, ctx))
         return found
+
+    def module_short_names(self, qualified) -> frozenset[str]:
+        """The last parts of these qualified names, and the import aliases bound to them: a cheap
+        filter before resolving a call's qualified name."""
+        qualified = set(qualified)
+        out = {name.rsplit(".", 1)[-1] for name in qualified}
+        for scope in self.names.scopes.values():
+            for alias, target in scope.imports.items():
+                if target in qualified:
+                    out.add(alias)
+        return frozenset(out)
 
     def _enclosing_context(self, scope: Scope) -> Context | None:
         node = scope.node
@@ -312,11 +414,24 @@ class Effects:
                     out.add(sub.id)
         if not out:
             return frozenset()
+        stores = [s for fn in {id(f): f for f in self._assertion_functions()}.values() for s in self.name_stores(fn)]
         for _ in range(2):
-            for store in self.name_stores:
+            for store in stores:
                 if store.target.id in out and store.value is not None:
                     out.update(sub.id for sub in ast.walk(store.value) if isinstance(sub, ast.Name))
         return frozenset(out)
+
+    def _assertion_functions(self) -> list[FunctionNode | None]:
+        """The functions whose bodies hold assertions (where values flow into them)."""
+        spans = [(a.lineno, a.end_lineno or a.lineno) for a in self.assertions]
+        found: list[FunctionNode | None] = [None]
+        for fn in self.names.functions:
+            if isinstance(fn, ast.Lambda):
+                continue
+            end = fn.end_lineno or fn.lineno
+            if any(fn.lineno <= a and b <= end for a, b in spans):
+                found.append(fn)
+        return found
 
     def mutable_origin(self, outer: OuterObject) -> bool:
         """The outer object is a container or an instance the module itself creates
@@ -425,10 +540,28 @@ class Effects:
         for writer in self.global_writers.get(name.id, []):
             if id(writer) in self.contexts:
                 continue
-            for store in self.stores_in.get(id(writer), []):
-                if isinstance(store.target, ast.Name) and store.target.id == name.id and not _lazy_init(store, writer, name.id):
+            for store in self.name_stores(writer):
+                if store.target.id == name.id and not _lazy_init(store, writer, name.id):
                     return store.stmt
         return None
+
+
+def _name_targets(target: ast.AST) -> list[ast.Name]:
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _name_targets(elt)]
+    if isinstance(target, ast.Starred):
+        return _name_targets(target.value)
+    return []
+
+
+def _short(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
 
 
 def _definition_line(function: FunctionNode) -> int:

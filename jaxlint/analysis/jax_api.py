@@ -372,3 +372,42 @@ PYTHON_CONTAINERS = frozenset({
     "builtins.list", "builtins.dict", "builtins.set", "builtins.bytearray",
     "collections.deque", "collections.defaultdict", "collections.OrderedDict", "collections.Counter",
 })
+
+# ---- shapes (JAX5xx) ----------------------------------------------------------------------------
+_NUMPY_LIKE = ("jax.numpy", "numpy")
+
+# Arrays made from a Python sequence: their shape follows the sequence's length.
+ARRAY_FROM_SEQUENCE = frozenset(
+    f"{m}.{f}" for m in _NUMPY_LIKE for f in ("array", "asarray", "stack", "vstack", "hstack", "column_stack")
+) | {"jax.device_put"}
+# Calls that join arrays: the result grows with every part.
+SHAPE_JOINING = frozenset(
+    f"{m}.{f}" for m in _NUMPY_LIKE
+    for f in ("concatenate", "concat", "append", "vstack", "hstack", "stack", "column_stack", "row_stack", "dstack")
+) | {"jax.lax.concatenate"}
+# Calls whose result has the shape of their first argument (or a shape derived from it).
+SHAPE_PRESERVING_FUNCTIONS = frozenset(
+    f"{m}.{f}" for m in _NUMPY_LIKE
+    for f in ("asarray", "array", "float32", "float64", "int32", "exp", "log", "tanh", "abs", "sqrt", "square",
+              "transpose", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "ascontiguousarray", "copy")
+) | {"jax.device_put", "builtins.list", "builtins.tuple"}
+SHAPE_PRESERVING_METHODS = frozenset({
+    "astype", "copy", "transpose", "squeeze", "block_until_ready", "clip", "round", "cumsum",
+    "__array__", "ravel", "flatten",
+})
+# Reductions: with an axis they keep the other (possibly varying) dimensions; without, a scalar.
+REDUCING_METHODS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin"})
+# Constructors whose first positional argument is the shape (`zeros(n)`, `rng.random(n)`), and
+# samplers whose second is (`jax.random.normal(key, shape)`).
+SHAPE_FIRST_CONSTRUCTORS = frozenset({
+    "zeros", "ones", "empty", "full", "arange", "eye", "identity", "rand", "randn", "random",
+    "standard_normal", "random_sample",
+})
+SHAPE_SECOND_SAMPLERS = frozenset({"normal", "uniform", "bernoulli", "randint", "categorical",
+                                   "permutation", "truncated_normal", "gumbel", "exponential"})
+
+# Transformations that keep a compilation cache on the object they return: building a new
+# one for a new function object starts with an empty cache.
+CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
+# Decorators that memoise a function's result (a factory of jitted functions called once per key).
+MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})

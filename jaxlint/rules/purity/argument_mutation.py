@@ -94,7 +94,7 @@ class ArgumentMutation(Rule):
             if not writes:
                 continue
             write_roots = {id(r) for _, t, _ in writes if (r := _root(t)) is not None}
-            rebound = {s.target.id for s in effects.stores_in.get(id(fn), []) if isinstance(s.target, ast.Name)}
+            rebound = {s.target.id for s in effects.name_stores(fn)}
             for node, target, stmt in writes:
                 root_name = _root(target)
                 if root_name is None or root_name.id not in params or root_name.id in rebound:

@@ -119,20 +119,15 @@ class GlobalWrite(Rule):
     def check(self, module, report):
         effects = module.effects
         names = module.names
-        asserted = effects.asserted_names
         for fn, ctx in effects.traced():
             if not ctx.staged or isinstance(fn, ast.Lambda):
                 continue
-            declared = {}
-            for stmt in effects.body(fn):
-                if isinstance(stmt, (ast.Global, ast.Nonlocal)):
-                    for name in stmt.names:
-                        declared[name] = isinstance(stmt, ast.Global)
+            declared = effects.declared.get(id(fn))
             if not declared:
                 continue
-            for store in effects.stores_in.get(id(fn), []):
+            for store in effects.name_stores(fn):
                 target = store.target
-                if not isinstance(target, ast.Name) or target.id not in declared or target.id in asserted:
+                if target.id not in declared or target.id in effects.asserted_names:
                     continue
                 if not declared[target.id] and self._trace_local(names, effects, fn, target.id):
                     continue

@@ -93,7 +93,7 @@ class HostRead(Rule):
         for fn, ctx in effects.traced():
             if not ctx.staged:
                 continue
-            for node in effects.body(fn):
+            for node in effects.traced_nodes[id(fn)].calls:
                 if isinstance(node, ast.Call):
                     read = effects.host_read(node)
                     if read is not None:

@@ -99,7 +99,7 @@ class LoggingInTracedCode(Rule):
         for fn, ctx in effects.traced():
             if not ctx.staged:
                 continue
-            for node in effects.body(fn):
+            for node in effects.traced_nodes[id(fn)].calls:
                 if (
                     isinstance(node, ast.Call)
                     and effects.is_logging_call(node)

@@ -160,7 +160,6 @@ class OuterMutation(Rule):
 
     def check(self, module, report):
         effects = module.effects
-        asserted = effects.asserted_names
         for fn, ctx in effects.traced():
             if not ctx.abstract or effects.sanctioned(fn):
                 continue
@@ -178,7 +177,7 @@ class OuterMutation(Rule):
                 if _variable_update(target) or effects.expects_error(stmt):
                     continue
                 outer = effects.outer_object(target, fn)
-                if outer is None or outer.root.id in asserted or not effects.mutable_origin(outer):
+                if outer is None or not effects.mutable_origin(outer) or outer.root.id in effects.asserted_names:
                     continue
                 leaked = any(module.is_traced(v) for v in values)
                 if not ctx.staged and not leaked:

@@ -126,7 +126,7 @@ class PrintInTracedCode(Rule):
         for fn, ctx in effects.traced():
             if not ctx.staged:
                 continue
-            for node in effects.body(fn):
+            for node in effects.traced_nodes[id(fn)].calls:
                 if (
                     isinstance(node, ast.Call)
                     and module.qualname(node.func) == "builtins.print"

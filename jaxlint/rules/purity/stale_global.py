@@ -112,8 +112,8 @@ class StaleGlobal(Rule):
             if not ctx.staged:
                 continue
             seen = set()
-            for node in effects.body(fn):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+            for node in effects.traced_nodes[id(fn)].reads:
+                if node.id not in seen:
                     where = effects.reassignment(node, fn)
                     if where is not None:
                         seen.add(node.id)

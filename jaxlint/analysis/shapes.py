@@ -1,0 +1,706 @@
+"""Shapes that change from one loop iteration to the next, and loops that trace many times.
+
+The recompilation rules ask three questions:
+- does the shape of an argument of a jitted call change between iterations of a loop
+  around it?  Yes for an array that grows by concatenation (`tokens = concatenate([tokens, t])`),
+  an array built from a list the loop appends to, a slice whose size depends on the loop
+  (`series[:t]`, `x[start:start + n]`), and elements of a list of arrays of different sizes
+  (`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A slice of a fixed size
+  (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
+  shapes, not one per iteration.  Anything not understood is not varying.
+- which calls happen again and again (in a loop, or in a function called in a loop)?
+- how many iterations does a `for` loop over a static `range` make?
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+
+_MAX_DEPTH = 5
+Polynomial = dict[tuple[str, ...], int]
+
+
+class ShapeFacts:
+    def __init__(self, module: "ModuleFacts"):
+        self.module = module
+        self.names = module.names
+        self._comprehensions: dict[int, list[tuple]] = {}
+        self._loop_bindings: dict[tuple[int, str], list[tuple[str, ast.AST, ast.AST | None]]] = {}
+
+    # ---- varying shapes ------------------------------------------------------------------
+    def varying(self, expr: ast.AST, loop: ast.AST) -> str | None:
+        """Why the shape of `expr` changes between iterations of `loop` (a statement or a
+        comprehension), or None."""
+        return self._varies(expr, loop, 0, set())
+
+    def _varies(self, expr: ast.AST, loop: ast.AST, depth: int, seen: set) -> str | None:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            return self._name_varies(expr.id, loop, depth, seen)
+        if isinstance(expr, ast.Subscript):
+            reason = self._slice_varies(expr.slice, loop)
+            if reason is not None:
+                return reason
+            if _has_slice(expr.slice):
+                return self._varies(expr.value, loop, depth + 1, seen)
+            return None
+        if isinstance(expr, ast.Call):
+            return self._call_varies(expr, loop, depth, seen)
+        if isinstance(expr, ast.BinOp):
+            return self._varies(expr.left, loop, depth + 1, seen) or self._varies(expr.right, loop, depth + 1, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return self._varies(expr.operand, loop, depth + 1, seen)
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT", "real", "imag"):
+            return self._varies(expr.value, loop, depth + 1, seen)
+        return None
+
+    def _name_varies(self, name: str, loop: ast.AST, depth: int, seen: set) -> str | None:
+        key = (id(loop), name)
+        if key in seen:
+            return None
+        seen = seen | {key}
+        for kind, value, extra in self._bindings_in(loop, name):
+            if kind == "assign":
+                if _grows(value, name, self.module):
+                    return "grows every iteration"
+                reason = self._varies(value, loop, depth + 1, seen)
+                if reason is not None:
+                    return reason
+            elif kind == "element":
+                reason = self._elements_vary(value, extra, depth)
+                if reason is not None:
+                    return reason
+        return None
+
+    def _call_varies(self, call: ast.Call, loop: ast.AST, depth: int, seen: set) -> str | None:
+        name = self.module.qualname(call.func)
+        if name in jax_api.ARRAY_FROM_SEQUENCE and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Name) and self._list_grows(first.id, loop):
+                return f"is built from `{first.id}`, a list that grows every iteration"
+            if isinstance(first, (ast.List, ast.Tuple)):
+                for elt in first.elts:
+                    reason = self._varies(elt, loop, depth + 1, seen)
+                    if reason is not None:
+                        return reason
+                return None
+            return self._varies(first, loop, depth + 1, seen)
+        if name in jax_api.SHAPE_JOINING and call.args:
+            parts = call.args[0].elts if isinstance(call.args[0], (ast.List, ast.Tuple)) else call.args[:1]
+            for part in parts:
+                reason = self._varies(part, loop, depth + 1, seen)
+                if reason is not None:
+                    return reason
+            return None
+        if name in jax_api.SHAPE_PRESERVING_FUNCTIONS and call.args:
+            return self._varies(call.args[0], loop, depth + 1, seen)
+        func = call.func
+        if isinstance(func, ast.Attribute) and name is None:
+            if func.attr in jax_api.SHAPE_PRESERVING_METHODS:
+                return self._varies(func.value, loop, depth + 1, seen)
+            if func.attr in jax_api.REDUCING_METHODS and (call.args or call.keywords):
+                return self._varies(func.value, loop, depth + 1, seen)
+        return None
+
+    def _slice_varies(self, index: ast.AST, loop: ast.AST) -> str | None:
+        slices = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in slices:
+            if not isinstance(part, ast.Slice):
+                continue
+            lower, upper = part.lower, part.upper
+            if lower is None and upper is None:
+                continue
+            if _bounded(lower) or _bounded(upper):
+                continue  # `x[:min(bs, n - i)]`: a full batch or the last one
+            if lower is None or upper is None:
+                bound = upper if lower is None else lower
+                if self._loop_dependent(bound, loop):
+                    return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
+                continue
+            difference = _subtract(_polynomial(upper), _polynomial(lower))
+            if difference is None:
+                if self._loop_dependent(upper, loop) or self._loop_dependent(lower, loop):
+                    return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
+                continue
+            if any(self._symbol_varies(symbol, loop) for monomial in difference for symbol in monomial):
+                return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
+        return None
+
+    def _loop_dependent(self, expr: ast.AST, loop: ast.AST) -> bool:
+        return self.module.varies_in_loop(expr, loop)
+
+    def _symbol_varies(self, symbol: str, loop: ast.AST) -> bool:
+        try:
+            expr = ast.parse(symbol, mode="eval").body
+        except SyntaxError:
+            return True
+        return self._loop_dependent(expr, loop)
+
+    # ---- bindings inside a loop ------------------------------------------------------------
+    def _bindings_in(self, loop: ast.AST, name: str) -> list[tuple[str, ast.AST, ast.AST | None]]:
+        """How `name` is bound inside `loop`: ("assign", value, None) or ("element", iterable, target)."""
+        key = (id(loop), name)
+        cached = self._loop_bindings.get(key)
+        if cached is not None:
+            return cached
+        found: list[tuple[str, ast.AST, ast.AST | None]] = []
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and _binds(loop.target, name):
+            found.append(("element", loop.iter, _path(loop.target, name)))
+        if isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for generator in loop.generators:
+                if _binds(generator.target, name):
+                    found.append(("element", generator.iter, _path(generator.target, name)))
+            self._loop_bindings[key] = found
+            return found
+        stack = list(loop.body)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    found.extend(_assigned(target, stmt.value, name))
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                found.extend(_assigned(stmt.target, stmt.value, name))
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
+                found.append(("element", stmt.iter, _path(stmt.target, name)))
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, field, None)
+                if type(block) is list:
+                    stack.extend(block)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                stack.extend(handler.body)
+        self._loop_bindings[key] = found
+        return found
+
+    def _list_grows(self, name: str, loop: ast.AST) -> bool:
+        """`name` is a list the loop appends to and never resets."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+        grows = False
+        for node in _loop_nodes(loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in ("append", "extend", "insert") and _is_name(node.func.value, name):
+                    grows = True
+            elif isinstance(node, ast.AugAssign) and _is_name(node.target, name) and isinstance(node.op, ast.Add):
+                grows = True
+            elif isinstance(node, ast.Assign) and any(_is_name(t, name) for t in node.targets):
+                if not _grows(node.value, name, self.module):
+                    return False  # rebuilt every iteration
+                grows = True
+        return grows
+
+    # ---- elements of a collection ------------------------------------------------------------
+    def _elements_vary(self, iterable: ast.AST, path: tuple[int, ...] | None, depth: int) -> str | None:
+        if path is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(iterable, ast.Call):
+            callee = self.module.qualname(iterable.func)
+            if callee == "builtins.zip" and path and path[0] < len(iterable.args):
+                return self._elements_vary(iterable.args[path[0]], path[1:], depth + 1)
+            if callee == "builtins.enumerate" and path and path[0] == 1 and iterable.args:
+                return self._elements_vary(iterable.args[0], path[1:], depth + 1)
+            return None
+        if path:
+            return None
+        collection = iterable
+        if isinstance(iterable, ast.Name):
+            values = self.names.assignments(iterable)
+            if len(values) != 1:
+                return None
+            collection = values[0]
+        if isinstance(collection, (ast.ListComp, ast.GeneratorExp)):
+            variables = {n for g in collection.generators for n in _target_names(g.target)}
+            if all(_distinct_values(g.iter) for g in collection.generators) and _shape_uses(collection.elt, variables):
+                return "comes from a list of arrays of different sizes"
+            return None
+        if isinstance(collection, (ast.List, ast.Tuple)) and len(collection.elts) > 1:
+            shapes = {_literal_shape(e) for e in collection.elts}
+            if None not in shapes and len(shapes) > 1:
+                return "comes from a list of arrays of different sizes"
+        return None
+
+    # ---- repeated calls -----------------------------------------------------------------------
+    def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
+        """The innermost loop of `function`'s own body whose body contains `node`."""
+        best = None
+        for loop, owner in self.module.effects.loops:
+            if owner is not function:
+                continue
+            first = loop.body[0].lineno
+            if first <= node.lineno <= (loop.end_lineno or loop.lineno) or _in_header(node, loop):
+                if best is None or loop.lineno >= best.lineno:
+                    best = loop
+        return best
+
+    def called_repeatedly(self, function: FunctionNode, depth: int = 0) -> ast.AST | None:
+        """A call of `function` that runs again and again: inside a loop, or inside a function
+        that is itself called in a loop (a few levels up)."""
+        if depth > 2 or isinstance(function, ast.Lambda):
+            return None
+        for call in self._calls_of(function):
+            caller = self._function_of(call)
+            if self.in_loop(call, caller) is not None or self._in_comprehension(call, caller):
+                return call
+            if caller is not None and caller is not function and self.called_repeatedly(caller, depth + 1):
+                return call
+        return None
+
+    def _in_comprehension(self, node: ast.AST, function: FunctionNode | None) -> bool:
+        """Whether `node` is evaluated once per element of a comprehension in `function`."""
+        spans = self._comprehensions.get(id(function))
+        if spans is None:
+            spans = []
+            body = function.body if function is not None else self.module.tree.body
+            stack = list(body) if isinstance(body, list) else [body]
+            while stack:
+                child = stack.pop()
+                if isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
+                    continue
+                if isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                    first = child.generators[0].iter
+                    spans.append((_start(child), _end(child), _start(first), _end(first)))
+                stack.extend(ast.iter_child_nodes(child))
+            self._comprehensions[id(function)] = spans
+        where = _start(node)
+        return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
+
+    def _calls_of(self, function: FunctionNode) -> list[ast.Call]:
+        names = self.names
+        out = []
+        cls = names.parent_class.get(id(function))
+        for call, scope in names.calls:
+            func = call.func
+            if isinstance(func, ast.Name) and func.id == function.name:
+                if names.definition(func, scope) is function:
+                    out.append(call)
+            elif (
+                cls is not None
+                and isinstance(func, ast.Attribute)
+                and func.attr == function.name
+                and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls")
+            ):
+                out.append(call)
+        return out
+
+    def _function_of(self, call: ast.Call) -> FunctionNode | None:
+        table = self._call_functions
+        return table.get(id(call))
+
+    @property
+    def _call_functions(self) -> dict[int, FunctionNode | None]:
+        table = getattr(self, "_call_functions_table", None)
+        if table is None:
+            table = {}
+            for call, scope in self.names.calls:
+                while scope is not None and scope.kind == "class":
+                    scope = scope.parent
+                node = scope.node if scope is not None else None
+                table[id(call)] = node if isinstance(node, FUNCTION_TYPES) else None
+            self._call_functions_table = table
+        return table
+
+    # ---- jit objects built again and again -------------------------------------------------------
+    def rebuilt_jits(self) -> list[tuple[ast.AST, str, str]]:
+        """Jitted callables created anew each time they are used: (where, what, why).
+
+        `jax.jit(lambda x: ...)(x)` in a loop; `@jax.jit` on a closure defined in a function that
+        is called in a loop and calls it; `step = jax.jit(partial(f, c))` then `step(x)` in such
+        a function.  A module-level function re-wrapped with `jax.jit(f)` hits JAX's cache and
+        is not reported; nor is a jitted callable that escapes (returned, stored: a factory).
+        """
+        found: list[tuple[ast.AST, str, str]] = []
+        names = self.names
+        wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
+        for call, scope in names.calls:
+            func = call.func
+            if isinstance(func, ast.Call):
+                func = func.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) not in wanted:
+                continue
+            function = self._call_functions.get(id(call))
+            if isinstance(call.func, ast.Call):
+                inner = call.func
+                if self.module.qualname(inner.func) in jax_api.CACHING_TRANSFORMS and inner.args:
+                    why = self._repeated(inner, inner.args[0], function)
+                    if why is not None:
+                        found.append((inner, _describe(inner.args[0]), why))
+                continue
+            if self.module.qualname(call.func) not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
+                continue
+            bound = names.call_targets.get(id(call))
+            if bound is None:
+                continue
+            why = self._repeated(call, call.args[0], function)
+            if why is not None and self._used_once(bound, function, call):
+                found.append((call, _describe(call.args[0]), why))
+        for root in self.module.traced_roots:
+            fn = root.node
+            if isinstance(fn, ast.Lambda) or root.site is None or root.site not in fn.decorator_list:
+                continue
+            if not any(t.name in jax_api.CACHING_TRANSFORMS for t in root.transforms):
+                continue
+            function = names.parent_function.get(id(fn))
+            if function is None or self._staged(function):
+                continue
+            if self.in_loop(fn, function) is not None:
+                why = "it is defined inside a loop"
+            elif not self._memoized(function) and self.called_repeatedly(function) is not None:
+                why = f"`{_name(function)}` defines it anew on every call"
+            else:
+                continue
+            if self._used_once(fn.name, function, fn):
+                found.append((root.site, f"`{fn.name}`", why))
+        return found
+
+    def _repeated(self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None) -> str | None:
+        """Why wrapping `wrapped` at `jit_call` builds a new cache again and again, or None."""
+        if self._staged(function):
+            return None  # the enclosing function's body runs once per trace, not per call
+        loop = self.in_loop(jit_call, function)
+        fresh = self._fresh(wrapped, function, loop)
+        if fresh is None:
+            return None
+        if loop is not None and fresh == "loop":
+            return "it is built inside a loop"
+        if function is not None and not self._memoized(function) and self.called_repeatedly(function) is not None:
+            return f"`{_name(function)}` builds it anew on every call"
+        return None
+
+    def _fresh(self, wrapped: ast.AST, function: FunctionNode | None, loop: ast.AST | None) -> str | None:
+        """"loop" if `wrapped` is a new object on every loop iteration, "call" if on every call
+        of `function`, None if it is the same object every time (a module-level function)."""
+        if isinstance(wrapped, (ast.Lambda, ast.Call)):
+            return "loop" if loop is not None else "call"
+        if isinstance(wrapped, ast.Attribute):
+            if self.module.qualname(wrapped) is not None:
+                return None  # `module.f`: one object
+            if isinstance(wrapped.value, ast.Name) and wrapped.value.id in ("self", "cls") and self._is_method(wrapped):
+                return "loop" if loop is not None else "call"  # a bound method is new on every access
+            return None
+        if isinstance(wrapped, ast.Name) and function is not None:
+            scope = self.names.read_scope.get(id(wrapped))
+            owner = self.names.lookup(wrapped.id, scope) if scope is not None else None
+            if owner is None or owner.node is not function or wrapped.id in owner.params:
+                return None
+            if loop is not None and self._bound_in(wrapped.id, loop):
+                return "loop"
+            definition = owner.defs.get(wrapped.id)
+            values = owner.assigned.get(wrapped.id, [])
+            if definition is not None or any(isinstance(v, (ast.Lambda, ast.Call)) for v in values):
+                return "call"
+        return None
+
+    def _bound_in(self, name: str, loop: ast.AST) -> bool:
+        for node in _loop_nodes(loop):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return True
+            if isinstance(node, ast.Assign) and any(_is_name(t, name) for t in node.targets):
+                return True
+        for stmt in loop.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return True
+        return False
+
+    def _is_method(self, attribute: ast.Attribute) -> bool:
+        scope = self.names.read_scope.get(id(attribute.value))
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        return scope is not None and isinstance(scope.defs.get(attribute.attr), (ast.FunctionDef, ast.AsyncFunctionDef))
+
+    def _used_once(self, name: str, function: FunctionNode, built: ast.AST) -> bool:
+        """Inside `function`, `name` is only ever called (never returned, stored or passed on),
+        and not again and again per build (in a loop the build is not in)."""
+        called = set()
+        loads = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                called.add(id(node.func))
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                loads.append(node)
+        if not loads or not all(id(n) in called for n in loads):
+            return False
+        build_loop = self.in_loop(built, function)
+        for load in loads:
+            loop = self.in_loop(load, function)
+            if loop is not None and loop is not build_loop:
+                return False
+            if self._in_comprehension(load, function) and not self._in_comprehension(built, function):
+                return False
+        return True
+
+    def _staged(self, function: FunctionNode | None) -> bool:
+        if function is None:
+            return False
+        context = self.module.effects.contexts.get(id(function))
+        return context is not None and context.staged
+
+    def _memoized(self, function: FunctionNode) -> bool:
+        if isinstance(function, ast.Lambda):
+            return False
+        for decorator in function.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if self.module.qualname(target) in jax_api.MEMOIZING_DECORATORS:
+                return True
+        return False
+
+    # ---- static trip counts -------------------------------------------------------------------
+    def trip_count(self, loop: ast.AST) -> int | None:
+        """The number of iterations of `for ... in range(<constants>)`, when known."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call):
+            return None
+        if self.module.qualname(loop.iter.func) != "builtins.range" or loop.iter.keywords:
+            return None
+        values = [self._constant_int(a) for a in loop.iter.args]
+        if not values or None in values or len(values) > 3:
+            return None
+        try:
+            return len(range(*values))
+        except (ValueError, TypeError, OverflowError):
+            return None
+
+    def _constant_int(self, expr: ast.AST, depth: int = 0) -> int | None:
+        if depth > 4:
+            return None
+        if isinstance(expr, ast.Constant) and type(expr.value) is int:
+            return expr.value
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            value = self._constant_int(expr.operand, depth + 1)
+            return -value if value is not None else None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Pow)):
+            left, right = self._constant_int(expr.left, depth + 1), self._constant_int(expr.right, depth + 1)
+            if left is None or right is None:
+                return None
+            if isinstance(expr.op, ast.Pow) and (right > 64 or right < 0):
+                return None
+            try:
+                return {
+                    ast.Add: lambda: left + right,
+                    ast.Sub: lambda: left - right,
+                    ast.Mult: lambda: left * right,
+                    ast.FloorDiv: lambda: left // right,
+                    ast.Pow: lambda: left ** right,
+                }[type(expr.op)]()
+            except ZeroDivisionError:
+                return None
+        if isinstance(expr, ast.Name):
+            scope = self.names.read_scope.get(id(expr))
+            owner = self.names.lookup(expr.id, scope) if scope is not None else None
+            if owner is None or owner.kind != "module" or expr.id in self.module.effects.global_writers:
+                return None
+            values = owner.assigned.get(expr.id, [])
+            if len(values) == 1 and expr.id not in owner.other:
+                return self._constant_int(values[0], depth + 1)
+        return None
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _name(function: FunctionNode) -> str:
+    return getattr(function, "name", "the enclosing function")
+
+
+def _describe(wrapped: ast.AST) -> str:
+    if isinstance(wrapped, ast.Lambda):
+        return "a `lambda`"
+    text = ast.unparse(wrapped)
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def _has_slice(index: ast.AST) -> bool:
+    return isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts))
+
+
+def _bounded(bound: ast.AST | None) -> bool:
+    """`min(bs, n - i)`: at most two sizes."""
+    return (
+        isinstance(bound, ast.Call)
+        and isinstance(bound.func, ast.Name)
+        and bound.func.id == "min"
+    )
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _grows(value: ast.AST, name: str, module: "ModuleFacts") -> bool:
+    """`x = concatenate([x, y])`, `x = jnp.append(x, y)`, `x = x + [y]`: `name` grows."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return (_is_name(value.left, name) and isinstance(value.right, (ast.List, ast.Tuple))) or (
+            _is_name(value.right, name) and isinstance(value.left, (ast.List, ast.Tuple))
+        )
+    if isinstance(value, ast.Call) and value.args:
+        callee = module.qualname(value.func)
+        if callee in jax_api.SHAPE_JOINING:
+            first = value.args[0]
+            parts = first.elts if isinstance(first, (ast.List, ast.Tuple)) else value.args[:2]
+            return any(_is_name(p, name) for p in parts)
+    return False
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    return name in _target_names(target)
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _path(target: ast.AST, name: str) -> tuple[int, ...] | None:
+    """Where `name` sits in an unpacking target: () for the whole, (1,) for `(_, x)`."""
+    if isinstance(target, ast.Name):
+        return () if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for i, elt in enumerate(target.elts):
+            if isinstance(elt, ast.Starred):
+                return None
+            sub = _path(elt, name)
+            if sub is not None:
+                return (i, *sub)
+    return None
+
+
+def _assigned(target: ast.AST, value: ast.AST, name: str) -> list[tuple[str, ast.AST, None]]:
+    if isinstance(target, ast.Name):
+        return [("assign", value, None)] if target.id == name else []
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+        if len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            out = []
+            for t, v in zip(target.elts, value.elts):
+                out.extend(_assigned(t, v, name))
+            return out
+    return []
+
+
+def _loop_nodes(loop: ast.AST):
+    stack = list(loop.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _in_header(node: ast.AST, loop: ast.AST) -> bool:
+    return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)
+
+
+def _distinct_values(iterable: ast.AST) -> bool:
+    """A comprehension source that yields more than one value: a literal of distinct items or a range."""
+    if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+        values = {ast.dump(e) for e in iterable.elts}
+        return len(values) > 1
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        return True
+    return False
+
+
+def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:
+    """Whether `expr` builds an array whose shape depends on one of `variables`."""
+    if not variables:
+        return False
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in ("size", "shape") and _mentions(keyword.value, variables):
+                    return True
+            func = node.func
+            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if short in jax_api.SHAPE_FIRST_CONSTRUCTORS and node.args and _mentions(node.args[0], variables):
+                return True
+            if short in jax_api.SHAPE_SECOND_SAMPLERS and len(node.args) > 1 and _mentions(node.args[1], variables):
+                return True
+        elif isinstance(node, ast.Subscript) and _has_slice(node.slice) and _mentions(node.slice, variables):
+            return True
+    return False
+
+
+def _mentions(expr: ast.AST, variables: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in variables for n in ast.walk(expr))
+
+
+def _literal_shape(expr: ast.AST) -> str | None:
+    """The literal shape argument of `jnp.ones((3, 2))`-style constructors, as text."""
+    if not isinstance(expr, ast.Call) or not expr.args:
+        return None
+    func = expr.func
+    short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if short in jax_api.SHAPE_FIRST_CONSTRUCTORS:
+        shape = expr.args[0]
+    elif short in jax_api.SHAPE_SECOND_SAMPLERS and len(expr.args) > 1:
+        shape = expr.args[1]
+    else:
+        return None
+    try:
+        value = ast.literal_eval(shape)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return repr(value if isinstance(value, tuple) else (value,))
+
+
+# ---- slice sizes as polynomials over symbols ----------------------------------------------------
+def _polynomial(expr: ast.AST | None, depth: int = 0) -> Polynomial | None:
+    """`i * bs + 1` -> {("bs", "i"): 1, (): 1}; None when not a polynomial we can read."""
+    if expr is None or depth > 8:
+        return None
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return {(): expr.value}
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _polynomial(expr.operand, depth + 1)
+        return {k: -v for k, v in inner.items()} if inner is not None else None
+    if isinstance(expr, ast.BinOp):
+        left, right = _polynomial(expr.left, depth + 1), _polynomial(expr.right, depth + 1)
+        if left is None or right is None:
+            return None
+        if isinstance(expr.op, ast.Add):
+            return _add(left, right, 1)
+        if isinstance(expr.op, ast.Sub):
+            return _add(left, right, -1)
+        if isinstance(expr.op, ast.Mult):
+            out: Polynomial = {}
+            for a, x in left.items():
+                for b, y in right.items():
+                    key = tuple(sorted(a + b))
+                    out[key] = out.get(key, 0) + x * y
+            return {k: v for k, v in out.items() if v}
+        return None
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        return {(ast.unparse(expr),): 1}
+    return None
+
+
+def _add(left: Polynomial, right: Polynomial, sign: int) -> Polynomial:
+    out = dict(left)
+    for k, v in right.items():
+        out[k] = out.get(k, 0) + sign * v
+    return {k: v for k, v in out.items() if v}
+
+
+def _subtract(upper: Polynomial | None, lower: Polynomial | None) -> Polynomial | None:
+    if upper is None or lower is None:
+        return None
+    return _add(upper, lower, -1)

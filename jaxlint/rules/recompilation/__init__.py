@@ -1,0 +1,1 @@
+"""JAX5xx: recompilation — shapes that change on every call, jit rebuilt on every call, unrolled loops."""

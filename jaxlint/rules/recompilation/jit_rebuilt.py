@@ -1,0 +1,137 @@
+"""JAX502: `jax.jit` applied to a new function object on every call or iteration, then invoked."""
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class JitRebuilt(Rule):
+    code = "JAX502"
+    name = "jit-rebuilt"
+    summary = "A jitted function is rebuilt for every call: each one starts with an empty cache"
+    what = """
+        Checks for `jax.jit` (and `jax.pmap`) applied to a function object that is new every
+        time and then invoked: `jax.jit(lambda x: ...)(x)`, `jax.jit(partial(f, c))`,
+        `jax.jit(jax.vmap(f))`, `jax.jit(jax.grad(loss))`, `jax.jit(self.method)` inside a loop;
+        a `@jax.jit`-decorated closure, or a local `step = jax.jit(...)`, in a function that is
+        called in a loop and calls it itself.
+        """
+    why = """
+        JAX caches compilations per function object. A new lambda, closure,
+        `functools.partial`, bound method or `jax.vmap(...)`/`jax.grad(...)` result is a new
+        function object, so every iteration or call traces and compiles again, which often costs
+        far more than running the function. Build the jitted function once (at module level,
+        or once outside the loop) and pass changing values as arguments; or memoise the factory
+        (`functools.lru_cache`, a dict). Re-wrapping the same module-level function,
+        `jax.jit(f)(x)`, hits JAX's cache and is not reported; nor are factories that return
+        the jitted function.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def compute_metrics(logits, labels):
+            @jax.jit  # JAX502
+            def _metrics(logits, labels):
+                return jnp.mean(jnp.argmax(logits, -1) == labels)
+
+            return _metrics(logits, labels)
+
+        def evaluate(batches):
+            return [compute_metrics(x, y) for x, y in batches] + [
+                compute_metrics(x, y) for x, y in batches
+            ]
+
+        def main(batches):
+            for epoch in range(10):
+                compute_metrics(*batches[epoch])
+        """,
+        """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        def loss(w, x, scale):
+            return scale * jnp.sum((x @ w) ** 2)
+
+        def sweep(w, x, scales):
+            out = []
+            for scale in scales:
+                out.append(jax.jit(partial(loss, scale=scale))(w, x))  # JAX502
+                out.append(jax.jit(jax.grad(loss))(w, x, scale))  # JAX502
+                out.append(jax.jit(lambda w: loss(w, x, 2.0))(w))  # JAX502
+            return out
+        """,
+    )
+    good = (
+        """
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+        def score(w, x):
+            return jnp.tanh(x @ w).sum()
+
+        def evaluate_checkpoints(checkpoints, x):
+            # the same module-level function each time: jax.jit hits its cache
+            return [float(jax.jit(score)(ckpt, x)) for ckpt in checkpoints]
+
+        @functools.lru_cache(maxsize=None)
+        def make_step(lr):
+            @jax.jit
+            def step(w, g):
+                return w - lr * g
+            return step
+
+        def train(w, grads):
+            for g in grads:
+                w = make_step(0.1)(w, g)
+            return w
+        """,
+        """
+        import jax
+
+        def make_predict(model):
+            predict = jax.jit(lambda x: model(x))
+            return predict  # a factory: built once by its caller
+
+        def run(model, xs):
+            predict = jax.jit(lambda x: model(x))
+            return [predict(x) for x in xs]  # built once, called many times
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        traces = 0
+
+        def compute_metrics(logits, labels):
+            @jax.jit
+            def _metrics(logits, labels):
+                global traces
+                traces += 1
+                return jnp.mean(jnp.argmax(logits, -1) == labels)
+
+            return _metrics(logits, labels)
+
+        def demo():
+            logits, labels = jnp.ones((3, 2)), jnp.zeros(3, jnp.int32)
+            for _ in range(3):
+                compute_metrics(logits, labels)  # same shapes every time
+            return traces
+        """,
+        "recompiles",
+    )
+    references = ("https://docs.jax.dev/en/latest/jit-compilation.html#caching",)
+
+    def check(self, module, report):
+        for node, what, why in module.shapes.rebuilt_jits():
+            report(
+                node,
+                f"`jax.jit` of {what} is rebuilt again and again ({why}): each new function object starts "
+                "with an empty cache and compiles again; build it once and pass changing values as arguments",
+            )

@@ -1,0 +1,181 @@
+"""JAX501: a jitted function called in a loop with an argument whose shape changes every iteration."""
+
+import ast
+
+from jaxlint.analysis.tracing import positional_params
+from jaxlint.rule import JaxDemo, Rule, register
+
+
+@register
+class UnbucketedShapes(Rule):
+    code = "JAX501"
+    name = "unbucketed-shapes"
+    summary = "A jitted function is called in a loop with an argument whose shape changes every iteration"
+    what = """
+        Checks for calls of a jit-compiled function inside a loop where a traced argument's shape
+        changes from one iteration to the next: an array that grows by concatenation
+        (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
+        to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
+        `x[start:start + n]`), or the elements of a list of arrays of different sizes.
+        """
+    why = """
+        `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
+        iteration means a new trace and a new XLA compilation on every iteration, which is
+        usually far slower than the computation itself, and the cache grows without bound. Pad
+        inputs to a few bucket sizes (powers of two, or a fixed maximum length) and pass a mask
+        for the valid part. Fixed-size batches (`x[i:i + bs]`, even with a partial last batch:
+        two shapes) and padded inputs are not reported.
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def next_logits(tokens):
+            return jax.nn.one_hot(tokens, 6).sum(axis=0)
+
+        def generate(prompt, steps):
+            tokens = jnp.array(prompt)
+            for _ in range(steps):
+                nxt = jnp.argmax(next_logits(tokens))  # JAX501
+                tokens = jnp.concatenate([tokens, nxt[None]])
+            return tokens
+        """,
+        """
+        import numpy as np
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def eval_batch(w, x, y):
+            return jnp.mean((x @ w - y) ** 2)
+
+        def evaluate(w, x_all, y_all, sizes):
+            start, losses = 0, []
+            for n in sizes:
+                xb, yb = x_all[start:start + n], y_all[start:start + n]
+                losses.append(eval_batch(w, xb, yb))  # JAX501
+                start += n
+            return losses
+        """,
+        """
+        import numpy as np
+        from jax import jit
+
+        @jit
+        def centroid(points):
+            return points.mean(axis=0)
+
+        def features():
+            rng = np.random.default_rng(1)
+            clouds = [rng.normal(size=(n, 3)) for n in (120, 87, 143)]
+            out = []
+            for cloud in clouds:
+                out.append(centroid(cloud))  # JAX501
+            return out, [centroid(c) for c in clouds]  # JAX501
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        MAX_LEN = 16
+
+        @jax.jit
+        def next_logits(tokens, length):
+            mask = jnp.arange(MAX_LEN) < length
+            return (jax.nn.one_hot(tokens, 6) * mask[:, None]).sum(axis=0)
+
+        def generate(prompt, steps):
+            tokens = jnp.zeros(MAX_LEN, jnp.int32).at[: len(prompt)].set(jnp.array(prompt))
+            for t in range(len(prompt), len(prompt) + steps):
+                nxt = jnp.argmax(next_logits(tokens, t))
+                tokens = tokens.at[t].set(nxt)
+            return tokens
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(w, xb, yb):
+            g = jax.grad(lambda w: jnp.mean((xb @ w - yb) ** 2))(w)
+            return w - 0.05 * g
+
+        def epoch(w, x, y, bs=16):
+            for i in range(0, x.shape[0], bs):
+                w = train_step(w, x[i:i + bs], y[i:i + bs])  # a partial last batch: two shapes
+            for k in range(x.shape[0] // bs):
+                w = train_step(w, x[k * bs:(k + 1) * bs], y[k * bs:(k + 1) * bs])
+            return w
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        traces = 0
+
+        @jax.jit
+        def next_logits(tokens):
+            global traces
+            traces += 1
+            return jax.nn.one_hot(tokens, 6).sum(axis=0)
+
+        def demo():
+            tokens = jnp.array([1, 2])
+            for _ in range(4):
+                nxt = jnp.argmax(next_logits(tokens))
+                tokens = jnp.concatenate([tokens, nxt[None]])
+            return traces
+        """,
+        "recompiles",
+    )
+    references = ("https://docs.jax.dev/en/latest/jit-compilation.html",)
+
+    def check(self, module, report):
+        sites = [s for s in module.call_sites if s.loops and s.target.context.staged]
+        if not sites:
+            return
+        shapes = module.shapes
+        for site in sites:
+            for arg, label in _traced_arguments(site, module):
+                reason = None
+                for loop in reversed(site.loops):
+                    reason = shapes.varying(arg, loop)
+                    if reason is not None:
+                        break
+                if reason is None:
+                    continue
+                name = getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
+                report(
+                    site.call,
+                    f"`{name}` is called in a loop with `{label}`, which {reason}: every new shape "
+                    "compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
+                )
+                break
+
+
+def _traced_arguments(site, module):
+    """The call's arguments that reach traced (non-static) parameters, with their text."""
+    target = site.target
+    fn = target.node
+    skip = target.bound_positional
+    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
+        skip = 1  # `self.method(x)`: `self` is bound by the attribute access
+    params = positional_params(fn)[skip:]
+    static = set(target.static_params)
+    for i, arg in enumerate(site.call.args):
+        if isinstance(arg, ast.Starred):
+            return
+        param = params[i].arg if i < len(params) else None
+        if param is not None and param in static:
+            continue
+        yield arg, ast.unparse(arg)
+    for keyword in site.call.keywords:
+        if keyword.arg is None or keyword.arg in static:
+            continue
+        yield keyword.value, ast.unparse(keyword.value)

@@ -1,0 +1,141 @@
+"""JAX503: a long Python loop over a static range inside jit-compiled code (unrolled by tracing)."""
+
+import ast
+
+from jaxlint.rule import JaxDemo, Rule, register
+
+DEFAULT_THRESHOLD = 100
+
+
+@register
+class UnrolledLoop(Rule):
+    code = "JAX503"
+    name = "large-unrolled-loop"
+    summary = "A long Python loop inside staged code is unrolled: trace and compile time explode"
+    what = f"""
+        Checks for `for` loops over `range(...)` with constant bounds inside code staged by
+        `jax.jit`, `jax.pmap` or a `lax` control-flow primitive, when the loop (times the static
+        loops around it) runs at least `unroll-threshold` iterations (default
+        {DEFAULT_THRESHOLD}).
+        """
+    why = """
+        Tracing runs the Python loop, so the compiled program contains one copy of the loop body
+        per iteration. Trace time, program size and XLA compile time grow with the trip count:
+        a thousand-step loop can take minutes to compile for milliseconds of work. Use
+        `jax.lax.fori_loop` (or `jax.lax.scan` to collect per-step outputs), which compiles the
+        body once. Short loops (a few layers, a handful of steps) unroll cheaply and are not
+        reported.
+        """
+    options = f"""
+        `unroll-threshold` (integer, default {DEFAULT_THRESHOLD}): the smallest number of
+        unrolled iterations that is reported. Set it in `pyproject.toml`:
+
+        ```toml
+        [tool.jaxlint.options]
+        unroll-threshold = 500
+        ```
+        """
+    bad = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def simulate(x, dt):
+            for _ in range(1000):  # JAX503
+                x = x + dt * jnp.sin(x)
+            return x
+        """,
+        """
+        import jax
+
+        STEPS = 50
+
+        @jax.jit
+        def relax(grid):
+            for _ in range(STEPS):
+                for _ in range(4):  # JAX503
+                    grid = 0.5 * (grid + grid.mean())
+            return grid
+        """,
+    )
+    good = (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def simulate(x, dt):
+            return jax.lax.fori_loop(0, 1000, lambda i, x: x + dt * jnp.sin(x), x)
+
+        @jax.jit
+        def apply_layers(weights, x):
+            for i in range(4):  # a few layers: cheap to unroll
+                x = jnp.tanh(x @ weights[i])
+            return x
+
+        def host_loop(x):
+            for _ in range(1000):  # not traced
+                x = x + 1
+            return x
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def simulate(x):
+            for _ in range(1000):
+                x = x + 0.01 * jnp.sin(x)
+            return x
+
+        def demo():
+            # the traced program holds one copy of the body per iteration
+            jaxpr = jax.make_jaxpr(simulate.__wrapped__)(jnp.ones(3))
+            assert len(jaxpr.eqns) < 100, f"{len(jaxpr.eqns)} operations unrolled into the program"
+        """,
+        "raises:AssertionError",
+    )
+    references = ("https://docs.jax.dev/en/latest/control-flow.html#fori-loop",)
+
+    def check(self, module, report):
+        threshold = _threshold(module.options)
+        shapes = module.shapes
+        for fn, ctx in module.effects.traced():
+            if not ctx.staged:
+                continue
+            for node in module.effects.traced_nodes[id(fn)].loops:
+                count = shapes.trip_count(node)
+                if count is None or count < 2:
+                    continue
+                outer = _outer_trips(node, fn, shapes)
+                if count * outer >= threshold and outer < threshold:
+                    total = f"{count * outer} iterations" if outer > 1 else f"{count} iterations"
+                    report(
+                        node.iter,
+                        f"This Python loop is unrolled into the compiled program ({total}): trace and compile "
+                        "time grow with it; use `jax.lax.fori_loop` or `jax.lax.scan`",
+                    )
+
+
+def _threshold(options) -> int:
+    value = options.get("unroll-threshold", options.get("unroll_threshold", DEFAULT_THRESHOLD))
+    try:
+        return max(int(value), 2)
+    except (TypeError, ValueError):
+        return DEFAULT_THRESHOLD
+
+
+def _outer_trips(loop: ast.AST, fn, shapes) -> int:
+    """The product of the static trip counts of the loops of `fn` around `loop`."""
+    product = 1
+    for node in ast.walk(fn) if not isinstance(fn, ast.Lambda) else ():
+        if node is loop or not isinstance(node, (ast.For, ast.AsyncFor)):
+            continue
+        if node.lineno < loop.lineno <= (node.end_lineno or node.lineno) and any(loop is n for n in ast.walk(node)):
+            count = shapes.trip_count(node)
+            if count is not None:
+                product *= max(count, 1)
+    return product
