@@ -142,8 +142,21 @@ class Source:
                 exprs = [stmt.value]
         return _options_in(exprs)
 
-    def method_jit_options(self, method: ast.AST) -> JitOptions:
-        return _options_in(list(method.decorator_list))
+    def decorator_options(self, node: ast.AST) -> JitOptions:
+        """Options of a def's own decorators (a method, or a function defined inside another)."""
+        return _options_in(list(getattr(node, "decorator_list", [])))
+
+    def module_lambda(self, row: int) -> ast.Lambda | None:
+        """The innermost lambda containing `row` in a module-level assignment (`f = jit(lambda x: ...)`)."""
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Assign) and first_line(stmt) <= row <= stmt.end_lineno:
+                found = [
+                    n for n in ast.walk(stmt.value)
+                    if isinstance(n, ast.Lambda) and n.lineno <= row <= n.end_lineno
+                ]
+                if found:
+                    return max(found, key=lambda n: (n.lineno, -n.end_lineno))
+        return None
 
     def callers_of(self, name: str) -> list[ast.AST]:
         """Module-level functions that mention `name`, jit-compiled ones first."""

@@ -18,7 +18,7 @@ from types import FrameType
 
 from jaxlint.dynamic import recorder as rec_mod
 from jaxlint.dynamic.arguments import Synthesizer, Unbuildable, annotations_of, from_factory
-from jaxlint.dynamic.locate import Source, code_key
+from jaxlint.dynamic.locate import FUNCS, Source, code_key
 
 _unique = itertools.count()
 
@@ -93,6 +93,7 @@ class Run:
     outputs: list = field(default_factory=list)
     entry_key: tuple | None = None  # (co_name, co_firstlineno) of the probed function
     backend: str = ""
+    returned: object = None  # what the probe's first call returned, when callable
 
     @property
     def doing(self) -> str:
@@ -110,11 +111,12 @@ class Entry:
     transformed: bool
     method: str | None = None
     factory_names: list[str] = field(default_factory=list)
+    made: object = None  # a callable some probe returned (a factory's product) to call directly
 
     @property
     def label(self) -> str:
-        made = f" on a synthesized {self.name}" if self.method else ""
-        return f"calling {self.callee}{made} with synthesized arguments"
+        on = f" on a synthesized {self.name}" if self.method and self.made is None else ""
+        return f"calling {self.callee}{on} with synthesized arguments"
 
 
 def capture(exc: BaseException, path: str, chained: bool = True) -> Failure:
@@ -283,11 +285,16 @@ class Executor:
         then the module functions that call it."""
         top = self.source.top_level(row)
         module = self.modules.get(False) or self.modules.get(True)
-        if top is None or module is None:
+        if module is None:
+            return
+        if top is None:
+            lam = self.source.module_lambda(row)
+            if lam is not None:
+                yield from self._function_entries(module, lam)
             return
         if isinstance(top, ast.ClassDef):
             method = self.source.method_at(top, row)
-            if method is not None and not self.source.method_jit_options(method).opaque:
+            if method is not None and not self.source.decorator_options(method).opaque:
                 yield self._method_entry(top, method)
             return
         if top is self.source.main_function():
@@ -320,8 +327,29 @@ class Executor:
         found.sort(key=lambda e: (not self.source.jit_options(e.name).is_jit, not e.transformed))
         yield from found
 
+    def returned_entry(self, entry: Entry, run: Run, row: int) -> Entry | None:
+        """The function a probed factory returned, when the finding's line lives inside it."""
+        if run.returned is None:
+            return None
+        codes = unwrap_codes(run.returned)
+        keys = {(c.co_name, c.co_firstlineno) for c in codes if c.co_filename == self.path}
+        for node in self.source.scopes(row):
+            if isinstance(node, FUNCS + (ast.Lambda,)) and node is not entry.node and code_key(node) in keys:
+                opts = self.source.decorator_options(node)
+                if opts.opaque:
+                    return None
+                return Entry(
+                    callee=f"the function {entry.callee} returned",
+                    name=entry.name,
+                    node=node,
+                    static=opts.static_names(_param_names(node)),
+                    transformed=len(codes) > 1 or opts.is_jit or not isinstance(run.returned, types.FunctionType),
+                    made=run.returned,
+                )
+        return None
+
     def _method_entry(self, cls: ast.ClassDef, method: ast.AST) -> Entry:
-        opts = self.source.method_jit_options(method)
+        opts = self.source.decorator_options(method)
         return Entry(
             callee=f"{cls.name}.{method.name}()",
             name=cls.name,
@@ -340,7 +368,7 @@ class Executor:
 
     def probe(self, entry: Entry, keys: bool, profile: int, eager: bool) -> Run:
         """Call the entry twice with synthesized arguments (the second call should hit jit's cache)."""
-        cache_key = (entry.name, entry.method, keys, profile, eager)
+        cache_key = (entry.callee, keys, profile, eager)
         if cache_key in self._probes:
             return self._probes[cache_key]
         run = Run(entry.label, faithful=False,
@@ -375,6 +403,8 @@ class Executor:
                     out = target(*args, **kwargs)
                     self.jax.block_until_ready(out)
                     run.outputs.append(_snapshot(self.jax, out))
+                    if callable(out) and run.returned is None:
+                        run.returned = out
                 except BaseException as exc:
                     _reraise_interrupt(exc)
                     run.failure = capture(exc, self.path)
@@ -385,6 +415,8 @@ class Executor:
 
     def _target(self, module, entry: Entry, synth: Synthesizer):
         """The callable to probe, and how many leading parameters of its def it binds itself."""
+        if entry.made is not None:
+            return entry.made, 0
         value = getattr(module, entry.name)
         if entry.method is None:
             return value, 0

@@ -127,26 +127,35 @@ class Worker:
 
     def probe_pass(self, case: Case) -> None:
         t = case.target
-        keys = t.category == 2
         for n, entry in enumerate(self.ex.entries(t.row)):
             if n >= MAX_PROBED_ENTRIES or self.ex.time_left() < 2:
                 return
-            self.results.phase(entry.label)
-            for profile in range(len(SHAPES)):
-                run = self.ex.probe(entry, keys, profile, eager=False)
-                verdict = judge(t, run)
-                if verdict.needs_reference:
-                    verdict = judge(t, run, self.ex.probe(entry, keys, profile, eager=True))
-                case.add(verdict, False)
-                if case.confirmed:
-                    return
-                if run.setup or verdict.status != INCONCLUSIVE or (_reached(t, run) and not run.failure) \
-                        or _out_of_time(run):
-                    break
-            if keys and (_reached(t, run) or _key_failure(run)):
-                case.add(judge(t, self.ex.probe(entry, keys, profile, eager=True)), False)
+            run = self.try_entry(case, entry)
+            made = None if case.decided else self.ex.returned_entry(entry, run, t.row)
+            if made is not None:
+                self.try_entry(case, made)
             if case.decided:
                 return
+
+    def try_entry(self, case: Case, entry):
+        """Probe one callable, with each argument shape in turn until the finding's line is reached."""
+        t = case.target
+        keys = t.category == 2
+        self.results.phase(entry.label)
+        for profile in range(len(SHAPES)):
+            run = self.ex.probe(entry, keys, profile, eager=False)
+            verdict = judge(t, run)
+            if verdict.needs_reference:
+                verdict = judge(t, run, self.ex.probe(entry, keys, profile, eager=True))
+            case.add(verdict, False)
+            if case.confirmed:
+                return run
+            if run.setup or verdict.status != INCONCLUSIVE or (_reached(t, run) and not run.failure) \
+                    or _out_of_time(run):
+                break
+        if keys and (_reached(t, run) or _key_failure(run)):
+            case.add(judge(t, self.ex.probe(entry, keys, profile, eager=True)), False)
+        return run
 
     def entry_pass(self, case: Case) -> None:
         t = case.target
