@@ -58,6 +58,18 @@ FIXTURES = {
             return r.mean()
 
 
+        scaled = jax.jit(lambda x, s: x * s if s > 0 else x)  # expect: JAX101 confirmed TracerBoolConversionError
+
+
+        def make_step(lr):
+            @jax.jit
+            def step(w, g):
+                if g.sum() > 0:  # expect: JAX101 confirmed the function make_step() returned
+                    return w - lr * g
+                return w
+            return step
+
+
         def main():
             print(jax.grad(smooth_l1)(jnp.ones(3)))
             print(safe_clip(jnp.ones(3), 1.0))
