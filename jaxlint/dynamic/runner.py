@@ -15,6 +15,7 @@ from collections import deque
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "tpu": "tpu", "rocm": "rocm"}
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 OUTPUT_KEPT = 8192  # bytes of the worker's raw output kept for error messages
+MAX_WORKERS = 8  # each worker is a Python process with JAX loaded: a few hundred MB
 # Started with -c so the worker's own directory never shadows the user's modules.
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); import jaxlint.dynamic.worker as w; "
@@ -46,11 +47,12 @@ def worker_env(backend: str | None) -> dict[str, str]:
 
 
 def max_parallel(backend: str | None, files: int) -> int:
-    """Workers at once: one per core; one for TPUs, which a single process holds."""
+    """Workers at once: one per core up to MAX_WORKERS (each holds its own JAX); one for TPUs,
+    which a single process holds."""
     platforms = PLATFORMS.get(backend or "", "") or os.environ.get("JAX_PLATFORMS", "")
     if "tpu" in platforms or (not platforms and os.path.exists("/dev/accel0")):
         return 1
-    return max(1, min(os.cpu_count() or 1, files))
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS, files))
 
 
 def run_file(path: str, findings: list[dict], backend: str | None, timeout: float, settings: dict) -> dict:
