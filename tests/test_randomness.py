@@ -207,6 +207,40 @@ CASES = {
         def draw(key):
             return jax.random.normal(key)
         """,
+    "keys kept on the instance": """
+        import jax
+
+        class Agent:
+            def __init__(self, seed):
+                self.key = jax.random.PRNGKey(seed)
+
+            def explore(self, logits):
+                a = jax.random.categorical(self.key, logits)
+                noise = jax.random.normal(self.key, logits.shape)  # JAX201
+                return a, noise
+
+            def rollout(self, logits, n):
+                for _ in range(n):
+                    a = jax.random.categorical(self.key, logits)  # JAX203
+                return a
+
+            def act(self, logits):
+                self.key, sub = jax.random.split(self.key)
+                a = jax.random.categorical(sub, logits)
+                self.key, sub = jax.random.split(self.key)
+                return a, jax.random.normal(sub, logits.shape)
+
+            def act_loop(self, logits, n):
+                for _ in range(n):
+                    self.key, sub = jax.random.split(self.key)
+                    a = self.policy(sub, logits)
+                return a
+
+            def reseeded_between(self, logits):
+                a = jax.random.categorical(self.key, logits)
+                self.reseed()
+                return a, jax.random.normal(self.key, logits.shape)
+        """,
     "tests reuse keys on purpose": """
         import jax
         import unittest

@@ -416,6 +416,7 @@ class _Run:
         self.breaks: list[list[_State]] = []
         self.continues: list[list[_State]] = []
         self.seeds: dict[int, int] = {}  # value id -> index in flow._seed_candidates
+        self.instance_keys = any(name.startswith("self.") for name in keynames)
 
     def value(self, node: ast.AST, part: object = None, array: bool = False) -> int:
         key = (id(node), part)
@@ -645,6 +646,14 @@ class _Run:
                     self.bind(element, None, value, state, fresh=True)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, ("array",), value, state, fresh=True)
+        elif _self_attribute(target) in self.keynames:
+            dotted = _self_attribute(target)
+            if isinstance(ref, (int, Elem)) and not fresh:
+                state.env[dotted] = ref
+            else:
+                vid = self.value(target)
+                state.env[dotted] = vid
+                state.used[vid] = (NONE, None)
         else:
             # attribute or subscript target: the key escapes into an object; not followed
             self.expr(target, state)
@@ -661,6 +670,12 @@ class _Run:
             return state.env.get(node.id) if isinstance(node.ctx, ast.Load) else None
         if isinstance(node, ast.Call):
             return self.call(node, state)
+        if isinstance(node, ast.Attribute):
+            dotted = _self_attribute(node)
+            if dotted is not None and dotted in self.keynames and isinstance(node.ctx, ast.Load):
+                return self._instance_key(dotted, node, state)
+            self.expr(node.value, state)
+            return None
         if isinstance(node, ast.Subscript):
             base = self.expr(node.value, state)
             self.expr(node.slice, state)
@@ -701,6 +716,20 @@ class _Run:
             self.expr(child, state)
         return None
 
+    def _instance_key(self, dotted: str, node: ast.AST, state: _State) -> Ref:
+        """The value of `self.key` here: the one last seen, or a new one after anything could have changed it."""
+        ref = state.env.get(dotted)
+        if ref is None:
+            ref = self.value(node, dotted)
+            state.env[dotted] = ref
+            state.used[ref] = (NONE, None)
+        return ref
+
+    def _forget_instance(self, state: _State) -> None:
+        """A call that can see `self` may rebind any of its keys."""
+        for name in [n for n in state.env if n.startswith("self.")]:
+            del state.env[name]
+
     def comprehension(self, node, state: _State) -> None:
         saved = {}
         for generator in node.generators:
@@ -736,6 +765,12 @@ class _Run:
                 state.env[name] = ref
 
     def call(self, node: ast.Call, state: _State) -> object:
+        result = self._call(node, state)
+        if self.instance_keys and _sees_self(node):
+            self._forget_instance(state)
+        return result
+
+    def _call(self, node: ast.Call, state: _State) -> object:
         qualname = self.names.qualname(node.func)
         if qualname in KEY_CONSTRUCTORS:
             self._args(node, state)
@@ -812,9 +847,12 @@ class _Run:
             elif isinstance(arg, (ast.Dict, ast.Tuple, ast.List)):
                 members = arg.values if isinstance(arg, ast.Dict) else arg.elts
                 for member in members:
+                    inner = None
                     if isinstance(member, ast.Name):
                         inner = state.env.get(member.id)
-                        if isinstance(inner, (int, Elem)) and inner not in seen:
+                    elif _self_attribute(member) is not None:
+                        inner = state.env.get(_self_attribute(member))
+                    if isinstance(inner, (int, Elem)) and inner not in seen:
                             seen.add(inner)
                             refs.append((member, inner))
         return refs
@@ -877,6 +915,17 @@ _TRACING_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape", "jax.xla_computat
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+def _sees_self(call: ast.Call) -> bool:
+    """`self.method(...)`, `obj.method(self)`, `helper(self, ...)`: the call can rebind attributes of `self`."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return True
+    return any(
+        isinstance(arg, ast.Name) and arg.id == "self"
+        for arg in [*call.args, *(k.value for k in call.keywords)]
+    )
+
+
 def _join_levels(levels: list[int]) -> int:
     if all(level == DEFINITE for level in levels):
         return DEFINITE
@@ -941,18 +990,30 @@ def _key_argument(call: ast.Call) -> ast.AST | None:
 
 
 def _base_name(node: ast.AST) -> str | None:
-    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`)."""
+    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`), `self.key`."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Constant) and not isinstance(index.value, int):
             return None
         node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+    if isinstance(node, ast.Name):
+        return node.id
+    return _self_attribute(node)
+
+
+def _self_attribute(node: ast.AST) -> str | None:
+    """`self.key` for the attribute `self.key` (keys kept on the instance, followed within one method)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
 
 
 def _target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
+    if isinstance(target, ast.Attribute):
+        dotted = _self_attribute(target)
+        return [dotted] if dotted else []
     if isinstance(target, ast.Starred):
         return _target_names(target.value)
     if isinstance(target, (ast.Tuple, ast.List)):

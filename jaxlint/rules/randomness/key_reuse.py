@@ -13,7 +13,10 @@ class KeyReuse(Rule):
         that leads here: two samplers on one key, or passing it to a function that samples from
         it (`init(key)` then `dropout(key)`), in eager code and in traced code alike.
 
-        A key is consumed by a sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a
+        A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
+        a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
+        `subkey`, `prng_key`, `*_rng` (unless the function uses it as a dictionary key or a
+        string), and `self.key`-style attributes within one method. A key is consumed by a sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a
         function of the same module that consumes the parameter it is passed in, and by any other
         function it is passed to directly (`model.init(key, x)`). Looking at a key consumes
         nothing: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
