@@ -319,3 +319,15 @@ def test_each_rules_examples_against_the_whole_family(code):
     for example in rule.bad:
         source = textwrap.dedent(example)
         assert {(f.start.row, f.code) for f in lint_source(source, "bad.py", CODES)} == marked(source)
+
+
+def test_naming_kwargs_itself_leaves_keywords_traced():
+    """`static_argnames=("options",)` on `**options`: JAX accepts it, and then traces every keyword."""
+    jax = pytest.importorskip("jax")
+
+    def reduce(x, **options):
+        return x.sum() if options["keepdims"] else -x.sum()
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)
+    assert jax.jit(reduce, static_argnames=("keepdims",))(jax.numpy.ones(2), keepdims=True) == 2

@@ -14,7 +14,8 @@ class JitArgumentNotInSignature(Rule):
         `donate_argnames` against the jitted function's signature, the way JAX resolves them:
         an index past the positional parameters (unless the function takes `*args`), a name that
         is no parameter (unless the function takes `**kwargs`), a name of a positional-only
-        parameter or of `*args`, and a parameter that is both static and donated.
+        parameter or of `*args`, a parameter that is both static and donated, and the name of
+        the `**kwargs` parameter itself (accepted, but then nothing is static).
 
         Duplicates (`static_argnums=(1, 1)`), an index into `*args`, a name matched by a
         keyword-only parameter or absorbed by `**kwargs`, and a parameter named by both
@@ -52,6 +53,14 @@ class JitArgumentNotInSignature(Rule):
 
         update_jit = jax.jit(update, static_argnames="state", donate_argnums=(0,))  # JAX301
         both = jax.jit(update, static_argnames="lr", donate_argnames="lr")  # JAX301
+        """,
+        """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("options",))  # JAX301
+        def reduce(x, **options):
+            return x.sum(axis=options["axis"]) if options["keepdims"] else x.sum()
         """,
     )
     good = (
@@ -134,7 +143,14 @@ class JitArgumentNotInSignature(Rule):
                         )
                 for entry in _spec.entries(root, f"{kind}_argnames"):
                     name = entry.value
-                    if name in sig.positional_only or name == sig.vararg:
+                    if name == sig.kwarg and kind == "static" and name not in sig.positional and name not in sig.keyword_only:
+                        report(
+                            entry.node,
+                            f"`{entry.option}` names `**{name}` itself: JAX matches names against the "
+                            f"keywords a call passes, so none of the keyword arguments becomes static; "
+                            "name the keywords (`static_argnames=(\"axis\",)`)",
+                        )
+                    elif name in sig.positional_only or name == sig.vararg:
                         report(
                             entry.node,
                             f"`{entry.option}` names `{name}`, which {label} takes positionally only: "

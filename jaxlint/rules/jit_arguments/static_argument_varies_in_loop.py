@@ -189,7 +189,8 @@ class StaticArgumentVariesInLoop(Rule):
                             arg,
                             f"static argument `{name}` of {_spec.function_label(root.node)} is {why}: "
                             f"every iteration of the loop on line {loop.lineno} compiles it again; pass "
-                            "it as a traced argument (drop it from `static_argnums`/`static_argnames`)",
+                            "it as a traced argument (drop it from `static_argnums`/`static_argnames`), or, "
+                            "if it must stay static, round it to a few values",
                         )
                         break
 
