@@ -68,6 +68,7 @@ class StaticArgumentVariesInLoop(Rule):
         """,
         """
         from functools import partial
+        import numpy as np
         import jax
 
         @partial(jax.jit, static_argnames=("lr",))
@@ -77,6 +78,11 @@ class StaticArgumentVariesInLoop(Rule):
         def sweep_loop(w, g):
             for lr in (0.1, 0.03, 0.01):
                 w = sgd(w, g, lr)  # JAX303
+            return w
+
+        def log_sweep(w, g):
+            for i, lr in enumerate(np.logspace(-3, -1, 5)):
+                w = sgd(w, g, lr=lr)  # JAX303
             return w
         """,
         """
@@ -200,7 +206,7 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
     if isinstance(arg, ast.Name):
         if _is_range_index(arg.id, loop, module):
             return f"the loop index `{arg.id}`"
-        floats = _float_sweep(arg.id, loop)
+        floats = _float_sweep(arg.id, loop, module)
         if floats:
             return f"`{arg.id}`, a float swept over {floats}"
         for node in _loop_statements(loop):
@@ -215,11 +221,34 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
     return None
 
 
-def _float_sweep(name: str, loop: ast.AST) -> str | None:
-    """`for lr in (0.1, 0.01, 0.001)`: the loop target takes several float values."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not _is(loop.target, name):
+_FLOAT_RANGES = frozenset({
+    "numpy.linspace", "numpy.logspace", "numpy.geomspace", "jax.numpy.linspace", "jax.numpy.logspace",
+    "jax.numpy.geomspace",
+})
+
+
+def _float_sweep(name: str, loop: ast.AST, module) -> str | None:
+    """`for lr in (0.1, 0.01)`, `for i, lr in enumerate(np.logspace(-4, -1, 8))`: a float target."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return None
-    it = loop.iter
+    it, target = loop.iter, loop.target
+    if (
+        isinstance(it, ast.Call)
+        and module.qualname(it.func) == "builtins.enumerate"
+        and it.args
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+    ):
+        it, target = it.args[0], target.elts[1]
+    if not _is(target, name):
+        return None
+    if isinstance(it, ast.Name):
+        values = module.names.assignments(it)
+        if len(values) != 1:
+            return None
+        it = values[0]
+    if isinstance(it, ast.Call) and module.qualname(it.func) in _FLOAT_RANGES:
+        return f"`{ast.unparse(it)}`"
     if not isinstance(it, (ast.Tuple, ast.List)) or len(it.elts) < 2:
         return None
     values = []
