@@ -168,6 +168,7 @@ class KeyFlow:
         self._loop_bodies: dict[int, tuple[ast.Call, str]] = {}
         self._seed_candidates: list[tuple[ast.Call, FunctionNode | None, ast.AST | None, bool]] = []
         self._seed_index: dict[int, int] = {}
+        self._seed_names: dict[int, str] = {}  # candidate index -> the name its key is bound to
         if "random" not in text:
             return
         for fn, call, callee in discovery.bodies:
@@ -344,9 +345,12 @@ class KeyFlow:
 
     # ---- constant seeds ----------------------------------------------------------------
     def _judge_constant_seeds(self) -> None:
-        for call, fn, loop, consumed in self._seed_candidates:
+        for index, (call, fn, loop, consumed) in enumerate(self._seed_candidates):
             if not consumed:
                 continue
+            labels = (self._seed_names.get(index, ""), getattr(fn, "name", ""))
+            if any(_DETERMINISTIC_BY_DESIGN.search(label) for label in labels):
+                continue  # a fixed evaluation or benchmark key is the point
             reason = None
             if loop is not None:
                 reason = f"inside the loop at line {loop.lineno}: every iteration"
@@ -631,6 +635,7 @@ class _Run:
                     self.arrays.add(vid)
                 if isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
                     self.seeds[vid] = ref[1]
+                    self.flow._seed_names.setdefault(ref[1], target.id)
             else:
                 state.env.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -933,6 +938,9 @@ def _join_levels(levels: list[int]) -> int:
         return NONE
     return MAYBE
 
+
+# Keys and functions whose names say that fixed randomness is intended.
+_DETERMINISTIC_BY_DESIGN = re.compile(r"eval|valid|test|bench|demo|plot|visuali[sz]", re.IGNORECASE)
 
 _KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
 

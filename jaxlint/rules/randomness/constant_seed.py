@@ -15,9 +15,10 @@ class ConstantSeedInLoop(Rule):
         body, inside a function called from such a loop in the same module, or inside a jitted
         step function (`train_step`).
 
-        Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`)
-        and test functions are not reported: there, identical data per configuration is the
-        point.
+        Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`),
+        test functions, and keys or functions named for evaluation, validation, tests or
+        benchmarks (`eval_key`, `evaluate`) are not reported: there, identical randomness on
+        every run is the point.
         """
     why = """
         The same seed makes the same key, so every step draws exactly the same numbers: the same
@@ -101,6 +102,17 @@ class ConstantSeedInLoop(Rule):
 
         def make_key():
             return jax.random.key(0)
+
+        def evaluate(params, x):
+            key = jax.random.key(0)
+            return params * jax.random.bernoulli(key, 0.5, x.shape)
+
+        def train(params, xs, update):
+            for x in xs:
+                params = update(params, x)
+                eval_key = jax.random.PRNGKey(42)
+                score = evaluate(params, x) + jax.random.normal(eval_key)
+            return params, score
         """,
     )
     demo = JaxDemo(
