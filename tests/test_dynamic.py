@@ -85,7 +85,7 @@ FIXTURES = {
 
 
         def noisy(key, x):
-            a = jax.random.normal(key, x.shape)
+            a = jax.random.normal(key, x.shape)  # expect: JAX201 not-reproduced
             b = jax.random.uniform(key, x.shape)  # expect: JAX201 confirmed KeyReuseError
             return x + a + b
 
@@ -205,7 +205,7 @@ FIXTURES = {
                 self.last = None
 
             def __call__(self, h, x):
-                h = jnp.tanh(h + x)
+                h = jnp.tanh(h + x)  # expect: JAX405 not-reproduced
                 self.last = h  # expect: JAX405 confirmed without
                 return h, h
 
@@ -213,9 +213,10 @@ FIXTURES = {
         def main():
             for _ in range(2):
                 step(jnp.ones(2))
+            print(calls)  # expect: JAX403 not-reproduced never under a JAX trace
             cell = Cell()
             jax.jit(lambda h, xs: jax.lax.scan(cell, h, xs))(jnp.zeros(2), jnp.ones((3, 2)))
-            print(calls)  # expect: JAX403 not-reproduced never under a JAX trace
+            print(jnp.sum(cell.last))  # expect: JAX405 confirmed UnexpectedTracerError
 
 
         if __name__ == "__main__":

@@ -83,7 +83,7 @@ def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     if effect is not None and (effect.status == CONFIRMED or effect.needs_reference):
         return effect
     ran = _most(run.rec.lines, t.span)
-    if ran and not (f and f.line in t.span) and (run.faithful or run.transformed or _most(run.rec.traced, t.span)):
+    if ran and not (f and f.line in t.span):
         return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} with JAX's key-reuse checker on "
                                          f"and no key was reused there")
     return None
@@ -114,11 +114,6 @@ def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
                 return _say(CONFIRMED, run, f"JAX raised TypeError at line {t.row}: {f.message}")
             if "UnexpectedTracerError" in f.classes or "Leaked trace" in f.text:
                 return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
-        if "UnexpectedTracerError" in f.classes:
-            created = {int(m) for m in re.findall(re.escape(t.source.path) + r":(\d+)", f.text)}
-            if created & t.span:
-                return _say(CONFIRMED, run, f"a tracer made at line {t.row} escaped its trace: JAX raised "
-                                            f"{f.type} {f.where()}")
     return _side_effect(t, run, ref, ("io", "state"))
 
 
@@ -265,11 +260,13 @@ def _constant_key(t: Target, run: Run) -> str | None:
 
 
 def _key_reuse_lines(f: Failure) -> set[int]:
-    """Lines a KeyReuseError points at: the innermost frame, the operation's source (under jit),
-    and callers that handed the very same key object down to it."""
-    lines = set(f.innermost_lines())
-    for cause in f.causes:
-        lines.update(cause)
+    """Lines a KeyReuseError points at: the innermost frame, the operation's source (under jit), and
+    callers that handed the very same key object down to it; never the key's first use, which JAX
+    also reports in a chained exception."""
+    lines = {f.line} if f.frames else set()
+    for cause in f.chain:
+        if "first used" not in cause.text and cause.frames:
+            lines.update(line for line, _ in cause.frames)
     if f.frames:
         keys = _key_ids(f.frames[-1][1])
         for line, frame in reversed(f.frames[:-1]):
