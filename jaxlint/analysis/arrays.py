@@ -49,12 +49,95 @@ class ArrayFacts:
         self._names: dict[tuple[int, str], bool] = {}
         self._attributes: dict[tuple[int, str], bool] = {}
         self._global_names: set[str] | None = None
+        self._used_as_array: dict[tuple[int, str], bool] = {}
+        self._parent_maps: dict[int, dict[int, ast.AST]] = {}
 
     # ---- public -----------------------------------------------------------------------
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         if scope is None:
             scope = self._scope_of(expr)
         return self._array(expr, scope, 0)
+
+    def indexed_like_array(self, target: ast.Subscript) -> bool:
+        """A store into a traced value with an index only an array accepts: a slice among several
+        axes (`x[:, 0]`), an ellipsis, or a traced index array (a dict may have tuple keys,
+        a list takes `x[1:3]`)."""
+        module = self.module
+        if not module.is_traced(target.value):
+            return False
+        index = target.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(
+            isinstance(part, ast.Slice)
+            and isinstance(index, ast.Tuple)  # `x[1:3]` could be a list
+            or isinstance(part, ast.Constant) and part.value is Ellipsis
+            or module.is_abstract_array(part)
+            for part in parts
+        )
+
+    def used_as_array(self, name: ast.Name) -> bool:
+        """A traced parameter that its function also uses as only an array can be used
+        (`x.shape`, `x.at[...]`, `x @ w`, `x.reshape(...)`, `jnp.sum(x)`): not a list or dict."""
+        module = self.module
+        if not module.is_traced(name):
+            return False
+        scope = self.names.read_scope.get(id(name))
+        if scope is None or scope.kind != "function" or name.id not in scope.params:
+            return False
+        fn = scope.node
+        if self._rebound(fn, name.id):
+            return False
+        key = (id(fn), name.id)
+        known = self._used_as_array.get(key)
+        if known is not None:
+            return known
+        parents = self._parents(fn)
+        result = False
+        for node in module.body(fn):
+            if not (isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in jax_api.ARRAY_ONLY_ATTRIBUTES:
+                result = True
+            elif isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Mult, ast.Mod)):
+                result = True
+            elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+                result = array_function(module.qualname(parent.func))
+            if result:
+                break
+        self._used_as_array[key] = result
+        return result
+
+    def _rebound(self, fn, name: str) -> bool:
+        return any(s.target.id == name for s in self.module.effects.name_stores(fn))
+
+    def _parents(self, fn) -> dict[int, ast.AST]:
+        cached = self._parent_maps.get(id(fn))
+        if cached is None:
+            cached = {}
+            for node in self.module.body(fn):
+                for child in ast.iter_child_nodes(node):
+                    cached[id(child)] = node
+            self._parent_maps[id(fn)] = cached
+        return cached
+
+    def read_only_view(self, expr: ast.AST) -> bool:
+        """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self._scope_of(expr)
+        owner = self.names.lookup(expr.id, scope)
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        bindings = self._scope_bindings(owner).get(expr.id, [])
+        return bool(bindings) and all(
+            isinstance(b, ast.Call)
+            and self.names.qualname(b.func, owner) in jax_api.NUMPY_VIEWS
+            and len(b.args) == 1
+            and not b.keywords
+            and self._array(b.args[0], owner, 1)
+            for b in bindings
+        )
 
     # ---- expressions --------------------------------------------------------------------
     def _scope_of(self, expr: ast.AST) -> Scope:

@@ -411,3 +411,15 @@ SHAPE_SECOND_SAMPLERS = frozenset({"normal", "uniform", "bernoulli", "randint", 
 CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
 # Decorators that memoise a function's result (a factory of jitted functions called once per key).
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
+
+# NumPy conversions that return a view of a JAX array's buffer (read-only), not a copy.
+NUMPY_VIEWS = frozenset({"numpy.asarray", "numpy.asanyarray"})
+
+# Methods that draw random integers (`rng.integers(5, 50, size=8)`): a source of distinct sizes.
+RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson", "binomial", "geometric"})
+
+# Attributes only an array has (a list or dict of arrays has none of them).
+ARRAY_ONLY_ATTRIBUTES = frozenset({
+    "shape", "ndim", "dtype", "at", "T", "mT", "reshape", "astype", "sum", "mean", "ravel",
+    "flatten", "transpose", "squeeze", "block_until_ready", "real", "imag", "conj", "dot",
+})

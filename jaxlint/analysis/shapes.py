@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
 _MAX_DEPTH = 5
+_MAX_STEPS = 20000
 Polynomial = dict[tuple[str, ...], int]
 
 
@@ -32,6 +33,7 @@ class ShapeFacts:
         self.module = module
         self.names = module.names
         self._comprehensions: dict[int, list[tuple]] = {}
+        self._steps = 0  # work done answering shape questions: bounded per module
         self._loop_bindings: dict[tuple[int, str], list[tuple[str, ast.AST, ast.AST | None]]] = {}
 
     # ---- varying shapes ------------------------------------------------------------------
@@ -41,12 +43,13 @@ class ShapeFacts:
         return self._varies(expr, loop, 0, set())
 
     def _varies(self, expr: ast.AST, loop: ast.AST, depth: int, seen: set) -> str | None:
-        if depth > _MAX_DEPTH:
+        self._steps += 1
+        if depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
             return None
         if isinstance(expr, ast.Name):
             return self._name_varies(expr.id, loop, depth, seen)
         if isinstance(expr, ast.Subscript):
-            reason = self._slice_varies(expr.slice, loop)
+            reason = self._slice_varies(expr.slice, loop, depth + 1)
             if reason is not None:
                 return reason
             if _has_slice(expr.slice):
@@ -110,7 +113,7 @@ class ShapeFacts:
                 return self._varies(func.value, loop, depth + 1, seen)
         return None
 
-    def _slice_varies(self, index: ast.AST, loop: ast.AST) -> str | None:
+    def _slice_varies(self, index: ast.AST, loop: ast.AST, depth: int = 0) -> str | None:
         slices = index.elts if isinstance(index, ast.Tuple) else [index]
         for part in slices:
             if not isinstance(part, ast.Slice):
@@ -122,27 +125,61 @@ class ShapeFacts:
                 continue  # `x[:min(bs, n - i)]`: a full batch or the last one
             if lower is None or upper is None:
                 bound = upper if lower is None else lower
-                if self._loop_dependent(bound, loop):
+                if self._loop_dependent(bound, loop, depth):
                     return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
                 continue
             difference = _subtract(_polynomial(upper), _polynomial(lower))
             if difference is None:
-                if self._loop_dependent(upper, loop) or self._loop_dependent(lower, loop):
+                if self._loop_dependent(upper, loop, depth) or self._loop_dependent(lower, loop, depth):
                     return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
                 continue
-            if any(self._symbol_varies(symbol, loop) for monomial in difference for symbol in monomial):
+            if any(self._symbol_varies(symbol, loop, depth) for monomial in difference for symbol in monomial):
                 return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
         return None
 
-    def _loop_dependent(self, expr: ast.AST, loop: ast.AST) -> bool:
-        return self.module.varies_in_loop(expr, loop)
+    def _loop_dependent(self, expr: ast.AST, loop: ast.AST, depth: int = 0) -> bool:
+        """Whether an integer (a size, a bound) can differ between iterations of `loop`.
 
-    def _symbol_varies(self, symbol: str, loop: ast.AST) -> bool:
+        A loop variable does; a name the loop rebinds does if what it is bound to does;
+        `x.shape[0]` and `len(x)` do if `x`'s shape does.
+        """
+        self._steps += 1
+        if depth > _MAX_DEPTH or self._steps > _MAX_STEPS or not self.module.varies_in_loop(expr, loop):
+            return False
+        if isinstance(expr, ast.Constant):
+            return False
+        if isinstance(expr, ast.Name):
+            for kind, value, _ in self._bindings_in(loop, expr.id):
+                if kind == "element" or self._loop_dependent(value, loop, depth + 1):
+                    return True
+            return not self._bindings_in(loop, expr.id)  # mutated in place (`n[0] += 1`): unknown, assume so
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in ("shape", "size", "ndim"):
+                return self._varies(expr.value, loop, depth + 1, seen=set()) is not None
+            return self._loop_dependent(expr.value, loop, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
+                return self._loop_dependent(expr.value, loop, depth + 1)
+            return self._loop_dependent(expr.value, loop, depth + 1) or self._loop_dependent(expr.slice, loop, depth + 1)
+        if isinstance(expr, ast.Call):
+            callee = self.module.qualname(expr.func)
+            if callee == "builtins.min" and any(not self._loop_dependent(a, loop, depth + 1) for a in expr.args):
+                return False  # `min(bs, n - i)`: a full batch, or the last one
+            if callee == "builtins.len" and expr.args:
+                arg = expr.args[0]
+                if isinstance(arg, ast.Name) and self._list_grows(arg.id, loop):
+                    return True
+                return self._varies(arg, loop, depth + 1, seen=set()) is not None
+            return any(self._loop_dependent(a, loop, depth + 1) for a in (*expr.args, *(k.value for k in expr.keywords)))
+        return any(self._loop_dependent(child, loop, depth + 1) for child in ast.iter_child_nodes(expr)
+                   if isinstance(child, ast.expr))
+
+    def _symbol_varies(self, symbol: str, loop: ast.AST, depth: int) -> bool:
         try:
             expr = ast.parse(symbol, mode="eval").body
         except SyntaxError:
             return True
-        return self._loop_dependent(expr, loop)
+        return self._loop_dependent(expr, loop, depth)
 
     # ---- bindings inside a loop ------------------------------------------------------------
     def _bindings_in(self, loop: ast.AST, name: str) -> list[tuple[str, ast.AST, ast.AST | None]]:
@@ -219,14 +256,35 @@ class ShapeFacts:
             collection = values[0]
         if isinstance(collection, (ast.ListComp, ast.GeneratorExp)):
             variables = {n for g in collection.generators for n in _target_names(g.target)}
-            if all(_distinct_values(g.iter) for g in collection.generators) and _shape_uses(collection.elt, variables):
+            if all(self._distinct_values(g.iter) for g in collection.generators) and _shape_uses(collection.elt, variables):
                 return "comes from a list of arrays of different sizes"
             return None
         if isinstance(collection, (ast.List, ast.Tuple)) and len(collection.elts) > 1:
             shapes = {_literal_shape(e) for e in collection.elts}
             if None not in shapes and len(shapes) > 1:
                 return "comes from a list of arrays of different sizes"
+            if all(isinstance(e, (ast.List, ast.Tuple)) for e in collection.elts):
+                if len({len(e.elts) for e in collection.elts}) > 1:
+                    return "comes from a list of sequences of different lengths"
         return None
+
+    def _distinct_values(self, iterable: ast.AST) -> bool:
+        """A comprehension source that yields more than one value: a literal of distinct items,
+        a range, random integers, or a name bound once to one of those."""
+        if isinstance(iterable, ast.Name):
+            values = self.names.assignments(iterable)
+            if len(values) != 1:
+                return False
+            iterable = values[0]
+        if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+            return len({ast.dump(e) for e in iterable.elts}) > 1
+        if isinstance(iterable, ast.Call):
+            func = iterable.func
+            if self.module.qualname(func) == "builtins.range":
+                return True
+            short = func.attr if isinstance(func, ast.Attribute) else None
+            return short in jax_api.RANDOM_INTEGERS
+        return False
 
     # ---- repeated calls -----------------------------------------------------------------------
     def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
@@ -287,10 +345,18 @@ class ShapeFacts:
                 and isinstance(func, ast.Attribute)
                 and func.attr == function.name
                 and isinstance(func.value, ast.Name)
-                and func.value.id in ("self", "cls")
+                and (func.value.id in ("self", "cls") or self._instance_of(func.value, cls, scope))
             ):
                 out.append(call)
         return out
+
+    def _instance_of(self, name: ast.Name, cls: ast.ClassDef, scope) -> bool:
+        """`model` in `model.predict(x)` is bound only to `Model(...)`, an instance of `cls`."""
+        values = self.names.assignments(name, scope)
+        return bool(values) and all(
+            isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and self.names.definition(v.func, scope) is cls
+            for v in values
+        )
 
     def _function_of(self, call: ast.Call) -> FunctionNode | None:
         table = self._call_functions
@@ -367,10 +433,11 @@ class ShapeFacts:
         if self._staged(function):
             return None  # the enclosing function's body runs once per trace, not per call
         loop = self.in_loop(jit_call, function)
-        fresh = self._fresh(wrapped, function, loop)
+        in_comprehension = self._in_comprehension(jit_call, function)
+        fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
         if fresh is None:
             return None
-        if loop is not None and fresh == "loop":
+        if (loop is not None or in_comprehension) and fresh == "loop":
             return "it is built inside a loop"
         if function is not None and not self._memoized(function) and self.called_repeatedly(function) is not None:
             return f"`{_name(function)}` builds it anew on every call"
@@ -392,7 +459,7 @@ class ShapeFacts:
             owner = self.names.lookup(wrapped.id, scope) if scope is not None else None
             if owner is None or owner.node is not function or wrapped.id in owner.params:
                 return None
-            if loop is not None and self._bound_in(wrapped.id, loop):
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and self._bound_in(wrapped.id, loop):
                 return "loop"
             definition = owner.defs.get(wrapped.id)
             values = owner.assigned.get(wrapped.id, [])
@@ -609,16 +676,6 @@ def _in_header(node: ast.AST, loop: ast.AST) -> bool:
     return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)
 
 
-def _distinct_values(iterable: ast.AST) -> bool:
-    """A comprehension source that yields more than one value: a literal of distinct items or a range."""
-    if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
-        values = {ast.dump(e) for e in iterable.elts}
-        return len(values) > 1
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
-        return True
-    return False
-
-
 def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:
     """Whether `expr` builds an array whose shape depends on one of `variables`."""
     if not variables:
@@ -634,9 +691,34 @@ def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:
                 return True
             if short in jax_api.SHAPE_SECOND_SAMPLERS and len(node.args) > 1 and _mentions(node.args[1], variables):
                 return True
-        elif isinstance(node, ast.Subscript) and _has_slice(node.slice) and _mentions(node.slice, variables):
+        elif isinstance(node, ast.Subscript) and _has_slice(node.slice) and _slice_size_uses(node.slice, variables):
             return True
     return False
+
+
+def _slice_size_uses(index: ast.AST, variables: set[str]) -> bool:
+    """A slice whose size (not just its position) depends on `variables`: `x[:n]`, not `x[i:i + bs]`."""
+    for part in index.elts if isinstance(index, ast.Tuple) else [index]:
+        if not isinstance(part, ast.Slice) or (part.lower is None and part.upper is None):
+            continue
+        if part.lower is None or part.upper is None:
+            if _mentions(part.lower or part.upper, variables):
+                return True
+            continue
+        difference = _subtract(_polynomial(part.upper), _polynomial(part.lower))
+        if difference is None:
+            if _mentions(part, variables):
+                return True
+        elif any(symbol in variables or _mentions_text(symbol, variables) for m in difference for symbol in m):
+            return True
+    return False
+
+
+def _mentions_text(symbol: str, variables: set[str]) -> bool:
+    try:
+        return _mentions(ast.parse(symbol, mode="eval").body, variables)
+    except SyntaxError:
+        return True
 
 
 def _mentions(expr: ast.AST, variables: set[str]) -> bool:

@@ -149,6 +149,8 @@ def debug_print(module: "ModuleFacts", call: ast.Call, shows_traced) -> Fix | No
 def _format_literal(arguments: list[list[tuple[str, str]]], sep: str) -> str | None:
     """The format string: a plain literal, or an f-string when static values are formatted while tracing."""
     parts = [part for i, arg in enumerate(arguments) for part in ([("text", sep)] if i else []) + arg]
+    if any(kind == "text" and ("{" in value or "}" in value) for kind, value in parts):
+        return None  # jax.debug.print mistakes a format string with literal braces for one without fields
     if not any(kind == "static" for kind, _ in parts):
         text = "".join(_escape(v) if kind == "text" else "{" + v + "}" for kind, v in parts)
         literal = repr(text)

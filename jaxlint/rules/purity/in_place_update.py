@@ -1,5 +1,7 @@
 """JAX401: item assignment on a JAX array (`x[i] = v`, `x[i] += v`)."""
 
+import ast
+
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import in_place_fix
 from jaxlint.analysis.arrays import is_at_index
@@ -14,12 +16,16 @@ class InPlaceUpdate(Rule):
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
         `x[a:b] *= 2`) on a value known to be a JAX array: a name bound only to results of
         `jax.numpy`, `jax.random` or `jax.nn` functions or of `.at[...]` updates, an attribute
-        that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or
-        an array inside traced code. It applies to eager code as much as to traced code.
+        that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
+        inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
+        `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
+        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`). It applies to eager code as much as to traced
+        code. It also reports item assignment on `np.asarray(<JAX array>)`, a read-only view.
         """
     why = """
         JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable
-        and do not support in-place item assignment`, in eager code and under `jit` alike.
+        and do not support in-place item assignment`, in eager code and under `jit` alike
+        (`np.asarray` of a JAX array shares its read-only buffer: `ValueError`).
         The functional form `x = x.at[i].set(v)` returns an updated copy (which XLA performs
         in place when it can). NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
         dict of arrays) are mutable and are not reported.
@@ -66,7 +72,17 @@ class InPlaceUpdate(Rule):
             out = m * 1.0
             out[jnp.arange(3), jnp.arange(3)] = 0.0  # JAX401
             out[:, 0] *= 2  # JAX401
+            m[..., 0] = 1.0  # JAX401
             return out
+        """,
+        """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def to_host(x):
+            host = np.asarray(jnp.tanh(x))
+            host[0] = 0.0  # JAX401
+            return host
         """,
     )
     good = (
@@ -123,9 +139,23 @@ class InPlaceUpdate(Rule):
             target = store.target
             if is_at_index(target) or store.kind not in ("assign", "augmented", "annotated", "unpacked"):
                 continue
-            if not arrays.is_array(target.value) or effects.expects_error(store.stmt):
+            if effects.expects_error(store.stmt):
                 continue
             base = module.source.segment(target.value)
+            if arrays.read_only_view(target.value):
+                report(
+                    target,
+                    f"`{base}` is `np.asarray` of a JAX array: a read-only view of JAX's buffer, and this "
+                    f"assignment raises `ValueError`; copy it with `np.array(...)` first",
+                )
+                continue
+            base_node = target.value
+            if not (
+                arrays.is_array(base_node)
+                or arrays.indexed_like_array(target)
+                or (isinstance(base_node, ast.Name) and arrays.used_as_array(base_node))
+            ):
+                continue
             fix = in_place_fix(module, store.stmt, target, target.value) if store.kind != "unpacked" else None
             report(
                 target,

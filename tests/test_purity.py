@@ -1,0 +1,456 @@
+"""Purity rules (JAX4xx) beyond their own examples: positive and negative cases, one module each.
+
+Each case marks the lines that must be reported inline (`# JAX4nn`); every other line of
+the case must stay quiet for every JAX4xx rule.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from jaxlint.linter import lint_source
+from jaxlint.rule import all_rules
+
+PURITY = {code for code in all_rules() if code.startswith("JAX4")}
+MARK = re.compile(r"#\s*(JAX4\d\d)\b")
+
+CASES = {
+    # ---- JAX401: in-place updates -----------------------------------------------------------
+    "inplace_loop_eager": """
+        import jax.numpy as jnp
+
+        def one_hot_counts(labels, k):
+            counts = jnp.zeros(k)
+            for y in labels:
+                counts[y] = counts[y] + 1  # JAX401
+            return counts
+        """,
+    "inplace_random_and_slices": """
+        import jax
+        import jax.numpy as jnp
+
+        def noisy(key):
+            x = jax.random.normal(key, (4, 4))
+            x[:2] *= 0.5  # JAX401
+            x[1:3, 0] -= 1.0  # JAX401
+            y = x.reshape(16)
+            y[0] = 0.0  # JAX401
+            return x, y
+        """,
+    "inplace_module_global": """
+        import jax.numpy as jnp
+
+        TABLE = jnp.zeros(8)
+
+        def mark(i):
+            TABLE[i] = 1.0  # JAX401
+        """,
+    "inplace_traced_ellipsis": """
+        import jax
+
+        @jax.jit
+        def clear_last(x):
+            x[..., -1] = 0.0  # JAX401
+            return x
+        """,
+    "inplace_traced_parameter_used_as_array": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def normalise(x, stats):
+            x[0] = 0.0  # JAX401
+            stats[0] = x.mean()  # a traced list or dict: not known to be an array
+            return x / jnp.linalg.norm(x), stats
+        """,
+    "inplace_annotated_parameter": """
+        import jax
+
+        def reset(x: jax.Array, i: int):
+            x[i] = 0.0  # JAX401
+            return x
+        """,
+    "inplace_numpy_quiet": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def build(n):
+            buf = np.zeros(n)
+            for i in range(n):
+                buf[i] = i
+            out = jnp.asarray(buf)
+            host = np.array(out)  # a copy: writable
+            host[0] = 1.0
+            return out, host
+        """,
+    "inplace_mixed_bindings_quiet": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def f(flag):
+            if flag:
+                x = jnp.zeros(3)
+            else:
+                x = np.zeros(3)
+            x[0] = 1.0  # may be NumPy: not known
+            return x
+        """,
+    "inplace_dict_and_list_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def sgd(params, grads, lr=0.1):
+            for k in params:
+                params[k] -= lr * grads[k]
+            layers = [jnp.ones(3), jnp.ones(3)]
+            layers[0] = jnp.zeros(3)
+            return params, layers
+
+        @jax.jit
+        def update(state, batch):
+            state["step"] = state["step"] + 1
+            state["hist"][0] = batch.mean()
+            return state
+        """,
+    "inplace_parameter_unknown_quiet": """
+        def fill(buffer, i, v):
+            buffer[i] = v  # unknown type
+            return buffer
+        """,
+    "inplace_attribute_mixed_quiet": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        class Buffer:
+            def __init__(self, n):
+                self.data = jnp.zeros(n)
+
+            def to_host(self):
+                self.data = np.asarray(self.data).copy()
+
+            def put(self, i, v):
+                self.data[i] = v  # NumPy after `to_host`: not known
+        """,
+    "inplace_pytest_raises_quiet": """
+        import pytest
+        import jax.numpy as jnp
+
+        def test_immutable():
+            x = jnp.zeros(3)
+            with pytest.raises(TypeError):
+                x[0] = 1.0
+        """,
+    # ---- JAX402 -------------------------------------------------------------------------------
+    "at_assign_attribute": """
+        import jax.numpy as jnp
+
+        class Grid:
+            def __init__(self):
+                self.cells = jnp.zeros((4, 4))
+
+            def set(self, i, j):
+                self.cells.at[i, j] = 1.0  # JAX402
+        """,
+    "at_assign_pandas_quiet": """
+        import pandas as pd
+
+        def tag(frame, i):
+            frame.at[i, "tag"] = "x"
+            return frame
+        """,
+    # ---- JAX403 -------------------------------------------------------------------------------
+    "discarded_updates": """
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        def step(params, grads, opt_state, x):
+            optimizer = optax.adam(1e-3)
+            optimizer.update(grads, opt_state, params)  # JAX403
+            optax.apply_updates(params, grads)  # JAX403
+            x.at[0].add(1.0)  # JAX403
+            jnp.nan_to_num(x)  # JAX403
+            return params
+        """,
+    "discarded_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def step(x, model, opt):
+            x = x.at[0].add(1.0)
+            jax.block_until_ready(x)
+            x.block_until_ready()
+            opt.update(model, x)  # not an Optax transformation: NNX optimisers update in place
+            jax.debug.print("{}", x)
+            return x
+
+        def test_smoke():
+            jnp.clip(jnp.ones(3), 0, 1)  # a test checks that this runs
+        """,
+    # ---- JAX404 -------------------------------------------------------------------------------
+    "print_variants": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def helper(v):
+            print("helper sees", v)  # JAX404
+            return v * 2
+
+        @jax.jit
+        def f(x):
+            print(f"x = {x}")  # JAX404
+            print("mean: {}".format(x.mean()))  # JAX404
+            print("sum: %s" % x.sum())  # JAX404
+            y = helper(x)
+            def body(i, acc):
+                print(i)  # JAX404
+                return acc + i
+            return lax.fori_loop(0, 3, body, y)
+
+        g = jax.jit(lambda x: print(x) or x)  # JAX404
+        """,
+    "print_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x):
+            print("tracing f for", x.shape, x.dtype, len(x))
+            print(f"compiling with ndim={x.ndim}")
+            return x
+
+        @jax.vmap
+        def g(x):
+            print("vmap runs the body on every call", x)
+            return x
+
+        def eager(x):
+            print("eager", x)
+            return jnp.sum(x)
+        """,
+    # ---- JAX405 -------------------------------------------------------------------------------
+    "logging_variants": """
+        import logging
+
+        import jax
+
+        logger = logging.getLogger(__name__)
+
+        @jax.jit
+        def f(x):
+            logging.info("x=%s", x)  # JAX405
+            logger.debug(f"norm {jax.numpy.linalg.norm(x)}")  # JAX405
+            logger.info("shape %s", x.shape)
+            return x
+        """,
+    # ---- JAX406 -------------------------------------------------------------------------------
+    "global_quiet_outside_jit": """
+        import jax
+
+        calls = 0
+
+        def count():
+            global calls
+            calls += 1
+
+        @jax.jit
+        def f(x):
+            return x + 1
+        """,
+    # ---- JAX407 -------------------------------------------------------------------------------
+    "outer_state_variants": """
+        import collections
+        import jax
+        import jax.numpy as jnp
+
+        cache = {}
+        history = collections.deque(maxlen=10)
+
+        class Stats:
+            pass
+
+        stats = Stats()
+
+        @jax.jit
+        def f(x):
+            y = jnp.sin(x)
+            cache["last"] = y  # JAX407
+            history.append(y)  # JAX407
+            stats.last = y  # JAX407
+            return y
+
+        def make_step():
+            losses = []
+
+            @jax.jit
+            def step(w):
+                loss = jnp.sum(w ** 2)
+                losses.append(loss)  # JAX407
+                return w - 0.1 * w
+
+            return step, losses
+        """,
+    "outer_state_scan_leak": """
+        import jax
+        import jax.numpy as jnp
+
+        def rollout(xs):
+            states = []
+
+            def body(c, x):
+                c = c + x
+                states.append(c)  # JAX407
+                return c, c
+
+            jax.lax.scan(body, 0.0, xs)
+            return states
+        """,
+    "outer_state_quiet": """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import io_callback
+
+        seen = []
+
+        def on_host(x):
+            seen.append(x)
+            return x
+
+        @jax.jit
+        def f(x, refs):
+            io_callback(on_host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            local = {}
+            local["x"] = x
+            refs[0] = x  # JAX408 (an argument, not an outer object)
+            return local["x"]
+
+        def kernel(x_ref, o_ref):
+            def body(i, c):
+                o_ref[i] = x_ref[i] * 2  # a kernel's reference argument
+                return c
+            jax.lax.fori_loop(0, 4, body, 0)
+        """,
+    # ---- JAX408 -------------------------------------------------------------------------------
+    "argument_mutation_quiet": """
+        import jax
+        from flax import nnx
+
+        @jax.jit
+        def step(state, x):
+            state["x"] = x
+            return state
+
+        @nnx.jit
+        def train(model, batch):
+            model.steps.value += 1
+            model.cache = batch
+        """,
+    # ---- JAX409 -------------------------------------------------------------------------------
+    "host_read_quiet_outside": """
+        import time
+
+        import jax
+
+        def timed(f, x):
+            start = time.perf_counter()
+            out = jax.jit(f)(x)
+            return out, time.perf_counter() - start
+        """,
+    # ---- JAX410 -------------------------------------------------------------------------------
+    "stale_global_main_block": """
+        import jax
+        import jax.numpy as jnp
+
+        LR = 0.1
+
+        @jax.jit
+        def update(w, g):
+            return w - LR * g  # JAX410
+
+        if __name__ == "__main__":
+            LR = 0.01
+            print(update(jnp.ones(2), jnp.ones(2)))
+        """,
+    "stale_global_quiet": """
+        import jax
+
+        SCALE = 2.0
+        SCALE = SCALE * 2  # both before the function: frozen value is the final one
+
+        @jax.jit
+        def f(x):
+            return x * SCALE
+        """,
+}
+
+
+def marked(source: str) -> set[tuple[int, str]]:
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_purity_case(name):
+    source = textwrap.dedent(CASES[name])
+    found = {(f.start.row, f.code) for f in lint_source(source, f"{name}.py", PURITY)}
+    assert found == marked(source)
+
+
+def test_print_fix_is_offered_and_unsafe():
+    source = textwrap.dedent(
+        """
+        import jax
+
+        @jax.jit
+        def f(x):
+            print("x", x)
+            return x
+        """
+    )
+    (finding,) = lint_source(source, "a.py", {"JAX404"})
+    assert finding.fix is not None and finding.fix.applicability == "unsafe"
+    assert finding.fix.edits[0].content == 'jax.debug.print("x {}", x)'
+
+
+def test_in_place_fix_safety_depends_on_the_binding():
+    source = textwrap.dedent(
+        """
+        import jax.numpy as jnp
+
+        X = jnp.zeros(3)
+
+        def local():
+            x = jnp.zeros(3)
+            x[0] = 1.0
+
+        def parameter(x: "jax.Array"):
+            x[0] = 1.0
+
+        def global_name():
+            X[0] = 1.0
+        """
+    )
+    fixes = {f.start.row: f.fix for f in lint_source(source, "a.py", {"JAX401"})}
+    assert fixes[8].applicability == "safe"
+    assert 14 not in fixes or fixes[14] is None or fixes[14].applicability == "unsafe"
+    assert fixes[14] is None  # a global: rebinding it would make it local
+
+
+def test_messages_name_the_object():
+    source = textwrap.dedent(
+        """
+        import jax
+
+        captured = []
+
+        @jax.jit
+        def f(x):
+            captured.append(x)
+            return x
+        """
+    )
+    (finding,) = lint_source(source, "a.py", {"JAX407"})
+    assert "`captured`" in finding.message and "tracer" in finding.message

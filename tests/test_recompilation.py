@@ -1,0 +1,347 @@
+"""Recompilation rules (JAX5xx) beyond their own examples: positive and negative cases, and options.
+
+Each case marks the lines that must be reported inline (`# JAX5nn`); every other line must
+stay quiet for every JAX5xx rule.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from jaxlint.linter import lint_source
+from jaxlint.rule import all_rules
+
+RECOMPILATION = {code for code in all_rules() if code.startswith("JAX5")}
+MARK = re.compile(r"#\s*(JAX5\d\d)\b")
+
+CASES = {
+    # ---- JAX501 -------------------------------------------------------------------------------
+    "growing_list_stack": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def summarize(history):
+            return history.mean(axis=0)
+
+        def run(xs):
+            history = []
+            for x in xs:
+                history.append(x)
+                summarize(jnp.stack(history))  # JAX501
+        """,
+    "growing_append_and_vstack": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def score(buf):
+            return buf.sum()
+
+        def run(rows):
+            buf = jnp.zeros((0, 3))
+            seq = jnp.zeros(0)
+            tokens = [0]
+            for row in rows:
+                buf = jnp.vstack([buf, row])
+                seq = jnp.append(seq, 1.0)
+                tokens = tokens + [1]
+                score(buf)  # JAX501
+                score(seq)  # JAX501
+                score(jnp.asarray(tokens))  # JAX501
+        """,
+    "prefix_and_suffix_slices": """
+        import jax
+
+        @jax.jit
+        def fit(h):
+            return h.mean()
+
+        def walk(series, bounds):
+            for t in range(3, len(series)):
+                fit(series[:t])  # JAX501
+                fit(series[t:])  # JAX501
+                fit(series[-t:])  # JAX501
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                fit(series[lo:hi])  # JAX501
+        """,
+    "size_sweep_quiet": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def energy(x):
+            return jnp.sum(x ** 2)
+
+        def benchmark(key):
+            # a deliberate sweep over problem sizes: one compilation per size is the point
+            for n in (8, 16, 24, 32):
+                key, sub = jax.random.split(key)
+                x = jax.random.normal(sub, (n, 3))
+                energy(x)
+                energy(np.random.rand(n, 2))
+                energy(jnp.zeros(n))
+        """,
+    "ragged_lists": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def encode(ids):
+            return ids.sum()
+
+        SENTENCES = [[1, 2, 3], [4, 5], [6, 7, 8, 9]]
+
+        def embed_all():
+            rng = np.random.default_rng(0)
+            lengths = rng.integers(5, 50, size=8)
+            docs = [rng.normal(size=(n, 4)) for n in lengths]
+            for doc in docs:
+                encode(doc)  # JAX501
+            for s in SENTENCES:
+                encode(jnp.array(s))  # JAX501
+            for i, doc in enumerate(docs):
+                encode(doc.astype(np.float32))  # JAX501
+        """,
+    "jitted_method": """
+        import jax
+        import jax.numpy as jnp
+        from functools import partial
+
+        class Model:
+            @partial(jax.jit, static_argnums=0)
+            def predict(self, x):
+                return x.sum()
+
+            def run(self, series):
+                for t in range(1, len(series)):
+                    self.predict(series[:t])  # JAX501
+        """,
+    "fixed_shapes_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(w, xb):
+            return w - 0.1 * xb.mean()
+
+        def train(w, x, bs, n_batches):
+            for epoch in range(3):
+                perm = jnp.arange(x.shape[0])
+                for i in range(0, x.shape[0] - bs + 1, bs):
+                    w = step(w, x[i:i + bs])
+                for k in range(n_batches):
+                    w = step(w, x[k * bs:(k + 1) * bs])
+                    w = step(w, x[perm[k * bs:(k + 1) * bs]])
+                for i in range(0, x.shape[0], bs):
+                    n = min(bs, x.shape[0] - i)
+                    w = step(w, x[i:i + n])
+            return w
+
+        def loop_values(w, x):
+            for scale in (0.1, 0.2, 0.3):
+                w = step(w, x * scale)
+                x = x + 1.0  # rebound, same shape
+                w = step(w, jax.random.normal(jax.random.key(0), x.shape))
+            return w
+        """,
+    "padded_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        MAX_LEN = 32
+
+        @jax.jit
+        def encode(ids, mask):
+            return (ids * mask).sum()
+
+        def pad(seq):
+            out = jnp.zeros(MAX_LEN, jnp.int32)
+            return out.at[: len(seq)].set(jnp.array(seq)), jnp.arange(MAX_LEN) < len(seq)
+
+        def run(sentences):
+            for s in sentences:
+                ids, mask = pad(s)
+                encode(ids, mask)
+        """,
+    "grad_without_jit_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def loss(w, x):
+            return jnp.sum(x @ w)
+
+        def run(w, xs):
+            g = jax.grad(loss)
+            for t in range(1, 5):
+                w = w - g(w, xs[:t])  # no compilation cache under plain grad
+            return w
+        """,
+    # ---- JAX502 -------------------------------------------------------------------------------
+    "jit_rebuilt_variants": """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        def loss(w, x):
+            return jnp.sum((x @ w) ** 2)
+
+        class Trainer:
+            def apply(self, w, x):
+                return x @ w
+
+            def eval_all(self, w, xs):
+                return [jax.jit(self.apply)(w, x) for x in xs]  # JAX502
+
+        def per_call(w, x):
+            step = jax.jit(lambda w: w - 0.1 * jax.grad(loss)(w, x))  # JAX502
+            return step(w)
+
+        def vmapped(w, xs):
+            return jax.jit(jax.vmap(partial(loss, w)))(xs)  # JAX502
+
+        def main(w, data):
+            trainer = Trainer()
+            for x in data:
+                w = per_call(w, x)
+                vmapped(w, data)
+            trainer.eval_all(w, data)
+        """,
+    "jit_rebuilt_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def loss(w, x):
+            return jnp.sum((x @ w) ** 2)
+
+        _CACHE = {}
+
+        def cached(n):
+            if n not in _CACHE:
+                _CACHE[n] = jax.jit(lambda x: x * n)
+            return _CACHE[n]
+
+        def run(w, xs):
+            for x in xs:
+                jax.jit(loss)(w, x)
+                cached(3)(x)
+            return w
+
+        def init(model, key, x):
+            return jax.jit(model.init)(key, x)  # called once
+
+        @jax.jit
+        def outer(x):
+            inner = jax.jit(lambda y: y * 2)  # traced once with outer
+            return inner(x)
+
+        def main(xs):
+            for x in xs:
+                outer(x)
+        """,
+    # ---- JAX503 -------------------------------------------------------------------------------
+    "unrolled_variants": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        N = 10 ** 3
+
+        @jax.jit
+        def f(x):
+            for i in range(N):  # JAX503
+                x = x * 0.99
+            for i in range(0, 2000, 10):  # JAX503
+                x = x + i
+            return x
+
+        def g(x):
+            def body(c, t):
+                for _ in range(500):  # JAX503
+                    c = c + t
+                return c, c
+            return lax.scan(body, x, jnp.arange(3))
+        """,
+    "unrolled_quiet": """
+        import jax
+
+        @jax.jit
+        def f(x, n):
+            for i in range(n):  # not a constant
+                x = x + 1
+            for i in range(10):
+                x = x * 2
+            return x
+
+        @jax.vmap
+        def g(x):
+            for i in range(1000):  # vmap: traced once per call, nothing is compiled
+                x = x + 1
+            return x
+        """,
+}
+
+
+def marked(source: str) -> set[tuple[int, str]]:
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_recompilation_case(name):
+    source = textwrap.dedent(CASES[name])
+    found = {(f.start.row, f.code) for f in lint_source(source, f"{name}.py", RECOMPILATION)}
+    assert found == marked(source)
+
+
+UNROLLED = textwrap.dedent(
+    """
+    import jax
+
+    @jax.jit
+    def f(x):
+        for i in range(300):
+            x = x + i
+        return x
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "options,expected",
+    [({}, 1), ({"unroll-threshold": 500}, 0), ({"unroll-threshold": 50}, 1), ({"unroll-threshold": "bad"}, 1)],
+)
+def test_unroll_threshold_option(options, expected):
+    assert len(lint_source(UNROLLED, "a.py", {"JAX503"}, options)) == expected
+
+
+def test_unroll_threshold_from_configuration(cli, make_files):
+    make_files({"a.py": UNROLLED, "pyproject.toml": "[tool.jaxlint.options]\nunroll-threshold = 1000\n"})
+    assert cli("check", "--select", "JAX503").code == 0
+    make_files({"pyproject.toml": "[tool.jaxlint.options]\nunroll-threshold = 200\n"})
+    assert cli("check", "--select", "JAX503", "--no-cache").code == 1
+
+
+def test_unbucketed_message_names_the_argument():
+    source = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(tokens):
+            return tokens.sum()
+
+        def gen(tokens):
+            for _ in range(5):
+                f(tokens)
+                tokens = jnp.concatenate([tokens, tokens[-1:]])
+        """
+    )
+    (finding,) = lint_source(source, "a.py", {"JAX501"})
+    assert "`tokens`" in finding.message and "grows" in finding.message and "bucket" in finding.message
