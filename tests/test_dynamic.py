@@ -374,3 +374,35 @@ def test_missing_file_keeps_its_finding(tmp_path):
     ghost = Finding("JAX101", "x", "m", str(tmp_path / "gone" / "ghost.py"), Position(3, 1), Position(3, 2))
     [out] = confirm([ghost], backend="cpu", timeout=20, settings={}, show_progress=False)
     assert out.code == "JAX101" and out.confirmation["status"] == "inconclusive"
+
+
+def test_recompiles_without_static_arguments_are_not_a_jit_argument_problem(tmp_path):
+    """A closure rebuilt per call recompiles (a recompilation bug), but no static argument is involved."""
+    from jaxlint.dynamic import confirm
+
+    path = tmp_path / "closure.py"
+    path.write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+
+
+        def metrics(x):
+            @jax.jit  # expect: JAX501 confirmed compiled
+            def inner(x):
+                return x.sum()
+            return inner(x)
+
+
+        def main():
+            for _ in range(4):
+                metrics(jnp.ones(3))
+
+
+        if __name__ == "__main__":
+            main()
+    ''').lstrip())
+    [(finding, status, words)] = expectations(path)
+    as_jit_argument = finding.with_(code="JAX301")
+    out = confirm([finding, as_jit_argument], backend="cpu", timeout=60, settings={}, show_progress=False)
+    assert out[0].confirmation["status"] == "confirmed", out[0].confirmation["detail"]
+    assert out[1].confirmation["status"] == "not-reproduced", out[1].confirmation["detail"]

@@ -13,7 +13,7 @@ from jaxlint.dynamic.runs import Failure, Run, unwrap_codes
 CONFIRMED, NOT_REPRODUCED, INCONCLUSIVE = "confirmed", "not-reproduced", "inconclusive"
 TRACER_ERRORS = {
     "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-    "TracerArrayConversionError", "NonConcreteBooleanIndexError", "UnexpectedTracerError",
+    "TracerArrayConversionError", "NonConcreteBooleanIndexError",
 }
 TRACER_WORDS = re.compile(r"Traced<|tracer|concrete value|abstract value", re.I)
 JIT_ARG_WORDS = re.compile(r"static_arg|argnums|argnames|hashable|abstract array|not a valid JAX type", re.I)
@@ -104,7 +104,7 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     if not run.faithful and run.entry_key in t.declared and run.calls and not run.failure:
         return _say(INCONCLUSIVE, run, "the calls succeeded, but synthesized arguments cannot show how the "
                                        "program's own arguments behave")
-    return _recompiles(t, run)
+    return _recompiles(t, run, static_only=True)
 
 
 def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
@@ -210,8 +210,9 @@ def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]
     return None, ""
 
 
-def _recompiles(t: Target, run: Run) -> Verdict | None:
-    """The compile count of a jitted function called from the finding's line, or declared there."""
+def _recompiles(t: Target, run: Run, static_only: bool = False) -> Verdict | None:
+    """The compile count of a jitted function called from the finding's line, or declared there
+    (with `static_only`, only functions compiled with static arguments, whose values key the cache)."""
     if not run.faithful:
         return None
     rec = run.rec
@@ -223,7 +224,7 @@ def _recompiles(t: Target, run: Run) -> Verdict | None:
     for (name, site), n in sorted(groups.items(), key=lambda g: -g[1]):
         calls = _site_calls(t, run, site)
         where = f"in {_calls(calls)} from line {site[1]}" if site else f"in {_calls(calls)}"
-        if n >= MIN_RECOMPILES and 2 * n > calls:
+        if n >= MIN_RECOMPILES and 2 * n > calls and (not static_only or t.source.has_static_arguments(name)):
             return _say(CONFIRMED, run, f"JAX compiled {name} {_times(n)} {where}")
         seen.append(f"{name} {_times(n)} {where}")
     stopped = f", then the run stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
@@ -368,6 +369,9 @@ def _site_calls(t: Target, run: Run, site: tuple | None) -> int:
 
 
 def _is_tracer_error(f: Failure) -> bool:
+    """A concrete value was needed where a tracer was (not a tracer leaking out: that is purity)."""
+    if "UnexpectedTracerError" in f.classes or re.search(r"\bleak|escape", f.text):
+        return False
     if TRACER_ERRORS & set(f.classes):
         return True
     return f.type in ("IndexError", "TypeError", "ValueError") and bool(

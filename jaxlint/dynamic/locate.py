@@ -142,6 +142,19 @@ class Source:
                 exprs = [stmt.value]
         return _options_in(exprs)
 
+    def has_static_arguments(self, func_name: str) -> bool:
+        """Whether a function of that name is jit-compiled with static arguments, by decorator or wrapper."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, FUNCS) and node.name == func_name:
+                opts = self.decorator_options(node)
+                if opts.static_argnums or opts.static_argnames:
+                    return True
+            if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == func_name for a in node.args):
+                opts = _options_in([node])
+                if opts.static_argnums or opts.static_argnames:
+                    return True
+        return False
+
     def decorator_options(self, node: ast.AST) -> JitOptions:
         """Options of a def's own decorators (a method, or a function defined inside another)."""
         return _options_in(list(getattr(node, "decorator_list", [])))
