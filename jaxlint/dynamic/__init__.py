@@ -4,9 +4,10 @@ Each file with findings gets one worker subprocess (several run in parallel) wit
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
 does not run at import), then for each finding:
 
-1. probes the callable that contains the finding's line (its jit wrapper when it has one, or a
-   method of an instance built for the purpose, then module functions that call it), calling it
-   twice with synthesized arguments;
+1. probes the callable that contains the finding's line (its jit wrapper when it has one, a
+   method of an instance built for the purpose, a module-level lambda, the function a factory
+   returns, then module functions that call it), calling it twice with synthesized arguments;
+   callables behind wrappers it does not know, or with computed static options, are left to step 2;
 2. runs the program's own entry point: the `__main__` block, or a `main()` needing no arguments;
 
 all under line-level instrumentation (which lines ran, which ran while JAX traced, compile

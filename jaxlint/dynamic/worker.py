@@ -67,8 +67,8 @@ class Case:
             if v.status == CONFIRMED:
                 return v
         negative = [(v, faithful) for v, faithful in self.verdicts if v.status == NOT_REPRODUCED]
-        if negative:
-            return max(negative, key=lambda p: p[1])[0]
+        if negative:  # the user's own program speaks loudest, and its latest run most
+            return max(reversed(negative), key=lambda p: p[1])[0]
         reasons: dict[str, str] = {}
         for v, _ in self.verdicts:  # one reason per event, whichever run showed it first
             reasons.setdefault(v.detail.rsplit(" (", 1)[0], v.detail)
@@ -111,9 +111,11 @@ class Worker:
 
     def guard(self, case: Case, step) -> None:
         """Run one step for a finding; a failure of the check itself only affects that finding."""
+        from jaxlint.dynamic.runs import RunTimeout
+
         try:
             step(case)
-        except Exception as exc:  # noqa: BLE001 - reported as this finding's verdict
+        except (Exception, RunTimeout) as exc:  # noqa: BLE001 - reported as this finding's verdict
             case.add(Verdict(INCONCLUSIVE, f"the dynamic check failed: {type(exc).__name__}: {exc}"), False)
 
     def import_pass(self, case: Case) -> None:
