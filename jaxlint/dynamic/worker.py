@@ -214,7 +214,9 @@ def main(argv: list[str]) -> None:
 
         results.backend = jax.default_backend()
     except Exception as exc:  # noqa: BLE001 - no JAX, or the requested backend is missing
-        _give_up(request, results, f"JAX could not start: {type(exc).__name__}: {exc}")
+        platforms = os.environ.get("JAX_PLATFORMS")
+        wanted = f" with JAX_PLATFORMS={platforms} (is that backend installed?)" if platforms else ""
+        _give_up(request, results, f"JAX could not start{wanted}: {type(exc).__name__}: {exc}".rstrip(": "))
     from jaxlint.dynamic.recorder import install_hooks
 
     _prepare(request)
