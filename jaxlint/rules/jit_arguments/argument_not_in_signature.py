@@ -1,7 +1,7 @@
 """JAX301: `static_argnums`/`static_argnames`/`donate_argnums`/`donate_argnames` that name no parameter."""
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _spec
+from jaxlint.analysis import jit_signature
 
 
 @register
@@ -128,11 +128,11 @@ class JitArgumentNotInSignature(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     def check(self, module, report):
-        for root in _spec.plain_jits(module):
-            sig = _spec.signature(root)
-            label = _spec.function_label(root.node)
+        for root in jit_signature.plain_jits(module):
+            sig = jit_signature.signature(root)
+            label = jit_signature.function_label(root.node)
             for kind in ("static", "donate"):
-                for entry in _spec.entries(root, f"{kind}_argnums"):
+                for entry in jit_signature.entries(root, f"{kind}_argnums"):
                     n = len(sig.positional)
                     if sig.vararg is None and not -n <= entry.value < n:
                         report(
@@ -141,7 +141,7 @@ class JitArgumentNotInSignature(Rule):
                             f"{n} positional parameter{'s' if n != 1 else ''}: JAX raises `ValueError` "
                             "when it jits the function",
                         )
-                for entry in _spec.entries(root, f"{kind}_argnames"):
+                for entry in jit_signature.entries(root, f"{kind}_argnames"):
                     name = entry.value
                     if name == sig.kwarg and kind == "static" and name not in sig.positional and name not in sig.keyword_only:
                         report(
@@ -179,10 +179,10 @@ def _names(root, sig, kind):
     keywords = root.transforms[0].keywords
     found = {}
     if f"{kind}_argnames" in keywords:
-        for entry in _spec.entries(root, f"{kind}_argnames"):
+        for entry in jit_signature.entries(root, f"{kind}_argnames"):
             found.setdefault(entry.value, entry)
         return found
-    for entry in _spec.entries(root, f"{kind}_argnums"):
+    for entry in jit_signature.entries(root, f"{kind}_argnums"):
         n = len(sig.positional)
         if -n <= entry.value < n:
             name = sig.positional[entry.value]

@@ -3,7 +3,7 @@
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _spec
+from jaxlint.analysis import jit_signature
 
 
 @register
@@ -87,8 +87,8 @@ class BufferDonatedTwice(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
 
     def check(self, module, report):
-        plain = {id(root): root for root in _spec.plain_jits(module)}
-        donors = {key: _spec.designated(root, "donate") for key, root in plain.items()}
+        plain = {id(root): root for root in jit_signature.plain_jits(module)}
+        donors = {key: jit_signature.designated(root, "donate") for key, root in plain.items()}
         if not any(donors.values()):
             return
         for site in module.call_sites:
@@ -96,12 +96,12 @@ class BufferDonatedTwice(Rule):
             if not donated:
                 continue
             root = site.target
-            method_call = _spec.is_method_call(site.call, root, module)
-            sig = _spec.signature(root)
+            method_call = jit_signature.is_method_call(site.call, root, module)
+            sig = jit_signature.signature(root)
             params = sig.positional[1:] if method_call else sig.positional
             passed = []
             for param in [*params, *sig.keyword_only]:
-                arg = _spec.argument(site.call, root, param, method_call)
+                arg = jit_signature.argument(site.call, root, param, method_call)
                 if arg is not None:
                     passed.append((param, arg, _path(arg)))
             for i, (param, arg, path) in enumerate(passed):

@@ -3,7 +3,7 @@
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _reads, _spec
+from jaxlint.analysis import jit_signature, reads
 
 _HOST_VALUES = ("numpy.", "builtins.")
 
@@ -113,8 +113,8 @@ class DonatedArgumentReused(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
 
     def check(self, module, report):
-        plain = {id(root): root for root in _spec.plain_jits(module)}
-        donors = {key: _spec.designated(root, "donate") for key, root in plain.items()}
+        plain = {id(root): root for root in jit_signature.plain_jits(module)}
+        donors = {key: jit_signature.designated(root, "donate") for key, root in plain.items()}
         if not any(donors.values()):
             return
         for site in module.call_sites:
@@ -122,15 +122,15 @@ class DonatedArgumentReused(Rule):
             if not donated:
                 continue
             owner = site.function if site.function is not None else module.tree
-            method_call = _spec.is_method_call(site.call, site.target, module)
+            method_call = jit_signature.is_method_call(site.call, site.target, module)
             for param in donated:
-                arg = _spec.argument(site.call, site.target, param, method_call)
+                arg = jit_signature.argument(site.call, site.target, param, method_call)
                 if not isinstance(arg, ast.Name) or _host_value(arg, module):
                     continue
-                read = _reads.later_read(owner, arg.id, site.call)
+                read = reads.later_read(owner, arg.id, site.call)
                 if read is None:
                     continue
-                label = _spec.function_label(site.target.node)
+                label = jit_signature.function_label(site.target.node)
                 if read.next_iteration is not None:
                     report(
                         read.node,

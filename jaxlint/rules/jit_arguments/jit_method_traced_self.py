@@ -3,7 +3,7 @@
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _spec
+from jaxlint.analysis import jit_signature
 
 # Class decorators and registration calls that make instances pytrees (or static).
 _PYTREE_DECORATORS = frozenset({
@@ -168,7 +168,7 @@ class JitMethodTracedSelf(Rule):
 
     def check(self, module, report):
         registered = None
-        for root in _spec.plain_jits(module):
+        for root in jit_signature.plain_jits(module):
             fn = root.node
             cls = module.names.parent_class.get(id(fn))
             if cls is None or root.bound_positional or not any(root.site is d for d in fn.decorator_list):
@@ -178,9 +178,9 @@ class JitMethodTracedSelf(Rule):
                 continue
             if any(_decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list):
                 continue
-            if "self" in _spec.designated(root, "static"):
+            if "self" in jit_signature.designated(root, "static"):
                 continue
-            if not _spec.option_is_literal(root, "static_argnums") or not _spec.option_is_literal(root, "static_argnames"):
+            if not jit_signature.option_is_literal(root, "static_argnums") or not jit_signature.option_is_literal(root, "static_argnames"):
                 continue
             if registered is None:
                 registered = _registered_classes(module)

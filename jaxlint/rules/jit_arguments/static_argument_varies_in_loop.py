@@ -3,7 +3,7 @@
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _spec
+from jaxlint.analysis import jit_signature
 
 _NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
 
@@ -173,17 +173,17 @@ class StaticArgumentVariesInLoop(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     def check(self, module, report):
-        plain = {id(root) for root in _spec.plain_jits(module)}
+        plain = {id(root) for root in jit_signature.plain_jits(module)}
         if not plain:
             return
         for site in module.call_sites:
             if not site.loops or id(site.target) not in plain:
                 continue
             root = site.target
-            static = _spec.designated(root, "static")
-            method_call = _spec.is_method_call(site.call, root, module)
+            static = jit_signature.designated(root, "static")
+            method_call = jit_signature.is_method_call(site.call, root, module)
             for name in static:
-                arg = _spec.argument(site.call, root, name, method_call)
+                arg = jit_signature.argument(site.call, root, name, method_call)
                 if arg is None:
                     continue
                 for loop in reversed(site.loops):
@@ -193,7 +193,7 @@ class StaticArgumentVariesInLoop(Rule):
                     if why:
                         report(
                             arg,
-                            f"static argument `{name}` of {_spec.function_label(root.node)} is {why}: "
+                            f"static argument `{name}` of {jit_signature.function_label(root.node)} is {why}: "
                             f"every iteration of the loop on line {loop.lineno} compiles it again; pass "
                             "it as a traced argument (drop it from `static_argnums`/`static_argnames`), or, "
                             "if it must stay static, round it to a few values",

@@ -4,7 +4,7 @@ import ast
 
 from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import _spec
+from jaxlint.analysis import jit_signature
 
 _ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
 _CONTAINER_ANNOTATIONS = {
@@ -193,8 +193,8 @@ class UnhashableStaticArgument(Rule):
 
     def check(self, module, report):
         sites = None
-        for root in _spec.plain_jits(module):
-            static = _spec.designated(root, "static")
+        for root in jit_signature.plain_jits(module):
+            static = jit_signature.designated(root, "static")
             if not static:
                 continue
             if sites is None:
@@ -279,7 +279,7 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
     for site in sites:
         if site.target is not root:
             continue
-        arg = _spec.argument(site.call, root, name, _spec.is_method_call(site.call, root, module))
+        arg = jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
         if arg is None:
             continue
         kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
