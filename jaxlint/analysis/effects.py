@@ -292,6 +292,14 @@ class Effects:
                 method = self._instance_call_method(arg, scope)
                 if method is not None:
                     found.append((method, ctx))
+        # `m(x)` inside traced code, `m` an instance of a module class: its `__call__` is traced too
+        for fn, ctx in self.module.traced_functions():
+            for node in self.module.body(fn):
+                if type(node) is ast.Call and type(node.func) is ast.Name:
+                    scope = names.read_scope.get(id(node.func))
+                    method = self._instance_call_method(node.func, scope) if scope is not None else None
+                    if method is not None and method is not fn:
+                        found.append((method, ctx))
         return found
 
     def module_short_names(self, qualified) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
 from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity.edits import in_place_fix
+from jaxlint.rules.purity.edits import in_place_fix, text
 
 _DATAFRAME_LIBRARIES = ("pandas", "modin", "databricks.koalas", "pyspark.pandas")
 
@@ -93,7 +93,7 @@ class AtItemAssignment(Rule):
                 continue
             if effects.expects_error(store.stmt):
                 continue
-            base = module.source.segment(array)
+            base = text(module, array)
             fix = in_place_fix(module, store.stmt, target, array) if store.kind != "unpacked" else None
             report(
                 target,

@@ -18,6 +18,20 @@ if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
 
+def text(module: "ModuleFacts", node: ast.AST) -> str:
+    """The source text of a node (`ast.get_source_segment` re-splits the whole file on every call)."""
+    lines = module.source.lines
+    first, last = node.lineno, node.end_lineno or node.lineno
+    if not 0 < first <= last <= len(lines) or node.end_col_offset is None:
+        return ""
+    if first == last:
+        return lines[first - 1].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+    parts = [lines[first - 1].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")]
+    parts.extend(lines[first:last - 1])
+    parts.append(lines[last - 1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
 def rebinding_applicability(module: "ModuleFacts", name: ast.Name) -> str | None:
     """How safe it is to rebind `name` where it is read: "safe", "unsafe" (a parameter: the
     caller will not see the new value), or None (bound in an enclosing scope: rebinding
@@ -41,12 +55,12 @@ def functional_update(
     if applicability is None or isinstance(value, (ast.Starred, ast.Yield, ast.YieldFrom, ast.Await)):
         return None
     source = module.source
-    whole = source.segment(index)
-    base = source.segment(index.value)
+    whole = text(module, index)
+    base = text(module, index.value)
     if not whole or not base or not whole.startswith(base):
         return None
     brackets = whole[len(base):]
-    argument = source.segment(value)
+    argument = text(module, value)
     if not argument:
         return None
     if isinstance(value, ast.Tuple):
@@ -128,7 +142,7 @@ def debug_print(module: "ModuleFacts", call: ast.Call, shows_traced) -> Fix | No
             if not _runtime_value(arg):
                 return None
             arguments.append([("field", "")])
-            runtime.append(source.segment(arg) or ast.unparse(arg))
+            runtime.append(text(module, arg) or ast.unparse(arg))
         elif _brace_free(arg):
             arguments.append([("static", ast.unparse(arg))])
         else:

@@ -3,7 +3,7 @@
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity.edits import in_place_fix
+from jaxlint.rules.purity.edits import in_place_fix, text
 from jaxlint.analysis.arrays import is_at_index
 
 
@@ -141,7 +141,7 @@ class InPlaceUpdate(Rule):
                 continue
             if effects.expects_error(store.stmt):
                 continue
-            base = module.source.segment(target.value)
+            base = text(module, target.value)
             if arrays.read_only_view(target.value):
                 report(
                     target,

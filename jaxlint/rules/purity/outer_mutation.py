@@ -5,7 +5,11 @@ import ast
 from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 
-_WHERE = {"module": "a module-level object", "closure": "an object from the enclosing function", "self": "`self`"}
+_WHERE = {
+    "module": "`{name}`, a module-level object",
+    "closure": "`{name}`, an object of the enclosing function",
+    "self": "the Python object `{name}`",
+}
 
 
 @register
@@ -182,16 +186,16 @@ class OuterMutation(Rule):
                 leaked = any(module.is_traced(v) for v in values)
                 if not ctx.staged and not leaked:
                     continue
-                what = _WHERE[outer.where]
+                what = _WHERE[outer.where].format(name=outer.root.id)
                 if leaked:
                     message = (
-                        f"Traced code stores a traced value in {what} (`{outer.root.id}`): the write happens "
-                        "once, while tracing, and leaks a tracer; return the value instead"
+                        f"Traced code stores a traced value in {what}: the write happens once, while tracing, "
+                        "and leaks a tracer; return the value instead"
                     )
                 else:
                     message = (
-                        f"Traced code mutates {what} (`{outer.root.id}`): the write happens once, while tracing, "
-                        "not on every call; return the new state instead"
+                        f"Traced code mutates {what}: the write happens once, while tracing, not on every call; "
+                        "return the new state instead"
                     )
                 report(node, message)
 
