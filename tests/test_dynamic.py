@@ -334,24 +334,35 @@ def test_non_python_and_linter_findings_are_inconclusive(tmp_path):
 
 
 def test_factory_from_settings_supplies_arguments(tmp_path):
-    """A declared factory's arguments reach the probe (names alone would give the wrong kind)."""
+    """A declared factory's arguments reach the probe (nothing else can build a Config)."""
     from jaxlint.dynamic import confirm
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     (tmp_path / "model.py").write_text(textwrap.dedent('''
+        from functools import partial
+
         import jax
 
-        @jax.jit
-        def forward(params, x):
-            if params["scale"] > 0:  # expect: JAX101 confirmed TracerBoolConversionError
-                return x * params["scale"]
-            return x
+
+        class Config:
+            def __init__(self, limit):
+                self.limit = limit
+
+
+        @partial(jax.jit, static_argnums=0)
+        def forward(cfg: Config, x):
+            if x.sum() > cfg.limit:  # expect: JAX101 confirmed TracerBoolConversionError
+                return x
+            return -x
     ''').lstrip())
     (tmp_path / "factories.py").write_text(textwrap.dedent('''
         import jax.numpy as jnp
 
+        from model import Config
+
+
         def forward_args():
-            return ({"scale": jnp.float32(2.0)}, jnp.ones(3)), {}
+            return (Config(2.0), jnp.ones(3)), {}
     ''').lstrip())
     [(finding, status, words)] = expectations(tmp_path / "model.py")
     settings = {"model:forward": "factories:forward_args"}

@@ -158,3 +158,35 @@ def test_unknown_wrappers_and_computed_options_are_opaque(tmp_path):
     assert source.jit_options("b_jit").opaque
     assert not source.jit_options("c_jit").opaque and source.jit_options("c_jit").is_jit
     assert source.jit_options("d_jit").opaque
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+def test_containers_are_shaped_by_how_the_body_reads_them():
+    from jaxlint.dynamic.arguments import Synthesizer
+
+    func = ast.parse(textwrap.dedent('''
+        def loss(params, batch, pair):
+            x, y = pair
+            h = batch["x"] @ params["dense"]["w"] + params["dense"]["b"]
+            return ((h - batch["labels"]) ** 2).mean()
+    ''')).body[0]
+    (params, batch, pair), _ = Synthesizer(0, typed_keys=False).for_def(func, set())
+    assert set(params) == {"dense"} and set(params["dense"]) == {"w", "b"}
+    assert set(batch) == {"x", "labels"} and str(batch["labels"].dtype) == "int32"
+    assert isinstance(pair, tuple) and len(pair) == 2
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+def test_containers_follow_arguments_into_called_functions():
+    from jaxlint.dynamic.arguments import Synthesizer
+
+    module = ast.parse(textwrap.dedent('''
+        def loss(p, b):
+            return ((b["x"] @ p["w"]) ** 2).mean()
+
+        def step(params, batch):
+            return jax.grad(loss)(params, batch)
+    '''))
+    defs = {n.name: n for n in module.body}
+    (params, batch), _ = Synthesizer(0, typed_keys=False, resolve=defs.get).for_def(defs["step"], set())
+    assert set(params) == {"w"} and set(batch) == {"x"}

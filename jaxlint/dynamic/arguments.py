@@ -64,11 +64,12 @@ def from_factory(settings: dict, names: list[str]):
 class Synthesizer:
     """Builds small, consistent arguments: jaxtyping dimension names get one size across parameters."""
 
-    def __init__(self, profile: int, typed_keys: bool):
+    def __init__(self, profile: int, typed_keys: bool, resolve=None):
         import jax
         import jax.numpy as jnp
 
         self.jax, self.jnp = jax, jnp
+        self.resolve = resolve  # name -> module-level def, to see how callees use the arguments
         self.shape = SHAPES[profile]
         self.typed_keys = typed_keys
         self.dims: dict[str, int] = {}
@@ -78,10 +79,10 @@ class Synthesizer:
         a = node.args
         positional = (a.posonlyargs + a.args)[skip:]
         required = positional[: max(0, len(positional) - len(a.defaults))]
-        notes = annotations_of(node)
-        args = [self.value(p.arg, notes.get(p.arg), p.arg in static) for p in required]
+        notes, uses = annotations_of(node), usage_of(node, self.resolve)
+        args = [self.value(p.arg, notes.get(p.arg), p.arg in static, uses.get(p.arg)) for p in required]
         kwargs = {
-            p.arg: self.value(p.arg, notes.get(p.arg), p.arg in static)
+            p.arg: self.value(p.arg, notes.get(p.arg), p.arg in static, uses.get(p.arg))
             for p, default in zip(a.kwonlyargs, a.kw_defaults) if default is None
         }
         return args, kwargs
@@ -99,8 +100,10 @@ class Synthesizer:
                 args.append(value)
         return args, kwargs
 
-    def value(self, name: str, annotation: ast.AST | None, static: bool):
+    def value(self, name: str, annotation: ast.AST | None, static: bool, use=None):
         value = self.from_annotation(annotation) if annotation is not None else None
+        if value is None and use is not None:
+            value = self.from_usage(use)
         if value is None:
             value = self.from_name(name)
         if static and not _hashable(value):
@@ -175,6 +178,12 @@ class Synthesizer:
             return self.array(self.shape, "mask")
         return self.array(self.shape, "float32")
 
+    def from_usage(self, use):
+        """A dict with the keys the body reads (`p["w"]`), or a tuple as long as it unpacks (`x, y = p`)."""
+        if isinstance(use, int):
+            return tuple(self.array(self.shape, "float32") for _ in range(use))
+        return {key: self.from_usage(sub) if sub else self.from_name(key) for key, sub in use.items()}
+
     # -- values ------------------------------------------------------------------------------
 
     def array(self, shape: tuple[int, ...], dtype: str):
@@ -193,6 +202,63 @@ class Synthesizer:
         key = random.key(0) if self.typed_keys else random.PRNGKey(0)
         n = math.prod(shape)
         return random.split(key, n).reshape(shape + key.shape) if shape else key
+
+
+def usage_of(node: ast.AST, resolve=None, depth: int = 1) -> dict[str, object]:
+    """How a def's body uses its parameters as containers: string keys read (nested as dicts), or
+    the length of a tuple unpacking; with `resolve` (name -> def), also how module functions it
+    passes them to use them, `depth` calls deep."""
+    a = node.args
+    params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    found: dict[str, object] = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Subscript):
+            keys, root = [], n
+            while isinstance(root, ast.Subscript) and isinstance(root.slice, ast.Constant) \
+                    and isinstance(root.slice.value, str):
+                keys.insert(0, root.slice.value)
+                root = root.value
+            if keys and isinstance(root, ast.Name) and root.id in params:
+                _merge(found, root.id, _nest(keys))
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+            target = n.targets[0]
+            if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                _merge(found, n.value.id, len(target.elts))
+        elif isinstance(n, ast.Call) and resolve is not None and depth > 0:
+            callee = _callee(n, resolve)
+            if callee is None or callee is node:
+                continue
+            inner = usage_of(callee, resolve, depth - 1)
+            names = [p.arg for p in callee.args.posonlyargs + callee.args.args]
+            for arg, name in zip(n.args, names):
+                if isinstance(arg, ast.Name) and arg.id in params and name in inner:
+                    _merge(found, arg.id, inner[name])
+    return found
+
+
+def _callee(call: ast.Call, resolve):
+    """The def a call runs: `f(...)`, or `jax.grad(f)(...)`-style wrappers of a named function."""
+    func = call.func
+    if isinstance(func, ast.Call) and func.args:
+        func = func.args[0]
+    return resolve(func.id) if isinstance(func, ast.Name) else None
+
+
+def _nest(keys: list[str]) -> dict:
+    out: dict = {}
+    for key in reversed(keys):
+        out = {key: out}
+    return out
+
+
+def _merge(found: dict, name: str, use) -> None:
+    """Fold one observed use into what is known of a parameter (dicts merge key by key)."""
+    have = found.get(name)
+    if isinstance(have, dict) and isinstance(use, dict):
+        for key, sub in use.items():
+            _merge(have, key, sub)
+    elif have is None or have == {}:
+        found[name] = use
 
 
 def annotations_of(node: ast.AST) -> dict[str, ast.AST]:

@@ -382,7 +382,7 @@ class Executor:
         if self.time_left() < 1:
             run.setup = "not run: the time limit was used up"
             return run
-        synth = Synthesizer(profile, typed_keys=keys)
+        synth = Synthesizer(profile, typed_keys=keys, resolve=self.source.module_function)
         with self.probe_limit(), self.mode(keys, eager), run.rec:
             try:
                 target, skip = self._target(module, entry, synth)
