@@ -32,8 +32,9 @@ names a small float32 array). A factory is declared as
 
 where the key is `module:qualified name` (module dotted from the project root, or the file's
 stem), and the factory takes no arguments and returns the positional arguments as a tuple, or
-`(args_tuple, kwargs_dict)`. For a method the factory gives the arguments after `self`; a key
-naming a class gives the constructor's arguments.
+`(args_tuple, kwargs_dict)` (so a pair of a tuple and a dict is always read that way: return
+`((a_tuple, a_dict), {})` to pass those two positionally). For a method the factory gives the
+arguments after `self`; a key naming a class gives the constructor's arguments.
 
 JAX is only imported in the workers, never in the linter's process.
 """

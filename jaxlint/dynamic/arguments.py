@@ -17,12 +17,12 @@ JAXTYPING_DTYPES = {
 }
 ARRAY_TYPES = {"Array", "ndarray", "ArrayLike", "ArrayTree", "PyTree", "Tensor", "DeviceArray"}
 KEY_TYPES = {"PRNGKey", "PRNGKeyArray", "KeyArray"}
-KEY_NAMES = re.compile(r"(key|rng|prng\w*|\w+_key|key_\w+|\w+_rng|rng_\w+|subkey|dropout_rng)")
+KEY_NAMES = re.compile(r"(key|rng|prng\w*|\w+_key|key_\w+|\w+_rng|rng_\w+|subkey)")
 KEYS_NAMES = re.compile(r"(keys|\w+_keys|rngs)")
 INT_NAMES = re.compile(
     r"(n|m|k|i|j|num|n_\w+|num_\w+|\w+_size|size|\w*steps|\w+_len|len_\w+|length|\w+_length|dim|\w+_dim|"
     r"dims|axis|count|capacity|depth|width|height|\w*iters|epochs?|index|\w+_index|step|rank|"
-    r"horizon|window|seq_len|max_len|batch)"
+    r"horizon|window|seq_len|max_len)"
 )
 SEED_NAMES = re.compile(r"(seed|\w+_seed)")
 FLOAT_NAMES = re.compile(
