@@ -101,3 +101,19 @@ def test_transforms_through_aliases_and_partial(decorator, name, keywords):
     else:
         assert transform.name == name
         assert sorted(transform.keywords) == keywords
+
+
+def test_nonlocal_names_resolve_in_the_enclosing_function():
+    source = """
+    import numpy as np
+    def outer():
+        np = None
+        def inner():
+            nonlocal np
+            return np.sum
+        return inner
+    """
+    tree = ast.parse(textwrap.dedent(source))
+    names = Names(tree)
+    ret = tree.body[1].body[1].body[1]
+    assert names.qualname(ret.value) is None  # the enclosing function's `np`, not the import

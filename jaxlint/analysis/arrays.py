@@ -242,6 +242,7 @@ class ArrayFacts:
             found: set[str] = set()
             for scope in self.names.scopes.values():
                 found.update(scope.globals)
+                found.update(scope.nonlocals)
             self._global_names = found
         return self._global_names
 

@@ -64,6 +64,7 @@ class Scope:
     params: set[str] = field(default_factory=set)
     other: set[str] = field(default_factory=set)  # bound in ways we do not follow
     globals: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
 
     def binds(self, name: str) -> bool:
         return (
@@ -151,8 +152,11 @@ class Names:
                         stack.append((target, scope, function))
                 stack.append((node.value, scope, function))
                 continue
-            if isinstance(node, (ast.Global, ast.Nonlocal)):
+            if isinstance(node, ast.Global):
                 scope.globals.update(node.names)
+                continue
+            if isinstance(node, ast.Nonlocal):
+                scope.nonlocals.update(node.names)
                 continue
             if isinstance(node, ast.Call):
                 calls.append((node, scope))
@@ -194,6 +198,10 @@ class Names:
         while current is not None:
             if name in current.globals:
                 current = self.module
+            elif name in current.nonlocals:
+                current = current.parent
+                first = False
+                continue
             if (first or current.kind != "class") and current.binds(name):
                 return current
             first = False

@@ -38,7 +38,7 @@ def rebinding_applicability(module: "ModuleFacts", name: ast.Name) -> str | None
     would make it local)."""
     names = module.names
     scope = names.read_scope.get(id(name))
-    if scope is None or name.id in scope.globals:
+    if scope is None or name.id in scope.globals or name.id in scope.nonlocals:
         return None
     if names.lookup(name.id, scope) is not scope:
         return None

@@ -143,7 +143,7 @@ class GlobalWrite(Rule):
         """The nonlocal belongs to an enclosing function that is itself traced."""
         scope = names.enclosing_scope(fn)
         while scope is not None and scope.kind != "module":
-            if scope.kind == "function" and scope.binds(name) and name not in scope.globals:
+            if scope.kind == "function" and scope.binds(name) and name not in scope.globals and name not in scope.nonlocals:
                 return id(scope.node) in effects.contexts
             scope = scope.parent
         return False
