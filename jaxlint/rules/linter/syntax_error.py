@@ -7,7 +7,7 @@ from jaxlint.rule import Rule, register
 class SyntaxErrorRule(Rule):
     code = "JAX001"
     name = "syntax-error"
-    summary = "the file could not be read or parsed as Python"
+    summary = "The file could not be read or parsed as Python"
     what = """
         Reports a file that is not valid Python for the running interpreter, is not valid in its
         declared encoding, or is too deeply nested to analyse. The finding points at the error;

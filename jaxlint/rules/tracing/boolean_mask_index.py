@@ -9,7 +9,7 @@ from jaxlint.rule import JaxDemo, Rule, register
 class BooleanMaskIndex(Rule):
     code = "JAX110"
     name = "boolean-mask-index"
-    summary = "indexing with a traced boolean mask (`x[x > 0]`) inside transformed code"
+    summary = "Indexing with a traced boolean mask (`x[x > 0]`) inside transformed code"
     what = """
         Checks for `x[mask]` (and `x.at[mask]`) where `mask` is a traced boolean array inside
         transformed code.

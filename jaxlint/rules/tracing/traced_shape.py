@@ -37,7 +37,7 @@ _SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
 class TracedShape(Rule):
     code = "JAX108"
     name = "traced-shape"
-    summary = "array shape or size computed from a traced value"
+    summary = "Array shape or size computed from a traced value"
     what = """
         Checks for array constructors and reshapes (`jnp.zeros(n)`, `jnp.arange(n)`,
         `jnp.linspace(a, b, n)`, `x.reshape(n, -1)`, `jax.random.normal(key, (n,))`,

@@ -9,7 +9,7 @@ from jaxlint.rule import JaxDemo, Rule, register
 class TracedSlice(Rule):
     code = "JAX112"
     name = "traced-slice"
-    summary = "slice with traced start/stop (`x[i:i + k]`) inside transformed code"
+    summary = "Slice with traced start/stop (`x[i:i + k]`) inside transformed code"
     what = """
         Checks for slices `x[a:b]` whose bounds are traced values inside transformed code.
         """
