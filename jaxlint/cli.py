@@ -13,6 +13,7 @@ from typing import Callable
 import click
 
 from jaxlint import __version__
+from jaxlint.cache import Cache, settings_key
 from jaxlint.config import (
     OUTPUT_FORMATS,
     Config,
@@ -27,7 +28,6 @@ from jaxlint.config import (
     parse_override,
     resolve_selection,
 )
-from jaxlint.cache import Cache, settings_key
 from jaxlint.files import discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error

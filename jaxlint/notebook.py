@@ -9,8 +9,8 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from jaxlint.fixes import apply_fixes, unified_diff
 from jaxlint.findings import Edit, Finding, Position
+from jaxlint.fixes import apply_fixes, unified_diff
 from jaxlint.source import SourceError
 
 # Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.

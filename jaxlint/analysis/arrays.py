@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
+from jaxlint.analysis.tracing import first_param
+from jaxlint.analysis.walk import target_names
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -209,7 +211,7 @@ class ArrayFacts:
             return False
         method = scope.node
         cls = self.names.parent_class.get(id(method))
-        if cls is None or _first_param(method) != base.id or self.names.lookup(base.id, scope) is not scope:
+        if cls is None or first_param(method) != base.id or self.names.lookup(base.id, scope) is not scope:
             return False
         key = (id(cls), expr.attr)
         known = self._attributes.get(key)
@@ -273,7 +275,7 @@ class ArrayFacts:
                     if isinstance(target, ast.Name):
                         add(target.id, stmt.value)
                     else:
-                        for name in _stored_names(target):
+                        for name in target_names(target):
                             add(name, _UNKNOWN)
             elif isinstance(stmt, ast.AnnAssign):
                 if isinstance(stmt.target, ast.Name):
@@ -282,12 +284,12 @@ class ArrayFacts:
                     elif self._array_annotation(stmt.annotation, scope):
                         add(stmt.target.id, _ARRAY)
             elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                for name in _stored_names(stmt.target):
+                for name in target_names(stmt.target):
                     add(name, _UNKNOWN)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 for item in stmt.items:
                     if item.optional_vars is not None:
-                        for name in _stored_names(item.optional_vars):
+                        for name in target_names(item.optional_vars):
                             add(name, _UNKNOWN)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 add(stmt.name, _UNKNOWN)
@@ -338,23 +340,6 @@ def _float(expr: ast.AST) -> bool:
 def is_at_index(expr: ast.AST) -> bool:
     """`x.at[i]`: the index expression of a functional update."""
     return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
-
-
-def _first_param(function: ast.AST) -> str | None:
-    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        params = [*function.args.posonlyargs, *function.args.args]
-        return params[0].arg if params else None
-    return None
-
-
-def _stored_names(target: ast.AST) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _stored_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _stored_names(target.value)
-    return []
 
 
 def _own_statements(body: list[ast.stmt]):

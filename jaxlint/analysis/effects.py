@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
-from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of
+from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of, first_param
+from jaxlint.analysis.walk import target_names
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -136,7 +137,7 @@ class Effects:
             if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
                 self.loops.append((stmt, function))
                 if top and kind is not ast.While:
-                    for name in _stored_names(stmt.target):
+                    for name in target_names(stmt.target):
                         module_stores.setdefault(name, []).append(stmt)
             elif kind is ast.With or kind is ast.AsyncWith:
                 if any(_raising_context(i.context_expr) for i in stmt.items):
@@ -396,7 +397,7 @@ class Effects:
     def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
         """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
         cls = self.names.parent_class.get(id(function))
-        if cls is None or _first_param(function) != root.id or self.is_framework_class(cls):
+        if cls is None or first_param(function) != root.id or self.is_framework_class(cls):
             return False
         if any(method is function for method, _ in self.callable_instances):
             return True
@@ -610,16 +611,3 @@ def _raising_context(expr: ast.AST) -> bool:
                     "assertWarns", "assertWarnsRegex", "assertLogs")
 
 
-def _first_param(function: FunctionNode) -> str | None:
-    params = [*function.args.posonlyargs, *function.args.args]
-    return params[0].arg if params else None
-
-
-def _stored_names(target: ast.AST) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _stored_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _stored_names(target.value)
-    return []

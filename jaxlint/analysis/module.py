@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
-from jaxlint.analysis.walk import own_nodes
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.tracing import ANY_KEYWORD, Context, Discovery, TracedFunction, discover, STAGED
+from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.tracing import ANY_KEYWORD, STAGED, Context, Discovery, TracedFunction, discover
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -26,7 +25,14 @@ from jaxlint.analysis.values import (
     body_parameters,
     has_default,
 )
+from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.arrays import ArrayFacts
+    from jaxlint.analysis.effects import Effects
+    from jaxlint.analysis.keys import KeyFlow
+    from jaxlint.analysis.shapes import ShapeFacts
 
 
 class ModuleFacts:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
+from jaxlint.analysis.walk import target_names
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -255,7 +256,7 @@ class ShapeFacts:
                 return None
             collection = values[0]
         if isinstance(collection, (ast.ListComp, ast.GeneratorExp)):
-            variables = {n for g in collection.generators for n in _target_names(g.target)}
+            variables = {n for g in collection.generators for n in target_names(g.target)}
             if all(self._distinct_values(g.iter) for g in collection.generators) and _shape_uses(collection.elt, variables):
                 return "comes from a list of arrays of different sizes"
             return None
@@ -623,17 +624,7 @@ def _grows(value: ast.AST, name: str, module: "ModuleFacts") -> bool:
 
 
 def _binds(target: ast.AST, name: str) -> bool:
-    return name in _target_names(target)
-
-
-def _target_names(target: ast.AST) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    return []
+    return name in target_names(target)
 
 
 def _path(target: ast.AST, name: str) -> tuple[int, ...] | None:

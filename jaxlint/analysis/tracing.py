@@ -133,7 +133,7 @@ def discover(names: Names) -> Discovery:
             found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
         elif id(function) in names.parent_class and _is_framework_method(function, names):
             found.roots.append(
-                TracedFunction(function, [], ABSTRACT, frozenset({_first_param(function)}), framework_method=True)
+                TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
             )
     for call, scope in names.calls:
         callee = names.qualname(call.func, scope)
@@ -294,9 +294,12 @@ def _unbatched(function: FunctionNode, in_axes: ast.expr, skip: int) -> frozense
     )
 
 
-def _first_param(function: FunctionNode) -> str:
+def first_param(function: ast.AST) -> str | None:
+    """The first positional parameter (`self` of a method), if any."""
+    if not isinstance(function, FUNCTION_TYPES):
+        return None
     params = positional_params(function)
-    return params[0].arg if params else "self"
+    return params[0].arg if params else None
 
 
 def _is_framework_method(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:

@@ -18,8 +18,8 @@ from typing import Iterable
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
-    Context,
     STAGED,
+    Context,
     context_of,
     control_flow_bodies,
     positional_params,

@@ -50,3 +50,14 @@ def own_nodes(fn: ast.AST) -> list[ast.AST]:
             continue
         stack.extend(children(node))
     return out
+
+
+def target_names(target: ast.AST) -> list[str]:
+    """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []

@@ -2,8 +2,8 @@
 
 import ast
 
-from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.analysis import jit_signature, reads
+from jaxlint.rule import JaxDemo, Rule, register
 
 _HOST_VALUES = ("numpy.", "builtins.")
 

@@ -2,8 +2,8 @@
 
 import ast
 
-from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.analysis import jit_signature
+from jaxlint.rule import JaxDemo, Rule, register
 
 # Class decorators and registration calls that make instances pytrees (or static).
 _PYTREE_DECORATORS = frozenset({

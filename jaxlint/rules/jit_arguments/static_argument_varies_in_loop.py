@@ -2,8 +2,8 @@
 
 import ast
 
-from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.analysis import jit_signature
+from jaxlint.rule import JaxDemo, Rule, register
 
 _NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
 

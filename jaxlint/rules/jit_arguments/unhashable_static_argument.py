@@ -2,9 +2,8 @@
 
 import ast
 
-from jaxlint.analysis import jax_api
+from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.analysis import jit_signature
 
 _ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
 _CONTAINER_ANNOTATIONS = {

@@ -2,9 +2,9 @@
 
 import ast
 
+from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import in_place_fix, text
-from jaxlint.analysis.arrays import is_at_index
 
 
 @register

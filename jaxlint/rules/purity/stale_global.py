@@ -1,6 +1,5 @@
 """JAX410: a jitted function reads a module global that the module reassigns afterwards."""
 
-import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
 
