@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import target_names
+from jaxlint.analysis.walk import children, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -118,7 +118,7 @@ class ArrayFacts:
         if cached is None:
             cached = {}
             for node in self.module.body(fn):
-                for child in ast.iter_child_nodes(node):
+                for child in children(node):
                     cached[id(child)] = node
             self._parent_maps[id(fn)] = cached
         return cached
@@ -305,7 +305,7 @@ class ArrayFacts:
                         add(handler.name, _UNKNOWN)
             elif type(stmt).__name__ == "Match":
                 for case in stmt.cases:
-                    for sub in ast.walk(case.pattern):
+                    for sub in walk(case.pattern):
                         name = getattr(sub, "name", None) or getattr(sub, "rest", None)
                         if isinstance(name, str):
                             add(name, _UNKNOWN)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery, TracedFunction
+from jaxlint.analysis.walk import children
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
 
@@ -109,7 +110,7 @@ def _walk_expression(expr: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(child, FUNCTION_TYPES):
                 stack.append(child)
 
@@ -143,14 +144,14 @@ def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             stack.append((node.generators[0].iter, loops))
             inner = (*loops, node)
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 if child is not node.generators[0]:
                     stack.append((child, inner))
             first = node.generators[0]
             for child in (first.target, *first.ifs):
                 stack.append((child, inner))
             continue
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             stack.append((child, loops))
     return table
 

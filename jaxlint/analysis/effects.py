@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of, first_param
-from jaxlint.analysis.walk import target_names
+from jaxlint.analysis.walk import target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -418,7 +418,7 @@ class Effects:
         (`n = len(witness); assertEqual(n, 1)`): a test counting traces on purpose."""
         out = set()
         for node in self.assertions:
-            for sub in ast.walk(node):
+            for sub in walk(node):
                 if isinstance(sub, ast.Name):
                     out.add(sub.id)
         if not out:
@@ -427,7 +427,7 @@ class Effects:
         for _ in range(2):
             for store in stores:
                 if store.target.id in out and store.value is not None:
-                    out.update(sub.id for sub in ast.walk(store.value) if isinstance(sub, ast.Name))
+                    out.update(sub.id for sub in walk(store.value) if isinstance(sub, ast.Name))
         return frozenset(out)
 
     def _assertion_functions(self) -> list[FunctionNode | None]:
@@ -581,7 +581,7 @@ def _definition_line(function: FunctionNode) -> int:
 
 def _lazy_init(store: Store, writer: FunctionNode, name: str) -> bool:
     """`if _X is None: _X = build()`: a lazily built constant, set once."""
-    for node in ast.walk(writer):
+    for node in walk(writer):
         if isinstance(node, ast.If) and store.stmt in node.body:
             test = node.test
             if (

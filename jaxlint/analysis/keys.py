@@ -29,6 +29,7 @@ from typing import Iterable, Union
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery, transform_of
+from jaxlint.analysis.walk import children, walk
 
 # ---- what jaxlint knows about jax.random, as data --------------------------------------
 # Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
@@ -717,7 +718,7 @@ class _Run:
             ref = self.expr(node.value, state)
             self.bind(node.target, ref, node.value, state)
             return ref
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             self.expr(child, state)
         return None
 
@@ -985,7 +986,7 @@ def _key_parameters(fn: FunctionNode) -> set[str]:
 def _names_in(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Name):
         return {node.id}
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _key_argument(call: ast.Call) -> ast.AST | None:
@@ -1038,7 +1039,7 @@ def _own_nodes(fn: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(child, FUNCTION_TYPES):
                 if not isinstance(child, ast.Lambda):
                     stack.extend(child.decorator_list)
@@ -1123,7 +1124,7 @@ def _calls_in_loops(owner: ast.AST):
         inner = loop
         if loop is None and isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             inner = node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if loop is None and isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
                 stack.append((child, None))
             else:

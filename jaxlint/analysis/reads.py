@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jaxlint.analysis.walk import children
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -45,7 +47,7 @@ def _contains(node: ast.AST, target: ast.AST) -> bool:
     stack = [node]
     while stack:
         current = stack.pop()
-        for child in ast.iter_child_nodes(current):
+        for child in children(current):
             if child is target:
                 return True
             if not isinstance(child, _FUNCTIONS):
@@ -102,7 +104,7 @@ def first_read(node: ast.AST, name: str) -> ast.Name | None:
         current = stack.pop()
         if isinstance(current, ast.Name) and current.id == name and isinstance(current.ctx, ast.Load):
             found.append(current)
-        for child in ast.iter_child_nodes(current):
+        for child in children(current):
             if not isinstance(child, _FUNCTIONS):
                 stack.append(child)
     if not found:
@@ -163,7 +165,7 @@ def _rebound_anywhere(loop: ast.AST, name: str) -> bool:
             return True
         if isinstance(node, ast.NamedExpr) and _binds(node.target, name):
             return True
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(child, _FUNCTIONS):
                 stack.append(child)
     return False

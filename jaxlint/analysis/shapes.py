@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
-from jaxlint.analysis.walk import target_names
+from jaxlint.analysis.walk import children, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -172,7 +172,7 @@ class ShapeFacts:
                     return True
                 return self._varies(arg, loop, depth + 1, seen=set()) is not None
             return any(self._loop_dependent(a, loop, depth + 1) for a in (*expr.args, *(k.value for k in expr.keywords)))
-        return any(self._loop_dependent(child, loop, depth + 1) for child in ast.iter_child_nodes(expr)
+        return any(self._loop_dependent(child, loop, depth + 1) for child in children(expr)
                    if isinstance(child, ast.expr))
 
     def _symbol_varies(self, symbol: str, loop: ast.AST, depth: int) -> bool:
@@ -327,7 +327,7 @@ class ShapeFacts:
                 if isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                     first = child.generators[0].iter
                     spans.append((_start(child), _end(child), _start(first), _end(first)))
-                stack.extend(ast.iter_child_nodes(child))
+                stack.extend(children(child))
             self._comprehensions[id(function)] = spans
         where = _start(node)
         return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
@@ -490,7 +490,7 @@ class ShapeFacts:
         and not again and again per build (in a loop the build is not in)."""
         called = set()
         loads = []
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 called.add(id(node.func))
             elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
@@ -660,7 +660,7 @@ def _loop_nodes(loop: ast.AST):
         if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
@@ -671,7 +671,7 @@ def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:
     """Whether `expr` builds an array whose shape depends on one of `variables`."""
     if not variables:
         return False
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg in ("size", "shape") and _mentions(keyword.value, variables):
@@ -713,7 +713,7 @@ def _mentions_text(symbol: str, variables: set[str]) -> bool:
 
 
 def _mentions(expr: ast.AST, variables: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in variables for n in ast.walk(expr))
+    return any(isinstance(n, ast.Name) and n.id in variables for n in walk(expr))
 
 
 def _literal_shape(expr: ast.AST) -> str | None:

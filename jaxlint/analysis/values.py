@@ -25,6 +25,7 @@ from jaxlint.analysis.tracing import (
     positional_params,
     transform_of,
 )
+from jaxlint.analysis.walk import children
 
 
 class Trace(IntEnum):
@@ -437,7 +438,7 @@ class _FunctionRun:
         if isinstance(node, ast.FormattedValue):
             self.eval(node.value, env)
             return STATIC
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(child, ast.expr):
                 self.eval(child, env)
         return UNKNOWN

@@ -8,6 +8,7 @@ halves the cost of a walk.
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from jaxlint.analysis.names import FUNCTION_TYPES
 
@@ -61,3 +62,12 @@ def target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Starred):
         return target_names(target.value)
     return []
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node below `node` (itself included), as `ast.walk` but faster and without context singletons."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))

@@ -3,6 +3,7 @@
 import ast
 
 from jaxlint.analysis import jit_signature
+from jaxlint.analysis.walk import children, walk
 from jaxlint.rule import JaxDemo, Rule, register
 
 _NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
@@ -279,7 +280,7 @@ def _numeric_op(op: ast.operator) -> bool:
 
 
 def _stringy(expr: ast.AST) -> bool:
-    return any(isinstance(n, (ast.JoinedStr, ast.Constant)) and isinstance(getattr(n, "value", None), str) for n in ast.walk(expr))
+    return any(isinstance(n, (ast.JoinedStr, ast.Constant)) and isinstance(getattr(n, "value", None), str) for n in walk(expr))
 
 
 def _is_range_index(name: str, loop: ast.AST, module) -> bool:
@@ -298,7 +299,7 @@ def _loop_statements(loop: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 stack.append(child)
 

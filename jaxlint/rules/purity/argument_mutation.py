@@ -4,6 +4,7 @@ import ast
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.tracing import positional_params
+from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 
 
@@ -130,11 +131,11 @@ def _used_after(fn, name: str, stmt: ast.AST, write_roots: set[int]) -> bool:
     other than to mutate it again."""
     end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
     loops = [
-        node for node in ast.walk(fn)
+        node for node in walk(fn)
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
         and node.lineno <= stmt.lineno <= (node.end_lineno or node.lineno)
     ]
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in write_roots:
             if (node.lineno, node.col_offset) > end:
                 return True

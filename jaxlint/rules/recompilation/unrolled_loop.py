@@ -2,6 +2,7 @@
 
 import ast
 
+from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 
 DEFAULT_THRESHOLD = 100
@@ -131,10 +132,10 @@ def _threshold(options) -> int:
 def _outer_trips(loop: ast.AST, fn, shapes) -> int:
     """The product of the static trip counts of the loops of `fn` around `loop`."""
     product = 1
-    for node in ast.walk(fn) if not isinstance(fn, ast.Lambda) else ():
+    for node in walk(fn) if not isinstance(fn, ast.Lambda) else ():
         if node is loop or not isinstance(node, (ast.For, ast.AsyncFor)):
             continue
-        if node.lineno < loop.lineno <= (node.end_lineno or node.lineno) and any(loop is n for n in ast.walk(node)):
+        if node.lineno < loop.lineno <= (node.end_lineno or node.lineno) and any(loop is n for n in walk(node)):
             count = shapes.trip_count(node)
             if count is not None:
                 product *= max(count, 1)
