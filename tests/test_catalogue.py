@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxlint.catalogue import differences, main, pages, write
+from jaxlint.catalogue import differences, main, pages, sync_readme, write
 from jaxlint.rule import all_rules
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
@@ -50,3 +50,10 @@ def test_module_entry_point_check_mode():
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_project_readme_table_matches_the_rules():
+    readme = RULES_DIR.parent / "README.md"
+    assert not sync_readme(readme, all_rules(), write=False), "run `python -m jaxlint.catalogue`"
+    for code in all_rules():
+        assert f"[{code}](rules/{code}.md)" in readme.read_text(encoding="utf-8")
