@@ -136,7 +136,7 @@ class Cache:
 
     def save(self) -> None:
         """Write the cache if it changed (entries of files that no longer exist are dropped); failure only warns."""
-        if not self._changed:
+        if not self._changed or _read_only(self.directory):
             return
         entries = {p: e for p, e in self._entries.items() if p in self._touched or os.path.exists(p)}
         try:
@@ -156,3 +156,14 @@ class Cache:
             marker = self.directory / name
             if not marker.exists():
                 marker.write_text(text, encoding="utf-8")
+
+
+def _read_only(directory: Path) -> bool:
+    """A folder (or its nearest existing parent) with no write bits: a read-only checkout.
+
+    Checked on the mode bits rather than with `os.access`, which says yes to root.
+    """
+    for candidate in (directory, *directory.parents):
+        if candidate.exists():
+            return not candidate.stat().st_mode & 0o222
+    return False

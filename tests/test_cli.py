@@ -364,3 +364,15 @@ def test_corrupt_cache_is_ignored(cli, make_files, test_rules, tmp_path):
     assert cli("check", "--output-format", "json").json == first
     cache_file.write_text("not json")
     assert cli("check", "--output-format", "json").json == first
+
+
+def test_read_only_checkout_gets_no_cache_and_no_warning(cli, make_files, test_rules, tmp_path):
+    make_files({"a.py": "import jax\nprint(1)\n"})
+    tmp_path.chmod(0o555)
+    try:
+        out = cli("check", "--output-format", "json")
+    finally:
+        tmp_path.chmod(0o755)
+    assert codes(out) == ["JAX098"]
+    assert not (tmp_path / ".jaxlint_cache").exists()
+    assert "cache" not in out.stderr
