@@ -28,6 +28,36 @@ CASES = {
                 counts[y] = counts[y] + 1  # JAX401
             return counts
         """,
+    "inplace_on_a_helper_result": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def init_state(n):
+            return jnp.ones(n)
+
+        def init_host(n):
+            return np.ones(n)
+
+        def maybe_state(n, host):
+            if host:
+                return np.ones(n)
+            return jnp.ones(n)
+
+        def count_up(n):
+            for i in range(n):
+                yield jnp.full(3, i)
+            return jnp.zeros(3)
+
+        def main():
+            state = init_state(4)
+            state[0] = 0.0  # JAX401
+            host = init_host(4)
+            host[0] = 0.0
+            either = maybe_state(4, True)
+            either[0] = 0.0
+            gen = count_up(2)
+            gen[0] = 0
+        """,
     "inplace_random_and_slices": """
         import jax
         import jax.numpy as jnp

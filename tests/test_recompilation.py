@@ -213,6 +213,26 @@ CASES = {
                 vmapped(w, data)
             trainer.eval_all(w, data)
         """,
+    "jit_rebuilt_instance_method": """
+        import jax
+
+        class Model:
+            def apply(self, x):
+                return x * 2
+
+            @staticmethod
+            def scale(x):
+                return x * 3
+
+        def run(xs):
+            m = Model()
+            step = jax.jit(m.apply)  # built once
+            for x in xs:
+                step(x)
+                jax.jit(m.scale)(x)  # a staticmethod is one function object
+                y = jax.jit(m.apply)(x)  # JAX502
+            return y
+        """,
     "jit_rebuilt_quiet": """
         import jax
         import jax.numpy as jnp

@@ -50,6 +50,7 @@ class ArrayFacts:
         self._bindings: dict[int, dict[str, list[object]]] = {}
         self._names: dict[tuple[int, str], bool] = {}
         self._attributes: dict[tuple[int, str], bool] = {}
+        self._returns: dict[int, bool] = {}
         self._global_names: set[str] | None = None
         self._used_as_array: dict[tuple[int, str], bool] = {}
         self._parent_maps: dict[int, dict[int, ast.AST]] = {}
@@ -159,6 +160,8 @@ class ArrayFacts:
             func = expr.func
             if array_function(self.names.qualname(func, scope)):
                 return True
+            if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
+                return True
             if isinstance(func, ast.Attribute):
                 if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True
@@ -202,6 +205,32 @@ class ArrayFacts:
             b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, depth + 1)) for b in bindings
         )
         self._names[key] = result
+        return result
+
+    def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
+        """A call to a plain function of this module (no decorator that could change what it
+        returns, no `yield`) every `return` of which gives a JAX array."""
+        definition = self.names.definition(func, scope)
+        if not isinstance(definition, ast.FunctionDef) or definition.decorator_list:
+            return False
+        if self.names.rebinding(func, scope) is not None:
+            return False
+        key = id(definition)
+        known = self._returns.get(key)
+        if known is not None:
+            return known
+        self._returns[key] = False  # recursion: not known while in progress
+        own = self.names.scopes.get(key)
+        returns = []
+        result = own is not None
+        if result:
+            for stmt in _own_statements(definition.body):
+                if isinstance(stmt, ast.Return):
+                    returns.append(stmt.value)
+            result = bool(returns) and not _generator(definition) and all(
+                value is not None and self._array(value, own, depth + 1) for value in returns
+            )
+        self._returns[key] = result
         return result
 
     def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
@@ -340,6 +369,17 @@ def _float(expr: ast.AST) -> bool:
 def is_at_index(expr: ast.AST) -> bool:
     """`x.at[i]`: the index expression of a functional update."""
     return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
+
+
+def _generator(function: ast.FunctionDef) -> bool:
+    stack = list(children(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(children(node))
+    return False
 
 
 def _own_statements(body: list[ast.stmt]):

@@ -454,6 +454,8 @@ class ShapeFacts:
                 return None  # `module.f`: one object
             if isinstance(wrapped.value, ast.Name) and wrapped.value.id in ("self", "cls") and self._is_method(wrapped):
                 return "loop" if loop is not None else "call"  # a bound method is new on every access
+            if self._instance_method(wrapped):
+                return "loop" if loop is not None else "call"
             return None
         if isinstance(wrapped, ast.Name) and function is not None:
             scope = self.names.read_scope.get(id(wrapped))
@@ -478,6 +480,33 @@ class ShapeFacts:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
                 return True
         return False
+
+    def _instance_method(self, attribute: ast.Attribute) -> bool:
+        """`model.apply` where `model` is bound only to instances of a class of this module that
+        defines `apply` as a plain method: a new bound method on every access."""
+        base = attribute.value
+        if not isinstance(base, ast.Name):
+            return False
+        scope = self.names.read_scope.get(id(base))
+        owner = self.names.lookup(base.id, scope) if scope is not None else None
+        if owner is None or any(base.id in bound for bound in (owner.params, owner.defs, owner.imports, owner.other)):
+            return False
+        values = owner.assigned.get(base.id, [])
+        if not values:
+            return False
+        for value in values:
+            if not isinstance(value, ast.Call):
+                return False
+            cls = self.names.definition(value.func, owner)
+            if not isinstance(cls, ast.ClassDef):
+                return False
+            method = next(
+                (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == attribute.attr),
+                None,
+            )
+            if method is None or method.decorator_list:
+                return False  # a staticmethod, a property or an inherited attribute: not known
+        return True
 
     def _is_method(self, attribute: ast.Attribute) -> bool:
         scope = self.names.read_scope.get(id(attribute.value))
