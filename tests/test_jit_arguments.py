@@ -217,6 +217,66 @@ CASES = [
                 params, norm = step(params, jnp.ones(3))
             return params, norm
         """, "ok"),
+    Case("donated dict of arrays read after the call", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def apply_grads(params, grads):
+            return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+        def run():
+            params = {"w": jnp.ones(3), "b": jnp.zeros(1)}
+            new = apply_grads(params, {"w": jnp.ones(3), "b": jnp.ones(1)})
+            return jax.tree_util.tree_map(lambda a, b: a - b, new, params)  # JAX304
+        """, "RuntimeError"),
+    Case("donated dict of Python numbers read after the call", """
+        import jax
+
+        def advance(state, dt):
+            return {"pos": state["pos"] + dt, "vel": state["vel"]}
+
+        advance = jax.jit(advance, donate_argnames="state")
+
+        def run():
+            state = {"pos": 0.0, "vel": [1.0, 2.0]}
+            nxt = advance(state, 0.1)
+            return nxt["pos"] - state["pos"]
+        """, "ok"),
+    Case("static length of equal-sized batches", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="n")
+        def mean_of(x, n):
+            return x.sum(0) / n
+
+        def run():
+            batches = [jnp.ones((4, 2)) * i for i in range(5)]
+            return [mean_of(batch, n=len(batch)) for batch in batches] + [
+                mean_of(batch, n=len(batch) * 2) for batch in batches
+            ]
+        """, "ok"),
+    Case("static length of a list that grows in the loop", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        @partial(jax.jit, static_argnames="n")
+        def f(x, n):
+            TRACES["f"] += 1
+            return x / n
+
+        def run():
+            history = []
+            for step in range(4):
+                history.append(step)
+                f(jnp.ones(2), n=len(history))  # JAX303
+        """, "traces>=4"),
     Case("donated twice", """
         from functools import partial
         import jax

@@ -78,6 +78,28 @@ def test_static_arguments_and_defaults():
     assert value_of(m, "flag") == "UNKNOWN"
 
 
+def test_static_argnames_naming_a_missing_parameter_traces_nothing():
+    """JAX raises `ValueError` when it wraps the function (JAX301): its parameters are not
+    known to be traced, so the typo'd static parameter gets no tracer findings of its own."""
+    m = facts("""
+    @partial(jax.jit, static_argnames=["num_step"])
+    def f(x, num_steps):
+        a = num_steps + 1
+        return x
+    def g(x, n_iter):
+        b = n_iter + 1
+        return x
+    g = jax.jit(g, static_argnames="n_iters")
+    def h(x, n, **kw):
+        c = n + 1
+        return x
+    h = jax.jit(h, static_argnames="extra")
+    """)
+    assert value_of(m, "num_steps + 1") == "UNKNOWN"
+    assert value_of(m, "n_iter + 1") == "UNKNOWN"
+    assert value_of(m, "n + 1") == "TRACED"  # `**kw` takes it: JAX accepts the name
+
+
 def test_metadata_is_static_and_jnp_results_are_traced():
     m = facts("""
     W = np.ones(3)

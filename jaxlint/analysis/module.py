@@ -176,6 +176,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
         return UNKNOWN  # partial(f, **kwargs) may bind it
     if param.arg in root.static_params or param.arg in root.unbatched_params:
         return STATIC if param.arg in root.static_params else UNKNOWN
+    if root.unknown_static_names:
+        return UNKNOWN
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY

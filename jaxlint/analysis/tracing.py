@@ -72,6 +72,9 @@ class TracedFunction:
     unbatched_params: frozenset[str] = frozenset()
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
+    # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
+    # when it wraps `f`, so nothing is traced, and which parameters were meant static is unclear.
+    unknown_static_names: bool = False
 
     @property
     def jit(self) -> Transform | None:
@@ -232,6 +235,12 @@ def _traced(
     jit = traced.jit
     if jit is not None:
         traced.static_params = static_parameters(function, jit.keywords, bound.positional)
+        if jit.name == "jax.jit" and function.args.kwarg is None:
+            a = function.args
+            params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+            traced.unknown_static_names = any(
+                name not in params for name in str_values(jit.keywords.get("static_argnames"))
+            )
     for t in transforms:
         in_axes = t.keywords.get("in_axes")
         if in_axes is None and isinstance(t.node, ast.Call) and len(t.node.args) > 1:

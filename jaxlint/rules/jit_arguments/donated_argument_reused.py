@@ -147,17 +147,40 @@ class DonatedArgumentReused(Rule):
                     )
 
 
-def _host_value(name: ast.Name, module) -> bool:
+def _host_value(name: ast.Name, module, seen: frozenset = frozenset()) -> bool:
     """Assigned only NumPy or Python values (copied to the device, never donated)."""
+    if name.id in seen:
+        return False
     values = module.names.assignments(name)
     if not values:
         return False
-    for value in values:
-        if isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.ListComp)):
-            continue
-        if isinstance(value, ast.Call):
-            callee = module.qualname(value.func) or ""
-            if callee.startswith(_HOST_VALUES):
-                continue
-        return False
-    return True
+    return all(_host_expression(value, module, seen | {name.id}) for value in values)
+
+
+_CONTAINER_BUILTINS = frozenset({"builtins.dict", "builtins.list", "builtins.tuple"})
+
+
+def _host_expression(value: ast.AST, module, seen: frozenset) -> bool:
+    """A NumPy or Python value; a list, tuple or dict is one only when all its leaves are: a
+    dict of JAX arrays is a pytree whose buffers JAX donates."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return all(_host_expression(e, module, seen) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(v is not None and _host_expression(v, module, seen) for v in value.values)
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _host_expression(value.elt, module, seen)
+    if isinstance(value, ast.DictComp):
+        return _host_expression(value.value, module, seen)
+    if isinstance(value, ast.Starred):
+        return _host_expression(value.value, module, seen)
+    if isinstance(value, ast.Name):
+        return _host_value(value, module, seen)
+    if isinstance(value, ast.Call):
+        callee = module.qualname(value.func) or ""
+        if callee in _CONTAINER_BUILTINS:
+            parts = [*value.args, *(k.value for k in value.keywords)]
+            return all(_host_expression(p, module, seen) for p in parts)
+        return callee.startswith(_HOST_VALUES)
+    return False

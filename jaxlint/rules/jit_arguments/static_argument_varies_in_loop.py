@@ -18,8 +18,8 @@ class StaticArgumentVariesInLoop(Rule):
         Checks calls of a jitted function inside a loop that pass, for a parameter named in
         `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
         the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), one computed
-        from such a value (`eps = 0.2 * (1 - epoch / n)`, `len(batch)`), or a float swept over a
-        list (`for lr in (0.1, 0.01, 0.001)`).
+        from such a value (`eps = 0.2 * (1 - epoch / n)`), the length of a list that grows in the
+        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`).
 
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
@@ -202,9 +202,12 @@ class StaticArgumentVariesInLoop(Rule):
                         break
 
 
-def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
+def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> str | None:
     """Why an argument is a number that changes every iteration, or None when it need not be."""
     if isinstance(arg, ast.Name):
+        if arg.id in seen:
+            return None
+        seen = seen | {arg.id}
         if _is_range_index(arg.id, loop, module):
             return f"the loop index `{arg.id}`"
         floats = _float_sweep(arg.id, loop, module)
@@ -214,10 +217,10 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module) -> str | None:
             if isinstance(node, ast.AugAssign) and _is(node.target, arg.id) and _numeric_op(node.op):
                 return f"`{arg.id}`, updated on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
             if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets):
-                if _numeric_expression(node.value, loop, module):
+                if _self_update(node.value, arg.id) or _numeric_expression(node.value, loop, module, seen):
                     return f"`{arg.id}`, recomputed on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
         return None
-    if _numeric_expression(arg, loop, module):
+    if _numeric_expression(arg, loop, module, seen):
         return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
     return None
 
@@ -261,17 +264,56 @@ def _float_sweep(name: str, loop: ast.AST, module) -> str | None:
     return ", ".join(values)
 
 
-def _numeric_expression(expr: ast.AST, loop: ast.AST, module) -> bool:
+def _numeric_expression(expr: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> bool:
+    """A number that changes every iteration: built from one that does (a loop index, a value
+    updated in the loop, a float sweep, a conversion of a changing value, the length of a
+    collection that grows in the loop). The size of each item a loop visits (`len(batch)`,
+    `batch.shape[0]`) is not one: equal-sized batches give one value."""
     if not module.varies_in_loop(expr, loop):
         return False
     if isinstance(expr, ast.BinOp) and _numeric_op(expr.op):
-        return not _stringy(expr)
+        if _stringy(expr):
+            return False
+        return any(_numeric_expression(side, loop, module, seen) for side in (expr.left, expr.right))
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        return True
+        return _numeric_expression(expr.operand, loop, module, seen)
+    if isinstance(expr, ast.Call) and module.qualname(expr.func) == "builtins.len":
+        return len(expr.args) == 1 and isinstance(expr.args[0], ast.Name) and _grows_in_loop(expr.args[0].id, loop)
     if isinstance(expr, ast.Call) and module.qualname(expr.func) in _NUMERIC_BUILTINS:
         return True
     if isinstance(expr, ast.Name):
-        return _is_range_index(expr.id, loop, module)
+        return _changing_number(expr, loop, module, seen) is not None
+    return False
+
+
+def _self_update(value: ast.AST, name: str) -> bool:
+    """`lr = lr / 2`: arithmetic on the name's own previous value."""
+    return (
+        isinstance(value, ast.BinOp)
+        and _numeric_op(value.op)
+        and not _stringy(value)
+        and any(_is(n, name) for n in walk(value))
+    )
+
+
+_GROWING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
+
+
+def _grows_in_loop(name: str, loop: ast.AST) -> bool:
+    """`name.append(...)`, `name += ...` or `name = f(name, ...)` in the loop body."""
+    for node in _loop_statements(loop):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _GROWING_METHODS
+            and _is(node.func.value, name)
+        ):
+            return True
+        if isinstance(node, ast.AugAssign) and _is(node.target, name):
+            return True
+        if isinstance(node, ast.Assign) and any(_is(t, name) for t in node.targets):
+            if any(_is(n, name) for n in walk(node.value)):
+                return True
     return False
 
 
