@@ -304,6 +304,13 @@ CASES = {
             for i in range(1000):  # vmap: traced once per call, nothing is compiled
                 x = x + 1
             return x
+
+        @jax.jit
+        def gather_pattern(x):
+            table = []
+            for i in range(5000):  # builds a Python list at trace time: nothing is staged
+                table.append((i * 7) % 13)
+            return x[jax.numpy.array(table[:8])]
         """,
 }
 

@@ -109,7 +109,7 @@ class UnrolledLoop(Rule):
                 continue
             for node in module.effects.traced_nodes[id(fn)].loops:
                 count = shapes.trip_count(node)
-                if count is None or count < 2:
+                if count is None or count < 2 or not _stages(node, module):
                     continue
                 outer = _outer_trips(node, fn, shapes)
                 if count * outer >= threshold and outer < threshold:
@@ -127,6 +127,18 @@ def _threshold(options) -> int:
         return max(int(value), 2)
     except (TypeError, ValueError):
         return DEFAULT_THRESHOLD
+
+
+def _stages(loop: ast.AST, module) -> bool:
+    """The loop body stages work into the program: it computes a traced value or calls JAX.
+    A loop that only builds Python lists or ints runs at trace time and adds nothing."""
+    for stmt in loop.body:
+        for node in walk(stmt):
+            if isinstance(node, ast.expr) and module.is_traced(node):
+                return True
+            if isinstance(node, ast.Call) and (module.qualname(node.func) or "").startswith("jax."):
+                return True
+    return False
 
 
 def _outer_trips(loop: ast.AST, fn, shapes) -> int:
