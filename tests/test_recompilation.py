@@ -68,6 +68,32 @@ CASES = {
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 fit(series[lo:hi])  # JAX501
         """,
+    "sized_constructors": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x):
+            return x.sum()
+
+        def bucket(n):
+            return 16
+
+        def run(xs, d):
+            for i in range(10):
+                f(jnp.arange(i + 1))  # JAX501
+                f(jnp.zeros((i + 1, d)))  # JAX501
+                f(jnp.linspace(0, 1, i + 2))  # JAX501
+                f(jnp.arange(i, i + 10))  # a window of fixed length
+                f(jnp.zeros(bucket(i)))  # a bucketing helper
+                f(jnp.zeros(max(i, 4)))
+                f(jnp.ones(len(xs[i])))  # not known to vary
+                f(jnp.full((d, 3), i))  # the value changes, not the shape
+            hist = []
+            for x in xs:
+                hist.append(x)
+                f(jnp.zeros(len(hist)))  # JAX501
+        """,
     "size_sweep_quiet": """
         import jax
         import jax.numpy as jnp

@@ -391,6 +391,15 @@ SHAPE_PRESERVING_FUNCTIONS = frozenset(
     for f in ("asarray", "array", "float32", "float64", "int32", "exp", "log", "tanh", "abs", "sqrt", "square",
               "transpose", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "ascontiguousarray", "copy")
 ) | {"jax.device_put", "builtins.list", "builtins.tuple"}
+# Calls that make a new array whose shape is given by sizes: where the sizes sit.
+# (qualified name) -> positional indices and keyword names of the size arguments.
+SIZED_CONSTRUCTORS = {
+    **{f"{m}.{f}": ((0,), ("shape",)) for m in _NUMPY_LIKE for f in ("zeros", "ones", "empty", "full")},
+    **{f"{m}.arange": ((0, 1), ("start", "stop")) for m in _NUMPY_LIKE},
+    **{f"{m}.{f}": ((0, 1), ("N", "M")) for m in _NUMPY_LIKE for f in ("eye",)},
+    **{f"{m}.identity": ((0,), ("n",)) for m in _NUMPY_LIKE},
+    **{f"{m}.linspace": ((2,), ("num",)) for m in _NUMPY_LIKE},
+}
 SHAPE_PRESERVING_METHODS = frozenset({
     "astype", "copy", "transpose", "squeeze", "block_until_ready", "clip", "round", "cumsum",
     "__array__", "ravel", "flatten",

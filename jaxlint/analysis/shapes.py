@@ -4,7 +4,8 @@ The recompilation rules ask three questions:
 - does the shape of an argument of a jitted call change between iterations of a loop
   around it?  Yes for an array that grows by concatenation (`tokens = concatenate([tokens, t])`),
   an array built from a list the loop appends to, a slice whose size depends on the loop
-  (`series[:t]`, `x[start:start + n]`), and elements of a list of arrays of different sizes
+  (`series[:t]`, `x[start:start + n]`), a new array whose size follows the loop
+  (`jnp.arange(t)`, `jnp.zeros((t, d))`; not over a literal sweep of sizes), and elements of a list of arrays of different sizes
   (`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A slice of a fixed size
   (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
   shapes, not one per iteration.  Anything not understood is not varying.
@@ -104,6 +105,8 @@ class ShapeFacts:
                 if reason is not None:
                     return reason
             return None
+        if name in jax_api.SIZED_CONSTRUCTORS:
+            return self._sizes_vary(call, jax_api.SIZED_CONSTRUCTORS[name], loop, depth)
         if name in jax_api.SHAPE_PRESERVING_FUNCTIONS and call.args:
             return self._varies(call.args[0], loop, depth + 1, seen)
         func = call.func
@@ -113,6 +116,52 @@ class ShapeFacts:
             if func.attr in jax_api.REDUCING_METHODS and (call.args or call.keywords):
                 return self._varies(func.value, loop, depth + 1, seen)
         return None
+
+    def _sizes_vary(self, call: ast.Call, where, loop: ast.AST, depth: int) -> str | None:
+        """`jnp.arange(t)`, `jnp.zeros((t, d))`: a new array whose size follows the loop.  A loop
+        over a literal collection of sizes (`for n in (8, 16, 32)`) is a deliberate sweep."""
+        positions, keywords = where
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.Tuple, ast.List, ast.Set)):
+            return None
+        if self.module.qualname(call.func).endswith(".arange") and (len(call.args) > 1 or call.keywords):
+            if len(call.args) < 2 or call.keywords:
+                return None
+            difference = _subtract(_polynomial(call.args[1]), _polynomial(call.args[0]))
+            if difference is None or not any(
+                self._symbol_varies(symbol, loop, depth) for monomial in difference for symbol in monomial
+            ):
+                return None
+            return "has a length that changes every iteration"
+        sizes = [call.args[i] for i in positions if i < len(call.args)]
+        sizes += [k.value for k in call.keywords if k.arg in keywords]
+        parts = []
+        for size in sizes:
+            parts.extend(size.elts if isinstance(size, (ast.Tuple, ast.List)) else [size])
+        for part in parts:
+            if isinstance(part, ast.Starred) or _bounded(part):
+                continue
+            if self._size_follows_loop(part, loop, depth + 1):
+                return f"has a size, `{ast.unparse(part)}`, that changes every iteration"
+        return None
+
+    def _size_follows_loop(self, expr: ast.AST, loop: ast.AST, depth: int) -> bool:
+        """A size made of loop variables, constants, arithmetic, `len(...)` and `.shape`, that
+        differs between iterations; a size that passes through any other call (a bucketing
+        helper, `max(...)`) is not known to."""
+        if depth > _MAX_DEPTH or not self.module.varies_in_loop(expr, loop):
+            return False
+        for node in walk(expr):
+            if isinstance(node, ast.Call) and self.module.qualname(node.func) != "builtins.len":
+                return False
+            if isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp)):
+                return False
+        for node in walk(expr):
+            if not isinstance(node, ast.Name):
+                continue
+            for kind, value, _ in self._bindings_in(loop, node.id):
+                if kind == "assign" and not self._size_follows_loop(value, loop, depth + 1):
+                    return False
+        return self._loop_dependent(expr, loop, depth)
 
     def _slice_varies(self, index: ast.AST, loop: ast.AST, depth: int = 0) -> str | None:
         slices = index.elts if isinstance(index, ast.Tuple) else [index]

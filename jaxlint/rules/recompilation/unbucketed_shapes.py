@@ -16,7 +16,8 @@ class UnbucketedShapes(Rule):
         changes from one iteration to the next: an array that grows by concatenation
         (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
         to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
-        `x[start:start + n]`), or the elements of a list of arrays of different sizes.
+        `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
+        `jnp.zeros((t, d))`), or the elements of a list of arrays of different sizes.
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every

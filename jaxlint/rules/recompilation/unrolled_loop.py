@@ -17,7 +17,8 @@ class UnrolledLoop(Rule):
         Checks for `for` loops over `range(...)` with constant bounds inside code staged by
         `jax.jit`, `jax.pmap` or a `lax` control-flow primitive, when the loop (times the static
         loops around it) runs at least `unroll-threshold` iterations (default
-        {DEFAULT_THRESHOLD}).
+        {DEFAULT_THRESHOLD}) and its body stages work (computes a traced value or calls JAX); a
+        loop that only builds Python lists or numbers at trace time is not reported.
         """
     why = """
         Tracing runs the Python loop, so the compiled program contains one copy of the loop body
