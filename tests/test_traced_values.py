@@ -100,6 +100,27 @@ def test_static_argnames_naming_a_missing_parameter_traces_nothing():
     assert value_of(m, "n + 1") == "TRACED"  # `**kw` takes it: JAX accepts the name
 
 
+def test_methods_of_a_module_level_instance_are_followed():
+    m = facts("""
+    class Gate:
+        def __init__(self, threshold):
+            self.threshold = threshold
+        def apply(self, x):
+            a = x.mean() > self.threshold
+            return x
+        def width(self, n):
+            b = n * 2
+            return b
+    GATE = Gate(0.5)
+    @jax.jit
+    def forward(x):
+        GATE.width(x.shape[0])
+        return GATE.apply(x * 2)
+    """)
+    assert value_of(m, "x.mean() > self.threshold") == "TRACED"
+    assert value_of(m, "n * 2") == "STATIC"
+
+
 def test_metadata_is_static_and_jnp_results_are_traced():
     m = facts("""
     W = np.ones(3)

@@ -478,7 +478,26 @@ class _FunctionRun:
             method = self._method(node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
+        if isinstance(node.value, ast.Name) and base.trace is Trace.STATIC:
+            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here.
+            method = self._instance_method(node.value, node.attr)
+            if method is not None:
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not Trace.STATIC else STATIC
+
+    def _instance_method(self, instance: ast.Name, name: str):
+        """The plain method `name` of `instance`, when its only assignment constructs a class
+        defined in this module that defines the method itself."""
+        values = self.names.assignments(instance, self.scope)
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        cls = self.names.definition(values[0].func, self.scope)
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
+            return None
+        method = self.names.scopes[id(cls)].defs.get(name)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+            return None
+        return method
 
     def _method(self, name: str):
         scope: Scope | None = self.scope
