@@ -100,6 +100,34 @@ CASES = {
             return counts
         """,
     ),
+    "tuple_bound_and_helper_result": (
+        """
+        import jax.numpy as jnp
+
+        def init_state(n):
+            return jnp.ones(n)
+
+        def main():
+            mean, var = jnp.zeros(3), jnp.ones(3)
+            var[0] = 2.0
+            state = init_state(3)
+            state[1] += 4.0
+            return mean, var, state
+        """,
+        """
+        import jax.numpy as jnp
+
+        def init_state(n):
+            return jnp.ones(n)
+
+        def main():
+            mean, var = jnp.zeros(3), jnp.ones(3)
+            var = var.at[0].set(2.0)
+            state = init_state(3)
+            state = state.at[1].add(4.0)
+            return mean, var, state
+        """,
+    ),
     "every_operator": (
         """
         import jax.numpy as jnp

@@ -57,6 +57,10 @@ CASES = {
             either[0] = 0.0
             gen = count_up(2)
             gen[0] = 0
+            mean, var = jnp.zeros(3), jnp.ones(3)
+            var[0] = 2.0  # JAX401
+            a, b = np.zeros(3), jnp.ones(3)
+            a[0] = 1.0
         """,
     "inplace_random_and_slices": """
         import jax

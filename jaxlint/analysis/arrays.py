@@ -303,6 +303,13 @@ class ArrayFacts:
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         add(target.id, stmt.value)
+                    elif _parallel(target, stmt.value):
+                        for part, value in zip(target.elts, stmt.value.elts):
+                            if isinstance(part, ast.Name):
+                                add(part.id, value)
+                            else:
+                                for name in target_names(part):
+                                    add(name, _UNKNOWN)
                     else:
                         for name in target_names(target):
                             add(name, _UNKNOWN)
@@ -369,6 +376,16 @@ def _float(expr: ast.AST) -> bool:
 def is_at_index(expr: ast.AST) -> bool:
     """`x.at[i]`: the index expression of a functional update."""
     return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
+
+
+def _parallel(target: ast.AST, value: ast.AST) -> bool:
+    """`a, b = x, y`: a tuple target and a tuple value of the same length, nothing starred."""
+    return (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    )
 
 
 def _generator(function: ast.FunctionDef) -> bool:
