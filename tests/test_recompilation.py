@@ -94,6 +94,31 @@ CASES = {
                 hist.append(x)
                 f(jnp.zeros(len(hist)))  # JAX501
         """,
+    "trimmed_every_pass": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def norm(x):
+            return jnp.linalg.norm(x)
+
+        def run(x, seqs):
+            while x.shape[0] > 2:
+                norm(x)  # JAX501
+                x = x[:-1]
+            y = x
+            for _ in range(4):
+                norm(y[1:])  # JAX501
+                y = y[1:]
+                norm(y)  # JAX501
+            for s in seqs:
+                z = jnp.ones(8)
+                z = z[1:]  # trimmed from a fresh array every time
+                norm(z)
+                w = y[:4]
+                w = w[:4]
+                norm(w)
+        """,
     "size_sweep_quiet": """
         import jax
         import jax.numpy as jnp

@@ -5,7 +5,8 @@ The recompilation rules ask three questions:
   around it?  Yes for an array that grows by concatenation (`tokens = concatenate([tokens, t])`),
   an array built from a list the loop appends to, a slice whose size depends on the loop
   (`series[:t]`, `x[start:start + n]`), a new array whose size follows the loop
-  (`jnp.arange(t)`, `jnp.zeros((t, d))`; not over a literal sweep of sizes), and elements of a list of arrays of different sizes
+  (`jnp.arange(t)`, `jnp.zeros((t, d))`; not over a literal sweep of sizes), an array the
+  loop trims (`x = x[1:]`), and elements of a list of arrays of different sizes
   (`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A slice of a fixed size
   (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
   shapes, not one per iteration.  Anything not understood is not varying.
@@ -76,6 +77,8 @@ class ShapeFacts:
             if kind == "assign":
                 if _grows(value, name, self.module):
                     return "grows every iteration"
+                if _shrinks(value, name) and not self._reset_in(loop, name):
+                    return "shrinks every iteration"
                 reason = self._varies(value, loop, depth + 1, seen)
                 if reason is not None:
                     return reason
@@ -84,6 +87,13 @@ class ShapeFacts:
                 if reason is not None:
                     return reason
         return None
+
+    def _reset_in(self, loop: ast.AST, name: str) -> bool:
+        """`name` is also bound in the loop to a value that does not read it: a fresh start."""
+        return any(
+            kind != "assign" or not any(_is_name(n, name) for n in walk(value))
+            for kind, value, _ in self._bindings_in(loop, name)
+        )
 
     def _call_varies(self, call: ast.Call, loop: ast.AST, depth: int, seen: set) -> str | None:
         name = self.module.qualname(call.func)
@@ -699,6 +709,29 @@ def _grows(value: ast.AST, name: str, module: "ModuleFacts") -> bool:
             parts = first.elts if isinstance(first, (ast.List, ast.Tuple)) else value.args[:2]
             return any(_is_name(p, name) for p in parts)
     return False
+
+
+def _shrinks(value: ast.AST, name: str) -> bool:
+    """`x = x[1:]`, `x = x[:-1]`: `name` loses rows on every pass."""
+    if not (isinstance(value, ast.Subscript) and _is_name(value.value, name)):
+        return False
+    index = value.slice
+    first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+    if not isinstance(first, ast.Slice) or first.step is not None:
+        return False
+    lower, upper = _constant(first.lower), _constant(first.upper)
+    if first.lower is not None and lower is None or first.upper is not None and upper is None:
+        return False
+    return (lower is not None and lower > 0) or (upper is not None and upper < 0)
+
+
+def _constant(expr: ast.AST | None) -> int | None:
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant):
+        value = expr.operand.value
+        return -value if type(value) is int else None
+    return None
 
 
 def _binds(target: ast.AST, name: str) -> bool:

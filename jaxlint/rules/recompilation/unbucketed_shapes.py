@@ -17,7 +17,8 @@ class UnbucketedShapes(Rule):
         (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
         to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
         `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
-        `jnp.zeros((t, d))`), or the elements of a list of arrays of different sizes.
+        `jnp.zeros((t, d))`), an array the loop trims (`x = x[1:]`), or the elements of a list
+        of arrays of different sizes.
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
