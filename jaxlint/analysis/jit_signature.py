@@ -155,3 +155,15 @@ def _literal(expr: ast.expr):
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
 
+
+
+def donating_sites(module):
+    """Call sites of plain jits that donate arguments, each with its donated parameters."""
+    plain = {id(root): root for root in plain_jits(module)}
+    donors = {key: designated(root, "donate") for key, root in plain.items()}
+    if not any(donors.values()):
+        return
+    for site in module.call_sites:
+        donated = donors.get(id(site.target))
+        if donated:
+            yield site, donated

@@ -192,16 +192,21 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     return TRACED_ARRAY if root.context.staged else TRACED
 
 
-def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:
+def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr | None, str | None]:
+    """An annotation (string annotations parsed) and the qualified name of its base (`Float` of `Float[...]`)."""
     if annotation is None:
-        return None
+        return None, None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
             annotation = ast.parse(annotation.value, mode="eval").body
         except SyntaxError:
-            return None
+            return None, None
     target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    name = names.qualname(target)
+    return annotation, names.qualname(target)
+
+
+def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:
+    _, name = annotation_name(annotation, names)
     if name is None:
         return None
     if name in jax_api.ARRAY_ANNOTATIONS:

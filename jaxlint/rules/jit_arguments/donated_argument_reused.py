@@ -113,14 +113,7 @@ class DonatedArgumentReused(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
 
     def check(self, module, report):
-        plain = {id(root): root for root in jit_signature.plain_jits(module)}
-        donors = {key: jit_signature.designated(root, "donate") for key, root in plain.items()}
-        if not any(donors.values()):
-            return
-        for site in module.call_sites:
-            donated = donors.get(id(site.target))
-            if not donated:
-                continue
+        for site, donated in jit_signature.donating_sites(module):
             owner = site.function if site.function is not None else module.tree
             method_call = jit_signature.is_method_call(site.call, site.target, module)
             for param in donated:

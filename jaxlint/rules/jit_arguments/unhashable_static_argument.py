@@ -3,6 +3,7 @@
 import ast
 
 from jaxlint.analysis import jax_api, jit_signature
+from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
 
 _ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
@@ -218,16 +219,7 @@ class UnhashableStaticArgument(Rule):
 
 
 def _annotated(param: ast.arg, module) -> str | None:
-    annotation = param.annotation
-    if annotation is None:
-        return None
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return None
-    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    name = module.qualname(target)
+    annotation, name = annotation_name(param.annotation, module.names)
     if name is None:
         return None
     if name in _ARRAY_ANNOTATIONS:
