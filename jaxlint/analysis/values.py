@@ -23,6 +23,7 @@ from jaxlint.analysis.tracing import (
     context_of,
     control_flow_bodies,
     positional_params,
+    static_parameters,
     transform_of,
 )
 from jaxlint.analysis.walk import children
@@ -332,8 +333,6 @@ class _FunctionRun:
         static: frozenset[str] = frozenset()
         for t in transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
-                from jaxlint.analysis.tracing import static_parameters
-
                 static = static_parameters(node, t.keywords)
         return Value(Trace.STATIC, function=FunctionValue(node, tuple(t.name for t in transforms), static))
 
@@ -621,7 +620,7 @@ class _FunctionRun:
             if name in ("values", "get", "pop", "copy"):
                 return TRACED
             if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
-                                      "multiply", "divide", "get", "apply", "power", "min", "dot",
+                                      "multiply", "divide", "apply", "power", "dot",
                                       "transpose", "squeeze", "ravel", "flatten", "clip", "std",
                                       "var", "prod", "argmax", "argmin", "any", "all", "round",
                                       "cumsum", "conj", "swapaxes", "take"):
@@ -661,8 +660,6 @@ class _FunctionRun:
             return UNKNOWN
         static = inner.function.static_params
         if callee in jax_api.STATIC_ARG_TRANSFORMS:
-            from jaxlint.analysis.tracing import static_parameters
-
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
             static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
         return Value(Trace.STATIC, function=replace(
