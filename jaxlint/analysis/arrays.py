@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import children, target_names, walk
+from jaxlint.analysis.walk import children, own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -224,7 +224,7 @@ class ArrayFacts:
         returns = []
         result = own is not None
         if result:
-            for stmt in _own_statements(definition.body):
+            for stmt in own_statements(definition.body):
                 if isinstance(stmt, ast.Return):
                     returns.append(stmt.value)
             result = bool(returns) and not _generator(definition) and all(
@@ -298,7 +298,7 @@ class ArrayFacts:
             body = node.body
         for name, source in scope.imports.items():
             add(name, _UNKNOWN)
-        for stmt in _own_statements(body):
+        for stmt in own_statements(body):
             if isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
@@ -397,21 +397,3 @@ def _generator(function: ast.FunctionDef) -> bool:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(children(node))
     return False
-
-
-def _own_statements(body: list[ast.stmt]):
-    """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, field, None)
-            if type(block) is list:
-                stack.extend(block)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()) or ():
-            stack.extend(case.body)

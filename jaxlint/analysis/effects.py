@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of, first_param
-from jaxlint.analysis.walk import target_names, walk
+from jaxlint.analysis.walk import own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -187,12 +187,8 @@ class Effects:
             return cached
         out: list[Store] = []
         body = self.module.tree.body if function is None else ([] if isinstance(function, ast.Lambda) else function.body)
-        stack = list(body)
-        while stack:
-            stmt = stack.pop()
+        for stmt in own_statements(body):
             kind = type(stmt)
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
-                continue
             if kind is ast.Assign:
                 for target in stmt.targets:
                     for name in _name_targets(target):
@@ -202,14 +198,6 @@ class Effects:
                 if type(stmt.target) is ast.Name and (kind is ast.AugAssign or stmt.value is not None):
                     out.append(Store(stmt, stmt.target, stmt.value if kind is ast.AnnAssign else None,
                                      "augmented" if kind is ast.AugAssign else "annotated", function))
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(stmt, field, None)
-                if type(block) is list:
-                    stack.extend(block)
-            for handler in getattr(stmt, "handlers", ()) or ():
-                stack.extend(handler.body)
-            for case in getattr(stmt, "cases", ()) or ():
-                stack.extend(case.body)
         self._name_stores[key] = out
         return out
 
@@ -257,6 +245,14 @@ class Effects:
     def traced(self) -> Iterator[tuple[FunctionNode, Context]]:
         for key, fn in self.functions.items():
             yield fn, self.contexts[key]
+
+    def staged_calls(self) -> Iterator[ast.Call]:
+        """Every call in the own body of a function whose body is staged (runs once per trace)."""
+        for fn, ctx in self.traced():
+            if ctx.staged:
+                for node in self.traced_nodes[id(fn)].calls:
+                    if isinstance(node, ast.Call):
+                        yield node
 
     @cached_property
     def roots(self) -> dict[int, TracedFunction]:

@@ -71,3 +71,21 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         current = stack.pop()
         yield current
         stack.extend(children(current))
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if type(block) is list:
+                stack.extend(block)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)

@@ -1,6 +1,5 @@
 """JAX409: reading the clock or a file inside jit-compiled code."""
 
-import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
 
@@ -90,16 +89,12 @@ class HostRead(Rule):
 
     def check(self, module, report):
         effects = module.effects
-        for fn, ctx in effects.traced():
-            if not ctx.staged:
-                continue
-            for node in effects.traced_nodes[id(fn)].calls:
-                if isinstance(node, ast.Call):
-                    read = effects.host_read(node)
-                    if read is not None:
-                        short = read.replace("builtins.", "")
-                        report(
-                            node,
-                            f"`{short}` inside staged code runs once, while tracing: its result is frozen into "
-                            "the compiled function; read it outside and pass it in as an argument",
-                        )
+        for node in effects.staged_calls():
+            read = effects.host_read(node)
+            if read is not None:
+                short = read.replace("builtins.", "")
+                report(
+                    node,
+                    f"`{short}` inside staged code runs once, while tracing: its result is frozen into "
+                    "the compiled function; read it outside and pass it in as an argument",
+                )

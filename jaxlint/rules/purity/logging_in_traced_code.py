@@ -1,6 +1,5 @@
 """JAX405: logging a traced value inside jit-compiled code."""
 
-import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
 
@@ -96,20 +95,13 @@ class LoggingInTracedCode(Rule):
 
     def check(self, module, report):
         effects = module.effects
-        for fn, ctx in effects.traced():
-            if not ctx.staged:
-                continue
-            for node in effects.traced_nodes[id(fn)].calls:
-                if (
-                    isinstance(node, ast.Call)
-                    and effects.is_logging_call(node)
-                    and (
-                        any(effects.shows_traced(arg) for arg in node.args)
-                        or any(effects.shows_traced(k.value) for k in node.keywords if k.arg != "exc_info")
-                    )
-                ):
-                    report(
-                        node,
-                        "Logging a traced value inside staged code happens once, while tracing, and records "
-                        "a tracer; use `jax.debug.print` or `jax.debug.callback` to log on every call",
-                    )
+        for node in effects.staged_calls():
+            if effects.is_logging_call(node) and (
+                any(effects.shows_traced(arg) for arg in node.args)
+                or any(effects.shows_traced(k.value) for k in node.keywords if k.arg != "exc_info")
+            ):
+                report(
+                    node,
+                    "Logging a traced value inside staged code happens once, while tracing, and records "
+                    "a tracer; use `jax.debug.print` or `jax.debug.callback` to log on every call",
+                )

@@ -1,6 +1,5 @@
 """JAX404: `print` of a traced value inside jit-compiled code."""
 
-import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import debug_print
@@ -123,18 +122,13 @@ class PrintInTracedCode(Rule):
 
     def check(self, module, report):
         effects = module.effects
-        for fn, ctx in effects.traced():
-            if not ctx.staged:
-                continue
-            for node in effects.traced_nodes[id(fn)].calls:
-                if (
-                    isinstance(node, ast.Call)
-                    and module.qualname(node.func) == "builtins.print"
-                    and any(effects.shows_traced(arg) for arg in node.args)
-                ):
-                    report(
-                        node,
-                        "`print` of a traced value runs once, while tracing, and shows a tracer; "
-                        "use `jax.debug.print('... {}', value)` to print on every call",
-                        debug_print(module, node, effects.shows_traced),
-                    )
+        for node in effects.staged_calls():
+            if module.qualname(node.func) == "builtins.print" and any(
+                effects.shows_traced(arg) for arg in node.args
+            ):
+                report(
+                    node,
+                    "`print` of a traced value runs once, while tracing, and shows a tracer; "
+                    "use `jax.debug.print('... {}', value)` to print on every call",
+                    debug_print(module, node, effects.shows_traced),
+                )
