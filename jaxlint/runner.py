@@ -6,7 +6,9 @@ import gc
 import io
 import multiprocessing
 import os
+import stat
 import sys
+import tempfile
 import tokenize
 import traceback
 from collections import Counter
@@ -16,6 +18,7 @@ from functools import partial
 from typing import Union
 
 from jaxlint.cache import Cache, digest
+from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
 from jaxlint.linter import lint_source, parse_error
@@ -52,6 +55,7 @@ class FileResult:
     fixed: Counter = field(default_factory=Counter)
     diff: str = ""
     error: str = ""  # an internal error while linting this file
+    write_error: str = ""  # why its fixes could not be written (its findings are then the unfixed file's)
 
 
 class Module:
@@ -99,8 +103,7 @@ def lint_document(document: Document, path: str, settings: LintSettings) -> list
 def lint_file(path: str, settings: LintSettings, known_digest: str | None = None) -> FileResult:
     """Read, lint, suppress and (if asked) fix one file. Never raises for a bad file: JAX001 instead."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(path)
     except OSError as exc:
         return FileResult(
             path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
@@ -120,9 +123,58 @@ def lint_file(path: str, settings: LintSettings, known_digest: str | None = None
     if fixed and settings.diff:
         result.diff = document.diff(fixed_document, display_path(path))
     elif fixed:
-        with open(path, "wb") as handle:
-            handle.write(fixed_document.encode())
+        try:
+            write_back(path, fixed_document, data)
+        except WriteError as err:
+            return FileResult(path, lint(document), write_error=str(err))
     return result
+
+
+class WriteError(Exception):
+    """Fixes that were not written, and why: the file is left exactly as it was."""
+
+
+def write_back(path: str, document: Document, original: bytes) -> None:
+    """Replace the file with the fixed document, all at once, unless it changed since it was read as `original`.
+
+    The new content goes to a temporary file in the same folder, which then replaces the
+    file: a full disk or a crash leaves either the old file or the new one, never half of
+    one. A symbolic link is kept and its target replaced; the file's mode is kept.
+    """
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    try:
+        data = document.encode()
+    except UnicodeEncodeError as exc:
+        raise WriteError(f"the fixed text cannot be written in the file's encoding: {exc.reason}") from None
+    try:
+        info = os.stat(target)
+        if not os.access(target, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+        with open(target, "rb") as handle:
+            if handle.read() != original:
+                raise WriteError("the file changed while it was being fixed, so the fixes were not written")
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".jaxlint-tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(temporary, info.st_uid, info.st_gid)
+                except OSError:
+                    pass  # only a privileged user can give a file away; the content still goes in
+            os.replace(temporary, target)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        raise WriteError(f"cannot write the fixes: {exc.strerror or exc}") from None
 
 
 def _guarded(path: str, settings: LintSettings, known_digest: str | None) -> FileResult:
