@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -189,6 +188,8 @@ class Cache:
         entries = {p: e for p, e in self._entries.items() if p in self._touched or os.path.exists(p)}
         try:
             self._prepare()
+            import tempfile  # only a run that writes pays for it
+
             fd, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(entries, handle, separators=(",", ":"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from functools import wraps
 from pathlib import Path
 from typing import Callable
@@ -66,6 +65,8 @@ def _guard(command: Callable) -> Callable:
         except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as exc:
+            import traceback
+
             traceback.print_exc(file=sys.stderr)
             raise Failure(f"internal error: {type(exc).__name__}: {exc}") from None
 

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import gc
 import io
-import multiprocessing
 import os
 import stat
 import sys
-import tempfile
 import tokenize
-import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -155,6 +151,8 @@ def write_back(path: str, document: Document, original: bytes) -> None:
         with open(target, "rb") as handle:
             if handle.read() != original:
                 raise WriteError("the file changed while it was being fixed, so the fixes were not written")
+        import tempfile  # only a run that writes pays for it
+
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".jaxlint-tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -183,6 +181,8 @@ def _guarded(path: str, settings: LintSettings, known_digest: str | None) -> Fil
     try:
         return lint_file(path, settings, known_digest)
     except Exception as exc:  # reported, and the run exits 2
+        import traceback
+
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{frame.filename}:{frame.lineno}"
         return FileResult(path, [], error=f"{type(exc).__name__}: {exc} (at {where})")
@@ -281,6 +281,9 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
 def _run_pool(
     chunks: list[list[tuple[str, str | None]]], settings: LintSettings, workers: int
 ) -> list[FileResult]:
+    import multiprocessing  # only a run with work for several processes pays for these imports
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork (where it is safe) starts workers with jaxlint and the rules already imported.
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     with ProcessPoolExecutor(
