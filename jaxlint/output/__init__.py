@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -38,12 +39,35 @@ class Report:
         return applicable(finding.fix, self.unsafe_fixes)
 
 
+# Control characters (C0, DEL, C1) and the lone surrogates that stand for a file name's undecodable bytes.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: control characters and undecodable bytes shown as `\\xNN` escapes."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def valid_unicode(text: str) -> str:
+    """`text` with the undecodable bytes of file names as U+FFFD, so that it encodes as UTF-8 (as ruff writes them)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def display_path(path: str) -> str:
-    """`path` relative to the working directory when it lies below it, else unchanged (as ruff shows paths)."""
+    """`path` relative to the working directory when it lies below it, else unchanged (as ruff shows paths),
+    with control characters and undecodable bytes escaped."""
     cwd = os.getcwd()
     if path.startswith(cwd + os.sep):
-        return path[len(cwd) + 1 :]
-    return path
+        path = path[len(cwd) + 1 :]
+    return printable(path)
 
 
 def location(finding: Finding) -> str:
@@ -56,7 +80,7 @@ def headline(finding: Finding, report: Report) -> str:
     """`CODE [*] message`, with the dynamic confirmation's status when there is one."""
     marker = " [*]" if report.fixable(finding) else ""
     status = f" [{finding.confirmation['status']}]" if finding.confirmation else ""
-    return f"{finding.code}{marker} {finding.message}{status}"
+    return f"{finding.code}{marker} {printable(finding.message)}{status}"
 
 
 def render(output_format: str, findings: list[Finding], report: Report) -> str:
