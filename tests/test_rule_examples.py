@@ -1,5 +1,7 @@
 """Every rule's own examples, as data: bad examples are reported exactly on their marked lines, good ones never."""
 
+from __future__ import annotations
+
 import re
 import textwrap
 
