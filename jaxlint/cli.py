@@ -302,6 +302,7 @@ def _lint(files, config, selected, rules, *, fix, diff, use_cache, cache_dir) ->
     settings = LintSettings(
         codes=frozenset(selected & rules.keys()),
         options=config.options,
+        known=frozenset(rules),
         hash_contents=cache is not None,
         fix=fix,
         diff=diff,
