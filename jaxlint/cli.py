@@ -196,7 +196,7 @@ def check(paths: tuple[str, ...], **opts) -> None:
         opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or [])
     )
     check_known(_all_selectors(config, cli_selection), codes)
-    selected = resolve_selection([config.selection, cli_selection], codes)
+    selected = resolve_selection([*config.selections, cli_selection], codes)
     found = discover(
         paths,
         root=config.root,
@@ -286,7 +286,7 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
 
 def _all_selectors(config: Config, cli: Selection) -> list[str]:
     selectors = []
-    for layer in (config.selection, cli):
+    for layer in (*config.selections, cli):
         selectors += (layer.select or []) + layer.extend_select + layer.ignore
     for codes in config.per_file_ignores.values():
         selectors += codes

@@ -96,6 +96,8 @@ def test_exit_zero(cli, make_files, test_rules):
         (["--select", "JAX09", "--ignore", "JAX099"], ["JAX098"]),
         (["--select", "JAX098", "--extend-select", "JAX099"], ["JAX098", "JAX099"]),
         (["--extend-ignore", "JAX099"], ["JAX098"]),
+        (["--select", "jax098"], ["JAX098"]),  # codes are case-insensitive, as `jaxlint rule jax098`
+        (["--select", "all", "--ignore", "Jax099"], ["JAX098"]),
     ],
 )
 def test_selection(cli, make_files, test_rules, args, expected):
@@ -103,7 +105,7 @@ def test_selection(cli, make_files, test_rules, args, expected):
     assert codes(cli("check", "--output-format", "json", *args)) == expected
 
 
-@pytest.mark.parametrize("selector", ["FOO", "jax098", "JAX1234", "JAX9"])
+@pytest.mark.parametrize("selector", ["FOO", "JAX1234", "JAX9"])
 def test_bad_selectors_are_usage_errors(cli, make_files, test_rules, selector):
     make_files({"a.py": PRINTS})
     out = cli("check", "--select", selector)
