@@ -222,7 +222,7 @@ def check(paths: tuple[str, ...], **opts) -> None:
         use_cache=not opts["no_cache"],
         cache_dir=opts["cache_dir"],
     )
-    missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
+    missing = [_unreadable(path, reason) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, config, opts, quiet)
@@ -269,7 +269,7 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
     if files and not Path(files[0]).is_file():
         raise Failure(f"config file not found: {files[0]}")
     explicit = Path(files[0]) if files else None
-    search_from = Path(paths[0]).resolve()
+    search_from = Path(os.path.abspath(paths[0]))  # not resolve(): a symlink loop is reported, not raised
     if explicit is None and not opts["isolated"] and find_config_file(search_from) is None:
         search_from = Path.cwd()  # a path outside any project: the working folder's config applies, as ruff's
     config = load_config(explicit, search_from=search_from, isolated=opts["isolated"])
@@ -282,6 +282,11 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
         if opts[flag] is not None:
             setattr(config, flag, opts[flag])
     return config
+
+
+def _unreadable(path: str, reason: str) -> Finding:
+    """A path on the command line that cannot be read: JAX001 with the system's reason, as ruff's E902."""
+    return parse_error(path, SourceError(reason)).with_(message=reason)
 
 
 def _all_selectors(config: Config, cli: Selection) -> list[str]:

@@ -148,6 +148,19 @@ def test_missing_path_is_a_finding(cli):
     out = cli("check", "--output-format", "json", "nope.py")
     assert out.code == 1
     assert codes(out) == ["JAX001"]
+    # the system's reason, as ruff's E902: nothing was parsed
+    assert out.json[0]["message"] == "No such file or directory"
+
+
+def test_symlink_loop_on_the_command_line_is_a_finding(cli, tmp_path):
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    out = cli("check", "--output-format", "json", "loop1")
+    assert out.code == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    (finding,) = out.json
+    assert finding["code"] == "JAX001" and finding["filename"].endswith("loop1")
+    assert not finding["message"].startswith("Failed to parse")
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads any file")
