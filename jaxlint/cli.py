@@ -28,7 +28,7 @@ from jaxlint.config import (
     parse_override,
     resolve_selection,
 )
-from jaxlint.files import discover
+from jaxlint.files import PathPatterns, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
 from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary
@@ -166,6 +166,12 @@ def main() -> None:
 )
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, and stop.")
 @click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    default=None,
+    help="Lint standard input as the file PATH (its configuration and per-file ignores apply).",
+)
+@click.option(
     "--dynamic",
     is_flag=True,
     help="Try to confirm each finding by tracing the code with JAX (imports your code).",
@@ -188,8 +194,9 @@ def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
     if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
         raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
-    config = _configure(paths, opts)
+    config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
     rules = all_rules()
     codes = known_codes(rules)
     cli_selection = Selection(
@@ -197,6 +204,9 @@ def check(paths: tuple[str, ...], **opts) -> None:
     )
     check_known(_all_selectors(config, cli_selection), codes)
     selected = resolve_selection([*config.selections, cli_selection], codes)
+    if reads_stdin:
+        status = _check_stdin(config, selected, rules, codes, opts)
+        sys.exit(0 if opts["exit_zero"] else status)
     found = discover(
         paths,
         root=config.root,
@@ -236,10 +246,61 @@ def check(paths: tuple[str, ...], **opts) -> None:
     sys.exit(0 if opts["exit_zero"] else status)
 
 
+def _reads_stdin(paths: tuple[str, ...], opts: dict) -> bool:
+    """`-` as the only path, or `--stdin-filename` with no path, lints standard input (as ruff)."""
+    if "-" in paths and len(paths) > 1:
+        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+    if opts["stdin_filename"] is not None and paths not in ((), ("-",)):
+        raise click.UsageError("--stdin-filename names standard input's file: give no other path, or `-`")
+    reads = paths == ("-",) or opts["stdin_filename"] is not None
+    if reads and opts["dynamic"]:
+        raise click.UsageError("--dynamic imports the linted files: it cannot check standard input")
+    return reads
+
+
+def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[str], opts: dict) -> int:
+    """Lint standard input as the file `--stdin-filename` names; with --fix, print the fixed source."""
+    from jaxlint.stdin import lint_buffer
+
+    name = opts["stdin_filename"]
+    path = os.path.abspath(name) if name else "-"
+    data = sys.stdin.buffer.read()
+    fix = config.fix and not opts["diff"]
+    if name and config.force_exclude and PathPatterns(config.excludes, config.root).match_any_parent(path):
+        if fix:
+            click.echo(data, nl=False)  # an excluded file passes through unchanged
+        return 0
+    settings = LintSettings(
+        codes=frozenset(selected & rules.keys()),
+        options=config.options,
+        known=frozenset(rules),
+        fix=fix,
+        diff=opts["diff"],
+        unsafe_fixes=config.unsafe_fixes,
+    )
+    result = lint_buffer(data, path, settings)
+    findings = _kept(result.findings, config, selected, codes)
+    file_result = FileResult(path, findings, fixed=result.fixed, diff=result.diff)
+    report = Report(rules, unsafe_fixes=config.unsafe_fixes, buffers={path: result.fixed_data})
+    if not fix:
+        return _print([file_result], findings, report, config, opts)
+    # As ruff: the fixed source is the output, what remains goes to standard error.
+    click.echo(result.fixed_data, nl=False)
+    return _print([file_result], findings, report, config, opts, err=True)
+
+
 def _print(
-    results: list[FileResult], findings: list[Finding], report: Report, config: Config, opts: dict
+    results: list[FileResult],
+    findings: list[Finding],
+    report: Report,
+    config: Config,
+    opts: dict,
+    err: bool = False,
 ) -> int:
-    """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for."""
+    """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for.
+
+    `err` sends everything to standard error (standard output carries fixed source).
+    """
     quiet = opts["quiet"]
     fixed = {r.path: r.fixed for r in results if r.fixed}
     fixed_count = sum(sum(c.values()) for c in fixed.values())
@@ -250,13 +311,13 @@ def _print(
         return 1 if fixed_count else 0
     output_format = opts["output_format"] or config.output_format or "full"
     if opts["statistics"]:
-        click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False)
+        click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False, err=err)
     else:
-        click.echo(render(output_format, findings, report), nl=False)
+        click.echo(render(output_format, findings, report), nl=False, err=err)
     if output_format in TEXT_FORMATS and not quiet:
         if config.show_fixes:
-            click.echo(summary.fixed_by_file(fixed), nl=False)
-        click.echo(summary.check_summary(findings, fixed_count, report), nl=False)
+            click.echo(summary.fixed_by_file(fixed), nl=False, err=err)
+        click.echo(summary.check_summary(findings, fixed_count, report), nl=False, err=err)
     return 1 if findings else 0
 
 

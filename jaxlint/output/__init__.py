@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from jaxlint.findings import Finding
@@ -29,6 +29,8 @@ class Report:
 
     rules: Mapping[str, object]
     unsafe_fixes: bool = False
+    # Text linted from somewhere other than its file (standard input), by path: shown instead of the file.
+    buffers: Mapping[str, bytes] = field(default_factory=dict)
 
     def url(self, code: str) -> str | None:
         rule = self.rules.get(code)

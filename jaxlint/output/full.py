@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
 from jaxlint.output import Report, headline, location
@@ -11,11 +13,13 @@ CONTEXT = 2  # lines shown above and below the finding, as ruff shows
 TAB = 4
 
 
-def _lines(path: str, cell: int | None) -> tuple[str, ...]:
+def _lines(path: str, cell: int | None, buffers: Mapping[str, bytes]) -> tuple[str, ...]:
     """The lines of the file (or notebook cell) a finding is in; empty when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = buffers.get(path)
+        if data is None:
+            with open(path, "rb") as handle:
+                data = handle.read()
         text = Notebook.parse(data).cell_source(cell - 1) if cell is not None else decode(data)
     except (OSError, SourceError, IndexError):
         return ()
@@ -59,7 +63,7 @@ def render(findings: list[Finding], report: Report) -> str:
         out = [f"{location(f)}: {headline(f, report)}"]
         key = (f.path, f.cell)
         if key not in sources:
-            sources[key] = _lines(f.path, f.cell)
+            sources[key] = _lines(f.path, f.cell, report.buffers)
         snippet = _snippet(f, sources[key])
         out.extend(snippet)
         indent = " " * (len(snippet[0]) - 1) if snippet else "  "
