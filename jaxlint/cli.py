@@ -465,3 +465,14 @@ def rule_command(code: str, output_format: str) -> None:
         )
     else:
         click.echo(rule.page(), nl=False)
+
+
+@main.command("server")
+@_guard
+def server_command() -> None:
+    """Run the language server for editors (LSP over standard input and output)."""
+    try:
+        from jaxlint.server.app import serve
+    except ImportError as exc:
+        raise Failure(f"`jaxlint server` is unavailable: {exc} (install the `server` extra)") from None
+    serve()

@@ -10,7 +10,7 @@ from jaxlint.findings import Finding
 from jaxlint.fixes import fix_until_stable
 from jaxlint.linter import parse_error
 from jaxlint.output import display_path
-from jaxlint.runner import LintSettings, lint_document, load_document
+from jaxlint.runner import Document, LintSettings, lint_document, load_document
 from jaxlint.source import SourceError
 
 
@@ -30,11 +30,17 @@ def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
         document = load_document(path, data)
     except SourceError as err:
         return BufferResult([parse_error(path, err)], data)
-    if not (settings.fix or settings.diff):
-        return BufferResult(lint_document(document, path, settings), data)
-    lint = partial(lint_document, path=path, settings=settings)
-    fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
+    findings, fixed_document, fixed = lint_in_memory(document, path, settings)
     if not fixed:
         return BufferResult(findings, data)
     diff = document.diff(fixed_document, display_path(path)) if settings.diff else ""
     return BufferResult(findings, fixed_document.encode(), fixed, diff)
+
+
+def lint_in_memory(document: Document, path: str, settings: LintSettings) -> tuple[list[Finding], Document, Counter]:
+    """The findings left in a document that has no file of its own, the fixed document, and what was fixed."""
+    if not (settings.fix or settings.diff):
+        return lint_document(document, path, settings), document, Counter()
+    lint = partial(lint_document, path=path, settings=settings)
+    fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
+    return findings, fixed_document, fixed
