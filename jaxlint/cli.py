@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
+import time
+import tokenize
 import traceback
 from functools import wraps
 from pathlib import Path
@@ -12,7 +15,7 @@ from typing import Callable
 
 import click
 
-from jaxlint import __version__
+from jaxlint import __version__, settings_view
 from jaxlint.cache import Cache, settings_key
 from jaxlint.config import (
     OUTPUT_FORMATS,
@@ -31,11 +34,12 @@ from jaxlint.config import (
 from jaxlint.files import PathPatterns, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
-from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary
+from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary, use_colour
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
-from jaxlint.source import SourceError
-from jaxlint.suppression import PerFileIgnores
+from jaxlint.source import SourceError, decode
+from jaxlint.suppression import PerFileIgnores, with_noqa
+from jaxlint.watch import WATCH_INTERVAL, watched_state
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
 
@@ -172,6 +176,21 @@ def main() -> None:
     help="Lint standard input as the file PATH (its configuration and per-file ignores apply).",
 )
 @click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the findings to this file instead of standard output.",
+)
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="Exit with status 1 when --fix fixed something, even if nothing remains.",
+)
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop.")
+@click.option("-w", "--watch", is_flag=True, help="Lint again whenever a file changes.")
+@click.option(
     "--dynamic",
     is_flag=True,
     help="Try to confirm each finding by tracing the code with JAX (imports your code).",
@@ -192,6 +211,13 @@ def main() -> None:
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
+    if opts["watch"]:
+        _watch(lambda: _check_once(paths, opts), paths or (".",))
+    _check_once(paths, opts)
+
+
+def _check_once(paths: tuple[str, ...], opts: dict) -> None:
+    """One run of `check`: it ends by exiting with the status the findings call for."""
     if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
         raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
     reads_stdin = _reads_stdin(paths, opts)
@@ -204,6 +230,9 @@ def check(paths: tuple[str, ...], **opts) -> None:
     )
     check_known(_all_selectors(config, cli_selection), codes)
     selected = resolve_selection([*config.selections, cli_selection], codes)
+    if opts["show_settings"]:
+        click.echo(settings_view.render(config, selected, paths, opts), nl=False)
+        return
     if reads_stdin:
         status = _check_stdin(config, selected, rules, codes, opts)
         sys.exit(0 if opts["exit_zero"] else status)
@@ -236,6 +265,10 @@ def check(paths: tuple[str, ...], **opts) -> None:
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, config, opts, quiet)
+
+    if opts["add_noqa"]:
+        _add_noqa(findings, quiet)
+        return
 
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
@@ -299,26 +332,88 @@ def _print(
 ) -> int:
     """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for.
 
-    `err` sends everything to standard error (standard output carries fixed source).
+    `err` sends everything to standard error (standard output carries fixed source); `--output-file`
+    sends what would go to standard output to that file, without colour.
     """
     quiet = opts["quiet"]
     fixed = {r.path: r.fixed for r in results if r.fixed}
     fixed_count = sum(sum(c.values()) for c in fixed.values())
+    written: list[str] = []
+    colour = use_colour()
+
+    def emit(text: str) -> None:
+        if opts["output_file"] and not err:
+            written.append(click.unstyle(text))
+        else:
+            click.echo(text, nl=False, err=err, color=colour)
+
     if opts["diff"]:
-        click.echo("".join(r.diff for r in sorted(results, key=lambda r: r.path)), nl=False)
+        emit("".join(r.diff for r in sorted(results, key=lambda r: r.path)))
         if not quiet:
             click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
-        return 1 if fixed_count else 0
-    output_format = opts["output_format"] or config.output_format or "full"
-    if opts["statistics"]:
-        click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False, err=err)
+        status = 1 if fixed_count else 0
     else:
-        click.echo(render(output_format, findings, report), nl=False, err=err)
-    if output_format in TEXT_FORMATS and not quiet:
-        if config.show_fixes:
-            click.echo(summary.fixed_by_file(fixed), nl=False, err=err)
-        click.echo(summary.check_summary(findings, fixed_count, report), nl=False, err=err)
-    return 1 if findings else 0
+        output_format = opts["output_format"] or config.output_format or "full"
+        if opts["statistics"]:
+            emit(statistics.render(findings, report, as_json=output_format == "json"))
+        else:
+            emit(render(output_format, findings, report))
+        if output_format in TEXT_FORMATS and not quiet:
+            if config.show_fixes:
+                emit(summary.fixed_by_file(fixed))
+            emit(summary.check_summary(findings, fixed_count, report))
+        status = 1 if findings or (opts["exit_non_zero_on_fix"] and fixed_count) else 0
+    if opts["output_file"]:
+        target = Path(opts["output_file"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(written), encoding="utf-8")
+    return status
+
+
+def _add_noqa(findings: list[Finding], quiet: bool) -> None:
+    """Write `# noqa: CODE` for every finding on its line, as ruff's --add-noqa; the run then passes."""
+    added = 0
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for path, in_file in sorted(by_path.items()):
+        if path.endswith(".ipynb") or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read()
+        try:
+            text = decode(data)
+        except SourceError:
+            continue
+        new_text, count = with_noqa(text, in_file)
+        if count:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            with open(path, "wb") as handle:
+                handle.write(new_text.encode(encoding))
+            added += count
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+    sys.exit(0)
+
+
+def _watch(run: Callable[[], None], paths: tuple[str, ...]) -> None:
+    """Run, then run again whenever a Python file, notebook or config file under `paths` changes; Ctrl-C stops."""
+    click.echo("Starting linter in watch mode...", err=True)
+    try:
+        while True:
+            before = watched_state(paths)
+            try:
+                run()
+            except SystemExit:
+                pass
+            except click.ClickException as exc:
+                exc.show()
+            click.echo("Watching for file changes.", err=True)
+            while watched_state(paths) == before:
+                time.sleep(WATCH_INTERVAL)
+            click.echo("File change detected...", err=True)
+    except KeyboardInterrupt:
+        sys.exit(0)
 
 
 def _configure(paths: tuple[str, ...], opts: dict) -> Config:

@@ -53,7 +53,19 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github")
+OUTPUT_FORMATS = (
+    "full",
+    "concise",
+    "grouped",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "junit",
+    "pylint",
+    "azure",
+)
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
 _CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (CONTRACT.md)

@@ -206,6 +206,60 @@ def _removal(directive: Directive, drop: set[str]) -> Fix:
     return Fix("safe", "Remove the unused `noqa` directive", (edit,))
 
 
+def with_noqa(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
+    """`text` with `# noqa: CODE` for each finding added on its line (merged into a directive already there).
+
+    A line that ends in a backslash cannot take a comment, a parse error cannot be suppressed and
+    an unused directive is not suppressed by another: those are left as they are.
+    """
+    wanted: dict[int, list[str]] = {}
+    for finding in findings:
+        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE) or finding.cell is not None:
+            continue
+        row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
+        codes = wanted.setdefault(row, [])
+        if finding.code not in codes:
+            codes.append(finding.code)
+    if not wanted:
+        return text, 0
+    existing = {d.row: d for d in directives(text) if not d.file_level}
+    inside_strings = _rows_inside_strings(text)
+    lines = text.splitlines(keepends=True)
+    added = 0
+    for row, codes in wanted.items():
+        if not 0 < row <= len(lines) or row in inside_strings:
+            continue
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        directive = existing.get(row)
+        if directive is not None and directive.codes is ALL:
+            continue  # a blanket `# noqa` already suppresses them
+        new = [c for c in codes if directive is None or c not in directive.codes]
+        if not new or body.rstrip().endswith("\\"):
+            continue
+        if directive is not None:
+            at = directive.column + directive.codes_span[1]
+            body = body[:at] + "".join(f", {c}" for c in new) + body[at:]
+        else:
+            body = f"{body.rstrip()}  # noqa: {', '.join(new)}"
+        lines[row - 1] = body + ending
+        added += len(new)
+    return "".join(lines), added
+
+
+def _rows_inside_strings(text: str) -> set[int]:
+    """Rows whose end lies inside a multi-line string: a comment there would change the string."""
+    rows: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] < token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
+                rows.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return set(range(1, text.count("\n") + 2))  # cannot tell: touch nothing
+    return rows
+
+
 class PerFileIgnores:
     """`per-file-ignores`: glob → codes or prefixes; a glob starting with `!` applies to files it does not match."""
 

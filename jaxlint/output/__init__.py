@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+import click
+
 from jaxlint.findings import Finding
 from jaxlint.fixes import applicable
 
@@ -18,9 +20,14 @@ FORMATS = {
     "json-lines": "json_lines",
     "sarif": "sarif",
     "github": "github",
+    "gitlab": "gitlab",
+    "junit": "junit",
+    "pylint": "pylint",
+    "grouped": "grouped",
+    "azure": "azure",
 }
 # Formats read by people: a summary line follows them (machine formats stay parseable).
-TEXT_FORMATS = ("full", "concise")
+TEXT_FORMATS = ("full", "concise", "grouped")
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,21 @@ def headline(finding: Finding, report: Report) -> str:
     marker = " [*]" if report.fixable(finding) else ""
     status = f" [{finding.confirmation['status']}]" if finding.confirmation else ""
     return f"{finding.code}{marker} {finding.message}{status}"
+
+
+def styled_headline(finding: Finding, report: Report) -> str:
+    """`path:row:col: CODE [*] message` for a terminal: the location bold, the code red (plain when piped)."""
+    code, _, rest = headline(finding, report).partition(" ")
+    return f"{click.style(location(finding), bold=True)}: {click.style(code, fg='red', bold=True)} {rest}"
+
+
+def use_colour() -> bool | None:
+    """Colour on terminals (None: let click decide), never with NO_COLOR set, always with FORCE_COLOR."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return None
 
 
 def render(output_format: str, findings: list[Finding], report: Report) -> str:

@@ -6,7 +6,7 @@ from typing import Mapping
 
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
-from jaxlint.output import Report, headline, location
+from jaxlint.output import Report, styled_headline
 from jaxlint.source import SourceError, decode
 
 CONTEXT = 2  # lines shown above and below the finding, as ruff shows
@@ -60,7 +60,7 @@ def render(findings: list[Finding], report: Report) -> str:
         tuple[str, int | None], tuple[str, ...]
     ] = {}  # findings come grouped by file: read each once
     for f in findings:
-        out = [f"{location(f)}: {headline(f, report)}"]
+        out = [styled_headline(f, report)]
         key = (f.path, f.cell)
         if key not in sources:
             sources[key] = _lines(f.path, f.cell, report.buffers)
