@@ -1,4 +1,4 @@
-"""The command line: `jaxlint check`, `jaxlint rules` and `jaxlint rule CODE` (CONTRACT.md)."""
+"""The command line: `jaxlint check`, `server`, `rules` and `rule CODE` (the contract: docs/contract.md)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ OUTPUT_FORMATS = (
 )
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
-_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (CONTRACT.md)
+_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (docs/contract.md)
 
 
 class ConfigError(Exception):
