@@ -1,17 +1,21 @@
-"""The command line: `jaxlint check`, `jaxlint rules` and `jaxlint rule CODE` (CONTRACT.md)."""
+"""The command line: `jaxlint check`, `server`, `rules` and `rule CODE` (the contract: docs/contract.md)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
+import time
+import tokenize
+import traceback
 from functools import wraps
 from pathlib import Path
 from typing import Callable
 
 import click
 
-from jaxlint import __version__
+from jaxlint import __version__, settings_view
 from jaxlint.cache import Cache, settings_key
 from jaxlint.config import (
     OUTPUT_FORMATS,
@@ -27,14 +31,15 @@ from jaxlint.config import (
     parse_override,
     resolve_selection,
 )
-from jaxlint.files import check_glob, discover
+from jaxlint.files import PathPatterns, check_glob, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
-from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary
+from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary, use_colour
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
-from jaxlint.source import SourceError
-from jaxlint.suppression import PerFileIgnores
+from jaxlint.source import SourceError, decode
+from jaxlint.suppression import PerFileIgnores, with_noqa
+from jaxlint.watch import WATCH_INTERVAL, watched_state
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
 
@@ -188,6 +193,27 @@ def main() -> None:
 )
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, and stop.")
 @click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    default=None,
+    help="Lint standard input as the file PATH (its configuration and per-file ignores apply).",
+)
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the findings to this file instead of standard output.",
+)
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="Exit with status 1 when --fix fixed something, even if nothing remains.",
+)
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop.")
+@click.option("-w", "--watch", is_flag=True, help="Lint again whenever a file changes.")
+@click.option(
     "--dynamic",
     is_flag=True,
     help="Try to confirm each finding by tracing the code with JAX (imports your code).",
@@ -208,17 +234,31 @@ def main() -> None:
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
+    if opts["watch"]:
+        _watch(lambda: _check_once(paths, opts), paths or (".",))
+    _check_once(paths, opts)
+
+
+def _check_once(paths: tuple[str, ...], opts: dict) -> None:
+    """One run of `check`: it ends by exiting with the status the findings call for."""
     if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
         raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
-    config = _configure(paths, opts)
+    config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
     rules = all_rules()
     codes = known_codes(rules)
     cli_selection = Selection(
         opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or [])
     )
     check_known(_all_selectors(config, cli_selection), codes)
-    selected = resolve_selection([config.selection, cli_selection], codes)
+    selected = resolve_selection([*config.selections, cli_selection], codes)
+    if opts["show_settings"]:
+        click.echo(settings_view.render(config, selected, paths, opts), nl=False)
+        return
+    if reads_stdin:
+        status = _check_stdin(config, selected, rules, codes, opts)
+        sys.exit(0 if opts["exit_zero"] else status)
     found = discover(
         paths,
         root=config.root,
@@ -246,10 +286,14 @@ def check(paths: tuple[str, ...], **opts) -> None:
         use_cache=not opts["no_cache"],
         cache_dir=opts["cache_dir"],
     )
-    missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
+    missing = [_unreadable(path, reason) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, config, opts, quiet)
+
+    if opts["add_noqa"]:
+        _add_noqa(findings, quiet)
+        return
 
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
@@ -271,28 +315,141 @@ def check(paths: tuple[str, ...], **opts) -> None:
     sys.exit(0 if opts["exit_zero"] else status)
 
 
+def _reads_stdin(paths: tuple[str, ...], opts: dict) -> bool:
+    """`-` as the only path, or `--stdin-filename` with no path, lints standard input (as ruff)."""
+    if "-" in paths and len(paths) > 1:
+        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+    if opts["stdin_filename"] is not None and paths not in ((), ("-",)):
+        raise click.UsageError("--stdin-filename names standard input's file: give no other path, or `-`")
+    reads = paths == ("-",) or opts["stdin_filename"] is not None
+    if reads and opts["dynamic"]:
+        raise click.UsageError("--dynamic imports the linted files: it cannot check standard input")
+    return reads
+
+
+def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[str], opts: dict) -> int:
+    """Lint standard input as the file `--stdin-filename` names; with --fix, print the fixed source."""
+    from jaxlint.stdin import lint_buffer
+
+    name = opts["stdin_filename"]
+    path = os.path.abspath(name) if name else "-"
+    data = sys.stdin.buffer.read()
+    fix = config.fix and not opts["diff"]
+    if name and config.force_exclude and PathPatterns(config.excludes, config.root).match_any_parent(path):
+        if fix:
+            click.echo(data, nl=False)  # an excluded file passes through unchanged
+        return 0
+    settings = LintSettings(
+        codes=frozenset(selected & rules.keys()),
+        options=config.options,
+        known=frozenset(rules),
+        fix=fix,
+        diff=opts["diff"],
+        unsafe_fixes=config.unsafe_fixes,
+    )
+    result = lint_buffer(data, path, settings)
+    findings = _kept(result.findings, config, selected, codes)
+    file_result = FileResult(path, findings, fixed=result.fixed, diff=result.diff)
+    report = Report(rules, unsafe_fixes=config.unsafe_fixes, buffers={path: result.fixed_data})
+    if not fix:
+        return _print([file_result], findings, report, config, opts)
+    # As ruff: the fixed source is the output, what remains goes to standard error.
+    click.echo(result.fixed_data, nl=False)
+    return _print([file_result], findings, report, config, opts, err=True)
+
+
 def _print(
-    results: list[FileResult], findings: list[Finding], report: Report, config: Config, opts: dict
+    results: list[FileResult],
+    findings: list[Finding],
+    report: Report,
+    config: Config,
+    opts: dict,
+    err: bool = False,
 ) -> int:
-    """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for."""
+    """Print the findings (or the diffs, or the statistics) and the summary; the exit status they call for.
+
+    `err` sends everything to standard error (standard output carries fixed source); `--output-file`
+    sends what would go to standard output to that file, without colour.
+    """
     quiet = opts["quiet"]
     fixed = {r.path: r.fixed for r in results if r.fixed}
     fixed_count = sum(sum(c.values()) for c in fixed.values())
+    written: list[str] = []
+    colour = use_colour()
+
+    def emit(text: str) -> None:
+        if opts["output_file"] and not err:
+            written.append(click.unstyle(text))
+        else:
+            click.echo(text, nl=False, err=err, color=colour)
+
     if opts["diff"]:
-        click.echo("".join(r.diff for r in sorted(results, key=lambda r: r.path)), nl=False)
+        emit("".join(r.diff for r in sorted(results, key=lambda r: r.path)))
         if not quiet:
             click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
-        return 1 if fixed_count else 0
-    output_format = opts["output_format"] or config.output_format or "full"
-    if opts["statistics"]:
-        click.echo(statistics.render(findings, report, as_json=output_format == "json"), nl=False)
+        status = 1 if fixed_count else 0
     else:
-        click.echo(render(output_format, findings, report), nl=False)
-    if output_format in TEXT_FORMATS and not quiet:
-        if config.show_fixes:
-            click.echo(summary.fixed_by_file(fixed), nl=False)
-        click.echo(summary.check_summary(findings, fixed_count, report), nl=False)
-    return 1 if findings else 0
+        output_format = opts["output_format"] or config.output_format or "full"
+        if opts["statistics"]:
+            emit(statistics.render(findings, report, as_json=output_format == "json"))
+        else:
+            emit(render(output_format, findings, report))
+        if output_format in TEXT_FORMATS and not quiet:
+            if config.show_fixes:
+                emit(summary.fixed_by_file(fixed))
+            emit(summary.check_summary(findings, fixed_count, report))
+        status = 1 if findings or (opts["exit_non_zero_on_fix"] and fixed_count) else 0
+    if opts["output_file"]:
+        target = Path(opts["output_file"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(written), encoding="utf-8")
+    return status
+
+
+def _add_noqa(findings: list[Finding], quiet: bool) -> None:
+    """Write `# noqa: CODE` for every finding on its line, as ruff's --add-noqa; the run then passes."""
+    added = 0
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for path, in_file in sorted(by_path.items()):
+        if path.endswith(".ipynb") or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read()
+        try:
+            text = decode(data)
+        except SourceError:
+            continue
+        new_text, count = with_noqa(text, in_file)
+        if count:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            with open(path, "wb") as handle:
+                handle.write(new_text.encode(encoding))
+            added += count
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+    sys.exit(0)
+
+
+def _watch(run: Callable[[], None], paths: tuple[str, ...]) -> None:
+    """Run, then run again whenever a Python file, notebook or config file under `paths` changes; Ctrl-C stops."""
+    click.echo("Starting linter in watch mode...", err=True)
+    try:
+        while True:
+            before = watched_state(paths)
+            try:
+                run()
+            except SystemExit:
+                pass
+            except click.ClickException as exc:
+                exc.show()
+            click.echo("Watching for file changes.", err=True)
+            while watched_state(paths) == before:
+                time.sleep(WATCH_INTERVAL)
+            click.echo("File change detected...", err=True)
+    except KeyboardInterrupt:
+        sys.exit(0)
 
 
 def _configure(paths: tuple[str, ...], opts: dict) -> Config:
@@ -322,9 +479,14 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
     return config
 
 
+def _unreadable(path: str, reason: str) -> Finding:
+    """A path on the command line that cannot be read: JAX001 with the system's reason, as ruff's E902."""
+    return parse_error(path, SourceError(reason)).with_(message=reason)
+
+
 def _all_selectors(config: Config, cli: Selection) -> list[str]:
     selectors = []
-    for layer in (config.selection, cli):
+    for layer in (*config.selections, cli):
         selectors += (layer.select or []) + layer.extend_select + layer.ignore
     for codes in config.per_file_ignores.values():
         selectors += codes
@@ -340,6 +502,7 @@ def _lint(files, config, selected, rules, *, fix, diff, use_cache, cache_dir) ->
     settings = LintSettings(
         codes=frozenset(selected & rules.keys()),
         options=config.options,
+        known=frozenset(rules),
         hash_contents=cache is not None,
         fix=fix,
         diff=diff,
@@ -436,3 +599,14 @@ def rule_command(code: str, output_format: str) -> None:
         )
     else:
         click.echo(rule.page(), nl=False)
+
+
+@main.command("server")
+@_guard
+def server_command() -> None:
+    """Run the language server for editors (LSP over standard input and output)."""
+    try:
+        from jaxlint.server.app import serve
+    except ImportError as exc:
+        raise Failure(f"`jaxlint server` is unavailable: {exc} (install the `server` extra)") from None
+    serve()

@@ -54,10 +54,22 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github")
+OUTPUT_FORMATS = (
+    "full",
+    "concise",
+    "grouped",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "junit",
+    "pylint",
+    "azure",
+)
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
-_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (CONTRACT.md)
+_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (docs/contract.md)
 
 
 class ConfigError(Exception):
@@ -94,10 +106,18 @@ class Config:
     show_fixes: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     dynamic: dict[str, Any] = field(default_factory=dict)
+    # The selections of the files this one extends, base first: each is a layer under `selection`.
+    extended_selections: list[Selection] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)  # the files read, base first
 
     @property
     def excludes(self) -> list[str]:
         return self.exclude + self.extend_exclude
+
+    @property
+    def selections(self) -> list[Selection]:
+        """The configuration's selection layers in the order they apply (`extend`ed files first)."""
+        return [*self.extended_selections, self.selection]
 
 
 # ---------------------------------------------------------------- finding and reading the file
@@ -145,15 +165,37 @@ def load_config(path: Path | None, *, search_from: Path, isolated: bool = False)
         path = find_config_file(search_from)
         if path is None:
             return Config(root=Path.cwd())
-    path = path.resolve()
+    return _load_file(path.resolve(), ())
+
+
+def _settings_table(path: Path) -> tuple[dict[str, Any], str]:
     data = _read_toml(path)
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("jaxlint", {})
-        where = f"[tool.jaxlint] of {path}"
+        return data.get("tool", {}).get("jaxlint", {}), f"[tool.jaxlint] of {path}"
+    return data, str(path)
+
+
+def _load_file(path: Path, extending: tuple[Path, ...]) -> Config:
+    """One file's configuration, on top of the file its `extend` names (as ruff's `extend`)."""
+    data, where = _settings_table(path)
+    base = data.get("extend")
+    if base is None:
+        config = Config(root=path.parent)
     else:
-        where = str(path)
-    config = Config(root=path.parent)
-    apply_settings(config, data, where)
+        if not isinstance(base, str):
+            raise ConfigError(f"invalid value for `extend` in {where}: expected a path")
+        base_path = (path.parent / os.path.expandvars(os.path.expanduser(base))).resolve()
+        if base_path == path or base_path in extending:
+            raise ConfigError(f"`extend` in {where} makes a cycle through {base_path}")
+        if not base_path.is_file():
+            raise ConfigError(f"`extend` in {where} names {base_path}, which does not exist")
+        config = _load_file(base_path, (*extending, path))
+        # The extending file is the project's: its folder is the root, its selection the top layer.
+        config.root = path.parent
+        config.extended_selections.append(config.selection)
+        config.selection = Selection()
+    config.sources.append(path)
+    apply_settings(config, {k: v for k, v in data.items() if k != "extend"}, where)
     return config
 
 
@@ -195,10 +237,7 @@ def _globs(value: Any) -> list[str]:
 
 
 def _selectors(value: Any) -> list[str]:
-    selectors = _strings(value)
-    for selector in selectors:
-        check_selector(selector)
-    return selectors
+    return [check_selector(selector) for selector in _strings(value)]
 
 
 def _boolean(value: Any) -> bool:
@@ -301,10 +340,10 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
 
 
 def check_selector(selector: str) -> str:
-    """`ALL`, `JAX`, or `JAX` followed by up to three digits; anything else is a usage error."""
-    if not _SELECTOR.fullmatch(selector):
+    """`ALL`, `JAX`, or `JAX` followed by up to three digits, in any case; anything else is a usage error."""
+    if not _SELECTOR.fullmatch(selector.upper()):
         raise ValueError(f"unknown rule selector `{selector}` (expected ALL, JAX or a prefix such as JAX1)")
-    return selector
+    return selector.upper()
 
 
 def _matches(selector: str, code: str) -> bool:

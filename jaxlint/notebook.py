@@ -19,6 +19,8 @@ _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "py
 # A magic is `%` then a name and a shell line `!` then anything but `=`, so that a continuation
 # line starting with Python's `% args` or `!= y` is left alone.
 _MAGIC = r"(?:%{1,2}[A-Za-z_]|![^=])"
+# How messages point at another row of the module ("consumed on line 6", "(line 6)").
+_LINE_REFERENCE = re.compile(r"\bline ([0-9]+)\b")
 _IPYTHON_LINE = re.compile(rf"\s*(?:{_MAGIC}|\?|[\w.,\s]+=\s*{_MAGIC}|[\w.]+\?\??\s*$)")
 
 
@@ -125,12 +127,24 @@ class Notebook:
             else:
                 fix = None  # an edit that spans cells cannot be written back into the notebook
         return finding.with_(
+            message=self._relocate_lines(finding.message, at),
             start=Position(row, finding.start.column),
             end=moved(finding.end),
             noqa_row=None if finding.noqa_row is None else max(finding.noqa_row - shift, 1),
             cell=self.code_cells[at] + 1,
             fix=fix,
         )
+
+    def _relocate_lines(self, message: str, at: int) -> str:
+        """A message's `line N` (a row of `source`) as the cell's own row, naming the cell when it is another."""
+
+        def cell_row(match: re.Match) -> str:
+            other, row = self._locate(int(match.group(1)))
+            if other == at:
+                return f"line {row}"
+            return f"line {row} of cell {self.code_cells[other] + 1}"
+
+        return _LINE_REFERENCE.sub(cell_row, message)
 
     def with_fixes(self, findings: list[Finding], unsafe_fixes: bool) -> tuple["Notebook", Counter]:
         """A copy with each cell's applicable fixes applied (findings as `relocate` returns them)."""

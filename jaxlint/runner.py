@@ -36,6 +36,7 @@ class LintSettings:
 
     codes: frozenset[str]
     options: dict = field(default_factory=dict)
+    known: frozenset[str] = frozenset()  # every rule's code: a `# noqa` code outside it is unknown
     hash_contents: bool = False  # for the cache
     fix: bool = False  # write fixes back
     diff: bool = False  # compute fixes, show them as a diff, write nothing
@@ -91,7 +92,7 @@ def lint_document(document: Document, path: str, settings: LintSettings) -> list
         findings = lint_source(document.source, path, settings.codes, settings.options)
     except RecursionError:
         return [parse_error(path, SourceError("the file is too deeply nested to analyse"))]
-    findings = apply_noqa(findings, document.source)
+    findings = apply_noqa(findings, document.source, settings.codes, settings.known, path)
     if isinstance(document, Notebook):
         findings = [document.relocate(f) for f in findings]
     return findings

@@ -1,5 +1,7 @@
 """Name resolution: every import style, aliases, `functools.partial`, and shadowing."""
 
+from __future__ import annotations
+
 import ast
 import textwrap
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
+
+import click
 
 from jaxlint.findings import Finding
 from jaxlint.fixes import applicable
@@ -19,9 +21,14 @@ FORMATS = {
     "json-lines": "json_lines",
     "sarif": "sarif",
     "github": "github",
+    "gitlab": "gitlab",
+    "junit": "junit",
+    "pylint": "pylint",
+    "grouped": "grouped",
+    "azure": "azure",
 }
 # Formats read by people: a summary line follows them (machine formats stay parseable).
-TEXT_FORMATS = ("full", "concise")
+TEXT_FORMATS = ("full", "concise", "grouped")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,8 @@ class Report:
 
     rules: Mapping[str, object]
     unsafe_fixes: bool = False
+    # Text linted from somewhere other than its file (standard input), by path: shown instead of the file.
+    buffers: Mapping[str, bytes] = field(default_factory=dict)
 
     def url(self, code: str) -> str | None:
         rule = self.rules.get(code)
@@ -81,6 +90,21 @@ def headline(finding: Finding, report: Report) -> str:
     marker = " [*]" if report.fixable(finding) else ""
     status = f" [{finding.confirmation['status']}]" if finding.confirmation else ""
     return f"{finding.code}{marker} {printable(finding.message)}{status}"
+
+
+def styled_headline(finding: Finding, report: Report) -> str:
+    """`path:row:col: CODE [*] message` for a terminal: the location bold, the code red (plain when piped)."""
+    code, _, rest = headline(finding, report).partition(" ")
+    return f"{click.style(location(finding), bold=True)}: {click.style(code, fg='red', bold=True)} {rest}"
+
+
+def use_colour() -> bool | None:
+    """Colour on terminals (None: let click decide), never with NO_COLOR set, always with FORCE_COLOR."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return None
 
 
 def render(output_format: str, findings: list[Finding], report: Report) -> str:

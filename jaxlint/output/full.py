@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
-from jaxlint.output import Report, headline, location
+from jaxlint.output import Report, styled_headline
 from jaxlint.source import SourceError, decode, split_lines
 
 CONTEXT = 2  # lines shown above and below the finding, as ruff shows
@@ -19,14 +21,17 @@ class _Lines:
     current file is kept.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, buffers: Mapping[str, bytes]) -> None:
+        self._buffers = buffers  # unsaved text (standard input) by path
         self._path: str | None = None
         self._document: Notebook | str | None = None
         self._lines: dict[int | None, tuple[str, ...]] = {}
 
     def _read(self, path: str) -> Notebook | str | None:
         try:
-            data = read_bytes(path)
+            data = self._buffers.get(path)
+            if data is None:
+                data = read_bytes(path)
             return Notebook.parse(data) if path.endswith(".ipynb") else decode(data)
         except (OSError, SourceError):
             return None
@@ -77,9 +82,9 @@ def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
 
 def render(findings: list[Finding], report: Report) -> str:
     blocks = []
-    lines = _Lines()
+    lines = _Lines(report.buffers)
     for f in findings:
-        out = [f"{location(f)}: {headline(f, report)}"]
+        out = [styled_headline(f, report)]
         snippet = _snippet(f, lines(f.path, f.cell))
         out.extend(snippet)
         indent = " " * (len(snippet[0]) - 1) if snippet else "  "

@@ -1,4 +1,4 @@
-"""`--output-format json`: a JSON array of findings with ruff's fields (CONTRACT.md)."""
+"""`--output-format json`: a JSON array of findings with ruff's fields (docs/contract.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """JAX302: a static argument that is an array, a list, a dict or another unhashable value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api, jit_signature

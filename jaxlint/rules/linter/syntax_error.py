@@ -1,5 +1,7 @@
 """JAX001: the file could not be read or parsed."""
 
+from __future__ import annotations
+
 from jaxlint.rule import Rule, register
 
 
@@ -21,7 +23,7 @@ class SyntaxErrorRule(Rule):
         """
     bad = (
         """
-        def broken(x:  # JAX001
+        def broken(x)  # JAX001
             return x
         """,
     )
