@@ -1,0 +1,146 @@
+"""The processes a dynamic run started, found through /proc (Linux), and how to stop every one of them.
+
+A worker's descendants can leave its process group and session (`setsid`) and lose their parent
+(double fork). They are still found: by a walk of parent links from the run's first process, taken
+when the run ends and every half second while it runs; by the sessions those walks saw; and by a
+marker in their environment. Only processes started after the run began are ever matched, so a
+recycled process id or session id never points at an unrelated process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+
+PROC = "/proc"
+MARKER = "JAXLINT_DYNAMIC_RUN"  # environment variable naming the run that started a process
+SWEEP_ROUNDS = 50  # stop-and-rescan rounds before the final kill; a fork bomb is frozen long before
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    ppid: int
+    session: int
+    started: int  # clock ticks after boot: with the pid, names one process for its whole life
+    zombie: bool
+
+
+def available() -> bool:
+    return os.path.isfile(os.path.join(PROC, "self", "stat"))
+
+
+def read(pid: int) -> Process | None:
+    try:
+        with open(os.path.join(PROC, str(pid), "stat"), "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ")".
+    fields = raw[raw.rfind(")") + 2:].split()
+    try:
+        return Process(pid, int(fields[1]), int(fields[3]), int(fields[19]), fields[0] in ("Z", "X"))
+    except (IndexError, ValueError):
+        return None
+
+
+def table() -> dict[int, Process]:
+    """Every process this one can see."""
+    out = {}
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return out
+    for name in names:
+        if name.isdigit():
+            p = read(int(name))
+            if p is not None:
+                out[p.pid] = p
+    return out
+
+
+def marked(pid: int, marker: str) -> bool:
+    """Whether the process was started with MARKER=marker in its environment."""
+    try:
+        with open(os.path.join(PROC, str(pid), "environ"), "rb") as f:
+            return f"{MARKER}={marker}".encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+class ProcessTree:
+    """Everything descended from one process (the run's first), remembered as it grows."""
+
+    def __init__(self, root: int, marker: str):
+        self.root = root
+        self.marker = marker
+        first = read(root)
+        self.since = first.started if first else 0
+        self.seen: dict[int, int] = {}  # pid -> start time
+        self.sessions: set[int] = set()
+
+    def snapshot(self, procs: dict[int, Process] | None = None) -> dict[int, Process]:
+        """Record the current descendants (and their sessions); returns them."""
+        procs = table() if procs is None else procs
+        found = self._members(procs)
+        for p in found.values():
+            self.seen[p.pid] = p.started
+            self.sessions.add(p.session)
+        return found
+
+    def _members(self, procs: dict[int, Process]) -> dict[int, Process]:
+        children: dict[int, list[int]] = {}
+        for p in procs.values():
+            children.setdefault(p.ppid, []).append(p.pid)
+        found: dict[int, Process] = {}
+        stack = [self.root] if self.root in procs else []
+        while stack:
+            pid = stack.pop()
+            if pid not in found:
+                found[pid] = procs[pid]
+                stack.extend(children.get(pid, ()))
+        me = os.getpid()
+        for p in procs.values():
+            if p.pid in found or p.pid == me or p.started < self.since:
+                continue
+            if self.seen.get(p.pid) == p.started or p.session in self.sessions or marked(p.pid, self.marker):
+                found[p.pid] = p
+        # A process outside the tree may have started our own ancestors' sessions: never those.
+        for pid in _ancestors(procs, me):
+            found.pop(pid, None)
+        return found
+
+    def sweep(self) -> int:
+        """Freeze every member (SIGSTOP: a stopped process cannot fork), rescan until no new one
+        appears, then SIGKILL them all. Returns how many were killed."""
+        stopped: set[int] = set()
+        for _ in range(SWEEP_ROUNDS):
+            live = {p.pid for p in self.snapshot().values() if not p.zombie}
+            new = live - stopped
+            if not new:
+                break
+            for pid in new:
+                _signal(pid, signal.SIGSTOP)
+            stopped |= new
+        for pid in stopped:
+            _signal(pid, signal.SIGKILL)
+        return len(stopped)
+
+    def leftovers(self) -> list[int]:
+        """Members still alive (not zombies): empty after a successful sweep."""
+        return sorted(p.pid for p in self.snapshot().values() if not p.zombie)
+
+
+def _ancestors(procs: dict[int, Process], pid: int) -> set[int]:
+    out = set()
+    while pid in procs and pid not in out:
+        out.add(pid)
+        pid = procs[pid].ppid
+    return out
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
