@@ -61,8 +61,13 @@ def confirm(
 ) -> list[Finding]:
     """The same findings, in the same order, each with `confirmation` set.
 
-    Raises ValueError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
-    containment = Containment.configured(settings, timeout, sandboxed)
+    Raises ConfigError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
+    try:
+        containment = Containment.configured(settings, timeout, sandboxed)
+    except ValueError as exc:
+        from jaxlint.config import ConfigError
+
+        raise ConfigError(str(exc)) from None
     refused = containment.unavailable()
     verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 
 PROC = "/proc"
 MARKER = "JAXLINT_DYNAMIC_RUN"  # environment variable naming the run that started a process
 SWEEP_ROUNDS = 50  # stop-and-rescan rounds before the final kill; a fork bomb is frozen long before
+DEATH_WAIT = 2.0  # seconds to wait for killed processes to die
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,16 @@ class ProcessTree:
             stopped |= new
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
+        # SIGKILL is delivered when the process next runs: wait (briefly) until each has died, so
+        # that nothing the run started outlives the linter.
+        waited = time.monotonic() + DEATH_WAIT
+        while time.monotonic() < waited and any(self._lives(pid) for pid in stopped):
+            time.sleep(0.01)
         return len(stopped)
+
+    def _lives(self, pid: int) -> bool:
+        p = read(pid)
+        return p is not None and not p.zombie and self.seen.get(pid) == p.started
 
     def leftovers(self) -> list[int]:
         """Members still alive (not zombies): empty after a successful sweep."""

@@ -105,7 +105,7 @@ def run_file(path: str, findings: list[dict], backend: str | None, timeout: floa
     results, channel_fd = os.pipe()
     command = [sys.executable, "-c", BOOTSTRAP, package_parent, str(channel_fd)]
     if containment.sandbox == "bwrap":
-        command = sandbox.command(root) + command
+        command = sandbox.command(root, (package_parent, sys.prefix, sys.base_prefix, *sys.path)) + command
     try:
         proc = subprocess.Popen(
             command, cwd=root, env=worker_env(backend, marker), stdin=subprocess.PIPE,
@@ -185,13 +185,14 @@ def _ending(exit: dict | None, supervisor_code: int | None, timed_out: bool, tim
             state: dict | None, output: bytes, limits: Limits) -> str | None:
     """Why the worker stopped early, or None when it finished normally."""
     phase = (state or {}).get("phase", "starting")
+    said = (output.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"])[0][:200]
     if timed_out:
         return f"timed out after {timeout:g}s while {phase}"
     if exit is None:
         if supervisor_code is not None and supervisor_code < 0:
             return f"was stopped: its supervisor process was killed with signal {_signal_name(-supervisor_code)} " \
                    f"while {phase}"
-        return f"stopped without reporting how while {phase}"
+        return f"stopped with status {supervisor_code} before reporting how, while {phase} ({said})"
     if "signal" in exit:
         sig = exit["signal"]
         if sig == getattr(signal, "SIGXCPU", None):
@@ -200,8 +201,7 @@ def _ending(exit: dict | None, supervisor_code: int | None, timed_out: bool, tim
     if exit.get("code"):
         return f"exited with status {exit['code']} while {phase}"
     if state is None or phase != "done":
-        last = output.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return f"stopped without a result while {phase} ({last[0][:200]})"
+        return f"stopped without a result while {phase} ({said})"
     return None
 
 

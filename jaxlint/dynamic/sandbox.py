@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import os
 import shutil
 import subprocess
 import sys
@@ -35,12 +36,17 @@ def chosen(settings: dict, requested: bool) -> str:
     return kind
 
 
-def command(root: str) -> list[str]:
-    """The bwrap command line that the run's own command is appended to."""
+def command(root: str, needed: tuple[str, ...] = ()) -> list[str]:
+    """The bwrap command line that the run's own command is appended to; `needed` are the paths the
+    run reads (the project, Python, the installed packages): those under /tmp are bound back in."""
     args = [
         _bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", root,
+        "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
     ]
+    for path in sorted({os.path.realpath(p) for p in (root, *needed) if os.path.exists(p)}):
+        if path == "/tmp" or path.startswith("/tmp/"):
+            args += ["--ro-bind", path, path]
+    args += ["--chdir", root]
     for pattern in ACCELERATORS:
         for path in sorted(glob.glob(pattern)):
             args += ["--dev-bind-try", path, path]

@@ -159,6 +159,9 @@ class Worker:
     def entry_pass(self, case: Case) -> None:
         t = case.target
         keys = t.category == 2
+        imported = self.ex.import_runs.get(keys)
+        if imported is not None and imported.failure is not None:
+            return  # the entry point would import the module again: the import's failure is the reason
         label = self.ex.entry_label()
         if label is None:
             if not case.decided:
