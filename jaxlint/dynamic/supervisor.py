@@ -33,6 +33,7 @@ def main(argv: list[str]) -> None:
     request = json.loads(sys.stdin.buffer.readline())
     channel = Channel(int(argv[0]), request.pop("secret"))
     saved = _ignore_signals()
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the linter killed outright: go, and the worker with us
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     me = os.getpid()
     worker = os.fork()
