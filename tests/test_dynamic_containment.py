@@ -250,6 +250,14 @@ def test_endings_name_what_stopped_the_worker():
     assert _ending(None, None, True, 5, state, b"", limits) == "timed out after 5s while importing the module"
 
 
+@pytest.mark.skipif(processes.prctl(processes.PR_GET_DUMPABLE) is None, reason="needs Linux prctl")
+def test_the_linter_hides_its_proc_entries_while_user_code_runs():
+    before = processes.prctl(processes.PR_GET_DUMPABLE)
+    with processes.hidden():
+        assert processes.prctl(processes.PR_GET_DUMPABLE) == 0
+    assert processes.prctl(processes.PR_GET_DUMPABLE) == before
+
+
 @needs_proc
 def test_the_sweep_finds_marked_processes_that_left_the_session_and_lost_their_parent(tmp_path):
     pids = tmp_path / "pids"

@@ -44,6 +44,7 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from jaxlint.dynamic.processes import hidden
 from jaxlint.dynamic.runner import Containment, max_parallel, run_file
 from jaxlint.findings import Finding
 
@@ -80,7 +81,7 @@ def confirm(
                 {"index": i, "code": finding.code, "row": finding.start.row, "end_row": finding.end.row}
             )
     progress = _Progress(len(by_file), show_progress)
-    with ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
+    with hidden(), ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
         jobs = {pool.submit(run_file, path, rows, backend, timeout, settings, containment): rows
                 for path, rows in by_file.items()}
         for job in as_completed(jobs):

@@ -12,10 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 
 PROC = "/proc"
+PR_SET_PDEATHSIG = 1
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 MARKER = "JAXLINT_DYNAMIC_RUN"  # environment variable naming the run that started a process
 SWEEP_ROUNDS = 50  # stop-and-rescan rounds before the final kill; a fork bomb is frozen long before
 DEATH_WAIT = 2.0  # seconds to wait for killed processes to die
@@ -155,3 +160,31 @@ def _ancestors(procs: dict[int, Process], pid: int) -> set[int]:
 def _signal(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
+
+
+def prctl(option: int, value: int = 0) -> int | None:
+    """A Linux process control (prctl(2)); None where there is none or it fails."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        result = ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - no libc to load: as if there were no prctl
+        return None
+    return None if result < 0 else result
+
+
+@contextlib.contextmanager
+def hidden():
+    """While the block runs, this process is not dumpable (Linux): its /proc entries (open files,
+    memory, environment) are closed to other processes of the same user, so code under a dynamic
+    run cannot open the linter's output through /proc/PID/fd/1. Root is not held by this."""
+    before = prctl(PR_GET_DUMPABLE)
+    if before:
+        prctl(PR_SET_DUMPABLE, 0)
+    try:
+        yield
+    finally:
+        if before:
+            prctl(PR_SET_DUMPABLE, before)

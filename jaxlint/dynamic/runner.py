@@ -7,9 +7,10 @@ the linter's own streams. When the run ends, for whatever reason, every process 
 stopped and killed (processes.py; on systems without /proc, the two sessions are killed).
 
 Limits, stated plainly: the user's code runs as the user, with the user's files and network.
-It cannot signal the linter through its parent or its parent's process group, but a module that
-searches the process table can still find the linter and signal it or open its output through
-/proc; `--sandbox` (sandbox.py) closes that, with a process namespace of its own.
+It cannot signal the linter through its parent or its parent's process group, nor (unless it
+runs as root) open the linter's output through /proc, but a module that searches the process
+table can still find the linter and signal it; `--sandbox` (sandbox.py) closes that, with a
+process namespace of its own.
 """
 
 from __future__ import annotations

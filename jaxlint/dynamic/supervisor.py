@@ -21,10 +21,9 @@ import threading
 import traceback
 
 from jaxlint.dynamic.channel import Channel
+from jaxlint.dynamic.processes import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from jaxlint.dynamic.limits import Limits
 
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 IGNORED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE",
            "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF")
 
@@ -33,8 +32,8 @@ def main(argv: list[str]) -> None:
     request = json.loads(sys.stdin.buffer.readline())
     channel = Channel(int(argv[0]), request.pop("secret"))
     saved = _ignore_signals()
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the linter killed outright: go, and the worker with us
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the linter killed outright: go, and the worker with us
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     me = os.getpid()
     worker = os.fork()
     if worker == 0:
@@ -55,7 +54,7 @@ def main(argv: list[str]) -> None:
 
 def _become_worker(request: dict, channel: Channel, saved: dict, supervisor: int) -> None:
     os.setsid()
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != supervisor:  # the supervisor died before the line above
         os._exit(70)
     for sig, handler in saved.items():
@@ -104,13 +103,3 @@ def _end_with_linter(worker: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(worker, signal.SIGKILL)
     os._exit(0)
-
-
-def _prctl(option: int, value: int) -> None:
-    """Linux process controls; elsewhere (or if refused) the runner's process sweep is the backstop."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
