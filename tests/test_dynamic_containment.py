@@ -279,3 +279,17 @@ def test_the_sweep_finds_marked_processes_that_left_the_session_and_lost_their_p
     root.wait(timeout=10)
     assert not _alive(escaped)
     assert tree.leftovers() == []
+
+
+@needs_proc
+def test_the_sweep_stops_a_process_that_keeps_forking_away():
+    # Each process forks a child and exits, so no pid lasts: killing a list of pids would miss it.
+    chain = "import os, time\nwhile True:\n    time.sleep(0.005)\n    if os.fork():\n        os._exit(0)\n"
+    root = subprocess.Popen([sys.executable, "-c", chain], start_new_session=True,
+                            env={**os.environ, processes.MARKER: "run-2"})
+    tree = processes.ProcessTree(root.pid, "run-2")
+    time.sleep(0.5)
+    assert tree.sweep() >= 1
+    root.wait(timeout=10)
+    time.sleep(0.2)
+    assert tree.leftovers() == []

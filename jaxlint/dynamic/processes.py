@@ -30,6 +30,7 @@ DEATH_WAIT = 2.0  # seconds to wait for killed processes to die
 class Process:
     pid: int
     ppid: int
+    group: int
     session: int
     started: int  # clock ticks after boot: with the pid, names one process for its whole life
     zombie: bool
@@ -48,7 +49,7 @@ def read(pid: int) -> Process | None:
     # The command name (field 2) may hold spaces and parentheses: split after its last ")".
     fields = raw[raw.rfind(")") + 2:].split()
     try:
-        return Process(pid, int(fields[1]), int(fields[3]), int(fields[19]), fields[0] in ("Z", "X"))
+        return Process(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0] in ("Z", "X"))
     except (IndexError, ValueError):
         return None
 
@@ -120,17 +121,27 @@ class ProcessTree:
         return found
 
     def sweep(self) -> int:
-        """Freeze every member (SIGSTOP: a stopped process cannot fork), rescan until no new one
-        appears, then SIGKILL them all. Returns how many were killed."""
+        """Freeze every member and its process group (SIGSTOP: a stopped process cannot fork, and a
+        whole group stops at once, so even a process that forks and exits in a loop is caught),
+        rescan until nothing new appears, then SIGKILL them all. Returns how many were killed."""
+        procs = table()
+        protected = {procs[pid].group for pid in _ancestors(procs, os.getpid())}
         stopped: set[int] = set()
+        groups: set[int] = set()
         for _ in range(SWEEP_ROUNDS):
-            live = {p.pid for p in self.snapshot().values() if not p.zombie}
-            new = live - stopped
-            if not new:
+            members = self.snapshot()
+            new_groups = {p.group for p in members.values() if p.group > 0} - groups - protected
+            new = {p.pid for p in members.values() if not p.zombie} - stopped
+            if not new and not new_groups:
                 break
+            for group in new_groups:
+                _signal(-group, signal.SIGSTOP)
             for pid in new:
                 _signal(pid, signal.SIGSTOP)
+            groups |= new_groups
             stopped |= new
+        for group in groups:
+            _signal(-group, signal.SIGKILL)
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
         # SIGKILL is delivered when the process next runs: wait (briefly) until each has died, so
@@ -157,9 +168,13 @@ def _ancestors(procs: dict[int, Process], pid: int) -> set[int]:
     return out
 
 
-def _signal(pid: int, sig: int) -> None:
+def _signal(target: int, sig: int) -> None:
+    """Signal a process, or (negative) a process group."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
+        if target < 0:
+            os.killpg(-target, sig)
+        else:
+            os.kill(target, sig)
 
 
 def prctl(option: int, value: int = 0) -> int | None:
