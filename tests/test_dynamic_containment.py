@@ -20,7 +20,7 @@ import pytest
 from jaxlint.dynamic import processes
 from jaxlint.dynamic.channel import Channel, ChannelReader
 from jaxlint.dynamic.limits import Limits, LimitError, parse_memory
-from jaxlint.dynamic.runner import _ending
+from jaxlint.dynamic.runner import _ending, _verdicts
 
 needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 needs_proc = pytest.mark.skipif(not processes.available(), reason="needs /proc")
@@ -256,6 +256,20 @@ def test_the_linter_hides_its_proc_entries_while_user_code_runs():
     with processes.hidden():
         assert processes.prctl(processes.PR_GET_DUMPABLE) == 0
     assert processes.prctl(processes.PR_GET_DUMPABLE) == before
+
+
+@pytest.mark.parametrize("detail, backend, named", [
+    ("MemoryError at line 4 before line 9 ran", "cpu", True),
+    ("JaxRuntimeError at line 4: RESOURCE_EXHAUSTED: Out of memory allocating 8589934592 bytes", "cpu", True),
+    ("JaxRuntimeError at line 4: RESOURCE_EXHAUSTED: Out of memory allocating 8589934592 bytes", "gpu", False),
+    ("JAX raised TracerBoolConversionError at line 5", "cpu", False),
+])
+def test_running_out_of_host_memory_names_the_limit(detail, backend, named):
+    state = {"phase": "done", "backend": backend,
+             "verdicts": {"0": {"status": "inconclusive", "detail": detail, "final": True}}}
+    got = _verdicts([{"index": 0}], state, None, Limits(1 << 30, 70, None, 4096))[0]["detail"]
+    assert ("1 GiB" in got and "memory-limit" in got) is named
+    assert _verdicts([{"index": 0}], state, None, Limits(None, 70, None, 4096))[0]["detail"] == detail
 
 
 @needs_proc

@@ -41,7 +41,10 @@ BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); import jaxlint.dynamic.supervisor as s; "
     "sys.path.remove(sys.argv[1]); s.main(sys.argv[2:])"
 )
-OUT_OF_MEMORY = ("MemoryError", "RESOURCE_EXHAUSTED", "Out of memory", "bad_alloc")
+# How running out of host memory reads in a verdict: Python's error, and XLA's when its arrays
+# live in host memory (on an accelerator the same words mean the device's memory, which no limit here holds).
+HOST_OUT_OF_MEMORY = ("MemoryError", "std::bad_alloc")
+CPU_OUT_OF_MEMORY = ("RESOURCE_EXHAUSTED",)
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,11 @@ def _ending(exit: dict | None, supervisor_code: int | None, timed_out: bool, tim
     return None
 
 
+def _out_of_host_memory(detail: str, backend: str) -> bool:
+    words = HOST_OUT_OF_MEMORY + (CPU_OUT_OF_MEMORY if backend == "cpu" else ())
+    return any(word in detail for word in words)
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -222,7 +230,7 @@ def _verdicts(findings: list[dict], state: dict | None, ending: str | None, limi
         if not v.get("final"):
             stop = f"the run {ending or 'gave no verdict'}"
             detail = f"{detail}; then {stop}" if detail else stop
-        if limits.memory is not None and any(word in detail for word in OUT_OF_MEMORY):
+        if limits.memory is not None and _out_of_host_memory(detail, (state or {}).get("backend", "")):
             detail += f" (--dynamic limits a worker's memory to {describe_memory(limits.memory)}: " \
                       f"`memory-limit` in [tool.jaxlint.dynamic])"
         out[f["index"]] = {"status": v["status"], "detail": detail}
