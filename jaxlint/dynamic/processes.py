@@ -89,10 +89,9 @@ class ProcessTree:
         self.seen: dict[int, int] = {}  # pid -> start time
         self.sessions: set[int] = set()
 
-    def snapshot(self, procs: dict[int, Process] | None = None) -> dict[int, Process]:
-        """Record the current descendants (and their sessions); returns them."""
-        procs = table() if procs is None else procs
-        found = self._members(procs)
+    def snapshot(self) -> dict[int, Process]:
+        """Record the current members (and their sessions); returns them."""
+        found = self._members(table())
         for p in found.values():
             self.seen[p.pid] = p.started
             self.sessions.add(p.session)
@@ -115,8 +114,7 @@ class ProcessTree:
                 continue
             if self.seen.get(p.pid) == p.started or p.session in self.sessions or marked(p.pid, self.marker):
                 found[p.pid] = p
-        # A process outside the tree may have started our own ancestors' sessions: never those.
-        for pid in _ancestors(procs, me):
+        for pid in _ancestors(procs, me):  # never the linter or what started it, whatever matched
             found.pop(pid, None)
         return found
 

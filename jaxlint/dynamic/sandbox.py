@@ -1,9 +1,9 @@
 """The opt-in stronger sandbox for dynamic runs (Linux): bubblewrap (`bwrap`).
 
-Inside it the run sees the whole file system read-only with a fresh, empty /tmp, a minimal /dev
-(plus the accelerators' device files), its own /proc, and no network; it lives in its own process,
-IPC, UTS and (where the system allows) user namespaces, so the linter's processes are not visible
-and cannot be signalled, and it dies with the linter. Chosen with `--sandbox` or
+Inside it the run sees the whole file system read-only, a fresh, empty /tmp and /dev/shm, a
+minimal /dev (plus the accelerators' device files), its own /proc, and no network; it lives in its
+own process, IPC, UTS and (where the system allows) user namespaces, so the linter's processes are
+not visible and cannot be signalled, and it dies with the linter. Chosen with `--sandbox` or
 `sandbox = "bwrap"` in `[tool.jaxlint.dynamic]`; when bwrap cannot run, nothing is run unsandboxed.
 """
 
@@ -40,8 +40,8 @@ def command(root: str, needed: tuple[str, ...] = ()) -> list[str]:
     """The bwrap command line that the run's own command is appended to; `needed` are the paths the
     run reads (the project, Python, the installed packages): those under /tmp are bound back in."""
     args = [
-        _bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        _bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
+        "--tmpfs", "/tmp", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
     ]
     for path in sorted({os.path.realpath(p) for p in (root, *needed) if os.path.exists(p)}):
         if path == "/tmp" or path.startswith("/tmp/"):
