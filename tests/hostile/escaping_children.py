@@ -23,9 +23,8 @@ for how, env in (("session", None), ("double", {"PATH": os.environ.get("PATH", "
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 waited = time.monotonic() + 10
 while PIDS != os.devnull and time.monotonic() < waited:
-    with open(PIDS) as f:
-        if len(f.read().split()) >= 2:
-            break
+    if os.path.exists(PIDS) and len(open(PIDS).read().split()) >= 2:
+        break
     time.sleep(0.05)
 
 
