@@ -42,14 +42,6 @@ def _alive(pid: int) -> bool:
     return p is not None and not p.zombie
 
 
-def _environment_has(pid: int, entry: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory):
     project = tmp_path_factory.mktemp("hostile")
@@ -112,8 +104,9 @@ def test_no_process_is_left_behind(hostile_run):
     started = [int(p) for p in pids.read_text().split()]
     assert len(started) == 2  # one in a new session, one double-forked with a clean environment
     assert not [pid for pid in started if _alive(pid)]
-    tagged = f"JAXLINT_HOSTILE_PIDS={pids}".encode()  # in the environment of everything else it started
-    assert not [p.pid for p in processes.table().values() if not p.zombie and _environment_has(p.pid, tagged)]
+    # JAXLINT_HOSTILE_PIDS is in the environment of everything else it started
+    assert not [p.pid for p in processes.table().values()
+                if not p.zombie and processes.has_environment(p.pid, "JAXLINT_HOSTILE_PIDS", str(pids))]
 
 
 @needs_jax

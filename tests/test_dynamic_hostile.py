@@ -81,14 +81,6 @@ def test_hostile_runs_leave_no_process_behind(outcome):
     _, _, pids = outcome
     started = [int(pid) for pid in pids.read_text().split()]
     assert len(started) == 2  # one in a new session, one double-forked with a clean environment
-    tagged = f"JAXLINT_HOSTILE_PIDS={pids}".encode()
     live = [p.pid for p in processes.table().values() if not p.zombie]
-    assert not [pid for pid in live if pid in started or _environment_has(pid, tagged)]
-
-
-def _environment_has(pid: int, entry: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
-    except OSError:
-        return False
+    assert not [pid for pid in live
+                if pid in started or processes.has_environment(pid, "JAXLINT_HOSTILE_PIDS", str(pids))]

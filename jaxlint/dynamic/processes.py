@@ -69,11 +69,11 @@ def table() -> dict[int, Process]:
     return out
 
 
-def marked(pid: int, marker: str) -> bool:
-    """Whether the process was started with MARKER=marker in its environment."""
+def has_environment(pid: int, name: str, value: str) -> bool:
+    """Whether the process was started with name=value in its environment."""
     try:
         with open(os.path.join(PROC, str(pid), "environ"), "rb") as f:
-            return f"{MARKER}={marker}".encode() in f.read().split(b"\0")
+            return f"{name}={value}".encode() in f.read().split(b"\0")
     except OSError:
         return False
 
@@ -112,7 +112,8 @@ class ProcessTree:
         for p in procs.values():
             if p.pid in found or p.pid == me or p.started < self.since:
                 continue
-            if self.seen.get(p.pid) == p.started or p.session in self.sessions or marked(p.pid, self.marker):
+            if (self.seen.get(p.pid) == p.started or p.session in self.sessions
+                    or has_environment(p.pid, MARKER, self.marker)):
                 found[p.pid] = p
         for pid in _ancestors(procs, me):  # never the linter or what started it, whatever matched
             found.pop(pid, None)
