@@ -21,6 +21,7 @@ from jaxlint.dynamic import processes
 from jaxlint.dynamic.channel import Channel, ChannelReader
 from jaxlint.dynamic.limits import Limits, LimitError, parse_memory
 from jaxlint.dynamic.runner import _ending, _verdicts
+from jaxlint.dynamic.supervisor import FAILED
 
 needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 needs_proc = pytest.mark.skipif(not processes.available(), reason="needs /proc")
@@ -251,6 +252,9 @@ def test_endings_name_what_stopped_the_worker():
     assert _ending(None, -signal.SIGKILL, False, 5, state, b"", limits) == \
         "was stopped: its supervisor process was killed with signal SIGKILL while importing the module"
     assert _ending(None, None, True, 5, state, b"", limits) == "timed out after 5s while importing the module"
+    assert _ending({"code": FAILED}, 0, False, 5, state, b"Traceback ...\nKeyError: 'path'\n", limits) == \
+        "failed while importing the module (KeyError: 'path')"
+    assert _ending({"code": 3}, 0, False, 5, state, b"", limits) == "exited with status 3 while importing the module"
 
 
 @pytest.mark.skipif(processes.prctl(processes.PR_GET_DUMPABLE) is None, reason="needs Linux prctl")

@@ -15,6 +15,7 @@ import os
 import threading
 
 MAX_RECORD = 64 << 20  # a longer line is not a record of ours: it is dropped unread
+LOST = 71  # the worker's exit status when it can no longer write to the channel
 
 
 class Channel:

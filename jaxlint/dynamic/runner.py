@@ -28,14 +28,16 @@ from collections import deque
 from dataclasses import dataclass
 
 from jaxlint.dynamic import processes, sandbox
-from jaxlint.dynamic.channel import ChannelReader
+from jaxlint.dynamic.channel import LOST, ChannelReader
 from jaxlint.dynamic.limits import Limits, describe_memory
+from jaxlint.dynamic.supervisor import FAILED
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "tpu": "tpu", "rocm": "rocm"}
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 OUTPUT_KEPT = 8192  # bytes of the worker's raw output kept for error messages
 MAX_WORKERS = 8  # each worker is a Python process with JAX loaded: a few hundred MB
 SNAPSHOT_INTERVAL = 0.5  # seconds between records of the run's process tree
+EXIT_GRACE = 2.0  # seconds to wait for the exit report once the worker has said it is done
 # Started with -c so the package's own directory never shadows the user's modules.
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); import jaxlint.dynamic.supervisor as s; "
@@ -147,12 +149,18 @@ class _Run:
         self._drain.start()
 
     def watch(self, timeout: float) -> bool:
-        """Wait for the worker to end, recording its process tree as it goes; True if time ran out."""
+        """Wait for the worker to end, recording its process tree as it goes; True if time ran out.
+        Once the worker has reported its last verdicts, its exit report gets only a short grace
+        (a stopped supervisor cannot send it)."""
         deadline = time.monotonic() + timeout
+        done_at = None
         while True:
+            if done_at is None and (self.channel.records.get("state") or {}).get("phase") == "done":
+                done_at = time.monotonic()
+                deadline = min(deadline, done_at + EXIT_GRACE)
             left = deadline - time.monotonic()
             if left <= 0:
-                return True
+                return done_at is None
             if self.channel.ended.wait(min(SNAPSHOT_INTERVAL, left)) or self.proc.poll() is not None:
                 return False
             if self.tree is not None:
@@ -202,6 +210,10 @@ def _ending(exit: dict | None, supervisor_code: int | None, timed_out: bool, tim
         if sig == getattr(signal, "SIGXCPU", None):
             return f"used up its CPU-time limit of {limits.cpu_seconds}s while {phase}"
         return f"crashed with signal {_signal_name(sig)} while {phase}"
+    if exit.get("code") == LOST:
+        return f"lost its result channel while {phase} (the code closed or replaced its file descriptor)"
+    if exit.get("code") == FAILED:
+        return f"failed while {phase} ({said})"
     if exit.get("code"):
         return f"exited with status {exit['code']} while {phase}"
     if state is None or phase != "done":

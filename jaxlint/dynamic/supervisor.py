@@ -21,9 +21,10 @@ import threading
 import traceback
 
 from jaxlint.dynamic.channel import Channel
-from jaxlint.dynamic.processes import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 from jaxlint.dynamic.limits import Limits
+from jaxlint.dynamic.processes import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
+FAILED = 70  # the worker's exit status when the check itself failed (its traceback is in the output)
 IGNORED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE",
            "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF")
 
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> None:
             _become_worker(request, channel, saved, me)
         except BaseException:  # noqa: BLE001 - the worker's own failure, shown in its output
             traceback.print_exc()
-        os._exit(70)
+        os._exit(FAILED)
     channel.send(worker=worker)
     watcher = threading.Thread(target=_end_with_linter, args=(worker,), daemon=True)
     watcher.start()
@@ -56,7 +57,7 @@ def _become_worker(request: dict, channel: Channel, saved: dict, supervisor: int
     os.setsid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != supervisor:  # the supervisor died before the line above
-        os._exit(70)
+        os._exit(FAILED)
     for sig, handler in saved.items():
         signal.signal(sig, handler)
     null = os.open(os.devnull, os.O_RDONLY)

@@ -12,7 +12,7 @@ import sys
 import time
 
 from jaxlint.dynamic.arguments import SHAPES
-from jaxlint.dynamic.channel import Channel
+from jaxlint.dynamic.channel import LOST, Channel
 from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
 from jaxlint.dynamic.locate import Source
 
@@ -37,7 +37,10 @@ class Results:
         self.verdicts[str(index)] = {"status": verdict.status, "detail": verdict.detail, "final": final}
 
     def write(self) -> None:
-        self.channel.send(state={"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts})
+        try:
+            self.channel.send(state={"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts})
+        except OSError:  # the user's code closed or replaced the descriptor: nothing more can be reported
+            os._exit(LOST)
 
 
 class Case:
