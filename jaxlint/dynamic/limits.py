@@ -3,8 +3,9 @@
 Chosen by the linter (from `[tool.jaxlint.dynamic]` and the time limit) and applied by the worker
 to itself before it loads any user code. On Linux memory is capped with RLIMIT_DATA, which counts
 the memory a process can write to but not address space it only reserves: accelerator runtimes
-reserve far more address space than they use, and RLIMIT_AS would stop them from starting.
-Memory on an accelerator is not covered.
+(like AddressSanitizer) reserve far more address space than they use, which RLIMIT_AS counts
+against them. JAX on CPU starts with about 1.5 GiB of address space and under 1 GiB of writable
+memory. Memory on an accelerator is not covered.
 """
 
 from __future__ import annotations
