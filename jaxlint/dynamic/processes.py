@@ -24,6 +24,7 @@ PR_SET_CHILD_SUBREAPER = 36
 MARKER = "JAXLINT_DYNAMIC_RUN"  # environment variable naming the run that started a process
 SWEEP_ROUNDS = 50  # stop-and-rescan rounds before the final kill; a fork bomb is frozen long before
 DEATH_WAIT = 2.0  # seconds to wait for killed processes to die
+KILL_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -120,9 +121,24 @@ class ProcessTree:
         return found
 
     def sweep(self) -> int:
+        """Stop and kill every member, again while any is left (one born during a kill is caught by
+        the next round), waiting briefly for them to die. Returns how many were killed."""
+        killed = 0
+        for _ in range(KILL_ROUNDS):
+            killed += self._stop_and_kill()
+            # SIGKILL is delivered when a process next runs: wait (briefly) until all have died, so
+            # that nothing the run started outlives the linter.
+            waited = time.monotonic() + DEATH_WAIT
+            while self.leftovers() and time.monotonic() < waited:
+                time.sleep(0.01)
+            if not self.leftovers():
+                break
+        return killed
+
+    def _stop_and_kill(self) -> int:
         """Freeze every member and its process group (SIGSTOP: a stopped process cannot fork, and a
         whole group stops at once, so even a process that forks and exits in a loop is caught),
-        rescan until nothing new appears, then SIGKILL them all. Returns how many were killed."""
+        rescan until nothing new appears, then SIGKILL them all."""
         procs = table()
         protected = {procs[pid].group for pid in _ancestors(procs, os.getpid())}
         stopped: set[int] = set()
@@ -143,16 +159,7 @@ class ProcessTree:
             _signal(-group, signal.SIGKILL)
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
-        # SIGKILL is delivered when the process next runs: wait (briefly) until each has died, so
-        # that nothing the run started outlives the linter.
-        waited = time.monotonic() + DEATH_WAIT
-        while time.monotonic() < waited and any(self._lives(pid) for pid in stopped):
-            time.sleep(0.01)
         return len(stopped)
-
-    def _lives(self, pid: int) -> bool:
-        p = read(pid)
-        return p is not None and not p.zombie and self.seen.get(pid) == p.started
 
     def leftovers(self) -> list[int]:
         """Members still alive (not zombies): empty after a successful sweep."""
