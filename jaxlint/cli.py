@@ -216,7 +216,8 @@ def main() -> None:
 @click.option(
     "--dynamic",
     is_flag=True,
-    help="Try to confirm each finding by tracing the code with JAX (imports your code).",
+    help="Try to confirm each finding by running the code with JAX. This executes your code, as you: "
+    "never use it on code you do not trust.",
 )
 @click.option(
     "--backend",
@@ -231,6 +232,11 @@ def main() -> None:
     metavar="SECONDS",
     help="Time limit for --dynamic [default: 60].",
 )
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help="Run --dynamic's workers in a bubblewrap sandbox (Linux, needs `bwrap`): read-only files, no network.",
+)
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
@@ -241,8 +247,8 @@ def check(paths: tuple[str, ...], **opts) -> None:
 
 def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     """One run of `check`: it ends by exiting with the status the findings call for."""
-    if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
-        raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    if (opts["backend"] or opts["dynamic_timeout"] or opts["sandbox"]) and not opts["dynamic"]:
+        raise click.UsageError("--backend, --dynamic-timeout and --sandbox need --dynamic")
     reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
     config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
@@ -538,7 +544,10 @@ def _confirm(findings: list[Finding], config: Config, opts: dict, quiet: bool) -
             timeout=opts["dynamic_timeout"] or 60.0,
             settings=config.dynamic,
             show_progress=not quiet and sys.stderr.isatty(),
+            sandboxed=opts["sandbox"],
         )
+    except ConfigError:
+        raise
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
         return findings
