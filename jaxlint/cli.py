@@ -38,6 +38,9 @@ from jaxlint.source import SourceError
 from jaxlint.suppression import PerFileIgnores
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
+DRIVER_ARGS = "jaxlint.driver_args"
+DRIVER_TIMEOUT = 600.0  # seconds for each driven run (a test suite, a configured command)
+DRIVERS = ("probe", "pytest", "commands")
 
 
 class Failure(click.ClickException):
@@ -85,7 +88,17 @@ def main() -> None:
     """jaxlint: find JAX tracing, randomness, jit-argument, purity and recompilation bugs."""
 
 
-@main.command()
+class _CheckCommand(click.Command):
+    """`check`, whose arguments after `--` go to the `--driver pytest` run."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            cut = args.index("--")
+            args, ctx.meta[DRIVER_ARGS] = args[:cut], args[cut + 1:]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CheckCommand)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select",
@@ -183,11 +196,23 @@ def main() -> None:
     metavar="SECONDS",
     help="Time limit for --dynamic [default: 60].",
 )
+@click.option(
+    "--driver",
+    "drivers",
+    multiple=True,
+    type=click.Choice(DRIVERS),
+    help="How --dynamic runs the code: probe each finding's function (the default), run the project's "
+    "tests (`pytest`; arguments after `--` go to pytest), or the configured `drivers` commands "
+    "(the default too when any are configured). Repeatable.",
+)
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
-    if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
-        raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    if (opts["backend"] or opts["dynamic_timeout"] or opts["drivers"]) and not opts["dynamic"]:
+        raise click.UsageError("--backend, --dynamic-timeout and --driver need --dynamic")
+    opts["driver_args"] = click.get_current_context().meta.get(DRIVER_ARGS)
+    if opts["driver_args"] is not None and "pytest" not in opts["drivers"]:
+        raise click.UsageError("arguments after `--` are for --driver pytest")
     paths = paths or (".",)
     config = _configure(paths, opts)
     rules = all_rules()
@@ -225,7 +250,7 @@ def check(paths: tuple[str, ...], **opts) -> None:
     missing = [parse_error(path, SourceError(reason)) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
-        findings = _confirm(findings, config, opts, quiet)
+        findings = _confirm(findings, found.files, config, opts, quiet)
 
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
@@ -322,25 +347,45 @@ def _kept(
     return sorted(kept, key=Finding.sort_key)
 
 
-def _confirm(findings: list[Finding], config: Config, opts: dict, quiet: bool) -> list[Finding]:
+def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: bool) -> list[Finding]:
     """Hand the findings to the dynamic confirmer; if it fails, say so and keep the static findings."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        raise Failure("--dynamic needs JAX, which is not installed: install jaxlint's `dynamic` extra "
+                      "(in a checkout of jaxlint: pip install '.[dynamic]')")
     try:
         from jaxlint.dynamic import confirm
     except ImportError as exc:
         raise Failure(
             f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)"
         ) from None
+    commands = config.dynamic.get("drivers", [])
+    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
+        raise Failure("[tool.jaxlint.dynamic] drivers must be a list of command strings")
+    kinds = opts["drivers"] or (("probe", "commands") if commands else ("probe",))
+    output_format = opts["output_format"] or config.output_format or "full"
+    show_progress = not quiet and output_format in TEXT_FORMATS and sys.stderr.isatty()
     try:
-        return confirm(
-            findings,
-            backend=opts["backend"],
-            timeout=opts["dynamic_timeout"] or 60.0,
-            settings=config.dynamic,
-            show_progress=not quiet and sys.stderr.isatty(),
-        )
+        if "probe" in kinds:
+            findings = confirm(
+                findings,
+                backend=opts["backend"],
+                timeout=opts["dynamic_timeout"] or 60.0,
+                settings={k: v for k, v in config.dynamic.items() if k != "drivers"},
+                show_progress=show_progress,
+            )
+        from jaxlint.dynamic.driver import command_driver, drive, pytest_driver
+
+        drivers = [pytest_driver(list(opts["driver_args"] or []))] if "pytest" in kinds else []
+        drivers += [command_driver(c) for c in commands] if "commands" in kinds else []
+        if drivers:
+            findings = drive(findings, [str(Path(f).resolve()) for f in files], drivers,
+                             root=str(config.root), backend=opts["backend"],
+                             timeout=opts["dynamic_timeout"] or DRIVER_TIMEOUT, show_progress=show_progress)
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
-        return findings
+    return findings
 
 
 @main.command("rules")

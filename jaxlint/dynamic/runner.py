@@ -12,6 +12,8 @@ import tempfile
 import threading
 from collections import deque
 
+from jaxlint.dynamic import imports
+
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "tpu": "tpu", "rocm": "rocm"}
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 OUTPUT_KEPT = 8192  # bytes of the worker's raw output kept for error messages
@@ -24,7 +26,7 @@ BOOTSTRAP = (
 
 
 def project_root(path: str) -> str:
-    """The nearest enclosing directory with a project marker, else the file's directory."""
+    """The nearest enclosing directory with a project marker, else the folder above the file's package."""
     directory = os.path.dirname(path)
     probe = directory
     while True:
@@ -32,7 +34,7 @@ def project_root(path: str) -> str:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return directory
+            return imports.package_parent(path)
         probe = parent
 
 
@@ -66,7 +68,7 @@ def run_file(path: str, findings: list[dict], backend: str | None, timeout: floa
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         proc = subprocess.Popen(
             [sys.executable, "-c", BOOTSTRAP, package_parent, request, result],
-            cwd=root, env=worker_env(backend), stdin=subprocess.DEVNULL,
+            cwd=root, env=imports.with_import_path(worker_env(backend), path, root), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
         tail: deque = deque(maxlen=OUTPUT_KEPT)
