@@ -83,11 +83,11 @@ def _leak(sources, f, static) -> list[dict]:
 def _recompiles(runs, misses, static) -> list[dict]:
     by_site: dict[tuple, list[str]] = {}
     for miss in misses:
-        by_site.setdefault((miss["path"], miss["row"]), []).append(miss["reason"])
+        by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss["reason"])
     events = []
-    for (real, row), reasons in by_site.items():
+    for (real, row, code_object), reasons in by_site.items():
         run = runs.get(real)
-        calls = run.rec.lines.get(row, 0) if run is not None else 0
+        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
         if len(reasons) < MIN_RECOMPILES or 2 * len(reasons) <= calls:
             continue
         code, why = _miss_kind(reasons[-1])

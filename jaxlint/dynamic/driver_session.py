@@ -52,9 +52,9 @@ class Case:
         if best is not None:
             return {"status": best.status, "detail": best.detail}
         if not self.reached:
-            what = "test" if runs == 1 else "tests"
-            return {"status": INCONCLUSIVE, "detail": f"line {self.target.row} never ran in the {runs} "
-                                                      f"driven {what}" if runs else "nothing was run"}
+            return {"status": INCONCLUSIVE, "detail": f"line {self.target.row} never ran in the driven runs "
+                                                      f"({runs}: each test, and collecting them)"
+                    if runs else "nothing was run"}
         return {"status": INCONCLUSIVE, "detail": "; ".join(self.reasons) or "nothing to judge by"}
 
 
@@ -184,11 +184,16 @@ class Session:
 
     def note_miss(self, reason: str) -> None:
         """A jit cache miss, with JAX's reason, at the innermost linted call site outside any trace."""
-        if not self.clean(None):
-            return
-        place = self.innermost_line()
-        if place is not None:
-            self.misses.append({"path": place[0], "row": place[1], "reason": reason})
+        frame = sys._getframe(1)
+        while frame is not None:
+            rec = self._recorder_for(frame.f_code.co_filename)
+            if rec is not None:
+                info = rec._frames.get(id(frame))
+                if info is None or not info.traced:  # a jit called inside another trace is not a call site
+                    self.misses.append({"path": os.path.realpath(frame.f_code.co_filename), "row": frame.f_lineno,
+                                        "code": frame.f_code, "reason": reason})
+                return
+            frame = frame.f_back
 
     def note_staged_output(self) -> None:
         if self.clean(None):
@@ -223,7 +228,6 @@ class Session:
                 except Exception as exc:  # noqa: BLE001 - a failure of the check affects only this finding
                     case.add(Verdict(INCONCLUSIVE, f"the dynamic check failed: {type(exc).__name__}: {exc}"))
         failures = [self._innermost_failure(exc) for exc in self.failures]
-        failures = [f for f in failures if f is not None]
         for event in observed_events(self.sources, runs, failures, self.misses, self.staged, self.static):
             key = (event["code"], event["path"], event["row"])
             if key not in self.observed:
@@ -239,7 +243,7 @@ class Session:
                 return failure
         return None
 
-    def _innermost_failure(self, exc: BaseException):
+    def _innermost_failure(self, exc: BaseException) -> tuple[str, Failure, set]:
         """(real path, failure captured in that file, every linted (real path, row) of the traceback)
         for the innermost linted frame of the exception's traceback."""
         places, tb = [], exc.__traceback__
@@ -248,8 +252,8 @@ class Session:
             if self._recorder_for(filename) is not None:
                 places.append((filename, tb.tb_lineno))
             tb = tb.tb_next
-        if not places:
-            return None
+        if not places:  # raised outside the linted files: its message may still name them (leaks)
+            return "", capture(exc, ""), set()
         filename = places[-1][0]
         return os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places}
 
