@@ -365,7 +365,7 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
         raise Failure("[tool.jaxlint.dynamic] drivers must be a list of command strings")
     kinds = opts["drivers"] or (("probe", "commands") if commands else ("probe",))
     output_format = opts["output_format"] or config.output_format or "full"
-    show_progress = not quiet and output_format in TEXT_FORMATS and sys.stderr.isatty()
+    show_progress = not quiet and output_format in TEXT_FORMATS and _stderr_is_terminal()
     try:
         if "probe" in kinds:
             findings = confirm(
@@ -386,6 +386,10 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
     return findings
+
+
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
 
 
 @main.command("rules")
