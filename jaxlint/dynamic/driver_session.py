@@ -9,6 +9,7 @@ that no static finding covers is kept as an observed event. The result file hold
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -137,6 +138,11 @@ class Session:
     def begin(self, label: str) -> None:
         """Start recording one run (a test, the collection of tests, a command)."""
         self._run_label = label
+        # The leak checker searches the heap with gc.get_referrers after every trace; what existed
+        # before this run cannot hold its tracers, so moving it out of the collector's sight (after
+        # collecting what is already garbage) keeps each search to the objects the run made.
+        gc.collect()
+        gc.freeze()
         self.recorders = {real: rec_mod.Recorder(source.path, self.clean, self.names[real])
                           for real, source in self.sources.items()}
         self._by_code_path = {}
