@@ -35,7 +35,7 @@ from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistic
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError
-from jaxlint.suppression import PerFileIgnores
+from jaxlint.suppression import PerFileIgnores, apply_noqa
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
 DRIVER_ARGS = "jaxlint.driver_args"
@@ -251,6 +251,7 @@ def check(paths: tuple[str, ...], **opts) -> None:
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, found.files, config, opts, quiet)
+        findings = _kept(_unsuppressed(findings), config, selected, codes)  # observed ones are new
 
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
@@ -386,6 +387,23 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
     return findings
+
+
+def _unsuppressed(findings: list[Finding]) -> list[Finding]:
+    """The findings, less observed ones (found by running the code) that a `# noqa` covers."""
+    observed: dict[str, list[Finding]] = {}
+    for f in findings:
+        if (f.confirmation or {}).get("status") == "observed":
+            observed.setdefault(f.path, []).append(f)
+    dropped: set[int] = set()
+    for path, group in observed.items():
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        kept = {id(f) for f in apply_noqa(group, text)}
+        dropped.update(id(f) for f in group if id(f) not in kept)
+    return [f for f in findings if id(f) not in dropped]
 
 
 def _stderr_is_terminal() -> bool:

@@ -133,6 +133,14 @@ def test_configured_driver_command_confirms_and_observes(cli, make_files):
 
 
 @needs_jax
+def test_observed_findings_obey_noqa_and_the_selection(cli, make_files):
+    make_files({"pyproject.toml": '[tool.jaxlint.dynamic]\ndrivers = ["run.py --n 2"]\n',
+                "lib.py": LIB.replace("(2,))\n", "(2,))  # noqa: JAX201\n"), "run.py": RUN})
+    out = cli("check", "--no-cache", "--output-format", "json", "--dynamic", "--driver", "commands", "lib.py")
+    assert [f["code"] for f in out.json] == ["JAX404"]
+
+
+@needs_jax
 def test_a_driver_that_overruns_its_time_limit_leaves_findings_inconclusive(cli, make_files):
     make_files({"pyproject.toml": '[tool.jaxlint.dynamic]\ndrivers = ["slow.py"]\n', "lib.py": LIB,
                 "slow.py": "import time\nimport lib\ntime.sleep(60)\n"})

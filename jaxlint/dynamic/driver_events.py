@@ -94,11 +94,10 @@ def _recompiles(runs, misses, static) -> list[dict]:
         if code is None:
             continue
         category = int(code[3])
-        rows = {row}
         d = DEFINED_AT.search(reasons[-1])
         defined = (os.path.realpath(d.group("path")), int(d.group("line"))) if d else None
-        if any((real, r, category) in static for r in rows) or (defined and (*defined, category) in static):
-            continue
+        if (real, row, category) in static or (defined and (*defined, category) in static):
+            continue  # reported at the call or at the jitted function's definition
         events.append(_event(code, real, row, f"JAX compiled the function called at line {row} "
                                               f"{len(reasons)} times in {calls} calls: {why}"))
     return events
