@@ -58,10 +58,9 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
     verdicts = {i: f.confirmation for i, f in enumerate(findings) if f.confirmation}  # from probing
     observed: dict[tuple, dict] = {}
     for n, driver in enumerate(drivers, start=1):
-        if show_progress:
-            sys.stderr.write(f"jaxlint --dynamic: running {driver.label} ({n}/{len(drivers)})\n")
-            sys.stderr.flush()
-        result, ending = _run(driver, files, rows, root, backend, timeout)
+        line = _ProgressLine(f"jaxlint --dynamic: {driver.label} ({n}/{len(drivers)})", show_progress)
+        result, ending = _run(driver, files, rows, root, backend, timeout, line.show)
+        line.close()
         for row in rows:
             got = (result or {}).get("verdicts", {}).get(str(row["index"]))
             if got is None:
@@ -80,9 +79,6 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
         out.append(f.with_(confirmation=verdict))
     rules = all_rules()
     out += [observed_finding(e, rules) for e in observed.values() if e["code"] in rules]
-    if show_progress:
-        confirmed = sum(f.confirmation["status"] == "confirmed" for f in out)
-        sys.stderr.write(f"jaxlint --dynamic: {confirmed} findings confirmed, {len(observed)} observed\n")
     return out
 
 
@@ -101,7 +97,7 @@ def observed_finding(event: dict, rules) -> Finding:
 
 
 def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend: str | None,
-         timeout: float) -> tuple[dict | None, str | None]:
+         timeout: float, progress) -> tuple[dict | None, str | None]:
     """The driver's result file (None when it wrote none), and why it stopped early (None if it did not)."""
     with tempfile.TemporaryDirectory(prefix="jaxlint-driver-") as tmp:
         request, result = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
@@ -119,19 +115,21 @@ def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend:
         reader.start()
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            while True:
+                try:
+                    proc.wait(timeout=min(1.0, max(0.0, started + timeout - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= started + timeout:
+                        timed_out = True
+                        break
+                    progress(_read(result))
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL) if hasattr(os, "killpg") else proc.kill()
             proc.wait()
         reader.join(timeout=1)
-        try:
-            with open(result, encoding="utf-8") as f:
-                state = json.load(f)
-        except (OSError, ValueError):
-            state = None
+        state = _read(result)
     if timed_out:
         return state, f"timed out after {timeout:g}s"
     if state is None:
@@ -139,6 +137,39 @@ def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend:
         return None, f"stopped with status {proc.returncode} after {time.monotonic() - started:.0f}s " \
                      f"without a result ({last[0][:200]})"
     return state, None
+
+
+def _read(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+class _ProgressLine:
+    """One line on stderr, redrawn in place: runs done, findings confirmed, events observed so far."""
+
+    def __init__(self, title: str, enabled: bool):
+        self.title, self.enabled, self.width = title, enabled, 0
+        self.show(None)
+
+    def show(self, state: dict | None) -> None:
+        if not self.enabled:
+            return
+        text = self.title
+        if state:
+            confirmed = sum(v["status"] == "confirmed" for v in state.get("verdicts", {}).values())
+            text += f": {state.get('runs', 0)} runs, {confirmed} findings confirmed, " \
+                    f"{len(state.get('observed', []))} observed"
+        self.width = max(self.width, len(text))
+        sys.stderr.write("\r" + text.ljust(self.width))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
 
 
 def _drain(stream, tail: deque) -> None:

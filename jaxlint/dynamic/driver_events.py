@@ -76,8 +76,8 @@ def _leak(sources, f, static) -> list[dict]:
     writes = [row for row in range(func.lineno + 1, func.end_lineno + 1) if source.writes_outer_state(row)]
     row = writes[0] if writes else func.lineno
     where = f"line {row} stored it outside the function" if writes else f"it escaped {func.name}"
-    return [_event(LEAK, real, row, f"a tracer of {func.name} outlived its trace ({where}): JAX raised "
-                                    f"{f.message}")]
+    return [_event(LEAK, real, row, f"a tracer of {func.name} outlived its trace ({where}): JAX's "
+                                    f"leak checker raised {f.type}: {f.message.rstrip(':')}")]
 
 
 def _recompiles(runs, misses, static) -> list[dict]:

@@ -48,13 +48,12 @@ class Case:
         }:
             self.reasons.append(verdict.detail)
 
-    def verdict(self, runs: int) -> dict:
+    def verdict(self, runs: int, noun: str) -> dict:
         best = self.confirmed or self.negative
         if best is not None:
             return {"status": best.status, "detail": best.detail}
         if not self.reached:
-            return {"status": INCONCLUSIVE, "detail": f"line {self.target.row} never ran in the driven runs "
-                                                      f"({runs}: each test, and collecting them)"
+            return {"status": INCONCLUSIVE, "detail": f"line {self.target.row} never ran in the driven {noun}"
                     if runs else "nothing was run"}
         return {"status": INCONCLUSIVE, "detail": "; ".join(self.reasons) or "nothing to judge by"}
 
@@ -264,7 +263,8 @@ class Session:
         return os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places}
 
     def write(self) -> None:
-        verdicts = {str(c.index): c.verdict(self.runs) for cases in self.cases.values() for c in cases}
+        noun = "tests" if self.label == "test" else self.label
+        verdicts = {str(c.index): c.verdict(self.runs, noun) for cases in self.cases.values() for c in cases}
         out = {"runs": self.runs, "backend": self.backend, "verdicts": verdicts,
                "observed": [{**e, "path": self.paths.get(e["path"], e["path"])} for e in self.observed.values()]}
         tmp = self.result_path + ".tmp"
