@@ -273,3 +273,52 @@ def test_driven_verdicts_for_lines_that_ran_cleanly_or_never_ran(tmp_path):
     assert len(out) == 2
     assert ran["status"] == "not-reproduced" and "test_lib.py::test_flat" in ran["detail"], ran["detail"]
     assert never["status"] == "inconclusive" and "line 13 never ran" in never["detail"], never["detail"]
+
+
+@needs_jax
+def test_cache_miss_reasons_from_jax_name_the_matching_rule():
+    """JAX's own `jax_explain_cache_misses` explanations, read as the driven run reads them."""
+    import logging
+    from functools import partial
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxlint.dynamic.driver_events import _miss_kind
+    from jaxlint.dynamic.driver_session import CACHE_MISS
+
+    reasons = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            m = CACHE_MISS.match(record.getMessage())
+            if m:
+                reasons.append(m.group("reason"))
+
+    def last_kind(run):
+        reasons.clear()
+        run()
+        return _miss_kind(reasons[-1])[0]
+
+    @jax.jit
+    def total(x):
+        return x.sum()
+
+    @partial(jax.jit, static_argnums=1)
+    def scale(x, k):
+        return x * k
+
+    logger, handler = logging.getLogger("jax"), Collect()
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        assert last_kind(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]) == "JAX501"
+        assert last_kind(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)]) == "JAX502"
+        assert last_kind(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)]) == "JAX303"
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
