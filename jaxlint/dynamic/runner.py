@@ -27,10 +27,11 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from jaxlint.dynamic import processes, sandbox
+from jaxlint.dynamic import imports, processes, sandbox
 from jaxlint.dynamic.channel import LOST, ChannelReader
 from jaxlint.dynamic.limits import Limits, describe_memory
 from jaxlint.dynamic.supervisor import FAILED
+
 
 PLATFORMS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "tpu": "tpu", "rocm": "rocm"}
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -69,7 +70,7 @@ class Containment:
 
 
 def project_root(path: str) -> str:
-    """The nearest enclosing directory with a project marker, else the file's directory."""
+    """The nearest enclosing directory with a project marker, else the folder above the file's package."""
     directory = os.path.dirname(path)
     probe = directory
     while True:
@@ -77,13 +78,15 @@ def project_root(path: str) -> str:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return directory
+            return imports.package_parent(path)
         probe = parent
 
 
-def worker_env(backend: str | None, marker: str) -> dict[str, str]:
+def worker_env(backend: str | None, marker: str | None = None) -> dict[str, str]:
+    """The environment of code run for --dynamic; `marker` tags the processes a contained run sweeps."""
     env = dict(os.environ)
-    env[processes.MARKER] = marker
+    if marker is not None:
+        env[processes.MARKER] = marker
     if backend:
         env["JAX_PLATFORMS"] = PLATFORMS.get(backend, backend)
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # parallel workers share one accelerator
@@ -114,7 +117,7 @@ def run_file(path: str, findings: list[dict], backend: str | None, timeout: floa
         command = sandbox.command(root, (package_parent, sys.prefix, sys.base_prefix, *sys.path)) + command
     try:
         proc = subprocess.Popen(
-            command, cwd=root, env=worker_env(backend, marker), stdin=subprocess.PIPE,
+            command, cwd=root, env=imports.with_import_path(worker_env(backend, marker), path, root), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(channel_fd,), start_new_session=True,
         )
     except BaseException:
