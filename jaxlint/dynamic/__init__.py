@@ -1,6 +1,8 @@
 """`jaxlint check --dynamic`: confirm static findings by running the code with JAX in subprocesses.
 
-Each file with findings gets one worker subprocess (several run in parallel) with a time limit.
+Each file with findings gets one worker subprocess (several run in parallel) with a time limit,
+contained as runner.py describes: its own session below a supervisor, resource limits, results
+over a private pipe, and every process it started killed when it ends.
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
 does not run at import), then for each finding:
 
