@@ -592,6 +592,8 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
             findings = drive(findings, [str(Path(f).resolve()) for f in files], drivers,
                              root=str(config.root), backend=opts["backend"],
                              timeout=opts["dynamic_timeout"] or DRIVER_TIMEOUT, show_progress=show_progress)
+    except ConfigError:
+        raise
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
     return findings
