@@ -38,7 +38,7 @@ from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistic
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
-from jaxlint.suppression import PerFileIgnores, apply_noqa, with_noqa
+from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
@@ -613,6 +613,13 @@ def _unsuppressed(findings: list[Finding]) -> list[Finding]:
             continue
         kept = {id(f) for f in apply_noqa(group, text)}
         dropped.update(id(f) for f in group if id(f) not in kept)
+        # A directive that the static pass found unused, but that suppressed what the run observed, is used.
+        used = {(f.start.row if f.noqa_row is None else f.noqa_row, f.code) for f in group if id(f) not in kept}
+        dropped.update(
+            id(f) for f in findings
+            if f.path == path and f.code == UNUSED_NOQA_CODE
+            and any(f.start.row == row and f.message == unused_message([code]) for row, code in used)
+        )
     return [f for f in findings if id(f) not in dropped]
 
 
