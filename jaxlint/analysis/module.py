@@ -22,9 +22,8 @@ from jaxlint.analysis.values import (
     Trace,
     Value,
     ValueAnalysis,
-    body_parameters,
-    has_default,
 )
+from jaxlint.analysis.parameters import body_parameters, has_default
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
