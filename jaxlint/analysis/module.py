@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
-from jaxlint.analysis.tracing import ANY_KEYWORD, STAGED, Context, Discovery, TracedFunction, discover
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -65,7 +65,8 @@ class ModuleFacts:
         for root in self.discovery.roots:
             entries.append((root.node, root_parameters(root, self.names), root.context))
         for fn, call, callee in self.discovery.bodies:
-            entries.append((fn, body_parameters(fn, call, callee), STAGED))
+            bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
+            entries.append((fn, body_parameters(fn, call, callee, bound), STAGED))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         for fn, params, ctx in entries:

@@ -5,22 +5,37 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, Value, constant, join_all, strip
+from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, FunctionValue, Value, constant, join_all, strip
 from jaxlint.analysis.names import FunctionNode
-from jaxlint.analysis.tracing import positional_params
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, positional_params
 
 
-def body_parameters(fn: FunctionNode, call: ast.Call, callee: str) -> dict[str, Value]:
-    """Parameter values of a control-flow body: the operands the primitive passes are traced."""
+def body_parameters(
+    fn: FunctionNode,
+    call: ast.Call,
+    callee: str,
+    bound: Bound = NOTHING_BOUND,
+    fixed: FunctionValue | None = None,
+) -> dict[str, Value]:
+    """Parameter values of a control-flow body: the operands the primitive passes are traced.
+
+    Arguments `functools.partial` fixed keep their values: what the analysis knows of them
+    (`fixed`, in traced code), else a constant's value or STATIC (eager code holds no tracers).
+    """
     arity = jax_api.CONTROL_FLOW[callee].arity
     if arity < 0:  # cond/switch: every operand after the branches
         arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
     passed = [TRACED] * arity
-    params = positional_params(fn)
+    params = positional_params(fn)[bound.positional:]
     if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
         passed[1] = STATIC
-    values = bind_arguments(fn, passed[: len(params)] if fn.args.vararg is None else passed, {})
-    return values
+    if fn.args.vararg is None:
+        passed = passed[: len(params)]
+    if fixed is not None:
+        return bind_arguments(fn, [*fixed.bound, *passed], dict(fixed.keywords), fixed.method_self)
+    keywords = {name: STATIC for name in bound.keywords if name != ANY_KEYWORD}
+    keywords.update((name, constant(e.value) if isinstance(e, ast.Constant) else STATIC) for name, e in bound.values)
+    return bind_arguments(fn, [STATIC] * bound.positional + passed, keywords)
 
 
 def _scan_without_xs(call: ast.Call) -> bool:

@@ -15,6 +15,8 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 
 PARTIAL = frozenset({"functools.partial"})
+# Batching transformations whose `in_axes=None` arguments pass through unbatched.
+VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class Bound:
 
     positional: int
     keywords: frozenset[str]
+    values: tuple[tuple[str, ast.expr], ...] = ()  # the keyword arguments' expressions
 
 
 NOTHING_BOUND = Bound(0, frozenset())
@@ -101,6 +104,8 @@ class Discovery:
     roots: list[TracedFunction] = field(default_factory=list)
     # bodies passed to control-flow primitives, with the call that passes them
     bodies: list[tuple[FunctionNode, ast.Call, str]] = field(default_factory=list)
+    # (id(body), id(call)) -> the arguments `functools.partial` fixed in the body passed
+    body_bound: dict[tuple[int, int], Bound] = field(default_factory=dict)
 
 
 def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
@@ -148,13 +153,16 @@ def discover(names: Names) -> Discovery:
             for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):
                 found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
         elif callee in jax_api.CONTROL_FLOW:
-            for fn in control_flow_bodies(call, callee, names, scope):
+            for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
+                found.body_bound[(id(fn), id(call))] = bound
     return found
 
 
 def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):
-    """The functions a control-flow primitive call traces (lambdas and named defs)."""
+    """The functions a control-flow primitive call traces (lambdas and named defs).
+
+    Yields (function, arguments fixed by partial, the expression passed)."""
     spec = jax_api.CONTROL_FLOW[callee]
     for index, keyword in spec.callables:
         arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
@@ -162,8 +170,8 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
             continue
         candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
         for candidate in candidates:
-            for fn, _, _ in _wrapped_functions(candidate, names, scope):
-                yield fn
+            for fn, _, bound in _wrapped_functions(candidate, names, scope):
+                yield fn, bound, candidate
 
 
 def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
@@ -198,8 +206,11 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         callee = names.qualname(expr.func, scope)
         if callee in PARTIAL and expr.args:
             keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
+            values = tuple((k.arg, k.value) for k in expr.keywords if k.arg)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
-                yield fn, inner, Bound(bound.positional + len(expr.args) - 1, bound.keywords | keywords)
+                yield fn, inner, Bound(
+                    bound.positional + len(expr.args) - 1, bound.keywords | keywords, bound.values + values
+                )
             return
         if callee in jax_api.TRANSFORMS and expr.args:
             transform = Transform(callee, _keywords(expr), expr)
@@ -242,11 +253,11 @@ def _traced(
                 name not in params for name in str_values(jit.keywords.get("static_argnames"))
             )
     for t in transforms:
-        in_axes = t.keywords.get("in_axes")
-        if in_axes is None and isinstance(t.node, ast.Call) and len(t.node.args) > 1:
-            in_axes = t.node.args[1]  # jax.vmap(f, in_axes, out_axes)
-        if t.name in ("jax.vmap", "flax.nnx.vmap") and in_axes is not None:
-            traced.unbatched_params = _unbatched(function, in_axes, bound.positional)
+        if t.name in VMAPS:
+            positional = positional_params(function)[bound.positional:]
+            traced.unbatched_params = frozenset(
+                positional[i].arg for i in unbatched_positions(t.node, t.keywords) if i < len(positional)
+            )
     return traced
 
 
@@ -293,13 +304,15 @@ def _literal(expr: ast.expr):
         return None
 
 
-def _unbatched(function: FunctionNode, in_axes: ast.expr, skip: int) -> frozenset[str]:
+def unbatched_positions(site: ast.AST, keywords: dict[str, ast.expr]) -> frozenset[int]:
+    """Argument positions a vmap leaves unbatched: `None` entries of its `in_axes` tuple."""
+    in_axes = keywords.get("in_axes")
+    if in_axes is None and isinstance(site, ast.Call) and len(site.args) > 1:
+        in_axes = site.args[1]  # jax.vmap(f, in_axes, out_axes)
     if not isinstance(in_axes, (ast.Tuple, ast.List)):
         return frozenset()
-    positional = positional_params(function)[skip:]
     return frozenset(
-        p.arg for p, axis in zip(positional, in_axes.elts)
-        if isinstance(axis, ast.Constant) and axis.value is None
+        i for i, axis in enumerate(in_axes.elts) if isinstance(axis, ast.Constant) and axis.value is None
     )
 
 

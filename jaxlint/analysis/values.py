@@ -36,8 +36,11 @@ from jaxlint.analysis.tracing import (
     Context,
     context_of,
     control_flow_bodies,
+    PARTIAL,
+    VMAPS,
     static_parameters,
     transform_of,
+    unbatched_positions,
 )
 from jaxlint.analysis.parameters import bind_arguments, body_parameters
 from jaxlint.analysis.value_flow import ValueFlow
@@ -54,6 +57,7 @@ _BOOLEAN_FUNCTIONS = frozenset({
     "jax.random.bernoulli", "jax.numpy.tril", "jax.lax.lt", "jax.lax.gt", "jax.lax.le",
     "jax.lax.ge", "jax.lax.eq", "jax.lax.ne",
 })
+_COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
 _STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
@@ -429,6 +433,16 @@ class _FunctionRun:
     def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
         if callee in jax_api.STATIC_QUERIES:
             return STATIC
+        if callee in PARTIAL:
+            fn = args[0].function if args else None
+            if fn is None:
+                return UNKNOWN
+            return Value(Trace.STATIC, function=replace(
+                fn, bound=(*fn.bound, *args[1:]), keywords=(*fn.keywords, *kwargs.items())
+            ))
+        if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
+            # A sum over devices of a Python number is the axis size times it: a concrete value.
+            return STATIC
         if callee in jax_api.TREE_MAPS:
             trees = args[1:]
             leaf = Value(join_all(trees).trace) if trees else UNKNOWN
@@ -504,10 +518,14 @@ class _FunctionRun:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
+        bound = list(fn.bound)
+        kwargs = {**dict(fn.keywords), **kwargs}
         if fn.transforms:
-            args = [TRACED for _ in args]
+            # Arguments enter the transformation traced; a vmap's `in_axes=None` ones pass as they are.
+            bound = [TRACED for _ in bound]
+            args = [a if len(bound) + i in fn.unbatched else TRACED for i, a in enumerate(args)]
             kwargs = {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
-        params = bind_arguments(fn.node, [*fn.bound, *args], kwargs, fn.method_self)
+        params = bind_arguments(fn.node, [*bound, *args], kwargs, fn.method_self)
         for name in fn.static_params:
             if name in params:
                 params[name] = STATIC
@@ -528,11 +546,17 @@ class _FunctionRun:
         if inner.function is None:
             return UNKNOWN
         static = inner.function.static_params
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if callee in jax_api.STATIC_ARG_TRANSFORMS:
-            keywords = {k.arg: k.value for k in node.keywords if k.arg}
             static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
+        unbatched: frozenset[int] = frozenset()
+        if callee in VMAPS:
+            unbatched = unbatched_positions(node, keywords)
+            if inner.function.transforms:
+                unbatched &= inner.function.unbatched
         return Value(Trace.STATIC, function=replace(
-            inner.function, transforms=(callee, *inner.function.transforms), static_params=static
+            inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
+            unbatched=unbatched,
         ))
 
     def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
@@ -541,8 +565,10 @@ class _FunctionRun:
         for k in node.keywords:
             self.eval(k.value, env)
         ctx = STAGED.inside(self.ctx)
-        for fn_node in control_flow_bodies(node, callee, self.names, self.scope):
-            values = body_parameters(fn_node, node, callee)
+        for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
+            value = self.analysis.values.get(id(passed))
+            fixed = value.function if value is not None and value.function is not None else None
+            values = body_parameters(fn_node, node, callee, bound, fixed if fixed and fixed.node is fn_node else None)
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
