@@ -78,13 +78,95 @@ def demo():
 
 PSUM_OF_A_TRACER = PSUM_OF_A_CONSTANT.replace('lax.psum(1, "i")', 'lax.psum(x.astype(int).sum(), "i")')
 
+SCALAR_NARROWED_BY_ISINSTANCE = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+def wrap(index, n):
+    if isinstance(index, (int, np.integer)):
+        return index + n if index < 0 else index
+    return lax.select(index < 0, index + n, index)
+
+@jax.jit
+def f(x, i):
+    return x[wrap(i, 3)] + x[wrap(-1, 3)]
+
+def demo():
+    return f(jnp.arange(3.0), 1)
+"""
+
+NOT_NARROWED = SCALAR_NARROWED_BY_ISINSTANCE.replace(
+    "    if isinstance(index, (int, np.integer)):\n        return index + n if index < 0 else index\n", ""
+).replace("return lax.select(index < 0, index + n, index)", "return index + n if index < 0 else index")
+
+PARTIAL_FIXES_A_FLAG = """
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+def solve(a, *, exact=False):
+    rank = jnp.sum(a > 0)
+    if exact and rank < 3:
+        return a
+    return -a
+
+solve_jit = jax.jit(partial(solve, exact=False))
+
+def demo():
+    return solve_jit(jnp.ones(3))
+"""
+
+FLAG_SET = PARTIAL_FIXES_A_FLAG.replace("exact=False))", "exact=True))")
+
+VARARGS_TUPLE_TRUTH = """
+import jax
+import jax.numpy as jnp
+
+def shift(key, *args):
+    if not args:
+        return key
+    return key + sum(args)
+
+@jax.jit
+def f(k, a):
+    return shift(k, a) + shift(k)
+
+def demo():
+    return f(jnp.ones(2), jnp.ones(2))
+"""
+
+DTYPE_QUERIES = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+@jax.jit
+def f(x):
+    scale = 2.0 if np.iscomplexobj(x) else 1.0
+    if lax.dtype(x) == np.float32:
+        scale = scale * 3.0
+    return x * scale
+
+def demo():
+    return f(jnp.ones(3))
+"""
+
 QUIET = {
+    "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
+    "partial-fixes-a-flag": PARTIAL_FIXES_A_FLAG,
+    "varargs-tuple-truth": VARARGS_TUPLE_TRUTH,
+    "dtype-queries": DTYPE_QUERIES,
     "vmap-in-axes-none": UNBATCHED_ARGUMENT,
     "shape-arithmetic": SHAPE_ARITHMETIC,
     "partial-fixes-none": PARTIAL_FIXES_THE_NONE_BRANCH,
     "psum-of-constant": PSUM_OF_A_CONSTANT,
 }
 REPORTED = {
+    "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),
+    "flag-set": (FLAG_SET, "JAX101", "TracerBoolConversionError"),
     "vmap-in-axes-zero": (BATCHED_ARGUMENT, "JAX108", "TypeError"),
     "none-branch-taken": (NONE_BRANCH_TAKEN, "JAX105", "ConcretizationTypeError"),
     "psum-of-tracer": (PSUM_OF_A_TRACER, "JAX109", "TracerIntegerConversionError"),

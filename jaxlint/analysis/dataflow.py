@@ -32,9 +32,10 @@ class Domain(Generic[State]):
         """The state after `step`; `state` is the solver's own copy and may be changed in place."""
         raise NotImplementedError
 
-    def assume(self, edge: Edge, state: State) -> bool:
-        """Whether the branch `edge` stands for can be taken in `state` (False prunes it)."""
-        return True
+    def assume(self, edge: Edge, state: State) -> Optional[State]:
+        """The state along a branch edge: None when its test rules the branch out, else `state`
+        or a narrowed copy (never `state` changed in place: the other edges share it)."""
+        return state
 
     def widen(self, old: State, new: State) -> State:
         """A state above both that stops a loop from growing forever (default: the join)."""
@@ -72,14 +73,15 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
         for step in block.steps:
             state = domain.transfer(step, state)
         for edge in block.edges:
-            if not domain.assume(edge, state):
+            taken = domain.assume(edge, state) if edge.test is not None else state
+            if taken is None:
                 continue
             target = edge.target.index
             old: Optional[State] = states.get(target)
             if old is None:
-                new = domain.copy(state)
+                new = domain.copy(taken)
             else:
-                new = domain.join(old, state)
+                new = domain.join(old, taken)
                 if counts.get(target, 0) >= widen_after:
                     new = domain.widen(old, new)
                 if new == old:

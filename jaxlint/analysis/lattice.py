@@ -31,7 +31,12 @@ class Value:
     items: tuple["Value", ...] | None = None  # a tuple/list of known length
     element: "Value | None" = None  # what iterating it yields, when known
     function: "FunctionValue | None" = None
-    none: Optional[bool] = None  # known to be None (True) or known not to be (False)
+    known: tuple = ()  # (the Python constant,) when the value is a known literal
+
+    @property
+    def truth(self) -> Optional[bool]:
+        """The value's truth when it is a known constant, else None."""
+        return bool(self.known[0]) if self.known else None
 
     @property
     def traced(self) -> bool:
@@ -75,7 +80,7 @@ def join(a: Value, b: Value) -> Value:
         items=items,
         element=element,
         function=a.function if a.function == b.function else None,
-        none=a.none if a.none == b.none else None,
+        known=a.known if a.known == b.known else (),
     )
 
 
@@ -104,9 +109,11 @@ def strip(value: Value) -> Value:
 
 def widen(value: Value) -> Value:
     """The value without the structure that can grow without bound around a loop."""
-    return Value(value.trace, array=value.array, boolean=value.boolean, none=value.none)
+    return Value(value.trace, array=value.array, boolean=value.boolean, known=value.known)
 
 
 def constant(value: object) -> Value:
-    """The value of a Python constant."""
-    return Value(Trace.STATIC, none=value is None)
+    """The value of a Python constant (small literals are remembered, to decide tests on them)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return Value(Trace.STATIC, known=(value,))
+    return STATIC

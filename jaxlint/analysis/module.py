@@ -23,6 +23,7 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
+from jaxlint.analysis.lattice import constant
 from jaxlint.analysis.parameters import body_parameters, has_default
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
@@ -171,7 +172,8 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
 
 def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
     if param.arg in root.bound_keywords:
-        return STATIC
+        fixed = dict(root.bound_values).get(param.arg)
+        return constant(fixed.value) if isinstance(fixed, ast.Constant) else STATIC
     if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
         return UNKNOWN  # partial(f, **kwargs) may bind it
     if param.arg in root.static_params or param.arg in root.unbatched_params:

@@ -14,6 +14,8 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
+from jaxlint.analysis.jax_exports import EXPORTS
+
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -48,6 +50,55 @@ def canonical(name: str) -> str:
     for prefix, replacement in _CANONICAL_PREFIXES:
         if name.startswith(prefix) and prefix != replacement:
             return replacement + name[len(prefix):]
+    return name
+
+
+# JAX's private implementation packages and the public namespace that re-exports their
+# names, with the sub-namespaces that stay public under it (MIRROR: the whole layout does).
+# `jax._src.numpy.lax_numpy.where` is `jax.numpy.where`; `jax._src.lax.control_flow.loops.fori_loop`
+# is `jax.lax.fori_loop`; `jax._src.numpy.linalg.solve` is `jax.numpy.linalg.solve`.
+# Names the public namespace does not export (internal helpers) stay unresolved.
+MIRROR = ("*",)
+_PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "jax._src.api": ("jax", ()),
+    "jax._src.custom_derivatives": ("jax", ()),
+    "jax._src.ad_checkpoint": ("jax", ()),
+    "jax._src.pjit": ("jax", ()),
+    "jax._src.shard_map": ("jax", ()),
+    "jax._src.numpy": ("jax.numpy", ("linalg", "fft")),
+    "jax._src.lax": ("jax.lax", ("linalg",)),
+    "jax._src.random": ("jax.random", ()),
+    "jax._src.prng": ("jax.random", ()),
+    "jax._src.nn": ("jax.nn", ("initializers",)),
+    "jax._src.scipy": ("jax.scipy", MIRROR),
+    "jax._src.tree_util": ("jax.tree_util", ()),
+    "jax._src.debugging": ("jax.debug", ()),
+    "jax._src.dtypes": ("jax.dtypes", ()),
+    "jax._src.core": ("jax.core", ()),
+    "jax._src.typing": ("jax.typing", ()),
+    "jax._src.checkify": ("jax.experimental.checkify", ()),
+}
+
+
+def public(name: str) -> str:
+    """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
+    if not name.startswith("jax._src."):
+        return name
+    parts = name.split(".")
+    for end in range(len(parts), 2, -1):
+        entry = _PRIVATE_PACKAGES.get(".".join(parts[:end]))
+        if entry is None:
+            continue
+        namespace, keep = entry
+        rest = parts[end:]
+        if not rest:
+            return namespace
+        if keep is MIRROR:
+            return canonical(".".join([namespace, *rest]))
+        namespace = ".".join([namespace, *(part for part in rest[:-1] if part in keep)])
+        if rest[-1] not in EXPORTS.get(namespace, ()):
+            return name  # an internal helper: not part of the public API
+        return canonical(f"{namespace}.{rest[-1]}")
     return name
 
 
@@ -208,12 +259,16 @@ class Names:
             current = current.parent
         return None
 
-    def qualname(self, expr: ast.AST, scope: Scope | None = None, _depth: int = 0) -> str | None:
+    def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        name = self._qualname(expr, scope, 0)
+        return None if name is None else public(name)
+
+    def _qualname(self, expr: ast.AST, scope: Scope | None, _depth: int) -> str | None:
         if _depth > 8:
             return None
         if isinstance(expr, ast.Attribute):
-            base = self.qualname(expr.value, scope, _depth + 1)
+            base = self._qualname(expr.value, scope, _depth + 1)
             return canonical(f"{base}.{expr.attr}") if base else None
         if not isinstance(expr, ast.Name):
             return None
@@ -228,7 +283,7 @@ class Names:
         if values and len(values) == 1 and expr.id not in owner.defs and expr.id not in owner.params:
             value = values[0]
             if isinstance(value, (ast.Name, ast.Attribute)):
-                return self.qualname(value, owner, _depth + 1)
+                return self._qualname(value, owner, _depth + 1)
         return None
 
     def definition(self, expr: ast.AST, scope: Scope | None = None) -> ast.AST | None:

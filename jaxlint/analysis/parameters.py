@@ -55,7 +55,7 @@ def bind_arguments(fn: FunctionNode, args: list[Value], kwargs: dict[str, Value]
         params[param.arg] = value
     if a.vararg is not None:
         extra = args[len(positional):]
-        params[a.vararg.arg] = Value(join_all(extra).trace, element=join_all(extra)) if extra else STATIC
+        params[a.vararg.arg] = Value(join_all(extra).trace, items=tuple(extra), element=join_all(extra, STATIC))
     for param in (*positional, *a.kwonlyargs):
         if param.arg in kwargs:
             params[param.arg] = kwargs[param.arg]

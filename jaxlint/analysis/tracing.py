@@ -74,6 +74,7 @@ class TracedFunction:
     unbatched_params: frozenset[str] = frozenset()
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
+    bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
     # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
     # when it wraps `f`, so nothing is traced, and which parameters were meant static is unclear.
     unknown_static_names: bool = False
@@ -242,6 +243,7 @@ def _traced(
     traced = TracedFunction(function, transforms, context, bound_name=bound_name, site=site)
     traced.bound_positional = bound.positional
     traced.bound_keywords = bound.keywords
+    traced.bound_values = bound.values
     traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
     jit = traced.jit
     if jit is not None:

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 State = Dict[str, Value]
 
+_SCALAR_TYPES = frozenset({
+    "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str",
+    "numpy.integer", "numpy.floating", "numpy.number", "numpy.generic", "numpy.bool_",
+    "numpy.signedinteger", "numpy.unsignedinteger", "numpy.complexfloating",
+})
+
 
 class ValueFlow(Domain[State]):
     def __init__(self, run: "_FunctionRun", outer: "Env | None"):
@@ -111,19 +117,38 @@ class ValueFlow(Domain[State]):
         # import, global, nonlocal, pass, break, continue: nothing to evaluate
 
     # ---- branches --------------------------------------------------------------------
-    def assume(self, edge: cfg.Edge, state: State) -> bool:
-        if edge.test is None:
-            return True
-        truth = self.truth(edge.test, state)
-        return truth is None or truth == edge.outcome
+    def assume(self, edge: cfg.Edge, state: State) -> Optional[State]:
+        test = edge.test
+        truth = self.truth(test, state)
+        if truth is not None and truth != edge.outcome:
+            return None
+        if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
+            if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):
+                # A tracer is never an instance of a Python or NumPy scalar type.
+                return {**state, test.args[0].id: STATIC}
+        return state
+
+    def python_scalar_types(self, types: ast.expr) -> bool:
+        items = types.elts if isinstance(types, ast.Tuple) else [types]
+        names = [self.run.names.qualname(item, self.run.scope) for item in items]
+        return bool(names) and all(name in _SCALAR_TYPES for name in names)
 
     def truth(self, test: ast.expr, state: State) -> Optional[bool]:
-        """The truth of a test decided by what is known statically: constants and None-ness."""
+        """The truth of a test decided by known constants: literals, names bound to them, `is None`."""
         if isinstance(test, ast.Constant):
             return bool(test.value)
+        if isinstance(test, ast.Name):
+            value = self.lookup(test.id, state)
+            return None if value is None else value.truth
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.truth(test.operand, state)
             return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self.truth(v, state) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # `or` is decided by a true part, `and` by a false one
+            if decisive in parts:
+                return decisive
+            return None if None in parts else not decisive
         if (
             isinstance(test, ast.Compare)
             and len(test.ops) == 1
@@ -132,10 +157,14 @@ class ValueFlow(Domain[State]):
             and test.comparators[0].value is None
             and isinstance(test.left, ast.Name)
         ):
-            value = state.get(test.left.id)
-            if value is None and self.outer is not None:
-                value = self.outer.get(test.left.id)
-            if value is None or value.none is None:
+            value = self.lookup(test.left.id, state)
+            if value is None or not value.known:
                 return None
-            return value.none == isinstance(test.ops[0], ast.Is)
+            return (value.known[0] is None) == isinstance(test.ops[0], ast.Is)
         return None
+
+    def lookup(self, name: str, state: State) -> Optional[Value]:
+        value = state.get(name)
+        if value is None and self.outer is not None:
+            value = self.outer.get(name)
+        return value

@@ -242,22 +242,31 @@ class _FunctionRun:
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-                return STATIC
+                return _identity_test(node, operands)
             joined = join_all(operands)
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 return Value(min(joined.trace, Trace.UNKNOWN))
             return Value(joined.trace, array=joined.traced, boolean=True)
         if isinstance(node, ast.BoolOp):
-            return strip(join_all(self.eval(v, env) for v in node.values))
+            values = self._short_circuit(node, env)
+            if all(v.truth is not None for v in values[:-1]):
+                return values[-1]  # the operands before it are known: `and`/`or` yields this one
+            return strip(join_all(values))
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
             if isinstance(node.op, ast.Not):
+                if operand.items is not None:  # a tuple's truth is its length, known here
+                    return constant(not operand.items)
+                if operand.truth is not None:
+                    return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
             return replace(operand, items=None, element=None, function=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):
-            self.eval(node.test, env)
+            truth = self.eval(node.test, env).truth
+            if truth is not None:  # a branch a known constant rules out is never evaluated
+                return self.eval(node.body if truth else node.orelse, env)
             return join(self.eval(node.body, env), self.eval(node.orelse, env))
         if isinstance(node, (ast.Tuple, ast.List)):
             items = tuple(self.eval(e, env) for e in node.elts)
@@ -302,6 +311,17 @@ class _FunctionRun:
             if isinstance(child, ast.expr):
                 self.eval(child, env)
         return UNKNOWN
+
+    def _short_circuit(self, node: ast.BoolOp, env: Env) -> list[Value]:
+        """The operands `and`/`or` evaluates: it stops at a known false (`and`) or true (`or`) one."""
+        stop = isinstance(node.op, ast.Or)
+        values = []
+        for operand in node.values:
+            value = self.eval(operand, env)
+            values.append(value)
+            if value.truth is stop:
+                break
+        return values
 
     def _binop_chain(self, node: ast.BinOp, env: Env) -> Value:
         """`a + b + c + ...` nests to the left: evaluated along that spine without recursing on it."""
@@ -437,8 +457,11 @@ class _FunctionRun:
             fn = args[0].function if args else None
             if fn is None:
                 return UNKNOWN
+            # Arguments fixed inside a transformation are its closure constants; fixed outside
+            # one, they enter it as any argument does.
+            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
             return Value(Trace.STATIC, function=replace(
-                fn, bound=(*fn.bound, *args[1:]), keywords=(*fn.keywords, *kwargs.items())
+                fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
             ))
         if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
             # A sum over devices of a Python number is the axis size times it: a concrete value.
@@ -518,14 +541,9 @@ class _FunctionRun:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
-        bound = list(fn.bound)
-        kwargs = {**dict(fn.keywords), **kwargs}
         if fn.transforms:
-            # Arguments enter the transformation traced; a vmap's `in_axes=None` ones pass as they are.
-            bound = [TRACED for _ in bound]
-            args = [a if len(bound) + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-            kwargs = {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
-        params = bind_arguments(fn.node, [*bound, *args], kwargs, fn.method_self)
+            args, kwargs = _entering(fn, args, kwargs)
+        params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
         for name in fn.static_params:
             if name in params:
                 params[name] = STATIC
@@ -572,3 +590,20 @@ class _FunctionRun:
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
+
+
+def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+    """Arguments as a transformed function receives them: traced, except static ones and a
+    vmap's `in_axes=None` ones, which pass as they are."""
+    first = len(fn.bound)
+    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
+    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
+
+
+def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
+    """`x is None` / `x is not None`: decided when x is a known constant, static in any case."""
+    if len(operands) == 2 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        left = operands[0]
+        if left.known:
+            return constant((left.known[0] is None) == isinstance(node.ops[0], ast.Is))
+    return STATIC
