@@ -242,3 +242,42 @@ def test_cli_analyses_constructs_past_old_depth_limits(cli, make_files):
     assert ("JAX101", 1005) in result  # elif_chain.py: the traced `if x > 0` after the chain
     assert ("JAX101", 6) in result  # long_sum.py
     assert ("JAX101", 4) in result  # helpers.py: eight calls down
+
+
+CALLABLE_INSTANCE = """
+import jax
+from jax import lax
+
+class Cell:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, h, x):
+        if h > 0:
+            h = -h
+        print("carry", h)
+        return h * self.w + x, h
+
+cell = Cell(2.0)
+
+def run(h0, xs):
+    return lax.scan(cell, h0, xs)
+
+class Step:
+    def __call__(self, x):
+        if x > 1:
+            return x
+        return -x
+
+@jax.jit
+def g(x):
+    s = Step()
+    return s(x)
+"""
+
+
+def test_cli_one_answer_for_an_instance_whose_call_is_traced(cli, make_files):
+    """The value facts (JAX101) and the purity facts (the print) agree that `__call__` is traced."""
+    result = findings(cli, make_files, {"m.py": CALLABLE_INSTANCE})
+    assert ("JAX101", 10) in result and ("JAX101", 22) in result
+    assert any(code.startswith("JAX4") and row == 12 for code, row in result)

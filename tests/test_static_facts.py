@@ -154,7 +154,21 @@ def demo():
     return f(jnp.ones(3))
 """
 
+PYTREE_COMPARED_WITH_A_TUPLE = """
+import jax.numpy as jnp
+from jax import lax
+
+def body(carry, xs):
+    x, parts = xs
+    assert parts == ()
+    return carry + x, x
+
+def demo():
+    return lax.scan(body, 0.0, (jnp.ones(3), ()))
+"""
+
 QUIET = {
+    "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
     "partial-fixes-a-flag": PARTIAL_FIXES_A_FLAG,
     "varargs-tuple-truth": VARARGS_TUPLE_TRUTH,

@@ -204,6 +204,10 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             yield method, [], Bound(1, frozenset())
         return
     if isinstance(expr, ast.Call):
+        method = constructed_call_method(expr, names, scope)
+        if method is not None:  # an instance of a class defined here: its `__call__` runs
+            yield method, [], Bound(1, frozenset())
+            return
         callee = names.qualname(expr.func, scope)
         if callee in PARTIAL and expr.args:
             keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
@@ -217,6 +221,19 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             transform = Transform(callee, _keywords(expr), expr)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
                 yield fn, [transform, *inner], bound
+
+
+def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
+    """The `__call__` of the object `call` constructs, when it builds a class defined in this
+    module whose own plain `__call__` runs when the object is called (framework modules aside:
+    their methods are traced roots of their own)."""
+    cls = names.definition(call.func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return None
+    method = names.scopes[id(cls)].defs.get("__call__")
+    if not isinstance(method, ast.FunctionDef) or method.decorator_list or _is_framework_method(method, names):
+        return None
+    return method
 
 
 def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):

@@ -34,6 +34,7 @@ from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
     STAGED,
     Context,
+    constructed_call_method,
     context_of,
     control_flow_bodies,
     PARTIAL,
@@ -246,6 +247,10 @@ class _FunctionRun:
             joined = join_all(operands)
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 return Value(min(joined.trace, Trace.UNKNOWN))
+            displays = any(isinstance(e, (ast.Tuple, ast.List)) for e in (node.left, *node.comparators))
+            if displays and not any(v.array for v in operands):
+                # `parts == ()`: a pytree compared with a Python sequence is a Python comparison.
+                return Value(min(joined.trace, Trace.UNKNOWN))
             return Value(joined.trace, array=joined.traced, boolean=True)
         if isinstance(node, ast.BoolOp):
             values = self._short_circuit(node, env)
@@ -350,6 +355,11 @@ class _FunctionRun:
         definition = self.names.definition(node, self.scope)
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return self.decorated(definition)
+        assigned = self.names.assignments(node, self.scope)
+        if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
+            method = constructed_call_method(assigned[0], self.names, self.scope)
+            if method is not None:  # `cell = Cell(w)` at module level: calling `cell` runs `__call__`
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         # Module globals, closure constants from eager code and imports: constants at trace time.
         return STATIC
 
@@ -444,6 +454,10 @@ class _FunctionRun:
         if callee is not None:
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        method = constructed_call_method(node, self.names, self.scope)
+        if method is not None:
+            # The instance's attributes are Python state to the analysis: its `self` is static.
+            return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs)
         if isinstance(node.func, ast.Attribute):
