@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.entry_points import LEADING, RULE_REGISTRATIONS, entry_functions
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 
 PARTIAL = frozenset({"functools.partial"})
@@ -72,6 +73,9 @@ class TracedFunction:
     filtering: bool = False  # equinox-style: non-array arguments are static
     framework_method: bool = False
     unbatched_params: frozenset[str] = frozenset()
+    # Arguments a framework entry point's caller supplies, not the framework (keyword-only
+    # extras of an optax `update`): unknown.
+    caller_params: frozenset[str] = frozenset()
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
     bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
@@ -140,6 +144,10 @@ def discover(names: Names) -> Discovery:
         transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
         if transforms:
             found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
+        elif any(_registered_rules(d, [function], names, scope) for d in function.decorator_list):
+            for decorator in function.decorator_list:
+                for rule, static in _registered_rules(decorator, [function], names, scope):
+                    found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
         elif id(function) in names.parent_class and _is_framework_method(function, names):
             found.roots.append(
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
@@ -147,6 +155,9 @@ def discover(names: Names) -> Discovery:
     for call, scope in names.calls:
         callee = names.qualname(call.func, scope)
         if callee is None:
+            rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
+            for rule, static in _registered_rules(call.func, rules, names, scope):
+                found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
             continue
         if callee in jax_api.TRANSFORMS and call.args:
             transform = Transform(callee, _keywords(call), call)
@@ -157,7 +168,47 @@ def discover(names: Names) -> Discovery:
             for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
                 found.body_bound[(id(fn), id(call))] = bound
+        else:
+            for passed in entry_functions(callee, call.args, _keywords(call)):
+                for fn, _, bound in _wrapped_functions(passed, names, scope):
+                    found.roots.append(_framework_root(fn, bound))
     return found
+
+
+def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = frozenset()) -> TracedFunction:
+    """A function a framework runs traced: its array arguments are traced."""
+    root = TracedFunction(fn, [], ABSTRACT, static, framework_method=True)
+    if not isinstance(fn, ast.Lambda):
+        root.caller_params = frozenset(p.arg for p in fn.args.kwonlyargs)
+    root.bound_positional = bound.positional
+    root.bound_keywords = bound.keywords
+    root.bound_values = bound.values
+    return root
+
+
+def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) -> list:
+    """`f.defvjp(fwd, bwd)` or `@f.defjvp` of a `@jax.custom_vjp`/`custom_jvp` function `f`:
+    the rules it registers run traced; returns (rule, its static parameters) pairs."""
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return []
+    primal = names.definition(func.value, scope)
+    if not isinstance(primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    outer = names.enclosing_scope(primal)
+    for transform in (transform_of(d, names, outer) for d in primal.decorator_list):
+        roles = RULE_REGISTRATIONS.get(transform.name, {}).get(func.attr) if transform else None
+        if roles is None:
+            continue
+        nondiff = static_parameters(primal, {"nondiff_argnums": transform.keywords["nondiff_argnums"]}) \
+            if "nondiff_argnums" in transform.keywords else frozenset()
+        indices = [i for i, p in enumerate(positional_params(primal)) if p.arg in nondiff]
+        out = []
+        for rule, role in zip(rules, roles):
+            params = positional_params(rule)
+            chosen = range(len(indices)) if role == LEADING else indices
+            out.append((rule, frozenset(params[i].arg for i in chosen if i < len(params))))
+        return out
+    return []
 
 
 def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):

@@ -262,6 +262,8 @@ class _FunctionRun:
             if isinstance(node.op, ast.Not):
                 if operand.items is not None:  # a tuple's truth is its length, known here
                     return constant(not operand.items)
+                if operand.element is not None and not operand.array:
+                    return STATIC  # a Python list or iterator: its truth is its length
                 if operand.truth is not None:
                     return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
