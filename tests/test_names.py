@@ -57,6 +57,11 @@ def resolve(source: str, expression_line: int = -1) -> str | None:
         ("from jax._src.custom_derivatives import custom_jvp\ncustom_jvp", "jax.custom_jvp"),
         ("from jax._src import ad_checkpoint\nad_checkpoint.remat", "jax.checkpoint"),
         ("from jax._src.scipy import special\nspecial.gammaln", "jax.scipy.special.gammaln"),
+        ("from flax.linen.module import Module\nModule", "flax.linen.Module"),
+        ("from flax.nnx.module import Module\nModule", "flax.nnx.Module"),
+        ("from optax._src import base\nbase.GradientTransformation", "optax.GradientTransformation"),
+        # Aliases gathered in a class body (`class hk: Module = module.Module`).
+        ("from haiku._src import module\nclass hk:\n    Module = module.Module\nhk.Module", "haiku.Module"),
         # Internal helpers the public namespace does not export stay unresolved.
         ("from jax._src.numpy import util\nutil.check_arraylike", "jax._src.numpy.util.check_arraylike"),
         ("from jax._src.lax import lax\nlax._const", "jax._src.lax.lax._const"),

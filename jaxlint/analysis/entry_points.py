@@ -19,8 +19,6 @@ ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
     "haiku.without_apply_rng": ((0, "f"),),
     "optax.GradientTransformation": ((0, "init"), (1, "update")),
     "optax.GradientTransformationExtraArgs": ((0, "init"), (1, "update")),
-    "optax._src.base.GradientTransformation": ((0, "init"), (1, "update")),  # optax's own spelling
-    "optax._src.base.GradientTransformationExtraArgs": ((0, "init"), (1, "update")),
     "optax.stateless": ((0, "f"),),
     "optax.stateless_with_tree_map": ((0, "f"),),
     "numpyro.infer.NUTS": ((0, "model"),),

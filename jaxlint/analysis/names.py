@@ -77,12 +77,21 @@ _PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "jax._src.core": ("jax.core", ()),
     "jax._src.typing": ("jax.typing", ()),
     "jax._src.checkify": ("jax.experimental.checkify", ()),
+    # The frameworks' own sources name their public classes through implementation modules.
+    "flax.linen.module": ("flax.linen", ()),
+    "flax.nnx.module": ("flax.nnx", ()),
+    "haiku._src.module": ("haiku", ()),
+    "haiku._src.base": ("haiku", ()),
+    "haiku._src.transform": ("haiku", ()),
+    "optax._src.base": ("optax", ()),
+    "equinox._module": ("equinox", ()),
 }
+_PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)
 
 
 def public(name: str) -> str:
     """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
-    if not name.startswith("jax._src."):
+    if not name.startswith(_PRIVATE_PREFIXES):
         return name
     parts = name.split(".")
     for end in range(len(parts), 2, -1):
@@ -96,7 +105,8 @@ def public(name: str) -> str:
         if keep is MIRROR:
             return canonical(".".join([namespace, *rest]))
         namespace = ".".join([namespace, *(part for part in rest[:-1] if part in keep)])
-        if rest[-1] not in EXPORTS.get(namespace, ()):
+        exported = EXPORTS.get(namespace)
+        if rest[-1] not in exported if exported is not None else rest[-1].startswith("_"):
             return name  # an internal helper: not part of the public API
         return canonical(f"{namespace}.{rest[-1]}")
     return name
@@ -269,7 +279,9 @@ class Names:
             return None
         if isinstance(expr, ast.Attribute):
             base = self._qualname(expr.value, scope, _depth + 1)
-            return canonical(f"{base}.{expr.attr}") if base else None
+            if base is None:
+                return self._class_attribute(expr, scope, _depth)
+            return canonical(f"{base}.{expr.attr}")
         if not isinstance(expr, ast.Name):
             return None
         if scope is None:
@@ -285,6 +297,17 @@ class Names:
             if isinstance(value, (ast.Name, ast.Attribute)):
                 return self._qualname(value, owner, _depth + 1)
         return None
+
+    def _class_attribute(self, expr: ast.Attribute, scope: Scope | None, _depth: int) -> str | None:
+        """`ns.Module` where `class ns: Module = module.Module` gathers aliases in a class body."""
+        cls = self.definition(expr.value, scope)
+        if not isinstance(cls, ast.ClassDef):
+            return None
+        inner = self.scopes[id(cls)]
+        values = inner.assigned.get(expr.attr)
+        if not values or len(values) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
+            return None
+        return self._qualname(values[0], inner, _depth + 1)
 
     def definition(self, expr: ast.AST, scope: Scope | None = None) -> ast.AST | None:
         """The def or class statement a name refers to, when it is bound by exactly that."""
