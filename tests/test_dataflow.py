@@ -281,3 +281,21 @@ def test_cli_one_answer_for_an_instance_whose_call_is_traced(cli, make_files):
     result = findings(cli, make_files, {"m.py": CALLABLE_INSTANCE})
     assert ("JAX101", 10) in result and ("JAX101", 22) in result
     assert any(code.startswith("JAX4") and row == 12 for code, row in result)
+
+
+def test_cli_a_method_receiver_is_its_first_parameter_whatever_its_name(cli, make_files):
+    """Naming the instance `this` instead of `self` changes nothing."""
+    code = """
+    from jax import lax
+
+    class Model:
+        def step(this, c, x):
+            if c > 0:
+                c = -c
+            return c, x
+
+        def run(this, xs):
+            return lax.scan(this.step, 0.0, xs)
+    """
+    plain = findings(cli, make_files, {"m.py": textwrap.dedent(code).replace("this", "self")})
+    assert plain == findings(cli, make_files, {"m.py": textwrap.dedent(code)}) == [("JAX101", 6)]

@@ -249,7 +249,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         if len(values) == 1 and isinstance(values[0], ast.Call):
             yield from _wrapped_functions(values[0], names, scope, depth + 1)
         return
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
         method = _method_of_enclosing_class(expr, names, scope)
         if method is not None:
             yield method, [], Bound(1, frozenset())
@@ -384,6 +384,19 @@ def unbatched_positions(site: ast.AST, keywords: dict[str, ast.expr]) -> frozens
     return frozenset(
         i for i, axis in enumerate(in_axes.elts) if isinstance(axis, ast.Constant) and axis.value is None
     )
+
+
+def receiver(names: Names, scope: Scope | None) -> str | None:
+    """The name the enclosing method binds its instance (or class) to: its first parameter,
+    whatever it is called; None outside methods and in static methods."""
+    current = scope
+    while current is not None and current.parent is not None and current.parent.kind != "class":
+        current = current.parent
+    if current is None or current.kind != "function" or isinstance(current.node, ast.Lambda):
+        return None
+    if any(names.qualname(d) == "builtins.staticmethod" for d in current.node.decorator_list):
+        return None
+    return first_param(current.node)
 
 
 def first_param(function: ast.AST) -> str | None:

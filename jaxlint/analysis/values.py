@@ -37,6 +37,7 @@ from jaxlint.analysis.tracing import (
     constructed_call_method,
     context_of,
     control_flow_bodies,
+    receiver,
     PARTIAL,
     VMAPS,
     static_parameters,
@@ -377,7 +378,7 @@ class _FunctionRun:
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields).
             return UNKNOWN
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
             # Methods of the same class stay followable.
             method = self._method(node.attr)
             if method is not None:
