@@ -1,11 +1,13 @@
 """Value analysis: which expressions inside traced code are TRACED, STATIC or UNKNOWN.
 
-A small abstract interpreter runs over each traced function's body with an environment
-of parameter values (traced arguments, static arguments, closure constants), records the
-value of every expression it evaluates, and follows calls into module-local helpers,
-nested functions and control-flow bodies in their calling context.  Branches merge;
-loops run to a fixed point (two passes suffice for this lattice).  Calls into code the
-analysis cannot see are UNKNOWN, never TRACED; rules report only on TRACED.
+An abstract interpreter runs over each traced function with its parameters' values
+(traced arguments, static arguments, closure constants), records the value of every
+expression it evaluates, and follows calls into module-local helpers, nested functions,
+instances' `__call__` and control-flow bodies in their calling context.  This module
+evaluates expressions and calls; the statement level is a dataflow domain
+(`value_flow.py`) solved to a fixed point over the function's control-flow graph.
+Calls into code the analysis cannot see are UNKNOWN, never TRACED; rules report only on
+TRACED.
 """
 
 from __future__ import annotations
@@ -44,24 +46,14 @@ from jaxlint.analysis.tracing import (
     transform_of,
     unbatched_positions,
 )
+from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
 from jaxlint.analysis.parameters import bind_arguments, body_parameters
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
 
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
-_BOOLEAN_FUNCTIONS = frozenset({
-    "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
-    "jax.numpy.isposinf", "jax.numpy.logical_and", "jax.numpy.logical_or",
-    "jax.numpy.logical_not", "jax.numpy.logical_xor", "jax.numpy.greater",
-    "jax.numpy.greater_equal", "jax.numpy.less", "jax.numpy.less_equal", "jax.numpy.equal",
-    "jax.numpy.not_equal", "jax.numpy.isclose", "jax.numpy.signbit", "jax.numpy.isin",
-    "jax.random.bernoulli", "jax.numpy.tril", "jax.lax.lt", "jax.lax.gt", "jax.lax.le",
-    "jax.lax.ge", "jax.lax.eq", "jax.lax.ne",
-})
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
-_STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
-_PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
@@ -464,7 +456,7 @@ class _FunctionRun:
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs)
         if isinstance(node.func, ast.Attribute):
-            return self._method_call(node.func, args)
+            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
 
     def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
@@ -502,56 +494,14 @@ class _FunctionRun:
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return replace(first, array=False, boolean=False, function=None)
         if callee.startswith("builtins."):
-            return self._builtin(callee[9:], node, args, env)
+            return builtin_result(callee[9:], args)
         if callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES):
             if callee in ("jax.random.split",):
                 return TRACED_ARRAY
-            return TRACED_BOOL if callee in _BOOLEAN_FUNCTIONS else TRACED_ARRAY
+            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
-        return UNKNOWN
-
-    def _builtin(self, name: str, node: ast.Call, args: list[Value], env: Env) -> Value:
-        if name == "range":
-            return Value(join_all(args).trace if args else Trace.STATIC, element=strip(join_all(args)))
-        if name == "enumerate":
-            return Value(Trace.STATIC, element=Value(Trace.STATIC, items=(STATIC, element_of(args[0]) if args else UNKNOWN)))
-        if name == "zip":
-            elements = tuple(element_of(a) for a in args)
-            return Value(Trace.STATIC, element=Value(join_all(elements).trace, items=elements))
-        if name in ("int", "float", "bool", "complex", "len", "isinstance", "type", "str", "repr", "hash", "id", "callable"):
-            return STATIC
-        if name in ("min", "max", "abs", "round", "pow", "divmod", "sum"):
-            values = [element_of(a) if len(args) == 1 and name in ("min", "max", "sum") else a for a in args]
-            joined = join_all(values)
-            return Value(joined.trace, array=joined.traced)
-        if name == "map" and args:
-            return Value(Trace.UNKNOWN)
-        return UNKNOWN
-
-    def _method_call(self, func: ast.Attribute, args: list[Value]) -> Value:
-        base = self.analysis.values.get(id(func.value), UNKNOWN)
-        name = func.attr
-        if name in jax_api.STATIC_METHODS or name in _PYTHON_RESULT_METHODS:
-            return STATIC
-        if isinstance(func.value, ast.Constant):
-            return STATIC
-        if base.traced:
-            if name == "items":
-                return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
-            if name in ("values", "get", "pop", "copy"):
-                return TRACED
-            if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
-                                      "multiply", "divide", "apply", "power", "dot",
-                                      "transpose", "squeeze", "ravel", "flatten", "clip", "std",
-                                      "var", "prod", "argmax", "argmin", "any", "all", "round",
-                                      "cumsum", "conj", "swapaxes", "take"):
-                boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
-                return Value(Trace.TRACED, array=True, boolean=boolean)
-            return UNKNOWN
-        if name in _STRING_METHODS and base.trace is Trace.STATIC:
-            return STATIC
         return UNKNOWN
 
     def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
