@@ -208,6 +208,15 @@ STAGED_NAMESPACES = (
     "jax.experimental.",
 )
 
+# Integer arithmetic helpers inside those namespaces: plain Python on Python integers (a
+# block size, a grid extent), staged only when an argument is traced.
+INTEGER_HELPERS = frozenset({
+    "jax.experimental.pallas.cdiv",
+    "jax.experimental.pallas.align_to",
+    "jax.experimental.pallas.next_power_of_2",
+    "jax.experimental.pallas.strides_from_shape",
+})
+
 STAGED_FUNCTIONS = frozenset({
     "jax.device_put",
     "jax.block_until_ready",

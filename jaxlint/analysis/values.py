@@ -580,6 +580,8 @@ class _FunctionRun:
             return replace(first, array=False, boolean=False, function=None)
         if callee.startswith("builtins."):
             return self._builtin(callee[9:], node, args, env)
+        if callee in jax_api.INTEGER_HELPERS:
+            return strip(join_all(args))
         if callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES):
             if callee in ("jax.random.split",):
                 return TRACED_ARRAY
