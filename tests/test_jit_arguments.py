@@ -127,6 +127,44 @@ CASES = [
         def run():
             return f(jnp.ones(2), ([1, 2], 3))
         """, "ValueError"),
+    Case("static ArrayLike parameter", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.typing import ArrayLike
+
+        @partial(jax.jit, static_argnames=("a",))  # JAX302
+        def det(a: ArrayLike) -> jax.Array:
+            return jnp.linalg.det(a)
+
+        def run():
+            return det(jnp.eye(2))
+        """, "ValueError"),
+    Case("static union of array types", """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit(static_argnames=("table",))  # JAX302
+        def lookup(i, table: "jax.Array | np.ndarray"):
+            return table[i]
+
+        def run():
+            return lookup(1, np.arange(3))
+        """, "ValueError"),
+    Case("static optional array left alone", """
+        from functools import partial
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("mask",))
+        def f(x, mask: Optional[jax.Array] = None):
+            return x if mask is None else x * mask
+
+        def run():
+            return f(jnp.ones(2))
+        """, "ok"),
     Case("hashable statics", """
         import dataclasses
         import enum

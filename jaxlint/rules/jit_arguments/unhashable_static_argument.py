@@ -6,7 +6,10 @@ from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
 
-_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
+# Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
+# parameter declared to take arrays and declared static fails for every array it is given).
+_ARRAY_ANNOTATIONS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
+_UNIONS = frozenset({"typing.Union"})
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
@@ -34,8 +37,8 @@ class UnhashableStaticArgument(Rule):
     summary = "A static argument is an array, list, dict or other unhashable value"
     what = """
         Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
-        another unhashable value: annotated as an array (`jax.Array`, `np.ndarray`, jaxtyping)
-        or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
+        another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
+        `np.ndarray`, a jaxtyping array, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
         `x @ y`), passed an array, list, dict or set at a call site in the same module, or a
         static `self` whose class is a non-frozen dataclass (or defines `__eq__` without
         `__hash__`).
@@ -220,22 +223,36 @@ class UnhashableStaticArgument(Rule):
 
 def _annotated(param: ast.arg, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
-    if name is None:
+    if name is None and not isinstance(annotation, ast.BinOp):
         return None
-    if name in _ARRAY_ANNOTATIONS:
+    if _array_annotation(annotation, module):
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
-    if (
-        name.startswith("jaxtyping.")
-        and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES
-        and isinstance(annotation, ast.Subscript)
-    ):
-        inner = annotation.slice
-        first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
-        if module.qualname(first) in _ARRAY_ANNOTATIONS:
-            return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     return None
+
+
+def _array_annotation(annotation: ast.expr, module) -> bool:
+    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _array_annotation(annotation.left, module) and _array_annotation(annotation.right, module)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation, _ = annotation_name(annotation, module.names)
+        if annotation is None:
+            return False
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = module.qualname(target)
+    if name is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in _ARRAY_ANNOTATIONS
+    inner = annotation.slice
+    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if name in _UNIONS:
+        return bool(members) and all(_array_annotation(m, module) for m in members)
+    if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
+        return _array_annotation(members[0], module)
+    return False
 
 
 def _used_as_array(fn, name: str, module) -> str | None:
