@@ -79,6 +79,37 @@ CASES = {
             flags = [r.sum() > 0 for r in x]
             return rows, any(flags)  # JAX113
         """,
+    # ---- framework modules by their defining module's path ----------------------------------
+    "flax_module_imported_from_its_defining_module": """
+        import jax.numpy as jnp
+        import numpy as np
+        from flax.linen.module import Module, compact
+
+        class Dropout(Module):
+            rate: float
+
+            @compact
+            def __call__(self, inputs, deterministic: bool = False):
+                if deterministic:
+                    return inputs
+                keep = jnp.ones(inputs.shape) > self.rate
+                scaled = np.square(inputs)  # JAX107
+                return scaled if keep else jnp.zeros_like(inputs)  # JAX101
+        """,
+    "truth_of_a_list_of_traced_values_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def combine(*masks):
+            present = [m for m in masks if m is not None]
+            if not present:
+                return None
+            return jnp.stack(present).all(axis=0)
+
+        @jax.jit
+        def attend(q, mask):
+            return q * combine(mask, None)
+        """,
 }
 
 

@@ -246,14 +246,19 @@ PYTHON_ANNOTATIONS = frozenset({
 })
 
 # Framework base classes whose `__call__` (and compact methods) run under a transformation
-# in practice; their attributes are static configuration.
+# in practice; their attributes are static configuration.  Each by its public name and by
+# the public module that defines it (`from flax.linen.module import Module`).
 MODULE_BASES = frozenset({
     "flax.linen.Module",
+    "flax.linen.module.Module",
     "flax.nnx.Module",
+    "flax.nnx.module.Module",
     "equinox.Module",
     "haiku.Module",
 })
-MODULE_METHOD_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.nowrap"})
+MODULE_METHOD_DECORATORS = frozenset({
+    "flax.linen.compact", "flax.linen.nowrap", "flax.linen.module.compact", "flax.linen.module.nowrap",
+})
 
 # ---- arrays, functional updates and purity (JAX4xx) --------------------------------------
 

@@ -391,6 +391,8 @@ class _FunctionRun:
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
             if isinstance(node.op, ast.Not):
+                if operand.items is not None or operand.element is not None:
+                    return STATIC  # the truth value of a list or tuple is its length
                 return Value(operand.trace, boolean=True)
             return replace(operand, items=None, element=None, function=None)
         if isinstance(node, ast.Subscript):
