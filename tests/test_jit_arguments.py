@@ -187,6 +187,85 @@ CASES = [
         def run():
             return f(jnp.ones(8), sizes=(1,), act=Act.RELU, cfg=Cfg(3), fn=jax.nn.relu, scale=np.float32(1.5))
         """, "ok"),
+    Case("static objects made anew in the loop", """
+        import functools
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        class Scaler:
+            def __init__(self, k):
+                self.k = k
+
+            def __call__(self, x):
+                return x * self.k
+
+        @partial(jax.jit, static_argnums=(1,))
+        def f(x, fn):
+            TRACES["f"] += 1
+            return fn(x)
+
+        def run():
+            x = jnp.ones(2)
+            for i in range(3):
+                x = f(x, lambda v: v + 1)  # JAX303
+                double = functools.partial(jnp.multiply, 2.0)
+                x = f(x, double)  # JAX303
+                x = f(x, Scaler(2.0))  # JAX303
+                def shift(v):
+                    return v - 1
+                x = f(x, shift)  # JAX303
+            return x
+        """, "traces>=12"),
+    Case("static objects equal by value or made once", """
+        import dataclasses
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        @dataclasses.dataclass(frozen=True)
+        class Scale:
+            k: float = 2.0
+
+            def __call__(self, x):
+                return x * self.k
+
+        class Shift:
+            def __init__(self, k):
+                self.k = k
+
+            def __eq__(self, other):
+                return isinstance(other, Shift) and other.k == self.k
+
+            def __hash__(self):
+                return hash(self.k)
+
+            def __call__(self, x):
+                return x - self.k
+
+        @partial(jax.jit, static_argnums=(1,))
+        def f(x, fn):
+            TRACES["f"] += 1
+            return fn(x)
+
+        @partial(jax.jit, static_argnums=(1,))
+        def g(x, fn):
+            return fn(x)
+
+        def run():
+            x = jnp.ones(2)
+            once = lambda v: v + 1
+            for i in range(3):
+                x = f(x, Scale())
+                x = f(x, Shift(1.0))
+                x = g(x, once)
+                x = g(x, jnp.tanh)
+            return x
+        """, "ok"),
     Case("float swept as a static", """
         from functools import partial
         import jax

@@ -19,7 +19,11 @@ class StaticArgumentVariesInLoop(Rule):
         `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
         the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), one computed
         from such a value (`eps = 0.2 * (1 - epoch / n)`), the length of a list that grows in the
-        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`).
+        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`). It also reports a
+        static argument that is an object made anew in the loop and hashed by identity: a lambda
+        or a function defined in the loop, a `functools.partial`, an optax transformation (a
+        tuple of fresh closures), or an instance of a class of the module that defines neither
+        `__eq__` nor `__hash__`.
 
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
@@ -31,7 +35,10 @@ class StaticArgumentVariesInLoop(Rule):
         rate, temperature or smoothing coefficient that changes every step makes every step a
         new compilation: the loop runs at compile speed, and the compilation cache grows without
         bound. Pass such a value as a traced argument (remove it from `static_argnums`); if it
-        sets a shape or a Python loop count, round it to a few buckets.
+        sets a shape or a Python loop count, round it to a few buckets. Functions, partials and
+        plain objects compare equal only to themselves, so one rebuilt on every iteration (an
+        optimizer made per epoch, a loss `partial` made per step) is a new cache key every time:
+        build it once, before the loop.
         """
     bad = (
         """
@@ -85,6 +92,29 @@ class StaticArgumentVariesInLoop(Rule):
             for i, lr in enumerate(np.logspace(-3, -1, 5)):
                 w = sgd(w, g, lr=lr)  # JAX303
             return w
+        """,
+        """
+        from functools import partial
+        import jax
+        import optax
+
+        @partial(jax.jit, static_argnames=("optimizer", "loss_fn"))
+        def update(params, opt_state, batch, optimizer, loss_fn):
+            grads = jax.grad(loss_fn)(params, batch)
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+        def fit(params, batches, epochs):
+            for epoch in range(epochs):
+                optimizer = optax.adam(1e-3 / (epoch + 1))
+                opt_state = optimizer.init(params)
+                for batch in batches:
+                    params, opt_state = update(
+                        params, opt_state, batch,
+                        optimizer,  # JAX303
+                        lambda p, b: ((p - b) ** 2).sum(),  # JAX303
+                    )
+            return params
         """,
         """
         from functools import partial
@@ -188,9 +218,11 @@ class StaticArgumentVariesInLoop(Rule):
                 if arg is None:
                     continue
                 for loop in reversed(site.loops):
-                    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not module.varies_in_loop(arg, loop):
+                    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                         continue
-                    why = _changing_number(arg, loop, module)
+                    why = _fresh_object(arg, loop, module) or (
+                        module.varies_in_loop(arg, loop) and _changing_number(arg, loop, module)
+                    )
                     if why:
                         report(
                             arg,
@@ -223,6 +255,55 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = froz
     if _numeric_expression(arg, loop, module, seen):
         return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
     return None
+
+
+def _fresh_object(arg: ast.AST, loop: ast.AST, module) -> str | None:
+    """Why an argument is an object made anew on every iteration and hashed by identity."""
+    if isinstance(arg, ast.Name):
+        made = [
+            node for node in _loop_statements(loop)
+            if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets)
+            or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == arg.id
+        ]
+        if not made or not all(_made_here(node, module) for node in made):
+            return None
+        return f"`{arg.id}`, {_made_here(made[0], module)} made on every iteration (line {made[0].lineno})"
+    what = _identity_hashed(arg, module)
+    return f"{what} made on every iteration" if what else None
+
+
+def _made_here(node: ast.AST, module) -> str | None:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return "a new function"
+    return _identity_hashed(node.value, module)
+
+
+def _identity_hashed(expr: ast.AST, module) -> str | None:
+    """A new lambda, partial, optax transformation or plain object: equal only to itself."""
+    if isinstance(expr, ast.Lambda):
+        return "a new lambda"
+    if not isinstance(expr, ast.Call):
+        return None
+    callee = module.qualname(expr.func)
+    if callee == "functools.partial":
+        return "a new `functools.partial`"
+    if callee is not None and callee.startswith("optax.") and callee.count(".") == 1 and callee[6:7].islower():
+        return f"a new optax transformation (`{callee[6:]}`, a tuple of fresh closures)"
+    cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
+    if isinstance(cls, ast.ClassDef) and _plain_class(cls):
+        return f"a new `{cls.name}` instance (hashed by identity)"
+    return None
+
+
+def _plain_class(cls: ast.ClassDef) -> bool:
+    """A class with no base, no decorator, no `__eq__` and no `__hash__`: identity equality."""
+    if cls.bases or cls.keywords or cls.decorator_list:
+        return False
+    return not any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__eq__", "__hash__")
+        or isinstance(node, ast.Assign) and any(_is(t, "__hash__") or _is(t, "__eq__") for t in node.targets)
+        for node in cls.body
+    )
 
 
 _FLOAT_RANGES = frozenset({
