@@ -266,6 +266,52 @@ CASES = [
                 x = g(x, jnp.tanh)
             return x
         """, "ok"),
+    Case("array in a static dataclass field", """
+        import dataclasses
+        from typing import Union
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Table:
+            rows: Union[jax.Array, np.ndarray] = dataclasses.field(metadata={"static": True})  # JAX307
+            n: int = dataclasses.field(default=2, metadata=dict(static=True))
+
+        @jax.jit
+        def first(t):
+            return t.rows[0] * t.n
+
+        def run():
+            first(Table(jnp.arange(4.0)))
+            return first(Table(jnp.arange(4.0)))
+        """, "ValueError"),
+    Case("static dataclass fields holding Python values", """
+        import dataclasses
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Table:
+            rows: jax.Array
+            n: int = dataclasses.field(default=2, metadata=dict(static=True))
+            mask: Optional[jax.Array] = dataclasses.field(default=None, metadata=dict(static=True))
+
+        @dataclasses.dataclass
+        class Plain:
+            rows: jax.Array = dataclasses.field(metadata=dict(static=True))
+
+        @jax.jit
+        def first(t):
+            return t.rows[0] * t.n
+
+        def run():
+            first(Table(jnp.arange(4.0)))
+            return first(Table(jnp.arange(4.0)))
+        """, "ok"),
     Case("float swept as a static", """
         from functools import partial
         import jax
@@ -508,3 +554,22 @@ def test_naming_kwargs_itself_leaves_keywords_traced():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)
     assert jax.jit(reduce, static_argnames=("keepdims",))(jax.numpy.ones(2), keepdims=True) == 2
+
+
+def test_array_in_static_field_through_the_cli(cli, make_files):
+    make_files({
+        "model.py": """
+            import equinox as eqx
+            import jax
+
+            class Linear(eqx.Module):
+                weight: jax.Array = eqx.field(static=True)
+                bias: jax.Array
+                activation: str = eqx.field(static=True, default="relu")
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX3", "model.py")
+    assert out.code == 1
+    (finding,) = out.json
+    assert (finding["code"], finding["name"]) == ("JAX307", "array-in-static-field")
+    assert finding["location"] == {"row": 6, "column": 5}

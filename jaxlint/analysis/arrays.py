@@ -41,6 +41,39 @@ def array_function(name: str | None) -> bool:
     return False
 
 
+# Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
+# value declared to take arrays and declared static fails for every array it is given).
+_DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
+_UNIONS = frozenset({"typing.Union"})
+
+
+def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
+    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
+    from jaxlint.analysis.module import annotation_name
+
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return declares_array(annotation.left, module) and declares_array(annotation.right, module)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation, _ = annotation_name(annotation, module.names)
+        if annotation is None:
+            return False
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = module.qualname(target)
+    if name is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in _DECLARED_ARRAYS
+    inner = annotation.slice
+    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if name in _UNIONS:
+        return bool(members) and all(declares_array(m, module) for m in members)
+    if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
+        return declares_array(members[0], module)
+    return False
+
+
 class ArrayFacts:
     """Answers `is_array(expr)`: a JAX array for certain, traced or not."""
 

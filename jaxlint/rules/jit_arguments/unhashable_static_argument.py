@@ -1,15 +1,14 @@
 """JAX302: a static argument that is an array, a list, a dict or another unhashable value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api, jit_signature
+from jaxlint.analysis.arrays import declares_array
 from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
 
-# Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
-# parameter declared to take arrays and declared static fails for every array it is given).
-_ARRAY_ANNOTATIONS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
-_UNIONS = frozenset({"typing.Union"})
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
@@ -225,34 +224,11 @@ def _annotated(param: ast.arg, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
     if name is None and not isinstance(annotation, ast.BinOp):
         return None
-    if _array_annotation(annotation, module):
+    if declares_array(annotation, module):
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
     return None
-
-
-def _array_annotation(annotation: ast.expr, module) -> bool:
-    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return _array_annotation(annotation.left, module) and _array_annotation(annotation.right, module)
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        annotation, _ = annotation_name(annotation, module.names)
-        if annotation is None:
-            return False
-    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    name = module.qualname(target)
-    if name is None:
-        return False
-    if not isinstance(annotation, ast.Subscript):
-        return name in _ARRAY_ANNOTATIONS
-    inner = annotation.slice
-    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-    if name in _UNIONS:
-        return bool(members) and all(_array_annotation(m, module) for m in members)
-    if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
-        return _array_annotation(members[0], module)
-    return False
 
 
 def _used_as_array(fn, name: str, module) -> str | None:
