@@ -1,5 +1,7 @@
 """JAX304: an argument donated to a jitted call and read again afterwards."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature, reads

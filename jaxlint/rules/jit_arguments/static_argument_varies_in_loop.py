@@ -1,5 +1,7 @@
 """JAX303: a static argument fed a value that changes on every iteration of a loop."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature

@@ -1,5 +1,7 @@
 """JAX403: a functional update whose result is thrown away (`x.at[i].set(v)` as a statement)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api

@@ -1,5 +1,7 @@
 """JAX401: item assignment on a JAX array (`x[i] = v`, `x[i] += v`)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.arrays import is_at_index

@@ -1,5 +1,7 @@
 """JAX405: logging a traced value inside jit-compiled code."""
 
+from __future__ import annotations
+
 
 from jaxlint.rule import JaxDemo, Rule, register
 

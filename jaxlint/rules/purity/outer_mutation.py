@@ -1,5 +1,7 @@
 """JAX407: traced code mutates an object that lives outside it (a global, a closure variable, `self`)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api

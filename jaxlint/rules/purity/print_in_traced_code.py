@@ -1,5 +1,7 @@
 """JAX404: `print` of a traced value inside jit-compiled code."""
 
+from __future__ import annotations
+
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import debug_print

@@ -1,5 +1,7 @@
 """JAX502: `jax.jit` applied to a new function object on every call or iteration, then invoked."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 

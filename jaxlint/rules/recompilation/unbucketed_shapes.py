@@ -1,5 +1,7 @@
 """JAX501: a jitted function called in a loop with an argument whose shape changes every iteration."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.tracing import positional_params

@@ -1,5 +1,7 @@
 """JAX503: a long Python loop over a static range inside jit-compiled code (unrolled by tracing)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.walk import walk

@@ -1,5 +1,7 @@
 """JAX107: a NumPy (`np.*`) or `math.*` function applied to a traced value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
