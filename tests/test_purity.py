@@ -28,6 +28,39 @@ CASES = {
                 counts[y] = counts[y] + 1  # JAX401
             return counts
         """,
+    "inplace_at_a_traced_index": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def augment(cost):
+            def body(val):
+                remaining, index, seen, count = val
+                j = remaining[index]
+                seen[j] = True  # JAX401
+                return remaining, index + 1, seen, count - 1
+
+            def cond(val):
+                return val[3] > 0
+
+            n = cost.shape[0]
+            return lax.while_loop(cond, body, (jnp.arange(n), 0, jnp.zeros(n, bool), n))
+
+        @jax.jit
+        def relabel(params, xs):
+            out = {}
+            for k in params:
+                out[k] = params[k] * 2  # keys of a dict are static
+            slots = [None] * 3
+            for j in range(3):
+                slots[j] = xs  # a static loop index
+            return out, slots
+
+        def eager(x, i):
+            items = [0, 1]
+            items[i] = x  # eager: `i` is a Python integer
+            return items
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp
@@ -488,3 +521,22 @@ def test_messages_name_the_object():
     )
     (finding,) = lint_source(source, "a.py", {"JAX407"})
     assert "`captured`" in finding.message and "tracer" in finding.message
+
+
+def test_traced_index_into_a_list_raises_under_jax():
+    """What JAX401 says of a traced index: a list cannot take it, a dict cannot hash it."""
+    jax = pytest.importorskip("jax")
+
+    def into_list(i, carry):
+        items = [0.0, 0.0, 0.0]
+        items[i] = carry
+        return carry
+
+    def into_dict(i, carry):
+        table = {}
+        table[i] = carry
+        return carry
+
+    for body in (into_list, into_dict):
+        with pytest.raises(TypeError):
+            jax.lax.fori_loop(0, 3, body, 1.0)

@@ -95,9 +95,8 @@ class ArrayFacts:
         return self._array(expr, scope, 0)
 
     def indexed_like_array(self, target: ast.Subscript) -> bool:
-        """A store into a traced value with an index only an array accepts: a slice among several
-        axes (`x[:, 0]`), an ellipsis, or a traced index array (a dict may have tuple keys,
-        a list takes `x[1:3]`)."""
+        """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
+        (a dict may have tuple keys, a list takes `x[1:3]`)."""
         module = self.module
         if not module.is_traced(target.value):
             return False
@@ -110,6 +109,21 @@ class ArrayFacts:
             or module.is_abstract_array(part)
             for part in parts
         )
+
+    def traced_key(self, target: ast.Subscript) -> bool:
+        """A store into a traced value under an index that is itself one abstract tracer: it fails
+        whatever the value is (an array is immutable, a list cannot take a tracer as an index,
+        a dict cannot hash one)."""
+        module = self.module
+        if not module.is_traced(target.value):
+            return False
+        index = target.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            value = module.value(part)
+            if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
+                return True
+        return False
 
     def used_as_array(self, name: ast.Name) -> bool:
         """A traced parameter that its function also uses as only an array can be used
