@@ -61,6 +61,30 @@ CASES = {
             items[i] = x  # eager: `i` is a Python integer
             return items
         """,
+    "print_in_a_cond_branch": """
+        import jax
+        from jax import lax
+
+        def _report(state):
+            print("no step size found")  # JAX404
+            jax.debug.callback(lambda: print("on the host"))
+            return state
+
+        def diagnose(failed, state):
+            return lax.cond(failed, _report, lambda s: s, state)
+
+        def cond_print(condition, message, **kwargs):
+            lax.cond(condition, lambda _: print(message.format(**kwargs)), lambda _: None, None)  # JAX404
+
+        def pick(i, x):
+            return lax.switch(i, [lambda v: v, lambda v: (print("second"), v)[1]], x)  # JAX404
+
+        def loop(x):
+            def body(i, v):
+                print("tracing the body")  # a loop body: the one print is the trace's
+                return v
+            return lax.fori_loop(0, 3, body, x)
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp
@@ -540,3 +564,22 @@ def test_traced_index_into_a_list_raises_under_jax():
     for body in (into_list, into_dict):
         with pytest.raises(TypeError):
             jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):
+    """What JAX404 says of a `lax.cond` branch: JAX traces it, and prints, though it is not taken."""
+    jax = pytest.importorskip("jax")
+
+    def never(x):
+        print("branch that does not run")
+        return x
+
+    def taken(x):
+        jax.debug.print("taken branch")
+        return x
+
+    jax.lax.cond(True, taken, never, 1.0)
+    jax.jit(lambda x: jax.lax.switch(0, [taken, never], x))(1.0)
+    out = capsys.readouterr().out
+    assert out.count("branch that does not run") == 2
+    assert out.count("taken branch") == 2

@@ -91,6 +91,9 @@ CONTROL_FLOW = {
     "equinox.internal.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
 }
 
+# Primitives that take branches: JAX traces every branch, whichever one runs.
+BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
+
 # Host callbacks: the function runs on the host with concrete values; never traced.
 HOST_CALLBACKS = frozenset({
     "jax.debug.callback",
