@@ -19,6 +19,33 @@ MARK = re.compile(r"#\s*(JAX5\d\d)\b")
 
 CASES = {
     # ---- JAX501 -------------------------------------------------------------------------------
+    "jit_on_instances_and_wrappers": """
+        import equinox as eqx
+        import jax
+        from flax import nnx
+
+        def loss(w, x):
+            return (x @ w).sum()
+
+        class Evaluator:
+            def __init__(self, scale):
+                self.score = jax.jit(lambda w, x: scale * loss(w, x))  # JAX502
+                self.plain = jax.jit(loss)  # a module-level function: JAX's cache is shared
+
+        def evaluate(w, x):
+            return Evaluator(2.0).score(w, x) + Evaluator(1.0).plain(w, x)
+
+        @eqx.filter_jit
+        def predict(model, x):
+            return model(x)
+
+        def main(w, model, data):
+            for x in data:
+                evaluate(w, x)
+                eqx.filter_jit(predict)(model, x)  # the same function: one cache
+                nnx.jit(predict)(model, x)  # JAX502
+                eqx.filter_jit(lambda m, v: m(v))(model, x)  # JAX502
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -423,3 +450,45 @@ def test_unbucketed_message_names_the_argument():
     )
     (finding,) = lint_source(source, "a.py", {"JAX501"})
     assert "`tokens`" in finding.message and "grows" in finding.message and "bucket" in finding.message
+
+
+def _count_traces(jit, make_step):
+    jnp = pytest.importorskip("jax.numpy")
+    traces = []
+
+    def body(x):
+        traces.append(1)
+        return x * 2
+
+    for _ in range(3):
+        make_step(jit, body)(jnp.ones(3))
+    return len(traces)
+
+
+def test_jit_stored_on_each_instance_compiles_per_instance():
+    """What JAX502 says of `self.step = jax.jit(self._step)` in a class built again and again."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    class Trainer:
+        def __init__(self):
+            self.step = jax.jit(self._step)
+
+        def _step(self, x):
+            traces.append(1)
+            return x * 2
+
+    for _ in range(3):
+        Trainer().step(jax.numpy.ones(3))
+    assert len(traces) == 3
+
+
+def test_filter_jit_of_a_new_function_compiles_again():
+    eqx = pytest.importorskip("equinox")
+    assert _count_traces(eqx.filter_jit, lambda jit, body: jit(lambda x: body(x))) == 3
+    assert _count_traces(eqx.filter_jit, lambda jit, body: jit(body)) == 1  # the same function
+
+
+def test_nnx_jit_compiles_again_even_for_the_same_function():
+    nnx = pytest.importorskip("flax.nnx")
+    assert _count_traces(nnx.jit, lambda jit, body: jit(body)) == 3

@@ -434,7 +434,10 @@ SHAPE_SECOND_SAMPLERS = frozenset({"normal", "uniform", "bernoulli", "randint", 
 
 # Transformations that keep a compilation cache on the object they return: building a new
 # one for a new function object starts with an empty cache.
-CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
+CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit"})
+# Of those, the ones whose every application starts a new cache, even for the same function
+# (`nnx.jit(f)` wraps `f` in a new object that `jax.jit` then sees for the first time).
+NEW_CACHE_PER_APPLICATION = frozenset({"flax.nnx.jit"})
 # Decorators that memoise a function's result (a factory of jitted functions called once per key).
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 

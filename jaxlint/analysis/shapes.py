@@ -436,15 +436,15 @@ class ShapeFacts:
         return table
 
     # ---- jit objects built again and again -------------------------------------------------------
-    def rebuilt_jits(self) -> list[tuple[ast.AST, str, str]]:
-        """Jitted callables created anew each time they are used: (where, what, why).
+    def rebuilt_jits(self) -> list[tuple[ast.AST, str, str, str]]:
+        """Jitted callables created anew each time they are used: (where, transformation, what, why).
 
         `jax.jit(lambda x: ...)(x)` in a loop; `@jax.jit` on a closure defined in a function that
         is called in a loop and calls it; `step = jax.jit(partial(f, c))` then `step(x)` in such
         a function.  A module-level function re-wrapped with `jax.jit(f)` hits JAX's cache and
         is not reported; nor is a jitted callable that escapes (returned, stored: a factory).
         """
-        found: list[tuple[ast.AST, str, str]] = []
+        found: list[tuple[ast.AST, str, str, str]] = []
         names = self.names
         wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
         for call, scope in names.calls:
@@ -456,24 +456,30 @@ class ShapeFacts:
             function = self._call_functions.get(id(call))
             if isinstance(call.func, ast.Call):
                 inner = call.func
-                if self.module.qualname(inner.func) in jax_api.CACHING_TRANSFORMS and inner.args:
-                    why = self._repeated(inner, inner.args[0], function)
+                transform = self.module.qualname(inner.func)
+                if transform in jax_api.CACHING_TRANSFORMS and inner.args:
+                    why = self._repeated(inner, inner.args[0], function, transform)
                     if why is not None:
-                        found.append((inner, _describe(inner.args[0]), why))
+                        found.append((inner, transform, _describe(inner.args[0]), why))
                 continue
-            if self.module.qualname(call.func) not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
+            transform = self.module.qualname(call.func)
+            if transform not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
                 continue
             bound = names.call_targets.get(id(call))
             if bound is None:
+                stored = self._rebuilt_per_instance(call, function)
+                if stored is not None:
+                    found.append((call, transform, _describe(call.args[0]), stored))
                 continue
-            why = self._repeated(call, call.args[0], function)
+            why = self._repeated(call, call.args[0], function, transform)
             if why is not None and self._used_once(bound, function, call):
-                found.append((call, _describe(call.args[0]), why))
+                found.append((call, transform, _describe(call.args[0]), why))
         for root in self.module.traced_roots:
             fn = root.node
             if isinstance(fn, ast.Lambda) or root.site is None or root.site not in fn.decorator_list:
                 continue
-            if not any(t.name in jax_api.CACHING_TRANSFORMS for t in root.transforms):
+            transform = next((t.name for t in root.transforms if t.name in jax_api.CACHING_TRANSFORMS), None)
+            if transform is None:
                 continue
             function = names.parent_function.get(id(fn))
             if function is None or self._staged(function):
@@ -485,16 +491,53 @@ class ShapeFacts:
             else:
                 continue
             if self._used_once(fn.name, function, fn):
-                found.append((root.site, f"`{fn.name}`", why))
+                found.append((root.site, transform, f"`{fn.name}`", why))
         return found
 
-    def _repeated(self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None) -> str | None:
+    def _rebuilt_per_instance(self, jit_call: ast.Call, function: FunctionNode) -> str | None:
+        """`self.step = jax.jit(<new function>)` in `__init__` of a class this module instantiates
+        again and again (in a loop, or in a function called in one), and `.step(...)` is called:
+        every instance starts with an empty cache.  Why, or None."""
+        if not isinstance(function, ast.FunctionDef) or function.name != "__init__":
+            return None
+        cls = self.names.parent_class.get(id(function))
+        self_name = function.args.args[0].arg if function.args.args else None
+        if cls is None or self_name is None or self._fresh(jit_call.args[0], function, None) is None:
+            return None
+        attr = None
+        for stmt in walk(function):
+            if isinstance(stmt, ast.Assign) and stmt.value is jit_call and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                    attr = target.attr
+        if attr is None or not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr == attr for call, _ in self.names.calls
+        ):
+            return None
+        for call, scope in self.names.calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id == cls.name):
+                continue
+            if self.names.definition(call.func, scope) is not cls:
+                continue
+            caller = self._function_of(call)
+            if self.in_loop(call, caller) is not None or self._in_comprehension(call, caller):
+                return f"every iteration makes a new `{cls.name}` (line {call.lineno}), which jits it in `__init__`"
+            if caller is not None and not self._memoized(caller) and self.called_repeatedly(caller) is not None:
+                return f"`{_name(caller)}` makes a new `{cls.name}` on every call (line {call.lineno}), which jits it in `__init__`"
+        return None
+
+    def _repeated(
+        self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None, transform: str
+    ) -> str | None:
         """Why wrapping `wrapped` at `jit_call` builds a new cache again and again, or None."""
         if self._staged(function):
             return None  # the enclosing function's body runs once per trace, not per call
         loop = self.in_loop(jit_call, function)
         in_comprehension = self._in_comprehension(jit_call, function)
-        fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
+        if transform in jax_api.NEW_CACHE_PER_APPLICATION:
+            fresh: str | None = "loop" if loop is not None or in_comprehension else "call"
+        else:
+            fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
         if fresh is None:
             return None
         if (loop is not None or in_comprehension) and fresh == "loop":
