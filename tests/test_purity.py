@@ -85,6 +85,36 @@ CASES = {
                 return v
             return lax.fori_loop(0, 3, body, x)
         """,
+    "unread_at_update": """
+        import jax
+        import jax.numpy as jnp
+
+        def forgot_return(x, i):
+            x = x.at[i].set(0.0)  # JAX403
+            return None
+
+        def unused_copy(x):
+            doubled = x.at[0].multiply(2)  # JAX403
+            return x * 2
+
+        def chained(x):
+            x = x.at[0].set(1.0)
+            x = x.at[1].set(2.0)
+            return x
+
+        def read_on_one_path(x, flag):
+            y = x.at[0].set(1.0)
+            if flag:
+                return y
+            return x
+
+        def by_name(x):
+            y = x.at[0].set(1.0)
+            return locals()["y"]
+
+        def test_update_runs():
+            y = jnp.zeros(3).at[0].set(1.0)
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp
@@ -583,3 +613,15 @@ def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):
     out = capsys.readouterr().out
     assert out.count("branch that does not run") == 2
     assert out.count("taken branch") == 2
+
+
+def test_an_update_assigned_and_not_returned_leaves_the_callers_array():
+    """What JAX403 says of `x = x.at[i].set(v)` never read again: the caller's array is unchanged."""
+    jnp = pytest.importorskip("jax.numpy")
+
+    def reset_slot(buffer, i):
+        buffer = buffer.at[i].set(0.0)  # noqa: F841
+
+    buffer = jnp.ones(3)
+    reset_slot(buffer, 1)
+    assert float(buffer[1]) == 1.0

@@ -469,6 +469,47 @@ class Effects:
     def _raising_spans(self) -> list[tuple[int, int]]:
         return [(b.lineno, b.end_lineno or b.lineno) for b in self.raising_blocks]
 
+    @cached_property
+    def unread_updates(self) -> list[Store]:
+        """`x = <array>.at[i].set(v)` (or `.add`, ...) in a function that never reads `x` except
+        to compute its own next update: nothing ever sees the new array.  Names starting with
+        `_` (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
+        are left out."""
+        found: list[Store] = []
+        names = self.names
+        for scope in names.scopes.values():
+            fn = scope.node
+            if scope.kind != "function" or isinstance(fn, ast.Lambda):
+                continue
+            updates: dict[str, list[Store]] = {}
+            for store in self.name_stores(fn):
+                name = store.target.id
+                if (
+                    store.kind in ("assign", "annotated")
+                    and _at_update(store.value)
+                    and not name.startswith("_")
+                    and name not in scope.globals
+                    and name not in scope.nonlocals
+                ):
+                    updates.setdefault(name, []).append(store)
+            if not updates:
+                continue
+            reads: dict[str, list[ast.Name]] = {}
+            for node in walk(fn):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    if node.id in _INTROSPECTION:
+                        reads = {}
+                        updates = {}
+                        break
+                    if node.id in updates and names.lookup(node.id, names.read_scope.get(id(node))) is scope:
+                        reads.setdefault(node.id, []).append(node)
+            for name, stores in updates.items():
+                own = {id(n) for store in stores for n in walk(store.value)}
+                if all(id(read) in own for read in reads.get(name, ())):
+                    found.extend(stores)
+        found.sort(key=lambda store: (store.stmt.lineno, store.stmt.col_offset))
+        return found
+
     def in_test(self, function: FunctionNode | None) -> bool:
         """Inside a test function (`def test_...`, or a function nested in one)."""
         while function is not None:
@@ -549,6 +590,21 @@ class Effects:
                 if store.target.id == name.id and not _lazy_init(store, writer, name.id):
                     return store.stmt
         return None
+
+
+_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _at_update(value: ast.AST | None) -> bool:
+    """`x.at[i].set(v)`, `.add(v)`, ...: a call that returns an updated copy."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in jax_api.AT_UPDATE_METHODS
+        and isinstance(value.func.value, ast.Subscript)
+        and isinstance(value.func.value.value, ast.Attribute)
+        and value.func.value.value.attr == "at"
+    )
 
 
 def _name_targets(target: ast.AST) -> list[ast.Name]:
