@@ -115,6 +115,36 @@ CASES = {
         def test_update_runs():
             y = jnp.zeros(3).at[0].set(1.0)
         """,
+    "nnx_object_updated_in_staged_code": """
+        import jax
+        import optax
+        from flax import nnx
+
+        class Net(nnx.Module):
+            def __init__(self, rngs):
+                self.dense = nnx.Linear(2, 2, rngs=rngs)
+
+        net = Net(nnx.Rngs(0))
+        optimizer = nnx.Optimizer(net, optax.sgd(0.1), wrt=nnx.Param)
+        history = []
+
+        @jax.jit
+        def step(x):
+            net.dense.kernel.value = net.dense.kernel.value * 0.5  # JAX407
+            return x
+
+        @nnx.jit
+        def nnx_step(net, optimizer, x):
+            optimizer.update(net, nnx.grad(lambda m: m.dense(x).sum())(net))
+            return x
+
+        def epoch(xs):
+            def body(carry, x):
+                optimizer.update(net, nnx.grad(lambda m: m.dense(x).sum())(net))  # JAX407
+                return carry, x
+
+            return jax.lax.scan(body, 0, xs)
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp
@@ -625,3 +655,19 @@ def test_an_update_assigned_and_not_returned_leaves_the_callers_array():
     buffer = jnp.ones(3)
     reset_slot(buffer, 1)
     assert float(buffer[1]) == 1.0
+
+
+def test_nnx_object_updated_in_a_scan_body_raises_under_flax():
+    """What JAX407 says of an NNX object updated from a plain `lax.scan` body: Flax refuses."""
+    jnp = pytest.importorskip("jax.numpy")
+    jax = pytest.importorskip("jax")
+    nnx = pytest.importorskip("flax.nnx")
+    metrics = nnx.MultiMetric(loss=nnx.metrics.Average("loss"))
+
+    def body(carry, x):
+        metrics.update(loss=(x ** 2).mean())
+        return carry, None
+
+    with pytest.raises(Exception) as info:
+        jax.lax.scan(body, 0, jnp.ones((2, 2)))
+    assert type(info.value).__name__ == "TraceContextError"

@@ -454,6 +454,30 @@ class Effects:
             return False
         return all(self._created_here(v, owner) for v in values)
 
+    def nnx_object(self, outer: OuterObject) -> bool:
+        """The outer object is a Flax NNX object (`nnx.Optimizer(...)`, `nnx.Linear(...)`, an
+        instance of this module's `nnx.Module` subclass): its state is bound to the trace level
+        it was made at, so only NNX transformations may update it from traced code."""
+        if outer.where == "self":
+            return False
+        root = outer.root
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        values = self.names.assignments(root)
+        if owner is None or root.id in owner.params or not values:
+            return False
+        return all(isinstance(v, ast.Call) and self._nnx_constructor(v.func, owner) for v in values)
+
+    def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
+        name = self.names.qualname(func, scope)
+        if name is not None:
+            return name.startswith("flax.nnx.") and name.rsplit(".", 1)[-1][:1].isupper()
+        cls = self.names.definition(func, scope)
+        if not isinstance(cls, ast.ClassDef) or depth > 5:
+            return False
+        around = self._scope_around(cls)
+        return any(self._nnx_constructor(base, around, depth + 1) for base in cls.bases)
+
     def _created_here(self, value: ast.expr, scope: Scope) -> bool:
         if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
             return True
