@@ -31,6 +31,48 @@ class Case:
 
 
 CASES = [
+    Case("static self whose attribute changes", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Policy:
+            def __init__(self, temperature):
+                self.temperature = temperature
+
+            @partial(jax.jit, static_argnames=("self",))  # JAX308
+            def logits(self, x):
+                return x / self.temperature
+
+        def run():
+            policy = Policy(1.0)
+            policy.logits(jnp.ones(2))
+            policy.temperature = 2.0
+            assert float(policy.logits(jnp.ones(2))[0]) == 0.5
+        """, "AssertionError"),
+    Case("static self set once", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Policy:
+            def __init__(self, temperature):
+                self.temperature = temperature
+                self.calls = 0
+
+            @partial(jax.jit, static_argnums=0)
+            def logits(self, x):
+                return x / self.temperature
+
+            def act(self, x):
+                self.calls += 1  # not read by the jitted method
+                return self.logits(x)
+
+        def run():
+            policy = Policy(2.0)
+            policy.act(jnp.ones(2))
+            assert float(Policy(4.0).act(jnp.ones(2))[0]) == 0.25
+        """, "ok"),
     Case("argnames typo", """
         from functools import partial
         import jax

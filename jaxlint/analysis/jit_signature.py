@@ -167,3 +167,62 @@ def donating_sites(module):
         donated = donors.get(id(site.target))
         if donated:
             yield site, donated
+
+
+def identity_hashed(cls: ast.ClassDef, module, seen: frozenset[int] = frozenset()) -> bool:
+    """A plain class hashed and compared by identity: no class decorator or keyword, no
+    `__hash__`/`__eq__` of its own, and only `object` or such classes of this module as bases."""
+    if id(cls) in seen or cls.decorator_list or cls.keywords:
+        return False
+    if any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign))
+        and {"__hash__", "__eq__"} & _defined_names(stmt)
+        for stmt in cls.body
+    ):
+        return False
+    for base in cls.bases:
+        if module.qualname(base) == "builtins.object":
+            continue
+        definition = module.names.definition(base) if isinstance(base, ast.Name) else None
+        if not isinstance(definition, ast.ClassDef) or not identity_hashed(definition, module, seen | {id(cls)}):
+            return False
+    return True
+
+
+def _defined_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {stmt.name}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__"})
+
+
+def reassigned_attributes(cls: ast.ClassDef, module) -> dict[str, list]:
+    """Attributes of instances of `cls` assigned after construction, by attribute name: stores
+    to `self.x` in the class's methods other than `__init__`/`__post_init__`/`__new__`, and to
+    `obj.x` where `obj` is bound only to `cls(...)`.  Stores inside traced code are left out."""
+    names = module.names
+    effects = module.effects
+    out: dict[str, list] = {}
+    for attr, stores in effects.attribute_stores.items():
+        for store in stores:
+            function = store.function
+            base = store.target.value if isinstance(store.target, ast.Attribute) else None
+            if not isinstance(base, ast.Name) or (function is not None and id(function) in effects.contexts):
+                continue
+            if function is not None and names.parent_class.get(id(function)) is cls:
+                positional = [*function.args.posonlyargs, *function.args.args]
+                if function.name in _CONSTRUCTION or not positional or positional[0].arg != base.id:
+                    continue
+            else:
+                scope = names.read_scope.get(id(base))
+                values = names.assignments(base, scope)
+                if not values or not all(
+                    isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and names.definition(v.func, scope) is cls
+                    for v in values
+                ):
+                    continue
+            out.setdefault(attr, []).append(store)
+    return out
