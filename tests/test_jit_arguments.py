@@ -31,6 +31,51 @@ class Case:
 
 
 CASES = [
+    Case("static parameter mapped by vmap", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)  # JAX302
+        def power(x, n):
+            return x ** n
+
+        def run():
+            return jax.vmap(power)(jnp.ones(3), jnp.arange(3))
+        """, "ValueError"),
+    Case("static parameter given a tracer", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="n")  # JAX302
+        def power(x, n):
+            return x ** n
+
+        @jax.jit
+        def outer(x, n):
+            return power(x, n)
+
+        def run():
+            return outer(jnp.ones(3), 2)
+        """, "ValueError"),
+    Case("static parameter left unmapped and static", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)
+        def power(x, n):
+            return x ** n
+
+        @partial(jax.jit, static_argnums=1)
+        def outer(x, n):
+            return power(x, n)
+
+        def run():
+            jax.vmap(power, in_axes=(0, None))(jnp.ones(3), 3)
+            return outer(jnp.ones(3), 2)
+        """, "ok"),
     Case("static self whose attribute changes", """
         from functools import partial
         import jax
