@@ -110,7 +110,45 @@ CASES = {
         def attend(q, mask):
             return q * combine(mask, None)
         """,
+    "numpy_table_indexed_by_a_tracer": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax import lax
+
+        WEIGHTS = np.array([0.5, 0.25, 0.25])
+        OFFSETS = np.arange(3)
+
+        @jax.jit
+        def weigh(i, x):
+            return WEIGHTS[i] * x  # JAX107
+
+        def total(xs):
+            def body(k, acc):
+                return acc + WEIGHTS[k] * xs[k]  # JAX107
+            return lax.fori_loop(0, 3, body, 0.0)
+
+        @jax.jit
+        def fine(x):
+            out = 0.0
+            for k in range(3):
+                out = out + WEIGHTS[k] * x  # a static loop counter
+            return out + jnp.asarray(OFFSETS)[x.argmax()]
+
+        def eager(i):
+            return WEIGHTS[i]
+        """,
 }
+
+
+def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
+    """What JAX107 says of `table[i]` with a NumPy table and a traced index."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    table = np.array([0.5, 0.25, 0.25])
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(lambda i: table[i])(1)
 
 
 def marked(source: str) -> set[tuple[int, str]]:

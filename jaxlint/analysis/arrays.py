@@ -171,6 +171,20 @@ class ArrayFacts:
             self._parent_maps[id(fn)] = cached
         return cached
 
+    def numpy_array(self, expr: ast.AST) -> bool:
+        """A name bound only to new NumPy arrays (`table = np.array([...])`): a host array."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self._scope_of(expr)
+        owner = self.names.lookup(expr.id, scope)
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        bindings = self._scope_bindings(owner).get(expr.id, [])
+        return bool(bindings) and all(
+            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+            for b in bindings
+        )
+
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
         if not isinstance(expr, ast.Name):

@@ -443,6 +443,12 @@ MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "fun
 
 # NumPy conversions that return a view of a JAX array's buffer (read-only), not a copy.
 NUMPY_VIEWS = frozenset({"numpy.asarray", "numpy.asanyarray"})
+# NumPy functions that return a new host array (`table = np.array([...])`).
+NUMPY_ARRAY_CONSTRUCTORS = frozenset("numpy." + name for name in (
+    "array", "asarray", "arange", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye",
+    "identity", "stack", "concatenate", "vstack", "hstack", "zeros_like", "ones_like", "full_like",
+    "load", "loadtxt", "genfromtxt", "fromfunction", "tril_indices", "triu_indices",
+))
 
 # Methods that draw random integers (`rng.integers(5, 50, size=8)`): a source of distinct sizes.
 RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson", "binomial", "geometric"})
