@@ -46,6 +46,30 @@ CASES = {
                 nnx.jit(predict)(model, x)  # JAX502
                 eqx.filter_jit(lambda m, v: m(v))(model, x)  # JAX502
         """,
+    "data_dependent_lengths": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def score(x):
+            return (x ** 2).sum()
+
+        def prune(x, steps):
+            for _ in range(steps):
+                score(x)  # JAX501
+                x = x[x > x.mean()]
+            return x
+
+        def by_count(x, data):
+            for step in range(10):
+                n = int((data[step] > 0).sum())
+                score(x[:n])  # JAX501
+
+        def fixed_mask(batches, keep):
+            for batch in batches:
+                score(batch * keep)  # a fixed mask multiplies: one shape
+                score(jnp.array([b for b in batch]))  # no filter
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -492,3 +516,20 @@ def test_filter_jit_of_a_new_function_compiles_again():
 def test_nnx_jit_compiles_again_even_for_the_same_function():
     nnx = pytest.importorskip("flax.nnx")
     assert _count_traces(nnx.jit, lambda jit, body: jit(body)) == 3
+
+
+def test_boolean_mask_filter_compiles_per_length():
+    """What JAX501 says of `f(x[x > t])` in a loop: one compilation per count of true entries."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    traces = []
+
+    @jax.jit
+    def score(x):
+        traces.append(1)
+        return (x ** 2).sum()
+
+    x = jnp.arange(8.0)
+    for t in (1.0, 3.0, 5.0):
+        score(x[x > t])
+    assert len(traces) == 3

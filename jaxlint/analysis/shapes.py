@@ -26,7 +26,7 @@ from jaxlint.analysis.walk import children, target_names, walk
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
-_MAX_DEPTH = 5
+_MAX_DEPTH = 8
 _MAX_STEPS = 20000
 Polynomial = dict[tuple[str, ...], int]
 
@@ -55,6 +55,11 @@ class ShapeFacts:
             reason = self._slice_varies(expr.slice, loop, depth + 1)
             if reason is not None:
                 return reason
+            if _boolean_mask(expr.slice) and self.module.varies_in_loop(expr.slice, loop):
+                return (
+                    f"is filtered by the boolean mask `{ast.unparse(expr.slice)}`: its length is the number "
+                    "of true entries, which changes with the data"
+                )
             if _has_slice(expr.slice):
                 return self._varies(expr.value, loop, depth + 1, seen)
             return None
@@ -101,6 +106,9 @@ class ShapeFacts:
             first = call.args[0]
             if isinstance(first, ast.Name) and self._list_grows(first.id, loop):
                 return f"is built from `{first.id}`, a list that grows every iteration"
+            filtered = self._filtered_list(first, loop)
+            if filtered is not None:
+                return f"is built from {filtered}, whose length follows the data"
             if isinstance(first, (ast.List, ast.Tuple)):
                 for elt in first.elts:
                     reason = self._varies(elt, loop, depth + 1, seen)
@@ -125,6 +133,21 @@ class ShapeFacts:
                 return self._varies(func.value, loop, depth + 1, seen)
             if func.attr in jax_api.REDUCING_METHODS and (call.args or call.keywords):
                 return self._varies(func.value, loop, depth + 1, seen)
+        return None
+
+    def _filtered_list(self, expr: ast.AST, loop: ast.AST) -> str | None:
+        """A list comprehension with an `if` that changes between iterations (`[r for r in rows
+        if r.user == u]`), or a name the loop binds only to one."""
+        if isinstance(expr, ast.Name):
+            bindings = self._bindings_in(loop, expr.id)
+            if len(bindings) != 1 or bindings[0][0] != "assign":
+                return None
+            expr = bindings[0][1]
+        if not isinstance(expr, ast.ListComp):
+            return None
+        conditions = [c for g in expr.generators for c in g.ifs]
+        if conditions and any(self.module.varies_in_loop(c, loop) for c in conditions):
+            return f"a list filtered by `if {ast.unparse(conditions[0])}`"
         return None
 
     def _sizes_vary(self, call: ast.Call, where, loop: ast.AST, depth: int) -> str | None:
@@ -230,6 +253,8 @@ class ShapeFacts:
                 if isinstance(arg, ast.Name) and self._list_grows(arg.id, loop):
                     return True
                 return self._varies(arg, loop, depth + 1, seen=set()) is not None
+            if callee is None and isinstance(expr.func, ast.Attribute) and self._loop_dependent(expr.func.value, loop, depth + 1):
+                return True  # `(mask > 0).sum()`, `counts.max()`: a number computed from what changes
             return any(self._loop_dependent(a, loop, depth + 1) for a in (*expr.args, *(k.value for k in expr.keywords)))
         return any(self._loop_dependent(child, loop, depth + 1) for child in children(expr)
                    if isinstance(child, ast.expr))
@@ -724,6 +749,17 @@ def _describe(wrapped: ast.AST) -> str:
 # ---- helpers ---------------------------------------------------------------------------------
 def _has_slice(index: ast.AST) -> bool:
     return isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts))
+
+
+def _boolean_mask(index: ast.AST) -> bool:
+    """`x > t`, `~valid`, `(a > 0) & (b < 1)`: an index that selects the true entries."""
+    if isinstance(index, ast.Compare):
+        return not any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in index.ops)
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return _boolean_mask(index.operand)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _boolean_mask(index.left) and _boolean_mask(index.right)
+    return False
 
 
 def _bounded(bound: ast.AST | None) -> bool:
