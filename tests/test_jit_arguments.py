@@ -660,3 +660,70 @@ def test_array_in_static_field_through_the_cli(cli, make_files):
     (finding,) = out.json
     assert (finding["code"], finding["name"]) == ("JAX307", "array-in-static-field")
     assert finding["location"] == {"row": 6, "column": 5}
+
+
+def test_filtering_transformations_key_on_objects_made_per_iteration():
+    """What JAX303 says of `eqx.filter_jit` and `nnx.jit`: a new transformation or lambda per
+    iteration, or an `nnx.Optimizer` around a new optax transformation, compiles again."""
+    source = textwrap.dedent(
+        """
+        import equinox as eqx
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def step(model, optimizer, x):
+            optimizer.update(model, nnx.grad(lambda m: m(x).sum())(model))
+
+        @eqx.filter_jit
+        def apply(model, loss_fn, x):
+            return loss_fn(model(x))
+
+        def train(model, epochs, lr, config):
+            tx = optax.adam(lr)
+            for epoch in epochs:
+                optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
+                kept = nnx.Optimizer(model, tx, wrt=nnx.Param)
+                for x in epoch:
+                    step(model, optimizer, x)  # JAX303
+                    step(model, kept, x)
+                    step(model, lambda y: y, x)  # nnx.jit: not a static structure
+                    apply(model, lambda y: (y ** 2).mean(), x)  # JAX303
+                    apply(model, config.loss, x)
+        """
+    )
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+    assert found == marked(source)
+
+
+def test_filter_jit_and_nnx_jit_compile_again_under_jax():
+    eqx = pytest.importorskip("equinox")
+    jnp = pytest.importorskip("jax.numpy")
+    traces = []
+
+    @eqx.filter_jit
+    def apply(f, x):
+        traces.append(1)
+        return f(x)
+
+    for _ in range(3):
+        apply(lambda y: (y ** 2).mean(), jnp.ones(3))
+    assert len(traces) == 3
+
+    optax = pytest.importorskip("optax")
+    nnx = pytest.importorskip("flax.nnx")
+    model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+    steps = []
+
+    @nnx.jit
+    def step(model, optimizer, x):
+        steps.append(1)
+        optimizer.update(model, nnx.grad(lambda m: (m(x) ** 2).mean())(model))
+
+    tx = optax.adam(1e-3)
+    for _ in range(2):
+        step(model, nnx.Optimizer(model, tx, wrt=nnx.Param), jnp.ones((1, 2)))
+    assert len(steps) == 1  # a new optimizer around the same transformation: one compilation
+    for _ in range(2):
+        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
+    assert len(steps) == 3

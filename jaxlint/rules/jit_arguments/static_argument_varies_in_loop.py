@@ -25,7 +25,10 @@ class StaticArgumentVariesInLoop(Rule):
         static argument that is an object made anew in the loop and hashed by identity: a lambda
         or a function defined in the loop, a `functools.partial`, an optax transformation (a
         tuple of fresh closures), or an instance of a class of the module that defines neither
-        `__eq__` nor `__hash__`.
+        `__eq__` nor `__hash__`. Under `eqx.filter_jit`, which makes every non-array argument
+        static, it reports such an object passed in any position; under `nnx.jit`, an
+        `nnx.Optimizer` built in the loop around a new optax transformation (the optimizer's
+        structure, transformation included, is part of the compilation key).
 
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
@@ -40,7 +43,9 @@ class StaticArgumentVariesInLoop(Rule):
         sets a shape or a Python loop count, round it to a few buckets. Functions, partials and
         plain objects compare equal only to themselves, so one rebuilt on every iteration (an
         optimizer made per epoch, a loss `partial` made per step) is a new cache key every time:
-        build it once, before the loop.
+        build it once, before the loop. `nnx.Optimizer(model, optax.adam(lr))` rebuilt every
+        epoch compiles the step again every epoch; build the transformation once (an optax
+        schedule for a changing learning rate) and, if needed, a new optimizer around it.
         """
     bad = (
         """
@@ -131,6 +136,21 @@ class StaticArgumentVariesInLoop(Rule):
                 params = warmup(params, step=i)  # JAX303
             return params
         """,
+        """
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y):
+            grads = nnx.grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+            optimizer.update(model, grads)
+
+        def fit(model, epochs, lr):
+            for epoch, batches in enumerate(epochs):
+                optimizer = nnx.Optimizer(model, optax.adam(lr * 0.9 ** epoch), wrt=nnx.Param)
+                for x, y in batches:
+                    train_step(model, optimizer, x, y)  # JAX303
+        """,
     )
     good = (
         """
@@ -181,6 +201,22 @@ class StaticArgumentVariesInLoop(Rule):
                 lr *= 0.9
             return x
         """,
+        """
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y):
+            grads = nnx.grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+            optimizer.update(model, grads)
+
+        def fit(model, epochs, lr):
+            schedule = optax.exponential_decay(lr, transition_steps=100, decay_rate=0.9)
+            optimizer = nnx.Optimizer(model, optax.adam(schedule), wrt=nnx.Param)  # built once
+            for batches in epochs:
+                for x, y in batches:
+                    train_step(model, optimizer, x, y)
+        """,
     )
     demo = JaxDemo(
         """
@@ -207,10 +243,11 @@ class StaticArgumentVariesInLoop(Rule):
 
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}
-        if not plain:
-            return
         for site in module.call_sites:
-            if not site.loops or id(site.target) not in plain:
+            if not site.loops:
+                continue
+            if id(site.target) not in plain:
+                self._static_by_filtering(module, site, report)
                 continue
             root = site.target
             static = jit_signature.designated(root, "static")
@@ -234,6 +271,39 @@ class StaticArgumentVariesInLoop(Rule):
                             "if it must stay static, round it to a few values",
                         )
                         break
+
+
+    @staticmethod
+    def _static_by_filtering(module, site, report) -> None:
+        """`eqx.filter_jit` makes every non-array argument static, `nnx.jit` the structure of
+        every NNX object: a function, optax transformation or plain object made anew on every
+        iteration, or an `nnx.Optimizer` around one, is a new cache key every time."""
+        transform = next((t.name for t in site.target.transforms if t.name in _FILTERING), None)
+        if transform is None:
+            return
+        label = ".".join(transform.split(".")[-2:])
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        for arg in arguments:
+            if isinstance(arg, ast.Starred):
+                continue
+            for loop in reversed(site.loops):
+                if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+                    continue
+                why = _fresh_object(arg, loop, module)
+                if transform == "flax.nnx.jit" and why and "`nnx.Optimizer`" not in why:
+                    why = None  # `nnx.jit` traces other leaves: only an NNX object's structure is static
+                if why:
+                    report(
+                        arg,
+                        f"{jit_signature.function_label(site.target.node)} is passed {why}; `{label}` makes it part of the compilation key (static, compared by identity): "
+                        f"every iteration of the loop on line {loop.lineno} compiles again; build it once, "
+                        "outside the loop",
+                    )
+                    break
+
+
+# Transformations that make non-array arguments (or NNX graph structure) static.
+_FILTERING = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit"})
 
 
 def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> str | None:
@@ -291,6 +361,12 @@ def _identity_hashed(expr: ast.AST, module) -> str | None:
         return "a new `functools.partial`"
     if callee is not None and callee.startswith("optax.") and callee.count(".") == 1 and callee[6:7].islower():
         return f"a new optax transformation (`{callee[6:]}`, a tuple of fresh closures)"
+    if callee == "flax.nnx.Optimizer":
+        fresh = [_identity_hashed(a, module) for a in (*expr.args, *(k.value for k in expr.keywords))]
+        inner = next((f for f in fresh if f and f.startswith("a new optax")), None)
+        if inner is not None:
+            return f"a new `nnx.Optimizer` around {inner}"
+        return None
     cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
     if isinstance(cls, ast.ClassDef) and _plain_class(cls):
         return f"a new `{cls.name}` instance (hashed by identity)"
