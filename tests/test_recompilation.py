@@ -70,6 +70,32 @@ CASES = {
                 score(batch * keep)  # a fixed mask multiplies: one shape
                 score(jnp.array([b for b in batch]))  # no filter
         """,
+    "unrolled_over_a_static_parameter": """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)
+        def rollout(x, n):
+            for _ in range(n):  # JAX503
+                x = jnp.tanh(x) * 0.5
+            return x
+
+        @partial(jax.jit, static_argnums=1)
+        def short(x, n):
+            for _ in range(n):
+                x = jnp.tanh(x)
+            return x
+
+        def unknown(x, n):
+            return rollout(x, n)
+
+        def main(x):
+            rollout(x, 3)
+            rollout(x, 2000)
+            short(x, 3)
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp

@@ -719,12 +719,32 @@ class ShapeFacts:
         if isinstance(expr, ast.Name):
             scope = self.names.read_scope.get(id(expr))
             owner = self.names.lookup(expr.id, scope) if scope is not None else None
+            if owner is not None and owner.kind == "function" and expr.id in owner.params:
+                return self._largest_static_argument(owner.node, expr.id, depth)
             if owner is None or owner.kind != "module" or expr.id in self.module.effects.global_writers:
                 return None
             values = owner.assigned.get(expr.id, [])
             if len(values) == 1 and expr.id not in owner.other:
                 return self._constant_int(values[0], depth + 1)
         return None
+
+
+    def _largest_static_argument(self, function: FunctionNode, param: str, depth: int) -> int | None:
+        """The largest constant that a call in this module passes for a static parameter of a
+        jitted function: that compilation sees it as a Python number."""
+        from jaxlint.analysis import jit_signature
+
+        module = self.module
+        largest = None
+        for site in module.call_sites:
+            root = site.target
+            if root.node is not function or param not in root.static_params:
+                continue
+            arg = jit_signature.argument(site.call, root, param, jit_signature.is_method_call(site.call, root, module))
+            value = self._constant_int(arg, depth + 1) if arg is not None else None
+            if value is not None and (largest is None or value > largest):
+                largest = value
+        return largest
 
 
 def _start(node: ast.AST) -> tuple[int, int]:
