@@ -31,6 +31,41 @@ class Case:
 
 
 CASES = [
+    Case("donated through a helper", """
+        import jax
+        import jax.numpy as jnp
+
+        def _sgd(params, grads):
+            return params - 0.1 * grads
+
+        _apply = jax.jit(_sgd, donate_argnums=0)
+
+        def apply_gradients(params, grads):
+            return _apply(params, grads)
+
+        def run():
+            params = jnp.ones(3)
+            new_params = apply_gradients(params, jnp.ones(3))
+            return new_params + params  # JAX304
+        """, "RuntimeError"),
+    Case("a helper that rebinds what it donates", """
+        import jax
+        import jax.numpy as jnp
+
+        def _sgd(params, grads):
+            return params - 0.1 * grads
+
+        _apply = jax.jit(_sgd, donate_argnums=0)
+
+        def apply_gradients(params, grads):
+            params = params + 0.0  # a new array: the caller's stays alive
+            return _apply(params, grads)
+
+        def run():
+            params = jnp.ones(3)
+            new_params = apply_gradients(params, jnp.ones(3))
+            return new_params + params
+        """, "ok"),
     Case("static parameter mapped by vmap", """
         from functools import partial
         import jax
