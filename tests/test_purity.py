@@ -145,6 +145,29 @@ CASES = {
 
             return jax.lax.scan(body, 0, xs)
         """,
+    "experiment_trackers_in_staged_code": """
+        import jax
+        import jax.numpy as jnp
+        import mlflow
+        import wandb
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter()
+
+        @jax.jit
+        def step(w, x):
+            loss = jnp.mean((x @ w) ** 2)
+            mlflow.log_metric("loss", loss)  # JAX405
+            writer.add_scalar("loss", loss)  # JAX405
+            wandb.log({"lr": 0.1, "width": x.shape[1]})  # static values, on purpose
+            return loss
+
+        def loop(w, xs):
+            for i, x in enumerate(xs):
+                loss = float(step(w, x))
+                wandb.log({"loss": loss})
+                writer.add_scalar("loss", loss, i)
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

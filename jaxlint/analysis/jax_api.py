@@ -342,9 +342,20 @@ LOGGING_FUNCTIONS = frozenset({
     f"{module}.{level}"
     for module in ("logging", "absl.logging")
     for level in ("debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal")
+} | {
+    # experiment trackers: a metric logged from traced code is logged once, as a tracer
+    "wandb.log", "mlflow.log_metric", "mlflow.log_metrics", "tensorflow.summary.scalar",
+    "tensorflow.summary.histogram",
 })
-LOGGER_FACTORIES = frozenset({"logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger"})
-LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal"})
+LOGGER_FACTORIES = frozenset({
+    "logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger",
+    "tensorboardX.SummaryWriter", "torch.utils.tensorboard.SummaryWriter",
+    "flax.metrics.tensorboard.SummaryWriter", "clu.metric_writers.create_default_writer",
+})
+LOGGER_METHODS = frozenset({
+    "debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal",
+    "add_scalar", "add_scalars", "add_histogram", "scalar", "histogram", "write_scalars",
+})
 
 # Reads of the host's clock or files: inside staged code they happen once, at trace time.
 HOST_READS = frozenset({
