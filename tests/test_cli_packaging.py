@@ -20,7 +20,7 @@ def test_console_script_and_packages():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["scripts"] == {"jaxlint": "jaxlint.cli:main"}
     assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["jaxlint", "jaxlint.*"]
-    # static linting must install without JAX (DESIGN.md): JAX comes only with the extras
+    # static linting must install without JAX: JAX comes only with the extras
     assert not [d for d in project["project"]["dependencies"] if re.match(r"jax\b", d)]
 
 
@@ -37,8 +37,9 @@ def test_readme_set_up_commands():
     block = re.search(r"## Set up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
     assert block == [
         "python3 -m venv .venv && . .venv/bin/activate && pip install . && jaxlint check examples/",
-        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q',
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q -n auto',
     ]
+    assert "python -m pytest -q -n auto" in (ROOT / ".ci" / "run").read_text()  # CI runs the README's command
     assert not re.search(r"pip install\s+['\"]?jaxlint\b", readme)  # that name on PyPI is another project
 
 

@@ -33,6 +33,7 @@ def h(n):
     c = jnp.zeros(n)
     a[0] = 9
     c[0] = 1
+    return a, c
 """
 
 # Lines that hold them where Python allows them: a form feed alone, any of them in a comment or a string.

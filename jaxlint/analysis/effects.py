@@ -382,6 +382,30 @@ class Effects:
             return False
         return all(self._created_here(v, owner) for v in values)
 
+    def nnx_object(self, outer: OuterObject) -> bool:
+        """The outer object is a Flax NNX object (`nnx.Optimizer(...)`, `nnx.Linear(...)`, an
+        instance of this module's `nnx.Module` subclass): its state is bound to the trace level
+        it was made at, so only NNX transformations may update it from traced code."""
+        if outer.where == "self":
+            return False
+        root = outer.root
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        values = self.names.assignments(root)
+        if owner is None or root.id in owner.params or not values:
+            return False
+        return all(isinstance(v, ast.Call) and self._nnx_constructor(v.func, owner) for v in values)
+
+    def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
+        name = self.names.qualname(func, scope)
+        if name is not None:
+            return name.startswith("flax.nnx.") and name.rsplit(".", 1)[-1][:1].isupper()
+        cls = self.names.definition(func, scope)
+        if not isinstance(cls, ast.ClassDef) or depth > 5:
+            return False
+        around = self._scope_around(cls)
+        return any(self._nnx_constructor(base, around, depth + 1) for base in cls.bases)
+
     def _created_here(self, value: ast.expr, scope: Scope) -> bool:
         if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
             return True
@@ -396,6 +420,47 @@ class Effects:
     @cached_property
     def _raising_spans(self) -> list[tuple[int, int]]:
         return [(b.lineno, b.end_lineno or b.lineno) for b in self.raising_blocks]
+
+    @cached_property
+    def unread_updates(self) -> list[Store]:
+        """`x = <array>.at[i].set(v)` (or `.add`, ...) in a function that never reads `x` except
+        to compute its own next update: nothing ever sees the new array.  Names starting with
+        `_` (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
+        are left out."""
+        found: list[Store] = []
+        names = self.names
+        for scope in names.scopes.values():
+            fn = scope.node
+            if scope.kind != "function" or isinstance(fn, ast.Lambda):
+                continue
+            updates: dict[str, list[Store]] = {}
+            for store in self.name_stores(fn):
+                name = store.target.id
+                if (
+                    store.kind in ("assign", "annotated")
+                    and _at_update(store.value)
+                    and not name.startswith("_")
+                    and name not in scope.globals
+                    and name not in scope.nonlocals
+                ):
+                    updates.setdefault(name, []).append(store)
+            if not updates:
+                continue
+            reads: dict[str, list[ast.Name]] = {}
+            for node in walk(fn):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    if node.id in _INTROSPECTION:
+                        reads = {}
+                        updates = {}
+                        break
+                    if node.id in updates and names.lookup(node.id, names.read_scope.get(id(node))) is scope:
+                        reads.setdefault(node.id, []).append(node)
+            for name, stores in updates.items():
+                own = {id(n) for store in stores for n in walk(store.value)}
+                if all(id(read) in own for read in reads.get(name, ())):
+                    found.extend(stores)
+        found.sort(key=lambda store: (store.stmt.lineno, store.stmt.col_offset))
+        return found
 
     def in_test(self, function: FunctionNode | None) -> bool:
         """Inside a test function (`def test_...`, or a function nested in one)."""
@@ -477,6 +542,21 @@ class Effects:
                 if store.target.id == name.id and not _lazy_init(store, writer, name.id):
                     return store.stmt
         return None
+
+
+_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _at_update(value: ast.AST | None) -> bool:
+    """`x.at[i].set(v)`, `.add(v)`, ...: a call that returns an updated copy."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in jax_api.AT_UPDATE_METHODS
+        and isinstance(value.func.value, ast.Subscript)
+        and isinstance(value.func.value.value, ast.Attribute)
+        and value.func.value.value.attr == "at"
+    )
 
 
 def _name_targets(target: ast.AST) -> list[ast.Name]:

@@ -495,6 +495,8 @@ class _FunctionRun:
             return replace(first, array=False, boolean=False, function=None)
         if callee.startswith("builtins."):
             return builtin_result(callee[9:], args)
+        if callee in jax_api.INTEGER_HELPERS:
+            return strip(join_all(args))
         if callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES):
             if callee in ("jax.random.split",):
                 return TRACED_ARRAY
