@@ -507,6 +507,14 @@ def test_odd_file_names_keep_every_format_valid(tmp_path, output_format):
         assert len(text.splitlines()) == 3  # one annotation per finding, the newline in a name escaped
 
 
+def test_control_characters_in_the_source_do_not_reach_the_terminal(cli, tmp_path):
+    write(tmp_path / "m.py", 'import jax\n@jax.jit\ndef f(x):\n    print("\x1b[31m\x07", x)\n')
+    out = cli("check", "--no-cache", "m.py")
+    assert out.code == 1
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert '4 |     print("\u241b[31m\u2407", x)\n  |     ^^^^^^^^^^^^^^^^^^ JAX404' in out.stdout
+
+
 # ---------------------------------------------------------------- 19. empty selections, Ctrl-C
 
 
