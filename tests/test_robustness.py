@@ -14,7 +14,7 @@ import time
 import pytest
 
 from jaxlint import cli as cli_module
-from jaxlint import files, runner
+from jaxlint import files, runner, write as writing
 from jaxlint.cache import Cache
 from jaxlint.fixes import apply_fixes
 from jaxlint.notebook import Notebook
@@ -134,7 +134,7 @@ def test_fix_keeps_the_file_whole_when_the_disk_is_full(cli, tmp_path, monkeypat
     def full_disk(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(runner.os, "fsync", full_disk)
+    monkeypatch.setattr(writing.os, "fsync", full_disk)
     out = cli("check", "--no-cache", "--fix", "m.py")
     assert out.code == 2
     assert path.read_bytes() == before
@@ -179,7 +179,7 @@ def test_fix_reports_a_file_it_may_not_write(cli, tmp_path, monkeypatch):
     write(path, MUTATION.format(odd=""))
     if ROOT:  # root may write anything: deny it as the file system would deny anyone else
         access = os.access
-        monkeypatch.setattr(runner.os, "access", lambda path, mode, **kw: mode != os.W_OK and access(path, mode))
+        monkeypatch.setattr(writing.os, "access", lambda path, mode, **kw: mode != os.W_OK and access(path, mode))
     else:
         os.chmod(path, 0o444)
     out = cli("check", "--no-cache", "--fix", "--output-format", "json", "m.py")
