@@ -371,11 +371,20 @@ def run_jaxlint(*args, cwd, stdout=subprocess.PIPE):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("output_format", ["full", "json"])
-def test_stdout_on_a_full_device_is_one_line_and_exit_2(tmp_path, output_format):
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--no-cache", "m.py"),
+        ("check", "--no-cache", "--output-format", "json", "m.py"),
+        ("check", "--show-files", "m.py"),
+        ("rules",),
+        ("rule", "JAX401"),
+    ],
+)
+def test_stdout_on_a_full_device_is_one_line_and_exit_2(tmp_path, args):
     write(tmp_path / "m.py", MUTATION.format(odd=""))
     with open("/dev/full", "w") as full:
-        done = run_jaxlint("check", "--no-cache", "--output-format", output_format, "m.py", cwd=tmp_path, stdout=full)
+        done = run_jaxlint(*args, cwd=tmp_path, stdout=full)
     assert done.returncode == 2
     assert done.stderr == "Error: cannot write the output: No space left on device\n"
 
