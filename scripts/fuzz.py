@@ -54,7 +54,7 @@ def check(text: str) -> None:
         if name == "json":
             json.loads(out)
         elif name == "json-lines":
-            [json.loads(line) for line in out.splitlines()]
+            [json.loads(line) for line in out.split("\n")[:-1]]
     parsed = fixes.parses(text)
     fixed, remaining, _ = fixes.fix_until_stable(module, lambda d: lint_document(d, PATH, SETTINGS), True)
     assert not parsed or fixes.parses(fixed.source), "a fix broke the module"

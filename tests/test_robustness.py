@@ -18,6 +18,7 @@ from jaxlint import files, runner, write as writing
 from jaxlint.cache import Cache
 from jaxlint.fixes import apply_fixes
 from jaxlint.notebook import Notebook
+from jaxlint.output import printable
 from jaxlint.rule import all_rules
 from jaxlint.source import Source, split_lines
 
@@ -522,6 +523,16 @@ def test_control_characters_in_the_source_do_not_reach_the_terminal(cli, tmp_pat
     assert out.code == 1
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout
     assert '4 |     print("\u241b[31m\u2407", x)\n  |     ^^^^^^^^^^^^^^^^^^ JAX404' in out.stdout
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"], ids=ascii)
+def test_json_lines_stay_one_finding_per_line(cli, tmp_path, char):
+    source = "import jax.numpy as jnp\ndef f(n):\n    c = jnp.zeros(n)\n    c[0] = len('%s')\n" % char
+    write(tmp_path / "m.py", source)
+    out = cli("check", "--no-cache", "--output-format", "json-lines", "m.py")
+    [line] = out.stdout.splitlines()  # as str.splitlines counts lines
+    assert json.loads(line)["fix"]["edits"][0]["content"] == "c = c.at[0].set(len('%s'))" % char
+    assert printable(f"a{char}b") == "a%sb" % ascii(char)[1:-1]
 
 
 # ---------------------------------------------------------------- 19. empty selections, Ctrl-C
