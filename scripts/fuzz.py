@@ -7,7 +7,7 @@ program is written to the output folder and the run goes on.
 
     python scripts/fuzz.py --programs 100000 --out fuzz-failures
 
-Generated programs cost about ten times what mutants do, hence the default share.
+Generating a program with hypothesmith costs some fifty times linting it, hence the default share.
 """
 
 from __future__ import annotations
