@@ -9,9 +9,10 @@ import sys
 import time
 import tokenize
 import traceback
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import click
 
@@ -87,6 +88,18 @@ def _discard_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):  # not a real file (an in-process runner)
         pass
+
+
+@contextmanager
+def _output() -> Iterator[None]:
+    """Writing results: a full disk or a vanished terminal ends the run in one line, exit 2, no traceback."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _discard_stdout()
+        raise Failure(f"cannot write the output: {exc.strerror or exc}") from None
 
 
 def _selectors(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
@@ -300,7 +313,8 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     for warning in found.warnings:
         click.echo(f"warning: {warning}", err=True)
     if opts["show_files"]:
-        click.echo("".join(f"{display_path(p)}\n" for p in found.files), nl=False)
+        with _output():
+            click.echo("".join(f"{display_path(p)}\n" for p in found.files), nl=False)
         return
     quiet = opts["quiet"]
     if not found.files and not found.missing and not quiet:
@@ -333,13 +347,8 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     unwritten = [r for r in results if r.write_error]
     for result in unwritten:
         click.echo(f"error: failed to fix {display_path(result.path)}: {result.write_error}", err=True)
-    try:
+    with _output():
         status = _print(results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts)
-    except BrokenPipeError:
-        raise
-    except OSError as exc:  # a full disk or a vanished terminal: one line, no traceback
-        _discard_stdout()
-        raise Failure(f"cannot write the output: {exc.strerror or exc}") from None
     if internal_errors:
         raise Failure(f"{len(internal_errors)} file(s) could not be linted because of an internal error")
     if unwritten:
@@ -645,13 +654,15 @@ def rules_command(output_format: str) -> None:
             }
             for r in rules
         ]
-        click.echo(json.dumps(rows, indent=2))
+        with _output():
+            click.echo(json.dumps(rows, indent=2))
         return
     table = [("CODE", "NAME", "CATEGORY", "FIX", "SUMMARY")]
     table += [(r.code, r.name, r.category, "[*]" if r.fixable else "", r.summary) for r in rules]
     widths = [max(len(row[i]) for row in table) for i in range(4)]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
+    with _output():
+        for row in table:
+            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
 
 
 @main.command("rule")
@@ -681,7 +692,8 @@ def rule_command(code: str, output_format: str) -> None:
             )
         )
     else:
-        click.echo(rule.page(), nl=False)
+        with _output():
+            click.echo(rule.page(), nl=False)
 
 
 @main.command("server")

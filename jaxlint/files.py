@@ -26,8 +26,8 @@ def read_bytes(path: str) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
+        data = b"" if info.st_size > MAX_FILE_BYTES else handle.read(MAX_FILE_BYTES + 1)  # it may grow meanwhile
+    if info.st_size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
         raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     return data
 

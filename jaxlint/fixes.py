@@ -81,7 +81,7 @@ class _Spans:
     def overlaps(self, a: int, b: int) -> bool:
         """Whether [a, b) overlaps a span, or is an insertion at the very point of another insertion."""
         below = bisect.bisect_left(self._spans, (b, b))  # the spans that start before b (or at b, if empty)
-        if below and self._spans[below - 1][1] > a and self._spans[below - 1][0] < b:
+        if below and self._spans[below - 1][1] > a:  # the latest to end of them ends after a
             return True
         return a == b and (a, a) in self._spans[max(below - 1, 0) : below + 1]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxlint.findings import Position
@@ -16,6 +17,7 @@ from jaxlint.findings import Position
 # The line breaks of Python's tokenizer. `str.splitlines` also breaks at form feeds, \x0b,
 # \x1c-\x1e, \x85, U+2028 and U+2029, which `ast` counts as ordinary characters.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
@@ -59,6 +61,10 @@ class Source:
 
     text: str
     tree: ast.Module
+    # row -> `_wide(row)`, computed once however many findings the row holds
+    _wide_rows: dict[int, tuple[list[int], list[int]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def parse(cls, text: str, filename: str = "<string>") -> "Source":
@@ -78,29 +84,37 @@ class Source:
     def lines(self) -> list[str]:
         return split_lines(self.text)
 
-    @cached_property
-    def _encoded(self) -> dict[int, bytes]:
-        return {}  # row -> the UTF-8 bytes of a non-ASCII line, encoded once however many findings it holds
-
     def line(self, row: int) -> str:
         return self.lines[row - 1] if 0 < row <= len(self.lines) else ""
 
-    def _line_bytes(self, row: int) -> bytes | None:
-        """The row's UTF-8 bytes, or None when the line is ASCII (byte offsets are then character offsets)."""
+    def _wide(self, row: int) -> tuple[list[int], list[int]] | None:
+        """For a row with non-ASCII characters: the UTF-8 offset just after each of them, and how many
+        bytes beyond one per character the row holds up to there. None for an ASCII row."""
         line = self.line(row)
         if line.isascii():
             return None
-        encoded = self._encoded.get(row)
-        if encoded is None:
-            encoded = self._encoded[row] = line.encode("utf-8", "surrogatepass")
-        return encoded
+        found = self._wide_rows.get(row)
+        if found is None:
+            ends, extra, total = [], [], 0
+            for match in _NON_ASCII.finditer(line):
+                total += len(match.group().encode("utf-8", "surrogatepass")) - 1
+                ends.append(match.start() + total + 1)
+                extra.append(total)
+            found = self._wide_rows[row] = (ends, extra)
+        return found
 
     def char_column(self, row: int, byte_offset: int) -> int:
-        """1-based character column of a 0-based UTF-8 byte offset on a 1-based row."""
-        encoded = self._line_bytes(row)
-        if encoded is None:
+        """1-based character column of a 0-based UTF-8 byte offset on a 1-based row.
+
+        Constant time on an ASCII row, logarithmic on others: a long line with many findings
+        (generated or minified code) must not cost its length per finding.
+        """
+        wide = self._wide(row)
+        if wide is None:
             return byte_offset + 1
-        return len(encoded[:byte_offset].decode("utf-8", errors="ignore")) + 1
+        ends, extra = wide
+        before = bisect.bisect_right(ends, byte_offset)
+        return byte_offset - (extra[before - 1] if before else 0) + 1
 
     def start(self, node: ast.AST) -> Position:
         return Position(node.lineno, self.char_column(node.lineno, node.col_offset))

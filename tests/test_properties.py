@@ -135,3 +135,14 @@ def test_any_file_name_gives_valid_output(name, output_format):
     out.encode("utf-8")
     unstyled = re.sub("\x1b\\[[0-9;]*m", "", out)  # colour is added on purpose (stripped when piped)
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", unstyled)
+
+
+@QUICK
+@given(st.text(alphabet=st.sampled_from(list("a é€😀\x0c\t")), max_size=30))
+def test_character_columns_count_characters(line):
+    source = Source("x = 1\n" + line + "\n", ast.Module(body=[], type_ignores=[]))
+    encoded = line.encode("utf-8")
+    offset = 0
+    for char in line + " ":
+        assert source.char_column(2, offset) == len(encoded[:offset].decode("utf-8")) + 1
+        offset += len(char.encode("utf-8"))

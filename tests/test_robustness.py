@@ -14,10 +14,11 @@ import time
 import pytest
 
 from jaxlint import cli as cli_module
-from jaxlint import files, runner
+from jaxlint import files, runner, write as writing
 from jaxlint.cache import Cache
 from jaxlint.fixes import apply_fixes
 from jaxlint.notebook import Notebook
+from jaxlint.output import printable
 from jaxlint.rule import all_rules
 from jaxlint.source import Source, split_lines
 
@@ -135,7 +136,7 @@ def test_fix_keeps_the_file_whole_when_the_disk_is_full(cli, tmp_path, monkeypat
     def full_disk(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(runner.os, "fsync", full_disk)
+    monkeypatch.setattr(writing.os, "fsync", full_disk)
     out = cli("check", "--no-cache", "--fix", "m.py")
     assert out.code == 2
     assert path.read_bytes() == before
@@ -180,7 +181,7 @@ def test_fix_reports_a_file_it_may_not_write(cli, tmp_path, monkeypatch):
     write(path, MUTATION.format(odd=""))
     if ROOT:  # root may write anything: deny it as the file system would deny anyone else
         access = os.access
-        monkeypatch.setattr(runner.os, "access", lambda path, mode, **kw: mode != os.W_OK and access(path, mode))
+        monkeypatch.setattr(writing.os, "access", lambda path, mode, **kw: mode != os.W_OK and access(path, mode))
     else:
         os.chmod(path, 0o444)
     out = cli("check", "--no-cache", "--fix", "--output-format", "json", "m.py")
@@ -372,11 +373,20 @@ def run_jaxlint(*args, cwd, stdout=subprocess.PIPE):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("output_format", ["full", "json"])
-def test_stdout_on_a_full_device_is_one_line_and_exit_2(tmp_path, output_format):
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--no-cache", "m.py"),
+        ("check", "--no-cache", "--output-format", "json", "m.py"),
+        ("check", "--show-files", "m.py"),
+        ("rules",),
+        ("rule", "JAX401"),
+    ],
+)
+def test_stdout_on_a_full_device_is_one_line_and_exit_2(tmp_path, args):
     write(tmp_path / "m.py", MUTATION.format(odd=""))
     with open("/dev/full", "w") as full:
-        done = run_jaxlint("check", "--no-cache", "--output-format", output_format, "m.py", cwd=tmp_path, stdout=full)
+        done = run_jaxlint(*args, cwd=tmp_path, stdout=full)
     assert done.returncode == 2
     assert done.stderr == "Error: cannot write the output: No space left on device\n"
 
@@ -506,6 +516,24 @@ def test_odd_file_names_keep_every_format_valid(tmp_path, output_format):
         assert shown == ["bad\\xff.py", "esc\\x1b[31m.py", "nl\\x0aname.py"]
     else:
         assert len(text.splitlines()) == 3  # one annotation per finding, the newline in a name escaped
+
+
+def test_control_characters_in_the_source_do_not_reach_the_terminal(cli, tmp_path):
+    write(tmp_path / "m.py", 'import jax\n@jax.jit\ndef f(x):\n    print("\x1b[31m\x07", x)\n')
+    out = cli("check", "--no-cache", "m.py")
+    assert out.code == 1
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert '4 |     print("\u241b[31m\u2407", x)\n  |     ^^^^^^^^^^^^^^^^^^ JAX404' in out.stdout
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"], ids=ascii)
+def test_json_lines_stay_one_finding_per_line(cli, tmp_path, char):
+    source = "import jax.numpy as jnp\ndef f(n):\n    c = jnp.zeros(n)\n    c[0] = len('%s')\n" % char
+    write(tmp_path / "m.py", source)
+    out = cli("check", "--no-cache", "--output-format", "json-lines", "m.py")
+    [line] = out.stdout.splitlines()  # as str.splitlines counts lines
+    assert json.loads(line)["fix"]["edits"][0]["content"] == "c = c.at[0].set(len('%s'))" % char
+    assert printable(f"a{char}b") == "a%sb" % ascii(char)[1:-1]
 
 
 # ---------------------------------------------------------------- 19. empty selections, Ctrl-C

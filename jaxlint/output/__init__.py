@@ -48,8 +48,9 @@ class Report:
         return applicable(finding.fix, self.unsafe_fixes)
 
 
-# Control characters (C0, DEL, C1) and the lone surrogates that stand for a file name's undecodable bytes.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Control characters (C0, DEL, C1), the line and paragraph separators, and the lone surrogates that
+# stand for a file name's undecodable bytes.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

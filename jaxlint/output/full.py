@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
-from jaxlint.output import Report, styled_headline
+from jaxlint.output import Report, printable, styled_headline
 from jaxlint.source import SourceError, decode, split_lines
 
 CONTEXT = 2  # lines shown above and below the finding, as ruff shows
 TAB = 4
+
+
+# One character for one: control characters as their Unicode control pictures (as ruff shows them),
+# lone surrogates as U+FFFD, so that the source cannot drive the terminal and the carets stay aligned.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def _visible(line: str) -> str:
+    return _UNPRINTABLE.sub(_picture, line)
 
 
 class _Lines:
@@ -72,7 +87,7 @@ def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
     carets = "^" * max(end - start, 1)
     out = [f"{gutter}|"]
     for number in range(first, last + 1):
-        text = lines[number - 1].expandtabs(TAB)
+        text = _visible(lines[number - 1].expandtabs(TAB))
         out.append(f"{number:>{width}} | {text}".rstrip())
         if number == row:
             out.append(f"{gutter}| {' ' * start}{carets} {finding.code}")
@@ -89,7 +104,7 @@ def render(findings: list[Finding], report: Report) -> str:
         out.extend(snippet)
         indent = " " * (len(snippet[0]) - 1) if snippet else "  "
         if f.fix is not None:
-            out.append(f"{indent}= help: {f.fix.message}")
+            out.append(f"{indent}= help: {printable(f.fix.message)}")
         if f.confirmation:
             out.append(f"{indent}= {f.confirmation['status']}: {f.confirmation.get('detail', '')}")
         blocks.append("\n".join(out) + "\n\n")

@@ -29,7 +29,7 @@ def render(findings: list[Finding], report: Report) -> str:
         )
         message = f"{location(f)}: {f.code} {printable(f.message)}"
         if f.fix is not None:
-            message += f"\n  help: {f.fix.message}"
+            message += f"\n  help: {printable(f.fix.message)}"
         if f.confirmation:
             message += f"\n  {f.confirmation['status']}: {f.confirmation.get('detail', '')}"
         lines.append(f"::error {properties}::{_data(message)}\n")

@@ -21,17 +21,8 @@ if TYPE_CHECKING:
 
 
 def text(module: "ModuleFacts", node: ast.AST) -> str:
-    """The source text of a node (`ast.get_source_segment` re-splits the whole file on every call)."""
-    lines = module.source.lines
-    first, last = node.lineno, node.end_lineno or node.lineno
-    if not 0 < first <= last <= len(lines) or node.end_col_offset is None:
-        return ""
-    if first == last:
-        return lines[first - 1].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-    parts = [lines[first - 1].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")]
-    parts.extend(lines[first:last - 1])
-    parts.append(lines[last - 1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))
-    return "\n".join(parts)
+    """The source text of a node, line endings as written."""
+    return module.source.segment(node)
 
 
 def rebinding_applicability(module: "ModuleFacts", name: ast.Name) -> str | None:
