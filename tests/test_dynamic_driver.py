@@ -250,6 +250,10 @@ def never_called(x):
     if x.sum() > 0:
         return x
     return -x
+
+
+def draw(key):
+    return jax.random.normal(key, (2,))
 """
 
 
@@ -257,20 +261,24 @@ def never_called(x):
 def test_driven_verdicts_for_lines_that_ran_cleanly_or_never_ran(tmp_path):
     """Findings placed on a JAX-accepted line and on a line no test runs (built directly, so this
     does not depend on the static rules): not-reproduced naming the test, and inconclusive saying
-    the line never ran; a clean run observes nothing."""
+    the line never ran. A test reusing its own key to check determinism is the test's reuse, not the
+    library's: nothing is observed."""
     from jaxlint.dynamic.driver import drive, pytest_driver
     from jaxlint.findings import Finding, Position
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     (tmp_path / "lib.py").write_text(CLEAN_LIB)
-    (tmp_path / "test_lib.py").write_text("import jax.numpy as jnp\nimport lib\n\n\ndef test_flat():\n"
-                                          "    assert lib.flatten_twice(jnp.ones((2, 2))).shape == (4,)\n")
+    (tmp_path / "test_lib.py").write_text(
+        "import jax\nimport jax.numpy as jnp\nimport lib\n\n\ndef test_flat():\n"
+        "    assert lib.flatten_twice(jnp.ones((2, 2))).shape == (4,)\n\n\n"
+        "def test_draw_is_deterministic():\n    key = jax.random.PRNGKey(0)\n"
+        "    assert (lib.draw(key) == lib.draw(key)).all()\n")
     lib = str(tmp_path / "lib.py")
     findings = [Finding("JAX101", "traced-if", "m", lib, Position(row, 5), Position(row, 20)) for row in (7, 13)]
     out = drive(findings, [lib], [pytest_driver(["-p", "no:cacheprovider", "test_lib.py"])], root=str(tmp_path),
                 backend="cpu", timeout=300, show_progress=False)
+    assert len(out) == 2, [(f.code, f.start.row, f.confirmation) for f in out[2:]]
     ran, never = (f.confirmation for f in out)
-    assert len(out) == 2
     assert ran["status"] == "not-reproduced" and "test_lib.py::test_flat" in ran["detail"], ran["detail"]
     assert never["status"] == "inconclusive" and "line 13 never ran" in never["detail"], never["detail"]
 

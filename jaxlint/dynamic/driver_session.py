@@ -20,7 +20,7 @@ from collections import Counter
 
 from jaxlint.dynamic import recorder as rec_mod
 from jaxlint.dynamic.driver_events import observed_events
-from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
+from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge, key_ids
 from jaxlint.dynamic.locate import Source
 from jaxlint.dynamic.runs import Failure, Run, capture
 
@@ -248,9 +248,9 @@ class Session:
                 return failure
         return None
 
-    def _innermost_failure(self, exc: BaseException) -> tuple[str, Failure, set]:
-        """(real path, failure captured in that file, every linted (real path, row) of the traceback)
-        for the innermost linted frame of the exception's traceback."""
+    def _innermost_failure(self, exc: BaseException) -> tuple[str, Failure, set, bool]:
+        """(real path, failure captured in that file, every linted (real path, row) of the traceback,
+        whether its key was handed in from outside) for the innermost linted frame of the traceback."""
         places, tb = [], exc.__traceback__
         while tb is not None:
             filename = tb.tb_frame.f_code.co_filename
@@ -258,9 +258,22 @@ class Session:
                 places.append((filename, tb.tb_lineno))
             tb = tb.tb_next
         if not places:  # raised outside the linted files: its message may still name them (leaks)
-            return "", capture(exc, ""), set()
+            return "", capture(exc, ""), set(), True
         filename = places[-1][0]
-        return os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places}
+        return (os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places},
+                self._handed_in(exc))
+
+    def _handed_in(self, exc: BaseException) -> bool:
+        """The key the innermost linted frame holds came from code outside the linted files (a test
+        calling a correct function twice with one key): the reuse is not the linted code's."""
+        frames, tb = [], exc.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        linted = [f for f in frames if self._recorder_for(f.f_code.co_filename) is not None]
+        held = key_ids(linted[-1]) if linted else set()
+        holders = [f for f in frames if held & key_ids(f)]
+        return bool(holders) and self._recorder_for(holders[0].f_code.co_filename) is None
 
     def write(self) -> None:
         noun = "tests" if self.label == "test" else self.label
