@@ -10,7 +10,9 @@ matching rule, with the confirmation status "observed".
 - output showing a jit tracer while tracing (JAX404 for `print`, JAX405 for logging);
 - a call site whose jitted callee missed JAX's cache on most of its calls and at least
   MIN_RECOMPILES times, by JAX's own reason: new input shapes or dtypes (JAX501), a function
-  object made anew each time (JAX502), a different static argument (JAX303).
+  object made anew each time (JAX502), a different static argument (JAX303); for shapes and
+  static values, within one call into the linted code, so a test trying several shapes of a
+  function is not a recompilation bug of that function.
 
 An event is dropped when a static finding of the same category already sits on one of its lines.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
 
 from jaxlint.dynamic.judge import MIN_RECOMPILES, is_tracer_error
 from jaxlint.dynamic.locate import FUNCS, first_line
@@ -84,17 +87,24 @@ def _leak(sources, f, static) -> list[dict]:
 
 
 def _recompiles(runs, misses, static) -> list[dict]:
-    by_site: dict[tuple, list[str]] = {}
+    by_site: dict[tuple, list[dict]] = {}
     for miss in misses:
-        by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss["reason"])
+        by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss)
     events = []
-    for (real, row, code_object), reasons in by_site.items():
-        run = runs.get(real)
-        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
-        if len(reasons) < MIN_RECOMPILES or 2 * len(reasons) <= calls:
-            continue
+    for (real, row, code_object), site_misses in by_site.items():
+        reasons = [m["reason"] for m in site_misses]
         code, why = _miss_kind(reasons[-1])
         if code is None:
+            continue
+        n = len(reasons)
+        if code != REBUILT:
+            # new shapes or static values come from the arguments: they count only when the linted
+            # code itself makes the calls, within one call into it (not a test trying three shapes)
+            entries = Counter(id(m["entry"]) for m in site_misses)
+            n = max(entries.values())
+        run = runs.get(real)
+        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
+        if n < MIN_RECOMPILES or 2 * n <= calls:
             continue
         category = int(code[3])
         d = DEFINED_AT.search(reasons[-1])
@@ -102,7 +112,7 @@ def _recompiles(runs, misses, static) -> list[dict]:
         if (real, row, category) in static or (defined and (*defined, category) in static):
             continue  # reported at the call or at the jitted function's definition
         events.append(_event(code, real, row, f"JAX compiled the function called at line {row} "
-                                              f"{len(reasons)} times in {calls} calls: {why}"))
+                                              f"{n} times in {calls} calls: {why}"))
     return events
 
 

@@ -196,9 +196,19 @@ class Session:
                 info = rec._frames.get(id(frame))
                 if info is None or not info.traced:  # a jit called inside another trace is not a call site
                     self.misses.append({"path": os.path.realpath(frame.f_code.co_filename), "row": frame.f_lineno,
-                                        "code": frame.f_code, "reason": reason})
+                                        "code": frame.f_code, "entry": self._entry(frame), "reason": reason})
                 return
             frame = frame.f_back
+
+    def _entry(self, frame):
+        """The outermost linted frame above `frame`: the call into the linted code from outside it.
+        (Kept alive with the miss until the run ends, so no later frame takes its id.)"""
+        entry = frame
+        while frame is not None:
+            if self._recorder_for(frame.f_code.co_filename) is not None:
+                entry = frame
+            frame = frame.f_back
+        return entry
 
     def note_staged_output(self) -> None:
         if self.clean(None):
