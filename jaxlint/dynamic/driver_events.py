@@ -4,7 +4,9 @@ matching rule, with the confirmation status "observed".
 - a key the key-reuse checker caught (JAX201), at the innermost linted line of the error, unless
   the key came down from code outside the linted files (a test calling one function twice with
   one key, to check it is deterministic);
-- a tracer error raised by an `if`, `while` or `assert` on a traced value (JAX101, JAX102, JAX104);
+- a tracer error raised by an `if`, `while` or `assert` on a traced value (JAX101, JAX102, JAX104),
+  by `int()`/`float()`/`bool()`/`complex()` (JAX105) or `.item()`/`.tolist()` (JAX106), and the
+  TypeError of item assignment on an array (JAX401);
 - a leaked tracer (`jax_check_tracer_leaks`) (JAX407), at the statement of the traced function
   that writes outer state, else at the function;
 - output showing a jit tracer while tracing (JAX404 for `print`, JAX405 for logging);
@@ -31,6 +33,8 @@ KEY_REUSE, LEAK, PRINT, LOGGING = "JAX201", "JAX407", "JAX404", "JAX405"
 SHAPES, REBUILT, STATIC = "JAX501", "JAX502", "JAX303"
 TRACED_FUNCTION = re.compile(r"while tracing the function \S+ at (?P<path>.+?):(?P<line>\d+)")
 TRACER_STATEMENTS = {ast.If: "JAX101", ast.While: "JAX102", ast.Assert: "JAX104"}
+CONVERSIONS = {"int", "float", "bool", "complex"}
+ITEM_ASSIGNMENT = re.compile(r"does not support item assignment|immutable")
 DEFINED_AT = re.compile(r"defined at (?P<path>\S+?):(?P<line>\d+)")
 
 
@@ -49,9 +53,9 @@ def observed_events(sources, runs, failures, misses, staged, static) -> list[dic
                                                                   f"KeyReuseError at line {f.line}: {f.message}"))
             if "Leaked trace" in f.text or "UnexpectedTracerError" in f.classes:
                 events += _leak(sources, f, static)
-            elif f is failure and f.frames and is_tracer_error(f):
-                code = TRACER_STATEMENTS.get(type(sources[real].statement_at(f.line)))
-                if code and not any((path, row, 1) in static for path, row in places):
+            elif f is failure and f.frames:
+                code = _raising_rule(sources[real], f)
+                if code and not any((path, row, int(code[3])) in static for path, row in places):
                     events.append(_event(code, real, f.line, f"JAX raised {f.type} at line {f.line}: "
                                                              f"{f.message}"))
     for (real, row), n in staged.items():
@@ -126,6 +130,28 @@ def _miss_kind(reason: str) -> tuple[str | None, str]:
     if "different input types" in text:
         return SHAPES, "the argument shapes or dtypes changed (JAX: " + text[-160:] + ")"
     return None, text
+
+
+def _raising_rule(source, f) -> str | None:
+    """The rule whose bug JAX's error at the failing line is: a tracer error raised by a Python
+    `if`/`while`/`assert`, or by `int()`/`float()`/`bool()`/`complex()` or `.item()`/`.tolist()`;
+    item assignment on an array."""
+    stmt = source.statement_at(f.line)
+    if is_tracer_error(f):
+        if type(stmt) in TRACER_STATEMENTS:
+            return TRACER_STATEMENTS[type(stmt)]
+        for call in source.calls_at(f.line):
+            func = call.func
+            if isinstance(func, ast.Name) and func.id in CONVERSIONS:
+                return "JAX105"
+            if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist"):
+                return "JAX106"
+        return None
+    if f.type == "TypeError" and ITEM_ASSIGNMENT.search(f.message) and isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(isinstance(t, ast.Subscript) for t in targets):
+            return "JAX401"
+    return None
 
 
 def _output_code(source, row: int) -> str | None:
