@@ -26,7 +26,7 @@ import os
 import re
 from collections import Counter
 
-from jaxlint.dynamic.judge import MIN_RECOMPILES, is_tracer_error
+from jaxlint.dynamic.judge import MIN_RECOMPILES, OUTPUT_CALLS, is_tracer_error
 from jaxlint.dynamic.locate import FUNCS, first_line
 
 KEY_REUSE, LEAK, PRINT, LOGGING = "JAX201", "JAX407", "JAX404", "JAX405"
@@ -159,8 +159,7 @@ def _output_code(source, row: int) -> str | None:
         func = call.func
         if isinstance(func, ast.Name) and func.id == "print":
             return PRINT
-        if isinstance(func, ast.Attribute) and func.attr in ("debug", "info", "warning", "warn", "error",
-                                                             "exception", "critical", "fatal", "log"):
+        if isinstance(func, ast.Attribute) and func.attr in OUTPUT_CALLS - {"print"}:
             return LOGGING
     return None
 

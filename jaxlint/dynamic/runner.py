@@ -68,7 +68,7 @@ def run_file(path: str, findings: list[dict], backend: str | None, timeout: floa
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         proc = subprocess.Popen(
             [sys.executable, "-c", BOOTSTRAP, package_parent, request, result],
-            cwd=root, env=imports.with_import_path(worker_env(backend), path, root), stdin=subprocess.DEVNULL,
+            cwd=root, env=imports.with_import_path(worker_env(backend), root, path), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
         tail: deque = deque(maxlen=OUTPUT_KEPT)
