@@ -111,7 +111,7 @@ class Session:
         self._by_code_path: dict = {}
         self.backend = jax.default_backend()
         self.clean = rec_mod.trace_clean_function()
-        self.runs = 0
+        self.run_count = 0
         self.recorders: dict[str, rec_mod.Recorder] = {}
         self.failures: list[BaseException] = []
         self.misses: list[dict] = []
@@ -165,50 +165,37 @@ class Session:
             self._by_code_path[filename] = rec
             return rec
 
-    def innermost_recorder(self):
-        frame = sys._getframe(1)
+    def _linted_frames(self, frame):
+        """The frames of linted files on the stack, from `frame` outwards."""
         while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                return rec
+            if self._recorder_for(frame.f_code.co_filename) is not None:
+                yield frame
             frame = frame.f_back
-        return None
+
+    def innermost_recorder(self):
+        frame = next(self._linted_frames(sys._getframe(1)), None)
+        return self._recorder_for(frame.f_code.co_filename) if frame is not None else None
 
     def innermost_line(self) -> tuple[str, int] | None:
         """The linted file and line of the innermost linted frame on the current stack."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                return os.path.realpath(frame.f_code.co_filename), frame.f_lineno
-            frame = frame.f_back
-        return None
+        frame = next(self._linted_frames(sys._getframe(1)), None)
+        return (os.path.realpath(frame.f_code.co_filename), frame.f_lineno) if frame is not None else None
 
     def note_failure(self, exc: BaseException) -> None:
         self.failures.append(exc)
 
     def note_miss(self, reason: str) -> None:
-        """A jit cache miss, with JAX's reason, at the innermost linted call site outside any trace."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                info = rec._frames.get(id(frame))
-                if info is None or not info.traced:  # a jit called inside another trace is not a call site
-                    self.misses.append({"path": os.path.realpath(frame.f_code.co_filename), "row": frame.f_lineno,
-                                        "code": frame.f_code, "entry": self._entry(frame), "reason": reason})
-                return
-            frame = frame.f_back
-
-    def _entry(self, frame):
-        """The outermost linted frame above `frame`: the call into the linted code from outside it.
-        (Kept alive with the miss until the run ends, so no later frame takes its id.)"""
-        entry = frame
-        while frame is not None:
-            if self._recorder_for(frame.f_code.co_filename) is not None:
-                entry = frame
-            frame = frame.f_back
-        return entry
+        """A jit cache miss, with JAX's reason, at the innermost linted call site outside any trace,
+        with the outermost linted frame: the call into the linted code from outside it (kept alive
+        with the miss until the run ends, so no later frame takes its id)."""
+        frames = list(self._linted_frames(sys._getframe(1)))
+        if not frames:
+            return
+        site = frames[0]
+        info = self._recorder_for(site.f_code.co_filename)._frames.get(id(site))
+        if info is None or not info.traced:  # a jit called inside another trace is not a call site
+            self.misses.append({"path": os.path.realpath(site.f_code.co_filename), "row": site.f_lineno,
+                                "code": site.f_code, "entry": frames[-1], "reason": reason})
 
     def note_staged_output(self) -> None:
         if self.clean(None):
@@ -224,7 +211,7 @@ class Session:
         sys.settrace(None)
         threading.settrace(None)
         rec_mod.ACTIVE = None
-        self.runs += 1
+        self.run_count += 1
         label = f"running {self.label} {self._run_label}"
         runs: dict[str, Run] = {}
         for real, rec in self.recorders.items():
@@ -287,8 +274,8 @@ class Session:
 
     def write(self) -> None:
         noun = "tests" if self.label == "test" else self.label
-        verdicts = {str(c.index): c.verdict(self.runs, noun) for cases in self.cases.values() for c in cases}
-        out = {"runs": self.runs, "backend": self.backend, "verdicts": verdicts,
+        verdicts = {str(c.index): c.verdict(self.run_count, noun) for cases in self.cases.values() for c in cases}
+        out = {"runs": self.run_count, "backend": self.backend, "verdicts": verdicts,
                "observed": [{**e, "path": self.paths.get(e["path"], e["path"])} for e in self.observed.values()]}
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
