@@ -17,6 +17,7 @@ jaxlint first and prints the verdicts in pytest's terminal summary.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -70,6 +71,11 @@ class _Plugin:
         report = outcome.get_result()
         if report.failed and call.excinfo is not None:
             self.session.note_failure(call.excinfo.value)
+
+    def pytest_unconfigure(self, config) -> None:
+        if self.standalone is not None:  # the result file was this plugin's own
+            with contextlib.suppress(OSError):
+                os.remove(self.session.result_path)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.standalone is None:

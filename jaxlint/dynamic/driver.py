@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shlex
 import signal
 import subprocess
@@ -22,9 +23,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from jaxlint.dynamic import imports
+from jaxlint.dynamic import imports, processes, runner
 from jaxlint.dynamic.driver_session import REQUEST_ENV
-from jaxlint.dynamic.runner import worker_env
 from jaxlint.findings import Finding, Position
 
 OUTPUT_KEPT = 8192
@@ -103,31 +103,28 @@ def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend:
         request, result = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
         with open(request, "w", encoding="utf-8") as f:
             json.dump({"files": files, "findings": rows, "result": result}, f)
-        env = imports.with_import_path(worker_env(backend), os.path.join(root, "_"), root)
+        marker = secrets.token_hex(16)
+        env = imports.with_import_path(runner.worker_env(backend, marker), root)
         env[REQUEST_ENV] = request
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], package_parent])  # jaxlint itself, last
         started = time.monotonic()
         proc = subprocess.Popen(driver.argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        tree = processes.ProcessTree(proc.pid, marker) if processes.available() else None
         tail: deque = deque(maxlen=OUTPUT_KEPT)
-        reader = threading.Thread(target=_drain, args=(proc.stdout, tail), daemon=True)
+        reader = threading.Thread(target=runner._drain, args=(proc.stdout, tail), daemon=True)
         reader.start()
-        timed_out = False
+
+        def tick() -> None:
+            if tree is not None:
+                tree.snapshot()
+            progress(_read(result))
+
         try:
-            while True:
-                try:
-                    proc.wait(timeout=min(1.0, max(0.0, started + timeout - time.monotonic())))
-                    break
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() >= started + timeout:
-                        timed_out = True
-                        break
-                    progress(_read(result))
+            timed_out = _wait(proc, started + timeout, tick)
         finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL) if hasattr(os, "killpg") else proc.kill()
-            proc.wait()
+            _stop(proc, tree)  # and whatever the tests started
         reader.join(timeout=1)
         state = _read(result)
     if timed_out:
@@ -139,12 +136,34 @@ def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend:
     return state, None
 
 
+def _stop(proc: subprocess.Popen, tree: processes.ProcessTree | None) -> None:
+    """Kill the driver and every process it started (those that left its session too, where /proc shows them)."""
+    if tree is not None:
+        tree.sweep()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def _read(path: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def _wait(proc: subprocess.Popen, deadline: float, tick) -> bool:
+    """Wait for `proc` until `deadline`, calling `tick` about once a second; whether time ran out."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        try:
+            proc.wait(timeout=min(1.0, left))
+            return False
+        except subprocess.TimeoutExpired:
+            tick()
 
 
 class _ProgressLine:
@@ -171,7 +190,3 @@ class _ProgressLine:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
 
-
-def _drain(stream, tail: deque) -> None:
-    for chunk in iter(lambda: stream.read1(65536), b""):
-        tail.extend(chunk)

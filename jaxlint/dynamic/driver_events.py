@@ -1,14 +1,20 @@
 """What a driven run showed that no static finding covers: events reported as findings of the
 matching rule, with the confirmation status "observed".
 
-- a key the key-reuse checker caught (JAX201), at the innermost linted line of the error;
-- a tracer error raised by an `if`, `while` or `assert` on a traced value (JAX101, JAX102, JAX104);
+- a key the key-reuse checker caught (JAX201), at the innermost linted line of the error, unless
+  the key came down from code outside the linted files (a test calling one function twice with
+  one key, to check it is deterministic);
+- a tracer error raised by an `if`, `while` or `assert` on a traced value (JAX101, JAX102, JAX104),
+  by `int()`/`float()`/`bool()`/`complex()` (JAX105) or `.item()`/`.tolist()` (JAX106), and the
+  TypeError of item assignment on an array (JAX401);
 - a leaked tracer (`jax_check_tracer_leaks`) (JAX407), at the statement of the traced function
   that writes outer state, else at the function;
 - output showing a jit tracer while tracing (JAX404 for `print`, JAX405 for logging);
 - a call site whose jitted callee missed JAX's cache on most of its calls and at least
   MIN_RECOMPILES times, by JAX's own reason: new input shapes or dtypes (JAX501), a function
-  object made anew each time (JAX502), a different static argument (JAX303).
+  object made anew each time (JAX502), a different static argument (JAX303); for shapes and
+  static values, within one call into the linted code, so a test trying several shapes of a
+  function is not a recompilation bug of that function.
 
 An event is dropped when a static finding of the same category already sits on one of its lines.
 """
@@ -18,34 +24,38 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
 
-from jaxlint.dynamic.judge import MIN_RECOMPILES, is_tracer_error
+from jaxlint.dynamic.judge import MIN_RECOMPILES, OUTPUT_CALLS, is_tracer_error
 from jaxlint.dynamic.locate import FUNCS, first_line
 
 KEY_REUSE, LEAK, PRINT, LOGGING = "JAX201", "JAX407", "JAX404", "JAX405"
 SHAPES, REBUILT, STATIC = "JAX501", "JAX502", "JAX303"
 TRACED_FUNCTION = re.compile(r"while tracing the function \S+ at (?P<path>.+?):(?P<line>\d+)")
 TRACER_STATEMENTS = {ast.If: "JAX101", ast.While: "JAX102", ast.Assert: "JAX104"}
+CONVERSIONS = {"int", "float", "bool", "complex"}
+ITEM_ASSIGNMENT = re.compile(r"does not support item assignment|immutable")
 DEFINED_AT = re.compile(r"defined at (?P<path>\S+?):(?P<line>\d+)")
 
 
 def observed_events(sources, runs, failures, misses, staged, static) -> list[dict]:
     """Events of one run. `runs` are per linted file (real path); `failures` (real path, failure,
-    linted places of its traceback) per exception; `misses` the jit cache misses at linted call sites;
+    linted places of its traceback, whether a reused key came from outside the linted files) per
+    exception; `misses` the jit cache misses at linted call sites;
     `staged` output lines that showed a tracer; `static` the (real path, row, category) of every
     static finding."""
     events = []
-    for real, failure, places in failures:
+    for real, failure, places, handed_in in failures:
         for f in failure.all():
-            if "KeyReuseError" in f.classes and f.frames and f is failure:
+            if "KeyReuseError" in f.classes and f.frames and f is failure and not handed_in:
                 if not any((path, row, 2) in static for path, row in places):
                     events.append(_event(KEY_REUSE, real, f.line, f"JAX's key-reuse checker raised "
                                                                   f"KeyReuseError at line {f.line}: {f.message}"))
             if "Leaked trace" in f.text or "UnexpectedTracerError" in f.classes:
                 events += _leak(sources, f, static)
-            elif f is failure and f.frames and is_tracer_error(f):
-                code = TRACER_STATEMENTS.get(type(sources[real].statement_at(f.line)))
-                if code and not any((path, row, 1) in static for path, row in places):
+            elif f is failure and f.frames:
+                code = _raising_rule(sources[real], f)
+                if code and not any((path, row, int(code[3])) in static for path, row in places):
                     events.append(_event(code, real, f.line, f"JAX raised {f.type} at line {f.line}: "
                                                              f"{f.message}"))
     for (real, row), n in staged.items():
@@ -81,17 +91,24 @@ def _leak(sources, f, static) -> list[dict]:
 
 
 def _recompiles(runs, misses, static) -> list[dict]:
-    by_site: dict[tuple, list[str]] = {}
+    by_site: dict[tuple, list[dict]] = {}
     for miss in misses:
-        by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss["reason"])
+        by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss)
     events = []
-    for (real, row, code_object), reasons in by_site.items():
-        run = runs.get(real)
-        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
-        if len(reasons) < MIN_RECOMPILES or 2 * len(reasons) <= calls:
-            continue
+    for (real, row, code_object), site_misses in by_site.items():
+        reasons = [m["reason"] for m in site_misses]
         code, why = _miss_kind(reasons[-1])
         if code is None:
+            continue
+        n = len(reasons)
+        if code != REBUILT:
+            # new shapes or static values come from the arguments: they count only when the linted
+            # code itself makes the calls, within one call into it (not a test trying three shapes)
+            entries = Counter(id(m["entry"]) for m in site_misses)
+            n = max(entries.values())
+        run = runs.get(real)
+        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
+        if n < MIN_RECOMPILES or 2 * n <= calls:
             continue
         category = int(code[3])
         d = DEFINED_AT.search(reasons[-1])
@@ -99,7 +116,7 @@ def _recompiles(runs, misses, static) -> list[dict]:
         if (real, row, category) in static or (defined and (*defined, category) in static):
             continue  # reported at the call or at the jitted function's definition
         events.append(_event(code, real, row, f"JAX compiled the function called at line {row} "
-                                              f"{len(reasons)} times in {calls} calls: {why}"))
+                                              f"{n} times in {calls} calls: {why}"))
     return events
 
 
@@ -115,13 +132,34 @@ def _miss_kind(reason: str) -> tuple[str | None, str]:
     return None, text
 
 
+def _raising_rule(source, f) -> str | None:
+    """The rule whose bug JAX's error at the failing line is: a tracer error raised by a Python
+    `if`/`while`/`assert`, or by `int()`/`float()`/`bool()`/`complex()` or `.item()`/`.tolist()`;
+    item assignment on an array."""
+    stmt = source.statement_at(f.line)
+    if is_tracer_error(f):
+        if type(stmt) in TRACER_STATEMENTS:
+            return TRACER_STATEMENTS[type(stmt)]
+        for call in source.calls_at(f.line):
+            func = call.func
+            if isinstance(func, ast.Name) and func.id in CONVERSIONS:
+                return "JAX105"
+            if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist"):
+                return "JAX106"
+        return None
+    if f.type == "TypeError" and ITEM_ASSIGNMENT.search(f.message) and isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(isinstance(t, ast.Subscript) for t in targets):
+            return "JAX401"
+    return None
+
+
 def _output_code(source, row: int) -> str | None:
     for call in source.calls_at(row):
         func = call.func
         if isinstance(func, ast.Name) and func.id == "print":
             return PRINT
-        if isinstance(func, ast.Attribute) and func.attr in ("debug", "info", "warning", "warn", "error",
-                                                             "exception", "critical", "fatal", "log"):
+        if isinstance(func, ast.Attribute) and func.attr in OUTPUT_CALLS - {"print"}:
             return LOGGING
     return None
 

@@ -20,7 +20,7 @@ from collections import Counter
 
 from jaxlint.dynamic import recorder as rec_mod
 from jaxlint.dynamic.driver_events import observed_events
-from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
+from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge, key_ids
 from jaxlint.dynamic.locate import Source
 from jaxlint.dynamic.runs import Failure, Run, capture
 
@@ -111,7 +111,7 @@ class Session:
         self._by_code_path: dict = {}
         self.backend = jax.default_backend()
         self.clean = rec_mod.trace_clean_function()
-        self.runs = 0
+        self.run_count = 0
         self.recorders: dict[str, rec_mod.Recorder] = {}
         self.failures: list[BaseException] = []
         self.misses: list[dict] = []
@@ -165,40 +165,37 @@ class Session:
             self._by_code_path[filename] = rec
             return rec
 
-    def innermost_recorder(self):
-        frame = sys._getframe(1)
+    def _linted_frames(self, frame):
+        """The frames of linted files on the stack, from `frame` outwards."""
         while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                return rec
+            if self._recorder_for(frame.f_code.co_filename) is not None:
+                yield frame
             frame = frame.f_back
-        return None
+
+    def innermost_recorder(self):
+        frame = next(self._linted_frames(sys._getframe(1)), None)
+        return self._recorder_for(frame.f_code.co_filename) if frame is not None else None
 
     def innermost_line(self) -> tuple[str, int] | None:
         """The linted file and line of the innermost linted frame on the current stack."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                return os.path.realpath(frame.f_code.co_filename), frame.f_lineno
-            frame = frame.f_back
-        return None
+        frame = next(self._linted_frames(sys._getframe(1)), None)
+        return (os.path.realpath(frame.f_code.co_filename), frame.f_lineno) if frame is not None else None
 
     def note_failure(self, exc: BaseException) -> None:
         self.failures.append(exc)
 
     def note_miss(self, reason: str) -> None:
-        """A jit cache miss, with JAX's reason, at the innermost linted call site outside any trace."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            rec = self._recorder_for(frame.f_code.co_filename)
-            if rec is not None:
-                info = rec._frames.get(id(frame))
-                if info is None or not info.traced:  # a jit called inside another trace is not a call site
-                    self.misses.append({"path": os.path.realpath(frame.f_code.co_filename), "row": frame.f_lineno,
-                                        "code": frame.f_code, "reason": reason})
-                return
-            frame = frame.f_back
+        """A jit cache miss, with JAX's reason, at the innermost linted call site outside any trace,
+        with the outermost linted frame: the call into the linted code from outside it (kept alive
+        with the miss until the run ends, so no later frame takes its id)."""
+        frames = list(self._linted_frames(sys._getframe(1)))
+        if not frames:
+            return
+        site = frames[0]
+        info = self._recorder_for(site.f_code.co_filename)._frames.get(id(site))
+        if info is None or not info.traced:  # a jit called inside another trace is not a call site
+            self.misses.append({"path": os.path.realpath(site.f_code.co_filename), "row": site.f_lineno,
+                                "code": site.f_code, "entry": frames[-1], "reason": reason})
 
     def note_staged_output(self) -> None:
         if self.clean(None):
@@ -214,7 +211,7 @@ class Session:
         sys.settrace(None)
         threading.settrace(None)
         rec_mod.ACTIVE = None
-        self.runs += 1
+        self.run_count += 1
         label = f"running {self.label} {self._run_label}"
         runs: dict[str, Run] = {}
         for real, rec in self.recorders.items():
@@ -248,9 +245,9 @@ class Session:
                 return failure
         return None
 
-    def _innermost_failure(self, exc: BaseException) -> tuple[str, Failure, set]:
-        """(real path, failure captured in that file, every linted (real path, row) of the traceback)
-        for the innermost linted frame of the exception's traceback."""
+    def _innermost_failure(self, exc: BaseException) -> tuple[str, Failure, set, bool]:
+        """(real path, failure captured in that file, every linted (real path, row) of the traceback,
+        whether its key was handed in from outside) for the innermost linted frame of the traceback."""
         places, tb = [], exc.__traceback__
         while tb is not None:
             filename = tb.tb_frame.f_code.co_filename
@@ -258,14 +255,27 @@ class Session:
                 places.append((filename, tb.tb_lineno))
             tb = tb.tb_next
         if not places:  # raised outside the linted files: its message may still name them (leaks)
-            return "", capture(exc, ""), set()
+            return "", capture(exc, ""), set(), True
         filename = places[-1][0]
-        return os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places}
+        return (os.path.realpath(filename), capture(exc, filename), {(os.path.realpath(p), r) for p, r in places},
+                self._handed_in(exc))
+
+    def _handed_in(self, exc: BaseException) -> bool:
+        """The key the innermost linted frame holds came from code outside the linted files (a test
+        calling a correct function twice with one key): the reuse is not the linted code's."""
+        frames, tb = [], exc.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        linted = [f for f in frames if self._recorder_for(f.f_code.co_filename) is not None]
+        held = key_ids(linted[-1]) if linted else set()
+        holders = [f for f in frames if held & key_ids(f)]
+        return bool(holders) and self._recorder_for(holders[0].f_code.co_filename) is None
 
     def write(self) -> None:
         noun = "tests" if self.label == "test" else self.label
-        verdicts = {str(c.index): c.verdict(self.runs, noun) for cases in self.cases.values() for c in cases}
-        out = {"runs": self.runs, "backend": self.backend, "verdicts": verdicts,
+        verdicts = {str(c.index): c.verdict(self.run_count, noun) for cases in self.cases.values() for c in cases}
+        out = {"runs": self.run_count, "backend": self.backend, "verdicts": verdicts,
                "observed": [{**e, "path": self.paths.get(e["path"], e["path"])} for e in self.observed.values()]}
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 
 
-def import_path(path: str, root: str) -> list[str]:
-    """The folders the code in `path` imports from, first wins, without duplicates."""
+def import_path(root: str, path: str | None = None) -> list[str]:
+    """The folders the project's code (the file `path`, when given) imports from, first wins."""
     entries = [os.getcwd()]
     entries += [os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
-    entries += [root, os.path.join(root, "src"), package_parent(path)]
+    entries += [root, os.path.join(root, "src")] + ([package_parent(path)] if path else [])
     seen: list[str] = []
     for entry in entries:
         if entry not in seen and os.path.isdir(entry):
@@ -35,6 +35,6 @@ def package_parent(path: str) -> str:
     return directory
 
 
-def with_import_path(env: dict[str, str], path: str, root: str) -> dict[str, str]:
-    """`env` with PYTHONPATH set to the import path for `path`."""
-    return {**env, "PYTHONPATH": os.pathsep.join(import_path(path, root))}
+def with_import_path(env: dict[str, str], root: str, path: str | None = None) -> dict[str, str]:
+    """`env` with PYTHONPATH set to the import path."""
+    return {**env, "PYTHONPATH": os.pathsep.join(import_path(root, path))}

@@ -276,15 +276,16 @@ def _key_reuse_lines(f: Failure) -> set[int]:
         if "first used" not in cause.text and cause.frames:
             lines.update(line for line, _ in cause.frames)
     if f.frames:
-        keys = _key_ids(f.frames[-1][1])
+        keys = key_ids(f.frames[-1][1])
         for line, frame in reversed(f.frames[:-1]):
-            if not keys & _key_ids(frame):
+            if not keys & key_ids(frame):
                 break
             lines.add(line)
     return lines
 
 
-def _key_ids(frame) -> set[int]:
+def key_ids(frame) -> set[int]:
+    """Ids of the typed PRNG keys a frame's locals hold."""
     import jax
 
     ids = set()

@@ -117,7 +117,7 @@ def run_file(path: str, findings: list[dict], backend: str | None, timeout: floa
         command = sandbox.command(root, (package_parent, sys.prefix, sys.base_prefix, *sys.path)) + command
     try:
         proc = subprocess.Popen(
-            command, cwd=root, env=imports.with_import_path(worker_env(backend, marker), path, root), stdin=subprocess.PIPE,
+            command, cwd=root, env=imports.with_import_path(worker_env(backend, marker), root, path), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(channel_fd,), start_new_session=True,
         )
     except BaseException:
