@@ -329,6 +329,32 @@ CASES = [
         """, True,
         disagreement="two computations fed one key and compared are a deliberate check, "
         "not a reuse that biases anything"),
+    Case("a branch on the loop variable draws from one key", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            out = []
+            for size, shuffled in [(3, True), (4, True)]:
+                x = jax.numpy.arange(size)
+                if shuffled:
+                    x = jax.random.permutation(key, x)  # JAX203
+                out.append(x)
+            return out
+        """, True),
+    Case("a key unpacked from a carry fed to two scans", """
+        import jax
+        from jax import lax
+        def draw(carry, _):
+            x, key = carry
+            key, sub = jax.random.split(key)
+            return (x + jax.random.normal(sub), key), None
+        def run():
+            carry = (0.0, jax.random.key(0))
+            x, key = carry
+            (a, _), _ = lax.scan(draw, (x, key), None, length=2)
+            (b, _), _ = lax.scan(draw, (x, key), None, length=2)  # JAX201
+            return a + b
+        """, True),
     # ---- where the two differ --------------------------------------------------------------
     Case("one branch consumes, then unconditional use", """
         import jax

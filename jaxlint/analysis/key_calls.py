@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.key_names import bind, bound_self, self_attribute
+from jaxlint.analysis.key_names import self_attribute
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 
 if TYPE_CHECKING:
@@ -85,18 +85,15 @@ class CallTransfer:
             return None
         if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
             return None
-        callee = self.flow.resolve(node.func)
-        if callee is not None:
-            summary = self.flow.summary(callee)
-            mapping = {id(arg): param for arg, param in bind(callee, node, bound_self(node))}
+        helper = self.flow.helper(node)
+        if helper is not None:
             result = None
             for arg, ref in refs:
-                param = mapping.get(id(arg))
-                level = summary.params.get(param, NONE) if param is not None else NONE
+                param = helper.parameters.get(id(arg))
+                level = helper.summary.params.get(param, NONE) if param is not None else NONE
                 if level != NONE:
-                    name = getattr(callee, "name", "the lambda")
-                    self.consume(ref, Use(arg, node, "call", f"`{name}`"), level, state)
-                if param in summary.returns:
+                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                if param in helper.summary.returns:
                     result = ref
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
@@ -182,8 +179,16 @@ class CallTransfer:
         )
 
     def _same_condition(self, guard: ast.AST) -> bool:
-        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive)."""
+        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive).
+
+        On a later iteration of a loop, the loop's own variables hold new values: a test of them
+        is a new condition.
+        """
         first = _names(guard)
+        if self.carried is not None:
+            for loop in self.loops:
+                if isinstance(loop, (ast.For, ast.AsyncFor)):
+                    first -= _names(loop.target)
         return any(first & _names(g) for g in self.guards)
 
     def fold(self, ref: Ref, use: Use, state: KeyState) -> None:

@@ -68,7 +68,7 @@ class KeyNames:
                         found.update(target_names(target))
         if isinstance(fn, FUNCTION_TYPES):
             found.update(key_parameters(fn))
-        found.update(_unpacked_keys(fn))
+        found.update(unpacked_keys(fn))
         result = frozenset(found)
         self._cache[id(fn)] = result
         return result
@@ -133,7 +133,7 @@ def key_parameters(fn: FunctionNode) -> set[str]:
     return _not_used_as_strings(fn, found)
 
 
-def _unpacked_keys(fn: ast.AST) -> set[str]:
+def unpacked_keys(fn: ast.AST) -> set[str]:
     """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
     found = set()
     for node in own_nodes(fn):

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_interpreter import NO_KEYS, KeyInterpreter, Summary
-from jaxlint.analysis.key_names import KeyNames, key_parameters, own_nodes
+from jaxlint.analysis.key_names import KeyNames, bind, bound_self, key_parameters, own_nodes, unpacked_keys
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import Use
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
@@ -71,6 +71,15 @@ class GlobalKey:
     function: FunctionNode
 
 
+@dataclass(frozen=True)
+class Helper:
+    """A call into a function whose key summary is known: the summary, and which parameter each argument binds."""
+
+    name: str
+    summary: Summary
+    parameters: dict[int, str]  # id(argument expression) -> parameter name
+
+
 class KeyFlow:
     """The key flow of one module: reuses, constant seeds and baked-in keys, found once for every rule."""
 
@@ -109,6 +118,18 @@ class KeyFlow:
     # ---- what the interpreter asks -----------------------------------------------------
     def resolve(self, func: ast.AST) -> FunctionNode | None:
         return self.keynames.resolve(func)
+
+    def helper(self, call: ast.Call) -> Helper | None:
+        """The summary of the function a call runs, when the analysis can see it.
+
+        Every question about a callee's keys goes through here: the functions of this module
+        today, the project's own modules where a summary of them is available.
+        """
+        callee = self.resolve(call.func)
+        if callee is None:
+            return None
+        parameters = {id(arg): param for arg, param in bind(callee, call, bound_self(call))}
+        return Helper(getattr(callee, "name", "the lambda"), self.summary(callee), parameters)
 
     def summary(self, fn: FunctionNode) -> Summary:
         """What a function of this module does to its key parameters (memoised)."""
@@ -193,7 +214,7 @@ class KeyFlow:
         if not relevant:
             return relevant
         for fn in names.functions:
-            if id(fn) not in relevant and key_parameters(fn):
+            if id(fn) not in relevant and (key_parameters(fn) or unpacked_keys(fn)):
                 relevant.add(id(fn))
         callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
         callables.update(names.call_targets.values())
