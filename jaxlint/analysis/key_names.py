@@ -68,7 +68,7 @@ class KeyNames:
                         found.update(target_names(target))
         if isinstance(fn, FUNCTION_TYPES):
             found.update(key_parameters(fn))
-        found.update(unpacked_keys(fn))
+        found.update(unpacked_keys(fn, self.names))
         result = frozenset(found)
         self._cache[id(fn)] = result
         return result
@@ -133,8 +133,10 @@ def key_parameters(fn: FunctionNode) -> set[str]:
     return _not_used_as_strings(fn, found)
 
 
-def unpacked_keys(fn: ast.AST) -> set[str]:
+def unpacked_keys(fn: ast.AST, names: Names) -> set[str]:
     """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
+    if not any(_KEY_PARAMETER.match(name) for name in names.scope_of(fn).other):
+        return set()  # unpacked names are bound "otherwise" in the scope model: nothing to look for
     found = set()
     for node in own_nodes(fn):
         if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):

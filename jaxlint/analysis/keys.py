@@ -214,7 +214,7 @@ class KeyFlow:
         if not relevant:
             return relevant
         for fn in names.functions:
-            if id(fn) not in relevant and (key_parameters(fn) or unpacked_keys(fn)):
+            if id(fn) not in relevant and (key_parameters(fn) or unpacked_keys(fn, names)):
                 relevant.add(id(fn))
         callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
         callables.update(names.call_targets.values())
