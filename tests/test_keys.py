@@ -355,6 +355,28 @@ CASES = [
             (b, _), _ = lax.scan(draw, (x, key), None, length=2)  # JAX201
             return a + b
         """, True),
+    Case("two batches split from one parent", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            train_keys = jax.random.split(key, 4)
+            eval_keys = jax.random.split(key, 4)  # JAX202
+            return train_keys, eval_keys
+        """, True),
+    Case("a jitted step that makes its own constant key", """
+        import jax
+        @jax.jit
+        def step(w, x):
+            key = jax.random.key(0)  # JAX204
+            return w - 0.1 * jax.random.normal(key, w.shape) * x
+        def run():
+            w = jax.numpy.ones(3)
+            for _ in range(2):
+                w = step(w, 1.0)
+            return w
+        """, False,
+        disagreement="every call makes a fresh key, so the checker sees no reuse; every step "
+        "draws the same numbers all the same"),
     # ---- where the two differ --------------------------------------------------------------
     Case("one branch consumes, then unconditional use", """
         import jax
@@ -408,6 +430,15 @@ CASES = [
         """, False,
         disagreement="`fold_in` does not consume its key for the checker, but `fold_in(key, i)` "
         "is `split(key, n)[i]`: `c` is the same key as `a`"),
+    Case("fold_in with data beyond the split's children", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a, b = jax.random.split(key)
+            c = jax.random.fold_in(key, 7)
+            d = jax.random.fold_in(key, 2)
+            return a, b, c, d
+        """, False),
     Case("a permutation drawn for every leaf", """
         import jax
         def run():
@@ -477,3 +508,5 @@ def test_fold_in_is_a_split_child():
     for i in range(4):
         folded = jax.random.key_data(jax.random.fold_in(key, i))
         assert bool((folded == children[i]).all())
+    beyond = jax.random.key_data(jax.random.fold_in(key, 4))
+    assert not any(bool((beyond == child).all()) for child in children)

@@ -68,7 +68,7 @@ class CallTransfer:
                 use = Use(key, node, kind, f"`{qualname}`")
                 if kind == "split" and isinstance(ref, (int, Elem)):
                     folded = state.mark(("fold", ref))
-                    if folded.level == DEFINITE and folded.first is not None:
+                    if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
                         self.flow.report_reuse(self, use, folded.first, None)
                 self.consume(ref, use, DEFINITE, state)
             return ("array",) if qualname == api.SPLIT else None
@@ -195,7 +195,8 @@ class CallTransfer:
         """`fold_in(key, i)` is `split(key, n)[i]`: deriving from a split key repeats a child."""
         mark = state.mark(ref)
         if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
-            self.flow.report_reuse(self, use, mark.first, None)
+            if api.may_collide(use.call, mark.first.call):
+                self.flow.report_reuse(self, use, mark.first, None)
         state.used.setdefault(("fold", ref), Mark(DEFINITE, use))
 
     def carry(self, value: ast.AST, state: KeyState) -> None:

@@ -112,6 +112,26 @@ def constant_seed(call: ast.Call) -> bool:
     return isinstance(seed, ast.Constant) and isinstance(seed.value, int) and not isinstance(seed.value, bool)
 
 
+def may_collide(fold_in: ast.AST, split: ast.AST) -> bool:
+    """Whether `fold_in(key, d)` can be one of `split(key, n)`'s children (it is child `d` when `d < n`).
+
+    Unknown data or counts can; literal ones decide.
+    """
+    data = _literal_int(fold_in.args[1] if isinstance(fold_in, ast.Call) and len(fold_in.args) > 1 else None)
+    count = 2
+    if isinstance(split, ast.Call):
+        given = split.args[1] if len(split.args) > 1 else next((k.value for k in split.keywords if k.arg == "num"), None)
+        if given is not None:
+            count = _literal_int(given)
+    return data is None or count is None or 0 <= data < count
+
+
+def _literal_int(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
 def short(qualname: str) -> str:
     """`lax.scan` for `jax.lax.scan`, as users write it."""
     if qualname.startswith("jax.lax."):
