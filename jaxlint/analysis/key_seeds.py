@@ -4,8 +4,8 @@ A constant-seed key is harmless in code that runs once, and in a loop whose draw
 to repeat (a fixed evaluation key each epoch).  It is a bug where the code that makes it
 runs once per step of something that is meant to change: its draws feed state that the
 loop carries into its next iteration (`x = x + noise`, `params = update(params, noisy)`),
-it sits in a `lax.scan`/`fori_loop`/`while_loop` body, or it sits in a jit-compiled step
-function, one that returns an update of its own parameter (`w - lr * g`).
+it sits in a `lax.scan`/`fori_loop`/`while_loop` body, in a jit-compiled step function (one
+that returns an update of its own parameter, `w - lr * g`), or in a model's forward pass.
 """
 
 from __future__ import annotations

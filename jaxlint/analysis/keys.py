@@ -91,6 +91,7 @@ class KeyFlow:
         self.global_keys: list[GlobalKey] = []
         self.loop_bodies: dict[int, tuple[ast.Call, str]] = {}
         self.compiled: set[int] = set()
+        self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
         self.module_keys: set[str] = set()
         self._reported: set[int] = set()
         self._reused_firsts: set[int] = set()
@@ -187,6 +188,7 @@ class KeyFlow:
                 if isinstance(fn, FUNCTION_TYPES):
                     self.loop_bodies.setdefault(id(fn), (call, "jax.tree_util.tree_map"))
         self.compiled = {id(root.node) for root in self.discovery.roots if root.jit is not None}
+        self.forward_passes = {id(root.node) for root in self.discovery.roots if root.framework_method}
         for stmt in self.names.module.node.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
                 if api.public(self.names.qualname(stmt.value.func)) in api.KEY_MAKERS:
@@ -273,6 +275,8 @@ class KeyFlow:
             return f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
         if id(fn) in self.compiled and is_step(fn, self.names):
             return f"inside the jit-compiled step function `{name}`: every step"
+        if id(fn) in self.forward_passes:
+            return f"inside the forward pass `{name}` of a model: every step"
         return None
 
     def _called_in_loop(self, fn: FunctionNode) -> ast.AST | None:

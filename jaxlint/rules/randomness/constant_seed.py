@@ -22,7 +22,9 @@ class ConstantSeedInLoop(Rule):
         - inside a `lax.scan`/`fori_loop`/`while_loop`/`lax.map` body;
         - inside a jit-compiled step function: one that returns an update of one of its own
           parameters (`w - lr * g`, `optax.apply_updates(params, updates)`,
-          `state.apply_gradients(...)`), so it runs on its own output step after step.
+          `state.apply_gradients(...)`), so it runs on its own output step after step;
+        - inside the forward pass of a Flax, Equinox or Haiku module (`__call__`, `@nn.compact`
+          methods), which runs on every training step.
 
         Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`)
         and loops whose draws feed only a per-iteration result (a fixed evaluation key each epoch)
@@ -66,6 +68,17 @@ class ConstantSeedInLoop(Rule):
             for batch in batches:
                 params = update(params, augment(batch))
             return params
+        """,        """
+        import jax
+        import flax.linen as nn
+
+        class NoisyDense(nn.Module):
+            features: int
+
+            @nn.compact
+            def __call__(self, x):
+                noise = jax.random.normal(jax.random.PRNGKey(0), x.shape)  # JAX204
+                return nn.Dense(self.features)(x + 0.1 * noise)
         """,
     )
     good = (

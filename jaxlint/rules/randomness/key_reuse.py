@@ -28,7 +28,7 @@ class KeyReuse(Rule):
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
         sites. `jax.random.split(key)` after `jax.random.fold_in(key, i)` is reported: in JAX,
-        `fold_in(key, i)` is the same key as `split(key, n)[i]`.
+        `fold_in(key, i)` is the same key as `split(key, n)[i]` (for `i` below `n`).
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
