@@ -508,5 +508,9 @@ def test_fold_in_is_a_split_child():
     for i in range(4):
         folded = jax.random.key_data(jax.random.fold_in(key, i))
         assert bool((folded == children[i]).all())
+    # Folding in the loop index after splitting on the iteration before: at i == 1 the new
+    # key is the previous iteration's second child.
+    first, second = jax.random.split(key)
+    assert bool((jax.random.key_data(jax.random.fold_in(key, 1)) == jax.random.key_data(second)).all())
     beyond = jax.random.key_data(jax.random.fold_in(key, 4))
     assert not any(bool((beyond == child).all()) for child in children)

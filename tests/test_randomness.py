@@ -354,6 +354,12 @@ CASES = {
             local_key = jax.random.fold_in(key, process_id)  # JAX202
             return rng, global_key, local_key
 
+        def chain(key, n):
+            for i in range(n):
+                key = jax.random.fold_in(key, i)  # JAX202
+                noise_key, drop_key = jax.random.split(key)
+            return noise_key, drop_key
+
         def host_keys_fixed(seed, process_id):
             key = jax.random.PRNGKey(seed)
             global_key, local_key = jax.random.split(key)

@@ -303,7 +303,7 @@ class KeyInterpreter(CallTransfer):
             elif target.id in self.keynames:
                 vid = self.value(target)
                 state.env[target.id] = vid
-                state.used[vid] = UNUSED
+                self.fresh(vid, state)
                 if isinstance(ref, tuple) and ref and ref[0] == "array":
                     self.arrays.add(vid)
                 if isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
@@ -330,7 +330,7 @@ class KeyInterpreter(CallTransfer):
             else:
                 vid = self.value(target)
                 state.env[dotted] = vid
-                state.used[vid] = UNUSED
+                self.fresh(vid, state)
         else:
             # attribute or subscript target: the key escapes into an object; not followed
             self.expr(target, state)
@@ -414,6 +414,14 @@ class KeyInterpreter(CallTransfer):
         for child in children(node):
             self.expr(child, state)
         return None
+
+    def fresh(self, vid: int, state: KeyState) -> None:
+        """A new key bound where an earlier iteration bound one: nothing has happened to it yet."""
+        state.used[vid] = UNUSED
+        state.used.pop(("fold", vid), None)
+        if vid in self.arrays:
+            for slot in [s for s in state.used if isinstance(s, Elem) and s.array == vid]:
+                del state.used[slot]
 
     def _instance_key(self, dotted: str, node: ast.AST, state: KeyState) -> Ref:
         """The value of `self.key` here: the one last seen, or a new one after anything could have changed it."""
