@@ -1,10 +1,10 @@
 """The transfer functions of the key state: one function body, statement by statement.
 
-Branches run from copies of the state and join; a loop body runs from the loop's entry and
-then again from the join of its back edges until that join stops changing (a fixed point;
-a loop entered again with a state it has already seen reuses its result).  Every report
-made on the way is sound on its own: a key is reported as reused only where every path
-that reaches the use consumed it before.
+Branches run from copies of the state and join; a loop body runs from the loop's entry, then
+from the state each iteration ends with, until that state repeats (joined past a bound, an
+ascending chain that reaches a fixed point); a loop entered again with a state it has already
+seen reuses its result.  Every report made on the way is sound on its own: a key is reported
+as reused only where every path that reaches the use consumed it before.
 """
 
 from __future__ import annotations
