@@ -1,5 +1,7 @@
 """JAX2xx: PRNG keys reused, used after `split`, or made afresh from a constant seed; stateful RNGs in traced code."""
 
+from __future__ import annotations
+
 import ast
 
 # What the key flow analysis cannot see; every key rule's page says it.

@@ -1,5 +1,7 @@
 """JAX206: a module-level PRNG key drawn from inside a jit-compiled function."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
 

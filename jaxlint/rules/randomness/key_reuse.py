@@ -1,5 +1,7 @@
 """JAX201: the same PRNG key consumed twice on one path."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION, condition_text
 

@@ -1,5 +1,7 @@
 """JAX203: a PRNG key consumed on every iteration of a loop that never rebinds it."""
 
+from __future__ import annotations
+
 from jaxlint.analysis.random_api import TREE_MAPS, short
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
