@@ -31,6 +31,128 @@ class Case:
 
 
 CASES = [
+    Case("donated through a helper", """
+        import jax
+        import jax.numpy as jnp
+
+        def _sgd(params, grads):
+            return params - 0.1 * grads
+
+        _apply = jax.jit(_sgd, donate_argnums=0)
+
+        def apply_gradients(params, grads):
+            return _apply(params, grads)
+
+        def run():
+            params = jnp.ones(3)
+            new_params = apply_gradients(params, jnp.ones(3))
+            return new_params + params  # JAX304
+        """, "RuntimeError"),
+    Case("a helper that rebinds what it donates", """
+        import jax
+        import jax.numpy as jnp
+
+        def _sgd(params, grads):
+            return params - 0.1 * grads
+
+        _apply = jax.jit(_sgd, donate_argnums=0)
+
+        def apply_gradients(params, grads):
+            params = params + 0.0  # a new array: the caller's stays alive
+            return _apply(params, grads)
+
+        def run():
+            params = jnp.ones(3)
+            new_params = apply_gradients(params, jnp.ones(3))
+            return new_params + params
+        """, "ok"),
+    Case("static parameter mapped by vmap", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)  # JAX302
+        def power(x, n):
+            return x ** n
+
+        def run():
+            return jax.vmap(power)(jnp.ones(3), jnp.arange(3))
+        """, "ValueError"),
+    Case("static parameter given a tracer", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="n")  # JAX302
+        def power(x, n):
+            return x ** n
+
+        @jax.jit
+        def outer(x, n):
+            return power(x, n)
+
+        def run():
+            return outer(jnp.ones(3), 2)
+        """, "ValueError"),
+    Case("static parameter left unmapped and static", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)
+        def power(x, n):
+            return x ** n
+
+        @partial(jax.jit, static_argnums=1)
+        def outer(x, n):
+            return power(x, n)
+
+        def run():
+            jax.vmap(power, in_axes=(0, None))(jnp.ones(3), 3)
+            return outer(jnp.ones(3), 2)
+        """, "ok"),
+    Case("static self whose attribute changes", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Policy:
+            def __init__(self, temperature):
+                self.temperature = temperature
+
+            @partial(jax.jit, static_argnames=("self",))  # JAX308
+            def logits(self, x):
+                return x / self.temperature
+
+        def run():
+            policy = Policy(1.0)
+            policy.logits(jnp.ones(2))
+            policy.temperature = 2.0
+            assert float(policy.logits(jnp.ones(2))[0]) == 0.5
+        """, "AssertionError"),
+    Case("static self set once", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Policy:
+            def __init__(self, temperature):
+                self.temperature = temperature
+                self.calls = 0
+
+            @partial(jax.jit, static_argnums=0)
+            def logits(self, x):
+                return x / self.temperature
+
+            def act(self, x):
+                self.calls += 1  # not read by the jitted method
+                return self.logits(x)
+
+        def run():
+            policy = Policy(2.0)
+            policy.act(jnp.ones(2))
+            assert float(Policy(4.0).act(jnp.ones(2))[0]) == 0.25
+        """, "ok"),
     Case("argnames typo", """
         from functools import partial
         import jax
@@ -127,6 +249,44 @@ CASES = [
         def run():
             return f(jnp.ones(2), ([1, 2], 3))
         """, "ValueError"),
+    Case("static ArrayLike parameter", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.typing import ArrayLike
+
+        @partial(jax.jit, static_argnames=("a",))  # JAX302
+        def det(a: ArrayLike) -> jax.Array:
+            return jnp.linalg.det(a)
+
+        def run():
+            return det(jnp.eye(2))
+        """, "ValueError"),
+    Case("static union of array types", """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit(static_argnames=("table",))  # JAX302
+        def lookup(i, table: "jax.Array | np.ndarray"):
+            return table[i]
+
+        def run():
+            return lookup(1, np.arange(3))
+        """, "ValueError"),
+    Case("static optional array left alone", """
+        from functools import partial
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("mask",))
+        def f(x, mask: Optional[jax.Array] = None):
+            return x if mask is None else x * mask
+
+        def run():
+            return f(jnp.ones(2))
+        """, "ok"),
     Case("hashable statics", """
         import dataclasses
         import enum
@@ -148,6 +308,131 @@ CASES = [
 
         def run():
             return f(jnp.ones(8), sizes=(1,), act=Act.RELU, cfg=Cfg(3), fn=jax.nn.relu, scale=np.float32(1.5))
+        """, "ok"),
+    Case("static objects made anew in the loop", """
+        import functools
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        class Scaler:
+            def __init__(self, k):
+                self.k = k
+
+            def __call__(self, x):
+                return x * self.k
+
+        @partial(jax.jit, static_argnums=(1,))
+        def f(x, fn):
+            TRACES["f"] += 1
+            return fn(x)
+
+        def run():
+            x = jnp.ones(2)
+            for i in range(3):
+                x = f(x, lambda v: v + 1)  # JAX303
+                double = functools.partial(jnp.multiply, 2.0)
+                x = f(x, double)  # JAX303
+                x = f(x, Scaler(2.0))  # JAX303
+                def shift(v):
+                    return v - 1
+                x = f(x, shift)  # JAX303
+            return x
+        """, "traces>=12"),
+    Case("static objects equal by value or made once", """
+        import dataclasses
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        @dataclasses.dataclass(frozen=True)
+        class Scale:
+            k: float = 2.0
+
+            def __call__(self, x):
+                return x * self.k
+
+        class Shift:
+            def __init__(self, k):
+                self.k = k
+
+            def __eq__(self, other):
+                return isinstance(other, Shift) and other.k == self.k
+
+            def __hash__(self):
+                return hash(self.k)
+
+            def __call__(self, x):
+                return x - self.k
+
+        @partial(jax.jit, static_argnums=(1,))
+        def f(x, fn):
+            TRACES["f"] += 1
+            return fn(x)
+
+        @partial(jax.jit, static_argnums=(1,))
+        def g(x, fn):
+            return fn(x)
+
+        def run():
+            x = jnp.ones(2)
+            once = lambda v: v + 1
+            for i in range(3):
+                x = f(x, Scale())
+                x = f(x, Shift(1.0))
+                x = g(x, once)
+                x = g(x, jnp.tanh)
+            return x
+        """, "ok"),
+    Case("array in a static dataclass field", """
+        import dataclasses
+        from typing import Union
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Table:
+            rows: Union[jax.Array, np.ndarray] = dataclasses.field(metadata={"static": True})  # JAX307
+            n: int = dataclasses.field(default=2, metadata=dict(static=True))
+
+        @jax.jit
+        def first(t):
+            return t.rows[0] * t.n
+
+        def run():
+            first(Table(jnp.arange(4.0)))
+            return first(Table(jnp.arange(4.0)))
+        """, "ValueError"),
+    Case("static dataclass fields holding Python values", """
+        import dataclasses
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Table:
+            rows: jax.Array
+            n: int = dataclasses.field(default=2, metadata=dict(static=True))
+            mask: Optional[jax.Array] = dataclasses.field(default=None, metadata=dict(static=True))
+
+        @dataclasses.dataclass
+        class Plain:
+            rows: jax.Array = dataclasses.field(metadata=dict(static=True))
+
+        @jax.jit
+        def first(t):
+            return t.rows[0] * t.n
+
+        def run():
+            first(Table(jnp.arange(4.0)))
+            return first(Table(jnp.arange(4.0)))
         """, "ok"),
     Case("float swept as a static", """
         from functools import partial
@@ -391,3 +676,89 @@ def test_naming_kwargs_itself_leaves_keywords_traced():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)
     assert jax.jit(reduce, static_argnames=("keepdims",))(jax.numpy.ones(2), keepdims=True) == 2
+
+
+def test_array_in_static_field_through_the_cli(cli, make_files):
+    make_files({
+        "model.py": """
+            import equinox as eqx
+            import jax
+
+            class Linear(eqx.Module):
+                weight: jax.Array = eqx.field(static=True)
+                bias: jax.Array
+                activation: str = eqx.field(static=True, default="relu")
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX3", "model.py")
+    assert out.code == 1
+    (finding,) = out.json
+    assert (finding["code"], finding["name"]) == ("JAX307", "array-in-static-field")
+    assert finding["location"] == {"row": 6, "column": 5}
+
+
+def test_filtering_transformations_key_on_objects_made_per_iteration():
+    """What JAX303 says of `eqx.filter_jit` and `nnx.jit`: a new transformation or lambda per
+    iteration, or an `nnx.Optimizer` around a new optax transformation, compiles again."""
+    source = textwrap.dedent(
+        """
+        import equinox as eqx
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def step(model, optimizer, x):
+            optimizer.update(model, nnx.grad(lambda m: m(x).sum())(model))
+
+        @eqx.filter_jit
+        def apply(model, loss_fn, x):
+            return loss_fn(model(x))
+
+        def train(model, epochs, lr, config):
+            tx = optax.adam(lr)
+            for epoch in epochs:
+                optimizer = nnx.Optimizer(model, optax.adam(lr), wrt=nnx.Param)
+                kept = nnx.Optimizer(model, tx, wrt=nnx.Param)
+                for x in epoch:
+                    step(model, optimizer, x)  # JAX303
+                    step(model, kept, x)
+                    step(model, lambda y: y, x)  # nnx.jit: not a static structure
+                    apply(model, lambda y: (y ** 2).mean(), x)  # JAX303
+                    apply(model, config.loss, x)
+        """
+    )
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+    assert found == marked(source)
+
+
+def test_filter_jit_and_nnx_jit_compile_again_under_jax():
+    eqx = pytest.importorskip("equinox")
+    jnp = pytest.importorskip("jax.numpy")
+    traces = []
+
+    @eqx.filter_jit
+    def apply(f, x):
+        traces.append(1)
+        return f(x)
+
+    for _ in range(3):
+        apply(lambda y: (y ** 2).mean(), jnp.ones(3))
+    assert len(traces) == 3
+
+    optax = pytest.importorskip("optax")
+    nnx = pytest.importorskip("flax.nnx")
+    model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+    steps = []
+
+    @nnx.jit
+    def step(model, optimizer, x):
+        steps.append(1)
+        optimizer.update(model, nnx.grad(lambda m: (m(x) ** 2).mean())(model))
+
+    tx = optax.adam(1e-3)
+    for _ in range(2):
+        step(model, nnx.Optimizer(model, tx, wrt=nnx.Param), jnp.ones((1, 2)))
+    assert len(steps) == 1  # a new optimizer around the same transformation: one compilation
+    for _ in range(2):
+        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
+    assert len(steps) == 3

@@ -28,6 +28,146 @@ CASES = {
                 counts[y] = counts[y] + 1  # JAX401
             return counts
         """,
+    "inplace_at_a_traced_index": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def augment(cost):
+            def body(val):
+                remaining, index, seen, count = val
+                j = remaining[index]
+                seen[j] = True  # JAX401
+                return remaining, index + 1, seen, count - 1
+
+            def cond(val):
+                return val[3] > 0
+
+            n = cost.shape[0]
+            return lax.while_loop(cond, body, (jnp.arange(n), 0, jnp.zeros(n, bool), n))
+
+        @jax.jit
+        def relabel(params, xs):
+            out = {}
+            for k in params:
+                out[k] = params[k] * 2  # keys of a dict are static
+            slots = [None] * 3
+            for j in range(3):
+                slots[j] = xs  # a static loop index
+            return out, slots
+
+        def eager(x, i):
+            items = [0, 1]
+            items[i] = x  # eager: `i` is a Python integer
+            return items
+        """,
+    "print_in_a_cond_branch": """
+        import jax
+        from jax import lax
+
+        def _report(state):
+            print("no step size found")  # JAX404
+            jax.debug.callback(lambda: print("on the host"))
+            return state
+
+        def diagnose(failed, state):
+            return lax.cond(failed, _report, lambda s: s, state)
+
+        def cond_print(condition, message, **kwargs):
+            lax.cond(condition, lambda _: print(message.format(**kwargs)), lambda _: None, None)  # JAX404
+
+        def pick(i, x):
+            return lax.switch(i, [lambda v: v, lambda v: (print("second"), v)[1]], x)  # JAX404
+
+        def loop(x):
+            def body(i, v):
+                print("tracing the body")  # a loop body: the one print is the trace's
+                return v
+            return lax.fori_loop(0, 3, body, x)
+        """,
+    "unread_at_update": """
+        import jax
+        import jax.numpy as jnp
+
+        def forgot_return(x, i):
+            x = x.at[i].set(0.0)  # JAX403
+            return None
+
+        def unused_copy(x):
+            doubled = x.at[0].multiply(2)  # JAX403
+            return x * 2
+
+        def chained(x):
+            x = x.at[0].set(1.0)
+            x = x.at[1].set(2.0)
+            return x
+
+        def read_on_one_path(x, flag):
+            y = x.at[0].set(1.0)
+            if flag:
+                return y
+            return x
+
+        def by_name(x):
+            y = x.at[0].set(1.0)
+            return locals()["y"]
+
+        def test_update_runs():
+            y = jnp.zeros(3).at[0].set(1.0)
+        """,
+    "nnx_object_updated_in_staged_code": """
+        import jax
+        import optax
+        from flax import nnx
+
+        class Net(nnx.Module):
+            def __init__(self, rngs):
+                self.dense = nnx.Linear(2, 2, rngs=rngs)
+
+        net = Net(nnx.Rngs(0))
+        optimizer = nnx.Optimizer(net, optax.sgd(0.1), wrt=nnx.Param)
+        history = []
+
+        @jax.jit
+        def step(x):
+            net.dense.kernel.value = net.dense.kernel.value * 0.5  # JAX407
+            return x
+
+        @nnx.jit
+        def nnx_step(net, optimizer, x):
+            optimizer.update(net, nnx.grad(lambda m: m.dense(x).sum())(net))
+            return x
+
+        def epoch(xs):
+            def body(carry, x):
+                optimizer.update(net, nnx.grad(lambda m: m.dense(x).sum())(net))  # JAX407
+                return carry, x
+
+            return jax.lax.scan(body, 0, xs)
+        """,
+    "experiment_trackers_in_staged_code": """
+        import jax
+        import jax.numpy as jnp
+        import mlflow
+        import wandb
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter()
+
+        @jax.jit
+        def step(w, x):
+            loss = jnp.mean((x @ w) ** 2)
+            mlflow.log_metric("loss", loss)  # JAX405
+            writer.add_scalar("loss", loss)  # JAX405
+            wandb.log({"lr": 0.1, "width": x.shape[1]})  # static values, on purpose
+            return loss
+
+        def loop(w, xs):
+            for i, x in enumerate(xs):
+                loss = float(step(w, x))
+                wandb.log({"loss": loss})
+                writer.add_scalar("loss", loss, i)
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp
@@ -488,3 +628,69 @@ def test_messages_name_the_object():
     )
     (finding,) = lint_source(source, "a.py", {"JAX407"})
     assert "`captured`" in finding.message and "tracer" in finding.message
+
+
+def test_traced_index_into_a_list_raises_under_jax():
+    """What JAX401 says of a traced index: a list cannot take it, a dict cannot hash it."""
+    jax = pytest.importorskip("jax")
+
+    def into_list(i, carry):
+        items = [0.0, 0.0, 0.0]
+        items[i] = carry
+        return carry
+
+    def into_dict(i, carry):
+        table = {}
+        table[i] = carry
+        return carry
+
+    for body in (into_list, into_dict):
+        with pytest.raises(TypeError):
+            jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):
+    """What JAX404 says of a `lax.cond` branch: JAX traces it, and prints, though it is not taken."""
+    jax = pytest.importorskip("jax")
+
+    def never(x):
+        print("branch that does not run")
+        return x
+
+    def taken(x):
+        jax.debug.print("taken branch")
+        return x
+
+    jax.lax.cond(True, taken, never, 1.0)
+    jax.jit(lambda x: jax.lax.switch(0, [taken, never], x))(1.0)
+    out = capsys.readouterr().out
+    assert out.count("branch that does not run") == 2
+    assert out.count("taken branch") == 2
+
+
+def test_an_update_assigned_and_not_returned_leaves_the_callers_array():
+    """What JAX403 says of `x = x.at[i].set(v)` never read again: the caller's array is unchanged."""
+    jnp = pytest.importorskip("jax.numpy")
+
+    def reset_slot(buffer, i):
+        buffer = buffer.at[i].set(0.0)  # noqa: F841
+
+    buffer = jnp.ones(3)
+    reset_slot(buffer, 1)
+    assert float(buffer[1]) == 1.0
+
+
+def test_nnx_object_updated_in_a_scan_body_raises_under_flax():
+    """What JAX407 says of an NNX object updated from a plain `lax.scan` body: Flax refuses."""
+    jnp = pytest.importorskip("jax.numpy")
+    jax = pytest.importorskip("jax")
+    nnx = pytest.importorskip("flax.nnx")
+    metrics = nnx.MultiMetric(loss=nnx.metrics.Average("loss"))
+
+    def body(carry, x):
+        metrics.update(loss=(x ** 2).mean())
+        return carry, None
+
+    with pytest.raises(Exception) as info:
+        jax.lax.scan(body, 0, jnp.ones((2, 2)))
+    assert type(info.value).__name__ == "TraceContextError"

@@ -19,6 +19,83 @@ MARK = re.compile(r"#\s*(JAX5\d\d)\b")
 
 CASES = {
     # ---- JAX501 -------------------------------------------------------------------------------
+    "jit_on_instances_and_wrappers": """
+        import equinox as eqx
+        import jax
+        from flax import nnx
+
+        def loss(w, x):
+            return (x @ w).sum()
+
+        class Evaluator:
+            def __init__(self, scale):
+                self.score = jax.jit(lambda w, x: scale * loss(w, x))  # JAX502
+                self.plain = jax.jit(loss)  # a module-level function: JAX's cache is shared
+
+        def evaluate(w, x):
+            return Evaluator(2.0).score(w, x) + Evaluator(1.0).plain(w, x)
+
+        @eqx.filter_jit
+        def predict(model, x):
+            return model(x)
+
+        def main(w, model, data):
+            for x in data:
+                evaluate(w, x)
+                eqx.filter_jit(predict)(model, x)  # the same function: one cache
+                nnx.jit(predict)(model, x)  # JAX502
+                eqx.filter_jit(lambda m, v: m(v))(model, x)  # JAX502
+        """,
+    "data_dependent_lengths": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def score(x):
+            return (x ** 2).sum()
+
+        def prune(x, steps):
+            for _ in range(steps):
+                score(x)  # JAX501
+                x = x[x > x.mean()]
+            return x
+
+        def by_count(x, data):
+            for step in range(10):
+                n = int((data[step] > 0).sum())
+                score(x[:n])  # JAX501
+
+        def fixed_mask(batches, keep):
+            for batch in batches:
+                score(batch * keep)  # a fixed mask multiplies: one shape
+                score(jnp.array([b for b in batch]))  # no filter
+        """,
+    "unrolled_over_a_static_parameter": """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)
+        def rollout(x, n):
+            for _ in range(n):  # JAX503
+                x = jnp.tanh(x) * 0.5
+            return x
+
+        @partial(jax.jit, static_argnums=1)
+        def short(x, n):
+            for _ in range(n):
+                x = jnp.tanh(x)
+            return x
+
+        def unknown(x, n):
+            return rollout(x, n)
+
+        def main(x):
+            rollout(x, 3)
+            rollout(x, 2000)
+            short(x, 3)
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -423,3 +500,62 @@ def test_unbucketed_message_names_the_argument():
     )
     (finding,) = lint_source(source, "a.py", {"JAX501"})
     assert "`tokens`" in finding.message and "grows" in finding.message and "bucket" in finding.message
+
+
+def _count_traces(jit, make_step):
+    jnp = pytest.importorskip("jax.numpy")
+    traces = []
+
+    def body(x):
+        traces.append(1)
+        return x * 2
+
+    for _ in range(3):
+        make_step(jit, body)(jnp.ones(3))
+    return len(traces)
+
+
+def test_jit_stored_on_each_instance_compiles_per_instance():
+    """What JAX502 says of `self.step = jax.jit(self._step)` in a class built again and again."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    class Trainer:
+        def __init__(self):
+            self.step = jax.jit(self._step)
+
+        def _step(self, x):
+            traces.append(1)
+            return x * 2
+
+    for _ in range(3):
+        Trainer().step(jax.numpy.ones(3))
+    assert len(traces) == 3
+
+
+def test_filter_jit_of_a_new_function_compiles_again():
+    eqx = pytest.importorskip("equinox")
+    assert _count_traces(eqx.filter_jit, lambda jit, body: jit(lambda x: body(x))) == 3
+    assert _count_traces(eqx.filter_jit, lambda jit, body: jit(body)) == 1  # the same function
+
+
+def test_nnx_jit_compiles_again_even_for_the_same_function():
+    nnx = pytest.importorskip("flax.nnx")
+    assert _count_traces(nnx.jit, lambda jit, body: jit(body)) == 3
+
+
+def test_boolean_mask_filter_compiles_per_length():
+    """What JAX501 says of `f(x[x > t])` in a loop: one compilation per count of true entries."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    traces = []
+
+    @jax.jit
+    def score(x):
+        traces.append(1)
+        return (x ** 2).sum()
+
+    x = jnp.arange(8.0)
+    for t in (1.0, 3.0, 5.0):
+        score(x[x > t])
+    assert len(traces) == 3

@@ -41,6 +41,39 @@ def array_function(name: str | None) -> bool:
     return False
 
 
+# Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
+# value declared to take arrays and declared static fails for every array it is given).
+_DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
+_UNIONS = frozenset({"typing.Union"})
+
+
+def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
+    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
+    from jaxlint.analysis.module import annotation_name
+
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return declares_array(annotation.left, module) and declares_array(annotation.right, module)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation, _ = annotation_name(annotation, module.names)
+        if annotation is None:
+            return False
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = module.qualname(target)
+    if name is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in _DECLARED_ARRAYS
+    inner = annotation.slice
+    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if name in _UNIONS:
+        return bool(members) and all(declares_array(m, module) for m in members)
+    if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
+        return declares_array(members[0], module)
+    return False
+
+
 class ArrayFacts:
     """Answers `is_array(expr)`: a JAX array for certain, traced or not."""
 
@@ -62,9 +95,8 @@ class ArrayFacts:
         return self._array(expr, scope, 0)
 
     def indexed_like_array(self, target: ast.Subscript) -> bool:
-        """A store into a traced value with an index only an array accepts: a slice among several
-        axes (`x[:, 0]`), an ellipsis, or a traced index array (a dict may have tuple keys,
-        a list takes `x[1:3]`)."""
+        """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
+        (a dict may have tuple keys, a list takes `x[1:3]`)."""
         module = self.module
         if not module.is_traced(target.value):
             return False
@@ -77,6 +109,21 @@ class ArrayFacts:
             or module.is_abstract_array(part)
             for part in parts
         )
+
+    def traced_key(self, target: ast.Subscript) -> bool:
+        """A store into a traced value under an index that is itself one abstract tracer: it fails
+        whatever the value is (an array is immutable, a list cannot take a tracer as an index,
+        a dict cannot hash one)."""
+        module = self.module
+        if not module.is_traced(target.value):
+            return False
+        index = target.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            value = module.value(part)
+            if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
+                return True
+        return False
 
     def used_as_array(self, name: ast.Name) -> bool:
         """A traced parameter that its function also uses as only an array can be used
@@ -123,6 +170,20 @@ class ArrayFacts:
                     cached[id(child)] = node
             self._parent_maps[id(fn)] = cached
         return cached
+
+    def numpy_array(self, expr: ast.AST) -> bool:
+        """A name bound only to new NumPy arrays (`table = np.array([...])`): a host array."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self._scope_of(expr)
+        owner = self.names.lookup(expr.id, scope)
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        bindings = self._scope_bindings(owner).get(expr.id, [])
+        return bool(bindings) and all(
+            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+            for b in bindings
+        )
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""

@@ -91,6 +91,9 @@ CONTROL_FLOW = {
     "equinox.internal.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
 }
 
+# Primitives that take branches: JAX traces every branch, whichever one runs.
+BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
+
 # Host callbacks: the function runs on the host with concrete values; never traced.
 HOST_CALLBACKS = frozenset({
     "jax.debug.callback",
@@ -154,6 +157,14 @@ STATIC_QUERIES = frozenset({
     "jax.debug.callback",
     "jax.debug.breakpoint",
     "jax.lax.axis_size",
+    # Shape arithmetic runs on Python tuples, whatever shapes it is given.
+    "jax.lax.broadcast_shapes",
+    "jax.numpy.broadcast_shapes",
+    "numpy.broadcast_shapes",
+    # Dtype queries: NumPy's read the array's `dtype` attribute, which a tracer has.
+    "jax.lax.dtype",
+    "numpy.iscomplexobj",
+    "numpy.isrealobj",
 })
 
 # Calls that return the pytree (or leaves) of their first argument unchanged in kind.
@@ -208,6 +219,15 @@ STAGED_NAMESPACES = (
     "jax.experimental.",
 )
 
+# Integer arithmetic helpers inside those namespaces: plain Python on Python integers (a
+# block size, a grid extent), staged only when an argument is traced.
+INTEGER_HELPERS = frozenset({
+    "jax.experimental.pallas.cdiv",
+    "jax.experimental.pallas.align_to",
+    "jax.experimental.pallas.next_power_of_2",
+    "jax.experimental.pallas.strides_from_shape",
+})
+
 STAGED_FUNCTIONS = frozenset({
     "jax.device_put",
     "jax.block_until_ready",
@@ -237,14 +257,19 @@ PYTHON_ANNOTATIONS = frozenset({
 })
 
 # Framework base classes whose `__call__` (and compact methods) run under a transformation
-# in practice; their attributes are static configuration.
+# in practice; their attributes are static configuration.  Each by its public name and by
+# the public module that defines it (`from flax.linen.module import Module`).
 MODULE_BASES = frozenset({
     "flax.linen.Module",
+    "flax.linen.module.Module",
     "flax.nnx.Module",
+    "flax.nnx.module.Module",
     "equinox.Module",
     "haiku.Module",
 })
-MODULE_METHOD_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.nowrap"})
+MODULE_METHOD_DECORATORS = frozenset({
+    "flax.linen.compact", "flax.linen.nowrap", "flax.linen.module.compact", "flax.linen.module.nowrap",
+})
 
 # ---- arrays, functional updates and purity (JAX4xx) --------------------------------------
 
@@ -325,9 +350,20 @@ LOGGING_FUNCTIONS = frozenset({
     f"{module}.{level}"
     for module in ("logging", "absl.logging")
     for level in ("debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal")
+} | {
+    # experiment trackers: a metric logged from traced code is logged once, as a tracer
+    "wandb.log", "mlflow.log_metric", "mlflow.log_metrics", "tensorflow.summary.scalar",
+    "tensorflow.summary.histogram",
 })
-LOGGER_FACTORIES = frozenset({"logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger"})
-LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal"})
+LOGGER_FACTORIES = frozenset({
+    "logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger",
+    "tensorboardX.SummaryWriter", "torch.utils.tensorboard.SummaryWriter",
+    "flax.metrics.tensorboard.SummaryWriter", "clu.metric_writers.create_default_writer",
+})
+LOGGER_METHODS = frozenset({
+    "debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal",
+    "add_scalar", "add_scalars", "add_histogram", "scalar", "histogram", "write_scalars",
+})
 
 # Reads of the host's clock or files: inside staged code they happen once, at trace time.
 HOST_READS = frozenset({
@@ -417,12 +453,21 @@ SHAPE_SECOND_SAMPLERS = frozenset({"normal", "uniform", "bernoulli", "randint", 
 
 # Transformations that keep a compilation cache on the object they return: building a new
 # one for a new function object starts with an empty cache.
-CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
+CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit"})
+# Of those, the ones whose every application starts a new cache, even for the same function
+# (`nnx.jit(f)` wraps `f` in a new object that `jax.jit` then sees for the first time).
+NEW_CACHE_PER_APPLICATION = frozenset({"flax.nnx.jit"})
 # Decorators that memoise a function's result (a factory of jitted functions called once per key).
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 
 # NumPy conversions that return a view of a JAX array's buffer (read-only), not a copy.
 NUMPY_VIEWS = frozenset({"numpy.asarray", "numpy.asanyarray"})
+# NumPy functions that return a new host array (`table = np.array([...])`).
+NUMPY_ARRAY_CONSTRUCTORS = frozenset("numpy." + name for name in (
+    "array", "asarray", "arange", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye",
+    "identity", "stack", "concatenate", "vstack", "hstack", "zeros_like", "ones_like", "full_like",
+    "load", "loadtxt", "genfromtxt", "fromfunction", "tril_indices", "triu_indices",
+))
 
 # Methods that draw random integers (`rng.integers(5, 50, size=8)`): a source of distinct sizes.
 RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson", "binomial", "geometric"})

@@ -167,3 +167,121 @@ def donating_sites(module):
         donated = donors.get(id(site.target))
         if donated:
             yield site, donated
+
+
+@dataclass(frozen=True)
+class DonatingCall:
+    """A call of a plain function of the module that passes its parameter straight into a
+    donated position of a jitted call: the caller's argument is donated too."""
+
+    call: ast.Call
+    argument: ast.Name
+    helper: FunctionNode
+    inner: ast.Call  # the donating jitted call inside the helper
+    label: str  # the jitted function
+    caller: FunctionNode | None  # the function the call is in, None at module level
+
+
+def donating_helpers(module) -> list[DonatingCall]:
+    """Calls, anywhere in the module, of functions that hand a parameter to a donating jit."""
+    names = module.names
+    donors: dict[int, list[tuple[str, ast.Call, str]]] = {}
+    helpers: dict[int, FunctionNode] = {}
+    for site, donated in donating_sites(module):
+        helper = site.function
+        if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(helper) in module.effects.contexts:
+            continue
+        params = [p.arg for p in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)]
+        rebound = {s.target.id for s in module.effects.name_stores(helper)}
+        method_call = is_method_call(site.call, site.target, module)
+        for param in donated:
+            arg = argument(site.call, site.target, param, method_call)
+            if isinstance(arg, ast.Name) and arg.id in params and arg.id not in rebound:
+                donors.setdefault(id(helper), []).append((arg.id, site.call, function_label(site.target.node)))
+                helpers[id(helper)] = helper
+    found: list[DonatingCall] = []
+    if not donors:
+        return found
+    for call, scope in names.calls:
+        if not isinstance(call.func, ast.Name):
+            continue
+        helper = names.definition(call.func, scope)
+        if id(helper) not in donors or helper.decorator_list:
+            continue
+        for param, inner, label in donors[id(helper)]:
+            arg = _plain_argument(call, helper, param)
+            if isinstance(arg, ast.Name):
+                caller = scope.node if scope is not None and scope.kind == "function" else None
+                found.append(DonatingCall(call, arg, helper, inner, label, caller))
+    return found
+
+
+def _plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:
+    """The expression a plain call passes for `param`, when it is plain to see."""
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    positional = [p.arg for p in (*function.args.posonlyargs, *function.args.args)]
+    if param not in positional or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    index = positional.index(param)
+    return call.args[index] if index < len(call.args) else None
+
+
+def identity_hashed(cls: ast.ClassDef, module, seen: frozenset[int] = frozenset()) -> bool:
+    """A plain class hashed and compared by identity: no class decorator or keyword, no
+    `__hash__`/`__eq__` of its own, and only `object` or such classes of this module as bases."""
+    if id(cls) in seen or cls.decorator_list or cls.keywords:
+        return False
+    if any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign))
+        and {"__hash__", "__eq__"} & _defined_names(stmt)
+        for stmt in cls.body
+    ):
+        return False
+    for base in cls.bases:
+        if module.qualname(base) == "builtins.object":
+            continue
+        definition = module.names.definition(base) if isinstance(base, ast.Name) else None
+        if not isinstance(definition, ast.ClassDef) or not identity_hashed(definition, module, seen | {id(cls)}):
+            return False
+    return True
+
+
+def _defined_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {stmt.name}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__"})
+
+
+def reassigned_attributes(cls: ast.ClassDef, module) -> dict[str, list]:
+    """Attributes of instances of `cls` assigned after construction, by attribute name: stores
+    to `self.x` in the class's methods other than `__init__`/`__post_init__`/`__new__`, and to
+    `obj.x` where `obj` is bound only to `cls(...)`.  Stores inside traced code are left out."""
+    names = module.names
+    effects = module.effects
+    out: dict[str, list] = {}
+    for attr, stores in effects.attribute_stores.items():
+        for store in stores:
+            function = store.function
+            base = store.target.value if isinstance(store.target, ast.Attribute) else None
+            if not isinstance(base, ast.Name) or (function is not None and id(function) in effects.contexts):
+                continue
+            if function is not None and names.parent_class.get(id(function)) is cls:
+                positional = [*function.args.posonlyargs, *function.args.args]
+                if function.name in _CONSTRUCTION or not positional or positional[0].arg != base.id:
+                    continue
+            else:
+                scope = names.read_scope.get(id(base))
+                values = names.assignments(base, scope)
+                if not values or not all(
+                    isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and names.definition(v.func, scope) is cls
+                    for v in values
+                ):
+                    continue
+            out.setdefault(attr, []).append(store)
+    return out

@@ -26,7 +26,7 @@ from jaxlint.analysis.walk import children, target_names, walk
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
-_MAX_DEPTH = 5
+_MAX_DEPTH = 8
 _MAX_STEPS = 20000
 Polynomial = dict[tuple[str, ...], int]
 
@@ -55,6 +55,11 @@ class ShapeFacts:
             reason = self._slice_varies(expr.slice, loop, depth + 1)
             if reason is not None:
                 return reason
+            if _boolean_mask(expr.slice) and self.module.varies_in_loop(expr.slice, loop):
+                return (
+                    f"is filtered by the boolean mask `{ast.unparse(expr.slice)}`: its length is the number "
+                    "of true entries, which changes with the data"
+                )
             if _has_slice(expr.slice):
                 return self._varies(expr.value, loop, depth + 1, seen)
             return None
@@ -101,6 +106,9 @@ class ShapeFacts:
             first = call.args[0]
             if isinstance(first, ast.Name) and self._list_grows(first.id, loop):
                 return f"is built from `{first.id}`, a list that grows every iteration"
+            filtered = self._filtered_list(first, loop)
+            if filtered is not None:
+                return f"is built from {filtered}, whose length follows the data"
             if isinstance(first, (ast.List, ast.Tuple)):
                 for elt in first.elts:
                     reason = self._varies(elt, loop, depth + 1, seen)
@@ -125,6 +133,21 @@ class ShapeFacts:
                 return self._varies(func.value, loop, depth + 1, seen)
             if func.attr in jax_api.REDUCING_METHODS and (call.args or call.keywords):
                 return self._varies(func.value, loop, depth + 1, seen)
+        return None
+
+    def _filtered_list(self, expr: ast.AST, loop: ast.AST) -> str | None:
+        """A list comprehension with an `if` that changes between iterations (`[r for r in rows
+        if r.user == u]`), or a name the loop binds only to one."""
+        if isinstance(expr, ast.Name):
+            bindings = self._bindings_in(loop, expr.id)
+            if len(bindings) != 1 or bindings[0][0] != "assign":
+                return None
+            expr = bindings[0][1]
+        if not isinstance(expr, ast.ListComp):
+            return None
+        conditions = [c for g in expr.generators for c in g.ifs]
+        if conditions and any(self.module.varies_in_loop(c, loop) for c in conditions):
+            return f"a list filtered by `if {ast.unparse(conditions[0])}`"
         return None
 
     def _sizes_vary(self, call: ast.Call, where, loop: ast.AST, depth: int) -> str | None:
@@ -230,6 +253,8 @@ class ShapeFacts:
                 if isinstance(arg, ast.Name) and self._list_grows(arg.id, loop):
                     return True
                 return self._varies(arg, loop, depth + 1, seen=set()) is not None
+            if callee is None and isinstance(expr.func, ast.Attribute) and self._loop_dependent(expr.func.value, loop, depth + 1):
+                return True  # `(mask > 0).sum()`, `counts.max()`: a number computed from what changes
             return any(self._loop_dependent(a, loop, depth + 1) for a in (*expr.args, *(k.value for k in expr.keywords)))
         return any(self._loop_dependent(child, loop, depth + 1) for child in children(expr)
                    if isinstance(child, ast.expr))
@@ -436,15 +461,15 @@ class ShapeFacts:
         return table
 
     # ---- jit objects built again and again -------------------------------------------------------
-    def rebuilt_jits(self) -> list[tuple[ast.AST, str, str]]:
-        """Jitted callables created anew each time they are used: (where, what, why).
+    def rebuilt_jits(self) -> list[tuple[ast.AST, str, str, str]]:
+        """Jitted callables created anew each time they are used: (where, transformation, what, why).
 
         `jax.jit(lambda x: ...)(x)` in a loop; `@jax.jit` on a closure defined in a function that
         is called in a loop and calls it; `step = jax.jit(partial(f, c))` then `step(x)` in such
         a function.  A module-level function re-wrapped with `jax.jit(f)` hits JAX's cache and
         is not reported; nor is a jitted callable that escapes (returned, stored: a factory).
         """
-        found: list[tuple[ast.AST, str, str]] = []
+        found: list[tuple[ast.AST, str, str, str]] = []
         names = self.names
         wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
         for call, scope in names.calls:
@@ -456,24 +481,30 @@ class ShapeFacts:
             function = self._call_functions.get(id(call))
             if isinstance(call.func, ast.Call):
                 inner = call.func
-                if self.module.qualname(inner.func) in jax_api.CACHING_TRANSFORMS and inner.args:
-                    why = self._repeated(inner, inner.args[0], function)
+                transform = self.module.qualname(inner.func)
+                if transform in jax_api.CACHING_TRANSFORMS and inner.args:
+                    why = self._repeated(inner, inner.args[0], function, transform)
                     if why is not None:
-                        found.append((inner, _describe(inner.args[0]), why))
+                        found.append((inner, transform, _describe(inner.args[0]), why))
                 continue
-            if self.module.qualname(call.func) not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
+            transform = self.module.qualname(call.func)
+            if transform not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
                 continue
             bound = names.call_targets.get(id(call))
             if bound is None:
+                stored = self._rebuilt_per_instance(call, function)
+                if stored is not None:
+                    found.append((call, transform, _describe(call.args[0]), stored))
                 continue
-            why = self._repeated(call, call.args[0], function)
+            why = self._repeated(call, call.args[0], function, transform)
             if why is not None and self._used_once(bound, function, call):
-                found.append((call, _describe(call.args[0]), why))
+                found.append((call, transform, _describe(call.args[0]), why))
         for root in self.module.traced_roots:
             fn = root.node
             if isinstance(fn, ast.Lambda) or root.site is None or root.site not in fn.decorator_list:
                 continue
-            if not any(t.name in jax_api.CACHING_TRANSFORMS for t in root.transforms):
+            transform = next((t.name for t in root.transforms if t.name in jax_api.CACHING_TRANSFORMS), None)
+            if transform is None:
                 continue
             function = names.parent_function.get(id(fn))
             if function is None or self._staged(function):
@@ -485,16 +516,53 @@ class ShapeFacts:
             else:
                 continue
             if self._used_once(fn.name, function, fn):
-                found.append((root.site, f"`{fn.name}`", why))
+                found.append((root.site, transform, f"`{fn.name}`", why))
         return found
 
-    def _repeated(self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None) -> str | None:
+    def _rebuilt_per_instance(self, jit_call: ast.Call, function: FunctionNode) -> str | None:
+        """`self.step = jax.jit(<new function>)` in `__init__` of a class this module instantiates
+        again and again (in a loop, or in a function called in one), and `.step(...)` is called:
+        every instance starts with an empty cache.  Why, or None."""
+        if not isinstance(function, ast.FunctionDef) or function.name != "__init__":
+            return None
+        cls = self.names.parent_class.get(id(function))
+        self_name = function.args.args[0].arg if function.args.args else None
+        if cls is None or self_name is None or self._fresh(jit_call.args[0], function, None) is None:
+            return None
+        attr = None
+        for stmt in walk(function):
+            if isinstance(stmt, ast.Assign) and stmt.value is jit_call and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                    attr = target.attr
+        if attr is None or not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr == attr for call, _ in self.names.calls
+        ):
+            return None
+        for call, scope in self.names.calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id == cls.name):
+                continue
+            if self.names.definition(call.func, scope) is not cls:
+                continue
+            caller = self._function_of(call)
+            if self.in_loop(call, caller) is not None or self._in_comprehension(call, caller):
+                return f"every iteration makes a new `{cls.name}` (line {call.lineno}), which jits it in `__init__`"
+            if caller is not None and not self._memoized(caller) and self.called_repeatedly(caller) is not None:
+                return f"`{_name(caller)}` makes a new `{cls.name}` on every call (line {call.lineno}), which jits it in `__init__`"
+        return None
+
+    def _repeated(
+        self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None, transform: str
+    ) -> str | None:
         """Why wrapping `wrapped` at `jit_call` builds a new cache again and again, or None."""
         if self._staged(function):
             return None  # the enclosing function's body runs once per trace, not per call
         loop = self.in_loop(jit_call, function)
         in_comprehension = self._in_comprehension(jit_call, function)
-        fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
+        if transform in jax_api.NEW_CACHE_PER_APPLICATION:
+            fresh: str | None = "loop" if loop is not None or in_comprehension else "call"
+        else:
+            fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
         if fresh is None:
             return None
         if (loop is not None or in_comprehension) and fresh == "loop":
@@ -651,12 +719,32 @@ class ShapeFacts:
         if isinstance(expr, ast.Name):
             scope = self.names.read_scope.get(id(expr))
             owner = self.names.lookup(expr.id, scope) if scope is not None else None
+            if owner is not None and owner.kind == "function" and expr.id in owner.params:
+                return self._largest_static_argument(owner.node, expr.id, depth)
             if owner is None or owner.kind != "module" or expr.id in self.module.effects.global_writers:
                 return None
             values = owner.assigned.get(expr.id, [])
             if len(values) == 1 and expr.id not in owner.other:
                 return self._constant_int(values[0], depth + 1)
         return None
+
+
+    def _largest_static_argument(self, function: FunctionNode, param: str, depth: int) -> int | None:
+        """The largest constant that a call in this module passes for a static parameter of a
+        jitted function: that compilation sees it as a Python number."""
+        from jaxlint.analysis import jit_signature
+
+        module = self.module
+        largest = None
+        for site in module.call_sites:
+            root = site.target
+            if root.node is not function or param not in root.static_params:
+                continue
+            arg = jit_signature.argument(site.call, root, param, jit_signature.is_method_call(site.call, root, module))
+            value = self._constant_int(arg, depth + 1) if arg is not None else None
+            if value is not None and (largest is None or value > largest):
+                largest = value
+        return largest
 
 
 def _start(node: ast.AST) -> tuple[int, int]:
@@ -681,6 +769,17 @@ def _describe(wrapped: ast.AST) -> str:
 # ---- helpers ---------------------------------------------------------------------------------
 def _has_slice(index: ast.AST) -> bool:
     return isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts))
+
+
+def _boolean_mask(index: ast.AST) -> bool:
+    """`x > t`, `~valid`, `(a > 0) & (b < 1)`: an index that selects the true entries."""
+    if isinstance(index, ast.Compare):
+        return not any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in index.ops)
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return _boolean_mask(index.operand)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _boolean_mask(index.left) and _boolean_mask(index.right)
+    return False
 
 
 def _bounded(bound: ast.AST | None) -> bool:

@@ -1,5 +1,7 @@
 """JAX301: `static_argnums`/`static_argnames`/`donate_argnums`/`donate_argnames` that name no parameter."""
 
+from __future__ import annotations
+
 from jaxlint.analysis import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 

@@ -1,5 +1,7 @@
 """JAX305: one buffer passed twice to a jitted call that donates it."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature

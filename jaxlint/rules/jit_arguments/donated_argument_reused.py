@@ -1,5 +1,7 @@
 """JAX304: an argument donated to a jitted call and read again afterwards."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature, reads
@@ -17,7 +19,8 @@ class DonatedArgumentReused(Rule):
         Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass a
         variable in a donated position and then read that variable again, before assigning it a
         new value: later in the function, or on the next iteration of a loop that never rebinds
-        it.
+        it. A plain function of the module that passes its own parameter straight into a donated
+        position donates its caller's argument too, and reads in the caller are checked the same way.
 
         `state, loss = train_step(state, batch)` (the donated name is rebound by the call's own
         statement) is the intended use and is not reported; nor are NumPy arrays and Python
@@ -57,6 +60,21 @@ class DonatedArgumentReused(Rule):
             for batch in batches:
                 new_state = update(state, batch)  # JAX304
             return new_state
+        """,
+        """
+        import jax
+
+        def _sgd(params, grads):
+            return params - 0.1 * grads
+
+        _apply = jax.jit(_sgd, donate_argnums=0)
+
+        def apply_gradients(params, grads):
+            return _apply(params, grads)
+
+        def train(params, grads):
+            new_params = apply_gradients(params, grads)
+            return new_params, params.sum()  # JAX304
         """,
     )
     good = (
@@ -138,6 +156,20 @@ class DonatedArgumentReused(Rule):
                         "reading it raises `RuntimeError: Array has been deleted`; use the call's result, "
                         "or do not donate it",
                     )
+        for donation in jit_signature.donating_helpers(module):
+            arg = donation.argument
+            if _host_value(arg, module):
+                continue
+            owner = donation.caller if donation.caller is not None else module.tree
+            read = reads.later_read(owner, arg.id, donation.call)
+            if read is None or read.next_iteration is not None and read.node is arg:
+                continue
+            report(
+                read.node,
+                f"`{arg.id}` was donated on line {donation.call.lineno}: `{donation.helper.name}` passes it to "
+                f"{donation.label} (line {donation.inner.lineno}), which donates it, and JAX deleted it; "
+                "reading it raises `RuntimeError: Array has been deleted`; use the result, or do not donate it",
+            )
 
 
 def _host_value(name: ast.Name, module, seen: frozenset = frozenset()) -> bool:

@@ -1,5 +1,7 @@
 """JAX306: `@jax.jit` on a method whose `self` is neither static nor a pytree."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature

@@ -1,5 +1,7 @@
 """JAX303: a static argument fed a value that changes on every iteration of a loop."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jit_signature
@@ -19,7 +21,14 @@ class StaticArgumentVariesInLoop(Rule):
         `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
         the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), one computed
         from such a value (`eps = 0.2 * (1 - epoch / n)`), the length of a list that grows in the
-        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`).
+        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`). It also reports a
+        static argument that is an object made anew in the loop and hashed by identity: a lambda
+        or a function defined in the loop, a `functools.partial`, an optax transformation (a
+        tuple of fresh closures), or an instance of a class of the module that defines neither
+        `__eq__` nor `__hash__`. Under `eqx.filter_jit`, which makes every non-array argument
+        static, it reports such an object passed in any position; under `nnx.jit`, an
+        `nnx.Optimizer` built in the loop around a new optax transformation (the optimizer's
+        structure, transformation included, is part of the compilation key).
 
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
@@ -31,7 +40,12 @@ class StaticArgumentVariesInLoop(Rule):
         rate, temperature or smoothing coefficient that changes every step makes every step a
         new compilation: the loop runs at compile speed, and the compilation cache grows without
         bound. Pass such a value as a traced argument (remove it from `static_argnums`); if it
-        sets a shape or a Python loop count, round it to a few buckets.
+        sets a shape or a Python loop count, round it to a few buckets. Functions, partials and
+        plain objects compare equal only to themselves, so one rebuilt on every iteration (an
+        optimizer made per epoch, a loss `partial` made per step) is a new cache key every time:
+        build it once, before the loop. `nnx.Optimizer(model, optax.adam(lr))` rebuilt every
+        epoch compiles the step again every epoch; build the transformation once (an optax
+        schedule for a changing learning rate) and, if needed, a new optimizer around it.
         """
     bad = (
         """
@@ -89,6 +103,29 @@ class StaticArgumentVariesInLoop(Rule):
         """
         from functools import partial
         import jax
+        import optax
+
+        @partial(jax.jit, static_argnames=("optimizer", "loss_fn"))
+        def update(params, opt_state, batch, optimizer, loss_fn):
+            grads = jax.grad(loss_fn)(params, batch)
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+        def fit(params, batches, epochs):
+            for epoch in range(epochs):
+                optimizer = optax.adam(1e-3 / (epoch + 1))
+                opt_state = optimizer.init(params)
+                for batch in batches:
+                    params, opt_state = update(
+                        params, opt_state, batch,
+                        optimizer,  # JAX303
+                        lambda p, b: ((p - b) ** 2).sum(),  # JAX303
+                    )
+            return params
+        """,
+        """
+        from functools import partial
+        import jax
 
         @partial(jax.jit, static_argnames=("step",))
         def warmup(params, step):
@@ -98,6 +135,21 @@ class StaticArgumentVariesInLoop(Rule):
             for i in range(n):
                 params = warmup(params, step=i)  # JAX303
             return params
+        """,
+        """
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y):
+            grads = nnx.grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+            optimizer.update(model, grads)
+
+        def fit(model, epochs, lr):
+            for epoch, batches in enumerate(epochs):
+                optimizer = nnx.Optimizer(model, optax.adam(lr * 0.9 ** epoch), wrt=nnx.Param)
+                for x, y in batches:
+                    train_step(model, optimizer, x, y)  # JAX303
         """,
     )
     good = (
@@ -149,6 +201,22 @@ class StaticArgumentVariesInLoop(Rule):
                 lr *= 0.9
             return x
         """,
+        """
+        import optax
+        from flax import nnx
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y):
+            grads = nnx.grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+            optimizer.update(model, grads)
+
+        def fit(model, epochs, lr):
+            schedule = optax.exponential_decay(lr, transition_steps=100, decay_rate=0.9)
+            optimizer = nnx.Optimizer(model, optax.adam(schedule), wrt=nnx.Param)  # built once
+            for batches in epochs:
+                for x, y in batches:
+                    train_step(model, optimizer, x, y)
+        """,
     )
     demo = JaxDemo(
         """
@@ -175,10 +243,11 @@ class StaticArgumentVariesInLoop(Rule):
 
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}
-        if not plain:
-            return
         for site in module.call_sites:
-            if not site.loops or id(site.target) not in plain:
+            if not site.loops:
+                continue
+            if id(site.target) not in plain:
+                self._static_by_filtering(module, site, report)
                 continue
             root = site.target
             static = jit_signature.designated(root, "static")
@@ -188,9 +257,11 @@ class StaticArgumentVariesInLoop(Rule):
                 if arg is None:
                     continue
                 for loop in reversed(site.loops):
-                    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not module.varies_in_loop(arg, loop):
+                    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                         continue
-                    why = _changing_number(arg, loop, module)
+                    why = _fresh_object(arg, loop, module) or (
+                        module.varies_in_loop(arg, loop) and _changing_number(arg, loop, module)
+                    )
                     if why:
                         report(
                             arg,
@@ -200,6 +271,39 @@ class StaticArgumentVariesInLoop(Rule):
                             "if it must stay static, round it to a few values",
                         )
                         break
+
+
+    @staticmethod
+    def _static_by_filtering(module, site, report) -> None:
+        """`eqx.filter_jit` makes every non-array argument static, `nnx.jit` the structure of
+        every NNX object: a function, optax transformation or plain object made anew on every
+        iteration, or an `nnx.Optimizer` around one, is a new cache key every time."""
+        transform = next((t.name for t in site.target.transforms if t.name in _FILTERING), None)
+        if transform is None:
+            return
+        label = ".".join(transform.split(".")[-2:])
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        for arg in arguments:
+            if isinstance(arg, ast.Starred):
+                continue
+            for loop in reversed(site.loops):
+                if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+                    continue
+                why = _fresh_object(arg, loop, module)
+                if transform == "flax.nnx.jit" and why and "`nnx.Optimizer`" not in why:
+                    why = None  # `nnx.jit` traces other leaves: only an NNX object's structure is static
+                if why:
+                    report(
+                        arg,
+                        f"{jit_signature.function_label(site.target.node)} is passed {why}; `{label}` makes it part of the compilation key (static, compared by identity): "
+                        f"every iteration of the loop on line {loop.lineno} compiles again; build it once, "
+                        "outside the loop",
+                    )
+                    break
+
+
+# Transformations that make non-array arguments (or NNX graph structure) static.
+_FILTERING = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit"})
 
 
 def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> str | None:
@@ -223,6 +327,61 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = froz
     if _numeric_expression(arg, loop, module, seen):
         return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
     return None
+
+
+def _fresh_object(arg: ast.AST, loop: ast.AST, module) -> str | None:
+    """Why an argument is an object made anew on every iteration and hashed by identity."""
+    if isinstance(arg, ast.Name):
+        made = [
+            node for node in _loop_statements(loop)
+            if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets)
+            or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == arg.id
+        ]
+        if not made or not all(_made_here(node, module) for node in made):
+            return None
+        return f"`{arg.id}`, {_made_here(made[0], module)} made on every iteration (line {made[0].lineno})"
+    what = _identity_hashed(arg, module)
+    return f"{what} made on every iteration" if what else None
+
+
+def _made_here(node: ast.AST, module) -> str | None:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return "a new function"
+    return _identity_hashed(node.value, module)
+
+
+def _identity_hashed(expr: ast.AST, module) -> str | None:
+    """A new lambda, partial, optax transformation or plain object: equal only to itself."""
+    if isinstance(expr, ast.Lambda):
+        return "a new lambda"
+    if not isinstance(expr, ast.Call):
+        return None
+    callee = module.qualname(expr.func)
+    if callee == "functools.partial":
+        return "a new `functools.partial`"
+    if callee is not None and callee.startswith("optax.") and callee.count(".") == 1 and callee[6:7].islower():
+        return f"a new optax transformation (`{callee[6:]}`, a tuple of fresh closures)"
+    if callee == "flax.nnx.Optimizer":
+        fresh = [_identity_hashed(a, module) for a in (*expr.args, *(k.value for k in expr.keywords))]
+        inner = next((f for f in fresh if f and f.startswith("a new optax")), None)
+        if inner is not None:
+            return f"a new `nnx.Optimizer` around {inner}"
+        return None
+    cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
+    if isinstance(cls, ast.ClassDef) and _plain_class(cls):
+        return f"a new `{cls.name}` instance (hashed by identity)"
+    return None
+
+
+def _plain_class(cls: ast.ClassDef) -> bool:
+    """A class with no base, no decorator, no `__eq__` and no `__hash__`: identity equality."""
+    if cls.bases or cls.keywords or cls.decorator_list:
+        return False
+    return not any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__eq__", "__hash__")
+        or isinstance(node, ast.Assign) and any(_is(t, "__hash__") or _is(t, "__eq__") for t in node.targets)
+        for node in cls.body
+    )
 
 
 _FLOAT_RANGES = frozenset({

@@ -1,12 +1,14 @@
 """JAX302: a static argument that is an array, a list, a dict or another unhashable value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api, jit_signature
+from jaxlint.analysis.arrays import declares_array
 from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
 
-_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "numpy.ndarray", "jaxtyping.Array", "chex.ArrayDevice"})
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
@@ -34,11 +36,12 @@ class UnhashableStaticArgument(Rule):
     summary = "A static argument is an array, list, dict or other unhashable value"
     what = """
         Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
-        another unhashable value: annotated as an array (`jax.Array`, `np.ndarray`, jaxtyping)
-        or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x @ y`), passed an array, list, dict or set at a call site in the same module, or a
-        static `self` whose class is a non-frozen dataclass (or defines `__eq__` without
-        `__hash__`).
+        another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
+        `np.ndarray`, a jaxtyping array, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
+        `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
+        traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
+        that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
+        defines `__eq__` without `__hash__`).
 
         Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
         dataclasses are hashable and fine. A list default that callers never override is never
@@ -49,7 +52,9 @@ class UnhashableStaticArgument(Rule):
         An unhashable value makes the call raise `ValueError: Non-hashable static arguments are
         not supported` before tracing starts. Arrays are never hashable (even 0-d ones): pass
         them traced instead. Pass a tuple instead of a list, and make a static configuration
-        object a frozen dataclass.
+        object a frozen dataclass. A tracer is not hashable either: a static parameter cannot
+        receive a value of the enclosing trace, nor one that `jax.vmap` batches (give it
+        `in_axes=None` there).
         """
     bad = (
         """
@@ -114,6 +119,19 @@ class UnhashableStaticArgument(Rule):
 
         def main(x):
             return forward_jit(x, config=Config(depth=3))
+        """,
+        """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)  # JAX302
+        def power(x, n):
+            return x ** n
+
+        def all_powers(xs, ns):
+            return jax.vmap(power)(xs, ns)
         """,
     )
     good = (
@@ -209,6 +227,7 @@ class UnhashableStaticArgument(Rule):
                     or _annotated(param, module)
                     or _used_as_array(root.node, name, module)
                     or _passed_unhashable(root, name, sites, module)
+                    or _mapped_by_vmap(root, name, module)
                 )
                 if why:
                     report(
@@ -220,21 +239,12 @@ class UnhashableStaticArgument(Rule):
 
 def _annotated(param: ast.arg, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
-    if name is None:
+    if name is None and not isinstance(annotation, ast.BinOp):
         return None
-    if name in _ARRAY_ANNOTATIONS:
+    if declares_array(annotation, module):
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
-    if (
-        name.startswith("jaxtyping.")
-        and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES
-        and isinstance(annotation, ast.Subscript)
-    ):
-        inner = annotation.slice
-        first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
-        if module.qualname(first) in _ARRAY_ANNOTATIONS:
-            return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     return None
 
 
@@ -274,12 +284,45 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
         if arg is None:
             continue
         kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
+        if kind is None and module.is_abstract(arg):
+            kind = "a traced value (a tracer)"
         if kind is None and isinstance(arg, ast.Name):
             values = module.names.assignments(arg)
             if len(values) == 1:
                 kind = _unhashable_value(values[0], module) or _unhashable_instance(values[0], module)
         if kind:
             return f"is passed {kind} on line {site.call.lineno}"
+    return None
+
+
+def _mapped_by_vmap(root, name: str, module) -> str | None:
+    """`jax.vmap(f)(...)` with `in_axes` mapping the static parameter: vmap hands it a batched tracer."""
+    positional = [p.arg for p in (*root.node.args.posonlyargs, *root.node.args.args)]
+    if name not in positional or isinstance(root.node, ast.Lambda):
+        return None
+    index = positional.index(name)
+    for call, scope in module.names.calls:
+        if module.qualname(call.func) != "jax.vmap" or not call.args or not isinstance(call.args[0], ast.Name):
+            continue
+        wrapped = call.args[0]
+        if module.names.definition(wrapped, scope) is not root.node or not any(
+            root.site is d for d in root.node.decorator_list
+        ):
+            continue
+        in_axes = next((k.value for k in call.keywords if k.arg == "in_axes"), call.args[1] if len(call.args) > 1 else None)
+        if in_axes is None:
+            axis = 0
+        elif isinstance(in_axes, ast.Constant) and isinstance(in_axes.value, int):
+            axis = in_axes.value
+        elif isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
+            entry = in_axes.elts[index]
+            if not isinstance(entry, ast.Constant):
+                continue
+            axis = entry.value
+        else:
+            continue
+        if axis is not None:
+            return f"is mapped by `jax.vmap` on line {call.lineno} (it receives a batched tracer)"
     return None
 
 

@@ -1,5 +1,7 @@
 """JAX408: a jitted function mutates an argument's container, which the caller never sees."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api

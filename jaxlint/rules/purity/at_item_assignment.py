@@ -1,5 +1,7 @@
 """JAX402: assignment to `x.at[i]` instead of calling `.set`."""
 
+from __future__ import annotations
+
 from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import in_place_fix, text

@@ -1,5 +1,7 @@
 """JAX403: a functional update whose result is thrown away (`x.at[i].set(v)` as a statement)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api
@@ -18,12 +20,16 @@ class DiscardedUpdate(Rule):
         `x.at[i].set(v)` (and `.add`, `.multiply`, ...), a `jax.numpy` function applied to an
         array (`jnp.clip(x, 0, 1)`, `jnp.sort(x)`), an array method on a JAX array that NumPy
         would apply in place (`x.sort()`), and an Optax optimizer's `update`/`init` or
-        `optax.apply_updates`.
+        `optax.apply_updates`. It also checks for an `.at[...]` update assigned to a local name
+        that the function never reads again, except to compute its own next update
+        (`x = x.at[i].set(v)` and then `return None`, or an accumulator that is never
+        returned).
         """
     why = """
         JAX functions and array methods never modify their arguments: they return a new
         array. Called as a statement, their result is dropped and the program goes on with the
-        old value, silently. Assign the result (`x = x.at[i].set(v)`,
+        old value, silently. Assigning it to a name nobody reads loses it just the same: the
+        caller's array is unchanged. Assign the result (`x = x.at[i].set(v)`,
         `updates, opt_state = tx.update(grads, opt_state)`). Calls inside
         `pytest.raises`/`assertRaises` blocks and in test functions (`def test_...`, where a bare
         call checks that something does not raise) are not reported.
@@ -56,6 +62,18 @@ class DiscardedUpdate(Rule):
         """
         import jax.numpy as jnp
 
+        def reset_slot(buffer, i):
+            buffer = buffer.at[i].set(0.0)  # JAX403
+
+        def gather(xs, idx):
+            out = jnp.zeros(len(idx))
+            for k, i in enumerate(idx):
+                out = out.at[k].set(xs[i])  # JAX403
+            return xs
+        """,
+        """
+        import jax.numpy as jnp
+
         def ranked(scores):
             s = jnp.asarray(scores)
             s.sort()  # JAX403
@@ -82,6 +100,17 @@ class DiscardedUpdate(Rule):
             with pytest.raises(IndexError):
                 jnp.zeros(3).at[5].get(mode="promise_in_bounds")
                 jnp.clip(a, 2.0, 1.0)
+        """,
+        """
+        import jax.numpy as jnp
+
+        def gather(xs, idx, keep_first):
+            out = jnp.zeros(len(idx))
+            for k, i in enumerate(idx):
+                out = out.at[k].set(xs[i])
+            _ = xs.at[0].set(0.0)  # an underscore name: discarded on purpose
+            first = xs.at[0].set(1.0)
+            return out if keep_first else lambda: first  # read by a closure
         """,
         """
         from flax import nnx
@@ -114,6 +143,15 @@ class DiscardedUpdate(Rule):
                 f"The result of {what} is discarded: JAX never updates in place, so nothing changes; "
                 "assign the result",
                 rebind(module, stmt, updated) if updated is not None else None,
+            )
+        for store in effects.unread_updates:
+            if effects.expects_error(store.stmt) or effects.in_test(store.function):
+                continue
+            name = store.target.id
+            report(
+                store.value,
+                f"`{name}` is assigned the result of `.at[...].{store.value.func.attr}(...)` but never read "
+                f"again (except to update itself): the updated array is lost; return or use `{name}`",
             )
 
     @staticmethod

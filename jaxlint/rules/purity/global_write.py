@@ -1,5 +1,7 @@
 """JAX406: assignment to a `global` or `nonlocal` name inside jit-compiled code."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,5 +1,6 @@
 """JAX409: reading the clock or a file inside jit-compiled code."""
 
+from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 

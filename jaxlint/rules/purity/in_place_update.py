@@ -1,5 +1,7 @@
 """JAX401: item assignment on a JAX array (`x[i] = v`, `x[i] += v`)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.arrays import is_at_index
@@ -19,15 +21,20 @@ class InPlaceUpdate(Rule):
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
-        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`). It applies to eager code as much as to traced
-        code. It also reports item assignment on `np.asarray(<JAX array>)`, a read-only view.
+        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`). It applies to eager code as much as
+        to traced code. Inside traced code it also reports item assignment on a traced value at
+        an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
+        value), whatever the value is. It also reports item assignment on
+        `np.asarray(<JAX array>)`, a read-only view.
         """
     why = """
         JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable
         and do not support in-place item assignment`, in eager code and under `jit` alike
         (`np.asarray` of a JAX array shares its read-only buffer: `ValueError`).
         The functional form `x = x.at[i].set(v)` returns an updated copy (which XLA performs
-        in place when it can). NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
+        in place when it can). A traced index fails on the other traced values too: a list
+        cannot be indexed by a tracer (`TracerIntegerConversionError`, a `TypeError`) and a dict
+        cannot hash one. NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
         dict of arrays) are mutable and are not reported.
         """
     fix_safety = """
@@ -37,7 +44,8 @@ class InPlaceUpdate(Rule):
         parameter, the fix is unsafe: NumPy-style code meant the caller's array to change, and
         after the fix only the local name sees the update; return the new array instead.
         Attributes (`self.data[i] = v`) are reported without a fix: write
-        `self.data = self.data.at[i].set(v)`.
+        `self.data = self.data.at[i].set(v)`. A traced value known only by its traced index (it
+        may be a list) is reported without a fix.
         """
     fixable = True
     bad = (
@@ -76,6 +84,20 @@ class InPlaceUpdate(Rule):
             return out
         """,
         """
+        import jax.numpy as jnp
+        from jax import lax
+
+        def projected_gauss_seidel(a, b):
+            def sweep(x, row):
+                i, a_i, b_i = row
+                x[i] = jnp.maximum(x[i] - (b_i + a_i @ x) / a_i[i], 0.0)  # JAX401
+                return x, None
+
+            n = b.shape[0]
+            x, _ = lax.scan(sweep, jnp.zeros(n), (jnp.arange(n), a, b))
+            return x
+        """,
+        """
         import numpy as np
         import jax.numpy as jnp
 
@@ -111,11 +133,21 @@ class InPlaceUpdate(Rule):
         """,
         """
         import jax
+        from jax import lax
 
         @jax.jit
         def step(state, x):
             state["count"] = state["count"] + 1  # a traced dict: a Python container
+            for name, value in x.items():
+                state[name] = value  # a dict's keys are static
             return state, x
+
+        def total(xs):
+            def body(i, carry):
+                parts = list(carry)
+                parts[0] = parts[0] + xs[i]  # a list at a static index
+                return tuple(parts)
+            return lax.fori_loop(0, len(xs), body, (0.0, 0))
         """,
     )
     demo = JaxDemo(
@@ -150,16 +182,26 @@ class InPlaceUpdate(Rule):
                 )
                 continue
             base_node = target.value
-            if not (
+            known_array = True
+            if (
                 arrays.is_array(base_node)
                 or arrays.indexed_like_array(target)
                 or (isinstance(base_node, ast.Name) and arrays.used_as_array(base_node))
             ):
+                message = f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises `TypeError`"
+            elif arrays.traced_key(target):
+                known_array = False  # perhaps a list or a dict: `.at[...]` is no fix for those
+                message = (
+                    f"In-place update of the traced value `{base}` at a traced index: a JAX array is immutable, "
+                    "a list cannot be indexed by a tracer and a dict cannot hash one, so this raises `TypeError`"
+                )
+            else:
                 continue
-            fix = in_place_fix(module, store.stmt, target, target.value) if store.kind != "unpacked" else None
+            fix = None
+            if known_array and store.kind != "unpacked":
+                fix = in_place_fix(module, store.stmt, target, target.value)
             report(
                 target,
-                f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises "
-                f"`TypeError`; write `{base} = {base}.at[...].set(...)` (or `.add`, `.multiply`, ...)",
+                f"{message}; write `{base} = {base}.at[...].set(...)` (or `.add`, `.multiply`, ...)",
                 fix,
             )

@@ -1,5 +1,6 @@
 """JAX405: logging a traced value inside jit-compiled code."""
 
+from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 
@@ -11,8 +12,10 @@ class LoggingInTracedCode(Rule):
     summary = "Logging a traced value inside staged code happens once, at trace time"
     what = """
         Checks for `logging` and `absl.logging` calls (module functions and logger methods
-        such as `log.info(...)`) whose arguments show a traced value, inside code staged by
-        `jax.jit`, `jax.pmap` or a `lax` control-flow primitive.
+        such as `log.info(...)`) and experiment-tracker calls (`wandb.log`, `mlflow.log_metric`,
+        `tf.summary.scalar`, a TensorBoard `SummaryWriter`'s `add_scalar`/`scalar`) whose
+        arguments show a traced value, inside code staged by `jax.jit`, `jax.pmap` or a `lax`
+        control-flow primitive.
         """
     why = """
         The body of a staged function runs once, while JAX traces it. The log record is
@@ -46,6 +49,21 @@ class LoggingInTracedCode(Rule):
         def update(w, g):
             logging.info("grad %s", g)  # JAX405
             return w - g
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+        import wandb
+        from flax.metrics import tensorboard
+
+        writer = tensorboard.SummaryWriter("/tmp/logs")
+
+        @jax.jit
+        def train_step(w, x, step):
+            loss = jnp.mean((x @ w) ** 2)
+            wandb.log({"loss": loss})  # JAX405
+            writer.scalar("loss", loss, step)  # JAX405
+            return w - 0.1 * jax.grad(lambda w: jnp.mean((x @ w) ** 2))(w)
         """,
     )
     good = (

@@ -1,5 +1,7 @@
 """JAX407: traced code mutates an object that lives outside it (a global, a closure variable, `self`)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis import jax_api
@@ -24,7 +26,10 @@ class OuterMutation(Rule):
         global or a variable of an enclosing eager function holds (`captured = []`), and the Python object `self` of a jitted method (static
         `self`, a bound method) or of an instance handed to `lax.scan`. Reported inside
         staged code (`jit`, `pmap`, `lax` bodies) always, and under `vmap` when the stored
-        value is traced.
+        value is traced. A Flax NNX object from outside (`optimizer = nnx.Optimizer(...)`, an
+        `nnx.Module` instance, `nnx.MultiMetric(...)`) updated inside plain `jax.jit` or a `lax`
+        body (`optimizer.update(...)`, `metrics.update(...)`, `model.w.value = ...`) is
+        reported too.
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation.
@@ -35,7 +40,11 @@ class OuterMutation(Rule):
         inside the function (`features.append(x)` then `jnp.stack(features)`), host callbacks,
         Flax `self.sow`/`self.variable`/`self.param` and NNX variable updates
         (`self.count.value += 1`, `nnx.jit`), framework modules and registered pytrees, and
-        counters that a test asserts on.
+        counters that a test asserts on. NNX objects are the exception to that exception: their
+        variables belong to the trace level they were made at, and Flax refuses to update them
+        from a plain `jax.jit` trace or a `lax.scan` body (`TraceContextError`, or `ValueError:
+        Cannot extract graph node from different trace level`); NNX's own transformations
+        (`nnx.jit`, `nnx.scan`, `nnx.fori_loop`) carry the state in and out.
         """
     bad = (
         """
@@ -86,6 +95,25 @@ class OuterMutation(Rule):
         def run(w, xs):
             cell = RNNCell(w)
             return jax.lax.scan(cell, jnp.zeros(2), xs)
+        """,
+        """
+        import jax
+        import optax
+        from flax import nnx
+
+        model = nnx.Linear(4, 1, rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+        metrics = nnx.MultiMetric(loss=nnx.metrics.Average("loss"))
+
+        def train_epoch(batches):
+            def body(carry, batch):
+                x, y = batch
+                loss, grads = nnx.value_and_grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+                optimizer.update(model, grads)  # JAX407
+                metrics.update(loss=loss)  # JAX407
+                return carry, loss
+
+            return jax.lax.scan(body, 0, batches)
         """,
     )
     good = (
@@ -139,6 +167,22 @@ class OuterMutation(Rule):
             model.count.value += 1
             return model(x)
         """,
+        """
+        import optax
+        from flax import nnx
+
+        model = nnx.Linear(4, 1, rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y):
+            grads = nnx.grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+            optimizer.update(model, grads)  # NNX's own jit carries the state out
+
+        def train(batches):
+            for x, y in batches:
+                train_step(model, optimizer, x, y)
+        """,
     )
     demo = JaxDemo(
         """
@@ -178,9 +222,19 @@ class OuterMutation(Rule):
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
             for node, target, values, stmt in writes:
-                if _variable_update(target) or effects.expects_error(stmt):
+                if effects.expects_error(stmt):
                     continue
                 outer = effects.outer_object(target, fn)
+                if outer is not None and ctx.staged and effects.nnx_object(outer):
+                    report(
+                        node,
+                        f"Staged code updates the Flax NNX object `{outer.root.id}` from outside it: NNX state "
+                        "cannot be updated from a `jax.jit` trace or a `lax` body (Flax raises a trace-level "
+                        "error); use `nnx.jit`/`nnx.scan`/`nnx.fori_loop`, or pass it in and return `nnx.state(...)`",
+                    )
+                    continue
+                if _variable_update(target):
+                    continue
                 if outer is None or not effects.mutable_origin(outer) or outer.root.id in effects.asserted_names:
                     continue
                 leaked = any(module.is_traced(v) for v in values)

@@ -1,6 +1,10 @@
 """JAX404: `print` of a traced value inside jit-compiled code."""
 
+from __future__ import annotations
 
+import ast
+
+from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity.edits import debug_print
 
@@ -13,7 +17,9 @@ class PrintInTracedCode(Rule):
     what = """
         Checks for `print(...)` calls that show a traced value (directly, in an f-string, through
         `str.format` or `%`) inside code that `jax.jit`, `jax.pmap` or a `lax` control-flow
-        primitive stages: the jitted function, the helpers it calls, scan and loop bodies.
+        primitive stages: the jitted function, the helpers it calls, scan and loop bodies. It also
+        checks for any `print(...)` in a branch handed to `lax.cond` or `lax.switch`, whatever it
+        prints.
         """
     why = """
         A staged function's Python body runs once per compilation, while JAX traces it; later
@@ -22,7 +28,10 @@ class PrintInTracedCode(Rule):
         not the value. `jax.debug.print("loss {}", loss)` is staged into the program and prints
         the runtime value on every call. Printing static information (`x.shape`) and prints
         under a plain `jax.grad` or `jax.vmap` without `jit` (which run on every call) are not
-        reported.
+        reported, except in a branch of `lax.cond` or `lax.switch`: JAX traces every branch, in
+        eager code as well as under `jit`, so a message meant for one branch ("no step size
+        found") is printed whether or not that branch is taken, and never when it runs later.
+        `jax.debug.print` in the branch prints only when the branch runs.
         """
     fix_safety = """
         The fix replaces the call with `jax.debug.print`, turning every traced argument into a
@@ -53,6 +62,16 @@ class PrintInTracedCode(Rule):
                 print("carry is", carry)  # JAX404
                 return carry, carry
             return lax.scan(body, 0.0, xs)
+        """,
+        """
+        from jax import lax
+
+        def safe_step(found, state):
+            def give_up(state):
+                print("line search failed: no step size found")  # JAX404
+                return state
+
+            return lax.cond(found, lambda state: state, give_up, state)
         """,
     )
     good = (
@@ -92,6 +111,18 @@ class PrintInTracedCode(Rule):
             jax.debug.callback(lambda v: print("v", v), x)
             return x
         """,
+        """
+        import jax
+        from jax import lax
+
+        def safe_step(found, state):
+            def give_up(state):
+                jax.debug.print("line search failed: no step size found")  # only when it runs
+                jax.debug.callback(lambda: print("giving up"))  # a host callback, at run time
+                return state
+
+            return lax.cond(found, lambda state: state, give_up, state)
+        """,
     )
     demo = JaxDemo(
         """
@@ -122,13 +153,32 @@ class PrintInTracedCode(Rule):
 
     def check(self, module, report):
         effects = module.effects
+        reported = set()
         for node in effects.staged_calls():
             if module.qualname(node.func) == "builtins.print" and any(
                 effects.shows_traced(arg) for arg in node.args
             ):
+                reported.add(id(node))
                 report(
                     node,
                     "`print` of a traced value runs once, while tracing, and shows a tracer; "
                     "use `jax.debug.print('... {}', value)` to print on every call",
                     debug_print(module, node, effects.shows_traced),
                 )
+        for fn, _call, callee in module.discovery.bodies:
+            if callee not in jax_api.BRANCHING:
+                continue
+            for node in module.body(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and id(node) not in reported
+                    and module.qualname(node.func) == "builtins.print"
+                ):
+                    reported.add(id(node))
+                    report(
+                        node,
+                        f"`print` in a branch of `{callee.rsplit('.', 1)[-1]}` runs while JAX traces every branch: "
+                        "it prints whether or not this branch is taken; use `jax.debug.print(...)`, which "
+                        "prints only when the branch runs",
+                        debug_print(module, node, effects.shows_traced),
+                    )

@@ -1,5 +1,6 @@
 """JAX410: a jitted function reads a module global that the module reassigns afterwards."""
 
+from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 

@@ -1,5 +1,7 @@
 """JAX502: `jax.jit` applied to a new function object on every call or iteration, then invoked."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 
@@ -9,11 +11,13 @@ class JitRebuilt(Rule):
     name = "jit-rebuilt"
     summary = "A jitted function is rebuilt for every call: each one starts with an empty cache"
     what = """
-        Checks for `jax.jit` (and `jax.pmap`) applied to a function object that is new every
-        time and then invoked: `jax.jit(lambda x: ...)(x)`, `jax.jit(partial(f, c))`,
-        `jax.jit(jax.vmap(f))`, `jax.jit(jax.grad(loss))`, `jax.jit(self.method)` inside a loop;
-        a `@jax.jit`-decorated closure, or a local `step = jax.jit(...)`, in a function that is
-        called in a loop and calls it itself.
+        Checks for `jax.jit` (and `jax.pmap`, `eqx.filter_jit`, `nnx.jit`) applied to a function
+        object that is new every time and then invoked: `jax.jit(lambda x: ...)(x)`,
+        `jax.jit(partial(f, c))`, `jax.jit(jax.vmap(f))`, `jax.jit(jax.grad(loss))`,
+        `jax.jit(self.method)` inside a loop; a `@jax.jit`-decorated closure, or a local
+        `step = jax.jit(...)`, in a function that is called in a loop and calls it itself; a
+        jitted function stored on `self` in `__init__` (`self.step = jax.jit(self._step)`) of a
+        class that is instantiated again and again; `nnx.jit(f)` applied in a loop, whatever `f`.
         """
     why = """
         JAX caches compilations per function object. A new lambda, closure,
@@ -22,8 +26,10 @@ class JitRebuilt(Rule):
         far more than running the function. Build the jitted function once (at module level,
         or once outside the loop) and pass changing values as arguments; or memoise the factory
         (`functools.lru_cache`, a dict). Re-wrapping the same module-level function,
-        `jax.jit(f)(x)`, hits JAX's cache and is not reported; nor are factories that return
-        the jitted function.
+        `jax.jit(f)(x)`, hits JAX's cache and is not reported (`nnx.jit` wraps `f` in a new
+        object each time, so it does not); nor are factories that return the jitted function.
+        A jitted bound method or lambda stored on an instance lives as long as the instance: a
+        trainer or evaluator built per epoch or per call compiles again each time.
         """
     bad = (
         """
@@ -63,6 +69,34 @@ class JitRebuilt(Rule):
                 out.append(jax.jit(lambda w: loss(w, x, 2.0))(w))  # JAX502
             return out
         """,
+        """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        class Trainer:
+            def __init__(self, lr):
+                self.lr = lr
+                self.step = jax.jit(self._step)  # JAX502
+
+            def _step(self, w, x):
+                return w - self.lr * jax.grad(lambda w: jnp.sum((x @ w) ** 2))(w)
+
+        def evaluate(model, x):
+            @eqx.filter_jit  # JAX502
+            def predict(model, x):
+                return model(x)
+
+            return predict(model, x)
+
+        def fit(w, model, epochs):
+            for batches in epochs:
+                trainer = Trainer(0.1)
+                for x in batches:
+                    w = trainer.step(w, x)
+                evaluate(model, batches[0])
+            return w
+        """,
     )
     good = (
         """
@@ -101,6 +135,25 @@ class JitRebuilt(Rule):
             predict = jax.jit(lambda x: model(x))
             return [predict(x) for x in xs]  # built once, called many times
         """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        class Trainer:
+            def __init__(self, lr):
+                self.lr = lr
+                self.step = jax.jit(self._step)
+
+            def _step(self, w, x):
+                return w - self.lr * jax.grad(lambda w: jnp.sum((x @ w) ** 2))(w)
+
+        def fit(w, epochs):
+            trainer = Trainer(0.1)  # one instance: one cache for every epoch
+            for batches in epochs:
+                for x in batches:
+                    w = trainer.step(w, x)
+            return w
+        """,
     )
     demo = JaxDemo(
         """
@@ -129,9 +182,10 @@ class JitRebuilt(Rule):
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html#caching",)
 
     def check(self, module, report):
-        for node, what, why in module.shapes.rebuilt_jits():
+        for node, transform, what, why in module.shapes.rebuilt_jits():
+            short = ".".join(transform.split(".")[-2:])  # `jax.jit`, `equinox.filter_jit`, `nnx.jit`
             report(
                 node,
-                f"`jax.jit` of {what} is rebuilt again and again ({why}): each new function object starts "
-                "with an empty cache and compiles again; build it once and pass changing values as arguments",
+                f"`{short}` of {what} is rebuilt again and again ({why}): each one starts with an empty "
+                "cache and compiles again; build it once and pass changing values as arguments",
             )

@@ -1,5 +1,7 @@
 """JAX501: a jitted function called in a loop with an argument whose shape changes every iteration."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.tracing import positional_params
@@ -17,15 +19,20 @@ class UnbucketedShapes(Rule):
         (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
         to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
         `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
-        `jnp.zeros((t, d))`), an array the loop trims (`x = x[1:]`), or the elements of a list
-        of arrays of different sizes.
+        `jnp.zeros((t, d))`), an array the loop trims (`x = x[1:]`), the elements of a list
+        of arrays of different sizes, an array filtered by a boolean mask that changes with the
+        loop (`x[x > t]`), a slice whose bound is computed from changing data
+        (`x[:int(valid.sum())]`), or an array built from a list comprehension whose `if` changes
+        with the loop (`jnp.array([r for r in rows if r.user == u])`).
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
         iteration means a new trace and a new XLA compilation on every iteration, which is
         usually far slower than the computation itself, and the cache grows without bound. Pad
         inputs to a few bucket sizes (powers of two, or a fixed maximum length) and pass a mask
-        for the valid part. Fixed-size batches (`x[i:i + bs]`, even with a partial last batch:
+        for the valid part. A boolean-mask filter or a data-dependent count gives a new length
+        for almost every input: keep the full array and pass the mask (`jnp.where(mask, x, 0)`,
+        `where=` arguments of reductions). Fixed-size batches (`x[i:i + bs]`, even with a partial last batch:
         two shapes) and padded inputs are not reported.
         """
     bad = (
@@ -77,6 +84,22 @@ class UnbucketedShapes(Rule):
                 out.append(centroid(cloud))  # JAX501
             return out, [centroid(c) for c in clouds]  # JAX501
         """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def mean_energy(x):
+            return jnp.mean(x ** 2)
+
+        def sweep(x, thresholds):
+            return [mean_energy(x[x > t]) for t in thresholds]  # JAX501
+
+        def per_user(events, users):
+            for u in users:
+                rows = [e.value for e in events if e.user == u]
+                mean_energy(jnp.array(rows))  # JAX501
+        """,
     )
     good = (
         """
@@ -112,6 +135,17 @@ class UnbucketedShapes(Rule):
             for k in range(x.shape[0] // bs):
                 w = train_step(w, x[k * bs:(k + 1) * bs], y[k * bs:(k + 1) * bs])
             return w
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def mean_energy(x, mask):
+            return jnp.sum(jnp.where(mask, x ** 2, 0.0)) / jnp.maximum(mask.sum(), 1)
+
+        def sweep(x, thresholds):
+            return [mean_energy(x, x > t) for t in thresholds]  # one shape: the mask is an argument
         """,
     )
     demo = JaxDemo(

@@ -1,5 +1,7 @@
 """JAX503: a long Python loop over a static range inside jit-compiled code (unrolled by tracing)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.analysis.walk import walk
@@ -14,7 +16,9 @@ class UnrolledLoop(Rule):
     name = "large-unrolled-loop"
     summary = "A long Python loop inside staged code is unrolled: trace and compile time explode"
     what = f"""
-        Checks for `for` loops over `range(...)` with constant bounds inside code staged by
+        Checks for `for` loops over `range(...)` with constant bounds (or a static parameter,
+        counted with the largest constant that a call in the module passes for it) inside code
+        staged by
         `jax.jit`, `jax.pmap` or a `lax` control-flow primitive, when the loop (times the static
         loops around it) runs at least `unroll-threshold` iterations (default
         {DEFAULT_THRESHOLD}) and its body stages work (computes a traced value or calls JAX); a
@@ -25,8 +29,10 @@ class UnrolledLoop(Rule):
         per iteration. Trace time, program size and XLA compile time grow with the trip count:
         a thousand-step loop can take minutes to compile for milliseconds of work. Use
         `jax.lax.fori_loop` (or `jax.lax.scan` to collect per-step outputs), which compiles the
-        body once. Short loops (a few layers, a handful of steps) unroll cheaply and are not
-        reported.
+        body once. A loop over a static parameter is unrolled anew for every value it is called
+        with, each one a separate compilation of its own length; `fori_loop` takes the count as
+        a traced argument. Short loops (a few layers, a handful of steps) unroll cheaply and are
+        not reported.
         """
     options = f"""
         `unroll-threshold` (integer, default {DEFAULT_THRESHOLD}): the smallest number of
@@ -60,6 +66,21 @@ class UnrolledLoop(Rule):
                     grid = 0.5 * (grid + grid.mean())
             return grid
         """,
+        """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="steps")
+        def rollout(x, steps):
+            for _ in range(steps):  # JAX503
+                x = x + 0.01 * jnp.sin(x)
+            return x
+
+        def main(x):
+            return rollout(x, steps=5000)
+        """,
     )
     good = (
         """
@@ -80,6 +101,21 @@ class UnrolledLoop(Rule):
             for _ in range(1000):  # not traced
                 x = x + 1
             return x
+        """,
+        """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="layers")
+        def mlp(x, layers):
+            for _ in range(layers):  # a static depth: every call passes a small one
+                x = jnp.tanh(x)
+            return x
+
+        def main(x):
+            return mlp(x, layers=4) + mlp(x, layers=8)
         """,
     )
     demo = JaxDemo(

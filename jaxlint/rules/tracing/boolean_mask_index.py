@@ -1,5 +1,7 @@
 """JAX110: indexing an array with a traced boolean mask."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

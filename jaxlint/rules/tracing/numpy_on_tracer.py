@@ -1,7 +1,10 @@
 """JAX107: a NumPy (`np.*`) or `math.*` function applied to a traced value."""
 
+from __future__ import annotations
+
 import ast
 
+from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 
 # NumPy functions that call the array's own method (or only read metadata), checked
@@ -22,7 +25,9 @@ class NumpyOnTracer(Rule):
     summary = "NumPy or `math` function applied to a traced value (use `jax.numpy`)"
     what = """
         Checks for calls into `numpy` (other than its reductions that delegate to the array's own
-        method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument.
+        method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument; and for a
+        NumPy array (a name bound only to `np.array(...)`, `np.arange(...)` and other NumPy
+        constructors) indexed by a traced value (`table[i]`).
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
@@ -30,6 +35,9 @@ class NumpyOnTracer(Rule):
         functions call `float()` and raise `ConcretizationTypeError`. The `jax.numpy` twin of the
         function (`jnp.sin`, `jnp.asarray`, `jnp.sqrt`) stays traced. `np.sum`, `np.mean`, `np.max`
         and similar reductions call the array's method and work, so they are not reported.
+        Indexing a NumPy array with a tracer fails the same way (`TracerArrayConversionError`):
+        make the table a JAX array (`jnp.asarray(table)[i]`), which JAX indexes on the device.
+        Indexing with a static number (`table[2]`, a loop counter over `range`) is fine.
         """
     bad = (
         """
@@ -48,6 +56,16 @@ class NumpyOnTracer(Rule):
         def scale(x):
             return x / math.sqrt(x.sum())  # JAX107
         """,
+        """
+        import jax
+        import numpy as np
+
+        CODEBOOK = np.linspace(-1.0, 1.0, 16)
+
+        @jax.jit
+        def decode(codes):
+            return CODEBOOK[codes]  # JAX107
+        """,
     )
     good = (
         """
@@ -60,6 +78,18 @@ class NumpyOnTracer(Rule):
             total = np.sum(w)
             avg = np.mean(w, axis=0)
             return jnp.sin(total) + avg * np.pi + np.float32(2.0) + np.sqrt(w.shape[0])
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        CODEBOOK = np.linspace(-1.0, 1.0, 16)
+
+        @jax.jit
+        def decode(codes, layers):
+            first = CODEBOOK[0]  # a static index
+            return jnp.asarray(CODEBOOK)[codes] + first
         """,
     )
     demo = JaxDemo(
@@ -81,6 +111,17 @@ class NumpyOnTracer(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.body(fn):
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                    index = node.slice
+                    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+                    if any(module.is_abstract(p) for p in parts) and module.arrays.numpy_array(node.value):
+                        table = ast.unparse(node.value)
+                        report(
+                            node,
+                            f"`{table}` is a NumPy array indexed by a traced value: NumPy converts the index "
+                            f"with `__array__`/`__index__`, which a tracer refuses; use `jnp.asarray({table})[...]`",
+                        )
+                    continue
                 if not isinstance(node, ast.Call):
                     continue
                 name = module.qualname(node.func)
@@ -89,7 +130,7 @@ class NumpyOnTracer(Rule):
                 args = [*node.args, *(k.value for k in node.keywords)]
                 if name.startswith("numpy.") and not name.startswith("numpy.random."):
                     func = name[len("numpy."):]
-                    if func in _DELEGATING or not any(module.is_traced(a) for a in args):
+                    if func in _DELEGATING or name in jax_api.STATIC_QUERIES or not any(module.is_traced(a) for a in args):
                         continue
                     report(node, f"`np.{func}` on a traced value converts it to a NumPy array; use `jnp.{func}`")
                 elif name.startswith("math.") and any(module.is_abstract(a) for a in args):

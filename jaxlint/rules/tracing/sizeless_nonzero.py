@@ -1,5 +1,7 @@
 """JAX111: `jnp.nonzero`/`argwhere`/`unique`/one-argument `where` without `size=` in transformed code."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

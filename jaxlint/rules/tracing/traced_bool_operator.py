@@ -1,5 +1,7 @@
 """JAX103: `and` / `or` / `not` applied to a traced value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

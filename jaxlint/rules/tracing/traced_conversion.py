@@ -1,5 +1,7 @@
 """JAX105: `bool()`, `int()`, `float()`, `complex()` of a traced value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

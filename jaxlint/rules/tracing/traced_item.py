@@ -1,5 +1,7 @@
 """JAX106: `.item()` / `.tolist()` on a traced value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

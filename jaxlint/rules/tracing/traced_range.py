@@ -1,5 +1,7 @@
 """JAX109: `range()` over a traced bound."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,5 +1,7 @@
 """JAX108: an array shape or size computed from a traced value."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,5 +1,7 @@
 """JAX112: slicing with traced bounds (`x[i:i + k]`)."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,5 +1,7 @@
 """JAX102: Python `while` loop on a traced condition."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,0 +1,181 @@
+"""Tracing rules (JAX1xx) beyond their own examples: positive and negative cases, one module each.
+
+Each case marks the lines that must be reported inline (`# JAX1nn`); every other line of
+the case must stay quiet for every JAX1xx rule.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from jaxlint.linter import lint_source
+from jaxlint.rule import all_rules
+
+TRACING = {code for code in all_rules() if code.startswith("JAX1")}
+MARK = re.compile(r"#\s*(JAX1\d\d)\b")
+
+CASES = {
+    # ---- JAX113: builtin comparisons ----------------------------------------------------------
+    "minmax_on_a_vmapped_pytree_leaf": """
+        import jax
+        import jax.numpy as jnp
+
+        def update(x, limit):
+            angle = jnp.arctan2(x[0], x[1])
+            return min(max(angle, limit[0]), limit[1])  # JAX113
+
+        def run(xs, limits):
+            return jax.vmap(update)(xs, limits)
+        """,
+    "minmax_in_a_scan_body": """
+        import jax
+        import jax.numpy as jnp
+
+        def cumulative_relu(xs):
+            def body(carry, x):
+                x = max(x, 0.0)  # JAX113
+                return carry + x, x
+            return jax.lax.scan(body, 0.0, xs)
+        """,
+    "minmax_on_static_values_quiet": """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        @partial(jax.jit, static_argnames=("block", "sizes"))
+        def tile(x, block, sizes):
+            n = x.shape[-1]
+            size = min(max(pl.next_power_of_2(n), 128), 4096)
+            steps = max(pl.cdiv(n, block), 1)
+            biggest = max(sizes)
+            ordered = sorted(sizes, reverse=True)
+            ok = all(s > 0 for s in sizes) and any(d == 1 for d in x.shape)
+            return x[:size] * steps * biggest * ordered[0] * ok
+        """,
+    "minmax_eager_and_concrete_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def report(losses):
+            best = min(jnp.asarray(l) for l in losses)  # eager: concrete arrays compare
+            return max(best, 0.0)
+
+        def loss(w):
+            return max(0.0, (w ** 2).sum())
+
+        grad = jax.grad(loss)
+        """,
+    "sorted_and_any_over_traced_rows": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def rank(x):
+            rows = sorted(x)  # JAX113
+            flags = [r.sum() > 0 for r in x]
+            return rows, any(flags)  # JAX113
+        """,
+    # ---- framework modules by their defining module's path ----------------------------------
+    "flax_module_imported_from_its_defining_module": """
+        import jax.numpy as jnp
+        import numpy as np
+        from flax.linen.module import Module, compact
+
+        class Dropout(Module):
+            rate: float
+
+            @compact
+            def __call__(self, inputs, deterministic: bool = False):
+                if deterministic:
+                    return inputs
+                keep = jnp.ones(inputs.shape) > self.rate
+                scaled = np.square(inputs)  # JAX107
+                return scaled if keep else jnp.zeros_like(inputs)  # JAX101
+        """,
+    "truth_of_a_list_of_traced_values_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def combine(*masks):
+            present = [m for m in masks if m is not None]
+            if not present:
+                return None
+            return jnp.stack(present).all(axis=0)
+
+        @jax.jit
+        def attend(q, mask):
+            return q * combine(mask, None)
+        """,
+    "numpy_table_indexed_by_a_tracer": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax import lax
+
+        WEIGHTS = np.array([0.5, 0.25, 0.25])
+        OFFSETS = np.arange(3)
+
+        @jax.jit
+        def weigh(i, x):
+            return WEIGHTS[i] * x  # JAX107
+
+        def total(xs):
+            def body(k, acc):
+                return acc + WEIGHTS[k] * xs[k]  # JAX107
+            return lax.fori_loop(0, 3, body, 0.0)
+
+        @jax.jit
+        def fine(x):
+            out = 0.0
+            for k in range(3):
+                out = out + WEIGHTS[k] * x  # a static loop counter
+            return out + jnp.asarray(OFFSETS)[x.argmax()]
+
+        def eager(i):
+            return WEIGHTS[i]
+        """,
+}
+
+
+def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
+    """What JAX107 says of `table[i]` with a NumPy table and a traced index."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    table = np.array([0.5, 0.25, 0.25])
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(lambda i: table[i])(1)
+
+
+def marked(source: str) -> set[tuple[int, str]]:
+    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tracing_case(name):
+    source = textwrap.dedent(CASES[name])
+    found = {(f.start.row, f.code) for f in lint_source(source, f"{name}.py", TRACING)}
+    assert found == marked(source)
+
+
+def test_builtin_comparison_through_the_cli(cli, make_files):
+    make_files({
+        "norm.py": """
+            import jax
+            import jax.numpy as jnp
+
+            @jax.jit
+            def normalize(x):
+                var = jnp.var(x)
+                return x / jnp.sqrt(max(0.0, var) + 1e-5)
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX113", "norm.py")
+    assert out.code == 1
+    (finding,) = out.json
+    assert (finding["code"], finding["name"]) == ("JAX113", "builtin-comparison-on-tracer")
+    assert finding["location"] == {"row": 8, "column": 25}
