@@ -62,6 +62,7 @@ class Rule:
     demo: ClassVar[JaxDemo | None] = None
     fix_safety: ClassVar[str | None] = None
     options: ClassVar[str | None] = None
+    limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly
     references: ClassVar[tuple[str, ...]] = ()
     fixable: ClassVar[bool] = False
 
@@ -96,6 +97,8 @@ class Rule:
             parts += ["## Fix safety", _para(self.fix_safety)]
         if self.options:
             parts += ["## Options", _para(self.options)]
+        if self.limitations:
+            parts += ["## Known limitations", _para(self.limitations)]
         if self.references:
             parts += ["## References", "\n".join(f"- {r}" for r in self.references) + "\n"]
         return "\n".join(parts).rstrip() + "\n"

@@ -16,7 +16,7 @@ import pytest
 
 from jaxlint.linter import lint_source
 
-KEY_CODES = {"JAX201", "JAX202", "JAX203", "JAX204"}
+KEY_CODES = {"JAX201", "JAX202", "JAX203", "JAX204", "JAX206"}
 MARK = re.compile(r"#\s*(JAX2\d\d)\b")
 
 
@@ -244,6 +244,139 @@ CASES = [
             a = jax.random.normal(keep(key))
             return a
         """, False),
+    Case("a key moved through two names comes back on the third iteration", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a, b = jax.random.split(key)
+            total = 0.0
+            for _ in range(3):
+                total = total + jax.random.normal(b)  # JAX203
+                b = a
+            return total
+        """, True),
+    Case("a function mapped over a pytree closes over a key", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            grads = {"w": jax.numpy.zeros(3), "b": jax.numpy.zeros(3)}
+            return jax.tree_util.tree_map(lambda g: g + jax.random.normal(key, g.shape), grads)  # JAX203
+        """, True),
+    Case("per-leaf keys for a pytree", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            grads = {"w": jax.numpy.zeros(3), "b": jax.numpy.zeros(3)}
+            leaves, treedef = jax.tree_util.tree_flatten(grads)
+            keys = jax.random.split(key, len(leaves))
+            noisy = [g + jax.random.normal(k, g.shape) for g, k in zip(leaves, keys)]
+            return jax.tree_util.tree_unflatten(treedef, noisy)
+        """, False),
+    Case("a consumed key handed back in the scan carry", """
+        import jax
+        from jax import lax
+        def run():
+            def step(carry, _):
+                x, key = carry
+                x = x + jax.random.normal(key)
+                return (x, key), x  # JAX203
+            return lax.scan(step, (0.0, jax.random.key(0)), None, length=3)
+        """, True),
+    Case("a module-level key inside a jitted function", """
+        import jax
+        KEY = jax.random.key(0)
+        @jax.jit
+        def noisy(x):
+            return x + jax.random.normal(KEY, x.shape)  # JAX206
+        def run():
+            return noisy(jax.numpy.zeros(3)), noisy(jax.numpy.ones(3))
+        """, True),
+    Case("a module-level key passed in as an argument", """
+        import jax
+        KEY = jax.random.key(0)
+        @jax.jit
+        def noisy(x, key):
+            return x + jax.random.normal(key, x.shape)
+        def run():
+            k1, k2 = jax.random.split(KEY)
+            return noisy(jax.numpy.zeros(3), k1), noisy(jax.numpy.ones(3), k2)
+        """, False),
+    Case("an imported predicate looks at the key", """
+        import jax
+        from operator import is_not
+        def run():
+            key = jax.random.key(0)
+            assert is_not(key, None)
+            return jax.random.normal(key)
+        """, False),
+    Case("a helper that consumes and returns its key", """
+        import jax
+        def keep(key):
+            jax.random.normal(key)
+            return key
+        def run():
+            key = jax.random.key(0)
+            key = keep(key)
+            return jax.random.uniform(key)  # JAX201
+        """, True),
+    Case("results compared on purpose", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            eager = jax.random.normal(key, (3,))
+            compiled = jax.jit(jax.random.normal, static_argnums=1)(key, (3,))
+            assert (eager == compiled).all()
+        """, True,
+        disagreement="two computations fed one key and compared are a deliberate check, "
+        "not a reuse that biases anything"),
+    Case("a branch on the loop variable draws from one key", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            out = []
+            for size, shuffled in [(3, True), (4, True)]:
+                x = jax.numpy.arange(size)
+                if shuffled:
+                    x = jax.random.permutation(key, x)  # JAX203
+                out.append(x)
+            return out
+        """, True),
+    Case("a key unpacked from a carry fed to two scans", """
+        import jax
+        from jax import lax
+        def draw(carry, _):
+            x, key = carry
+            key, sub = jax.random.split(key)
+            return (x + jax.random.normal(sub), key), None
+        def run():
+            carry = (0.0, jax.random.key(0))
+            x, key = carry
+            (a, _), _ = lax.scan(draw, (x, key), None, length=2)
+            (b, _), _ = lax.scan(draw, (x, key), None, length=2)  # JAX201
+            return a + b
+        """, True),
+    Case("two batches split from one parent", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            train_keys = jax.random.split(key, 4)
+            eval_keys = jax.random.split(key, 4)  # JAX202
+            return train_keys, eval_keys
+        """, True),
+    Case("a jitted step that makes its own constant key", """
+        import jax
+        @jax.jit
+        def step(w, x):
+            key = jax.random.key(0)  # JAX204
+            return w - 0.1 * jax.random.normal(key, w.shape) * x
+        def run():
+            w = jax.numpy.ones(3)
+            for _ in range(2):
+                w = step(w, 1.0)
+            return w
+        """, False,
+        disagreement="every call makes a fresh key, so the checker sees no reuse; every step "
+        "draws the same numbers all the same"),
     # ---- where the two differ --------------------------------------------------------------
     Case("one branch consumes, then unconditional use", """
         import jax
@@ -252,10 +385,19 @@ CASES = [
             x = 0.0
             if train:
                 x = jax.random.normal(key)
-            return x + jax.random.uniform(key)
-        """, True,
-        disagreement="reported only when every path reaching the second use consumed the key: "
-        "two separate `if`s on the same flag are often mutually exclusive, which the linter cannot see"),
+            return x + jax.random.uniform(key)  # JAX201
+        """, True),
+    Case("two branches on one flag", """
+        import jax
+        def run(train=True):
+            key = jax.random.key(0)
+            x = 0.0
+            if train:
+                x = jax.random.normal(key)
+            if not train:
+                x = jax.random.uniform(key)
+            return x
+        """, False),
     Case("closure called from a vmap", """
         import jax
         def run():
@@ -278,6 +420,34 @@ CASES = [
         """, False,
         disagreement="the checker only tracks typed keys (`jax.random.key`); a legacy uint32 "
         "`PRNGKey` is reused just the same"),
+    Case("fold_in after split", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a, b = jax.random.split(key)
+            c = jax.random.fold_in(key, 0)  # JAX202
+            return a, b, c
+        """, False,
+        disagreement="`fold_in` does not consume its key for the checker, but `fold_in(key, i)` "
+        "is `split(key, n)[i]`: `c` is the same key as `a`"),
+    Case("fold_in with data beyond the split's children", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            a, b = jax.random.split(key)
+            c = jax.random.fold_in(key, 7)
+            d = jax.random.fold_in(key, 2)
+            return a, b, c, d
+        """, False),
+    Case("a permutation drawn for every leaf", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            batch = {"x": jax.numpy.arange(4.0), "y": jax.numpy.arange(4)}
+            return jax.tree_util.tree_map(lambda v: jax.random.permutation(key, v), batch)
+        """, True,
+        disagreement="one permutation for every leaf keeps the rows of a batch aligned, "
+        "which is what such code wants"),
     Case("constant seed in a loop", """
         import jax
         def run():
@@ -325,6 +495,22 @@ def test_checker(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_disagreements_are_explained(case):
-    reported = any(code in {"JAX201", "JAX202", "JAX203"} for _, code in marked(case))
+    reported = any(code in {"JAX201", "JAX202", "JAX203", "JAX206"} for _, code in marked(case))
     if reported != case.checker_raises:
         assert case.disagreement, "the linter and JAX's checker differ here: say why"
+
+
+def test_fold_in_is_a_split_child():
+    """The fact behind reporting `fold_in` after `split`: JAX derives the same key both ways."""
+    jax = pytest.importorskip("jax")
+    key = jax.random.key(0)
+    children = jax.random.key_data(jax.random.split(key, 4))
+    for i in range(4):
+        folded = jax.random.key_data(jax.random.fold_in(key, i))
+        assert bool((folded == children[i]).all())
+    # Folding in the loop index after splitting on the iteration before: at i == 1 the new
+    # key is the previous iteration's second child.
+    first, second = jax.random.split(key)
+    assert bool((jax.random.key_data(jax.random.fold_in(key, 1)) == jax.random.key_data(second)).all())
+    beyond = jax.random.key_data(jax.random.fold_in(key, 4))
+    assert not any(bool((beyond == child).all()) for child in children)

@@ -254,6 +254,129 @@ CASES = {
             key = jax.random.PRNGKey(0)
             assert jax.random.uniform(key) == jax.random.uniform(key)
         """,
+    "a branch draws from the key, then it is drawn from again": """
+        import jax
+
+        def augment(x, key, train):
+            if train:
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+            keep = jax.random.bernoulli(key, 0.9, x.shape)  # JAX201
+            return x * keep
+
+        def init(key, sizes, with_bias):
+            if with_bias:
+                w_key, b_key = jax.random.split(key)
+            return jax.random.normal(key, sizes)  # JAX202
+        """,
+    "exclusive branches on one flag, and an imported predicate": """
+        import jax
+        from mylib.util import is_prng_key
+
+        def corrupt(x, key, mode):
+            assert is_prng_key(key)
+            if mode == "noise":
+                x = x + jax.random.normal(key, x.shape)
+            if mode != "noise":
+                x = x * jax.random.bernoulli(key, 0.9, x.shape)
+            return x
+
+        def checked(key):
+            if not is_prng_key(key):
+                raise TypeError("not a key")
+            return jax.random.normal(key)
+        """,
+    "a constant seed in jitted step functions, whatever their names": """
+        import jax
+        import optax
+
+        @jax.jit
+        def train_step(w, x):
+            key = jax.random.key(0)  # JAX204
+            return w - 0.1 * jax.random.normal(key, w.shape) * x
+
+        @jax.jit
+        def update(w, x):
+            key = jax.random.key(0)  # JAX204
+            return w - 0.1 * jax.random.normal(key, w.shape) * x
+
+        @jax.jit
+        def retrieval_step(params, grads):
+            noise = jax.random.normal(jax.random.key(1), ())  # JAX204
+            return optax.apply_updates(params, grads * noise)
+
+        @jax.jit
+        def evaluation_noise(x):
+            key = jax.random.key(0)
+            return jax.random.normal(key, x.shape).mean()
+        """,
+    "a fixed evaluation key each epoch, noise carried from step to step": """
+        import jax
+
+        def fit(params, batches, update, evaluate):
+            for batch in batches:
+                params = update(params, batch)
+                score = evaluate(params, jax.random.normal(jax.random.key(7), (3,)))
+            return params, score
+
+        def anneal(x, n):
+            for _ in range(n):
+                noise = jax.random.normal(jax.random.key(3), x.shape)  # JAX204
+                x = 0.9 * x + 0.1 * noise
+            return x
+        """,
+    "one key for every leaf": """
+        import jax
+
+        def noisy_grads(grads, key):
+            return jax.tree_util.tree_map(lambda g: g + jax.random.normal(key, g.shape), grads)  # JAX203
+
+        def shuffle_batch(batch, key):
+            return jax.tree_util.tree_map(lambda v: jax.random.permutation(key, v), batch)
+        """,
+    "a module-level key baked into a jitted function": """
+        import jax
+
+        KEY = jax.random.PRNGKey(0)
+
+        @jax.jit
+        def add_noise(x):
+            return x + jax.random.normal(KEY, x.shape)  # JAX206
+
+        def init(shape):
+            return jax.random.normal(KEY, shape)
+        """,
+    "fold_in on a key already split": """
+        import jax
+
+        def host_keys(seed, process_id):
+            key = jax.random.PRNGKey(seed)
+            rng, global_key = jax.random.split(key, 2)
+            local_key = jax.random.fold_in(key, process_id)  # JAX202
+            return rng, global_key, local_key
+
+        def chain(key, n):
+            for i in range(n):
+                key = jax.random.fold_in(key, i)  # JAX202
+                noise_key, drop_key = jax.random.split(key)
+            return noise_key, drop_key
+
+        def host_keys_fixed(seed, process_id):
+            key = jax.random.PRNGKey(seed)
+            global_key, local_key = jax.random.split(key)
+            return global_key, jax.random.fold_in(local_key, process_id)
+        """,
+    "stateful generators drawn from in traced code": """
+        import random
+        import numpy as np
+        import jax
+
+        gen = np.random.default_rng(0)
+        py = random.Random(0)
+
+        @jax.jit
+        def jitter(x):
+            return x * gen.normal() + py.gauss(0.0, 1.0)  # JAX205
+        """,
 }
 
 
@@ -292,3 +415,46 @@ def test_each_rules_examples_against_the_whole_family(code):
     for example in rule.bad:
         source = textwrap.dedent(example)
         assert {(f.start.row, f.code) for f in lint_source(source, "bad.py", CODES)} == marked(source)
+
+
+TEST_CODE = """
+import jax
+import unittest
+
+class SamplerTest(unittest.TestCase):
+    def test_shapes(self):
+        key = jax.random.key(0)
+        self.assertEqual(jax.random.normal(key, (2,)).shape, (2,))
+        self.assertEqual(jax.random.uniform(key, (3,)).shape, (3,))
+
+def test_init_then_apply(model, x):
+    rng = jax.random.PRNGKey(0)
+    params = model.init(rng, x)
+    return model.apply(params, x, rngs={"dropout": rng})
+"""
+
+
+def test_test_functions_option():
+    """Test code is not checked by default; `test-functions = ""` checks it, another pattern moves the line."""
+    assert lint_source(TEST_CODE, "case.py", CODES) == []
+    everything = lint_source(TEST_CODE, "case.py", CODES, {"test-functions": ""})
+    assert {(f.start.row, f.code) for f in everything} == {(9, "JAX201"), (14, "JAX201")}
+    only_classes = lint_source(TEST_CODE, "case.py", CODES, {"test-functions": "TestCase$"})
+    assert {(f.start.row, f.code) for f in only_classes} == {(14, "JAX201")}
+
+
+def test_test_functions_option_from_configuration(cli, make_files):
+    make_files({"t.py": TEST_CODE})
+    assert cli("check", "--select", "JAX2", "--no-cache").code == 0
+    make_files({"pyproject.toml": '[tool.jaxlint.options]\ntest-functions = ""\n'})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    assert out.code == 1
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == {(9, "JAX201"), (14, "JAX201")}
+
+
+def test_branch_consumption_message_names_the_condition(cli, make_files):
+    make_files({"a.py": textwrap.dedent(CASES["a branch draws from the key, then it is drawn from again"])})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    messages = {f["location"]["row"]: f["message"] for f in out.json}
+    assert "when `train` held" in messages[7] and "line 6" in messages[7]
+    assert "when `with_bias` held" in messages[13] and "line 12" in messages[13]

@@ -1,3 +1,33 @@
 """JAX2xx: PRNG keys reused, used after `split`, or made afresh from a constant seed; stateful RNGs in traced code."""
 
 from __future__ import annotations
+
+import ast
+
+# What the key flow analysis cannot see; every key rule's page says it.
+KEY_FLOW_LIMITATIONS = """
+    Functions of the same module are followed through a summary of what each does to its key
+    parameters (consumes it on every path, on some paths, or returns it unchanged). Calls
+    into code jaxlint cannot see consume every key passed to them directly, as JAX's checker
+    treats an unknown operation, except a call whose result is only tested
+    (`assert is_prng_key(key)`, `if valid(key):`), which looks at the key and draws nothing.
+    A key stored in a container or in an attribute (other than `self.key` within one method)
+    is not followed. Two consumptions whose results are compared (an `assert`, an assertion
+    call, `==`) are taken as a deliberate check that two computations draw the same numbers
+    and are not reported.
+    """
+
+# The one naming convention the key rules honour, as an option.
+TEST_FUNCTIONS_OPTION = """
+    `test-functions` (in `[tool.jaxlint.options]`): a regular expression. Functions whose name
+    matches it, methods of classes whose name (or a base class's name) matches it, and
+    functions nested in them are test code, where one key is fed to several computations on
+    purpose; they are not reported. Default: `^test|^Test|Tests?$|TestCase$` (what pytest and
+    unittest collect). Set it to `""` to check test code too.
+    """
+
+
+def condition_text(node: ast.AST) -> str:
+    """A branch condition as a message quotes it: short."""
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
 
 
 @register
@@ -12,15 +13,24 @@ class ConstantSeedInLoop(Rule):
     summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
     what = """
         Checks for `jax.random.key(0)` / `jax.random.PRNGKey(0)` (a literal seed) whose key is then
-        used for sampling, when the code that makes it runs again and again: inside a Python loop
-        that steps (`range`, `while`, a data iterator), inside a `lax.scan`/`fori_loop`/`while_loop`
-        body, inside a function called from such a loop in the same module, or inside a jitted
-        step function (`train_step`).
+        used for sampling, where the code that makes it runs once per step of something meant to
+        change:
 
-        Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`),
-        test functions, and keys or functions named for evaluation, validation, tests or
-        benchmarks (`eval_key`, `evaluate`) are not reported: there, identical randomness on
-        every run is the point.
+        - inside a Python loop that steps (`range`, `while`, a data iterator), when the draws feed
+          state the loop carries into its next iteration (`x = x + noise`,
+          `params = update(params, noisy)`);
+        - inside a function called from such a loop in the same module, when what it returns feeds
+          the carried state;
+        - inside a `lax.scan`/`fori_loop`/`while_loop`/`lax.map` body;
+        - inside a jit-compiled step function: one that returns an update of one of its own
+          parameters (`w - lr * g`, `optax.apply_updates(params, updates)`,
+          `state.apply_gradients(...)`), so it runs on its own output step after step;
+        - inside the forward pass of a Flax, Equinox or Haiku module (`__call__`, `@nn.compact`
+          methods), which runs on every training step.
+
+        Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`)
+        and loops whose draws feed only a per-iteration result (a fixed evaluation key each epoch)
+        are not reported: there, identical randomness on every run is the point.
         """
     why = """
         The same seed makes the same key, so every step draws exactly the same numbers: the same
@@ -56,12 +66,21 @@ class ConstantSeedInLoop(Rule):
             key = jax.random.PRNGKey(0)  # JAX204
             return x + 0.01 * jax.random.normal(key, x.shape)
 
-        def fit(batches):
-            return [augment(b) for b in batches] + [augment(b) for b in batches[:1]]
-
-        def train(batches):
+        def train(params, batches, update):
             for batch in batches:
-                batch = augment(batch)
+                params = update(params, augment(batch))
+            return params
+        """,        """
+        import jax
+        import flax.linen as nn
+
+        class NoisyDense(nn.Module):
+            features: int
+
+            @nn.compact
+            def __call__(self, x):
+                noise = jax.random.normal(jax.random.PRNGKey(0), x.shape)  # JAX204
+                return nn.Dense(self.features)(x + 0.1 * noise)
         """,
     )
     good = (
@@ -137,6 +156,8 @@ class ConstantSeedInLoop(Rule):
         """,
         "raises:AssertionError",
     )
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):

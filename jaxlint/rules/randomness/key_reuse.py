@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION, condition_text
 
 
 @register
@@ -11,21 +12,25 @@ class KeyReuse(Rule):
     name = "key-reuse"
     summary = "The same PRNG key is consumed twice on one path"
     what = """
-        Checks for a PRNG key that is consumed again after it was already consumed on every path
-        that leads here: two samplers on one key, or passing it to a function that samples from
-        it (`init(key)` then `dropout(key)`), in eager code and in traced code alike.
+        Checks for a PRNG key that is consumed again after it was already consumed: two samplers
+        on one key, or passing it to a function that samples from it (`init(key)` then
+        `dropout(key)`), in eager code and in traced code alike. A key consumed in one branch of
+        an `if` and then again after the branches meet is reused on the path that took that
+        branch, and is reported too, unless the later use sits under a condition that tests one of
+        the same names (`if train: ...` then `if not train: ...` are two exclusive cases).
 
         A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
         a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
         `subkey`, `prng_key`, `*_rng` (unless the function uses it as a dictionary key or a
-        string), and `self.key`-style attributes within one method. A key is consumed by a sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a
-        function of the same module that consumes the parameter it is passed in, and by any other
-        function it is passed to directly (`model.init(key, x)`). Looking at a key consumes
-        nothing: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
-        `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A key
-        consumed in only one branch of an `if`, or in a function only when a static flag asks for
-        it, is not reported. Test functions (`test_*`, methods of `TestCase` classes) are not
-        reported: tests feed one key to two implementations on purpose.
+        string), and `self.key`-style attributes within one method. A key is consumed by a
+        sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a function of the same
+        module that consumes the parameter it is passed in, and by any other function it is
+        passed to directly (`model.init(key, x)`). Looking at a key consumes nothing:
+        `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
+        `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
+        function that consumes its key only when a flag asks for it is not reported at its call
+        sites. `jax.random.split(key)` after `jax.random.fold_in(key, i)` is reported: in JAX,
+        `fold_in(key, i)` is the same key as `split(key, n)[i]` (for `i` below `n`).
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
@@ -83,6 +88,15 @@ class KeyReuse(Rule):
             rng = jax.random.PRNGKey(seed)
             params = model.init(rng, x)
             return model.apply(params, x, rngs={"dropout": rng})  # JAX201
+        """,
+        """
+        import jax
+
+        def augment(x, key, train):
+            if train:
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+            keep = jax.random.bernoulli(key, 0.9, x.shape)  # JAX201
+            return x * keep
         """,
     )
     good = (
@@ -153,6 +167,28 @@ class KeyReuse(Rule):
         def make(key):
             k1, k2, k3 = jax.random.split(key, 3)
             return jax.random.normal(k1), jax.random.normal(k2), k3
+        """,        """
+        import jax
+        from mylib.util import is_prng_key
+
+        def augment(x, key, train):
+            assert is_prng_key(key)
+            noise_key, keep_key = jax.random.split(key)
+            if train:
+                x = x + 0.1 * jax.random.normal(noise_key, x.shape)
+            return x * jax.random.bernoulli(keep_key, 0.9, x.shape)
+
+        def corrupt(x, key, train):
+            if train:
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+            if not train:
+                x = x * jax.random.bernoulli(key, 0.9, x.shape)
+            return x
+
+        def same_draws_under_jit(key):
+            eager = jax.random.normal(key, (3,))
+            compiled = jax.jit(jax.random.normal, static_argnums=1)(key, (3,))
+            assert (eager == compiled).all()
         """,
     )
     demo = JaxDemo(
@@ -173,6 +209,8 @@ class KeyReuse(Rule):
         """,
         "key-reuse",
     )
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
     references = (
         "https://docs.jax.dev/en/latest/random-numbers.html",
         "https://docs.jax.dev/en/latest/jax.random.html#key-reuse-checking",
@@ -183,9 +221,24 @@ class KeyReuse(Rule):
             if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split":
                 continue
             first = reuse.first
-            report(
-                reuse.use.node,
-                f"PRNG key `{reuse.name}` was already consumed by {first.callee} on line "
-                f"{first.call.lineno}; consuming it again draws correlated numbers: split it "
-                "(`key, sub = jax.random.split(key)`) and use each key once",
-            )
+            if first.kind == "fold_in":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is split after `jax.random.fold_in` derived a key from it "
+                    f"on line {first.call.lineno}: `fold_in(key, i)` is the same key as `split(key, n)[i]`; "
+                    "derive every key one way (split once, or fold in distinct data)",
+                )
+            elif reuse.guard is not None:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is consumed here after {first.callee} on line "
+                    f"{first.call.lineno} consumed it when `{condition_text(reuse.guard)}` held: on that path it "
+                    "is reused; split it (`key, sub = jax.random.split(key)`) before the branch",
+                )
+            else:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was already consumed by {first.callee} on line "
+                    f"{first.call.lineno}; consuming it again draws correlated numbers: split it "
+                    "(`key, sub = jax.random.split(key)`) and use each key once",
+                )

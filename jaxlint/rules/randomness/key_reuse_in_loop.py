@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from jaxlint.analysis.random_api import TREE_MAPS, short
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
 
 
 @register
@@ -12,8 +14,11 @@ class KeyReuseInLoop(Rule):
     summary = "A PRNG key is consumed on every iteration of a loop without being split"
     what = """
         Checks for a key consumed inside a loop body that does not rebind it: a Python `for` or
-        `while` loop, a comprehension, or a `lax.scan`/`lax.fori_loop`/`lax.while_loop`/`lax.map`
-        body that closes over a key from outside.
+        `while` loop, a comprehension, a `lax.scan`/`lax.fori_loop`/`lax.while_loop`/`lax.map`
+        body that closes over a key from outside, or a function mapped over a pytree
+        (`jax.tree.map(lambda g: g + jax.random.normal(key, g.shape), grads)`: every leaf gets
+        the same noise). Also a `scan`/`fori_loop`/`while_loop` body that consumes a key and
+        hands the same key back in its carry: the next iteration consumes it again.
 
         `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
         indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
@@ -61,6 +66,22 @@ class KeyReuseInLoop(Rule):
 
         def noisy_sum(key, x, n):
             return lax.fori_loop(0, n, lambda i, acc: acc + jax.random.normal(key, x.shape), x)  # JAX203
+        """,        """
+        import jax
+
+        def noisy_grads(grads, key, scale):
+            return jax.tree.map(lambda g: g + scale * jax.random.normal(key, g.shape), grads)  # JAX203
+        """,
+        """
+        import jax
+        from jax import lax
+
+        def diffuse(x, key, n):
+            def step(carry, _):
+                x, key = carry
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+                return (x, key), x  # JAX203
+            return lax.scan(step, (x, key), None, length=n)
         """,
     )
     good = (
@@ -114,6 +135,15 @@ class KeyReuseInLoop(Rule):
         """
         import jax
 
+        def noisy_grads(grads, key, scale):
+            leaves, treedef = jax.tree.flatten(grads)
+            keys = jax.random.split(key, len(leaves))
+            noisy = [g + scale * jax.random.normal(k, g.shape) for g, k in zip(leaves, keys)]
+            return jax.tree.unflatten(treedef, noisy)
+        """,
+        """
+        import jax
+
         def first_success(key, tries):
             for t in range(tries):
                 key, sub = jax.random.split(key)
@@ -145,24 +175,41 @@ class KeyReuseInLoop(Rule):
         """,
         "key-reuse",
     )
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
             if reuse.loop is None:
                 continue
-            if reuse.primitive is not None:
-                where = reuse.primitive.replace("jax.lax.", "lax.")
+            if reuse.primitive is None:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is consumed again on a later iteration of the loop on line "
+                    f"{reuse.loop.lineno} without a fresh key in between: the iterations draw the same "
+                    "numbers; split it inside the loop (`key, sub = jax.random.split(key)`)",
+                )
+                continue
+            where = short(reuse.primitive)
+            if reuse.use.kind == "carry":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was consumed by {reuse.use.callee} on line {reuse.use.call.lineno} "
+                    f"and is handed back in the `{where}` carry: the next iteration consumes it again; "
+                    "split it and carry the new key (`key, sub = jax.random.split(key)`)",
+                )
+            elif reuse.primitive in TREE_MAPS:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is closed over by the function `{where}` applies to every leaf "
+                    f"(line {reuse.loop.lineno}): every leaf of the same shape gets the same numbers; "
+                    "split one key per leaf (`jax.random.split(key, len(leaves))`)",
+                )
+            else:
                 report(
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` is closed over by a `{where}` body (line {reuse.loop.lineno}) "
                     "and consumed on every iteration: carry it in the loop state and split it per "
                     "step, or pass per-step keys (`jax.random.split(key, n)`) as `xs`",
-                )
-            else:
-                report(
-                    reuse.use.node,
-                    f"PRNG key `{reuse.name}` is consumed on every iteration of the loop on line "
-                    f"{reuse.loop.lineno} but never rebound: every iteration draws the same numbers; "
-                    "split it inside the loop (`key, sub = jax.random.split(key)`)",
                 )

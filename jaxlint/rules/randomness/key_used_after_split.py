@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION, condition_text
 
 
 @register
@@ -13,7 +14,12 @@ class KeyUsedAfterSplit(Rule):
     what = """
         Checks for a key that is consumed after `jax.random.split(key)` consumed it, when the
         result of the split was not assigned back to the same name: `k1, k2 = split(key)` followed
-        by `normal(key)`, or a second `split(key)`.
+        by `normal(key)`, or a second `split(key)`. Deriving a key from the split parent with
+        `jax.random.fold_in(key, i)` is reported as well: in JAX, `fold_in(key, i)` is the same key
+        as `split(key, n)[i]`, so it repeats one of the children (unless both are literals and `i` is
+        `n` or more). A key split in one branch of an
+        `if` and used again after the branches meet is reported (it is reused on the path that
+        split it), unless the later use sits under a condition that tests one of the same names.
         """
     why = """
         `split` consumes its argument: the new keys are derived from it, so drawing from the parent
@@ -41,6 +47,15 @@ class KeyUsedAfterSplit(Rule):
             keys_a = jax.random.split(key, 4)
             keys_b = jax.random.split(key, 4)  # JAX202
             return keys_a, keys_b
+        """,
+        """
+        import jax
+
+        def host_keys(seed, process_id):
+            key = jax.random.key(seed)
+            params_key, data_key = jax.random.split(key)
+            local_key = jax.random.fold_in(key, process_id)  # JAX202
+            return params_key, data_key, local_key
         """,
     )
     good = (
@@ -86,14 +101,25 @@ class KeyUsedAfterSplit(Rule):
         """,
         "key-reuse",
     )
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
             if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split":
                 continue
+            if reuse.use.kind == "fold_in":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}; `jax.random.fold_in` "
+                    "on it gives the same key as one of the split's children (`fold_in(key, i)` is "
+                    "`split(key, n)[i]`); fold in from one of the new keys instead",
+                )
+                continue
+            when = f" when `{condition_text(reuse.guard)}` held" if reuse.guard is not None else ""
             report(
                 reuse.use.node,
-                f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno} and is used again "
+                f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}{when} and is used again "
                 "here; rebind it when splitting (`key, sub = jax.random.split(key)`) and use the new key",
             )

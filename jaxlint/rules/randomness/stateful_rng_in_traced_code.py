@@ -134,6 +134,12 @@ class StatefulRngInTracedCode(Rule):
         """,
         "trace-time-only",
     )
+    limitations = """
+        A generator object is recognised where a name is bound once, by a direct call of
+        `np.random.default_rng`, `np.random.RandomState` or `random.Random`, in the module or in
+        the traced function; a generator passed in as an argument or kept in an attribute
+        (`self.rng`) is not followed. Only functions jaxlint knows to be traced are checked.
+        """
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):

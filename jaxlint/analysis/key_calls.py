@@ -1,0 +1,240 @@
+"""The transfer function of a call: what a call does to the keys passed to it.
+
+`jax.random` calls consume or derive as JAX's checker counts; calls into the module's own
+functions consume what their summaries say; calls into code the analysis cannot see
+consume the keys passed to them directly, unless they only read (printing, shapes, tree
+bookkeeping) or their result is only tested (`KeyInterpreter.condition`).  Consuming a key
+that every path has consumed before, or one consumed under a condition the later use does
+not share, is reported to the `KeyFlow`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis import random_api as api
+from jaxlint.analysis.key_names import self_attribute
+from jaxlint.analysis.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.keys import KeyFlow
+    from jaxlint.analysis.names import Names
+
+
+class CallTransfer:
+    """Calls and consumption, for `KeyInterpreter` (which supplies the state and `expr`)."""
+
+    flow: "KeyFlow"
+    names: "Names"
+    fn: ast.AST
+    loop_body: tuple[ast.Call, str] | None
+    closure: set[int]
+    globals: dict[int, str]
+    arrays: set[int]
+    seeds: dict[int, int]
+    guards: list[ast.AST]
+    loops: list[ast.AST]
+    carried: ast.AST | None
+
+    def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyInterpreter
+        raise NotImplementedError
+
+    def call(self, node: ast.Call, state: KeyState) -> object:
+        qualname = api.public(self.names.qualname(node.func))
+        if qualname in api.KEY_CONSTRUCTORS:
+            self._args(node, state)
+            if qualname == "jax.random.wrap_key_data" or not api.constant_seed(node):
+                return ("seed", None)
+            return ("seed", self.flow.seed_candidate(node, self.fn, self.loops))
+        if qualname in api.KEY_DERIVATIONS or qualname in api.KEY_READERS:
+            key = api.key_argument(node)
+            ref = self.expr(key, state) if key is not None else None
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if arg is not key:
+                    self.expr(arg, state)
+            if qualname == api.FOLD_IN and isinstance(ref, (int, Elem)):
+                self.fold(ref, Use(key, node, "fold_in", "`jax.random.fold_in`"), state)
+            return ("seed", None) if qualname in api.KEY_DERIVATIONS else None
+        if qualname == api.SPLIT or qualname in api.SAMPLERS:
+            key = api.key_argument(node)
+            ref = self.expr(key, state) if key is not None else None
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if arg is not key:
+                    self.expr(arg, state)
+            if ref is not None:
+                kind = "split" if qualname == api.SPLIT else "sample"
+                use = Use(key, node, kind, f"`{qualname}`")
+                if kind == "split" and isinstance(ref, (int, Elem)):
+                    folded = state.mark(("fold", ref))
+                    if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
+                        self.flow.report_reuse(self, use, folded.first, None)
+                self.consume(ref, use, DEFINITE, state)
+            return ("array",) if qualname == api.SPLIT else None
+        self.expr(node.func, state)
+        refs = self._args(node, state)
+        if not refs:
+            return None
+        if qualname is not None:
+            if qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES):
+                return None
+            if qualname in jax_api.STATIC_QUERIES:
+                return None
+        if _is_assertion(node.func):
+            return None
+        if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
+            return None
+        helper = self.flow.helper(node)
+        if helper is not None:
+            result = None
+            for arg, ref in refs:
+                param = helper.parameters.get(id(arg))
+                level = helper.summary.params.get(param, NONE) if param is not None else NONE
+                if level != NONE:
+                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                if param in helper.summary.returns:
+                    result = ref
+            return result
+        if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
+            return None
+        label = _call_label(node.func)
+        for arg, ref in refs:
+            self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
+        return None
+
+    def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
+        """Evaluate a call's arguments; the key values passed directly (or in a literal container)."""
+        refs: list[tuple[ast.AST, Ref]] = []
+        seen: set[object] = set()
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Starred):
+                self.expr(arg.value, state)
+                continue
+            ref = self.expr(arg, state)
+            if isinstance(ref, (int, Elem)) and ref not in seen:
+                seen.add(ref)
+                refs.append((arg, ref))
+            elif isinstance(arg, (ast.Dict, ast.Tuple, ast.List)):
+                members = arg.values if isinstance(arg, ast.Dict) else arg.elts
+                for member in members:
+                    inner = None
+                    if isinstance(member, ast.Name):
+                        inner = state.env.get(member.id)
+                    elif self_attribute(member) is not None:
+                        inner = state.env.get(self_attribute(member))
+                    if isinstance(inner, (int, Elem)) and inner not in seen:
+                        seen.add(inner)
+                        refs.append((member, inner))
+        return refs
+
+    # ---- consumption -----------------------------------------------------------------
+    def consume(self, ref: object, use: Use, level: int, state: KeyState) -> None:
+        if isinstance(ref, tuple) and ref and ref[0] == "seed":
+            if ref[1] is not None:
+                self.flow.seed_consumed(ref[1])
+            return
+        if not isinstance(ref, (int, Elem)):
+            return
+        if isinstance(ref, Elem):
+            if ref.index is None:
+                return
+            slots: list[object] = [ref, ref.array]
+        else:
+            slots = [ref]
+            if ref in self.arrays:
+                slots += [s for s in state.used if isinstance(s, Elem) and s.array == ref]
+        if isinstance(ref, int) and ref in self.seeds:
+            self.flow.seed_consumed(self.seeds[ref])
+        if level == DEFINITE and isinstance(ref, int):
+            if ref in self.closure and self.loop_body is not None and not self._aligns_leaves(use):
+                call, primitive = self.loop_body
+                self.flow.report_reuse(self, use, None, call, primitive)
+            if ref in self.globals:
+                self.flow.report_global(self.fn, self.globals[ref], use)
+        if level == DEFINITE:
+            for slot in slots:
+                mark = state.mark(slot)
+                if mark.first is None:
+                    continue
+                if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
+                    self.flow.report_reuse(self, use, mark.first, self.carried)
+                    break
+                if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
+                    self.flow.report_reuse(self, use, mark.first, self.carried, guard=mark.guard)
+                    break
+        current = state.mark(ref)
+        if level == DEFINITE and current.level != DEFINITE:
+            state.used[ref] = Mark(DEFINITE, use)
+        elif current.level == NONE and level == MAYBE:
+            state.used[ref] = Mark(MAYBE, use)
+
+    def _aligns_leaves(self, use: Use) -> bool:
+        """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
+        return (
+            self.loop_body is not None
+            and self.loop_body[1] in api.TREE_MAPS
+            and isinstance(use.call, ast.Call)
+            and api.public(self.names.qualname(use.call.func)) in api.REORDERING
+        )
+
+    def _same_condition(self, guard: ast.AST) -> bool:
+        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive).
+
+        On a later iteration of a loop, the loop's own variables hold new values: a test of them
+        is a new condition.
+        """
+        first = _names(guard)
+        if self.carried is not None:
+            for loop in self.loops:
+                if isinstance(loop, (ast.For, ast.AsyncFor)):
+                    first -= _names(loop.target)
+        return any(first & _names(g) for g in self.guards)
+
+    def fold(self, ref: Ref, use: Use, state: KeyState) -> None:
+        """`fold_in(key, i)` is `split(key, n)[i]`: deriving from a split key repeats a child."""
+        mark = state.mark(ref)
+        if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+            if api.may_collide(use.call, mark.first.call):
+                self.flow.report_reuse(self, use, mark.first, None)
+        state.used.setdefault(("fold", ref), Mark(DEFINITE, use))
+
+    def carry(self, value: ast.AST, state: KeyState) -> None:
+        """A consumed key handed back as a loop primitive's state is consumed again next iteration."""
+        if self.loop_body is None or self.loop_body[1] not in api.CARRYING_PRIMITIVES:
+            return
+        call, primitive = self.loop_body
+        if primitive == "jax.lax.scan":
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+                return
+            value = value.elts[0]
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Tuple, ast.List)):
+                stack.extend(node.elts)
+            elif isinstance(node, ast.Name):
+                ref = state.env.get(node.id)
+                if isinstance(ref, int):
+                    mark = state.mark(ref)
+                    if mark.level == DEFINITE and mark.first is not None:
+                        use = Use(node, mark.first.call, "carry", mark.first.callee)
+                        self.flow.report_reuse(self, use, mark.first, call, primitive)
+
+
+def _names(node: ast.AST) -> set[str]:
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found.update(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute))
+    return found
+
+
+def _is_assertion(func: ast.AST) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith(("assert", "_assert", "check_"))
+
+
+def _call_label(func: ast.AST) -> str:
+    text = ast.unparse(func)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"`{text}`"

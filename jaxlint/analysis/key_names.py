@@ -1,0 +1,251 @@
+"""Which names a function uses as PRNG keys, and which function of the module a call runs.
+
+A name is a key when the function makes it with a key call, passes it where `jax.random`
+takes a key, passes it to a function of the module that uses that parameter as a key,
+aliases one of those, or is a parameter whose name says it is a key (`key`, `rng`,
+`dropout_rng`) and that the function does not use as a dictionary key or a string.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jaxlint.analysis import random_api as api
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.tracing import transform_of
+from jaxlint.analysis.walk import children, walk
+
+
+class KeyNames:
+    """The key names of each function of one module, and the module's own call targets."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self.makes_keys: set[int] = set()  # functions that call a key constructor
+        self._cache: dict[int, frozenset[str]] = {}
+
+    def qualname(self, func: ast.AST) -> str | None:
+        return api.public(self.names.qualname(func))
+
+    def of(self, fn: ast.AST) -> frozenset[str]:
+        """Names the function uses as keys: made by key calls, at key positions, passed as keys."""
+        cached = self._cache.get(id(fn))
+        if cached is not None:
+            return cached
+        self._cache[id(fn)] = frozenset()  # recursion guard
+        found: set[str] = set()
+        aliases: list[tuple[list[ast.AST], ast.AST]] = []
+        for node in own_nodes(fn):
+            if isinstance(node, ast.Call):
+                qualname = self.qualname(node.func)
+                if qualname in api.KEY_CONSTRUCTORS:
+                    self.makes_keys.add(id(fn))
+                elif qualname in api.KEY_POSITION:
+                    arg = api.key_argument(node)
+                    base = base_name(arg) if arg is not None else None
+                    if base:
+                        found.add(base)
+                elif qualname is None:
+                    callee = self.resolve(node.func)
+                    if callee is not None:
+                        params = self.of(callee)
+                        for arg, param in bind(callee, node, bound_self(node)):
+                            if param in params and isinstance(arg, ast.Name):
+                                found.add(arg.id)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS:
+                    for target in targets:
+                        found.update(target_names(target))
+                else:
+                    aliases.append((targets, node.value))
+        for _ in range(2):
+            for targets, value in aliases:
+                base = base_name(value)
+                if base in found and isinstance(value, (ast.Name, ast.Subscript)):
+                    for target in targets:
+                        found.update(target_names(target))
+        if isinstance(fn, FUNCTION_TYPES):
+            found.update(key_parameters(fn))
+        found.update(unpacked_keys(fn, self.names))
+        result = frozenset(found)
+        self._cache[id(fn)] = result
+        return result
+
+    def resolve(self, func: ast.AST) -> FunctionNode | None:
+        """The def (or lambda) of this module a call goes to, when the call runs it as written."""
+        names = self.names
+        definition = None
+        if isinstance(func, ast.Name):
+            definition = names.definition(func)
+            if definition is None:
+                values = names.assignments(func)
+                if len(values) == 1:
+                    value = values[0]
+                    if isinstance(value, ast.Lambda):
+                        return value
+                    if isinstance(value, ast.Call) and value.args:
+                        if names.qualname(value.func) in api.PRESERVING_TRANSFORMS:
+                            inner = value.args[0]
+                            if isinstance(inner, ast.Name):
+                                definition = names.definition(inner)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            scope = names.read_scope.get(id(func.value))
+            while scope is not None and scope.kind != "class":
+                scope = scope.parent
+            if scope is not None:
+                definition = scope.defs.get(func.attr)
+                if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    decorator_name(d) in ("staticmethod", "classmethod", "property") for d in definition.decorator_list
+                ):
+                    return None
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = names.enclosing_scope(definition)
+            for decorator in definition.decorator_list:
+                if decorator_name(decorator) == "staticmethod":
+                    continue
+                transform = transform_of(decorator, names, scope)
+                if transform is None or transform.name not in api.PRESERVING_TRANSFORMS:
+                    return None
+            return definition
+        return None
+
+
+_KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
+_KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
+_NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
+
+
+def key_parameters(fn: FunctionNode) -> set[str]:
+    """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
+
+    Not one that the function itself treats as a dictionary key or a string: used as an
+    index (`d[key]`), compared, formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
+    annotated as something other than a key or an array.
+    """
+    args = fn.args
+    found = {
+        a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+        if _KEY_PARAMETER.match(a.arg)
+        and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
+    }
+    return _not_used_as_strings(fn, found)
+
+
+def unpacked_keys(fn: ast.AST, names: Names) -> set[str]:
+    """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
+    if not any(_KEY_PARAMETER.match(name) for name in names.scope_of(fn).other):
+        return set()  # unpacked names are bound "otherwise" in the scope model: nothing to look for
+    found = set()
+    for node in own_nodes(fn):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
+    return _not_used_as_strings(fn, found)
+
+
+def _not_used_as_strings(fn: ast.AST, found: set[str]) -> set[str]:
+    if not found:
+        return found
+    for node in own_nodes(fn):
+        if isinstance(node, ast.Subscript):
+            found.difference_update(names_in(node.slice))
+        elif isinstance(node, ast.Compare):
+            found.difference_update(names_in(node))
+        elif isinstance(node, ast.FormattedValue):
+            found.difference_update(names_in(node.value))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr", "str"):
+                found.difference_update(n for arg in node.args for n in names_in(arg))
+            elif isinstance(func, ast.Attribute) and func.attr in _NAME_METHODS:
+                found.difference_update(n for arg in node.args for n in names_in(arg))
+        if not found:
+            break
+    return found
+
+
+def names_in(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
+
+
+def base_name(node: ast.AST) -> str | None:
+    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`), `self.key`."""
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        if isinstance(index, ast.Constant) and not isinstance(index.value, int):
+            return None
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    return self_attribute(node)
+
+
+def self_attribute(node: ast.AST) -> str | None:
+    """`self.key` for the attribute `self.key` (keys kept on the instance, followed within one method)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Attribute):
+        dotted = self_attribute(target)
+        return [dotted] if dotted else []
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in target_names(element)]
+    return []
+
+
+def own_nodes(fn: ast.AST):
+    """The nodes of a function's (or module's) own body, nested functions and classes excluded."""
+    stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in children(node):
+            if isinstance(child, FUNCTION_TYPES):
+                if not isinstance(child, ast.Lambda):
+                    stack.extend(child.decorator_list)
+                continue
+            if isinstance(child, ast.ClassDef):
+                continue
+            stack.append(child)
+
+
+def bound_self(call: ast.Call) -> int:
+    """How many leading parameters the call binds implicitly (`self` of `obj.method(...)`)."""
+    return 1 if isinstance(call.func, ast.Attribute) else 0
+
+
+def bind(callee: FunctionNode, call: ast.Call, skip: int) -> list[tuple[ast.AST, str]]:
+    """(argument expression, parameter name) pairs for a call of a known function."""
+    args = callee.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
+    pairs = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if i < len(positional):
+            pairs.append((arg, positional[i]))
+    names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+    for keyword in call.keywords:
+        if keyword.arg in names:
+            pairs.append((keyword.value, keyword.arg))
+    return pairs
+
+
+def decorator_name(decorator: ast.AST) -> str | None:
+    if isinstance(decorator, ast.Name):
+        return decorator.id
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return None

@@ -1,0 +1,141 @@
+"""What jaxlint knows about `jax.random` and the calls around keys, as data.
+
+Which calls make a key, derive one, read one, consume one (as JAX's own checker,
+`jax_debug_key_reuse`, counts), run a function again and again, or only look at their
+arguments.  Every key analysis asks these tables; none keeps its own.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
+KEY_CONSTRUCTORS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
+SPLIT = "jax.random.split"
+FOLD_IN = "jax.random.fold_in"
+# Derive a new key from a key without consuming it (the checker: `Source`, no `Sink`).
+KEY_DERIVATIONS = frozenset({FOLD_IN, "jax.random.clone"})
+# Read a key without consuming it.
+KEY_READERS = frozenset({"jax.random.key_data", "jax.random.key_impl"})
+SAMPLERS = frozenset(
+    "jax.random." + name
+    for name in (
+        "ball bernoulli beta binomial bits categorical cauchy chisquare choice dirichlet "
+        "double_sided_maxwell exponential f gamma generalized_normal geometric gumbel laplace "
+        "loggamma logistic lognormal maxwell multinomial multivariate_normal normal orthogonal "
+        "pareto permutation poisson rademacher randint rayleigh shuffle t triangular "
+        "truncated_normal uniform wald weibull_min"
+    ).split()
+)
+# Calls that take a key as their first argument (or `key=`).
+KEY_POSITION = SAMPLERS | KEY_DERIVATIONS | KEY_READERS | {SPLIT}
+# Calls whose result is a key (or an array of keys).
+KEY_MAKERS = KEY_CONSTRUCTORS | KEY_DERIVATIONS | {SPLIT}
+RANDOM_API = KEY_POSITION | KEY_CONSTRUCTORS
+RANDOM_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in RANDOM_API)
+
+# Calls that look at a key without consuming it: printing, shapes, type checks, host
+# transfers, tree bookkeeping.  The checker's `debug_callback`, `random_unwrap`, `eq`/`ne`
+# and forwarding primitives.
+READING_CALLS = frozenset({
+    "builtins.print", "builtins.isinstance", "builtins.len", "builtins.type", "builtins.str",
+    "builtins.repr", "builtins.id", "builtins.hash", "builtins.getattr", "builtins.hasattr",
+    "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.zip",
+    "builtins.enumerate", "builtins.dict", "builtins.sorted", "builtins.reversed",
+    "builtins.format", "jax.device_put", "jax.device_get", "jax.eval_shape", "jax.typeof",
+    "jax.core.get_aval", "jax.ShapeDtypeStruct", "jax.lax.stop_gradient",
+    "jax.block_until_ready", "jax.tree_util.tree_structure", "jax.tree_util.tree_leaves",
+    "jax.tree_util.tree_flatten", "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path",
+})
+READING_PREFIXES = (
+    "jax.debug.", "jax.numpy.", "numpy.", "logging.", "absl.logging.", "chex.assert",
+    "jax.dtypes.", "pprint.", "warnings.",
+)
+
+# Control-flow primitives that run their body again and again with the same closure.
+LOOP_PRIMITIVES = frozenset({
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",
+    "equinox.internal.while_loop",
+})
+# Primitives whose body returns the loop state that the next iteration receives: for `scan`
+# the first element of the returned pair, for the others the whole value.
+CARRYING_PRIMITIVES = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop"})
+# Calls that run the function they are given once per leaf of a pytree.
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
+# Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.
+REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
+
+# Methods that look at their arguments without running them: lowering and tracing a jitted
+# function, container bookkeeping.
+NON_CONSUMING_METHODS = frozenset({
+    "lower", "trace", "eval_shape", "astype", "tobytes", "tolist", "item", "block_until_ready",
+    "copy", "format", "append", "extend", "insert", "add", "setdefault", "get", "index", "count",
+})
+# Transformations that only trace: `jax.make_jaxpr(f)(key)` consumes nothing.
+TRACING_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape", "jax.xla_computation", "jax.linearize"})
+# Transformations whose result runs the function as written (its key flow is the function's).
+PRESERVING_TRANSFORMS = frozenset({
+    "jax.jit", "jax.checkpoint", "jax.named_call", "flax.nnx.jit", "equinox.filter_jit",
+})
+
+# JAX's own modules import the implementation module (`from jax._src import random`).
+_INTERNAL = (("jax._src.random.", "jax.random."),)
+
+
+def public(qualname: str | None) -> str | None:
+    """The public spelling of a `jax.random` name reached through JAX's internal modules."""
+    if qualname is None:
+        return None
+    for prefix, replacement in _INTERNAL:
+        if qualname.startswith(prefix):
+            return replacement + qualname[len(prefix):]
+    return qualname
+
+
+def key_argument(call: ast.Call) -> ast.AST | None:
+    """The key a `jax.random` call takes: its first argument, or `key=`."""
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg == "key":
+            return keyword.value
+    return None
+
+
+def constant_seed(call: ast.Call) -> bool:
+    """`jax.random.key(0)`, `PRNGKey(-1)`: a literal integer seed."""
+    if not call.args:
+        return False
+    seed = call.args[0]
+    if isinstance(seed, ast.UnaryOp) and isinstance(seed.op, ast.USub):
+        seed = seed.operand
+    return isinstance(seed, ast.Constant) and isinstance(seed.value, int) and not isinstance(seed.value, bool)
+
+
+def may_collide(fold_in: ast.AST, split: ast.AST) -> bool:
+    """Whether `fold_in(key, d)` can be one of `split(key, n)`'s children (it is child `d` when `d < n`).
+
+    Unknown data or counts can; literal ones decide.
+    """
+    data = _literal_int(fold_in.args[1] if isinstance(fold_in, ast.Call) and len(fold_in.args) > 1 else None)
+    count = 2
+    if isinstance(split, ast.Call):
+        given = split.args[1] if len(split.args) > 1 else next((k.value for k in split.keywords if k.arg == "num"), None)
+        if given is not None:
+            count = _literal_int(given)
+    return data is None or count is None or 0 <= data < count
+
+
+def _literal_int(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def short(qualname: str) -> str:
+    """`lax.scan` for `jax.lax.scan`, as users write it."""
+    if qualname.startswith("jax.lax."):
+        return "lax." + qualname[len("jax.lax."):]
+    if qualname == "jax.tree_util.tree_map":
+        return "jax.tree.map"
+    return qualname

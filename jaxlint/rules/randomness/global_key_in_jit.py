@@ -1,0 +1,109 @@
+"""JAX206: a module-level PRNG key drawn from inside a jit-compiled function."""
+
+from __future__ import annotations
+
+from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
+
+
+@register
+class GlobalKeyInJit(Rule):
+    code = "JAX206"
+    name = "global-key-in-jit"
+    summary = "A jit-compiled function draws from a module-level PRNG key"
+    what = """
+        Checks for a jit-compiled function that consumes a key bound at module level
+        (`KEY = jax.random.key(0)`), which it reads as a closed-over global instead of receiving
+        it as an argument.
+        """
+    why = """
+        A global read while tracing becomes a constant of the compiled program: every call
+        draws from the same key, so every call gets the same "random" numbers (the same dropout
+        mask, the same noise), and rebinding the global later changes nothing until the function
+        is traced again. JAX's key reuse checker raises `KeyReuseError` on the second call. Pass
+        the key in as an argument and split it per call.
+        """
+    bad = (
+        """
+        import jax
+
+        KEY = jax.random.key(0)
+
+        @jax.jit
+        def add_noise(x):
+            return x + 0.1 * jax.random.normal(KEY, x.shape)  # JAX206
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        rng = jax.random.PRNGKey(42)
+
+        def dropout(x, rate):
+            keep = jax.random.bernoulli(rng, 1 - rate, x.shape)  # JAX206
+            return jnp.where(keep, x / (1 - rate), 0.0)
+
+        dropout_jit = jax.jit(dropout, static_argnums=1)
+        """,
+    )
+    good = (
+        """
+        import jax
+
+        @jax.jit
+        def add_noise(x, key):
+            return x + 0.1 * jax.random.normal(key, x.shape)
+
+        def train(xs):
+            key = jax.random.key(0)
+            for x in xs:
+                key, sub = jax.random.split(key)
+                x = add_noise(x, sub)
+            return x
+        """,
+        """
+        import jax
+
+        KEY = jax.random.key(0)
+
+        def init(shape):
+            return jax.random.normal(KEY, shape)
+
+        @jax.jit
+        def describe(x):
+            return x.shape, KEY.shape
+        """,
+    )
+    demo = JaxDemo(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        KEY = jax.random.key(0)
+
+        @jax.jit
+        def add_noise(x):
+            return x + 0.1 * jax.random.normal(KEY, x.shape)
+
+        def demo():
+            add_noise(jnp.zeros(3))
+            return add_noise(jnp.ones(3))
+        """,
+        "key-reuse",
+    )
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
+    references = (
+        "https://docs.jax.dev/en/latest/random-numbers.html",
+        "https://docs.jax.dev/en/latest/stateful-computations.html",
+    )
+
+    def check(self, module, report):
+        for found in module.keys.global_keys:
+            name = getattr(found.function, "name", "this function")
+            report(
+                found.use.node,
+                f"`{name}` is jit-compiled and draws from the module-level key `{found.name}`, which is "
+                "baked into the compiled program: every call draws the same numbers; pass the key in "
+                "as an argument and split it per call",
+            )
