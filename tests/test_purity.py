@@ -168,6 +168,31 @@ CASES = {
                 wandb.log({"loss": loss})
                 writer.add_scalar("loss", loss, i)
         """,
+    "inplace_after_converting_a_parameter": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def swap_gates(weights, n):
+            weights = jnp.asarray(weights)
+            for i in range(n):
+                weights[i] = 0.0  # JAX401
+            return weights
+
+        def before(weights):
+            weights[0] = 1.0  # still the caller's value: a NumPy array, perhaps
+            weights = jnp.asarray(weights)
+            return weights
+
+        def conditional(weights, flag):
+            if flag:
+                weights = jnp.asarray(weights)
+            weights[0] = 1.0
+
+        def back_to_numpy(weights):
+            weights = jnp.asarray(weights)
+            weights = np.array(weights)
+            weights[0] = 1.0
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

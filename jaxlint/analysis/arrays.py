@@ -92,7 +92,34 @@ class ArrayFacts:
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         if scope is None:
             scope = self._scope_of(expr)
+        if isinstance(expr, ast.Name) and self._converted_parameter(expr, scope):
+            return True
         return self._array(expr, scope, 0)
+
+    def _converted_parameter(self, name: ast.Name, scope: Scope) -> bool:
+        """A parameter that the function rebinds to an array in a statement of its own top level
+        (`x = jnp.asarray(x)`) before this read, and that every later binding keeps an array:
+        the caller's value never reaches here."""
+        owner = self.names.lookup(name.id, scope)
+        if owner is None or owner.kind != "function" or name.id not in owner.params:
+            return False
+        fn = owner.node
+        if isinstance(fn, ast.Lambda) or name.id in self._declared_global_or_nonlocal():
+            return False
+        where = (name.lineno, name.col_offset)
+        converted = False
+        for stmt in fn.body:
+            if (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0) >= where:
+                break
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], name.id):
+                converted = True
+                break
+        if not converted:
+            return False
+        bindings = self._scope_bindings(owner).get(name.id, [])[1:]  # the parameter itself comes first
+        return bool(bindings) and all(
+            b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, 1)) for b in bindings
+        )
 
     def indexed_like_array(self, target: ast.Subscript) -> bool:
         """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
@@ -428,6 +455,10 @@ def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> b
     inner = annotation.slice
     first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
     return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _float(expr: ast.AST) -> bool:
