@@ -193,6 +193,25 @@ CASES = {
             weights = np.array(weights)
             weights[0] = 1.0
         """,
+    "inplace_on_flax_results": """
+        import flax.linen as nn
+
+        class Net(nn.Module):
+            @nn.compact
+            def __call__(self, x, cache):
+                x = nn.Dense(4)(x)
+                x[:, 0] = 0.0  # JAX401
+                h = nn.relu(x)
+                h[h > 1] = 1.0  # JAX401
+                state = Custom()(x)
+                state[0] = h  # a module of this file may return a list
+                cache["h"] = h  # a dict
+                return h
+
+        class Custom(nn.Module):
+            def __call__(self, x):
+                return [x]
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

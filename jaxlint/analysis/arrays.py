@@ -3,8 +3,9 @@
 The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
 code too, so this module answers "is this a JAX array?" from local facts: a name every
 binding of which (in the scope that binds it) is a `jax.numpy`/`jax.random`/`jax.nn` result,
-an `.at[...]` update, or arithmetic, indexing or array methods on such a value; and an
-attribute `self.data` that every store in the module sets to such a value.  Anything else
+a Flax activation or a Flax layer applied to an input, an `.at[...]` update, or arithmetic,
+indexing or array methods on such a value; and an attribute `self.data` that every store in
+the module sets to such a value.  Anything else
 (a parameter without an array annotation, a loop target, a call into unknown code, a name
 also bound to a NumPy array) is not known, and rules stay quiet about it.
 """
@@ -250,6 +251,8 @@ class ArrayFacts:
                 return True
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
+            if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
+                return True  # `nn.Dense(4)(x)`: a layer applied to an input
             if isinstance(func, ast.Attribute):
                 if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True

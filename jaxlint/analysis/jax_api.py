@@ -281,7 +281,24 @@ ARRAY_CREATING_FUNCTIONS = frozenset({
     "jax.lax.dynamic_update_slice",
     "jax.lax.dynamic_slice",
     "jax.lax.concatenate",
-})
+}) | frozenset(
+    # the activations Flax re-exports from `jax.nn` and `jax.numpy`
+    f"flax.{api}.{name}"
+    for api in ("linen", "nnx")
+    for name in (
+        "relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "silu", "swish", "elu",
+        "celu", "selu", "leaky_relu", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid",
+        "log_sigmoid", "glu", "one_hot", "standardize", "logsumexp",
+    )
+)
+# Flax layers whose application (`nn.Dense(4)(x)`) returns one array.
+ARRAY_LAYERS = frozenset(
+    f"flax.linen.{name}"
+    for name in (
+        "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "LayerNorm",
+        "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
+    )
+)
 # Functions of those namespaces that return something other than one array (a tuple, a
 # list, a callable, metadata).
 NOT_ONE_ARRAY = frozenset({
