@@ -148,10 +148,22 @@ CASES = [
                 self.calls += 1  # not read by the jitted method
                 return self.logits(x)
 
+        class Built:
+            def __init__(self):
+                self._build(2.0)
+
+            def _build(self, temperature):
+                self.temperature = temperature  # only construction calls this
+
+            @partial(jax.jit, static_argnums=0)
+            def logits(self, x):
+                return x / self.temperature
+
         def run():
             policy = Policy(2.0)
             policy.act(jnp.ones(2))
             assert float(Policy(4.0).act(jnp.ones(2))[0]) == 0.25
+            assert float(Built().logits(jnp.ones(2))[0]) == 0.5
         """, "ok"),
     Case("argnames typo", """
         from functools import partial
