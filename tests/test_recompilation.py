@@ -96,6 +96,25 @@ CASES = {
             rollout(x, 2000)
             short(x, 3)
         """,
+    "growing_list_passed_as_a_pytree": """
+        import jax
+
+        @jax.jit
+        def total(xs):
+            return sum(x.sum() for x in xs)
+
+        def run(batches):
+            history = []
+            for b in batches:
+                history.append(b)
+                total(history)  # JAX501
+
+        def window(batches):
+            for b in batches:
+                recent = []
+                recent.append(b)
+                total(recent)  # a new list of one element each time
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -558,4 +577,21 @@ def test_boolean_mask_filter_compiles_per_length():
     x = jnp.arange(8.0)
     for t in (1.0, 3.0, 5.0):
         score(x[x > t])
+    assert len(traces) == 3
+
+
+def test_growing_list_argument_compiles_per_length():
+    """What JAX501 says of a list that grows, passed to a jitted function: one compilation per length."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    @jax.jit
+    def total(xs):
+        traces.append(1)
+        return sum(x.sum() for x in xs)
+
+    history = []
+    for _ in range(3):
+        history.append(jax.numpy.ones(2))
+        total(history)
     assert len(traces) == 3
