@@ -16,6 +16,7 @@ else:  # Python 3.9 and 3.10
 
 import click
 
+from jaxlint.files import check_glob
 from jaxlint.linter import PARSE_ERROR_CODE
 
 # Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
@@ -53,10 +54,22 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github")
+OUTPUT_FORMATS = (
+    "full",
+    "concise",
+    "grouped",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "junit",
+    "pylint",
+    "azure",
+)
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
-_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (CONTRACT.md)
+_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (docs/contract.md)
 
 
 class ConfigError(Exception):
@@ -93,10 +106,18 @@ class Config:
     show_fixes: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     dynamic: dict[str, Any] = field(default_factory=dict)
+    # The selections of the files this one extends, base first: each is a layer under `selection`.
+    extended_selections: list[Selection] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)  # the files read, base first
 
     @property
     def excludes(self) -> list[str]:
         return self.exclude + self.extend_exclude
+
+    @property
+    def selections(self) -> list[Selection]:
+        """The configuration's selection layers in the order they apply (`extend`ed files first)."""
+        return [*self.extended_selections, self.selection]
 
 
 # ---------------------------------------------------------------- finding and reading the file
@@ -130,6 +151,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not valid TOML: it is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
@@ -142,15 +165,37 @@ def load_config(path: Path | None, *, search_from: Path, isolated: bool = False)
         path = find_config_file(search_from)
         if path is None:
             return Config(root=Path.cwd())
-    path = path.resolve()
+    return _load_file(path.resolve(), ())
+
+
+def _settings_table(path: Path) -> tuple[dict[str, Any], str]:
     data = _read_toml(path)
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("jaxlint", {})
-        where = f"[tool.jaxlint] of {path}"
+        return data.get("tool", {}).get("jaxlint", {}), f"[tool.jaxlint] of {path}"
+    return data, str(path)
+
+
+def _load_file(path: Path, extending: tuple[Path, ...]) -> Config:
+    """One file's configuration, on top of the file its `extend` names (as ruff's `extend`)."""
+    data, where = _settings_table(path)
+    base = data.get("extend")
+    if base is None:
+        config = Config(root=path.parent)
     else:
-        where = str(path)
-    config = Config(root=path.parent)
-    apply_settings(config, data, where)
+        if not isinstance(base, str):
+            raise ConfigError(f"invalid value for `extend` in {where}: expected a path")
+        base_path = (path.parent / os.path.expandvars(os.path.expanduser(base))).resolve()
+        if base_path == path or base_path in extending:
+            raise ConfigError(f"`extend` in {where} makes a cycle through {base_path}")
+        if not base_path.is_file():
+            raise ConfigError(f"`extend` in {where} names {base_path}, which does not exist")
+        config = _load_file(base_path, (*extending, path))
+        # The extending file is the project's: its folder is the root, its selection the top layer.
+        config.root = path.parent
+        config.extended_selections.append(config.selection)
+        config.selection = Selection()
+    config.sources.append(path)
+    apply_settings(config, {k: v for k, v in data.items() if k != "extend"}, where)
     return config
 
 
@@ -187,11 +232,12 @@ def _strings(value: Any) -> list[str]:
     return list(value)
 
 
+def _globs(value: Any) -> list[str]:
+    return [check_glob(pattern) for pattern in _strings(value)]
+
+
 def _selectors(value: Any) -> list[str]:
-    selectors = _strings(value)
-    for selector in selectors:
-        check_selector(selector)
-    return selectors
+    return [check_selector(selector) for selector in _strings(value)]
 
 
 def _boolean(value: Any) -> bool:
@@ -219,7 +265,31 @@ def _output_format(value: Any) -> str:
 
 
 def _per_file_ignores(value: Any) -> dict[str, list[str]]:
-    return {pattern: _selectors(codes) for pattern, codes in _table(value).items()}
+    return {check_glob(pattern): _selectors(codes) for pattern, codes in _table(value).items()}
+
+
+def _positive_integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a positive integer, not {value!r}")
+    return value
+
+
+# Rule options whose values are checked here, so that a typo stops the run instead of being ignored.
+_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "unroll-threshold": _positive_integer,
+    "unroll_threshold": _positive_integer,
+}
+
+
+def _options(value: Any) -> dict[str, Any]:
+    options = _table(value)
+    for key, check in _OPTIONS.items():
+        if key in options:
+            try:
+                check(options[key])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"option `{key}`: {exc}") from None
+    return options
 
 
 def _set(name: str) -> Callable[[Config, Any], None]:
@@ -250,8 +320,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "extend-select": (_selectors, _set_in_selection("extend_select")),
     "ignore": (_selectors, _set_in_selection("ignore")),
     "extend-ignore": (_selectors, _set_in_selection("ignore")),
-    "exclude": (_strings, _set("exclude")),
-    "extend-exclude": (_strings, _set("extend_exclude")),
+    "exclude": (_globs, _set("exclude")),
+    "extend-exclude": (_globs, _set("extend_exclude")),
     "per-file-ignores": (_per_file_ignores, _set("per_file_ignores")),
     "extend-per-file-ignores": (_per_file_ignores, _update_per_file_ignores),
     "output-format": (_output_format, _set("output_format")),
@@ -261,7 +331,7 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "fix": (_boolean, _set("fix")),
     "unsafe-fixes": (_boolean, _set("unsafe_fixes")),
     "show-fixes": (_boolean, _set("show_fixes")),
-    "options": (_table, _set("options")),
+    "options": (_options, _set("options")),
     "dynamic": (_table, _set("dynamic")),
 }
 
@@ -270,10 +340,10 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
 
 
 def check_selector(selector: str) -> str:
-    """`ALL`, `JAX`, or `JAX` followed by up to three digits; anything else is a usage error."""
-    if not _SELECTOR.fullmatch(selector):
+    """`ALL`, `JAX`, or `JAX` followed by up to three digits, in any case; anything else is a usage error."""
+    if not _SELECTOR.fullmatch(selector.upper()):
         raise ValueError(f"unknown rule selector `{selector}` (expected ALL, JAX or a prefix such as JAX1)")
-    return selector
+    return selector.upper()
 
 
 def _matches(selector: str, code: str) -> bool:

@@ -1,4 +1,4 @@
-"""What a rule reports: findings, their positions and optional fixes (CONTRACT.md's JSON shape)."""
+"""What a rule reports: findings, their positions and optional fixes (the JSON shape of docs/contract.md)."""
 
 from __future__ import annotations
 

@@ -86,8 +86,8 @@ def cli(monkeypatch, tmp_path):
     except TypeError:  # click 8.2 and later always keep stderr apart
         runner = CliRunner()
 
-    def run(*args: str) -> Outcome:
-        result = runner.invoke(main, list(args), catch_exceptions=False)
+    def run(*args: str, input: str | bytes | None = None) -> Outcome:
+        result = runner.invoke(main, list(args), input=input, catch_exceptions=False)
         return Outcome(result.exit_code, result.stdout, result.stderr)
 
     return run

@@ -96,6 +96,8 @@ def test_exit_zero(cli, make_files, test_rules):
         (["--select", "JAX09", "--ignore", "JAX099"], ["JAX098"]),
         (["--select", "JAX098", "--extend-select", "JAX099"], ["JAX098", "JAX099"]),
         (["--extend-ignore", "JAX099"], ["JAX098"]),
+        (["--select", "jax098"], ["JAX098"]),  # codes are case-insensitive, as `jaxlint rule jax098`
+        (["--select", "all", "--ignore", "Jax099"], ["JAX098"]),
     ],
 )
 def test_selection(cli, make_files, test_rules, args, expected):
@@ -103,7 +105,7 @@ def test_selection(cli, make_files, test_rules, args, expected):
     assert codes(cli("check", "--output-format", "json", *args)) == expected
 
 
-@pytest.mark.parametrize("selector", ["FOO", "jax098", "JAX1234", "JAX9"])
+@pytest.mark.parametrize("selector", ["FOO", "JAX1234", "JAX9"])
 def test_bad_selectors_are_usage_errors(cli, make_files, test_rules, selector):
     make_files({"a.py": PRINTS})
     out = cli("check", "--select", selector)
@@ -146,6 +148,19 @@ def test_missing_path_is_a_finding(cli):
     out = cli("check", "--output-format", "json", "nope.py")
     assert out.code == 1
     assert codes(out) == ["JAX001"]
+    # the system's reason, as ruff's E902: nothing was parsed
+    assert out.json[0]["message"] == "No such file or directory"
+
+
+def test_symlink_loop_on_the_command_line_is_a_finding(cli, tmp_path):
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    out = cli("check", "--output-format", "json", "loop1")
+    assert out.code == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    (finding,) = out.json
+    assert finding["code"] == "JAX001" and finding["filename"].endswith("loop1")
+    assert not finding["message"].startswith("Failed to parse")
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads any file")
@@ -259,15 +274,15 @@ def test_rule_page(cli, test_rules):
 def test_dynamic_passes_findings_to_the_confirmer(cli, make_files, test_rules, monkeypatch):
     seen = {}
 
-    def confirm(findings, *, backend, timeout, settings, show_progress):
-        seen.update(backend=backend, timeout=timeout, settings=settings)
+    def confirm(findings, *, backend, timeout, settings, show_progress, sandboxed):
+        seen.update(backend=backend, timeout=timeout, settings=settings, sandboxed=sandboxed)
         return [f.with_(confirmation={"status": "confirmed", "detail": "raised here"}) for f in findings]
 
     monkeypatch.setitem(sys.modules, "jaxlint.dynamic", types.SimpleNamespace(confirm=confirm))
     make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": "[tool.jaxlint.dynamic]\nexamples = 3\n"})
     out = cli("check", "--dynamic", "--backend", "cpu", "--dynamic-timeout", "5", "--output-format", "json")
     assert out.json[0]["confirmation"] == {"status": "confirmed", "detail": "raised here"}
-    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}}
+    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}, "sandboxed": False}
 
 
 def test_dynamic_unavailable_is_exit_2(cli, make_files, monkeypatch):

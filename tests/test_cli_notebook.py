@@ -97,3 +97,20 @@ def test_python_lines_that_look_like_magics_are_kept(cli, make_files, test_rules
     assert [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json").json] == [
         ("JAX098", 6)
     ]
+
+
+def test_lines_named_in_messages_are_counted_within_cells(cli, make_files):
+    make_files(
+        {
+            "keys.ipynb": notebook(
+                ("code", "import jax\nkey = jax.random.key(0)\n"),
+                ("code", "a = jax.random.normal(key, (2,))\nb = jax.random.normal(key, (2,))\n"),
+                ("code", "c = jax.random.uniform(key)\n"),
+            )
+        }
+    )
+    found = [f for f in cli("check", "--output-format", "json").json if f["code"] == "JAX201"]
+    assert [(f["cell"], f["location"]["row"]) for f in found] == [(2, 2), (3, 1)]
+    # the first use is line 1 of cell 2, wherever the message is read from
+    assert "line 1" in found[0]["message"] and "line 3" not in found[0]["message"]
+    assert "line 1 of cell 2" in found[1]["message"]

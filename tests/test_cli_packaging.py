@@ -20,7 +20,7 @@ def test_console_script_and_packages():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["scripts"] == {"jaxlint": "jaxlint.cli:main"}
     assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["jaxlint", "jaxlint.*"]
-    # static linting must install without JAX (DESIGN.md): JAX comes only with the extras
+    # static linting must install without JAX: JAX comes only with the extras
     assert not [d for d in project["project"]["dependencies"] if re.match(r"jax\b", d)]
 
 
@@ -37,6 +37,28 @@ def test_readme_set_up_commands():
     block = re.search(r"## Set up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
     assert block == [
         "python3 -m venv .venv && . .venv/bin/activate && pip install . && jaxlint check examples/",
-        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q',
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q -n auto',
     ]
+    assert "python -m pytest -q -n auto" in (ROOT / ".ci" / "run").read_text()  # CI runs the README's command
     assert not re.search(r"pip install\s+['\"]?jaxlint\b", readme)  # that name on PyPI is another project
+
+
+def test_docs_name_every_output_format_and_command():
+    from jaxlint.cli import main
+    from jaxlint.config import OUTPUT_FORMATS
+
+    contract = (ROOT / "docs" / "contract.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for output_format in OUTPUT_FORMATS:
+        assert f"`{output_format}`" in readme
+        if output_format not in ("full", "concise", "grouped"):  # text layouts are not part of the contract
+            assert re.search(rf"(`|--output-format ){output_format}\b", contract), output_format
+    for command in main.commands:
+        assert f"`jaxlint {command}" in contract
+
+
+def test_flake8_entry_point_and_server_extra():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["flake8.extension"] == {"JAX": "jaxlint.flake8_plugin:JaxlintChecker"}
+    server = project["optional-dependencies"]["server"]
+    assert {re.match(r"[a-z]+", d).group() for d in server} == {"pygls", "lsprotocol"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from jaxlint.config import Selection, resolve_selection
@@ -146,3 +148,78 @@ def test_cache_dir_from_config_is_relative_to_the_project(cli, make_files, tmp_p
     make_files({"pyproject.toml": '[tool.jaxlint]\ncache-dir = "var/cache"\n', "sub/a.py": "x = 1\n"})
     cli("check", "sub")
     assert (tmp_path / "var" / "cache" / ".gitignore").exists()
+
+
+def test_codes_in_config_are_case_insensitive(cli, make_files, test_rules):
+    make_files(
+        {
+            "pyproject.toml": """
+                [tool.jaxlint]
+                select = ["jax098"]
+                [tool.jaxlint.per-file-ignores]
+                "b.py" = ["jax09"]
+                """,
+            "a.py": PRINTS,
+            "b.py": PRINTS,
+        }
+    )
+    found = cli("check", "--output-format", "json").json
+    assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("a.py", "JAX098")]
+
+
+def test_extend_reads_the_base_file_first(cli, make_files, test_rules, tmp_path):
+    make_files(
+        {
+            "base.toml": """
+                ignore = ["JAX099"]
+                output-format = "concise"
+                [options]
+                bad-name = "worse"
+                """,
+            "project/pyproject.toml": """
+                [tool.jaxlint]
+                extend = "../base.toml"
+                extend-select = ["JAX099"]
+                """,
+            "project/a.py": "import jax\nprint(worse)\n",
+        }
+    )
+    outcome = cli("check", "--no-cache", "project")
+    assert outcome.code == 1
+    # the base's options and output format apply; the extending file's extend-select is the later
+    # layer, so it turns JAX099 back on over the base's ignore (as ruff layers `extend`)
+    assert outcome.stdout.splitlines()[:2] == [
+        "project/a.py:2:1: JAX098 [*] `print` call",
+        "project/a.py:2:7: JAX099 the name `bad`",
+    ]
+    assert "unknown key" not in outcome.stderr
+
+
+def test_extend_without_overrides_keeps_the_base_selection(cli, make_files, test_rules):
+    make_files(
+        {
+            "base.toml": 'select = ["JAX099"]\n',
+            "project/jaxlint.toml": 'extend = "../base.toml"\n',
+            "project/a.py": PRINTS,
+        }
+    )
+    assert [f["code"] for f in cli("check", "--output-format", "json", "project").json] == ["JAX099"]
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"project/jaxlint.toml": 'extend = "../missing.toml"\n'}, "does not exist"),
+        ({"project/jaxlint.toml": 'extend = "jaxlint.toml"\n'}, "cycle"),
+        (
+            {"project/jaxlint.toml": 'extend = "../base.toml"\n', "base.toml": 'extend = "project/jaxlint.toml"\n'},
+            "cycle",
+        ),
+        ({"project/jaxlint.toml": "extend = 1\n"}, "expected a path"),
+    ],
+)
+def test_bad_extend_is_exit_2(cli, make_files, files, message):
+    make_files({**files, "project/a.py": "x = 1\n"})
+    outcome = cli("check", "project")
+    assert outcome.code == 2
+    assert message in outcome.stderr

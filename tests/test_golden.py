@@ -6,6 +6,8 @@ these shows up as a diff of that file. After an intended change, regenerate with
 `JAXLINT_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py` and review the diff.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import textwrap
@@ -18,6 +20,8 @@ from jaxlint.rule import all_rules
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("JAXLINT_UPDATE_GOLDEN") == "1"
 RULES = all_rules()
+# JAX001's message is CPython's own SyntaxError text, which changes between Python versions.
+GOLDEN_CODES = sorted(c for c in RULES if RULES[c].bad and c != "JAX001")
 KEPT = ("code", "location", "end_location", "message", "fix")
 
 
@@ -35,7 +39,7 @@ def observed(cli, make_files, code: str) -> list[list[dict]]:
     return results
 
 
-@pytest.mark.parametrize("code", sorted(c for c in RULES if RULES[c].bad))
+@pytest.mark.parametrize("code", GOLDEN_CODES)
 def test_golden_results(cli, make_files, code):
     path = GOLDEN / f"{code}.json"
     got = observed(cli, make_files, code)
@@ -46,4 +50,4 @@ def test_golden_results(cli, make_files, code):
 
 
 def test_no_stale_golden_files():
-    assert {p.stem for p in GOLDEN.glob("*.json")} <= set(RULES)
+    assert {p.stem for p in GOLDEN.glob("*.json")} <= set(GOLDEN_CODES)

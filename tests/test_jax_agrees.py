@@ -5,6 +5,8 @@ tracing, a growing compile count) is checked against what JAX itself does, never
 text jaxlint wrote.
 """
 
+from __future__ import annotations
+
 import textwrap
 
 import pytest

@@ -21,7 +21,8 @@ def rows(cli, *args) -> list[tuple[str, int]]:
         ("# noqa: JAX098 JAX099", []),
         ("# noqa: JAX098,JAX099 because reasons", []),
         ("# noqa: JAX101", [("JAX098", 2), ("JAX099", 2)]),
-        ("# noqa: jax098", [("JAX098", 2), ("JAX099", 2)]),  # codes are case-sensitive, as ruff's
+        ("# noqa: jax098", [("JAX099", 2)]),  # codes are case-insensitive, as in --select
+        ("# noqa:jax098,Jax099", []),
         ("# noqa: JAX09", [("JAX098", 2), ("JAX099", 2)]),  # exact codes, not prefixes
         ("# type: ignore  # noqa: JAX098", [("JAX099", 2)]),
         ("# not a noqa directive", [("JAX098", 2), ("JAX099", 2)]),
@@ -106,3 +107,72 @@ def test_extend_per_file_ignores(cli, make_files, test_rules):
 def test_file_level_directive_must_be_the_whole_comment(cli, make_files, test_rules):
     make_files({"a.py": "# see the jaxlint: noqa docs\nimport jax\nprint(1)\n"})
     assert rows(cli) == [("JAX098", 3)]
+
+
+# ---------------------------------------------------------------- JAX002: unused and unknown noqa codes
+
+TRACED_IF = """\
+import jax
+
+
+@jax.jit
+def f(x):
+    if x > 0:{comment}
+        return x
+    return -x
+"""
+
+
+def unused(cli, *args):
+    return [
+        (f["location"]["row"], f["message"])
+        for f in cli("check", "--output-format", "json", *args).json
+        if f["code"] == "JAX002"
+    ]
+
+
+@pytest.mark.parametrize(
+    "comment, expected",
+    [
+        ("  # noqa: JAX101", []),
+        ("  # noqa: jax101", []),
+        ("  # noqa", []),  # a blanket directive may serve other tools
+        ("  # noqa: JAX101, E501", []),  # other tools' codes are theirs to judge
+        ("  # noqa: JAX101, JAX102", [(6, "Unused `noqa` directive (unused: `JAX102`)")]),
+        ("  # noqa: JAX101, JAX901", [(6, "Unused `noqa` directive (unknown: `JAX901`)")]),
+    ],
+)
+def test_unused_and_unknown_noqa_codes(cli, make_files, comment, expected):
+    make_files({"a.py": TRACED_IF.format(comment=comment)})
+    assert unused(cli) == expected
+
+
+def test_unused_noqa_needs_the_rule_to_have_run(cli, make_files):
+    make_files({"a.py": "import jax\nx = 1  # noqa: JAX101\n"})
+    assert unused(cli) == [(2, "Unused `noqa` directive (unused: `JAX101`)")]
+    # JAX101 did not run: whether its directive is used cannot be known, so nothing is said
+    assert unused(cli, "--extend-ignore", "JAX101") == []
+    assert unused(cli, "--extend-ignore", "JAX002") == []
+
+
+@pytest.mark.parametrize(
+    "line, fixed",
+    [
+        ("x = 1  # noqa: JAX101", "x = 1"),
+        ("x = 1  # noqa: E501, JAX101", "x = 1  # noqa: E501"),
+        ("x = 1  # noqa: JAX101 because of the loop", "x = 1  # because of the loop"),
+        ("x = 1  # type: ignore  # noqa: JAX101", "x = 1  # type: ignore"),
+        ("x = 1  # noqa:JAX101,JAX999", "x = 1"),
+    ],
+)
+def test_fix_removes_unused_codes(cli, make_files, tmp_path, line, fixed):
+    make_files({"a.py": f"import jax\n{line}\n"})
+    outcome = cli("check", "--fix", "--no-cache")
+    assert outcome.code == 0, outcome.stdout
+    assert (tmp_path / "a.py").read_text() == f"import jax\n{fixed}\n"
+
+
+def test_fix_keeps_the_used_codes(cli, make_files, tmp_path):
+    make_files({"a.py": TRACED_IF.format(comment="  # noqa: JAX102, JAX101")})
+    assert cli("check", "--fix", "--no-cache").code == 0
+    assert "    if x > 0:  # noqa: JAX101\n" in (tmp_path / "a.py").read_text()

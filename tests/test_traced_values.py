@@ -1,5 +1,7 @@
 """Traced-code discovery and the TRACED/STATIC/UNKNOWN value analysis, on small modules."""
 
+from __future__ import annotations
+
 import ast
 import textwrap
 

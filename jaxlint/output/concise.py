@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report, headline, location
+from jaxlint.output import Report, styled_headline
 
 
 def render(findings: list[Finding], report: Report) -> str:
-    return "".join(f"{location(f)}: {headline(f, report)}\n" for f in findings)
+    return "".join(f"{styled_headline(f, report)}\n" for f in findings)

@@ -1,1 +1,3 @@
 """JAX0xx: the linter itself."""
+
+from __future__ import annotations

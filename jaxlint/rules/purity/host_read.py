@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from jaxlint.rule import JaxDemo, Rule, register
 
 

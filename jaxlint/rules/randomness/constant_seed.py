@@ -1,5 +1,7 @@
 """JAX204: a PRNG key made from a constant seed where it is made again and again."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 

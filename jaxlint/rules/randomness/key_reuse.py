@@ -1,5 +1,7 @@
 """JAX201: the same PRNG key consumed twice on one path."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 

@@ -1,5 +1,7 @@
 """JAX203: a PRNG key consumed on every iteration of a loop that never rebinds it."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 

@@ -1,5 +1,7 @@
 """JAX202: the parent key used again after `jax.random.split(key)` without rebinding it."""
 
+from __future__ import annotations
+
 from jaxlint.rule import JaxDemo, Rule, register
 
 

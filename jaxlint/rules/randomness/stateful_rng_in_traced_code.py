@@ -1,5 +1,7 @@
 """JAX205: NumPy or Python `random` drawn inside jit-compiled or scanned code."""
 
+from __future__ import annotations
+
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register

@@ -1,1 +1,3 @@
 """JAX1xx: Python control flow and concretization on traced values."""
+
+from __future__ import annotations

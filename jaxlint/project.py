@@ -1,0 +1,51 @@
+"""What applies to one file in its project: its configuration, the rules selected, and the findings kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxlint.config import Config, check_known, known_codes, load_config, resolve_selection
+from jaxlint.findings import Finding
+from jaxlint.rule import all_rules
+from jaxlint.runner import LintSettings
+from jaxlint.suppression import PerFileIgnores
+
+
+@dataclass
+class FileSettings:
+    """The nearest configuration above a file, resolved as `jaxlint check` resolves it for that file."""
+
+    config: Config
+    selected: frozenset[str]
+    lint: LintSettings
+    ignores: PerFileIgnores
+
+    @classmethod
+    def for_path(cls, path: Path, fix: bool = False, unsafe_fixes: bool | None = None) -> "FileSettings":
+        """ConfigError if the configuration is unreadable or names unknown rules."""
+        config = load_config(None, search_from=path)
+        rules = all_rules()
+        codes = known_codes(rules)
+        selectors = [s for layer in config.selections for s in (layer.select or []) + layer.extend_select + layer.ignore]
+        selectors += [s for ignored in config.per_file_ignores.values() for s in ignored]
+        check_known(selectors, codes)
+        selected = resolve_selection(config.selections, codes)
+        unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        lint = LintSettings(
+            codes=frozenset(selected & rules.keys()),
+            options=config.options,
+            known=frozenset(rules),
+            fix=fix,
+            unsafe_fixes=unsafe,
+        )
+        return cls(config, selected, lint, PerFileIgnores(config.per_file_ignores, config.root, codes))
+
+    def kept(self, findings: list[Finding]) -> list[Finding]:
+        """The selected findings that no per-file ignore covers, in position order."""
+        kept = [
+            f
+            for f in findings
+            if f.code in self.selected and not (self.ignores and f.code in self.ignores.ignored(f.path))
+        ]
+        return sorted(kept, key=Finding.sort_key)

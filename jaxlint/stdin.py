@@ -1,0 +1,46 @@
+"""Linting a buffer read from standard input as the file it stands for (`--stdin-filename`), as editors do."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+
+from jaxlint.findings import Finding
+from jaxlint.fixes import fix_until_stable
+from jaxlint.linter import parse_error
+from jaxlint.output import display_path
+from jaxlint.runner import Document, LintSettings, lint_document, load_document
+from jaxlint.source import SourceError
+
+
+@dataclass
+class BufferResult:
+    """The findings left in the buffer and, when fixing, the fixed buffer (unchanged when nothing applied)."""
+
+    findings: list[Finding]
+    fixed_data: bytes
+    fixed: Counter = field(default_factory=Counter)
+    diff: str = ""
+
+
+def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
+    """Lint (and, if the settings ask, fix) `data` as the contents of `path`; a notebook if `path` names one."""
+    try:
+        document = load_document(path, data)
+    except SourceError as err:
+        return BufferResult([parse_error(path, err)], data)
+    findings, fixed_document, fixed = lint_in_memory(document, path, settings)
+    if not fixed:
+        return BufferResult(findings, data)
+    diff = document.diff(fixed_document, display_path(path)) if settings.diff else ""
+    return BufferResult(findings, fixed_document.encode(), fixed, diff)
+
+
+def lint_in_memory(document: Document, path: str, settings: LintSettings) -> tuple[list[Finding], Document, Counter]:
+    """The findings left in a document that has no file of its own, the fixed document, and what was fixed."""
+    if not (settings.fix or settings.diff):
+        return lint_document(document, path, settings), document, Counter()
+    lint = partial(lint_document, path=path, settings=settings)
+    fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
+    return findings, fixed_document, fixed

@@ -1,0 +1,220 @@
+"""The language server, driven over stdio by a real LSP client: diagnostics, code actions, edits, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+from lsprotocol import types  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+
+SOURCE = textwrap.dedent(
+    """\
+    import jax
+
+
+    @jax.jit
+    def step(x):
+        if x > 0:
+            return x
+        return -x
+    """
+)
+
+
+class Editor:
+    """A language client standing in for an editor: it keeps each document's latest diagnostics."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.client = LanguageClient("test-editor", "1")
+        self.published: asyncio.Queue = asyncio.Queue()
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            self.published.put_nowait(params)
+
+    async def start(self) -> types.InitializeResult:
+        await self.client.start_io(sys.executable, "-m", "jaxlint", "server", cwd=str(self.root))
+        result = await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=self.root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="project")],
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        return result
+
+    async def diagnostics(self, uri: str, version: int) -> list[types.Diagnostic]:
+        while True:
+            params = await asyncio.wait_for(self.published.get(), timeout=60)
+            if params.uri == uri and params.version == version:
+                return list(params.diagnostics)
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await asyncio.wait_for(self.client.stop(), timeout=30)
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP edits (ASCII text, so code units are characters) to `text`."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(p: types.Position) -> int:
+        return sum(len(line) for line in lines[: p.line]) + p.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+def only_edits(action: types.CodeAction) -> list[types.TextEdit]:
+    (change,) = action.edit.document_changes
+    return list(change.edits)
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=180))
+
+
+def test_a_session(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nextend-ignore = ["JAX404"]\n')
+    path = tmp_path / "step.py"
+    path.write_text(SOURCE)
+    uri = path.as_uri()
+
+    async def session():
+        editor = Editor(tmp_path)
+        result = await editor.start()
+        assert result.server_info.name == "jaxlint"
+        client = editor.client
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)
+            )
+        )
+        (found,) = await editor.diagnostics(uri, 1)
+        assert (found.code, found.source) == ("JAX101", "jaxlint")
+        assert (found.range.start.line, found.range.start.character) == (5, 7)
+        assert found.code_description.href.endswith("/rules/JAX101.md")
+
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=found.range,
+                context=types.CodeActionContext(diagnostics=[found]),
+            )
+        )
+        titles = [a.title for a in actions]
+        assert titles == ["Suppress JAX101 with `# noqa: JAX101`"]
+        suppressed = apply(SOURCE, only_edits(actions[0]))
+        assert "    if x > 0:  # noqa: JAX101\n" in suppressed
+
+        # the editor applies the edit and says so: the finding goes away
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=suppressed)],
+            )
+        )
+        assert await editor.diagnostics(uri, 2) == []
+
+        # an in-place update has a safe fix, offered as a quick fix and as source.fixAll.jaxlint
+        buggy = suppressed + "\n\ndef fill(n):\n    counts = jax.numpy.zeros(n)\n    counts[0] = 1.0\n    return counts\n"
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=buggy)],
+            )
+        )
+        diagnostics = await editor.diagnostics(uri, 3)
+        assert [d.code for d in diagnostics] == ["JAX401"]
+        in_place = diagnostics[0]
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=in_place.range,
+                context=types.CodeActionContext(diagnostics=[in_place]),
+            )
+        )
+        kinds = [(a.kind, a.title) for a in actions]
+        assert kinds[0][0] == types.CodeActionKind.QuickFix and "JAX401" in kinds[0][1]
+        assert kinds[-1][0] == "source.fixAll.jaxlint"
+        fixed = apply(buggy, only_edits(actions[0]))
+        assert "    counts = counts.at[0].set(1.0)\n" in fixed
+
+        fix_all = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.jaxlint"]),
+            )
+        )
+        (action,) = fix_all
+        assert apply(buggy, only_edits(action)) == fixed
+
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        await editor.stop()
+
+    run(session())
+
+
+def test_settings_come_from_the_workspace_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nignore = ["JAX101"]\n')
+    uri = (tmp_path / "step.py").as_uri()
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        editor.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)
+            )
+        )
+        assert await editor.diagnostics(uri, 1) == []
+        # saving lints again, with the project's settings read afresh
+        (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+        editor.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert [d.code for d in await editor.diagnostics(uri, 1)] == ["JAX101"]
+        await editor.stop()
+
+    run(session())
+
+
+def test_server_without_its_extra_is_exit_2(cli, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jaxlint.server.app", None)  # as if pygls were not installed
+    outcome = cli("server")
+    assert outcome.code == 2
+    assert "server` extra" in outcome.stderr
+
+
+def test_positions_are_in_utf16_code_units(tmp_path):
+    source = SOURCE.replace("    if x > 0:", "    s = '😀😀'; t = x > 0\n    if t:")
+    uri = (tmp_path / "emoji.py").as_uri()
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        editor.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=source)
+            )
+        )
+        (found,) = await editor.diagnostics(uri, 1)
+        assert found.code == "JAX101"
+        assert (found.range.start.line, found.range.start.character) == (6, 7)
+        await editor.stop()
+
+    run(session())
