@@ -212,6 +212,21 @@ CASES = {
             def __call__(self, x):
                 return [x]
         """,
+    "inplace_on_a_where_result": """
+        import jax.numpy as jnp
+
+        def clamp_status(f_k, f_next, ngev, maxgrad):
+            status = jnp.array(0)
+            status = jnp.where(f_k - f_next < 1e-6, 4, status)
+            status[ngev >= maxgrad] = 3  # JAX401
+            return status
+
+        def indices(mask):
+            rows = jnp.where(mask)  # one argument: a tuple of index arrays
+            rows = list(rows)
+            rows[0] = rows[0] + 1
+            return rows
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

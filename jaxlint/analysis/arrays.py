@@ -247,8 +247,9 @@ class ArrayFacts:
             return self._name(expr.id, scope, depth)
         if isinstance(expr, ast.Call):
             func = expr.func
-            if array_function(self.names.qualname(func, scope)):
-                return True
+            name = self.names.qualname(func, scope)
+            if array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
+                return True  # three-argument `jnp.where(c, x, y)` selects into one array
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
             if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
