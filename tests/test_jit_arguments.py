@@ -31,6 +31,26 @@ class Case:
 
 
 CASES = [
+    Case("a method of the same name on another object", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Net:
+            def initial_state(self, batch_size):
+                return jnp.zeros((batch_size, 2))
+
+        class Agent:
+            def __init__(self):
+                self._initial = jax.vmap(lambda n: Net().initial_state(2) * n)
+
+            @partial(jax.jit, static_argnums=(0, 1))
+            def initial_state(self, batch_size):
+                return jnp.zeros((batch_size, 3))
+
+        def run():
+            return Agent().initial_state(2), Agent()._initial(jnp.ones(2))
+        """, "ok"),
     Case("donated through a helper", """
         import jax
         import jax.numpy as jnp

@@ -115,6 +115,42 @@ CASES = {
                 recent.append(b)
                 total(recent)  # a new list of one element each time
         """,
+    "jit_of_new_objects_even_equal_ones": """
+        import functools
+
+        import jax
+        from elsewhere import HashablePartial
+
+        class Keyed:
+            def __init__(self, c):
+                self.c = c
+
+            def __eq__(self, other):
+                return isinstance(other, Keyed) and self.c == other.c
+
+            def __hash__(self):
+                return hash(self.c)
+
+            def __call__(self, x):
+                return x * self.c
+
+        class Plain:
+            def __init__(self, c):
+                self.c = c
+
+            def __call__(self, x):
+                return x * self.c
+
+        def f(c, x):
+            return c * x
+
+        def run(xs):
+            for x in xs:
+                jax.jit(HashablePartial(f, 2))(x)  # JAX502
+                jax.jit(Keyed(2))(x)  # JAX502
+                jax.jit(Plain(2))(x)  # JAX502
+                jax.jit(functools.partial(f, 2))(x)  # JAX502
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -594,4 +630,29 @@ def test_growing_list_argument_compiles_per_length():
     for _ in range(3):
         history.append(jax.numpy.ones(2))
         total(history)
+    assert len(traces) == 3
+
+
+def test_jit_of_equal_callables_still_compiles_again():
+    """What JAX502 says of a new callable per iteration, even one with `__eq__`/`__hash__`: each
+    `jax.jit` of a new object traces again (the cache is per function object)."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    class Keyed:
+        def __init__(self, c):
+            self.c = c
+
+        def __eq__(self, other):
+            return isinstance(other, Keyed) and self.c == other.c
+
+        def __hash__(self):
+            return hash(self.c)
+
+        def __call__(self, x):
+            traces.append(1)
+            return x * self.c
+
+    for _ in range(3):
+        jax.jit(Keyed(2.0))(jax.numpy.ones(2))
     assert len(traces) == 3
