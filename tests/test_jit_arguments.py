@@ -31,6 +31,19 @@ class Case:
 
 
 CASES = [
+    Case("static array under JAX's own name for it", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax._src.typing import Array
+
+        @partial(jax.jit, static_argnames=("table",))  # JAX302
+        def lookup(i, table: Array):
+            return table[i]
+
+        def run():
+            return lookup(0, jnp.arange(3))
+        """, "ValueError"),
     Case("a method of the same name on another object", """
         from functools import partial
         import jax

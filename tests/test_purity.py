@@ -227,6 +227,13 @@ CASES = {
             rows[0] = rows[0] + 1
             return rows
         """,
+    "array_like_parameter_is_not_known_a_jax_array": """
+        from jax._src.typing import Array, ArrayLike
+
+        def fill(x: ArrayLike, y: Array):
+            x[0] = 1.0  # a NumPy array is array-like too
+            y[0] = 1.0  # JAX401
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

@@ -447,7 +447,7 @@ class ArrayFacts:
         name = self.names.qualname(target, scope)
         if name is None:
             return False
-        if name in jax_api.ARRAY_ANNOTATIONS and name != "jax.typing.ArrayLike":
+        if name in jax_api.ARRAY_ANNOTATIONS and name not in jax_api.ARRAY_LIKE_ANNOTATIONS:
             return True
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript

@@ -237,6 +237,8 @@ STAGED_FUNCTIONS = frozenset({
 # Annotations that say "this parameter is an array".
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",
+    "jax._src.typing.Array",  # how JAX's own modules name `jax.Array` and `ArrayLike`
+    "jax._src.typing.ArrayLike",
     "jax.numpy.ndarray",
     "jax.numpy.DeviceArray",
     "jax.typing.ArrayLike",
@@ -244,6 +246,8 @@ ARRAY_ANNOTATIONS = frozenset({
     "chex.ArrayDevice",
     "jaxtyping.Array",
 })
+# Of those, the ones that admit Python scalars and NumPy arrays too: not known JAX arrays.
+ARRAY_LIKE_ANNOTATIONS = frozenset({"jax.typing.ArrayLike", "jax._src.typing.ArrayLike"})
 JAXTYPING_DTYPES = frozenset({
     "Float", "Int", "Bool", "Num", "Shaped", "Real", "Inexact", "Integer", "UInt",
     "Complex", "Float32", "Float64", "Int32", "Int64", "Key", "PRNGKeyArray",
