@@ -31,6 +31,39 @@ class Case:
 
 
 CASES = [
+    Case("static array under JAX's own name for it", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax._src.typing import Array
+
+        @partial(jax.jit, static_argnames=("table",))  # JAX302
+        def lookup(i, table: Array):
+            return table[i]
+
+        def run():
+            return lookup(0, jnp.arange(3))
+        """, "ValueError"),
+    Case("a method of the same name on another object", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Net:
+            def initial_state(self, batch_size):
+                return jnp.zeros((batch_size, 2))
+
+        class Agent:
+            def __init__(self):
+                self._initial = jax.vmap(lambda n: Net().initial_state(2) * n)
+
+            @partial(jax.jit, static_argnums=(0, 1))
+            def initial_state(self, batch_size):
+                return jnp.zeros((batch_size, 3))
+
+        def run():
+            return Agent().initial_state(2), Agent()._initial(jnp.ones(2))
+        """, "ok"),
     Case("donated through a helper", """
         import jax
         import jax.numpy as jnp
@@ -148,10 +181,22 @@ CASES = [
                 self.calls += 1  # not read by the jitted method
                 return self.logits(x)
 
+        class Built:
+            def __init__(self):
+                self._build(2.0)
+
+            def _build(self, temperature):
+                self.temperature = temperature  # only construction calls this
+
+            @partial(jax.jit, static_argnums=0)
+            def logits(self, x):
+                return x / self.temperature
+
         def run():
             policy = Policy(2.0)
             policy.act(jnp.ones(2))
             assert float(Policy(4.0).act(jnp.ones(2))[0]) == 0.25
+            assert float(Built().logits(jnp.ones(2))[0]) == 0.5
         """, "ok"),
     Case("argnames typo", """
         from functools import partial

@@ -168,6 +168,72 @@ CASES = {
                 wandb.log({"loss": loss})
                 writer.add_scalar("loss", loss, i)
         """,
+    "inplace_after_converting_a_parameter": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def swap_gates(weights, n):
+            weights = jnp.asarray(weights)
+            for i in range(n):
+                weights[i] = 0.0  # JAX401
+            return weights
+
+        def before(weights):
+            weights[0] = 1.0  # still the caller's value: a NumPy array, perhaps
+            weights = jnp.asarray(weights)
+            return weights
+
+        def conditional(weights, flag):
+            if flag:
+                weights = jnp.asarray(weights)
+            weights[0] = 1.0
+
+        def back_to_numpy(weights):
+            weights = jnp.asarray(weights)
+            weights = np.array(weights)
+            weights[0] = 1.0
+        """,
+    "inplace_on_flax_results": """
+        import flax.linen as nn
+
+        class Net(nn.Module):
+            @nn.compact
+            def __call__(self, x, cache):
+                x = nn.Dense(4)(x)
+                x[:, 0] = 0.0  # JAX401
+                h = nn.relu(x)
+                h[h > 1] = 1.0  # JAX401
+                state = Custom()(x)
+                state[0] = h  # a module of this file may return a list
+                cache["h"] = h  # a dict
+                return h
+
+        class Custom(nn.Module):
+            def __call__(self, x):
+                return [x]
+        """,
+    "inplace_on_a_where_result": """
+        import jax.numpy as jnp
+
+        def clamp_status(f_k, f_next, ngev, maxgrad):
+            status = jnp.array(0)
+            status = jnp.where(f_k - f_next < 1e-6, 4, status)
+            status[ngev >= maxgrad] = 3  # JAX401
+            return status
+
+        def indices(mask):
+            rows = jnp.where(mask)  # one argument: a tuple of index arrays
+            rows = list(rows)
+            rows[0] = rows[0] + 1
+            return rows
+        """,
+    "array_like_parameter_is_not_known_a_jax_array": """
+        from jax._src.typing import Array, ArrayLike
+
+        def fill(x: ArrayLike, y: Array):
+            x[0] = 1.0  # a NumPy array is array-like too
+            y[0] = 1.0  # JAX401
+        """,
     "inplace_on_a_helper_result": """
         import numpy as np
         import jax.numpy as jnp

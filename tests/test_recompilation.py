@@ -96,6 +96,61 @@ CASES = {
             rollout(x, 2000)
             short(x, 3)
         """,
+    "growing_list_passed_as_a_pytree": """
+        import jax
+
+        @jax.jit
+        def total(xs):
+            return sum(x.sum() for x in xs)
+
+        def run(batches):
+            history = []
+            for b in batches:
+                history.append(b)
+                total(history)  # JAX501
+
+        def window(batches):
+            for b in batches:
+                recent = []
+                recent.append(b)
+                total(recent)  # a new list of one element each time
+        """,
+    "jit_of_new_objects_even_equal_ones": """
+        import functools
+
+        import jax
+        from elsewhere import HashablePartial
+
+        class Keyed:
+            def __init__(self, c):
+                self.c = c
+
+            def __eq__(self, other):
+                return isinstance(other, Keyed) and self.c == other.c
+
+            def __hash__(self):
+                return hash(self.c)
+
+            def __call__(self, x):
+                return x * self.c
+
+        class Plain:
+            def __init__(self, c):
+                self.c = c
+
+            def __call__(self, x):
+                return x * self.c
+
+        def f(c, x):
+            return c * x
+
+        def run(xs):
+            for x in xs:
+                jax.jit(HashablePartial(f, 2))(x)  # JAX502
+                jax.jit(Keyed(2))(x)  # JAX502
+                jax.jit(Plain(2))(x)  # JAX502
+                jax.jit(functools.partial(f, 2))(x)  # JAX502
+        """,
     "growing_list_stack": """
         import jax
         import jax.numpy as jnp
@@ -558,4 +613,46 @@ def test_boolean_mask_filter_compiles_per_length():
     x = jnp.arange(8.0)
     for t in (1.0, 3.0, 5.0):
         score(x[x > t])
+    assert len(traces) == 3
+
+
+def test_growing_list_argument_compiles_per_length():
+    """What JAX501 says of a list that grows, passed to a jitted function: one compilation per length."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    @jax.jit
+    def total(xs):
+        traces.append(1)
+        return sum(x.sum() for x in xs)
+
+    history = []
+    for _ in range(3):
+        history.append(jax.numpy.ones(2))
+        total(history)
+    assert len(traces) == 3
+
+
+def test_jit_of_equal_callables_still_compiles_again():
+    """What JAX502 says of a new callable per iteration, even one with `__eq__`/`__hash__`: each
+    `jax.jit` of a new object traces again (the cache is per function object)."""
+    jax = pytest.importorskip("jax")
+    traces = []
+
+    class Keyed:
+        def __init__(self, c):
+            self.c = c
+
+        def __eq__(self, other):
+            return isinstance(other, Keyed) and self.c == other.c
+
+        def __hash__(self):
+            return hash(self.c)
+
+        def __call__(self, x):
+            traces.append(1)
+            return x * self.c
+
+    for _ in range(3):
+        jax.jit(Keyed(2.0))(jax.numpy.ones(2))
     assert len(traces) == 3

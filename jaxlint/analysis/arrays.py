@@ -3,8 +3,9 @@
 The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
 code too, so this module answers "is this a JAX array?" from local facts: a name every
 binding of which (in the scope that binds it) is a `jax.numpy`/`jax.random`/`jax.nn` result,
-an `.at[...]` update, or arithmetic, indexing or array methods on such a value; and an
-attribute `self.data` that every store in the module sets to such a value.  Anything else
+a Flax activation or a Flax layer applied to an input, an `.at[...]` update, or arithmetic,
+indexing or array methods on such a value; and an attribute `self.data` that every store in
+the module sets to such a value.  Anything else
 (a parameter without an array annotation, a loop target, a call into unknown code, a name
 also bound to a NumPy array) is not known, and rules stay quiet about it.
 """
@@ -92,7 +93,34 @@ class ArrayFacts:
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         if scope is None:
             scope = self._scope_of(expr)
+        if isinstance(expr, ast.Name) and self._converted_parameter(expr, scope):
+            return True
         return self._array(expr, scope, 0)
+
+    def _converted_parameter(self, name: ast.Name, scope: Scope) -> bool:
+        """A parameter that the function rebinds to an array in a statement of its own top level
+        (`x = jnp.asarray(x)`) before this read, and that every later binding keeps an array:
+        the caller's value never reaches here."""
+        owner = self.names.lookup(name.id, scope)
+        if owner is None or owner.kind != "function" or name.id not in owner.params:
+            return False
+        fn = owner.node
+        if isinstance(fn, ast.Lambda) or name.id in self._declared_global_or_nonlocal():
+            return False
+        where = (name.lineno, name.col_offset)
+        converted = False
+        for stmt in fn.body:
+            if (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0) >= where:
+                break
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], name.id):
+                converted = True
+                break
+        if not converted:
+            return False
+        bindings = self._scope_bindings(owner).get(name.id, [])[1:]  # the parameter itself comes first
+        return bool(bindings) and all(
+            b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, 1)) for b in bindings
+        )
 
     def indexed_like_array(self, target: ast.Subscript) -> bool:
         """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
@@ -219,10 +247,13 @@ class ArrayFacts:
             return self._name(expr.id, scope, depth)
         if isinstance(expr, ast.Call):
             func = expr.func
-            if array_function(self.names.qualname(func, scope)):
-                return True
+            name = self.names.qualname(func, scope)
+            if array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
+                return True  # three-argument `jnp.where(c, x, y)` selects into one array
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
+            if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
+                return True  # `nn.Dense(4)(x)`: a layer applied to an input
             if isinstance(func, ast.Attribute):
                 if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True
@@ -416,7 +447,7 @@ class ArrayFacts:
         name = self.names.qualname(target, scope)
         if name is None:
             return False
-        if name in jax_api.ARRAY_ANNOTATIONS and name != "jax.typing.ArrayLike":
+        if name in jax_api.ARRAY_ANNOTATIONS and name not in jax_api.ARRAY_LIKE_ANNOTATIONS:
             return True
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
@@ -428,6 +459,10 @@ def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> b
     inner = annotation.slice
     first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
     return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _float(expr: ast.AST) -> bool:

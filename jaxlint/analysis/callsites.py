@@ -81,9 +81,17 @@ class CallSites:
         if isinstance(func, ast.Call):
             return by_site.get(id(func))
         if isinstance(func, ast.Attribute) and func.attr in methods:
-            if isinstance(func.value, ast.Name) and self.names.lookup(func.value.id, scope) is None:
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and self.names.lookup(receiver.id, scope) is None:
                 return None  # an attribute of an unknown module-level name, not an instance
-            return methods[func.attr]
+            root = methods[func.attr]
+            if isinstance(receiver, ast.Call):
+                # `factory().step(x)`: an instance of the method's class only if built right there
+                cls = self.names.parent_class.get(id(root.node))
+                built = self.names.definition(receiver.func, scope) if isinstance(receiver.func, ast.Name) else None
+                if cls is None or built is not cls:
+                    return None
+            return root
         return None
 
     # ---- loops -------------------------------------------------------------------

@@ -237,6 +237,8 @@ STAGED_FUNCTIONS = frozenset({
 # Annotations that say "this parameter is an array".
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",
+    "jax._src.typing.Array",  # how JAX's own modules name `jax.Array` and `ArrayLike`
+    "jax._src.typing.ArrayLike",
     "jax.numpy.ndarray",
     "jax.numpy.DeviceArray",
     "jax.typing.ArrayLike",
@@ -244,6 +246,8 @@ ARRAY_ANNOTATIONS = frozenset({
     "chex.ArrayDevice",
     "jaxtyping.Array",
 })
+# Of those, the ones that admit Python scalars and NumPy arrays too: not known JAX arrays.
+ARRAY_LIKE_ANNOTATIONS = frozenset({"jax.typing.ArrayLike", "jax._src.typing.ArrayLike"})
 JAXTYPING_DTYPES = frozenset({
     "Float", "Int", "Bool", "Num", "Shaped", "Real", "Inexact", "Integer", "UInt",
     "Complex", "Float32", "Float64", "Int32", "Int64", "Key", "PRNGKeyArray",
@@ -289,7 +293,24 @@ ARRAY_CREATING_FUNCTIONS = frozenset({
     "jax.lax.dynamic_update_slice",
     "jax.lax.dynamic_slice",
     "jax.lax.concatenate",
-})
+}) | frozenset(
+    # the activations Flax re-exports from `jax.nn` and `jax.numpy`
+    f"flax.{api}.{name}"
+    for api in ("linen", "nnx")
+    for name in (
+        "relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "silu", "swish", "elu",
+        "celu", "selu", "leaky_relu", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid",
+        "log_sigmoid", "glu", "one_hot", "standardize", "logsumexp",
+    )
+)
+# Flax layers whose application (`nn.Dense(4)(x)`) returns one array.
+ARRAY_LAYERS = frozenset(
+    f"flax.linen.{name}"
+    for name in (
+        "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "LayerNorm",
+        "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
+    )
+)
 # Functions of those namespaces that return something other than one array (a tuple, a
 # list, a callable, metadata).
 NOT_ONE_ARRAY = frozenset({

@@ -273,7 +273,7 @@ def reassigned_attributes(cls: ast.ClassDef, module) -> dict[str, list]:
                 continue
             if function is not None and names.parent_class.get(id(function)) is cls:
                 positional = [*function.args.posonlyargs, *function.args.args]
-                if function.name in _CONSTRUCTION or not positional or positional[0].arg != base.id:
+                if not positional or positional[0].arg != base.id or _part_of_construction(function, cls, module):
                     continue
             else:
                 scope = names.read_scope.get(id(base))
@@ -285,3 +285,20 @@ def reassigned_attributes(cls: ast.ClassDef, module) -> dict[str, list]:
                     continue
             out.setdefault(attr, []).append(store)
     return out
+
+
+def _part_of_construction(method: FunctionNode, cls: ast.ClassDef, module, depth: int = 0) -> bool:
+    """`__init__` itself, or a method that only construction calls (`self._build()` in `__init__`)."""
+    if method.name in _CONSTRUCTION:
+        return True
+    if depth > 2:
+        return False
+    callers = []
+    for call, scope in module.names.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == method.name:
+            node = scope.node if scope is not None else None
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or module.names.parent_class.get(id(node)) is not cls:
+                return False  # called from elsewhere: after construction, perhaps
+            callers.append(node)
+    return bool(callers) and all(_part_of_construction(caller, cls, module, depth + 1) for caller in callers)

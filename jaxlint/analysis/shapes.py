@@ -78,6 +78,8 @@ class ShapeFacts:
         if key in seen:
             return None
         seen = seen | {key}
+        if not self._bindings_in(loop, name) and self._list_grows(name, loop):
+            return "is a list that grows every iteration (one more leaf in its pytree structure)"
         for kind, value, extra in self._bindings_in(loop, name):
             if kind == "assign":
                 if _grows(value, name, self.module):

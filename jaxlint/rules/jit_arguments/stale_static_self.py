@@ -28,8 +28,8 @@ class StaleStaticSelf(Rule):
         `self.w`. Pass what changes as an argument, make the class a pytree
         (`jax.tree_util.register_pytree_node_class`, `flax.struct.dataclass`, `eqx.Module`) so
         its arrays are traced, or define `__hash__` and `__eq__` over the attributes the method
-        reads (then a change compiles again). Attributes set only in `__init__` are not
-        reported.
+        reads (then a change compiles again). Attributes set only while constructing the object
+        (in `__init__`, or in a method that only `__init__` calls) are not reported.
         """
     bad = (
         """

@@ -17,7 +17,10 @@ class InPlaceUpdate(Rule):
     what = """
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
         `x[a:b] *= 2`) on a value known to be a JAX array: a name bound only to results of
-        `jax.numpy`, `jax.random` or `jax.nn` functions or of `.at[...]` updates, an attribute
+        `jax.numpy`, `jax.random` or `jax.nn` functions, of Flax activations and layers
+        (`nn.relu(x)`, `nn.Dense(4)(x)`) or of `.at[...]` updates (a parameter
+        counts from the statement of the function's top level that converts it, such as
+        `x = jnp.asarray(x)`, on), an attribute
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an

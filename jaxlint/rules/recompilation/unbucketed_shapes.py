@@ -22,8 +22,9 @@ class UnbucketedShapes(Rule):
         `jnp.zeros((t, d))`), an array the loop trims (`x = x[1:]`), the elements of a list
         of arrays of different sizes, an array filtered by a boolean mask that changes with the
         loop (`x[x > t]`), a slice whose bound is computed from changing data
-        (`x[:int(valid.sum())]`), or an array built from a list comprehension whose `if` changes
-        with the loop (`jnp.array([r for r in rows if r.user == u])`).
+        (`x[:int(valid.sum())]`), an array built from a list comprehension whose `if` changes
+        with the loop (`jnp.array([r for r in rows if r.user == u])`), or a Python list the loop
+        appends to, passed as it is (each new length is a new pytree structure).
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
