@@ -38,6 +38,7 @@ from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistic
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
+from jaxlint.stdin import lint_buffer
 from jaxlint.suppression import PerFileIgnores, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
@@ -293,8 +294,6 @@ def _reads_stdin(paths: tuple[str, ...], opts: dict) -> bool:
 
 def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[str], opts: dict) -> int:
     """Lint standard input as the file `--stdin-filename` names; with --fix, print the fixed source."""
-    from jaxlint.stdin import lint_buffer
-
     name = opts["stdin_filename"]
     path = os.path.abspath(name) if name else "-"
     data = sys.stdin.buffer.read()
@@ -408,6 +407,8 @@ def _watch(run: Callable[[], None], paths: tuple[str, ...]) -> None:
                 pass
             except click.ClickException as exc:
                 exc.show()
+            except ConfigError as exc:  # a configuration half-edited: say so and wait for the next save
+                click.echo(f"error: {exc}", err=True)
             click.echo("Watching for file changes.", err=True)
             while watched_state(paths) == before:
                 time.sleep(WATCH_INTERVAL)
