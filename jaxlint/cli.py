@@ -16,6 +16,7 @@ from typing import Callable
 import click
 
 from jaxlint import __version__, settings_view
+from jaxlint.buffers import lint_buffer
 from jaxlint.cache import Cache, settings_key
 from jaxlint.config import (
     OUTPUT_FORMATS,
@@ -34,11 +35,18 @@ from jaxlint.config import (
 from jaxlint.files import PathPatterns, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
-from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary, use_colour
+from jaxlint.output import (
+    TEXT_FORMATS,
+    Report,
+    display_path,
+    render,
+    statistics,
+    summary,
+    use_colour,
+)
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
-from jaxlint.stdin import lint_buffer
 from jaxlint.suppression import PerFileIgnores, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
@@ -189,7 +197,9 @@ def main() -> None:
     help="Exit with status 1 when --fix fixed something, even if nothing remains.",
 )
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
-@click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop.")
+@click.option(
+    "--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop."
+)
 @click.option("-w", "--watch", is_flag=True, help="Lint again whenever a file changes.")
 @click.option(
     "--dynamic",

@@ -77,7 +77,9 @@ def test_readme_ci_recipes_run(tmp_path):
         for m in re.findall(r"^\s*-\s+(?:run:\s+)?(jaxlint check[^\n#]*)", block, re.M)
     ]
     assert len(commands) == 3
-    (tmp_path / "model.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n")
+    (tmp_path / "model.py").write_text(
+        "import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
+    )
     for command in commands:
         done = subprocess.run(
             [sys.executable, "-m", "jaxlint", *command[1:]],

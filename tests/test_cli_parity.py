@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from jaxlint import cli as cli_module
@@ -89,6 +88,8 @@ def test_watch_survives_a_broken_configuration(cli, make_files, test_rules, tmp_
     assert "a.py:2:1: JAX098 [*] `print` call" in out.stdout
 
 
-@pytest.mark.parametrize("flag", ["--add-noqa", "--show-settings", "--watch", "--output-file", "--exit-non-zero-on-fix"])
+@pytest.mark.parametrize(
+    "flag", ["--add-noqa", "--show-settings", "--watch", "--output-file", "--exit-non-zero-on-fix"]
+)
 def test_options_are_documented_in_help(cli, flag):
     assert flag in cli("check", "--help").stdout

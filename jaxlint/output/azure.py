@@ -9,7 +9,11 @@ from jaxlint.output import Report
 def _value(text: str) -> str:
     # Azure's escapes for a property value; the message may not span lines either.
     return (
-        text.replace("%", "%AZP25").replace(";", "%3B").replace("]", "%5D").replace("\r", "%0D").replace("\n", "%0A")
+        text.replace("%", "%AZP25")
+        .replace(";", "%3B")
+        .replace("]", "%5D")
+        .replace("\r", "%0D")
+        .replace("\n", "%0A")
     )
 
 

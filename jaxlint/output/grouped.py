@@ -17,6 +17,8 @@ def render(findings: list[Finding], report: Report) -> str:
         for f in in_file:
             cell = f"cell {f.cell}:" if f.cell is not None else ""
             code, _, rest = headline(f, report).partition(" ")
-            lines.append(f"  {cell}{f.start.row}:{f.start.column} {click.style(code, fg='red', bold=True)} {rest}")
+            lines.append(
+                f"  {cell}{f.start.row}:{f.start.column} {click.style(code, fg='red', bold=True)} {rest}"
+            )
         blocks.append("\n".join(lines) + "\n\n")
     return "".join(blocks)
