@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -75,22 +74,65 @@ def _dump(finding: Finding) -> list:
     ]
 
 
-def _load(row: list, path: str) -> Finding:
+class _Corrupt(ValueError):
+    """A cache entry that this build did not write: the file is linted afresh."""
+
+
+def _check(ok: bool) -> None:
+    if not ok:
+        raise _Corrupt()
+
+
+def _string(value: Any) -> str:
+    _check(isinstance(value, str))
+    return value
+
+
+def _count(value: Any, optional: bool = False) -> int | None:
+    """A positive int (rows, columns, cells), or None where `optional`."""
+    if value is None and optional:
+        return None
+    _check(type(value) is int and value >= 1)
+    return value
+
+
+def _position(value: Any) -> Position:
+    _check(isinstance(value, list) and len(value) == 2)
+    return Position(_count(value[0]), _count(value[1]))
+
+
+def _load(row: Any, path: str) -> Finding:
+    """A finding from its cached row, every field checked: a cache is a file anyone could have edited."""
+    _check(isinstance(row, list) and len(row) == 9)
     code, name, message, start, end, noqa_row, cell, severity, fix = row
+    if fix is not None:
+        _check(isinstance(fix, list) and len(fix) == 3 and fix[0] in ("safe", "unsafe") and isinstance(fix[2], list))
+        edits = []
+        for edit in fix[2]:
+            _check(isinstance(edit, list) and len(edit) == 3)
+            edits.append(Edit(_string(edit[0]), _position(edit[1]), _position(edit[2])))
+        fix = Fix(fix[0], _string(fix[1]), tuple(edits))
+    _check(isinstance(code, str) and len(code) == 6 and code.startswith("JAX") and code[3:].isdigit())
     return Finding(
         code=code,
-        name=name,
-        message=message,
+        name=_string(name),
+        message=_string(message),
         path=path,
-        start=Position(*start),
-        end=Position(*end),
-        fix=None
-        if fix is None
-        else Fix(fix[0], fix[1], tuple(Edit(c, Position(*s), Position(*e)) for c, s, e in fix[2])),
-        noqa_row=noqa_row,
-        cell=cell,
-        severity=severity,
+        start=_position(start),
+        end=_position(end),
+        fix=fix,
+        noqa_row=_count(noqa_row, optional=True),
+        cell=_count(cell, optional=True),
+        severity=_string(severity),
     )
+
+
+def _entry(value: Any, path: str) -> tuple[int, int, str, list[Finding]]:
+    """(mtime_ns, size, digest, findings) of a cache entry, or _Corrupt."""
+    _check(isinstance(value, list) and len(value) == 4 and isinstance(value[3], list))
+    mtime, size, content_digest, rows = value
+    _check(type(mtime) is int and type(size) is int and isinstance(content_digest, str))
+    return mtime, size, content_digest, [_load(row, path) for row in rows]
 
 
 class Cache:
@@ -107,23 +149,28 @@ class Cache:
                 loaded = json.load(handle)
             if isinstance(loaded, dict):
                 self._entries = loaded
-        except (OSError, ValueError):
-            pass  # no cache yet, or an unreadable one: start afresh
+        except (OSError, ValueError, RecursionError):
+            pass  # no cache yet, or an unreadable one (even a hostile one): start afresh, and replace it
+        self._findings: dict[str, list[Finding]] = {}  # of the entries checked by `lookup`
 
     def lookup(self, path: str, stat: os.stat_result) -> tuple[list[Finding] | None, str | None]:
         """(findings, None) when the file's size and mtime are unchanged; else (None, digest last seen or None)."""
-        entry = self._entries.get(path)
+        if path not in self._entries:
+            return None, None
         try:
-            if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
-                findings = [_load(row, path) for row in entry[3]]
-                self._touched.add(path)
-                return findings, None
-            return None, str(entry[2])
-        except (TypeError, ValueError, IndexError, KeyError):
-            return None, None  # no entry, or one this build cannot read: lint the file afresh
+            mtime, size, content_digest, findings = _entry(self._entries[path], path)
+        except _Corrupt:
+            del self._entries[path]  # one this build cannot read: lint the file afresh
+            self._changed = True
+            return None, None
+        self._findings[path] = findings
+        if mtime == stat.st_mtime_ns and size == stat.st_size:
+            self._touched.add(path)
+            return findings, None
+        return None, content_digest
 
     def cached_findings(self, path: str) -> list[Finding]:
-        return [_load(row, path) for row in self._entries[path][3]]
+        return self._findings[path]
 
     def store(
         self, path: str, stat: os.stat_result, content_digest: str, findings: list[Finding] | None
@@ -141,6 +188,8 @@ class Cache:
         entries = {p: e for p, e in self._entries.items() if p in self._touched or os.path.exists(p)}
         try:
             self._prepare()
+            import tempfile  # only a run that writes pays for it
+
             fd, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(entries, handle, separators=(",", ":"))

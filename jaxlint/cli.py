@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
 import sys
 import time
 import tokenize
-import traceback
 from functools import wraps
 from pathlib import Path
 from typing import Callable
@@ -32,7 +32,7 @@ from jaxlint.config import (
     parse_override,
     resolve_selection,
 )
-from jaxlint.files import PathPatterns, discover
+from jaxlint.files import PathPatterns, check_glob, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
 from jaxlint.output import (
@@ -70,24 +70,45 @@ def _guard(command: Callable) -> Callable:
             raise Failure(str(exc)) from None
         except BrokenPipeError:
             # The reader went away (`jaxlint check | head`): stop quietly, as other command-line tools do.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _discard_stdout()
             sys.exit(1)
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # 130 (128 + SIGINT), as a shell reports a command stopped by Ctrl-C: 1 would mean "findings".
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as exc:
+            import traceback
+
             traceback.print_exc(file=sys.stderr)
             raise Failure(f"internal error: {type(exc).__name__}: {exc}") from None
 
     return wrapper
 
 
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so that the exit's final flush fails no more."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (an in-process runner)
+        pass
+
+
 def _selectors(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
     """Comma-separated, repeatable rule selectors (`--select JAX1,JAX201 --select JAX3`)."""
     if not values:
         return None
-    selectors = [s.strip() for value in values for s in value.split(",") if s.strip()]
+    selectors = [s.strip() for value in values for s in value.split(",")]
     try:
         return [check_selector(s) for s in selectors]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _glob_patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        return tuple(check_glob(value) for value in values)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -158,12 +179,14 @@ def main() -> None:
 @click.option(
     "--exclude",
     multiple=True,
+    callback=_glob_patterns,
     metavar="GLOB",
     help="Patterns to skip, replacing the configured and default ones.",
 )
 @click.option(
     "--extend-exclude",
     multiple=True,
+    callback=_glob_patterns,
     metavar="GLOB",
     help="Patterns to skip in addition to the excluded ones.",
 )
@@ -254,6 +277,8 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
         respect_gitignore=config.respect_gitignore,
         force_exclude=config.force_exclude,
     )
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if opts["show_files"]:
         click.echo("".join(f"{display_path(p)}\n" for p in found.files), nl=False)
         return
@@ -284,9 +309,20 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
         click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)
-    status = _print(results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts)
+    unwritten = [r for r in results if r.write_error]
+    for result in unwritten:
+        click.echo(f"error: failed to fix {display_path(result.path)}: {result.write_error}", err=True)
+    try:
+        status = _print(results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk or a vanished terminal: one line, no traceback
+        _discard_stdout()
+        raise Failure(f"cannot write the output: {exc.strerror or exc}") from None
     if internal_errors:
         raise Failure(f"{len(internal_errors)} file(s) could not be linted because of an internal error")
+    if unwritten:
+        raise Failure(f"{len(unwritten)} file(s) could not be fixed; their findings are reported above")
     sys.exit(0 if opts["exit_zero"] else status)
 
 
@@ -348,11 +384,13 @@ def _print(
     fixed = {r.path: r.fixed for r in results if r.fixed}
     fixed_count = sum(sum(c.values()) for c in fixed.values())
     written: list[str] = []
-    colour = use_colour()
+    to_file = bool(opts["output_file"]) and not err
+    colour = not to_file and use_colour(sys.stderr if err else sys.stdout)
+    report = dataclasses.replace(report, colour=colour)
 
     def emit(text: str) -> None:
-        if opts["output_file"] and not err:
-            written.append(click.unstyle(text))
+        if to_file:
+            written.append(text)
         else:
             click.echo(text, nl=False, err=err, color=colour)
 
@@ -436,7 +474,10 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
     if files and not Path(files[0]).is_file():
         raise Failure(f"config file not found: {files[0]}")
     explicit = Path(files[0]) if files else None
-    search_from = Path(os.path.abspath(paths[0]))  # not resolve(): a symlink loop is reported, not raised
+    try:
+        search_from = Path(paths[0]).resolve()
+    except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError before Python 3.13): found later
+        search_from = Path(os.path.abspath(paths[0]))
     if explicit is None and not opts["isolated"] and find_config_file(search_from) is None:
         search_from = Path.cwd()  # a path outside any project: the working folder's config applies, as ruff's
     config = load_config(explicit, search_from=search_from, isolated=opts["isolated"])

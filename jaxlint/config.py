@@ -16,6 +16,7 @@ else:  # Python 3.9 and 3.10
 
 import click
 
+from jaxlint.files import check_glob
 from jaxlint.linter import PARSE_ERROR_CODE
 
 # Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
@@ -150,6 +151,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not valid TOML: it is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
@@ -229,6 +232,10 @@ def _strings(value: Any) -> list[str]:
     return list(value)
 
 
+def _globs(value: Any) -> list[str]:
+    return [check_glob(pattern) for pattern in _strings(value)]
+
+
 def _selectors(value: Any) -> list[str]:
     return [check_selector(selector) for selector in _strings(value)]
 
@@ -258,7 +265,31 @@ def _output_format(value: Any) -> str:
 
 
 def _per_file_ignores(value: Any) -> dict[str, list[str]]:
-    return {pattern: _selectors(codes) for pattern, codes in _table(value).items()}
+    return {check_glob(pattern): _selectors(codes) for pattern, codes in _table(value).items()}
+
+
+def _positive_integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a positive integer, not {value!r}")
+    return value
+
+
+# Rule options whose values are checked here, so that a typo stops the run instead of being ignored.
+_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "unroll-threshold": _positive_integer,
+    "unroll_threshold": _positive_integer,
+}
+
+
+def _options(value: Any) -> dict[str, Any]:
+    options = _table(value)
+    for key, check in _OPTIONS.items():
+        if key in options:
+            try:
+                check(options[key])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"option `{key}`: {exc}") from None
+    return options
 
 
 def _set(name: str) -> Callable[[Config, Any], None]:
@@ -289,8 +320,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "extend-select": (_selectors, _set_in_selection("extend_select")),
     "ignore": (_selectors, _set_in_selection("ignore")),
     "extend-ignore": (_selectors, _set_in_selection("ignore")),
-    "exclude": (_strings, _set("exclude")),
-    "extend-exclude": (_strings, _set("extend_exclude")),
+    "exclude": (_globs, _set("exclude")),
+    "extend-exclude": (_globs, _set("extend_exclude")),
     "per-file-ignores": (_per_file_ignores, _set("per_file_ignores")),
     "extend-per-file-ignores": (_per_file_ignores, _update_per_file_ignores),
     "output-format": (_output_format, _set("output_format")),
@@ -300,7 +331,7 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "fix": (_boolean, _set("fix")),
     "unsafe-fixes": (_boolean, _set("unsafe_fixes")),
     "show-fixes": (_boolean, _set("show_fixes")),
-    "options": (_table, _set("options")),
+    "options": (_options, _set("options")),
     "dynamic": (_table, _set("dynamic")),
 }
 

@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from jaxlint.source import split_lines
+
 SUFFIXES = (".py", ".pyi", ".ipynb")
+# Larger files are reported, not read: far past any hand-written module, and what parsing them would cost
+# in memory (several times the text) could take the machine down.
+MAX_FILE_BYTES = 128 * 1024 * 1024
+
+
+def read_bytes(path: str) -> bytes:
+    """A regular file's bytes. OSError for anything else: a FIFO (whose reader would wait forever), a
+    device (`/dev/zero` never ends), or a file over MAX_FILE_BYTES."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # opening a FIFO must not wait for a writer
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
 # ---------------------------------------------------------------- glob patterns
@@ -62,6 +83,15 @@ def glob_to_regex(pattern: str, braces: bool = False) -> str:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+def check_glob(pattern: str) -> str:
+    """`pattern` if it is a valid config glob; else a ValueError that says why (`[z-a]`: a reversed range)."""
+    try:
+        re.compile(glob_to_regex(pattern, braces=True))
+    except re.error as exc:
+        raise ValueError(f"invalid glob `{pattern}`: {exc}") from None
+    return pattern
 
 
 class PathPatterns:
@@ -122,6 +152,7 @@ class Gitignore:
 
     base: str
     rules: tuple[GitignoreRule, ...]
+    invalid: tuple[str, ...] = ()  # patterns that match nothing because they cannot be read (`[z-a]`)
 
     def decide(self, path: str, name: str, is_dir: bool) -> bool | None:
         """True if ignored, False if re-included by a `!` rule, None if no rule matches."""
@@ -142,8 +173,8 @@ class Gitignore:
 
 def parse_gitignore(text: str, base: str) -> Gitignore:
     """Read .gitignore syntax: comments, `!` negation, trailing `/` for folders, `/` anchoring, `**`."""
-    rules = []
-    for line in text.splitlines():
+    rules, invalid = [], []
+    for line in split_lines(text):
         if not line or line.startswith("#"):
             continue
         # Trailing spaces are dropped unless escaped with a backslash.
@@ -159,9 +190,13 @@ def parse_gitignore(text: str, base: str) -> Gitignore:
         if not line:
             continue
         anchored = "/" in line
-        regex = re.compile(glob_to_regex(line.lstrip("/")))
+        try:
+            regex = re.compile(glob_to_regex(line.lstrip("/")))
+        except re.error:
+            invalid.append(line)  # git matches nothing with it, and neither does jaxlint
+            continue
         rules.append(GitignoreRule(regex, negate, dir_only, anchored))
-    return Gitignore(base, tuple(rules))
+    return Gitignore(base, tuple(rules), tuple(invalid))
 
 
 def read_gitignore(directory: str) -> Gitignore | None:
@@ -176,7 +211,7 @@ def read_gitignore(directory: str) -> Gitignore | None:
     if not texts:
         return None
     ignore = parse_gitignore("\n".join(texts), directory)
-    return ignore if ignore.rules else None
+    return ignore if ignore.rules or ignore.invalid else None
 
 
 def _ignored(stack: tuple[Gitignore, ...], path: str, name: str, is_dir: bool) -> bool:
@@ -193,10 +228,12 @@ def _ignored(stack: tuple[Gitignore, ...], path: str, name: str, is_dir: bool) -
 
 @dataclass
 class Discovery:
-    """What discovery found: files to lint, and given paths that do not exist (with the reason)."""
+    """What discovery found: files to lint, paths that could not be read (missing given paths, unreadable
+    folders) with the reason, and warnings about what was skipped (a .gitignore pattern git would not read)."""
 
     files: list[str]
     missing: list[tuple[str, str]]
+    warnings: list[str] = field(default_factory=list)
 
 
 def discover(
@@ -214,18 +251,26 @@ def discover(
     excluded and gitignored entries; symlinked folders are followed once, so loops end.
     """
     walker = _Walker(PathPatterns(excludes, root), respect_gitignore)
-    missing: list[tuple[str, str]] = []
     for given in paths:
         path = os.path.abspath(given)
         if force_exclude and walker.patterns and walker.patterns.match_any_parent(path):
             continue
-        if os.path.isdir(path):
+        try:
+            info = os.stat(path)
+        except OSError as exc:  # missing, a dangling link, a symbolic link loop
+            walker.missing.append((path, exc.strerror or str(exc)))
+            continue
+        if stat.S_ISDIR(info.st_mode):
             walker.walk(path)
-        elif os.path.exists(path):
-            walker.files[path] = None
         else:
-            missing.append((path, "No such file or directory"))
-    return Discovery(sorted(walker.files), missing)
+            walker.files[path] = None  # even a FIFO or a device: reading it reports why it cannot be linted
+    warnings = [
+        f"{os.path.join(path, '.gitignore')}: ignoring the invalid pattern `{pattern}`"
+        for path, ignore in walker.gitignores.items()
+        if ignore is not None
+        for pattern in ignore.invalid
+    ]
+    return Discovery(sorted(walker.files), sorted(walker.missing), warnings)
 
 
 class _Walker:
@@ -235,13 +280,14 @@ class _Walker:
         self.patterns = patterns
         self.respect_gitignore = respect_gitignore
         self.files: dict[str, None] = {}
+        self.missing: list[tuple[str, str]] = []
         self._seen_dirs: set[tuple[int, int]] = set()
-        self._gitignores: dict[str, Gitignore | None] = {}
+        self.gitignores: dict[str, Gitignore | None] = {}
 
     def _gitignore(self, directory: str) -> Gitignore | None:
-        if directory not in self._gitignores:
-            self._gitignores[directory] = read_gitignore(directory)
-        return self._gitignores[directory]
+        if directory not in self.gitignores:
+            self.gitignores[directory] = read_gitignore(directory)
+        return self.gitignores[directory]
 
     def _enclosing(self, directory: str) -> tuple[Gitignore, ...]:
         """The .gitignore files of the folders above `directory`, up to its repository's top (if in one)."""
@@ -262,7 +308,8 @@ class _Walker:
             directory, stack = pending.pop()
             try:
                 info = os.stat(directory)
-            except OSError:
+            except OSError as exc:
+                self.missing.append((directory, f"cannot read the folder: {exc.strerror or exc}"))
                 continue
             if (info.st_dev, info.st_ino) in self._seen_dirs:
                 continue
@@ -273,7 +320,9 @@ class _Walker:
             try:
                 with os.scandir(directory) as scan:
                     entries = list(scan)
-            except OSError:
+            except OSError as exc:
+                # Said, not skipped: a project whose code cannot all be read has not passed.
+                self.missing.append((directory, f"cannot read the folder: {exc.strerror or exc}"))
                 continue
             for entry in entries:
                 name = entry.name

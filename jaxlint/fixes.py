@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 from collections import Counter
 from typing import Callable, Sequence
 
 from jaxlint.findings import Finding, Fix, Position
+from jaxlint.source import split_lines
 
 MAX_PASSES = 10
 
@@ -19,7 +21,7 @@ def applicable(fix: Fix | None, unsafe_fixes: bool) -> bool:
 
 def _line_starts(text: str) -> list[int]:
     starts = [0]
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text, keepends=True):
         starts.append(starts[-1] + len(line))
     return starts
 
@@ -43,7 +45,7 @@ def apply_fixes(
     """
     starts = _line_starts(text)
     chosen: list[tuple[int, int, str]] = []
-    taken: list[tuple[int, int]] = []
+    taken = _Spans()
     fixed: Counter[tuple[str, str]] = Counter()
     candidates = [f for f in findings if applicable(f.fix, unsafe_fixes) and f.fix.edits]
     candidates.sort(key=lambda f: min(e.start for e in f.fix.edits))
@@ -53,10 +55,11 @@ def apply_fixes(
         )
         if any(a > b for a, b, _ in spans) or _overlap(spans):
             continue
-        if any(a < end and start < b or a == b == start == end for a, b, _ in spans for start, end in taken):
+        if any(taken.overlaps(a, b) for a, b, _ in spans):
             continue
         chosen.extend(spans)
-        taken.extend((a, b) for a, b, _ in spans)
+        for a, b, _ in spans:
+            taken.add(a, b)
         fixed[(finding.code, finding.name)] += 1
     if not chosen:
         return text, fixed
@@ -67,6 +70,23 @@ def apply_fixes(
         cursor = b
     pieces.append(text[cursor:])
     return "".join(pieces), fixed
+
+
+class _Spans:
+    """Disjoint spans of the text, sorted, so that each new edit is checked against them in log time."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []  # sorted by start; disjoint, so the ends are sorted too
+
+    def overlaps(self, a: int, b: int) -> bool:
+        """Whether [a, b) overlaps a span, or is an insertion at the very point of another insertion."""
+        below = bisect.bisect_left(self._spans, (b, b))  # the spans that start before b (or at b, if empty)
+        if below and self._spans[below - 1][1] > a and self._spans[below - 1][0] < b:
+            return True
+        return a == b and (a, a) in self._spans[max(below - 1, 0) : below + 1]
+
+    def add(self, a: int, b: int) -> None:
+        bisect.insort(self._spans, (a, b))
 
 
 def _overlap(spans: list[tuple[int, int, str]]) -> bool:
@@ -104,7 +124,7 @@ def unified_diff(old: str, new: str, name: str) -> str:
     """A unified diff of one file (or notebook cell) as ruff's `--diff` prints it."""
     lines = []
     for line in difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=name, tofile=name
+        split_lines(old, keepends=True), split_lines(new, keepends=True), fromfile=name, tofile=name
     ):
-        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from jaxlint.findings import Edit, Finding, Position
 from jaxlint.fixes import apply_fixes, unified_diff
-from jaxlint.source import SourceError
+from jaxlint.source import SourceError, split_lines
 
 # Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3"}
@@ -43,12 +43,27 @@ def _blank_ipython(lines: list[str]) -> list[str]:
     return out
 
 
+def _table(value: object) -> dict:
+    """A JSON object, or an empty one in place of anything else (notebook metadata is often hand-edited)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _is_python(data: dict) -> bool:
-    metadata = data.get("metadata") or {}
-    language = (metadata.get("language_info") or {}).get("name") or (metadata.get("kernelspec") or {}).get(
+    metadata = _table(data.get("metadata"))
+    language = _table(metadata.get("language_info")).get("name") or _table(metadata.get("kernelspec")).get(
         "language"
     )
-    return language is None or str(language).lower().startswith("python")
+    return not isinstance(language, str) or language.lower().startswith("python")
+
+
+def _cell_text(cell: dict, index: int) -> str:
+    """A cell's `source`: a string or a list of strings (nbformat); anything else makes the notebook unreadable."""
+    source = cell.get("source", "")
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise SourceError(f"not a notebook: the source of cell {index + 1} is not text")
 
 
 class Notebook:
@@ -67,7 +82,7 @@ class Notebook:
         for index, cell in enumerate(cells):
             if not python or not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
-            lines = _blank_ipython(self.cell_source(index).splitlines())
+            lines = _blank_ipython(split_lines(_cell_text(cell, index)))
             self.code_cells.append(index)
             self._first_rows.append(row)
             pieces.extend(line + "\n" for line in lines)
@@ -86,8 +101,7 @@ class Notebook:
 
     def cell_source(self, index: int) -> str:
         """The text of cell `index` (0-based) as the user wrote it, magics included."""
-        source = self.data["cells"][index].get("source", "")
-        return "".join(source) if isinstance(source, list) else str(source)
+        return _cell_text(self.data["cells"][index], index)
 
     def _locate(self, row: int) -> tuple[int, int]:
         """(position in code_cells, row within that cell) of a 1-based row of `source`."""
@@ -136,13 +150,17 @@ class Notebook:
         """A copy with each cell's applicable fixes applied (findings as `relocate` returns them)."""
         fixed_total: Counter = Counter()
         data = copy.deepcopy(self.data)
-        for cell in sorted({f.cell for f in findings if f.cell is not None}):
+        by_cell: dict[int, list[Finding]] = {}
+        for finding in findings:
+            if finding.cell is not None:
+                by_cell.setdefault(finding.cell, []).append(finding)
+        for cell, in_cell in sorted(by_cell.items()):
             text = self.cell_source(cell - 1)
-            new_text, fixed = apply_fixes(text, [f for f in findings if f.cell == cell], unsafe_fixes)
+            new_text, fixed = apply_fixes(text, in_cell, unsafe_fixes)
             if fixed:
                 original = data["cells"][cell - 1].get("source")
                 data["cells"][cell - 1]["source"] = (
-                    new_text.splitlines(keepends=True) if isinstance(original, list) else new_text
+                    split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
                 )
                 fixed_total += fixed
         return (Notebook(data) if fixed_total else self), fixed_total

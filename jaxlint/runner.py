@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import gc
 import io
-import multiprocessing
 import os
+import stat
 import sys
 import tokenize
-import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Union
+from typing import Iterator, Union
 
 from jaxlint.cache import Cache, digest
+from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
 from jaxlint.linter import lint_source, parse_error
@@ -53,6 +53,7 @@ class FileResult:
     fixed: Counter = field(default_factory=Counter)
     diff: str = ""
     error: str = ""  # an internal error while linting this file
+    write_error: str = ""  # why its fixes could not be written (its findings are then the unfixed file's)
 
 
 class Module:
@@ -100,8 +101,7 @@ def lint_document(document: Document, path: str, settings: LintSettings) -> list
 def lint_file(path: str, settings: LintSettings, known_digest: str | None = None) -> FileResult:
     """Read, lint, suppress and (if asked) fix one file. Never raises for a bad file: JAX001 instead."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(path)
     except OSError as exc:
         return FileResult(
             path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
@@ -121,9 +121,60 @@ def lint_file(path: str, settings: LintSettings, known_digest: str | None = None
     if fixed and settings.diff:
         result.diff = document.diff(fixed_document, display_path(path))
     elif fixed:
-        with open(path, "wb") as handle:
-            handle.write(fixed_document.encode())
+        try:
+            write_back(path, fixed_document, data)
+        except WriteError as err:
+            return FileResult(path, lint(document), write_error=str(err))
     return result
+
+
+class WriteError(Exception):
+    """Fixes that were not written, and why: the file is left exactly as it was."""
+
+
+def write_back(path: str, document: Document, original: bytes) -> None:
+    """Replace the file with the fixed document, all at once, unless it changed since it was read as `original`.
+
+    The new content goes to a temporary file in the same folder, which then replaces the
+    file: a full disk or a crash leaves either the old file or the new one, never half of
+    one. A symbolic link is kept and its target replaced; the file's mode is kept.
+    """
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    try:
+        data = document.encode()
+    except UnicodeEncodeError as exc:
+        raise WriteError(f"the fixed text cannot be written in the file's encoding: {exc.reason}") from None
+    try:
+        info = os.stat(target)
+        if not os.access(target, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+        with open(target, "rb") as handle:
+            if handle.read() != original:
+                raise WriteError("the file changed while it was being fixed, so the fixes were not written")
+        import tempfile  # only a run that writes pays for it
+
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".jaxlint-tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(temporary, info.st_uid, info.st_gid)
+                except OSError:
+                    pass  # only a privileged user can give a file away; the content still goes in
+            os.replace(temporary, target)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        raise WriteError(f"cannot write the fixes: {exc.strerror or exc}") from None
 
 
 def _guarded(path: str, settings: LintSettings, known_digest: str | None) -> FileResult:
@@ -131,9 +182,27 @@ def _guarded(path: str, settings: LintSettings, known_digest: str | None) -> Fil
     try:
         return lint_file(path, settings, known_digest)
     except Exception as exc:  # reported, and the run exits 2
+        import traceback
+
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{frame.filename}:{frame.lineno}"
         return FileResult(path, [], error=f"{type(exc).__name__}: {exc} (at {where})")
+
+
+# Parsing allocates millions of short-lived, acyclic nodes: collecting every 700 allocations costs
+# about a tenth of the run, and on one large file each full collection walks every node again, so
+# the time grows faster than the file. Collect far less often.
+_THRESHOLDS = (50_000, 20, 100)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    previous = gc.get_threshold()
+    gc.set_threshold(*_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 _worker_settings: LintSettings | None = None
@@ -142,10 +211,8 @@ _worker_settings: LintSettings | None = None
 def _start_worker(settings: LintSettings) -> None:
     global _worker_settings
     _worker_settings = settings
-    # Parsing allocates millions of short-lived, acyclic nodes: collecting every 700 allocations
-    # costs about a tenth of the run. Freeze what is imported, and collect far less often.
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
+    gc.freeze()  # what is imported is never garbage: keep it out of every collection
+    gc.set_threshold(*_THRESHOLDS)
 
 
 def _lint_chunk(chunk: list[tuple[str, str | None]]) -> list[FileResult]:
@@ -198,7 +265,8 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
 
     workers = min(worker_count(), len(tasks))
     if workers <= 1 or sum(t[2] for t in tasks) < _SERIAL_BYTES:
-        fresh = [_guarded(path, settings, known) for path, known, _ in tasks]
+        with _fewer_collections():
+            fresh = [_guarded(path, settings, known) for path, known, _ in tasks]
     else:
         fresh = _run_pool(_chunks(tasks, workers), settings, workers)
 
@@ -214,6 +282,9 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
 def _run_pool(
     chunks: list[list[tuple[str, str | None]]], settings: LintSettings, workers: int
 ) -> list[FileResult]:
+    import multiprocessing  # only a run with work for several processes pays for these imports
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork (where it is safe) starts workers with jaxlint and the rules already imported.
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     with ProcessPoolExecutor(

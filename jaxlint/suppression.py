@@ -13,6 +13,7 @@ from jaxlint.config import codes_matching
 from jaxlint.files import PathPatterns
 from jaxlint.findings import Edit, Finding, Fix, Position
 from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.source import split_lines
 
 ALL = None  # a blanket directive: it suppresses every code
 
@@ -85,7 +86,7 @@ def _comments(text: str) -> list[tuple[int, int, str, str]]:
         ]
     except (tokenize.TokenError, SyntaxError):
         # Only a file that failed to parse gets here; its lines are the best guess left.
-        lines = enumerate(text.splitlines(), 1)
+        lines = enumerate(split_lines(text), 1)
         return [
             (row, line.index("#"), line[line.index("#") :], line)
             for row, line in lines

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import IO, Mapping
 
 import click
 
@@ -38,6 +39,7 @@ class Report:
     unsafe_fixes: bool = False
     # Text linted from somewhere other than its file (standard input), by path: shown instead of the file.
     buffers: Mapping[str, bytes] = field(default_factory=dict)
+    colour: bool = False  # text formats style their output (for a terminal)
 
     def url(self, code: str) -> str | None:
         rule = self.rules.get(code)
@@ -47,12 +49,35 @@ class Report:
         return applicable(finding.fix, self.unsafe_fixes)
 
 
+# Control characters (C0, DEL, C1) and the lone surrogates that stand for a file name's undecodable bytes.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: control characters and undecodable bytes shown as `\\xNN` escapes."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def valid_unicode(text: str) -> str:
+    """`text` with the undecodable bytes of file names as U+FFFD, so that it encodes as UTF-8 (as ruff writes them)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def display_path(path: str) -> str:
-    """`path` relative to the working directory when it lies below it, else unchanged (as ruff shows paths)."""
+    """`path` relative to the working directory when it lies below it, else unchanged (as ruff shows paths),
+    with control characters and undecodable bytes escaped."""
     cwd = os.getcwd()
     if path.startswith(cwd + os.sep):
-        return path[len(cwd) + 1 :]
-    return path
+        path = path[len(cwd) + 1 :]
+    return printable(path)
 
 
 def location(finding: Finding) -> str:
@@ -65,22 +90,27 @@ def headline(finding: Finding, report: Report) -> str:
     """`CODE [*] message`, with the dynamic confirmation's status when there is one."""
     marker = " [*]" if report.fixable(finding) else ""
     status = f" [{finding.confirmation['status']}]" if finding.confirmation else ""
-    return f"{finding.code}{marker} {finding.message}{status}"
+    return f"{finding.code}{marker} {printable(finding.message)}{status}"
+
+
+def style(text: str, report: Report, **styles) -> str:
+    """`text` with click's terminal styles when the report is coloured, else as it is."""
+    return click.style(text, **styles) if report.colour else text
 
 
 def styled_headline(finding: Finding, report: Report) -> str:
-    """`path:row:col: CODE [*] message` for a terminal: the location bold, the code red (plain when piped)."""
+    """`path:row:col: CODE [*] message`, the location bold and the code red when coloured."""
     code, _, rest = headline(finding, report).partition(" ")
-    return f"{click.style(location(finding), bold=True)}: {click.style(code, fg='red', bold=True)} {rest}"
+    return f"{style(location(finding), report, bold=True)}: {style(code, report, fg='red', bold=True)} {rest}"
 
 
-def use_colour() -> bool | None:
-    """Colour on terminals (None: let click decide), never with NO_COLOR set, always with FORCE_COLOR."""
+def use_colour(stream: IO) -> bool:
+    """Colour for a terminal, never with NO_COLOR set, always with FORCE_COLOR (as most command-line tools)."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return None
+    return stream.isatty()
 
 
 def render(output_format: str, findings: list[Finding], report: Report) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, printable
 
 
 def _value(text: str) -> str:
@@ -23,12 +23,12 @@ def render(findings: list[Finding], report: Report) -> str:
         properties = ";".join(
             (
                 "type=error",
-                f"sourcepath={_value(f.path)}",
+                f"sourcepath={_value(printable(f.path))}",
                 f"linenumber={f.start.row}",
                 f"columnnumber={f.start.column}",
                 f"code={f.code}",
             )
         )
-        message = f.message.replace("%", "%AZP25").replace("\r", "%0D").replace("\n", "%0A")
+        message = printable(f.message).replace("%", "%AZP25").replace("\r", "%0D").replace("\n", "%0A")
         lines.append(f"##vso[task.logissue {properties};]{message}\n")
     return "".join(lines)

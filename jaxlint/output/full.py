@@ -4,26 +4,52 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.notebook import Notebook
 from jaxlint.output import Report, styled_headline
-from jaxlint.source import SourceError, decode
+from jaxlint.source import SourceError, decode, split_lines
 
 CONTEXT = 2  # lines shown above and below the finding, as ruff shows
 TAB = 4
 
 
-def _lines(path: str, cell: int | None, buffers: Mapping[str, bytes]) -> tuple[str, ...]:
-    """The lines of the file (or notebook cell) a finding is in; empty when it cannot be read."""
-    try:
-        data = buffers.get(path)
-        if data is None:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        text = Notebook.parse(data).cell_source(cell - 1) if cell is not None else decode(data)
-    except (OSError, SourceError, IndexError):
-        return ()
-    return tuple(text.splitlines())
+class _Lines:
+    """The lines of the file (or notebook cell) a finding is in; empty when it cannot be read.
+
+    Findings come sorted by file: each file is read and each cell split once, and only the
+    current file is kept.
+    """
+
+    def __init__(self, buffers: Mapping[str, bytes]) -> None:
+        self._buffers = buffers  # text linted from standard input, shown instead of the file
+        self._path: str | None = None
+        self._document: Notebook | str | None = None
+        self._lines: dict[int | None, tuple[str, ...]] = {}
+
+    def _read(self, path: str) -> Notebook | str | None:
+        try:
+            data = self._buffers.get(path)
+            if data is None:
+                data = read_bytes(path)
+            return Notebook.parse(data) if path.endswith(".ipynb") else decode(data)
+        except (OSError, SourceError):
+            return None
+
+    def __call__(self, path: str, cell: int | None) -> tuple[str, ...]:
+        if path != self._path:
+            self._path, self._document, self._lines = path, self._read(path), {}
+        if cell not in self._lines:
+            document, text = self._document, ""
+            if isinstance(document, Notebook) and cell is not None:
+                try:
+                    text = document.cell_source(cell - 1)
+                except (IndexError, SourceError):
+                    pass
+            elif isinstance(document, str):
+                text = document
+            self._lines[cell] = tuple(split_lines(text))
+        return self._lines[cell]
 
 
 def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
@@ -56,15 +82,10 @@ def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:
 
 def render(findings: list[Finding], report: Report) -> str:
     blocks = []
-    sources: dict[
-        tuple[str, int | None], tuple[str, ...]
-    ] = {}  # findings come grouped by file: read each once
+    lines = _Lines(report.buffers)
     for f in findings:
         out = [styled_headline(f, report)]
-        key = (f.path, f.cell)
-        if key not in sources:
-            sources[key] = _lines(f.path, f.cell, report.buffers)
-        snippet = _snippet(f, sources[key])
+        snippet = _snippet(f, lines(f.path, f.cell))
         out.extend(snippet)
         indent = " " * (len(snippet[0]) - 1) if snippet else "  "
         if f.fix is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report, location
+from jaxlint.output import Report, location, printable
 
 
 def _data(text: str) -> str:
@@ -20,14 +20,14 @@ def render(findings: list[Finding], report: Report) -> str:
         properties = ",".join(
             (
                 f"title={_property(f'jaxlint ({f.code})')}",
-                f"file={_property(f.path)}",
+                f"file={_property(printable(f.path))}",
                 f"line={f.start.row}",
                 f"col={f.start.column}",
                 f"endLine={f.end.row}",
                 f"endColumn={f.end.column}",
             )
         )
-        message = f"{location(f)}: {f.code} {f.message}"
+        message = f"{location(f)}: {f.code} {printable(f.message)}"
         if f.fix is not None:
             message += f"\n  help: {f.fix.message}"
         if f.confirmation:

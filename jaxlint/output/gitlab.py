@@ -8,7 +8,7 @@ import os
 from collections import Counter
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, valid_unicode
 
 
 def _project_path(path: str) -> str:
@@ -39,4 +39,4 @@ def render(findings: list[Finding], report: Report) -> str:
                 "location": {"path": path, "lines": {"begin": f.start.row, "end": f.end.row}},
             }
         )
-    return json.dumps(issues, indent=2) + "\n"
+    return valid_unicode(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"

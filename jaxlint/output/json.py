@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, valid_unicode
 
 
 def render(findings: list[Finding], report: Report) -> str:
-    return (
-        json.dumps([f.to_json(url=report.url(f.code)) for f in findings], indent=2, ensure_ascii=False) + "\n"
-    )
+    rows = [f.to_json(url=report.url(f.code)) for f in findings]
+    return valid_unicode(json.dumps(rows, indent=2, ensure_ascii=False)) + "\n"

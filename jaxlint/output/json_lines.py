@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, valid_unicode
 
 
 def render(findings: list[Finding], report: Report) -> str:
-    return "".join(json.dumps(f.to_json(url=report.url(f.code)), ensure_ascii=False) + "\n" for f in findings)
+    return "".join(
+        valid_unicode(json.dumps(f.to_json(url=report.url(f.code)), ensure_ascii=False)) + "\n" for f in findings
+    )

@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, printable
 
 
 def render(findings: list[Finding], report: Report) -> str:
@@ -18,8 +18,9 @@ def render(findings: list[Finding], report: Report) -> str:
     if not findings:
         suite = ElementTree.SubElement(root, "testsuite", name="jaxlint", tests="1", failures="0", errors="0")
         ElementTree.SubElement(suite, "testcase", name="No errors found")
-    for path, group in groupby(findings, key=lambda f: f.path):
+    for raw_path, group in groupby(findings, key=lambda f: f.path):
         in_file = list(group)
+        path = printable(raw_path)  # XML cannot hold control characters
         n = str(len(in_file))
         suite = ElementTree.SubElement(
             root, "testsuite", name=path, tests=n, failures=n, errors="0", skipped="0", package="jaxlint"
@@ -37,7 +38,8 @@ def render(findings: list[Finding], report: Report) -> str:
                 line=str(f.start.row),
                 column=str(f.start.column),
             )
-            failure = ElementTree.SubElement(case, "failure", message=f.message)
-            failure.text = f"{where}, {f.message}"
+            message = printable(f.message)
+            failure = ElementTree.SubElement(case, "failure", message=message)
+            failure.text = f"{where}, {message}"
     ElementTree.indent(root, space="    ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jaxlint
 from jaxlint.findings import Finding
-from jaxlint.output import Report
+from jaxlint.output import Report, valid_unicode
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jaxlint/jaxlint"
@@ -80,4 +80,4 @@ def render(findings: list[Finding], report: Report) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return valid_unicode(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"

@@ -13,7 +13,9 @@ class SyntaxErrorRule(Rule):
     what = """
         Reports a file that is not valid Python for the running interpreter, is not valid in its
         declared encoding, or is too deeply nested to analyse. The finding points at the error;
-        other files are still linted.
+        other files are still linted. A path that cannot be read at all (a folder without read
+        permission, a FIFO or a device named on the command line, a symbolic link loop, a file
+        over 128 MiB) is reported the same way.
         """
     why = """
         A file jaxlint cannot parse is a file it cannot check: this finding makes that visible

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
@@ -16,6 +17,7 @@ from jaxlint.findings import Edit, Fix, Position
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.names import Names
 
 
 def text(module: "ModuleFacts", node: ast.AST) -> str:
@@ -228,19 +230,32 @@ def _format_spec(value: ast.FormattedValue) -> str | None:
     return ":" + "".join(parts)
 
 
+# Per module (its Names), gathered once rather than once per print: a file of many prints stays linear.
+_JAX_IMPORTS: "weakref.WeakKeyDictionary[Names, list[tuple[str, str]]]" = weakref.WeakKeyDictionary()
+
+
+def _jax_imports(names: "Names") -> list[tuple[str, str]]:
+    """(alias, target) of every import of `jax` or `jax.debug` in any scope, `import jax` first."""
+    found = _JAX_IMPORTS.get(names)
+    if found is None:
+        found = [
+            (alias, target)
+            for each in names.scopes.values()
+            for alias, target in each.imports.items()
+            if target in ("jax", "jax.debug")
+        ]
+        found.sort(key=lambda c: (c[0] != "jax", c[1] != "jax"))
+        _JAX_IMPORTS[names] = found
+    return found
+
+
 def _jax_debug(module: "ModuleFacts", call: ast.Call) -> tuple[str | None, Edit | None]:
     """What to write for `jax.debug.print` where `call` is, and an `import jax` edit if needed."""
     names = module.names
     scope = names.read_scope.get(id(call.func)) if isinstance(call.func, ast.Name) else None
     if scope is None:
         return None, None
-    candidates: list[tuple[str, str]] = []
-    for each in names.scopes.values():
-        for alias, target in each.imports.items():
-            if target in ("jax", "jax.debug"):
-                candidates.append((alias, target))
-    candidates.sort(key=lambda c: (c[0] != "jax", c[1] != "jax"))
-    for alias, target in candidates:
+    for alias, target in _jax_imports(names):
         owner = names.lookup(alias, scope)
         if owner is not None and owner.imports.get(alias) == target and alias not in owner.assigned and alias not in owner.defs:
             return (f"{alias}.debug.print" if target == "jax" else f"{alias}.print"), None
