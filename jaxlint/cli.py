@@ -47,10 +47,13 @@ from jaxlint.output import (
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
-from jaxlint.suppression import PerFileIgnores, with_noqa
+from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
+DRIVER_ARGS = "jaxlint.driver_args"
+DRIVER_TIMEOUT = 600.0  # seconds for each driven run (a test suite, a configured command)
+DRIVERS = ("probe", "pytest", "commands")
 
 
 class Failure(click.ClickException):
@@ -119,7 +122,17 @@ def main() -> None:
     """jaxlint: find JAX tracing, randomness, jit-argument, purity and recompilation bugs."""
 
 
-@main.command()
+class _CheckCommand(click.Command):
+    """`check`, whose arguments after `--` go to the `--driver pytest` run."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            cut = args.index("--")
+            args, ctx.meta[DRIVER_ARGS] = args[:cut], args[cut + 1:]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CheckCommand)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select",
@@ -227,7 +240,8 @@ def main() -> None:
 @click.option(
     "--dynamic",
     is_flag=True,
-    help="Try to confirm each finding by tracing the code with JAX (imports your code).",
+    help="Try to confirm each finding by running the code with JAX. This executes your code, as you: "
+    "never use it on code you do not trust.",
 )
 @click.option(
     "--backend",
@@ -242,6 +256,20 @@ def main() -> None:
     metavar="SECONDS",
     help="Time limit for --dynamic [default: 60].",
 )
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help="Run --dynamic's workers in a bubblewrap sandbox (Linux, needs `bwrap`): read-only files, no network.",
+)
+@click.option(
+    "--driver",
+    "drivers",
+    multiple=True,
+    type=click.Choice(DRIVERS),
+    help="How --dynamic runs the code: probe each finding's function (the default), run the project's "
+    "tests (`pytest`; arguments after `--` go to pytest), or the configured `drivers` commands "
+    "(the default too when any are configured). Repeatable.",
+)
 @_guard
 def check(paths: tuple[str, ...], **opts) -> None:
     """Lint PATHS (files or folders; default: the current folder)."""
@@ -252,8 +280,11 @@ def check(paths: tuple[str, ...], **opts) -> None:
 
 def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     """One run of `check`: it ends by exiting with the status the findings call for."""
-    if (opts["backend"] or opts["dynamic_timeout"]) and not opts["dynamic"]:
-        raise click.UsageError("--backend and --dynamic-timeout need --dynamic")
+    if (opts["backend"] or opts["dynamic_timeout"] or opts["sandbox"] or opts["drivers"]) and not opts["dynamic"]:
+        raise click.UsageError("--backend, --dynamic-timeout, --sandbox and --driver need --dynamic")
+    opts["driver_args"] = click.get_current_context().meta.get(DRIVER_ARGS)
+    if opts["driver_args"] is not None and "pytest" not in opts["drivers"]:
+        raise click.UsageError("arguments after `--` are for --driver pytest")
     reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
     config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
@@ -300,7 +331,8 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     missing = [_unreadable(path, reason) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
-        findings = _confirm(findings, config, opts, quiet)
+        findings = _confirm(findings, found.files, config, opts, quiet)
+        findings = _kept(_unsuppressed(findings), config, selected, codes)  # observed ones are new
 
     if opts["add_noqa"]:
         _add_noqa(findings, quiet)
@@ -536,25 +568,76 @@ def _kept(
     return sorted(kept, key=Finding.sort_key)
 
 
-def _confirm(findings: list[Finding], config: Config, opts: dict, quiet: bool) -> list[Finding]:
+def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: bool) -> list[Finding]:
     """Hand the findings to the dynamic confirmer; if it fails, say so and keep the static findings."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        raise Failure("--dynamic needs JAX, which is not installed: install jaxlint's `dynamic` extra "
+                      "(in a checkout of jaxlint: pip install '.[dynamic]')")
     try:
         from jaxlint.dynamic import confirm
     except ImportError as exc:
         raise Failure(
             f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)"
         ) from None
+    commands = config.dynamic.get("drivers", [])
+    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
+        raise Failure("[tool.jaxlint.dynamic] drivers must be a list of command strings")
+    kinds = opts["drivers"] or (("probe", "commands") if commands else ("probe",))
+    output_format = opts["output_format"] or config.output_format or "full"
+    show_progress = not quiet and output_format in TEXT_FORMATS and _stderr_is_terminal()
     try:
-        return confirm(
-            findings,
-            backend=opts["backend"],
-            timeout=opts["dynamic_timeout"] or 60.0,
-            settings=config.dynamic,
-            show_progress=not quiet and sys.stderr.isatty(),
-        )
+        if "probe" in kinds:
+            findings = confirm(
+                findings,
+                backend=opts["backend"],
+                timeout=opts["dynamic_timeout"] or 60.0,
+                settings={k: v for k, v in config.dynamic.items() if k != "drivers"},
+                show_progress=show_progress,
+                sandboxed=opts["sandbox"],
+            )
+        from jaxlint.dynamic.driver import command_driver, drive, pytest_driver
+
+        drivers = [pytest_driver(list(opts["driver_args"] or []))] if "pytest" in kinds else []
+        drivers += [command_driver(c) for c in commands] if "commands" in kinds else []
+        if drivers:
+            findings = drive(findings, [str(Path(f).resolve()) for f in files], drivers,
+                             root=str(config.root), backend=opts["backend"],
+                             timeout=opts["dynamic_timeout"] or DRIVER_TIMEOUT, show_progress=show_progress)
+    except ConfigError:
+        raise
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
-        return findings
+    return findings
+
+
+def _unsuppressed(findings: list[Finding]) -> list[Finding]:
+    """The findings, less observed ones (found by running the code) that a `# noqa` covers."""
+    observed: dict[str, list[Finding]] = {}
+    for f in findings:
+        if (f.confirmation or {}).get("status") == "observed":
+            observed.setdefault(f.path, []).append(f)
+    dropped: set[int] = set()
+    for path, group in observed.items():
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        kept = {id(f) for f in apply_noqa(group, text)}
+        dropped.update(id(f) for f in group if id(f) not in kept)
+        # A directive that the static pass found unused, but that suppressed what the run observed, is used.
+        used = {(f.start.row if f.noqa_row is None else f.noqa_row, f.code) for f in group if id(f) not in kept}
+        dropped.update(
+            id(f) for f in findings
+            if f.path == path and f.code == UNUSED_NOQA_CODE
+            and any(f.start.row == row and f.message == unused_message([code]) for row, code in used)
+        )
+    return [f for f in findings if id(f) not in dropped]
+
+
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
 
 
 @main.command("rules")

@@ -166,14 +166,9 @@ def _unused(
     unused = [c for c in directive.written if c.upper() in ran and c.upper() not in used]
     if not (unknown or unused):
         return []
-    parts = []
-    if unused:
-        parts.append("unused: " + ", ".join(f"`{c.upper()}`" for c in unused))
-    if unknown:
-        parts.append("unknown: " + ", ".join(f"`{c}`" for c in unknown))
     start = Position(directive.row, directive.column + 1)
     end = Position(directive.row, directive.column + len(directive.comment) + 1)
-    message = f"Unused `noqa` directive ({'; '.join(parts)})"
+    message = unused_message([c.upper() for c in unused], unknown)
     return [
         Finding(
             code=UNUSED_NOQA_CODE,
@@ -186,6 +181,16 @@ def _unused(
             noqa_row=directive.row,
         )
     ]
+
+
+def unused_message(unused: Sequence[str], unknown: Sequence[str] = ()) -> str:
+    """The unused-noqa message for a directive's unused and unknown codes."""
+    parts = []
+    if unused:
+        parts.append("unused: " + ", ".join(f"`{c}`" for c in unused))
+    if unknown:
+        parts.append("unknown: " + ", ".join(f"`{c}`" for c in unknown))
+    return f"Unused `noqa` directive ({'; '.join(parts)})"
 
 
 def _removal(directive: Directive, drop: set[str]) -> Fix:

@@ -274,15 +274,15 @@ def test_rule_page(cli, test_rules):
 def test_dynamic_passes_findings_to_the_confirmer(cli, make_files, test_rules, monkeypatch):
     seen = {}
 
-    def confirm(findings, *, backend, timeout, settings, show_progress):
-        seen.update(backend=backend, timeout=timeout, settings=settings)
+    def confirm(findings, *, backend, timeout, settings, show_progress, sandboxed):
+        seen.update(backend=backend, timeout=timeout, settings=settings, sandboxed=sandboxed)
         return [f.with_(confirmation={"status": "confirmed", "detail": "raised here"}) for f in findings]
 
     monkeypatch.setitem(sys.modules, "jaxlint.dynamic", types.SimpleNamespace(confirm=confirm))
     make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": "[tool.jaxlint.dynamic]\nexamples = 3\n"})
     out = cli("check", "--dynamic", "--backend", "cpu", "--dynamic-timeout", "5", "--output-format", "json")
     assert out.json[0]["confirmation"] == {"status": "confirmed", "detail": "raised here"}
-    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}}
+    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}, "sandboxed": False}
 
 
 def test_dynamic_unavailable_is_exit_2(cli, make_files, monkeypatch):

@@ -37,7 +37,7 @@ def test_readme_set_up_commands():
     block = re.search(r"## Set up\n.*?```sh\n(.*?)```", readme, re.S).group(1).splitlines()
     assert block == [
         "python3 -m venv .venv && . .venv/bin/activate && pip install . && jaxlint check examples/",
-        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q',
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest -q -n auto',
     ]
     assert not re.search(r"pip install\s+['\"]?jaxlint\b", readme)  # that name on PyPI is another project
 

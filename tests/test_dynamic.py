@@ -270,6 +270,54 @@ FIXTURES = {
         if __name__ == "__main__":
             main()
     ''',
+    # Verdicts that once went wrong on true bugs.
+    "regressions.py": '''
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def train_step(w, g):
+            w = w - 0.05 * g
+            print(f"grad norm {jnp.linalg.norm(g):.3f}")  # expect: JAX404 confirmed TypeError formatting
+            return w
+
+
+        @partial(jax.jit, donate_argnums=(0,))
+        def residual(h, skip):
+            return h * 2 + skip
+
+
+        def block(h):
+            return residual(h, h)  # expect: JAX305 confirmed previously donated
+
+
+        def noise(key, shape):
+            return jax.random.normal(key, shape)
+
+
+        def sample(key):
+            a = noise(key, (3,))
+            b = jax.random.uniform(key, (3,))  # expect: JAX201 confirmed KeyReuseError
+            return a + b
+
+
+        def resample(key):
+            a = jax.random.uniform(key, (3,))
+            return a + noise(key, (3,))  # expect: JAX201 confirmed KeyReuseError
+
+
+        def main():
+            train_step(jnp.ones(3), jnp.ones(3))
+            block(jnp.ones(3))
+            sample(jax.random.PRNGKey(0))
+
+
+        if __name__ == "__main__":
+            main()
+    ''',
 }
 
 

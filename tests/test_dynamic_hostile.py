@@ -40,21 +40,26 @@ CASES = _expected()
 
 
 @pytest.fixture(scope="module")
-def outcome():
+def outcome(tmp_path_factory):
     from jaxlint.dynamic import confirm
 
     cwd, modules = os.getcwd(), set(sys.modules)
+    pids = tmp_path_factory.mktemp("hostile") / "pids.txt"  # escaping_children.py writes there
+    os.environ["JAXLINT_HOSTILE_PIDS"] = str(pids)  # inherited by every process the runs start
     started = time.monotonic()
-    results = confirm([f for f, _, _ in CASES], backend="cpu", timeout=TIMEOUT, settings={}, show_progress=False)
+    try:
+        results = confirm([f for f, _, _ in CASES], backend="cpu", timeout=TIMEOUT, settings={}, show_progress=False)
+    finally:
+        del os.environ["JAXLINT_HOSTILE_PIDS"]
     elapsed = time.monotonic() - started
     assert os.getcwd() == cwd
     assert "jax" not in set(sys.modules) - modules
-    return results, elapsed
+    return results, elapsed, pids
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{Path(f.path).name}:{f.start.row}" for f, _, _ in CASES])
 def test_hostile_case_ends_honestly(outcome, index):
-    results, _ = outcome
+    results, _, _ = outcome
     _, status, words = CASES[index]
     got = results[index].confirmation
     assert got["status"] == status, got["detail"]
@@ -63,7 +68,19 @@ def test_hostile_case_ends_honestly(outcome, index):
 
 
 def test_hostile_suite_stays_within_its_limits(outcome):
-    _, elapsed = outcome
+    _, elapsed, _ = outcome
     files = len({f.path for f, _, _ in CASES})
     # Workers run in parallel; even one at a time each file is bounded by the per-file limit.
     assert elapsed < TIMEOUT * files + 10
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_hostile_runs_leave_no_process_behind(outcome):
+    from jaxlint.dynamic import processes
+
+    _, _, pids = outcome
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 2  # one in a new session, one double-forked with a clean environment
+    live = [p.pid for p in processes.table().values() if not p.zombie]
+    assert not [pid for pid in live
+                if pid in started or processes.has_environment(pid, "JAXLINT_HOSTILE_PIDS", str(pids))]

@@ -46,6 +46,27 @@ def resolve(source: str, expression_line: int = -1) -> str | None:
         ("import numpy as np\ndef f():\n    return np.sum", "numpy.sum"),
         ("def f():\n    import jax.numpy as jnp\n    return jnp.sum", "jax.numpy.sum"),
         ("unknown_name.attr", None),
+        # JAX's private implementation modules resolve to the public names they back.
+        ("from jax._src import api\napi.jit", "jax.jit"),
+        ("from jax._src import numpy as jnp\njnp.where", "jax.numpy.where"),
+        ("from jax._src.numpy import lax_numpy\nlax_numpy.zeros", "jax.numpy.zeros"),
+        ("from jax._src.numpy import ufuncs\nufuncs.sin", "jax.numpy.sin"),
+        ("from jax._src.numpy import linalg\nlinalg.solve", "jax.numpy.linalg.solve"),
+        ("from jax._src.lax import lax\nlax.add", "jax.lax.add"),
+        ("from jax._src.lax import control_flow\ncontrol_flow.fori_loop", "jax.lax.fori_loop"),
+        ("from jax._src.lax.control_flow.loops import scan\nscan", "jax.lax.scan"),
+        ("from jax._src import random\nrandom.split", "jax.random.split"),
+        ("from jax._src.custom_derivatives import custom_jvp\ncustom_jvp", "jax.custom_jvp"),
+        ("from jax._src import ad_checkpoint\nad_checkpoint.remat", "jax.checkpoint"),
+        ("from jax._src.scipy import special\nspecial.gammaln", "jax.scipy.special.gammaln"),
+        ("from flax.linen.module import Module\nModule", "flax.linen.Module"),
+        ("from flax.nnx.module import Module\nModule", "flax.nnx.Module"),
+        ("from optax._src import base\nbase.GradientTransformation", "optax.GradientTransformation"),
+        # Aliases gathered in a class body (`class hk: Module = module.Module`).
+        ("from haiku._src import module\nclass hk:\n    Module = module.Module\nhk.Module", "haiku.Module"),
+        # Internal helpers the public namespace does not export stay unresolved.
+        ("from jax._src.numpy import util\nutil.check_arraylike", "jax._src.numpy.util.check_arraylike"),
+        ("from jax._src.lax import lax\nlax._const", "jax._src.lax.lax._const"),
     ],
 )
 def test_qualified_names(source, expected):
@@ -74,6 +95,8 @@ def test_class_scope_is_not_visible_from_methods():
         ("partial(jax.jit, static_argnums=(1,))", "jax.jit", ["static_argnums"]),
         ("functools.partial(jax.jit, static_argnames='cfg')", "jax.jit", ["static_argnames"]),
         ("jax.jit(static_argnames=('n',))", "jax.jit", ["static_argnames"]),
+        ("api.jit(inline=True, static_argnums=(1,))", "jax.jit", ["inline", "static_argnums"]),
+        ("partial(api.jit, static_argnums=(1,))", "jax.jit", ["static_argnums"]),
         ("eqx.filter_jit", "equinox.filter_jit", []),
         ("nnx.jit", "flax.nnx.jit", []),
         ("jax.vmap", "jax.vmap", []),
@@ -89,6 +112,7 @@ def test_transforms_through_aliases_and_partial(decorator, name, keywords):
     from jax import jit
     import equinox as eqx
     from flax import nnx
+    from jax._src import api
 
     @{decorator}
     def f(x, n):

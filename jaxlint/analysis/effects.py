@@ -6,8 +6,8 @@ assert on.  On top of that the module answers the questions the purity rules ask
 - is the object a store or a mutating call writes to bound outside the traced code
   (a module global, a closure variable of an eager function, the Python `self` of a
   jitted method)?
-- which functions run under a transformation, in which context (the value analysis's
-  functions, plus `__call__` of instances handed to a transformation or `lax.scan`)?
+- which functions run under a transformation, in which context (the one answer the value
+  analysis gives every rule, `__call__` of instances handed to `lax.scan` included)?
 - does printing or logging an expression show a traced value?
 - is a call a logging call, a clock or file read?
 - which module globals read by jitted code does the module reassign afterwards?
@@ -21,8 +21,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
-from jaxlint.analysis.tracing import STAGED, Context, TracedFunction, context_of, first_param
+from jaxlint.analysis.names import FunctionNode, Scope
+from jaxlint.analysis.tracing import Context, TracedFunction, first_param
 from jaxlint.analysis.walk import own_statements, target_names, walk
 
 if TYPE_CHECKING:
@@ -205,20 +205,11 @@ class Effects:
     @cached_property
     def contexts(self) -> dict[int, Context]:
         """id(function) -> the context it runs in, for every function known to run traced."""
-        out = {id(fn): ctx for fn, ctx in self.module.traced_functions()}
-        for method, ctx in self.callable_instances:
-            previous = out.get(id(method))
-            out[id(method)] = ctx if previous is None else Context(
-                ctx.abstract or previous.abstract, ctx.staged or previous.staged
-            )
-        return out
+        return {id(fn): ctx for fn, ctx in self.module.traced_functions()}
 
     @cached_property
     def functions(self) -> dict[int, FunctionNode]:
-        out = {id(fn): fn for fn, _ in self.module.traced_functions()}
-        for method, _ in self.callable_instances:
-            out[id(method)] = method
-        return out
+        return {id(fn): fn for fn, _ in self.module.traced_functions()}
 
     def body(self, fn: FunctionNode) -> list[ast.AST]:
         """The nodes of a function's own body (nested function bodies excluded), shared by all rules."""
@@ -258,47 +249,6 @@ class Effects:
     def roots(self) -> dict[int, TracedFunction]:
         return {id(root.node): root for root in self.module.traced_roots}
 
-    @cached_property
-    def callable_instances(self) -> list[tuple[ast.FunctionDef, Context]]:
-        """`__call__` of instances of module classes handed to a transformation or a `lax` primitive.
-
-        `cell = RNNCell(w); lax.scan(cell, h0, xs)` traces `RNNCell.__call__`.
-        """
-        found = []
-        names = self.names
-        if not any("__call__" in names.scope_of(cls).defs for cls in names.classes):
-            return found
-        wanted = self.module_short_names(jax_api.CONTROL_FLOW.keys() | jax_api.TRANSFORMS)
-        for call, scope in names.calls:
-            if _short(call.func) not in wanted:
-                continue
-            callee = names.qualname(call.func, scope)
-            if callee in jax_api.CONTROL_FLOW:
-                ctx = STAGED
-                spec = jax_api.CONTROL_FLOW[callee]
-                args = [call.args[i] for i, _ in spec.callables if i < len(call.args)]
-            elif callee in jax_api.TRANSFORMS and call.args:
-                ctx = context_of(callee)
-                args = [call.args[0]]
-            else:
-                continue
-            enclosing = self._enclosing_context(scope)
-            if enclosing is not None:
-                ctx = ctx.inside(enclosing)
-            for arg in args:
-                method = self._instance_call_method(arg, scope)
-                if method is not None:
-                    found.append((method, ctx))
-        # `m(x)` inside traced code, `m` an instance of a module class: its `__call__` is traced too
-        for fn, ctx in self.module.traced_functions():
-            for node in self.module.body(fn):
-                if type(node) is ast.Call and type(node.func) is ast.Name:
-                    scope = names.read_scope.get(id(node.func))
-                    method = self._instance_call_method(node.func, scope) if scope is not None else None
-                    if method is not None and method is not fn:
-                        found.append((method, ctx))
-        return found
-
     def module_short_names(self, qualified) -> frozenset[str]:
         """The last parts of these qualified names, and the import aliases bound to them: a cheap
         filter before resolving a call's qualified name."""
@@ -309,26 +259,6 @@ class Effects:
                 if target in qualified:
                     out.add(alias)
         return frozenset(out)
-
-    def _enclosing_context(self, scope: Scope) -> Context | None:
-        node = scope.node
-        if isinstance(node, FUNCTION_TYPES):
-            for fn, ctx in self.module.traced_functions():
-                if fn is node:
-                    return ctx
-        return None
-
-    def _instance_call_method(self, arg: ast.AST, scope: Scope):
-        if not isinstance(arg, ast.Name):
-            return None
-        values = self.names.assignments(arg, scope)
-        if len(values) != 1 or not isinstance(values[0], ast.Call):
-            return None
-        cls = self.names.definition(values[0].func, scope) if isinstance(values[0].func, ast.Name) else None
-        if not isinstance(cls, ast.ClassDef) or self.is_framework_class(cls):
-            return None
-        method = self.names.scope_of(cls).defs.get("__call__")
-        return method if isinstance(method, ast.FunctionDef) else None
 
     # ---- classes ----------------------------------------------------------------------------
     def is_framework_class(self, cls: ast.ClassDef, _depth: int = 0) -> bool:
@@ -395,8 +325,6 @@ class Effects:
         cls = self.names.parent_class.get(id(function))
         if cls is None or first_param(function) != root.id or self.is_framework_class(cls):
             return False
-        if any(method is function for method, _ in self.callable_instances):
-            return True
         value = self.module.value(root)
         if value is not None:
             return not value.traced

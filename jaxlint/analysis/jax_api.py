@@ -154,6 +154,14 @@ STATIC_QUERIES = frozenset({
     "jax.debug.callback",
     "jax.debug.breakpoint",
     "jax.lax.axis_size",
+    # Shape arithmetic runs on Python tuples, whatever shapes it is given.
+    "jax.lax.broadcast_shapes",
+    "jax.numpy.broadcast_shapes",
+    "numpy.broadcast_shapes",
+    # Dtype queries: NumPy's read the array's `dtype` attribute, which a tracer has.
+    "jax.lax.dtype",
+    "numpy.iscomplexobj",
+    "numpy.isrealobj",
 })
 
 # Calls that return the pytree (or leaves) of their first argument unchanged in kind.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
-from jaxlint.analysis.tracing import ANY_KEYWORD, STAGED, Context, Discovery, TracedFunction, discover
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -22,9 +22,9 @@ from jaxlint.analysis.values import (
     Trace,
     Value,
     ValueAnalysis,
-    body_parameters,
-    has_default,
 )
+from jaxlint.analysis.lattice import constant
+from jaxlint.analysis.parameters import body_parameters, has_default
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -66,7 +66,8 @@ class ModuleFacts:
         for root in self.discovery.roots:
             entries.append((root.node, root_parameters(root, self.names), root.context))
         for fn, call, callee in self.discovery.bodies:
-            entries.append((fn, body_parameters(fn, call, callee), STAGED))
+            bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
+            entries.append((fn, body_parameters(fn, call, callee, bound), STAGED))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         for fn, params, ctx in entries:
@@ -171,10 +172,11 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
 
 def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
     if param.arg in root.bound_keywords:
-        return STATIC
+        fixed = dict(root.bound_values).get(param.arg)
+        return constant(fixed.value) if isinstance(fixed, ast.Constant) else STATIC
     if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
         return UNKNOWN  # partial(f, **kwargs) may bind it
-    if param.arg in root.static_params or param.arg in root.unbatched_params:
+    if param.arg in root.static_params or param.arg in root.unbatched_params or param.arg in root.caller_params:
         return STATIC if param.arg in root.static_params else UNKNOWN
     if root.unknown_static_names:
         return UNKNOWN

@@ -14,6 +14,8 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
+from jaxlint.analysis.jax_exports import EXPORTS
+
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -48,6 +50,65 @@ def canonical(name: str) -> str:
     for prefix, replacement in _CANONICAL_PREFIXES:
         if name.startswith(prefix) and prefix != replacement:
             return replacement + name[len(prefix):]
+    return name
+
+
+# JAX's private implementation packages and the public namespace that re-exports their
+# names, with the sub-namespaces that stay public under it (MIRROR: the whole layout does).
+# `jax._src.numpy.lax_numpy.where` is `jax.numpy.where`; `jax._src.lax.control_flow.loops.fori_loop`
+# is `jax.lax.fori_loop`; `jax._src.numpy.linalg.solve` is `jax.numpy.linalg.solve`.
+# Names the public namespace does not export (internal helpers) stay unresolved.
+MIRROR = ("*",)
+_PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "jax._src.api": ("jax", ()),
+    "jax._src.custom_derivatives": ("jax", ()),
+    "jax._src.ad_checkpoint": ("jax", ()),
+    "jax._src.pjit": ("jax", ()),
+    "jax._src.shard_map": ("jax", ()),
+    "jax._src.numpy": ("jax.numpy", ("linalg", "fft")),
+    "jax._src.lax": ("jax.lax", ("linalg",)),
+    "jax._src.random": ("jax.random", ()),
+    "jax._src.prng": ("jax.random", ()),
+    "jax._src.nn": ("jax.nn", ("initializers",)),
+    "jax._src.scipy": ("jax.scipy", MIRROR),
+    "jax._src.tree_util": ("jax.tree_util", ()),
+    "jax._src.debugging": ("jax.debug", ()),
+    "jax._src.dtypes": ("jax.dtypes", ()),
+    "jax._src.core": ("jax.core", ()),
+    "jax._src.typing": ("jax.typing", ()),
+    "jax._src.checkify": ("jax.experimental.checkify", ()),
+    # The frameworks' own sources name their public classes through implementation modules.
+    "flax.linen.module": ("flax.linen", ()),
+    "flax.nnx.module": ("flax.nnx", ()),
+    "haiku._src.module": ("haiku", ()),
+    "haiku._src.base": ("haiku", ()),
+    "haiku._src.transform": ("haiku", ()),
+    "optax._src.base": ("optax", ()),
+    "equinox._module": ("equinox", ()),
+}
+_PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)
+
+
+def public(name: str) -> str:
+    """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
+    if not name.startswith(_PRIVATE_PREFIXES):
+        return name
+    parts = name.split(".")
+    for end in range(len(parts), 2, -1):
+        entry = _PRIVATE_PACKAGES.get(".".join(parts[:end]))
+        if entry is None:
+            continue
+        namespace, keep = entry
+        rest = parts[end:]
+        if not rest:
+            return namespace
+        if keep is MIRROR:
+            return canonical(".".join([namespace, *rest]))
+        namespace = ".".join([namespace, *(part for part in rest[:-1] if part in keep)])
+        exported = EXPORTS.get(namespace)
+        if rest[-1] not in exported if exported is not None else rest[-1].startswith("_"):
+            return name  # an internal helper: not part of the public API
+        return canonical(f"{namespace}.{rest[-1]}")
     return name
 
 
@@ -208,13 +269,19 @@ class Names:
             current = current.parent
         return None
 
-    def qualname(self, expr: ast.AST, scope: Scope | None = None, _depth: int = 0) -> str | None:
+    def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        name = self._qualname(expr, scope, 0)
+        return None if name is None else public(name)
+
+    def _qualname(self, expr: ast.AST, scope: Scope | None, _depth: int) -> str | None:
         if _depth > 8:
             return None
         if isinstance(expr, ast.Attribute):
-            base = self.qualname(expr.value, scope, _depth + 1)
-            return canonical(f"{base}.{expr.attr}") if base else None
+            base = self._qualname(expr.value, scope, _depth + 1)
+            if base is None:
+                return self._class_attribute(expr, scope, _depth)
+            return canonical(f"{base}.{expr.attr}")
         if not isinstance(expr, ast.Name):
             return None
         if scope is None:
@@ -228,8 +295,19 @@ class Names:
         if values and len(values) == 1 and expr.id not in owner.defs and expr.id not in owner.params:
             value = values[0]
             if isinstance(value, (ast.Name, ast.Attribute)):
-                return self.qualname(value, owner, _depth + 1)
+                return self._qualname(value, owner, _depth + 1)
         return None
+
+    def _class_attribute(self, expr: ast.Attribute, scope: Scope | None, _depth: int) -> str | None:
+        """`ns.Module` where `class ns: Module = module.Module` gathers aliases in a class body."""
+        cls = self.definition(expr.value, scope)
+        if not isinstance(cls, ast.ClassDef):
+            return None
+        inner = self.scopes[id(cls)]
+        values = inner.assigned.get(expr.attr)
+        if not values or len(values) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
+            return None
+        return self._qualname(values[0], inner, _depth + 1)
 
     def definition(self, expr: ast.AST, scope: Scope | None = None) -> ast.AST | None:
         """The def or class statement a name refers to, when it is bound by exactly that."""

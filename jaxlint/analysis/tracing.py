@@ -12,9 +12,12 @@ import ast
 from dataclasses import dataclass, field
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.entry_points import LEADING, RULE_REGISTRATIONS, entry_functions
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 
 PARTIAL = frozenset({"functools.partial"})
+# Batching transformations whose `in_axes=None` arguments pass through unbatched.
+VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,12 @@ class TracedFunction:
     filtering: bool = False  # equinox-style: non-array arguments are static
     framework_method: bool = False
     unbatched_params: frozenset[str] = frozenset()
+    # Arguments a framework entry point's caller supplies, not the framework (keyword-only
+    # extras of an optax `update`): unknown.
+    caller_params: frozenset[str] = frozenset()
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
+    bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
     # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
     # when it wraps `f`, so nothing is traced, and which parameters were meant static is unclear.
     unknown_static_names: bool = False
@@ -90,6 +97,7 @@ class Bound:
 
     positional: int
     keywords: frozenset[str]
+    values: tuple[tuple[str, ast.expr], ...] = ()  # the keyword arguments' expressions
 
 
 NOTHING_BOUND = Bound(0, frozenset())
@@ -101,6 +109,8 @@ class Discovery:
     roots: list[TracedFunction] = field(default_factory=list)
     # bodies passed to control-flow primitives, with the call that passes them
     bodies: list[tuple[FunctionNode, ast.Call, str]] = field(default_factory=list)
+    # (id(body), id(call)) -> the arguments `functools.partial` fixed in the body passed
+    body_bound: dict[tuple[int, int], Bound] = field(default_factory=dict)
 
 
 def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
@@ -134,6 +144,10 @@ def discover(names: Names) -> Discovery:
         transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
         if transforms:
             found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
+        elif any(_registered_rules(d, [function], names, scope) for d in function.decorator_list):
+            for decorator in function.decorator_list:
+                for rule, static in _registered_rules(decorator, [function], names, scope):
+                    found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
         elif id(function) in names.parent_class and _is_framework_method(function, names):
             found.roots.append(
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
@@ -141,6 +155,9 @@ def discover(names: Names) -> Discovery:
     for call, scope in names.calls:
         callee = names.qualname(call.func, scope)
         if callee is None:
+            rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
+            for rule, static in _registered_rules(call.func, rules, names, scope):
+                found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
             continue
         if callee in jax_api.TRANSFORMS and call.args:
             transform = Transform(callee, _keywords(call), call)
@@ -148,13 +165,56 @@ def discover(names: Names) -> Discovery:
             for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):
                 found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
         elif callee in jax_api.CONTROL_FLOW:
-            for fn in control_flow_bodies(call, callee, names, scope):
+            for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
+                found.body_bound[(id(fn), id(call))] = bound
+        else:
+            for passed in entry_functions(callee, call.args, _keywords(call)):
+                for fn, _, bound in _wrapped_functions(passed, names, scope):
+                    found.roots.append(_framework_root(fn, bound))
     return found
 
 
+def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = frozenset()) -> TracedFunction:
+    """A function a framework runs traced: its array arguments are traced."""
+    root = TracedFunction(fn, [], ABSTRACT, static, framework_method=True)
+    if not isinstance(fn, ast.Lambda):
+        root.caller_params = frozenset(p.arg for p in fn.args.kwonlyargs)
+    root.bound_positional = bound.positional
+    root.bound_keywords = bound.keywords
+    root.bound_values = bound.values
+    return root
+
+
+def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) -> list:
+    """`f.defvjp(fwd, bwd)` or `@f.defjvp` of a `@jax.custom_vjp`/`custom_jvp` function `f`:
+    the rules it registers run traced; returns (rule, its static parameters) pairs."""
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return []
+    primal = names.definition(func.value, scope)
+    if not isinstance(primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    outer = names.enclosing_scope(primal)
+    for transform in (transform_of(d, names, outer) for d in primal.decorator_list):
+        roles = RULE_REGISTRATIONS.get(transform.name, {}).get(func.attr) if transform else None
+        if roles is None:
+            continue
+        nondiff = static_parameters(primal, {"nondiff_argnums": transform.keywords["nondiff_argnums"]}) \
+            if "nondiff_argnums" in transform.keywords else frozenset()
+        indices = [i for i, p in enumerate(positional_params(primal)) if p.arg in nondiff]
+        out = []
+        for rule, role in zip(rules, roles):
+            params = positional_params(rule)
+            chosen = range(len(indices)) if role == LEADING else indices
+            out.append((rule, frozenset(params[i].arg for i in chosen if i < len(params))))
+        return out
+    return []
+
+
 def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):
-    """The functions a control-flow primitive call traces (lambdas and named defs)."""
+    """The functions a control-flow primitive call traces (lambdas and named defs).
+
+    Yields (function, arguments fixed by partial, the expression passed)."""
     spec = jax_api.CONTROL_FLOW[callee]
     for index, keyword in spec.callables:
         arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
@@ -162,8 +222,8 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
             continue
         candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
         for candidate in candidates:
-            for fn, _, _ in _wrapped_functions(candidate, names, scope):
-                yield fn
+            for fn, _, bound in _wrapped_functions(candidate, names, scope):
+                yield fn, bound, candidate
 
 
 def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
@@ -189,22 +249,42 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         if len(values) == 1 and isinstance(values[0], ast.Call):
             yield from _wrapped_functions(values[0], names, scope, depth + 1)
         return
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
         method = _method_of_enclosing_class(expr, names, scope)
         if method is not None:
             yield method, [], Bound(1, frozenset())
         return
     if isinstance(expr, ast.Call):
+        method = constructed_call_method(expr, names, scope)
+        if method is not None:  # an instance of a class defined here: its `__call__` runs
+            yield method, [], Bound(1, frozenset())
+            return
         callee = names.qualname(expr.func, scope)
         if callee in PARTIAL and expr.args:
             keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
+            values = tuple((k.arg, k.value) for k in expr.keywords if k.arg)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
-                yield fn, inner, Bound(bound.positional + len(expr.args) - 1, bound.keywords | keywords)
+                yield fn, inner, Bound(
+                    bound.positional + len(expr.args) - 1, bound.keywords | keywords, bound.values + values
+                )
             return
         if callee in jax_api.TRANSFORMS and expr.args:
             transform = Transform(callee, _keywords(expr), expr)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
                 yield fn, [transform, *inner], bound
+
+
+def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
+    """The `__call__` of the object `call` constructs, when it builds a class defined in this
+    module whose own plain `__call__` runs when the object is called (framework modules aside:
+    their methods are traced roots of their own)."""
+    cls = names.definition(call.func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return None
+    method = names.scopes[id(cls)].defs.get("__call__")
+    if not isinstance(method, ast.FunctionDef) or method.decorator_list or _is_framework_method(method, names):
+        return None
+    return method
 
 
 def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
@@ -231,6 +311,7 @@ def _traced(
     traced = TracedFunction(function, transforms, context, bound_name=bound_name, site=site)
     traced.bound_positional = bound.positional
     traced.bound_keywords = bound.keywords
+    traced.bound_values = bound.values
     traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
     jit = traced.jit
     if jit is not None:
@@ -242,11 +323,11 @@ def _traced(
                 name not in params for name in str_values(jit.keywords.get("static_argnames"))
             )
     for t in transforms:
-        in_axes = t.keywords.get("in_axes")
-        if in_axes is None and isinstance(t.node, ast.Call) and len(t.node.args) > 1:
-            in_axes = t.node.args[1]  # jax.vmap(f, in_axes, out_axes)
-        if t.name in ("jax.vmap", "flax.nnx.vmap") and in_axes is not None:
-            traced.unbatched_params = _unbatched(function, in_axes, bound.positional)
+        if t.name in VMAPS:
+            positional = positional_params(function)[bound.positional:]
+            traced.unbatched_params = frozenset(
+                positional[i].arg for i in unbatched_positions(t.node, t.keywords) if i < len(positional)
+            )
     return traced
 
 
@@ -293,14 +374,29 @@ def _literal(expr: ast.expr):
         return None
 
 
-def _unbatched(function: FunctionNode, in_axes: ast.expr, skip: int) -> frozenset[str]:
+def unbatched_positions(site: ast.AST, keywords: dict[str, ast.expr]) -> frozenset[int]:
+    """Argument positions a vmap leaves unbatched: `None` entries of its `in_axes` tuple."""
+    in_axes = keywords.get("in_axes")
+    if in_axes is None and isinstance(site, ast.Call) and len(site.args) > 1:
+        in_axes = site.args[1]  # jax.vmap(f, in_axes, out_axes)
     if not isinstance(in_axes, (ast.Tuple, ast.List)):
         return frozenset()
-    positional = positional_params(function)[skip:]
     return frozenset(
-        p.arg for p, axis in zip(positional, in_axes.elts)
-        if isinstance(axis, ast.Constant) and axis.value is None
+        i for i, axis in enumerate(in_axes.elts) if isinstance(axis, ast.Constant) and axis.value is None
     )
+
+
+def receiver(names: Names, scope: Scope | None) -> str | None:
+    """The name the enclosing method binds its instance (or class) to: its first parameter,
+    whatever it is called; None outside methods and in static methods."""
+    current = scope
+    while current is not None and current.parent is not None and current.parent.kind != "class":
+        current = current.parent
+    if current is None or current.kind != "function" or isinstance(current.node, ast.Lambda):
+        return None
+    if any(names.qualname(d) == "builtins.staticmethod" for d in current.node.decorator_list):
+        return None
+    return first_param(current.node)
 
 
 def first_param(function: ast.AST) -> str | None:

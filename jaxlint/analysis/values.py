@@ -1,130 +1,63 @@
 """Value analysis: which expressions inside traced code are TRACED, STATIC or UNKNOWN.
 
-A small abstract interpreter runs over each traced function's body with an environment
-of parameter values (traced arguments, static arguments, closure constants), records the
-value of every expression it evaluates, and follows calls into module-local helpers,
-nested functions and control-flow bodies in their calling context.  Branches merge;
-loops run to a fixed point (two passes suffice for this lattice).  Calls into code the
-analysis cannot see are UNKNOWN, never TRACED; rules report only on TRACED.
+An abstract interpreter runs over each traced function with its parameters' values
+(traced arguments, static arguments, closure constants), records the value of every
+expression it evaluates, and follows calls into module-local helpers, nested functions,
+instances' `__call__` and control-flow bodies in their calling context.  This module
+evaluates expressions and calls; the statement level is a dataflow domain
+(`value_flow.py`) solved to a fixed point over the function's control-flow graph.
+Calls into code the analysis cannot see are UNKNOWN, never TRACED; rules report only on
+TRACED.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
-from enum import IntEnum
-from typing import Iterable
+from dataclasses import replace
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis.dataflow import solve
+from jaxlint.analysis.lattice import (
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    TRACED_BOOL,
+    UNKNOWN,
+    FunctionValue,
+    Trace,
+    Value,
+    constant,
+    element_of,
+    join,
+    join_all,
+    strip,
+)
+from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
     STAGED,
     Context,
+    constructed_call_method,
     context_of,
     control_flow_bodies,
-    positional_params,
+    receiver,
+    PARTIAL,
+    VMAPS,
     static_parameters,
     transform_of,
+    unbatched_positions,
 )
+from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
+from jaxlint.analysis.parameters import bind_arguments, body_parameters
+from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
 
-class Trace(IntEnum):
-    """Ordered so that the join of two paths is their maximum."""
-
-    STATIC = 0
-    UNKNOWN = 1
-    TRACED = 2
-
-
-@dataclass(frozen=True)
-class Value:
-    trace: Trace
-    array: bool = False  # known to be a JAX array (not a Python container or pytree)
-    boolean: bool = False  # known to have a boolean dtype
-    items: tuple["Value", ...] | None = None  # a tuple/list of known length
-    element: "Value | None" = None  # what iterating it yields, when known
-    function: "FunctionValue | None" = None
-
-    @property
-    def traced(self) -> bool:
-        return self.trace is Trace.TRACED
-
-
-@dataclass(frozen=True)
-class FunctionValue:
-    """A callable the analysis can follow: a def or lambda, possibly transformed or partially applied."""
-
-    node: FunctionNode
-    transforms: tuple[str, ...] = ()
-    static_params: frozenset[str] = frozenset()
-    bound: tuple[Value, ...] = ()
-    method_self: Value | None = None
-
-
-STATIC = Value(Trace.STATIC)
-UNKNOWN = Value(Trace.UNKNOWN)
-TRACED = Value(Trace.TRACED)
-TRACED_ARRAY = Value(Trace.TRACED, array=True)
-TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True)
-
-
-def join(a: Value, b: Value) -> Value:
-    if a == b:
-        return a
-    items = None
-    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
-        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
-    element = None
-    if a.element is not None and b.element is not None:
-        element = join(a.element, b.element)
-    return Value(
-        max(a.trace, b.trace),
-        array=a.array and b.array,
-        boolean=a.boolean and b.boolean,
-        items=items,
-        element=element,
-        function=a.function if a.function == b.function else None,
-    )
-
-
-def join_all(values: Iterable[Value], empty: Value = STATIC) -> Value:
-    result = None
-    for v in values:
-        result = v if result is None else join(result, v)
-    return empty if result is None else result
-
-
-def element_of(value: Value) -> Value:
-    """What iterating over a value binds."""
-    if value.element is not None:
-        return value.element
-    if value.items is not None:
-        return join_all(value.items)
-    if value.traced:
-        return TRACED_ARRAY if value.array else UNKNOWN
-    return value if value.trace is Trace.STATIC else UNKNOWN
-
-
-def strip(value: Value) -> Value:
-    """The same trace, without structure (for results derived from a value)."""
-    return Value(value.trace)
-
-
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
-_BOOLEAN_FUNCTIONS = frozenset({
-    "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
-    "jax.numpy.isposinf", "jax.numpy.logical_and", "jax.numpy.logical_or",
-    "jax.numpy.logical_not", "jax.numpy.logical_xor", "jax.numpy.greater",
-    "jax.numpy.greater_equal", "jax.numpy.less", "jax.numpy.less_equal", "jax.numpy.equal",
-    "jax.numpy.not_equal", "jax.numpy.isclose", "jax.numpy.signbit", "jax.numpy.isin",
-    "jax.random.bernoulli", "jax.numpy.tril", "jax.lax.lt", "jax.lax.gt", "jax.lax.le",
-    "jax.lax.ge", "jax.lax.eq", "jax.lax.ne",
-})
-_STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
-_PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
+_COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
-_MAX_DEPTH = 6
+# Helpers called from helpers are followed this deep; deeper chains (and expressions nested
+# past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
+_MAX_DEPTH = 24
 
 
 class Env:
@@ -145,17 +78,10 @@ class Env:
             env = env.outer
         return None
 
-    def copy(self) -> "Env":
-        return Env(dict(self.vars), self.outer)
-
     def merge(self, other: "Env") -> None:
         for name, value in other.vars.items():
             mine = self.vars.get(name)
             self.vars[name] = value if mine is None else join(mine, value)
-
-
-class _Return(Exception):
-    pass
 
 
 class ValueAnalysis:
@@ -168,6 +94,9 @@ class ValueAnalysis:
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context
         self.functions: dict[int, FunctionNode] = {}
         self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition
+        self.unconverged: list[FunctionNode] = []  # functions whose fixed point was cut short
+        self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
+        self._graphs: dict[int, cfg.Graph] = {}
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
@@ -195,6 +124,9 @@ class ValueAnalysis:
         run = _FunctionRun(self, fn, Env(dict(params), outer), ctx, depth)
         try:
             result = run.execute()
+        except RecursionError:
+            self.skipped.append(fn)
+            result = UNKNOWN
         finally:
             self._active.discard(id(fn))
         self._memo[key] = result
@@ -202,6 +134,13 @@ class ValueAnalysis:
 
     def value(self, node: ast.AST) -> Value | None:
         return self.values.get(id(node))
+
+    def graph(self, fn: FunctionNode) -> cfg.Graph:
+        """The control-flow graph of a def, built once."""
+        graph = self._graphs.get(id(fn))
+        if graph is None:
+            graph = self._graphs[id(fn)] = cfg.build(fn)
+        return graph
 
     def record(self, node: ast.AST, value: Value, ctx: Context) -> Value:
         key = id(node)
@@ -223,101 +162,17 @@ class _FunctionRun:
         self.env = env
         self.ctx = ctx
         self.depth = depth
-        self.returns: list[Value] = []
 
     def execute(self) -> Value:
         if isinstance(self.fn, ast.Lambda):
             return self.eval(self.fn.body, self.env)
-        self.block(self.fn.body, self.env)
-        return join_all(self.returns, STATIC)
+        flow = ValueFlow(self, self.env.outer)
+        solution = solve(self.analysis.graph(self.fn), flow, self.env.vars)
+        if not solution.converged:
+            self.analysis.unconverged.append(self.fn)
+        return STATIC if flow.returned is None else flow.returned
 
-    # ---- statements ---------------------------------------------------------------
-    def block(self, body: list[ast.stmt], env: Env) -> None:
-        for stmt in body:
-            self.stmt(stmt, env)
-
-    def stmt(self, node: ast.stmt, env: Env) -> None:
-        if isinstance(node, ast.Assign):
-            value = self.eval(node.value, env)
-            for target in node.targets:
-                self.bind(target, value, env)
-        elif isinstance(node, ast.AugAssign):
-            value = self.eval(node.value, env)
-            current = self.eval(node.target, env)
-            self.bind(node.target, self._binop(node.op, current, value), env)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self.bind(node.target, self.eval(node.value, env), env)
-        elif isinstance(node, ast.Expr):
-            self.eval(node.value, env)
-        elif isinstance(node, ast.Return):
-            self.returns.append(self.eval(node.value, env) if node.value else STATIC)
-        elif isinstance(node, ast.If):
-            self.eval(node.test, env)
-            then, other = env.copy(), env.copy()
-            self.block(node.body, then)
-            self.block(node.orelse, other)
-            env.vars = then.vars
-            env.merge(other)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            element = element_of(self.eval(node.iter, env))
-            for _ in range(2):
-                body = env.copy()
-                self.bind(node.target, element, body)
-                self.block(node.body, body)
-                env.merge(body)
-            self.block(node.orelse, env)
-        elif isinstance(node, ast.While):
-            for _ in range(2):
-                self.eval(node.test, env)
-                body = env.copy()
-                self.block(node.body, body)
-                env.merge(body)
-            self.block(node.orelse, env)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                self.eval(item.context_expr, env)
-                if item.optional_vars is not None:
-                    self.bind(item.optional_vars, UNKNOWN, env)
-            self.block(node.body, env)
-        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            self.block(node.body, env)
-            for handler in node.handlers:
-                branch = env.copy()
-                if handler.name:
-                    branch.vars[handler.name] = STATIC
-                self.block(handler.body, branch)
-                env.merge(branch)
-            self.block(node.orelse, env)
-            self.block(node.finalbody, env)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._define(node, env)
-            value = self._decorated(node)
-            env.vars[node.name] = value
-        elif isinstance(node, ast.ClassDef):
-            env.vars[node.name] = STATIC
-        elif isinstance(node, ast.Assert):
-            self.eval(node.test, env)
-            if node.msg is not None:
-                self.eval(node.msg, env)
-        elif isinstance(node, ast.Raise):
-            if node.exc is not None:
-                self.eval(node.exc, env)
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    env.vars.pop(target.id, None)
-        elif type(node).__name__ == "Match":
-            self.eval(node.subject, env)
-            merged = env.copy()
-            for case in node.cases:
-                branch = env.copy()
-                self.block(case.body, branch)
-                merged.merge(branch)
-            env.vars = merged.vars
-        # import, global, nonlocal, pass, break, continue: nothing to evaluate
-
-    def _define(self, node: FunctionNode, env: Env) -> None:
+    def define(self, node: FunctionNode, env: Env) -> None:
         """Remember the environment a nested function closes over."""
         old = self.analysis.closures.get(id(node))
         snapshot = Env(dict(env.vars), env.outer)
@@ -326,7 +181,7 @@ class _FunctionRun:
         else:
             self.analysis.closures[id(node)] = snapshot
 
-    def _decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
+    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
         if node.decorator_list and not transforms:
             return UNKNOWN
@@ -369,7 +224,7 @@ class _FunctionRun:
 
     def _eval(self, node: ast.AST, env: Env) -> Value:
         if isinstance(node, ast.Constant):
-            return STATIC
+            return constant(node.value)
         if isinstance(node, ast.Name):
             return self._name(node, env)
         if isinstance(node, ast.Attribute):
@@ -377,26 +232,41 @@ class _FunctionRun:
         if isinstance(node, ast.Call):
             return self._call(node, env)
         if isinstance(node, ast.BinOp):
-            return self._binop(node.op, self.eval(node.left, env), self.eval(node.right, env))
+            return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-                return STATIC
+                return _identity_test(node, operands)
             joined = join_all(operands)
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 return Value(min(joined.trace, Trace.UNKNOWN))
+            displays = any(isinstance(e, (ast.Tuple, ast.List)) for e in (node.left, *node.comparators))
+            if displays and not any(v.array for v in operands):
+                # `parts == ()`: a pytree compared with a Python sequence is a Python comparison.
+                return Value(min(joined.trace, Trace.UNKNOWN))
             return Value(joined.trace, array=joined.traced, boolean=True)
         if isinstance(node, ast.BoolOp):
-            return strip(join_all(self.eval(v, env) for v in node.values))
+            values = self._short_circuit(node, env)
+            if all(v.truth is not None for v in values[:-1]):
+                return values[-1]  # the operands before it are known: `and`/`or` yields this one
+            return strip(join_all(values))
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
             if isinstance(node.op, ast.Not):
+                if operand.items is not None:  # a tuple's truth is its length, known here
+                    return constant(not operand.items)
+                if operand.element is not None and not operand.array:
+                    return STATIC  # a Python list or iterator: its truth is its length
+                if operand.truth is not None:
+                    return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
             return replace(operand, items=None, element=None, function=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):
-            self.eval(node.test, env)
+            truth = self.eval(node.test, env).truth
+            if truth is not None:  # a branch a known constant rules out is never evaluated
+                return self.eval(node.body if truth else node.orelse, env)
             return join(self.eval(node.body, env), self.eval(node.orelse, env))
         if isinstance(node, (ast.Tuple, ast.List)):
             items = tuple(self.eval(e, env) for e in node.elts)
@@ -419,7 +289,7 @@ class _FunctionRun:
             self.eval(node.key, inner)
             return strip(self.eval(node.value, inner))
         if isinstance(node, ast.Lambda):
-            self._define(node, env)
+            self.define(node, env)
             return Value(Trace.STATIC, function=FunctionValue(node))
         if isinstance(node, ast.Starred):
             return self.eval(node.value, env)
@@ -442,6 +312,29 @@ class _FunctionRun:
                 self.eval(child, env)
         return UNKNOWN
 
+    def _short_circuit(self, node: ast.BoolOp, env: Env) -> list[Value]:
+        """The operands `and`/`or` evaluates: it stops at a known false (`and`) or true (`or`) one."""
+        stop = isinstance(node.op, ast.Or)
+        values = []
+        for operand in node.values:
+            value = self.eval(operand, env)
+            values.append(value)
+            if value.truth is stop:
+                break
+        return values
+
+    def _binop_chain(self, node: ast.BinOp, env: Env) -> Value:
+        """`a + b + c + ...` nests to the left: evaluated along that spine without recursing on it."""
+        spine = [node]
+        while isinstance(spine[-1].left, ast.BinOp):
+            spine.append(spine[-1].left)
+        value = self.eval(spine[-1].left, env)
+        for inner in reversed(spine):
+            value = self.binop(inner.op, value, self.eval(inner.right, env))
+            if inner is not node:
+                self.analysis.record(inner, value, self.ctx)
+        return value
+
     def _comprehension(self, generators: list[ast.comprehension], env: Env) -> Env:
         inner = Env({}, env)
         for gen in generators:
@@ -456,7 +349,12 @@ class _FunctionRun:
             return value
         definition = self.names.definition(node, self.scope)
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return self._decorated(definition)
+            return self.decorated(definition)
+        assigned = self.names.assignments(node, self.scope)
+        if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
+            method = constructed_call_method(assigned[0], self.names, self.scope)
+            if method is not None:  # `cell = Cell(w)` at module level: calling `cell` runs `__call__`
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         # Module globals, closure constants from eager code and imports: constants at trace time.
         return STATIC
 
@@ -472,7 +370,7 @@ class _FunctionRun:
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields).
             return UNKNOWN
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
             # Methods of the same class stay followable.
             method = self._method(node.attr)
             if method is not None:
@@ -524,7 +422,7 @@ class _FunctionRun:
             return STATIC
         return UNKNOWN
 
-    def _binop(self, op: ast.operator, left: Value, right: Value) -> Value:
+    def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
         trace = max(left.trace, right.trace)
         if trace is not Trace.TRACED:
             return Value(trace)
@@ -551,14 +449,31 @@ class _FunctionRun:
         if callee is not None:
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        method = constructed_call_method(node, self.names, self.scope)
+        if method is not None:
+            # The instance's attributes are Python state to the analysis: its `self` is static.
+            return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs)
         if isinstance(node.func, ast.Attribute):
-            return self._method_call(node.func, args)
+            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
 
     def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
         if callee in jax_api.STATIC_QUERIES:
+            return STATIC
+        if callee in PARTIAL:
+            fn = args[0].function if args else None
+            if fn is None:
+                return UNKNOWN
+            # Arguments fixed inside a transformation are its closure constants; fixed outside
+            # one, they enter it as any argument does.
+            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
+            return Value(Trace.STATIC, function=replace(
+                fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
+            ))
+        if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
+            # A sum over devices of a Python number is the axis size times it: a concrete value.
             return STATIC
         if callee in jax_api.TREE_MAPS:
             trees = args[1:]
@@ -579,56 +494,14 @@ class _FunctionRun:
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return replace(first, array=False, boolean=False, function=None)
         if callee.startswith("builtins."):
-            return self._builtin(callee[9:], node, args, env)
+            return builtin_result(callee[9:], args)
         if callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES):
             if callee in ("jax.random.split",):
                 return TRACED_ARRAY
-            return TRACED_BOOL if callee in _BOOLEAN_FUNCTIONS else TRACED_ARRAY
+            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
-        return UNKNOWN
-
-    def _builtin(self, name: str, node: ast.Call, args: list[Value], env: Env) -> Value:
-        if name == "range":
-            return Value(join_all(args).trace if args else Trace.STATIC, element=strip(join_all(args)))
-        if name == "enumerate":
-            return Value(Trace.STATIC, element=Value(Trace.STATIC, items=(STATIC, element_of(args[0]) if args else UNKNOWN)))
-        if name == "zip":
-            elements = tuple(element_of(a) for a in args)
-            return Value(Trace.STATIC, element=Value(join_all(elements).trace, items=elements))
-        if name in ("int", "float", "bool", "complex", "len", "isinstance", "type", "str", "repr", "hash", "id", "callable"):
-            return STATIC
-        if name in ("min", "max", "abs", "round", "pow", "divmod", "sum"):
-            values = [element_of(a) if len(args) == 1 and name in ("min", "max", "sum") else a for a in args]
-            joined = join_all(values)
-            return Value(joined.trace, array=joined.traced)
-        if name == "map" and args:
-            return Value(Trace.UNKNOWN)
-        return UNKNOWN
-
-    def _method_call(self, func: ast.Attribute, args: list[Value]) -> Value:
-        base = self.analysis.values.get(id(func.value), UNKNOWN)
-        name = func.attr
-        if name in jax_api.STATIC_METHODS or name in _PYTHON_RESULT_METHODS:
-            return STATIC
-        if isinstance(func.value, ast.Constant):
-            return STATIC
-        if base.traced:
-            if name == "items":
-                return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
-            if name in ("values", "get", "pop", "copy"):
-                return TRACED
-            if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
-                                      "multiply", "divide", "apply", "power", "dot",
-                                      "transpose", "squeeze", "ravel", "flatten", "clip", "std",
-                                      "var", "prod", "argmax", "argmin", "any", "all", "round",
-                                      "cumsum", "conj", "swapaxes", "take"):
-                boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
-                return Value(Trace.TRACED, array=True, boolean=boolean)
-            return UNKNOWN
-        if name in _STRING_METHODS and base.trace is Trace.STATIC:
-            return STATIC
         return UNKNOWN
 
     def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -636,9 +509,8 @@ class _FunctionRun:
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
         if fn.transforms:
-            args = [TRACED for _ in args]
-            kwargs = {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
-        params = bind_arguments(fn.node, [*fn.bound, *args], kwargs, fn.method_self)
+            args, kwargs = _entering(fn, args, kwargs)
+        params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
         for name in fn.static_params:
             if name in params:
                 params[name] = STATIC
@@ -659,11 +531,17 @@ class _FunctionRun:
         if inner.function is None:
             return UNKNOWN
         static = inner.function.static_params
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if callee in jax_api.STATIC_ARG_TRANSFORMS:
-            keywords = {k.arg: k.value for k in node.keywords if k.arg}
             static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
+        unbatched: frozenset[int] = frozenset()
+        if callee in VMAPS:
+            unbatched = unbatched_positions(node, keywords)
+            if inner.function.transforms:
+                unbatched &= inner.function.unbatched
         return Value(Trace.STATIC, function=replace(
-            inner.function, transforms=(callee, *inner.function.transforms), static_params=static
+            inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
+            unbatched=unbatched,
         ))
 
     def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
@@ -672,69 +550,27 @@ class _FunctionRun:
         for k in node.keywords:
             self.eval(k.value, env)
         ctx = STAGED.inside(self.ctx)
-        for fn_node in control_flow_bodies(node, callee, self.names, self.scope):
-            values = body_parameters(fn_node, node, callee)
+        for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
+            value = self.analysis.values.get(id(passed))
+            fixed = value.function if value is not None and value.function is not None else None
+            values = body_parameters(fn_node, node, callee, bound, fixed if fixed and fixed.node is fn_node else None)
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
 
 
-def body_parameters(fn: FunctionNode, call: ast.Call, callee: str) -> dict[str, Value]:
-    """Parameter values of a control-flow body: the operands the primitive passes are traced."""
-    arity = jax_api.CONTROL_FLOW[callee].arity
-    if arity < 0:  # cond/switch: every operand after the branches
-        arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
-    passed = [TRACED] * arity
-    params = positional_params(fn)
-    if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
-        passed[1] = STATIC
-    values = bind_arguments(fn, passed[: len(params)] if fn.args.vararg is None else passed, {})
-    return values
+def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+    """Arguments as a transformed function receives them: traced, except static ones and a
+    vmap's `in_axes=None` ones, which pass as they are."""
+    first = len(fn.bound)
+    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
+    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
 
 
-def _scan_without_xs(call: ast.Call) -> bool:
-    xs = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords if k.arg == "xs"), None)
-    return xs is None or (isinstance(xs, ast.Constant) and xs.value is None)
-
-
-def bind_arguments(fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None) -> dict[str, Value]:
-    """Parameter values for a call: positional, keyword, then defaults (STATIC) or UNKNOWN."""
-    a = fn.args
-    positional = positional_params(fn)
-    params: dict[str, Value] = {}
-    if method_self is not None and positional:
-        params[positional[0].arg] = method_self
-        positional = positional[1:]
-    for param, value in zip(positional, args):
-        params[param.arg] = value
-    if a.vararg is not None:
-        extra = args[len(positional):]
-        params[a.vararg.arg] = Value(join_all(extra).trace, element=join_all(extra)) if extra else STATIC
-    for param in (*positional, *a.kwonlyargs):
-        if param.arg in kwargs:
-            params[param.arg] = kwargs[param.arg]
-    if a.kwarg is not None:
-        known = {p.arg for p in (*positional, *a.kwonlyargs)}
-        rest = [v for k, v in kwargs.items() if k not in known]
-        params[a.kwarg.arg] = strip(join_all(rest)) if rest else STATIC
-    for param in (*positional, *a.kwonlyargs):
-        params.setdefault(param.arg, _default_value(fn, param))
-    return params
-
-
-def _default_value(fn: FunctionNode, param: ast.arg) -> Value:
-    return STATIC if has_default(fn, param) else UNKNOWN
-
-
-def has_default(fn: FunctionNode, param: ast.arg) -> bool:
-    a = fn.args
-    positional = positional_params(fn)
-    if param in positional:
-        return positional.index(param) >= len(positional) - len(a.defaults)
-    if param in a.kwonlyargs:
-        return a.kw_defaults[a.kwonlyargs.index(param)] is not None
-    return False
-
-
-def is_function_node(node: ast.AST) -> bool:
-    return isinstance(node, FUNCTION_TYPES)
+def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
+    """`x is None` / `x is not None`: decided when x is a known constant, static in any case."""
+    if len(operands) == 2 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        left = operands[0]
+        if left.known:
+            return constant((left.known[0] is None) == isinstance(node.ops[0], ast.Is))
+    return STATIC

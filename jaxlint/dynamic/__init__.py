@@ -1,6 +1,8 @@
 """`jaxlint check --dynamic`: confirm static findings by running the code with JAX in subprocesses.
 
-Each file with findings gets one worker subprocess (several run in parallel) with a time limit.
+Each file with findings gets one worker subprocess (several run in parallel) with a time limit,
+contained as runner.py describes: its own session below a supervisor, resource limits, results
+over a private pipe, and every process it started killed when it ends.
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
 does not run at import), then for each finding:
 
@@ -44,7 +46,8 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from jaxlint.dynamic.runner import max_parallel, run_file
+from jaxlint.dynamic.processes import hidden
+from jaxlint.dynamic.runner import Containment, max_parallel, run_file
 from jaxlint.findings import Finding
 
 __all__ = ["confirm"]
@@ -57,12 +60,22 @@ def confirm(
     timeout: float,
     settings: dict,
     show_progress: bool,
+    sandboxed: bool = False,
 ) -> list[Finding]:
-    """The same findings, in the same order, each with `confirmation` set."""
+    """The same findings, in the same order, each with `confirmation` set.
+
+    Raises ConfigError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
+    try:
+        containment = Containment.configured(settings, timeout, sandboxed)
+    except ValueError as exc:
+        from jaxlint.config import ConfigError
+
+        raise ConfigError(str(exc)) from None
+    refused = containment.unavailable()
     verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}
     for i, finding in enumerate(findings):
-        reason = _not_runnable(finding)
+        reason = _not_runnable(finding) or refused
         if reason:
             verdicts[i] = {"status": "inconclusive", "detail": reason}
         else:
@@ -70,8 +83,9 @@ def confirm(
                 {"index": i, "code": finding.code, "row": finding.start.row, "end_row": finding.end.row}
             )
     progress = _Progress(len(by_file), show_progress)
-    with ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
-        jobs = {pool.submit(run_file, path, rows, backend, timeout, settings): rows for path, rows in by_file.items()}
+    with hidden(), ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
+        jobs = {pool.submit(run_file, path, rows, backend, timeout, settings, containment): rows
+                for path, rows in by_file.items()}
         for job in as_completed(jobs):
             try:
                 done = job.result()

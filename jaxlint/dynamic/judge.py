@@ -17,6 +17,8 @@ TRACER_ERRORS = {
 }
 TRACER_WORDS = re.compile(r"Traced<|tracer|concrete value|abstract value", re.I)
 JIT_ARG_WORDS = re.compile(r"static_arg|argnums|argnames|hashable|abstract array|not a valid JAX type", re.I)
+DONATED_TWICE = "previously donated in the same call"  # XLA's refusal of one buffer in two arguments
+OUTPUT_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
 MIN_RECOMPILES = 3  # fewer compiles than this never count as a recompilation problem
 UNROLL = 50  # executions of a line within one trace that count as a huge unrolled loop
 
@@ -63,7 +65,7 @@ def judge(t: Target, run: Run, ref: Run | None = None) -> Verdict:
 
 def _tracing(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     for f in _failures(run):
-        if _is_tracer_error(f) and f.innermost_lines() & t.span:
+        if is_tracer_error(f) and f.innermost_lines() & t.span:
             return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
     f = run.failure
     traced = _most(run.rec.traced, t.span)
@@ -91,6 +93,8 @@ def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
 
 def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     for f in _failures(run):
+        if DONATED_TWICE in f.message and f.line in t.span:
+            return _say(CONFIRMED, run, f"JAX refused to run the call at line {t.row}: {f.message}")
         if f.type in ("ValueError", "TypeError") and JIT_ARG_WORDS.search(f.message):
             synthesized_value = not run.faithful and "hashable" in f.message
             if not synthesized_value and _failure_is_about(t, run, f):
@@ -114,6 +118,9 @@ def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
                 return _say(CONFIRMED, run, f"JAX raised TypeError at line {t.row}: {f.message}")
             if "UnexpectedTracerError" in f.classes or "Leaked trace" in f.text:
                 return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
+            if is_tracer_error(f) and _writes_output(t):
+                return _say(CONFIRMED, run, f"formatting a traced value for output raised {f.type} at line "
+                                            f"{t.row} while JAX traced: {f.message}")
     return _side_effect(t, run, ref, ("io", "state"))
 
 
@@ -329,6 +336,18 @@ def _is_deleted(value) -> bool:
         return False
 
 
+def _writes_output(t: Target) -> bool:
+    """The finding's line calls `print` or a logging method: a tracer error there came from showing a
+    traced value while tracing."""
+    for row in t.span:
+        for call in t.source.calls_at(row):
+            func = call.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in OUTPUT_CALLS:
+                return True
+    return False
+
+
 def _resolve(expr: ast.AST, frame):
     """Evaluate a dotted name in a frame without running arbitrary code."""
     if isinstance(expr, ast.Name):
@@ -368,7 +387,7 @@ def _site_calls(t: Target, run: Run, site: tuple | None) -> int:
     return max(run.rec.code_lines.get((code, n), 0) for n in range(lo, hi + 1))
 
 
-def _is_tracer_error(f: Failure) -> bool:
+def is_tracer_error(f: Failure) -> bool:
     """A concrete value was needed where a tracer was (not a tracer leaking out: that is purity)."""
     if "UnexpectedTracerError" in f.classes or re.search(r"\bleak|escape", f.text):
         return False

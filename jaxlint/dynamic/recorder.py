@@ -219,14 +219,16 @@ class _ByteSink(io.RawIOBase):
         return len(data)
 
 
-def _noting(kind: str, fn, tracer_type=None):
-    """Wrap `fn` to report each call as an effect (and whether it was handed a jit tracer)."""
+def _noting(kind: str, fn, tracer_type=None, text: bool = False):
+    """Wrap `fn` to report each call as an effect (and whether it was handed a jit tracer, or, with
+    `text`, a string showing one, as an f-string of a tracer does)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if ACTIVE is not None:
             staged = tracer_type is not None and any(
-                isinstance(a, tracer_type) and STAGED_TRACER.search(repr(a))
+                (isinstance(a, tracer_type) and STAGED_TRACER.search(repr(a)))
+                or (text and isinstance(a, str) and STAGED_TRACER.search(a))
                 for a in (*args, *kwargs.values())
             )
             ACTIVE.note_effect(kind, staged)
@@ -253,13 +255,21 @@ def trace_clean_function():
     return lambda frame: trace_state_clean()
 
 
-def install_hooks() -> None:
-    """Patch output, logging, stateful RNGs, key constructors and trace events to report to ACTIVE."""
+def install_hooks(sink_output: bool = True) -> None:
+    """Patch output, logging, stateful RNGs, key constructors and trace events to report to ACTIVE.
+
+    With `sink_output`, sys.stdout/stderr are replaced by sinks that note and drop writes; without
+    it (where a test runner owns the streams), `print` itself reports and still prints."""
+    import builtins
+
     import jax
     import numpy as np
 
-    sys.stdout = _Sink(1)
-    sys.stderr = _Sink(2)
+    if sink_output:
+        sys.stdout = _Sink(1)
+        sys.stderr = _Sink(2)
+    else:
+        builtins.print = _noting("io", builtins.print, jax.core.Tracer, text=True)
     for name in LOG_METHODS:
         setattr(logging.Logger, name, _noting("io", getattr(logging.Logger, name), jax.core.Tracer))
     for name in NUMPY_SAMPLERS:

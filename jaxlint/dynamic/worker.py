@@ -1,18 +1,18 @@
-"""The dynamic check's subprocess: loads one file under JAX, runs its code, and judges each finding.
+"""The dynamic check's worker: loads one file under JAX, runs its code, and judges each finding.
 
-usage (from the runner): python -c BOOTSTRAP REQUEST.json RESULT.json
-The result file is rewritten after every step, so a worker killed mid-way still reports what it
-decided; the user's prints go to a sink and cannot corrupt it.
+Started by the supervisor (supervisor.py) with the request. The whole state is sent over the
+result channel after every step, so a worker killed mid-way still reports what it decided; the
+user's prints go to a pipe of their own and cannot corrupt it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from jaxlint.dynamic.arguments import SHAPES
+from jaxlint.dynamic.channel import LOST, Channel
 from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
 from jaxlint.dynamic.locate import Source
 
@@ -21,10 +21,10 @@ MARGIN = 1.0  # seconds kept back for writing the result before the runner's own
 
 
 class Results:
-    """The result file: the current phase and each finding's best verdict so far."""
+    """The current phase and each finding's best verdict so far, sent whole over the result channel."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, channel: Channel):
+        self.channel = channel
         self.phase_text = "starting"
         self.backend = ""
         self.verdicts: dict[str, dict] = {}
@@ -37,10 +37,10 @@ class Results:
         self.verdicts[str(index)] = {"status": verdict.status, "detail": verdict.detail, "final": final}
 
     def write(self) -> None:
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts}, f)
-        os.replace(tmp, self.path)
+        try:
+            self.channel.send(state={"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts})
+        except OSError:  # the user's code closed or replaced the descriptor: nothing more can be reported
+            os._exit(LOST)
 
 
 class Case:
@@ -162,6 +162,9 @@ class Worker:
     def entry_pass(self, case: Case) -> None:
         t = case.target
         keys = t.category == 2
+        imported = self.ex.import_runs.get(keys)
+        if imported is not None and imported.failure is not None:
+            return  # the entry point would import the module again: the import's failure is the reason
         label = self.ex.entry_label()
         if label is None:
             if not case.decided:
@@ -201,13 +204,10 @@ def _prepare(request: dict) -> None:
     os.chdir(root)
 
 
-def main(argv: list[str]) -> None:
+def main(request: dict, channel: Channel) -> None:
     started = time.monotonic()
-    request_path, result_path = argv
-    with open(request_path, encoding="utf-8") as f:
-        request = json.load(f)
     deadline = started + max(1.0, request["timeout"] - MARGIN)
-    results = Results(result_path)
+    results = Results(channel)
     results.phase("starting JAX")
     try:
         import jax

@@ -22,7 +22,7 @@ class _Lines:
     """
 
     def __init__(self, buffers: Mapping[str, bytes]) -> None:
-        self._buffers = buffers  # text linted from standard input, shown instead of the file
+        self._buffers = buffers  # unsaved text (standard input) by path
         self._path: str | None = None
         self._document: Notebook | str | None = None
         self._lines: dict[int | None, tuple[str, ...]] = {}

@@ -15,7 +15,7 @@ def _project_path(path: str) -> str:
     """The path relative to the repository (CI_PROJECT_DIR, else the working folder), as GitLab shows it."""
     root = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
     relative = os.path.relpath(path, root) if os.path.isabs(path) else path
-    return relative.replace(os.sep, "/")
+    return valid_unicode(relative.replace(os.sep, "/"))
 
 
 def render(findings: list[Finding], report: Report) -> str:

@@ -19,6 +19,7 @@ def render(findings: list[Finding], report: Report) -> str:
         suite = ElementTree.SubElement(root, "testsuite", name="jaxlint", tests="1", failures="0", errors="0")
         ElementTree.SubElement(suite, "testcase", name="No errors found")
     for raw_path, group in groupby(findings, key=lambda f: f.path):
+        path = printable(raw_path)  # XML cannot hold control characters or undecodable bytes
         in_file = list(group)
         path = printable(raw_path)  # XML cannot hold control characters
         n = str(len(in_file))

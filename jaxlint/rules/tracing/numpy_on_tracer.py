@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 
 # NumPy functions that call the array's own method (or only read metadata), checked
@@ -91,7 +92,7 @@ class NumpyOnTracer(Rule):
                 args = [*node.args, *(k.value for k in node.keywords)]
                 if name.startswith("numpy.") and not name.startswith("numpy.random."):
                     func = name[len("numpy."):]
-                    if func in _DELEGATING or not any(module.is_traced(a) for a in args):
+                    if func in _DELEGATING or name in jax_api.STATIC_QUERIES or not any(module.is_traced(a) for a in args):
                         continue
                     report(node, f"`np.{func}` on a traced value converts it to a NumPy array; use `jnp.{func}`")
                 elif name.startswith("math.") and any(module.is_abstract(a) for a in args):

@@ -1,0 +1,65 @@
+"""What calls the analysis knows without following them return: builtins, and methods of arrays and strings."""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, Trace, Value, element_of, join_all, strip
+
+BOOLEAN_FUNCTIONS = frozenset({
+    "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
+    "jax.numpy.isposinf", "jax.numpy.logical_and", "jax.numpy.logical_or",
+    "jax.numpy.logical_not", "jax.numpy.logical_xor", "jax.numpy.greater",
+    "jax.numpy.greater_equal", "jax.numpy.less", "jax.numpy.less_equal", "jax.numpy.equal",
+    "jax.numpy.not_equal", "jax.numpy.isclose", "jax.numpy.signbit", "jax.numpy.isin",
+    "jax.random.bernoulli", "jax.numpy.tril", "jax.lax.lt", "jax.lax.gt", "jax.lax.le",
+    "jax.lax.ge", "jax.lax.eq", "jax.lax.ne",
+})
+_STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
+_PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
+
+
+def builtin_result(name: str, args: list[Value]) -> Value:
+    """What a call of the builtin `name` returns, given its arguments' values."""
+    if name == "range":
+        return Value(join_all(args).trace if args else Trace.STATIC, element=strip(join_all(args)))
+    if name == "enumerate":
+        return Value(Trace.STATIC, element=Value(Trace.STATIC, items=(STATIC, element_of(args[0]) if args else UNKNOWN)))
+    if name == "zip":
+        elements = tuple(element_of(a) for a in args)
+        return Value(Trace.STATIC, element=Value(join_all(elements).trace, items=elements))
+    if name in ("int", "float", "bool", "complex", "len", "isinstance", "type", "str", "repr", "hash", "id", "callable"):
+        return STATIC
+    if name in ("min", "max", "abs", "round", "pow", "divmod", "sum"):
+        values = [element_of(a) if len(args) == 1 and name in ("min", "max", "sum") else a for a in args]
+        joined = join_all(values)
+        return Value(joined.trace, array=joined.traced)
+    if name == "map" and args:
+        return Value(Trace.UNKNOWN)
+    return UNKNOWN
+
+
+def method_result(func: ast.Attribute, base: Value) -> Value:
+    """What calling the method `func` of a value `base` returns."""
+    name = func.attr
+    if name in jax_api.STATIC_METHODS or name in _PYTHON_RESULT_METHODS:
+        return STATIC
+    if isinstance(func.value, ast.Constant):
+        return STATIC
+    if base.traced:
+        if name == "items":
+            return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
+        if name in ("values", "get", "pop", "copy"):
+            return TRACED
+        if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
+                                  "multiply", "divide", "apply", "power", "dot",
+                                  "transpose", "squeeze", "ravel", "flatten", "clip", "std",
+                                  "var", "prod", "argmax", "argmin", "any", "all", "round",
+                                  "cumsum", "conj", "swapaxes", "take"):
+            boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
+            return Value(Trace.TRACED, array=True, boolean=boolean)
+        return UNKNOWN
+    if name in _STRING_METHODS and base.trace is Trace.STATIC:
+        return STATIC
+    return UNKNOWN

@@ -1,0 +1,65 @@
+"""Framework entry points: calls that hand a function to a library which runs it under a transformation.
+
+Nothing in the calling module transforms these functions, yet in practice they always run
+traced: Haiku runs a transformed function inside `init`/`apply`, optax calls a gradient
+transformation's `update` (and a learning-rate schedule) inside the user's jitted step,
+NumPyro and BlackJAX trace models and log-densities inside their jitted samplers.  Like
+the `__call__` of a Flax or Equinox module, such a function is analysed with its array
+arguments traced and its Python-typed or defaulted arguments left as they are; the
+context is abstract (a Python `if` on an argument raises) but not staged, since whether
+the caller jits is not known here.
+"""
+
+from __future__ import annotations
+
+# callee -> the positions and keyword names of the functions it runs traced.
+ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
+    "haiku.transform": ((0, "f"),),
+    "haiku.transform_with_state": ((0, "f"),),
+    "haiku.without_apply_rng": ((0, "f"),),
+    "optax.GradientTransformation": ((0, "init"), (1, "update")),
+    "optax.GradientTransformationExtraArgs": ((0, "init"), (1, "update")),
+    "optax.stateless": ((0, "f"),),
+    "optax.stateless_with_tree_map": ((0, "f"),),
+    "numpyro.infer.NUTS": ((0, "model"),),
+    "numpyro.infer.HMC": ((0, "model"),),
+    "numpyro.infer.SA": ((0, "model"),),
+    "numpyro.infer.BarkerMH": ((0, "model"),),
+    "numpyro.infer.SVI": ((0, "model"), (1, "guide")),
+    "numpyro.infer.Predictive": ((0, "model"),),
+    "blackjax.nuts": ((0, "logdensity_fn"),),
+    "blackjax.hmc": ((0, "logdensity_fn"),),
+    "blackjax.mala": ((0, "logdensity_fn"),),
+    "blackjax.rmh": ((0, "logdensity_fn"),),
+    "blackjax.window_adaptation": ((1, "logdensity_fn"),),
+    "blackjax.meads_adaptation": ((0, "logdensity_fn"),),
+}
+
+# Keyword arguments that take a function of a traced step count in any call into these
+# libraries (`optax.adam(learning_rate=schedule)`).
+SCHEDULE_KEYWORDS: dict[str, frozenset[str]] = {
+    "optax.": frozenset({"learning_rate", "step_size"}),
+}
+
+# Methods of a function decorated with these that register rules run under differentiation,
+# with, per rule argument, where the primal's `nondiff_argnums` arguments (static) arrive:
+# LEADING, before the rest (`jvp(*nondiff, primals, tangents)`, `bwd(*nondiff, res, g)`),
+# or ALIGNED, where the primal has them (`fwd` takes the primal's own arguments).
+LEADING, ALIGNED = "leading", "aligned"
+RULE_REGISTRATIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "jax.custom_jvp": {"defjvp": (LEADING,)},
+    "jax.custom_vjp": {"defvjp": (ALIGNED, LEADING)},
+}
+
+
+def entry_functions(callee: str, args: list, keywords: dict) -> list:
+    """The expressions a call to `callee` passes as functions that the framework runs traced."""
+    out = []
+    for index, keyword in ENTRY_POINTS.get(callee, ()):
+        arg = args[index] if index < len(args) else keywords.get(keyword)
+        if arg is not None:
+            out.append(arg)
+    for prefix, names in SCHEDULE_KEYWORDS.items():
+        if callee.startswith(prefix):
+            out.extend(value for name, value in keywords.items() if name in names)
+    return out

@@ -1,0 +1,119 @@
+"""The value lattice: what the analysis knows about one Python value inside traced code.
+
+TRACED (a tracer, or a container holding tracers) > UNKNOWN > STATIC (a Python value or
+concrete array at trace time).  A value may also know it is an array, has a boolean
+dtype, is a tuple of known items, what iterating it yields, which function it is, and
+whether it is None.  `join` is the least upper bound of two paths' values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Iterable, Optional
+
+from jaxlint.analysis.names import FunctionNode
+
+
+class Trace(IntEnum):
+    """Ordered so that the join of two paths is their maximum."""
+
+    STATIC = 0
+    UNKNOWN = 1
+    TRACED = 2
+
+
+@dataclass(frozen=True)
+class Value:
+    trace: Trace
+    array: bool = False  # known to be a JAX array (not a Python container or pytree)
+    boolean: bool = False  # known to have a boolean dtype
+    items: tuple["Value", ...] | None = None  # a tuple/list of known length
+    element: "Value | None" = None  # what iterating it yields, when known
+    function: "FunctionValue | None" = None
+    known: tuple = ()  # (the Python constant,) when the value is a known literal
+
+    @property
+    def truth(self) -> Optional[bool]:
+        """The value's truth when it is a known constant, else None."""
+        return bool(self.known[0]) if self.known else None
+
+    @property
+    def traced(self) -> bool:
+        return self.trace is Trace.TRACED
+
+
+@dataclass(frozen=True)
+class FunctionValue:
+    """A callable the analysis can follow: a def or lambda, possibly transformed or partially applied."""
+
+    node: FunctionNode
+    transforms: tuple[str, ...] = ()
+    static_params: frozenset[str] = frozenset()
+    bound: tuple[Value, ...] = ()  # leading positional arguments fixed by `functools.partial`
+    keywords: tuple[tuple[str, Value], ...] = ()  # keyword arguments fixed by `functools.partial`
+    method_self: Value | None = None
+    # Positions a `vmap` maps with `in_axes=None`: the caller's value passes through unbatched.
+    unbatched: frozenset[int] = frozenset()
+
+
+STATIC = Value(Trace.STATIC)
+UNKNOWN = Value(Trace.UNKNOWN)
+TRACED = Value(Trace.TRACED)
+TRACED_ARRAY = Value(Trace.TRACED, array=True)
+TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True)
+
+
+def join(a: Value, b: Value) -> Value:
+    if a == b:
+        return a
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    element = None
+    if a.element is not None and b.element is not None:
+        element = join(a.element, b.element)
+    return Value(
+        max(a.trace, b.trace),
+        array=a.array and b.array,
+        boolean=a.boolean and b.boolean,
+        items=items,
+        element=element,
+        function=a.function if a.function == b.function else None,
+        known=a.known if a.known == b.known else (),
+    )
+
+
+def join_all(values: Iterable[Value], empty: Value = STATIC) -> Value:
+    result = None
+    for v in values:
+        result = v if result is None else join(result, v)
+    return empty if result is None else result
+
+
+def element_of(value: Value) -> Value:
+    """What iterating over a value binds."""
+    if value.element is not None:
+        return value.element
+    if value.items is not None:
+        return join_all(value.items)
+    if value.traced:
+        return TRACED_ARRAY if value.array else UNKNOWN
+    return value if value.trace is Trace.STATIC else UNKNOWN
+
+
+def strip(value: Value) -> Value:
+    """The same trace, without structure (for results derived from a value)."""
+    return Value(value.trace)
+
+
+def widen(value: Value) -> Value:
+    """The value without the structure that can grow without bound around a loop."""
+    return Value(value.trace, array=value.array, boolean=value.boolean, known=value.known)
+
+
+def constant(value: object) -> Value:
+    """The value of a Python constant (small literals are remembered, to decide tests on them)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return Value(Trace.STATIC, known=(value,))
+    return STATIC

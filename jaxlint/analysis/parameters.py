@@ -1,0 +1,91 @@
+"""Parameter values of an analysed call: arguments bound to a function's parameters as Python binds them."""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, FunctionValue, Value, constant, join_all, strip
+from jaxlint.analysis.names import FunctionNode
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, positional_params
+
+
+def body_parameters(
+    fn: FunctionNode,
+    call: ast.Call,
+    callee: str,
+    bound: Bound = NOTHING_BOUND,
+    fixed: FunctionValue | None = None,
+) -> dict[str, Value]:
+    """Parameter values of a control-flow body: the operands the primitive passes are traced.
+
+    Arguments `functools.partial` fixed keep their values: what the analysis knows of them
+    (`fixed`, in traced code), else a constant's value or STATIC (eager code holds no tracers).
+    """
+    arity = jax_api.CONTROL_FLOW[callee].arity
+    if arity < 0:  # cond/switch: every operand after the branches
+        arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
+    passed = [TRACED] * arity
+    params = positional_params(fn)[bound.positional:]
+    if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
+        passed[1] = STATIC
+    if fn.args.vararg is None:
+        passed = passed[: len(params)]
+    if fixed is not None:
+        return bind_arguments(fn, [*fixed.bound, *passed], dict(fixed.keywords), fixed.method_self)
+    keywords = {name: STATIC for name in bound.keywords if name != ANY_KEYWORD}
+    keywords.update((name, constant(e.value) if isinstance(e, ast.Constant) else STATIC) for name, e in bound.values)
+    return bind_arguments(fn, [STATIC] * bound.positional + passed, keywords)
+
+
+def _scan_without_xs(call: ast.Call) -> bool:
+    xs = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords if k.arg == "xs"), None)
+    return xs is None or (isinstance(xs, ast.Constant) and xs.value is None)
+
+
+def bind_arguments(fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None) -> dict[str, Value]:
+    """Parameter values for a call: positional, keyword, then defaults (STATIC) or UNKNOWN."""
+    a = fn.args
+    positional = positional_params(fn)
+    params: dict[str, Value] = {}
+    if method_self is not None and positional:
+        params[positional[0].arg] = method_self
+        positional = positional[1:]
+    for param, value in zip(positional, args):
+        params[param.arg] = value
+    if a.vararg is not None:
+        extra = args[len(positional):]
+        params[a.vararg.arg] = Value(join_all(extra).trace, items=tuple(extra), element=join_all(extra, STATIC))
+    for param in (*positional, *a.kwonlyargs):
+        if param.arg in kwargs:
+            params[param.arg] = kwargs[param.arg]
+    if a.kwarg is not None:
+        known = {p.arg for p in (*positional, *a.kwonlyargs)}
+        rest = [v for k, v in kwargs.items() if k not in known]
+        params[a.kwarg.arg] = strip(join_all(rest)) if rest else STATIC
+    for param in (*positional, *a.kwonlyargs):
+        params.setdefault(param.arg, _default_value(fn, param))
+    return params
+
+
+def _default_value(fn: FunctionNode, param: ast.arg) -> Value:
+    default = default_of(fn, param)
+    if default is None:
+        return UNKNOWN
+    return constant(default.value) if isinstance(default, ast.Constant) else STATIC
+
+
+def default_of(fn: FunctionNode, param: ast.arg) -> ast.expr | None:
+    """The default value expression of a parameter, if it has one."""
+    a = fn.args
+    positional = positional_params(fn)
+    if param in positional:
+        index = positional.index(param) - (len(positional) - len(a.defaults))
+        return a.defaults[index] if index >= 0 else None
+    if param in a.kwonlyargs:
+        return a.kw_defaults[a.kwonlyargs.index(param)]
+    return None
+
+
+def has_default(fn: FunctionNode, param: ast.arg) -> bool:
+    return default_of(fn, param) is not None

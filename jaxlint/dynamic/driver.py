@@ -1,0 +1,177 @@
+"""`--dynamic --driver`: judge the findings by running the project's own code (its tests, or the
+commands configured as drivers) with JAX's checkers on, instead of probing each file.
+
+Each driver is one time-limited subprocess started from the project root (`python -m pytest -p
+jaxlint.pytest ARGS`, or `python -m jaxlint.dynamic.driver_script COMMAND`) that writes its
+verdicts and observed events to a result file as it goes. Verdicts of several drivers merge:
+confirmed by any wins, then not-reproduced, else inconclusive. JAX is imported only there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from jaxlint.dynamic import imports
+from jaxlint.dynamic.driver_session import REQUEST_ENV
+from jaxlint.dynamic.runner import worker_env
+from jaxlint.findings import Finding, Position
+
+OUTPUT_KEPT = 8192
+RANK = {"confirmed": 0, "not-reproduced": 1, "inconclusive": 2}
+
+
+@dataclass
+class Driver:
+    label: str  # "the tests (pytest ...)" or "the driver `scripts/train.py --steps 3`"
+    argv: list[str]
+
+
+def pytest_driver(args: list[str]) -> Driver:
+    shown = " ".join(["pytest", *args])
+    return Driver(f"the tests ({shown})", [sys.executable, "-m", "pytest", "-p", "jaxlint.pytest", *args])
+
+
+def command_driver(command: str) -> Driver:
+    return Driver(f"the driver `{command}`", [sys.executable, "-m", "jaxlint.dynamic.driver_script",
+                                             *shlex.split(command)])
+
+
+def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, root: str,
+          backend: str | None, timeout: float, show_progress: bool) -> list[Finding]:
+    """The findings, each with `confirmation` set (merged with any they already have), then the
+    observed ones."""
+    from jaxlint.rule import all_rules
+
+    rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
+            for i, f in enumerate(findings) if f.category and f.cell is None and f.path.endswith(".py")]
+    verdicts = {i: f.confirmation for i, f in enumerate(findings) if f.confirmation}  # from probing
+    observed: dict[tuple, dict] = {}
+    for n, driver in enumerate(drivers, start=1):
+        line = _ProgressLine(f"jaxlint --dynamic: {driver.label} ({n}/{len(drivers)})", show_progress)
+        result, ending = _run(driver, files, rows, root, backend, timeout, line.show)
+        line.close()
+        for row in rows:
+            got = (result or {}).get("verdicts", {}).get(str(row["index"]))
+            if got is None:
+                got = {"status": "inconclusive", "detail": f"{driver.label} {ending or 'gave no verdict'}"}
+            elif ending and got["status"] == "inconclusive":
+                got = {**got, "detail": f"{got['detail']}; then {driver.label} {ending}"}
+            old = verdicts.get(row["index"])
+            if old is None or RANK[got["status"]] < RANK[old["status"]]:
+                verdicts[row["index"]] = got
+        for event in (result or {}).get("observed", []):
+            observed.setdefault((event["code"], os.path.realpath(event["path"]), event["row"]), event)
+    out = []
+    for i, f in enumerate(findings):
+        verdict = verdicts.get(i) or {"status": "inconclusive", "detail": "not a JAX finding in a .py file: "
+                                                                         "nothing to run"}
+        out.append(f.with_(confirmation=verdict))
+    rules = all_rules()
+    out += [observed_finding(e, rules) for e in observed.values() if e["code"] in rules]
+    return out
+
+
+def observed_finding(event: dict, rules) -> Finding:
+    """A finding of the rule an event matches, placed on the event's line."""
+    rule = rules[event["code"]]
+    try:
+        with open(event["path"], encoding="utf-8") as f:
+            text = f.read().splitlines()[event["row"] - 1]
+    except (OSError, IndexError, UnicodeDecodeError):
+        text = ""
+    start = len(text) - len(text.lstrip()) + 1
+    return Finding(event["code"], rule.name, rule.summary, event["path"], Position(event["row"], start),
+                   Position(event["row"], max(start, len(text.rstrip()) + 1)),
+                   confirmation={"status": "observed", "detail": event["detail"]})
+
+
+def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend: str | None,
+         timeout: float, progress) -> tuple[dict | None, str | None]:
+    """The driver's result file (None when it wrote none), and why it stopped early (None if it did not)."""
+    with tempfile.TemporaryDirectory(prefix="jaxlint-driver-") as tmp:
+        request, result = os.path.join(tmp, "request.json"), os.path.join(tmp, "result.json")
+        with open(request, "w", encoding="utf-8") as f:
+            json.dump({"files": files, "findings": rows, "result": result}, f)
+        env = imports.with_import_path(worker_env(backend), os.path.join(root, "_"), root)
+        env[REQUEST_ENV] = request
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], package_parent])  # jaxlint itself, last
+        started = time.monotonic()
+        proc = subprocess.Popen(driver.argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        tail: deque = deque(maxlen=OUTPUT_KEPT)
+        reader = threading.Thread(target=_drain, args=(proc.stdout, tail), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=min(1.0, max(0.0, started + timeout - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= started + timeout:
+                        timed_out = True
+                        break
+                    progress(_read(result))
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL) if hasattr(os, "killpg") else proc.kill()
+            proc.wait()
+        reader.join(timeout=1)
+        state = _read(result)
+    if timed_out:
+        return state, f"timed out after {timeout:g}s"
+    if state is None:
+        last = bytes(tail).decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return None, f"stopped with status {proc.returncode} after {time.monotonic() - started:.0f}s " \
+                     f"without a result ({last[0][:200]})"
+    return state, None
+
+
+def _read(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+class _ProgressLine:
+    """One line on stderr, redrawn in place: runs done, findings confirmed, events observed so far."""
+
+    def __init__(self, title: str, enabled: bool):
+        self.title, self.enabled, self.width = title, enabled, 0
+        self.show(None)
+
+    def show(self, state: dict | None) -> None:
+        if not self.enabled:
+            return
+        text = self.title
+        if state:
+            confirmed = sum(v["status"] == "confirmed" for v in state.get("verdicts", {}).values())
+            text += f": {state.get('runs', 0)} runs, {confirmed} findings confirmed, " \
+                    f"{len(state.get('observed', []))} observed"
+        self.width = max(self.width, len(text))
+        sys.stderr.write("\r" + text.ljust(self.width))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
+def _drain(stream, tail: deque) -> None:
+    for chunk in iter(lambda: stream.read1(65536), b""):
+        tail.extend(chunk)

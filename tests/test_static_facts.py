@@ -1,0 +1,224 @@
+"""Values that are static at trace time although traced code computes them: the analysis stays quiet.
+
+Each case runs under JAX too (when installed), which shows the code traces without error,
+and has a variant that JAX rejects and jaxlint reports.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+UNBATCHED_ARGUMENT = """
+import jax
+
+def step(k, x, n):
+    return jax.random.normal(k, (n,) + x.shape)
+
+@jax.jit
+def g(ks, x):
+    return jax.vmap(step, (0, 0, None))(ks, x, 4)
+
+def demo():
+    return g(jax.random.split(jax.random.key(0), 2), jax.numpy.ones((2, 3)))
+"""
+
+BATCHED_ARGUMENT = UNBATCHED_ARGUMENT.replace("(0, 0, None))(ks, x, 4)", "(0, 0, 0))(ks, x, jax.numpy.array([4, 4]))")
+
+SHAPE_ARITHMETIC = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+@jax.jit
+def f(p, n):
+    s = lax.broadcast_shapes(jnp.shape(p), jnp.shape(n))
+    t = np.shape(p)[:-1] + n.shape + (1,)
+    return jnp.broadcast_to(p, s).reshape(t + (-1,))
+
+def demo():
+    return f(jnp.ones((2, 3)), jnp.ones(3))
+"""
+
+PARTIAL_FIXES_THE_NONE_BRANCH = """
+import jax
+import jax.numpy as jnp
+from functools import partial
+from jax import lax
+
+def nf(x, m=None):
+    if m is None:
+        m = int(jnp.sum(x > 0))
+    return x[:m]
+
+def run(pred, x):
+    return lax.cond(pred, partial(nf, m=3), lambda x: x[:3], x)
+
+def demo():
+    return run(True, jnp.arange(5.0))
+"""
+
+NONE_BRANCH_TAKEN = PARTIAL_FIXES_THE_NONE_BRANCH.replace("partial(nf, m=3)", "nf")
+
+PSUM_OF_A_CONSTANT = """
+import jax
+from jax import lax
+import jax.numpy as jnp
+
+def body(x):
+    n = lax.psum(1, "i")
+    pairs = [(i, (i + 1) % n) for i in range(n)]
+    return lax.ppermute(x, "i", pairs)
+
+def demo():
+    return jax.pmap(body, axis_name="i")(jnp.ones((1, 3)))
+"""
+
+PSUM_OF_A_TRACER = PSUM_OF_A_CONSTANT.replace('lax.psum(1, "i")', 'lax.psum(x.astype(int).sum(), "i")')
+
+SCALAR_NARROWED_BY_ISINSTANCE = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+def wrap(index, n):
+    if isinstance(index, (int, np.integer)):
+        return index + n if index < 0 else index
+    return lax.select(index < 0, index + n, index)
+
+@jax.jit
+def f(x, i):
+    return x[wrap(i, 3)] + x[wrap(-1, 3)]
+
+def demo():
+    return f(jnp.arange(3.0), 1)
+"""
+
+NOT_NARROWED = SCALAR_NARROWED_BY_ISINSTANCE.replace(
+    "    if isinstance(index, (int, np.integer)):\n        return index + n if index < 0 else index\n", ""
+).replace("return lax.select(index < 0, index + n, index)", "return index + n if index < 0 else index")
+
+PARTIAL_FIXES_A_FLAG = """
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+def solve(a, *, exact=False):
+    rank = jnp.sum(a > 0)
+    if exact and rank < 3:
+        return a
+    return -a
+
+solve_jit = jax.jit(partial(solve, exact=False))
+
+def demo():
+    return solve_jit(jnp.ones(3))
+"""
+
+FLAG_SET = PARTIAL_FIXES_A_FLAG.replace("exact=False))", "exact=True))")
+
+VARARGS_TUPLE_TRUTH = """
+import jax
+import jax.numpy as jnp
+
+def shift(key, *args):
+    if not args:
+        return key
+    return key + sum(args)
+
+@jax.jit
+def f(k, a):
+    return shift(k, a) + shift(k)
+
+def demo():
+    return f(jnp.ones(2), jnp.ones(2))
+"""
+
+DTYPE_QUERIES = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+@jax.jit
+def f(x):
+    scale = 2.0 if np.iscomplexobj(x) else 1.0
+    if lax.dtype(x) == np.float32:
+        scale = scale * 3.0
+    return x * scale
+
+def demo():
+    return f(jnp.ones(3))
+"""
+
+PYTREE_COMPARED_WITH_A_TUPLE = """
+import jax.numpy as jnp
+from jax import lax
+
+def body(carry, xs):
+    x, parts = xs
+    assert parts == ()
+    return carry + x, x
+
+def demo():
+    return lax.scan(body, 0.0, (jnp.ones(3), ()))
+"""
+
+QUIET = {
+    "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
+    "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
+    "partial-fixes-a-flag": PARTIAL_FIXES_A_FLAG,
+    "varargs-tuple-truth": VARARGS_TUPLE_TRUTH,
+    "dtype-queries": DTYPE_QUERIES,
+    "vmap-in-axes-none": UNBATCHED_ARGUMENT,
+    "shape-arithmetic": SHAPE_ARITHMETIC,
+    "partial-fixes-none": PARTIAL_FIXES_THE_NONE_BRANCH,
+    "psum-of-constant": PSUM_OF_A_CONSTANT,
+}
+REPORTED = {
+    "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),
+    "flag-set": (FLAG_SET, "JAX101", "TracerBoolConversionError"),
+    "vmap-in-axes-zero": (BATCHED_ARGUMENT, "JAX108", "TypeError"),
+    "none-branch-taken": (NONE_BRANCH_TAKEN, "JAX105", "ConcretizationTypeError"),
+    "psum-of-tracer": (PSUM_OF_A_TRACER, "JAX109", "TracerIntegerConversionError"),
+}
+
+
+def codes(cli, make_files, text: str) -> list[str]:
+    make_files({"m.py": text})
+    return [f["code"] for f in cli("check", "--no-cache", "--output-format", "json", "m.py").json]
+
+
+def run_under_jax(text: str):
+    namespace: dict = {"__name__": "jaxlint_static_facts"}
+    exec(compile(textwrap.dedent(text), "<case>", "exec"), namespace)
+    return namespace["demo"]()
+
+
+@pytest.mark.parametrize("case", sorted(QUIET))
+def test_static_at_trace_time_stays_quiet(cli, make_files, case):
+    assert codes(cli, make_files, QUIET[case]) == []
+
+
+@pytest.mark.parametrize("case", sorted(REPORTED))
+def test_the_traced_variant_is_reported(cli, make_files, case):
+    text, code, _ = REPORTED[case]
+    assert code in codes(cli, make_files, text)
+
+
+@pytest.mark.parametrize("case", sorted(QUIET))
+def test_jax_traces_the_quiet_cases(case):
+    pytest.importorskip("jax")
+    run_under_jax(QUIET[case])
+
+
+@pytest.mark.parametrize("case", sorted(REPORTED))
+def test_jax_rejects_the_reported_variants(case):
+    pytest.importorskip("jax")
+    text, _, error = REPORTED[case]
+    with pytest.raises(Exception) as info:
+        run_under_jax(text)
+    assert error in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
