@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
 import sys
 import time
 import tokenize
-import traceback
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 import click
 
 from jaxlint import __version__, settings_view
+from jaxlint.buffers import lint_buffer
 from jaxlint.cache import Cache, settings_key
 from jaxlint.config import (
     OUTPUT_FORMATS,
@@ -35,7 +36,15 @@ from jaxlint.config import (
 from jaxlint.files import PathPatterns, check_glob, discover
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
-from jaxlint.output import TEXT_FORMATS, Report, display_path, render, statistics, summary, use_colour
+from jaxlint.output import (
+    TEXT_FORMATS,
+    Report,
+    display_path,
+    render,
+    statistics,
+    summary,
+    use_colour,
+)
 from jaxlint.rule import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
@@ -237,7 +246,9 @@ class _CheckCommand(click.Command):
     help="Exit with status 1 when --fix fixed something, even if nothing remains.",
 )
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
-@click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop.")
+@click.option(
+    "--show-settings", is_flag=True, help="Print the settings that apply to the first path, and stop."
+)
 @click.option("-w", "--watch", is_flag=True, help="Lint again whenever a file changes.")
 @click.option(
     "--dynamic",
@@ -370,8 +381,6 @@ def _reads_stdin(paths: tuple[str, ...], opts: dict) -> bool:
 
 def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[str], opts: dict) -> int:
     """Lint standard input as the file `--stdin-filename` names; with --fix, print the fixed source."""
-    from jaxlint.stdin import lint_buffer
-
     name = opts["stdin_filename"]
     path = os.path.abspath(name) if name else "-"
     data = sys.stdin.buffer.read()
@@ -416,11 +425,13 @@ def _print(
     fixed = {r.path: r.fixed for r in results if r.fixed}
     fixed_count = sum(sum(c.values()) for c in fixed.values())
     written: list[str] = []
-    colour = use_colour()
+    to_file = bool(opts["output_file"]) and not err
+    colour = not to_file and use_colour(sys.stderr if err else sys.stdout)
+    report = dataclasses.replace(report, colour=colour)
 
     def emit(text: str) -> None:
-        if opts["output_file"] and not err:
-            written.append(click.unstyle(text))
+        if to_file:
+            written.append(text)
         else:
             click.echo(text, nl=False, err=err, color=colour)
 
@@ -485,6 +496,8 @@ def _watch(run: Callable[[], None], paths: tuple[str, ...]) -> None:
                 pass
             except click.ClickException as exc:
                 exc.show()
+            except ConfigError as exc:  # a configuration half-edited: say so and wait for the next save
+                click.echo(f"error: {exc}", err=True)
             click.echo("Watching for file changes.", err=True)
             while watched_state(paths) == before:
                 time.sleep(WATCH_INTERVAL)

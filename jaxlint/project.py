@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxlint.config import Config, check_known, known_codes, load_config, resolve_selection
+from jaxlint.config import (
+    Config,
+    check_known,
+    known_codes,
+    load_config,
+    resolve_selection,
+)
 from jaxlint.findings import Finding
 from jaxlint.rule import all_rules
 from jaxlint.runner import LintSettings
@@ -27,7 +33,11 @@ class FileSettings:
         config = load_config(None, search_from=path)
         rules = all_rules()
         codes = known_codes(rules)
-        selectors = [s for layer in config.selections for s in (layer.select or []) + layer.extend_select + layer.ignore]
+        selectors = [
+            s
+            for layer in config.selections
+            for s in (layer.select or []) + layer.extend_select + layer.ignore
+        ]
         selectors += [s for ignored in config.per_file_ignores.values() for s in ignored]
         check_known(selectors, codes)
         selected = resolve_selection(config.selections, codes)

@@ -77,7 +77,7 @@ def _parse(comment: str, row: int = 0, column: int = 0, space_before: int = 0) -
 
 
 def _comments(text: str) -> list[tuple[int, int, str, str]]:
-    """(row, column, text, line) of every comment that mentions noqa; tokens, so `"# noqa"` in a string does not count."""
+    """(row, column, text, line) of each comment that mentions noqa (tokens: `"# noqa"` in a string is no comment)."""
     try:
         return [
             (token.start[0], token.start[1], token.string, token.line)
@@ -104,7 +104,8 @@ def directives(text: str) -> list[Directive]:
     if not _MENTION.search(text):
         return []
     found = (
-        _parse(comment, row, column, _space_before(line, column)) for row, column, comment, line in _comments(text)
+        _parse(comment, row, column, _space_before(line, column))
+        for row, column, comment, line in _comments(text)
     )
     return [d for d in found if d is not None]
 

@@ -62,3 +62,35 @@ def test_flake8_entry_point_and_server_extra():
     assert project["entry-points"]["flake8.extension"] == {"JAX": "jaxlint.flake8_plugin:JaxlintChecker"}
     server = project["optional-dependencies"]["server"]
     assert {re.match(r"[a-z]+", d).group() for d in server} == {"pygls", "lsprotocol"}
+
+
+def test_readme_ci_recipes_run(tmp_path):
+    """Each `jaxlint` command of the README's CI recipes, run as written on a project with a bug."""
+    import json
+    import os
+    import shlex
+    import subprocess
+
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    commands = [
+        shlex.split(m)
+        for block in yaml_blocks
+        for m in re.findall(r"^\s*-\s+(?:run:\s+)?(jaxlint check[^\n#]*)", block, re.M)
+    ]
+    assert len(commands) == 3
+    (tmp_path / "model.py").write_text(
+        "import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
+    )
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "jaxlint", *command[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "CI_PROJECT_DIR": str(tmp_path)},
+        )
+        assert done.returncode == (0 if "--exit-zero" in command else 1), done.stderr
+    assert json.loads((tmp_path / "jaxlint.sarif").read_text())["runs"][0]["results"]
+    (issue,) = json.loads((tmp_path / "gl-code-quality-report.json").read_text())
+    assert issue["location"] == {"path": "model.py", "lines": {"begin": 6, "end": 6}}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from jaxlint import cli as cli_module
@@ -71,6 +70,26 @@ def test_watch_lints_again_after_a_change(cli, make_files, test_rules, tmp_path,
     assert out.stderr.count("File change detected...") == 1
 
 
-@pytest.mark.parametrize("flag", ["--add-noqa", "--show-settings", "--watch", "--output-file", "--exit-non-zero-on-fix"])
+def test_watch_survives_a_broken_configuration(cli, make_files, test_rules, tmp_path, monkeypatch):
+    make_files({"a.py": PRINTS, "pyproject.toml": "[tool.jaxlint\n"})
+    looks = []
+
+    def fake_sleep(seconds):
+        looks.append(seconds)
+        if len(looks) == 1:
+            (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+        if len(looks) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module.time, "sleep", fake_sleep)
+    out = cli("check", "--watch", "--no-cache", "--output-format", "concise")
+    assert out.code == 0
+    assert "is not valid TOML" in out.stderr
+    assert "a.py:2:1: JAX098 [*] `print` call" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "flag", ["--add-noqa", "--show-settings", "--watch", "--output-file", "--exit-non-zero-on-fix"]
+)
 def test_options_are_documented_in_help(cli, flag):
     assert flag in cli("check", "--help").stdout

@@ -212,7 +212,10 @@ def test_extend_without_overrides_keeps_the_base_selection(cli, make_files, test
         ({"project/jaxlint.toml": 'extend = "../missing.toml"\n'}, "does not exist"),
         ({"project/jaxlint.toml": 'extend = "jaxlint.toml"\n'}, "cycle"),
         (
-            {"project/jaxlint.toml": 'extend = "../base.toml"\n', "base.toml": 'extend = "project/jaxlint.toml"\n'},
+            {
+                "project/jaxlint.toml": 'extend = "../base.toml"\n',
+                "base.toml": 'extend = "project/jaxlint.toml"\n',
+            },
             "cycle",
         ),
         ({"project/jaxlint.toml": "extend = 1\n"}, "expected a path"),

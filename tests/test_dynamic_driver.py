@@ -207,6 +207,7 @@ def test_missing_jax_names_the_dynamic_extra(cli, make_files, monkeypatch):
     assert "pip install '.[dynamic]'" in line and "pip install jaxlint" not in line
 
 
+@needs_jax
 @pytest.mark.parametrize("fmt,terminal,shown", [("full", True, True), ("json", True, False),
                                                 ("full", False, False)])
 def test_progress_only_on_a_terminal_and_in_text_formats(cli, make_files, monkeypatch, fmt, terminal, shown):

@@ -25,11 +25,28 @@ def flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_flake8_reports_what_jaxlint_reports(tmp_path):
-    done = flake8("--select", "JAX", "--format", "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s", str(EXAMPLES), cwd=tmp_path)
+    done = flake8(
+        "--select",
+        "JAX",
+        "--format",
+        "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s",
+        str(EXAMPLES),
+        cwd=tmp_path,
+    )
     assert done.returncode == 1, done.stderr
     from_flake8 = sorted(tuple(line.split("|", 4)) for line in done.stdout.splitlines())
     linted = subprocess.run(
-        [sys.executable, "-m", "jaxlint", "check", "--isolated", "--no-cache", "--output-format", "json", str(EXAMPLES)],
+        [
+            sys.executable,
+            "-m",
+            "jaxlint",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--output-format",
+            "json",
+            str(EXAMPLES),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

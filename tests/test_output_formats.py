@@ -172,7 +172,12 @@ SARIF_SCHEMA = {
                                                 "properties": {
                                                     "artifactLocation": {
                                                         "type": "object",
-                                                        "properties": {"uri": {"type": "string", "format": "uri-reference"}},
+                                                        "properties": {
+                                                            "uri": {
+                                                                "type": "string",
+                                                                "format": "uri-reference",
+                                                            }
+                                                        },
                                                     },
                                                     "region": {
                                                         "type": "object",

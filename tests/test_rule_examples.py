@@ -17,9 +17,7 @@ MARK = re.compile(r"#\s*(JAX\d{3})\b")
 
 def marked(example: str) -> set[tuple[int, str]]:
     return {
-        (row, code)
-        for row, line in enumerate(example.splitlines(), start=1)
-        for code in MARK.findall(line)
+        (row, code) for row, line in enumerate(example.splitlines(), start=1) for code in MARK.findall(line)
     }
 
 

@@ -128,7 +128,10 @@ def test_a_session(tmp_path):
         assert await editor.diagnostics(uri, 2) == []
 
         # an in-place update has a safe fix, offered as a quick fix and as source.fixAll.jaxlint
-        buggy = suppressed + "\n\ndef fill(n):\n    counts = jax.numpy.zeros(n)\n    counts[0] = 1.0\n    return counts\n"
+        buggy = (
+            suppressed
+            + "\n\ndef fill(n):\n    counts = jax.numpy.zeros(n)\n    counts[0] = 1.0\n    return counts\n"
+        )
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
@@ -154,7 +157,9 @@ def test_a_session(tmp_path):
         fix_all = await client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                range=types.Range(
+                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                ),
                 context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.jaxlint"]),
             )
         )

@@ -6,7 +6,7 @@ import importlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import IO, Mapping
 
 import click
 
@@ -39,6 +39,7 @@ class Report:
     unsafe_fixes: bool = False
     # Text linted from somewhere other than its file (standard input), by path: shown instead of the file.
     buffers: Mapping[str, bytes] = field(default_factory=dict)
+    colour: bool = False  # text formats style their output (for a terminal)
 
     def url(self, code: str) -> str | None:
         rule = self.rules.get(code)
@@ -93,19 +94,24 @@ def headline(finding: Finding, report: Report) -> str:
     return f"{finding.code}{marker} {printable(finding.message)}{status}"
 
 
+def style(text: str, report: Report, **styles) -> str:
+    """`text` with click's terminal styles when the report is coloured, else as it is."""
+    return click.style(text, **styles) if report.colour else text
+
+
 def styled_headline(finding: Finding, report: Report) -> str:
-    """`path:row:col: CODE [*] message` for a terminal: the location bold, the code red (plain when piped)."""
+    """`path:row:col: CODE [*] message`, the location bold and the code red when coloured."""
     code, _, rest = headline(finding, report).partition(" ")
-    return f"{click.style(location(finding), bold=True)}: {click.style(code, fg='red', bold=True)} {rest}"
+    return f"{style(location(finding), report, bold=True)}: {style(code, report, fg='red', bold=True)} {rest}"
 
 
-def use_colour() -> bool | None:
-    """Colour on terminals (None: let click decide), never with NO_COLOR set, always with FORCE_COLOR."""
+def use_colour(stream: IO) -> bool:
+    """Colour for a terminal, never with NO_COLOR set, always with FORCE_COLOR (as most command-line tools)."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return None
+    return stream.isatty()
 
 
 def render(output_format: str, findings: list[Finding], report: Report) -> str:

@@ -9,7 +9,11 @@ from jaxlint.output import Report, printable
 def _value(text: str) -> str:
     # Azure's escapes for a property value; the message may not span lines either.
     return (
-        text.replace("%", "%AZP25").replace(";", "%3B").replace("]", "%5D").replace("\r", "%0D").replace("\n", "%0A")
+        text.replace("%", "%AZP25")
+        .replace(";", "%3B")
+        .replace("]", "%5D")
+        .replace("\r", "%0D")
+        .replace("\n", "%0A")
     )
 
 
@@ -25,6 +29,6 @@ def render(findings: list[Finding], report: Report) -> str:
                 f"code={f.code}",
             )
         )
-        message = f.message.replace("%", "%AZP25").replace("\r", "%0D").replace("\n", "%0A")
+        message = printable(f.message).replace("%", "%AZP25").replace("\r", "%0D").replace("\n", "%0A")
         lines.append(f"##vso[task.logissue {properties};]{message}\n")
     return "".join(lines)

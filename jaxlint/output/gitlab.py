@@ -12,7 +12,7 @@ from jaxlint.output import Report, valid_unicode
 
 
 def _project_path(path: str) -> str:
-    """The path relative to the repository (GitLab's CI_PROJECT_DIR, else the working folder), as GitLab shows it."""
+    """The path relative to the repository (CI_PROJECT_DIR, else the working folder), as GitLab shows it."""
     root = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
     relative = os.path.relpath(path, root) if os.path.isabs(path) else path
     return valid_unicode(relative.replace(os.sep, "/"))
@@ -39,4 +39,4 @@ def render(findings: list[Finding], report: Report) -> str:
                 "location": {"path": path, "lines": {"begin": f.start.row, "end": f.end.row}},
             }
         )
-    return json.dumps(issues, indent=2) + "\n"
+    return valid_unicode(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"

@@ -21,6 +21,7 @@ def render(findings: list[Finding], report: Report) -> str:
     for raw_path, group in groupby(findings, key=lambda f: f.path):
         path = printable(raw_path)  # XML cannot hold control characters or undecodable bytes
         in_file = list(group)
+        path = printable(raw_path)  # XML cannot hold control characters
         n = str(len(in_file))
         suite = ElementTree.SubElement(
             root, "testsuite", name=path, tests=n, failures=n, errors="0", skipped="0", package="jaxlint"
@@ -38,7 +39,8 @@ def render(findings: list[Finding], report: Report) -> str:
                 line=str(f.start.row),
                 column=str(f.start.column),
             )
-            failure = ElementTree.SubElement(case, "failure", message=f.message)
-            failure.text = f"{where}, {f.message}"
+            message = printable(f.message)
+            failure = ElementTree.SubElement(case, "failure", message=message)
+            failure.text = f"{where}, {message}"
     ElementTree.indent(root, space="    ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

@@ -15,7 +15,9 @@ FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.jaxlint"
 
 def _edit(document: TextDocument, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
     identifier = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
-    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)]
+    )
 
 
 def quick_fix(

@@ -14,14 +14,14 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from jaxlint import __version__
+from jaxlint.buffers import lint_in_memory
 from jaxlint.config import ConfigError
 from jaxlint.findings import Finding
 from jaxlint.fixes import applicable
 from jaxlint.project import FileSettings
+from jaxlint.runner import Module
 from jaxlint.server import actions
 from jaxlint.server.diagnostics import diagnostic
-from jaxlint.runner import Module
-from jaxlint.stdin import lint_in_memory
 
 # Typing pauses shorter than this do not start a new analysis.
 DEBOUNCE_SECONDS = 0.3
@@ -47,7 +47,7 @@ def document_path(document: TextDocument) -> Path:
 
 
 def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding], str, bool]:
-    """The findings kept for `source` linted as the file `path` (with its project's settings), and the fixed source.
+    """The findings kept for `source` linted as the file `path` with its project's settings, and the fixed source.
 
     The third value says whether the project allows unsafe fixes.
     """
@@ -58,7 +58,9 @@ def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding]
 
 class JaxlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "jaxlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+        )
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
         # One worker: analyses queue up instead of competing for the interpreter with the event loop.
@@ -87,7 +89,9 @@ class JaxlintServer(LanguageServer):
                 self.worker, lint_text, source, document_path(document)
             )
         except ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"jaxlint: {exc}"))
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=f"jaxlint: {exc}")
+            )
             return
         except Exception:  # a bug must not take the editor's server down: log it, keep serving
             log.exception("jaxlint failed on %s", uri)
@@ -152,7 +156,9 @@ async def code_action(ls: JaxlintServer, params: types.CodeActionParams) -> list
     only = params.context.only
     result: list[types.CodeAction] = []
     linted = ls.linted.get(document.uri)
-    wants_quick_fixes = not only or any(k == types.CodeActionKind.QuickFix or k.startswith("quickfix") for k in only)
+    wants_quick_fixes = not only or any(
+        k == types.CodeActionKind.QuickFix or k.startswith("quickfix") for k in only
+    )
     if wants_quick_fixes and linted is not None and linted.version == document.version:
         for finding in linted.findings:
             finding_diagnostic = diagnostic(document, finding)

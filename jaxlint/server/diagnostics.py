@@ -38,7 +38,9 @@ def diagnostic(document: TextDocument, finding: Finding) -> types.Diagnostic:
     return types.Diagnostic(
         range=lsp_range(document, finding.start, finding.end),
         message=finding.message,
-        severity=types.DiagnosticSeverity.Error if finding.severity == "error" else types.DiagnosticSeverity.Warning,
+        severity=types.DiagnosticSeverity.Error
+        if finding.severity == "error"
+        else types.DiagnosticSeverity.Warning,
         code=finding.code,
         code_description=types.CodeDescription(href=rule.url) if rule is not None else None,
         source=SOURCE,

@@ -1,4 +1,4 @@
-"""Linting a buffer read from standard input as the file it stands for (`--stdin-filename`), as editors do."""
+"""Linting text that has no file of its own (standard input, an editor's document) as the file it stands for."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
     return BufferResult(findings, fixed_document.encode(), fixed, diff)
 
 
-def lint_in_memory(document: Document, path: str, settings: LintSettings) -> tuple[list[Finding], Document, Counter]:
+def lint_in_memory(
+    document: Document, path: str, settings: LintSettings
+) -> tuple[list[Finding], Document, Counter]:
     """The findings left in a document that has no file of its own, the fixed document, and what was fixed."""
     if not (settings.fix or settings.diff):
         return lint_document(document, path, settings), document, Counter()
