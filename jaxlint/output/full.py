@@ -48,7 +48,7 @@ class _Lines:
             if data is None:
                 data = read_bytes(path)
             return Notebook.parse(data) if path.endswith(".ipynb") else decode(data)
-        except (OSError, SourceError):
+        except (OSError, ValueError, SourceError):  # ValueError: a name no file can have (a NUL in it)
             return None
 
     def __call__(self, path: str, cell: int | None) -> tuple[str, ...]:
