@@ -235,3 +235,18 @@ def test_exit_non_zero_on_fix(cli, make_files, test_rules):
     make_files({"a.py": "import jax\nprint(1)\n"})
     assert cli("check", "--fix", "--no-cache", "--exit-non-zero-on-fix").code == 1
     assert cli("check", "--fix", "--no-cache", "--exit-non-zero-on-fix").code == 0  # nothing left to fix
+
+
+@pytest.mark.parametrize("output_format", ["pylint", "azure", "grouped", "junit", "gitlab"])
+@pytest.mark.parametrize("name", ["\x1f", "\x7f", "\udcff", "é;]%"])
+def test_odd_file_names_stay_printable(output_format, name):
+    import re
+
+    from jaxlint.findings import Finding, Position
+    from jaxlint.output import Report, render
+    from jaxlint.rule import all_rules
+
+    finding = Finding("JAX001", "syntax-error", "m", f"/{name}.py", Position(1, 1), Position(1, 1))
+    out = render(output_format, [finding], Report(all_rules()))
+    out.encode("utf-8")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", out)

@@ -39,4 +39,6 @@ def render(findings: list[Finding], report: Report) -> str:
                 "location": {"path": path, "lines": {"begin": f.start.row, "end": f.end.row}},
             }
         )
-    return valid_unicode(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"
+    # JSON may hold DEL raw, but a report read in a terminal or a log should not: escape it too.
+    text = valid_unicode(json.dumps(issues, indent=2, ensure_ascii=False)).replace("\x7f", "\\u007f")
+    return text + "\n"
