@@ -46,6 +46,7 @@ from jaxlint.analysis.tracing import (
     transform_of,
     unbatched_positions,
 )
+from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
 from jaxlint.analysis.parameters import bind_arguments, body_parameters
 from jaxlint.analysis.value_flow import ValueFlow
@@ -167,7 +168,7 @@ class _FunctionRun:
         if isinstance(self.fn, ast.Lambda):
             return self.eval(self.fn.body, self.env)
         flow = ValueFlow(self, self.env.outer)
-        solution = solve(self.analysis.graph(self.fn), flow, self.env.vars)
+        solution = solve(self.analysis.graph(self.fn), flow, Bindings(self.env.vars))
         if not solution.converged:
             self.analysis.unconverged.append(self.fn)
         return STATIC if flow.returned is None else flow.returned
