@@ -332,3 +332,19 @@ def test_cli_a_long_function_with_many_branches_keeps_every_finding(cli, make_fi
     lines.append("    return x")
     result = findings(cli, make_files, {"m.py": "\n".join(lines) + "\n"})
     assert len(result) == 300 and {code for code, _ in result} == {"JAX101"}
+
+
+def test_structure_that_grows_around_a_loop_is_widened_to_a_fixed_point():
+    m = module_facts("""
+    import jax
+
+    @jax.jit
+    def f(x):
+        acc = ()
+        for i in range(10):
+            acc = (acc, x)
+            while acc:
+                acc = (acc,)
+        return acc
+    """)
+    assert m.analysis.unconverged == [] and m.analysis.functions
