@@ -167,6 +167,23 @@ def demo():
     return lax.scan(body, 0.0, (jnp.ones(3), ()))
 """
 
+FLAG_TRACED_ON_A_LATER_PATH = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def f(x):
+    done = False
+    for _ in range(3):
+        if done:
+            break
+        done = x.sum() > 0
+    return x
+
+def demo():
+    return f(jnp.ones(3))
+"""
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -179,6 +196,7 @@ QUIET = {
     "psum-of-constant": PSUM_OF_A_CONSTANT,
 }
 REPORTED = {
+    "flag-traced-on-a-later-path": (FLAG_TRACED_ON_A_LATER_PATH, "JAX101", "TracerBoolConversionError"),
     "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),
     "flag-set": (FLAG_SET, "JAX101", "TracerBoolConversionError"),
     "vmap-in-axes-zero": (BATCHED_ARGUMENT, "JAX108", "TypeError"),
