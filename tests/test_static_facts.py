@@ -184,6 +184,23 @@ def demo():
     return f(jnp.ones(3))
 """
 
+CARRY_LEAF_TESTED = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def run(x):
+    def body(carry):
+        done, total = carry
+        total = total + 1 if done else total
+        return done, total
+    return lax.while_loop(lambda c: c[1] < 3, body, (x.sum() > 0, 0))
+
+def demo():
+    return run(jnp.ones(3))
+"""
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -196,6 +213,7 @@ QUIET = {
     "psum-of-constant": PSUM_OF_A_CONSTANT,
 }
 REPORTED = {
+    "carry-leaf-tested": (CARRY_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
     "flag-traced-on-a-later-path": (FLAG_TRACED_ON_A_LATER_PATH, "JAX101", "TracerBoolConversionError"),
     "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),
     "flag-set": (FLAG_SET, "JAX101", "TracerBoolConversionError"),

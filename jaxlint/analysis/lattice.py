@@ -123,3 +123,13 @@ def constant(value: object) -> Value:
     if value is None or isinstance(value, (bool, int, float)):
         return Value(Trace.STATIC, known=(value,))
     return STATIC
+
+
+def as_traced(value: Value) -> Value:
+    """The value a loop body receives for this initial carry: the same structure, every leaf
+    traced (a Python number becomes a traced scalar array)."""
+    if value.items is not None:
+        return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items))
+    if value.array or value.known and value.known[0] is not None:
+        return Value(Trace.TRACED, array=True, boolean=value.boolean or isinstance(value.known[0] if value.known else None, bool))
+    return Value(Trace.TRACED)
