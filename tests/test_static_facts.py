@@ -201,6 +201,23 @@ def demo():
     return run(jnp.ones(3))
 """
 
+SCANNED_LEAF_TESTED = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def run(a, b):
+    def body(c, x):
+        row, flag = x
+        c = c + 1 if flag else c
+        return c, row
+    return lax.scan(body, 0.0, (a, b > 0))
+
+def demo():
+    return run(jnp.ones(3), jnp.ones(3))
+"""
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -213,6 +230,7 @@ QUIET = {
     "psum-of-constant": PSUM_OF_A_CONSTANT,
 }
 REPORTED = {
+    "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
     "carry-leaf-tested": (CARRY_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
     "flag-traced-on-a-later-path": (FLAG_TRACED_ON_A_LATER_PATH, "JAX101", "TracerBoolConversionError"),
     "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),

@@ -17,6 +17,7 @@ def body_parameters(
     bound: Bound = NOTHING_BOUND,
     fixed: FunctionValue | None = None,
     carry: Value | None = None,
+    sliced: Value | None = None,
 ) -> dict[str, Value]:
     """Parameter values of a control-flow body: the operands the primitive passes are traced.
 
@@ -32,6 +33,8 @@ def body_parameters(
     params = positional_params(fn)[bound.positional:]
     if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
         passed[1] = STATIC
+    elif sliced is not None and (sliced.items is not None or sliced.array):
+        passed[_SLICES[callee][1]] = sliced  # slices of arrays are arrays, of a tuple a tuple
     if fn.args.vararg is None:
         passed = passed[: len(params)]
     if fixed is not None:
@@ -48,11 +51,26 @@ _CARRIES = {
     "jax.lax.fori_loop": ((3, "init_val"), 1),
     "jax.lax.scan": ((1, "init"), 0),
 }
+# Loops whose body receives slices of a pytree of arrays: where the pytree is passed, and
+# the slice's position among the body's parameters.
+_SLICES = {
+    "jax.lax.scan": ((2, "xs"), 1),
+    "jax.lax.map": ((1, "xs"), 0),
+}
 
 
 def carry_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
     """The value of a loop's initial carry, when the primitive has one and it is passed."""
-    spec = _CARRIES.get(callee)
+    return _operand(_CARRIES, call, callee, args, keywords)
+
+
+def sliced_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    """The pytree a loop slices for its body (`xs` of scan and map), when passed."""
+    return _operand(_SLICES, call, callee, args, keywords)
+
+
+def _operand(table: dict, call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    spec = table.get(callee)
     if spec is None:
         return None
     (index, keyword), _ = spec

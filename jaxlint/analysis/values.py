@@ -49,7 +49,7 @@ from jaxlint.analysis.tracing import (
 )
 from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
-from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand
+from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
@@ -550,12 +550,16 @@ class _FunctionRun:
         operands = [self.eval(arg, env) for arg in node.args]
         keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
         init = carry_operand(node, callee, operands, keywords)
+        xs = sliced_operand(node, callee, operands, keywords)
         ctx = STAGED.inside(self.ctx)
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None
             fixed = fixed if fixed and fixed.node is fn_node else None
-            values = body_parameters(fn_node, node, callee, bound, fixed, None if init is None else as_traced(init))
+            values = body_parameters(
+                fn_node, node, callee, bound, fixed,
+                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+            )
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
