@@ -299,3 +299,52 @@ def test_cli_a_method_receiver_is_its_first_parameter_whatever_its_name(cli, mak
     """
     plain = findings(cli, make_files, {"m.py": textwrap.dedent(code).replace("this", "self")})
     assert plain == findings(cli, make_files, {"m.py": textwrap.dedent(code)}) == [("JAX101", 6)]
+
+
+def test_bindings_share_a_base_and_join_by_their_changes():
+    from jaxlint.analysis.bindings import Bindings
+    from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN
+
+    start = Bindings({"a": STATIC, "b": STATIC, "gone": STATIC})
+    left, right = start.copy(), start.copy()
+    left["a"] = TRACED
+    right["c"] = UNKNOWN
+    right.pop("gone")
+    joined = left.join(right)
+    assert joined.base is start.base
+    assert dict(joined.items()) == {"a": TRACED, "b": STATIC, "c": UNKNOWN, "gone": STATIC}
+    assert joined == Bindings(dict(joined.items()))
+    assert right.get("gone") is None and "gone" not in dict(right.items())
+    many = start.copy()
+    for i in range(200):
+        many[f"v{i}"] = STATIC
+    folded = many.copy()  # past the threshold: the changes become the new, shared base
+    assert folded.base is many.base and not many.own and folded.get("v199") is STATIC
+
+
+def test_cli_a_long_function_with_many_branches_keeps_every_finding(cli, make_files):
+    lines = ["import jax", "", "@jax.jit", "def f(x):"]
+    for i in range(3000):
+        if i % 10 == 9:
+            lines += [f"    if a{i - 1} > 0:", "        x = x + 1"]
+        else:
+            lines.append(f"    a{i} = x + {i}")
+    lines.append("    return x")
+    result = findings(cli, make_files, {"m.py": "\n".join(lines) + "\n"})
+    assert len(result) == 300 and {code for code, _ in result} == {"JAX101"}
+
+
+def test_structure_that_grows_around_a_loop_is_widened_to_a_fixed_point():
+    m = module_facts("""
+    import jax
+
+    @jax.jit
+    def f(x):
+        acc = ()
+        for i in range(10):
+            acc = (acc, x)
+            while acc:
+                acc = (acc,)
+        return acc
+    """)
+    assert m.analysis.unconverged == [] and m.analysis.functions

@@ -167,6 +167,57 @@ def demo():
     return lax.scan(body, 0.0, (jnp.ones(3), ()))
 """
 
+FLAG_TRACED_ON_A_LATER_PATH = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def f(x):
+    done = False
+    for _ in range(3):
+        if done:
+            break
+        done = x.sum() > 0
+    return x
+
+def demo():
+    return f(jnp.ones(3))
+"""
+
+CARRY_LEAF_TESTED = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def run(x):
+    def body(carry):
+        done, total = carry
+        total = total + 1 if done else total
+        return done, total
+    return lax.while_loop(lambda c: c[1] < 3, body, (x.sum() > 0, 0))
+
+def demo():
+    return run(jnp.ones(3))
+"""
+
+SCANNED_LEAF_TESTED = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def run(a, b):
+    def body(c, x):
+        row, flag = x
+        c = c + 1 if flag else c
+        return c, row
+    return lax.scan(body, 0.0, (a, b > 0))
+
+def demo():
+    return run(jnp.ones(3), jnp.ones(3))
+"""
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -179,6 +230,9 @@ QUIET = {
     "psum-of-constant": PSUM_OF_A_CONSTANT,
 }
 REPORTED = {
+    "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
+    "carry-leaf-tested": (CARRY_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
+    "flag-traced-on-a-later-path": (FLAG_TRACED_ON_A_LATER_PATH, "JAX101", "TracerBoolConversionError"),
     "not-narrowed": (NOT_NARROWED, "JAX101", "TracerBoolConversionError"),
     "flag-set": (FLAG_SET, "JAX101", "TracerBoolConversionError"),
     "vmap-in-axes-zero": (BATCHED_ARGUMENT, "JAX108", "TypeError"),

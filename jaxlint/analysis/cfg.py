@@ -48,16 +48,20 @@ class Graph:
     blocks: List[Block]
 
     def order(self) -> List[Block]:
-        """Blocks in reverse postorder from the entry (unreachable ones left out)."""
+        """Blocks in reverse postorder from the entry (unreachable ones left out).
+
+        Successors are explored last edge first, so a loop's body (its header's first edge)
+        finishes last and comes right after the header: the solver settles each loop before
+        it moves past it, and sequential loops cost linear time."""
         seen = {self.entry.index}
         post: List[Block] = []
-        stack = [(self.entry, iter(self.entry.edges))]
+        stack = [(self.entry, reversed(self.entry.edges))]
         while stack:
             block, edges = stack[-1]
             for edge in edges:
                 if edge.target.index not in seen:
                     seen.add(edge.target.index)
-                    stack.append((edge.target, iter(edge.target.edges)))
+                    stack.append((edge.target, reversed(edge.target.edges)))
                     break
             else:
                 stack.pop()

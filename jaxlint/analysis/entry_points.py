@@ -4,7 +4,7 @@ Nothing in the calling module transforms these functions, yet in practice they a
 traced: Haiku runs a transformed function inside `init`/`apply`, optax calls a gradient
 transformation's `update` (and a learning-rate schedule) inside the user's jitted step,
 NumPyro and BlackJAX trace models and log-densities inside their jitted samplers.  Like
-the `__call__` of a Flax or Equinox module, such a function is analysed with its array
+the `__call__` of a Flax or Equinox module (and bodies given to Flax NNX's own loops), such a function is analysed with its array
 arguments traced and its Python-typed or defaulted arguments left as they are; the
 context is abstract (a Python `if` on an argument raises) but not staged, since whether
 the caller jits is not known here.
@@ -21,6 +21,9 @@ ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
     "optax.GradientTransformationExtraArgs": ((0, "init"), (1, "update")),
     "optax.stateless": ((0, "f"),),
     "optax.stateless_with_tree_map": ((0, "f"),),
+    "flax.nnx.scan": ((0, "f"),),
+    "flax.nnx.while_loop": ((0, "cond_fun"), (1, "body_fun")),
+    "flax.nnx.fori_loop": ((2, "body_fun"),),
     "numpyro.infer.NUTS": ((0, "model"),),
     "numpyro.infer.HMC": ((0, "model"),),
     "numpyro.infer.SA": ((0, "model"),),

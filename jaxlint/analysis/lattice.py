@@ -73,10 +73,16 @@ def join(a: Value, b: Value) -> Value:
     element = None
     if a.element is not None and b.element is not None:
         element = join(a.element, b.element)
+    array, boolean = a.array and b.array, a.boolean and b.boolean
+    if a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+        # What a value is known to be when it is traced: a Python value on the other path
+        # (`done = False`, then `done = x > 0`) holds no tracer and takes nothing away.
+        traced = a if a.trace > b.trace else b
+        array, boolean = traced.array, traced.boolean
     return Value(
         max(a.trace, b.trace),
-        array=a.array and b.array,
-        boolean=a.boolean and b.boolean,
+        array=array,
+        boolean=boolean,
         items=items,
         element=element,
         function=a.function if a.function == b.function else None,
@@ -117,3 +123,13 @@ def constant(value: object) -> Value:
     if value is None or isinstance(value, (bool, int, float)):
         return Value(Trace.STATIC, known=(value,))
     return STATIC
+
+
+def as_traced(value: Value) -> Value:
+    """The value a loop body receives for this initial carry: the same structure, every leaf
+    traced (a Python number becomes a traced scalar array)."""
+    if value.items is not None:
+        return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items))
+    if value.array or value.known and value.known[0] is not None:
+        return Value(Trace.TRACED, array=True, boolean=value.boolean or isinstance(value.known[0] if value.known else None, bool))
+    return Value(Trace.TRACED)

@@ -150,6 +150,7 @@ class Names:
         self.parent_function: dict[int, FunctionNode | None] = {}
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
+        self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -271,8 +272,14 @@ class Names:
 
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        key = (id(expr), id(scope))
+        if key in self._resolved:
+            return self._resolved[key]
         name = self._qualname(expr, scope, 0)
-        return None if name is None else public(name)
+        if name is not None and name.startswith(_PRIVATE_PREFIXES):
+            name = public(name)
+        self._resolved[key] = name
+        return name
 
     def _qualname(self, expr: ast.AST, scope: Scope | None, _depth: int) -> str | None:
         if _depth > 8:

@@ -16,6 +16,8 @@ def body_parameters(
     callee: str,
     bound: Bound = NOTHING_BOUND,
     fixed: FunctionValue | None = None,
+    carry: Value | None = None,
+    sliced: Value | None = None,
 ) -> dict[str, Value]:
     """Parameter values of a control-flow body: the operands the primitive passes are traced.
 
@@ -26,9 +28,13 @@ def body_parameters(
     if arity < 0:  # cond/switch: every operand after the branches
         arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
     passed = [TRACED] * arity
+    if carry is not None:
+        passed[_CARRIES[callee][1]] = carry
     params = positional_params(fn)[bound.positional:]
     if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
         passed[1] = STATIC
+    elif sliced is not None and (sliced.items is not None or sliced.array):
+        passed[_SLICES[callee][1]] = sliced  # slices of arrays are arrays, of a tuple a tuple
     if fn.args.vararg is None:
         passed = passed[: len(params)]
     if fixed is not None:
@@ -36,6 +42,41 @@ def body_parameters(
     keywords = {name: STATIC for name in bound.keywords if name != ANY_KEYWORD}
     keywords.update((name, constant(e.value) if isinstance(e, ast.Constant) else STATIC) for name, e in bound.values)
     return bind_arguments(fn, [STATIC] * bound.positional + passed, keywords)
+
+
+# Loops whose body receives a carry: the position of its initial value among the call's
+# arguments (and its keyword), and the carry's position among the body's parameters.
+_CARRIES = {
+    "jax.lax.while_loop": ((2, "init_val"), 0),
+    "jax.lax.fori_loop": ((3, "init_val"), 1),
+    "jax.lax.scan": ((1, "init"), 0),
+}
+# Loops whose body receives slices of a pytree of arrays: where the pytree is passed, and
+# the slice's position among the body's parameters.
+_SLICES = {
+    "jax.lax.scan": ((2, "xs"), 1),
+    "jax.lax.map": ((1, "xs"), 0),
+}
+
+
+def carry_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    """The value of a loop's initial carry, when the primitive has one and it is passed."""
+    return _operand(_CARRIES, call, callee, args, keywords)
+
+
+def sliced_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    """The pytree a loop slices for its body (`xs` of scan and map), when passed."""
+    return _operand(_SLICES, call, callee, args, keywords)
+
+
+def _operand(table: dict, call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    spec = table.get(callee)
+    if spec is None:
+        return None
+    (index, keyword), _ = spec
+    if index < len(args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return args[index]
+    return keywords.get(keyword)
 
 
 def _scan_without_xs(call: ast.Call) -> bool:

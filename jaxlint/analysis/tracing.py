@@ -12,10 +12,18 @@ import ast
 from dataclasses import dataclass, field
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.entry_points import LEADING, RULE_REGISTRATIONS, entry_functions
+from jaxlint.analysis.entry_points import (
+    ENTRY_POINTS,
+    LEADING,
+    RULE_REGISTRATIONS,
+    SCHEDULE_KEYWORDS,
+    entry_functions,
+)
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 
 PARTIAL = frozenset({"functools.partial"})
+_REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
+SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
@@ -155,9 +163,10 @@ def discover(names: Names) -> Discovery:
     for call, scope in names.calls:
         callee = names.qualname(call.func, scope)
         if callee is None:
-            rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
-            for rule, static in _registered_rules(call.func, rules, names, scope):
-                found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
+            if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
+                rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
+                for rule, static in _registered_rules(call.func, rules, names, scope):
+                    found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
             continue
         if callee in jax_api.TRANSFORMS and call.args:
             transform = Transform(callee, _keywords(call), call)
@@ -168,7 +177,7 @@ def discover(names: Names) -> Discovery:
             for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
                 found.body_bound[(id(fn), id(call))] = bound
-        else:
+        elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
             for passed in entry_functions(callee, call.args, _keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
                     found.roots.append(_framework_root(fn, bound))

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Dict, Optional
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.dataflow import Domain
+from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
 
 if TYPE_CHECKING:
     from jaxlint.analysis.values import Env, _FunctionRun
 
-State = Dict[str, Value]
+State = Bindings
 
 _SCALAR_TYPES = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str",
@@ -37,17 +38,13 @@ class ValueFlow(Domain[State]):
 
     # ---- lattice ---------------------------------------------------------------------
     def copy(self, state: State) -> State:
-        return dict(state)
+        return state.copy()
 
     def join(self, a: State, b: State) -> State:
-        out = dict(a)
-        for name, value in b.items():
-            mine = out.get(name)
-            out[name] = value if mine is None else join(mine, value)
-        return out
+        return a.join(b)
 
     def widen(self, old: State, new: State) -> State:
-        return {name: value if old.get(name) == value else widen(value) for name, value in new.items()}
+        return Bindings({name: value if old.get(name) == value else widen(value) for name, value in new.items()})
 
     # ---- steps -----------------------------------------------------------------------
     def transfer(self, step: cfg.Step, state: State) -> State:
@@ -125,7 +122,9 @@ class ValueFlow(Domain[State]):
         if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):
                 # A tracer is never an instance of a Python or NumPy scalar type.
-                return {**state, test.args[0].id: STATIC}
+                narrowed = state.copy()
+                narrowed[test.args[0].id] = STATIC
+                return narrowed
         return state
 
     def python_scalar_types(self, types: ast.expr) -> bool:

@@ -26,6 +26,7 @@ from jaxlint.analysis.lattice import (
     FunctionValue,
     Trace,
     Value,
+    as_traced,
     constant,
     element_of,
     join,
@@ -46,8 +47,9 @@ from jaxlint.analysis.tracing import (
     transform_of,
     unbatched_positions,
 )
+from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
-from jaxlint.analysis.parameters import bind_arguments, body_parameters
+from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
@@ -167,7 +169,7 @@ class _FunctionRun:
         if isinstance(self.fn, ast.Lambda):
             return self.eval(self.fn.body, self.env)
         flow = ValueFlow(self, self.env.outer)
-        solution = solve(self.analysis.graph(self.fn), flow, self.env.vars)
+        solution = solve(self.analysis.graph(self.fn), flow, Bindings(self.env.vars))
         if not solution.converged:
             self.analysis.unconverged.append(self.fn)
         return STATIC if flow.returned is None else flow.returned
@@ -547,15 +549,19 @@ class _FunctionRun:
         ))
 
     def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
-        for arg in node.args:
-            self.eval(arg, env)
-        for k in node.keywords:
-            self.eval(k.value, env)
+        operands = [self.eval(arg, env) for arg in node.args]
+        keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
+        init = carry_operand(node, callee, operands, keywords)
+        xs = sliced_operand(node, callee, operands, keywords)
         ctx = STAGED.inside(self.ctx)
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None
-            values = body_parameters(fn_node, node, callee, bound, fixed if fixed and fixed.node is fn_node else None)
+            fixed = fixed if fixed and fixed.node is fn_node else None
+            values = body_parameters(
+                fn_node, node, callee, bound, fixed,
+                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+            )
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
