@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 from enum import IntEnum
-from typing import Iterable
+from typing import Callable, Iterable
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
@@ -127,6 +127,10 @@ _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can caus
 _MAX_DEPTH = 6
 
 
+# (qualified callee, positional values, keyword values, calling context, depth) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], "Value"]
+
+
 class Env:
     """Local bindings of one function analysis, with the enclosing analyses' bindings behind it."""
 
@@ -161,8 +165,10 @@ class _Return(Exception):
 class ValueAnalysis:
     """Runs the interpreter over traced functions and keeps what it learnt, per node."""
 
-    def __init__(self, names: Names):
+    def __init__(self, names: Names, imported: "ImportedCall | None" = None):
         self.names = names
+        # Answers calls of names imported from the project's own modules (see `project.py`).
+        self.imported = imported
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
         self.abstract: set[int] = set()  # id(expr) traced in an abstract context
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context
@@ -587,6 +593,8 @@ class _FunctionRun:
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
+        if self.analysis.imported is not None:
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
         return UNKNOWN
 
     def _builtin(self, name: str, node: ast.Call, args: list[Value], env: Env) -> Value:
