@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from jaxlint.analysis.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.project import IncomingCall, Project
 from jaxlint.findings import Finding, Position
 from jaxlint.report import Reporter
@@ -14,9 +15,6 @@ from jaxlint.source import Source, SourceError
 PARSE_ERROR_CODE = "JAX001"
 PARSE_ERROR_NAME = "syntax-error"
 
-# Words without which a module cannot contain anything the rules look for: skipping the
-# analysis of such files is what keeps large code bases cheap to lint.
-_JAX_WORDS = ("jax", "flax", "equinox", "haiku", "optax", "chex")
 
 
 @dataclass
@@ -53,18 +51,22 @@ def lint_module(
     """`lint_source`, following calls into the project's other modules when given the `project`,
     with `incoming` traced calls from them analysed as entry points."""
     incoming = tuple(incoming)
-    source = project.source(path) if project is not None else None
-    if source is None or source.text != text:
+    loaded = project.loaded(path) if project is not None else None
+    if loaded is not None and loaded.source.text == text:
+        source, names = loaded.source, loaded.names  # parsed once per process
+    else:
         try:
-            source = Source.parse(text, path)
+            source, names = Source.parse(text, path), None
         except SourceError as err:
             return Linted([parse_error(path, err)])
-    if not incoming and not any(word in text for word in _JAX_WORDS):
+    # A module that names no modelled library has nothing to lint (what keeps large code bases
+    # cheap), unless traced calls from other modules enter it.
+    if not incoming and not any(word in text for word in MODELLED_PACKAGES):
         return Linted([])
     from jaxlint.analysis.module import ModuleFacts
 
     link = project.link(path) if project is not None else None
-    facts = ModuleFacts(source, dict(options or {}), link, incoming)
+    facts = ModuleFacts(source, dict(options or {}), link, incoming, names)
     findings: list[Finding] = []
     for rule in iter_rules(codes):
         reporter = Reporter(rule, source, path)

@@ -46,12 +46,18 @@ class ModuleFacts:
         options: dict[str, Any] | None = None,
         project: ModuleLink | None = None,
         incoming: Iterable[IncomingCall] = (),
+        names: Names | None = None,
     ):
+        if names is not None:
+            self.names = names  # already built for this tree (see `Project.loaded`)
         self.source = source
         self.tree = source.tree
         self.options = options or {}
         self.project = project
-        self.incoming = sorted(incoming, key=lambda c: (c.entry, c.function, repr(c.params), repr(c.context)))
+        # Abstract contexts first: the entry point a finding names is one under which it fails.
+        self.incoming = sorted(
+            incoming, key=lambda c: (not c.context.abstract, c.entry, c.function, repr(c.params), repr(c.context))
+        )
         # id(function) -> the entry point in another module that traces it (and not this module)
         self.traced_via: dict[int, str] = {}
         self._bodies: dict[int, list[ast.AST]] = {}

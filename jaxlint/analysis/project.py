@@ -15,7 +15,10 @@ argument values, context), and is recorded as an `IncomingCall`. Linting the cal
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
 callee does wrong when it runs traced, and each finding there names the entry point that
 traced it. Calls into anything else (other libraries, decorated functions, methods,
-callables assigned at module level) stay opaque: UNKNOWN.
+callables assigned at module level, and the libraries `jax_api` describes, even when the
+project is one of them) stay opaque: UNKNOWN. So do functions that test the
+type of a parameter (`isinstance`, `hasattr`, `type`): they are written for Python values
+as well as arrays, and the analysis does not tell which path a tracer takes.
 
 For other facts: `ModuleLink.callee(qualname)` resolves a name to a `ProjectFunction` (the
 callee's module facts and node), and `Project.summary(function)` answers per parameter
@@ -33,7 +36,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.names import Scope
+from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.tracing import STAGED, Context
 from jaxlint.analysis.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis, bind_arguments
 from jaxlint.analysis.walk import own_nodes
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
 
 
@@ -172,14 +176,14 @@ class Project:
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
         self._summaries: dict[int, tuple[ParameterSummary, ...]] = {}
+        self._type_testing: dict[int, bool] = {}
 
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)
 
-    def source(self, path: str) -> Source | None:
-        """The parsed module of a file already loaded to follow calls into it (parse once)."""
-        facts = self._modules.get(path)
-        return facts.source if facts is not None else None
+    def loaded(self, path: str) -> "ModuleFacts | None":
+        """The module of a file already loaded to follow calls into it: its tree and names are reused."""
+        return self._modules.get(path)
 
     def module(self, path: str) -> "ModuleFacts | None":
         """The facts of a project module (None if it cannot be read or parsed), loaded once."""
@@ -229,14 +233,16 @@ class Project:
     def follow(
         self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int
     ) -> Value:
+        if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not any(
+            v.traced for v in (*args, *kwargs.values())
+        ):
+            return UNKNOWN
         target = self.resolve(link, callee)
-        if target is None:
+        if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
             target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
         )
-        if not any(v.traced for v in params.values()):
-            return UNKNOWN
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
         key = (target.path, target.node.name, values, ctx)
         memo = self._memo.get(key)
@@ -257,6 +263,12 @@ class Project:
         call = IncomingCall(target.path, target.node.name, values, ctx, "")
         self._record((call, *calls), deps, link)
         return result
+
+    def _tests_types(self, function: ProjectFunction) -> bool:
+        """Whether the function, or a function of its module it calls, tests the type of a parameter
+        (`isinstance(x, ...)`, `hasattr(x, ...)`, `type(x)`): such code is written for Python values
+        as well as arrays, takes a path for each, and the analysis does not narrow on the test."""
+        return _type_testing(function.node, function.facts.names, self._type_testing, set())
 
     def _record(self, calls: Iterable[IncomingCall], deps: Iterable[str], link: ModuleLink) -> None:
         if self._frames:
@@ -291,6 +303,32 @@ class Project:
             ))
         summary = self._summaries[id(node)] = tuple(out)
         return summary
+
+
+def _type_testing(fn: ast.AST, names: Names, memo: dict[int, bool], seen: set[int]) -> bool:
+    known = memo.get(id(fn))
+    if known is not None:
+        return known
+    seen.add(id(fn))
+    found = False
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        if node.args and isinstance(node.args[0], ast.Name) and names.qualname(node.func) in _TYPE_TESTS:
+            owner = names.lookup(node.args[0].id, names.read_scope.get(id(node.args[0]), names.module))
+            if owner is not None and owner.kind == "function" and node.args[0].id in owner.params:
+                found = True
+                break
+        callee = names.definition(node.func)
+        if (
+            isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and id(callee) not in seen
+            and _type_testing(callee, names, memo, seen)
+        ):
+            found = True
+            break
+    memo[id(fn)] = found
+    return found
 
 
 def _mutates(node: ast.AST, name: str) -> bool:

@@ -397,7 +397,9 @@ class _FunctionRun:
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
             if isinstance(node.op, ast.Not):
-                return Value(operand.trace, boolean=True)
+                # The truth of a list or tuple is its length: static even when its items are traced.
+                container = not operand.array and (operand.items is not None or operand.element is not None)
+                return STATIC if container else Value(operand.trace, boolean=True)
             return replace(operand, items=None, element=None, function=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
