@@ -20,11 +20,13 @@ project is one of them) stay opaque: UNKNOWN. So do functions that test the
 type of a parameter (`isinstance`, `hasattr`, `type`): they are written for Python values
 as well as arrays, and the analysis does not tell which path a tracer takes.
 
-For other facts: `ModuleLink.callee(qualname)` resolves a name to a `ProjectFunction` (the
-callee's module facts and node), and `Project.summary(function)` answers per parameter
-whether a traced argument reaches the return value or a Python truth test, and whether
-the function mutates it in place. `ModuleLink.deps` lists every module a lint consulted:
-the cache keys a file's results by them.
+For other facts (the PRNG key flow, for one): `ModuleFacts.project.callee(qualname)`
+resolves a name to a `ProjectFunction`: the callee's own `ModuleFacts` (its `keys`,
+`effects`, `analysis`, ...) and its `def` node. `Project.summary(function)` answers, per
+parameter, whether a traced argument reaches the return value or a Python truth test, and
+whether the function mutates it in place. Every module a resolution reads is added to
+`ModuleLink.deps`, which the cache keys the file's results by: a fact computed from a
+callee's module is re-computed when that module changes.
 """
 
 from __future__ import annotations
