@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
@@ -23,12 +24,9 @@ from jaxlint.analysis.project import (
 )
 from jaxlint.analysis.tracing import STAGED
 from jaxlint.analysis.values import TRACED, TRACED_ARRAY, Trace, Value
-from jaxlint.rule import all_rules
-from jaxlint.runner import LintSettings, lint_files
 
 SHOP = Path(__file__).parent / "projects" / "shop"
 ENTRY = "(traced via `shop.train.train_step`)"
-ALL_CODES = frozenset(all_rules())
 
 
 def marked(root: Path) -> set[tuple[str, int, str]]:
@@ -121,12 +119,26 @@ def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, s
     assert lint(shop, "--no-cache", cli=cli) == again
 
 
-def test_worker_processes_give_the_same_results(shop, monkeypatch):
+def test_worker_processes_give_the_same_results(shop):
+    # In a fresh interpreter: forking this one, which may have imported JAX, is unsafe.
+    script = textwrap.dedent("""\
+        import json, sys
+        from jaxlint import runner
+        from jaxlint.rule import all_rules
+        runner._SERIAL_BYTES = int(sys.argv[1])
+        results = runner.lint_files(sys.argv[2:], runner.LintSettings(codes=frozenset(all_rules())))
+        print(json.dumps(sorted([r.path, f.start.row, f.code, f.message] for r in results for f in r.findings)))
+        """)
     files = sorted(str(p) for p in shop.rglob("*.py"))
-    settings = LintSettings(codes=ALL_CODES)
-    serial = {(r.path, f.start.row, f.code, f.message) for r in lint_files(files, settings) for f in r.findings}
-    monkeypatch.setattr(runner, "_SERIAL_BYTES", 0)
-    parallel = {(r.path, f.start.row, f.code, f.message) for r in lint_files(files, settings) for f in r.findings}
+
+    def run(serial_bytes: int) -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(serial_bytes), *files], capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    serial, parallel = run(10**9), run(0)
     assert parallel == serial
     assert len(serial) == len(marked(shop))
 
