@@ -267,7 +267,7 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
 
     linters = _Linters(settings)
     try:
-        _collect(linters.lint(tasks), results, stats, cache)
+        _collect(linters.lint(tasks), results, stats, cache, settings)
         for _ in range(_MAX_ROUNDS):
             again = [
                 ((path, None, calls), stats[path].st_size if path in stats else 0)
@@ -275,7 +275,7 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
             ]
             if not again:
                 break
-            _collect(linters.lint(again), results, stats, cache)
+            _collect(linters.lint(again), results, stats, cache, settings)
     finally:
         linters.close()
     return [results[path] for path in dict.fromkeys(files) if path in results]
@@ -297,10 +297,17 @@ def _changed_incoming(results: dict[str, FileResult]) -> list[tuple[str, tuple[I
 
 
 def _collect(
-    fresh: list[FileResult], results: dict[str, FileResult], stats: dict[str, os.stat_result], cache: Cache | None
+    fresh: list[FileResult],
+    results: dict[str, FileResult],
+    stats: dict[str, os.stat_result],
+    cache: Cache | None,
+    settings: LintSettings,
 ) -> None:
     for result in fresh:
         path = result.path
+        previous = results.get(path)
+        if previous is not None and settings.fix and not settings.diff:
+            result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
         if cache is not None and result.digest is not None and path in stats and not result.error:
             cache.store(
                 path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming

@@ -119,6 +119,16 @@ def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, s
     assert lint(shop, "--no-cache", cli=cli) == again
 
 
+def test_fixes_of_every_round_are_counted(cli, shop):
+    update = shop / "src" / "shop" / "ops" / "update.py"
+    # One in-place update found in the module alone, one only as `train_step` traces it.
+    update.write_text(update.read_text() + "\n\nimport jax\n\n\n@jax.jit\ndef reset(y):\n    y[0, :] = 0.0\n    return y\n")
+    out = cli("check", "--fix", "--unsafe-fixes", "--no-cache", str(shop))
+    assert "(2 fixed, 3 remaining)" in out.stdout
+    assert "x = x.at[:, 0].set(1.0)" in update.read_text()
+    assert "y = y.at[0, :].set(0.0)" in update.read_text()
+
+
 def test_worker_processes_give_the_same_results(shop):
     # In a fresh interpreter: forking this one, which may have imported JAX, is unsafe.
     script = textwrap.dedent("""\
