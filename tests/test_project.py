@@ -119,6 +119,15 @@ def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, s
     assert lint(shop, "--no-cache", cli=cli) == again
 
 
+def test_a_cached_run_follows_a_caller_that_stops_calling(cli, shop):
+    assert ("src/shop/ops/clip.py", 3, "JAX101") in reported(lint(shop, cli=cli), shop)
+    train = shop / "src" / "shop" / "train.py"
+    train.write_text(train.read_text().replace("clipping.clip(x, 1.0)", "x"))
+    after = reported(lint(shop, cli=cli), shop)
+    assert ("src/shop/ops/clip.py", 3, "JAX101") not in after
+    assert ("src/shop/ops/update.py", 3, "JAX401") in after
+
+
 def test_fixes_of_every_round_are_counted(cli, shop):
     update = shop / "src" / "shop" / "ops" / "update.py"
     # One in-place update found in the module alone, one only as `train_step` traces it.
