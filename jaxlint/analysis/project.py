@@ -93,15 +93,19 @@ class _Frame:
 
 
 class ProjectIndex:
-    """Module names and files, learnt from the file system as questions come."""
+    """Module names and files, learnt from the file system as questions come (once per run)."""
+
+    def __init__(self) -> None:
+        self.is_package = lru_cache(maxsize=None)(self._is_package)
+        self.module_name = lru_cache(maxsize=None)(self._module_name)
+        self.project_root = lru_cache(maxsize=None)(self._project_root)
+        self.find_module = lru_cache(maxsize=None)(self._find_module)
 
     @staticmethod
-    @lru_cache(maxsize=None)
-    def is_package(directory: str) -> bool:
+    def _is_package(directory: str) -> bool:
         return os.path.isfile(os.path.join(directory, "__init__.py"))
 
-    @lru_cache(maxsize=None)
-    def module_name(self, path: str) -> tuple[str, str, str]:
+    def _module_name(self, path: str) -> tuple[str, str, str]:
         """(dotted module name, its package, the folder its top-level package is in)."""
         directory, filename = os.path.split(os.path.abspath(path))
         stem = filename.split(".", 1)[0]
@@ -115,8 +119,7 @@ class ProjectIndex:
         package = name if stem == "__init__" else name.rpartition(".")[0]
         return name, package, directory
 
-    @lru_cache(maxsize=None)
-    def project_root(self, directory: str) -> str | None:
+    def _project_root(self, directory: str) -> str | None:
         """The nearest folder at or above `directory` with a project marker."""
         if any(os.path.exists(os.path.join(directory, marker)) for marker in MARKERS):
             return directory
@@ -132,8 +135,7 @@ class ProjectIndex:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
-    @lru_cache(maxsize=None)
-    def find_module(self, name: str, roots: tuple[str, ...]) -> str | None:
+    def _find_module(self, name: str, roots: tuple[str, ...]) -> str | None:
         """The file of module `name` under one of `roots`, if any."""
         parts = name.split(".")
         if not all(part.isidentifier() for part in parts):
