@@ -1,16 +1,23 @@
-"""The results cache: each file's findings, keyed by its content, the jaxlint build, the selected codes and options."""
+"""The results cache: each file's findings, keyed by its content, the jaxlint build, the selected codes and options.
+
+A file's findings also depend on the project modules its analysis read (their size and
+mtime are kept with the entry: editing one re-lints the file) and on the traced calls into
+it from other modules (kept as a key, compared with the calls of this run).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 import click
 
 import jaxlint
+from jaxlint.analysis.project import IncomingCall, call_from_json, call_to_json
 from jaxlint.findings import Edit, Finding, Fix, Position
 
 _GITIGNORE = "# Automatically created by jaxlint.\n*\n"
@@ -22,6 +29,24 @@ _CACHEDIR_TAG = (
 def digest(data: bytes) -> str:
     """The content hash a cache entry is keyed by."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def calls_key(calls: Iterable[IncomingCall]) -> str:
+    """A key for a set of traced calls into a file ("" for none)."""
+    rows = sorted(json.dumps(call_to_json(call)) for call in calls)
+    if not rows:
+        return ""
+    return hashlib.blake2b("\n".join(rows).encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class Cached:
+    """A file's results as the cache kept them."""
+
+    findings: list[Finding]
+    calls: set[IncomingCall]  # traced calls into other project modules
+    deps: set[str]  # the project modules the findings depend on
+    incoming: str  # `calls_key` of the traced calls into the file
 
 
 def _build_fingerprint() -> str:
@@ -127,16 +152,9 @@ def _load(row: Any, path: str) -> Finding:
     )
 
 
-def _entry(value: Any, path: str) -> tuple[int, int, str, list[Finding]]:
-    """(mtime_ns, size, digest, findings) of a cache entry, or _Corrupt."""
-    _check(isinstance(value, list) and len(value) == 4 and isinstance(value[3], list))
-    mtime, size, content_digest, rows = value
-    _check(type(mtime) is int and type(size) is int and isinstance(content_digest, str))
-    return mtime, size, content_digest, [_load(row, path) for row in rows]
-
-
 class Cache:
-    """Entries by absolute path: [mtime_ns, size, content digest, findings]; JSON, so a cache is never code."""
+    """Entries by absolute path: [mtime_ns, size, content digest, findings, [[dependency, mtime_ns,
+    size], ...], traced calls out, incoming calls key]; JSON, so a cache is never code."""
 
     def __init__(self, directory: Path, key: str):
         self.directory = directory
@@ -151,33 +169,56 @@ class Cache:
                 self._entries = loaded
         except (OSError, ValueError, RecursionError):
             pass  # no cache yet, or an unreadable one (even a hostile one): start afresh, and replace it
-        self._findings: dict[str, list[Finding]] = {}  # of the entries checked by `lookup`
 
-    def lookup(self, path: str, stat: os.stat_result) -> tuple[list[Finding] | None, str | None]:
-        """(findings, None) when the file's size and mtime are unchanged; else (None, digest last seen or None)."""
-        if path not in self._entries:
-            return None, None
+    def lookup(self, path: str, stat: os.stat_result) -> tuple[Cached | None, str | None]:
+        """(results, None) when the file's and its dependencies' size and mtime are unchanged; else
+        (None, the digest last seen when only the file itself may have changed, or None)."""
+        entry = self._entries.get(path)
         try:
-            mtime, size, content_digest, findings = _entry(self._entries[path], path)
-        except _Corrupt:
-            del self._entries[path]  # one this build cannot read: lint the file afresh
-            self._changed = True
-            return None, None
-        self._findings[path] = findings
-        if mtime == stat.st_mtime_ns and size == stat.st_size:
-            self._touched.add(path)
-            return findings, None
-        return None, content_digest
+            if not all(_unchanged(dependency, mtime, size) for dependency, mtime, size in entry[4]):
+                return None, None
+            cached = self.cached(path)  # every field checked, even when only the digest is used
+            if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+                self._touched.add(path)
+                return cached, None
+            return None, str(entry[2])
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            return None, None  # no entry, or one this build cannot read: lint the file afresh
 
-    def cached_findings(self, path: str) -> list[Finding]:
-        return self._findings[path]
+    def cached(self, path: str) -> Cached:
+        _, _, _, rows, deps, calls, incoming = self._entries[path]
+        return Cached(
+            [_load(row, path) for row in rows],
+            {call_from_json(call) for call in calls},
+            {str(dependency) for dependency, _, _ in deps},
+            str(incoming),
+        )
 
     def store(
-        self, path: str, stat: os.stat_result, content_digest: str, findings: list[Finding] | None
+        self,
+        path: str,
+        stat: os.stat_result,
+        content_digest: str,
+        findings: list[Finding] | None,
+        calls: Iterable[IncomingCall] = (),
+        deps: Iterable[str] = (),
+        incoming: str = "",
     ) -> None:
-        """Record a file's findings; `None` keeps the old findings (the content hash matched, only mtime moved)."""
-        rows = self._entries[path][3] if findings is None else [_dump(f) for f in findings]
-        self._entries[path] = [stat.st_mtime_ns, stat.st_size, content_digest, rows]
+        """Record a file's results; `findings=None` keeps the old ones (the content hash matched, only mtime moved)."""
+        if findings is None:
+            entry = list(self._entries[path])
+            entry[:3] = [stat.st_mtime_ns, stat.st_size, content_digest]
+        else:
+            entry = [
+                stat.st_mtime_ns,
+                stat.st_size,
+                content_digest,
+                [_dump(f) for f in findings],
+                [[dependency, *_stamp(dependency)] for dependency in sorted(deps)],
+                sorted((call_to_json(call) for call in calls), key=json.dumps),
+                incoming,
+            ]
+        self._entries[path] = entry
         self._touched.add(path)
         self._changed = True
 
@@ -216,3 +257,15 @@ def _read_only(directory: Path) -> bool:
         if candidate.exists():
             return not candidate.stat().st_mode & 0o222
     return False
+
+
+def _stamp(path: str) -> list[int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return [-1, -1]
+    return [info.st_mtime_ns, info.st_size]
+
+
+def _unchanged(path: str, mtime: int, size: int) -> bool:
+    return _stamp(path) == [mtime, size]

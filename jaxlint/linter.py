@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
+from jaxlint.analysis.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.project import IncomingCall, Project
 from jaxlint.findings import Finding, Position
 from jaxlint.report import Reporter
 from jaxlint.rule import iter_rules
@@ -12,9 +15,15 @@ from jaxlint.source import Source, SourceError
 PARSE_ERROR_CODE = "JAX001"
 PARSE_ERROR_NAME = "syntax-error"
 
-# Words without which a module cannot contain anything the rules look for: skipping the
-# analysis of such files is what keeps large code bases cheap to lint.
-_JAX_WORDS = ("jax", "flax", "equinox", "haiku", "optax", "chex")
+
+
+@dataclass
+class Linted:
+    """One module's findings, and what following its traced calls into the project found."""
+
+    findings: list[Finding]
+    calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
+    deps: set[str] = field(default_factory=set)  # the other project modules its analysis read
 
 
 def lint_source(
@@ -23,27 +32,65 @@ def lint_source(
     codes: set[str] | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
-    """Every finding of the selected rules (all when `codes` is None) in one module's text.
+    """Every finding of the selected rules (all when `codes` is None) in one module's text, linted alone.
 
     Suppression comments are not applied here (see `jaxlint.suppression`).  A module that
     cannot be parsed yields a single JAX001 finding.
     """
-    try:
-        source = Source.parse(text, path)
-    except SourceError as err:
-        return [parse_error(path, err)]
-    if not any(word in text for word in _JAX_WORDS):
-        return []
+    return lint_module(text, path, codes, options).findings
+
+
+def lint_module(
+    text: str,
+    path: str,
+    codes: set[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    project: Project | None = None,
+    incoming: Iterable[IncomingCall] = (),
+) -> Linted:
+    """`lint_source`, following calls into the project's other modules when given the `project`,
+    with `incoming` traced calls from them analysed as entry points."""
+    incoming = tuple(incoming)
+    loaded = project.loaded(path) if project is not None else None
+    if loaded is not None and loaded.source.text == text:
+        source, names = loaded.source, loaded.names  # parsed once per process
+    else:
+        try:
+            source, names = Source.parse(text, path), None
+        except SourceError as err:
+            return Linted([parse_error(path, err)])
+    # A module that names no modelled library has nothing to lint (what keeps large code bases
+    # cheap), unless traced calls from other modules enter it.
+    if not incoming and not any(word in text for word in MODELLED_PACKAGES):
+        return Linted([])
     from jaxlint.analysis.module import ModuleFacts
 
-    facts = ModuleFacts(source, dict(options or {}))
+    link = project.link(path) if project is not None else None
+    facts = ModuleFacts(source, dict(options or {}), link, incoming, names)
     findings: list[Finding] = []
     for rule in iter_rules(codes):
         reporter = Reporter(rule, source, path)
         rule.check(facts, reporter)
         findings.extend(reporter.findings)
+    if facts.traced_via:
+        findings = _name_entry_points(findings, facts.traced_via_spans())
     findings.sort(key=Finding.sort_key)
-    return findings
+    if link is None:
+        return Linted(findings)
+    return Linted(findings, link.calls, link.deps - {path})
+
+
+def _name_entry_points(findings: list[Finding], spans: list[tuple[int, int, str]]) -> list[Finding]:
+    """A finding in a function traced only from another module names the entry point that traces it."""
+    out = []
+    for finding in findings:
+        row = finding.start.row
+        around = [(last - first, entry) for first, last, entry in spans if first <= row <= last]
+        if around:
+            entry = min(around)[1]
+            finding = finding.with_(message=f"{finding.message} (traced via `{entry}`)")
+        out.append(finding)
+    return out
 
 
 def parse_error(path: str, err: SourceError) -> Finding:

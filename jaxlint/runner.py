@@ -1,4 +1,9 @@
-"""Linting many files: each is read, linted, noqa-filtered (and fixed) in a worker process, through the cache."""
+"""Linting many files: each is read, linted, noqa-filtered (and fixed) in a worker process, through the cache.
+
+Files are linted alone first; the traced calls they make into each other are then handed to
+their callees' modules, which are linted again with those calls until nothing new arrives
+(see `analysis/project.py`).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,14 @@ import tokenize
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Iterator, Union
+from typing import Iterator, Optional, Tuple, Union
 
-from jaxlint.cache import Cache, digest
+from jaxlint.analysis.project import IncomingCall, Project
+from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
-from jaxlint.linter import lint_source, parse_error
+from jaxlint.linter import Linted, lint_module, parse_error
 from jaxlint.notebook import Notebook
 from jaxlint.output import display_path
 from jaxlint.source import SourceError, decode
@@ -27,6 +32,9 @@ from jaxlint.suppression import apply_noqa
 _SERIAL_BYTES = 256 * 1024
 # Chunks per worker: enough to balance uneven files, few enough to keep messages cheap.
 _CHUNKS_PER_WORKER = 8
+# Rounds of handing traced calls to the modules they enter: each file's own analysis already
+# follows calls through the modules it enters, so the sets settle in a round or two.
+_MAX_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,9 @@ class FileResult:
     diff: str = ""
     error: str = ""  # an internal error while linting this file
     write_error: str = ""  # why its fixes could not be written (its findings are then the unfixed file's)
+    calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
+    deps: set[str] = field(default_factory=set)  # the project modules its findings depend on
+    incoming: str = ""  # `calls_key` of the traced calls into it it was linted with
 
 
 class Module:
@@ -85,20 +96,36 @@ def load_document(path: str, data: bytes) -> Document:
     return Module(text, encoding)
 
 
-def lint_document(document: Document, path: str, settings: LintSettings) -> list[Finding]:
+def lint_document(
+    document: Document,
+    path: str,
+    settings: LintSettings,
+    project: Project | None = None,
+    incoming: tuple[IncomingCall, ...] = (),
+) -> Linted:
     """The unsuppressed findings in one module or notebook (notebook findings carry their cell)."""
     try:
-        findings = lint_source(document.source, path, settings.codes, settings.options)
+        linted = lint_module(document.source, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
-        return [parse_error(path, SourceError("the file is too deeply nested to analyse"))]
-    findings = apply_noqa(findings, document.source, settings.codes, settings.known, path)
+        return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
+    findings = apply_noqa(linted.findings, document.source, settings.codes, settings.known, path)
     if isinstance(document, Notebook):
         findings = [document.relocate(f) for f in findings]
-    return findings
+    linted.findings = findings
+    return linted
 
 
-def lint_file(path: str, settings: LintSettings, known_digest: str | None = None) -> FileResult:
-    """Read, lint, suppress and (if asked) fix one file. Never raises for a bad file: JAX001 instead."""
+def lint_file(
+    path: str,
+    settings: LintSettings,
+    known_digest: str | None = None,
+    project: Project | None = None,
+    incoming: tuple[IncomingCall, ...] = (),
+) -> FileResult:
+    """Read, lint, suppress and (if asked) fix one file. Never raises for a bad file: JAX001 instead.
+
+    With the `project`, traced calls into its other modules are followed, and the `incoming`
+    ones from them are analysed here."""
     try:
         data = read_bytes(path)
     except OSError as exc:
@@ -112,11 +139,18 @@ def lint_file(path: str, settings: LintSettings, known_digest: str | None = None
         document = load_document(path, data)
     except SourceError as err:
         return FileResult(path, [parse_error(path, err)], content_digest)
+    key = calls_key(incoming)
     if not (settings.fix or settings.diff):
-        return FileResult(path, lint_document(document, path, settings), content_digest)
-    lint = partial(lint_document, path=path, settings=settings)  # the fixer re-lints after each pass
+        linted = lint_document(document, path, settings, project, incoming)
+        return FileResult(path, linted.findings, content_digest, calls=linted.calls, deps=linted.deps, incoming=key)
+    runs: list[Linted] = []
+
+    def lint(document: Document) -> list[Finding]:  # the fixer re-lints after each pass
+        runs.append(lint_document(document, path, settings, project, incoming))
+        return runs[-1].findings
+
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
-    result = FileResult(path, findings, fixed=fixed)
+    result = FileResult(path, findings, fixed=fixed, calls=runs[-1].calls, deps=runs[-1].deps, incoming=key)
     if fixed and settings.diff:
         result.diff = document.diff(fixed_document, display_path(path))
     elif fixed:
@@ -129,10 +163,15 @@ def lint_file(path: str, settings: LintSettings, known_digest: str | None = None
     return result
 
 
-def _guarded(path: str, settings: LintSettings, known_digest: str | None) -> FileResult:
+# (path, content digest last seen, traced calls into it)
+_Task = Tuple[str, Optional[str], Tuple[IncomingCall, ...]]
+
+
+def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResult:
     # A bug in a rule must not stop the other files: report it for this file and carry on.
+    path, known_digest, incoming = task
     try:
-        return lint_file(path, settings, known_digest)
+        return lint_file(path, settings, known_digest, project, incoming)
     except Exception as exc:  # reported, and the run exits 2
         import traceback
 
@@ -158,17 +197,19 @@ def _fewer_collections() -> Iterator[None]:
 
 
 _worker_settings: LintSettings | None = None
+_worker_project: Project | None = None
 
 
 def _start_worker(settings: LintSettings) -> None:
-    global _worker_settings
+    global _worker_settings, _worker_project
     _worker_settings = settings
+    _worker_project = Project(settings.options)
     gc.freeze()  # what is imported is never garbage: keep it out of every collection
     gc.set_threshold(*_THRESHOLDS)
 
 
-def _lint_chunk(chunk: list[tuple[str, str | None]]) -> list[FileResult]:
-    return [_guarded(path, _worker_settings, known) for path, known in chunk]
+def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
+    return [_guarded(task, _worker_settings, _worker_project) for task in chunk]
 
 
 def worker_count() -> int:
@@ -179,13 +220,13 @@ def worker_count() -> int:
         return os.cpu_count() or 1
 
 
-def _chunks(tasks: list[tuple[str, str | None, int]], workers: int) -> list[list[tuple[str, str | None]]]:
+def _chunks(tasks: list[tuple[_Task, int]], workers: int) -> list[list[_Task]]:
     """Largest files first, cut into chunks of about equal size, so no worker is left with the big file last."""
-    tasks = sorted(tasks, key=lambda t: -t[2])
-    target = max(sum(t[2] for t in tasks) // (workers * _CHUNKS_PER_WORKER), 1)
+    tasks = sorted(tasks, key=lambda t: -t[1])
+    target = max(sum(t[1] for t in tasks) // (workers * _CHUNKS_PER_WORKER), 1)
     chunks, current, size = [], [], 0
-    for path, known, nbytes in tasks:
-        current.append((path, known))
+    for task, nbytes in tasks:
+        current.append(task)
         size += nbytes
         if size >= target:
             chunks.append(current)
@@ -195,51 +236,109 @@ def _chunks(tasks: list[tuple[str, str | None, int]], workers: int) -> list[list
     return chunks
 
 
+class _Linters:
+    """Lints batches of files: in this process when there is little to lint, else in worker
+    processes, started on first need and kept for the later batches."""
+
+    def __init__(self, settings: LintSettings):
+        self.settings = settings
+        self.project = Project(settings.options)
+        self.pool = None  # a ProcessPoolExecutor once there is enough to lint
+        self.workers = 0
+
+    def lint(self, tasks: list[tuple[_Task, int]]) -> list[FileResult]:
+        workers = min(worker_count(), len(tasks))
+        if self.pool is None and (workers <= 1 or sum(t[1] for t in tasks) < _SERIAL_BYTES):
+            with _fewer_collections():
+                return [_guarded(task, self.settings, self.project) for task, _ in tasks]
+        if self.pool is None:
+            import multiprocessing  # only a run with work for several processes pays for these imports
+            from concurrent.futures import ProcessPoolExecutor
+
+            # fork (where it is safe) starts workers with jaxlint and the rules already imported.
+            context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+            self.workers = workers
+            self.pool = ProcessPoolExecutor(
+                workers, mp_context=context, initializer=_start_worker, initargs=(self.settings,)
+            )
+        chunks = _chunks(tasks, self.workers)
+        return [result for chunk in self.pool.map(_lint_chunk, chunks) for result in chunk]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
 def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = None) -> list[FileResult]:
     """Every file's result (cache hits included), linted in parallel when there is enough to lint."""
-    results: list[FileResult] = []
-    tasks: list[tuple[str, str | None, int]] = []
+    results: dict[str, FileResult] = {}
+    tasks: list[tuple[_Task, int]] = []
     stats: dict[str, os.stat_result] = {}
     for path in files:
         try:
             stat = os.stat(path)
         except OSError:
-            tasks.append((path, None, 0))  # the worker reports why it cannot be read
+            tasks.append(((path, None, ()), 0))  # the worker reports why it cannot be read
             continue
+        stats[path] = stat
         known = None
         if cache is not None:
-            stats[path] = stat
-            findings, known = cache.lookup(path, stat)
-            if findings is not None:
-                results.append(FileResult(path, findings))
+            hit, known = cache.lookup(path, stat)
+            if hit is not None:
+                results[path] = FileResult(path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming)
                 continue
-        tasks.append((path, known, stat.st_size))
+        tasks.append(((path, known, ()), stat.st_size))
 
-    workers = min(worker_count(), len(tasks))
-    if workers <= 1 or sum(t[2] for t in tasks) < _SERIAL_BYTES:
-        with _fewer_collections():
-            fresh = [_guarded(path, settings, known) for path, known, _ in tasks]
-    else:
-        fresh = _run_pool(_chunks(tasks, workers), settings, workers)
+    linters = _Linters(settings)
+    try:
+        _collect(linters.lint(tasks), results, stats, cache, settings)
+        for _ in range(_MAX_ROUNDS):
+            again = [
+                ((path, None, calls), stats[path].st_size if path in stats else 0)
+                for path, calls in _changed_incoming(results)
+            ]
+            if not again:
+                break
+            _collect(linters.lint(again), results, stats, cache, settings)
+    finally:
+        linters.close()
+    return [results[path] for path in dict.fromkeys(files) if path in results]
 
+
+def _changed_incoming(results: dict[str, FileResult]) -> list[tuple[str, tuple[IncomingCall, ...]]]:
+    """The files whose traced calls from the others differ from those they were linted with, and those calls."""
+    incoming: dict[str, set[IncomingCall]] = {}
+    for result in results.values():
+        for call in result.calls:
+            if call.path in results and call.path != result.path:
+                incoming.setdefault(call.path, set()).add(call)
+    changed = []
+    for path, result in sorted(results.items()):
+        calls = tuple(sorted(incoming.get(path, ()), key=repr))
+        if calls_key(calls) != result.incoming and not result.error:
+            changed.append((path, calls))
+    return changed
+
+
+def _collect(
+    fresh: list[FileResult],
+    results: dict[str, FileResult],
+    stats: dict[str, os.stat_result],
+    cache: Cache | None,
+    settings: LintSettings,
+) -> None:
     for result in fresh:
-        if cache is not None and result.digest is not None and result.path in stats and not result.error:
-            cache.store(result.path, stats[result.path], result.digest, result.findings)
-            if result.findings is None:
-                result.findings = cache.cached_findings(result.path)
-        results.append(result)
-    return results
-
-
-def _run_pool(
-    chunks: list[list[tuple[str, str | None]]], settings: LintSettings, workers: int
-) -> list[FileResult]:
-    import multiprocessing  # only a run with work for several processes pays for these imports
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork (where it is safe) starts workers with jaxlint and the rules already imported.
-    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(settings,)
-    ) as pool:
-        return [result for chunk in pool.map(_lint_chunk, chunks) for result in chunk]
+        path = result.path
+        previous = results.get(path)
+        if previous is not None and settings.fix and not settings.diff:
+            result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
+        if cache is not None and result.digest is not None and path in stats and not result.error:
+            cache.store(
+                path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming
+            )
+            if result.findings is None:  # the content matched the cache's: its old results stand
+                kept = cache.cached(path)
+                result.findings, result.calls, result.deps, result.incoming = (
+                    kept.findings, kept.calls, kept.deps, kept.incoming
+                )
+        results[path] = result

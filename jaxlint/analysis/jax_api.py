@@ -103,6 +103,11 @@ HOST_CALLBACKS = frozenset({
     "jax.experimental.host_callback.id_tap",
 })
 
+# The libraries these tables describe. Their names are answered by the tables alone, never by
+# reading their source, even when the linted project is one of them; a module that names none
+# of them has nothing to lint.
+MODELLED_PACKAGES = ("jax", "flax", "equinox", "haiku", "optax", "chex")
+
 # Calls whose result is static metadata even when their argument is traced.
 STATIC_QUERIES = frozenset({
     "builtins.len",

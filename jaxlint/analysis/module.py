@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.project import IncomingCall, ModuleLink
 from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover
 from jaxlint.analysis.values import (
     STATIC,
@@ -36,15 +37,34 @@ if TYPE_CHECKING:
 
 
 class ModuleFacts:
-    def __init__(self, source: Source, options: dict[str, Any] | None = None):
+    """`project` links the module to the project's other modules (None: linted alone);
+    `incoming` are traced calls into it from them, analysed as entry points of their own."""
+
+    def __init__(
+        self,
+        source: Source,
+        options: dict[str, Any] | None = None,
+        project: ModuleLink | None = None,
+        incoming: Iterable[IncomingCall] = (),
+        names: Names | None = None,
+    ):
+        if names is not None:
+            self.names = names  # already built for this tree (see `Project.loaded`)
         self.source = source
         self.tree = source.tree
         self.options = options or {}
+        self.project = project
+        # Abstract contexts first: the entry point a finding names is one under which it fails.
+        self.incoming = sorted(
+            incoming, key=lambda c: (not c.context.abstract, c.entry, c.function, repr(c.params), repr(c.context))
+        )
+        # id(function) -> the entry point in another module that traces it (and not this module)
+        self.traced_via: dict[int, str] = {}
         self._bodies: dict[int, list[ast.AST]] = {}
 
     @cached_property
     def names(self) -> Names:
-        return Names(self.tree)
+        return Names(self.tree, self.project.package if self.project is not None else None)
 
     @cached_property
     def discovery(self) -> Discovery:
@@ -57,7 +77,8 @@ class ModuleFacts:
 
     @cached_property
     def analysis(self) -> ValueAnalysis:
-        analysis = ValueAnalysis(self.names)
+        link = self.project
+        analysis = ValueAnalysis(self.names, link.follow if link is not None else None)
         depth = {}
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))
@@ -73,8 +94,49 @@ class ModuleFacts:
         for fn, params, ctx in entries:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
+            if link is not None:
+                link.entry = self._entry_name(fn)
             analysis.analyze(fn, params, ctx)
+        if link is not None:
+            self._analyze_incoming(analysis, link)
         return analysis
+
+    def _analyze_incoming(self, analysis: ValueAnalysis, link: ModuleLink) -> None:
+        """Functions traced from other modules, in each calling context; remember who traced them."""
+        local = set(analysis.functions)
+        defs = self.names.module.defs
+        for call in self.incoming:
+            fn = defs.get(call.function)
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            link.entry = call.entry
+            analysis.analyze(fn, dict(call.params), call.context)
+            for key in analysis.functions:
+                if key not in local:
+                    self.traced_via.setdefault(key, call.entry)
+
+    def _entry_name(self, fn: FunctionNode) -> str:
+        """`module.Class.function` of an entry point (a lambda is named by the function around it)."""
+        parts = []
+        node: ast.AST | None = fn
+        while node is not None:
+            if not isinstance(node, ast.Lambda):
+                parts.append(node.name)
+            cls = self.names.parent_class.get(id(node))
+            if cls is not None:
+                parts.append(cls.name)
+            node = self.names.parent_function.get(id(node))
+        parts = parts or ["<lambda>"]
+        module = self.project.name if self.project is not None else ""
+        return ".".join([module, *reversed(parts)] if module else reversed(parts))
+
+    def traced_via_spans(self) -> list[tuple[int, int, str]]:
+        """(first row, last row, entry point) of each function traced only from another module."""
+        return [
+            (fn.lineno, fn.end_lineno or fn.lineno, self.traced_via[key])
+            for key, fn in self.analysis.functions.items()
+            if key in self.traced_via
+        ]
 
     @cached_property
     def call_sites(self) -> list[CallSite]:

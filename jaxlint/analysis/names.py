@@ -140,7 +140,9 @@ class Scope:
 class Names:
     """The module's scopes and a qualified-name resolver over them."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, package: str | None = None):
+        # The package a relative import is relative to ("" or None: the module is in none).
+        self.package = package
         self.module = Scope(tree, None, "module")
         self.scopes: dict[int, Scope] = {id(tree): self.module}
         self.read_scope: dict[int, Scope] = {}  # id(Name) -> scope it is read in
@@ -193,12 +195,11 @@ class Names:
                         scope.imports[top] = top
                 continue
             if isinstance(node, ast.ImportFrom):
-                if node.level == 0 and node.module:
+                base = self._imported_module(node)
+                if base:
                     for alias in node.names:
                         if alias.name != "*":
-                            scope.imports[alias.asname or alias.name] = canonical(
-                                f"{node.module}.{alias.name}"
-                            )
+                            scope.imports[alias.asname or alias.name] = canonical(f"{base}.{alias.name}")
                 else:
                     for alias in node.names:
                         _bind_other(scope, alias.asname or alias.name)
@@ -224,6 +225,18 @@ class Names:
                 calls.append((node, scope))
             for child in children(node):
                 stack.append((child, scope, function))
+
+    def _imported_module(self, node: ast.ImportFrom) -> str | None:
+        """The absolute module a `from ... import` reads: relative ones only when the package is known."""
+        if node.level == 0:
+            return node.module
+        if not self.package:
+            return None
+        parts = self.package.split(".")
+        if node.level - 1 >= len(parts):
+            return None
+        base = ".".join(parts[: len(parts) - node.level + 1])
+        return f"{base}.{node.module}" if node.module else base
 
     def _enter_function(self, node: FunctionNode, scope: Scope, function, stack) -> None:
         self.functions.append(node)

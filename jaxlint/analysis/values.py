@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import Callable
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import solve
@@ -62,6 +63,10 @@ _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can caus
 _MAX_DEPTH = 24
 
 
+# (qualified callee, positional values, keyword values, calling context, depth) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], "Value"]
+
+
 class Env:
     """Local bindings of one function analysis, with the enclosing analyses' bindings behind it."""
 
@@ -89,8 +94,10 @@ class Env:
 class ValueAnalysis:
     """Runs the interpreter over traced functions and keeps what it learnt, per node."""
 
-    def __init__(self, names: Names):
+    def __init__(self, names: Names, imported: "ImportedCall | None" = None):
         self.names = names
+        # Answers calls of names imported from the project's own modules (see `project.py`).
+        self.imported = imported
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
         self.abstract: set[int] = set()  # id(expr) traced in an abstract context
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context
@@ -506,6 +513,8 @@ class _FunctionRun:
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
+        if self.analysis.imported is not None:
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
         return UNKNOWN
 
     def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:

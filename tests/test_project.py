@@ -1,0 +1,349 @@
+"""Following traced calls across the project's own modules: resolution, findings in the helper, the cache."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxlint import runner
+from jaxlint.analysis.names import Names
+from jaxlint.analysis.project import (
+    IncomingCall,
+    Project,
+    ProjectIndex,
+    call_from_json,
+    call_to_json,
+)
+from jaxlint.analysis.tracing import STAGED
+from jaxlint.analysis.values import TRACED, TRACED_ARRAY, Trace, Value
+
+SHOP = Path(__file__).parent / "projects" / "shop"
+ENTRY = "(traced via `shop.train.train_step`)"
+
+
+def marked(root: Path) -> set[tuple[str, int, str]]:
+    """(file, row, code) of every `# JAXnnn` marker in a project's files."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        for row, line in enumerate(path.read_text().splitlines(), 1):
+            for code in re.findall(r"#.*?\b(JAX\d{3})\b", line):
+                found.add((path.relative_to(root).as_posix(), row, code))
+    return found
+
+
+def reported(findings: list[dict], root: Path) -> set[tuple[str, int, str]]:
+    return {(Path(f["filename"]).relative_to(root).as_posix(), f["location"]["row"], f["code"]) for f in findings}
+
+
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(SHOP, root)
+    return root
+
+
+def lint(root: Path, *args: str, cli) -> list[dict]:
+    return cli("check", "--output-format", "json", *args, str(root)).json
+
+
+# ---- the acceptance project --------------------------------------------------------------------
+def test_helpers_in_other_modules_are_reported_where_they_go_wrong(cli, shop):
+    findings = lint(shop, "--no-cache", cli=cli)
+    assert reported(findings, shop) == marked(shop)
+    by_file = {Path(f["filename"]).name: f["message"] for f in findings}
+    for helper in ("clip.py", "noise.py", "update.py"):  # absolute, relative and re-exported imports
+        assert by_file[helper].endswith(ENTRY)
+    assert "traced via" not in by_file["train.py"]
+
+
+def test_linting_the_helpers_alone_does_not_know_their_callers(cli, shop):
+    findings = lint(shop / "src" / "shop" / "ops", "--no-cache", cli=cli)
+    assert {(Path(f["filename"]).name, f["code"]) for f in findings} == {("noise.py", "JAX201")}
+
+
+def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, shop, monkeypatch):
+    linted: list[str] = []
+    lint_file = runner.lint_file
+
+    def counting(path, *args, **kwargs):
+        linted.append(Path(path).name)
+        return lint_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "lint_file", counting)
+    first = lint(shop, cli=cli)
+    assert reported(first, shop) == marked(shop)
+    linted.clear()
+    assert lint(shop, cli=cli) == first
+    assert linted == []  # everything came from the cache
+
+    clip = shop / "src" / "shop" / "ops" / "clip.py"
+    clip.write_text(textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def clip(x, limit):
+            return jnp.where(x.sum() > limit, x / 2, x)
+
+
+        def double(x):
+            return x.shape[0]
+        """))
+    linted.clear()
+    after = lint(shop, cli=cli)
+    # The helper's branch is gone, and `double` now returns a static value: the caller's `if` is fine.
+    assert reported(after, shop) == {r for r in marked(shop) if r[0] not in ("src/shop/ops/clip.py", "src/shop/train.py")}
+    assert sorted(set(linted)) == ["clip.py", "train.py"]
+
+    clip.write_text(textwrap.dedent("""\
+        def clip(x, limit):
+            y = x * 2
+            while y.sum() > limit:
+                y = y / 2
+            return y
+
+
+        def double(x):
+            return x * 2
+        """))
+    again = lint(shop, cli=cli)
+    assert ("src/shop/ops/clip.py", 3, "JAX102") in reported(again, shop)
+    assert ("src/shop/train.py", 12, "JAX101") in reported(again, shop)
+    assert lint(shop, "--no-cache", cli=cli) == again
+
+
+def test_a_cached_run_follows_a_caller_that_stops_calling(cli, shop):
+    assert ("src/shop/ops/clip.py", 3, "JAX101") in reported(lint(shop, cli=cli), shop)
+    train = shop / "src" / "shop" / "train.py"
+    train.write_text(train.read_text().replace("clipping.clip(x, 1.0)", "x"))
+    after = reported(lint(shop, cli=cli), shop)
+    assert ("src/shop/ops/clip.py", 3, "JAX101") not in after
+    assert ("src/shop/ops/update.py", 3, "JAX401") in after
+
+
+def test_fixes_of_every_round_are_counted(cli, shop):
+    update = shop / "src" / "shop" / "ops" / "update.py"
+    # One in-place update found in the module alone, one only as `train_step` traces it.
+    update.write_text(update.read_text() + "\n\nimport jax\n\n\n@jax.jit\ndef reset(y):\n    y[0, :] = 0.0\n    return y\n")
+    out = cli("check", "--fix", "--unsafe-fixes", "--no-cache", str(shop))
+    assert "(2 fixed, 3 remaining)" in out.stdout
+    assert "x = x.at[:, 0].set(1.0)" in update.read_text()
+    assert "y = y.at[0, :].set(0.0)" in update.read_text()
+
+
+def test_worker_processes_give_the_same_results(shop):
+    # In a fresh interpreter: forking this one, which may have imported JAX, is unsafe.
+    script = textwrap.dedent("""\
+        import json, sys
+        from jaxlint import runner
+        from jaxlint.rule import all_rules
+        runner._SERIAL_BYTES = int(sys.argv[1])
+        results = runner.lint_files(sys.argv[2:], runner.LintSettings(codes=frozenset(all_rules())))
+        print(json.dumps(sorted([r.path, f.start.row, f.code, f.message] for r in results for f in r.findings)))
+        """)
+    files = sorted(str(p) for p in shop.rglob("*.py"))
+
+    def run(serial_bytes: int) -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(serial_bytes), *files], capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    serial, parallel = run(10**9), run(0)
+    assert parallel == serial
+    assert len(serial) == len(marked(shop))
+
+
+def test_jax_fails_in_the_helper_at_the_reported_line(shop):
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""\
+        import sys, traceback
+        import jax, jax.numpy as jnp
+        from shop.train import train_step
+        try:
+            train_step(jnp.ones((2, 2)), jax.random.key(0))
+        except Exception as exc:
+            frame = [f for f in traceback.extract_tb(exc.__traceback__) if "shop" in f.filename][-1]
+            print(type(exc).__name__, frame.filename.rsplit("/", 1)[-1], frame.lineno)
+        """)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=shop / "src", capture_output=True, text=True, timeout=300
+    )
+    assert out.stdout.split() == ["TracerBoolConversionError", "clip.py", "3"], out.stderr
+
+
+# ---- which files form the project --------------------------------------------------------------
+def test_module_names_follow_packages_and_src_layouts(tmp_path):
+    for name in ("pyproject.toml", "src/pkg/__init__.py", "src/pkg/sub/__init__.py", "src/pkg/sub/m.py", "tools/run.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    index = ProjectIndex()
+    src = str(tmp_path / "src")
+    assert index.module_name(str(tmp_path / "src/pkg/sub/m.py")) == ("pkg.sub.m", "pkg.sub", src)
+    assert index.module_name(str(tmp_path / "src/pkg/sub/__init__.py")) == ("pkg.sub", "pkg.sub", src)
+    # A script outside any package imports what lies next to it, and the project's modules.
+    roots = index.search_roots(str(tmp_path / "tools/run.py"))
+    assert roots == (str(tmp_path / "tools"), str(tmp_path), src)
+    assert index.find_module("pkg.sub.m", roots) == str(tmp_path / "src/pkg/sub/m.py")
+    assert index.find_module("pkg.sub", roots) == str(tmp_path / "src/pkg/sub/__init__.py")
+    assert index.find_module("pkg.missing", roots) is None
+
+
+@pytest.mark.parametrize(
+    "statement, package, expected",
+    [
+        ("from . import util", "pkg.sub", "pkg.sub.util"),
+        ("from .util import clip", "pkg.sub", "pkg.sub.util.clip"),
+        ("from ..util import clip", "pkg.sub", "pkg.util.clip"),
+        ("from ... import clip", "pkg.sub", None),  # above the top-level package
+        ("from . import util", "", None),  # a module in no package
+        ("from .util import clip", None, None),  # linted alone: the package is unknown
+    ],
+)
+def test_relative_imports_resolve_against_the_package(statement, package, expected):
+    tree = ast.parse(f"{statement}\n{statement.split()[-1]}\n")
+    names = Names(tree, package)
+    assert names.qualname(tree.body[1].value) == expected
+
+
+def test_reexport_chains_and_import_cycles_terminate(cli, make_files, tmp_path):
+    make_files({
+        "pyproject.toml": "",
+        "pkg/__init__.py": "from pkg.a import helper\nfrom pkg import b as helper2\n",
+        "pkg/a.py": """\
+            from pkg import b
+
+
+            def helper(x):
+                return b.other(x)
+            """,
+        "pkg/b.py": """\
+            import pkg
+
+
+            def other(x):
+                if x > 0:  # JAX101
+                    return pkg.helper(x - 1)
+                return x
+            """,
+        "pkg/c.py": """\
+            import jax
+            from pkg import helper
+
+
+            @jax.jit
+            def step(x):
+                return helper(x)
+            """,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert reported(findings, tmp_path) == marked(tmp_path)
+    assert findings[0]["message"].endswith("(traced via `pkg.c.step`)")
+
+
+# ---- what stays opaque -------------------------------------------------------------------------
+OPAQUE_CALLER = """\
+    import jax
+    from helpers import {name}
+
+
+    @jax.jit
+    def step(x):
+        return {name}(x)
+    """
+
+
+@pytest.mark.parametrize(
+    "name, helper",
+    [
+        # A decorator may replace the function.
+        ("cached", "import functools\n\n\n@functools.lru_cache\ndef cached(x):\n    if x > 0:\n        return 1\n    return 0\n"),
+        # Type dispatch: the path a tracer takes is not the one the analysis would follow.
+        ("as_array", "import numpy as np\n\n\ndef as_array(x):\n    if isinstance(x, float):\n        return np.asarray(x)\n    return x\n"),
+        ("shape_of", "import numpy as np\n\n\ndef shape_of(a):\n    return a.shape if hasattr(a, 'shape') else np.asarray(a).shape\n"),
+        # ... also through a function of its own module.
+        ("dtype_of", "import numpy as np\n\n\ndef dtype_of(x):\n    if _python(x):\n        return np.asarray(x).dtype\n    return x.dtype\n\n\ndef _python(x):\n    return type(x) in (int, float)\n"),
+    ],
+)
+def test_callees_the_analysis_cannot_follow_stay_opaque(cli, make_files, name, helper):
+    make_files({"pyproject.toml": "", "main.py": OPAQUE_CALLER.format(name=name), "helpers.py": helper})
+    assert cli("check", "--no-cache", "--output-format", "json").json == []
+
+
+def test_calls_without_traced_arguments_are_not_followed(cli, make_files):
+    make_files({
+        "pyproject.toml": "",
+        "helpers.py": "def scale(x, n):\n    if n > 2:\n        return x * n\n    return x\n",
+        "main.py": "import jax\nfrom helpers import scale\n\n\n@jax.jit\ndef step(x):\n    return x + scale(3.0, 4)\n",
+    })
+    assert cli("check", "--no-cache", "--output-format", "json").json == []
+
+
+def test_names_of_the_modelled_libraries_are_never_followed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "jax").mkdir()
+    (tmp_path / "jax" / "__init__.py").write_text("")
+    (tmp_path / "jax" / "extra.py").write_text("def branch(x):\n    if x > 0:\n        return x\n    return -x\n")
+    link = Project().link(str(tmp_path / "main.py"))
+    assert link.callee("jax.extra.branch") is not None  # it resolves...
+    assert link.follow("jax.extra.branch", [TRACED], {}, STAGED, 0).trace is Trace.UNKNOWN  # ...but JAX is a table
+    assert link.calls == set()
+
+
+def test_a_traced_container_is_false_only_when_empty(cli, make_files):
+    # `not leaves` is the length of a list of traced leaves: a Python bool, even under jit.
+    make_files({"a.py": """\
+        import jax
+
+
+        @jax.jit
+        def f(tree):
+            leaves = jax.tree_util.tree_leaves(tree)
+            if not leaves:
+                return tree
+            return leaves[0]
+        """})
+    assert cli("check", "--no-cache", "--output-format", "json").json == []
+
+
+# ---- values crossing modules -------------------------------------------------------------------
+def test_a_helpers_return_value_reaches_the_caller(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def double(x):\n    return x * 2\n\n\ndef size(x):\n    return x.shape[0]\n")
+    link = Project().link(str(tmp_path / "main.py"))
+    link.entry = "main.step"
+    assert link.follow("helpers.double", [TRACED_ARRAY], {}, STAGED, 0).trace is Trace.TRACED
+    assert link.follow("helpers.size", [TRACED_ARRAY], {}, STAGED, 0).trace is Trace.STATIC
+    assert {(c.function, c.entry) for c in link.calls} == {("double", "main.step"), ("size", "main.step")}
+    assert link.deps == {str(tmp_path / "helpers.py")}
+
+
+def test_summaries_say_what_a_function_does_with_each_parameter(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text(textwrap.dedent("""\
+        def update(state, x, flag):
+            state["last"] = x
+            if flag:
+                x = x + 1
+            return x * 2
+        """))
+    project = Project()
+    function = project.link(str(tmp_path / "main.py")).callee("helpers.update")
+    state, x, flag = project.summary(function)
+    assert (state.mutated, state.reaches_return, state.truth_tested) == (True, False, False)
+    assert (x.mutated, x.reaches_return, x.truth_tested) == (False, True, False)
+    assert (flag.mutated, flag.reaches_return, flag.truth_tested) == (False, False, True)
+
+
+def test_incoming_calls_survive_the_cache_format():
+    nested = Value(Trace.TRACED, items=(TRACED_ARRAY, Value(Trace.STATIC)), element=TRACED)
+    call = IncomingCall("/p/helpers.py", "clip", (("limit", Value(Trace.STATIC)), ("x", nested)), STAGED, "main.step")
+    assert call_from_json(call_to_json(call)) == call
