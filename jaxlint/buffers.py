@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import partial
 
 from jaxlint.findings import Finding
 from jaxlint.fixes import fix_until_stable
@@ -42,7 +41,10 @@ def lint_in_memory(
 ) -> tuple[list[Finding], Document, Counter]:
     """The findings left in a document that has no file of its own, the fixed document, and what was fixed."""
     if not (settings.fix or settings.diff):
-        return lint_document(document, path, settings), document, Counter()
-    lint = partial(lint_document, path=path, settings=settings)
+        return lint_document(document, path, settings).findings, document, Counter()
+
+    def lint(document: Document) -> list[Finding]:  # the fixer re-lints after each pass
+        return lint_document(document, path, settings).findings
+
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
     return findings, fixed_document, fixed

@@ -42,7 +42,7 @@ ODD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\r",
 def check(text: str) -> None:
     """Raise AssertionError (or whatever jaxlint raises) if jaxlint mishandles `text`."""
     module = Module(text)
-    findings = lint_document(module, PATH, SETTINGS)
+    findings = lint_document(module, PATH, SETTINGS).findings
     rows = len(split_lines(text)) + 1
     for f in findings:
         assert 1 <= f.start.row <= rows and 1 <= f.end.row <= rows, f
@@ -56,7 +56,7 @@ def check(text: str) -> None:
         elif name == "json-lines":
             [json.loads(line) for line in out.split("\n")[:-1]]
     parsed = fixes.parses(text)
-    fixed, remaining, _ = fixes.fix_until_stable(module, lambda d: lint_document(d, PATH, SETTINGS), True)
+    fixed, remaining, _ = fixes.fix_until_stable(module, lambda d: lint_document(d, PATH, SETTINGS).findings, True)
     assert not parsed or fixes.parses(fixed.source), "a fix broke the module"
     fixes.unified_diff(text, fixed.source, PATH)
 

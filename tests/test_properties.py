@@ -116,7 +116,7 @@ def test_any_notebook_json_is_linted_or_jax001(content):
         notebook = Notebook.parse(data.encode())
     except SourceError:
         return
-    findings = lint_document(notebook, "/n.ipynb", LintSettings(codes=frozenset(all_rules())))
+    findings = lint_document(notebook, "/n.ipynb", LintSettings(codes=frozenset(all_rules()))).findings
     render("json", findings, Report(all_rules()))
 
 

@@ -26,6 +26,24 @@ def demo():
 
 BATCHED_ARGUMENT = UNBATCHED_ARGUMENT.replace("(0, 0, None))(ks, x, 4)", "(0, 0, 0))(ks, x, jax.numpy.array([4, 4]))")
 
+UNBATCHED_ARGUMENT_OF_A_STATIC_METHOD = """
+import jax
+import jax.numpy as jnp
+
+class Sampler:
+    @staticmethod
+    def _one(key, total, n: int, logits):
+        return jnp.zeros((n, logits.shape[0])) + total
+
+    def sample(self, key, n: int):
+        keys = jax.random.split(key, 4)
+        fn = jax.vmap(self._one, in_axes=(0, 0, None, 0), out_axes=1)
+        return fn(keys, jnp.ones(4), n, jnp.ones((4, 3)))
+
+def demo():
+    return Sampler().sample(jax.random.key(0), 2)
+"""
+
 SHAPE_ARITHMETIC = """
 import jax
 import jax.numpy as jnp
@@ -225,6 +243,7 @@ QUIET = {
     "varargs-tuple-truth": VARARGS_TUPLE_TRUTH,
     "dtype-queries": DTYPE_QUERIES,
     "vmap-in-axes-none": UNBATCHED_ARGUMENT,
+    "vmap-in-axes-none-static-method": UNBATCHED_ARGUMENT_OF_A_STATIC_METHOD,
     "shape-arithmetic": SHAPE_ARITHMETIC,
     "partial-fixes-none": PARTIAL_FIXES_THE_NONE_BRANCH,
     "psum-of-constant": PSUM_OF_A_CONSTANT,

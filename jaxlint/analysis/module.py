@@ -206,6 +206,11 @@ class ModuleFacts:
         for key, fn in analysis.functions.items():
             yield fn, analysis.contexts[key]
 
+    def runs_staged(self, fn: FunctionNode | None) -> bool:
+        """Whether a function's body runs while JAX stages it (its loops unroll once per trace)."""
+        ctx = self.analysis.contexts.get(id(fn)) if fn is not None else None
+        return ctx is not None and ctx.staged
+
     def qualname(self, expr: ast.AST) -> str | None:
         return self.names.qualname(expr)
 

@@ -260,8 +260,9 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         return
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
         method = _method_of_enclosing_class(expr, names, scope)
-        if method is not None:
-            yield method, [], Bound(1, frozenset())
+        if method is not None:  # `self.f` binds the instance, unless `f` is a static method
+            static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)
+            yield method, [], Bound(0 if static else 1, frozenset())
         return
     if isinstance(expr, ast.Call):
         method = constructed_call_method(expr, names, scope)

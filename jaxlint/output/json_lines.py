@@ -8,9 +8,9 @@ import re
 from jaxlint.findings import Finding
 from jaxlint.output import Report, valid_unicode
 
-# Characters JSON may hold raw that `str.splitlines` and many editors still take for line breaks:
-# escaped, so that every reader sees one finding per line.
-_LINE_BREAKING = re.compile("[\x85\u2028\u2029]")
+# Characters JSON may hold raw that `str.splitlines` and many editors still take for line breaks
+# (and DEL, which a terminal may act on): escaped, so that every reader sees one finding per line.
+_LINE_BREAKING = re.compile("[\x7f\x85\u2028\u2029]")
 
 
 def _line(finding: Finding, report: Report) -> str:

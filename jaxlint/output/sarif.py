@@ -13,6 +13,15 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jaxlint/jaxlint"
 
 
+def _uri(path: str) -> str:
+    """The file's URI, its undecodable bytes percent-encoded; a name no file system gave (a lone
+    surrogate that is no byte) with U+FFFD in its place."""
+    try:
+        return Path(path).as_uri()
+    except UnicodeEncodeError:
+        return Path(valid_unicode(path)).as_uri()
+
+
 def _rule(code: str, name: str, report: Report) -> dict:
     rule = report.rules.get(code)
     described = {
@@ -40,7 +49,7 @@ def _result(finding: Finding) -> dict:
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": Path(finding.path).as_uri()},
+                    "artifactLocation": {"uri": _uri(finding.path)},
                     "region": {
                         "startLine": finding.start.row,
                         "startColumn": finding.start.column,

@@ -33,7 +33,8 @@ class StaticArgumentVariesInLoop(Rule):
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
         usually a deliberate choice among a few programs and is not reported; nor is a static
-        argument that stays the same across iterations.
+        argument that stays the same across iterations, nor a loop inside jitted code (it
+        unrolls once, while the outer function is traced: later calls reuse that compilation).
         """
     why = """
         JAX compiles a jitted function once per distinct combination of static values. A learning
@@ -154,6 +155,23 @@ class StaticArgumentVariesInLoop(Rule):
     )
     good = (
         """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("k",))
+        def shift(x, k):
+            return jnp.roll(x, k)
+
+        @jax.jit
+        def total(x):  # traced once: the four shifts compile with it, not on every call
+            acc = jnp.zeros_like(x)
+            for k in range(4):
+                acc = acc + shift(x, k)
+            return acc
+        """,
+        """
         import jax
         import jax.numpy as jnp
 
@@ -244,8 +262,8 @@ class StaticArgumentVariesInLoop(Rule):
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}
         for site in module.call_sites:
-            if not site.loops:
-                continue
+            if not site.loops or module.runs_staged(site.function):
+                continue  # a loop in staged code runs once per trace of its function, not per call
             if id(site.target) not in plain:
                 self._static_by_filtering(module, site, report)
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.lattice import Trace
 from jaxlint.rule import JaxDemo, Rule, register
 
 _WHERE = {
@@ -117,6 +118,22 @@ class OuterMutation(Rule):
         """,
     )
     good = (
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        carry_shapes = []
+
+        def body(carry, x):
+            new_carry = carry + x
+            if len(carry_shapes) < 2:  # what tracing learns about the carry, recorded once
+                carry_shapes.append([jnp.shape(c) for c in jax.tree.flatten(new_carry)[0]])
+            return new_carry, new_carry
+
+        def run(xs):
+            return lax.scan(body, jnp.zeros(3), xs)
+        """,
         """
         import jax
         import jax.numpy as jnp
@@ -240,6 +257,8 @@ class OuterMutation(Rule):
                 leaked = any(module.is_traced(v) for v in values)
                 if not ctx.staged and not leaked:
                     continue
+                if not leaked and _records_trace_metadata(module, values):
+                    continue
                 what = _WHERE[outer.where].format(name=outer.root.id)
                 if leaked:
                     message = (
@@ -252,6 +271,18 @@ class OuterMutation(Rule):
                         "return the new state instead"
                     )
                 report(node, message)
+
+
+def _records_trace_metadata(module, values: list[ast.AST]) -> bool:
+    """Every stored value is static but read from traced values (`jnp.shape(c)`, `x.dtype`): what
+    tracing learns about its inputs, recorded by design, the same on every trace."""
+    if not values:
+        return False
+    for value in values:
+        fact = module.value(value)
+        if fact is None or fact.trace is not Trace.STATIC:
+            return False
+    return any(module.is_traced(node) for value in values for node in ast.walk(value))
 
 
 def _variable_update(target: ast.AST) -> bool:
