@@ -22,6 +22,8 @@ UNUSED_NOQA_NAME = "unused-noqa"
 _JAX_CODE = re.compile(r"JAX[0-9]{3}")
 
 _MENTION = re.compile("noqa", re.IGNORECASE)
+# A directive that could name a JAX code (the only ones the unused-noqa rule judges).
+_JAX_MENTION = re.compile(r"noqa[^\n]*jax", re.IGNORECASE)
 # The word and the codes are matched in any case; a colon and a comma- or space-separated list may follow.
 _LINE = re.compile(r"#\s*(?i:noqa)\b")
 _FILE = re.compile(r"#\s*(?P<tool>jaxlint|flake8)\s*:\s*(?i:noqa)\b")
@@ -123,6 +125,8 @@ def apply_noqa(
     directive that suppressed nothing is reported: one that names no rule in `known`, or whose
     rule ran and found nothing there. Codes of other tools are theirs to judge.
     """
+    if not findings and not _JAX_MENTION.search(text):
+        return findings  # nothing to suppress, nothing to judge: most files, and no tokenizing
     found = directives(text)
     if not found:
         return findings
