@@ -1,3 +1,14 @@
 """JAX3xx: `static_argnums`/`static_argnames` and `donate_argnums`/`donate_argnames` that JAX rejects or mishandles."""
 
 from __future__ import annotations
+
+# The jit-signature facts' policy for code they cannot see, stated on every page of the family.
+JIT_SIGNATURE_LIMITATIONS = """
+    Jitted functions are recognised where the code shows the transformation: a decorator, a
+    `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class.
+    A jitted callable built by code jaxlint cannot see, or handed around through containers
+    and attributes of other objects, is not checked; neither are `static_argnums`,
+    `static_argnames` or `donate_argnums` computed at run time. Arguments are judged by what
+    the calling code shows of them (a literal, an array-returning call, an annotation); an
+    argument made by an unknown call is unknown, and unknown arguments are never reported.
+    """

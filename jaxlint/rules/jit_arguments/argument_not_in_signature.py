@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxlint.analysis import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 
 @register
@@ -128,6 +129,8 @@ class JitArgumentNotInSignature(Rule):
         "raises:ValueError",
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         for root in jit_signature.plain_jits(module):

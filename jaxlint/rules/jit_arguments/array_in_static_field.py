@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis.arrays import declares_array
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 # Field constructors, and the keyword and value that make the field static.
 _STATIC_FIELDS = {
@@ -106,6 +107,8 @@ class ArrayInStaticField(Rule):
         "https://docs.jax.dev/en/latest/_autosummary/jax.tree_util.register_dataclass.html",
         "https://docs.kidger.site/equinox/api/module/advanced_fields/",
     )
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         if "field" not in module.source.text:

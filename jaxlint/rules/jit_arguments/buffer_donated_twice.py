@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 
 @register
@@ -87,6 +88,8 @@ class BufferDonatedTwice(Rule):
         "raises:JaxRuntimeError",
     )
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):

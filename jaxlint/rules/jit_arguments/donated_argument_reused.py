@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jit_signature, reads
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 _HOST_VALUES = ("numpy.", "builtins.")
 
@@ -129,6 +130,8 @@ class DonatedArgumentReused(Rule):
         "raises:RuntimeError",
     )
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 # Class decorators and registration calls that make instances pytrees (or static).
 _PYTREE_DECORATORS = frozenset({
@@ -167,6 +168,8 @@ class JitMethodTracedSelf(Rule):
         "raises:TypeError",
     )
     references = ("https://docs.jax.dev/en/latest/faq.html#how-to-use-jit-with-methods",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         registered = None

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 
 @register
@@ -114,6 +115,8 @@ class StaleStaticSelf(Rule):
         "raises:AssertionError",
     )
     references = ("https://docs.jax.dev/en/latest/faq.html#strategy-2-marking-self-as-static",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         for root in jit_signature.plain_jits(module):

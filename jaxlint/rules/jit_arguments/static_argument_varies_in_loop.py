@@ -7,6 +7,7 @@ import ast
 from jaxlint.analysis import jit_signature
 from jaxlint.analysis.walk import children, walk
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 _NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
 
@@ -258,6 +259,8 @@ class StaticArgumentVariesInLoop(Rule):
         "recompiles",
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}

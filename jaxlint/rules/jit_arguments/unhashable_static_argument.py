@@ -8,6 +8,7 @@ from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.arrays import declares_array
 from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
@@ -208,6 +209,8 @@ class UnhashableStaticArgument(Rule):
         "raises:ValueError",
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
+
+    limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
         sites = None

@@ -1,3 +1,14 @@
 """JAX4xx: purity — in-place updates of immutable arrays, discarded updates, side effects in traced code."""
 
 from __future__ import annotations
+
+# The array and effect facts' policy for code they cannot see, stated on every page of the family.
+PURITY_LIMITATIONS = """
+    An object is known to be a JAX array, or to live outside the traced function, only through
+    what the code shows: results of `jax.numpy`/`lax` calls and `.at[...]` updates, parameters
+    annotated as arrays or used as arrays, module globals and variables of enclosing
+    functions, `self` of a jitted method. An object returned by code jaxlint cannot see (other
+    packages, callables chosen at run time) is unknown, and updates to an unknown object are
+    not reported. Helpers of the same module, and of the project's own modules when called
+    with a traced argument, are followed in their calling context.
+    """

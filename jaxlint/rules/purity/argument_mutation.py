@@ -8,6 +8,7 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.tracing import positional_params
 from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 
 
 @register
@@ -74,6 +75,8 @@ class ArgumentMutation(Rule):
         """,
         "raises:AssertionError",
     )
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import in_place_fix, text
 
 _DATAFRAME_LIBRARIES = ("pandas", "modin", "databricks.koalas", "pyspark.pandas")
@@ -77,6 +78,8 @@ class AtItemAssignment(Rule):
         "raises:TypeError",
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",)
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

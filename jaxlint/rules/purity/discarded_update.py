@@ -7,6 +7,7 @@ import ast
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.arrays import array_function, is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import rebind
 
 
@@ -130,6 +131,8 @@ class DiscardedUpdate(Rule):
         """,
         "raises:AssertionError",
     )
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

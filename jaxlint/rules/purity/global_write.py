@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 
 
 @register
@@ -117,6 +118,8 @@ class GlobalWrite(Rule):
         """,
         "trace-time-only",
     )
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import in_place_fix, text
 
 
@@ -164,6 +165,8 @@ class InPlaceUpdate(Rule):
         "raises:TypeError",
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",)
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

@@ -7,6 +7,7 @@ import ast
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.lattice import Trace
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 
 _WHERE = {
     "module": "`{name}`, a module-level object",
@@ -222,6 +223,8 @@ class OuterMutation(Rule):
         """,
         "trace-time-only",
     )
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import debug_print
 
 
@@ -150,6 +151,8 @@ class PrintInTracedCode(Rule):
         "trace-time-only",
     )
     references = ("https://docs.jax.dev/en/latest/debugging/print_breakpoint.html",)
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.purity import PURITY_LIMITATIONS
 
 
 @register
@@ -103,6 +104,8 @@ class StaleGlobal(Rule):
         """,
         "trace-time-only",
     )
+
+    limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
         effects = module.effects

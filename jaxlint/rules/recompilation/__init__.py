@@ -1,3 +1,13 @@
 """JAX5xx: recompilation — shapes that change on every call, jit rebuilt on every call, unrolled loops."""
 
 from __future__ import annotations
+
+# The shape and loop facts' policy for code they cannot see, stated on every page of the family.
+RECOMPILATION_LIMITATIONS = """
+    Shapes, sizes and loop trip counts are known only where the code shows how they change:
+    arrays sliced, grown or filtered in the loop, sizes computed from the loop's own values.
+    A size that comes from code jaxlint cannot see (a data loader, a configuration read at run
+    time, another package's function) is unknown, and an unknown size is never reported, so a
+    loader's ragged batches are missed unless the loop shows them. A jitted function rebuilt
+    by code jaxlint cannot see is not judged.
+    """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
 
 @register
@@ -180,6 +181,8 @@ class JitRebuilt(Rule):
         "recompiles",
     )
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html#caching",)
+
+    limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
         for node, transform, what, why in module.shapes.rebuilt_jits():

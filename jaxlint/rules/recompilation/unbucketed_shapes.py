@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
 
 @register
@@ -172,6 +173,8 @@ class UnbucketedShapes(Rule):
         "recompiles",
     )
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html",)
+
+    limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
         sites = [s for s in module.call_sites if s.loops and s.target.context.staged]

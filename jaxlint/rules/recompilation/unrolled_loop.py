@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
 DEFAULT_THRESHOLD = 100
 
@@ -137,6 +138,8 @@ class UnrolledLoop(Rule):
         "raises:AssertionError",
     )
     references = ("https://docs.jax.dev/en/latest/control-flow.html#fori-loop",)
+
+    limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
         threshold = _threshold(module.options)

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis.values import element_of
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 # Builtins that compare their operands with `<`/`>` and branch on the result.
 _COMPARING = {"builtins.max": "max", "builtins.min": "min", "builtins.sorted": "sorted"}
@@ -126,6 +127,8 @@ class BuiltinComparisonOnTracer(Rule):
         "raises:TracerBoolConversionError",
     )
     references = ("https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError",)
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

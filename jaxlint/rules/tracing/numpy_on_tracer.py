@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 # NumPy functions that call the array's own method (or only read metadata), checked
 # against JAX: they work on tracers.
@@ -107,6 +108,8 @@ class NumpyOnTracer(Rule):
         """,
         "raises:TracerArrayConversionError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

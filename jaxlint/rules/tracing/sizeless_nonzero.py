@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 _SIZED = frozenset({
     "jax.numpy.nonzero", "jax.numpy.argwhere", "jax.numpy.flatnonzero", "jax.numpy.unique",
@@ -75,6 +76,8 @@ class SizelessNonzero(Rule):
         """,
         "raises:ConcretizationTypeError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 
 @register
@@ -59,6 +60,8 @@ class TracedAssert(Rule):
         "raises:TracerBoolConversionError",
     )
     references = ("https://docs.jax.dev/en/latest/debugging/checkify_guide.html",)
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
@@ -73,6 +74,8 @@ class TracedBoolOperator(Rule):
         """,
         "raises:TracerBoolConversionError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 # float() and complex() of a differentiated value raise even under a plain jax.grad;
 # bool() and int() only under abstract tracing.
@@ -84,6 +85,8 @@ class TracedConversion(Rule):
         """,
         "raises:ConcretizationTypeError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 _METHODS = ("item", "tolist")
 
@@ -63,6 +64,8 @@ class TracedItem(Rule):
         """,
         "raises:ConcretizationTypeError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
 # Function -> (positional index, keyword) of its shape/size argument(s).
 _SHAPE_ARGS = {
@@ -108,6 +109,8 @@ class TracedShape(Rule):
         """,
         "raises:TypeError",
     )
+
+    limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
