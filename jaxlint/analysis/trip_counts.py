@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis import jit_signature
 from jaxlint.analysis.names import FunctionNode
 
 if TYPE_CHECKING:
@@ -66,12 +67,9 @@ class TripCounts:
                 return self._constant_int(values[0], depth + 1)
         return None
 
-
     def _largest_static_argument(self, function: FunctionNode, param: str, depth: int) -> int | None:
         """The largest constant that a call in this module passes for a static parameter of a
         jitted function: that compilation sees it as a Python number."""
-        from jaxlint.analysis import jit_signature
-
         module = self.module
         largest = None
         for site in module.call_sites:
