@@ -7,6 +7,7 @@ stay quiet for every JAX5xx rule.
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 
 import pytest
@@ -555,6 +556,32 @@ def test_unbucketed_message_names_the_argument():
     )
     (finding,) = lint_source(source, "a.py", {"JAX501"})
     assert "`tokens`" in finding.message and "grows" in finding.message and "bucket" in finding.message
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="`match` is Python 3.10 syntax")
+def test_binding_in_a_match_case_of_the_loop_is_followed(cli, make_files):
+    make_files(
+        {
+            "a.py": """
+            import jax
+
+            @jax.jit
+            def score(x):
+                return x.sum()
+
+            def run(series, mode):
+                for t in range(1, 10):
+                    match mode:
+                        case "prefix":
+                            window = series[:t]
+                        case _:
+                            window = series[-t:]
+                    score(window)
+            """
+        }
+    )
+    (finding,) = cli("check", "--select", "JAX501", "--output-format", "json").json
+    assert finding["location"]["row"] == 15 and "`window`" in finding["message"]
 
 
 def _count_traces(jit, make_step):

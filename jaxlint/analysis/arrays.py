@@ -13,7 +13,7 @@ also bound to a NumPy array) is not known, and rules stay quiet about it.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
@@ -201,35 +201,32 @@ class ArrayFacts:
 
     def numpy_array(self, expr: ast.AST) -> bool:
         """A name bound only to new NumPy arrays (`table = np.array([...])`): a host array."""
-        if not isinstance(expr, ast.Name):
-            return False
-        scope = self._scope_of(expr)
-        owner = self.names.lookup(expr.id, scope)
-        if owner is None or expr.id in self._declared_global_or_nonlocal():
-            return False
-        bindings = self._scope_bindings(owner).get(expr.id, [])
-        return bool(bindings) and all(
-            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
-            for b in bindings
+        return self._bound_only_to(
+            expr,
+            lambda b, owner: isinstance(b, ast.Call)
+            and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS,
         )
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
-        if not isinstance(expr, ast.Name):
-            return False
-        scope = self._scope_of(expr)
-        owner = self.names.lookup(expr.id, scope)
-        if owner is None or expr.id in self._declared_global_or_nonlocal():
-            return False
-        bindings = self._scope_bindings(owner).get(expr.id, [])
-        return bool(bindings) and all(
-            isinstance(b, ast.Call)
+        return self._bound_only_to(
+            expr,
+            lambda b, owner: isinstance(b, ast.Call)
             and self.names.qualname(b.func, owner) in jax_api.NUMPY_VIEWS
             and len(b.args) == 1
             and not b.keywords
-            and self._array(b.args[0], owner, 1)
-            for b in bindings
+            and self._array(b.args[0], owner, 1),
         )
+
+    def _bound_only_to(self, expr: ast.AST, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+        """`expr` is a local or module name, every value bound to it in its scope `accepts`."""
+        if not isinstance(expr, ast.Name):
+            return False
+        owner = self.names.lookup(expr.id, self._scope_of(expr))
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        bindings = self._scope_bindings(owner).get(expr.id, [])
+        return bool(bindings) and all(accepts(b, owner) for b in bindings)
 
     # ---- expressions --------------------------------------------------------------------
     def _scope_of(self, expr: ast.AST) -> Scope:

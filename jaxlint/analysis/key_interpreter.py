@@ -10,7 +10,7 @@ as reused only where every path that reaches the use consumed it before.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_calls import CallTransfer
@@ -341,12 +341,7 @@ class KeyInterpreter(CallTransfer):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             self.condition(node.operand, state)
         elif isinstance(node, ast.BoolOp):
-            self.condition(node.values[0], state)
-            rest = state.copy()
-            for value in node.values[1:]:
-                self.condition(value, rest)
-            joined = self.join([state.copy(), rest], node)
-            state.env, state.used = joined.env, joined.used
+            self._short_circuit(node, state, self.condition)
         elif (
             isinstance(node, ast.Call)
             and api.public(self.names.qualname(node.func)) not in api.RANDOM_API
@@ -356,6 +351,15 @@ class KeyInterpreter(CallTransfer):
             self._args(node, state)  # looked at, not drawn from
         else:
             self.expr(node, state)
+
+    def _short_circuit(self, node: ast.BoolOp, state: KeyState, evaluate: Callable[[ast.AST, KeyState], object]) -> None:
+        """`a and b`: the first operand always runs, the others perhaps not: join both outcomes."""
+        evaluate(node.values[0], state)
+        rest = state.copy()
+        for value in node.values[1:]:
+            evaluate(value, rest)
+        joined = self.join([state.copy(), rest], node)
+        state.env, state.used = joined.env, joined.used
 
     def expr(self, node: ast.AST, state: KeyState) -> object:
         """Evaluate for its consumptions; return the key value it denotes, if any."""
@@ -400,12 +404,7 @@ class KeyInterpreter(CallTransfer):
             state.env, state.used = joined.env, joined.used
             return None
         if isinstance(node, ast.BoolOp):
-            self.expr(node.values[0], state)
-            rest = state.copy()
-            for value in node.values[1:]:
-                self.expr(value, rest)
-            joined = self.join([state.copy(), rest], node)
-            state.env, state.used = joined.env, joined.used
+            self._short_circuit(node, state, self.expr)
             return None
         if isinstance(node, ast.NamedExpr):
             ref = self.expr(node.value, state)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from jaxlint.analysis.key_names import own_nodes
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.walk import children
+from jaxlint.analysis.walk import children, target_names
 
 # Calls that return the next state from the current one (optax, Flax `TrainState`).
 _STATE_UPDATES = frozenset({"optax.apply_updates"})
@@ -60,8 +60,8 @@ def feeds_carried_state(loop: ast.AST, source: ast.AST) -> bool:
     for stmt in _statements(body):
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            assigns.append(([n for t in targets for n in _bound(t)], stmt.value, stmt))
-    loop_targets = set(_bound(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+            assigns.append(([n for t in targets for n in target_names(t)], stmt.value, stmt))
+    loop_targets = set(target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
     tainted: set[str] = set()
     for _ in range(2):
         for targets, value, _stmt in assigns:
@@ -91,7 +91,7 @@ def is_step(fn: FunctionNode, names: Names) -> bool:
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in params:
             updated.add(node.target.id)
         elif isinstance(node, ast.Assign):
-            names_bound = {n for t in node.targets for n in _bound(t)}
+            names_bound = {n for t in node.targets for n in target_names(t)}
             for name in names_bound & params:
                 if _updates(node.value, name, names):
                     updated.add(name)
@@ -142,16 +142,6 @@ def _nodes(body: list[ast.stmt]):
         for child in children(node):
             if not isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
                 stack.append(child)
-
-
-def _bound(target: ast.AST) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for element in target.elts for n in _bound(element)]
-    if isinstance(target, ast.Starred):
-        return _bound(target.value)
-    return []
 
 
 def _reads(node: ast.AST) -> set[str]:

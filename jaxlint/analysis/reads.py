@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.walk import children
+from jaxlint.analysis.walk import children, target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -87,13 +87,7 @@ def rebinds(stmt: ast.AST, name: str) -> bool:
 
 
 def _binds(target: ast.AST, name: str) -> bool:
-    if isinstance(target, ast.Name):
-        return target.id == name
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_binds(t, name) for t in target.elts)
-    if isinstance(target, ast.Starred):
-        return _binds(target.value, name)
-    return False
+    return name in target_names(target)
 
 
 def first_read(node: ast.AST, name: str) -> ast.Name | None:

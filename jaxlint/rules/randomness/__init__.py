@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.rule import Rule
+
 # What the key flow analysis cannot see; every key rule's page says it.
 KEY_FLOW_LIMITATIONS = """
     Functions of the same module are followed through a summary of what each does to its key
@@ -25,6 +27,14 @@ TEST_FUNCTIONS_OPTION = """
     purpose; they are not reported. Default: `^test|^Test|Tests?$|TestCase$` (what pytest and
     unittest collect). Set it to `""` to check test code too.
     """
+
+
+class KeyFlowRule(Rule):
+    """A rule that reads the key flow: its page states what that analysis cannot see, and it
+    honours the option that leaves test code alone."""
+
+    options = TEST_FUNCTIONS_OPTION
+    limitations = KEY_FLOW_LIMITATIONS
 
 
 def condition_text(node: ast.AST) -> str:

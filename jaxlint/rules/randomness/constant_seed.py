@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
+from jaxlint.rule import JaxDemo, register
+from jaxlint.rules.randomness import KeyFlowRule
 
 
 @register
-class ConstantSeedInLoop(Rule):
+class ConstantSeedInLoop(KeyFlowRule):
     code = "JAX204"
     name = "constant-seed-in-loop"
     summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
@@ -156,8 +156,6 @@ class ConstantSeedInLoop(Rule):
         """,
         "raises:AssertionError",
     )
-    options = TEST_FUNCTIONS_OPTION
-    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):

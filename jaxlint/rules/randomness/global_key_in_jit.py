@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
+from jaxlint.rule import JaxDemo, register
+from jaxlint.rules.randomness import KeyFlowRule
 
 
 @register
-class GlobalKeyInJit(Rule):
+class GlobalKeyInJit(KeyFlowRule):
     code = "JAX206"
     name = "global-key-in-jit"
     summary = "A jit-compiled function draws from a module-level PRNG key"
@@ -91,8 +91,6 @@ class GlobalKeyInJit(Rule):
         """,
         "key-reuse",
     )
-    options = TEST_FUNCTIONS_OPTION
-    limitations = KEY_FLOW_LIMITATIONS
     references = (
         "https://docs.jax.dev/en/latest/random-numbers.html",
         "https://docs.jax.dev/en/latest/stateful-computations.html",

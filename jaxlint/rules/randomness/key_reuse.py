@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION, condition_text
+from jaxlint.rule import JaxDemo, register
+from jaxlint.rules.randomness import KeyFlowRule, condition_text
 
 
 @register
-class KeyReuse(Rule):
+class KeyReuse(KeyFlowRule):
     code = "JAX201"
     name = "key-reuse"
     summary = "The same PRNG key is consumed twice on one path"
@@ -209,8 +209,6 @@ class KeyReuse(Rule):
         """,
         "key-reuse",
     )
-    options = TEST_FUNCTIONS_OPTION
-    limitations = KEY_FLOW_LIMITATIONS
     references = (
         "https://docs.jax.dev/en/latest/random-numbers.html",
         "https://docs.jax.dev/en/latest/jax.random.html#key-reuse-checking",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from jaxlint.analysis.random_api import TREE_MAPS, short
-from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION
+from jaxlint.rule import JaxDemo, register
+from jaxlint.rules.randomness import KeyFlowRule
 
 
 @register
-class KeyReuseInLoop(Rule):
+class KeyReuseInLoop(KeyFlowRule):
     code = "JAX203"
     name = "key-reuse-in-loop"
     summary = "A PRNG key is consumed on every iteration of a loop without being split"
@@ -175,8 +175,6 @@ class KeyReuseInLoop(Rule):
         """,
         "key-reuse",
     )
-    options = TEST_FUNCTIONS_OPTION
-    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.randomness import KEY_FLOW_LIMITATIONS, TEST_FUNCTIONS_OPTION, condition_text
+from jaxlint.rule import JaxDemo, register
+from jaxlint.rules.randomness import KeyFlowRule, condition_text
 
 
 @register
-class KeyUsedAfterSplit(Rule):
+class KeyUsedAfterSplit(KeyFlowRule):
     code = "JAX202"
     name = "key-used-after-split"
     summary = "A PRNG key is used again after it was split, without being rebound"
@@ -101,8 +101,6 @@ class KeyUsedAfterSplit(Rule):
         """,
         "key-reuse",
     )
-    options = TEST_FUNCTIONS_OPTION
-    limitations = KEY_FLOW_LIMITATIONS
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
