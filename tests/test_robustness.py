@@ -415,10 +415,10 @@ def test_cost_grows_linearly_with_findings(tmp_path):
         path = tmp_path / f"m{functions}.py"
         write(path, many_findings(functions))
         best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
+        for _ in range(3):  # CPU time of this process (one file is linted here): other processes do not count
+            start = time.process_time()
             [result] = runner.lint_files([str(path)], settings)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         assert len(result.findings) == 2 * functions
         return best
 
