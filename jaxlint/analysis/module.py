@@ -25,7 +25,7 @@ from jaxlint.analysis.values import (
     ValueAnalysis,
 )
 from jaxlint.analysis.lattice import constant
-from jaxlint.analysis.parameters import body_parameters, has_default
+from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -88,7 +88,8 @@ class ModuleFacts:
             entries.append((root.node, root_parameters(root, self.names), root.context))
         for fn, call, callee in self.discovery.bodies:
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
-            entries.append((fn, body_parameters(fn, call, callee, bound), STAGED))
+            carry = carry_structure(call, callee, self.names)
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         for fn, params, ctx in entries:

@@ -41,6 +41,7 @@ from jaxlint.analysis.tracing import (
     constructed_call_method,
     context_of,
     control_flow_bodies,
+    is_named_tuple,
     receiver,
     PARTIAL,
     VMAPS,
@@ -375,6 +376,8 @@ class _FunctionRun:
             return STATIC
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at")
+        if base.traced and base.fields and not node.attr.startswith("_"):
+            return TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields).
@@ -458,6 +461,12 @@ class _FunctionRun:
         if callee is not None:
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        if is_named_tuple(node.func, self.names, self.scope):
+            return Value(Trace.UNKNOWN, fields=True)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
+            base = self.analysis.values.get(id(node.func.value), UNKNOWN)
+            if base.fields:  # a copy of the same NamedTuple, some fields perhaps Python values now
+                return Value(Trace.UNKNOWN, fields=True)
         method = constructed_call_method(node, self.names, self.scope)
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
