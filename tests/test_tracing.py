@@ -187,6 +187,39 @@ CASES = {
         def make(x):
             return x
         """,
+    "named_tuple_argument_fields_are_traced": """
+        from __future__ import annotations
+
+        import functools
+        from typing import NamedTuple, Optional
+
+        import jax
+
+        class SegmentIds(NamedTuple):
+            q: jax.Array
+            kv: jax.Array
+
+        @functools.partial(jax.jit, static_argnames=["causal"])
+        def attend(logits, segment_ids: SegmentIds | None, causal: bool = False):
+            mask = None
+            if segment_ids is not None:
+                mask = segment_ids.q[:, None] == segment_ids.kv[None, :]
+            return logits if mask is None else logits + (0.0 if mask else -1e9)  # JAX101
+
+        @jax.jit
+        def first(ids: Optional[SegmentIds]):
+            return 1 if ids.q[0] > 0 else 0  # JAX101
+
+        @jax.jit
+        def fine(ids: SegmentIds, n: int = 3, causal: SegmentIds = None):
+            if ids is None or n > 2 or causal:  # a defaulted argument may stay a Python value
+                return ids.q
+            return ids.kv
+
+        @jax.jit
+        def unannotated(ids):
+            return ids.q if ids.ready else ids.kv  # a pytree of unknown type: fields may be static
+        """,
 }
 
 
@@ -215,6 +248,19 @@ def test_branching_on_a_named_tuple_carry_field_fails_under_jax():
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.lax.while_loop(lambda s: s.i < 3, body, State(0, 0.0))
+
+
+def test_branching_on_a_named_tuple_argument_field_fails_under_jax():
+    """What JAX101 says of a field of a NamedTuple argument of a jitted function."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from typing import NamedTuple
+
+    class Ids(NamedTuple):
+        q: jax.Array
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))
 
 
 def marked(source: str) -> set[tuple[int, str]]:

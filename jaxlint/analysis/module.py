@@ -14,7 +14,9 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
-from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover
+from jaxlint.analysis.tracing import (
+    ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover, is_named_tuple,
+)
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -259,7 +261,21 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if has_default(fn, param):
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
+    if _names_named_tuple(param.annotation, names):
+        return Value(Trace.TRACED, fields=True)
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether an annotation is a NamedTuple class of this module, or that or None."""
+    annotation, qualified = annotation_name(annotation, names)
+    if qualified == "typing.Optional" and isinstance(annotation, ast.Subscript):
+        annotation = annotation.slice
+    elif isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        rest = [side for side in sides if not (isinstance(side, ast.Constant) and side.value is None)]
+        annotation = rest[0] if len(rest) == 1 else None
+    return annotation is not None and is_named_tuple(annotation, names)
 
 
 def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr | None, str | None]:
