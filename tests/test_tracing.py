@@ -220,6 +220,36 @@ CASES = {
         def unannotated(ids):
             return ids.q if ids.ready else ids.kv  # a pytree of unknown type: fields may be static
         """,
+    "named_tuple_cond_operand_fields_are_traced": """
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        class PlateauState(NamedTuple):
+            count: jax.Array
+            cooldown: jax.Array
+
+        def reduce_on_plateau(patience):
+            def init(params):
+                return PlateauState(jnp.asarray(0), jnp.asarray(0))
+
+            def update(updates, state: PlateauState, params=None):
+                def scale(state):
+                    return state._replace(count=0) if state.cooldown > 0 else state  # JAX101
+
+                new_state = state._replace(count=state.count + 1)
+                new_state = jax.lax.cond(new_state.count == patience, scale, lambda s: s, new_state)
+                return updates, new_state
+
+            return optax.GradientTransformation(init, update)
+
+        def quiet(updates, options: dict):
+            def scale(options):
+                return 1.0 if options else 0.0  # a branch operand of unknown type
+            return jax.lax.cond(updates, scale, scale, options)
+        """,
 }
 
 
@@ -261,6 +291,22 @@ def test_branching_on_a_named_tuple_argument_field_fails_under_jax():
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))
+
+
+def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
+    """What JAX101 says of a field of a NamedTuple a `lax.cond` branch receives."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        cooldown: jax.Array
+
+    def scale(state):
+        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.lax.cond(True, scale, lambda s: s, State(jnp.asarray(1)))
 
 
 def marked(source: str) -> set[tuple[int, str]]:

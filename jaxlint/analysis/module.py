@@ -253,6 +253,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY
+    if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
+        return Value(Trace.TRACED, fields=True)
     if root.framework_method and annotation is None and not has_default(fn, param):
         return TRACED
     if root.framework_method or root.filtering:
@@ -261,8 +263,6 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if has_default(fn, param):
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
-    if _names_named_tuple(param.annotation, names):
-        return Value(Trace.TRACED, fields=True)
     return TRACED_ARRAY if root.context.staged else TRACED
 
 

@@ -18,6 +18,7 @@ def body_parameters(
     fixed: FunctionValue | None = None,
     carry: Value | None = None,
     sliced: Value | None = None,
+    operands: list[Value] | None = None,
 ) -> dict[str, Value]:
     """Parameter values of a control-flow body: the operands the primitive passes are traced.
 
@@ -28,6 +29,8 @@ def body_parameters(
     if arity < 0:  # cond/switch: every operand after the branches
         arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
     passed = [TRACED] * arity
+    if operands is not None and len(operands) == arity:  # a cond's operands, as each branch receives them
+        passed = operands
     if carry is not None:
         passed[_CARRIES[callee][1]] = carry
     params = positional_params(fn)[bound.positional:]

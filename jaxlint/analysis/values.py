@@ -572,6 +572,9 @@ class _FunctionRun:
         init = carry_operand(node, callee, operands, keywords)
         xs = sliced_operand(node, callee, operands, keywords)
         ctx = STAGED.inside(self.ctx)
+        branch_operands = None
+        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+            branch_operands = [as_traced(v) if v.fields else TRACED for v in operands[3:]]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None
@@ -579,6 +582,7 @@ class _FunctionRun:
             values = body_parameters(
                 fn_node, node, callee, bound, fixed,
                 None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                branch_operands,
             )
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
