@@ -138,6 +138,118 @@ CASES = {
         def eager(i):
             return WEIGHTS[i]
         """,
+    # ---- fields of a NamedTuple loop carry --------------------------------------------------
+    "named_tuple_carry_fields_are_traced": """
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        class State(NamedTuple):
+            i: int
+            total: float
+
+        def search(x):
+            def body(state):
+                step = 2.0 if state.i == 1 else 1.0  # JAX101
+                return state._replace(i=state.i + 1, total=state.total + step * x)
+
+            state = State(i=0, total=0.0)
+            state = state._replace(total=1.0)
+            state = lax.while_loop(lambda s: s.i < 3, body, state)
+            return state.total
+
+        @jax.jit
+        def accumulate(xs):
+            def body(k, state):
+                if state.total > 0:  # JAX101
+                    return state
+                return State(i=state.i, total=state.total + xs[k])
+            return lax.fori_loop(0, 3, body, State(0, 0.0))
+
+        def eager(x):
+            state = State(i=1, total=x)
+            if state.i == 1:  # a Python value outside any transformation
+                return state._replace(i=2)
+            return state
+
+        @jax.jit
+        def built_inside(x):
+            state = State(i=1, total=x)
+            return x * 2 if state.i == 1 else x  # a Python field of a NamedTuple built in traced code
+
+        def other_carry(x):
+            def body(carry):
+                return carry
+            return lax.while_loop(lambda c: c.ready, body, make(x))  # an unknown pytree: its fields may be static
+
+        def make(x):
+            return x
+        """,
+    "named_tuple_argument_fields_are_traced": """
+        from __future__ import annotations
+
+        import functools
+        from typing import NamedTuple, Optional
+
+        import jax
+
+        class SegmentIds(NamedTuple):
+            q: jax.Array
+            kv: jax.Array
+
+        @functools.partial(jax.jit, static_argnames=["causal"])
+        def attend(logits, segment_ids: SegmentIds | None, causal: bool = False):
+            mask = None
+            if segment_ids is not None:
+                mask = segment_ids.q[:, None] == segment_ids.kv[None, :]
+            return logits if mask is None else logits + (0.0 if mask else -1e9)  # JAX101
+
+        @jax.jit
+        def first(ids: Optional[SegmentIds]):
+            return 1 if ids.q[0] > 0 else 0  # JAX101
+
+        @jax.jit
+        def fine(ids: SegmentIds, n: int = 3, causal: SegmentIds = None):
+            if ids is None or n > 2 or causal:  # a defaulted argument may stay a Python value
+                return ids.q
+            return ids.kv
+
+        @jax.jit
+        def unannotated(ids):
+            return ids.q if ids.ready else ids.kv  # a pytree of unknown type: fields may be static
+        """,
+    "named_tuple_cond_operand_fields_are_traced": """
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        class PlateauState(NamedTuple):
+            count: jax.Array
+            cooldown: jax.Array
+
+        def reduce_on_plateau(patience):
+            def init(params):
+                return PlateauState(jnp.asarray(0), jnp.asarray(0))
+
+            def update(updates, state: PlateauState, params=None):
+                def scale(state):
+                    return state._replace(count=0) if state.cooldown > 0 else state  # JAX101
+
+                new_state = state._replace(count=state.count + 1)
+                new_state = jax.lax.cond(new_state.count == patience, scale, lambda s: s, new_state)
+                return updates, new_state
+
+            return optax.GradientTransformation(init, update)
+
+        def quiet(updates, options: dict):
+            def scale(options):
+                return 1.0 if options else 0.0  # a branch operand of unknown type
+            return jax.lax.cond(updates, scale, scale, options)
+        """,
 }
 
 
@@ -149,6 +261,52 @@ def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
     table = np.array([0.5, 0.25, 0.25])
     with pytest.raises(jax.errors.TracerArrayConversionError):
         jax.jit(lambda i: table[i])(1)
+
+
+def test_branching_on_a_named_tuple_carry_field_fails_under_jax():
+    """What JAX101 says of `state.i == 1` in a loop body whose carry is a NamedTuple."""
+    jax = pytest.importorskip("jax")
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        i: int
+        total: float
+
+    def body(state):
+        step = 2.0 if state.i == 1 else 1.0
+        return state._replace(i=state.i + 1, total=state.total + step)
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.lax.while_loop(lambda s: s.i < 3, body, State(0, 0.0))
+
+
+def test_branching_on_a_named_tuple_argument_field_fails_under_jax():
+    """What JAX101 says of a field of a NamedTuple argument of a jitted function."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from typing import NamedTuple
+
+    class Ids(NamedTuple):
+        q: jax.Array
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))
+
+
+def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
+    """What JAX101 says of a field of a NamedTuple a `lax.cond` branch receives."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        cooldown: jax.Array
+
+    def scale(state):
+        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.lax.cond(True, scale, lambda s: s, State(jnp.asarray(1)))
 
 
 def marked(source: str) -> set[tuple[int, str]]:
@@ -179,3 +337,28 @@ def test_builtin_comparison_through_the_cli(cli, make_files):
     (finding,) = out.json
     assert (finding["code"], finding["name"]) == ("JAX113", "builtin-comparison-on-tracer")
     assert finding["location"] == {"row": 8, "column": 25}
+
+
+def test_named_tuple_carry_through_the_cli(cli, make_files):
+    make_files({
+        "search.py": """
+            from typing import NamedTuple
+
+            from jax import lax
+
+            class State(NamedTuple):
+                i: int
+                a: float
+
+            def search(start):
+                def body(state):
+                    a = start if state.i == 1 else state.a * 2.0
+                    return state._replace(i=state.i + 1, a=a)
+                return lax.while_loop(lambda s: s.i < 5, body, State(0, 1.0))
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX101", "search.py")
+    assert out.code == 1
+    (finding,) = out.json
+    assert (finding["code"], finding["name"]) == ("JAX101", "traced-if")
+    assert finding["location"] == {"row": 12, "column": 22}

@@ -32,6 +32,8 @@ class Value:
     element: "Value | None" = None  # what iterating it yields, when known
     function: "FunctionValue | None" = None
     known: tuple = ()  # (the Python constant,) when the value is a known literal
+    # A NamedTuple: every field is a pytree child, so a traced one has only traced fields.
+    fields: bool = False
 
     @property
     def truth(self) -> Optional[bool]:
@@ -73,12 +75,12 @@ def join(a: Value, b: Value) -> Value:
     element = None
     if a.element is not None and b.element is not None:
         element = join(a.element, b.element)
-    array, boolean = a.array and b.array, a.boolean and b.boolean
+    array, boolean, fields = a.array and b.array, a.boolean and b.boolean, a.fields and b.fields
     if a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
         # What a value is known to be when it is traced: a Python value on the other path
         # (`done = False`, then `done = x > 0`) holds no tracer and takes nothing away.
         traced = a if a.trace > b.trace else b
-        array, boolean = traced.array, traced.boolean
+        array, boolean, fields = traced.array, traced.boolean, traced.fields
     return Value(
         max(a.trace, b.trace),
         array=array,
@@ -87,6 +89,7 @@ def join(a: Value, b: Value) -> Value:
         element=element,
         function=a.function if a.function == b.function else None,
         known=a.known if a.known == b.known else (),
+        fields=fields,
     )
 
 
@@ -132,4 +135,4 @@ def as_traced(value: Value) -> Value:
         return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items))
     if value.array or value.known and value.known[0] is not None:
         return Value(Trace.TRACED, array=True, boolean=value.boolean or isinstance(value.known[0] if value.known else None, bool))
-    return Value(Trace.TRACED)
+    return Value(Trace.TRACED, fields=value.fields)

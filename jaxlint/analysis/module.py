@@ -14,7 +14,9 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
-from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover
+from jaxlint.analysis.tracing import (
+    ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover, is_named_tuple,
+)
 from jaxlint.analysis.values import (
     STATIC,
     TRACED,
@@ -25,7 +27,7 @@ from jaxlint.analysis.values import (
     ValueAnalysis,
 )
 from jaxlint.analysis.lattice import constant
-from jaxlint.analysis.parameters import body_parameters, has_default
+from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -88,7 +90,8 @@ class ModuleFacts:
             entries.append((root.node, root_parameters(root, self.names), root.context))
         for fn, call, callee in self.discovery.bodies:
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
-            entries.append((fn, body_parameters(fn, call, callee, bound), STAGED))
+            carry = carry_structure(call, callee, self.names)
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         for fn, params, ctx in entries:
@@ -250,6 +253,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY
+    if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
+        return Value(Trace.TRACED, fields=True)
     if root.framework_method and annotation is None and not has_default(fn, param):
         return TRACED
     if root.framework_method or root.filtering:
@@ -259,6 +264,18 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether an annotation is a NamedTuple class of this module, or that or None."""
+    annotation, qualified = annotation_name(annotation, names)
+    if qualified == "typing.Optional" and isinstance(annotation, ast.Subscript):
+        annotation = annotation.slice
+    elif isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        rest = [side for side in sides if not (isinstance(side, ast.Constant) and side.value is None)]
+        annotation = rest[0] if len(rest) == 1 else None
+    return annotation is not None and is_named_tuple(annotation, names)
 
 
 def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr | None, str | None]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, FunctionValue, Value, constant, join_all, strip
-from jaxlint.analysis.names import FunctionNode
-from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, positional_params
+from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, Trace, FunctionValue, Value, constant, join_all, strip
+from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, builds_named_tuple, positional_params
 
 
 def body_parameters(
@@ -18,6 +18,7 @@ def body_parameters(
     fixed: FunctionValue | None = None,
     carry: Value | None = None,
     sliced: Value | None = None,
+    operands: list[Value] | None = None,
 ) -> dict[str, Value]:
     """Parameter values of a control-flow body: the operands the primitive passes are traced.
 
@@ -28,6 +29,8 @@ def body_parameters(
     if arity < 0:  # cond/switch: every operand after the branches
         arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
     passed = [TRACED] * arity
+    if operands is not None and len(operands) == arity:  # a cond's operands, as each branch receives them
+        passed = operands
     if carry is not None:
         passed[_CARRIES[callee][1]] = carry
     params = positional_params(fn)[bound.positional:]
@@ -67,6 +70,20 @@ def carry_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict
 def sliced_operand(call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
     """The pytree a loop slices for its body (`xs` of scan and map), when passed."""
     return _operand(_SLICES, call, callee, args, keywords)
+
+
+def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
+    """What a body called from eager code knows of its carry from the call's syntax alone: a
+    NamedTuple's fields are all pytree children, so each is traced."""
+    spec = _CARRIES.get(callee)
+    if spec is None:
+        return None
+    (index, keyword), _ = spec
+    init = call.args[index] if index < len(call.args) else None
+    init = init or next((k.value for k in call.keywords if k.arg == keyword), None)
+    if init is None or isinstance(init, ast.Starred) or not builds_named_tuple(init, names):
+        return None
+    return Value(Trace.TRACED, fields=True)
 
 
 def _operand(table: dict, call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:

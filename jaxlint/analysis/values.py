@@ -41,6 +41,7 @@ from jaxlint.analysis.tracing import (
     constructed_call_method,
     context_of,
     control_flow_bodies,
+    is_named_tuple,
     receiver,
     PARTIAL,
     VMAPS,
@@ -375,6 +376,8 @@ class _FunctionRun:
             return STATIC
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at")
+        if base.traced and base.fields and not node.attr.startswith("_"):
+            return TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields).
@@ -458,6 +461,12 @@ class _FunctionRun:
         if callee is not None:
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        if is_named_tuple(node.func, self.names, self.scope):
+            return Value(Trace.UNKNOWN, fields=True)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
+            base = self.analysis.values.get(id(node.func.value), UNKNOWN)
+            if base.fields:  # a copy of the same NamedTuple, some fields perhaps Python values now
+                return Value(Trace.UNKNOWN, fields=True)
         method = constructed_call_method(node, self.names, self.scope)
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
@@ -563,6 +572,9 @@ class _FunctionRun:
         init = carry_operand(node, callee, operands, keywords)
         xs = sliced_operand(node, callee, operands, keywords)
         ctx = STAGED.inside(self.ctx)
+        branch_operands = None
+        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+            branch_operands = [as_traced(v) if v.fields else TRACED for v in operands[3:]]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None
@@ -570,6 +582,7 @@ class _FunctionRun:
             values = body_parameters(
                 fn_node, node, callee, bound, fixed,
                 None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                branch_operands,
             )
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)

@@ -23,7 +23,11 @@ class TracedIf(Rule):
         shape and a dtype but no value. Python needs a concrete `True` or `False` to choose a
         branch, so JAX raises `TracerBoolConversionError` when the function is traced.
         Conditions on static facts (`x.shape[0] > 1`, `x.ndim == 2`, `x is None`, arguments in
-        `static_argnames`, closure constants) are fine and not reported. Under a plain
+        `static_argnames`, closure constants) are fine and not reported. A field of a pytree is
+        reported only where it cannot be static: a field of a loop carry that is a
+        `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
+        `lax.cond`, or of a traced argument annotated with such a class, is traced, while a
+        dataclass or module field may be metadata and is left alone. Under a plain
         `jax.grad` (no `jit` around it) values are concrete and the branch works.
         """
     bad = (
