@@ -353,7 +353,11 @@ def test_cache_miss_reasons_from_jax_name_the_matching_rule():
     try:
         assert last_kind(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]) == "JAX501"
         assert last_kind(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)]) == "JAX502"
-        assert last_kind(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)]) == "JAX303"
+        kind = last_kind(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)])
+        if "explanation unavailable" in reasons[-1]:  # JAX on some Pythons (3.13) cannot say why: no guess
+            assert kind is None
+        else:
+            assert kind == "JAX303"
     finally:
         jax.config.update("jax_explain_cache_misses", False)
         logger.removeHandler(handler)
