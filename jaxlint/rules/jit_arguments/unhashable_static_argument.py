@@ -213,13 +213,14 @@ class UnhashableStaticArgument(Rule):
     limitations = JIT_SIGNATURE_LIMITATIONS
 
     def check(self, module, report):
-        sites = None
+        sites = vmaps = None
         for root in jit_signature.plain_jits(module):
             static = jit_signature.designated(root, "static")
             if not static:
                 continue
             if sites is None:
                 sites = module.call_sites
+                vmaps = _vmap_calls(module)
             params = {p.arg: p for p in (*root.node.args.posonlyargs, *root.node.args.args, *root.node.args.kwonlyargs)}
             for name, entry in static.items():
                 param = params.get(name)
@@ -230,7 +231,7 @@ class UnhashableStaticArgument(Rule):
                     or _annotated(param, module)
                     or _used_as_array(root.node, name, module)
                     or _passed_unhashable(root, name, sites, module)
-                    or _mapped_by_vmap(root, name, module)
+                    or _mapped_by_vmap(root, name, vmaps, module)
                 )
                 if why:
                     report(
@@ -298,15 +299,22 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
     return None
 
 
-def _mapped_by_vmap(root, name: str, module) -> str | None:
+def _vmap_calls(module) -> list:
+    """`jax.vmap(name, ...)` calls of the module, with their scopes (found once per module)."""
+    return [
+        (call, scope)
+        for call, scope in module.names.calls
+        if call.args and isinstance(call.args[0], ast.Name) and module.qualname(call.func) == "jax.vmap"
+    ]
+
+
+def _mapped_by_vmap(root, name: str, vmaps: list, module) -> str | None:
     """`jax.vmap(f)(...)` with `in_axes` mapping the static parameter: vmap hands it a batched tracer."""
     positional = [p.arg for p in (*root.node.args.posonlyargs, *root.node.args.args)]
     if name not in positional or isinstance(root.node, ast.Lambda):
         return None
     index = positional.index(name)
-    for call, scope in module.names.calls:
-        if module.qualname(call.func) != "jax.vmap" or not call.args or not isinstance(call.args[0], ast.Name):
-            continue
+    for call, scope in vmaps:
         wrapped = call.args[0]
         if module.names.definition(wrapped, scope) is not root.node or not any(
             root.site is d for d in root.node.decorator_list
