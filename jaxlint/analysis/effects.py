@@ -16,6 +16,7 @@ assert on.  On top of that the module answers the questions the purity rules ask
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
@@ -54,6 +55,9 @@ class OuterObject:
 
     root: ast.Name
     where: str  # "module" | "closure" | "self"
+
+
+_AT_UPDATE_TEXT = re.compile(r"\.\s*at\s*\[")
 
 
 class Effects:
@@ -428,6 +432,8 @@ class Effects:
         `_` (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
         are left out."""
         found: list[Store] = []
+        if not _AT_UPDATE_TEXT.search(self.module.source.text):
+            return found  # no `.at[...]` anywhere: nothing to look for, in most modules
         names = self.names
         for scope in names.scopes.values():
             fn = scope.node
