@@ -277,15 +277,21 @@ class OuterMutation(Rule):
 
 
 def _records_trace_metadata(module, values: list[ast.AST]) -> bool:
-    """Every stored value is static but read from traced values (`jnp.shape(c)`, `x.dtype`): what
-    tracing learns about its inputs, recorded by design, the same on every trace."""
+    """Every stored value is static and read from values' metadata (`jnp.shape(c)`, `x.dtype`,
+    `len(xs)`): what tracing learns about its inputs, recorded by design, the same on every trace."""
     if not values:
         return False
     for value in values:
         fact = module.value(value)
         if fact is None or fact.trace is not Trace.STATIC:
             return False
-    return any(module.is_traced(node) for value in values for node in ast.walk(value))
+    return any(_metadata_query(node, module) for value in values for node in ast.walk(value))
+
+
+def _metadata_query(node: ast.AST, module) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in jax_api.STATIC_ATTRIBUTES
+    return isinstance(node, ast.Call) and module.qualname(node.func) in jax_api.STATIC_QUERIES
 
 
 def _variable_update(target: ast.AST) -> bool:
