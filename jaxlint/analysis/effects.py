@@ -542,7 +542,7 @@ class Effects:
             if later and any(s.lineno < defined_at for s in stores):
                 return later[0]
         for writer in self.global_writers.get(name.id, []):
-            if id(writer) in self.contexts:
+            if id(writer) in self.contexts or _scoped_switch(writer, name.id):
                 continue
             for store in self.name_stores(writer):
                 if store.target.id == name.id and not _lazy_init(store, writer, name.id):
@@ -587,6 +587,21 @@ def _definition_line(function: FunctionNode) -> int:
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.decorator_list:
         return function.decorator_list[0].lineno
     return function.lineno
+
+
+def _scoped_switch(writer: FunctionNode, name: str) -> bool:
+    """A context manager that sets a global for its `with` block and restores it in `finally`
+    (`old = _FLAG; _FLAG = True; yield; finally: _FLAG = old`): code traced inside the block
+    sees the switch by design, and code outside keeps the value it always had."""
+    nodes = list(walk(writer))
+    if not any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return False
+    return any(
+        isinstance(node, ast.Try)
+        and any(isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+                for stmt in node.finalbody)
+        for node in nodes
+    )
 
 
 def _lazy_init(store: Store, writer: FunctionNode, name: str) -> bool:

@@ -15,7 +15,9 @@ class StaleGlobal(Rule):
         Checks for module-level names read inside staged code (`jax.jit`, `jax.pmap`, `lax`
         bodies) when the module binds the name again after the function is defined, or
         assigns it from a function through `global` (lazy one-time initialisation,
-        `if _X is None: _X = ...`, excepted).
+        `if _X is None: _X = ...`, and a context manager that sets a switch for its `with`
+        block and restores it in `finally`, excepted: code traced inside the block sees the
+        switch by design).
         """
     why = """
         A global read inside a traced function is a constant of the trace: JAX bakes the value
@@ -53,6 +55,28 @@ class StaleGlobal(Rule):
         """,
     )
     good = (
+        """
+        from contextlib import contextmanager
+
+        import jax
+        import jax.numpy as jnp
+
+        _EXACT = False
+
+        @contextmanager
+        def exact():
+            global _EXACT
+            saved = _EXACT
+            try:
+                _EXACT = True
+                yield
+            finally:
+                _EXACT = saved
+
+        @jax.jit
+        def gelu(x):
+            return jax.nn.gelu(x, approximate=not _EXACT)
+        """,
         """
         import jax
 
