@@ -280,16 +280,20 @@ class StaticArgumentVariesInLoop(Rule):
                 for loop in reversed(site.loops):
                     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                         continue
-                    why = _fresh_object(arg, loop, module) or (
-                        module.varies_in_loop(arg, loop) and _changing_number(arg, loop, module)
-                    )
+                    fresh = _fresh_object(arg, loop, module)
+                    why = fresh or (module.varies_in_loop(arg, loop) and _changing_number(arg, loop, module))
                     if why:
+                        # An object made anew cannot be rounded: the fix is to make it once.
+                        remedy = (
+                            "build it once, outside the loop (or pass what changes as a traced argument)"
+                            if fresh
+                            else "pass it as a traced argument (drop it from `static_argnums`/`static_argnames`), "
+                            "or, if it must stay static, round it to a few values"
+                        )
                         report(
                             arg,
                             f"static argument `{name}` of {jit_signature.function_label(root.node)} is {why}: "
-                            f"every iteration of the loop on line {loop.lineno} compiles it again; pass "
-                            "it as a traced argument (drop it from `static_argnums`/`static_argnames`), or, "
-                            "if it must stay static, round it to a few values",
+                            f"every iteration of the loop on line {loop.lineno} compiles it again; {remedy}",
                         )
                         break
 
