@@ -27,7 +27,8 @@ class ArgumentMutation(Rule):
         the traced function, so the function mutates a copy: the caller's dict or list is never
         changed, although the same code without `jit` changes it. Return the updated container
         (`return state`) and rebind it at the call site. Flax NNX transformations, which
-        propagate module state on purpose, are not reported.
+        propagate module state on purpose, are not reported, nor are Pallas kernels, whose
+        parameters are references they write their results through.
         """
     bad = (
         """
