@@ -356,6 +356,19 @@ CASES = {
                 x = x * 2
             return x if mask.all() else -x  # JAX101
         """,
+    "modelled_library_norms_and_unvmapped_tests": """
+        import equinox.internal as eqxi
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        @jax.jit
+        def clip(updates, max_norm):
+            norm = optax.global_norm(updates)
+            scale = max_norm / norm if norm > max_norm else 1.0  # JAX101
+            finite = 1.0 if eqxi.unvmap_any(jnp.isnan(norm)) else 0.0  # JAX101
+            return jax.tree_util.tree_map(lambda u: u * scale * finite, updates)
+        """,
     "haiku_state_read_in_a_module": """
         import haiku as hk
         import jax.numpy as jnp
@@ -593,5 +606,28 @@ def test_pallas_kernel_through_the_cli(cli, make_files):
             """,
     })
     out = cli("check", "--output-format", "json", "--select", "ALL", "kernels.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]
+
+
+def test_equinox_sources_linted_as_a_package(cli, make_files):
+    """Inside Equinox's own package, `from .._module import Module` is `equinox.Module`."""
+    make_files({
+        "equinox/__init__.py": "",
+        "equinox/_module.py": "class Module:\n    pass\n",
+        "equinox/nn/__init__.py": "",
+        "equinox/nn/_activations.py": """
+            import jax.numpy as jnp
+
+            from .._module import Module
+
+            class LeakyReLU(Module):
+                slope: float = 0.01
+
+                def __call__(self, x):
+                    return x if x >= 0 else self.slope * x
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX101", "equinox")
     assert out.code == 1
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]

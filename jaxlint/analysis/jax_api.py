@@ -273,6 +273,12 @@ STAGED_FUNCTIONS = frozenset({
     "jax.device_put",
     "jax.block_until_ready",
     "jax.stop_gradient",
+    # The modelled libraries' functions that compute one array with JAX operations.
+    "equinox.internal.unvmap_any",
+    "equinox.internal.unvmap_all",
+    "equinox.internal.unvmap_max",
+    "optax.global_norm",
+    "optax.safe_norm",
 })
 
 # Annotations that say "this parameter is an array".

@@ -15,7 +15,8 @@ TRACED_VALUE_LIMITATIONS = """
     `@nn.compact`, transformed functions); a method called from user code jaxlint cannot see
     is analysed only with what its own body shows, and Haiku's `hk.get_state` and
     `hk.get_parameter` read arrays as traced as the arguments. `functools.reduce` returns what
-    its function returns. Pallas kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`),
+    its function returns, and a few functions of these libraries known to compute one array
+    (`optax.global_norm`, `equinox.internal.unvmap_any`) return a traced one. Pallas kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`),
     bodies given to `pl.run_scoped` or decorated with `@pl.when`/`@pl.loop`, and the index maps of
     `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
     loaded from one (`x_ref[...]`, `x_ref[i]`) is a traced array, while stores into it
