@@ -227,6 +227,7 @@ def test_pallas_kernel_parameters_are_references_and_their_loads_traced():
         row = x_ref[pl.program_id(0)]
         view = o_ref.at[0]
         o_ref[...] = x * scale
+        named = x_ref["weights"]
 
     def run(x):
         k = partial(kernel, scale=2.0)
@@ -236,6 +237,7 @@ def test_pallas_kernel_parameters_are_references_and_their_loads_traced():
     assert value_of(m, "x_ref[...]") == "TRACED"
     assert value_of(m, "x_ref[pl.program_id(0)]") == "TRACED"
     assert value_of(m, "o_ref.at[0]") == "UNKNOWN"  # a narrower reference, not a load
+    assert value_of(m, "x_ref['weights']") == "UNKNOWN"  # one reference of a dict of them
     assert value_of(m, "scale") == "STATIC"
     assert contexts(m)["kernel"] == (True, True)
 

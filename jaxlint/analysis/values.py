@@ -442,7 +442,9 @@ class _FunctionRun:
                 return base.items[i]
         if base.ref:  # a load, or a narrower reference through `ref.at[...]`
             view = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
-            return REF if view else TRACED_ARRAY
+            # A reference takes integers, slices and arrays; a string key picks from a dict of them.
+            key = isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+            return REF if view or key else TRACED_ARRAY
         if base.element is not None and base.element.ref and not isinstance(node.slice, ast.Slice):
             return base.element  # `refs[0]`: one of several references
         if base.traced:
