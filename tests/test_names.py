@@ -62,6 +62,7 @@ def resolve(source: str, expression_line: int = -1) -> str | None:
         ("from flax.linen.module import Module\nModule", "flax.linen.Module"),
         ("from flax.nnx.module import Module\nModule", "flax.nnx.Module"),
         ("from optax._src import base\nbase.GradientTransformation", "optax.GradientTransformation"),
+        ("from equinox._module import Module\nModule", "equinox.Module"),
         # Aliases gathered in a class body (`class hk: Module = module.Module`).
         ("from haiku._src import module\nclass hk:\n    Module = module.Module\nhk.Module", "haiku.Module"),
         # Internal helpers the public namespace does not export stay unresolved.

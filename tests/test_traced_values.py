@@ -216,3 +216,111 @@ def test_framework_methods_trace_only_array_arguments(annotation):
     assert value_of(m, "self.features + 1") in ("STATIC", "UNKNOWN")
     assert value_of(m, "train") == "STATIC"
     assert value_of(m, "mask") == "UNKNOWN"
+
+
+def test_pallas_kernel_parameters_are_references_and_their_loads_traced():
+    m = facts("""
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref, *, scale):
+        x = x_ref[...]
+        row = x_ref[pl.program_id(0)]
+        view = o_ref.at[0]
+        o_ref[...] = x * scale
+        named = x_ref["weights"]
+
+    def run(x):
+        k = partial(kernel, scale=2.0)
+        return pl.pallas_call(k, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    """)
+    assert value_of(m, "x_ref") == "UNKNOWN"  # a reference is no tracer
+    assert value_of(m, "x_ref[...]") == "TRACED"
+    assert value_of(m, "x_ref[pl.program_id(0)]") == "TRACED"
+    assert value_of(m, "o_ref.at[0]") == "UNKNOWN"  # a narrower reference, not a load
+    assert value_of(m, "x_ref['weights']") == "UNKNOWN"  # one reference of a dict of them
+    assert value_of(m, "scale") == "STATIC"
+    assert contexts(m)["kernel"] == (True, True)
+
+
+def test_pallas_scoped_bodies_receive_pytrees_of_references():
+    m = facts("""
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_ref, o_ref):
+        def body(scratch):
+            acc_ref, sem = scratch
+            first = scratch[0]
+            acc_ref[...] = x_ref[...]
+            total = acc_ref[...]
+        pl.run_scoped(body, (pltpu.VMEM((8,), jnp.float32), pltpu.SemaphoreType.DMA))
+
+    def run(x):
+        return pl.pallas_call(kernel, out_shape=x)(x)
+    """)
+    assert value_of(m, "scratch[0]") == "UNKNOWN"  # one reference out of several
+    assert value_of(m, "acc_ref[...]") == "TRACED"
+
+
+def test_pallas_index_maps_and_when_bodies_are_traced():
+    m = facts("""
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            first = x_ref[0]
+
+    def run(x):
+        spec = pl.BlockSpec((8,), lambda i: (i + 1,))
+        return pl.pallas_call(kernel, out_shape=x, grid=(2,), in_specs=[spec], out_specs=spec)(x)
+    """)
+    assert value_of(m, "i + 1") == "TRACED"
+    assert value_of(m, "x_ref[0]") == "TRACED"
+    assert contexts(m)["_"] == (True, True)
+
+
+def test_pallas_descriptors_are_not_arrays():
+    m = facts("""
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_ref, o_ref, sem):
+        copy = pltpu.make_async_copy(x_ref, o_ref, sem)
+        ids = pl.program_id(0)
+
+    def run(x):
+        return pl.pallas_call(kernel, out_shape=x)(x)
+    """)
+    assert value_of(m, "pltpu.make_async_copy(x_ref, o_ref, sem)") == "UNKNOWN"
+    assert value_of(m, "pl.program_id(0)") == "TRACED"
+
+
+def test_reduce_returns_what_its_function_returns():
+    m = facts("""
+    import operator
+
+    @jax.jit
+    def f(x, masks):
+        both = functools.reduce(jnp.logical_and, masks)
+        size = functools.reduce(operator.mul, x.shape, 1)
+        total = functools.reduce(operator.add, [x, x])
+        return both, size, total
+    """)
+    assert value_of(m, "functools.reduce(jnp.logical_and, masks)") == "TRACED"
+    assert value_of(m, "functools.reduce(operator.mul, x.shape, 1)") == "STATIC"
+    assert value_of(m, "functools.reduce(operator.add, [x, x])") == "TRACED"
+
+
+def test_haiku_state_and_parameters_are_traced_in_a_module():
+    m = facts("""
+    import haiku as hk
+
+    class Counter(hk.Module):
+        def __call__(self, x):
+            count = hk.get_state("count", (), jnp.int32, init=jnp.zeros)
+            w = hk.get_parameter("w", x.shape[-1:], init=jnp.ones)
+            return count, w
+    """)
+    assert value_of(m, "hk.get_state('count', (), jnp.int32, init=jnp.zeros)") == "TRACED"
+    assert value_of(m, "hk.get_parameter('w', x.shape[-1:], init=jnp.ones)") == "TRACED"

@@ -250,6 +250,141 @@ CASES = {
                 return 1.0 if options else 0.0  # a branch operand of unknown type
             return jax.lax.cond(updates, scale, scale, options)
         """,
+    # ---- Pallas: kernels, index maps and the bodies they stage ----------------------------------
+    "pallas_kernel_branch_on_a_load": """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        def kernel(x_ref, o_ref, *, clip):
+            x = x_ref[...]
+            if clip and x_ref.shape[0] > 1:
+                x = jnp.minimum(x, 1.0)
+            o_ref[...] = x * 2 if x.sum() > 0 else x  # JAX101
+
+        def double(x, clip=False):
+            out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+            return pl.pallas_call(partial(kernel, clip=clip), out_shape=out)(x)
+        """,
+    "pallas_index_map_branch_on_a_grid_index": """
+        import jax
+        from jax.experimental import pallas as pl
+
+        def copy_kernel(x_ref, o_ref):
+            o_ref[...] = x_ref[...]
+
+        def previous_block(i):
+            return (i - 1 if i > 0 else 0,)  # JAX101
+
+        def copy(x):
+            return pl.pallas_call(
+                copy_kernel,
+                out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                grid=(2,),
+                in_specs=[pl.BlockSpec((4,), previous_block)],
+                out_specs=pl.BlockSpec((4,), lambda i: (i,)),
+            )(x)
+        """,
+    "pallas_when_body_branch_on_a_load": """
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        def kernel(x_ref, o_ref):
+            o_ref[...] = x_ref[...]
+
+            @pl.when(pl.program_id(0) == 0)
+            def _first_block():
+                v = x_ref[...]
+                o_ref[...] = jnp.zeros_like(v) if v[0] > 0 else v  # JAX101
+
+        def run(x):
+            return pl.pallas_call(kernel, out_shape=x, grid=(2,))(x)
+        """,
+    "pallas_kernel_chosen_by_a_variable": """
+        from jax.experimental import pallas as pl
+
+        def signed(x_ref, o_ref):
+            o_ref[...] = x_ref[...] if x_ref[0] > 0 else -x_ref[...]  # JAX101
+
+        def plain(x_ref, o_ref):
+            o_ref[...] = x_ref[...]
+
+        def run(x, use_sign):
+            if use_sign:
+                kernel = signed
+            else:
+                kernel = plain
+            return pl.pallas_call(kernel, out_shape=x)(x)
+        """,
+    "pallas_references_and_descriptors_quiet": """
+        from functools import partial
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import tpu as pltpu
+
+        def kernel(x_ref, o_ref, sem, *, block):
+            if x_ref.shape[0] > block:
+                o_ref[...] = x_ref[...]
+            copy = pltpu.make_async_copy(x_ref, o_ref, sem)
+            if copy:
+                copy.start()
+
+            def body(scratch):
+                (acc_ref,) = scratch
+                acc_ref[...] = x_ref[...]
+                if scratch[0] is not None:
+                    o_ref[...] = acc_ref[...]
+
+            pl.run_scoped(body, (pltpu.VMEM((8,), jnp.float32),))
+
+        def run(x):
+            return pl.pallas_call(partial(kernel, block=8), out_shape=x)(x)
+        """,
+    # ---- results of calls the analysis knows without following them ------------------------
+    "reduce_of_traced_masks": """
+        import functools
+        import operator
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def band(x, lo, hi):
+            mask = functools.reduce(jnp.logical_and, [x > lo, x < hi])
+            size = functools.reduce(operator.mul, x.shape, 1)
+            if size > 1:
+                x = x * 2
+            return x if mask.all() else -x  # JAX101
+        """,
+    "modelled_library_norms_and_unvmapped_tests": """
+        import equinox.internal as eqxi
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        @jax.jit
+        def clip(updates, max_norm):
+            norm = optax.global_norm(updates)
+            scale = max_norm / norm if norm > max_norm else 1.0  # JAX101
+            finite = 1.0 if eqxi.unvmap_any(jnp.isnan(norm)) else 0.0  # JAX101
+            return jax.tree_util.tree_map(lambda u: u * scale * finite, updates)
+        """,
+    "haiku_state_read_in_a_module": """
+        import haiku as hk
+        import jax.numpy as jnp
+
+        class Warmup(hk.Module):
+            def __init__(self, steps, name=None):
+                super().__init__(name=name)
+                self.steps = steps
+
+            def __call__(self, x):
+                count = hk.get_state("count", (), jnp.int32, init=jnp.zeros)
+                hk.set_state("count", count + 1)
+                if self.steps > 0:
+                    return x * 0.5 if count < self.steps else x  # JAX101
+                return x
+        """,
 }
 
 
@@ -309,6 +444,86 @@ def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
         jax.lax.cond(True, scale, lambda s: s, State(jnp.asarray(1)))
 
 
+def _pallas_copy(kernel, **specs):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    x = jnp.ones(8)
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), interpret=True, **specs)(x)
+
+
+def test_branching_on_a_loaded_reference_fails_in_a_pallas_kernel():
+    """What JAX101 says of `x_ref[...]` in a kernel: a load is a traced array."""
+    jax = pytest.importorskip("jax")
+
+    def kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = x * 2 if x.sum() > 0 else x
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        _pallas_copy(kernel)
+
+
+def test_writing_through_a_reference_works_in_a_pallas_kernel():
+    """Why stores into a kernel's references are not reported: that is how it returns results."""
+    pytest.importorskip("jax")
+
+    def kernel(x_ref, o_ref):
+        if x_ref.shape[0] > 1:
+            o_ref[...] = x_ref[...] * 2
+
+    assert float(_pallas_copy(kernel)[0]) == 2.0
+
+
+def test_branching_on_a_grid_index_fails_in_an_index_map():
+    """What JAX101 says of a Python `if` on a grid index inside a BlockSpec's index map."""
+    jax = pytest.importorskip("jax")
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        _pallas_copy(
+            kernel,
+            grid=(2,),
+            in_specs=[pl.BlockSpec((4,), lambda i: (i - 1 if i > 0 else 0,))],
+            out_specs=pl.BlockSpec((4,), lambda i: (i,)),
+        )
+
+
+def test_branching_on_a_load_fails_in_a_pl_when_body():
+    """What JAX101 says of a branch inside `@pl.when`: the body is staged where it is defined."""
+    jax = pytest.importorskip("jax")
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            v = x_ref[...]
+            o_ref[...] = v * 0 if v[0] > 0 else v
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        _pallas_copy(kernel, grid=(1,))
+
+
+def test_reducing_traced_masks_gives_a_tracer():
+    """What JAX101 says of `functools.reduce(jnp.logical_and, masks)` under jit."""
+    jax = pytest.importorskip("jax")
+    import functools
+    import jax.numpy as jnp
+
+    def band(x):
+        mask = functools.reduce(jnp.logical_and, [x > 0, x < 2])
+        return x if mask.all() else -x
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(band)(jnp.ones(3))
+
+
 def marked(source: str) -> set[tuple[int, str]]:
     return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
@@ -362,3 +577,57 @@ def test_named_tuple_carry_through_the_cli(cli, make_files):
     (finding,) = out.json
     assert (finding["code"], finding["name"]) == ("JAX101", "traced-if")
     assert finding["location"] == {"row": 12, "column": 22}
+
+
+def test_pallas_kernel_through_the_cli(cli, make_files):
+    make_files({
+        "kernels.py": """
+            import jax
+            import jax.numpy as jnp
+            from jax.experimental import pallas as pl
+            from jax.experimental.pallas import tpu as pltpu
+
+            def kernel(x_ref, o_ref):
+                x = x_ref[...]
+                o_ref[...] = x
+                o_ref[0] = x[0] * 2 if x[0] > 0 else x[0]
+
+            def scoped_kernel(x_ref, o_ref):
+                def body(buffers):
+                    first, second = buffers
+                    slot = first.at[pl.program_id(0)]
+                    slot[...] = x_ref[...]
+                    o_ref[...] = second[...]
+                pl.run_scoped(body, [pltpu.VMEM((8,), jnp.float32), pltpu.VMEM((8,), jnp.float32)])
+
+            def double(x):
+                out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+                return pl.pallas_call(kernel, out_shape=out)(x), pl.pallas_call(scoped_kernel, out_shape=out)(x)
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "ALL", "kernels.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]
+
+
+def test_equinox_sources_linted_as_a_package(cli, make_files):
+    """Inside Equinox's own package, `from .._module import Module` is `equinox.Module`."""
+    make_files({
+        "equinox/__init__.py": "",
+        "equinox/_module.py": "class Module:\n    pass\n",
+        "equinox/nn/__init__.py": "",
+        "equinox/nn/_activations.py": """
+            import jax.numpy as jnp
+
+            from .._module import Module
+
+            class LeakyReLU(Module):
+                slope: float = 0.01
+
+                def __call__(self, x):
+                    return x if x >= 0 else self.slope * x
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX101", "equinox")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]

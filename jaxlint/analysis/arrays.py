@@ -91,6 +91,9 @@ class ArrayFacts:
 
     # ---- public -----------------------------------------------------------------------
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
+        value = self.module.value(expr)
+        if value is not None and value.ref:
+            return False  # a Pallas reference: a kernel writes its results through it
         if scope is None:
             scope = self._scope_of(expr)
         if isinstance(expr, ast.Name) and self._converted_parameter(expr, scope):

@@ -14,7 +14,7 @@ BOOLEAN_FUNCTIONS = frozenset({
     "jax.numpy.greater_equal", "jax.numpy.less", "jax.numpy.less_equal", "jax.numpy.equal",
     "jax.numpy.not_equal", "jax.numpy.isclose", "jax.numpy.signbit", "jax.numpy.isin",
     "jax.random.bernoulli", "jax.numpy.tril", "jax.lax.lt", "jax.lax.gt", "jax.lax.le",
-    "jax.lax.ge", "jax.lax.eq", "jax.lax.ne",
+    "jax.lax.ge", "jax.lax.eq", "jax.lax.ne", "equinox.internal.unvmap_any", "equinox.internal.unvmap_all",
 })
 _STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})

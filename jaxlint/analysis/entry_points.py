@@ -38,6 +38,25 @@ ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
     "blackjax.meads_adaptation": ((0, "logdensity_fn"),),
 }
 
+# Pallas calls that run a kernel (or a body inside one) traced, and the positions and keyword
+# names of the functions they take. A kernel's positional parameters are references to its
+# operands, outputs and scratch buffers (`Ref`s), not arrays: it loads from them
+# (`x = x_ref[...]`, a traced array) and stores into them (`o_ref[...] = y`, not a mutation of
+# an array).
+KERNEL_CALLS: dict[str, tuple[tuple[int, str], ...]] = {
+    "jax.experimental.pallas.pallas_call": ((0, "kernel"),),
+    "jax.experimental.pallas.tpu.emit_pipeline": ((0, "body"),),
+    "jax.experimental.pallas.run_scoped": ((0, "f"),),
+}
+# Of those, the ones that pass each parameter a pytree of references (one per scratch type
+# given), not one reference.
+REF_TREE_CALLS = frozenset({"jax.experimental.pallas.run_scoped"})
+
+# Decorator factories whose decorator calls the function at once, where it is defined, under
+# a trace of its own (`@pl.when(i == 0)` stages the body under a `lax.cond`; `@pl.loop(0, n)`
+# under a loop, passing a traced index).
+RUN_AT_DEFINITION = frozenset({"jax.experimental.pallas.when", "jax.experimental.pallas.loop"})
+
 # Keyword arguments that take a function of a traced step count in any call into these
 # libraries (`optax.adam(learning_rate=schedule)`).
 SCHEDULE_KEYWORDS: dict[str, frozenset[str]] = {
@@ -55,10 +74,10 @@ RULE_REGISTRATIONS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def entry_functions(callee: str, args: list, keywords: dict) -> list:
+def entry_functions(callee: str, args: list, keywords: dict, table: dict = ENTRY_POINTS) -> list:
     """The expressions a call to `callee` passes as functions that the framework runs traced."""
     out = []
-    for index, keyword in ENTRY_POINTS.get(callee, ()):
+    for index, keyword in table.get(callee, ()):
         arg = args[index] if index < len(args) else keywords.get(keyword)
         if arg is not None:
             out.append(arg)

@@ -69,11 +69,16 @@ class BodySpec:
 
     `callables`: positional indices (or keyword names) of the function arguments;
     a "*" suffix on an index means a sequence of callables (`lax.switch`).
-    `operands`: for each callable, how many traced positional arguments it receives.
+    `arity`: how many traced positional arguments it receives (OPERANDS: the call's operands
+    after the callables; EVERY_PARAMETER: as many as the callable takes, each a traced array).
     """
 
     callables: tuple[tuple[int, str], ...]
     arity: int
+
+
+OPERANDS = -1
+EVERY_PARAMETER = -2
 
 
 # Control-flow primitives: their bodies are staged (abstract, traced once), and their
@@ -82,13 +87,16 @@ CONTROL_FLOW = {
     "jax.lax.scan": BodySpec(((0, "f"),), 2),
     "jax.lax.fori_loop": BodySpec(((2, "body_fun"),), 2),
     "jax.lax.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
-    "jax.lax.cond": BodySpec(((1, "true_fun"), (2, "false_fun")), -1),
-    "jax.lax.switch": BodySpec(((1, "branches"),), -1),
+    "jax.lax.cond": BodySpec(((1, "true_fun"), (2, "false_fun")), OPERANDS),
+    "jax.lax.switch": BodySpec(((1, "branches"),), OPERANDS),
     "jax.lax.map": BodySpec(((0, "f"),), 1),
     "jax.lax.associative_scan": BodySpec(((0, "fn"),), 2),
     "jax.lax.reduce": BodySpec(((2, "computation"),), 2),
     "jax.lax.custom_root": BodySpec(((0, "f"),), 1),
     "equinox.internal.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
+    # A Pallas block's index map is traced with the grid indices (int32 scalars), then the
+    # scalar-prefetch references, whose loads are traced too.
+    "jax.experimental.pallas.BlockSpec": BodySpec(((1, "index_map"),), EVERY_PARAMETER),
 }
 
 # Primitives that take branches: JAX traces every branch, whichever one runs.
@@ -233,10 +241,44 @@ INTEGER_HELPERS = frozenset({
     "jax.experimental.pallas.strides_from_shape",
 })
 
+# A transformed Haiku function's parameters and state, read inside it: arrays the framework
+# passes in, traced wherever the function's array arguments are.
+FRAMEWORK_ARRAYS = frozenset({"haiku.get_parameter", "haiku.get_state"})
+
+# Pallas calls that build Python objects, not arrays: block and grid specifications, memory
+# spaces, slices, copy descriptors and semaphores, kernels and the functions that run them.
+_PALLAS_OBJECTS = {
+    "jax.experimental.pallas": (
+        "ANY", "BlockDim", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",
+        "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Slice", "Squeezed", "ds",
+        "dslice", "kernel", "loop", "when", "with_scoped", "pallas_call",
+        "core_map", "semaphore_signal", "semaphore_wait", "debug_print", "empty_ref_like",
+    ),
+    "jax.experimental.pallas.tpu": (
+        "async_copy", "async_remote_copy", "make_async_copy", "make_async_remote_copy",
+        "get_barrier_semaphore", "sync_copy", "store", "dma_semaphore", "VMEM", "SMEM", "HBM", "CMEM",
+        "VMEM_SHARED", "SemaphoreType", "PrefetchScalarGridSpec", "CompilerParams", "emit_pipeline",
+        "emit_pipeline_with_allocations", "BufferedRef", "core_barrier", "run_on_first_core",
+        "with_memory_space_constraint", "create_tensorcore_mesh",
+    ),
+    "jax.experimental.pallas.mosaic_gpu": (
+        "SMEM", "GMEM", "Barrier", "ClusterBarrier", "ACC", "kernel", "emit_pipeline",
+        "copy_gmem_to_smem", "copy_smem_to_gmem", "barrier_wait", "barrier_arrive", "commit_smem",
+        "wait_smem_to_gmem", "TilingTransform", "SwizzleTransform", "transpose_ref", "CompilerParams",
+    ),
+}
+PALLAS_OBJECTS = frozenset(f"{namespace}.{name}" for namespace, names in _PALLAS_OBJECTS.items() for name in names)
+
 STAGED_FUNCTIONS = frozenset({
     "jax.device_put",
     "jax.block_until_ready",
     "jax.stop_gradient",
+    # The modelled libraries' functions that compute one array with JAX operations.
+    "equinox.internal.unvmap_any",
+    "equinox.internal.unvmap_all",
+    "equinox.internal.unvmap_max",
+    "optax.global_norm",
+    "optax.safe_norm",
 })
 
 # Annotations that say "this parameter is an array".

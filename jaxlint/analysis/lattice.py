@@ -34,6 +34,9 @@ class Value:
     known: tuple = ()  # (the Python constant,) when the value is a known literal
     # A NamedTuple: every field is a pytree child, so a traced one has only traced fields.
     fields: bool = False
+    # A Pallas reference (a kernel's operand): not a tracer itself, but what is loaded from it
+    # (`ref[...]`, `ref[i]`) is a traced array.
+    ref: bool = False
 
     @property
     def truth(self) -> Optional[bool]:
@@ -64,6 +67,8 @@ UNKNOWN = Value(Trace.UNKNOWN)
 TRACED = Value(Trace.TRACED)
 TRACED_ARRAY = Value(Trace.TRACED, array=True)
 TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True)
+REF = Value(Trace.UNKNOWN, ref=True)
+REF_TREE = Value(Trace.UNKNOWN, element=REF)  # a pytree of references: its items (one level down) are references
 
 
 def join(a: Value, b: Value) -> Value:
@@ -90,6 +95,7 @@ def join(a: Value, b: Value) -> Value:
         function=a.function if a.function == b.function else None,
         known=a.known if a.known == b.known else (),
         fields=fields,
+        ref=a.ref and b.ref,
     )
 
 
@@ -118,7 +124,7 @@ def strip(value: Value) -> Value:
 
 def widen(value: Value) -> Value:
     """The value without the structure that can grow without bound around a loop."""
-    return Value(value.trace, array=value.array, boolean=value.boolean, known=value.known)
+    return Value(value.trace, array=value.array, boolean=value.boolean, known=value.known, ref=value.ref)
 
 
 def constant(value: object) -> Value:

@@ -15,7 +15,7 @@ from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
 from jaxlint.analysis.tracing import (
-    ANY_KEYWORD, NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, discover, is_named_tuple,
+    ANY_KEYWORD, NOTHING_BOUND, STAGED, Bound, Context, Discovery, TracedFunction, discover, is_named_tuple,
 )
 from jaxlint.analysis.values import (
     STATIC,
@@ -26,8 +26,8 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
-from jaxlint.analysis.lattice import constant
-from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default
+from jaxlint.analysis.lattice import REF, REF_TREE, constant
+from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default, kernel_parameters
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -228,6 +228,9 @@ class ModuleFacts:
 def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
     """The values a transformation gives a function's parameters."""
     fn = root.node
+    if root.kernel:
+        bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
+        return kernel_parameters(fn, bound, REF_TREE if root.ref_trees else REF)
     a = fn.args
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}

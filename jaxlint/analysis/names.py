@@ -94,7 +94,7 @@ def public(name: str) -> str:
     if not name.startswith(_PRIVATE_PREFIXES):
         return name
     parts = name.split(".")
-    for end in range(len(parts), 2, -1):
+    for end in range(len(parts), 1, -1):
         entry = _PRIVATE_PACKAGES.get(".".join(parts[:end]))
         if entry is None:
             continue

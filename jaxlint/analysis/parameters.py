@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, Trace, FunctionValue, Value, constant, join_all, strip
+from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, constant, join_all, strip
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, builds_named_tuple, positional_params
 
@@ -26,14 +26,19 @@ def body_parameters(
     (`fixed`, in traced code), else a constant's value or STATIC (eager code holds no tracers).
     """
     arity = jax_api.CONTROL_FLOW[callee].arity
-    if arity < 0:  # cond/switch: every operand after the branches
+    params = positional_params(fn)[bound.positional:]
+    if arity == jax_api.EVERY_PARAMETER:
+        values = bind_arguments(fn, [STATIC] * bound.positional + [TRACED_ARRAY] * len(params), _bound_keywords(bound))
+        if fn.args.vararg is not None:
+            values[fn.args.vararg.arg] = Value(Trace.TRACED, element=TRACED_ARRAY)
+        return values
+    if arity == jax_api.OPERANDS:  # cond/switch: every operand after the branches
         arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
     passed = [TRACED] * arity
     if operands is not None and len(operands) == arity:  # a cond's operands, as each branch receives them
         passed = operands
     if carry is not None:
         passed[_CARRIES[callee][1]] = carry
-    params = positional_params(fn)[bound.positional:]
     if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
         passed[1] = STATIC
     elif sliced is not None and (sliced.items is not None or sliced.array):
@@ -42,9 +47,24 @@ def body_parameters(
         passed = passed[: len(params)]
     if fixed is not None:
         return bind_arguments(fn, [*fixed.bound, *passed], dict(fixed.keywords), fixed.method_self)
+    return bind_arguments(fn, [STATIC] * bound.positional + passed, _bound_keywords(bound))
+
+
+def kernel_parameters(fn: FunctionNode, bound: Bound, ref: Value) -> dict[str, Value]:
+    """Parameter values of a Pallas kernel: every positional parameter `functools.partial` did
+    not fix is a reference, `ref` (`*refs` a sequence of them); what `partial` fixed is a Python value."""
+    refs = len(positional_params(fn)) - bound.positional
+    params = bind_arguments(fn, [STATIC] * bound.positional + [ref] * refs, _bound_keywords(bound))
+    if fn.args.vararg is not None:
+        params[fn.args.vararg.arg] = Value(Trace.UNKNOWN, element=ref)
+    return params
+
+
+def _bound_keywords(bound: Bound) -> dict[str, Value]:
+    """Keyword arguments fixed by `functools.partial`: a constant's value, else a Python value."""
     keywords = {name: STATIC for name in bound.keywords if name != ANY_KEYWORD}
     keywords.update((name, constant(e.value) if isinstance(e, ast.Constant) else STATIC) for name, e in bound.values)
-    return bind_arguments(fn, [STATIC] * bound.positional + passed, keywords)
+    return keywords
 
 
 # Loops whose body receives a carry: the position of its initial value among the call's

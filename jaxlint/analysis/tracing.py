@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.entry_points import (
     ENTRY_POINTS,
+    KERNEL_CALLS,
     LEADING,
+    REF_TREE_CALLS,
     RULE_REGISTRATIONS,
     SCHEDULE_KEYWORDS,
     entry_functions,
@@ -87,6 +89,8 @@ class TracedFunction:
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
     bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
+    kernel: bool = False  # a Pallas kernel: its positional parameters are references
+    ref_trees: bool = False  # ... or pytrees of references
     # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
     # when it wraps `f`, so nothing is traced, and which parameters were meant static is unclear.
     unknown_static_names: bool = False
@@ -177,6 +181,10 @@ def discover(names: Names) -> Discovery:
             for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
                 found.body_bound[(id(fn), id(call))] = bound
+        elif callee in KERNEL_CALLS:
+            for passed in entry_functions(callee, call.args, _keywords(call), KERNEL_CALLS):
+                for fn, _, bound in _wrapped_functions(passed, names, scope):
+                    found.roots.append(_kernel_root(fn, bound, callee in REF_TREE_CALLS))
         elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
             for passed in entry_functions(callee, call.args, _keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
@@ -189,6 +197,15 @@ def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = fro
     root = TracedFunction(fn, [], ABSTRACT, static, framework_method=True)
     if not isinstance(fn, ast.Lambda):
         root.caller_params = frozenset(p.arg for p in fn.args.kwonlyargs)
+    root.bound_positional = bound.positional
+    root.bound_keywords = bound.keywords
+    root.bound_values = bound.values
+    return root
+
+
+def _kernel_root(fn: FunctionNode, bound: Bound, trees: bool) -> TracedFunction:
+    """A Pallas kernel: traced once per `pallas_call` trace, its parameters references."""
+    root = TracedFunction(fn, [], STAGED, kernel=True, ref_trees=trees)
     root.bound_positional = bound.positional
     root.bound_keywords = bound.keywords
     root.bound_values = bound.values
@@ -257,6 +274,10 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         values = names.assignments(expr, scope)
         if len(values) == 1 and isinstance(values[0], ast.Call):
             yield from _wrapped_functions(values[0], names, scope, depth + 1)
+        elif values and all(isinstance(v, ast.Name) for v in values):
+            # `kernel = fast_kernel` on one path, `kernel = simple_kernel` on another: either runs.
+            for value in values:
+                yield from _wrapped_functions(value, names, scope, depth + 1)
         return
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
         method = _method_of_enclosing_class(expr, names, scope)

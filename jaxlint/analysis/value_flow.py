@@ -98,6 +98,7 @@ class ValueFlow(Domain[State]):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             run.define(node, env)
             env.vars[node.name] = run.decorated(node)
+            run.run_at_definition(node)
         elif isinstance(node, ast.ClassDef):
             env.vars[node.name] = STATIC
         elif isinstance(node, ast.Assert):

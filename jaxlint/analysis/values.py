@@ -19,6 +19,7 @@ from typing import Callable
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import solve
 from jaxlint.analysis.lattice import (
+    REF,
     STATIC,
     TRACED,
     TRACED_ARRAY,
@@ -34,6 +35,7 @@ from jaxlint.analysis.lattice import (
     join_all,
     strip,
 )
+from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
     STAGED,
@@ -42,6 +44,7 @@ from jaxlint.analysis.tracing import (
     context_of,
     control_flow_bodies,
     is_named_tuple,
+    positional_params,
     receiver,
     PARTIAL,
     VMAPS,
@@ -200,6 +203,17 @@ class _FunctionRun:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
                 static = static_parameters(node, t.keywords)
         return Value(Trace.STATIC, function=FunctionValue(node, tuple(t.name for t in transforms), static))
+
+    def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A nested def whose decorator runs it where it is defined (`@pl.when(cond)`): analysed
+        there, staged, with what it closes over and its parameters (a loop index) traced."""
+        if not any(
+            isinstance(d, ast.Call) and self.names.qualname(d.func, self.scope) in RUN_AT_DEFINITION
+            for d in node.decorator_list
+        ):
+            return
+        params = {p.arg: TRACED_ARRAY for p in positional_params(node)}
+        self.analysis.analyze(node, params, STAGED.inside(self.ctx), None, self.depth + 1)
 
     def bind(self, target: ast.AST, value: Value, env: Env) -> None:
         if isinstance(target, ast.Name):
@@ -374,6 +388,8 @@ class _FunctionRun:
         base = self.eval(node.value, env)
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
+        if base.ref and node.attr == "at":
+            return REF  # `ref.at[...]` is a view of the same reference, not a load
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at")
         if base.traced and base.fields and not node.attr.startswith("_"):
@@ -424,6 +440,13 @@ class _FunctionRun:
             i = node.slice.value
             if -len(base.items) <= i < len(base.items):
                 return base.items[i]
+        if base.ref:  # a load, or a narrower reference through `ref.at[...]`
+            view = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
+            # A reference takes integers, slices and arrays; a string key picks from a dict of them.
+            key = isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+            return REF if view or key else TRACED_ARRAY
+        if base.element is not None and base.element.ref and not isinstance(node.slice, ast.Slice):
+            return base.element  # `refs[0]`: one of several references
         if base.traced:
             if base.array:
                 return TRACED_ARRAY if not base.boolean else TRACED_BOOL
@@ -511,19 +534,33 @@ class _FunctionRun:
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return replace(first, array=False, boolean=False, function=None)
+        if callee == "functools.reduce" and len(args) >= 2:
+            return self._reduce(node, args)
         if callee.startswith("builtins."):
             return builtin_result(callee[9:], args)
         if callee in jax_api.INTEGER_HELPERS:
             return strip(join_all(args))
-        if callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES):
-            if callee in ("jax.random.split",):
-                return TRACED_ARRAY
+        if _staged(callee):
             return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if callee in jax_api.FRAMEWORK_ARRAYS:
+            return TRACED_ARRAY
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
         if self.analysis.imported is not None:
             return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
+        return UNKNOWN
+
+    def _reduce(self, node: ast.Call, args: list[Value]) -> Value:
+        """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
+        element = join_all([element_of(args[1]), *args[2:3]])
+        reducer = self.names.qualname(node.args[0], self.scope)
+        if reducer is not None and _staged(reducer):
+            return TRACED_BOOL if reducer in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if reducer is not None and reducer.startswith("operator."):
+            return Value(element.trace, array=element.traced)
+        if args[0].function is not None:
+            return join(element, self._call_function(args[0].function, node, [element, element], {}))
         return UNKNOWN
 
     def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -587,6 +624,13 @@ class _FunctionRun:
             outer = self.analysis.closures.get(id(fn_node), env)
             self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
         return TRACED
+
+
+def _staged(callee: str) -> bool:
+    """A JAX operation: inside traced code its result is traced whatever its inputs."""
+    if callee in jax_api.PALLAS_OBJECTS:
+        return False
+    return callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES)
 
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:

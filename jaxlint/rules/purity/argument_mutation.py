@@ -27,7 +27,8 @@ class ArgumentMutation(Rule):
         the traced function, so the function mutates a copy: the caller's dict or list is never
         changed, although the same code without `jit` changes it. Return the updated container
         (`return state`) and rebind it at the call site. Flax NNX transformations, which
-        propagate module state on purpose, are not reported.
+        propagate module state on purpose, are not reported, nor are Pallas kernels, whose
+        parameters are references they write their results through.
         """
     bad = (
         """
@@ -84,6 +85,8 @@ class ArgumentMutation(Rule):
             fn = root.node
             if not root.context.staged or root.framework_method or effects.sanctioned(fn):
                 continue
+            if root.kernel:
+                continue  # a Pallas kernel's parameters are references: it returns results by writing through them
             if isinstance(fn, ast.Lambda):
                 continue
             params = _mutable_parameters(root)

@@ -29,7 +29,8 @@ class InPlaceUpdate(Rule):
         to traced code. Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
         value), whatever the value is. It also reports item assignment on
-        `np.asarray(<JAX array>)`, a read-only view.
+        `np.asarray(<JAX array>)`, a read-only view. A store into a Pallas reference
+        (`o_ref[...] = y` in a kernel) is how a kernel writes its results and is not reported.
         """
     why = """
         JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable

@@ -13,5 +13,16 @@ TRACED_VALUE_LIMITATIONS = """
     a `lax` loop built from its initial value); elsewhere they are unknown. Flax, Equinox and
     Haiku module methods count as traced where the framework traces them (`__call__`,
     `@nn.compact`, transformed functions); a method called from user code jaxlint cannot see
-    is analysed only with what its own body shows.
+    is analysed only with what its own body shows, and Haiku's `hk.get_state` and
+    `hk.get_parameter` read arrays as traced as the arguments. `functools.reduce` returns what
+    its function returns, and a few functions of these libraries known to compute one array
+    (`optax.global_norm`, `equinox.internal.unvmap_any`) return a traced one. Pallas kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`),
+    bodies given to `pl.run_scoped` or decorated with `@pl.when`/`@pl.loop`, and the index maps of
+    `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
+    loaded from one (`x_ref[...]`, `x_ref[i]`) is a traced array, while stores into it
+    (`o_ref[...] = y`) are how a kernel writes its results. A `run_scoped` body receives
+    pytrees of references, so `refs[0]` there is taken for one of them, never for a load.
+    Copy descriptors, semaphores and block specifications are Python objects, not arrays.
+    A kernel is found when the call names it (directly, through `functools.partial`, or through a
+    variable every assignment of which names a function), not when it arrives as an argument.
     """

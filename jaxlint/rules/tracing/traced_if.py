@@ -27,7 +27,9 @@ class TracedIf(Rule):
         reported only where it cannot be static: a field of a loop carry that is a
         `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
         `lax.cond`, or of a traced argument annotated with such a class, is traced, while a
-        dataclass or module field may be metadata and is left alone. Under a plain
+        dataclass or module field may be metadata and is left alone. In a Pallas kernel, what
+        it loads from a reference (`x_ref[...]`) is traced, and so is a grid index in a block's
+        index map. Under a plain
         `jax.grad` (no `jit` around it) values are concrete and the branch works.
         """
     bad = (
@@ -76,6 +78,17 @@ class TracedIf(Rule):
 
         grad_fn = jax.jit(jax.grad(hinge))
         """,
+        """
+        import jax
+        from jax.experimental import pallas as pl
+
+        def relu_kernel(x_ref, o_ref):
+            x = x_ref[...]
+            o_ref[...] = x if x.min() > 0 else x * 0  # JAX101
+
+        def relu(x):
+            return pl.pallas_call(relu_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        """,
     )
     good = (
         """
@@ -122,6 +135,18 @@ class TracedIf(Rule):
             if isinstance(x, tuple):
                 x = x[0]
             return x
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        def relu_kernel(x_ref, o_ref):
+            if x_ref.shape[0] > 1:  # a reference's shape is static
+                o_ref[...] = jnp.maximum(x_ref[...], 0)
+
+        def relu(x):
+            return pl.pallas_call(relu_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
         """,
     )
     demo = JaxDemo(
