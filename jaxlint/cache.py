@@ -1,8 +1,10 @@
 """The results cache: each file's findings, keyed by its content, the jaxlint build, the selected codes and options.
 
 A file's findings also depend on the project modules its analysis read (their size and
-mtime are kept with the entry: editing one re-lints the file) and on the traced calls into
-it from other modules (kept as a key, compared with the calls of this run).
+mtime are kept with the entry: editing one re-lints the file), on the paths where an import
+was looked for and found nothing (kept as missing: a module created there re-lints the file)
+and on the traced calls into it from other modules (kept as a key, compared with the calls
+of this run).
 """
 
 from __future__ import annotations
