@@ -217,6 +217,15 @@ class ModuleFacts:
     def qualname(self, expr: ast.AST) -> str | None:
         return self.names.qualname(expr)
 
+    def cut_short(self) -> list[tuple[FunctionNode, str]]:
+        """The functions whose value analysis stopped before its end, and why (none if it never ran)."""
+        if "analysis" not in self.__dict__:
+            return []
+        analysis = self.analysis
+        found = {id(fn): (fn, "its loops did not settle within the solver's bound") for fn in analysis.unconverged}
+        found.update((id(fn), (fn, "an expression in it is nested too deeply to follow")) for fn in analysis.skipped)
+        return sorted(found.values(), key=lambda item: (item[0].lineno, item[0].col_offset))
+
     def body(self, fn: FunctionNode) -> list[ast.AST]:
         """The nodes of a function's own body (nested functions and lambdas excluded), computed once."""
         nodes = self._bodies.get(id(fn))
