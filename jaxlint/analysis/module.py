@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
+from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
 from jaxlint.analysis.tracing import (
@@ -150,9 +151,15 @@ class ModuleFacts:
     def _call_sites(self) -> CallSites:
         return CallSites(self.names, self.discovery)
 
-    def varies_in_loop(self, expr: ast.AST, loop: ast.AST) -> bool:
-        """Whether an expression can change from one iteration of `loop` to the next."""
-        return self._call_sites.varies_in_loop(expr, loop)
+    @cached_property
+    def loops(self) -> LoopFacts:
+        """Which values change from one iteration of a Python loop to the next (see `loop_variance.py`)."""
+        return LoopFacts(self.tree)
+
+    def varies_in_loop(self, expr: ast.AST, loop: ast.AST, at: ast.AST | None = None) -> bool:
+        """Whether an expression, read where `at` is (default: where it is), can change from one
+        iteration of `loop` to the next."""
+        return self.loops.varies(expr, loop, at)
 
     @cached_property
     def effects(self) -> "Effects":
