@@ -194,3 +194,61 @@ def test_jax_compiles_a_mask_set_afresh_each_iteration_once():
     assert energy._cache_size() == 1
     namespace["carried"](x, range(4))
     assert energy._cache_size() == 2  # the first iteration's mask (`x > 0.0`) is a new shape'
+
+
+RESTARTED = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def score(tokens):
+    return tokens.sum()
+
+
+def restarted(prompt, steps):
+    for t in steps:
+        tokens = prompt
+        tokens = jnp.concatenate([tokens, jnp.array([t])])
+        score(tokens)
+        window = prompt
+        window = window[1:]
+        score(window)
+        seen = []
+        seen.append(prompt)
+        score(jnp.stack(seen))
+
+
+def growing(prompt, steps):
+    tokens, window, seen = prompt, prompt, []
+    for t in steps:
+        tokens = jnp.concatenate([tokens, jnp.array([t])])
+        score(tokens)
+        window = window[1:]
+        score(window)
+        seen.append(prompt)
+        score(jnp.stack(seen))
+"""
+
+
+def test_cli_growth_counts_only_what_the_previous_iteration_left(cli, make_files):
+    """`tokens = prompt` then one more token: the same length on every iteration."""
+    make_files({"m.py": RESTARTED})
+    found = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX501", "m.py").json
+    assert [(f["location"]["row"], f["message"].split(", which ")[1].split(":")[0]) for f in found] == [
+        (27, "grows every iteration"),
+        (29, "shrinks every iteration"),
+        (31, "is built from `seen`, a list that grows every iteration"),
+    ]
+
+
+def test_jax_compiles_a_value_restarted_each_iteration_once():
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(RESTARTED, namespace)
+    score = namespace["score"]
+    namespace["restarted"](jnp.arange(5.0), range(3))
+    assert score._cache_size() == 3  # one shape per call site, whatever the iteration
+    namespace["growing"](jnp.arange(5.0), range(3))
+    assert score._cache_size() == 3 + 3 * 2  # at each site, every iteration after the first is a new shape
