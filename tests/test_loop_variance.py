@@ -252,3 +252,50 @@ def test_jax_compiles_a_value_restarted_each_iteration_once():
     assert score._cache_size() == 3  # one shape per call site, whatever the iteration
     namespace["growing"](jnp.arange(5.0), range(3))
     assert score._cache_size() == 3 + 3 * 2  # at each site, every iteration after the first is a new shape
+
+
+RATES = """\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums=1)
+def scale(x, factor):
+    return x * factor
+
+
+def restarted(x):
+    for epoch in range(4):
+        lr = 0.1
+        lr = lr * 2
+        x = scale(x, lr)
+    return x
+
+
+def decayed(x):
+    lr = 0.1
+    for epoch in range(4):
+        lr = lr * 0.5
+        x = scale(x, lr)
+    return x
+"""
+
+
+def test_cli_a_static_argument_recomputed_from_a_fresh_start_is_one_value(cli, make_files):
+    make_files({"m.py": RATES})
+    found = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX303", "m.py").json
+    assert [f["location"]["row"] for f in found] == [24]
+
+
+def test_jax_compiles_a_static_argument_recomputed_from_a_fresh_start_once():
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(RATES, namespace)
+    scale = namespace["scale"]
+    namespace["restarted"](jnp.ones(2))
+    assert scale._cache_size() == 1
+    namespace["decayed"](jnp.ones(2))
+    assert scale._cache_size() == 5
