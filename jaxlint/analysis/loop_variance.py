@@ -65,6 +65,9 @@ class LoopVariance(Domain[State]):
         self.around = around
         self.definitions: List[Definition] = []
         self._index: Dict[tuple, int] = {}
+        # Per expression, once however often the solver visits it: (names read, whether it
+        # calls anything, its walrus bindings and in-place changes).
+        self._scans: Dict[int, tuple] = {}
 
     # ---- lattice ---------------------------------------------------------------------
     def copy(self, state: State) -> State:
@@ -140,14 +143,16 @@ class LoopVariance(Domain[State]):
 
     def _side_effects(self, expr: ast.AST, node: ast.AST, loops: frozenset, state: State) -> None:
         """Walrus bindings and in-place container changes inside an expression."""
-        for sub in _walk(expr):
-            if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+        for sub in self._scan(expr)[2]:
+            if isinstance(sub, ast.NamedExpr):
                 self._define(state, sub.target.id, OTHER, sub, sub.value, None, loops, loops)
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in MUTATING_METHODS:
+            else:
                 self._mutate(sub.func.value, sub, loops, state)
 
     def _store_targets(self, target: ast.AST, node: ast.AST, loops: frozenset, state: State) -> None:
         """`a[i] = v`, `cfg.lr = v` (also inside an unpacking): the container changes."""
+        if isinstance(target, ast.Name):
+            return
         for sub in _walk(target):
             if isinstance(sub, (ast.Subscript, ast.Attribute)) and isinstance(sub.ctx, ast.Store):
                 self._mutate(sub, node, loops, state)
@@ -178,15 +183,32 @@ class LoopVariance(Domain[State]):
     # ---- questions -------------------------------------------------------------------
     def changes(self, expr: ast.AST, state: State, loops: frozenset) -> frozenset:
         """The loops across whose iterations `expr`, evaluated in `state` inside `loops`, may change."""
-        out: frozenset = frozenset()
-        for sub in _walk(expr):
-            if isinstance(sub, ast.Name):
-                binding = state.get(sub.id)
-                if binding is not None:
-                    out |= binding.loops
-            elif isinstance(sub, _SELF_CHANGING):
-                out |= loops
+        reads = self._scan(expr)
+        out: frozenset = loops if reads[1] else frozenset()
+        for name in reads[0]:
+            binding = state.get(name)
+            if binding is not None and binding.loops:
+                out |= binding.loops
         return out
+
+
+    def _scan(self, expr: ast.AST) -> tuple:
+        scan = self._scans.get(id(expr))
+        if scan is None:
+            names, calls, effects = set(), False, []
+            nodes = [expr]
+            for sub in nodes:  # grows as it goes: a walk without a generator
+                nodes.extend(children(sub))
+                if isinstance(sub, ast.Name):
+                    names.add(sub.id)
+                elif isinstance(sub, _SELF_CHANGING):
+                    calls = True
+                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                        effects.append(sub)
+                    elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in MUTATING_METHODS:
+                        effects.append(sub)
+            scan = self._scans[id(expr)] = (tuple(names), calls, effects)
+        return scan
 
 
 def step_expressions(step: cfg.Step) -> List[ast.AST]:
@@ -197,6 +219,10 @@ def step_expressions(step: cfg.Step) -> List[ast.AST]:
             args = getattr(node, "args", None)
             defaults = [d for d in (*args.defaults, *args.kw_defaults) if d is not None] if args else []
             return [*node.decorator_list, *defaults, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+        if isinstance(node, ast.Assign):
+            return [*node.targets, node.value]
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            return [node.target] if node.value is None else [node.target, node.value]
         return [node]
     if kind == cfg.TEST:
         return [node.test]
@@ -224,16 +250,20 @@ def loops_around(graph: cfg.Graph, body: list) -> Dict[int, frozenset]:
         by_node[id(stmt)] = loops
         if isinstance(stmt, (*FUNCTION_TYPES, ast.ClassDef)):
             continue
+        fields = _BLOCKS.get(type(stmt))
+        if not fields:
+            continue
         inner = loops | {id(stmt)} if isinstance(stmt, LOOP_TYPES) else loops
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, field, None)
-            if type(block) is list:
-                stack.extend((s, inner if field == "body" else loops) for s in block)
-        for item in getattr(stmt, "items", ()) or ():
-            by_node[id(item)] = loops
-        for part in (*(getattr(stmt, "handlers", ()) or ()), *(getattr(stmt, "cases", ()) or ())):
-            by_node[id(part)] = loops
-            stack.extend((s, loops) for s in part.body)
+        for field in fields:
+            if field in ("handlers", "cases"):
+                for part in getattr(stmt, field):
+                    by_node[id(part)] = loops
+                    stack.extend((s, loops) for s in part.body)
+            elif field == "items":
+                for item in stmt.items:
+                    by_node[id(item)] = loops
+            else:
+                stack.extend((s, inner if field == "body" else loops) for s in getattr(stmt, field))
     out: Dict[int, frozenset] = {}
     for block in graph.blocks:
         for step in block.steps:
@@ -242,6 +272,18 @@ def loops_around(graph: cfg.Graph, body: list) -> Dict[int, frozenset]:
                 loops = loops | {id(step.node)}  # bound, or tested, on every iteration
             out[id(step)] = loops
     return out
+
+
+# The statement lists (and with items) of each compound statement.
+_BLOCKS: Dict[type, tuple] = {
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("items", "body"), ast.AsyncWith: ("items", "body"),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+}
+for _name in ("TryStar", "Match"):
+    if hasattr(ast, _name):
+        _BLOCKS[getattr(ast, _name)] = ("cases",) if _name == "Match" else ("body", "handlers", "orelse", "finalbody")
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -367,8 +409,12 @@ class _Solved:
         """The state before the step that evaluates `node` (None: not a point of this graph, or never reached)."""
         if self._where is None:
             self._where = {}
+            around = self.domain.around
             for block in self.graph.blocks:
                 for i, step in enumerate(block.steps):
+                    if not around.get(id(step)):
+                        continue  # questions are asked only about what runs inside a loop
+                    self._where[id(step.node)] = (block, i)  # the statement (or clause) itself
                     for expr in step_expressions(step):
                         for sub in _walk(expr):
                             self._where[id(sub)] = (block, i)
@@ -391,16 +437,23 @@ class _Solved:
 
 
 def _loop_owners(tree: ast.Module) -> Dict[int, ast.AST]:
-    """id(loop statement) -> the function (or module) whose body it is in."""
+    """id(loop statement) -> the function, class or module whose body it is in."""
     owners: Dict[int, ast.AST] = {}
-    stack: List[tuple] = [(node, tree) for node in tree.body]
+    stack: List[tuple] = [(stmt, tree) for stmt in tree.body]
     while stack:
-        node, owner = stack.pop()
-        if isinstance(node, LOOP_TYPES):
-            owners[id(node)] = owner
-        inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else owner
-        stack.extend((child, inner) for child in children(node) if isinstance(child, (ast.stmt, ast.excepthandler))
-                     or type(child).__name__ == "match_case")
+        stmt, owner = stack.pop()
+        if isinstance(stmt, LOOP_TYPES):
+            owners[id(stmt)] = owner
+        fields = _BLOCKS.get(type(stmt))
+        if not fields:
+            continue
+        inner = stmt if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else owner
+        for field in fields:
+            if field in ("handlers", "cases"):
+                for part in getattr(stmt, field):
+                    stack.extend((child, inner) for child in part.body)
+            elif field != "items":
+                stack.extend((child, inner) for child in getattr(stmt, field))
     return owners
 
 
