@@ -336,7 +336,14 @@ class LoopFacts:
     def __init__(self, tree: ast.Module):
         self.tree = tree
         self._owners: Optional[Dict[int, ast.AST]] = None
+        self._outer: Dict[int, tuple] = {}
         self._solved: Dict[int, "_Solved"] = {}
+
+    def enclosing(self, loop: ast.AST) -> tuple:
+        """The loops of the same function (or module) body around a loop statement, outermost first."""
+        if self._owners is None:
+            self._owners, self._outer = _loop_owners(self.tree)
+        return self._outer.get(id(loop), ())
 
     def varies(self, expr: ast.AST, loop: ast.AST, at: Optional[ast.AST] = None) -> bool:
         """Whether `expr`, read where `at` (default: `expr` itself) is, can change from one iteration
@@ -384,7 +391,7 @@ class LoopFacts:
 
     def _solve(self, loop: ast.AST) -> Optional["_Solved"]:
         if self._owners is None:
-            self._owners = _loop_owners(self.tree)
+            self._owners, self._outer = _loop_owners(self.tree)
         owner = self._owners.get(id(loop))
         if owner is None:
             return None
@@ -436,25 +443,30 @@ class _Solved:
         return states[i]
 
 
-def _loop_owners(tree: ast.Module) -> Dict[int, ast.AST]:
-    """id(loop statement) -> the function, class or module whose body it is in."""
+def _loop_owners(tree: ast.Module) -> tuple:
+    """id(loop statement) -> the function, class or module whose body it is in; and -> the
+    loops of that body around it, outermost first."""
     owners: Dict[int, ast.AST] = {}
-    stack: List[tuple] = [(stmt, tree) for stmt in tree.body]
+    outer: Dict[int, tuple] = {}
+    stack: List[tuple] = [(stmt, tree, ()) for stmt in tree.body]
     while stack:
-        stmt, owner = stack.pop()
-        if isinstance(stmt, LOOP_TYPES):
-            owners[id(stmt)] = owner
+        stmt, owner, loops = stack.pop()
         fields = _BLOCKS.get(type(stmt))
         if not fields:
             continue
-        inner = stmt if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else owner
+        inner, inner_loops = owner, loops
+        if isinstance(stmt, LOOP_TYPES):
+            owners[id(stmt)], outer[id(stmt)] = owner, loops
+            inner_loops = (*loops, stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner, inner_loops = stmt, ()
         for field in fields:
             if field in ("handlers", "cases"):
                 for part in getattr(stmt, field):
-                    stack.extend((child, inner) for child in part.body)
+                    stack.extend((child, inner, loops) for child in part.body)
             elif field != "items":
-                stack.extend((child, inner) for child in getattr(stmt, field))
-    return owners
+                stack.extend((child, inner, inner_loops if field == "body" else loops) for child in getattr(stmt, field))
+    return owners, outer
 
 
 def _own_walk(expr: ast.AST) -> Iterator[ast.AST]:
