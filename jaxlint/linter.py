@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -84,6 +85,8 @@ def lint_module(
 
 def cut_short_warning(fn: Any, why: str) -> str:
     """What the user is told of a function whose analysis stopped early: findings in it may be missing."""
+    if isinstance(fn, ast.Module):
+        return f"the analysis of the module's own statements was cut short ({why}); findings in them may be missing"
     name = getattr(fn, "name", "<lambda>")
     return f"the analysis of `{name}` (line {fn.lineno}) was cut short ({why}); findings in it may be missing"
 

@@ -339,6 +339,10 @@ class LoopFacts:
         self._outer: Dict[int, tuple] = {}
         self._solved: Dict[int, "_Solved"] = {}
 
+    def unconverged(self) -> List[ast.AST]:
+        """The functions (or module, or class body) whose solve hit the solver's safety bound."""
+        return [solved.owner for solved in self._solved.values() if not solved.converged]
+
     def enclosing(self, loop: ast.AST) -> tuple:
         """The loops of the same function (or module) body around a loop statement, outermost first."""
         if self._owners is None:
@@ -405,6 +409,7 @@ class _Solved:
     """One function's (or the module body's) loop variance at its fixed point."""
 
     def __init__(self, owner: ast.AST):
+        self.owner = owner
         self.graph = cfg.build(owner)
         self.domain = LoopVariance(loops_around(self.graph, owner.body))
         self.solution = solve(self.graph, self.domain, {})

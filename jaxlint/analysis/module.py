@@ -224,14 +224,17 @@ class ModuleFacts:
     def qualname(self, expr: ast.AST) -> str | None:
         return self.names.qualname(expr)
 
-    def cut_short(self) -> list[tuple[FunctionNode, str]]:
-        """The functions whose value analysis stopped before its end, and why (none if it never ran)."""
-        if "analysis" not in self.__dict__:
-            return []
-        analysis = self.analysis
-        found = {id(fn): (fn, "its loops did not settle within the solver's bound") for fn in analysis.unconverged}
-        found.update((id(fn), (fn, "an expression in it is nested too deeply to follow")) for fn in analysis.skipped)
-        return sorted(found.values(), key=lambda item: (item[0].lineno, item[0].col_offset))
+    def cut_short(self) -> list[tuple[ast.AST, str]]:
+        """The functions (or the module body) whose analysis stopped before its end, and why; only
+        analyses that ran are asked."""
+        unsettled = "its loops did not settle within the solver's bound"
+        found: dict[int, tuple[ast.AST, str]] = {}
+        if "analysis" in self.__dict__:
+            found.update((id(fn), (fn, unsettled)) for fn in self.analysis.unconverged)
+            found.update((id(fn), (fn, "an expression in it is nested too deeply to follow")) for fn in self.analysis.skipped)
+        if "loops" in self.__dict__:
+            found.update((id(owner), (owner, unsettled)) for owner in self.loops.unconverged())
+        return sorted(found.values(), key=lambda item: (getattr(item[0], "lineno", 0), getattr(item[0], "col_offset", 0)))
 
     def body(self, fn: FunctionNode) -> list[ast.AST]:
         """The nodes of a function's own body (nested functions and lambdas excluded), computed once."""
