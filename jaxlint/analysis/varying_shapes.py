@@ -6,7 +6,9 @@ array built from a list the loop appends to, a slice whose size depends on the l
 (`series[:t]`, `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
 `jnp.zeros((t, d))`; not over a literal sweep of sizes), an array the loop trims
 (`x = x[1:]`), and elements of a list of arrays of different sizes
-(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A slice of a fixed size
+(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A name is followed through the
+definitions that reach its use (from `loop_variance`): growth or trimming counts only when
+it changes what the previous iteration left (`x = x[1:]`, not `x = data; x = x[1:]`).  A slice of a fixed size
 (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
 shapes, not one per iteration.  Anything not understood is not varying.
 """
