@@ -93,7 +93,7 @@ class LoopVariance(Domain[State]):
         node, kind = step.node, step.kind
         loops = self.around.get(id(step), frozenset())
         for expr in step_expressions(step):
-            self._side_effects(expr, node, loops, state)
+            self._side_effects(expr, loops, state)
         if kind == cfg.STMT:
             self._statement(node, loops, state)
         elif kind == cfg.TARGET:
@@ -141,7 +141,7 @@ class LoopVariance(Domain[State]):
         elif isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
             self._define(state, node.name, OTHER, node, None, None, frozenset(), loops)
 
-    def _side_effects(self, expr: ast.AST, node: ast.AST, loops: frozenset, state: State) -> None:
+    def _side_effects(self, expr: ast.AST, loops: frozenset, state: State) -> None:
         """Walrus bindings and in-place container changes inside an expression."""
         for sub in self._scan(expr)[2]:
             if isinstance(sub, ast.NamedExpr):
