@@ -299,3 +299,25 @@ def test_jax_compiles_a_static_argument_recomputed_from_a_fresh_start_once():
     assert scale._cache_size() == 1
     namespace["decayed"](jnp.ones(2))
     assert scale._cache_size() == 5
+
+
+def test_the_loops_around_a_loop_stop_at_its_function():
+    module = facts("""
+    def f(xs):
+        for a in xs:
+            while a:
+                def g(ys):
+                    for b in ys:
+                        for c in b:
+                            pass
+                a = a - 1
+        else:
+            for d in xs:
+                pass
+    """)
+    by_target = {getattr(loop, "target", None) and loop.target.id: loop for loop in loops(module)}
+    names = lambda loop: [getattr(o, "target", None) and o.target.id for o in module.loops.enclosing(loop)]
+    assert names(by_target["c"]) == ["b"]
+    assert names(by_target["b"]) == []
+    assert names(by_target["d"]) == []  # the `else` of a loop runs once, after it
+    assert names(by_target[None]) == ["a"]
