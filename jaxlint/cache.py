@@ -1,8 +1,10 @@
 """The results cache: each file's findings, keyed by its content, the jaxlint build, the selected codes and options.
 
 A file's findings also depend on the project modules its analysis read (their size and
-mtime are kept with the entry: editing one re-lints the file) and on the traced calls into
-it from other modules (kept as a key, compared with the calls of this run).
+mtime are kept with the entry: editing one re-lints the file), on the paths where an import
+was looked for and found nothing (kept as missing: a module created there re-lints the file)
+and on the traced calls into it from other modules (kept as a key, compared with the calls
+of this run).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Cached:
     calls: set[IncomingCall]  # traced calls into other project modules
     deps: set[str]  # the project modules the findings depend on
     incoming: str  # `calls_key` of the traced calls into the file
+    warnings: list[str]  # analyses cut short in the file
 
 
 def _build_fingerprint() -> str:
@@ -154,7 +157,7 @@ def _load(row: Any, path: str) -> Finding:
 
 class Cache:
     """Entries by absolute path: [mtime_ns, size, content digest, findings, [[dependency, mtime_ns,
-    size], ...], traced calls out, incoming calls key]; JSON, so a cache is never code."""
+    size], ...], traced calls out, incoming calls key, warnings]; JSON, so a cache is never code."""
 
     def __init__(self, directory: Path, key: str):
         self.directory = directory
@@ -186,12 +189,13 @@ class Cache:
             return None, None  # no entry, or one this build cannot read: lint the file afresh
 
     def cached(self, path: str) -> Cached:
-        _, _, _, rows, deps, calls, incoming = self._entries[path]
+        _, _, _, rows, deps, calls, incoming, warnings = self._entries[path]
         return Cached(
             [_load(row, path) for row in rows],
             {call_from_json(call) for call in calls},
             {str(dependency) for dependency, _, _ in deps},
             str(incoming),
+            [_string(warning) for warning in warnings],
         )
 
     def store(
@@ -203,6 +207,7 @@ class Cache:
         calls: Iterable[IncomingCall] = (),
         deps: Iterable[str] = (),
         incoming: str = "",
+        warnings: Iterable[str] = (),
     ) -> None:
         """Record a file's results; `findings=None` keeps the old ones (the content hash matched, only mtime moved)."""
         if findings is None:
@@ -217,6 +222,7 @@ class Cache:
                 [[dependency, *_stamp(dependency)] for dependency in sorted(deps)],
                 sorted((call_to_json(call) for call in calls), key=json.dumps),
                 incoming,
+                list(warnings),
             ]
         self._entries[path] = entry
         self._touched.add(path)

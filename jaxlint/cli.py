@@ -352,6 +352,9 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
         _add_noqa(findings, quiet)
         return
 
+    for result in results:
+        for warning in result.warnings:
+            click.echo(f"warning: {display_path(result.path)}: {warning}", err=True)
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
         click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -24,6 +25,7 @@ class Linted:
     findings: list[Finding]
     calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
     deps: set[str] = field(default_factory=set)  # the other project modules its analysis read
+    warnings: list[str] = field(default_factory=list)  # analyses cut short: findings may be missing
 
 
 def lint_source(
@@ -75,9 +77,18 @@ def lint_module(
     if facts.traced_via:
         findings = _name_entry_points(findings, facts.traced_via_spans())
     findings.sort(key=Finding.sort_key)
+    warnings = [cut_short_warning(fn, why) for fn, why in facts.cut_short()]
     if link is None:
-        return Linted(findings)
-    return Linted(findings, link.calls, link.deps - {path})
+        return Linted(findings, warnings=warnings)
+    return Linted(findings, link.calls, link.deps - {path}, warnings)
+
+
+def cut_short_warning(fn: Any, why: str) -> str:
+    """What the user is told of a function whose analysis stopped early: findings in it may be missing."""
+    if isinstance(fn, ast.Module):
+        return f"the analysis of the module's own statements was cut short ({why}); findings in them may be missing"
+    name = getattr(fn, "name", "<lambda>")
+    return f"the analysis of `{name}` (line {fn.lineno}) was cut short ({why}); findings in it may be missing"
 
 
 def _name_entry_points(findings: list[Finding], spans: list[tuple[int, int, str]]) -> list[Finding]:

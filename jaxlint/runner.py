@@ -64,6 +64,7 @@ class FileResult:
     calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
     deps: set[str] = field(default_factory=set)  # the project modules its findings depend on
     incoming: str = ""  # `calls_key` of the traced calls into it it was linted with
+    warnings: list[str] = field(default_factory=list)  # analyses cut short in it
 
 
 class Module:
@@ -142,7 +143,10 @@ def lint_file(
     key = calls_key(incoming)
     if not (settings.fix or settings.diff):
         linted = lint_document(document, path, settings, project, incoming)
-        return FileResult(path, linted.findings, content_digest, calls=linted.calls, deps=linted.deps, incoming=key)
+        return FileResult(
+            path, linted.findings, content_digest, calls=linted.calls, deps=linted.deps, incoming=key,
+            warnings=linted.warnings,
+        )
     runs: list[Linted] = []
 
     def lint(document: Document) -> list[Finding]:  # the fixer re-lints after each pass
@@ -150,7 +154,9 @@ def lint_file(
         return runs[-1].findings
 
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
-    result = FileResult(path, findings, fixed=fixed, calls=runs[-1].calls, deps=runs[-1].deps, incoming=key)
+    result = FileResult(
+        path, findings, fixed=fixed, calls=runs[-1].calls, deps=runs[-1].deps, incoming=key, warnings=runs[-1].warnings
+    )
     if fixed and settings.diff:
         result.diff = document.diff(fixed_document, display_path(path))
     elif fixed:
@@ -285,7 +291,9 @@ def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = N
         if cache is not None:
             hit, known = cache.lookup(path, stat)
             if hit is not None:
-                results[path] = FileResult(path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming)
+                results[path] = FileResult(
+                    path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming, warnings=hit.warnings
+                )
                 continue
         tasks.append(((path, known, ()), stat.st_size))
 
@@ -334,11 +342,12 @@ def _collect(
             result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
         if cache is not None and result.digest is not None and path in stats and not result.error:
             cache.store(
-                path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming
+                path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming,
+                result.warnings,
             )
             if result.findings is None:  # the content matched the cache's: its old results stand
                 kept = cache.cached(path)
-                result.findings, result.calls, result.deps, result.incoming = (
-                    kept.findings, kept.calls, kept.deps, kept.incoming
+                result.findings, result.calls, result.deps, result.incoming, result.warnings = (
+                    kept.findings, kept.calls, kept.deps, kept.incoming, kept.warnings
                 )
         results[path] = result

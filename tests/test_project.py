@@ -119,6 +119,31 @@ def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, s
     assert lint(shop, "--no-cache", cli=cli) == again
 
 
+SCRIPT = """\
+    import jax
+    from helpers import clip
+
+
+    @jax.jit
+    def step(x):
+        return clip(x)
+    """
+BRANCHING = "def clip(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
+
+
+@pytest.mark.parametrize("before", [{}, {"src/helpers.py": "import jax.numpy as jnp\n\n\ndef clip(x):\n    return jnp.abs(x)\n"}])
+def test_a_cached_run_follows_an_import_to_a_module_created_since(cli, make_files, before):
+    """`helpers` resolved to nothing, or to the project's `src/helpers.py`; a `helpers.py` created next
+    to the script is what the import now reads, so the cached result of the script is stale."""
+    root = make_files({"pyproject.toml": "", "scripts/run.py": SCRIPT, **before})
+    assert lint(root, cli=cli) == []
+    (root / "scripts" / "helpers.py").write_text(BRANCHING)
+    findings = lint(root, cli=cli)
+    assert reported(findings, root) == {("scripts/helpers.py", 2, "JAX101")}
+    assert findings[0]["message"].endswith("(traced via `run.step`)")
+    assert lint(root, cli=cli) == findings == lint(root, "--no-cache", cli=cli)
+
+
 def test_a_cached_run_follows_a_caller_that_stops_calling(cli, shop):
     assert ("src/shop/ops/clip.py", 3, "JAX101") in reported(lint(shop, cli=cli), shop)
     train = shop / "src" / "shop" / "train.py"
@@ -192,9 +217,12 @@ def test_module_names_follow_packages_and_src_layouts(tmp_path):
     # A script outside any package imports what lies next to it, and the project's modules.
     roots = index.search_roots(str(tmp_path / "tools/run.py"))
     assert roots == (str(tmp_path / "tools"), str(tmp_path), src)
-    assert index.find_module("pkg.sub.m", roots) == str(tmp_path / "src/pkg/sub/m.py")
-    assert index.find_module("pkg.sub", roots) == str(tmp_path / "src/pkg/sub/__init__.py")
-    assert index.find_module("pkg.missing", roots) is None
+    assert index.find_module("pkg.sub.m", roots)[0] == str(tmp_path / "src/pkg/sub/m.py")
+    assert index.find_module("pkg.sub", roots)[0] == str(tmp_path / "src/pkg/sub/__init__.py")
+    assert index.find_module("pkg.missing", roots)[0] is None
+    # What was looked for and is missing: a whole missing folder stands for the files under it.
+    _, absent = index.find_module("pkg.sub.m", roots)
+    assert set(absent) == {str(tmp_path / "tools/pkg"), str(tmp_path / "pkg")}
 
 
 @pytest.mark.parametrize(

@@ -570,3 +570,62 @@ def test_notebook_source_of_the_wrong_type_is_a_source_error():
 
     with pytest.raises(SourceError, match="cell 2"):
         Notebook({"cells": [CODE_CELL, dict(CODE_CELL, source=[1])]})
+
+
+# ---- analyses cut short are reported, not silent ----------------------------------------------
+DEEP = "import jax\n\n\n@jax.jit\ndef deep(x):\n    y = x" + "[0]" * 600 + "\n    if y > 0:\n        return y\n    return x\n"
+
+
+def test_a_function_too_deep_to_analyse_is_named_on_standard_error(cli, make_files):
+    make_files({"deep.py": DEEP, "fine.py": "import jax\n\n\n@jax.jit\ndef f(x):\n    return x\n"})
+    for _ in range(2):  # the second run reads the cache and says it again
+        out = cli("check", "--output-format", "json", ".")
+        assert out.code == 0 and out.json == []  # the JSON and the exit status are the findings'
+        assert out.stderr.splitlines() == [
+            "warning: deep.py: the analysis of `deep` (line 5) was cut short (an expression in it is nested too "
+            "deeply to follow); findings in it may be missing"
+        ]
+
+
+def test_a_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files, monkeypatch):
+    from functools import partial
+
+    from jaxlint.analysis import dataflow, values
+
+    monkeypatch.setattr(values, "solve", partial(dataflow.solve, max_visits=1))  # a bound any loop reaches
+    make_files({"m.py": "import jax\n\n\n@jax.jit\ndef f(x):\n    for i in range(3):\n        x = x + i\n    return x\n"})
+    out = cli("check", "--no-cache", "m.py")
+    assert "warning: m.py: the analysis of `f` (line 5) was cut short (its loops did not settle" in out.stderr
+
+
+def test_a_loop_variance_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files, monkeypatch):
+    from functools import partial
+
+    from jaxlint.analysis import dataflow, loop_variance
+
+    monkeypatch.setattr(loop_variance, "solve", partial(dataflow.solve, max_visits=1))
+    make_files({"m.py": """import jax
+
+
+@jax.jit
+def step(x):
+    return x
+
+
+def main(xs, n):
+    for t in xs:
+        step(xs[:n])
+        n = n + 1
+
+
+for t in range(3):
+    step(t)
+    t = t + 1
+"""})
+    out = cli("check", "--no-cache", "--select", "JAX501", "m.py")
+    assert out.stderr.splitlines() == [
+        "warning: m.py: the analysis of the module's own statements was cut short (its loops did not settle "
+        "within the solver's bound); findings in them may be missing",
+        "warning: m.py: the analysis of `main` (line 9) was cut short (its loops did not settle within the "
+        "solver's bound); findings in it may be missing",
+    ]

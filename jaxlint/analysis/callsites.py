@@ -2,8 +2,8 @@
 
 `step = jax.jit(train_step)` then `step(params, batch)` in a loop; a `@jax.jit` function
 called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method.  The
-jit-argument and recompilation rules ask where such a call sits (which loops enclose it)
-and whether an argument changes from one iteration to the next.
+jit-argument and recompilation rules ask where such a call sits (which loops enclose it);
+whether an argument changes from one iteration to the next is `loop_variance.py`'s answer.
 """
 
 from __future__ import annotations
@@ -16,11 +16,6 @@ from jaxlint.analysis.tracing import Discovery, TracedFunction
 from jaxlint.analysis.walk import children
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
-
-_MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "update", "add", "setdefault", "remove", "clear",
-    "appendleft", "popleft", "discard",
-})
 
 
 @dataclass
@@ -38,7 +33,6 @@ class CallSites:
         self.names = names
         self.sites: list[CallSite] = []
         self._loops: dict[int, dict[int, list[Loop]]] = {}
-        self._rebound: dict[int, frozenset[str]] = {}
         self._find(discovery)
 
     def _find(self, discovery: Discovery) -> None:
@@ -102,26 +96,6 @@ class CallSites:
             table = self._loops[id(body_owner)] = _loops_of_calls(body_owner)
         return table.get(id(call), [])
 
-    def varies_in_loop(self, expr: ast.AST, loop: Loop) -> bool:
-        """Whether `expr` can change from one iteration of `loop` to the next."""
-        rebound = self._rebound.get(id(loop))
-        if rebound is None:
-            rebound = self._rebound[id(loop)] = _rebound_in(loop)
-        return any(
-            isinstance(node, ast.Name) and node.id in rebound
-            for node in _walk_expression(expr)
-        )
-
-
-def _walk_expression(expr: ast.AST):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in children(node):
-            if not isinstance(child, FUNCTION_TYPES):
-                stack.append(child)
-
 
 def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
     """For every call in a function (or module) body, the loops around it, outermost first."""
@@ -162,43 +136,3 @@ def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
         for child in children(node):
             stack.append((child, loops))
     return table
-
-
-def _rebound_in(loop: Loop) -> frozenset[str]:
-    """Names whose value can change between iterations: targets, assignments, in-place container mutation."""
-    names: set[str] = set()
-    if isinstance(loop, (ast.For, ast.AsyncFor)):
-        parts: list[ast.AST] = [loop.target, *loop.body]
-    elif isinstance(loop, ast.While):
-        parts = list(loop.body)
-    else:
-        parts = [g.target for g in loop.generators]
-    for part in parts:
-        for node in _walk_expression(part):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Subscript, ast.Attribute)):
-                base = _base_name(node.target)
-                if base:
-                    names.add(base)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, (ast.Subscript, ast.Attribute)):
-                        base = _base_name(target)
-                        if base:
-                            names.add(base)
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in _MUTATING_METHODS
-            ):
-                base = _base_name(node.func.value)
-                if base:
-                    names.add(base)
-    return frozenset(names)
-
-
-def _base_name(node: ast.AST) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None

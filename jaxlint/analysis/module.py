@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
+from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
 from jaxlint.analysis.tracing import (
@@ -150,9 +151,15 @@ class ModuleFacts:
     def _call_sites(self) -> CallSites:
         return CallSites(self.names, self.discovery)
 
-    def varies_in_loop(self, expr: ast.AST, loop: ast.AST) -> bool:
-        """Whether an expression can change from one iteration of `loop` to the next."""
-        return self._call_sites.varies_in_loop(expr, loop)
+    @cached_property
+    def loops(self) -> LoopFacts:
+        """Which values change from one iteration of a Python loop to the next (see `loop_variance.py`)."""
+        return LoopFacts(self.tree)
+
+    def varies_in_loop(self, expr: ast.AST, loop: ast.AST, at: ast.AST | None = None) -> bool:
+        """Whether an expression, read where `at` is (default: where it is), can change from one
+        iteration of `loop` to the next."""
+        return self.loops.varies(expr, loop, at)
 
     @cached_property
     def effects(self) -> "Effects":
@@ -216,6 +223,18 @@ class ModuleFacts:
 
     def qualname(self, expr: ast.AST) -> str | None:
         return self.names.qualname(expr)
+
+    def cut_short(self) -> list[tuple[ast.AST, str]]:
+        """The functions (or the module body) whose analysis stopped before its end, and why; only
+        analyses that ran are asked."""
+        unsettled = "its loops did not settle within the solver's bound"
+        found: dict[int, tuple[ast.AST, str]] = {}
+        if "analysis" in self.__dict__:
+            found.update((id(fn), (fn, unsettled)) for fn in self.analysis.unconverged)
+            found.update((id(fn), (fn, "an expression in it is nested too deeply to follow")) for fn in self.analysis.skipped)
+        if "loops" in self.__dict__:
+            found.update((id(owner), (owner, unsettled)) for owner in self.loops.unconverged())
+        return sorted(found.values(), key=lambda item: (getattr(item[0], "lineno", 0), getattr(item[0], "col_offset", 0)))
 
     def body(self, fn: FunctionNode) -> list[ast.AST]:
         """The nodes of a function's own body (nested functions and lambdas excluded), computed once."""

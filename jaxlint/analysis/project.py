@@ -26,7 +26,8 @@ resolves a name to a `ProjectFunction`: the callee's own `ModuleFacts` (its `key
 parameter, whether a traced argument reaches the return value or a Python truth test, and
 whether the function mutates it in place. Every module a resolution reads is added to
 `ModuleLink.deps`, which the cache keys the file's results by: a fact computed from a
-callee's module is re-computed when that module changes.
+callee's module is re-computed when that module changes. So is every path looked at before
+the module was found (or in vain) and missing: a module created there later takes the name.
 """
 
 from __future__ import annotations
@@ -135,17 +136,31 @@ class ProjectIndex:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
-    def _find_module(self, name: str, roots: tuple[str, ...]) -> str | None:
-        """The file of module `name` under one of `roots`, if any."""
+    def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+        """The file of module `name` under one of `roots` (None if none), and the paths looked at
+        before it that do not exist: creating one of them would change the answer."""
         parts = name.split(".")
         if not all(part.isidentifier() for part in parts):
-            return None
+            return None, ()
+        absent: list[str] = []
         for root in roots:
             base = os.path.join(root, *parts)
             for candidate in (base + ".py", os.path.join(base, "__init__.py")):
                 if os.path.isfile(candidate):
-                    return candidate
-        return None
+                    return candidate, tuple(dict.fromkeys(absent))
+                absent.append(_first_missing(root, candidate))
+        return None, tuple(dict.fromkeys(absent))
+
+
+def _first_missing(root: str, path: str) -> str:
+    """The outermost folder or file on the way from `root` to `path` that does not exist: the one
+    whose creation comes first when `path` appears (one entry stands for a whole missing package)."""
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if not os.path.exists(current):
+            return current
+    return path
 
 
 class ModuleLink:
@@ -208,7 +223,8 @@ class Project:
     def resolve(self, link: ModuleLink, qualname: str, depth: int = 0) -> ProjectFunction | None:
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            path = self.index.find_module(".".join(parts[:cut]), link.roots)
+            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots)
+            self._record((), absent, link)  # a module created there later resolves the name anew
             if path is None:
                 continue
             facts = self.module(path)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode
-from jaxlint.analysis.repeated_calls import RepeatedCalls, loop_nodes
+from jaxlint.analysis.loop_variance import ASSIGN, UNPACK
+from jaxlint.analysis.repeated_calls import RepeatedCalls
 from jaxlint.analysis.walk import walk
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class RebuiltJits:
             owner = self.names.lookup(wrapped.id, scope) if scope is not None else None
             if owner is None or owner.node is not function or wrapped.id in owner.params:
                 return None
-            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and self._bound_in(wrapped.id, loop):
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and self._bound_in(wrapped, loop):
                 return "loop"
             definition = owner.defs.get(wrapped.id)
             values = owner.assigned.get(wrapped.id, [])
@@ -156,16 +157,12 @@ class RebuiltJits:
                 return "call"
         return None
 
-    def _bound_in(self, name: str, loop: ast.AST) -> bool:
-        for node in loop_nodes(loop):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                return True
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                return True
-        for stmt in loop.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
-                return True
-        return False
+    def _bound_in(self, name: ast.Name, loop: ast.AST) -> bool:
+        """What `name` holds where it is read was bound inside the loop, by an assignment or a `def`."""
+        return any(
+            d.kind in (ASSIGN, UNPACK) or isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for d in self.module.loops.definitions(name.id, loop, name)
+        )
 
     def _instance_method(self, attribute: ast.Attribute) -> bool:
         """`model.apply` where `model` is bound only to instances of a class of this module that

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
 from jaxlint.analysis.walk import children
@@ -105,17 +105,6 @@ class RepeatedCalls:
                 table[id(call)] = node if isinstance(node, FUNCTION_TYPES) else None
             self._call_functions_table = table
         return table
-
-def loop_nodes(loop: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a loop's body, nested function and class bodies left out."""
-    stack = list(loop.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
-            continue
-        yield node
-        stack.extend(children(node))
-
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
     return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)

@@ -1,5 +1,9 @@
 """The recompilation rules' loop facts, each computed by its own module.
 
+Which values change between iterations, and which definitions reach a use, come from the
+loop-variance domain of the shared solver (`loop_variance`, `ModuleFacts.loops`); these
+modules read them.
+
 - does the shape of an argument change between iterations of a loop? (`varying_shapes`)
 - which jitted callables are built anew each time they are used? (`rebuilt_jits`, over the
   calls that run again and again of `repeated_calls`)

@@ -6,7 +6,9 @@ array built from a list the loop appends to, a slice whose size depends on the l
 (`series[:t]`, `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
 `jnp.zeros((t, d))`; not over a literal sweep of sizes), an array the loop trims
 (`x = x[1:]`), and elements of a list of arrays of different sizes
-(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A slice of a fixed size
+(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A name is followed through the
+definitions that reach its use (from `loop_variance`): growth or trimming counts only when
+it changes what the previous iteration left (`x = x[1:]`, not `x = data; x = x[1:]`).  A slice of a fixed size
 (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
 shapes, not one per iteration.  Anything not understood is not varying.
 """
@@ -17,9 +19,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.repeated_calls import loop_nodes
+from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, ELEMENT, MUTATE, Definition
 from jaxlint.analysis.slice_sizes import bounded, has_slice, mentions, polynomial, slice_size_uses, subtract
-from jaxlint.analysis.walk import children, own_statements, target_names, walk
+from jaxlint.analysis.walk import children, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -33,7 +35,6 @@ class VaryingShapes:
         self.module = module
         self.names = module.names
         self._steps = 0  # work done answering shape questions: bounded per module
-        self._loop_bindings: dict[tuple[int, str], list[tuple[str, ast.AST, ast.AST | None]]] = {}
 
     def varying(self, expr: ast.AST, loop: ast.AST) -> str | None:
         """Why the shape of `expr` changes between iterations of `loop` (a statement or a
@@ -45,7 +46,7 @@ class VaryingShapes:
         if depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
             return None
         if isinstance(expr, ast.Name):
-            return self._name_varies(expr.id, loop, depth, seen)
+            return self._name_varies(expr, loop, depth, seen)
         if isinstance(expr, ast.Subscript):
             reason = self._slice_varies(expr.slice, loop, depth + 1)
             if reason is not None:
@@ -68,40 +69,43 @@ class VaryingShapes:
             return self._varies(expr.value, loop, depth + 1, seen)
         return None
 
-    def _name_varies(self, name: str, loop: ast.AST, depth: int, seen: set) -> str | None:
+    def _name_varies(self, node: ast.Name, loop: ast.AST, depth: int, seen: set) -> str | None:
+        name = node.id
         key = (id(loop), name)
         if key in seen:
             return None
         seen = seen | {key}
-        if not self._bindings_in(loop, name) and self._list_grows(name, loop):
+        definitions = self.module.loops.definitions(name, loop, node)
+        if not any(d.kind == ASSIGN for d in definitions) and self._list_grows(node, loop):
             return "is a list that grows every iteration (one more leaf in its pytree structure)"
-        for kind, value, extra in self._bindings_in(loop, name):
-            if kind == "assign":
-                if _grows(value, name, self.module):
+        for definition in definitions:
+            if definition.kind == ASSIGN:
+                value = definition.value
+                if _grows(value, name, self.module) and self._carried(definition, loop):
                     return "grows every iteration"
-                if _shrinks(value, name) and not self._reset_in(loop, name):
+                if _shrinks(value, name) and self._carried(definition, loop):
                     return "shrinks every iteration"
                 reason = self._varies(value, loop, depth + 1, seen)
                 if reason is not None:
                     return reason
-            elif kind == "element":
-                reason = self._elements_vary(value, extra, depth)
+            elif definition.kind == ELEMENT:
+                reason = self._elements_vary(definition.value, definition.path, depth)
                 if reason is not None:
                     return reason
         return None
 
-    def _reset_in(self, loop: ast.AST, name: str) -> bool:
-        """`name` is also bound in the loop to a value that does not read it: a fresh start."""
-        return any(
-            kind != "assign" or not any(_is_name(n, name) for n in walk(value))
-            for kind, value, _ in self._bindings_in(loop, name)
-        )
+    def _carried(self, definition: Definition, loop: ast.AST) -> bool:
+        """The value a definition changes (`x = x[1:]`, `xs.append(t)`) is the one the previous
+        iteration left: every definition made in the loop that reaches it derives from the name
+        itself (none starts afresh, as `x = data` would)."""
+        before = self.module.loops.definitions(definition.name, loop, definition.node)
+        return bool(before) and all(_self_derived(d) for d in before)
 
     def _call_varies(self, call: ast.Call, loop: ast.AST, depth: int, seen: set) -> str | None:
         name = self.module.qualname(call.func)
         if name in jax_api.ARRAY_FROM_SEQUENCE and call.args:
             first = call.args[0]
-            if isinstance(first, ast.Name) and self._list_grows(first.id, loop):
+            if isinstance(first, ast.Name) and self._list_grows(first, loop):
                 return f"is built from `{first.id}`, a list that grows every iteration"
             filtered = self._filtered_list(first, loop)
             if filtered is not None:
@@ -136,10 +140,10 @@ class VaryingShapes:
         """A list comprehension with an `if` that changes between iterations (`[r for r in rows
         if r.user == u]`), or a name the loop binds only to one."""
         if isinstance(expr, ast.Name):
-            bindings = self._bindings_in(loop, expr.id)
-            if len(bindings) != 1 or bindings[0][0] != "assign":
+            definitions = self.module.loops.definitions(expr.id, loop, expr)
+            if len(definitions) != 1 or definitions[0].kind != ASSIGN:
                 return None
-            expr = bindings[0][1]
+            expr = definitions[0].value
         if not isinstance(expr, ast.ListComp):
             return None
         conditions = [c for g in expr.generators for c in g.ifs]
@@ -188,8 +192,8 @@ class VaryingShapes:
         for node in walk(expr):
             if not isinstance(node, ast.Name):
                 continue
-            for kind, value, _ in self._bindings_in(loop, node.id):
-                if kind == "assign" and not self._size_follows_loop(value, loop, depth + 1):
+            for definition in self.module.loops.definitions(node.id, loop, node):
+                if definition.kind == ASSIGN and not self._size_follows_loop(definition.value, loop, depth + 1):
                     return False
         return self._loop_dependent(expr, loop, depth)
 
@@ -229,10 +233,14 @@ class VaryingShapes:
         if isinstance(expr, ast.Constant):
             return False
         if isinstance(expr, ast.Name):
-            for kind, value, _ in self._bindings_in(loop, expr.id):
-                if kind == "element" or self._loop_dependent(value, loop, depth + 1):
+            definitions = self.module.loops.definitions(expr.id, loop, expr)
+            for definition in definitions:
+                if definition.kind == ELEMENT:
                     return True
-            return not self._bindings_in(loop, expr.id)  # mutated in place (`n[0] += 1`): unknown, assume so
+                if definition.kind == ASSIGN and self._loop_dependent(definition.value, loop, depth + 1):
+                    return True
+            # Changed only in place or by `+=` (`n[0] += 1`): unknown, assume so.
+            return not any(d.kind in (ASSIGN, ELEMENT) for d in definitions)
         if isinstance(expr, ast.Attribute):
             if expr.attr in ("shape", "size", "ndim"):
                 return self._varies(expr.value, loop, depth + 1, seen=set()) is not None
@@ -247,7 +255,7 @@ class VaryingShapes:
                 return False  # `min(bs, n - i)`: a full batch, or the last one
             if callee == "builtins.len" and expr.args:
                 arg = expr.args[0]
-                if isinstance(arg, ast.Name) and self._list_grows(arg.id, loop):
+                if isinstance(arg, ast.Name) and self._list_grows(arg, loop):
                     return True
                 return self._varies(arg, loop, depth + 1, seen=set()) is not None
             if callee is None and isinstance(expr.func, ast.Attribute) and self._loop_dependent(expr.func.value, loop, depth + 1):
@@ -263,49 +271,14 @@ class VaryingShapes:
             return True
         return self._loop_dependent(expr, loop, depth)
 
-    # ---- bindings inside a loop ------------------------------------------------------------
-    def _bindings_in(self, loop: ast.AST, name: str) -> list[tuple[str, ast.AST, ast.AST | None]]:
-        """How `name` is bound inside `loop`: ("assign", value, None) or ("element", iterable, target)."""
-        key = (id(loop), name)
-        cached = self._loop_bindings.get(key)
-        if cached is not None:
-            return cached
-        found: list[tuple[str, ast.AST, ast.AST | None]] = []
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and _binds(loop.target, name):
-            found.append(("element", loop.iter, _path(loop.target, name)))
-        if isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for generator in loop.generators:
-                if _binds(generator.target, name):
-                    found.append(("element", generator.iter, _path(generator.target, name)))
-            self._loop_bindings[key] = found
-            return found
-        for stmt in own_statements(loop.body):
-            if isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    found.extend(_assigned(target, stmt.value, name))
-            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                found.extend(_assigned(stmt.target, stmt.value, name))
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)) and _binds(stmt.target, name):
-                found.append(("element", stmt.iter, _path(stmt.target, name)))
-        self._loop_bindings[key] = found
-        return found
-
-    def _list_grows(self, name: str, loop: ast.AST) -> bool:
-        """`name` is a list the loop appends to and never resets."""
+    def _list_grows(self, node: ast.Name, loop: ast.AST) -> bool:
+        """The list read at `node` is one the loop appends to, keeping what earlier iterations added."""
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             return False
-        grows = False
-        for node in loop_nodes(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in ("append", "extend", "insert") and _is_name(node.func.value, name):
-                    grows = True
-            elif isinstance(node, ast.AugAssign) and _is_name(node.target, name) and isinstance(node.op, ast.Add):
-                grows = True
-            elif isinstance(node, ast.Assign) and any(_is_name(t, name) for t in node.targets):
-                if not _grows(node.value, name, self.module):
-                    return False  # rebuilt every iteration
-                grows = True
-        return grows
+        return any(
+            _adds_to(d, self.module) and self._carried(d, loop)
+            for d in self.module.loops.definitions(node.id, loop, node)
+        )
 
     # ---- elements of a collection ------------------------------------------------------------
     def _elements_vary(self, iterable: ast.AST, path: tuple[int, ...] | None, depth: int) -> str | None:
@@ -371,6 +344,23 @@ def _boolean_mask(index: ast.AST) -> bool:
     return False
 
 
+def _self_derived(definition: Definition) -> bool:
+    """A definition that changes the name's previous value: in place, by `+=`, or from itself."""
+    if definition.kind in (MUTATE, AUGMENT):
+        return True
+    return definition.kind == ASSIGN and any(_is_name(n, definition.name) for n in walk(definition.value))
+
+
+def _adds_to(definition: Definition, module: "ModuleFacts") -> bool:
+    """`xs.append(x)`, `xs += [x]`, `xs = xs + [x]`: one more element."""
+    node = definition.node
+    if definition.kind == MUTATE:
+        return isinstance(node, ast.Call) and node.func.attr in ("append", "extend", "insert")
+    if definition.kind == AUGMENT:
+        return isinstance(node.op, ast.Add)
+    return definition.kind == ASSIGN and _grows(definition.value, definition.name, module)
+
+
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
@@ -411,36 +401,6 @@ def _constant(expr: ast.AST | None) -> int | None:
         value = expr.operand.value
         return -value if type(value) is int else None
     return None
-
-
-def _binds(target: ast.AST, name: str) -> bool:
-    return name in target_names(target)
-
-
-def _path(target: ast.AST, name: str) -> tuple[int, ...] | None:
-    """Where `name` sits in an unpacking target: () for the whole, (1,) for `(_, x)`."""
-    if isinstance(target, ast.Name):
-        return () if target.id == name else None
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for i, elt in enumerate(target.elts):
-            if isinstance(elt, ast.Starred):
-                return None
-            sub = _path(elt, name)
-            if sub is not None:
-                return (i, *sub)
-    return None
-
-
-def _assigned(target: ast.AST, value: ast.AST, name: str) -> list[tuple[str, ast.AST, None]]:
-    if isinstance(target, ast.Name):
-        return [("assign", value, None)] if target.id == name else []
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
-        if len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
-            out = []
-            for t, v in zip(target.elts, value.elts):
-                out.extend(_assigned(t, v, name))
-            return out
-    return []
 
 
 def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:

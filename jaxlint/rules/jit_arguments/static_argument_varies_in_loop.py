@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jit_signature
-from jaxlint.analysis.walk import children, walk
+from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
+from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -342,11 +343,13 @@ def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = froz
         floats = _float_sweep(arg.id, loop, module)
         if floats:
             return f"`{arg.id}`, a float swept over {floats}"
-        for node in _loop_statements(loop):
-            if isinstance(node, ast.AugAssign) and _is(node.target, arg.id) and _numeric_op(node.op):
+        for definition in module.loops.definitions(arg.id, loop, arg):
+            node = definition.node
+            if definition.kind == AUGMENT and _numeric_op(node.op):
                 return f"`{arg.id}`, updated on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
-            if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets):
-                if _self_update(node.value, arg.id) or _numeric_expression(node.value, loop, module, seen):
+            if definition.kind == ASSIGN and isinstance(node, ast.Assign):
+                value = definition.value
+                if _self_update(value, arg.id) or _numeric_expression(value, loop, module, seen):
                     return f"`{arg.id}`, recomputed on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
         return None
     if _numeric_expression(arg, loop, module, seen):
@@ -358,21 +361,20 @@ def _fresh_object(arg: ast.AST, loop: ast.AST, module) -> str | None:
     """Why an argument is an object made anew on every iteration and hashed by identity."""
     if isinstance(arg, ast.Name):
         made = [
-            node for node in _loop_statements(loop)
-            if isinstance(node, ast.Assign) and any(_is(t, arg.id) for t in node.targets)
-            or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == arg.id
+            d for d in module.loops.definitions(arg.id, loop, arg)
+            if d.kind == ASSIGN and isinstance(d.node, ast.Assign) or isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         ]
-        if not made or not all(_made_here(node, module) for node in made):
+        if not made or not all(_made_here(d, module) for d in made):
             return None
-        return f"`{arg.id}`, {_made_here(made[0], module)} made on every iteration (line {made[0].lineno})"
+        return f"`{arg.id}`, {_made_here(made[0], module)} made on every iteration (line {made[0].node.lineno})"
     what = _identity_hashed(arg, module)
     return f"{what} made on every iteration" if what else None
 
 
-def _made_here(node: ast.AST, module) -> str | None:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+def _made_here(definition, module) -> str | None:
+    if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return "a new function"
-    return _identity_hashed(node.value, module)
+    return _identity_hashed(definition.value, module)
 
 
 def _identity_hashed(expr: ast.AST, module) -> str | None:
@@ -462,7 +464,7 @@ def _numeric_expression(expr: ast.AST, loop: ast.AST, module, seen: frozenset = 
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         return _numeric_expression(expr.operand, loop, module, seen)
     if isinstance(expr, ast.Call) and module.qualname(expr.func) == "builtins.len":
-        return len(expr.args) == 1 and isinstance(expr.args[0], ast.Name) and _grows_in_loop(expr.args[0].id, loop)
+        return len(expr.args) == 1 and isinstance(expr.args[0], ast.Name) and _grows_in_loop(expr.args[0], loop, module)
     if isinstance(expr, ast.Call) and module.qualname(expr.func) in _NUMERIC_BUILTINS:
         return True
     if isinstance(expr, ast.Name):
@@ -483,21 +485,17 @@ def _self_update(value: ast.AST, name: str) -> bool:
 _GROWING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
 
 
-def _grows_in_loop(name: str, loop: ast.AST) -> bool:
-    """`name.append(...)`, `name += ...` or `name = f(name, ...)` in the loop body."""
-    for node in _loop_statements(loop):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _GROWING_METHODS
-            and _is(node.func.value, name)
-        ):
+def _grows_in_loop(name: ast.Name, loop: ast.AST, module) -> bool:
+    """What `name` holds was changed in the loop by `name.append(...)`, `name += ...` or
+    `name = f(name, ...)`."""
+    for definition in module.loops.definitions(name.id, loop, name):
+        node = definition.node
+        if definition.kind == MUTATE and isinstance(node, ast.Call) and node.func.attr in _GROWING_METHODS:
             return True
-        if isinstance(node, ast.AugAssign) and _is(node.target, name):
+        if definition.kind == AUGMENT:
             return True
-        if isinstance(node, ast.Assign) and any(_is(t, name) for t in node.targets):
-            if any(_is(n, name) for n in walk(node.value)):
-                return True
+        if definition.kind == ASSIGN and isinstance(node, ast.Assign) and any(_is(n, name.id) for n in walk(definition.value)):
+            return True
     return False
 
 
@@ -518,16 +516,6 @@ def _is_range_index(name: str, loop: ast.AST, module) -> bool:
     if isinstance(it, ast.Call) and module.qualname(it.func) == "builtins.range":
         return _is(target, name)
     return False
-
-
-def _loop_statements(loop: ast.AST):
-    stack = list(loop.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in children(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
 
 
 def _is(node: ast.AST, name: str) -> bool:

@@ -151,7 +151,7 @@ class UnrolledLoop(Rule):
                 count = shapes.trip_count(node)
                 if count is None or count < 2 or not _stages(node, module):
                     continue
-                outer = _outer_trips(node, fn, shapes)
+                outer = _outer_trips(node, module)
                 if count * outer >= threshold and outer < threshold:
                     total = f"{count * outer} iterations" if outer > 1 else f"{count} iterations"
                     report(
@@ -181,14 +181,11 @@ def _stages(loop: ast.AST, module) -> bool:
     return False
 
 
-def _outer_trips(loop: ast.AST, fn, shapes) -> int:
-    """The product of the static trip counts of the loops of `fn` around `loop`."""
+def _outer_trips(loop: ast.AST, module) -> int:
+    """The product of the static trip counts of the loops of the same function around `loop`."""
     product = 1
-    for node in walk(fn) if not isinstance(fn, ast.Lambda) else ():
-        if node is loop or not isinstance(node, (ast.For, ast.AsyncFor)):
-            continue
-        if node.lineno < loop.lineno <= (node.end_lineno or node.lineno) and any(loop is n for n in walk(node)):
-            count = shapes.trip_count(node)
-            if count is not None:
-                product *= max(count, 1)
+    for node in module.loops.enclosing(loop):
+        count = module.shapes.trip_count(node) if isinstance(node, (ast.For, ast.AsyncFor)) else None
+        if count is not None:
+            product *= max(count, 1)
     return product
