@@ -46,10 +46,13 @@ def array_function(name: str | None) -> bool:
 # value declared to take arrays and declared static fails for every array it is given).
 _DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
 _UNIONS = frozenset({"typing.Union"})
+# A sequence of arrays is no more hashable than an array: hashing a tuple hashes its items.
+_SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
 
 
 def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
-    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
+    """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
+    (`Sequence[ArrayLike]`), or a union of only those."""
     from jaxlint.analysis.module import annotation_name
 
     if annotation is None:
@@ -70,6 +73,9 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
     if name in _UNIONS:
         return bool(members) and all(declares_array(m, module) for m in members)
+    if name in _SEQUENCES:
+        items = [m for m in members if not (isinstance(m, ast.Constant) and m.value is Ellipsis)]
+        return bool(items) and all(declares_array(m, module) for m in items)
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
         return declares_array(members[0], module)
     return False
