@@ -28,6 +28,69 @@ CASES = {
                 counts[y] = counts[y] + 1  # JAX401
             return counts
         """,
+    "inplace_what_reaches_the_store": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def coords(points, ndim):
+            if isinstance(points, tuple):
+                parts = jnp.broadcast_arrays(*points)
+                points = jnp.empty(parts[0].shape + (len(points),))
+                for j, item in enumerate(parts):
+                    points[..., j] = item  # JAX401
+            else:
+                points = np.asarray(points).copy()
+                points[..., 0] = 0.0  # a NumPy copy on this path
+            return points
+
+        def rebound_later(n):
+            x = jnp.zeros(n)
+            x[0] = 1.0  # JAX401
+            x = np.zeros(n)
+            x[0] = 1.0  # NumPy from here on
+            return x
+
+        def either(flag, n):
+            y = jnp.zeros(n) if flag else np.zeros(n)
+            z = jnp.zeros(n)
+            if flag:
+                z = np.zeros(n)
+            y[0] = 1.0  # perhaps NumPy
+            z[0] = 1.0  # perhaps NumPy
+            return y, z
+
+        def converted(a, indices, dtype):
+            a = jnp.asarray(a).astype(dtype)
+            if not indices:
+                a[indices] = 0.0  # JAX401
+            return a
+        """,
+    "inplace_shown_by_at_updates": """
+        import jax.numpy as jnp
+        import pandas as pd
+
+        def buffer_set(buffer, item, x, pred=True):
+            if pred is not True:
+                x = jnp.where(pred, x, buffer.at[item].get())
+            buffer[item] = x  # JAX401
+            return buffer
+
+        def apply_at(a, indices, fn):
+            a[indices] = fn(a.at[indices].get())  # JAX401
+            return a
+
+        def rebound_parameter(a, i):
+            if i > 0:
+                a = a.at[i].set(0.0)
+            a = list(a)
+            a[0] = 1.0  # a list by now
+            return a
+
+        def frame(df: pd.DataFrame):
+            df.at[0, "a"] = 1  # pandas: `.at` without an update method
+            df["b"] = 2
+            return df
+        """,
     "inplace_at_a_traced_index": """
         import jax
         import jax.numpy as jnp
@@ -713,6 +776,50 @@ def test_traced_index_into_a_list_raises_under_jax():
     for body in (into_list, into_dict):
         with pytest.raises(TypeError):
             jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
+    """What JAX401 reads from `x.at[i].get()`: NumPy arrays have no `.at`, a JAX array that has
+    one refuses item assignment, eagerly as under `jit`."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy as np
+
+    assert not hasattr(np.zeros(3), "at")
+
+    def buffer_set(buffer, item, x):
+        x = jnp.where(False, x, buffer.at[item].get())
+        buffer[item] = x
+        return buffer
+
+    with pytest.raises(TypeError, match="immutable"):
+        buffer_set(jnp.zeros(3), 0, 1.0)
+
+
+def test_array_flow_through_the_cli(cli, make_files):
+    make_files({
+        "interp.py": """
+            import jax.numpy as jnp
+            import numpy as np
+
+            def coords(points):
+                if isinstance(points, tuple):
+                    points = jnp.empty((3, len(points)))
+                    for j, item in enumerate(points):
+                        points[..., j] = item
+                else:
+                    points = np.asarray(points).copy()
+                    points[..., 0] = 0.0
+                return points
+
+            def buffer_set(buffer, item, x):
+                x = jnp.where(False, x, buffer.at[item].get())
+                buffer[item] = x
+                return buffer
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX401", "interp.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX401", 9), ("JAX401", 17)]
 
 
 def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):

@@ -1,0 +1,217 @@
+"""Array-ness as a domain of the dataflow solver: which of a scope's own names hold a JAX array.
+
+The state at a program point is the set of the scope's names that hold a JAX array on every
+path reaching it (the join of two paths is their intersection). A step binds names: an
+assignment of an array expression adds the name, any other binding (an unknown value, a loop
+or `with` target, an import, a def) removes it; `x += v` keeps what `x` was. Evaluating
+`x.at[i].get()` (or `.set`, `.add`, ...) shows `x` to be an array from then on: only JAX
+arrays have that indexer with those methods. A parameter starts as an array when it is
+annotated as one, or when the function never rebinds it and uses it with `.at[...]` anywhere.
+
+What an expression is (`jnp.zeros(3)`, `x * 2`, `x.at[0].set(1)`) is answered by `ArrayFacts`,
+given the state; this module only moves the state through the graph and records, for every
+name read, the state at the step that reads it (after the step's expressions are evaluated,
+before it binds).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional
+
+from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis.dataflow import Domain, solve
+from jaxlint.analysis.names import FUNCTION_TYPES, Scope
+from jaxlint.analysis.walk import children, target_names, walk
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.arrays import ArrayFacts
+
+Arrays = FrozenSet[str]
+NOTHING: Arrays = frozenset()
+# `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
+_AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
+
+
+class ArrayNames(Domain[Arrays]):
+    """The solver's domain: the names of one scope known to hold a JAX array."""
+
+    def __init__(self, facts: "ArrayFacts", scope: Scope):
+        self.facts = facts
+        self.scope = scope
+        self.reads: Dict[int, Arrays] = {}  # id(ast.Name read) -> state where it is read
+
+    def copy(self, state: Arrays) -> Arrays:
+        return state
+
+    def join(self, a: Arrays, b: Arrays) -> Arrays:
+        return a & b
+
+    def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
+        roots = evaluated(step)
+        shown = {name for root in roots for name in at_updated(root)}
+        if shown:
+            state = state | shown
+        for root in roots:
+            for node in _reads(root):
+                self.reads[id(node)] = state
+        return self._bind(step, state, roots)
+
+    def _bind(self, step: cfg.Step, state: Arrays, roots: List[ast.AST]) -> Arrays:
+        node = step.node
+        arrays = set(state)
+        for root in roots:
+            for sub in _own(root):
+                if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                    arrays.discard(sub.target.id)
+        if step.kind == cfg.STMT:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._assign(target, node.value, state, arrays)
+            elif isinstance(node, ast.AnnAssign):
+                if isinstance(node.target, ast.Name):
+                    if node.value is not None:
+                        self._assign(node.target, node.value, state, arrays)
+                    elif self.facts.array_annotation(node.annotation, self.scope):
+                        arrays.add(node.target.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                arrays.discard(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    arrays.discard((alias.asname or alias.name).split(".")[0])
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    arrays.difference_update(target_names(target))
+        elif step.kind == cfg.TARGET:
+            arrays.difference_update(target_names(node.target))
+        elif step.kind == cfg.WITH:
+            if node.optional_vars is not None:
+                arrays.difference_update(target_names(node.optional_vars))
+        elif step.kind == cfg.HANDLER:
+            if node.name:
+                arrays.discard(node.name)
+        elif step.kind == cfg.CASE:
+            for sub in walk(node.pattern):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    arrays.discard(name)
+        return frozenset(arrays)
+
+    def _assign(self, target: ast.AST, value: ast.AST, before: Arrays, arrays: set) -> None:
+        if isinstance(target, ast.Name):
+            if self.facts.array_in(value, self.scope, before):
+                arrays.add(target.id)
+            else:
+                arrays.discard(target.id)
+        elif _parallel(target, value):
+            for part, item in zip(target.elts, value.elts):
+                self._assign(part, item, before, arrays)
+        else:
+            arrays.difference_update(target_names(target))
+
+
+def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
+    """The state at every read of a name in a function's (or the module's) own code."""
+    domain = ArrayNames(facts, scope)
+    node = scope.node
+    initial = NOTHING
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        initial = _array_parameters(facts, scope, node)
+    graph = cfg.build(node)
+    solution = solve(graph, domain, initial)
+    # The solver's last visit of a block may precede its final entry state only when it gave
+    # up (`converged` False): then replay every block once from its final entry state.
+    domain.reads.clear()
+    for block in graph.order():
+        state = solution.entry_states.get(block.index)
+        if state is None:
+            continue
+        for step in block.steps:
+            state = domain.transfer(step, state)
+    return domain.reads
+
+
+def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
+    args = fn.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]  # `*xs: Array` makes `xs` a tuple
+    found = {p.arg for p in params if facts.array_annotation(p.annotation, scope)}
+    unchanged = {p.arg for p in params} - set(scope.assigned) - scope.other
+    if unchanged - found:
+        for stmt in fn.body:
+            for node in _own(stmt):
+                found.update(name for name in at_updated(node, shallow=True) if name in unchanged)
+    return frozenset(found)
+
+
+def evaluated(step: cfg.Step) -> List[ast.AST]:
+    """The expressions (or simple statement) a step evaluates, in the scope that runs it."""
+    node = step.node
+    kind = step.kind
+    if kind == cfg.STMT:
+        return [node]
+    if kind == cfg.TEST:
+        return [node.test]
+    if kind == cfg.ITER:
+        return [node.iter]
+    if kind == cfg.TARGET:
+        return [node.target]
+    if kind == cfg.WITH:
+        return [node]
+    if kind == cfg.HANDLER:
+        return [node.type] if node.type is not None else []
+    if kind == cfg.SUBJECT:
+        return [node.subject]
+    if kind == cfg.CASE:
+        return [node.guard] if node.guard is not None else []
+    return []
+
+
+def at_updated(node: ast.AST, shallow: bool = False) -> Iterator[str]:
+    """Names `x` in `x.at[i].get()` / `.set(v)` / ... evaluated by `node` (`shallow`: `node` alone)."""
+    for sub in [node] if shallow else _own(node):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in _AT_METHODS
+            and isinstance(sub.func.value, ast.Subscript)
+            and isinstance(sub.func.value.value, ast.Attribute)
+            and sub.func.value.value.attr == "at"
+            and isinstance(sub.func.value.value.value, ast.Name)
+        ):
+            yield sub.func.value.value.value.id
+
+
+def _reads(root: ast.AST) -> Iterator[ast.Name]:
+    for node in _own(root):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            yield node
+
+
+def _own(root: ast.AST) -> Iterator[ast.AST]:
+    """`root` and the nodes below it that run with it: not the bodies of nested defs, classes
+    or lambdas (a def's decorators and defaults do run)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, FUNCTION_TYPES):
+            if not isinstance(node, ast.Lambda):
+                stack.extend(node.decorator_list)
+            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend(node.decorator_list)
+            stack.extend(node.bases)
+            stack.extend(k.value for k in node.keywords)
+            continue
+        stack.extend(children(node))
+
+
+def _parallel(target: ast.AST, value: ast.AST) -> bool:
+    """`a, b = x, y`: a tuple target and a tuple value of the same length, nothing starred."""
+    return (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    )
