@@ -65,6 +65,17 @@ CASES = {
                 a[indices] = 0.0  # JAX401
             return a
         """,
+    "inplace_read_only_view_where_it_is_written": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def to_host(x):
+            host = np.asarray(jnp.tanh(x))
+            host[0] = 0.0  # JAX401
+            host = np.array(host)
+            host[1] = 0.0  # a NumPy copy by now
+            return host
+        """,
     "inplace_shown_by_at_updates": """
         import jax.numpy as jnp
         import pandas as pd

@@ -250,6 +250,18 @@ CASES = {
                 return 1.0 if options else 0.0  # a branch operand of unknown type
             return jax.lax.cond(updates, scale, scale, options)
         """,
+    "numpy_table_where_it_is_read": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def weigh(i, x):
+            table = np.array([0.5, 0.25, 0.25])
+            w = table[i]  # JAX107
+            table = jnp.asarray(table)
+            return w * x + table[i]  # a JAX array by now
+        """,
 }
 
 

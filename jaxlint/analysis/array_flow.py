@@ -1,23 +1,25 @@
-"""Array-ness as a domain of the dataflow solver: which of a scope's own names hold a JAX array.
+"""Array-ness as a domain of the dataflow solver: what kind of array each of a scope's names holds.
 
-The state at a program point is the set of the scope's names that hold a JAX array on every
-path reaching it (the join of two paths is their intersection). A step binds names: an
-assignment of an array expression adds the name, any other binding (an unknown value, a loop
-or `with` target, an import, a def) removes it; `x += v` keeps what `x` was. Evaluating
-`x.at[i].get()` (or `.set`, `.add`, ...) shows `x` to be an array from then on: only JAX
-arrays have that indexer with those methods. A parameter starts as an array when it is
-annotated as one, or when the function never rebinds it and uses it with `.at[...]` anywhere.
+The state at a program point is a set of (name, kind) pairs, each true on every path reaching
+it (the join of two paths is their intersection). The kinds: `JAX` (a JAX array), `NUMPY` (a
+new host array, `np.array([...])`) and `VIEW` (`np.asarray` of a JAX array: a NumPy array over
+JAX's read-only buffer, so a `NUMPY` one too). A step binds names: an assignment adds the
+kinds of its value, any other binding (an unknown value, a loop or `with` target, an import, a
+def) clears the name; `x += v` keeps what `x` was. Evaluating `x.at[i].get()` (or `.set`,
+`.add`, ...) shows `x` to be a JAX array from then on: only JAX arrays have that indexer with
+those methods. A parameter starts as a JAX array when it is annotated as one, or when the
+function never rebinds it and uses it with `.at[...]` anywhere.
 
-What an expression is (`jnp.zeros(3)`, `x * 2`, `x.at[0].set(1)`) is answered by `ArrayFacts`,
-given the state; this module only moves the state through the graph and records, for every
-name read, the state at the step that reads it (after the step's expressions are evaluated,
-before it binds).
+What kind an expression is (`jnp.zeros(3)`, `x * 2`, `np.asarray(x)`) is answered by
+`ArrayFacts`, given the state; this module only moves the state through the graph and records,
+for every name read, the state at the step that reads it (after the step's expressions are
+evaluated, before it binds).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Tuple
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import Domain, solve
@@ -27,14 +29,15 @@ from jaxlint.analysis.walk import children, target_names, walk
 if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
 
-Arrays = FrozenSet[str]
+JAX, NUMPY, VIEW = "jax", "numpy", "view"
+Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
 NOTHING: Arrays = frozenset()
 # `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
 _AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
 
 
 class ArrayNames(Domain[Arrays]):
-    """The solver's domain: the names of one scope known to hold a JAX array."""
+    """The solver's domain: the names of one scope known to hold an array, with its kind."""
 
     def __init__(self, facts: "ArrayFacts", scope: Scope):
         self.facts = facts
@@ -51,7 +54,7 @@ class ArrayNames(Domain[Arrays]):
         roots = evaluated(step)
         shown = {name for root in roots for name in at_updated(root)}
         if shown:
-            state = state | shown
+            state = frozenset(p for p in state if p[0] not in shown) | {(name, JAX) for name in shown}
         for root in roots:
             for node in _reads(root):
                 self.reads[id(node)] = state
@@ -59,55 +62,57 @@ class ArrayNames(Domain[Arrays]):
 
     def _bind(self, step: cfg.Step, state: Arrays, roots: List[ast.AST]) -> Arrays:
         node = step.node
-        arrays = set(state)
+        cleared: set = set()
+        added: set = set()
         for root in roots:
             for sub in _own(root):
                 if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                    arrays.discard(sub.target.id)
+                    cleared.add(sub.target.id)
         if step.kind == cfg.STMT:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    self._assign(target, node.value, state, arrays)
+                    self._assign(target, node.value, state, cleared, added)
             elif isinstance(node, ast.AnnAssign):
                 if isinstance(node.target, ast.Name):
                     if node.value is not None:
-                        self._assign(node.target, node.value, state, arrays)
+                        self._assign(node.target, node.value, state, cleared, added)
                     elif self.facts.array_annotation(node.annotation, self.scope):
-                        arrays.add(node.target.id)
+                        cleared.add(node.target.id)
+                        added.add((node.target.id, JAX))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                arrays.discard(node.name)
+                cleared.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    arrays.discard((alias.asname or alias.name).split(".")[0])
+                cleared.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
             elif isinstance(node, ast.Delete):
                 for target in node.targets:
-                    arrays.difference_update(target_names(target))
+                    cleared.update(target_names(target))
         elif step.kind == cfg.TARGET:
-            arrays.difference_update(target_names(node.target))
+            cleared.update(target_names(node.target))
         elif step.kind == cfg.WITH:
             if node.optional_vars is not None:
-                arrays.difference_update(target_names(node.optional_vars))
+                cleared.update(target_names(node.optional_vars))
         elif step.kind == cfg.HANDLER:
             if node.name:
-                arrays.discard(node.name)
+                cleared.add(node.name)
         elif step.kind == cfg.CASE:
             for sub in walk(node.pattern):
                 name = getattr(sub, "name", None) or getattr(sub, "rest", None)
                 if isinstance(name, str):
-                    arrays.discard(name)
-        return frozenset(arrays)
+                    cleared.add(name)
+        if not cleared:
+            return state
+        return frozenset(p for p in state if p[0] not in cleared) | added
 
-    def _assign(self, target: ast.AST, value: ast.AST, before: Arrays, arrays: set) -> None:
+    def _assign(self, target: ast.AST, value: ast.AST, before: Arrays, cleared: set, added: set) -> None:
         if isinstance(target, ast.Name):
-            if self.facts.array_in(value, self.scope, before):
-                arrays.add(target.id)
-            else:
-                arrays.discard(target.id)
+            cleared.add(target.id)
+            added.difference_update({p for p in added if p[0] == target.id})
+            added.update((target.id, kind) for kind in self.facts.kinds_in(value, self.scope, before))
         elif _parallel(target, value):
             for part, item in zip(target.elts, value.elts):
-                self._assign(part, item, before, arrays)
+                self._assign(part, item, before, cleared, added)
         else:
-            arrays.difference_update(target_names(target))
+            cleared.update(target_names(target))
 
 
 def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
@@ -140,7 +145,7 @@ def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
         for stmt in fn.body:
             for node in _own(stmt):
                 found.update(name for name in at_updated(node, shallow=True) if name in unchanged)
-    return frozenset(found)
+    return frozenset((name, JAX) for name in found)
 
 
 def evaluated(step: cfg.Step) -> List[ast.AST]:

@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.array_flow import Arrays, _parallel, solve_scope
+from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, _parallel, solve_scope
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -188,33 +188,52 @@ class ArrayFacts:
         return cached
 
     def numpy_array(self, expr: ast.AST) -> bool:
-        """A name bound only to new NumPy arrays (`table = np.array([...])`): a host array."""
-        return self._bound_only_to(
-            expr,
-            lambda b, owner: isinstance(b, ast.Call)
-            and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS,
-        )
+        """A name holding a new NumPy array (`table = np.array([...])`): a host array."""
+        return self._holds(expr, NUMPY, self._numpy_array)
 
     def read_only_view(self, expr: ast.AST) -> bool:
-        """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
-        return self._bound_only_to(
-            expr,
-            lambda b, owner: isinstance(b, ast.Call)
-            and self.names.qualname(b.func, owner) in jax_api.NUMPY_VIEWS
-            and len(b.args) == 1
-            and not b.keywords
-            and self._array(b.args[0], owner, 1),
+        """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        return self._holds(expr, VIEW, self._view)
+
+    def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]:
+        """The kinds of array `value` is (`JAX`; `NUMPY`, perhaps also `VIEW`), with `arrays`
+        the (name, kind) pairs of `scope` true at this point."""
+        local = (scope, arrays)
+        if self._array(value, scope, 0, local):
+            return (JAX,)
+        if self._numpy_array(value, scope):
+            return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
+        return ()
+
+    def _numpy_array(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
+        return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+
+    def _view(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
+        return (
+            isinstance(value, ast.Call)
+            and self.names.qualname(value.func, scope) in jax_api.NUMPY_VIEWS
+            and len(value.args) == 1
+            and not value.keywords
+            and self._array(value.args[0], scope, 1, local)
         )
 
-    def _bound_only_to(self, expr: ast.AST, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
-        """`expr` is a local or module name, every value bound to it in its scope `accepts`."""
+    def _holds(self, expr: ast.AST, kind: str, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+        """`expr` is a name that holds an array of this kind where it is read (in its own scope),
+        or that every binding in its scope gives one (read from a nested function)."""
         if not isinstance(expr, ast.Name):
             return False
         owner = self.names.lookup(expr.id, self._scope_of(expr))
         if owner is None or expr.id in self._declared_global_or_nonlocal():
             return False
+        at = self._state_at(expr, owner)
+        if at is not None:
+            return (expr.id, kind) in at
+        return self._bound_only_to(expr, owner, accepts)
+
+    def _bound_only_to(self, expr: ast.Name, owner: Scope, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+        """Every value bound to the name in its scope `accepts`."""
         bindings = self._scope_bindings(owner).get(expr.id, [])
-        return bool(bindings) and all(accepts(b, owner) for b in bindings)
+        return bool(bindings) and all(b is not _UNKNOWN and b is not _ARRAY and accepts(b, owner) for b in bindings)
 
     # ---- expressions --------------------------------------------------------------------
     def _scope_of(self, expr: ast.AST) -> Scope:
@@ -274,12 +293,10 @@ class ArrayFacts:
         if owner is None or name in self._declared_global_or_nonlocal():
             return False
         if local is not None and owner is local[0]:
-            return name in local[1]
-        reads = self._reads(owner)
-        if reads is not None:
-            at = reads.get(id(node))
-            if at is not None:
-                return name in at
+            return (name, JAX) in local[1]
+        at = self._state_at(node, owner)
+        if at is not None:
+            return (name, JAX) in at
         # Read from a nested function (or where the flow does not reach): the read may happen
         # at any time, so every binding of the name in its scope must be an array.
         key = (id(owner.node), name)
@@ -293,6 +310,11 @@ class ArrayFacts:
         )
         self._names[key] = result
         return result
+
+    def _state_at(self, node: ast.Name, owner: Scope) -> Arrays | None:
+        """What the array domain says where `node` is read, if `node` is read in `owner`'s own code."""
+        reads = self._reads(owner)
+        return reads.get(id(node)) if reads is not None else None
 
     def _reads(self, scope: Scope) -> dict[int, Arrays] | None:
         """For each read of a name in a function's (or the module's) own code, the names of that
