@@ -189,6 +189,53 @@ CASES = {
         def test_update_runs():
             y = jnp.zeros(3).at[0].set(1.0)
         """,
+    "unread_at_update_on_every_path": """
+        import jax.numpy as jnp
+
+        def overwritten_before_read(x):
+            y = x.at[0].set(1.0)
+            print(y)
+            y = y.at[1].set(2.0)  # JAX403
+            y = jnp.zeros(3)
+            return y
+
+        def loop_never_returned(x, idx):
+            out = jnp.zeros(3)
+            for i in idx:
+                out = out.at[i].add(x)  # JAX403
+            return x
+
+        def loop_returned(x, idx):
+            out = jnp.zeros(3)
+            for i in idx:
+                out = out.at[i].add(x)
+            return out
+
+        def read_later_by_a_closure(x):
+            def get():
+                return y
+
+            y = x.at[0].set(1.0)
+            return get
+
+        def read_in_the_handler(x, risky):
+            try:
+                y = x.at[0].set(1.0)
+                risky()
+            except ValueError:
+                return y
+            return x
+
+        def read_after_the_loop_on_one_path(x, idx, flag):
+            out = x
+            for i in idx:
+                out = out.at[i].set(0.0)
+                if flag:
+                    break
+            else:
+                return x
+            return out
+        """,
     "nnx_object_updated_in_staged_code": """
         import jax
         import optax
@@ -831,6 +878,29 @@ def test_array_flow_through_the_cli(cli, make_files):
     out = cli("check", "--output-format", "json", "--select", "JAX401", "interp.py")
     assert out.code == 1
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX401", 9), ("JAX401", 17)]
+
+
+def test_unread_update_on_every_path_through_the_cli(cli, make_files):
+    make_files({
+        "scatter.py": """
+            import jax.numpy as jnp
+
+            def scatter(x, idx, reset):
+                out = jnp.zeros(3)
+                for i in idx:
+                    out = out.at[i].add(x)
+                if reset:
+                    out = jnp.zeros(3)
+                    return out
+                out = out.at[0].set(1.0)
+                out = jnp.ones(3)
+                return out
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX403", "scatter.py")
+    assert out.code == 1
+    # the loop's sum is lost on both paths: rebound, or only fed to an update that is lost
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX403", 7), ("JAX403", 11)]
 
 
 def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):
