@@ -19,7 +19,7 @@ evaluated, before it binds).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import Domain, solve
@@ -42,7 +42,8 @@ class ArrayNames(Domain[Arrays]):
     def __init__(self, facts: "ArrayFacts", scope: Scope):
         self.facts = facts
         self.scope = scope
-        self.reads: Dict[int, Arrays] = {}  # id(ast.Name read) -> state where it is read
+        self.reads: Optional[Dict[int, Arrays]] = None  # id(ast.Name read) -> state there, when recording
+        self._steps: Dict[tuple, _StepNodes] = {}
 
     def copy(self, state: Arrays) -> Arrays:
         return state
@@ -51,23 +52,26 @@ class ArrayNames(Domain[Arrays]):
         return a & b
 
     def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
-        roots = evaluated(step)
-        shown = {name for root in roots for name in at_updated(root)}
-        if shown:
+        nodes = self._nodes(step)
+        if nodes.shown:
+            shown = nodes.shown
             state = frozenset(p for p in state if p[0] not in shown) | {(name, JAX) for name in shown}
-        for root in roots:
-            for node in _reads(root):
+        if self.reads is not None:
+            for node in nodes.reads:
                 self.reads[id(node)] = state
-        return self._bind(step, state, roots)
+        return self._bind(step, state, nodes.walrus)
 
-    def _bind(self, step: cfg.Step, state: Arrays, roots: List[ast.AST]) -> Arrays:
+    def _nodes(self, step: cfg.Step) -> "_StepNodes":
+        key = (id(step.node), step.kind)
+        found = self._steps.get(key)
+        if found is None:
+            found = self._steps[key] = _StepNodes(evaluated(step))
+        return found
+
+    def _bind(self, step: cfg.Step, state: Arrays, walrus: FrozenSet[str]) -> Arrays:
         node = step.node
-        cleared: set = set()
+        cleared: set = set(walrus)
         added: set = set()
-        for root in roots:
-            for sub in _own(root):
-                if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                    cleared.add(sub.target.id)
         if step.kind == cfg.STMT:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -124,9 +128,8 @@ def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
         initial = _array_parameters(facts, scope, node)
     graph = cfg.build(node)
     solution = solve(graph, domain, initial)
-    # The solver's last visit of a block may precede its final entry state only when it gave
-    # up (`converged` False): then replay every block once from its final entry state.
-    domain.reads.clear()
+    # Record the reads once, replaying every block from its final entry state.
+    domain.reads = {}
     for block in graph.order():
         state = solution.entry_states.get(block.index)
         if state is None:
@@ -134,6 +137,29 @@ def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
         for step in block.steps:
             state = domain.transfer(step, state)
     return domain.reads
+
+
+class _StepNodes:
+    """What the transfer needs of one step, found in one walk: the names shown to be arrays by
+    an `.at[...]` method, the names read, the names a walrus binds."""
+
+    __slots__ = ("shown", "reads", "walrus")
+
+    def __init__(self, roots: List[ast.AST]):
+        shown, reads, walrus = set(), [], set()
+        for root in roots:
+            for node in _own(root):
+                cls = node.__class__
+                if cls is ast.Name:
+                    if node.ctx.__class__ is ast.Load:
+                        reads.append(node)
+                elif cls is ast.Call:
+                    shown.update(at_updated(node, shallow=True))
+                elif cls is ast.NamedExpr and isinstance(node.target, ast.Name):
+                    walrus.add(node.target.id)
+        self.shown = frozenset(shown)
+        self.reads = reads
+        self.walrus = frozenset(walrus)
 
 
 def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
@@ -184,12 +210,6 @@ def at_updated(node: ast.AST, shallow: bool = False) -> Iterator[str]:
             and isinstance(sub.func.value.value.value, ast.Name)
         ):
             yield sub.func.value.value.value.id
-
-
-def _reads(root: ast.AST) -> Iterator[ast.Name]:
-    for node in _own(root):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            yield node
 
 
 def _own(root: ast.AST) -> Iterator[ast.AST]:

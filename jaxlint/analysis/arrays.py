@@ -189,11 +189,11 @@ class ArrayFacts:
 
     def numpy_array(self, expr: ast.AST) -> bool:
         """A name holding a new NumPy array (`table = np.array([...])`): a host array."""
-        return self._holds(expr, NUMPY, self._numpy_array)
+        return self._holds(expr, NUMPY, self._numpy_array, jax_api.NUMPY_ARRAY_CONSTRUCTORS)
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
-        return self._holds(expr, VIEW, self._view)
+        return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
 
     def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]:
         """The kinds of array `value` is (`JAX`; `NUMPY`, perhaps also `VIEW`), with `arrays`
@@ -217,13 +217,19 @@ class ArrayFacts:
             and self._array(value.args[0], scope, 1, local)
         )
 
-    def _holds(self, expr: ast.AST, kind: str, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+    def _holds(self, expr: ast.AST, kind: str, accepts: Callable[[ast.AST, Scope], bool], makers: frozenset) -> bool:
         """`expr` is a name that holds an array of this kind where it is read (in its own scope),
-        or that every binding in its scope gives one (read from a nested function)."""
+        or that every binding in its scope gives one (read from a nested function). Only a call
+        of one of `makers` gives one: a name never bound to such a call is answered at once."""
         if not isinstance(expr, ast.Name):
             return False
         owner = self.names.lookup(expr.id, self._scope_of(expr))
         if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        if not any(
+            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in makers
+            for b in self._scope_bindings(owner).get(expr.id, ())
+        ):
             return False
         at = self._state_at(expr, owner)
         if at is not None:
