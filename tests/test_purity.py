@@ -226,6 +226,10 @@ CASES = {
                 return y
             return x
 
+        def chained(x):
+            a = b = x.at[0].set(1.0)
+            return b
+
         def read_after_the_loop_on_one_path(x, idx, flag):
             out = x
             for i in idx:

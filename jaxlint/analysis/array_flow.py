@@ -22,9 +22,9 @@ import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxlint.analysis import cfg, jax_api
-from jaxlint.analysis.dataflow import Domain, solve
-from jaxlint.analysis.names import FUNCTION_TYPES, Scope
-from jaxlint.analysis.walk import children, target_names, walk
+from jaxlint.analysis.dataflow import Domain, replay, solve
+from jaxlint.analysis.names import Scope
+from jaxlint.analysis.walk import nodes_run_with, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
@@ -112,7 +112,7 @@ class ArrayNames(Domain[Arrays]):
             cleared.add(target.id)
             added.difference_update({p for p in added if p[0] == target.id})
             added.update((target.id, kind) for kind in self.facts.kinds_in(value, self.scope, before))
-        elif _parallel(target, value):
+        elif parallel(target, value):
             for part, item in zip(target.elts, value.elts):
                 self._assign(part, item, before, cleared, added)
         else:
@@ -128,14 +128,8 @@ def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
         initial = _array_parameters(facts, scope, node)
     graph = cfg.build(node)
     solution = solve(graph, domain, initial)
-    # Record the reads once, replaying every block from its final entry state.
     domain.reads = {}
-    for block in graph.order():
-        state = solution.entry_states.get(block.index)
-        if state is None:
-            continue
-        for step in block.steps:
-            state = domain.transfer(step, state)
+    replay(graph, domain, solution)
     return domain.reads
 
 
@@ -148,7 +142,7 @@ class _StepNodes:
     def __init__(self, roots: List[ast.AST]):
         shown, reads, walrus = set(), [], set()
         for root in roots:
-            for node in _own(root):
+            for node in nodes_run_with([root]):
                 cls = node.__class__
                 if cls is ast.Name:
                     if node.ctx.__class__ is ast.Load:
@@ -169,7 +163,7 @@ def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
     unchanged = {p.arg for p in params} - set(scope.assigned) - scope.other
     if unchanged - found:
         for stmt in fn.body:
-            for node in _own(stmt):
+            for node in nodes_run_with([stmt]):
                 found.update(name for name in at_updated(node, shallow=True) if name in unchanged)
     return frozenset((name, JAX) for name in found)
 
@@ -199,7 +193,7 @@ def evaluated(step: cfg.Step) -> List[ast.AST]:
 
 def at_updated(node: ast.AST, shallow: bool = False) -> Iterator[str]:
     """Names `x` in `x.at[i].get()` / `.set(v)` / ... evaluated by `node` (`shallow`: `node` alone)."""
-    for sub in [node] if shallow else _own(node):
+    for sub in [node] if shallow else nodes_run_with([node]):
         if (
             isinstance(sub, ast.Call)
             and isinstance(sub.func, ast.Attribute)
@@ -212,27 +206,7 @@ def at_updated(node: ast.AST, shallow: bool = False) -> Iterator[str]:
             yield sub.func.value.value.value.id
 
 
-def _own(root: ast.AST) -> Iterator[ast.AST]:
-    """`root` and the nodes below it that run with it: not the bodies of nested defs, classes
-    or lambdas (a def's decorators and defaults do run)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, FUNCTION_TYPES):
-            if not isinstance(node, ast.Lambda):
-                stack.extend(node.decorator_list)
-            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
-            continue
-        if isinstance(node, ast.ClassDef):
-            stack.extend(node.decorator_list)
-            stack.extend(node.bases)
-            stack.extend(k.value for k in node.keywords)
-            continue
-        stack.extend(children(node))
-
-
-def _parallel(target: ast.AST, value: ast.AST) -> bool:
+def parallel(target: ast.AST, value: ast.AST) -> bool:
     """`a, b = x, y`: a tuple target and a tuple value of the same length, nothing starred."""
     return (
         isinstance(target, (ast.Tuple, ast.List))

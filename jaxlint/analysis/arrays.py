@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, _parallel, solve_scope
+from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -432,7 +432,7 @@ class ArrayFacts:
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         add(target.id, stmt.value)
-                    elif _parallel(target, stmt.value):
+                    elif parallel(target, stmt.value):
                         for part, value in zip(target.elts, stmt.value.elts):
                             if isinstance(part, ast.Name):
                                 add(part.id, value)

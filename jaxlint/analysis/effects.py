@@ -441,7 +441,7 @@ class Effects:
             fn = scope.node
             if scope.kind != "function" or isinstance(fn, ast.Lambda):
                 continue
-            updates: dict[int, Store] = {}
+            updates: dict[int, list[Store]] = {}
             for store in self.name_stores(fn):
                 name = store.target.id
                 if (
@@ -451,15 +451,16 @@ class Effects:
                     and name not in scope.globals
                     and name not in scope.nonlocals
                 ):
-                    updates[id(store.stmt)] = store
+                    updates.setdefault(id(store.stmt), []).append(store)
             if not updates:
                 continue
 
             def outer(node: ast.Name, scope=scope) -> bool:
                 return names.lookup(node.id, names.read_scope.get(id(node))) is scope
 
-            dead = dead_updates(fn, {key: s.target.id for key, s in updates.items()}, outer)
-            found.extend(updates[key] for key in dead)
+            bound = {key: frozenset(s.target.id for s in stores) for key, stores in updates.items()}
+            for key in dead_updates(fn, bound, outer):
+                found.extend(updates[key])
         found.sort(key=lambda store: (store.stmt.lineno, store.stmt.col_offset))
         return found
 

@@ -16,13 +16,13 @@ and nonlocals, names starting with `_`, and functions that call `locals()`/`vars
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, Iterable, Set
+from typing import Callable, Dict, FrozenSet, Iterable, Optional, Set
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.array_flow import evaluated
-from jaxlint.analysis.dataflow import Domain, solve
+from jaxlint.analysis.dataflow import Domain, replay, solve
 from jaxlint.analysis.names import FUNCTION_TYPES
-from jaxlint.analysis.walk import children, target_names
+from jaxlint.analysis.walk import children, nodes_run_with, target_names
 
 Live = FrozenSet[str]
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
@@ -31,9 +31,9 @@ _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
 class LiveNames(Domain[Live]):
     """Names whose value may still be read, moving backwards through a function."""
 
-    def __init__(self, candidates: Dict[int, str]):
-        self.candidates = candidates  # id(update statement) -> the name it binds
-        self.dead: Set[int] = set()  # ids of updates whose name is not live after them
+    def __init__(self, candidates: Dict[int, FrozenSet[str]]):
+        self.candidates = candidates  # id(update statement) -> the names it binds
+        self.dead: Optional[Set[int]] = None  # ids of updates whose name is not live after them, when recording
 
     def copy(self, state: Live) -> Live:
         return state
@@ -42,9 +42,10 @@ class LiveNames(Domain[Live]):
         return a | b
 
     def transfer(self, step: cfg.Step, state: Live) -> Live:
-        name = self.candidates.get(id(step.node)) if step.kind == cfg.STMT else None
-        if name is not None and name not in state:
-            self.dead.add(id(step.node))
+        bound = self.candidates.get(id(step.node)) if step.kind == cfg.STMT else None
+        if bound is not None and not bound & state:
+            if self.dead is not None:
+                self.dead.add(id(step.node))
             return state  # nothing this update reads is needed for it
         uses: Set[str] = set()
         for root in evaluated(step):
@@ -52,8 +53,8 @@ class LiveNames(Domain[Live]):
         return (state - _binds(step)) | uses
 
 
-def dead_updates(fn: ast.AST, updates: Dict[int, str], outer: Callable[[ast.Name], bool]) -> Set[int]:
-    """The ids of the `updates` (statement id -> name bound) of `fn` that no path reads.
+def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callable[[ast.Name], bool]) -> Set[int]:
+    """The ids of the `updates` (statement id -> names bound) of `fn` that no path reads.
 
     `outer(name_node)` says whether a name read in a nested function or lambda of `fn` refers
     to `fn`'s own variable."""
@@ -66,23 +67,18 @@ def dead_updates(fn: ast.AST, updates: Dict[int, str], outer: Callable[[ast.Name
                 return set()
             if outer(node):
                 captured.add(node.id)
-    if any(isinstance(node, ast.Name) and node.id in _INTROSPECTION for node in _own(fn.body)):
+    if any(isinstance(node, ast.Name) and node.id in _INTROSPECTION for node in nodes_run_with(fn.body)):
         return set()
-    candidates = {key: name for key, name in updates.items() if name not in captured}
+    candidates = {key: bound for key, bound in updates.items() if not bound & captured}
     if not candidates:
         return set()
     graph = _reversed(cfg.build(fn))
     domain = LiveNames(candidates)
     solution = solve(graph, domain, frozenset())
-    # Replay each block once from its final state: findings from the fixed point only (a block
-    # no path leaves the function from, such as `while True:` without a break, has none).
-    domain.dead.clear()
-    for block in graph.order():
-        state = solution.entry_states.get(block.index)
-        if state is None:
-            continue
-        for step in block.steps:
-            state = domain.transfer(step, state)
+    # Findings from the fixed point only (a block no path leaves the function from, such as
+    # `while True:` without a break, has none).
+    domain.dead = set()
+    replay(graph, domain, solution)
     return domain.dead
 
 
@@ -120,28 +116,14 @@ def _binds(step: cfg.Step) -> Set[str]:
 
 
 def _reads(root: ast.AST) -> Iterable[str]:
-    for node in _own([root]):
+    for node in nodes_run_with([root]):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             yield node.id
 
 
-def _own(roots: list) -> Iterable[ast.AST]:
-    """Nodes that run with `roots`, not the bodies of nested functions and lambdas."""
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, FUNCTION_TYPES):
-            if not isinstance(node, ast.Lambda):
-                stack.extend(node.decorator_list)
-            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
-            continue
-        stack.extend(children(node))
-
-
 def _nested(fn: ast.AST) -> Iterable[ast.AST]:
     """Every node inside the nested functions, lambdas and classes of `fn`."""
-    stack = [n for n in _own(fn.body) if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))]
+    stack = [n for n in nodes_run_with(fn.body) if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))]
     while stack:
         node = stack.pop()
         yield node
