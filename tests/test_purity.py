@@ -76,6 +76,27 @@ CASES = {
             host[1] = 0.0  # a NumPy copy by now
             return host
         """,
+    "inplace_items_of_jax_arrays": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def orthonormal(a, xs):
+            q, r = jnp.linalg.qr(a)
+            q[:, 0] = 0.0  # JAX401
+            first, *rest = jnp.split(a, 3)
+            rest[0] = first  # a starred target is a list
+            for row in jnp.zeros((3, 2)):
+                row[0] = 1.0  # JAX401
+            for i, row in enumerate(jnp.zeros((3, 2))):
+                row[i] = 1.0  # JAX401
+            for row in np.zeros((3, 2)):
+                row[0] = 1.0  # rows of a NumPy array
+            for i, (u, v) in enumerate(zip(xs, xs)):
+                u[0] = 1  # unknown items
+            lo, hi = np.split(np.arange(4), 2)
+            lo[0] = 1  # NumPy
+            return q
+        """,
     "inplace_shown_by_at_updates": """
         import jax.numpy as jnp
         import pandas as pd
@@ -802,6 +823,35 @@ def test_in_place_fix_safety_depends_on_the_binding():
     assert fixes[8].applicability == "safe"
     assert 14 not in fixes or fixes[14] is None or fixes[14].applicability == "unsafe"
     assert fixes[14] is None  # a global: rebinding it would make it local
+
+
+def test_in_place_fix_on_a_loop_target_is_unsafe():
+    source = textwrap.dedent(
+        """
+        import jax.numpy as jnp
+
+        def rows(m):
+            out = jnp.zeros((2, 2))
+            for row in out:
+                row[0] = 1.0
+            out[0] = 2.0
+            return out
+        """
+    )
+    fixes = {f.start.row: f.fix.applicability for f in lint_source(source, "a.py", {"JAX401"})}
+    assert fixes == {7: "unsafe", 8: "safe"}
+
+
+def test_items_of_jax_arrays_are_jax_arrays_under_jax():
+    """What JAX401 says of unpacked and iterated JAX arrays: each item is a JAX array, immutable."""
+    jnp = pytest.importorskip("jax.numpy")
+    q, _ = jnp.linalg.qr(jnp.eye(2))
+    first, *rest = jnp.split(jnp.arange(3.0), 3)
+    (row, *_) = jnp.zeros((2, 2))
+    for item in (q, first, row, next(iter(jnp.zeros((2, 2))))):
+        with pytest.raises(TypeError, match="immutable"):
+            item[0] = 1.0
+    assert isinstance(rest, list)
 
 
 def test_messages_name_the_object():

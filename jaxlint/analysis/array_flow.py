@@ -91,7 +91,7 @@ class ArrayNames(Domain[Arrays]):
                 for target in node.targets:
                     cleared.update(target_names(target))
         elif step.kind == cfg.TARGET:
-            cleared.update(target_names(node.target))
+            self._iterate(node.target, node.iter, state, cleared, added)
         elif step.kind == cfg.WITH:
             if node.optional_vars is not None:
                 cleared.update(target_names(node.optional_vars))
@@ -115,8 +115,40 @@ class ArrayNames(Domain[Arrays]):
         elif parallel(target, value):
             for part, item in zip(target.elts, value.elts):
                 self._assign(part, item, before, cleared, added)
+        elif isinstance(target, (ast.Tuple, ast.List)) and self.facts.unpacks_to_arrays(value, self.scope, before):
+            _unpack(target, cleared, added)
         else:
             cleared.update(target_names(target))
+
+    def _iterate(self, target: ast.AST, iterable: ast.AST, before: Arrays, cleared: set, added: set) -> None:
+        """`for target in iterable`: rows of a JAX array are JAX arrays (`enumerate` of one too)."""
+        if (
+            isinstance(iterable, ast.Call)
+            and self.facts.names.qualname(iterable.func, self.scope) == "builtins.enumerate"
+            and len(iterable.args) == 1
+            and isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == 2
+        ):
+            cleared.update(target_names(target.elts[0]))
+            target, iterable = target.elts[1], iterable.args[0]
+        if self.facts.array_in(iterable, self.scope, before):
+            _unpack(target, cleared, added)
+        else:
+            cleared.update(target_names(target))
+
+
+def _unpack(target: ast.AST, cleared: set, added: set) -> None:
+    """Names a target binds to the items of a JAX array (or of a sequence of them): JAX arrays,
+    except a starred name, which gets a list."""
+    if isinstance(target, ast.Name):
+        cleared.add(target.id)
+        added.difference_update({p for p in added if p[0] == target.id})
+        added.add((target.id, JAX))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            _unpack(elt, cleared, added)
+    else:
+        cleared.update(target_names(target))
 
 
 def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:

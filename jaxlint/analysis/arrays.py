@@ -195,6 +195,13 @@ class ArrayFacts:
         """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
         return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
 
+    def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
+        """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
+        sequence of them (`jnp.split(x, 2)`, `jnp.linalg.qr(a)`)."""
+        if isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.SEQUENCE_OF_ARRAYS:
+            return True
+        return self._array(value, scope, 0, (scope, arrays))
+
     def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]:
         """The kinds of array `value` is (`JAX`; `NUMPY`, perhaps also `VIEW`), with `arrays`
         the (name, kind) pairs of `scope` true at this point."""

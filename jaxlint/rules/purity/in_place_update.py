@@ -21,7 +21,8 @@ class InPlaceUpdate(Rule):
         the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
         functions, of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
         `.at[...]` updates (so a parameter counts from a statement that converts it, such as
-        `x = jnp.asarray(x)`, on); a name the code has already used with `x.at[i].get()`,
+        `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
+        (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
         `.set(...)` or another `.at[...]` method (only JAX arrays have them), or a parameter
         the function never rebinds and uses so anywhere; an attribute
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
@@ -48,7 +49,9 @@ class InPlaceUpdate(Rule):
         `x = x.at[i].add(v)` (`subtract`, `multiply`, `divide`, `power`), only when `x` is a
         plain name bound in the same scope. It is safe for local variables. When `x` is a
         parameter, the fix is unsafe: NumPy-style code meant the caller's array to change, and
-        after the fix only the local name sees the update; return the new array instead.
+        after the fix only the local name sees the update; return the new array instead. So it
+        is when `x` is a loop target (`for row in m: row[0] = 0`): the iterated array is not
+        updated.
         Attributes (`self.data[i] = v`) are reported without a fix: write
         `self.data = self.data.at[i].set(v)`. A traced value known only by its traced index (it
         may be a list) is reported without a fix.
