@@ -4,8 +4,10 @@ The state at a program point is a set of (name, kind) pairs, each true on every 
 it (the join of two paths is their intersection). The kinds: `JAX` (a JAX array), `NUMPY` (a
 new host array, `np.array([...])`) and `VIEW` (`np.asarray` of a JAX array: a NumPy array over
 JAX's read-only buffer, so a `NUMPY` one too). A step binds names: an assignment adds the
-kinds of its value, any other binding (an unknown value, a loop or `with` target, an import, a
-def) clears the name; `x += v` keeps what `x` was. Evaluating `x.at[i].get()` (or `.set`,
+kinds of its value; unpacking a JAX array or a sequence of them (`q, r = jnp.linalg.qr(a)`),
+or looping over a JAX array, binds JAX arrays (a starred name gets a list); any other binding
+(an unknown value, a `with` target, an import, a def) clears the name; `x += v` keeps what
+`x` was. Evaluating `x.at[i].get()` (or `.set`,
 `.add`, ...) shows `x` to be a JAX array from then on: only JAX arrays have that indexer with
 those methods. A parameter starts as a JAX array when it is annotated as one, or when the
 function never rebinds it and uses it with `.at[...]` anywhere.
