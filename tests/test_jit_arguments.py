@@ -364,6 +364,30 @@ CASES = [
         def run():
             return total(jnp.ones((2, 2)), (0, 1))
         """, "ok"),
+    Case("static parameter reshaped in the body", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("w",))  # JAX302
+        def project(x, w):
+            return x @ w.reshape(x.shape[-1], -1)
+
+        def run():
+            return project(jnp.ones((2, 4)), jnp.ones(8))
+        """, "ValueError"),
+    Case("static shape description left alone", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("spec",))
+        def zeros_like_spec(x, spec):
+            return jnp.zeros(spec.shape, spec.dtype) + x.sum()
+
+        def run():
+            return zeros_like_spec(jnp.ones(2), jax.ShapeDtypeStruct((3,), jnp.float32))
+        """, "ok"),
     Case("static optional array left alone", """
         from functools import partial
         from typing import Optional

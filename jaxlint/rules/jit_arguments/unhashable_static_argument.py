@@ -14,8 +14,11 @@ _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
 }
-# Attributes and methods only arrays have (a tuple, a string or a frozen config has none of them).
-_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "at", "astype"})
+# Attributes and methods only arrays have (a tuple, a string, a frozen config or a
+# `ShapeDtypeStruct` has none of them; `shape`, `dtype` and `real` are not among them).
+_ARRAY_ATTRIBUTES = frozenset({
+    "T", "mT", "at", "astype", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "block_until_ready",
+})
 _NUMPY_ARRAYS = frozenset(
     "numpy." + name
     for name in (
@@ -40,7 +43,7 @@ class UnhashableStaticArgument(Rule):
         another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
         `np.ndarray`, a jaxtyping array, a sequence of them such as `Sequence[ArrayLike]`, or a
         union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
+        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
         traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
         defines `__eq__` without `__hash__`). When another transformation wraps the jit
