@@ -195,7 +195,7 @@ def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs]  # `*xs: Array` makes `xs` a tuple
     found = {p.arg for p in params if facts.array_annotation(p.annotation, scope)}
     unchanged = {p.arg for p in params} - set(scope.assigned) - scope.other
-    if unchanged - found:
+    if unchanged - found and facts.at_updates_in_text:
         for stmt in fn.body:
             for node in nodes_run_with([stmt]):
                 found.update(name for name in at_updated(node, shallow=True) if name in unchanged)

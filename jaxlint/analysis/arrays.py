@@ -15,6 +15,8 @@ NumPy array) is not known, and rules stay quiet about it.
 from __future__ import annotations
 
 import ast
+import re
+from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
@@ -30,6 +32,7 @@ _ARRAY = "array"
 _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
+_AT_TEXT = re.compile(r"\.\s*at\s*\[")
 
 
 def array_function(name: str | None) -> bool:
@@ -101,6 +104,11 @@ class ArrayFacts:
         self._flows: dict[int, dict[int, Arrays] | None] = {}
 
     # ---- public -----------------------------------------------------------------------
+    @cached_property
+    def at_updates_in_text(self) -> bool:
+        """Whether `.at[` appears in the module's text at all (most modules: no)."""
+        return _AT_TEXT.search(self.module.source.text) is not None
+
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         if scope is None:
             scope = self._scope_of(expr)
