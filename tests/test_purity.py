@@ -251,6 +251,13 @@ CASES = {
             a = b = x.at[0].set(1.0)
             return b
 
+        def read_in_finally(x, log):
+            try:
+                y = x.at[0].set(1.0)
+                return x
+            finally:
+                log(y)
+
         def read_after_the_loop_on_one_path(x, idx, flag):
             out = x
             for i in idx:

@@ -8,9 +8,9 @@ binds a name kills it and makes what it reads live, except an `.at[...]` update 
 not live: it has no effect of its own, so what it reads is not needed for it (`x = x.at[i].set(v)`
 in a loop, with `x` never read afterwards, keeps no `x` alive).
 
-Names a nested function or lambda reads (it may run later and see any later value), globals
-and nonlocals, names starting with `_`, and functions that call `locals()`/`vars()`/`eval`/
-`exec` are left out.
+Names a nested function or lambda reads (it may run later and see any later value) or a
+`finally` block reads, globals and nonlocals, names starting with `_`, and functions that call
+`locals()`/`vars()`/`eval`/`exec` are left out.
 """
 
 from __future__ import annotations
@@ -58,18 +58,22 @@ def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callabl
 
     `outer(name_node)` says whether a name read in a nested function or lambda of `fn` refers
     to `fn`'s own variable."""
-    captured: Set[str] = set()
+    kept_live: Set[str] = set()
     for node in _nested(fn):
         if isinstance(node, ast.Nonlocal):
-            captured.update(node.names)
+            kept_live.update(node.names)
         elif isinstance(node, ast.Name):
             if node.id in _INTROSPECTION:
                 return set()
             if outer(node):
-                captured.add(node.id)
-    if any(isinstance(node, ast.Name) and node.id in _INTROSPECTION for node in nodes_run_with(fn.body)):
-        return set()
-    candidates = {key: bound for key, bound in updates.items() if not bound & captured}
+                kept_live.add(node.id)
+    for node in nodes_run_with(fn.body):
+        if isinstance(node, ast.Name) and node.id in _INTROSPECTION:
+            return set()
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            # the graph has no edge from a `return` into `finally`: what it reads stays live
+            kept_live.update(n.id for n in nodes_run_with(node.finalbody) if isinstance(n, ast.Name))
+    candidates = {key: bound for key, bound in updates.items() if not bound & kept_live}
     if not candidates:
         return set()
     graph = _reversed(cfg.build(fn))
