@@ -8,8 +8,8 @@ a plain function of the module that returns one, and an attribute `self.data` th
 store in the module sets to such a value.  A name of the function (or module) that reads it
 is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
 from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
-without an array annotation, a loop target, a call into unknown code, a name that may hold a
-NumPy array) is not known, and rules stay quiet about it.
+without an array annotation, a loop target over unknown items, a call into unknown code, a
+name that may hold a NumPy array) is not known, and rules stay quiet about it.
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class ArrayFacts:
             return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
         return ()
 
-    def _numpy_array(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
+    def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
         return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
 
     def _view(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
@@ -511,10 +511,6 @@ def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> b
     inner = annotation.slice
     first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
     return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
 
 
 def _float(expr: ast.AST) -> bool:
