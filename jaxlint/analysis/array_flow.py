@@ -21,7 +21,7 @@ evaluated, before it binds).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import Domain, replay, solve
@@ -182,7 +182,9 @@ class _StepNodes:
                     if node.ctx.__class__ is ast.Load:
                         reads.append(node)
                 elif cls is ast.Call:
-                    shown.update(at_updated(node, shallow=True))
+                    name = at_updated(node)
+                    if name is not None:
+                        shown.add(name)
                 elif cls is ast.NamedExpr and isinstance(node.target, ast.Name):
                     walrus.add(node.target.id)
         self.shown = frozenset(shown)
@@ -196,9 +198,10 @@ def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
     found = {p.arg for p in params if facts.array_annotation(p.annotation, scope)}
     unchanged = {p.arg for p in params} - set(scope.assigned) - scope.other
     if unchanged - found and facts.at_updates_in_text:
-        for stmt in fn.body:
-            for node in nodes_run_with([stmt]):
-                found.update(name for name in at_updated(node, shallow=True) if name in unchanged)
+        for node in nodes_run_with(fn.body):
+            name = at_updated(node)
+            if name in unchanged:
+                found.add(name)
     return frozenset((name, JAX) for name in found)
 
 
@@ -225,19 +228,19 @@ def evaluated(step: cfg.Step) -> List[ast.AST]:
     return []
 
 
-def at_updated(node: ast.AST, shallow: bool = False) -> Iterator[str]:
-    """Names `x` in `x.at[i].get()` / `.set(v)` / ... evaluated by `node` (`shallow`: `node` alone)."""
-    for sub in [node] if shallow else nodes_run_with([node]):
-        if (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Attribute)
-            and sub.func.attr in _AT_METHODS
-            and isinstance(sub.func.value, ast.Subscript)
-            and isinstance(sub.func.value.value, ast.Attribute)
-            and sub.func.value.value.attr == "at"
-            and isinstance(sub.func.value.value.value, ast.Name)
-        ):
-            yield sub.func.value.value.value.id
+def at_updated(node: ast.AST) -> Optional[str]:
+    """`x` when `node` is `x.at[i].get()`, `x.at[i].set(v)`, ..."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _AT_METHODS
+        and isinstance(node.func.value, ast.Subscript)
+        and isinstance(node.func.value.value, ast.Attribute)
+        and node.func.value.value.attr == "at"
+        and isinstance(node.func.value.value.value, ast.Name)
+    ):
+        return node.func.value.value.value.id
+    return None
 
 
 def parallel(target: ast.AST, value: ast.AST) -> bool:
