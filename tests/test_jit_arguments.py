@@ -319,6 +319,75 @@ CASES = [
         def run():
             return lookup(1, np.arange(3))
         """, "ValueError"),
+    Case("static array parameter of a jit wrapped in custom_jvp", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.typing import ArrayLike
+
+        @jax.custom_jvp
+        @partial(jax.jit, static_argnames=("x",))  # JAX302
+        def relu(x: ArrayLike) -> jax.Array:
+            return jnp.maximum(x, 0)
+
+        relu.defjvps(lambda g, ans, x: g)
+
+        def run():
+            return relu(jnp.ones(3))
+        """, "ValueError"),
+    Case("static union with a sequence of arrays", """
+        from collections.abc import Sequence
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit(static_argnames=("keys",))  # JAX302
+        def first(keys: "jax.Array | np.ndarray | Sequence[jax.typing.ArrayLike]"):
+            return jnp.asarray(keys[0])
+
+        def run():
+            return first((jnp.arange(3), jnp.arange(3)))
+        """, "ValueError"),
+    Case("static sequence of Python ints left alone", """
+        from collections.abc import Sequence
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+
+        @jax.custom_jvp
+        @jax.jit(static_argnames=("axes", "n"))
+        def total(x, axes: Sequence[int] = (0,), n: Optional[int] = None):
+            return x.sum(axis=tuple(axes))
+
+        total.defjvps(lambda g, ans, x, axes, n: g.sum(axis=tuple(axes)))
+
+        def run():
+            return total(jnp.ones((2, 2)), (0, 1))
+        """, "ok"),
+    Case("static parameter reshaped in the body", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("w",))  # JAX302
+        def project(x, w):
+            return x @ w.reshape(x.shape[-1], -1)
+
+        def run():
+            return project(jnp.ones((2, 4)), jnp.ones(8))
+        """, "ValueError"),
+    Case("static shape description left alone", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("spec",))
+        def zeros_like_spec(x, spec):
+            return jnp.zeros(spec.shape, spec.dtype) + x.sum()
+
+        def run():
+            return zeros_like_spec(jnp.ones(2), jax.ShapeDtypeStruct((3,), jnp.float32))
+        """, "ok"),
     Case("static optional array left alone", """
         from functools import partial
         from typing import Optional
@@ -740,6 +809,32 @@ def test_array_in_static_field_through_the_cli(cli, make_files):
     (finding,) = out.json
     assert (finding["code"], finding["name"]) == ("JAX307", "array-in-static-field")
     assert finding["location"] == {"row": 6, "column": 5}
+
+
+def test_static_array_under_an_outer_transformation_through_the_cli(cli, make_files):
+    make_files({
+        "activations.py": """
+            from collections.abc import Sequence
+            from functools import partial
+            import jax
+            import jax.numpy as jnp
+
+            @jax.custom_jvp
+            @partial(jax.jit, static_argnames=("x",))
+            def relu(x: jax.Array):
+                return jnp.maximum(x, 0)
+
+            @jax.jit(static_argnames=("axes", "keys"))
+            def lexsort(keys: "jax.Array | Sequence[jax.Array]", axes: Sequence[int] = (0,)):
+                return jnp.lexsort(keys)
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX302", "activations.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"], f["location"]["column"]) for f in out.json] == [
+        ("JAX302", 8, 36),
+        ("JAX302", 12, 35),
+    ]
 
 
 def test_filtering_transformations_key_on_objects_made_per_iteration():

@@ -28,6 +28,101 @@ CASES = {
                 counts[y] = counts[y] + 1  # JAX401
             return counts
         """,
+    "inplace_what_reaches_the_store": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def coords(points, ndim):
+            if isinstance(points, tuple):
+                parts = jnp.broadcast_arrays(*points)
+                points = jnp.empty(parts[0].shape + (len(points),))
+                for j, item in enumerate(parts):
+                    points[..., j] = item  # JAX401
+            else:
+                points = np.asarray(points).copy()
+                points[..., 0] = 0.0  # a NumPy copy on this path
+            return points
+
+        def rebound_later(n):
+            x = jnp.zeros(n)
+            x[0] = 1.0  # JAX401
+            x = np.zeros(n)
+            x[0] = 1.0  # NumPy from here on
+            return x
+
+        def either(flag, n):
+            y = jnp.zeros(n) if flag else np.zeros(n)
+            z = jnp.zeros(n)
+            if flag:
+                z = np.zeros(n)
+            y[0] = 1.0  # perhaps NumPy
+            z[0] = 1.0  # perhaps NumPy
+            return y, z
+
+        def converted(a, indices, dtype):
+            a = jnp.asarray(a).astype(dtype)
+            if not indices:
+                a[indices] = 0.0  # JAX401
+            return a
+        """,
+    "inplace_read_only_view_where_it_is_written": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def to_host(x):
+            host = np.asarray(jnp.tanh(x))
+            host[0] = 0.0  # JAX401
+            host = np.array(host)
+            host[1] = 0.0  # a NumPy copy by now
+            return host
+        """,
+    "inplace_items_of_jax_arrays": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def orthonormal(a, xs):
+            q, r = jnp.linalg.qr(a)
+            q[:, 0] = 0.0  # JAX401
+            first, *rest = jnp.split(a, 3)
+            rest[0] = first  # a starred target is a list
+            for row in jnp.zeros((3, 2)):
+                row[0] = 1.0  # JAX401
+            for i, row in enumerate(jnp.zeros((3, 2))):
+                row[i] = 1.0  # JAX401
+            for row in np.zeros((3, 2)):
+                row[0] = 1.0  # rows of a NumPy array
+            for i, (u, v) in enumerate(zip(xs, xs)):
+                u[0] = 1  # unknown items
+            lo, hi = np.split(np.arange(4), 2)
+            lo[0] = 1  # NumPy
+            return q
+        """,
+    "inplace_shown_by_at_updates": """
+        import jax.numpy as jnp
+        import pandas as pd
+
+        def buffer_set(buffer, item, x, pred=True):
+            if pred is not True:
+                x = jnp.where(pred, x, buffer.at[item].get())
+            buffer[item] = x  # JAX401
+            return buffer
+
+        def apply_at(a, indices, fn):
+            a[indices] = fn(a.at[indices].get())  # JAX401
+            return a
+
+        def rebound_parameter(a, i):
+            if i > 0:
+                a = a.at[i].set(0.0)
+            a = list(a)
+            a[0] = 1.0  # a list by now
+            return a
+
+        def frame(df: pd.DataFrame):
+            df.at[0, "a"] = 1  # pandas: `.at` without an update method
+            df["b"] = 2
+            return df
+        """,
     "inplace_at_a_traced_index": """
         import jax
         import jax.numpy as jnp
@@ -114,6 +209,64 @@ CASES = {
 
         def test_update_runs():
             y = jnp.zeros(3).at[0].set(1.0)
+        """,
+    "unread_at_update_on_every_path": """
+        import jax.numpy as jnp
+
+        def overwritten_before_read(x):
+            y = x.at[0].set(1.0)
+            print(y)
+            y = y.at[1].set(2.0)  # JAX403
+            y = jnp.zeros(3)
+            return y
+
+        def loop_never_returned(x, idx):
+            out = jnp.zeros(3)
+            for i in idx:
+                out = out.at[i].add(x)  # JAX403
+            return x
+
+        def loop_returned(x, idx):
+            out = jnp.zeros(3)
+            for i in idx:
+                out = out.at[i].add(x)
+            return out
+
+        def read_later_by_a_closure(x):
+            def get():
+                return y
+
+            y = x.at[0].set(1.0)
+            return get
+
+        def read_in_the_handler(x, risky):
+            try:
+                y = x.at[0].set(1.0)
+                risky()
+            except ValueError:
+                return y
+            return x
+
+        def chained(x):
+            a = b = x.at[0].set(1.0)
+            return b
+
+        def read_in_finally(x, log):
+            try:
+                y = x.at[0].set(1.0)
+                return x
+            finally:
+                log(y)
+
+        def read_after_the_loop_on_one_path(x, idx, flag):
+            out = x
+            for i in idx:
+                out = out.at[i].set(0.0)
+                if flag:
+                    break
+            else:
+                return x
+            return out
         """,
     "nnx_object_updated_in_staged_code": """
         import jax
@@ -679,6 +832,35 @@ def test_in_place_fix_safety_depends_on_the_binding():
     assert fixes[14] is None  # a global: rebinding it would make it local
 
 
+def test_in_place_fix_on_a_loop_target_is_unsafe():
+    source = textwrap.dedent(
+        """
+        import jax.numpy as jnp
+
+        def rows(m):
+            out = jnp.zeros((2, 2))
+            for row in out:
+                row[0] = 1.0
+            out[0] = 2.0
+            return out
+        """
+    )
+    fixes = {f.start.row: f.fix.applicability for f in lint_source(source, "a.py", {"JAX401"})}
+    assert fixes == {7: "unsafe", 8: "safe"}
+
+
+def test_items_of_jax_arrays_are_jax_arrays_under_jax():
+    """What JAX401 says of unpacked and iterated JAX arrays: each item is a JAX array, immutable."""
+    jnp = pytest.importorskip("jax.numpy")
+    q, _ = jnp.linalg.qr(jnp.eye(2))
+    first, *rest = jnp.split(jnp.arange(3.0), 3)
+    (row, *_) = jnp.zeros((2, 2))
+    for item in (q, first, row, next(iter(jnp.zeros((2, 2))))):
+        with pytest.raises(TypeError, match="immutable"):
+            item[0] = 1.0
+    assert isinstance(rest, list)
+
+
 def test_messages_name_the_object():
     source = textwrap.dedent(
         """
@@ -713,6 +895,73 @@ def test_traced_index_into_a_list_raises_under_jax():
     for body in (into_list, into_dict):
         with pytest.raises(TypeError):
             jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
+    """What JAX401 reads from `x.at[i].get()`: NumPy arrays have no `.at`, a JAX array that has
+    one refuses item assignment, eagerly as under `jit`."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy as np
+
+    assert not hasattr(np.zeros(3), "at")
+
+    def buffer_set(buffer, item, x):
+        x = jnp.where(False, x, buffer.at[item].get())
+        buffer[item] = x
+        return buffer
+
+    with pytest.raises(TypeError, match="immutable"):
+        buffer_set(jnp.zeros(3), 0, 1.0)
+
+
+def test_array_flow_through_the_cli(cli, make_files):
+    make_files({
+        "interp.py": """
+            import jax.numpy as jnp
+            import numpy as np
+
+            def coords(points):
+                if isinstance(points, tuple):
+                    points = jnp.empty((3, len(points)))
+                    for j, item in enumerate(points):
+                        points[..., j] = item
+                else:
+                    points = np.asarray(points).copy()
+                    points[..., 0] = 0.0
+                return points
+
+            def buffer_set(buffer, item, x):
+                x = jnp.where(False, x, buffer.at[item].get())
+                buffer[item] = x
+                return buffer
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX401", "interp.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX401", 9), ("JAX401", 17)]
+
+
+def test_unread_update_on_every_path_through_the_cli(cli, make_files):
+    make_files({
+        "scatter.py": """
+            import jax.numpy as jnp
+
+            def scatter(x, idx, reset):
+                out = jnp.zeros(3)
+                for i in idx:
+                    out = out.at[i].add(x)
+                if reset:
+                    out = jnp.zeros(3)
+                    return out
+                out = out.at[0].set(1.0)
+                out = jnp.ones(3)
+                return out
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX403", "scatter.py")
+    assert out.code == 1
+    # the loop's sum is lost on both paths: rebound, or only fed to an update that is lost
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX403", 7), ("JAX403", 11)]
 
 
 def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):

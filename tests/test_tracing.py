@@ -385,6 +385,18 @@ CASES = {
                     return x * 0.5 if count < self.steps else x  # JAX101
                 return x
         """,
+    "numpy_table_where_it_is_read": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def weigh(i, x):
+            table = np.array([0.5, 0.25, 0.25])
+            w = table[i]  # JAX107
+            table = jnp.asarray(table)
+            return w * x + table[i]  # a JAX array by now
+        """,
 }
 
 

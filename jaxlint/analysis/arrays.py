@@ -1,21 +1,26 @@
 """Which expressions are known JAX arrays, in eager code as well as traced code.
 
 The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
-code too, so this module answers "is this a JAX array?" from local facts: a name every
-binding of which (in the scope that binds it) is a `jax.numpy`/`jax.random`/`jax.nn` result,
-a Flax activation or a Flax layer applied to an input, an `.at[...]` update, or arithmetic,
-indexing or array methods on such a value; and an attribute `self.data` that every store in
-the module sets to such a value.  Anything else
-(a parameter without an array annotation, a loop target, a call into unknown code, a name
-also bound to a NumPy array) is not known, and rules stay quiet about it.
+code too, so this module answers "is this a JAX array?" from what the code shows: a
+`jax.numpy`/`jax.random`/`jax.nn` result, a Flax activation or a Flax layer applied to an
+input, an `.at[...]` update, arithmetic, indexing or array methods on such a value, a call of
+a plain function of the module that returns one, and an attribute `self.data` that every
+store in the module sets to such a value.  A name of the function (or module) that reads it
+is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
+from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
+without an array annotation, a loop target over unknown items, a call into unknown code, a
+name that may hold a NumPy array) is not known, and rules stay quiet about it.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -24,8 +29,10 @@ if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
 _ARRAY = "array"
+_Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
+_AT_TEXT = re.compile(r"\.\s*at\s*\[")
 
 
 def array_function(name: str | None) -> bool:
@@ -46,10 +53,13 @@ def array_function(name: str | None) -> bool:
 # value declared to take arrays and declared static fails for every array it is given).
 _DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
 _UNIONS = frozenset({"typing.Union"})
+# A sequence of arrays is no more hashable than an array: hashing a tuple hashes its items.
+_SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
 
 
 def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
-    """An array type, a jaxtyping array (`Float[Array, "n"]`), or a union of only those."""
+    """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
+    (`Sequence[ArrayLike]`), or a union of only those."""
     from jaxlint.analysis.module import annotation_name
 
     if annotation is None:
@@ -70,6 +80,9 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
     if name in _UNIONS:
         return bool(members) and all(declares_array(m, module) for m in members)
+    if name in _SEQUENCES:
+        items = [m for m in members if not (isinstance(m, ast.Constant) and m.value is Ellipsis)]
+        return bool(items) and all(declares_array(m, module) for m in items)
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
         return declares_array(members[0], module)
     return False
@@ -88,42 +101,25 @@ class ArrayFacts:
         self._global_names: set[str] | None = None
         self._used_as_array: dict[tuple[int, str], bool] = {}
         self._parent_maps: dict[int, dict[int, ast.AST]] = {}
+        self._flows: dict[int, dict[int, Arrays] | None] = {}
 
     # ---- public -----------------------------------------------------------------------
+    @cached_property
+    def at_updates_in_text(self) -> bool:
+        """Whether `.at[` appears in the module's text at all (most modules: no)."""
+        return _AT_TEXT.search(self.module.source.text) is not None
+
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         value = self.module.value(expr)
         if value is not None and value.ref:
             return False  # a Pallas reference: a kernel writes its results through it
         if scope is None:
             scope = self._scope_of(expr)
-        if isinstance(expr, ast.Name) and self._converted_parameter(expr, scope):
-            return True
         return self._array(expr, scope, 0)
 
-    def _converted_parameter(self, name: ast.Name, scope: Scope) -> bool:
-        """A parameter that the function rebinds to an array in a statement of its own top level
-        (`x = jnp.asarray(x)`) before this read, and that every later binding keeps an array:
-        the caller's value never reaches here."""
-        owner = self.names.lookup(name.id, scope)
-        if owner is None or owner.kind != "function" or name.id not in owner.params:
-            return False
-        fn = owner.node
-        if isinstance(fn, ast.Lambda) or name.id in self._declared_global_or_nonlocal():
-            return False
-        where = (name.lineno, name.col_offset)
-        converted = False
-        for stmt in fn.body:
-            if (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0) >= where:
-                break
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], name.id):
-                converted = True
-                break
-        if not converted:
-            return False
-        bindings = self._scope_bindings(owner).get(name.id, [])[1:]  # the parameter itself comes first
-        return bool(bindings) and all(
-            b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, 1)) for b in bindings
-        )
+    def array_in(self, expr: ast.AST, scope: Scope, arrays: Arrays) -> bool:
+        """`is_array`, with `arrays` the names of `scope` known to be arrays at this point."""
+        return self._array(expr, scope, 0, (scope, arrays))
 
     def indexed_like_array(self, target: ast.Subscript) -> bool:
         """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
@@ -203,33 +199,65 @@ class ArrayFacts:
         return cached
 
     def numpy_array(self, expr: ast.AST) -> bool:
-        """A name bound only to new NumPy arrays (`table = np.array([...])`): a host array."""
-        return self._bound_only_to(
-            expr,
-            lambda b, owner: isinstance(b, ast.Call)
-            and self.names.qualname(b.func, owner) in jax_api.NUMPY_ARRAY_CONSTRUCTORS,
-        )
+        """A name holding a new NumPy array (`table = np.array([...])`): a host array."""
+        return self._holds(expr, NUMPY, self._numpy_array, jax_api.NUMPY_ARRAY_CONSTRUCTORS)
 
     def read_only_view(self, expr: ast.AST) -> bool:
-        """A name bound only to `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
-        return self._bound_only_to(
-            expr,
-            lambda b, owner: isinstance(b, ast.Call)
-            and self.names.qualname(b.func, owner) in jax_api.NUMPY_VIEWS
-            and len(b.args) == 1
-            and not b.keywords
-            and self._array(b.args[0], owner, 1),
+        """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
+
+    def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
+        """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
+        sequence of them (`jnp.split(x, 2)`, `jnp.linalg.qr(a)`)."""
+        if isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.SEQUENCE_OF_ARRAYS:
+            return True
+        return self._array(value, scope, 0, (scope, arrays))
+
+    def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]:
+        """The kinds of array `value` is (`JAX`; `NUMPY`, perhaps also `VIEW`), with `arrays`
+        the (name, kind) pairs of `scope` true at this point."""
+        local = (scope, arrays)
+        if self._array(value, scope, 0, local):
+            return (JAX,)
+        if self._numpy_array(value, scope):
+            return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
+        return ()
+
+    def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
+        return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+
+    def _view(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
+        return (
+            isinstance(value, ast.Call)
+            and self.names.qualname(value.func, scope) in jax_api.NUMPY_VIEWS
+            and len(value.args) == 1
+            and not value.keywords
+            and self._array(value.args[0], scope, 1, local)
         )
 
-    def _bound_only_to(self, expr: ast.AST, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
-        """`expr` is a local or module name, every value bound to it in its scope `accepts`."""
+    def _holds(self, expr: ast.AST, kind: str, accepts: Callable[[ast.AST, Scope], bool], makers: frozenset) -> bool:
+        """`expr` is a name that holds an array of this kind where it is read (in its own scope),
+        or that every binding in its scope gives one (read from a nested function). Only a call
+        of one of `makers` gives one: a name never bound to such a call is answered at once."""
         if not isinstance(expr, ast.Name):
             return False
         owner = self.names.lookup(expr.id, self._scope_of(expr))
         if owner is None or expr.id in self._declared_global_or_nonlocal():
             return False
+        if not any(
+            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in makers
+            for b in self._scope_bindings(owner).get(expr.id, ())
+        ):
+            return False
+        at = self._state_at(expr, owner)
+        if at is not None:
+            return (expr.id, kind) in at
+        return self._bound_only_to(expr, owner, accepts)
+
+    def _bound_only_to(self, expr: ast.Name, owner: Scope, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+        """Every value bound to the name in its scope `accepts`."""
         bindings = self._scope_bindings(owner).get(expr.id, [])
-        return bool(bindings) and all(accepts(b, owner) for b in bindings)
+        return bool(bindings) and all(b is not _UNKNOWN and b is not _ARRAY and accepts(b, owner) for b in bindings)
 
     # ---- expressions --------------------------------------------------------------------
     def _scope_of(self, expr: ast.AST) -> Scope:
@@ -240,11 +268,11 @@ class ArrayFacts:
             return self.names.read_scope.get(id(node), self.names.module)
         return self.names.module
 
-    def _array(self, expr: ast.AST, scope: Scope, depth: int) -> bool:
+    def _array(self, expr: ast.AST, scope: Scope, depth: int, local: _Local | None = None) -> bool:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, ast.Name):
-            return self._name(expr.id, scope, depth)
+            return self._name(expr, scope, depth, local)
         if isinstance(expr, ast.Call):
             func = expr.func
             name = self.names.qualname(func, scope)
@@ -259,7 +287,7 @@ class ArrayFacts:
                     return True
                 if func.attr in jax_api.ARRAY_RETURNING_METHODS:
                     # a traced value with an array method is an array (a dict has no `.reshape`)
-                    return self.module.is_traced(func.value) or self._array(func.value, scope, depth + 1)
+                    return self.module.is_traced(func.value) or self._array(func.value, scope, depth + 1, local)
             return False
         if isinstance(expr, ast.BinOp):
             if isinstance(expr.left, (ast.Constant, ast.JoinedStr)) and isinstance(expr.op, ast.Mod):
@@ -268,25 +296,33 @@ class ArrayFacts:
                 not isinstance(expr.op, (ast.Add, ast.Mult)) or _float(expr.left) or _float(expr.right)
             ):
                 return True  # arithmetic on a tracer yields an array (`+` and `*` also join sequences)
-            return self._array(expr.left, scope, depth + 1) or self._array(expr.right, scope, depth + 1)
+            return self._array(expr.left, scope, depth + 1, local) or self._array(expr.right, scope, depth + 1, local)
         if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
             if self.module.is_traced(expr):
                 return True
-            return self._array(expr.operand, scope, depth + 1)
+            return self._array(expr.operand, scope, depth + 1, local)
         if isinstance(expr, ast.Subscript):
-            return self._array(expr.value, scope, depth + 1)
+            return self._array(expr.value, scope, depth + 1, local)
         if isinstance(expr, ast.IfExp):
-            return self._array(expr.body, scope, depth + 1) and self._array(expr.orelse, scope, depth + 1)
+            return self._array(expr.body, scope, depth + 1, local) and self._array(expr.orelse, scope, depth + 1, local)
         if isinstance(expr, ast.Attribute):
             if expr.attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
-                return self._array(expr.value, scope, depth + 1)
+                return self._array(expr.value, scope, depth + 1, local)
             return self._attribute(expr, scope, depth)
         return False
 
-    def _name(self, name: str, scope: Scope, depth: int) -> bool:
+    def _name(self, node: ast.Name, scope: Scope, depth: int, local: _Local | None) -> bool:
+        name = node.id
         owner = self.names.lookup(name, scope)
         if owner is None or name in self._declared_global_or_nonlocal():
             return False
+        if local is not None and owner is local[0]:
+            return (name, JAX) in local[1]
+        at = self._state_at(node, owner)
+        if at is not None:
+            return (name, JAX) in at
+        # Read from a nested function (or where the flow does not reach): the read may happen
+        # at any time, so every binding of the name in its scope must be an array.
         key = (id(owner.node), name)
         known = self._names.get(key)
         if known is not None:
@@ -298,6 +334,25 @@ class ArrayFacts:
         )
         self._names[key] = result
         return result
+
+    def _state_at(self, node: ast.Name, owner: Scope) -> Arrays | None:
+        """What the array domain says where `node` is read, if `node` is read in `owner`'s own code."""
+        reads = self._reads(owner)
+        return reads.get(id(node)) if reads is not None else None
+
+    def _reads(self, scope: Scope) -> dict[int, Arrays] | None:
+        """For each read of a name in a function's (or the module's) own code, the names of that
+        scope that hold arrays there; None while that scope is being solved, or for a class or lambda."""
+        node = scope.node
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return None
+        key = id(node)
+        if key in self._flows:
+            return self._flows[key]
+        self._flows[key] = None  # in progress
+        reads = solve_scope(self, scope)
+        self._flows[key] = reads
+        return reads
 
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a plain function of this module (no decorator that could change what it
@@ -384,7 +439,7 @@ class ArrayFacts:
             args = node.args
             for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if arg is not None:
-                    add(arg.arg, _ARRAY if self._array_annotation(arg.annotation, scope) else _UNKNOWN)
+                    add(arg.arg, _ARRAY if self.array_annotation(arg.annotation, scope) else _UNKNOWN)
             body = [] if isinstance(node, ast.Lambda) else node.body
         else:
             body = node.body
@@ -395,7 +450,7 @@ class ArrayFacts:
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         add(target.id, stmt.value)
-                    elif _parallel(target, stmt.value):
+                    elif parallel(target, stmt.value):
                         for part, value in zip(target.elts, stmt.value.elts):
                             if isinstance(part, ast.Name):
                                 add(part.id, value)
@@ -409,7 +464,7 @@ class ArrayFacts:
                 if isinstance(stmt.target, ast.Name):
                     if stmt.value is not None:
                         add(stmt.target.id, stmt.value)
-                    elif self._array_annotation(stmt.annotation, scope):
+                    elif self.array_annotation(stmt.annotation, scope):
                         add(stmt.target.id, _ARRAY)
             elif isinstance(stmt, (ast.For, ast.AsyncFor)):
                 for name in target_names(stmt.target):
@@ -440,7 +495,7 @@ class ArrayFacts:
         self._bindings[id(scope.node)] = out
         return out
 
-    def _array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
+    def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
         if annotation is None:
             return False
         target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
@@ -461,10 +516,6 @@ def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> b
     return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
 
 
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
 def _float(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and isinstance(expr.value, float)
 
@@ -472,16 +523,6 @@ def _float(expr: ast.AST) -> bool:
 def is_at_index(expr: ast.AST) -> bool:
     """`x.at[i]`: the index expression of a functional update."""
     return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
-
-
-def _parallel(target: ast.AST, value: ast.AST) -> bool:
-    """`a, b = x, y`: a tuple target and a tuple value of the same length, nothing starred."""
-    return (
-        isinstance(target, (ast.Tuple, ast.List))
-        and isinstance(value, (ast.Tuple, ast.List))
-        and len(target.elts) == len(value.elts)
-        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
-    )
 
 
 def _generator(function: ast.FunctionDef) -> bool:

@@ -91,3 +91,15 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
                 queued.add(target)
                 heapq.heappush(queue, (rank[target], target))
     return Solution(states, converged, visits)
+
+
+def replay(graph: Graph, domain: Domain[State], solution: Solution[State]) -> None:
+    """Run every block once from its final entry state, so that a domain recording what it sees
+    (the state where a name is read, say) records the fixed point only. A block the solution
+    never reached is skipped."""
+    for block in graph.order():
+        state = solution.entry_states.get(block.index)
+        if state is None:
+            continue
+        for step in block.steps:
+            state = domain.transfer(step, state)

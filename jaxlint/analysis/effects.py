@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Iterator
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.tracing import Context, TracedFunction, first_param
+from jaxlint.analysis.update_liveness import dead_updates
 from jaxlint.analysis.walk import own_statements, target_names, walk
 
 if TYPE_CHECKING:
@@ -427,9 +428,10 @@ class Effects:
 
     @cached_property
     def unread_updates(self) -> list[Store]:
-        """`x = <array>.at[i].set(v)` (or `.add`, ...) in a function that never reads `x` except
-        to compute its own next update: nothing ever sees the new array.  Names starting with
-        `_` (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
+        """`x = <array>.at[i].set(v)` (or `.add`, ...) that no path reads before `x` is bound
+        again or the function returns, except to compute its own next update
+        (`update_liveness.py`): nothing ever sees the new array.  Names starting with `_`
+        (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
         are left out."""
         found: list[Store] = []
         if not _AT_UPDATE_TEXT.search(self.module.source.text):
@@ -439,7 +441,7 @@ class Effects:
             fn = scope.node
             if scope.kind != "function" or isinstance(fn, ast.Lambda):
                 continue
-            updates: dict[str, list[Store]] = {}
+            updates: dict[int, list[Store]] = {}
             for store in self.name_stores(fn):
                 name = store.target.id
                 if (
@@ -449,22 +451,16 @@ class Effects:
                     and name not in scope.globals
                     and name not in scope.nonlocals
                 ):
-                    updates.setdefault(name, []).append(store)
+                    updates.setdefault(id(store.stmt), []).append(store)
             if not updates:
                 continue
-            reads: dict[str, list[ast.Name]] = {}
-            for node in walk(fn):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    if node.id in _INTROSPECTION:
-                        reads = {}
-                        updates = {}
-                        break
-                    if node.id in updates and names.lookup(node.id, names.read_scope.get(id(node))) is scope:
-                        reads.setdefault(node.id, []).append(node)
-            for name, stores in updates.items():
-                own = {id(n) for store in stores for n in walk(store.value)}
-                if all(id(read) in own for read in reads.get(name, ())):
-                    found.extend(stores)
+
+            def outer(node: ast.Name, scope=scope) -> bool:
+                return names.lookup(node.id, names.read_scope.get(id(node))) is scope
+
+            bound = {key: frozenset(s.target.id for s in stores) for key, stores in updates.items()}
+            for key in dead_updates(fn, bound, outer):
+                found.extend(updates[key])
         found.sort(key=lambda store: (store.stmt.lineno, store.stmt.col_offset))
         return found
 
@@ -548,9 +544,6 @@ class Effects:
                 if store.target.id == name.id and not _lazy_init(store, writer, name.id):
                     return store.stmt
         return None
-
-
-_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def _at_update(value: ast.AST | None) -> bool:

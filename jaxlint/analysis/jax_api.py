@@ -376,6 +376,16 @@ NOT_ONE_ARRAY = frozenset({
     "jax.random." + name for name in ("key_impl", "default_prng_impl")
 } | STATIC_QUERIES)
 
+# Functions returning a tuple or list of JAX arrays: unpacking one gives arrays (as does
+# unpacking, or iterating, one JAX array).
+SEQUENCE_OF_ARRAYS = frozenset({
+    "jax.numpy." + name for name in (
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays",
+        "unstack", "nonzero", "unravel_index", "divmod", "frexp", "modf", "tril_indices",
+        "triu_indices", "diag_indices",
+    )
+} | {"jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet")})
+
 # Methods of `x.at[i]` that return the updated array.
 AT_UPDATE_METHODS = frozenset({
     "set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply",

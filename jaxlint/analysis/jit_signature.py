@@ -2,9 +2,10 @@
 
 Shared by the JAX3xx rules: which literal entries name which parameter (resolved as JAX's
 `infer_argnums_and_argnames` does), and which argument of a visible call feeds a parameter.
-Only plain `jax.jit` of a function whose signature JAX sees as written is resolved: a jit
+Only a `jax.jit` of a function whose signature JAX sees as written is resolved: a jit
 around another transformation, a `functools.partial` that binds keywords, or an unknown
-decorator under the jit could change the signature JAX inspects.
+decorator under the jit could change the signature JAX inspects. A transformation around
+the jit leaves the signature alone but stands between the jit and its callers.
 """
 
 from __future__ import annotations
@@ -42,8 +43,17 @@ class Signature:
 
 def plain_jits(module) -> Iterator[TracedFunction]:
     """Traced roots that are exactly `jax.jit` of a function JAX inspects as written."""
+    for root in innermost_jits(module):
+        if len(root.transforms) == 1:
+            yield root
+
+
+def innermost_jits(module) -> Iterator[TracedFunction]:
+    """Traced roots whose innermost transformation is `jax.jit` of the function as written,
+    whatever wraps the jit (`custom_jvp`, `vmap`, ...): the jit resolves its options against
+    this signature, though calls reach it through the outer transformations."""
     for root in module.traced_roots:
-        if len(root.transforms) != 1 or root.transforms[0].name != JIT or root.bound_keywords:
+        if not root.transforms or root.transforms[-1].name != JIT or root.bound_keywords:
             continue
         fn = root.node
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _decorated_below_jit(root, module):
@@ -54,7 +64,7 @@ def plain_jits(module) -> Iterator[TracedFunction]:
 def _decorated_below_jit(root: TracedFunction, module) -> bool:
     """A decorator applied before the jit (closer to the def) that is not the jit itself."""
     decorators = root.node.decorator_list
-    site = root.transforms[0].node
+    site = root.transforms[-1].node
     if not any(site is d for d in decorators):
         return bool(decorators) and not all(_harmless(d, module) for d in decorators)
     index = next(i for i, d in enumerate(decorators) if d is site)
@@ -80,8 +90,8 @@ def signature(root: TracedFunction) -> Signature:
 
 
 def entries(root: TracedFunction, option: str) -> list[Entry]:
-    """The literal entries of one option of the jit (`static_argnums=(0, 2)` -> two entries)."""
-    expr = root.transforms[0].keywords.get(option)
+    """The literal entries of one option of the (innermost) jit (`static_argnums=(0, 2)` -> two entries)."""
+    expr = root.transforms[-1].keywords.get(option)
     if expr is None:
         return []
     items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
@@ -97,7 +107,7 @@ def entries(root: TracedFunction, option: str) -> list[Entry]:
 
 def option_is_literal(root: TracedFunction, option: str) -> bool:
     """Whether every entry of the option is a literal (so that the entries are all of it)."""
-    expr = root.transforms[0].keywords.get(option)
+    expr = root.transforms[-1].keywords.get(option)
     if expr is None:
         return True
     items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]

@@ -39,7 +39,12 @@ def own_nodes(fn: ast.AST) -> list[ast.AST]:
     A nested def's decorators and default values are evaluated by the enclosing function,
     so they are included.
     """
-    stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    return nodes_run_with([fn.body] if isinstance(fn, ast.Lambda) else fn.body)
+
+
+def nodes_run_with(roots: list[ast.AST]) -> list[ast.AST]:
+    """`roots` and every node below them that runs with them: as `own_nodes`, from any nodes."""
+    stack: list[ast.AST] = list(roots)
     out: list[ast.AST] = []
     while stack:
         node = stack.pop()

@@ -14,8 +14,11 @@ _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
 }
-# Attributes and methods only arrays have (a tuple, a string or a frozen config has none of them).
-_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "at", "astype"})
+# Attributes and methods only arrays have (a tuple, a string, a frozen config or a
+# `ShapeDtypeStruct` has none of them; `shape`, `dtype` and `real` are not among them).
+_ARRAY_ATTRIBUTES = frozenset({
+    "T", "mT", "at", "astype", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "block_until_ready",
+})
 _NUMPY_ARRAYS = frozenset(
     "numpy." + name
     for name in (
@@ -38,11 +41,14 @@ class UnhashableStaticArgument(Rule):
     what = """
         Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
         another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
-        `np.ndarray`, a jaxtyping array, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
+        `np.ndarray`, a jaxtyping array, a sequence of them such as `Sequence[ArrayLike]`, or a
+        union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
+        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
         traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
-        defines `__eq__` without `__hash__`).
+        defines `__eq__` without `__hash__`). When another transformation wraps the jit
+        (`@jax.custom_jvp` above `@partial(jax.jit, ...)`), whatever it passes on reaches the
+        jit, so the annotation and the uses in the body are judged; the call sites are not.
 
         Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
         dataclasses are hashable and fine. A list default that callers never override is never
@@ -134,6 +140,17 @@ class UnhashableStaticArgument(Rule):
         def all_powers(xs, ns):
             return jax.vmap(power)(xs, ns)
         """,
+        """
+        from collections.abc import Sequence
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @jax.custom_jvp
+        @partial(jax.jit, static_argnames=("keys",))  # JAX302
+        def lexsort(keys: Sequence[jax.Array]):
+            return jnp.lexsort(keys)
+        """,
     )
     good = (
         """
@@ -214,11 +231,14 @@ class UnhashableStaticArgument(Rule):
 
     def check(self, module, report):
         sites = vmaps = None
-        for root in jit_signature.plain_jits(module):
+        for root in jit_signature.innermost_jits(module):
             static = jit_signature.designated(root, "static")
             if not static:
                 continue
-            if sites is None:
+            # Under an outer transformation (`custom_jvp`, `vmap`) calls reach the jit through
+            # it: only what the function itself declares and does is judged.
+            plain = len(root.transforms) == 1
+            if plain and sites is None:
                 sites = module.call_sites
                 vmaps = _vmap_calls(module)
             params = {p.arg: p for p in (*root.node.args.posonlyargs, *root.node.args.args, *root.node.args.kwonlyargs)}
@@ -226,13 +246,14 @@ class UnhashableStaticArgument(Rule):
                 param = params.get(name)
                 if param is None:
                     continue
-                why = (
-                    _self_unhashable(root, param, module)
-                    or _annotated(param, module)
-                    or _used_as_array(root.node, name, module)
-                    or _passed_unhashable(root, name, sites, module)
-                    or _mapped_by_vmap(root, name, vmaps, module)
-                )
+                why = _annotated(param, module) or _used_as_array(root.node, name, module)
+                if plain:
+                    why = (
+                        _self_unhashable(root, param, module)
+                        or why
+                        or _passed_unhashable(root, name, sites, module)
+                        or _mapped_by_vmap(root, name, vmaps, module)
+                    )
                 if why:
                     report(
                         entry.node,

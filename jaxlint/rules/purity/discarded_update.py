@@ -22,9 +22,11 @@ class DiscardedUpdate(Rule):
         array (`jnp.clip(x, 0, 1)`, `jnp.sort(x)`), an array method on a JAX array that NumPy
         would apply in place (`x.sort()`), and an Optax optimizer's `update`/`init` or
         `optax.apply_updates`. It also checks for an `.at[...]` update assigned to a local name
-        that the function never reads again, except to compute its own next update
-        (`x = x.at[i].set(v)` and then `return None`, or an accumulator that is never
-        returned).
+        that no path from the assignment reads before the name is bound again or the function
+        returns, except to compute its own next update (`x = x.at[i].set(v)` and then
+        `return None`, an accumulator that is never returned, an update overwritten before
+        it is read). A name that a nested function or lambda reads is left alone: it may be
+        called later.
         """
     why = """
         JAX functions and array methods never modify their arguments: they return a new

@@ -13,6 +13,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.walk import own_statements, target_names
 from jaxlint.findings import Edit, Fix, Position
 
 if TYPE_CHECKING:
@@ -37,7 +38,19 @@ def rebinding_applicability(module: "ModuleFacts", name: ast.Name) -> str | None
         return None
     if scope.kind == "function" and name.id in scope.params:
         return "unsafe"
+    if _loop_target(scope, name.id):
+        return "unsafe"  # an item of what the loop iterates: rebinding it updates nothing there
     return "safe"
+
+
+def _loop_target(scope, name: str) -> bool:
+    node = scope.node
+    if isinstance(node, ast.Lambda):
+        return False
+    return any(
+        isinstance(stmt, (ast.For, ast.AsyncFor)) and name in target_names(stmt.target)
+        for stmt in own_statements(node.body)
+    )
 
 
 def functional_update(

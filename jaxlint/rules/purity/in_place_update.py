@@ -17,11 +17,14 @@ class InPlaceUpdate(Rule):
     summary = "Item assignment on a JAX array: JAX arrays are immutable"
     what = """
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
-        `x[a:b] *= 2`) on a value known to be a JAX array: a name bound only to results of
-        `jax.numpy`, `jax.random` or `jax.nn` functions, of Flax activations and layers
-        (`nn.relu(x)`, `nn.Dense(4)(x)`) or of `.at[...]` updates (a parameter
-        counts from the statement of the function's top level that converts it, such as
-        `x = jnp.asarray(x)`, on), an attribute
+        `x[a:b] *= 2`) on a value known to be a JAX array: a name that, on every path reaching
+        the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
+        functions, of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
+        `.at[...]` updates (so a parameter counts from a statement that converts it, such as
+        `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
+        (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
+        `.set(...)` or another `.at[...]` method (only JAX arrays have them), or a parameter
+        the function never rebinds and uses so anywhere; an attribute
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
@@ -47,7 +50,9 @@ class InPlaceUpdate(Rule):
         `x = x.at[i].add(v)` (`subtract`, `multiply`, `divide`, `power`), only when `x` is a
         plain name bound in the same scope. It is safe for local variables. When `x` is a
         parameter, the fix is unsafe: NumPy-style code meant the caller's array to change, and
-        after the fix only the local name sees the update; return the new array instead.
+        after the fix only the local name sees the update; return the new array instead. So it
+        is when `x` is a loop target (`for row in m: row[0] = 0`): the iterated array is not
+        updated.
         Attributes (`self.data[i] = v`) are reported without a fix: write
         `self.data = self.data.at[i].set(v)`. A traced value known only by its traced index (it
         may be a list) is reported without a fix.
@@ -103,6 +108,15 @@ class InPlaceUpdate(Rule):
             return x
         """,
         """
+        import jax.numpy as jnp
+
+        def buffer_set(buffer, i, x, pred=None):
+            if pred is not None:
+                x = jnp.where(pred, x, buffer.at[i].get())
+            buffer[i] = x  # JAX401
+            return buffer
+        """,
+        """
         import numpy as np
         import jax.numpy as jnp
 
@@ -135,6 +149,18 @@ class InPlaceUpdate(Rule):
             table = np.asarray(table).copy()
             table[1] = 2.0  # rebound to a NumPy copy
             return mask, params, table
+        """,
+        """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def coords(points, n):
+            if isinstance(points, tuple):
+                points = jnp.stack(points, axis=-1)
+            else:
+                points = np.zeros((n, 2))
+            points[:, 0] = 0.0  # a NumPy array on one path: not known to be a JAX array
+            return points
         """,
         """
         import jax

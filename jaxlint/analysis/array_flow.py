@@ -1,0 +1,253 @@
+"""Array-ness as a domain of the dataflow solver: what kind of array each of a scope's names holds.
+
+The state at a program point is a set of (name, kind) pairs, each true on every path reaching
+it (the join of two paths is their intersection). The kinds: `JAX` (a JAX array), `NUMPY` (a
+new host array, `np.array([...])`) and `VIEW` (`np.asarray` of a JAX array: a NumPy array over
+JAX's read-only buffer, so a `NUMPY` one too). A step binds names: an assignment adds the
+kinds of its value; unpacking a JAX array or a sequence of them (`q, r = jnp.linalg.qr(a)`),
+or looping over a JAX array, binds JAX arrays (a starred name gets a list); any other binding
+(an unknown value, a `with` target, an import, a def) clears the name; `x += v` keeps what
+`x` was. Evaluating `x.at[i].get()` (or `.set`,
+`.add`, ...) shows `x` to be a JAX array from then on: only JAX arrays have that indexer with
+those methods. A parameter starts as a JAX array when it is annotated as one, or when the
+function never rebinds it and uses it with `.at[...]` anywhere.
+
+What kind an expression is (`jnp.zeros(3)`, `x * 2`, `np.asarray(x)`) is answered by
+`ArrayFacts`, given the state; this module only moves the state through the graph and records,
+for every name read, the state at the step that reads it (after the step's expressions are
+evaluated, before it binds).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+
+from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis.dataflow import Domain, replay, solve
+from jaxlint.analysis.names import Scope
+from jaxlint.analysis.walk import nodes_run_with, target_names, walk
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.arrays import ArrayFacts
+
+JAX, NUMPY, VIEW = "jax", "numpy", "view"
+Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
+NOTHING: Arrays = frozenset()
+# `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
+_AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
+
+
+class ArrayNames(Domain[Arrays]):
+    """The solver's domain: the names of one scope known to hold an array, with its kind."""
+
+    def __init__(self, facts: "ArrayFacts", scope: Scope):
+        self.facts = facts
+        self.scope = scope
+        self.reads: Optional[Dict[int, Arrays]] = None  # id(ast.Name read) -> state there, when recording
+        self._steps: Dict[tuple, _StepNodes] = {}
+
+    def copy(self, state: Arrays) -> Arrays:
+        return state
+
+    def join(self, a: Arrays, b: Arrays) -> Arrays:
+        return a & b
+
+    def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
+        nodes = self._nodes(step)
+        if nodes.shown:
+            shown = nodes.shown
+            state = frozenset(p for p in state if p[0] not in shown) | {(name, JAX) for name in shown}
+        if self.reads is not None:
+            for node in nodes.reads:
+                self.reads[id(node)] = state
+        return self._bind(step, state, nodes.walrus)
+
+    def _nodes(self, step: cfg.Step) -> "_StepNodes":
+        key = (id(step.node), step.kind)
+        found = self._steps.get(key)
+        if found is None:
+            found = self._steps[key] = _StepNodes(evaluated(step))
+        return found
+
+    def _bind(self, step: cfg.Step, state: Arrays, walrus: FrozenSet[str]) -> Arrays:
+        node = step.node
+        cleared: set = set(walrus)
+        added: set = set()
+        if step.kind == cfg.STMT:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._assign(target, node.value, state, cleared, added)
+            elif isinstance(node, ast.AnnAssign):
+                if isinstance(node.target, ast.Name):
+                    if node.value is not None:
+                        self._assign(node.target, node.value, state, cleared, added)
+                    elif self.facts.array_annotation(node.annotation, self.scope):
+                        cleared.add(node.target.id)
+                        added.add((node.target.id, JAX))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                cleared.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                cleared.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    cleared.update(target_names(target))
+        elif step.kind == cfg.TARGET:
+            self._iterate(node.target, node.iter, state, cleared, added)
+        elif step.kind == cfg.WITH:
+            if node.optional_vars is not None:
+                cleared.update(target_names(node.optional_vars))
+        elif step.kind == cfg.HANDLER:
+            if node.name:
+                cleared.add(node.name)
+        elif step.kind == cfg.CASE:
+            for sub in walk(node.pattern):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    cleared.add(name)
+        if not cleared:
+            return state
+        return frozenset(p for p in state if p[0] not in cleared) | added
+
+    def _assign(self, target: ast.AST, value: ast.AST, before: Arrays, cleared: set, added: set) -> None:
+        if isinstance(target, ast.Name):
+            cleared.add(target.id)
+            added.difference_update({p for p in added if p[0] == target.id})
+            added.update((target.id, kind) for kind in self.facts.kinds_in(value, self.scope, before))
+        elif parallel(target, value):
+            for part, item in zip(target.elts, value.elts):
+                self._assign(part, item, before, cleared, added)
+        elif isinstance(target, (ast.Tuple, ast.List)) and self.facts.unpacks_to_arrays(value, self.scope, before):
+            _unpack(target, cleared, added)
+        else:
+            cleared.update(target_names(target))
+
+    def _iterate(self, target: ast.AST, iterable: ast.AST, before: Arrays, cleared: set, added: set) -> None:
+        """`for target in iterable`: rows of a JAX array are JAX arrays (`enumerate` of one too)."""
+        if (
+            isinstance(iterable, ast.Call)
+            and self.facts.names.qualname(iterable.func, self.scope) == "builtins.enumerate"
+            and len(iterable.args) == 1
+            and isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == 2
+        ):
+            cleared.update(target_names(target.elts[0]))
+            target, iterable = target.elts[1], iterable.args[0]
+        if self.facts.array_in(iterable, self.scope, before):
+            _unpack(target, cleared, added)
+        else:
+            cleared.update(target_names(target))
+
+
+def _unpack(target: ast.AST, cleared: set, added: set) -> None:
+    """Names a target binds to the items of a JAX array (or of a sequence of them): JAX arrays,
+    except a starred name, which gets a list."""
+    if isinstance(target, ast.Name):
+        cleared.add(target.id)
+        added.difference_update({p for p in added if p[0] == target.id})
+        added.add((target.id, JAX))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            _unpack(elt, cleared, added)
+    else:
+        cleared.update(target_names(target))
+
+
+def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
+    """The state at every read of a name in a function's (or the module's) own code."""
+    domain = ArrayNames(facts, scope)
+    node = scope.node
+    initial = NOTHING
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        initial = _array_parameters(facts, scope, node)
+    graph = cfg.build(node)
+    solution = solve(graph, domain, initial)
+    domain.reads = {}
+    replay(graph, domain, solution)
+    return domain.reads
+
+
+class _StepNodes:
+    """What the transfer needs of one step, found in one walk: the names shown to be arrays by
+    an `.at[...]` method, the names read, the names a walrus binds."""
+
+    __slots__ = ("shown", "reads", "walrus")
+
+    def __init__(self, roots: List[ast.AST]):
+        shown, reads, walrus = set(), [], set()
+        for root in roots:
+            for node in nodes_run_with([root]):
+                cls = node.__class__
+                if cls is ast.Name:
+                    if node.ctx.__class__ is ast.Load:
+                        reads.append(node)
+                elif cls is ast.Call:
+                    name = at_updated(node)
+                    if name is not None:
+                        shown.add(name)
+                elif cls is ast.NamedExpr and isinstance(node.target, ast.Name):
+                    walrus.add(node.target.id)
+        self.shown = frozenset(shown)
+        self.reads = reads
+        self.walrus = frozenset(walrus)
+
+
+def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
+    args = fn.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]  # `*xs: Array` makes `xs` a tuple
+    found = {p.arg for p in params if facts.array_annotation(p.annotation, scope)}
+    unchanged = {p.arg for p in params} - set(scope.assigned) - scope.other
+    if unchanged - found and facts.at_updates_in_text:
+        for node in nodes_run_with(fn.body):
+            name = at_updated(node)
+            if name in unchanged:
+                found.add(name)
+    return frozenset((name, JAX) for name in found)
+
+
+def evaluated(step: cfg.Step) -> List[ast.AST]:
+    """The expressions (or simple statement) a step evaluates, in the scope that runs it."""
+    node = step.node
+    kind = step.kind
+    if kind == cfg.STMT:
+        return [node]
+    if kind == cfg.TEST:
+        return [node.test]
+    if kind == cfg.ITER:
+        return [node.iter]
+    if kind == cfg.TARGET:
+        return [node.target]
+    if kind == cfg.WITH:
+        return [node]
+    if kind == cfg.HANDLER:
+        return [node.type] if node.type is not None else []
+    if kind == cfg.SUBJECT:
+        return [node.subject]
+    if kind == cfg.CASE:
+        return [node.guard] if node.guard is not None else []
+    return []
+
+
+def at_updated(node: ast.AST) -> Optional[str]:
+    """`x` when `node` is `x.at[i].get()`, `x.at[i].set(v)`, ..."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _AT_METHODS
+        and isinstance(node.func.value, ast.Subscript)
+        and isinstance(node.func.value.value, ast.Attribute)
+        and node.func.value.value.attr == "at"
+        and isinstance(node.func.value.value.value, ast.Name)
+    ):
+        return node.func.value.value.value.id
+    return None
+
+
+def parallel(target: ast.AST, value: ast.AST) -> bool:
+    """`a, b = x, y`: a tuple target and a tuple value of the same length, nothing starred."""
+    return (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    )
