@@ -52,17 +52,26 @@ CASES = {
         model = Model(2.0)
         apply = eqx.filter_jit(model.apply)
         """,
-    "bound_method_of_an_unknown_instance_quiet": """
+    "bound_method_kinds_and_unknown_instances": """
         import jax
 
         class Stepper:
             def step(self, g):
                 return g if g > 0 else -g
 
+        class Config:
+            @property
+            def rule(self):
+                return lambda g: g if g > 0 else -g
+
+            @classmethod
+            def make(cls, g):
+                return g if g > 0 else -g  # JAX101
+
         def build(make):
             stepper = make()
             stepper = Stepper() if stepper is None else stepper
-            return jax.jit(stepper.step), jax.jit(make().step)
+            return jax.jit(stepper.step), jax.jit(make().step), jax.jit(Config().rule), jax.jit(Config().make)
         """,
     "custom_root_solvers_are_traced": """
         from jax import lax

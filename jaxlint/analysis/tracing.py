@@ -380,7 +380,16 @@ def _instance_method(expr: ast.Attribute, names: Names, scope: Scope | None):
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return None
     method = names.scopes[id(cls)].defs.get(expr.attr)
-    return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    # Any other decorator (`@property`) may make `obj.f` something else than the method.
+    outer = names.scope_of(cls)
+    if any(names.qualname(d, outer) not in _METHOD_KINDS for d in method.decorator_list):
+        return None
+    return method
+
+
+_METHOD_KINDS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
 
 
 def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
