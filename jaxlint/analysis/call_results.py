@@ -63,3 +63,28 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
     if name in _STRING_METHODS and base.trace is Trace.STATIC:
         return STATIC
     return UNKNOWN
+
+
+# Probabilistic-programming primitives, read inside a model an inference entry point traces
+# (see `entry_points.py`): a latent site's draw and a parameter's value are arrays the sampler
+# or optimiser passes in, traced wherever the model is; a site given an observation returns
+# that observation, and a deterministic site returns the value it records.
+# (qualified name) -> the position and keyword of the argument returned as it is, if any.
+_MODEL_SITES: dict[str, tuple[int, str] | None] = {
+    **{f"numpyro{module}.sample": (2, "obs") for module in ("", ".primitives")},
+    **{f"numpyro{module}.deterministic": (1, "value") for module in ("", ".primitives")},
+    **{f"numpyro{module}.param": None for module in ("", ".primitives")},
+}
+
+
+def model_site_result(callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:
+    """What a model's sample, param or deterministic site returns in traced code; None for other calls."""
+    if callee not in _MODEL_SITES:
+        return None
+    passed = _MODEL_SITES[callee]
+    if passed is not None:
+        index, keyword = passed
+        given = args[index] if index < len(args) else keywords.get(keyword)
+        if given is not None and not (given.known and given.known[0] is None):
+            return given
+    return Value(Trace.TRACED, array=True)

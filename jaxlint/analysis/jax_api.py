@@ -71,10 +71,14 @@ class BodySpec:
     a "*" suffix on an index means a sequence of callables (`lax.switch`).
     `arity`: how many traced positional arguments it receives (OPERANDS: the call's operands
     after the callables; EVERY_PARAMETER: as many as the callable takes, each a traced array).
+    `given_function`: keyword names of the callables called with a function first, before
+    their traced arguments (`solve(f, y)` of `lax.custom_root`): that parameter is a Python
+    callable, not a tracer.
     """
 
     callables: tuple[tuple[int, str], ...]
     arity: int
+    given_function: frozenset[str] = frozenset()
 
 
 OPERANDS = -1
@@ -92,7 +96,14 @@ CONTROL_FLOW = {
     "jax.lax.map": BodySpec(((0, "f"),), 1),
     "jax.lax.associative_scan": BodySpec(((0, "fn"),), 2),
     "jax.lax.reduce": BodySpec(((2, "computation"),), 2),
-    "jax.lax.custom_root": BodySpec(((0, "f"),), 1),
+    # The solvers receive the function they solve for (or its linearisation), then a traced
+    # right-hand side: `solve(f, initial_guess)`, `tangent_solve(g, y)`, `solve(matvec, b)`.
+    "jax.lax.custom_root": BodySpec(
+        ((0, "f"), (2, "solve"), (3, "tangent_solve")), 1, frozenset({"solve", "tangent_solve"})
+    ),
+    "jax.lax.custom_linear_solve": BodySpec(
+        ((0, "matvec"), (2, "solve"), (3, "transpose_solve")), 1, frozenset({"solve", "transpose_solve"})
+    ),
     "equinox.internal.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
     # A Pallas block's index map is traced with the grid indices (int32 scalars), then the
     # scalar-prefetch references, whose loads are traced too.

@@ -26,7 +26,8 @@ def body_parameters(
     (`fixed`, in traced code), else a constant's value or STATIC (eager code holds no tracers).
     """
     arity = jax_api.CONTROL_FLOW[callee].arity
-    params = positional_params(fn)[bound.positional:]
+    given = [STATIC] * bound.given_functions
+    params = positional_params(fn)[bound.positional + len(given):]
     if arity == jax_api.EVERY_PARAMETER:
         values = bind_arguments(fn, [STATIC] * bound.positional + [TRACED_ARRAY] * len(params), _bound_keywords(bound))
         if fn.args.vararg is not None:
@@ -46,8 +47,8 @@ def body_parameters(
     if fn.args.vararg is None:
         passed = passed[: len(params)]
     if fixed is not None:
-        return bind_arguments(fn, [*fixed.bound, *passed], dict(fixed.keywords), fixed.method_self)
-    return bind_arguments(fn, [STATIC] * bound.positional + passed, _bound_keywords(bound))
+        return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self)
+    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(bound))
 
 
 def kernel_parameters(fn: FunctionNode, bound: Bound, ref: Value) -> dict[str, Value]:

@@ -9,7 +9,7 @@ nested transformations (`jax.jit(jax.grad(f))`), bodies handed to control-flow p
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.entry_points import (
@@ -110,6 +110,9 @@ class Bound:
     positional: int
     keywords: frozenset[str]
     values: tuple[tuple[str, ast.expr], ...] = ()  # the keyword arguments' expressions
+    # Parameters after those that a control-flow primitive passes a Python callable to (the
+    # function a `lax.custom_root` solver solves for): static, like the bound ones.
+    given_functions: int = 0
 
 
 NOTHING_BOUND = Bound(0, frozenset())
@@ -246,10 +249,11 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
         arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
         if arg is None:
             continue
+        given = 1 if keyword in spec.given_function else 0
         candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
         for candidate in candidates:
             for fn, _, bound in _wrapped_functions(candidate, names, scope):
-                yield fn, bound, candidate
+                yield fn, replace(bound, given_functions=given) if given else bound, candidate
 
 
 def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
@@ -282,8 +286,12 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
         method = _method_of_enclosing_class(expr, names, scope)
         if method is not None:  # `self.f` binds the instance, unless `f` is a static method
-            static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)
-            yield method, [], Bound(0 if static else 1, frozenset())
+            yield method, [], _method_binding(method, names)
+        return
+    if isinstance(expr, ast.Attribute):
+        method = _instance_method(expr, names, scope)
+        if method is not None:  # `obj.f` of an instance of a class defined here: a bound method
+            yield method, [], _method_binding(method, names)
         return
     if isinstance(expr, ast.Call):
         method = constructed_call_method(expr, names, scope)
@@ -351,6 +359,37 @@ def builds_named_tuple(expr: ast.expr, names: Names, seen: frozenset[int] = froz
     if position is not None and len(expr.args) > position:
         return builds_named_tuple(expr.args[position], names, seen)
     return False
+
+
+def _method_binding(method: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> Bound:
+    """What a bound method fixes: the instance (or class), unless it is a static method."""
+    static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)
+    return Bound(0 if static else 1, frozenset())
+
+
+def _instance_method(expr: ast.Attribute, names: Names, scope: Scope | None):
+    """The method `obj.f` names, where `obj` is an instance of a class defined in this module
+    that defines `f` itself: `Model(...).f`, or a name whose only assignment constructs one."""
+    instance = expr.value
+    if isinstance(instance, ast.Name):
+        values = names.assignments(instance, scope)
+        instance = values[0] if len(values) == 1 else None
+    if not isinstance(instance, ast.Call):
+        return None
+    cls = names.definition(instance.func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return None
+    method = names.scopes[id(cls)].defs.get(expr.attr)
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    # Any other decorator (`@property`) may make `obj.f` something else than the method.
+    outer = names.scope_of(cls)
+    if any(names.qualname(d, outer) not in _METHOD_KINDS for d in method.decorator_list):
+        return None
+    return method
+
+
+_METHOD_KINDS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
 
 
 def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):

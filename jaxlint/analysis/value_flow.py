@@ -3,8 +3,8 @@
 A state maps the function's local names to their values.  Each step evaluates its
 expressions through the function run (which records every expression's value) and
 binds what the statement binds.  A branch whose test is decided by what the state knows
-(`m is None` for an `m` known not to be None, `while True`) is pruned: its body is never
-evaluated in that context.
+(`m is None` for an `m` known not to be None, `while True`, a module constant such as
+`_USE_EAGER = False`) is pruned: its body is never evaluated in that context.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class ValueFlow(Domain[State]):
         if isinstance(test, ast.Constant):
             return bool(test.value)
         if isinstance(test, ast.Name):
-            value = self.lookup(test.id, state)
+            value = self.known(test, state)
             return None if value is None else value.truth
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.truth(test.operand, state)
@@ -157,11 +157,18 @@ class ValueFlow(Domain[State]):
             and test.comparators[0].value is None
             and isinstance(test.left, ast.Name)
         ):
-            value = self.lookup(test.left.id, state)
+            value = self.known(test.left, state)
             if value is None or not value.known:
                 return None
             return (value.known[0] is None) == isinstance(test.ops[0], ast.Is)
         return None
+
+    def known(self, name: ast.Name, state: State) -> Optional[Value]:
+        """A name's value: a local or closed-over binding, else a module constant's literal."""
+        value = self.lookup(name.id, state)
+        if value is None:
+            value = self.run.analysis.constants.value(name, self.run.scope)
+        return value
 
     def lookup(self, name: str, state: State) -> Optional[Value]:
         value = state.get(name)

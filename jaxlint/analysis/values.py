@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from functools import cached_property
 from typing import Callable
 
 from jaxlint.analysis import cfg, jax_api
@@ -36,6 +37,7 @@ from jaxlint.analysis.lattice import (
     strip,
 )
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
+from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
     STAGED,
@@ -53,7 +55,7 @@ from jaxlint.analysis.tracing import (
     unbatched_positions,
 )
 from jaxlint.analysis.bindings import Bindings
-from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result
+from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result, model_site_result
 from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
@@ -113,6 +115,10 @@ class ValueAnalysis:
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
+
+    @cached_property
+    def constants(self) -> ModuleConstants:
+        return ModuleConstants(self.names)
 
     # ---- public ---------------------------------------------------------------
     def analyze(self, fn: FunctionNode, params: dict[str, Value], ctx: Context, outer: Env | None = None, depth: int = 0) -> Value:
@@ -379,6 +385,9 @@ class _FunctionRun:
             method = constructed_call_method(assigned[0], self.names, self.scope)
             if method is not None:  # `cell = Cell(w)` at module level: calling `cell` runs `__call__`
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
+        literal = self.analysis.constants.value(node, self.scope)
+        if literal is not None:
+            return literal
         # Module globals, closure constants from eager code and imports: constants at trace time.
         return STATIC
 
@@ -544,6 +553,9 @@ class _FunctionRun:
             return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY
+        site = model_site_result(callee, args, kwargs)
+        if site is not None:
+            return site
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)

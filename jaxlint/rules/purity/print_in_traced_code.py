@@ -74,6 +74,20 @@ class PrintInTracedCode(Rule):
 
             return lax.cond(found, lambda state: state, give_up, state)
         """,
+        """
+        import jax
+
+        class Trainer:
+            def __init__(self, lr):
+                self.lr = lr
+
+            def step(self, w, g):
+                print("step", g)  # JAX404
+                return w - self.lr * g
+
+        trainer = Trainer(0.1)
+        step = jax.jit(trainer.step)  # the bound method is traced, `self` bound into it
+        """,
     )
     good = (
         """

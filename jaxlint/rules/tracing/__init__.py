@@ -25,4 +25,21 @@ TRACED_VALUE_LIMITATIONS = """
     Copy descriptors, semaphores and block specifications are Python objects, not arrays.
     A kernel is found when the call names it (directly, through `functools.partial`, or through a
     variable every assignment of which names a function), not when it arrives as an argument.
+    A bound method handed to a transformation (`jax.jit(obj.step)`, `eqx.filter_jit(model.method)`)
+    is traced when the instance is built in this module from a class defined here
+    (`obj = Stepper(...)`, the only assignment of `obj`, or `Stepper(...).step`): its parameters
+    after `self` are traced as the transformation's rules say (under `eqx.filter_jit` only
+    arrays), while `self`, bound into the method, is taken for a Python value, so a branch on
+    an array field of an Equinox module is missed. The solvers given to `lax.custom_root` and
+    `lax.custom_linear_solve` are traced: their first parameter receives the function being
+    solved (a Python callable), the next the traced right-hand side. Inside a model that a
+    NumPyro inference entry point traces (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample`
+    and `numpyro.param` return traced arrays, a site given `obs=` returns the observation as
+    the model received it, and `numpyro.deterministic` the value it records; a module that
+    names neither JAX nor another modelled library (only `numpyro`) is not linted at all.
+    A private module constant (a name with a leading underscore that its module binds once, to
+    a literal, and never rebinds, deletes or declares `global`: `_USE_EAGER = False`) keeps its
+    value in traced code, so a branch it rules out is never analysed. A public name, or one the
+    module rebinds, is a setting that a test or another module may patch, and both branches are
+    analysed; patching a private constant from outside (`mod._USE_EAGER = True`) is not seen.
     """

@@ -89,6 +89,32 @@ class TracedIf(Rule):
         def relu(x):
             return pl.pallas_call(relu_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
         """,
+        """
+        from jax import lax
+
+        def newton(g, y):
+            return y
+
+        def cube_root(a):
+            # `lax.custom_root` traces its solvers: `y` is a tracer, `f` the function solved
+            return lax.custom_root(
+                lambda x: x ** 3 - a, a, newton, lambda f, y: y if y > 0 else -y  # JAX101
+            )
+        """,
+        """
+        import jax.numpy as jnp
+        import numpyro
+        import numpyro.distributions as dist
+        from numpyro.infer import MCMC, NUTS
+
+        def model(y=None):
+            mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+            if mu > 0:  # JAX101: NUTS traces the model, `mu` is a tracer
+                mu = jnp.abs(mu)
+            numpyro.sample("obs", dist.Normal(mu, 1.0), obs=y)
+
+        mcmc = MCMC(NUTS(model), num_warmup=500, num_samples=1000)
+        """,
     )
     good = (
         """
@@ -147,6 +173,18 @@ class TracedIf(Rule):
 
         def relu(x):
             return pl.pallas_call(relu_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        _EAGER_DEBUG = False  # private, never rebound: the branch below never runs
+
+        @jax.jit
+        def relu(x):
+            if _EAGER_DEBUG:
+                return x if x.min() > 0 else x * 0
+            return jnp.maximum(x, 0)
         """,
     )
     demo = JaxDemo(
