@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from jaxlint.analysis.entry_points import ENTRY_POINTS
 from jaxlint.analysis.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.project import IncomingCall, Project
 from jaxlint.findings import Finding, Position
@@ -26,6 +27,9 @@ class Linted:
     calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
     deps: set[str] = field(default_factory=set)  # the other project modules its analysis read
     warnings: list[str] = field(default_factory=list)  # analyses cut short: findings may be missing
+
+
+_LINTED_IF_NAMED = tuple(sorted(set(MODELLED_PACKAGES) | {name.split(".", 1)[0] for name in ENTRY_POINTS}))
 
 
 def lint_source(
@@ -61,9 +65,10 @@ def lint_module(
             source, names = Source.parse(text, path), None
         except SourceError as err:
             return Linted([parse_error(path, err)])
-    # A module that names no modelled library has nothing to lint (what keeps large code bases
+    # A module that names no modelled library (nor one whose entry points trace the functions
+    # handed to it, as NumPyro's samplers do) has nothing to lint (what keeps large code bases
     # cheap), unless traced calls from other modules enter it.
-    if not incoming and not any(word in text for word in MODELLED_PACKAGES):
+    if not incoming and not any(word in text for word in _LINTED_IF_NAMED):
         return Linted([])
     from jaxlint.analysis.module import ModuleFacts
 

@@ -244,6 +244,26 @@ def test_new_entries_through_the_cli(cli, make_files):
     ]
 
 
+def test_a_model_module_that_imports_only_numpyro_is_linted(cli, make_files):
+    make_files({
+        "model.py": """
+            import numpyro
+            import numpyro.distributions as dist
+            from numpyro.infer import MCMC, NUTS
+
+            def model(y):
+                mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+                if mu > 0:
+                    mu = -mu
+                numpyro.sample("obs", dist.Normal(mu, 1.0), obs=y)
+
+            sampler = MCMC(NUTS(model), num_warmup=10, num_samples=10)
+            """,
+    })
+    out = cli("check", "--output-format", "json", "model.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 8)]
+
+
 # ---- what JAX does -------------------------------------------------------------------------
 
 

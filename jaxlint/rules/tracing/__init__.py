@@ -35,8 +35,8 @@ TRACED_VALUE_LIMITATIONS = """
     solved (a Python callable), the next the traced right-hand side. Inside a model that a
     NumPyro inference entry point traces (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample`
     and `numpyro.param` return traced arrays, a site given `obs=` returns the observation as
-    the model received it, and `numpyro.deterministic` the value it records; a module that
-    names neither JAX nor another modelled library (only `numpyro`) is not linted at all.
+    the model received it, and `numpyro.deterministic` the value it records (a module that
+    imports only `numpyro`, not `jax`, is linted too).
     A private module constant (a name with a leading underscore that its module binds once, to
     a literal, and never rebinds, deletes or declares `global`: `_USE_EAGER = False`) keeps its
     value in traced code, so a branch it rules out is never analysed. A public name, or one the
