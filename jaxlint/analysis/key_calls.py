@@ -37,6 +37,7 @@ class CallTransfer:
     guards: list[ast.AST]
     loops: list[ast.AST]
     carried: ast.AST | None
+    quiet: bool
 
     def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyInterpreter
         raise NotImplementedError
@@ -47,7 +48,7 @@ class CallTransfer:
             self._args(node, state)
             if qualname == "jax.random.wrap_key_data" or not api.constant_seed(node):
                 return ("seed", None)
-            return ("seed", self.flow.seed_candidate(node, self.fn, self.loops))
+            return ("seed", None if self.quiet else self.flow.seed_candidate(node, self.fn, self.loops))
         if qualname in api.KEY_DERIVATIONS or qualname in api.KEY_READERS:
             key = api.key_argument(node)
             ref = self.expr(key, state) if key is not None else None
@@ -85,7 +86,7 @@ class CallTransfer:
             return None
         if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
             return None
-        helper = self.flow.helper(node)
+        helper = self.flow.helper(node, self.quiet)
         if helper is not None:
             result = None
             for arg, ref in refs:

@@ -41,8 +41,9 @@ NO_KEYS = Summary({}, frozenset())
 class KeyInterpreter(CallTransfer):
     """One interpretation of one function body (or the module's statements)."""
 
-    def __init__(self, flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str]):
+    def __init__(self, flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False):
         self.flow = flow
+        self.quiet = quiet  # a summary for other modules: nothing is reported
         self.names = flow.names
         self.fn = fn
         self.keynames = keynames
@@ -99,7 +100,7 @@ class KeyInterpreter(CallTransfer):
                     state.env[name] = vid
                     if self.loop_body is not None:
                         self.closure.add(vid)
-                    if compiled and name in self.flow.module_keys and self.names.lookup(name, scope) is self.names.module:
+                    if compiled and not self.quiet and name in self.flow.module_keys and self.names.lookup(name, scope) is self.names.module:
                         self.globals[vid] = name
         try:
             if isinstance(fn, ast.Lambda):
