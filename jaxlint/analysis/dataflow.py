@@ -37,6 +37,15 @@ class Domain(Generic[State]):
         or a narrowed copy (never `state` changed in place: the other edges share it)."""
         return state
 
+    def follow(self, source: Block, edge: Edge, state: State) -> Optional[State]:
+        """The state carried along any edge (default: `assume` on branch edges, else `state`).
+        A domain whose facts depend on where an edge goes (into or out of a loop) refines this."""
+        return self.assume(edge, state) if edge.test is not None else state
+
+    def join_at(self, block: Block, a: State, b: State) -> State:
+        """The join where paths meet at `block` (default: `join`)."""
+        return self.join(a, b)
+
     def widen(self, old: State, new: State) -> State:
         """A state above both that stops a loop from growing forever (default: the join)."""
         return self.join(old, new)
@@ -50,9 +59,19 @@ class Solution(Generic[State]):
 
 
 def solve(graph: Graph, domain: Domain[State], initial: State,
-          widen_after: int = 4, max_visits: int = 64) -> Solution[State]:
+          widen_after: int = 4, max_visits: int = 64, settle_loops: bool = False) -> Solution[State]:
+    """`settle_loops`: a loop head reached by a back edge waits until the loop's other queued
+    blocks have run, so each pass over the body finishes before the next starts (fewer visits
+    for a domain whose loop states change with every back edge)."""
     order = graph.order()
-    rank = {block.index: i for i, block in enumerate(order)}
+    rank: Dict[int, float] = {block.index: i for i, block in enumerate(order)}
+    later = dict(rank)  # priority of a block reached by a back edge
+    if settle_loops:
+        for block in order:
+            for edge in block.edges:
+                head = edge.target.index
+                if head in rank and rank[head] <= rank[block.index]:
+                    later[head] = max(later[head], rank[block.index] + 0.5)
     states: Dict[int, State] = {graph.entry.index: initial}
     counts: Dict[int, int] = {}
     queue: List[tuple] = [(0, graph.entry.index)]
@@ -73,7 +92,7 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
         for step in block.steps:
             state = domain.transfer(step, state)
         for edge in block.edges:
-            taken = domain.assume(edge, state) if edge.test is not None else state
+            taken = domain.follow(block, edge, state)
             if taken is None:
                 continue
             target = edge.target.index
@@ -81,7 +100,7 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
             if old is None:
                 new = domain.copy(taken)
             else:
-                new = domain.join(old, taken)
+                new = domain.join_at(edge.target, old, taken)
                 if counts.get(target, 0) >= widen_after:
                     new = domain.widen(old, new)
                 if new == old:
@@ -89,5 +108,6 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
             states[target] = new
             if target not in queued:
                 queued.add(target)
-                heapq.heappush(queue, (rank[target], target))
+                back = rank[target] <= rank[index]
+                heapq.heappush(queue, (later[target] if back else rank[target], target))
     return Solution(states, converged, visits)

@@ -6,8 +6,9 @@ Using a key in a sampler, in `split`, or by passing it to a function that uses i
 it, as JAX's own checker (`jax_debug_key_reuse`) counts: `fold_in`, `clone`, `key_data`,
 `jax.debug.print`, `.shape`, comparisons and returning a key do not.
 
-Each function (and the module's own statements) is interpreted once over the key state
-domain (`key_state`, `key_interpreter`): branches join, loops run to a fixed point.  Calls
+Each function (and the module's own statements) is solved once over the key state domain
+(`key_state` the states, `key_domain` the domain and its phases, `key_transfer` what each
+step does) by the shared dataflow solver: branches join, loops run to a fixed point.  Calls
 into functions of the same module are answered by a memoised summary per function (which
 parameters it consumes, on every path or on some, and which it returns unchanged); calls
 into plain functions of the project's other modules by that module's `exported` summary,
@@ -28,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.key_interpreter import NO_KEYS, KeyInterpreter, Summary
+from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self, key_parameters, own_nodes, unpacked_keys
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import Use
+from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
 
@@ -185,7 +187,7 @@ class KeyFlow:
         params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
         self._active.add(id(fn))
         try:
-            summary = KeyInterpreter(self, fn, self.keynames.of(fn) | params, quiet=True).execute()
+            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True)
         finally:
             self._active.discard(id(fn))
         self._exported[id(fn)] = summary
@@ -201,7 +203,7 @@ class KeyFlow:
         return self._analyse(fn)
 
     def report_reuse(
-        self, run: KeyInterpreter, use: Use, first: Use | None, loop: ast.AST | None,
+        self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None,
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests:
@@ -300,7 +302,7 @@ class KeyFlow:
         else:
             self._active.add(id(fn))
             try:
-                summary = KeyInterpreter(self, fn, keynames).execute()
+                summary = analyse(self, fn, keynames)
             finally:
                 self._active.discard(id(fn))
         if isinstance(fn, FUNCTION_TYPES):
