@@ -59,19 +59,9 @@ class Solution(Generic[State]):
 
 
 def solve(graph: Graph, domain: Domain[State], initial: State,
-          widen_after: int = 4, max_visits: int = 64, settle_loops: bool = False) -> Solution[State]:
-    """`settle_loops`: a loop head reached by a back edge waits until the loop's other queued
-    blocks have run, so each pass over the body finishes before the next starts (fewer visits
-    for a domain whose loop states change with every back edge)."""
+          widen_after: int = 4, max_visits: int = 64) -> Solution[State]:
     order = graph.order()
-    rank: Dict[int, float] = {block.index: i for i, block in enumerate(order)}
-    later = dict(rank)  # priority of a block reached by a back edge
-    if settle_loops:
-        for block in order:
-            for edge in block.edges:
-                head = edge.target.index
-                if head in rank and rank[head] <= rank[block.index]:
-                    later[head] = max(later[head], rank[block.index] + 0.5)
+    rank = {block.index: i for i, block in enumerate(order)}
     states: Dict[int, State] = {graph.entry.index: initial}
     counts: Dict[int, int] = {}
     queue: List[tuple] = [(0, graph.entry.index)]
@@ -108,6 +98,5 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
             states[target] = new
             if target not in queued:
                 queued.add(target)
-                back = rank[target] <= rank[index]
-                heapq.heappush(queue, (later[target] if back else rank[target], target))
+                heapq.heappush(queue, (rank[target], target))
     return Solution(states, converged, visits)

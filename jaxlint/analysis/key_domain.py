@@ -71,7 +71,7 @@ def analyse(flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool 
             else:
                 graph = cfg.build(fn)
                 domain = KeyDomain(run, fn, graph)
-                solution = solve(graph, domain, {(): state}, settle_loops=True)
+                solution = solve(graph, domain, {(): state})
                 exits, reports = domain.results(graph, solution.entry_states)
     except RecursionError:
         return Summary({}, frozenset(run.params))

@@ -18,7 +18,10 @@ KEY_FLOW_LIMITATIONS = """
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
     call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
     at the key and draws nothing. A module that never mentions `random` is not searched for
-    reuses, even when it hands one key to two helpers that consume it.
+    reuses, even when it hands one key to two helpers that consume it. Loops are followed to a
+    fixed point, telling apart the first, the second and the later iterations of the
+    outermost loop being repeated: a key that comes back through a chain of more than two
+    names, or a reuse that shows only in a later pass of an inner loop, is not seen.
     A key stored in a container or in an attribute (other than `self.key` within one method)
     is not followed. Two consumptions whose results are compared (an `assert`, an assertion
     call, `==`) are taken as a deliberate check that two computations draw the same numbers
