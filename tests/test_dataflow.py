@@ -348,3 +348,66 @@ def test_structure_that_grows_around_a_loop_is_widened_to_a_fixed_point():
         return acc
     """)
     assert m.analysis.unconverged == [] and m.analysis.functions
+
+
+# ---- what the graph records for domains that follow loops ----------------------------------------
+def test_blocks_know_their_loop_the_loop_they_head_and_where_paths_meet():
+    graph = graph_of("""
+    def f(xs, c):
+        for x in xs:
+            while c:
+                c = c - 1
+            if x:
+                y = 1
+            else:
+                y = 2
+        return y
+    """)
+    fn_for = next(b.steps[0].node for b in graph.blocks if b.steps and b.steps[0].kind == cfg.TARGET)
+    fn_while = fn_for.body[0]
+    heads = {b.heads for b in graph.blocks if b.heads is not None}
+    assert heads == {fn_for, fn_while}
+    body_of_while = next(b for b in graph.blocks if b.steps and b.steps[0].node is fn_while.body[0])
+    assert body_of_while.loop is fn_while
+    ret = next(b for b in graph.blocks if b.steps and isinstance(b.steps[-1].node, ast.Return))
+    assert ret.loop is None
+    assert any(isinstance(b.meets, ast.If) and b.loop is fn_for for b in graph.blocks)
+
+
+class Iterations(Domain):
+    """Test domain: how many times the path went round the loop (capped), counted on back edges."""
+
+    def copy(self, state):
+        return set(state)
+
+    def join(self, a, b):
+        return a | b
+
+    def transfer(self, step, state):
+        return state
+
+    def follow(self, source, edge, state):
+        if edge.target.heads is not None and source.loop is edge.target.heads:
+            return {min(n + 1, 3) for n in state}
+        return state
+
+    def join_at(self, block, a, b):
+        self.meets.append(block.meets)
+        return a | b
+
+    meets: list = []
+
+
+def test_a_domain_refines_edges_and_joins_where_paths_meet():
+    graph = graph_of("""
+    def f(xs):
+        for x in xs:
+            y = x
+        return y
+    """)
+    domain = Iterations()
+    domain.meets = []
+    solution = solve(graph, domain, {0})
+    ret = next(b for b in graph.blocks if b.steps and isinstance(b.steps[-1].node, ast.Return))
+    assert solution.entry_states[ret.index] == {0, 1, 2, 3}
+    assert domain.meets  # the loop head joined the entry with the back edge

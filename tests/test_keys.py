@@ -107,6 +107,46 @@ CASES = [
                 total = total + jax.random.normal(key)  # JAX203
             return total
         """, True),
+    Case("a key reused in an inner loop, reported on that loop", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            total = 0.0
+            for _ in range(2):
+                for _ in range(2):
+                    total = total + jax.random.normal(key)  # JAX203
+            return total
+        """, True),
+    Case("after a loop that always runs, its last key is spent", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            for _ in range(2):
+                key, sub = jax.random.split(key)
+                last = jax.random.normal(sub)
+            return last + jax.random.normal(sub)  # JAX201
+        """, True),
+    Case("after a loop that may not run, the key may be fresh", """
+        import jax
+        def run(n=2):
+            key = jax.random.key(0)
+            sub = key
+            for _ in range(n):
+                key, sub = jax.random.split(key)
+            return jax.random.normal(sub)
+        """, False),
+    Case("a while-True loop that splits every iteration", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            total = 0.0
+            while True:
+                key, sub = jax.random.split(key)
+                total = total + jax.random.normal(sub)
+                if total > 3 or total < -3:
+                    break
+            return total
+        """, False),
     Case("while loop", """
         import jax
         def run():

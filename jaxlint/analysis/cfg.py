@@ -40,6 +40,9 @@ class Block:
     index: int
     steps: List[Step] = field(default_factory=list)
     edges: List[Edge] = field(default_factory=list)
+    loop: Optional[ast.stmt] = None  # the innermost loop whose iterations run this block
+    heads: Optional[ast.stmt] = None  # the loop this block is the header of
+    meets: Optional[ast.AST] = None  # the statement (or except clause) whose paths join here
 
 
 @dataclass
@@ -77,12 +80,22 @@ class _Builder:
     def __init__(self) -> None:
         self.blocks: List[Block] = []
         self.loops: List[tuple[Block, Block]] = []  # (continue target, break target)
+        self.loop_nodes: List[ast.stmt] = []  # the loops whose bodies are being built
         self.handlers: List[List[Block]] = []  # entries of the enclosing except clauses
 
     def new(self) -> Block:
-        block = Block(len(self.blocks))
+        block = Block(len(self.blocks), loop=self.loop_nodes[-1] if self.loop_nodes else None)
         self.blocks.append(block)
         return block
+
+    def enter_loop(self, stmt: ast.stmt, header: Block, body: Block, after: Block) -> None:
+        header.loop = body.loop = header.heads = after.meets = stmt
+        self.loops.append((header, after))
+        self.loop_nodes.append(stmt)
+
+    def leave_loop(self) -> None:
+        self.loops.pop()
+        self.loop_nodes.pop()
 
     def link(self, source: Optional[Block], target: Block, test=None, outcome: bool = True) -> None:
         if source is not None:
@@ -118,16 +131,16 @@ class _Builder:
             self.link(current, other, stmt.test, False)
             then_end = yield (stmt.body, then)
             other_end = yield (stmt.orelse, other)
-            return self.merge(then_end, other_end)
+            return self.merge(stmt, then_end, other_end)
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             current.steps.append(Step(ITER, stmt))
             header, body, after = self.new(), self.new(), self.new()
             self.link(current, header)
             self.link(header, body)
             body.steps.append(Step(TARGET, stmt))
-            self.loops.append((header, after))
+            self.enter_loop(stmt, header, body, after)
             end = yield (stmt.body, body)
-            self.loops.pop()
+            self.leave_loop()
             self.link(end, header)
             orelse = self.new()
             self.link(header, orelse)
@@ -139,9 +152,9 @@ class _Builder:
             header.steps.append(Step(TEST, stmt))
             self.link(header, body, stmt.test, True)
             self.link(header, orelse, stmt.test, False)
-            self.loops.append((header, after))
+            self.enter_loop(stmt, header, body, after)
             end = yield (stmt.body, body)
-            self.loops.pop()
+            self.leave_loop()
             self.link(end, header)
             self.link((yield (stmt.orelse, orelse)), after)
             return after
@@ -160,7 +173,7 @@ class _Builder:
                 branch.steps.append(Step(CASE, case))
                 ends.append((yield (case.body, branch)))
             ends.append(current)  # no case matched
-            return self.merge(*ends)
+            return self.merge(stmt, *ends)
         current.steps.append(Step(STMT, stmt))
         if isinstance(stmt, ast.Return):
             return None
@@ -178,6 +191,7 @@ class _Builder:
         entries = [self.new() for _ in stmt.handlers]
         for entry, handler in zip(entries, stmt.handlers):
             entry.steps.append(Step(HANDLER, handler))
+            entry.meets = handler
         body = self.new()
         self.link(current, body)
         for entry in entries:
@@ -197,20 +211,21 @@ class _Builder:
         ends.append((yield (stmt.orelse, orelse)))
         for entry, handler in zip(entries, stmt.handlers):
             ends.append((yield (handler.body, entry)))
-        end = self.merge(*ends)
+        end = self.merge(stmt, *ends)
         if stmt.finalbody:
             final = self.new()
             self.link(end, final)
             return (yield (stmt.finalbody, final))
         return end
 
-    def merge(self, *ends: Optional[Block]) -> Optional[Block]:
+    def merge(self, stmt: ast.stmt, *ends: Optional[Block]) -> Optional[Block]:
         live = [e for e in ends if e is not None]
         if not live:
             return None
         if len(live) == 1:
             return live[0]
         join = self.new()
+        join.meets = stmt
         for end in live:
             self.link(end, join)
         return join

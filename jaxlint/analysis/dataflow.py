@@ -37,6 +37,15 @@ class Domain(Generic[State]):
         or a narrowed copy (never `state` changed in place: the other edges share it)."""
         return state
 
+    def follow(self, source: Block, edge: Edge, state: State) -> Optional[State]:
+        """The state carried along any edge (default: `assume` on branch edges, else `state`).
+        A domain whose facts depend on where an edge goes (into or out of a loop) refines this."""
+        return self.assume(edge, state) if edge.test is not None else state
+
+    def join_at(self, block: Block, a: State, b: State) -> State:
+        """The join where paths meet at `block` (default: `join`)."""
+        return self.join(a, b)
+
     def widen(self, old: State, new: State) -> State:
         """A state above both that stops a loop from growing forever (default: the join)."""
         return self.join(old, new)
@@ -73,7 +82,7 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
         for step in block.steps:
             state = domain.transfer(step, state)
         for edge in block.edges:
-            taken = domain.assume(edge, state) if edge.test is not None else state
+            taken = domain.follow(block, edge, state)
             if taken is None:
                 continue
             target = edge.target.index
@@ -81,7 +90,7 @@ def solve(graph: Graph, domain: Domain[State], initial: State,
             if old is None:
                 new = domain.copy(taken)
             else:
-                new = domain.join(old, taken)
+                new = domain.join_at(edge.target, old, taken)
                 if counts.get(target, 0) >= widen_after:
                     new = domain.widen(old, new)
                 if new == old:

@@ -3,9 +3,9 @@
 `jax.random` calls consume or derive as JAX's checker counts; calls into the module's own
 functions consume what their summaries say; calls into code the analysis cannot see
 consume the keys passed to them directly, unless they only read (printing, shapes, tree
-bookkeeping) or their result is only tested (`KeyInterpreter.condition`).  Consuming a key
+bookkeeping) or their result is only tested (`KeyTransfer.condition`).  Consuming a key
 that every path has consumed before, or one consumed under a condition the later use does
-not share, is reported to the `KeyFlow`.
+not share, is reported to the `KeyFlow` (by `KeyTransfer`, once the states are solved).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class CallTransfer:
-    """Calls and consumption, for `KeyInterpreter` (which supplies the state and `expr`)."""
+    """Calls and consumption, for `KeyTransfer` (which supplies the state, `expr` and the reports)."""
 
     flow: "KeyFlow"
     names: "Names"
@@ -37,8 +37,9 @@ class CallTransfer:
     guards: list[ast.AST]
     loops: list[ast.AST]
     carried: ast.AST | None
+    quiet: bool
 
-    def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyInterpreter
+    def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyTransfer
         raise NotImplementedError
 
     def call(self, node: ast.Call, state: KeyState) -> object:
@@ -47,7 +48,7 @@ class CallTransfer:
             self._args(node, state)
             if qualname == "jax.random.wrap_key_data" or not api.constant_seed(node):
                 return ("seed", None)
-            return ("seed", self.flow.seed_candidate(node, self.fn, self.loops))
+            return ("seed", None if self.quiet else self.flow.seed_candidate(node, self.fn, self.loops))
         if qualname in api.KEY_DERIVATIONS or qualname in api.KEY_READERS:
             key = api.key_argument(node)
             ref = self.expr(key, state) if key is not None else None
@@ -69,7 +70,7 @@ class CallTransfer:
                 if kind == "split" and isinstance(ref, (int, Elem)):
                     folded = state.mark(("fold", ref))
                     if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
-                        self.flow.report_reuse(self, use, folded.first, None)
+                        self.report_reuse(use, folded.first, None)
                 self.consume(ref, use, DEFINITE, state)
             return ("array",) if qualname == api.SPLIT else None
         self.expr(node.func, state)
@@ -85,7 +86,7 @@ class CallTransfer:
             return None
         if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
             return None
-        helper = self.flow.helper(node)
+        helper = self.flow.helper(node, self.quiet)
         if helper is not None:
             result = None
             for arg, ref in refs:
@@ -132,7 +133,7 @@ class CallTransfer:
     def consume(self, ref: object, use: Use, level: int, state: KeyState) -> None:
         if isinstance(ref, tuple) and ref and ref[0] == "seed":
             if ref[1] is not None:
-                self.flow.seed_consumed(ref[1])
+                self.seed_consumed(ref[1])
             return
         if not isinstance(ref, (int, Elem)):
             return
@@ -145,23 +146,23 @@ class CallTransfer:
             if ref in self.arrays:
                 slots += [s for s in state.used if isinstance(s, Elem) and s.array == ref]
         if isinstance(ref, int) and ref in self.seeds:
-            self.flow.seed_consumed(self.seeds[ref])
+            self.seed_consumed(self.seeds[ref])
         if level == DEFINITE and isinstance(ref, int):
             if ref in self.closure and self.loop_body is not None and not self._aligns_leaves(use):
                 call, primitive = self.loop_body
-                self.flow.report_reuse(self, use, None, call, primitive)
+                self.report_reuse(use, None, call, primitive)
             if ref in self.globals:
-                self.flow.report_global(self.fn, self.globals[ref], use)
+                self.report_global(self.globals[ref], use)
         if level == DEFINITE:
             for slot in slots:
                 mark = state.mark(slot)
                 if mark.first is None:
                     continue
                 if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
-                    self.flow.report_reuse(self, use, mark.first, self.carried)
+                    self.report_reuse(use, mark.first, self.carried)
                     break
                 if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
-                    self.flow.report_reuse(self, use, mark.first, self.carried, guard=mark.guard)
+                    self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
                     break
         current = state.mark(ref)
         if level == DEFINITE and current.level != DEFINITE:
@@ -196,7 +197,7 @@ class CallTransfer:
         mark = state.mark(ref)
         if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
             if api.may_collide(use.call, mark.first.call):
-                self.flow.report_reuse(self, use, mark.first, None)
+                self.report_reuse(use, mark.first, None)
         state.used.setdefault(("fold", ref), Mark(DEFINITE, use))
 
     def carry(self, value: ast.AST, state: KeyState) -> None:
@@ -219,7 +220,7 @@ class CallTransfer:
                     mark = state.mark(ref)
                     if mark.level == DEFINITE and mark.first is not None:
                         use = Use(node, mark.first.call, "carry", mark.first.callee)
-                        self.flow.report_reuse(self, use, mark.first, call, primitive)
+                        self.report_reuse(use, mark.first, call, primitive)
 
 
 def _names(node: ast.AST) -> set[str]:

@@ -107,12 +107,7 @@ def join(
         return None
     if len(live) == 1:
         return live[0]
-    used: dict[object, Mark] = {}
-    slots: dict[object, None] = {}
-    for s in live:
-        slots.update(dict.fromkeys(s.used))
-    for slot in slots:
-        used[slot] = join_marks([s.mark(slot) for s in live], guard)
+    used = _join_used(live, guard)
     env: dict[str, Ref] = {}
     names: dict[str, None] = {}
     for s in live:
@@ -129,3 +124,21 @@ def join(
         used[vid] = join_marks(marks, guard)
         env[name] = vid
     return KeyState(env, used)
+
+
+def _join_used(live: list[KeyState], guard: ast.AST | None) -> dict[object, Mark]:
+    """The marks where paths meet, slot by slot (in the order the paths list them)."""
+    used = dict(live[0].used)
+    for other in live[1:]:
+        for slot in other.used:
+            if slot not in used:
+                used[slot] = UNUSED
+    others = [s.used for s in live[1:]]
+    for slot, mark in used.items():
+        # Equal marks join to themselves: most slots are untouched by the paths that meet.
+        for other in others:
+            m = other.get(slot, UNUSED)
+            if m is not mark and m != mark:
+                used[slot] = join_marks([s.used.get(slot, UNUSED) for s in live], guard)
+                break
+    return used

@@ -6,10 +6,13 @@ Using a key in a sampler, in `split`, or by passing it to a function that uses i
 it, as JAX's own checker (`jax_debug_key_reuse`) counts: `fold_in`, `clone`, `key_data`,
 `jax.debug.print`, `.shape`, comparisons and returning a key do not.
 
-Each function (and the module's own statements) is interpreted once over the key state
-domain (`key_state`, `key_interpreter`): branches join, loops run to a fixed point.  Calls
+Each function (and the module's own statements) is solved once over the key state domain
+(`key_state` the states, `key_domain` the domain and its phases, `key_transfer` what each
+step does) by the shared dataflow solver: branches join, loops run to a fixed point.  Calls
 into functions of the same module are answered by a memoised summary per function (which
-parameters it consumes, on every path or on some, and which it returns unchanged).
+parameters it consumes, on every path or on some, and which it returns unchanged); calls
+into plain functions of the project's other modules by that module's `exported` summary,
+which follows every parameter as a key.
 
 Calls into code the analysis cannot see follow one policy: they consume the keys passed to
 them directly (as the checker's default for an unknown primitive), except a call whose
@@ -22,15 +25,20 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.key_interpreter import NO_KEYS, KeyInterpreter, Summary
+from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self, key_parameters, own_nodes, unpacked_keys
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import Use
+from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.project import ModuleLink
 
 
 # ---- facts the rules read ----------------------------------------------------------------
@@ -83,8 +91,12 @@ class Helper:
 class KeyFlow:
     """The key flow of one module: reuses, constant seeds and baked-in keys, found once for every rule."""
 
-    def __init__(self, names: Names, discovery: Discovery, text: str, options: Mapping[str, Any] | None = None):
+    def __init__(
+        self, names: Names, discovery: Discovery, text: str, options: Mapping[str, Any] | None = None,
+        project: "ModuleLink | None" = None,
+    ):
         self.names = names
+        self.project = project
         self.discovery = discovery
         self.reuses: list[Reuse] = []
         self.constant_seeds: list[ConstantSeed] = []
@@ -97,6 +109,7 @@ class KeyFlow:
         self._reused_firsts: set[int] = set()
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
+        self._exported: dict[int, Summary] = {}
         self._active: set[int] = set()
         self._relevant: set[int] = set()
         self._candidates: list[Candidate] = []
@@ -106,31 +119,79 @@ class KeyFlow:
         self.tests: set[int] = set()
         if "random" not in text:
             return
-        self.tests = _test_functions(names, test_pattern(options or {}))
-        self._find_bodies()
-        self._relevant = self._key_functions()
-        if id(names.module.node) in self._relevant:
-            self._analyse(names.module.node)
-        for fn in names.functions:
-            if id(fn) in self._relevant:
-                self.summary(fn)
-        self._judge_constant_seeds()
+        building = project.project.key_flows_building if project is not None else set()
+        building.add(project.path if project is not None else "")
+        try:
+            self.tests = _test_functions(names, test_pattern(options or {}))
+            self._find_bodies()
+            self._relevant = self._key_functions()
+            if id(names.module.node) in self._relevant:
+                self._analyse(names.module.node)
+            for fn in names.functions:
+                if id(fn) in self._relevant:
+                    self.summary(fn)
+            self._judge_constant_seeds()
+        finally:
+            building.discard(project.path if project is not None else "")
 
     # ---- what the interpreter asks -----------------------------------------------------
     def resolve(self, func: ast.AST) -> FunctionNode | None:
         return self.keynames.resolve(func)
 
-    def helper(self, call: ast.Call) -> Helper | None:
+    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None:
         """The summary of the function a call runs, when the analysis can see it.
 
-        Every question about a callee's keys goes through here: the functions of this module
-        today, the project's own modules where a summary of them is available.
+        Every question about a callee's keys goes through here: the functions of this module,
+        and plain functions of the project's own modules (`exported`: the summary a caller in
+        another module reads, asked while computing one).
         """
         callee = self.resolve(call.func)
         if callee is None:
-            return None
+            return self._project_helper(call)
         parameters = {id(arg): param for arg, param in bind(callee, call, bound_self(call))}
-        return Helper(getattr(callee, "name", "the lambda"), self.summary(callee), parameters)
+        summary = self.exported(callee) if exported else self.summary(callee)
+        return Helper(getattr(callee, "name", "the lambda"), summary, parameters)
+
+    def _project_helper(self, call: ast.Call) -> Helper | None:
+        """A call into a function of another module of the project: what it does to the keys passed in.
+
+        Its module's key flow answers, parameter by parameter (`exported`); a module whose key
+        flow is still being built (an import cycle) leaves the call opaque.
+        """
+        if self.project is None:
+            return None
+        qualname = self.names.qualname(call.func)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+            return None
+        target = self.project.callee(qualname)
+        if target is None or target.path in self.project.project.key_flows_building:
+            return None
+        link = target.facts.project
+        summary = target.facts.keys.exported(target.node)
+        self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
+        parameters = {id(arg): param for arg, param in bind(target.node, call, 0)}
+        return Helper(f"{link.name}.{target.node.name}", summary, parameters)
+
+    def exported(self, fn: FunctionNode) -> Summary:
+        """What a function does to a key passed in any of its parameters, for callers elsewhere.
+
+        Every parameter is followed as a key (the caller knows it passes one); nothing is
+        reported on the way: the function's own findings come from `summary`.
+        """
+        cached = self._exported.get(id(fn))
+        if cached is not None:
+            return cached
+        if id(fn) in self._active:
+            return NO_KEYS
+        a = fn.args
+        params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        self._active.add(id(fn))
+        try:
+            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True)
+        finally:
+            self._active.discard(id(fn))
+        self._exported[id(fn)] = summary
+        return summary
 
     def summary(self, fn: FunctionNode) -> Summary:
         """What a function of this module does to its key parameters (memoised)."""
@@ -142,10 +203,10 @@ class KeyFlow:
         return self._analyse(fn)
 
     def report_reuse(
-        self, run: KeyInterpreter, use: Use, first: Use | None, loop: ast.AST | None,
+        self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None,
     ) -> None:
-        if id(use.node) in self._reported or id(run.fn) in self.tests:
+        if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests:
             return
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
@@ -241,7 +302,7 @@ class KeyFlow:
         else:
             self._active.add(id(fn))
             try:
-                summary = KeyInterpreter(self, fn, keynames).execute()
+                summary = analyse(self, fn, keynames)
             finally:
                 self._active.discard(id(fn))
         if isinstance(fn, FUNCTION_TYPES):

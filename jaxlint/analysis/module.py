@@ -187,7 +187,7 @@ class ModuleFacts:
         """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
         from jaxlint.analysis.keys import KeyFlow
 
-        return KeyFlow(self.names, self.discovery, self.source.text, self.options)
+        return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project)
 
     # ---- questions rules ask ---------------------------------------------------------
     def value(self, node: ast.AST) -> Value | None:

@@ -196,6 +196,7 @@ class Project:
         self._frames: list[_Frame] = []
         self._summaries: dict[int, tuple[ParameterSummary, ...]] = {}
         self._type_testing: dict[int, bool] = {}
+        self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
 
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)

@@ -8,11 +8,20 @@ from jaxlint.rule import Rule
 
 # What the key flow analysis cannot see; every key rule's page says it.
 KEY_FLOW_LIMITATIONS = """
-    Functions of the same module are followed through a summary of what each does to its key
-    parameters (consumes it on every path, on some paths, or returns it unchanged). Calls
-    into code jaxlint cannot see consume every key passed to them directly, as JAX's checker
-    treats an unknown operation, except a call whose result is only tested
-    (`assert is_prng_key(key)`, `if valid(key):`), which looks at the key and draws nothing.
+    Functions of the same module, and plain (undecorated, module-level) functions of the
+    project's other modules reached through absolute, relative or re-exported imports, are
+    followed through a summary of what each does to its key parameters (consumes it on every
+    path, on some paths, or returns it unchanged): a helper that only looks at its key
+    (`key.shape`, `jnp.asarray(key).dtype`) consumes nothing, and the message names the helper
+    that did consume it. Calls into code jaxlint cannot see (other libraries, methods, decorated
+    functions, a module caught in an import cycle with the caller while it is analysed) consume
+    every key passed to them directly, as JAX's checker treats an unknown operation, except a
+    call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
+    at the key and draws nothing. A module that never mentions `random` is not searched for
+    reuses, even when it hands one key to two helpers that consume it. Loops are followed to a
+    fixed point, telling apart the first, the second and the later iterations of the
+    outermost loop being repeated: a key that comes back through a chain of more than two
+    names, or a reuse that shows only in a later pass of an inner loop, is not seen.
     A key stored in a container or in an attribute (other than `self.key` within one method)
     is not followed. Two consumptions whose results are compared (an `assert`, an assertion
     call, `==`) are taken as a deliberate check that two computations draw the same numbers

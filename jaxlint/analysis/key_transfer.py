@@ -1,70 +1,63 @@
-"""The transfer functions of the key state: one function body, statement by statement.
+"""What one step of a function does to the key state: statements, expressions, bindings.
 
-Branches run from copies of the state and join; a loop body runs from the loop's entry, then
-from the state each iteration ends with, until that state repeats (joined past a bound, an
-ascending chain that reaches a fixed point); a loop entered again with a state it has already
-seen reuses its result.  Every report made on the way is sound on its own: a key is reported
-as reused only where every path that reaches the use consumed it before.
+The control-flow graph and the solver (`key_domain`) decide the order and the joins; this
+is the transfer function of one step on one `KeyState`, with what it needs to know of the
+step's place: the loops and branch conditions that enclose it, and the loop whose later
+iterations are being run (`carried`).  Expressions keep their own small control flow:
+`a and b`, `x if c else y` and comprehensions join their paths here, a comprehension run
+until its state repeats.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable
+import itertools
+from typing import TYPE_CHECKING, Callable
 
+from jaxlint.analysis import cfg
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_calls import CallTransfer
 from jaxlint.analysis.key_names import self_attribute, target_names
-from jaxlint.analysis.key_state import NONE, UNUSED, Elem, KeyState, Ref, join, join_levels
+from jaxlint.analysis.key_state import UNUSED, Elem, KeyState, Ref, Use, join
 from jaxlint.analysis.names import FUNCTION_TYPES
 from jaxlint.analysis.walk import children
 
 if TYPE_CHECKING:
     from jaxlint.analysis.keys import KeyFlow
 
-_MAX_PASSES = 8  # a safety net: the lattice is finite and every loop converges in two or three
+_MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and they converge in two or three
 
 
-class Summary:
-    """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
-    and which parameters it returns unchanged."""
+class KeyTransfer(CallTransfer):
+    """The transfer function of one function body (or the module's statements) over `KeyState`."""
 
-    def __init__(self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset()):
-        self.params = params
-        self.key_params = key_params
-        self.returns = returns
-
-
-NO_KEYS = Summary({}, frozenset())
-
-
-class KeyInterpreter(CallTransfer):
-    """One interpretation of one function body (or the module's statements)."""
-
-    def __init__(self, flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str]):
+    def __init__(self, flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False):
         self.flow = flow
+        self.quiet = quiet  # a summary for other modules: nothing is reported
         self.names = flow.names
         self.fn = fn
         self.keynames = keynames
         self.loop_body = flow.loop_bodies.get(id(fn))  # (call, primitive) when fn is a loop body
-        self.ids: dict[tuple[int, object], int] = {}
+        self.ids: dict[tuple[object, object], int] = {}
         self.arrays: set[int] = set()
         self.closure: set[int] = set()  # values closed over by a loop primitive's body
         self.globals: dict[int, str] = {}  # module-level keys read by a compiled function
         self.params: dict[str, int] = {}
-        self.loops: list[ast.AST] = []  # enclosing loops, innermost last
-        self.guards: list[ast.AST] = []  # conditions of the enclosing `if`s
+        # The loops (innermost last) and branch conditions around the step being run, asked
+        # of `locate` only when a rule of consumption needs them.
+        self.locate: Callable[[cfg.Step], tuple[list, list]] | None = None
+        self._around: tuple[list, list] | None = ([], [])
         self.carried: ast.AST | None = None  # the loop whose later iterations are being run
-        self.exits: list[KeyState] = []
-        self.returned: list[frozenset[str]] = []  # per return: the parameters it returns as they came
-        self.breaks: list[list[KeyState]] = []
-        self.continues: list[list[KeyState]] = []
         self.seeds: dict[int, int] = {}  # value id -> index in flow.seed_candidates
-        self.memo: dict[tuple, tuple[KeyState | None, list[KeyState], list[frozenset[str]]]] = {}
         self.instance_keys = any(name.startswith("self.") for name in keynames)
+        # Reports wait, per (block, phase) run, until the states are solved: only a block's last
+        # run, from its final state, counts.  `at` is the block, phase and position being run.
+        self.reports: dict[tuple, list[tuple[tuple, Callable[[], None]]]] = {}
+        self.at: tuple = (-1, (), None)  # the block, phase and step being run
+        self._seq = itertools.count()
 
-    def value(self, node: ast.AST, part: object = None, array: bool = False) -> int:
-        key = (id(node), part)
+    def value(self, node: object, part: object = None, array: bool = False) -> int:
+        key = (node if isinstance(node, tuple) else id(node), part)
         vid = self.ids.get(key)
         if vid is None:
             vid = self.ids[key] = len(self.ids) + 1
@@ -73,53 +66,37 @@ class KeyInterpreter(CallTransfer):
         return vid
 
     def join(self, states: list[KeyState | None], where: object, guard: ast.AST | None = None) -> KeyState | None:
-        anchor = where if isinstance(where, ast.AST) else self.fn
+        anchor = where if isinstance(where, (ast.AST, tuple)) else self.fn
         return join(
             states,
-            lambda name: self.value(anchor, ("phi", str(where), name)),
+            lambda name: self.value(anchor, ("phi", name)),
             lambda name: name in self.keynames,
             guard,
         )
 
-    def execute(self) -> Summary:
+    def entry(self) -> KeyState:
+        """The state on entry: the key parameters, and keys the body reads from outside."""
         state = KeyState()
         fn = self.fn
-        if isinstance(fn, FUNCTION_TYPES):
-            args = fn.args
-            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-                if arg.arg in self.keynames:
-                    vid = self.value(arg)
-                    self.params[arg.arg] = vid
-                    state.env[arg.arg] = vid
-            scope = self.names.scope_of(fn)
-            compiled = id(fn) in self.flow.compiled
-            for name in self.keynames:
-                if not scope.binds(name) and name not in state.env:
-                    vid = self.value(fn, ("free", name))
-                    state.env[name] = vid
-                    if self.loop_body is not None:
-                        self.closure.add(vid)
-                    if compiled and name in self.flow.module_keys and self.names.lookup(name, scope) is self.names.module:
-                        self.globals[vid] = name
-        try:
-            if isinstance(fn, ast.Lambda):
-                self.carry(fn.body, state)
-                self.expr(fn.body, state)
-                self.exits.append(state)
-                self.returned.append(self.returns_params(fn.body, state))
-            else:
-                end = self.block(fn.body, state)
-                if end is not None:
-                    self.exits.append(end)
-                    self.returned.append(frozenset())
-        except RecursionError:
-            return Summary({}, frozenset(self.params))
-        consumed: dict[str, int] = {}
-        for name, vid in self.params.items():
-            levels = [s.mark(vid).level for s in self.exits]
-            consumed[name] = join_levels(levels) if levels else NONE
-        returns = frozenset.intersection(*self.returned) if self.returned else frozenset()
-        return Summary(consumed, frozenset(self.params), returns)
+        if not isinstance(fn, FUNCTION_TYPES):
+            return state
+        args = fn.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if arg.arg in self.keynames:
+                vid = self.value(arg)
+                self.params[arg.arg] = vid
+                state.env[arg.arg] = vid
+        scope = self.names.scope_of(fn)
+        compiled = id(fn) in self.flow.compiled and not self.quiet
+        for name in self.keynames:
+            if not scope.binds(name) and name not in state.env:
+                vid = self.value(fn, ("free", name))
+                state.env[name] = vid
+                if self.loop_body is not None:
+                    self.closure.add(vid)
+                if compiled and name in self.flow.module_keys and self.names.lookup(name, scope) is self.names.module:
+                    self.globals[vid] = name
+        return state
 
     def returns_params(self, value: ast.AST | None, state: KeyState) -> frozenset[str]:
         if not isinstance(value, ast.Name):
@@ -127,15 +104,65 @@ class KeyInterpreter(CallTransfer):
         ref = state.env.get(value.id)
         return frozenset(name for name, vid in self.params.items() if vid == ref)
 
-    # ---- statements ----------------------------------------------------------------
-    def block(self, body: Iterable[ast.stmt], state: KeyState | None) -> KeyState | None:
-        for stmt in body:
-            if state is None:
-                return None
-            state = self.stmt(stmt, state)
-        return state
+    # ---- reports: kept until the states are solved, then made in the interpreter's order ----
+    def report_reuse(self, use: Use, first: Use | None, loop: ast.AST | None,
+                     primitive: str | None = None, guard: ast.AST | None = None) -> None:
+        if not self.quiet:
+            self._defer(lambda: self.flow.report_reuse(self, use, first, loop, primitive, guard))
 
-    def stmt(self, node: ast.stmt, state: KeyState) -> KeyState | None:
+    def report_global(self, name: str, use: Use) -> None:
+        if not self.quiet:
+            self._defer(lambda: self.flow.report_global(self.fn, name, use))
+
+    def seed_consumed(self, index: int) -> None:
+        if not self.quiet:
+            self._defer(lambda: self.flow.seed_consumed(index))
+
+    def _defer(self, report: Callable[[], None]) -> None:
+        """Keep a report with where an interpreter walking the code would make it: in statement
+        order, a loop's later iterations after its first (by iteration)."""
+        block, phase, step = self.at
+        position = _position(step) if step is not None else (0, 0)
+        if phase:
+            loop, count = phase[0]
+            order = (loop.end_lineno or 0, loop.end_col_offset or 0, count, *position)
+        else:
+            order = (*position, 0, 0, 0)
+        self.reports.setdefault((block, phase), []).append(((*order, next(self._seq)), report))
+
+    @property
+    def loops(self) -> list[ast.AST]:
+        return self._place()[0]
+
+    @property
+    def guards(self) -> list[ast.AST]:
+        return self._place()[1]
+
+    def _place(self) -> tuple[list, list]:
+        if self._around is None:
+            self._around = self.locate(self.at[2])
+        return self._around
+
+    # ---- steps -----------------------------------------------------------------------
+    def step(self, step: cfg.Step, state: KeyState) -> None:
+        node, kind = step.node, step.kind
+        if kind == cfg.STMT:
+            self.stmt(node, state)
+        elif kind == cfg.TEST:
+            self.condition(node.test, state)
+        elif kind == cfg.ITER:
+            self.expr(node.iter, state)
+        elif kind == cfg.TARGET:
+            self.bind(node.target, None, node, state, fresh=True)
+        elif kind == cfg.WITH:
+            self.expr(node.context_expr, state)
+            if node.optional_vars is not None:
+                self.bind(node.optional_vars, None, node.context_expr, state)
+        elif kind == cfg.SUBJECT:
+            self.expr(node.subject, state)
+        # an except clause, a match case: nothing binds a key
+
+    def stmt(self, node: ast.stmt, state: KeyState) -> None:
         if isinstance(node, ast.Assign):
             ref = self.expr(node.value, state)
             for target in node.targets:
@@ -152,33 +179,9 @@ class KeyInterpreter(CallTransfer):
             if node.value is not None:
                 self.carry(node.value, state)
                 self.expr(node.value, state)
-            self.exits.append(state)
-            self.returned.append(self.returns_params(node.value, state))
-            return None
         elif isinstance(node, ast.Raise):
             if node.exc is not None:
                 self.expr(node.exc, state)
-            return None
-        elif isinstance(node, ast.If):
-            self.condition(node.test, state)
-            self.guards.append(node.test)
-            then = self.block(node.body, state.copy())
-            other = self.block(node.orelse, state.copy())
-            self.guards.pop()
-            return self.join([then, other], node, node.test)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.expr(node.iter, state)
-            return self.loop(node, state, node.body, node.orelse, target=node.target, may_skip=_may_skip(node))
-        elif isinstance(node, ast.While):
-            return self.loop(node, state, node.body, node.orelse, test=node.test, may_skip=not _always_true(node.test))
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                self.expr(item.context_expr, state)
-                if item.optional_vars is not None:
-                    self.bind(item.optional_vars, None, item.context_expr, state)
-            return self.block(node.body, state)
-        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            return self.try_(node, state)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 self.expr(decorator, state)
@@ -192,88 +195,13 @@ class KeyInterpreter(CallTransfer):
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 state.env.pop((alias.asname or alias.name).split(".")[0], None)
-        elif isinstance(node, ast.Break):
-            if self.breaks:
-                self.breaks[-1].append(state)
-            return None
-        elif isinstance(node, ast.Continue):
-            if self.continues:
-                self.continues[-1].append(state)
-            return None
-        elif type(node).__name__ == "Match":
-            self.expr(node.subject, state)
-            self.guards.append(node.subject)
-            ends = [self.block(case.body, state.copy()) for case in node.cases]
-            self.guards.pop()
-            return self.join([*ends, state], node, node.subject)
-        return state
-
-    def try_(self, node: ast.AST, state: KeyState) -> KeyState | None:
-        entry = state.copy()
-        end = self.block(node.body, state)
-        ends = []
-        for handler in node.handlers:
-            start = self.join([entry, end], handler) if end is not None else entry.copy()
-            if start is not None:
-                ends.append(self.block(handler.body, start))
-        if end is not None:
-            end = self.block(node.orelse, end)
-        after = self.join([end, *ends], node)
-        if node.finalbody:
-            if after is None:
-                self.block(node.finalbody, entry.copy())
-                return None
-            after = self.block(node.finalbody, after)
-        return after
-
-    def loop(self, node, state, body, orelse, target=None, test=None, may_skip=True) -> KeyState | None:
-        memo_key = (id(node), id(self.carried), _fingerprint(state))
-        cached = self.memo.get(memo_key)
-        if cached is not None:
-            after, exits, returned = cached
-            self.exits.extend(exits)
-            self.returned.extend(returned)
-            return after.copy() if after is not None else None
-        exits_before, returned_before = len(self.exits), len(self.returned)
-        self.loops.append(node)
-        breaks: list[KeyState] = []
-        outer_carried = self.carried
-
-        def iteration(start: KeyState) -> KeyState | None:
-            current = start.copy()
-            if test is not None:
-                self.condition(test, current)
-            if target is not None:
-                self.bind(target, None, node, current, fresh=True)
-            self.breaks.append([])
-            self.continues.append([])
-            end = self.block(body, current)
-            breaks.extend(self.breaks.pop())
-            return self.join([end, *self.continues.pop()], (node, "back"))
-
-        first = iteration(state)
-        self.carried = node if outer_carried is None else outer_carried
-        ends = [first, *self.iterate(iteration, first, node)]
-        self.carried = outer_carried
-        self.loops.pop()
-        finished = self.join([state if may_skip else None, *ends], (node, "done"))
-        if orelse and finished is not None:
-            finished = self.block(orelse, finished)
-        after = self.join([finished, *breaks], (node, "exit"))
-        self.memo[memo_key] = (
-            after.copy() if after is not None else None,
-            self.exits[exits_before:],
-            self.returned[returned_before:],
-        )
-        return after
 
     def iterate(self, iteration, first: KeyState | None, node: ast.AST) -> list[KeyState | None]:
-        """The states at the end of the second and later iterations, run until the loop state repeats.
+        """A comprehension's states at the end of its second and later iterations, run until they repeat.
 
-        Each iteration starts from the state the previous one ended with (`first`: the end of
-        the first), so a key is reported only where every path through the iterations before
-        consumed it; the states are finite, so they repeat.  Past `_MAX_PASSES` the states are
-        joined instead (coarser, still sound), an ascending chain in a finite lattice.
+        Each iteration starts from the state the previous one ended with, so a key is reported
+        only where every path through the iterations before consumed it.  Past `_MAX_PASSES`
+        the states are joined instead (coarser, still sound).
         """
         ends: list[KeyState | None] = []
         seen = [first] if first is not None else []
@@ -465,16 +393,6 @@ class KeyInterpreter(CallTransfer):
             else:
                 state.env[name] = ref
 
-def _fingerprint(state: KeyState) -> tuple:
-    return (
-        frozenset(state.env.items()),
-        frozenset(
-            (slot, mark.level, id(mark.first.node) if mark.first else 0, id(mark.guard))
-            for slot, mark in state.used.items()
-        ),
-    )
-
-
 def _alias(node: ast.AST, state: KeyState) -> Ref | None:
     if isinstance(node, ast.Name):
         return state.env.get(node.id)
@@ -492,23 +410,10 @@ def _sees_self(call: ast.Call) -> bool:
     )
 
 
-def _may_skip(node: ast.For | ast.AsyncFor) -> bool:
-    """Whether a `for` loop can run zero times (unknown iterables can)."""
-    it = node.iter
-    if isinstance(it, (ast.Tuple, ast.List)) and it.elts:
-        return False
-    if (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and isinstance(it.args[0], ast.Constant)
-        and isinstance(it.args[0].value, int)
-        and it.args[0].value > 0
-    ):
-        return False
-    return True
-
-
-def _always_true(test: ast.AST) -> bool:
-    return isinstance(test, ast.Constant) and bool(test.value)
+def _position(step: cfg.Step) -> tuple[int, int]:
+    node = step.node
+    if isinstance(node, ast.withitem):
+        node = node.context_expr
+    elif type(node).__name__ == "match_case":
+        node = node.pattern
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)

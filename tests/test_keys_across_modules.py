@@ -1,0 +1,218 @@
+"""A key passed to a function of another project module is consumed when that function consumes it.
+
+The callee's own module answers, per parameter, whether a key passed there is consumed
+(`KeyFlow.exported`); absolute, relative and re-exported imports reach it alike. Every case
+also runs under JAX's key reuse checker: what is reported raises `KeyReuseError`, what stays
+quiet does not.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxlint.analysis.key_state import DEFINITE, NONE
+from jaxlint.analysis.module import ModuleFacts
+from jaxlint.analysis.project import Project
+from jaxlint.source import Source
+
+DRAWS = """\
+    import jax
+    import jax.numpy as jnp
+
+
+    def sample(key, shape):
+        return jax.random.normal(key, shape)
+
+
+    def forward(k):
+        return sample(k, (2,))
+
+
+    def is_prng_key(key):
+        return jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+
+
+    def describe(key):
+        return key.shape, jnp.asarray(key).dtype
+
+
+    def children(key, n):
+        return jax.random.split(key, n)
+    """
+
+MAIN = """\
+    import jax
+    from pkg.sub import draws
+    from pkg.sub.draws import forward
+    from .sub.draws import sample
+    from pkg import sample_again
+    from outside_lib import is_valid
+
+
+    def absolute(x):
+        key = jax.random.key(0)
+        draws.sample(key, x.shape)
+        return jax.random.normal(key, x.shape)  # JAX201
+
+
+    def relative(x, key):
+        sample(key, x.shape)
+        return jax.random.uniform(key, x.shape)  # JAX201
+
+
+    def reexported(x, rng):
+        y = sample_again(rng, x.shape)
+        return y + jax.random.normal(rng, x.shape)  # JAX201
+
+
+    def through_another_helper(x, key):
+        forward(key)
+        return jax.random.normal(key, x.shape)  # JAX201
+
+
+    def inspects(x, key):
+        assert draws.is_prng_key(key)
+        shape, dtype = draws.describe(key)
+        return jax.random.normal(key, x.shape)
+
+
+    def splits(x, key):
+        a, b = draws.children(key, 2)
+        return jax.random.normal(a, x.shape) + jax.random.normal(b, x.shape)
+
+
+    def tests_outside(x, key):
+        if not is_valid(key):
+            raise ValueError("not a key")
+        return jax.random.normal(key, x.shape)
+    """
+
+FILES = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "from pkg.sub.draws import sample as sample_again\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/draws.py": DRAWS,
+    "pkg/main.py": MAIN,
+    "outside_lib.py": "def is_valid(key):\n    return key is not None\n",
+}
+
+
+def marked(text: str) -> set[int]:
+    return {row for row, line in enumerate(textwrap.dedent(text).splitlines(), 1) if re.search(r"# JAX201", line)}
+
+
+def test_helpers_of_other_modules_consume_what_they_consume(cli, make_files):
+    make_files(FILES)
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    main = [f for f in findings if f["filename"].endswith("main.py")]
+    assert {f["location"]["row"] for f in main} == marked(MAIN)
+    assert all(f["code"] == "JAX201" for f in findings)
+    by_row = {f["location"]["row"]: f["message"] for f in main}
+    # The message names the helper where it is defined, whichever way it was imported.
+    assert "consumed by `pkg.sub.draws.sample` on line 11" in by_row[12]
+    assert "consumed by `pkg.sub.draws.sample` on line 21" in by_row[22]
+    assert "consumed by `pkg.sub.draws.forward` on line 26" in by_row[27]
+
+
+def test_the_checker_agrees(make_files):
+    """Each function of MAIN under `jax_debug_key_reuse`: the reported ones raise, the others do not."""
+    pytest.importorskip("jax")
+    root = make_files(FILES)
+    script = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        import outside_lib
+        from pkg import main
+
+        outside_lib.is_valid = lambda key: True
+        raised = []
+        with jax.debug_key_reuse(True):
+            for name in ("absolute", "relative", "reexported", "through_another_helper",
+                         "inspects", "splits", "tests_outside"):
+                try:
+                    getattr(main, name)(jnp.ones(3), jax.random.key(1)) if name != "absolute" else main.absolute(jnp.ones(3))
+                except jax.errors.KeyReuseError:
+                    raised.append(name)
+        print(",".join(raised))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().split(",") == ["absolute", "relative", "reexported", "through_another_helper"]
+
+
+def test_an_edited_helper_relints_its_callers(cli, make_files):
+    root = make_files(FILES)
+    first = cli("check", "--output-format", "json").json
+    assert any(f["filename"].endswith("main.py") and f["location"]["row"] == 12 for f in first)
+    draws = root / "pkg" / "sub" / "draws.py"
+    draws.write_text(draws.read_text().replace("return jax.random.normal(key, shape)", "return key.shape + shape"))
+    after = cli("check", "--output-format", "json").json
+    assert [f["location"]["row"] for f in after if f["filename"].endswith("main.py")] == []
+    assert after == cli("check", "--no-cache", "--output-format", "json").json
+
+
+def test_import_cycles_leave_the_call_opaque(cli, make_files):
+    make_files({
+        "pyproject.toml": "",
+        "a.py": """\
+            import jax
+            import b
+
+
+            def draw(key):
+                return b.inspect(key) + jax.random.normal(key)
+            """,
+        "b.py": """\
+            import jax
+            import a
+
+
+            def inspect(key):
+                return key.shape[0]
+
+
+            def twice(key):
+                a.draw(key)
+                return jax.random.normal(key)  # reused
+            """,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert [(Path(f["filename"]).name, f["location"]["row"]) for f in findings] == [("b.py", 11)]
+
+
+# ---- the summary, per parameter ------------------------------------------------------------
+def facts(tmp_path: Path, text: str) -> ModuleFacts:
+    path = tmp_path / "helpers.py"
+    path.write_text(textwrap.dedent(text))
+    return ModuleFacts(Source.parse(path.read_text(), str(path)), {}, Project().link(str(path)))
+
+
+def test_every_parameter_is_followed_as_a_key(tmp_path):
+    module = facts(tmp_path, """\
+        def draw(seed, shape, model):
+            model.init(seed)
+            return shape
+
+
+        def look(value):
+            return value.shape
+
+
+        def maybe(value, flag):
+            if flag:
+                return draw(value, (), None)
+            return None
+        """)
+    summaries = {fn.name: module.keys.exported(fn).params for fn in module.names.functions}
+    # No name says `seed` is a key and the module never mentions `jax.random`: a key passed to
+    # `draw` is still consumed by the opaque `model.init`, and `look` only reads it.
+    assert summaries["draw"]["seed"] == DEFINITE and summaries["draw"]["shape"] == NONE
+    assert summaries["look"]["value"] == NONE
+    assert summaries["maybe"]["value"] not in (NONE, DEFINITE)
+    assert module.keys.reuses == []
