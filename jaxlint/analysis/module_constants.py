@@ -15,23 +15,28 @@ from collections import Counter
 
 from jaxlint.analysis.lattice import Value, constant
 from jaxlint.analysis.names import Names, Scope
+from jaxlint.analysis.walk import walk
 
 
 class ModuleConstants:
     def __init__(self, names: Names):
         self.names = names
-        self._bindings = _binding_counts(names.module.node)
+        self._bindings: Counter | None = None  # counted on the first read that could be a constant
 
     def value(self, node: ast.Name, scope: Scope) -> Value | None:
         """The literal a read of a module constant yields; None for any other name."""
         name = node.id
-        if not name.startswith("_") or name.startswith("__") or self._bindings[name] != 1:
+        if not name.startswith("_") or name.startswith("__"):
             return None
         module = self.names.module
+        assigned = module.assigned.get(name)
+        if not assigned or len(assigned) != 1 or not isinstance(assigned[0], ast.Constant):
+            return None
         if self.names.lookup(name, scope) is not module:
             return None
-        assigned = module.assigned.get(name, [])
-        if len(assigned) != 1 or not isinstance(assigned[0], ast.Constant):
+        if self._bindings is None:
+            self._bindings = _binding_counts(module.node)
+        if self._bindings[name] != 1:
             return None
         return constant(assigned[0].value)
 
@@ -39,7 +44,7 @@ class ModuleConstants:
 def _binding_counts(tree: ast.AST) -> Counter:
     """How many times each name is bound, deleted or declared global anywhere in the module."""
     counts: Counter = Counter()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             counts[node.id] += 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
