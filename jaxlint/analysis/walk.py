@@ -17,12 +17,20 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = frozenset({"ctx", "op"})
 
 
+def node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold child nodes (context and operator singletons left out)."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+    return fields
+
+
 def children(node: ast.AST) -> list[ast.AST]:
     """The child nodes of `node` (context and operator singletons left out)."""
     cls = node.__class__
     fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        fields = node_fields(cls)
     out: list[ast.AST] = []
     for name in fields:
         value = getattr(node, name, None)
