@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
@@ -20,6 +21,7 @@ FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 _BUILTINS = frozenset(dir(builtins))
+_MISSING = object()  # not yet asked: None is an answer
 
 # Public aliases that name the same object: resolved to one spelling so tables stay small.
 _CANONICAL = {
@@ -45,11 +47,16 @@ _CANONICAL_PREFIXES = (
 )
 
 
+_REWRITTEN_PREFIXES = tuple((prefix, new) for prefix, new in _CANONICAL_PREFIXES if prefix != new)
+_REWRITTEN_STARTS = tuple(prefix for prefix, _ in _REWRITTEN_PREFIXES)
+
+
 def canonical(name: str) -> str:
     name = _CANONICAL.get(name, name)
-    for prefix, replacement in _CANONICAL_PREFIXES:
-        if name.startswith(prefix) and prefix != replacement:
-            return replacement + name[len(prefix):]
+    if name.startswith(_REWRITTEN_STARTS):
+        for prefix, replacement in _REWRITTEN_PREFIXES:
+            if name.startswith(prefix):
+                return replacement + name[len(prefix):]
     return name
 
 
@@ -89,6 +96,7 @@ _PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
 _PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)
 
 
+@lru_cache(maxsize=4096)
 def public(name: str) -> str:
     """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
     if not name.startswith(_PRIVATE_PREFIXES):
@@ -153,6 +161,8 @@ class Names:
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
         self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
+        self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
+        self._owners: dict[tuple[str, int], Scope | None] = {}  # lookup's answers
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -303,6 +313,13 @@ class Names:
 
     def lookup(self, name: str, scope: Scope) -> Scope | None:
         """The scope whose binding of `name` is visible from `scope` (class scopes are skipped from inside)."""
+        key = (name, id(scope))
+        found = self._owners.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._owners[key] = self._lookup(name, scope)
+        return found
+
+    def _lookup(self, name: str, scope: Scope) -> Scope | None:
         current: Scope | None = scope
         first = True
         while current is not None:
@@ -321,12 +338,12 @@ class Names:
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
         key = (id(expr), id(scope))
-        if key in self._resolved:
-            return self._resolved[key]
-        name = self._qualname(expr, scope, 0)
-        if name is not None and name.startswith(_PRIVATE_PREFIXES):
-            name = public(name)
-        self._resolved[key] = name
+        name = self._resolved.get(key, _MISSING)
+        if name is _MISSING:
+            name = self._qualname(expr, scope, 0)
+            if name is not None and name.startswith(_PRIVATE_PREFIXES):
+                name = public(name)
+            self._resolved[key] = name
         return name
 
     def _qualname(self, expr: ast.AST, scope: Scope | None, _depth: int) -> str | None:
@@ -341,13 +358,21 @@ class Names:
             return None
         if scope is None:
             scope = self.read_scope.get(id(expr), self.module)
-        owner = self.lookup(expr.id, scope)
+        # A name's meaning depends only on the scope it is read in: resolved once per scope.
+        key = (expr.id, id(scope), _depth)
+        name = self._names.get(key, _MISSING)
+        if name is _MISSING:
+            name = self._names[key] = self._name_qualname(expr.id, scope, _depth)
+        return name
+
+    def _name_qualname(self, name: str, scope: Scope, _depth: int) -> str | None:
+        owner = self.lookup(name, scope)
         if owner is None:
-            return f"builtins.{expr.id}" if expr.id in _BUILTINS else None
-        if expr.id in owner.imports and not _rebound(owner, expr.id):
-            return owner.imports[expr.id]
-        values = owner.assigned.get(expr.id)
-        if values and len(values) == 1 and expr.id not in owner.defs and expr.id not in owner.params:
+            return f"builtins.{name}" if name in _BUILTINS else None
+        if name in owner.imports and not _rebound(owner, name):
+            return owner.imports[name]
+        values = owner.assigned.get(name)
+        if values and len(values) == 1 and name not in owner.defs and name not in owner.params:
             value = values[0]
             if isinstance(value, (ast.Name, ast.Attribute)):
                 return self._qualname(value, owner, _depth + 1)
