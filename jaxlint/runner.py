@@ -22,10 +22,11 @@ from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
-from jaxlint.linter import Linted, lint_module, parse_error
+from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
 from jaxlint.notebook import Notebook
 from jaxlint.output import display_path
-from jaxlint.source import SourceError, decode
+from jaxlint.analysis.names import Names
+from jaxlint.source import Source, SourceError, decode
 from jaxlint.suppression import apply_noqa
 
 # Below this much source, starting worker processes costs more than it saves.
@@ -105,7 +106,12 @@ def lint_document(
 ) -> Linted:
     """The unsuppressed findings in one module or notebook (notebook findings carry their cell)."""
     try:
-        linted = lint_module(document.source, path, settings.codes, settings.options, project, incoming)
+        try:
+            source, names = _parse(document.source, path, project)
+        except SourceError as err:
+            linted = Linted([parse_error(path, err)])
+        else:
+            linted = lint_parsed(source, names, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
         return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
     findings = apply_noqa(linted.findings, document.source, settings.codes, settings.known, path)
@@ -181,10 +187,19 @@ def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResul
         return FileResult(path, [], error=f"{type(exc).__name__}: {exc} (at {where})")
 
 
-# A module's tree and the facts built over it refer to each other in cycles, so only the
-# collector frees them. Collecting while a file is linted walks its growing tree again and again
-# (a fifth of the run on large modules, more than parsing it); collecting once after the file
-# frees all of it in one pass over what it allocated, all of it still in the young generation.
+# A module's facts refer to each other in cycles, and through them to its tree, so only the
+# collector frees them; every collection walks all it tracks, and a module's tree is most of
+# that. So the tree is parsed with the young generation empty and frozen at once: no collection
+# walks it, and it is freed by reference counting once the collection after the file frees the
+# facts around it, having walked only them. Collecting while a file is linted would walk its
+# growing facts again and again; it waits for the end of the file.
+def _parse(text: str, path: str, project: Project | None) -> tuple[Source, Names | None]:
+    gc.collect(0)  # a frozen cycle is never freed: nothing unreachable may be frozen
+    parsed = parse_module(text, path, project)
+    gc.freeze()
+    return parsed
+
+
 @contextmanager
 def _collected_after() -> Iterator[None]:
     enabled = gc.isenabled()
@@ -193,6 +208,7 @@ def _collected_after() -> Iterator[None]:
         yield
     finally:
         gc.collect(0)
+        gc.unfreeze()  # the module's tree is freed by now: unfreezing moves only what lives on
         if enabled:
             gc.enable()
 
@@ -205,7 +221,6 @@ def _start_worker(settings: LintSettings) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
     _worker_project = Project(settings.options)
-    gc.freeze()  # what is imported is never garbage: keep it out of every collection
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
