@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
+from jaxlint.analysis.walk import _AST, _FIELDS, node_fields
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -427,9 +428,6 @@ class Names:
     def iter_function_scopes(self) -> Iterator[Scope]:
         for function in self.functions:
             yield self.scopes[id(function)]
-
-
-from jaxlint.analysis.walk import _AST, _FIELDS, node_fields  # noqa: E402  (walk needs FUNCTION_TYPES from here)
 
 
 class _Leave:
