@@ -338,6 +338,13 @@ class Names:
 
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        if scope is None:
+            # Resolved in the scope its base name is read in: the answer asked with that scope.
+            base = expr
+            while base.__class__ is ast.Attribute:
+                base = base.value
+            if base.__class__ is ast.Name:
+                scope = self.read_scope.get(id(base), self.module)
         key = (id(expr), id(scope))
         name = self._resolved.get(key, _MISSING)
         if name is _MISSING:
