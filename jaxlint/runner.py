@@ -193,8 +193,13 @@ def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResul
 # walks it, and it is freed by reference counting once the collection after the file frees the
 # facts around it, having walked only them. Collecting while a file is linted would walk its
 # growing facts again and again; it waits for the end of the file.
+_freezing = False  # inside `_collected_after`, where what `_parse` freezes is unfrozen again
+
+
 def _parse(text: str, path: str, project: Project | None) -> tuple[Source, Names | None]:
-    gc.collect(0)  # a frozen cycle is never freed: nothing unreachable may be frozen
+    if not _freezing:  # a buffer linted on its own, outside the batch: the collector as usual
+        return parse_module(text, path, project)
+    gc.collect(0)  # what an earlier pass over the file left unreachable is freed now, not frozen
     parsed = parse_module(text, path, project)
     gc.freeze()
     return parsed
@@ -202,11 +207,14 @@ def _parse(text: str, path: str, project: Project | None) -> tuple[Source, Names
 
 @contextmanager
 def _collected_after() -> Iterator[None]:
-    enabled = gc.isenabled()
+    global _freezing
+    enabled, freezing = gc.isenabled(), _freezing
     gc.disable()
+    _freezing = True
     try:
         yield
     finally:
+        _freezing = freezing
         gc.collect(0)
         gc.unfreeze()  # the module's tree is freed by now: unfreezing moves only what lives on
         if enabled:

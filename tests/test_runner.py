@@ -6,7 +6,7 @@ import ast
 import gc
 
 from jaxlint.rule import iter_rules
-from jaxlint.runner import LintSettings, lint_files
+from jaxlint.runner import LintSettings, lint_document, lint_files, load_document
 
 TRACED = """\
 import jax
@@ -39,3 +39,13 @@ def test_each_linted_module_is_freed_when_its_file_is_done(tmp_path):
         gc.enable()
     assert [sorted({f.code for f in r.findings}) for r in results] == [["JAX101"]] * 3
     assert modules == []
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_module_linted_on_its_own_leaves_the_collector_as_it_was():
+    # Editors lint one buffer at a time for as long as they run: nothing may stay frozen.
+    settings = LintSettings(codes=frozenset(rule.code for rule in iter_rules(None)))
+    linted = lint_document(load_document("m.py", TRACED.encode()), "m.py", settings)
+    assert [f.code for f in linted.findings] == ["JAX101"]
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
