@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from jaxlint.analysis.entry_points import ENTRY_POINTS
 from jaxlint.analysis.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.names import Names
 from jaxlint.analysis.project import IncomingCall, Project
 from jaxlint.findings import Finding, Position
 from jaxlint.report import Reporter
@@ -56,15 +57,34 @@ def lint_module(
 ) -> Linted:
     """`lint_source`, following calls into the project's other modules when given the `project`,
     with `incoming` traced calls from them analysed as entry points."""
-    incoming = tuple(incoming)
+    try:
+        source, names = parse_module(text, path, project)
+    except SourceError as err:
+        return Linted([parse_error(path, err)])
+    return lint_parsed(source, names, path, codes, options, project, incoming)
+
+
+def parse_module(text: str, path: str, project: Project | None = None) -> tuple[Source, Names | None]:
+    """The module's parsed source, and its names when the project has built them already
+    (parsed once per process). SourceError if it cannot be parsed."""
     loaded = project.loaded(path) if project is not None else None
     if loaded is not None and loaded.source.text == text:
-        source, names = loaded.source, loaded.names  # parsed once per process
-    else:
-        try:
-            source, names = Source.parse(text, path), None
-        except SourceError as err:
-            return Linted([parse_error(path, err)])
+        return loaded.source, loaded.names
+    return Source.parse(text, path), None
+
+
+def lint_parsed(
+    source: Source,
+    names: Names | None,
+    path: str,
+    codes: set[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    project: Project | None = None,
+    incoming: Iterable[IncomingCall] = (),
+) -> Linted:
+    """`lint_module` of a module `parse_module` parsed."""
+    incoming = tuple(incoming)
+    text = source.text
     # A module that names no modelled library (nor one whose entry points trace the functions
     # handed to it, as NumPyro's samplers do) has nothing to lint (what keeps large code bases
     # cheap), unless traced calls from other modules enter it.

@@ -22,10 +22,11 @@ from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
-from jaxlint.linter import Linted, lint_module, parse_error
+from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
 from jaxlint.notebook import Notebook
 from jaxlint.output import display_path
-from jaxlint.source import SourceError, decode
+from jaxlint.analysis.names import Names
+from jaxlint.source import Source, SourceError, decode
 from jaxlint.suppression import apply_noqa
 
 # Below this much source, starting worker processes costs more than it saves.
@@ -106,7 +107,12 @@ def lint_document(
 ) -> Linted:
     """The unsuppressed findings in one module or notebook (notebook findings carry their cell)."""
     try:
-        linted = lint_module(document.source, path, settings.codes, settings.options, project, incoming)
+        try:
+            source, names = _parse(document.source, path, project)
+        except SourceError as err:
+            linted = Linted([parse_error(path, err)])
+        else:
+            linted = lint_parsed(source, names, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
         return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
     findings = apply_noqa(linted.findings, document.source, settings.codes, settings.known, path)
@@ -177,7 +183,8 @@ def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResul
     # A bug in a rule must not stop the other files: report it for this file and carry on.
     path, known_digest, incoming = task
     try:
-        return lint_file(path, settings, known_digest, project, incoming)
+        with _collected_after():
+            return lint_file(path, settings, known_digest, project, incoming)
     except Exception as exc:  # reported, and the run exits 2
         import traceback
 
@@ -186,20 +193,38 @@ def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResul
         return FileResult(path, [], error=f"{type(exc).__name__}: {exc} (at {where})")
 
 
-# Parsing allocates millions of short-lived, acyclic nodes: collecting every 700 allocations costs
-# about a tenth of the run, and on one large file each full collection walks every node again, so
-# the time grows faster than the file. Collect far less often.
-_THRESHOLDS = (50_000, 20, 100)
+# A module's facts refer to each other in cycles, and through them to its tree, so only the
+# collector frees them; every collection walks all it tracks, and a module's tree is most of
+# that. So the tree is parsed with the young generation empty and frozen at once: no collection
+# walks it, and it is freed by reference counting once the collection after the file frees the
+# facts around it, having walked only them. Collecting while a file is linted would walk its
+# growing facts again and again; it waits for the end of the file.
+_freezing = False  # inside `_collected_after`, where what `_parse` freezes is unfrozen again
+
+
+def _parse(text: str, path: str, project: Project | None) -> tuple[Source, Names | None]:
+    if not _freezing:  # a buffer linted on its own, outside the batch: the collector as usual
+        return parse_module(text, path, project)
+    gc.collect(0)  # what an earlier pass over the file left unreachable is freed now, not frozen
+    parsed = parse_module(text, path, project)
+    gc.freeze()
+    return parsed
 
 
 @contextmanager
-def _fewer_collections() -> Iterator[None]:
-    previous = gc.get_threshold()
-    gc.set_threshold(*_THRESHOLDS)
+def _collected_after() -> Iterator[None]:
+    global _freezing
+    enabled, freezing = gc.isenabled(), _freezing
+    gc.disable()
+    _freezing = True
     try:
         yield
     finally:
-        gc.set_threshold(*previous)
+        _freezing = freezing
+        gc.collect(0)
+        gc.unfreeze()  # the module's tree is freed by now: unfreezing moves only what lives on
+        if enabled:
+            gc.enable()
 
 
 _worker_settings: LintSettings | None = None
@@ -210,8 +235,6 @@ def _start_worker(settings: LintSettings) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
     _worker_project = Project(settings.options)
-    gc.freeze()  # what is imported is never garbage: keep it out of every collection
-    gc.set_threshold(*_THRESHOLDS)
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
@@ -255,8 +278,7 @@ class _Linters:
     def lint(self, tasks: list[tuple[_Task, int]]) -> list[FileResult]:
         workers = min(worker_count(), len(tasks))
         if self.pool is None and (workers <= 1 or sum(t[1] for t in tasks) < _SERIAL_BYTES):
-            with _fewer_collections():
-                return [_guarded(task, self.settings, self.project) for task, _ in tasks]
+            return [_guarded(task, self.settings, self.project) for task, _ in tasks]
         if self.pool is None:
             import multiprocessing  # only a run with work for several processes pays for these imports
             from concurrent.futures import ProcessPoolExecutor

@@ -10,6 +10,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 
 from jaxlint.findings import Position
 
@@ -22,6 +23,14 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """`text`'s lines as `ast` numbers them: `str.splitlines`, but breaking only at \\n, \\r\\n and \\r."""
+    if "\r" not in text:  # the common case, without a match object per line
+        lines = text.split("\n")
+        last = lines.pop()
+        if keepends:
+            lines = [line + "\n" for line in lines]
+        if last:
+            lines.append(last)
+        return lines
     lines, start = [], 0
     for match in _LINE_BREAK.finditer(text):
         lines.append(text[start : match.end() if keepends else match.start()])
@@ -127,6 +136,8 @@ class Source:
     @cached_property
     def _starts(self) -> list[int]:
         """The index in `text` where each line starts."""
+        if "\r" not in self.text:
+            return [0, *accumulate(len(line) + 1 for line in self.text.split("\n")[:-1])]
         return [0] + [match.end() for match in _LINE_BREAK.finditer(self.text)]
 
     def segment(self, node: ast.AST) -> str:

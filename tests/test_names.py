@@ -144,3 +144,12 @@ def test_nonlocal_names_resolve_in_the_enclosing_function():
     names = Names(tree)
     ret = tree.body[1].body[1].body[1]
     assert names.qualname(ret.value) is None  # the enclosing function's `np`, not the import
+
+
+def test_the_walk_module_imports_on_its_own():
+    # `names` builds on `walk`'s field tables: importing `walk` first must not meet a half-made `names`.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.walk"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -102,6 +102,7 @@ def test_notebook_cells_are_split_as_python_splits_them(cli, tmp_path):
 TEXTS = [
     "a = 1\r\nb = (1,\r\n  2)\n\x0c\nc = 'é\u2028x'  # \x85 \x0b\nd = [\n é,\r f]\r",
     "x = ('αβ'\n, 3)\n",
+    "a = 'x\u2028y'\n\x0c\nb = 2  # \x85 \x1c\n\n",
     "",
     "\n\n",
     "x = 1",

@@ -12,14 +12,17 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
+from jaxlint.analysis.walk import _AST, _FIELDS, node_fields
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 _BUILTINS = frozenset(dir(builtins))
+_MISSING = object()  # not yet asked: None is an answer
 
 # Public aliases that name the same object: resolved to one spelling so tables stay small.
 _CANONICAL = {
@@ -45,11 +48,16 @@ _CANONICAL_PREFIXES = (
 )
 
 
+_REWRITTEN_PREFIXES = tuple((prefix, new) for prefix, new in _CANONICAL_PREFIXES if prefix != new)
+_REWRITTEN_STARTS = tuple(prefix for prefix, _ in _REWRITTEN_PREFIXES)
+
+
 def canonical(name: str) -> str:
     name = _CANONICAL.get(name, name)
-    for prefix, replacement in _CANONICAL_PREFIXES:
-        if name.startswith(prefix) and prefix != replacement:
-            return replacement + name[len(prefix):]
+    if name.startswith(_REWRITTEN_STARTS):
+        for prefix, replacement in _REWRITTEN_PREFIXES:
+            if name.startswith(prefix):
+                return replacement + name[len(prefix):]
     return name
 
 
@@ -89,6 +97,7 @@ _PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
 _PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)
 
 
+@lru_cache(maxsize=4096)
 def public(name: str) -> str:
     """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
     if not name.startswith(_PRIVATE_PREFIXES):
@@ -153,78 +162,138 @@ class Names:
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
         self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
+        self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
+        self._owners: dict[tuple[str, int], Scope | None] = {}  # lookup's answers
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
     def _build(self, tree: ast.Module) -> None:
-        stack: list[tuple[ast.AST, Scope, FunctionNode | None]] = [
-            (child, self.module, None) for child in reversed(tree.body)
-        ]
+        # The hot loop of the whole analysis: one pass over every node, depth first. A nested
+        # scope's body is pushed above a `_Leave` holding the scope around it, so the stack
+        # holds bare nodes, and the common node types are tested first, by class.
+        scope: Scope = self.module
+        function: FunctionNode | None = None
+        stack: list = list(reversed(tree.body))
         read_scope = self.read_scope
         calls = self.calls
+        fields_of = _FIELDS
+        Name, Attribute, Constant, Call, Load = ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Load
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            node, scope, function = stack.pop()
-            if isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
+            node = pop()
+            cls = node.__class__
+            if cls is Name:
+                if node.ctx.__class__ is Load:
                     read_scope[id(node)] = scope
                 else:
                     _bind_other(scope, node.id)
                 continue
-            if isinstance(node, FUNCTION_TYPES):
-                self._enter_function(node, scope, function, stack)
+            if cls is Attribute:
+                push(node.value)
                 continue
-            if isinstance(node, ast.ClassDef):
-                scope.defs[node.name] = node
-                self.classes.append(node)
-                inner = Scope(node, scope, "class")
-                self.scopes[id(node)] = inner
-                for sub in node.body:
-                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self.parent_class[id(sub)] = node
-                for child in (*node.decorator_list, *node.bases, *node.keywords):
-                    stack.append((child, scope, function))
-                for child in reversed(node.body):
-                    stack.append((child, inner, function))
+            if cls is Constant:
                 continue
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        scope.imports[alias.asname] = canonical(alias.name)
-                    else:
-                        top = alias.name.split(".")[0]
-                        scope.imports[top] = top
-                continue
-            if isinstance(node, ast.ImportFrom):
-                base = self._imported_module(node)
-                if base:
-                    for alias in node.names:
-                        if alias.name != "*":
-                            scope.imports[alias.asname or alias.name] = canonical(f"{base}.{alias.name}")
-                else:
-                    for alias in node.names:
-                        _bind_other(scope, alias.asname or alias.name)
-                continue
-            if isinstance(node, ast.Assign):
-                if isinstance(node.value, ast.Call) and len(node.targets) == 1:
-                    if isinstance(node.targets[0], ast.Name):
-                        self.call_targets[id(node.value)] = node.targets[0].id
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        scope.assigned.setdefault(target.id, []).append(node.value)
-                    else:
-                        stack.append((target, scope, function))
-                stack.append((node.value, scope, function))
-                continue
-            if isinstance(node, ast.Global):
-                scope.globals.update(node.names)
-                continue
-            if isinstance(node, ast.Nonlocal):
-                scope.nonlocals.update(node.names)
-                continue
-            if isinstance(node, ast.Call):
+            if cls is Call:
                 calls.append((node, scope))
-            for child in children(node):
-                stack.append((child, scope, function))
+            else:
+                special = _SPECIAL.get(cls)
+                if special is not None:
+                    if special is _SKIP:
+                        continue
+                    if special is _LEAVE:
+                        scope, function = node.scope, node.function
+                        continue
+                    entered = special(self, node, scope, function, stack)
+                    if entered is not None:
+                        scope, function = entered
+                    continue
+            fields = fields_of.get(cls)
+            if fields is None:
+                fields = node_fields(cls)
+            for name in fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    extend(value)  # None keys of `{**d}` and the like are skipped when popped
+                elif isinstance(value, _AST):
+                    push(value)
+
+    # Handlers of the node types that bind names or open scopes. They push what is evaluated in
+    # the enclosing scope, then (for a new scope) a `_Leave` and the body, and return the scope
+    # and function the body is read in.
+    def _function(self, node: FunctionNode, scope: Scope, function, stack) -> tuple[Scope, FunctionNode]:
+        self.functions.append(node)
+        self.parent_function[id(node)] = function
+        if not isinstance(node, ast.Lambda):
+            scope.defs[node.name] = node
+            stack.extend(node.decorator_list)
+            if node.returns:
+                stack.append(node.returns)
+        inner = Scope(node, scope, "function")
+        self.scopes[id(node)] = inner
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                inner.params.add(arg.arg)
+                if arg.annotation is not None:
+                    stack.append(arg.annotation)
+        stack.extend(args.defaults)
+        stack.extend(d for d in args.kw_defaults if d is not None)
+        stack.append(_Leave(scope, function))
+        if isinstance(node, ast.Lambda):
+            stack.append(node.body)
+        else:
+            stack.extend(reversed(node.body))
+        return inner, node
+
+    def _class(self, node: ast.ClassDef, scope: Scope, function, stack) -> tuple[Scope, FunctionNode | None]:
+        scope.defs[node.name] = node
+        self.classes.append(node)
+        inner = Scope(node, scope, "class")
+        self.scopes[id(node)] = inner
+        for sub in node.body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.parent_class[id(sub)] = node
+        stack.extend(node.decorator_list)
+        stack.extend(node.bases)
+        stack.extend(node.keywords)
+        stack.append(_Leave(scope, function))
+        stack.extend(reversed(node.body))
+        return inner, function
+
+    def _import(self, node: ast.Import, scope: Scope, function, stack) -> None:
+        for alias in node.names:
+            if alias.asname:
+                scope.imports[alias.asname] = canonical(alias.name)
+            else:
+                top = alias.name.split(".")[0]
+                scope.imports[top] = top
+
+    def _import_from(self, node: ast.ImportFrom, scope: Scope, function, stack) -> None:
+        base = self._imported_module(node)
+        if base:
+            for alias in node.names:
+                if alias.name != "*":
+                    scope.imports[alias.asname or alias.name] = canonical(f"{base}.{alias.name}")
+        else:
+            for alias in node.names:
+                _bind_other(scope, alias.asname or alias.name)
+
+    def _assign(self, node: ast.Assign, scope: Scope, function, stack) -> None:
+        if isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            if isinstance(node.targets[0], ast.Name):
+                self.call_targets[id(node.value)] = node.targets[0].id
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                scope.assigned.setdefault(target.id, []).append(node.value)
+            else:
+                stack.append(target)
+        stack.append(node.value)
+
+    def _global(self, node: ast.Global, scope: Scope, function, stack) -> None:
+        scope.globals.update(node.names)
+
+    def _nonlocal(self, node: ast.Nonlocal, scope: Scope, function, stack) -> None:
+        scope.nonlocals.update(node.names)
 
     def _imported_module(self, node: ast.ImportFrom) -> str | None:
         """The absolute module a `from ... import` reads: relative ones only when the package is known."""
@@ -238,29 +307,6 @@ class Names:
         base = ".".join(parts[: len(parts) - node.level + 1])
         return f"{base}.{node.module}" if node.module else base
 
-    def _enter_function(self, node: FunctionNode, scope: Scope, function, stack) -> None:
-        self.functions.append(node)
-        self.parent_function[id(node)] = function
-        if not isinstance(node, ast.Lambda):
-            scope.defs[node.name] = node
-            for decorator in node.decorator_list:
-                stack.append((decorator, scope, function))
-            if node.returns:
-                stack.append((node.returns, scope, function))
-        inner = Scope(node, scope, "function")
-        self.scopes[id(node)] = inner
-        args = node.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None:
-                inner.params.add(arg.arg)
-                if arg.annotation is not None:
-                    stack.append((arg.annotation, scope, function))
-        for default in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
-            stack.append((default, scope, function))
-        body = [node.body] if isinstance(node, ast.Lambda) else node.body
-        for child in reversed(body):
-            stack.append((child, inner, node))
-
     # ---- queries ---------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:
         """The scope a function or class node opens."""
@@ -268,6 +314,13 @@ class Names:
 
     def lookup(self, name: str, scope: Scope) -> Scope | None:
         """The scope whose binding of `name` is visible from `scope` (class scopes are skipped from inside)."""
+        key = (name, id(scope))
+        found = self._owners.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._owners[key] = self._lookup(name, scope)
+        return found
+
+    def _lookup(self, name: str, scope: Scope) -> Scope | None:
         current: Scope | None = scope
         first = True
         while current is not None:
@@ -285,13 +338,20 @@ class Names:
 
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
+        if scope is None:
+            # Resolved in the scope its base name is read in: the answer asked with that scope.
+            base = expr
+            while base.__class__ is ast.Attribute:
+                base = base.value
+            if base.__class__ is ast.Name:
+                scope = self.read_scope.get(id(base), self.module)
         key = (id(expr), id(scope))
-        if key in self._resolved:
-            return self._resolved[key]
-        name = self._qualname(expr, scope, 0)
-        if name is not None and name.startswith(_PRIVATE_PREFIXES):
-            name = public(name)
-        self._resolved[key] = name
+        name = self._resolved.get(key, _MISSING)
+        if name is _MISSING:
+            name = self._qualname(expr, scope, 0)
+            if name is not None and name.startswith(_PRIVATE_PREFIXES):
+                name = public(name)
+            self._resolved[key] = name
         return name
 
     def _qualname(self, expr: ast.AST, scope: Scope | None, _depth: int) -> str | None:
@@ -306,13 +366,21 @@ class Names:
             return None
         if scope is None:
             scope = self.read_scope.get(id(expr), self.module)
-        owner = self.lookup(expr.id, scope)
+        # A name's meaning depends only on the scope it is read in: resolved once per scope.
+        key = (expr.id, id(scope), _depth)
+        name = self._names.get(key, _MISSING)
+        if name is _MISSING:
+            name = self._names[key] = self._name_qualname(expr.id, scope, _depth)
+        return name
+
+    def _name_qualname(self, name: str, scope: Scope, _depth: int) -> str | None:
+        owner = self.lookup(name, scope)
         if owner is None:
-            return f"builtins.{expr.id}" if expr.id in _BUILTINS else None
-        if expr.id in owner.imports and not _rebound(owner, expr.id):
-            return owner.imports[expr.id]
-        values = owner.assigned.get(expr.id)
-        if values and len(values) == 1 and expr.id not in owner.defs and expr.id not in owner.params:
+            return f"builtins.{name}" if name in _BUILTINS else None
+        if name in owner.imports and not _rebound(owner, name):
+            return owner.imports[name]
+        values = owner.assigned.get(name)
+        if values and len(values) == 1 and name not in owner.defs and name not in owner.params:
             value = values[0]
             if isinstance(value, (ast.Name, ast.Attribute)):
                 return self._qualname(value, owner, _depth + 1)
@@ -369,7 +437,31 @@ class Names:
             yield self.scopes[id(function)]
 
 
-from jaxlint.analysis.walk import children  # noqa: E402  (walk needs FUNCTION_TYPES from here)
+class _Leave:
+    """On the building stack, below a scope's body: the scope and function around it, restored once the body is read."""
+
+    __slots__ = ("scope", "function")
+
+    def __init__(self, scope: Scope, function: FunctionNode | None):
+        self.scope = scope
+        self.function = function
+
+
+_SKIP, _LEAVE = object(), object()
+_SPECIAL = {
+    ast.FunctionDef: Names._function,
+    ast.AsyncFunctionDef: Names._function,
+    ast.Lambda: Names._function,
+    ast.ClassDef: Names._class,
+    ast.Import: Names._import,
+    ast.ImportFrom: Names._import_from,
+    ast.Assign: Names._assign,
+    ast.Global: Names._global,
+    ast.Nonlocal: Names._nonlocal,
+    _Leave: _LEAVE,
+    type(None): _SKIP,
+    str: _SKIP,
+}
 
 
 def _bind_other(scope: Scope, name: str) -> None:

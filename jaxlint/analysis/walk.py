@@ -10,11 +10,30 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jaxlint.analysis.names import FUNCTION_TYPES
+# The node types that open a function scope (`names.FUNCTION_TYPES`, which imports this module).
+_FUNCTION_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
 
 _AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = frozenset({"ctx", "op"})
+# The only list fields that hold anything but nodes: `None` for `{**d}` and a keyword-only
+# parameter without default, names for `global`, `nonlocal` and a class pattern's keywords.
+_MIXED_LISTS: dict[type, str] = {
+    getattr(ast, cls): field
+    for cls, field in (
+        ("Dict", "keys"), ("arguments", "kw_defaults"), ("Global", "names"), ("Nonlocal", "names"), ("MatchClass", "kwd_attrs")
+    )
+    if hasattr(ast, cls)  # no pattern matching before Python 3.10
+}
+_NOT_NODES = (type(None), str)
+
+
+def node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold child nodes (context and operator singletons left out)."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+    return fields
 
 
 def children(node: ast.AST) -> list[ast.AST]:
@@ -22,12 +41,16 @@ def children(node: ast.AST) -> list[ast.AST]:
     cls = node.__class__
     fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        fields = node_fields(cls)
+    mixed = _MIXED_LISTS.get(cls)
     out: list[ast.AST] = []
     for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
-            out.extend(x for x in value if isinstance(x, _AST))
+            if name == mixed:
+                out.extend(x for x in value if isinstance(x, _AST))
+            else:
+                out.extend(value)
         elif isinstance(value, _AST):
             out.append(value)
     return out
@@ -44,17 +67,30 @@ def own_nodes(fn: ast.AST) -> list[ast.AST]:
 
 def nodes_run_with(roots: list[ast.AST]) -> list[ast.AST]:
     """`roots` and every node below them that runs with them: as `own_nodes`, from any nodes."""
-    stack: list[ast.AST] = list(roots)
+    stack: list = list(roots)
     out: list[ast.AST] = []
+    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
+    fields_of, functions, not_nodes = _FIELDS, _FUNCTION_CLASSES, _NOT_NODES
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, FUNCTION_TYPES):
-            if not isinstance(node, ast.Lambda):
-                stack.extend(node.decorator_list)
-            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+        node = pop()
+        cls = node.__class__
+        if cls in not_nodes:
+            continue  # a `None` or a name from a list field (see _MIXED_LISTS)
+        append(node)
+        if cls in functions:
+            if cls is not ast.Lambda:
+                extend(node.decorator_list)
+            extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
             continue
-        stack.extend(children(node))
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
     return out
 
 
@@ -71,11 +107,24 @@ def target_names(target: ast.AST) -> list[str]:
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """Every node below `node` (itself included), as `ast.walk` but faster and without context singletons."""
-    stack = [node]
+    stack: list = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    fields_of, not_nodes = _FIELDS, _NOT_NODES
     while stack:
-        current = stack.pop()
+        current = pop()
+        cls = current.__class__
+        if cls in not_nodes:
+            continue  # a `None` or a name from a list field (see _MIXED_LISTS)
         yield current
-        stack.extend(children(current))
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
 
 
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -206,8 +206,8 @@ class InPlaceUpdate(Rule):
                 continue
             if effects.expects_error(store.stmt):
                 continue
-            base = text(module, target.value)
             if arrays.read_only_view(target.value):
+                base = text(module, target.value)
                 report(
                     target,
                     f"`{base}` is `np.asarray` of a JAX array: a read-only view of JAX's buffer, and this "
@@ -221,9 +221,11 @@ class InPlaceUpdate(Rule):
                 or arrays.indexed_like_array(target)
                 or (isinstance(base_node, ast.Name) and arrays.used_as_array(base_node))
             ):
+                base = text(module, base_node)
                 message = f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises `TypeError`"
             elif arrays.traced_key(target):
                 known_array = False  # perhaps a list or a dict: `.at[...]` is no fix for those
+                base = text(module, base_node)
                 message = (
                     f"In-place update of the traced value `{base}` at a traced index: a JAX array is immutable, "
                     "a list cannot be indexed by a tracer and a dict cannot hash one, so this raises `TypeError`"
