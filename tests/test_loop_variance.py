@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import textwrap
+
+import pytest
 
 from jaxlint.analysis.module import ModuleFacts
 from jaxlint.source import Source
+
+needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 
 
 def facts(code: str) -> ModuleFacts:
@@ -183,6 +188,7 @@ def test_cli_a_mask_set_afresh_each_iteration_is_one_shape(cli, make_files):
     assert [(f["code"], f["location"]["row"]) for f in found] == [("JAX501", 19)]
 
 
+@needs_jax
 def test_jax_compiles_a_mask_set_afresh_each_iteration_once():
     import jax.numpy as jnp
 
@@ -242,6 +248,7 @@ def test_cli_growth_counts_only_what_the_previous_iteration_left(cli, make_files
     ]
 
 
+@needs_jax
 def test_jax_compiles_a_value_restarted_each_iteration_once():
     import jax.numpy as jnp
 
@@ -289,6 +296,7 @@ def test_cli_a_static_argument_recomputed_from_a_fresh_start_is_one_value(cli, m
     assert [f["location"]["row"] for f in found] == [24]
 
 
+@needs_jax
 def test_jax_compiles_a_static_argument_recomputed_from_a_fresh_start_once():
     import jax.numpy as jnp
 
