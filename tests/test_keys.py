@@ -470,6 +470,14 @@ CASES = [
         """, False,
         disagreement="`fold_in` does not consume its key for the checker, but `fold_in(key, i)` "
         "is `split(key, n)[i]`: `c` is the same key as `a`"),
+    Case("fold_in with the split's own count as data", """
+        import jax
+        def run():
+            key, n = jax.random.key(0), 3
+            keys = jax.random.split(key, n)
+            extra = jax.random.fold_in(key, n)
+            return keys, extra
+        """, False),
     Case("fold_in with data beyond the split's children", """
         import jax
         def run():

@@ -250,6 +250,19 @@ CASES = {
                 return 1.0 if options else 0.0  # a branch operand of unknown type
             return jax.lax.cond(updates, scale, scale, options)
         """,
+    "pmap_static_broadcasted_arguments_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        def batch(x, size, length):
+            return jnp.stack([x + i for i in range(size)]) * length
+
+        def traced_size(x, size):
+            return jnp.stack([x + i for i in range(size)])  # JAX109
+
+        out = jax.pmap(batch, static_broadcasted_argnums=(1, 2))(jnp.ones((1, 3)), 4, 2)
+        bad = jax.pmap(traced_size)(jnp.ones((1, 3)), jnp.ones(1, int))
+        """,
     # ---- Pallas: kernels, index maps and the bodies they stage ----------------------------------
     "pallas_kernel_branch_on_a_load": """
         from functools import partial
@@ -398,6 +411,21 @@ CASES = {
             return w * x + table[i]  # a JAX array by now
         """,
 }
+
+
+def test_pmap_static_broadcasted_arguments_are_python_values_under_jax():
+    """`static_broadcasted_argnums` hands `pmap`'s function the Python value: `range(size)` works;
+    without it the same argument is a tracer and `range` raises."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def batch(x, size):
+        return jnp.stack([x + i for i in range(size)])
+
+    x = jnp.ones((1, 3))
+    assert jax.pmap(batch, static_broadcasted_argnums=(1,))(x, 4).shape == (1, 4, 3)
+    with pytest.raises(TypeError):
+        jax.pmap(batch)(x, jnp.ones(1, int))
 
 
 def test_numpy_table_indexed_by_a_tracer_fails_under_jax():

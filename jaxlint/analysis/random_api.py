@@ -115,13 +115,17 @@ def constant_seed(call: ast.Call) -> bool:
 def may_collide(fold_in: ast.AST, split: ast.AST) -> bool:
     """Whether `fold_in(key, d)` can be one of `split(key, n)`'s children (it is child `d` when `d < n`).
 
-    Unknown data or counts can; literal ones decide.
+    Unknown data or counts can; literal ones decide, and so does data written as the very count
+    (`fold_in(key, n)` after `split(key, n)` is child `n`, one past the last).
     """
-    data = _literal_int(fold_in.args[1] if isinstance(fold_in, ast.Call) and len(fold_in.args) > 1 else None)
+    data_node = fold_in.args[1] if isinstance(fold_in, ast.Call) and len(fold_in.args) > 1 else None
+    data = _literal_int(data_node)
     count = 2
     if isinstance(split, ast.Call):
         given = split.args[1] if len(split.args) > 1 else next((k.value for k in split.keywords if k.arg == "num"), None)
         if given is not None:
+            if data_node is not None and ast.dump(data_node) == ast.dump(given):
+                return False
             count = _literal_int(given)
     return data is None or count is None or 0 <= data < count
 

@@ -444,7 +444,11 @@ def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], ski
     """Parameter names made static by `static_argnums` / `static_argnames`, resolved as JAX does."""
     positional = positional_params(function)[skip:]
     static: set[str] = set()
-    numbers = [*int_values(keywords.get("static_argnums")), *int_values(keywords.get("nondiff_argnums"))]
+    numbers = [
+        *int_values(keywords.get("static_argnums")),
+        *int_values(keywords.get("nondiff_argnums")),
+        *int_values(keywords.get("static_broadcasted_argnums")),  # `jax.pmap`'s name for them
+    ]
     for index in numbers:
         if -len(positional) <= index < len(positional):
             static.add(positional[index].arg)

@@ -17,7 +17,8 @@ class KeyUsedAfterSplit(KeyFlowRule):
         by `normal(key)`, or a second `split(key)`. Deriving a key from the split parent with
         `jax.random.fold_in(key, i)` is reported as well: in JAX, `fold_in(key, i)` is the same key
         as `split(key, n)[i]`, so it repeats one of the children (unless both are literals and `i` is
-        `n` or more). A key split in one branch of an
+        `n` or more, or `i` is written as the split's own count: `fold_in(key, n)` is child `n`,
+        one past the last). A key split in one branch of an
         `if` and used again after the branches meet is reported (it is reused on the path that
         split it), unless the later use sits under a condition that tests one of the same names.
         """
