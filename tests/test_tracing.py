@@ -250,6 +250,25 @@ CASES = {
                 return 1.0 if options else 0.0  # a branch operand of unknown type
             return jax.lax.cond(updates, scale, scale, options)
         """,
+    "metadata_method_of_a_traced_container_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        class Field:
+            def __init__(self, value):
+                self.value = value
+
+            def ndim(self):
+                return self.value.ndim
+
+        jax.tree_util.register_pytree_node(Field, lambda f: ((f.value,), None), lambda _, c: Field(*c))
+
+        @jax.jit
+        def direction(u0):
+            if u0.ndim() == 1:
+                return u0
+            return Field(-u0.value)
+        """,
     "pmap_static_broadcasted_arguments_quiet": """
         import jax
         import jax.numpy as jnp

@@ -228,7 +228,7 @@ STATIC_ATTRIBUTES = frozenset({
 })
 
 # Methods of a traced container whose result is static (`params.keys()`).
-STATIC_METHODS = frozenset({"keys", "__len__", "get_shape", "__class__"})
+STATIC_METHODS = frozenset({"keys", "__len__", "get_shape", "ndim", "__class__"})
 
 # Array-returning namespaces: inside traced code, any call into these is staged, so its
 # result is traced.
