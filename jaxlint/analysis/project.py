@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.tracing import STAGED, Context
-from jaxlint.analysis.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis, bind_arguments
+from jaxlint.analysis.parameters import bind_arguments
+from jaxlint.analysis.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source, SourceError, decode
 

@@ -29,7 +29,6 @@ from jaxlint.analysis.lattice import (
     FunctionValue,
     Trace,
     Value,
-    as_traced,
     constant,
     element_of,
     join,
@@ -43,26 +42,20 @@ from jaxlint.analysis.tracing import (
     STAGED,
     Context,
     constructed_call_method,
-    context_of,
-    control_flow_bodies,
     is_named_tuple,
     positional_params,
     receiver,
-    PARTIAL,
-    VMAPS,
     static_parameters,
     transform_of,
-    unbatched_positions,
 )
 from jaxlint.analysis.bindings import Bindings
-from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, method_result, model_site_result
-from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
+from jaxlint.analysis.call_results import method_result
+from jaxlint.analysis.value_calls import CallEvaluation
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
 
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
-_COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
@@ -170,7 +163,7 @@ class ValueAnalysis:
         return value
 
 
-class _FunctionRun:
+class _FunctionRun(CallEvaluation):
     """One analysis of one function body."""
 
     def __init__(self, analysis: ValueAnalysis, fn: FunctionNode, env: Env, ctx: Context, depth: int):
@@ -508,149 +501,6 @@ class _FunctionRun:
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
-
-    def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
-        if callee in jax_api.STATIC_QUERIES:
-            return STATIC
-        if callee in PARTIAL:
-            fn = args[0].function if args else None
-            if fn is None:
-                return UNKNOWN
-            # Arguments fixed inside a transformation are its closure constants; fixed outside
-            # one, they enter it as any argument does.
-            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
-            return Value(Trace.STATIC, function=replace(
-                fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
-            ))
-        if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
-            # A sum over devices of a Python number is the axis size times it: a concrete value.
-            return STATIC
-        if callee in jax_api.TREE_MAPS:
-            trees = args[1:]
-            leaf = Value(join_all(trees).trace) if trees else UNKNOWN
-            result = leaf
-            if node.args:
-                fn = self.eval(node.args[0], env)
-                if fn.function is not None:
-                    result = join(leaf, self._call_function(fn.function, node, [leaf] * len(trees), {}))
-            return strip(result)
-        if callee in jax_api.TREE_PASSTHROUGH:
-            if not args:
-                return STATIC
-            first = args[0]
-            if callee == "jax.tree_util.tree_flatten":
-                return Value(first.trace, items=(Value(first.trace, element=element_of(first)), STATIC))
-            if callee == "jax.tree_util.tree_leaves":
-                return Value(first.trace, element=Value(first.trace, array=first.traced))
-            return replace(first, array=False, boolean=False, function=None)
-        if callee == "functools.reduce" and len(args) >= 2:
-            return self._reduce(node, args)
-        if callee.startswith("builtins."):
-            return builtin_result(callee[9:], args)
-        if callee in jax_api.INTEGER_HELPERS:
-            return strip(join_all(args))
-        if _staged(callee):
-            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
-        if callee in jax_api.FRAMEWORK_ARRAYS:
-            return TRACED_ARRAY
-        site = model_site_result(callee, args, kwargs)
-        if site is not None:
-            return site
-        if callee.startswith(("numpy.", "math.")):
-            joined = join_all(args)
-            return Value(joined.trace, array=joined.traced)
-        if self.analysis.imported is not None:
-            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
-        return UNKNOWN
-
-    def _reduce(self, node: ast.Call, args: list[Value]) -> Value:
-        """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
-        element = join_all([element_of(args[1]), *args[2:3]])
-        reducer = self.names.qualname(node.args[0], self.scope)
-        if reducer is not None and _staged(reducer):
-            return TRACED_BOOL if reducer in BOOLEAN_FUNCTIONS else TRACED_ARRAY
-        if reducer is not None and reducer.startswith("operator."):
-            return Value(element.trace, array=element.traced)
-        if args[0].function is not None:
-            return join(element, self._call_function(args[0].function, node, [element, element], {}))
-        return UNKNOWN
-
-    def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
-        ctx = self.ctx
-        for name in reversed(fn.transforms):
-            ctx = context_of(name).inside(ctx)
-        if fn.transforms:
-            args, kwargs = _entering(fn, args, kwargs)
-        params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
-        for name in fn.static_params:
-            if name in params:
-                params[name] = STATIC
-        result = self.analysis.analyze(fn.node, params, ctx, None, self.depth + 1)
-        if fn.transforms and result.trace is not Trace.STATIC:
-            return TRACED
-        return result
-
-    def _transform(self, node: ast.Call, callee: str, env: Env) -> Value:
-        """`jax.grad(f)` evaluates to a callable; calling it analyses `f` in the combined context."""
-        for arg in node.args[1:]:
-            self.eval(arg, env)
-        for k in node.keywords:
-            self.eval(k.value, env)
-        if not node.args:
-            return UNKNOWN
-        inner = self.eval(node.args[0], env)
-        if inner.function is None:
-            return UNKNOWN
-        static = inner.function.static_params
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        if callee in jax_api.STATIC_ARG_TRANSFORMS:
-            static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
-        unbatched: frozenset[int] = frozenset()
-        if callee in VMAPS:
-            unbatched = unbatched_positions(node, keywords)
-            if inner.function.transforms:
-                unbatched &= inner.function.unbatched
-        return Value(Trace.STATIC, function=replace(
-            inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
-            unbatched=unbatched,
-        ))
-
-    def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
-        operands = [self.eval(arg, env) for arg in node.args]
-        keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
-        init = carry_operand(node, callee, operands, keywords)
-        xs = sliced_operand(node, callee, operands, keywords)
-        ctx = STAGED.inside(self.ctx)
-        branch_operands = None
-        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
-            branch_operands = [as_traced(v) if v.fields else TRACED for v in operands[3:]]
-        for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
-            value = self.analysis.values.get(id(passed))
-            fixed = value.function if value is not None and value.function is not None else None
-            fixed = fixed if fixed and fixed.node is fn_node else None
-            values = body_parameters(
-                fn_node, node, callee, bound, fixed,
-                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
-                branch_operands,
-            )
-            outer = self.analysis.closures.get(id(fn_node), env)
-            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
-        return TRACED
-
-
-def _staged(callee: str) -> bool:
-    """A JAX operation: inside traced code its result is traced whatever its inputs."""
-    if callee in jax_api.PALLAS_OBJECTS:
-        return False
-    return callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES)
-
-
-def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
-    """Arguments as a transformed function receives them: traced, except static ones and a
-    vmap's `in_axes=None` ones, which pass as they are."""
-    first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
 
 
 def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:

@@ -1,0 +1,193 @@
+"""How the value analysis evaluates calls into libraries and transformations.
+
+A part of `_FunctionRun` (see `values.py`), kept apart because it is the analysis's table of
+library behaviour: `functools.partial`, tree maps, `reduce`, JAX's staged namespaces, NumPy,
+model sites; transformations (`jax.jit(f)` is a callable whose call analyses `f` in the
+combined context) and control-flow primitives (their bodies are analysed staged).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
+from jaxlint.analysis.lattice import (
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    TRACED_BOOL,
+    UNKNOWN,
+    FunctionValue,
+    Trace,
+    Value,
+    as_traced,
+    element_of,
+    join,
+    join_all,
+    strip,
+)
+from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
+from jaxlint.analysis.tracing import (
+    PARTIAL,
+    STAGED,
+    VMAPS,
+    context_of,
+    control_flow_bodies,
+    static_parameters,
+    unbatched_positions,
+)
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.values import Env
+
+_COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
+
+
+class CallEvaluation:
+    """Calls whose callee is a library function, a transformation or a control-flow primitive."""
+
+    def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
+        if callee in jax_api.STATIC_QUERIES:
+            return STATIC
+        if callee in PARTIAL:
+            fn = args[0].function if args else None
+            if fn is None:
+                return UNKNOWN
+            # Arguments fixed inside a transformation are its closure constants; fixed outside
+            # one, they enter it as any argument does.
+            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
+            return Value(Trace.STATIC, function=replace(
+                fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
+            ))
+        if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
+            # A sum over devices of a Python number is the axis size times it: a concrete value.
+            return STATIC
+        if callee in jax_api.TREE_MAPS:
+            trees = args[1:]
+            leaf = Value(join_all(trees).trace) if trees else UNKNOWN
+            result = leaf
+            if node.args:
+                fn = self.eval(node.args[0], env)
+                if fn.function is not None:
+                    result = join(leaf, self._call_function(fn.function, node, [leaf] * len(trees), {}))
+            return strip(result)
+        if callee in jax_api.TREE_PASSTHROUGH:
+            if not args:
+                return STATIC
+            first = args[0]
+            if callee == "jax.tree_util.tree_flatten":
+                return Value(first.trace, items=(Value(first.trace, element=element_of(first)), STATIC))
+            if callee == "jax.tree_util.tree_leaves":
+                return Value(first.trace, element=Value(first.trace, array=first.traced))
+            return replace(first, array=False, boolean=False, function=None)
+        if callee == "functools.reduce" and len(args) >= 2:
+            return self._reduce(node, args)
+        if callee.startswith("builtins."):
+            return builtin_result(callee[9:], args)
+        if callee in jax_api.INTEGER_HELPERS:
+            return strip(join_all(args))
+        if _staged(callee):
+            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if callee in jax_api.FRAMEWORK_ARRAYS:
+            return TRACED_ARRAY
+        site = model_site_result(callee, args, kwargs)
+        if site is not None:
+            return site
+        if callee.startswith(("numpy.", "math.")):
+            joined = join_all(args)
+            return Value(joined.trace, array=joined.traced)
+        if self.analysis.imported is not None:
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
+        return UNKNOWN
+
+    def _reduce(self, node: ast.Call, args: list[Value]) -> Value:
+        """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
+        element = join_all([element_of(args[1]), *args[2:3]])
+        reducer = self.names.qualname(node.args[0], self.scope)
+        if reducer is not None and _staged(reducer):
+            return TRACED_BOOL if reducer in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if reducer is not None and reducer.startswith("operator."):
+            return Value(element.trace, array=element.traced)
+        if args[0].function is not None:
+            return join(element, self._call_function(args[0].function, node, [element, element], {}))
+        return UNKNOWN
+
+    def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        ctx = self.ctx
+        for name in reversed(fn.transforms):
+            ctx = context_of(name).inside(ctx)
+        if fn.transforms:
+            args, kwargs = _entering(fn, args, kwargs)
+        params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
+        for name in fn.static_params:
+            if name in params:
+                params[name] = STATIC
+        result = self.analysis.analyze(fn.node, params, ctx, None, self.depth + 1)
+        if fn.transforms and result.trace is not Trace.STATIC:
+            return TRACED
+        return result
+
+    def _transform(self, node: ast.Call, callee: str, env: Env) -> Value:
+        """`jax.grad(f)` evaluates to a callable; calling it analyses `f` in the combined context."""
+        for arg in node.args[1:]:
+            self.eval(arg, env)
+        for k in node.keywords:
+            self.eval(k.value, env)
+        if not node.args:
+            return UNKNOWN
+        inner = self.eval(node.args[0], env)
+        if inner.function is None:
+            return UNKNOWN
+        static = inner.function.static_params
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if callee in jax_api.STATIC_ARG_TRANSFORMS:
+            static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
+        unbatched: frozenset[int] = frozenset()
+        if callee in VMAPS:
+            unbatched = unbatched_positions(node, keywords)
+            if inner.function.transforms:
+                unbatched &= inner.function.unbatched
+        return Value(Trace.STATIC, function=replace(
+            inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
+            unbatched=unbatched,
+        ))
+
+    def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
+        operands = [self.eval(arg, env) for arg in node.args]
+        keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
+        init = carry_operand(node, callee, operands, keywords)
+        xs = sliced_operand(node, callee, operands, keywords)
+        ctx = STAGED.inside(self.ctx)
+        branch_operands = None
+        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+            branch_operands = [as_traced(v) if v.fields else TRACED for v in operands[3:]]
+        for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
+            value = self.analysis.values.get(id(passed))
+            fixed = value.function if value is not None and value.function is not None else None
+            fixed = fixed if fixed and fixed.node is fn_node else None
+            values = body_parameters(
+                fn_node, node, callee, bound, fixed,
+                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                branch_operands,
+            )
+            outer = self.analysis.closures.get(id(fn_node), env)
+            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
+        return TRACED
+
+
+def _staged(callee: str) -> bool:
+    """A JAX operation: inside traced code its result is traced whatever its inputs."""
+    if callee in jax_api.PALLAS_OBJECTS:
+        return False
+    return callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES)
+
+
+def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+    """Arguments as a transformed function receives them: traced, except static ones and a
+    vmap's `in_axes=None` ones, which pass as they are."""
+    first = len(fn.bound)
+    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
+    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
