@@ -5,7 +5,7 @@ store to an item or an attribute, every bare call statement, and the names that 
 assert on.  On top of that the module answers the questions the purity rules ask:
 - is the object a store or a mutating call writes to bound outside the traced code
   (a module global, a closure variable of an eager function, the Python `self` of a
-  jitted method)?
+  jitted method)? (`outer_objects.py`)
 - which functions run under a transformation, in which context (the one answer the value
   analysis gives every rule, `__call__` of instances handed to `lax.scan` included)?
 - does printing or logging an expression show a traced value?
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode, Scope
-from jaxlint.analysis.tracing import Context, TracedFunction, first_param
+from jaxlint.analysis.outer_objects import OuterObjects
+from jaxlint.analysis.tracing import Context, TracedFunction
 from jaxlint.analysis.update_liveness import dead_updates
 from jaxlint.analysis.walk import own_statements, target_names, walk
 
@@ -50,18 +51,10 @@ class TracedNodes:
     loops: list[ast.stmt]
 
 
-@dataclass(frozen=True)
-class OuterObject:
-    """The object a write mutates, when it lives outside the traced code."""
-
-    root: ast.Name
-    where: str  # "module" | "closure" | "self"
-
-
 _AT_UPDATE_TEXT = re.compile(r"\.\s*at\s*\[")
 
 
-class Effects:
+class Effects(OuterObjects):
     def __init__(self, module: "ModuleFacts"):
         self.module = module
         self.names = module.names
@@ -298,44 +291,6 @@ class Effects:
                     out.add(call.args[0].id)
         return out
 
-    # ---- where a written object lives ---------------------------------------------------------
-    def outer_object(self, target: ast.expr, function: FunctionNode) -> OuterObject | None:
-        """The object `target` (`a.b[c]`, `a.d`) belongs to, when it lives outside the traced code."""
-        root = target
-        while isinstance(root, (ast.Attribute, ast.Subscript)):
-            root = root.value
-        if not isinstance(root, ast.Name) or target is root:
-            return None
-        scope = self.names.read_scope.get(id(root))
-        if scope is None:
-            return None
-        owner = self.names.lookup(root.id, scope)
-        if owner is None:
-            return None
-        if owner.kind == "module":
-            if root.id in owner.imports:
-                return None  # a module attribute: configuration, not data
-            return OuterObject(root, "module")
-        node = owner.node
-        if id(node) in self.contexts:
-            if node is function and self._outer_self(root, function):
-                return OuterObject(root, "self")
-            return None
-        if owner.kind == "function":
-            return OuterObject(root, "closure")
-        return None
-
-    def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
-        """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
-        cls = self.names.parent_class.get(id(function))
-        if cls is None or first_param(function) != root.id or self.is_framework_class(cls):
-            return False
-        value = self.module.value(root)
-        if value is not None:
-            return not value.traced
-        root_fn = self.roots.get(id(function))
-        return root_fn is not None and (root_fn.bound_positional > 0 or root.id in root_fn.static_params)
-
     def sanctioned(self, function: FunctionNode) -> bool:
         """Mutation of module state is how the framework works here (Flax NNX transformations)."""
         root = self.roots.get(id(function))
@@ -370,57 +325,6 @@ class Effects:
             if any(fn.lineno <= a and b <= end for a, b in spans):
                 found.append(fn)
         return found
-
-    def mutable_origin(self, outer: OuterObject) -> bool:
-        """The outer object is a container or an instance the module itself creates
-        (`captured = []`, `cache = {}`, `stats = Stats()`), not a parameter or something
-        from elsewhere (a Pallas reference, a library object with its own semantics)."""
-        if outer.where == "self":
-            return True
-        root = outer.root
-        values = self.names.assignments(root)
-        if not values:
-            return False
-        scope = self.names.read_scope.get(id(root))
-        owner = self.names.lookup(root.id, scope) if scope is not None else None
-        if owner is None or root.id in owner.params:
-            return False
-        return all(self._created_here(v, owner) for v in values)
-
-    def nnx_object(self, outer: OuterObject) -> bool:
-        """The outer object is a Flax NNX object (`nnx.Optimizer(...)`, `nnx.Linear(...)`, an
-        instance of this module's `nnx.Module` subclass): its state is bound to the trace level
-        it was made at, so only NNX transformations may update it from traced code."""
-        if outer.where == "self":
-            return False
-        root = outer.root
-        scope = self.names.read_scope.get(id(root))
-        owner = self.names.lookup(root.id, scope) if scope is not None else None
-        values = self.names.assignments(root)
-        if owner is None or root.id in owner.params or not values:
-            return False
-        return all(isinstance(v, ast.Call) and self._nnx_constructor(v.func, owner) for v in values)
-
-    def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
-        name = self.names.qualname(func, scope)
-        if name is not None:
-            return name.startswith("flax.nnx.") and name.rsplit(".", 1)[-1][:1].isupper()
-        cls = self.names.definition(func, scope)
-        if not isinstance(cls, ast.ClassDef) or depth > 5:
-            return False
-        around = self._scope_around(cls)
-        return any(self._nnx_constructor(base, around, depth + 1) for base in cls.bases)
-
-    def _created_here(self, value: ast.expr, scope: Scope) -> bool:
-        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
-            return True
-        if isinstance(value, ast.Call):
-            if self.names.qualname(value.func, scope) in jax_api.PYTHON_CONTAINERS:
-                return True
-            if isinstance(value.func, ast.Name):
-                cls = self.names.definition(value.func, scope)
-                return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
-        return False
 
     @cached_property
     def _raising_spans(self) -> list[tuple[int, int]]:

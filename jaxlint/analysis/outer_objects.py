@@ -1,0 +1,117 @@
+"""Where an object that traced code writes to lives: outside the traced code or not, and of what kind.
+
+A part of `Effects` (see `effects.py`): the purity rules ask whether a store's object is a
+module global, a closure variable of an eager function or the Python `self` of a jitted
+method; whether the module itself made it as a container or an instance (not a parameter,
+not a library object); and whether it is a Flax NNX object.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import FunctionNode, Scope
+from jaxlint.analysis.tracing import first_param
+
+
+@dataclass(frozen=True)
+class OuterObject:
+    """The object a write mutates, when it lives outside the traced code."""
+
+    root: ast.Name
+    where: str  # "module" | "closure" | "self"
+
+
+class OuterObjects:
+    """Questions about the object a write mutates."""
+
+    # ---- where a written object lives ---------------------------------------------------------
+    def outer_object(self, target: ast.expr, function: FunctionNode) -> OuterObject | None:
+        """The object `target` (`a.b[c]`, `a.d`) belongs to, when it lives outside the traced code."""
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if not isinstance(root, ast.Name) or target is root:
+            return None
+        scope = self.names.read_scope.get(id(root))
+        if scope is None:
+            return None
+        owner = self.names.lookup(root.id, scope)
+        if owner is None:
+            return None
+        if owner.kind == "module":
+            if root.id in owner.imports:
+                return None  # a module attribute: configuration, not data
+            return OuterObject(root, "module")
+        node = owner.node
+        if id(node) in self.contexts:
+            if node is function and self._outer_self(root, function):
+                return OuterObject(root, "self")
+            return None
+        if owner.kind == "function":
+            return OuterObject(root, "closure")
+        return None
+
+    def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
+        """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
+        cls = self.names.parent_class.get(id(function))
+        if cls is None or first_param(function) != root.id or self.is_framework_class(cls):
+            return False
+        value = self.module.value(root)
+        if value is not None:
+            return not value.traced
+        root_fn = self.roots.get(id(function))
+        return root_fn is not None and (root_fn.bound_positional > 0 or root.id in root_fn.static_params)
+
+    def mutable_origin(self, outer: OuterObject) -> bool:
+        """The outer object is a container or an instance the module itself creates
+        (`captured = []`, `cache = {}`, `stats = Stats()`), not a parameter or something
+        from elsewhere (a Pallas reference, a library object with its own semantics)."""
+        if outer.where == "self":
+            return True
+        root = outer.root
+        values = self.names.assignments(root)
+        if not values:
+            return False
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        if owner is None or root.id in owner.params:
+            return False
+        return all(self._created_here(v, owner) for v in values)
+
+    def nnx_object(self, outer: OuterObject) -> bool:
+        """The outer object is a Flax NNX object (`nnx.Optimizer(...)`, `nnx.Linear(...)`, an
+        instance of this module's `nnx.Module` subclass): its state is bound to the trace level
+        it was made at, so only NNX transformations may update it from traced code."""
+        if outer.where == "self":
+            return False
+        root = outer.root
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        values = self.names.assignments(root)
+        if owner is None or root.id in owner.params or not values:
+            return False
+        return all(isinstance(v, ast.Call) and self._nnx_constructor(v.func, owner) for v in values)
+
+    def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
+        name = self.names.qualname(func, scope)
+        if name is not None:
+            return name.startswith("flax.nnx.") and name.rsplit(".", 1)[-1][:1].isupper()
+        cls = self.names.definition(func, scope)
+        if not isinstance(cls, ast.ClassDef) or depth > 5:
+            return False
+        around = self._scope_around(cls)
+        return any(self._nnx_constructor(base, around, depth + 1) for base in cls.bases)
+
+    def _created_here(self, value: ast.expr, scope: Scope) -> bool:
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+            return True
+        if isinstance(value, ast.Call):
+            if self.names.qualname(value.func, scope) in jax_api.PYTHON_CONTAINERS:
+                return True
+            if isinstance(value.func, ast.Name):
+                cls = self.names.definition(value.func, scope)
+                return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
+        return False
