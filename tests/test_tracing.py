@@ -269,6 +269,33 @@ CASES = {
                 return u0
             return Field(-u0.value)
         """,
+    "concreteness_probed_inside_try": """
+        import contextlib
+        import jax
+        import numpy as np
+        from jax.errors import ConcretizationTypeError
+
+        @jax.jit
+        def checked(x, n):
+            try:
+                if int(np.asarray(n)) <= 0:
+                    raise ValueError("n must be positive")
+            except TypeError:
+                pass  # a tracer: checked at run time instead
+            try:
+                if x.sum() > 0:
+                    x = -x
+            except ConcretizationTypeError:
+                pass
+            with contextlib.suppress(TypeError):
+                x = x * int(n)
+            try:
+                if x.mean() > 0:  # JAX101
+                    x = x * 2
+            except Exception:
+                pass
+            return x
+        """,
     "pmap_static_broadcasted_arguments_quiet": """
         import jax
         import jax.numpy as jnp
@@ -430,6 +457,27 @@ CASES = {
             return w * x + table[i]  # a JAX array by now
         """,
 }
+
+
+def test_a_probe_for_concreteness_inside_try_runs_its_handler_under_jax():
+    """What the tracing family says of `try: int(x) except TypeError:`: under jit the tracer's
+    error is a `TypeError`, so the handler runs and the function compiles."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    def checked(x, n):
+        try:
+            if int(np.asarray(n)) <= 0:
+                raise ValueError("n must be positive")
+        except TypeError:
+            return x
+        return x * 2
+
+    assert float(jax.jit(checked)(1.0, 3)) == 1.0  # traced: the handler ran
+    assert float(checked(1.0, 3)) == 2.0
+    for error in (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+                  jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
+        assert issubclass(error, TypeError)
 
 
 def test_pmap_static_broadcasted_arguments_are_python_values_under_jax():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
+from jaxlint.analysis.guards import guarded_nodes
 from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
@@ -242,6 +243,15 @@ class ModuleFacts:
         if nodes is None:
             nodes = self._bodies[id(fn)] = own_nodes(fn)
         return nodes
+
+    def unguarded_body(self, fn: FunctionNode) -> list[ast.AST]:
+        """`body`, less the nodes inside a `try` that catches a tracer's error (`guards.py`):
+        where the code handles a concretization failure itself."""
+        nodes = self.body(fn)
+        if not any(isinstance(n, (ast.Try, ast.With)) or n.__class__.__name__ == "TryStar" for n in nodes):
+            return nodes
+        guarded = guarded_nodes(nodes, self.names, self.names.scope_of(fn))
+        return [n for n in nodes if id(n) not in guarded] if guarded else nodes
 
 
 def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:

@@ -42,4 +42,9 @@ TRACED_VALUE_LIMITATIONS = """
     value in traced code, so a branch it rules out is never analysed. A public name, or one the
     module rebinds, is a setting that a test or another module may patch, and both branches are
     analysed; patching a private constant from outside (`mod._USE_EAGER = True`) is not seen.
+    Code inside a `try` whose `except` catches `TypeError` or one of JAX's tracer errors
+    (`ConcretizationTypeError`, `TracerBoolConversionError`, ...), or inside
+    `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
+    reported: under a transformation its handler runs, as written. A handler for `Exception`
+    (or a bare `except:`) is not taken for such a probe, since it would as easily hide the bug.
     """

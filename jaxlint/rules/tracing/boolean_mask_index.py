@@ -67,7 +67,7 @@ class BooleanMaskIndex(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)):
                     continue
                 index = node.slice

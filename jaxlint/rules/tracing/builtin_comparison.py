@@ -132,7 +132,7 @@ class BuiltinComparisonOnTracer(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if not isinstance(node, ast.Call) or any(k.arg == "key" for k in node.keywords):
                     continue
                 name = module.qualname(node.func)

@@ -113,7 +113,7 @@ class NumpyOnTracer(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                     index = node.slice
                     parts = index.elts if isinstance(index, ast.Tuple) else [index]

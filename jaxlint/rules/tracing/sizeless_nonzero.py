@@ -81,7 +81,7 @@ class SizelessNonzero(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if not isinstance(node, ast.Call):
                     continue
                 if _method_nonzero(module, node):

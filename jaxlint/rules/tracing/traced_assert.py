@@ -65,7 +65,7 @@ class TracedAssert(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if isinstance(node, ast.Assert) and module.is_abstract_array(node.test):
                     report(
                         node.test,

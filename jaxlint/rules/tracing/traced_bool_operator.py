@@ -79,8 +79,8 @@ class TracedBoolOperator(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            tests = {id(n.test) for n in module.body(fn) if isinstance(n, _TESTS)}
-            for node in module.body(fn):
+            tests = {id(n.test) for n in module.unguarded_body(fn) if isinstance(n, _TESTS)}
+            for node in module.unguarded_body(fn):
                 if id(node) in tests:
                     continue
                 if isinstance(node, ast.BoolOp):

@@ -210,7 +210,7 @@ class TracedIf(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if isinstance(node, (ast.If, ast.IfExp)) and module.is_abstract_array(node.test):
                     kind = "conditional expression" if isinstance(node, ast.IfExp) else "`if`"
                     report(

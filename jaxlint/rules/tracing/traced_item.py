@@ -69,7 +69,7 @@ class TracedItem(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if (
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)

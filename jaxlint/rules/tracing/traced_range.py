@@ -79,7 +79,7 @@ class TracedRange(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if (
                     isinstance(node, ast.Call)
                     and module.qualname(node.func) == "builtins.range"

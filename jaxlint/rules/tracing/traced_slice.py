@@ -60,7 +60,7 @@ class TracedSlice(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if not isinstance(node, ast.Subscript):
                     continue
                 parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]

@@ -92,7 +92,7 @@ class TracedWhile(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.body(fn):
+            for node in module.unguarded_body(fn):
                 if isinstance(node, ast.While) and module.is_abstract_array(node.test):
                     report(
                         node.test,

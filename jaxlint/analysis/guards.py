@@ -1,0 +1,53 @@
+"""Code that handles a tracer's failure itself: a `try` whose handler catches the error.
+
+Concretizing a tracer (`int(x)`, `if x:`, `np.asarray(x)`) raises one of JAX's tracer errors,
+all of them `TypeError`s. A `try:` whose `except` names `TypeError` or one of those errors is
+the code probing for concreteness on purpose (`try: n = int(x) except TypeError: n = None`):
+under a transformation its handler runs, by design. `contextlib.suppress(TypeError)` does the
+same. A handler for `Exception` or a bare `except:` is not taken for such a probe: it is as
+likely a fallback that would hide the bug.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.names import Names, Scope
+from jaxlint.analysis.walk import nodes_run_with
+
+# The errors a tracer raises where a concrete value is needed (jax.errors), and their base.
+TRACER_ERRORS = frozenset({
+    "builtins.TypeError",
+    "jax.errors.ConcretizationTypeError",
+    "jax.errors.TracerBoolConversionError",
+    "jax.errors.TracerIntegerConversionError",
+    "jax.errors.TracerArrayConversionError",
+    "jax.core.ConcretizationTypeError",
+})
+
+
+def guarded_nodes(own: list[ast.AST], names: Names, scope: Scope) -> set[int]:
+    """id() of the nodes among a function's own nodes that run inside such a probe."""
+    guarded: set[int] = set()
+    for node in own:
+        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+            if any(_catches(h.type, names, scope) for h in node.handlers):
+                guarded.update(id(n) for n in nodes_run_with(node.body))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                call = item.context_expr
+                if (
+                    isinstance(call, ast.Call)
+                    and names.qualname(call.func, scope) == "contextlib.suppress"
+                    and any(_catches(a, names, scope) for a in call.args)
+                ):
+                    guarded.update(id(n) for n in nodes_run_with(node.body))
+    return guarded
+
+
+def _catches(handler: ast.expr | None, names: Names, scope: Scope) -> bool:
+    if handler is None:
+        return False
+    if isinstance(handler, ast.Tuple):
+        return any(_catches(e, names, scope) for e in handler.elts)
+    return names.qualname(handler, scope) in TRACER_ERRORS
