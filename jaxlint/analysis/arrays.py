@@ -390,12 +390,12 @@ class ArrayFacts:
                 if cls is ast.Assign:
                     for target in stmt.targets:
                         self._bound_arrays(target, stmt.value, scope, names)
-                elif cls is ast.AnnAssign:
-                    if stmt.value is None or self._may_be_array(stmt.value, scope):
-                        names.update(target_names(stmt.target))
-                elif cls is ast.For or cls is ast.AsyncFor:
-                    if isinstance(stmt.iter, ast.Call) or self._may_be_array(stmt.iter, scope):
-                        names.update(target_names(stmt.target))
+                elif cls is ast.AnnAssign and (stmt.value is None or self._may_be_array(stmt.value, scope)):
+                    names.update(target_names(stmt.target))
+                elif (cls is ast.For or cls is ast.AsyncFor) and (
+                    isinstance(stmt.iter, ast.Call) or self._may_be_array(stmt.iter, scope)
+                ):
+                    names.update(target_names(stmt.target))
         found = self._candidates[key] = frozenset(names)
         return found
 
