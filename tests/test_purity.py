@@ -200,6 +200,17 @@ CASES = {
                 return v
             return lax.fori_loop(0, 3, body, x)
         """,
+    "unread_at_update_across_lines": """
+        import jax.numpy as jnp
+
+        def split(x, i):
+            y = (x.  # JAX403
+                 at[i].set(0.0))
+            return x
+
+        def returned(x):
+            return x.at[0].set(1.0)
+        """,
     "unread_at_update": """
         import jax
         import jax.numpy as jnp
@@ -1039,3 +1050,11 @@ def test_names_before_at_updates():
     assert names_before_at("y = a.at[0].get() + b . at [1].get() + c\\\n  .at[2].get()") == {"a", "b", "c"}
     assert names_before_at("y = (a  # note\n  .at[0].get())") is None
     assert names_before_at("y = x + 1") == frozenset()
+
+
+def test_at_call_lines():
+    """Where `.at[` lies in a module's text, token by token across lines."""
+    from jaxlint.analysis.arrays import at_call_lines
+
+    assert at_call_lines("a = 1\nx.at[1]\ny = (z.\n  at[2])\n\nq. # c\n at [3]") == [(2, 2), (3, 4), (6, 7)]
+    assert at_call_lines("x = 1") == []

@@ -35,7 +35,7 @@ _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
 _AT_TEXT = re.compile(r"\.\s*at\s*\[")
 _GAP = r"(?:\s|\\\r?\n|#[^\n]*\n)*"  # what may separate two tokens (each matched one way only)
-_AT_CALL = re.compile(rf"\.{_GAP}at{_GAP}\[")
+AT_CALL = re.compile(rf"\.{_GAP}at{_GAP}\[")
 _BLANK = " \t\f\r\n\\"  # between a name and its `.at`, without comments
 # Expressions `_array` may find to be an array, depending on what they read.
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
@@ -594,7 +594,7 @@ def names_before_at(text: str) -> frozenset[str] | None:
     comments may lie between the tokens); None when a comment lies between a name and `.at`,
     as the name cannot be told apart from the comment's words going backwards."""
     found = set()
-    for match in _AT_CALL.finditer(text):
+    for match in AT_CALL.finditer(text):
         end = match.start()
         while end and text[end - 1] in _BLANK:
             end -= 1
@@ -608,6 +608,20 @@ def names_before_at(text: str) -> frozenset[str] | None:
             name = text[start:end]
             found.add(name if name.isascii() else unicodedata.normalize("NFKC", name))
     return frozenset(found)
+
+
+def at_call_lines(text: str) -> list[tuple[int, int]]:
+    """The first and last line of each `.at[` of the text, in order: every `x.at[i]` of the
+    code lies on the lines of one of them (one that a string or a comment started may have
+    taken it in)."""
+    spans = []
+    line, offset = 1, 0
+    for match in AT_CALL.finditer(text):
+        line += text.count("\n", offset, match.start())
+        last = line + text.count("\n", match.start(), match.end())
+        spans.append((line, last))
+        line, offset = last, match.end()
+    return spans
 
 
 def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:
