@@ -97,6 +97,26 @@ CASES = {
             lo[0] = 1  # NumPy
             return q
         """,
+    "inplace_shown_by_at_updates_across_lines": """
+        import jax.numpy as jnp
+
+        def continued(buffer, i):
+            y = buffer \\
+                .at[i].get()
+            buffer[i] = y  # JAX401
+            return buffer
+
+        def commented(buffer, i):
+            y = (buffer  # the buffer
+                 .at[i].get())
+            buffer[i] = y  # JAX401
+            return buffer
+
+        def unrelated(table, i):
+            table = {}
+            table[i] = 1.0  # a dict
+            return table
+        """,
     "inplace_shown_by_at_updates": """
         import jax.numpy as jnp
         import pandas as pd
@@ -179,6 +199,17 @@ CASES = {
                 print("tracing the body")  # a loop body: the one print is the trace's
                 return v
             return lax.fori_loop(0, 3, body, x)
+        """,
+    "unread_at_update_across_lines": """
+        import jax.numpy as jnp
+
+        def split(x, i):
+            y = (x.  # JAX403
+                 at[i].set(0.0))
+            return x
+
+        def returned(x):
+            return x.at[0].set(1.0)
         """,
     "unread_at_update": """
         import jax
@@ -1009,3 +1040,21 @@ def test_nnx_object_updated_in_a_scan_body_raises_under_flax():
     with pytest.raises(Exception) as info:
         jax.lax.scan(body, 0, jnp.ones((2, 2)))
     assert type(info.value).__name__ == "TraceContextError"
+
+
+def test_names_before_at_updates():
+    """The names a module's text shows before `.at[`, across whitespace and line continuations;
+    a comment in between leaves any name possible."""
+    from jaxlint.analysis.arrays import names_before_at
+
+    assert names_before_at("y = a.at[0].get() + b . at [1].get() + c\\\n  .at[2].get()") == {"a", "b", "c"}
+    assert names_before_at("y = (a  # note\n  .at[0].get())") is None
+    assert names_before_at("y = x + 1") == frozenset()
+
+
+def test_at_call_lines():
+    """Where `.at[` lies in a module's text, token by token across lines."""
+    from jaxlint.analysis.arrays import at_call_lines
+
+    assert at_call_lines("a = 1\nx.at[1]\ny = (z.\n  at[2])\n\nq. # c\n at [3]") == [(2, 2), (3, 4), (6, 7)]
+    assert at_call_lines("x = 1") == []

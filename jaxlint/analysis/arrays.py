@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
@@ -33,6 +34,11 @@ _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
 _AT_TEXT = re.compile(r"\.\s*at\s*\[")
+_GAP = r"(?:\s|\\\r?\n|#[^\n]*\n)*"  # what may separate two tokens (each matched one way only)
+AT_CALL = re.compile(rf"\.{_GAP}at{_GAP}\[")
+_BLANK = " \t\f\r\n\\"  # between a name and its `.at`, without comments
+# Expressions `_array` may find to be an array, depending on what they read.
+_MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
 
 def array_function(name: str | None) -> bool:
@@ -102,6 +108,7 @@ class ArrayFacts:
         self._used_as_array: dict[tuple[int, str], bool] = {}
         self._parent_maps: dict[int, dict[int, ast.AST]] = {}
         self._flows: dict[int, dict[int, Arrays] | None] = {}
+        self._candidates: dict[int, frozenset[str] | None] = {}
 
     # ---- public -----------------------------------------------------------------------
     @cached_property
@@ -318,6 +325,9 @@ class ArrayFacts:
             return False
         if local is not None and owner is local[0]:
             return (name, JAX) in local[1]
+        candidates = self._may_hold_arrays(owner)
+        if candidates is not None and name not in candidates:
+            return False  # decided without solving the scope: nothing there can make it an array
         at = self._state_at(node, owner)
         if at is not None:
             return (name, JAX) in at
@@ -353,6 +363,76 @@ class ArrayFacts:
         reads = solve_scope(self, scope)
         self._flows[key] = reads
         return reads
+
+    def _may_hold_arrays(self, scope: Scope) -> frozenset[str] | None:
+        """The names of `scope` that could ever hold a JAX array there: a superset of every way
+        the domain of `array_flow.py` (and the bindings read from nested code) makes one an
+        array. A name bound only to values that are never arrays (`{}`, `[]`, `np.zeros(n)`),
+        or only otherwise (a plain parameter, an import, a `with` target), never is one.
+        None: any name may be."""
+        key = id(scope.node)
+        if key in self._candidates:
+            return self._candidates[key]
+        node = scope.node
+        shown = self._at_updated_names  # `x.at[i].get()` shows `x` to be one
+        if shown is None:
+            self._candidates[key] = None
+            return None
+        names: set[str] = set(shown)
+        if isinstance(node, FUNCTION_TYPES):
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if arg is not None and arg.annotation is not None:
+                    names.add(arg.arg)
+        if not isinstance(node, ast.Lambda):
+            for stmt in own_statements(node.body):
+                cls = stmt.__class__
+                if cls is ast.Assign:
+                    for target in stmt.targets:
+                        self._bound_arrays(target, stmt.value, scope, names)
+                elif cls is ast.AnnAssign and (stmt.value is None or self._may_be_array(stmt.value, scope)):
+                    names.update(target_names(stmt.target))
+                elif (cls is ast.For or cls is ast.AsyncFor) and (
+                    isinstance(stmt.iter, ast.Call) or self._may_be_array(stmt.iter, scope)
+                ):
+                    names.update(target_names(stmt.target))
+        found = self._candidates[key] = frozenset(names)
+        return found
+
+    def _bound_arrays(self, target: ast.AST, value: ast.AST, scope: Scope, names: set[str]) -> None:
+        """The names `target = value` could bind to a JAX array (`_may_hold_arrays`)."""
+        if parallel(target, value):
+            for part, item in zip(target.elts, value.elts):
+                self._bound_arrays(part, item, scope, names)
+        elif isinstance(target, ast.Name):
+            if self._may_be_array(value, scope):
+                names.add(target.id)
+        elif isinstance(value, ast.Call) or self._may_be_array(value, scope):
+            names.update(target_names(target))  # unpacking: a call may return a sequence of arrays
+
+    def _may_be_array(self, expr: ast.AST, scope: Scope) -> bool:
+        """Whether `_array` could answer yes for `expr` in some state: what it decides from the
+        syntax alone is decided here, whatever it would look up (a name, a helper) is a maybe."""
+        cls = expr.__class__
+        if cls is ast.Call:
+            func = expr.func
+            if isinstance(func, (ast.Name, ast.Call)):
+                return True
+            if isinstance(func, ast.Attribute) and (
+                func.attr in jax_api.AT_UPDATE_METHODS or func.attr in jax_api.ARRAY_RETURNING_METHODS
+            ):
+                return True
+            name = self.names.qualname(func, scope)
+            return array_function(name) or name == "jax.numpy.where"
+        if cls is ast.UnaryOp:
+            return not isinstance(expr.op, ast.Not)
+        return cls in _MAYBE_ARRAY_SYNTAX
+
+    @cached_property
+    def _at_updated_names(self) -> frozenset[str] | None:
+        """Every name the text shows before `.at[`: a superset of the `x` of every
+        `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
+        return names_before_at(self.module.source.text)
 
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a plain function of this module (no decorator that could change what it
@@ -507,6 +587,41 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def names_before_at(text: str) -> frozenset[str] | None:
+    """The identifier before each `.at[` of the text (whitespace, line continuations and
+    comments may lie between the tokens); None when a comment lies between a name and `.at`,
+    as the name cannot be told apart from the comment's words going backwards."""
+    found = set()
+    for match in AT_CALL.finditer(text):
+        end = match.start()
+        while end and text[end - 1] in _BLANK:
+            end -= 1
+        line = text.rfind("\n", 0, end) + 1
+        if "\n" in text[end:match.start()] and "#" in text[line:end]:
+            return None
+        start = end
+        while start and (text[start - 1].isalnum() or text[start - 1] == "_" or not text[start - 1].isascii()):
+            start -= 1
+        if start < end:
+            name = text[start:end]
+            found.add(name if name.isascii() else unicodedata.normalize("NFKC", name))
+    return frozenset(found)
+
+
+def at_call_lines(text: str) -> list[tuple[int, int]]:
+    """The first and last line of each `.at[` of the text, in order: every `x.at[i]` of the
+    code lies on the lines of one of them (one that a string or a comment started may have
+    taken it in)."""
+    spans = []
+    line, offset = 1, 0
+    for match in AT_CALL.finditer(text):
+        line += text.count("\n", offset, match.start())
+        last = line + text.count("\n", match.start(), match.end())
+        spans.append((line, last))
+        line, offset = last, match.end()
+    return spans
 
 
 def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.arrays import at_call_lines
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.outer_objects import OuterObjects
 from jaxlint.analysis.tracing import Context, TracedFunction
@@ -341,10 +343,15 @@ class Effects(OuterObjects):
         if not _AT_UPDATE_TEXT.search(self.module.source.text):
             return found  # no `.at[...]` anywhere: nothing to look for, in most modules
         names = self.names
+        spans = at_call_lines(self.module.source.text)
+        lasts = [last for _, last in spans]
         for scope in names.scopes.values():
             fn = scope.node
             if scope.kind != "function" or isinstance(fn, ast.Lambda):
                 continue
+            at = bisect_left(lasts, fn.lineno)
+            if at == len(spans) or spans[at][0] > (fn.end_lineno or fn.lineno):
+                continue  # no `.at[` on the function's lines: no update in it
             updates: dict[int, list[Store]] = {}
             for store in self.name_stores(fn):
                 name = store.target.id

@@ -34,6 +34,7 @@ class LiveNames(Domain[Live]):
     def __init__(self, candidates: Dict[int, FrozenSet[str]]):
         self.candidates = candidates  # id(update statement) -> the names it binds
         self.dead: Optional[Set[int]] = None  # ids of updates whose name is not live after them, when recording
+        self._effects: Dict[tuple, tuple] = {}  # (id(step node), kind) -> (names bound, names read)
 
     def copy(self, state: Live) -> Live:
         return state
@@ -47,10 +48,12 @@ class LiveNames(Domain[Live]):
             if self.dead is not None:
                 self.dead.add(id(step.node))
             return state  # nothing this update reads is needed for it
-        uses: Set[str] = set()
-        for root in evaluated(step):
-            uses.update(_reads(root))
-        return (state - _binds(step)) | uses
+        key = (id(step.node), step.kind)
+        effect = self._effects.get(key)
+        if effect is None:  # a step runs again in loops and in the replay: its names are found once
+            uses = frozenset(name for root in evaluated(step) for name in _reads(root))
+            effect = self._effects[key] = (frozenset(_binds(step)), uses)
+        return (state - effect[0]) | effect[1]
 
 
 def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callable[[ast.Name], bool]) -> Set[int]:
