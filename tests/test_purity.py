@@ -1045,7 +1045,7 @@ def test_nnx_object_updated_in_a_scan_body_raises_under_flax():
 def test_names_before_at_updates():
     """The names a module's text shows before `.at[`, across whitespace and line continuations;
     a comment in between leaves any name possible."""
-    from jaxlint.analysis.arrays import names_before_at
+    from jaxlint.analysis.at_text import names_before_at
 
     assert names_before_at("y = a.at[0].get() + b . at [1].get() + c\\\n  .at[2].get()") == {"a", "b", "c"}
     assert names_before_at("y = (a  # note\n  .at[0].get())") is None
@@ -1054,7 +1054,7 @@ def test_names_before_at_updates():
 
 def test_at_call_lines():
     """Where `.at[` lies in a module's text, token by token across lines."""
-    from jaxlint.analysis.arrays import at_call_lines
+    from jaxlint.analysis.at_text import at_call_lines
 
     assert at_call_lines("a = 1\nx.at[1]\ny = (z.\n  at[2])\n\nq. # c\n at [3]") == [(2, 2), (3, 4), (6, 7)]
     assert at_call_lines("x = 1") == []

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import ast
 import re
-import unicodedata
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
+from jaxlint.analysis.at_text import names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -34,9 +34,6 @@ _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
 _AT_TEXT = re.compile(r"\.\s*at\s*\[")
-_GAP = r"(?:\s|\\\r?\n|#[^\n]*\n)*"  # what may separate two tokens (each matched one way only)
-AT_CALL = re.compile(rf"\.{_GAP}at{_GAP}\[")
-_BLANK = " \t\f\r\n\\"  # between a name and its `.at`, without comments
 # Expressions `_array` may find to be an array, depending on what they read.
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
@@ -587,41 +584,6 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
-
-
-def names_before_at(text: str) -> frozenset[str] | None:
-    """The identifier before each `.at[` of the text (whitespace, line continuations and
-    comments may lie between the tokens); None when a comment lies between a name and `.at`,
-    as the name cannot be told apart from the comment's words going backwards."""
-    found = set()
-    for match in AT_CALL.finditer(text):
-        end = match.start()
-        while end and text[end - 1] in _BLANK:
-            end -= 1
-        line = text.rfind("\n", 0, end) + 1
-        if "\n" in text[end:match.start()] and "#" in text[line:end]:
-            return None
-        start = end
-        while start and (text[start - 1].isalnum() or text[start - 1] == "_" or not text[start - 1].isascii()):
-            start -= 1
-        if start < end:
-            name = text[start:end]
-            found.add(name if name.isascii() else unicodedata.normalize("NFKC", name))
-    return frozenset(found)
-
-
-def at_call_lines(text: str) -> list[tuple[int, int]]:
-    """The first and last line of each `.at[` of the text, in order: every `x.at[i]` of the
-    code lies on the lines of one of them (one that a string or a comment started may have
-    taken it in)."""
-    spans = []
-    line, offset = 1, 0
-    for match in AT_CALL.finditer(text):
-        line += text.count("\n", offset, match.start())
-        last = line + text.count("\n", match.start(), match.end())
-        spans.append((line, last))
-        line, offset = last, match.end()
-    return spans
 
 
 def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.arrays import at_call_lines
+from jaxlint.analysis.at_text import at_call_lines
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.outer_objects import OuterObjects
 from jaxlint.analysis.tracing import Context, TracedFunction
