@@ -26,14 +26,18 @@ TRACER_ERRORS = frozenset({
 })
 
 
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `try ... except*` from Python 3.11
+_WITHS = (ast.With, ast.AsyncWith)
+
+
 def guarded_nodes(own: list[ast.AST], names: Names, scope: Scope) -> set[int]:
     """id() of the nodes among a function's own nodes that run inside such a probe."""
     guarded: set[int] = set()
     for node in own:
-        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+        if isinstance(node, _TRIES):
             if any(_catches(h.type, names, scope) for h in node.handlers):
                 guarded.update(id(n) for n in nodes_run_with(node.body))
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
+        elif isinstance(node, _WITHS):
             for item in node.items:
                 call = item.context_expr
                 if (

@@ -65,6 +65,7 @@ class ModuleFacts:
         # id(function) -> the entry point in another module that traces it (and not this module)
         self.traced_via: dict[int, str] = {}
         self._bodies: dict[int, list[ast.AST]] = {}
+        self._unguarded: dict[int, list[ast.AST]] = {}
 
     @cached_property
     def names(self) -> Names:
@@ -247,11 +248,12 @@ class ModuleFacts:
     def unguarded_body(self, fn: FunctionNode) -> list[ast.AST]:
         """`body`, less the nodes inside a `try` that catches a tracer's error (`guards.py`):
         where the code handles a concretization failure itself."""
-        nodes = self.body(fn)
-        if not any(isinstance(n, (ast.Try, ast.With)) or n.__class__.__name__ == "TryStar" for n in nodes):
-            return nodes
-        guarded = guarded_nodes(nodes, self.names, self.names.scope_of(fn))
-        return [n for n in nodes if id(n) not in guarded] if guarded else nodes
+        found = self._unguarded.get(id(fn))
+        if found is None:
+            nodes = self.body(fn)
+            guarded = guarded_nodes(nodes, self.names, self.names.scope_of(fn))
+            found = self._unguarded[id(fn)] = [n for n in nodes if id(n) not in guarded] if guarded else nodes
+        return found
 
 
 def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
