@@ -21,6 +21,7 @@ class BufferResult:
     fixed_data: bytes
     fixed: Counter = field(default_factory=Counter)
     diff: str = ""
+    warnings: list[str] = field(default_factory=list)  # analyses cut short
 
 
 def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
@@ -29,22 +30,28 @@ def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
         document = load_document(path, data)
     except SourceError as err:
         return BufferResult([parse_error(path, err)], data)
-    findings, fixed_document, fixed = lint_in_memory(document, path, settings)
+    warnings: list[str] = []
+    findings, fixed_document, fixed = lint_in_memory(document, path, settings, warnings)
     if not fixed:
-        return BufferResult(findings, data)
+        return BufferResult(findings, data, warnings=warnings)
     diff = document.diff(fixed_document, display_path(path)) if settings.diff else ""
-    return BufferResult(findings, fixed_document.encode(), fixed, diff)
+    return BufferResult(findings, fixed_document.encode(), fixed, diff, warnings)
 
 
 def lint_in_memory(
-    document: Document, path: str, settings: LintSettings
+    document: Document, path: str, settings: LintSettings, warnings: list[str] | None = None
 ) -> tuple[list[Finding], Document, Counter]:
-    """The findings left in a document that has no file of its own, the fixed document, and what was fixed."""
-    if not (settings.fix or settings.diff):
-        return lint_document(document, path, settings).findings, document, Counter()
+    """The findings left in a document that has no file of its own, the fixed document, and what
+    was fixed; the last lint's warnings (analyses cut short) go into `warnings` when given."""
 
     def lint(document: Document) -> list[Finding]:  # the fixer re-lints after each pass
-        return lint_document(document, path, settings).findings
+        linted = lint_document(document, path, settings)
+        if warnings is not None:
+            warnings[:] = linted.warnings
+        return linted.findings
+
+    if not (settings.fix or settings.diff):
+        return lint(document), document, Counter()
 
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
     return findings, fixed_document, fixed

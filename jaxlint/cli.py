@@ -401,6 +401,8 @@ def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[st
         unsafe_fixes=config.unsafe_fixes,
     )
     result = lint_buffer(data, path, settings)
+    for warning in result.warnings:
+        click.echo(f"warning: {display_path(path)}: {warning}", err=True)
     findings = _kept(result.findings, config, selected, codes)
     file_result = FileResult(path, findings, fixed=result.fixed, diff=result.diff)
     report = Report(rules, unsafe_fixes=config.unsafe_fixes, buffers={path: result.fixed_data})

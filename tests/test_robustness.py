@@ -588,6 +588,16 @@ def test_a_function_too_deep_to_analyse_is_named_on_standard_error(cli, make_fil
         ]
 
 
+def test_a_function_too_deep_to_analyse_read_from_standard_input_is_named_too(cli, make_files):
+    make_files({"pyproject.toml": "[tool.jaxlint]\n"})
+    for extra in ((), ("--fix",)):
+        out = cli("check", "--output-format", "json", *extra, "--stdin-filename", "deep.py", "-", input=DEEP)
+        assert out.stderr.splitlines()[0] == (
+            "warning: deep.py: the analysis of `deep` (line 5) was cut short (an expression in it is nested too "
+            "deeply to follow); findings in it may be missing"
+        )
+
+
 def test_a_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files, monkeypatch):
     from functools import partial
 
