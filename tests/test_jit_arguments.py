@@ -8,7 +8,6 @@ JAX accepts, and every report is one that JAX rejects or mishandles.
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 import types
@@ -18,9 +17,10 @@ import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
+from marks import family_marks
 
 CODES = {code for code in all_rules() if code.startswith("JAX3")}
-MARK = re.compile(r"#\s*(JAX3\d\d)\b")
+marked = family_marks(r"JAX3\d\d")
 
 
 @dataclass(frozen=True)
@@ -724,10 +724,6 @@ CASES = [
             return Net(2.0).apply(jnp.ones(2))
         """, "ok"),
 ]
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

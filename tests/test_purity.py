@@ -6,16 +6,16 @@ the case must stay quiet for every JAX4xx rule.
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
+from marks import family_marks
 
 PURITY = {code for code in all_rules() if code.startswith("JAX4")}
-MARK = re.compile(r"#\s*(JAX4\d\d)\b")
+marked = family_marks(r"JAX4\d\d")
 
 CASES = {
     # ---- JAX401: in-place updates -----------------------------------------------------------
@@ -810,10 +810,6 @@ CASES = {
             return x * SCALE
         """,
 }
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

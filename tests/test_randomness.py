@@ -7,16 +7,16 @@ JSON output as a user would see them.
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
+from marks import family_marks
 
 CODES = {code for code in all_rules() if code.startswith("JAX2")}
-MARK = re.compile(r"#\s*(JAX2\d\d)\b")
+marked = family_marks(r"JAX2\d\d")
 
 CASES = {
     "flax init then dropout with the same key": """
@@ -378,10 +378,6 @@ CASES = {
             return x * gen.normal() + py.gauss(0.0, 1.0)  # JAX205
         """,
 }
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

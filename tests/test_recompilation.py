@@ -6,7 +6,6 @@ stay quiet for every JAX5xx rule.
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 
@@ -14,9 +13,10 @@ import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
+from marks import family_marks
 
 RECOMPILATION = {code for code in all_rules() if code.startswith("JAX5")}
-MARK = re.compile(r"#\s*(JAX5\d\d)\b")
+marked = family_marks(r"JAX5\d\d")
 
 CASES = {
     # ---- JAX501 -------------------------------------------------------------------------------
@@ -497,10 +497,6 @@ CASES = {
             return x[jax.numpy.array(table[:8])]
         """,
 }
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -10,15 +10,10 @@ import pytest
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
 from jaxlint.suppression import apply_noqa
+from marks import family_marks
 
 RULES = all_rules()
-MARK = re.compile(r"#\s*(JAX\d{3})\b")
-
-
-def marked(example: str) -> set[tuple[int, str]]:
-    return {
-        (row, code) for row, line in enumerate(example.splitlines(), start=1) for code in MARK.findall(line)
-    }
+marked = family_marks(r"JAX\d{3}")
 
 
 def findings(example: str, code: str) -> set[tuple[int, str]]:

@@ -4,15 +4,15 @@ ruled out by private module constants."""
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
 from jaxlint.linter import lint_source
+from marks import family_marks
 
 CODES = frozenset({"JAX101", "JAX404"})
-MARK = re.compile(r"#\s*(JAX\d{3})\b")
+marked = family_marks(r"JAX\d{3}")
 
 CASES = {
     "bound_method_of_an_instance_built_here": """
@@ -198,10 +198,6 @@ CASES = {
             return -x
         """,
 }
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

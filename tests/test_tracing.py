@@ -6,16 +6,16 @@ the case must stay quiet for every JAX1xx rule.
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
+from marks import family_marks
 
 TRACING = {code for code in all_rules() if code.startswith("JAX1")}
-MARK = re.compile(r"#\s*(JAX1\d\d)\b")
+marked = family_marks(r"JAX1\d\d")
 
 CASES = {
     # ---- JAX113: builtin comparisons ----------------------------------------------------------
@@ -629,10 +629,6 @@ def test_reducing_traced_masks_gives_a_tracer():
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(band)(jnp.ones(3))
-
-
-def marked(source: str) -> set[tuple[int, str]]:
-    return {(row, code) for row, line in enumerate(source.splitlines(), 1) for code in MARK.findall(line)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
