@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from jaxlint.findings import Finding
 from jaxlint.fixes import fix_until_stable
-from jaxlint.linter import parse_error
+from jaxlint.linter import Linted, parse_error
 from jaxlint.output import display_path
 from jaxlint.runner import Document, LintSettings, lint_document, load_document
 from jaxlint.source import SourceError
@@ -30,8 +30,7 @@ def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
         document = load_document(path, data)
     except SourceError as err:
         return BufferResult([parse_error(path, err)], data)
-    warnings: list[str] = []
-    findings, fixed_document, fixed = lint_in_memory(document, path, settings, warnings)
+    findings, fixed_document, fixed, warnings = lint_in_memory(document, path, settings)
     if not fixed:
         return BufferResult(findings, data, warnings=warnings)
     diff = document.diff(fixed_document, display_path(path)) if settings.diff else ""
@@ -39,19 +38,17 @@ def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
 
 
 def lint_in_memory(
-    document: Document, path: str, settings: LintSettings, warnings: list[str] | None = None
-) -> tuple[list[Finding], Document, Counter]:
-    """The findings left in a document that has no file of its own, the fixed document, and what
-    was fixed; the last lint's warnings (analyses cut short) go into `warnings` when given."""
+    document: Document, path: str, settings: LintSettings
+) -> tuple[list[Finding], Document, Counter, list[str]]:
+    """The findings left in a document that has no file of its own, the fixed document, what was
+    fixed, and the last lint's warnings (analyses cut short)."""
+    runs: list[Linted] = []
 
     def lint(document: Document) -> list[Finding]:  # the fixer re-lints after each pass
-        linted = lint_document(document, path, settings)
-        if warnings is not None:
-            warnings[:] = linted.warnings
-        return linted.findings
+        runs.append(lint_document(document, path, settings))
+        return runs[-1].findings
 
     if not (settings.fix or settings.diff):
-        return lint(document), document, Counter()
-
+        return lint(document), document, Counter(), runs[-1].warnings
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
-    return findings, fixed_document, fixed
+    return findings, fixed_document, fixed, runs[-1].warnings

@@ -52,7 +52,7 @@ def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding]
     The third value says whether the project allows unsafe fixes.
     """
     settings = FileSettings.for_path(path, fix=fix)
-    findings, fixed, _ = lint_in_memory(Module(source), str(path), settings.lint)
+    findings, fixed, _, _ = lint_in_memory(Module(source), str(path), settings.lint)
     return settings.kept(findings), fixed.source, settings.config.unsafe_fixes
 
 
