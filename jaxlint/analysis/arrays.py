@@ -15,13 +15,12 @@ name that may hold a NumPy array) is not known, and rules stay quiet about it.
 from __future__ import annotations
 
 import ast
-import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
-from jaxlint.analysis.at_text import names_before_at
+from jaxlint.analysis.at_text import mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -33,7 +32,6 @@ _ARRAY = "array"
 _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
-_AT_TEXT = re.compile(r"\.\s*at\s*\[")
 # Expressions `_array` may find to be an array, depending on what they read.
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
@@ -111,7 +109,7 @@ class ArrayFacts:
     @cached_property
     def at_updates_in_text(self) -> bool:
         """Whether `.at[` appears in the module's text at all (most modules: no)."""
-        return _AT_TEXT.search(self.module.source.text) is not None
+        return mentions_at(self.module.source.text)
 
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         value = self.module.value(expr)

@@ -13,6 +13,12 @@ import unicodedata
 _GAP = r"(?:\s|\\\r?\n|#[^\n]*\n)*"  # what may separate two tokens (each matched one way only)
 AT_CALL = re.compile(rf"\.{_GAP}at{_GAP}\[")
 _BLANK = " \t\f\r\n\\"  # between a name and its `.at`, without comments
+_AT_PLAIN = re.compile(r"\.\s*at\s*\[")  # `.at[` with only whitespace inside
+
+
+def mentions_at(text: str) -> bool:
+    """Whether `.at[` (whitespace allowed between the tokens) appears in the text: most modules, no."""
+    return _AT_PLAIN.search(text) is not None
 
 
 def names_before_at(text: str) -> frozenset[str] | None:

@@ -16,14 +16,13 @@ assert on.  On top of that the module answers the questions the purity rules ask
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.at_text import at_call_lines
+from jaxlint.analysis.at_text import at_call_lines, mentions_at
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.outer_objects import OuterObjects
 from jaxlint.analysis.tracing import Context, TracedFunction
@@ -53,7 +52,6 @@ class TracedNodes:
     loops: list[ast.stmt]
 
 
-_AT_UPDATE_TEXT = re.compile(r"\.\s*at\s*\[")
 
 
 class Effects(OuterObjects):
@@ -340,7 +338,7 @@ class Effects(OuterObjects):
         (discarded on purpose), globals and functions that call `locals()`/`vars()`/`eval`
         are left out."""
         found: list[Store] = []
-        if not _AT_UPDATE_TEXT.search(self.module.source.text):
+        if not mentions_at(self.module.source.text):
             return found  # no `.at[...]` anywhere: nothing to look for, in most modules
         names = self.names
         spans = at_call_lines(self.module.source.text)
