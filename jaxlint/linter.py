@@ -103,6 +103,7 @@ def lint_parsed(
         findings = _name_entry_points(findings, facts.traced_via_spans())
     findings.sort(key=Finding.sort_key)
     warnings = [cut_short_warning(fn, why) for fn, why in facts.cut_short()]
+    facts.release()
     if link is None:
         return Linted(findings, warnings=warnings)
     return Linted(findings, link.calls, link.deps - {path}, warnings)

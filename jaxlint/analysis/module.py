@@ -136,6 +136,12 @@ class ModuleFacts:
         module = self.project.name if self.project is not None else ""
         return ".".join([module, *reversed(parts)] if module else reversed(parts))
 
+    def release(self) -> None:
+        """Drop every fact once the rules are done. The analyses keep the facts they read, so
+        they form reference cycles that only the collector could free, walking all of them;
+        without this module's references, reference counting frees them at once."""
+        self.__dict__.clear()
+
     def traced_via_spans(self) -> list[tuple[int, int, str]]:
         """(first row, last row, entry point) of each function traced only from another module."""
         return [
