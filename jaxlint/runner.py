@@ -31,8 +31,10 @@ from jaxlint.suppression import apply_noqa
 
 # Below this much source, starting worker processes costs more than it saves.
 _SERIAL_BYTES = 256 * 1024
-# Chunks per worker: enough to balance uneven files, few enough to keep messages cheap.
-_CHUNKS_PER_WORKER = 8
+# Each chunk takes this share of what is left for every worker: large chunks first keep messages
+# few, ever smaller ones at the end keep the workers finishing together.
+_CHUNK_SHARE = 4
+_MIN_CHUNK_BYTES = 16 * 1024
 # Rounds of handing traced calls to the modules they enter: each file's own analysis already
 # follows calls through the modules it enters, so the sets settle in a round or two.
 _MAX_ROUNDS = 4
@@ -250,16 +252,20 @@ def worker_count() -> int:
 
 
 def _chunks(tasks: list[tuple[_Task, int]], workers: int) -> list[list[_Task]]:
-    """Largest files first, cut into chunks of about equal size, so no worker is left with the big file last."""
+    """Largest files first, cut into chunks that shrink as the work left does (guided scheduling),
+    so no worker is left with a big file or a big chunk last."""
     tasks = sorted(tasks, key=lambda t: -t[1])
-    target = max(sum(t[1] for t in tasks) // (workers * _CHUNKS_PER_WORKER), 1)
+    left = sum(t[1] for t in tasks)
     chunks, current, size = [], [], 0
+    target = max(left // (workers * _CHUNK_SHARE), _MIN_CHUNK_BYTES)
     for task, nbytes in tasks:
         current.append(task)
         size += nbytes
         if size >= target:
             chunks.append(current)
+            left -= size
             current, size = [], 0
+            target = max(left // (workers * _CHUNK_SHARE), _MIN_CHUNK_BYTES)
     if current:
         chunks.append(current)
     return chunks

@@ -6,7 +6,8 @@ import ast
 import gc
 
 from jaxlint.rule import iter_rules
-from jaxlint.runner import LintSettings, lint_document, lint_files, load_document
+from jaxlint.linter import lint_module
+from jaxlint.runner import LintSettings, _chunks, lint_document, lint_files, load_document
 
 TRACED = """\
 import jax
@@ -49,3 +50,30 @@ def test_a_module_linted_on_its_own_leaves_the_collector_as_it_was():
     assert [f.code for f in linted.findings] == ["JAX101"]
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_reference_counting_alone_frees_a_linted_module():
+    # The facts are dropped once the rules are done, so no cycle keeps the tree: the collection
+    # after each file has almost nothing to walk.
+    gc.collect()
+    gc.disable()
+    try:
+        linted = lint_module(TRACED, "m.py")
+        modules = [obj for obj in gc.get_objects() if isinstance(obj, ast.Module)]
+    finally:
+        gc.enable()
+    assert [f.code for f in linted.findings] == ["JAX101"]
+    assert modules == []
+
+
+def test_chunks_hold_every_file_once_largest_first_and_shrink_towards_the_end():
+    sizes = [500_000, 3_000, 250_000, *([20_000] * 60), 40_000, 1_000]
+    tasks = [((f"f{i}.py", None, ()), size) for i, size in enumerate(sizes)]
+    chunks = _chunks(tasks, 2)
+    flat = [task for chunk in chunks for task in chunk]
+    assert sorted(flat) == sorted(task for task, _ in tasks)
+    by_path = dict(tasks)
+    assert [by_path[t] for t in flat] == sorted(sizes, reverse=True)
+    chunk_bytes = [sum(by_path[t] for t in chunk) for chunk in chunks]
+    assert chunk_bytes[0] == 500_000  # the largest file opens the first chunk alone
+    assert chunk_bytes[-1] < chunk_bytes[1]  # the last ones are small, so workers finish together

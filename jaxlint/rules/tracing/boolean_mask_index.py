@@ -67,8 +67,8 @@ class BooleanMaskIndex(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)):
+            for node in module.unguarded(fn, ast.Subscript):
+                if not isinstance(node.ctx, ast.Load):
                     continue
                 index = node.slice
                 parts = index.elts if isinstance(index, ast.Tuple) else [index]

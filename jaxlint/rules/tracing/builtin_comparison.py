@@ -132,8 +132,8 @@ class BuiltinComparisonOnTracer(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not isinstance(node, ast.Call) or any(k.arg == "key" for k in node.keywords):
+            for node in module.unguarded(fn, ast.Call):
+                if any(k.arg == "key" for k in node.keywords):
                     continue
                 name = module.qualname(node.func)
                 func = _COMPARING.get(name) or _TRUTH.get(name)

@@ -113,8 +113,8 @@ class NumpyOnTracer(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            for node in module.unguarded(fn, ast.Subscript):
+                if isinstance(node.ctx, ast.Load):
                     index = node.slice
                     parts = index.elts if isinstance(index, ast.Tuple) else [index]
                     if any(module.is_abstract(p) for p in parts) and module.arrays.numpy_array(node.value):
@@ -124,9 +124,7 @@ class NumpyOnTracer(Rule):
                             f"`{table}` is a NumPy array indexed by a traced value: NumPy converts the index "
                             f"with `__array__`/`__index__`, which a tracer refuses; use `jnp.asarray({table})[...]`",
                         )
-                    continue
-                if not isinstance(node, ast.Call):
-                    continue
+            for node in module.unguarded(fn, ast.Call):
                 name = module.qualname(node.func)
                 if name is None:
                     continue

@@ -81,9 +81,7 @@ class SizelessNonzero(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not isinstance(node, ast.Call):
-                    continue
+            for node in module.unguarded(fn, ast.Call):
                 if _method_nonzero(module, node):
                     report(node, "`.nonzero()` without `size=` has a data-dependent output shape; use "
                                  "`jnp.nonzero(x, size=k, fill_value=...)`")

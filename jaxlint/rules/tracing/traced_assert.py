@@ -65,8 +65,8 @@ class TracedAssert(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if isinstance(node, ast.Assert) and module.is_abstract_array(node.test):
+            for node in module.unguarded(fn, ast.Assert):
+                if module.is_abstract_array(node.test):
                     report(
                         node.test,
                         f"`assert` on traced value `{module.source.snippet(node.test)}` cannot be checked "

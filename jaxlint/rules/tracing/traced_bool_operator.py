@@ -79,8 +79,8 @@ class TracedBoolOperator(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            tests = {id(n.test) for n in module.unguarded_body(fn) if isinstance(n, _TESTS)}
-            for node in module.unguarded_body(fn):
+            tests = {id(n.test) for kind in _TESTS for n in module.unguarded(fn, kind)}
+            for node in [*module.unguarded(fn, ast.BoolOp), *module.unguarded(fn, ast.UnaryOp)]:
                 if id(node) in tests:
                     continue
                 if isinstance(node, ast.BoolOp):

@@ -90,8 +90,8 @@ class TracedConversion(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not (isinstance(node, ast.Call) and len(node.args) == 1):
+            for node in module.unguarded(fn, ast.Call):
+                if len(node.args) != 1:
                     continue
                 name = module.qualname(node.func)
                 arg = node.args[0]

@@ -210,8 +210,8 @@ class TracedIf(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if isinstance(node, (ast.If, ast.IfExp)) and module.is_abstract_array(node.test):
+            for node in [*module.unguarded(fn, ast.If), *module.unguarded(fn, ast.IfExp)]:
+                if module.is_abstract_array(node.test):
                     kind = "conditional expression" if isinstance(node, ast.IfExp) else "`if`"
                     report(
                         node.test,

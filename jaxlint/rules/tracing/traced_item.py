@@ -69,10 +69,9 @@ class TracedItem(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
+            for node in module.unguarded(fn, ast.Call):
                 if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
+                    isinstance(node.func, ast.Attribute)
                     and node.func.attr in _METHODS
                     and not node.args
                     and module.is_abstract(node.func.value)

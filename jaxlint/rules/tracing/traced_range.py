@@ -79,10 +79,9 @@ class TracedRange(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
+            for node in module.unguarded(fn, ast.Call):
                 if (
-                    isinstance(node, ast.Call)
-                    and module.qualname(node.func) == "builtins.range"
+                    module.qualname(node.func) == "builtins.range"
                     and any(module.is_abstract(a) for a in node.args)
                 ):
                     report(

@@ -114,9 +114,7 @@ class TracedShape(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not isinstance(node, ast.Call):
-                    continue
+            for node in module.unguarded(fn, ast.Call):
                 for arg in _shape_arguments(module, node):
                     if module.is_abstract(arg):
                         report(

@@ -60,9 +60,7 @@ class TracedSlice(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if not isinstance(node, ast.Subscript):
-                    continue
+            for node in module.unguarded(fn, ast.Subscript):
                 parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
                 for part in parts:
                     if isinstance(part, ast.Slice) and any(

@@ -92,8 +92,8 @@ class TracedWhile(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
-            for node in module.unguarded_body(fn):
-                if isinstance(node, ast.While) and module.is_abstract_array(node.test):
+            for node in module.unguarded(fn, ast.While):
+                if module.is_abstract_array(node.test):
                     report(
                         node.test,
                         f"Python `while` on traced condition `{module.source.snippet(node.test)}`: "
