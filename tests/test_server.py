@@ -34,10 +34,15 @@ class Editor:
         self.root = root
         self.client = LanguageClient("test-editor", "1")
         self.published: asyncio.Queue = asyncio.Queue()
+        self.logged: list[types.LogMessageParams] = []
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
             self.published.put_nowait(params)
+
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        def on_log(params: types.LogMessageParams) -> None:
+            self.logged.append(params)
 
     async def start(self) -> types.InitializeResult:
         await self.client.start_io(sys.executable, "-m", "jaxlint", "server", cwd=str(self.root))
@@ -223,3 +228,40 @@ def test_positions_are_in_utf16_code_units(tmp_path):
         await editor.stop()
 
     run(session())
+
+
+DEEP = "import jax\n\n\n@jax.jit\ndef deep(x):\n    y = x" + "[0]" * 600 + "\n    if y > 0:\n        return y\n    return x\n"
+
+
+def test_an_analysis_cut_short_is_named_in_the_editors_log_once(tmp_path):
+    path = tmp_path / "deep.py"
+    path.write_text(DEEP)
+    uri = path.as_uri()
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        client = editor.client
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=DEEP)
+            )
+        )
+        await editor.diagnostics(uri, 1)
+        client.text_document_did_change(  # the same warning again: not logged twice
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=DEEP + "\n")],
+            )
+        )
+        await editor.diagnostics(uri, 2)
+        await editor.stop()
+        return [(m.type, m.message) for m in editor.logged if m.message.startswith("jaxlint:")]
+
+    assert run(session()) == [
+        (
+            types.MessageType.Warning,
+            "jaxlint: deep.py: the analysis of `deep` (line 5) was cut short (an expression in it is nested too "
+            "deeply to follow); findings in it may be missing",
+        )
+    ]

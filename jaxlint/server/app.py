@@ -46,14 +46,15 @@ def document_path(document: TextDocument) -> Path:
     return Path(path) if path else Path.cwd() / "untitled.py"
 
 
-def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding], str, bool]:
+def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding], str, bool, list[str]]:
     """The findings kept for `source` linted as the file `path` with its project's settings, and the fixed source.
 
-    The third value says whether the project allows unsafe fixes.
+    The third value says whether the project allows unsafe fixes; the fourth names the analyses
+    cut short (findings may be missing there).
     """
     settings = FileSettings.for_path(path, fix=fix)
-    findings, fixed, _, _ = lint_in_memory(Module(source), str(path), settings.lint)
-    return settings.kept(findings), fixed.source, settings.config.unsafe_fixes
+    findings, fixed, _, warnings = lint_in_memory(Module(source), str(path), settings.lint)
+    return settings.kept(findings), fixed.source, settings.config.unsafe_fixes, warnings
 
 
 class JaxlintServer(LanguageServer):
@@ -62,6 +63,7 @@ class JaxlintServer(LanguageServer):
             "jaxlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
         )
         self.linted: dict[str, Linted] = {}
+        self.warned: dict[str, list[str]] = {}  # the cut-short warnings last logged for each document
         self.pending: dict[str, asyncio.Task] = {}
         # One worker: analyses queue up instead of competing for the interpreter with the event loop.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxlint-lint")
@@ -85,7 +87,7 @@ class JaxlintServer(LanguageServer):
         version, source = document.version, document.source
         loop = asyncio.get_running_loop()
         try:
-            findings, _, unsafe = await loop.run_in_executor(
+            findings, _, unsafe, warnings = await loop.run_in_executor(
                 self.worker, lint_text, source, document_path(document)
             )
         except ConfigError as exc:
@@ -100,11 +102,23 @@ class JaxlintServer(LanguageServer):
         if current.version != version:
             return  # edited meanwhile: the newer version's analysis will publish
         self.linted[uri] = Linted(version, findings, unsafe)
+        self._log_warnings(uri, document_path(current), warnings)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri, version=version, diagnostics=[diagnostic(current, f) for f in findings]
             )
         )
+
+    def _log_warnings(self, uri: str, path: Path, warnings: list[str]) -> None:
+        """Name the analyses cut short in the editor's log, as `check` does on standard error:
+        once when they appear or change, not on every keystroke."""
+        if self.warned.get(uri, []) == warnings:
+            return
+        self.warned[uri] = warnings
+        for warning in warnings:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Warning, message=f"jaxlint: {path.name}: {warning}")
+            )
 
 
 server = JaxlintServer()
@@ -132,6 +146,7 @@ def did_close(ls: JaxlintServer, params: types.DidCloseTextDocumentParams) -> No
     if pending is not None:
         pending.cancel()
     ls.linted.pop(uri, None)
+    ls.warned.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -174,7 +189,7 @@ async def code_action(ls: JaxlintServer, params: types.CodeActionParams) -> list
     if asked_fix_all or (not only and fixable):
         loop = asyncio.get_running_loop()
         path = document_path(document)
-        _, fixed, _ = await loop.run_in_executor(ls.worker, lint_text, document.source, path, True)
+        _, fixed, _, _ = await loop.run_in_executor(ls.worker, lint_text, document.source, path, True)
         action = actions.fix_all(document, fixed)
         if action is not None:
             result.append(action)
