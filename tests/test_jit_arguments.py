@@ -833,6 +833,61 @@ def test_static_array_under_an_outer_transformation_through_the_cli(cli, make_fi
     ]
 
 
+PROJECT_ALIASES = {
+    "mylib/__init__.py": "",
+    "mylib/types.py": """
+        import jax
+
+        Array = jax.Array
+        IntArray = jax.Array
+        Shape = tuple
+        """,
+    "mylib/ops.py": """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from mylib.types import Array, IntArray, Shape
+        from mylib import types
+
+        Table = types.Array
+
+        @partial(jax.jit, static_argnames=("table",))
+        def lookup(i, table: Array):
+            return table[i]
+
+        @partial(jax.jit, static_argnums=(1, 2))
+        def gather(x, index: "IntArray", width: Table):
+            return x[index]
+
+        @partial(jax.jit, static_argnames=("shape",))
+        def zeros(shape: Shape):
+            return jnp.zeros(shape)
+        """,
+}
+
+
+def test_static_arguments_annotated_with_a_projects_own_array_alias(cli, make_files, monkeypatch):
+    # A file linted without its package cannot follow `Array` to `jax.Array`: the name says it.
+    make_files(PROJECT_ALIASES)
+    out = cli("check", "--output-format", "json", "--select", "JAX302", "mylib/ops.py")
+    assert [(f["location"]["row"], f["message"].split(":")[0]) for f in out.json] == [
+        (10, "static argument `table` is annotated as an array (`Array`)"),
+        (14, "static argument `index` is annotated as an array (`IntArray`)"),
+        (14, "static argument `width` is annotated as an array (`Table`)"),
+    ]
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    monkeypatch.syspath_prepend(".")
+    from mylib import ops
+
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        ops.lookup(0, jnp.arange(3))
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        ops.gather(jnp.arange(3), jnp.arange(2), jnp.arange(2))
+    assert ops.zeros((2,)).shape == (2,)  # `Shape` is a tuple: hashable, and quiet
+
+
 def test_filtering_transformations_key_on_objects_made_per_iteration():
     """What JAX303 says of `eqx.filter_jit` and `nnx.jit`: a new transformation or lambda per
     iteration, or an `nnx.Optimizer` around a new optax transformation, compiles again."""

@@ -53,6 +53,9 @@ def array_function(name: str | None) -> bool:
 # Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
 # value declared to take arrays and declared static fails for every array it is given).
 _DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
+# Packages whose types the tables above know: their other `...Array` types (`jax.core.ShapedArray`)
+# are not arrays.
+_TABLED_PACKAGES = frozenset({*jax_api.MODELLED_PACKAGES, "jaxlib", "numpy", "jaxtyping", "typing", "builtins"})
 _UNIONS = frozenset({"typing.Union"})
 # A sequence of arrays is no more hashable than an array: hashing a tuple hashes its items.
 _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
@@ -76,7 +79,7 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     if name is None:
         return False
     if not isinstance(annotation, ast.Subscript):
-        return name in _DECLARED_ARRAYS
+        return name in _DECLARED_ARRAYS or _array_alias(name)
     inner = annotation.slice
     members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
     if name in _UNIONS:
@@ -87,6 +90,13 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
         return declares_array(members[0], module)
     return False
+
+
+def _array_alias(name: str) -> bool:
+    """A project's own array type (`from mylib.types import Array, IntArray`; `Array = space.Array`):
+    JAX projects name their aliases of `jax.Array` so, and a file linted without its package
+    cannot follow the alias to its definition."""
+    return name.rsplit(".", 1)[-1].endswith("Array") and name.split(".", 1)[0] not in _TABLED_PACKAGES
 
 
 class ArrayFacts:

@@ -11,4 +11,8 @@ JIT_SIGNATURE_LIMITATIONS = """
     `static_argnames` or `donate_argnums` computed at run time. Arguments are judged by what
     the calling code shows of them (a literal, an array-returning call, an annotation); an
     argument made by an unknown call is unknown, and unknown arguments are never reported.
+    An annotation naming a type of another project (not JAX, NumPy, jaxtyping or the
+    frameworks the tables know) is taken for an array when its name is `Array` or ends in
+    `Array`, as JAX projects name their aliases of `jax.Array`: a hashable class of a project
+    so named would be reported.
     """

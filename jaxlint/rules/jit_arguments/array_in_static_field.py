@@ -22,7 +22,8 @@ class ArrayInStaticField(Rule):
     summary = "A pytree field declared static (`eqx.field(static=True)`, `pytree_node=False`) holds an array"
     what = """
         Checks for dataclass fields annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
-        `np.ndarray`, a jaxtyping array, or a union of only those) and declared static:
+        `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array`, or a
+        union of only those) and declared static:
         `eqx.field(static=True)`, `flax.struct.field(pytree_node=False)`, or
         `dataclasses.field(metadata=dict(static=True))` in a class registered with
         `jax.tree_util.register_dataclass`.

@@ -41,8 +41,9 @@ class UnhashableStaticArgument(Rule):
     what = """
         Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
         another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
-        `np.ndarray`, a jaxtyping array, a sequence of them such as `Sequence[ArrayLike]`, or a
-        union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
+        `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array` such as
+        `from mylib.types import Array, IntArray`, a sequence of them such as
+        `Sequence[ArrayLike]`, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
         `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
         traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
