@@ -18,6 +18,32 @@ TRACING = {code for code in all_rules() if code.startswith("JAX1")}
 marked = family_marks(r"JAX1\d\d")
 
 CASES = {
+    # ---- a pytree's element picked by a traced index is an array -----------------------------
+    "carry_element_indexed_by_the_loop_index": """
+        import jax
+
+        def update(i, carry):
+            bullets, total = carry
+            j = 4 - i
+            step = 1 if bullets[j, 2] else -1  # JAX101
+            return bullets, total + step
+
+        def run(bullets):
+            return jax.lax.fori_loop(0, 5, update, (bullets, 0))
+        """,
+    "carry_item_picked_by_a_static_index_quiet": """
+        import jax
+        import replay
+
+        def update(i, carry):
+            pending = carry[0]  # an item of a carry of unknown structure: maybe a tuple
+            if pending:
+                return carry
+            return carry
+
+        def run():
+            return jax.lax.fori_loop(0, 3, update, replay.initial_state())
+        """,
     # ---- JAX113: builtin comparisons ----------------------------------------------------------
     "minmax_on_a_vmapped_pytree_leaf": """
         import jax
@@ -503,6 +529,20 @@ def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
     table = np.array([0.5, 0.25, 0.25])
     with pytest.raises(jax.errors.TracerArrayConversionError):
         jax.jit(lambda i: table[i])(1)
+
+
+def test_branching_on_a_carry_element_at_the_loop_index_fails_under_jax():
+    """What JAX101 says of `bullets[j, 2]` with `j` computed from a `fori_loop` index."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def update(i, carry):
+        bullets, total = carry
+        step = 1 if bullets[4 - i, 2] else -1
+        return bullets, total + step
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.lax.fori_loop(0, 5, update, (jnp.ones((5, 3)), 0))
 
 
 def test_branching_on_a_named_tuple_carry_field_fails_under_jax():

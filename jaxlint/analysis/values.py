@@ -452,7 +452,9 @@ class _FunctionRun(CallEvaluation):
         if base.traced:
             if base.array:
                 return TRACED_ARRAY if not base.boolean else TRACED_BOOL
-            return TRACED
+            # A list, tuple or dict of a pytree cannot take a tracer as its index or key:
+            # indexed by one, the value is an array (or the indexing fails anyway).
+            return TRACED_ARRAY if index.traced else TRACED
         if index.traced:
             return TRACED_ARRAY
         if base.trace is Trace.STATIC and index.trace is Trace.STATIC:
