@@ -31,6 +31,23 @@ CASES = {
         def run(bullets):
             return jax.lax.fori_loop(0, 5, update, (bullets, 0))
         """,
+    # ---- tree_map's function gets leaves: a leaf of a traced tree is a traced array ----------
+    "branch_on_a_leaf_in_a_jitted_tree_map": """
+        import jax
+
+        @jax.jit
+        def masked_copy(new, old, mask):
+            return jax.tree_util.tree_map(lambda a, b, m: a if m else b, new, old, mask)  # JAX101
+        """,
+    "branch_on_a_leafs_path_quiet": """
+        import jax
+
+        @jax.jit
+        def decay(params):
+            return jax.tree_util.tree_map_with_path(
+                lambda path, p: p if path[-1].key == "bias" else 0.9 * p, params
+            )
+        """,
     "carry_item_picked_by_a_static_index_quiet": """
         import jax
         import replay
@@ -543,6 +560,18 @@ def test_branching_on_a_carry_element_at_the_loop_index_fails_under_jax():
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.lax.fori_loop(0, 5, update, (jnp.ones((5, 3)), 0))
+
+
+def test_branching_on_a_tree_map_leaf_fails_under_jit_and_on_a_path_does_not():
+    """What JAX101 says of a `tree_map` function that branches on a leaf of a traced tree."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    tree = {"w": jnp.ones(2), "bias": jnp.zeros(2)}
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda t, m: jax.tree_util.tree_map(lambda a, k: a if k else -a, t, m))(tree, {"w": True, "bias": False})
+    by_path = jax.jit(lambda t: jax.tree_util.tree_map_with_path(lambda p, a: a if p[-1].key == "bias" else 0.9 * a, t))
+    assert float(by_path(tree)["w"][0]) == pytest.approx(0.9)
 
 
 def test_branching_on_a_named_tuple_carry_field_fails_under_jax():

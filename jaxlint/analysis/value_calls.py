@@ -67,12 +67,16 @@ class CallEvaluation:
             return STATIC
         if callee in jax_api.TREE_MAPS:
             trees = args[1:]
-            leaf = Value(join_all(trees).trace) if trees else UNKNOWN
-            result = leaf
+            # The function gets one leaf of each tree: a leaf of a traced tree is a tracer, an
+            # array (unless `is_leaf` stops the flattening at subtrees of its choosing).
+            whole = "is_leaf" in kwargs
+            leaves = [Value(t.trace, array=t.traced and not whole) for t in trees]
+            result = leaf = Value(join_all(trees).trace) if trees else UNKNOWN
             if node.args:
                 fn = self.eval(node.args[0], env)
                 if fn.function is not None:
-                    result = join(leaf, self._call_function(fn.function, node, [leaf] * len(trees), {}))
+                    paths = [STATIC] if callee.endswith("_with_path") else []
+                    result = join(leaf, self._call_function(fn.function, node, [*paths, *leaves], {}))
             return strip(result)
         if callee in jax_api.TREE_PASSTHROUGH:
             if not args:
