@@ -48,6 +48,47 @@ CASES = {
                 lambda path, p: p if path[-1].key == "bias" else 0.9 * p, params
             )
         """,
+    # ---- fields of the module's own pytree classes ----------------------------------------------
+    "array_field_of_an_annotated_pytree_parameter": """
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Board:
+            cells: jax.Array
+            turn: jax.Array
+            size: int = dataclasses.field(default=3, metadata=dict(static=True))
+
+        @jax.jit
+        def play(board: Board, at):
+            board = dataclasses.replace(board, cells=board.cells.at[at].set(1))
+            mark = 1 if board.turn == 0 else -1  # JAX101
+            if board.size > 2:
+                mark = mark * 2
+            return dataclasses.replace(board, turn=1 - board.turn), mark
+        """,
+    "fields_of_unknown_or_rebound_instances_quiet": """
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+        from somewhere import Config
+
+        @dataclasses.dataclass
+        class Board:
+            cells: jax.Array
+            turn: jax.Array
+
+        @jax.jit
+        def play(board: Board, config: Config, other):
+            if config.turn == 0:  # a class of another module: its fields may be static
+                return board
+            board = other
+            if board.turn == 0:  # no longer the annotated parameter
+                return board
+            return board
+        """,
     "carry_item_picked_by_a_static_index_quiet": """
         import jax
         import replay
@@ -572,6 +613,30 @@ def test_branching_on_a_tree_map_leaf_fails_under_jit_and_on_a_path_does_not():
         jax.jit(lambda t, m: jax.tree_util.tree_map(lambda a, k: a if k else -a, t, m))(tree, {"w": True, "bias": False})
     by_path = jax.jit(lambda t: jax.tree_util.tree_map_with_path(lambda p, a: a if p[-1].key == "bias" else 0.9 * a, t))
     assert float(by_path(tree)["w"][0]) == pytest.approx(0.9)
+
+
+def test_branching_on_an_array_field_of_a_pytree_argument_fails_under_jax():
+    """What JAX101 says of `board.turn == 0` for a dataclass pytree argument of a jitted function;
+    a static field of it is a Python value."""
+    jax = pytest.importorskip("jax")
+    import dataclasses
+    import jax.numpy as jnp
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Board:
+        turn: jax.Array
+        size: int = dataclasses.field(default=3, metadata=dict(static=True))
+
+    def by_size(board: Board):
+        return board.turn * 2 if board.size > 2 else board.turn
+
+    def by_turn(board: Board):
+        return 1 if board.turn == 0 else -1
+
+    assert int(jax.jit(by_size)(Board(jnp.int32(1)))) == 2
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(by_turn)(Board(jnp.int32(0)))
 
 
 def test_branching_on_a_named_tuple_carry_field_fails_under_jax():

@@ -61,7 +61,7 @@ _UNIONS = frozenset({"typing.Union"})
 _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
 
 
-def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
+def declares_array(annotation: ast.expr | None, names: Names) -> bool:
     """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
     (`Sequence[ArrayLike]`), or a union of only those."""
     from jaxlint.analysis.module import annotation_name
@@ -69,13 +69,13 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     if annotation is None:
         return False
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return declares_array(annotation.left, module) and declares_array(annotation.right, module)
+        return declares_array(annotation.left, names) and declares_array(annotation.right, names)
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        annotation, _ = annotation_name(annotation, module.names)
+        annotation, _ = annotation_name(annotation, names)
         if annotation is None:
             return False
     target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    name = module.qualname(target)
+    name = names.qualname(target)
     if name is None:
         return False
     if not isinstance(annotation, ast.Subscript):
@@ -83,12 +83,12 @@ def declares_array(annotation: ast.expr | None, module: "ModuleFacts") -> bool:
     inner = annotation.slice
     members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
     if name in _UNIONS:
-        return bool(members) and all(declares_array(m, module) for m in members)
+        return bool(members) and all(declares_array(m, names) for m in members)
     if name in _SEQUENCES:
         items = [m for m in members if not (isinstance(m, ast.Constant) and m.value is Ellipsis)]
-        return bool(items) and all(declares_array(m, module) for m in items)
+        return bool(items) and all(declares_array(m, names) for m in items)
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
-        return declares_array(members[0], module)
+        return declares_array(members[0], names)
     return False
 
 

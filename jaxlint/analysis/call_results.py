@@ -50,8 +50,8 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
     if base.traced:
         if name == "items":
             return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
-        if name in ("values", "get", "pop", "copy"):
-            return TRACED
+        if name in ("values", "get", "pop", "copy") or (name == "replace" and not base.array):
+            return TRACED  # `state.replace(...)`: a copy of a traced pytree dataclass
         if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
                                   "multiply", "divide", "apply", "power", "dot",
                                   "transpose", "squeeze", "ravel", "flatten", "clip", "std",

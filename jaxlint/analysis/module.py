@@ -314,7 +314,15 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if has_default(fn, param):
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
+    if _names_module_class(param.annotation, names):
+        return TRACED  # a pytree of the module's own class: traced, but not an array
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+def _names_module_class(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether an annotation is a class defined in this module (`state: State`)."""
+    annotation, _ = annotation_name(annotation, names)
+    return isinstance(annotation, ast.Name) and isinstance(names.definition(annotation), ast.ClassDef)
 
 
 def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:

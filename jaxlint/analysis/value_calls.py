@@ -89,6 +89,8 @@ class CallEvaluation:
             return replace(first, array=False, boolean=False, function=None)
         if callee == "functools.reduce" and len(args) >= 2:
             return self._reduce(node, args)
+        if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:
+            return TRACED  # a copy of a traced pytree dataclass
         if callee.startswith("builtins."):
             return builtin_result(callee[9:], args)
         if callee in jax_api.INTEGER_HELPERS:

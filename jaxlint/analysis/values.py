@@ -37,6 +37,7 @@ from jaxlint.analysis.lattice import (
 )
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.module_constants import ModuleConstants
+from jaxlint.analysis.pytree_fields import array_field
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import (
     STAGED,
@@ -398,8 +399,9 @@ class _FunctionRun(CallEvaluation):
             return TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
-            # may be static (dataclass metadata, equinox static fields).
-            return UNKNOWN
+            # may be static (dataclass metadata, equinox static fields), unless its class
+            # is one of the module's and declares the field an array.
+            return TRACED_ARRAY if array_field(self.fn, node, self.names) else UNKNOWN
         if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
             # Methods of the same class stay followable.
             method = self._method(node.attr)

@@ -123,7 +123,7 @@ class ArrayInStaticField(Rule):
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                     continue
                 how = _declared_static(stmt.value, registered, module)
-                if how and declares_array(stmt.annotation, module):
+                if how and declares_array(stmt.annotation, module.names):
                     report(
                         stmt.target,
                         f"field `{stmt.target.id}` is an array declared static ({how}): JAX hashes and compares "

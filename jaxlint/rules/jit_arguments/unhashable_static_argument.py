@@ -267,7 +267,7 @@ def _annotated(param: ast.arg, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
     if name is None and not isinstance(annotation, ast.BinOp):
         return None
-    if declares_array(annotation, module):
+    if declares_array(annotation, module.names):
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"

@@ -10,7 +10,9 @@ TRACED_VALUE_LIMITATIONS = """
     through such a call is missed. Functions of the same module, and of the project's own
     modules when called with a traced argument, are followed in their calling context.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
-    a `lax` loop built from its initial value); elsewhere they are unknown. An item of a traced
+    a `lax` loop built from its initial value, or a parameter annotated with a class of the
+    module that annotates the field as an array and does not declare it static, read before
+    any copy that replaces it); elsewhere they are unknown. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and

@@ -1,0 +1,72 @@
+"""Fields of the module's own pytree classes: which attribute of a traced instance is a traced array.
+
+A class defined in the module that annotates a field as an array (`turn: jax.Array`,
+`board: Array`) and does not declare it static holds that array as a pytree leaf, so in a
+traced instance the field is a traced array. The instance's class is known from the
+annotation of the parameter it arrives in (`def step(state: State, ...)`), kept while the
+function only rebinds the name to copies of it (`state = state.replace(...)`,
+`dataclasses.replace(state, ...)`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.arrays import declares_array
+from jaxlint.analysis.names import FunctionNode, Names
+
+# Copies of a dataclass instance with some fields replaced: still the same class.
+_COPIES = frozenset({"replace", "_replace"})
+# Keywords of field specifiers (`flax.struct.field`, `eqx.field`, `dataclasses.field`, ...) that
+# can make a field static: a field given any of them is left unknown.
+_STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
+# How far up the module's own base classes a field is looked for.
+_MAX_BASES = 8
+
+
+def array_field(fn: FunctionNode, node: ast.Attribute, names: Names) -> bool:
+    """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares an array."""
+    base = node.value
+    if not isinstance(base, ast.Name) or isinstance(fn, ast.Lambda):
+        return False
+    args = fn.args
+    param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+    if param is None or param.annotation is None or not _keeps_class(fn, base.id, node.attr, names):
+        return False
+    annotation = param.annotation
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
+        annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
+    cls = names.definition(annotation, names.enclosing_scope(fn)) if isinstance(annotation, ast.Name) else None
+    for _ in range(_MAX_BASES):
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr:
+                return not _maybe_static(stmt.value) and declares_array(stmt.annotation, names)
+        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
+        cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
+    return False
+
+
+def _keeps_class(fn: FunctionNode, name: str, field: str, names: Names) -> bool:
+    """The parameter is rebound in `fn` only to copies of itself that leave `field` as it was
+    (a replaced field may hold a Python value now)."""
+    scope = names.scope_of(fn)
+    if name in scope.other:
+        return False
+    return all(_copy_of(value, name, field, names) for value in scope.assigned.get(name, ()))
+
+
+def _copy_of(value: ast.expr, name: str, field: str, names: Names) -> bool:
+    """`name.replace(...)`, `name._replace(...)` or `dataclasses.replace(name, ...)`, not given `field`."""
+    if not isinstance(value, ast.Call) or any(k.arg in (field, None) for k in value.keywords):
+        return False
+    func = value.func
+    if names.qualname(func) == "dataclasses.replace":
+        first = value.args[0] if value.args else None
+        return isinstance(first, ast.Name) and first.id == name
+    return isinstance(func, ast.Attribute) and func.attr in _COPIES and isinstance(func.value, ast.Name) and func.value.id == name
+
+
+def _maybe_static(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Call) and any(k.arg in _STATIC_KEYWORDS for k in value.keywords)
