@@ -153,3 +153,11 @@ def test_the_walk_module_imports_on_its_own():
 
     done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.walk"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
+    from jaxlint.analysis.names import attribute_spellings
+
+    spellings = attribute_spellings(["jax.jit", "jax.checkpoint", "jax.tree_util.tree_map"])
+    assert {"jit", "pjit", "checkpoint", "remat", "tree_map", "map"} <= spellings
+    assert "reshape" not in spellings

@@ -61,6 +61,17 @@ def canonical(name: str) -> str:
     return name
 
 
+def attribute_spellings(qualnames) -> frozenset[str]:
+    """Every attribute name a call `x.attr(...)` can end in and still resolve to one of these
+    qualified names: their last parts, and those of the aliases `canonical` rewrites to them."""
+    lasts = {name.rsplit(".", 1)[-1] for name in qualnames}
+    lasts.update(alias.rsplit(".", 1)[-1] for alias, name in _CANONICAL.items() if name.rsplit(".", 1)[-1] in lasts)
+    for prefix, replacement in _REWRITTEN_PREFIXES:  # `jax.tree.map` is `jax.tree_util.tree_map`
+        stem = replacement.rsplit(".", 1)[-1]
+        lasts.update(last[len(stem):] for last in list(lasts) if stem and last.startswith(stem))
+    return frozenset(lasts)
+
+
 # JAX's private implementation packages and the public namespace that re-exports their
 # names, with the sub-namespaces that stay public under it (MIRROR: the whole layout does).
 # `jax._src.numpy.lax_numpy.where` is `jax.numpy.where`; `jax._src.lax.control_flow.loops.fori_loop`

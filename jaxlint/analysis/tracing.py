@@ -21,11 +21,17 @@ from jaxlint.analysis.entry_points import (
     SCHEDULE_KEYWORDS,
     entry_functions,
 )
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope, attribute_spellings
 
 PARTIAL = frozenset({"functools.partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
 SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
+_SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for name in names)
+# What a method call must be named to matter to `discover`: most calls (`x.reshape(...)`,
+# `self.layer(...)`) are not looked up at all.
+_DISCOVERED_ATTRIBUTES = attribute_spellings(
+    [*jax_api.TRANSFORMS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS]
+) | _REGISTERING_METHODS
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
@@ -168,7 +174,14 @@ def discover(names: Names) -> Discovery:
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
             )
     for call, scope in names.calls:
-        callee = names.qualname(call.func, scope)
+        func = call.func
+        if (
+            func.__class__ is ast.Attribute
+            and func.attr not in _DISCOVERED_ATTRIBUTES
+            and not any(k.arg in _SCHEDULE_NAMES for k in call.keywords)
+        ):
+            continue
+        callee = names.qualname(func, scope)
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
