@@ -189,6 +189,7 @@ class Names:
         calls = self.calls
         fields_of = _FIELDS
         Name, Attribute, Constant, Call, Load = ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Load
+        Subscript, BinOp, Compare, Tuple, Expr = ast.Subscript, ast.BinOp, ast.Compare, ast.Tuple, ast.Expr
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
             node = pop()
@@ -204,20 +205,39 @@ class Names:
                 continue
             if cls is Constant:
                 continue
+            # The next most common nodes, their children pushed in field order as below.
             if cls is Call:
                 calls.append((node, scope))
-            else:
-                special = _SPECIAL.get(cls)
-                if special is not None:
-                    if special is _SKIP:
-                        continue
-                    if special is _LEAVE:
-                        scope, function = node.scope, node.function
-                        continue
-                    entered = special(self, node, scope, function, stack)
-                    if entered is not None:
-                        scope, function = entered
+                push(node.func)
+                extend(node.args)
+                for keyword in node.keywords:  # a keyword node binds and reads nothing itself
+                    push(keyword.value)
+                continue
+            if cls is Subscript or cls is BinOp:
+                push(node.value if cls is Subscript else node.left)
+                push(node.slice if cls is Subscript else node.right)
+                continue
+            if cls is Tuple:
+                extend(node.elts)
+                continue
+            if cls is Compare:
+                push(node.left)
+                extend(node.comparators)
+                continue
+            if cls is Expr:
+                push(node.value)
+                continue
+            special = _SPECIAL.get(cls)
+            if special is not None:
+                if special is _SKIP:
                     continue
+                if special is _LEAVE:
+                    scope, function = node.scope, node.function
+                    continue
+                entered = special(self, node, scope, function, stack)
+                if entered is not None:
+                    scope, function = entered
+                continue
             fields = fields_of.get(cls)
             if fields is None:
                 fields = node_fields(cls)
