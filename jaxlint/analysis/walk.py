@@ -12,6 +12,7 @@ from typing import Iterator
 
 # The node types that open a function scope (`names.FUNCTION_TYPES`, which imports this module).
 _FUNCTION_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+_SCOPE_CLASSES = _FUNCTION_CLASSES | {ast.ClassDef}
 
 _AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -82,6 +83,41 @@ def nodes_run_with(roots: list[ast.AST]) -> list[ast.AST]:
                 extend(node.decorator_list)
             extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
             continue
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
+    return out
+
+
+def body_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's (or module's) own body, nested functions and classes excluded.
+
+    The statements of the body are walked whatever they are, and so are a nested def's
+    decorators; below them a def or lambda stands for its decorators only and a class for nothing.
+    """
+    roots: list = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    stack = list(roots)
+    walked = {id(n) for n in roots if n.__class__ in _SCOPE_CLASSES}  # scopes walked all the same
+    out: list[ast.AST] = []
+    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
+    scopes, not_nodes, fields_of = _SCOPE_CLASSES, _NOT_NODES, _FIELDS
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls in not_nodes:
+            continue  # a `None` or a name from a list field
+        if cls in scopes and id(node) not in walked:
+            if cls is not ast.Lambda and cls is not ast.ClassDef:
+                extend(node.decorator_list)
+                walked.update(id(d) for d in node.decorator_list if d.__class__ in scopes)
+            continue
+        append(node)
         fields = fields_of.get(cls)
         if fields is None:
             fields = node_fields(cls)
