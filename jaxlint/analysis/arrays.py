@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
-from jaxlint.analysis.at_text import mentions_at, names_before_at
+from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import children, own_statements, target_names, walk
@@ -120,6 +120,12 @@ class ArrayFacts:
     def at_updates_in_text(self) -> bool:
         """Whether `.at[` appears in the module's text at all (most modules: no)."""
         return mentions_at(self.module.source.text)
+
+    @cached_property
+    def at_calls_in_text(self) -> bool:
+        """Whether `.at[` appears in the text with any gap between its tokens (comments and line
+        continuations too): without one, no step of the array domain shows a name to be an array."""
+        return AT_CALL.search(self.module.source.text) is not None
 
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         value = self.module.value(expr)
