@@ -54,6 +54,12 @@ class TracedNodes:
 
 
 
+# Simple statements the walk records nothing of.
+_NOTHING_RECORDED = frozenset({
+    ast.Return, ast.Pass, ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Continue, ast.Break,
+})
+
+
 class Effects(OuterObjects):
     def __init__(self, module: "ModuleFacts"):
         self.module = module
@@ -77,11 +83,16 @@ class Effects(OuterObjects):
         stack: list[tuple[ast.stmt, FunctionNode | None, bool]] = [
             (s, None, True) for s in reversed(self.module.tree.body)
         ]
-        pop, push = stack.pop, stack.append
+        pop, extend = stack.pop, stack.extend
         module_stores = self.module_stores
         while stack:
             stmt, function, top = pop()
             kind = type(stmt)
+            if kind is ast.If:
+                extend([(s, function, top) for s in reversed(stmt.body)])
+                if stmt.orelse:
+                    extend([(s, function, top) for s in reversed(stmt.orelse)])
+                continue
             if kind is ast.Assign:
                 value = stmt.value
                 for target in stmt.targets:
@@ -107,7 +118,7 @@ class Effects(OuterObjects):
                 else:
                     self._store(stmt, target, None, "augmented", function, top)
                 continue
-            if kind is ast.Return or kind is ast.Pass or kind is ast.Import or kind is ast.ImportFrom:
+            if kind in _NOTHING_RECORDED:
                 continue
             if kind is ast.AnnAssign:
                 if stmt.value is not None:
@@ -117,12 +128,10 @@ class Effects(OuterObjects):
                 self.assertions.append(stmt)
                 continue
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                for s in reversed(stmt.body):
-                    push((s, stmt, False))
+                extend([(s, stmt, False) for s in reversed(stmt.body)])
                 continue
             if kind is ast.ClassDef:
-                for s in reversed(stmt.body):
-                    push((s, function, False))
+                extend([(s, function, False) for s in reversed(stmt.body)])
                 continue
             if kind is ast.Global or kind is ast.Nonlocal:
                 if function is not None:
@@ -143,22 +152,17 @@ class Effects(OuterObjects):
             # compound statements: module-level `if`/`for`/`with`/`try` blocks stay at the top level
             body = getattr(stmt, "body", None)
             if body:
-                for s in reversed(body):
-                    push((s, function, top))
+                extend([(s, function, top) for s in reversed(body)])
             orelse = getattr(stmt, "orelse", None)
             if orelse:
-                for s in reversed(orelse):
-                    push((s, function, top))
+                extend([(s, function, top) for s in reversed(orelse)])
             final = getattr(stmt, "finalbody", None)
             if final:
-                for s in reversed(final):
-                    push((s, function, top))
+                extend([(s, function, top) for s in reversed(final)])
             for handler in getattr(stmt, "handlers", ()) or ():
-                for s in reversed(handler.body):
-                    push((s, function, top))
+                extend([(s, function, top) for s in reversed(handler.body)])
             for case in getattr(stmt, "cases", ()) or ():
-                for s in reversed(case.body):
-                    push((s, function, top))
+                extend([(s, function, top) for s in reversed(case.body)])
 
     def _store(self, stmt, target, value, kind, function, top) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):

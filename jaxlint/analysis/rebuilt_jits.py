@@ -34,9 +34,10 @@ class RebuiltJits:
         wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
         for call, scope in names.calls:
             func = call.func
-            if isinstance(func, ast.Call):
+            if func.__class__ is ast.Call:
                 func = func.func
-            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) not in wanted:
+            cls = func.__class__
+            if (func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None) not in wanted:
                 continue
             function = self.repeated.call_functions.get(id(call))
             if isinstance(call.func, ast.Call):

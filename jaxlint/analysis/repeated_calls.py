@@ -6,10 +6,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
-from jaxlint.analysis.walk import children
+from jaxlint.analysis.walk import nodes_of_classes
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
+
+
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+_SCOPES = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 
 
 class RepeatedCalls:
@@ -17,6 +21,7 @@ class RepeatedCalls:
         self.module = module
         self.names = module.names
         self._comprehensions: dict[int, list[tuple]] = {}
+        self._calls: dict[int, list[ast.Call]] = {}
 
     def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
         """The innermost loop of `function`'s own body whose body contains `node`."""
@@ -47,22 +52,22 @@ class RepeatedCalls:
         """Whether `node` is evaluated once per element of a comprehension in `function`."""
         spans = self._comprehensions.get(id(function))
         if spans is None:
-            spans = []
             body = function.body if function is not None else self.module.tree.body
-            stack = list(body) if isinstance(body, list) else [body]
-            while stack:
-                child = stack.pop()
-                if isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
-                    continue
-                if isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                    first = child.generators[0].iter
-                    spans.append((_start(child), _end(child), _start(first), _end(first)))
-                stack.extend(children(child))
+            spans = []
+            for child in nodes_of_classes(body if isinstance(body, list) else [body], _COMPREHENSIONS, _SCOPES):
+                first = child.generators[0].iter
+                spans.append((_start(child), _end(child), _start(first), _end(first)))
             self._comprehensions[id(function)] = spans
         where = _start(node)
         return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
 
     def _calls_of(self, function: FunctionNode) -> list[ast.Call]:
+        found = self._calls.get(id(function))
+        if found is None:
+            found = self._calls[id(function)] = self._find_calls_of(function)
+        return found
+
+    def _find_calls_of(self, function: FunctionNode) -> list[ast.Call]:
         names = self.names
         out = []
         cls = names.parent_class.get(id(function))
