@@ -17,6 +17,19 @@ _SCOPE_CLASSES = _FUNCTION_CLASSES | {ast.ClassDef}
 _AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = frozenset({"ctx", "op"})
+# Fields that hold only names, numbers, flags or constants, never a node: a walk need not look.
+_VALUE_FIELDS_BY_NAME: dict[str, frozenset[str]] = {
+    "Name": frozenset({"id"}), "Attribute": frozenset({"attr"}), "Constant": frozenset({"value", "kind"}),
+    "FunctionDef": frozenset({"name", "type_comment"}), "AsyncFunctionDef": frozenset({"name", "type_comment"}),
+    "ClassDef": frozenset({"name"}), "arg": frozenset({"arg", "type_comment"}), "keyword": frozenset({"arg"}),
+    "alias": frozenset({"name", "asname"}), "ImportFrom": frozenset({"module", "level"}),
+    "ExceptHandler": frozenset({"name"}), "FormattedValue": frozenset({"conversion"}),
+    "comprehension": frozenset({"is_async"}), "AnnAssign": frozenset({"simple"}),
+    "Assign": frozenset({"type_comment"}), "For": frozenset({"type_comment"}), "AsyncFor": frozenset({"type_comment"}),
+    "With": frozenset({"type_comment"}), "AsyncWith": frozenset({"type_comment"}),
+    "Global": frozenset({"names"}), "Nonlocal": frozenset({"names"}),
+}
+_VALUE_FIELDS: dict[type, frozenset[str]] = {getattr(ast, cls): fields for cls, fields in _VALUE_FIELDS_BY_NAME.items()}
 # The only list fields that hold anything but nodes: `None` for `{**d}` and a keyword-only
 # parameter without default, names for `global`, `nonlocal` and a class pattern's keywords.
 _MIXED_LISTS: dict[type, str] = {
@@ -30,10 +43,12 @@ _NOT_NODES = (type(None), str)
 
 
 def node_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a node type that can hold child nodes (context and operator singletons left out)."""
+    """The fields of a node type that can hold child nodes (context and operator singletons, and
+    fields that hold only names or constants, left out)."""
     fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        values = _VALUE_FIELDS.get(cls, ())
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS and f not in values)
     return fields
 
 
