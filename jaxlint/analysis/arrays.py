@@ -222,7 +222,16 @@ class ArrayFacts:
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        if not self._views_in_text:
+            return False
         return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
+
+    @cached_property
+    def _views_in_text(self) -> bool:
+        """Whether the text names a function that makes a view (`asarray`, `asanyarray`): every
+        way to call one (`np.asarray`, an import of it, an alias) spells its name."""
+        text = self.module.source.text
+        return any(name.rsplit(".", 1)[-1] in text for name in jax_api.NUMPY_VIEWS)
 
     def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
         """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
