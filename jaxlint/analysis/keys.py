@@ -36,7 +36,7 @@ from jaxlint.analysis.key_state import Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.walk import children, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
@@ -430,7 +430,7 @@ def _calls_in_loops(owner: ast.AST):
         if isinstance(node, ast.Call) and loop is not None:
             yield node, loop
         inner = node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else loop
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
                 stack.append((child, loop))
             else:
