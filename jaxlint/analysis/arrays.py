@@ -23,7 +23,7 @@ from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solv
 from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import children, own_statements, target_names, walk
+from jaxlint.analysis.walk import children, contains, own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -626,11 +626,8 @@ def is_at_index(expr: ast.AST) -> bool:
 
 
 def _generator(function: ast.FunctionDef) -> bool:
-    stack = list(children(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(children(node))
-    return False
+    return contains(children(function), _YIELDS, _SCOPES)
+
+
+_YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})

@@ -228,13 +228,24 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 push(value)
 
 
+# Statements with no block of statements in them, or whose blocks belong to another scope.
+_NO_BLOCKS = frozenset(
+    getattr(ast, name) for name in (
+        "FunctionDef", "AsyncFunctionDef", "ClassDef", "Assign", "AnnAssign", "AugAssign", "Expr", "Return",
+        "Raise", "Assert", "Pass", "Delete", "Import", "ImportFrom", "Global", "Nonlocal", "Break", "Continue",
+        "TypeAlias",
+    )
+    if hasattr(ast, name)  # no `type` statement before Python 3.12
+)
+
+
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
     stack = list(body)
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if stmt.__class__ in _NO_BLOCKS:
             continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
