@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.walk import nodes_of_classes
 
 if TYPE_CHECKING:
@@ -71,16 +71,18 @@ class RepeatedCalls:
         names = self.names
         out = []
         cls = names.parent_class.get(id(function))
+        name = function.name
         for call, scope in names.calls:
             func = call.func
-            if isinstance(func, ast.Name) and func.id == function.name:
-                if names.definition(func, scope) is function:
+            kind = func.__class__
+            if kind is ast.Name:
+                if func.id == name and names.definition(func, scope) is function:
                     out.append(call)
             elif (
                 cls is not None
-                and isinstance(func, ast.Attribute)
-                and func.attr == function.name
-                and isinstance(func.value, ast.Name)
+                and kind is ast.Attribute
+                and func.attr == name
+                and func.value.__class__ is ast.Name
                 and (func.value.id in ("self", "cls") or self._instance_of(func.value, cls, scope))
             ):
                 out.append(call)
@@ -102,14 +104,18 @@ class RepeatedCalls:
     def call_functions(self) -> dict[int, FunctionNode | None]:
         table = getattr(self, "_call_functions_table", None)
         if table is None:
-            table = {}
-            for call, scope in self.names.calls:
-                while scope is not None and scope.kind == "class":
-                    scope = scope.parent
-                node = scope.node if scope is not None else None
-                table[id(call)] = node if isinstance(node, FUNCTION_TYPES) else None
+            table = {id(call): function_in(scope) for call, scope in self.names.calls}
             self._call_functions_table = table
         return table
+
+
+def function_in(scope: Scope | None) -> FunctionNode | None:
+    """The function whose body runs code read in `scope` (a class body runs in the function around it)."""
+    while scope is not None and scope.kind == "class":
+        scope = scope.parent
+    node = scope.node if scope is not None else None
+    return node if isinstance(node, FUNCTION_TYPES) else None
+
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
     return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)
