@@ -119,14 +119,20 @@ class KeyFlow:
         self.keynames = KeyNames(names)
         self.tests: set[int] = set()
         self._text = text
+        self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         if "random" not in text:
             return
         building = project.project.key_flows_building if project is not None else set()
         building.add(project.path if project is not None else "")
         try:
+            self._relevant = self._key_functions()
+            # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
+            # for the loop bodies, and nothing is reported from test functions.
+            self._bodies_pending = True
+            if not self._relevant:
+                return
             self.tests = _test_functions(names, test_pattern(options or {}))
             self._find_bodies()
-            self._relevant = self._key_functions()
             if id(names.module.node) in self._relevant:
                 self._analyse(names.module.node)
             for fn in names.functions:
@@ -185,6 +191,8 @@ class KeyFlow:
             return cached
         if id(fn) in self._active:
             return NO_KEYS
+        if self._bodies_pending:
+            self._find_bodies()
         a = fn.args
         params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
         self._active.add(id(fn))
@@ -241,6 +249,7 @@ class KeyFlow:
 
     # ---- which functions to run ----------------------------------------------------------
     def _find_bodies(self) -> None:
+        self._bodies_pending = False
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
