@@ -161,3 +161,29 @@ def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
     spellings = attribute_spellings(["jax.jit", "jax.checkpoint", "jax.tree_util.tree_map"])
     assert {"jit", "pjit", "checkpoint", "remat", "tree_map", "map"} <= spellings
     assert "reshape" not in spellings
+
+
+def test_body_nodes_walks_the_statements_and_nested_decorators_not_nested_bodies():
+    from jaxlint.analysis.walk import body_nodes
+
+    source = """
+    def f(key):
+        def top(a=default_of_top):
+            in_top = 1
+        if key:
+            @decorator
+            def nested(b=default_of_nested):
+                in_nested = 2
+            class Inner:
+                in_class = 3
+            g = lambda: in_lambda
+        return key
+    """
+    fn = ast.parse(textwrap.dedent(source)).body[0]
+    nodes = body_nodes(fn)
+    seen = {n.id for n in nodes if isinstance(n, ast.Name)}
+    # A def that is a statement of the body is walked whole; below that a def is its
+    # decorators only, a lambda nothing, a class nothing.
+    assert {"default_of_top", "in_top", "key", "decorator", "g"} <= seen
+    assert not seen & {"default_of_nested", "in_nested", "in_class", "in_lambda"}
+    assert len(nodes) == len({id(n) for n in nodes})

@@ -67,7 +67,7 @@ class ArrayNames(Domain[Arrays]):
         key = (id(step.node), step.kind)
         found = self._steps.get(key)
         if found is None:
-            found = self._steps[key] = _StepNodes(evaluated(step))
+            found = self._steps[key] = _StepNodes(evaluated(step), self.facts.at_calls_in_text)
         return found
 
     def _bind(self, step: cfg.Step, state: Arrays, walrus: FrozenSet[str]) -> Arrays:
@@ -173,20 +173,20 @@ class _StepNodes:
 
     __slots__ = ("shown", "reads", "walrus")
 
-    def __init__(self, roots: List[ast.AST]):
+    def __init__(self, roots: List[ast.AST], at_calls: bool):
         shown, reads, walrus = set(), [], set()
-        for root in roots:
-            for node in nodes_run_with([root]):
-                cls = node.__class__
-                if cls is ast.Name:
-                    if node.ctx.__class__ is ast.Load:
-                        reads.append(node)
-                elif cls is ast.Call:
+        for node in nodes_run_with(roots):
+            cls = node.__class__
+            if cls is ast.Name:
+                if node.ctx.__class__ is ast.Load:
+                    reads.append(node)
+            elif cls is ast.Call:
+                if at_calls:
                     name = at_updated(node)
                     if name is not None:
                         shown.add(name)
-                elif cls is ast.NamedExpr and isinstance(node.target, ast.Name):
-                    walrus.add(node.target.id)
+            elif cls is ast.NamedExpr and isinstance(node.target, ast.Name):
+                walrus.add(node.target.id)
         self.shown = frozenset(shown)
         self.reads = reads
         self.walrus = frozenset(walrus)

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
-from jaxlint.analysis.at_text import mentions_at, names_before_at
+from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import children, own_statements, target_names, walk
+from jaxlint.analysis.walk import children, contains, own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -121,6 +121,12 @@ class ArrayFacts:
         """Whether `.at[` appears in the module's text at all (most modules: no)."""
         return mentions_at(self.module.source.text)
 
+    @cached_property
+    def at_calls_in_text(self) -> bool:
+        """Whether `.at[` appears in the text with any gap between its tokens (comments and line
+        continuations too): without one, no step of the array domain shows a name to be an array."""
+        return AT_CALL.search(self.module.source.text) is not None
+
     def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
         value = self.module.value(expr)
         if value is not None and value.ref:
@@ -216,7 +222,16 @@ class ArrayFacts:
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        if not self._views_in_text:
+            return False
         return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
+
+    @cached_property
+    def _views_in_text(self) -> bool:
+        """Whether the text names a function that makes a view (`asarray`, `asanyarray`): every
+        way to call one (`np.asarray`, an import of it, an alias) spells its name."""
+        text = self.module.source.text
+        return any(name.rsplit(".", 1)[-1] in text for name in jax_api.NUMPY_VIEWS)
 
     def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
         """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
@@ -611,11 +626,8 @@ def is_at_index(expr: ast.AST) -> bool:
 
 
 def _generator(function: ast.FunctionDef) -> bool:
-    stack = list(children(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(children(node))
-    return False
+    return contains(children(function), _YIELDS, _SCOPES)
+
+
+_YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery, TracedFunction
-from jaxlint.analysis.walk import children
+from jaxlint.analysis.walk import children, contains
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
 
@@ -59,7 +59,11 @@ class CallSites:
                     by_binding[(id(owner), root.bound_name)] = root
         if not (by_binding or by_site or methods):
             return
+        bound = {name for _, name in by_binding}
         for call, scope in self.names.calls:
+            func = call.func
+            if func.__class__ is ast.Name and func.id not in bound:
+                continue  # no transformed callable is bound to this name anywhere
             target = self._target(call, scope, by_binding, by_site, methods)
             if target is not None:
                 function = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
@@ -93,8 +97,18 @@ class CallSites:
         body_owner = scope.node
         table = self._loops.get(id(body_owner))
         if table is None:
-            table = self._loops[id(body_owner)] = _loops_of_calls(body_owner)
+            table = self._loops[id(body_owner)] = _loops_of_calls(body_owner) if _has_loops(body_owner) else {}
         return table.get(id(call), [])
+
+
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+_NOT_WALKED = frozenset({*FUNCTION_TYPES, ast.ClassDef})
+
+
+def _has_loops(owner: ast.AST) -> bool:
+    """Whether a function's (or the module's) own code has a loop: most have none, and then
+    no call in it has one around it."""
+    return contains([owner.body] if isinstance(owner, ast.Lambda) else owner.body, _LOOPS, _NOT_WALKED)
 
 
 def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:

@@ -54,6 +54,22 @@ class TracedNodes:
 
 
 
+# Simple statements the walk records nothing of.
+_NOTHING_RECORDED = frozenset({
+    ast.Return, ast.Pass, ast.Import, ast.ImportFrom, ast.Raise, ast.Delete, ast.Continue, ast.Break,
+})
+
+
+class _Resume:
+    """Where the walk resumes once a def's or class's body is done: the function and level around it."""
+
+    __slots__ = ("function", "top")
+
+    def __init__(self, function: FunctionNode | None, top: bool):
+        self.function = function
+        self.top = top
+
+
 class Effects(OuterObjects):
     def __init__(self, module: "ModuleFacts"):
         self.module = module
@@ -74,18 +90,25 @@ class Effects(OuterObjects):
 
     # ---- the walk ---------------------------------------------------------------------------
     def _walk(self) -> None:
-        stack: list[tuple[ast.stmt, FunctionNode | None, bool]] = [
-            (s, None, True) for s in reversed(self.module.tree.body)
-        ]
-        pop, push = stack.pop, stack.append
+        # Statements in order, depth first. A def's or class's body is pushed above a `_Resume`
+        # holding the function and level around it, so the stack holds bare statements.
+        stack: list = list(reversed(self.module.tree.body))
+        function: FunctionNode | None = None
+        top = True
+        pop, push, extend = stack.pop, stack.append, stack.extend
         module_stores = self.module_stores
         while stack:
-            stmt, function, top = pop()
-            kind = type(stmt)
+            stmt = pop()
+            kind = stmt.__class__
+            if kind is ast.If:
+                extend(reversed(stmt.body))
+                if stmt.orelse:
+                    extend(reversed(stmt.orelse))
+                continue
             if kind is ast.Assign:
                 value = stmt.value
                 for target in stmt.targets:
-                    if type(target) is ast.Name:
+                    if target.__class__ is ast.Name:
                         if top:
                             module_stores.setdefault(target.id, []).append(stmt)
                     else:
@@ -93,21 +116,29 @@ class Effects(OuterObjects):
                 continue
             if kind is ast.Expr:
                 value = stmt.value
-                if type(value) is ast.Call:
+                if value.__class__ is ast.Call:
                     self.expression_calls.append((stmt, value, function))
                     self.calls_in.setdefault(id(function), []).append(value)
                     if _assertion_call(value):
                         self.assertions.append(value)
                 continue
+            if kind in _NOTHING_RECORDED:
+                continue
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                push(_Resume(function, top))
+                extend(reversed(stmt.body))
+                function, top = stmt, False
+                continue
+            if kind is _Resume:
+                function, top = stmt.function, stmt.top
+                continue
             if kind is ast.AugAssign:
                 target = stmt.target
-                if type(target) is ast.Name:
+                if target.__class__ is ast.Name:
                     if top:
                         module_stores.setdefault(target.id, []).append(stmt)
                 else:
                     self._store(stmt, target, None, "augmented", function, top)
-                continue
-            if kind is ast.Return or kind is ast.Pass or kind is ast.Import or kind is ast.ImportFrom:
                 continue
             if kind is ast.AnnAssign:
                 if stmt.value is not None:
@@ -116,13 +147,10 @@ class Effects(OuterObjects):
             if kind is ast.Assert:
                 self.assertions.append(stmt)
                 continue
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                for s in reversed(stmt.body):
-                    push((s, stmt, False))
-                continue
             if kind is ast.ClassDef:
-                for s in reversed(stmt.body):
-                    push((s, function, False))
+                push(_Resume(function, top))
+                extend(reversed(stmt.body))
+                top = False
                 continue
             if kind is ast.Global or kind is ast.Nonlocal:
                 if function is not None:
@@ -143,22 +171,17 @@ class Effects(OuterObjects):
             # compound statements: module-level `if`/`for`/`with`/`try` blocks stay at the top level
             body = getattr(stmt, "body", None)
             if body:
-                for s in reversed(body):
-                    push((s, function, top))
+                extend(reversed(body))
             orelse = getattr(stmt, "orelse", None)
             if orelse:
-                for s in reversed(orelse):
-                    push((s, function, top))
+                extend(reversed(orelse))
             final = getattr(stmt, "finalbody", None)
             if final:
-                for s in reversed(final):
-                    push((s, function, top))
+                extend(reversed(final))
             for handler in getattr(stmt, "handlers", ()) or ():
-                for s in reversed(handler.body):
-                    push((s, function, top))
+                extend(reversed(handler.body))
             for case in getattr(stmt, "cases", ()) or ():
-                for s in reversed(case.body):
-                    push((s, function, top))
+                extend(reversed(case.body))
 
     def _store(self, stmt, target, value, kind, function, top) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):

@@ -14,7 +14,7 @@ import re
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import transform_of
-from jaxlint.analysis.walk import children, walk
+from jaxlint.analysis.walk import body_nodes, walk
 
 
 class KeyNames:
@@ -24,6 +24,25 @@ class KeyNames:
         self.names = names
         self.makes_keys: set[int] = set()  # functions that call a key constructor
         self._cache: dict[int, frozenset[str]] = {}
+        self._nodes: dict[int, list[ast.AST]] = {}
+        self._kinds: dict[tuple[int, tuple[type, ...]], list[ast.AST]] = {}
+        self._parameters: dict[int, set[str]] = {}
+        self._unpacked: dict[int, set[str]] = {}
+
+    def nodes(self, fn: ast.AST) -> list[ast.AST]:
+        """`walk.body_nodes(fn)`, walked once per function."""
+        nodes = self._nodes.get(id(fn))
+        if nodes is None:
+            nodes = self._nodes[id(fn)] = body_nodes(fn)
+        return nodes
+
+    def nodes_of(self, fn: ast.AST, kinds: tuple[type, ...]) -> list[ast.AST]:
+        """The nodes of `nodes(fn)` of these classes, in the order of the walk."""
+        key = (id(fn), kinds)
+        found = self._kinds.get(key)
+        if found is None:
+            found = self._kinds[key] = [n for n in self.nodes(fn) if n.__class__ in kinds]
+        return found
 
     def qualname(self, func: ast.AST) -> str | None:
         return api.public(self.names.qualname(func))
@@ -36,8 +55,8 @@ class KeyNames:
         self._cache[id(fn)] = frozenset()  # recursion guard
         found: set[str] = set()
         aliases: list[tuple[list[ast.AST], ast.AST]] = []
-        for node in own_nodes(fn):
-            if isinstance(node, ast.Call):
+        for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
+            if node.__class__ is ast.Call:
                 qualname = self.qualname(node.func)
                 if qualname in api.KEY_CONSTRUCTORS:
                     self.makes_keys.add(id(fn))
@@ -67,8 +86,8 @@ class KeyNames:
                     for target in targets:
                         found.update(target_names(target))
         if isinstance(fn, FUNCTION_TYPES):
-            found.update(key_parameters(fn))
-        found.update(unpacked_keys(fn, self.names))
+            found.update(self.key_parameters(fn))
+        found.update(self.unpacked_keys(fn))
         result = frozenset(found)
         self._cache[id(fn)] = result
         return result
@@ -111,60 +130,71 @@ class KeyNames:
             return definition
         return None
 
+    def key_parameters(self, fn: FunctionNode) -> set[str]:
+        """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
+
+        Not one that the function itself treats as a dictionary key or a string: used as an
+        index (`d[key]`), compared, formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
+        annotated as something other than a key or an array.
+        """
+        found = self._parameters.get(id(fn))
+        if found is None:
+            found = self._parameters[id(fn)] = self._not_used_as_strings(fn, _key_parameter_names(fn))
+        return found
+
+    def unpacked_keys(self, fn: ast.AST) -> set[str]:
+        """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
+        found = self._unpacked.get(id(fn))
+        if found is not None:
+            return found
+        found = set()
+        # Unpacked names are bound "otherwise" in the scope model: without one named as a key, nothing to look for.
+        if any(_KEY_PARAMETER.match(name) for name in self.names.scope_of(fn).other):
+            for node in self.nodes_of(fn, (ast.Assign,)):
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    for target in node.targets:
+                        if isinstance(target, (ast.Tuple, ast.List)):
+                            found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
+            found = self._not_used_as_strings(fn, found)
+        self._unpacked[id(fn)] = found
+        return found
+
+    def _not_used_as_strings(self, fn: ast.AST, found: set[str]) -> set[str]:
+        if not found:
+            return found
+        for node in self.nodes_of(fn, _STRING_USES):
+            cls = node.__class__
+            if cls is ast.Subscript:
+                found.difference_update(names_in(node.slice))
+            elif cls is ast.Compare:
+                found.difference_update(names_in(node))
+            elif cls is ast.FormattedValue:
+                found.difference_update(names_in(node.value))
+            else:
+                func = node.func
+                if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr", "str"):
+                    found.difference_update(n for arg in node.args for n in names_in(arg))
+                elif isinstance(func, ast.Attribute) and func.attr in _NAME_METHODS:
+                    found.difference_update(n for arg in node.args for n in names_in(arg))
+            if not found:
+                break
+        return found
+
 
 _KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
 _KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
 _NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
+_CALLS_AND_ASSIGNMENTS = (ast.Call, ast.Assign, ast.AnnAssign)
+_STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
-def key_parameters(fn: FunctionNode) -> set[str]:
-    """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
-
-    Not one that the function itself treats as a dictionary key or a string: used as an
-    index (`d[key]`), compared, formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
-    annotated as something other than a key or an array.
-    """
+def _key_parameter_names(fn: FunctionNode) -> set[str]:
     args = fn.args
-    found = {
+    return {
         a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
         if _KEY_PARAMETER.match(a.arg)
         and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
     }
-    return _not_used_as_strings(fn, found)
-
-
-def unpacked_keys(fn: ast.AST, names: Names) -> set[str]:
-    """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
-    if not any(_KEY_PARAMETER.match(name) for name in names.scope_of(fn).other):
-        return set()  # unpacked names are bound "otherwise" in the scope model: nothing to look for
-    found = set()
-    for node in own_nodes(fn):
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-            for target in node.targets:
-                if isinstance(target, (ast.Tuple, ast.List)):
-                    found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
-    return _not_used_as_strings(fn, found)
-
-
-def _not_used_as_strings(fn: ast.AST, found: set[str]) -> set[str]:
-    if not found:
-        return found
-    for node in own_nodes(fn):
-        if isinstance(node, ast.Subscript):
-            found.difference_update(names_in(node.slice))
-        elif isinstance(node, ast.Compare):
-            found.difference_update(names_in(node))
-        elif isinstance(node, ast.FormattedValue):
-            found.difference_update(names_in(node.value))
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr", "str"):
-                found.difference_update(n for arg in node.args for n in names_in(arg))
-            elif isinstance(func, ast.Attribute) and func.attr in _NAME_METHODS:
-                found.difference_update(n for arg in node.args for n in names_in(arg))
-        if not found:
-            break
-    return found
 
 
 def names_in(node: ast.AST) -> set[str]:
@@ -203,22 +233,6 @@ def target_names(target: ast.AST) -> list[str]:
     if isinstance(target, (ast.Tuple, ast.List)):
         return [n for element in target.elts for n in target_names(element)]
     return []
-
-
-def own_nodes(fn: ast.AST):
-    """The nodes of a function's (or module's) own body, nested functions and classes excluded."""
-    stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in children(node):
-            if isinstance(child, FUNCTION_TYPES):
-                if not isinstance(child, ast.Lambda):
-                    stack.extend(child.decorator_list)
-                continue
-            if isinstance(child, ast.ClassDef):
-                continue
-            stack.append(child)
 
 
 def bound_self(call: ast.Call) -> int:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.key_names import own_nodes
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.walk import children, target_names
+from jaxlint.analysis.walk import body_nodes, children, target_names
 
 # Calls that return the next state from the current one (optax, Flax `TrainState`).
 _STATE_UPDATES = frozenset({"optax.apply_updates"})
@@ -87,7 +86,8 @@ def is_step(fn: FunctionNode, names: Names) -> bool:
     args = fn.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     updated: set[str] = set()
-    for node in own_nodes(fn):
+    nodes = body_nodes(fn)
+    for node in nodes:
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in params:
             updated.add(node.target.id)
         elif isinstance(node, ast.Assign):
@@ -95,7 +95,7 @@ def is_step(fn: FunctionNode, names: Names) -> bool:
             for name in names_bound & params:
                 if _updates(node.value, name, names):
                     updated.add(name)
-    for node in own_nodes(fn):
+    for node in nodes:
         if isinstance(node, ast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             for value in values:

@@ -25,6 +25,8 @@ from jaxlint.analysis.walk import children
 if TYPE_CHECKING:
     from jaxlint.analysis.keys import KeyFlow
 
+_FUNCTIONS = frozenset(FUNCTION_TYPES)
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 _MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and they converge in two or three
 
 
@@ -291,21 +293,24 @@ class KeyTransfer(CallTransfer):
 
     def expr(self, node: ast.AST, state: KeyState) -> object:
         """Evaluate for its consumptions; return the key value it denotes, if any."""
-        if isinstance(node, ast.Name):
-            return state.env.get(node.id) if isinstance(node.ctx, ast.Load) else None
-        if isinstance(node, ast.Call):
+        cls = node.__class__
+        if cls is ast.Name:
+            return state.env.get(node.id) if node.ctx.__class__ is ast.Load else None
+        if cls is ast.Call:
             result = self.call(node, state)
             if self.instance_keys and _sees_self(node):
                 for name in [n for n in state.env if n.startswith("self.")]:
                     del state.env[name]  # a call that can see `self` may rebind any of its keys
             return result
-        if isinstance(node, ast.Attribute):
+        if cls is ast.Attribute:
             dotted = self_attribute(node)
-            if dotted is not None and dotted in self.keynames and isinstance(node.ctx, ast.Load):
+            if dotted is not None and dotted in self.keynames and node.ctx.__class__ is ast.Load:
                 return self._instance_key(dotted, node, state)
             self.expr(node.value, state)
             return None
-        if isinstance(node, ast.Subscript):
+        if cls is ast.Constant:
+            return None
+        if cls is ast.Subscript:
             base = self.expr(node.value, state)
             self.expr(node.slice, state)
             if isinstance(base, int) and base in self.arrays:
@@ -316,12 +321,12 @@ class KeyTransfer(CallTransfer):
                     return None
                 return Elem(base, None)
             return None
-        if isinstance(node, FUNCTION_TYPES):
+        if cls in _FUNCTIONS:
             return None  # analysed on its own
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        if cls in _COMPREHENSIONS:
             self.comprehension(node, state)
             return None
-        if isinstance(node, ast.IfExp):
+        if cls is ast.IfExp:
             self.condition(node.test, state)
             then, other = state.copy(), state.copy()
             self.guards.append(node.test)
@@ -331,10 +336,10 @@ class KeyTransfer(CallTransfer):
             joined = self.join([then, other], node, node.test)
             state.env, state.used = joined.env, joined.used
             return None
-        if isinstance(node, ast.BoolOp):
+        if cls is ast.BoolOp:
             self._short_circuit(node, state, self.expr)
             return None
-        if isinstance(node, ast.NamedExpr):
+        if cls is ast.NamedExpr:
             ref = self.expr(node.value, state)
             self.bind(node.target, ref, node.value, state)
             return ref

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
-from jaxlint.analysis.key_names import KeyNames, bind, bound_self, key_parameters, own_nodes, unpacked_keys
+from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
+from jaxlint.analysis.walk import children, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
@@ -117,14 +118,21 @@ class KeyFlow:
         self._seed_index: dict[int, int] = {}
         self.keynames = KeyNames(names)
         self.tests: set[int] = set()
+        self._text = text
+        self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         if "random" not in text:
             return
         building = project.project.key_flows_building if project is not None else set()
         building.add(project.path if project is not None else "")
         try:
+            self._relevant = self._key_functions()
+            # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
+            # for the loop bodies, and nothing is reported from test functions.
+            self._bodies_pending = True
+            if not self._relevant:
+                return
             self.tests = _test_functions(names, test_pattern(options or {}))
             self._find_bodies()
-            self._relevant = self._key_functions()
             if id(names.module.node) in self._relevant:
                 self._analyse(names.module.node)
             for fn in names.functions:
@@ -183,6 +191,8 @@ class KeyFlow:
             return cached
         if id(fn) in self._active:
             return NO_KEYS
+        if self._bodies_pending:
+            self._find_bodies()
         a = fn.args
         params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
         self._active.add(id(fn))
@@ -210,7 +220,7 @@ class KeyFlow:
             return
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
-        if first is not None and _compared(run.fn, first, use):
+        if first is not None and _compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
         self._reported.add(id(use.node))
         if loop is None and first is not None:
@@ -239,10 +249,14 @@ class KeyFlow:
 
     # ---- which functions to run ----------------------------------------------------------
     def _find_bodies(self) -> None:
+        self._bodies_pending = False
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
-        for call, scope in self.names.calls:
+        # Every spelling of a tree map (`jax.tree.map`, `tree_util.tree_map`, an import of
+        # one) names a tree in the text.
+        tree_calls = self.names.calls if "tree" in self._text else ()
+        for call, scope in tree_calls:
             if call.args and self.names.qualname(call.func) in api.TREE_MAPS:
                 mapped = call.args[0]
                 fn = mapped if isinstance(mapped, ast.Lambda) else self.names.definition(mapped) if isinstance(mapped, ast.Name) else None
@@ -265,29 +279,37 @@ class KeyFlow:
         names = self.names
         relevant: set[int] = set()
         others: list[tuple[ast.Call, Scope, str]] = []
+        random_names, random_api, public = api.RANDOM_NAMES, api.RANDOM_API, api.public
         for call, scope in names.calls:
             func = call.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            cls = func.__class__
+            last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None
             if last is None:
                 continue
-            if last in api.RANDOM_NAMES and api.public(names.qualname(func)) in api.RANDOM_API:
+            if last in random_names and public(names.qualname(func)) in random_api:
                 relevant.add(id(scope.node))
             else:
                 others.append((call, scope, last))
         if not relevant:
             return relevant
         for fn in names.functions:
-            if id(fn) not in relevant and (key_parameters(fn) or unpacked_keys(fn, names)):
+            if id(fn) not in relevant and (self.keynames.key_parameters(fn) or self.keynames.unpacked_keys(fn)):
                 relevant.add(id(fn))
         callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
         callables.update(names.call_targets.values())
+        # Only a call by one of these names can ever join: a relevant function's or a call result's.
+        possible = callables | {fn.name for fn in names.functions if not isinstance(fn, ast.Lambda)}
+        others = [other for other in others if other[2] in possible]
+        callees: dict[int, FunctionNode | None] = {}
         changed = True
         while changed:
             changed = False
             for call, scope, last in others:
                 if last not in callables or id(scope.node) in relevant:
                     continue
-                callee = self.resolve(call.func)
+                callee = callees.get(id(call), False)
+                if callee is False:
+                    callee = callees[id(call)] = self.resolve(call.func)
                 if callee is not None and id(callee) in relevant:
                     relevant.add(id(scope.node))
                     if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -417,27 +439,31 @@ def _calls_in_loops(owner: ast.AST):
         if isinstance(node, ast.Call) and loop is not None:
             yield node, loop
         inner = node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else loop
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
                 stack.append((child, loop))
             else:
                 stack.append((child, inner))
 
 
-def _compared(fn: ast.AST, first: Use, second: Use) -> bool:
+_CHECKS = (ast.Assert, ast.Compare, ast.Call)
+_ASSIGNMENTS = (ast.Assign, ast.AnnAssign)
+
+
+def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
     """Whether the results of two consumptions meet in one comparison or assertion.
 
     Feeding one key to two implementations and checking that they agree is the point of
     such code, not a reuse.
     """
-    results_first, results_second = _results(fn, first.call), _results(fn, second.call)
-    for node in own_nodes(fn):
+    results_first, results_second = _results(keynames, fn, first.call), _results(keynames, fn, second.call)
+    for node in keynames.nodes_of(fn, _CHECKS):
         checked = None
-        if isinstance(node, ast.Assert):
+        if node.__class__ is ast.Assert:
             checked = node.test
-        elif isinstance(node, ast.Compare):
+        elif node.__class__ is ast.Compare:
             checked = node
-        elif isinstance(node, ast.Call):
+        else:
             func = node.func
             label = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if label.startswith(("assert", "check")):
@@ -454,12 +480,12 @@ def _compared(fn: ast.AST, first: Use, second: Use) -> bool:
     return False
 
 
-def _results(fn: ast.AST, call: ast.AST) -> set[object]:
+def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:
     """The call itself and the names its statement binds from it."""
     found: set[object] = {id(call)}
-    for node in own_nodes(fn):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            if any(inner is call for inner in ast.walk(node.value)):
+    for node in keynames.nodes_of(fn, _ASSIGNMENTS):
+        if node.value is not None:
+            if any(inner is call for inner in walk(node.value)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode
 from jaxlint.analysis.loop_variance import ASSIGN, UNPACK
-from jaxlint.analysis.repeated_calls import RepeatedCalls
+from jaxlint.analysis.repeated_calls import RepeatedCalls, function_in
 from jaxlint.analysis.walk import walk
 
 if TYPE_CHECKING:
@@ -34,11 +34,12 @@ class RebuiltJits:
         wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
         for call, scope in names.calls:
             func = call.func
-            if isinstance(func, ast.Call):
+            if func.__class__ is ast.Call:
                 func = func.func
-            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) not in wanted:
+            cls = func.__class__
+            if (func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None) not in wanted:
                 continue
-            function = self.repeated.call_functions.get(id(call))
+            function = function_in(scope)
             if isinstance(call.func, ast.Call):
                 inner = call.func
                 transform = self.module.qualname(inner.func)

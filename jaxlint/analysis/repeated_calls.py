@@ -5,11 +5,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode
-from jaxlint.analysis.walk import children
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
+from jaxlint.analysis.walk import nodes_of_classes
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
+
+
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+_SCOPES = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 
 
 class RepeatedCalls:
@@ -17,6 +21,7 @@ class RepeatedCalls:
         self.module = module
         self.names = module.names
         self._comprehensions: dict[int, list[tuple]] = {}
+        self._calls: dict[int, list[ast.Call]] = {}
 
     def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
         """The innermost loop of `function`'s own body whose body contains `node`."""
@@ -47,35 +52,37 @@ class RepeatedCalls:
         """Whether `node` is evaluated once per element of a comprehension in `function`."""
         spans = self._comprehensions.get(id(function))
         if spans is None:
-            spans = []
             body = function.body if function is not None else self.module.tree.body
-            stack = list(body) if isinstance(body, list) else [body]
-            while stack:
-                child = stack.pop()
-                if isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
-                    continue
-                if isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                    first = child.generators[0].iter
-                    spans.append((_start(child), _end(child), _start(first), _end(first)))
-                stack.extend(children(child))
+            spans = []
+            for child in nodes_of_classes(body if isinstance(body, list) else [body], _COMPREHENSIONS, _SCOPES):
+                first = child.generators[0].iter
+                spans.append((_start(child), _end(child), _start(first), _end(first)))
             self._comprehensions[id(function)] = spans
         where = _start(node)
         return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
 
     def _calls_of(self, function: FunctionNode) -> list[ast.Call]:
+        found = self._calls.get(id(function))
+        if found is None:
+            found = self._calls[id(function)] = self._find_calls_of(function)
+        return found
+
+    def _find_calls_of(self, function: FunctionNode) -> list[ast.Call]:
         names = self.names
         out = []
         cls = names.parent_class.get(id(function))
+        name = function.name
         for call, scope in names.calls:
             func = call.func
-            if isinstance(func, ast.Name) and func.id == function.name:
-                if names.definition(func, scope) is function:
+            kind = func.__class__
+            if kind is ast.Name:
+                if func.id == name and names.definition(func, scope) is function:
                     out.append(call)
             elif (
                 cls is not None
-                and isinstance(func, ast.Attribute)
-                and func.attr == function.name
-                and isinstance(func.value, ast.Name)
+                and kind is ast.Attribute
+                and func.attr == name
+                and func.value.__class__ is ast.Name
                 and (func.value.id in ("self", "cls") or self._instance_of(func.value, cls, scope))
             ):
                 out.append(call)
@@ -97,14 +104,18 @@ class RepeatedCalls:
     def call_functions(self) -> dict[int, FunctionNode | None]:
         table = getattr(self, "_call_functions_table", None)
         if table is None:
-            table = {}
-            for call, scope in self.names.calls:
-                while scope is not None and scope.kind == "class":
-                    scope = scope.parent
-                node = scope.node if scope is not None else None
-                table[id(call)] = node if isinstance(node, FUNCTION_TYPES) else None
+            table = {id(call): function_in(scope) for call, scope in self.names.calls}
             self._call_functions_table = table
         return table
+
+
+def function_in(scope: Scope | None) -> FunctionNode | None:
+    """The function whose body runs code read in `scope` (a class body runs in the function around it)."""
+    while scope is not None and scope.kind == "class":
+        scope = scope.parent
+    node = scope.node if scope is not None else None
+    return node if isinstance(node, FUNCTION_TYPES) else None
+
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
     return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)

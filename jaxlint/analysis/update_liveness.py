@@ -62,7 +62,8 @@ def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callabl
     `outer(name_node)` says whether a name read in a nested function or lambda of `fn` refers
     to `fn`'s own variable."""
     kept_live: Set[str] = set()
-    for node in _nested(fn):
+    own = nodes_run_with(fn.body)
+    for node in _nested(own):
         if isinstance(node, ast.Nonlocal):
             kept_live.update(node.names)
         elif isinstance(node, ast.Name):
@@ -70,7 +71,7 @@ def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callabl
                 return set()
             if outer(node):
                 kept_live.add(node.id)
-    for node in nodes_run_with(fn.body):
+    for node in own:
         if isinstance(node, ast.Name) and node.id in _INTROSPECTION:
             return set()
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
@@ -128,9 +129,9 @@ def _reads(root: ast.AST) -> Iterable[str]:
             yield node.id
 
 
-def _nested(fn: ast.AST) -> Iterable[ast.AST]:
-    """Every node inside the nested functions, lambdas and classes of `fn`."""
-    stack = [n for n in nodes_run_with(fn.body) if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))]
+def _nested(own: list[ast.AST]) -> Iterable[ast.AST]:
+    """Every node inside the nested functions, lambdas and classes among a function's own nodes."""
+    stack = [n for n in own if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))]
     while stack:
         node = stack.pop()
         yield node

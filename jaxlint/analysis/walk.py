@@ -12,10 +12,24 @@ from typing import Iterator
 
 # The node types that open a function scope (`names.FUNCTION_TYPES`, which imports this module).
 _FUNCTION_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+_SCOPE_CLASSES = _FUNCTION_CLASSES | {ast.ClassDef}
 
 _AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAF_FIELDS = frozenset({"ctx", "op"})
+# Fields that hold only names, numbers, flags or constants, never a node: a walk need not look.
+_VALUE_FIELDS_BY_NAME: dict[str, frozenset[str]] = {
+    "Name": frozenset({"id"}), "Attribute": frozenset({"attr"}), "Constant": frozenset({"value", "kind"}),
+    "FunctionDef": frozenset({"name", "type_comment"}), "AsyncFunctionDef": frozenset({"name", "type_comment"}),
+    "ClassDef": frozenset({"name"}), "arg": frozenset({"arg", "type_comment"}), "keyword": frozenset({"arg"}),
+    "alias": frozenset({"name", "asname"}), "ImportFrom": frozenset({"module", "level"}),
+    "ExceptHandler": frozenset({"name"}), "FormattedValue": frozenset({"conversion"}),
+    "comprehension": frozenset({"is_async"}), "AnnAssign": frozenset({"simple"}),
+    "Assign": frozenset({"type_comment"}), "For": frozenset({"type_comment"}), "AsyncFor": frozenset({"type_comment"}),
+    "With": frozenset({"type_comment"}), "AsyncWith": frozenset({"type_comment"}),
+    "Global": frozenset({"names"}), "Nonlocal": frozenset({"names"}),
+}
+_VALUE_FIELDS: dict[type, frozenset[str]] = {getattr(ast, cls): fields for cls, fields in _VALUE_FIELDS_BY_NAME.items()}
 # The only list fields that hold anything but nodes: `None` for `{**d}` and a keyword-only
 # parameter without default, names for `global`, `nonlocal` and a class pattern's keywords.
 _MIXED_LISTS: dict[type, str] = {
@@ -29,10 +43,12 @@ _NOT_NODES = (type(None), str)
 
 
 def node_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a node type that can hold child nodes (context and operator singletons left out)."""
+    """The fields of a node type that can hold child nodes (context and operator singletons, and
+    fields that hold only names or constants, left out)."""
     fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        values = _VALUE_FIELDS.get(cls, ())
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS and f not in values)
     return fields
 
 
@@ -94,6 +110,91 @@ def nodes_run_with(roots: list[ast.AST]) -> list[ast.AST]:
     return out
 
 
+def body_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's (or module's) own body, nested functions and classes excluded.
+
+    The statements of the body are walked whatever they are, and so are a nested def's
+    decorators; below them a def or lambda stands for its decorators only and a class for nothing.
+    """
+    roots: list = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    stack = list(roots)
+    walked = {id(n) for n in roots if n.__class__ in _SCOPE_CLASSES}  # scopes walked all the same
+    out: list[ast.AST] = []
+    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
+    scopes, not_nodes, fields_of = _SCOPE_CLASSES, _NOT_NODES, _FIELDS
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls in not_nodes:
+            continue  # a `None` or a name from a list field
+        if cls in scopes and id(node) not in walked:
+            if cls is not ast.Lambda and cls is not ast.ClassDef:
+                extend(node.decorator_list)
+                walked.update(id(d) for d in node.decorator_list if d.__class__ in scopes)
+            continue
+        append(node)
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
+    return out
+
+
+def contains(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> bool:
+    """Whether a node of one of `classes` lies in `roots` or below them, not looking inside
+    nodes of the `opaque` classes."""
+    stack: list = list(roots)
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    fields_of, not_nodes = _FIELDS, _NOT_NODES
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls in classes:
+            return True
+        if cls in opaque or cls in not_nodes:
+            continue
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
+    return False
+
+
+def nodes_of_classes(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> list[ast.AST]:
+    """The nodes of `classes` in `roots` or below them, not looking inside nodes of the `opaque` classes."""
+    stack: list = list(roots)
+    out: list[ast.AST] = []
+    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
+    fields_of, not_nodes = _FIELDS, _NOT_NODES
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls in classes:
+            append(node)
+        if cls in opaque or cls in not_nodes:
+            continue
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = node_fields(cls)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                extend(value)
+            elif isinstance(value, _AST):
+                push(value)
+    return out
+
+
 def target_names(target: ast.AST) -> list[str]:
     """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
     if isinstance(target, ast.Name):
@@ -127,13 +228,24 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 push(value)
 
 
+# Statements with no block of statements in them, or whose blocks belong to another scope.
+_NO_BLOCKS = frozenset(
+    getattr(ast, name) for name in (
+        "FunctionDef", "AsyncFunctionDef", "ClassDef", "Assign", "AnnAssign", "AugAssign", "Expr", "Return",
+        "Raise", "Assert", "Pass", "Delete", "Import", "ImportFrom", "Global", "Nonlocal", "Break", "Continue",
+        "TypeAlias",
+    )
+    if hasattr(ast, name)  # no `type` statement before Python 3.12
+)
+
+
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
     stack = list(body)
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if stmt.__class__ in _NO_BLOCKS:
             continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
