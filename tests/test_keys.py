@@ -29,6 +29,60 @@ class Case:
 
 
 CASES = [
+    # ---- an interface's methods draw from the keys handed to them ----------------------------
+    Case("one key to two abstract methods", """
+        import abc
+        import jax
+
+        class Env:
+            def step(self, key, state):
+                state = self.step_env(key, state)
+                obs = self.reset_env(key)  # JAX201
+                return state, obs
+
+            def step_env(self, key, state):
+                \"\"\"Environment-specific step.\"\"\"
+                raise NotImplementedError
+
+            @abc.abstractmethod
+            def reset_env(self, key):
+                ...
+
+        class Walk(Env):
+            def step_env(self, key, state):
+                return state + jax.random.normal(key)
+
+            def reset_env(self, key):
+                return jax.random.uniform(key)
+
+        def run():
+            return Walk().step(jax.random.key(0), 0.0)
+        """, True),
+    Case("split keys to two abstract methods", """
+        import jax
+
+        class Env:
+            def step(self, key, state):
+                step_key, reset_key = jax.random.split(key)
+                state = self.step_env(step_key, state)
+                return state, self.reset_env(reset_key)
+
+            def step_env(self, key, state):
+                raise NotImplementedError()
+
+            def reset_env(self, key):
+                raise NotImplementedError
+
+        class Walk(Env):
+            def step_env(self, key, state):
+                return state + jax.random.normal(key)
+
+            def reset_env(self, key):
+                return jax.random.uniform(key)
+
+        def run():
+            return Walk().step(jax.random.key(0), 0.0)
+        """, False),
     # ---- reuse on one path ---------------------------------------------------------------
     Case("two samplers", """
         import jax

@@ -32,7 +32,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
-from jaxlint.analysis.key_state import Use
+from jaxlint.analysis.key_state import DEFINITE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
@@ -120,8 +120,8 @@ class KeyFlow:
         self.tests: set[int] = set()
         self._text = text
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
-        if "random" not in text:
-            return
+        if "random" not in text and "NotImplementedError" not in text and "abstractmethod" not in text:
+            return  # no key is made or drawn from here, nor handed to an interface (`_abstract_keys`)
         building = project.project.key_flows_building if project is not None else set()
         building.add(project.path if project is not None else "")
         try:
@@ -290,6 +290,7 @@ class KeyFlow:
                 relevant.add(id(scope.node))
             else:
                 others.append((call, scope, last))
+        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
         if not relevant:
             return relevant
         for fn in names.functions:
@@ -317,7 +318,21 @@ class KeyFlow:
                     changed = True
         return relevant
 
+    def _abstract_keys(self, fn: FunctionNode) -> frozenset[str]:
+        """The key parameters of an abstract method (its body only raises `NotImplementedError`,
+        or is `...`/`pass` under `@abstractmethod`): what its overrides do is unknown here, so
+        the interface is taken at its word: a key handed to it is drawn from, as implementations
+        do (`step_env(key, ...)` then `reset_env(key, ...)` reuses the key)."""
+        if id(fn) not in self.names.parent_class or not is_abstract(fn, self.names):
+            return frozenset()
+        return frozenset(self.keynames.key_parameters(fn))
+
     def _analyse(self, fn: ast.AST) -> Summary:
+        abstract = self._abstract_keys(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else frozenset()
+        if abstract:
+            summary = Summary({name: DEFINITE for name in abstract}, abstract)
+            self._summaries[id(fn)] = summary
+            return summary
         keynames = self.keynames.of(fn)
         if not keynames and id(fn) not in self.keynames.makes_keys:
             summary = Summary({}, frozenset())
@@ -494,3 +509,19 @@ def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:
 
 def _expr_name(node: ast.AST) -> str:
     return ast.unparse(node)
+
+
+def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
+    """A method that only declares an interface: its body (past a docstring) raises
+    `NotImplementedError`, or is `...`/`pass` under `@abc.abstractmethod`."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1:
+        return False
+    stmt = body[0]
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        return names.qualname(raised) == "builtins.NotImplementedError"
+    empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
+    return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)

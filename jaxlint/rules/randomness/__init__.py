@@ -17,8 +17,12 @@ KEY_FLOW_LIMITATIONS = """
     functions, a module caught in an import cycle with the caller while it is analysed) consume
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
     call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
-    at the key and draws nothing. A module that never mentions `random` is not searched for
-    reuses, even when it hands one key to two helpers that consume it. Loops are followed to a
+    at the key and draws nothing. An abstract method (its body only raises
+    `NotImplementedError`, or is `...` under `@abc.abstractmethod`) consumes the keys its
+    key-named parameters receive, as its implementations will: handing one key to
+    `self.step_env` and then `self.reset_env` is reported. A module that never mentions
+    `random` (nor `NotImplementedError` or `abstractmethod`) is not searched for reuses, even
+    when it hands one key to two helpers that consume it. Loops are followed to a
     fixed point, telling apart the first, the second and the later iterations of the
     outermost loop being repeated: a key that comes back through a chain of more than two
     names, or a reuse that shows only in a later pass of an inner loop, is not seen.
