@@ -119,12 +119,16 @@ class CallEvaluation:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
+        passed = (args, kwargs)
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
         params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
-        for name in fn.static_params:
-            if name in params:
-                params[name] = STATIC
+        if fn.static_params:
+            # A static argument is the caller's Python value itself: what is known of it stays.
+            given = bind_arguments(fn.node, [*fn.bound, *passed[0]], {**dict(fn.keywords), **passed[1]}, fn.method_self)
+            for name in fn.static_params:
+                if name in params:
+                    params[name] = _static(given[name])
         result = self.analysis.analyze(fn.node, params, ctx, None, self.depth + 1)
         if fn.transforms and result.trace is not Trace.STATIC:
             return TRACED
@@ -189,5 +193,19 @@ def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) ->
     """Arguments as a transformed function receives them: traced, except static ones and a
     vmap's `in_axes=None` ones, which pass as they are."""
     first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
+    args = [a if first + i in fn.unbatched else _traced(a) for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else _traced(v)) for k, v in kwargs.items()}
+
+
+def _traced(value: Value) -> Value:
+    """An argument as a transformation passes it on: a pytree of tracers, None if it was None
+    (left undecided here) and not None if it was not."""
+    return _NOT_NONE_TRACED if value.none is False else TRACED
+
+
+def _static(value: Value) -> Value:
+    """A static argument: a Python value, the literal it was and whether it is None kept."""
+    return Value(Trace.STATIC, known=value.known, not_none=value.not_none)
+
+
+_NOT_NONE_TRACED = Value(Trace.TRACED, not_none=True)
