@@ -29,8 +29,8 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
-from jaxlint.analysis.lattice import REF, REF_TREE, constant
-from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default, kernel_parameters
+from jaxlint.analysis.lattice import REF, REF_TREE
+from jaxlint.analysis.parameters import body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -284,7 +284,7 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
 def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
     if param.arg in root.bound_keywords:
         fixed = dict(root.bound_values).get(param.arg)
-        return constant(fixed.value) if isinstance(fixed, ast.Constant) else STATIC
+        return STATIC if fixed is None else fixed_argument(fn, param.arg, fixed, STATIC)
     if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
         return UNKNOWN  # partial(f, **kwargs) may bind it
     if param.arg in root.static_params or param.arg in root.unbatched_params or param.arg in root.caller_params:

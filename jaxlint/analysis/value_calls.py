@@ -29,7 +29,7 @@ from jaxlint.analysis.lattice import (
     join_all,
     strip,
 )
-from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
+from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, fixed_argument, sliced_operand
 from jaxlint.analysis.tracing import (
     PARTIAL,
     STAGED,
@@ -58,6 +58,9 @@ class CallEvaluation:
                 return UNKNOWN
             # Arguments fixed inside a transformation are its closure constants; fixed outside
             # one, they enter it as any argument does.
+            kwargs = {
+                k.arg: fixed_argument(fn.node, k.arg, k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs
+            }
             fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
             return Value(Trace.STATIC, function=replace(
                 fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
