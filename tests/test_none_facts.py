@@ -12,6 +12,7 @@ import textwrap
 import pytest
 from test_static_facts import codes, run_under_jax
 
+from jaxlint.analysis import cfg
 from jaxlint.analysis.closure_nullness import closed_not_none
 from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, Trace, Value, constant, join
 from jaxlint.analysis.names import Names
@@ -297,14 +298,16 @@ def _closed(source: str) -> frozenset[str]:
         node for node in ast.walk(tree)
         if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == "body" for a in node.args)
     ]
-    return closed_not_none(body, calls, names)
+    return closed_not_none(body, cfg.build(body), calls, names)
 
 
 def test_a_copy_narrows_the_name_it_copies_until_either_is_rebound():
     assert _closed("""
         def outer(x, a=None, b=None):
             def body(x):
-                return x if a is None or b is None else x + a + b
+                if a is None or b is None:
+                    return x
+                return x + a + b
             c = a
             if c is None:
                 return x
@@ -314,7 +317,9 @@ def test_a_copy_narrows_the_name_it_copies_until_either_is_rebound():
     assert _closed("""
         def outer(x, a=None):
             def body(x):
-                return x if a is None else x + a
+                if a is None:
+                    return x
+                return x + a
             c = a
             c = make()
             if c is None:
@@ -327,7 +332,9 @@ def test_a_name_rebound_or_narrowed_on_one_path_only_is_not_shown():
     assert _closed("""
         def outer(x, a=None, flag=False):
             def body(x):
-                return x if a is None else x + a
+                if a is None:
+                    return x
+                return x + a
             if flag:
                 if a is None:
                     return x
@@ -336,7 +343,9 @@ def test_a_name_rebound_or_narrowed_on_one_path_only_is_not_shown():
     assert _closed("""
         def outer(x, a=None):
             def body(x):
-                return x if a is None else x + a
+                if a is None:
+                    return x
+                return x + a
             if a is None:
                 return x
             a = lookup()
@@ -348,7 +357,9 @@ def test_every_call_that_traces_the_body_must_show_it():
     assert _closed("""
         def outer(x, a=None):
             def body(x):
-                return x if a is None else x + a
+                if a is None:
+                    return x
+                return x + a
             y = cond(x, body, x)
             if a is None:
                 return y
@@ -360,7 +371,9 @@ def test_a_name_a_nested_function_rebinds_is_not_shown():
     assert _closed("""
         def outer(x, a=None):
             def body(x):
-                return x if a is None else x + a
+                if a is None:
+                    return x
+                return x + a
             def reset():
                 nonlocal a
                 a = None

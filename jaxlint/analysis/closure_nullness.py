@@ -11,7 +11,7 @@ of both.  Only names the function binds and no nested function rebinds (`nonloca
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, Optional, Tuple
+from typing import Callable, FrozenSet, Iterable, List, Optional, Tuple
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.dataflow import Domain, solve
@@ -29,15 +29,21 @@ _NEVER_NONE = (
 )
 
 
-def closed_not_none(fn: FunctionNode, calls: Iterable[ast.Call], names: Names) -> frozenset[str]:
-    """The names `fn` reads from its enclosing function in an `is None` test that are not None at
-    every one of `calls` (the control-flow calls that trace it, all in that enclosing function)."""
+def closed_not_none(
+    fn: FunctionNode, graph: cfg.Graph, calls: Iterable[ast.Call], names: Names,
+    body: Callable[[FunctionNode], List[ast.AST]] = own_nodes,
+) -> frozenset[str]:
+    """The names that `fn` (whose graph is `graph`) tests against None in its `if` and `while`
+    statements, reads from its enclosing function, and that are not None at every one of `calls`
+    (the control-flow calls that trace it, all in that enclosing function); `body` gives a
+    function's own nodes."""
     outer = names.parent_function.get(id(fn))
     if outer is None or isinstance(outer, ast.Lambda):
         return frozenset()
     scope, inner = names.scope_of(outer), names.scope_of(fn)
     tested = {
-        name for node in ast.walk(fn) if isinstance(node, ast.Compare)
+        name for block in graph.blocks for step in block.steps if step.kind == cfg.TEST
+        for node in ast.walk(step.node.test) if isinstance(node, ast.Compare)
         for outcome in (False, True) for name in narrowed(node, outcome)
     }
     wanted = {
@@ -48,8 +54,7 @@ def closed_not_none(fn: FunctionNode, calls: Iterable[ast.Call], names: Names) -
     wanted -= {name for other in names.iter_function_scopes() for name in other.nonlocals}
     if not wanted:
         return frozenset()
-    body = own_nodes(outer)
-    ids = {id(node) for node in body}
+    ids = {id(node) for node in body(outer)}
     calls = list(calls)
     if not calls or not all(id(call) in ids for call in calls):
         return frozenset()
@@ -98,6 +103,9 @@ def _evaluated(step: cfg.Step) -> ast.AST:
 
 
 class _NotNone(Domain[State]):
+    def __init__(self) -> None:
+        self.bound: dict = {}  # id(step) -> the names it binds
+
     def copy(self, state: State) -> State:
         return state
 
@@ -106,7 +114,10 @@ class _NotNone(Domain[State]):
 
     def transfer(self, step: cfg.Step, state: State) -> State:
         node = step.node
-        for target in _bound(step):
+        bound = self.bound.get(id(step))
+        if bound is None:
+            bound = self.bound[id(step)] = _bound(step)
+        for target in bound:
             state = _kill(state, target)
         if step.kind == cfg.STMT and isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value

@@ -109,8 +109,12 @@ def join(a: Value, b: Value) -> Value:
         fields=fields,
         ref=a.ref and b.ref,
         # Not None on either path (a literal kept in `known` says it already).
-        not_none=not known and a.none is False and b.none is False,
+        not_none=not known and _not_none(a) and _not_none(b),
     )
+
+
+def _not_none(value: Value) -> bool:
+    return value.not_none or bool(value.known) and value.known[0] is not None
 
 
 def join_all(values: Iterable[Value], empty: Value = STATIC) -> Value:

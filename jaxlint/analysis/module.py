@@ -89,26 +89,29 @@ class ModuleFacts:
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))
             depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
-        entries: list[tuple[FunctionNode, dict[str, Value], Context, frozenset[str]]] = []
+        entries: list[tuple[FunctionNode, dict[str, Value], Context, bool]] = []
         for root in self.discovery.roots:
-            entries.append((root.node, root_parameters(root, self.names), root.context, frozenset()))
+            entries.append((root.node, root_parameters(root, self.names), root.context, False))
         calls: dict[int, list[ast.Call]] = {}
-        for fn, call, _ in self.discovery.bodies:
-            calls.setdefault(id(fn), []).append(call)
-        closed: dict[int, frozenset[str]] = {}
         for fn, call, callee in self.discovery.bodies:
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
             carry = carry_structure(call, callee, self.names)
-            if id(fn) not in closed:
-                closed[id(fn)] = closed_not_none(fn, calls[id(fn)], self.names)
-            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, closed[id(fn)]))
+            calls.setdefault(id(fn), []).append(call)
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
-        for fn, params, ctx, shown in entries:
+        closed: dict[int, frozenset[str]] = {}
+        for fn, params, ctx, body in entries:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
             if link is not None:
                 link.entry = self._entry_name(fn)
+            shown = frozenset()
+            if body and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
+                shown = closed.get(id(fn))
+                if shown is None:
+                    graph = analysis.graph(fn)
+                    shown = closed[id(fn)] = closed_not_none(fn, graph, calls[id(fn)], self.names, self.body)
             analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
             self._analyze_incoming(analysis, link)
