@@ -250,8 +250,9 @@ def _annotated(source: str) -> frozenset[str]:
 def test_parameters_typed_to_exclude_none():
     assert _annotated("""
         import typing
-        from typing import Annotated, Any, Optional, TypeVar, Union
+        from typing import Annotated, Any, Hashable, Optional, TypeVar, Union
         import jax
+        from jaxtyping import PyTree
         Maybe = Optional[int]
         Size = int
         T = TypeVar("T")
@@ -260,7 +261,7 @@ def test_parameters_typed_to_exclude_none():
               h: int = 3,
               n1: Optional[int] = 3, n2: int | None = 3, n3: "int | None" = 3, n4: Any = 3, n5: object = 3,
               n6: Union[int, None] = 3, n7: Maybe = 3, n8: T = 3, n9: int = None, n10: typing.Optional[int] = 3,
-              n11=3): ...
+              n11=3, n12: Hashable = 3, n13: PyTree = 3, n14: PyTree[int] = 3): ...
     """) == {"a", "b", "c", "d", "e", "f", "g", "h"}
 
 

@@ -3,7 +3,8 @@
 A parameter annotated with a type that excludes None (`int`, `jax.Array`, a class, `list[int]`,
 `Union[int, float]`) and without a `None` default (PEP 484's implicit Optional) is not None.
 An annotation admits None when any of its top-level alternatives is `None`, `Optional[...]`,
-`Any`, `object`, a type variable, or a type alias of this module that admits None.
+`Any`, `object`, `Hashable`, `jaxtyping.PyTree`, a type variable, or a type alias of this
+module that admits None.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.tracing import positional_params
 
+# Types None is a value of: `object`, `Any`, `Hashable`, and a pytree (None is an empty one).
 _ADMITS_NONE = frozenset({
     "typing.Optional", "typing_extensions.Optional", "typing.Any", "typing_extensions.Any", "builtins.object",
+    "typing.Hashable", "collections.abc.Hashable", "jaxtyping.PyTree",
 })
 _UNIONS = frozenset({"typing.Union", "typing_extensions.Union"})
 _ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})

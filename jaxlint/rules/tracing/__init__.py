@@ -44,8 +44,8 @@ TRACED_VALUE_LIMITATIONS = """
     analysed; patching a private constant from outside (`mod._USE_EAGER = True`) is not seen.
     The `x is None` branch of a value known not to be None is never analysed either. A value
     is known not to be None when it is a literal other than None, an array, a parameter
-    annotated with a type that excludes None (not `Optional[...]`, `X | None`, `Any` or
-    `object`, and without a `None` default, which makes any annotation optional), a static
+    annotated with a type that excludes None (not `Optional[...]`, `X | None`, `Any`,
+    `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
     argument given such a value, or a name a test has shown is not None on every path to it
     (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
     `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
