@@ -100,6 +100,31 @@ CLOSURE_NOT_NARROWED = CLOSURE_NARROWED_AT_THE_COND.replace(
     "        current = state\n        if current is None:\n            return rebuild(x)\n", ""
 )
 
+# The same in a traced function: the body reads the name as it is at the `lax.cond`.
+TRACED_CLOSURE_NARROWED_AT_THE_COND = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def update(x, state=None):
+    def rebuild(x):
+        if state is None:
+            return x * int(x.sum())
+        return x + state
+
+    if state is None:
+        return x
+    return lax.cond(x.sum() > 0, rebuild, lambda x: x, x)
+
+def demo():
+    return update(jnp.ones(3)), update(jnp.ones(3), jnp.ones(3))
+"""
+
+TRACED_CLOSURE_NOT_NARROWED = TRACED_CLOSURE_NARROWED_AT_THE_COND.replace(
+    "    if state is None:\n        return x\n", ""
+)
+
 # `functools.partial` fixes a None-default parameter with a value read from an object.
 PARTIAL_FIXES_A_FIELD = """
 import types
@@ -160,11 +185,13 @@ QUIET = {
     "narrowed-by-raise": NARROWED_BY_RAISE,
     "closure-narrowed-at-the-cond": CLOSURE_NARROWED_AT_THE_COND,
     "partial-fixes-a-field": PARTIAL_FIXES_A_FIELD,
+    "traced-closure-narrowed-at-the-cond": TRACED_CLOSURE_NARROWED_AT_THE_COND,
 }
 REPORTED = {
     "optional-static-left-out": (OPTIONAL_STATIC_LEFT_OUT, "JAX105", "ConcretizationTypeError"),
     "not-narrowed": (NOT_NARROWED, "JAX105", "ConcretizationTypeError"),
     "closure-not-narrowed": (CLOSURE_NOT_NARROWED, "JAX107", "TracerArrayConversionError"),
+    "traced-closure-not-narrowed": (TRACED_CLOSURE_NOT_NARROWED, "JAX105", "ConcretizationTypeError"),
     "partial-forwards-a-name": (PARTIAL_FORWARDS_A_NAME, "JAX105", "ConcretizationTypeError"),
     "default-left-out": (DEFAULT_LEFT_OUT, "JAX105", "ConcretizationTypeError"),
     "forwarded-to-a-jit": (FORWARDED_TO_A_JIT, "JAX105", "ConcretizationTypeError"),

@@ -41,6 +41,7 @@ from jaxlint.analysis.tracing import (
 )
 
 if TYPE_CHECKING:
+    from jaxlint.analysis.names import FunctionNode
     from jaxlint.analysis.values import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
@@ -181,8 +182,19 @@ class CallEvaluation:
                 branch_operands,
             )
             outer = self.analysis.closures.get(id(fn_node), env)
-            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
+            shown = self._shown_not_none(fn_node, outer, env)
+            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1, closed_not_none=shown)
         return TRACED
+
+    def _shown_not_none(self, fn: FunctionNode, closure: Env, env: Env) -> frozenset[str]:
+        """The names a body defined in this function closes over that are not None here, where it
+        is traced, though they may be where it was defined (`if x is None: return` in between)."""
+        if closure is env or self.names.parent_function.get(id(fn)) is not self.fn:
+            return frozenset()
+        return frozenset(
+            name for name, value in closure.vars.items()
+            if value.none is None and (env.vars.get(name) or value).none is False
+        )
 
 
 def _staged(callee: str) -> bool:

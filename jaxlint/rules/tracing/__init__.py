@@ -48,10 +48,9 @@ TRACED_VALUE_LIMITATIONS = """
     `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
     argument given such a value, or a name a test has shown is not None on every path to it
     (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
-    `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
-    the like reads the enclosing function's names as they are at that call, so a name that a
-    test there has shown is not None, before every call that hands the body over, is not None
-    in the body. A keyword argument that `functools.partial` fixes for a parameter whose
+    `a` until either is rebound). A body handed to `lax.cond`, `lax.scan` and the like reads
+    the enclosing function's names as they are at that call, so a name that a test there has
+    shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
     default is None is taken not to be None when it is read from an object or computed
     (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
     pointless, so a bug on the None path of such a parameter is missed. A name fixed there
