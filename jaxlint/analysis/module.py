@@ -101,13 +101,13 @@ class ModuleFacts:
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         closed: dict[int, frozenset[str]] = {}
-        for fn, params, ctx, body in entries:
+        for fn, params, ctx, handed_over in entries:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
             if link is not None:
                 link.entry = self._entry_name(fn)
             shown = frozenset()
-            if body and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
+            if handed_over and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
                 shown = closed.get(id(fn))
                 if shown is None:
                     graph = analysis.graph(fn)

@@ -123,13 +123,13 @@ class CallEvaluation:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
-        passed = (args, kwargs)
+        given_args, given_kwargs = args, kwargs
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
         params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
         if fn.static_params:
             # A static argument is the caller's Python value itself: what is known of it stays.
-            given = bind_arguments(fn.node, [*fn.bound, *passed[0]], {**dict(fn.keywords), **passed[1]}, fn.method_self)
+            given = bind_arguments(fn.node, [*fn.bound, *given_args], {**dict(fn.keywords), **given_kwargs}, fn.method_self)
             for name in fn.static_params:
                 if name in params:
                     params[name] = _static(given[name])
