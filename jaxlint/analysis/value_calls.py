@@ -24,6 +24,7 @@ from jaxlint.analysis.lattice import (
     Trace,
     Value,
     as_traced,
+    constant,
     element_of,
     join,
     join_all,
@@ -208,19 +209,16 @@ def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) ->
     """Arguments as a transformed function receives them: traced, except static ones and a
     vmap's `in_axes=None` ones, which pass as they are."""
     first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else _traced(a) for i, a in enumerate(args)]
-    return args, {k: (_static(v) if k in fn.static_params else _traced(v)) for k, v in kwargs.items()}
-
-
-def _traced(value: Value) -> Value:
-    """An argument as a transformation passes it on: a pytree of tracers, None if it was None
-    (left undecided here) and not None if it was not."""
-    return _NOT_NONE_TRACED if value.none is False else TRACED
+    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else TRACED) for k, v in kwargs.items()}
 
 
 def _static(value: Value) -> Value:
-    """A static argument: a Python value, the literal it was and whether it is None kept."""
-    return Value(Trace.STATIC, known=value.known, not_none=value.not_none)
+    """A static argument: a Python value, None or not None as the caller's value is (the
+    literal itself is not kept: a function called with many would be analysed once for each)."""
+    none = value.none
+    return STATIC if none is None else _NONE if none else _NOT_NONE
 
 
-_NOT_NONE_TRACED = Value(Trace.TRACED, not_none=True)
+_NONE = constant(None)
+_NOT_NONE = Value(Trace.STATIC, not_none=True)
