@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN, Trace, Value, element_of, join_all, strip
+from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, Value, element_of, join_all, strip
 
 BOOLEAN_FUNCTIONS = frozenset({
     "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
@@ -58,7 +58,7 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
                                   "var", "prod", "argmax", "argmin", "any", "all", "round",
                                   "cumsum", "conj", "swapaxes", "take"):
             boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
-            return Value(Trace.TRACED, array=True, boolean=boolean)
+            return Value(Trace.TRACED, array=True, boolean=boolean, not_none=True)
         return UNKNOWN
     if name in _STRING_METHODS and base.trace is Trace.STATIC:
         return STATIC
@@ -87,4 +87,4 @@ def model_site_result(callee: str, args: list[Value], keywords: dict[str, Value]
         given = args[index] if index < len(args) else keywords.get(keyword)
         if given is not None and not (given.known and given.known[0] is None):
             return given
-    return Value(Trace.TRACED, array=True)
+    return TRACED_ARRAY

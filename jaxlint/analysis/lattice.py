@@ -3,7 +3,8 @@
 TRACED (a tracer, or a container holding tracers) > UNKNOWN > STATIC (a Python value or
 concrete array at trace time).  A value may also know it is an array, has a boolean
 dtype, is a tuple of known items, what iterating it yields, which function it is, and
-whether it is None.  `join` is the least upper bound of two paths' values.
+whether it is None (a known None literal, or known not to be None on every path that
+reaches it).  `join` is the least upper bound of two paths' values.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ class Value:
     # A Pallas reference (a kernel's operand): not a tracer itself, but what is loaded from it
     # (`ref[...]`, `ref[i]`) is a traced array.
     ref: bool = False
+    # Known not to be None (an array, a parameter annotated with a type that excludes None, a
+    # name on the far side of an `is None` test); a known literal says it through `known`.
+    not_none: bool = False
+
+    @property
+    def none(self) -> Optional[bool]:
+        """Whether the value is None, when that is known."""
+        if self.known:
+            return self.known[0] is None
+        return False if self.not_none else None
 
     @property
     def truth(self) -> Optional[bool]:
@@ -65,8 +76,8 @@ class FunctionValue:
 STATIC = Value(Trace.STATIC)
 UNKNOWN = Value(Trace.UNKNOWN)
 TRACED = Value(Trace.TRACED)
-TRACED_ARRAY = Value(Trace.TRACED, array=True)
-TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True)
+TRACED_ARRAY = Value(Trace.TRACED, array=True, not_none=True)
+TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True, not_none=True)
 REF = Value(Trace.UNKNOWN, ref=True)
 REF_TREE = Value(Trace.UNKNOWN, element=REF)  # a pytree of references: its items (one level down) are references
 
@@ -86,6 +97,7 @@ def join(a: Value, b: Value) -> Value:
         # (`done = False`, then `done = x > 0`) holds no tracer and takes nothing away.
         traced = a if a.trace > b.trace else b
         array, boolean, fields = traced.array, traced.boolean, traced.fields
+    known = a.known if a.known == b.known else ()
     return Value(
         max(a.trace, b.trace),
         array=array,
@@ -93,10 +105,16 @@ def join(a: Value, b: Value) -> Value:
         items=items,
         element=element,
         function=a.function if a.function == b.function else None,
-        known=a.known if a.known == b.known else (),
+        known=known,
         fields=fields,
         ref=a.ref and b.ref,
+        # Not None on either path (a literal kept in `known` says it already).
+        not_none=not known and _not_none(a) and _not_none(b),
     )
+
+
+def _not_none(value: Value) -> bool:
+    return value.not_none or bool(value.known) and value.known[0] is not None
 
 
 def join_all(values: Iterable[Value], empty: Value = STATIC) -> Value:
@@ -124,7 +142,9 @@ def strip(value: Value) -> Value:
 
 def widen(value: Value) -> Value:
     """The value without the structure that can grow without bound around a loop."""
-    return Value(value.trace, array=value.array, boolean=value.boolean, known=value.known, ref=value.ref)
+    return Value(
+        value.trace, array=value.array, boolean=value.boolean, known=value.known, ref=value.ref, not_none=value.not_none
+    )
 
 
 def constant(value: object) -> Value:
@@ -138,7 +158,8 @@ def as_traced(value: Value) -> Value:
     """The value a loop body receives for this initial carry: the same structure, every leaf
     traced (a Python number becomes a traced scalar array)."""
     if value.items is not None:
-        return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items))
+        return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items), not_none=True)
     if value.array or value.known and value.known[0] is not None:
-        return Value(Trace.TRACED, array=True, boolean=value.boolean or isinstance(value.known[0] if value.known else None, bool))
-    return Value(Trace.TRACED, fields=value.fields)
+        boolean = value.boolean or isinstance(value.known[0] if value.known else None, bool)
+        return Value(Trace.TRACED, array=True, boolean=boolean, not_none=True)
+    return Value(Trace.TRACED, fields=value.fields, not_none=value.not_none)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.callsites import CallSite, CallSites
+from jaxlint.analysis.closure_nullness import closed_not_none
 from jaxlint.analysis.guards import guarded_nodes
 from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
@@ -28,8 +29,8 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
-from jaxlint.analysis.lattice import REF, REF_TREE, constant
-from jaxlint.analysis.parameters import body_parameters, carry_structure, has_default, kernel_parameters
+from jaxlint.analysis.lattice import REF, REF_TREE
+from jaxlint.analysis.parameters import body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -89,21 +90,30 @@ class ModuleFacts:
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))
             depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
-        entries: list[tuple[FunctionNode, dict[str, Value], Context]] = []
+        entries: list[tuple[FunctionNode, dict[str, Value], Context, bool]] = []
         for root in self.discovery.roots:
-            entries.append((root.node, root_parameters(root, self.names), root.context))
+            entries.append((root.node, root_parameters(root, self.names), root.context, False))
+        calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
             carry = carry_structure(call, callee, self.names)
-            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED))
+            calls.setdefault(id(fn), []).append(call)
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
-        for fn, params, ctx in entries:
+        closed: dict[int, frozenset[str]] = {}
+        for fn, params, ctx, handed_over in entries:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
             if link is not None:
                 link.entry = self._entry_name(fn)
-            analysis.analyze(fn, params, ctx)
+            shown = frozenset()
+            if handed_over and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
+                shown = closed.get(id(fn))
+                if shown is None:
+                    graph = analysis.graph(fn)
+                    shown = closed[id(fn)] = closed_not_none(fn, graph, calls[id(fn)], self.names, self.body)
+            analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
             self._analyze_incoming(analysis, link)
         return analysis
@@ -294,7 +304,7 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
 def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
     if param.arg in root.bound_keywords:
         fixed = dict(root.bound_values).get(param.arg)
-        return constant(fixed.value) if isinstance(fixed, ast.Constant) else STATIC
+        return STATIC if fixed is None else fixed_argument(fn, param.arg, fixed, STATIC)
     if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
         return UNKNOWN  # partial(f, **kwargs) may bind it
     if param.arg in root.static_params or param.arg in root.unbatched_params or param.arg in root.caller_params:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, constant, join_all, strip
@@ -29,7 +30,7 @@ def body_parameters(
     given = [STATIC] * bound.given_functions
     params = positional_params(fn)[bound.positional + len(given):]
     if arity == jax_api.EVERY_PARAMETER:
-        values = bind_arguments(fn, [STATIC] * bound.positional + [TRACED_ARRAY] * len(params), _bound_keywords(bound))
+        values = bind_arguments(fn, [STATIC] * bound.positional + [TRACED_ARRAY] * len(params), _bound_keywords(fn, bound))
         if fn.args.vararg is not None:
             values[fn.args.vararg.arg] = Value(Trace.TRACED, element=TRACED_ARRAY)
         return values
@@ -48,24 +49,50 @@ def body_parameters(
         passed = passed[: len(params)]
     if fixed is not None:
         return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self)
-    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(bound))
+    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound))
 
 
 def kernel_parameters(fn: FunctionNode, bound: Bound, ref: Value) -> dict[str, Value]:
     """Parameter values of a Pallas kernel: every positional parameter `functools.partial` did
     not fix is a reference, `ref` (`*refs` a sequence of them); what `partial` fixed is a Python value."""
     refs = len(positional_params(fn)) - bound.positional
-    params = bind_arguments(fn, [STATIC] * bound.positional + [ref] * refs, _bound_keywords(bound))
+    params = bind_arguments(fn, [STATIC] * bound.positional + [ref] * refs, _bound_keywords(fn, bound))
     if fn.args.vararg is not None:
         params[fn.args.vararg.arg] = Value(Trace.UNKNOWN, element=ref)
     return params
 
 
-def _bound_keywords(bound: Bound) -> dict[str, Value]:
-    """Keyword arguments fixed by `functools.partial`: a constant's value, else a Python value."""
+def _bound_keywords(fn: FunctionNode, bound: Bound) -> dict[str, Value]:
+    """Keyword arguments fixed by `functools.partial` in eager code: Python values."""
     keywords = {name: STATIC for name in bound.keywords if name != ANY_KEYWORD}
-    keywords.update((name, constant(e.value) if isinstance(e, ast.Constant) else STATIC) for name, e in bound.values)
+    keywords.update((name, fixed_argument(fn, name, e, STATIC)) for name, e in bound.values)
     return keywords
+
+
+def fixed_argument(fn: FunctionNode, name: str, expr: ast.expr, value: Value) -> Value:
+    """The value of a keyword argument `functools.partial` fixes (`value`, what else is known of it).
+
+    A literal is its value.  Fixing a parameter whose default is None only makes sense with
+    a value, so one read from an object or computed (`nbrs.capacity`, `sizes[0]`, `n + 1`) is
+    taken not to be None; a name may forward an optional argument's None, and a call or a
+    conditional expression may produce one: those stay undecided."""
+    if isinstance(expr, ast.Constant):
+        return constant(expr.value)
+    if value.none is None and isinstance(expr, _COMPUTED) and _defaults_to_none(fn, name):
+        return replace(value, not_none=True)
+    return value
+
+
+_COMPUTED = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Tuple, ast.List, ast.Dict)
+
+
+def _defaults_to_none(fn: FunctionNode, name: str) -> bool:
+    a = fn.args
+    for param in (*positional_params(fn), *a.kwonlyargs):
+        if param.arg == name:
+            default = default_of(fn, param)
+            return isinstance(default, ast.Constant) and default.value is None
+    return False
 
 
 # Loops whose body receives a carry: the position of its initial value among the call's

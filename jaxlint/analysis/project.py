@@ -373,6 +373,7 @@ def portable(value: Value) -> Value:
         boolean=value.boolean,
         items=None if value.items is None else tuple(portable(v) for v in value.items),
         element=None if value.element is None else portable(value.element),
+        not_none=value.none is False,
     )
 
 
@@ -384,17 +385,19 @@ def value_to_json(value: Value) -> list:
         value.boolean,
         None if value.items is None else [value_to_json(v) for v in value.items],
         None if value.element is None else value_to_json(value.element),
+        value.none is False,
     ]
 
 
 def value_from_json(data: list) -> Value:
-    trace, array, boolean, items, element = data
+    trace, array, boolean, items, element, not_none = data
     return Value(
         Trace(trace),
         array=bool(array),
         boolean=bool(boolean),
         items=None if items is None else tuple(value_from_json(v) for v in items),
         element=None if element is None else value_from_json(element),
+        not_none=bool(not_none),
     )
 
 

@@ -24,12 +24,13 @@ from jaxlint.analysis.lattice import (
     Trace,
     Value,
     as_traced,
+    constant,
     element_of,
     join,
     join_all,
     strip,
 )
-from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, sliced_operand
+from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, fixed_argument, sliced_operand
 from jaxlint.analysis.tracing import (
     PARTIAL,
     STAGED,
@@ -41,6 +42,7 @@ from jaxlint.analysis.tracing import (
 )
 
 if TYPE_CHECKING:
+    from jaxlint.analysis.names import FunctionNode
     from jaxlint.analysis.values import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
@@ -58,6 +60,9 @@ class CallEvaluation:
                 return UNKNOWN
             # Arguments fixed inside a transformation are its closure constants; fixed outside
             # one, they enter it as any argument does.
+            kwargs = {
+                k.arg: fixed_argument(fn.node, k.arg, k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs
+            }
             fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
             return Value(Trace.STATIC, function=replace(
                 fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
@@ -125,12 +130,16 @@ class CallEvaluation:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
+        given_args, given_kwargs = args, kwargs
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
         params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
-        for name in fn.static_params:
-            if name in params:
-                params[name] = STATIC
+        if fn.static_params:
+            # A static argument is the caller's Python value itself: what is known of it stays.
+            given = bind_arguments(fn.node, [*fn.bound, *given_args], {**dict(fn.keywords), **given_kwargs}, fn.method_self)
+            for name in fn.static_params:
+                if name in params:
+                    params[name] = _static(given[name])
         result = self.analysis.analyze(fn.node, params, ctx, None, self.depth + 1)
         if fn.transforms and result.trace is not Trace.STATIC:
             return TRACED
@@ -180,8 +189,19 @@ class CallEvaluation:
                 branch_operands,
             )
             outer = self.analysis.closures.get(id(fn_node), env)
-            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1)
+            shown = self._shown_not_none(fn_node, outer, env)
+            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1, closed_not_none=shown)
         return TRACED
+
+    def _shown_not_none(self, fn: FunctionNode, closure: Env, env: Env) -> frozenset[str]:
+        """The names a body defined in this function closes over that are not None here, where it
+        is traced, though they may be where it was defined (`if x is None: return` in between)."""
+        if closure is env or self.names.parent_function.get(id(fn)) is not self.fn:
+            return frozenset()
+        return frozenset(
+            name for name, value in closure.vars.items()
+            if value.none is None and (env.vars.get(name) or value).none is False
+        )
 
 
 def _staged(callee: str) -> bool:
@@ -196,4 +216,15 @@ def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) ->
     vmap's `in_axes=None` ones, which pass as they are."""
     first = len(fn.bound)
     args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (STATIC if k in fn.static_params else TRACED) for k in kwargs}
+    return args, {k: (_static(v) if k in fn.static_params else TRACED) for k, v in kwargs.items()}
+
+
+def _static(value: Value) -> Value:
+    """A static argument: a Python value, None or not None as the caller's value is (the
+    literal itself is not kept: a function called with many would be analysed once for each)."""
+    none = value.none
+    return STATIC if none is None else _NONE if none else _NOT_NONE
+
+
+_NONE = constant(None)
+_NOT_NONE = Value(Trace.STATIC, not_none=True)

@@ -4,18 +4,21 @@ A state maps the function's local names to their values.  Each step evaluates it
 expressions through the function run (which records every expression's value) and
 binds what the statement binds.  A branch whose test is decided by what the state knows
 (`m is None` for an `m` known not to be None, `while True`, a module constant such as
-`_USE_EAGER = False`) is pruned: its body is never evaluated in that context.
+`_USE_EAGER = False`) is pruned: its body is never evaluated in that context.  A branch
+that is taken narrows what its test shows: past `if x is None: return`, `x` is not None.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Optional
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.dataflow import Domain
 from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
+from jaxlint.analysis.nullness import narrowed
 
 if TYPE_CHECKING:
     from jaxlint.analysis.values import Env, _FunctionRun
@@ -120,12 +123,19 @@ class ValueFlow(Domain[State]):
         truth = self.truth(test, state)
         if truth is not None and truth != edge.outcome:
             return None
+        narrowed_state = None
+        for name in narrowed(test, edge.outcome):
+            value = self.lookup(name, state)
+            if value is not None and value.none is None:
+                narrowed_state = narrowed_state or state.copy()
+                narrowed_state[name] = replace(value, not_none=True)
+        state = narrowed_state or state
         if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):
                 # A tracer is never an instance of a Python or NumPy scalar type.
-                narrowed = state.copy()
-                narrowed[test.args[0].id] = STATIC
-                return narrowed
+                scalar = state.copy()
+                scalar[test.args[0].id] = Value(STATIC.trace, not_none=True)
+                return scalar
         return state
 
     def python_scalar_types(self, types: ast.expr) -> bool:
@@ -158,9 +168,8 @@ class ValueFlow(Domain[State]):
             and isinstance(test.left, ast.Name)
         ):
             value = self.known(test.left, state)
-            if value is None or not value.known:
-                return None
-            return (value.known[0] is None) == isinstance(test.ops[0], ast.Is)
+            none = None if value is None else value.none
+            return None if none is None else none == isinstance(test.ops[0], ast.Is)
         return None
 
     def known(self, name: ast.Name, state: State) -> Optional[Value]:

@@ -39,6 +39,7 @@ from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import array_field
 from jaxlint.analysis.names import FunctionNode, Names, Scope
+from jaxlint.analysis.nullness import not_none_parameters
 from jaxlint.analysis.tracing import (
     STAGED,
     Context,
@@ -106,6 +107,7 @@ class ValueAnalysis:
         self.unconverged: list[FunctionNode] = []  # functions whose fixed point was cut short
         self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
         self._graphs: dict[int, cfg.Graph] = {}
+        self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
@@ -115,9 +117,14 @@ class ValueAnalysis:
         return ModuleConstants(self.names)
 
     # ---- public ---------------------------------------------------------------
-    def analyze(self, fn: FunctionNode, params: dict[str, Value], ctx: Context, outer: Env | None = None, depth: int = 0) -> Value:
-        """Analyse `fn` with these parameter values in context `ctx`; return its return value."""
-        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx)
+    def analyze(
+        self, fn: FunctionNode, params: dict[str, Value], ctx: Context, outer: Env | None = None, depth: int = 0,
+        closed_not_none: frozenset[str] = frozenset(),
+    ) -> Value:
+        """Analyse `fn` with these parameter values in context `ctx`; return its return value.
+        `closed_not_none`: names it closes over that are not None wherever it is traced."""
+        params = self._annotated(fn, params)
+        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, closed_not_none)
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -134,6 +141,9 @@ class ValueAnalysis:
         self.functions[id(fn)] = fn
         if outer is None:
             outer = self.closures.get(id(fn))
+        if closed_not_none:
+            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
+            outer = Env(shown, outer)
         run = _FunctionRun(self, fn, Env(dict(params), outer), ctx, depth)
         try:
             result = run.execute()
@@ -147,6 +157,21 @@ class ValueAnalysis:
 
     def value(self, node: ast.AST) -> Value | None:
         return self.values.get(id(node))
+
+    def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
+        """The parameters with what their annotations add: a type that excludes None rules None
+        out, unless the argument is a None literal (the caller's value wins over the annotation)."""
+        typed = self._not_none.get(id(fn))
+        if typed is None:
+            typed = self._not_none[id(fn)] = not_none_parameters(fn, self.names)
+        if not typed:
+            return params
+        out = dict(params)
+        for name in typed:
+            value = out.get(name)
+            if value is not None and value.none is None:
+                out[name] = replace(value, not_none=True)
+        return out
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
         """The control-flow graph of a def, built once."""
@@ -268,7 +293,7 @@ class _FunctionRun(CallEvaluation):
             if displays and not any(v.array for v in operands):
                 # `parts == ()`: a pytree compared with a Python sequence is a Python comparison.
                 return Value(min(joined.trace, Trace.UNKNOWN))
-            return Value(joined.trace, array=joined.traced, boolean=True)
+            return Value(joined.trace, array=joined.traced, boolean=True, not_none=joined.traced)
         if isinstance(node, ast.BoolOp):
             values = self._short_circuit(node, env)
             if all(v.truth is not None for v in values[:-1]):
@@ -394,7 +419,7 @@ class _FunctionRun(CallEvaluation):
         if base.ref and node.attr == "at":
             return REF  # `ref.at[...]` is a view of the same reference, not a load
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
-            return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at")
+            return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
         if base.traced and base.fields and not node.attr.startswith("_"):
             return TRACED
         if base.traced:
@@ -468,7 +493,7 @@ class _FunctionRun(CallEvaluation):
         if trace is not Trace.TRACED:
             return Value(trace)
         boolean = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.boolean and right.boolean
-        return Value(trace, array=True, boolean=boolean)
+        return Value(trace, array=True, boolean=boolean, not_none=True)
 
     # ---- calls ------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: Env) -> Value:
@@ -508,9 +533,9 @@ class _FunctionRun(CallEvaluation):
 
 
 def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
-    """`x is None` / `x is not None`: decided when x is a known constant, static in any case."""
+    """`x is None` / `x is not None`: decided when whether x is None is known, static in any case."""
     if len(operands) == 2 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
-        left = operands[0]
-        if left.known:
-            return constant((left.known[0] is None) == isinstance(node.ops[0], ast.Is))
+        none = operands[0].none
+        if none is not None:
+            return constant(none == isinstance(node.ops[0], ast.Is))
     return STATIC

@@ -47,6 +47,21 @@ TRACED_VALUE_LIMITATIONS = """
     value in traced code, so a branch it rules out is never analysed. A public name, or one the
     module rebinds, is a setting that a test or another module may patch, and both branches are
     analysed; patching a private constant from outside (`mod._USE_EAGER = True`) is not seen.
+    The `x is None` branch of a value known not to be None is never analysed either. A value
+    is known not to be None when it is a literal other than None, an array, a parameter
+    annotated with a type that excludes None (not `Optional[...]`, `X | None`, `Any`,
+    `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
+    argument given such a value, or a name a test has shown is not None on every path to it
+    (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
+    `a` until either is rebound). A body handed to `lax.cond`, `lax.scan` and the like reads
+    the enclosing function's names as they are at that call, so a name that a test there has
+    shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
+    default is None is taken not to be None when it is read from an object or computed
+    (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
+    pointless, so a bug on the None path of such a parameter is missed. A name fixed there
+    (`partial(f, size=size)`) may forward an optional argument's None and stays undecided.
+    The callers of a jitted function are not read: a parameter with a `None` default under
+    `jax.jit` may be None, even when every call passes a value.
     Code inside a `try` whose `except` catches `TypeError` or one of JAX's tracer errors
     (`ConcretizationTypeError`, `TracerBoolConversionError`, ...), or inside
     `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
