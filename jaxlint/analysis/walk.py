@@ -148,6 +148,15 @@ def body_nodes(fn: ast.AST) -> list[ast.AST]:
 def contains(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> bool:
     """Whether a node of one of `classes` lies in `roots` or below them, not looking inside
     nodes of the `opaque` classes."""
+    return next(_of_classes(roots, classes, opaque), None) is not None
+
+
+def nodes_of_classes(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> list[ast.AST]:
+    """The nodes of `classes` in `roots` or below them, not looking inside nodes of the `opaque` classes."""
+    return list(_of_classes(roots, classes, opaque))
+
+
+def _of_classes(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> Iterator[ast.AST]:
     stack: list = list(roots)
     pop, push, extend = stack.pop, stack.append, stack.extend
     fields_of, not_nodes = _FIELDS, _NOT_NODES
@@ -155,7 +164,7 @@ def contains(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[t
         node = pop()
         cls = node.__class__
         if cls in classes:
-            return True
+            yield node
         if cls in opaque or cls in not_nodes:
             continue
         fields = fields_of.get(cls)
@@ -167,32 +176,6 @@ def contains(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[t
                 extend(value)
             elif isinstance(value, _AST):
                 push(value)
-    return False
-
-
-def nodes_of_classes(roots: list[ast.AST], classes: frozenset[type], opaque: frozenset[type]) -> list[ast.AST]:
-    """The nodes of `classes` in `roots` or below them, not looking inside nodes of the `opaque` classes."""
-    stack: list = list(roots)
-    out: list[ast.AST] = []
-    pop, push, extend, append = stack.pop, stack.append, stack.extend, out.append
-    fields_of, not_nodes = _FIELDS, _NOT_NODES
-    while stack:
-        node = pop()
-        cls = node.__class__
-        if cls in classes:
-            append(node)
-        if cls in opaque or cls in not_nodes:
-            continue
-        fields = fields_of.get(cls)
-        if fields is None:
-            fields = node_fields(cls)
-        for name in fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                extend(value)
-            elif isinstance(value, _AST):
-                push(value)
-    return out
 
 
 def target_names(target: ast.AST) -> list[str]:
