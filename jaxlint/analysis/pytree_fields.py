@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.arrays import declares_array
+from jaxlint.analysis.array_annotations import declares_array
 from jaxlint.analysis.names import FunctionNode, Names
 
 # Copies of a dataclass instance with some fields replaced: still the same class.

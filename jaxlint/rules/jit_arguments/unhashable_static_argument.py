@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api, jit_signature
-from jaxlint.analysis.arrays import declares_array
+from jaxlint.analysis.array_annotations import declares_array
 from jaxlint.analysis.module import annotation_name
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
