@@ -10,7 +10,7 @@ import ast
 import textwrap
 
 import pytest
-from test_static_facts import codes, run_under_jax
+from quiet_and_reported import case_tests
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.closure_nullness import closed_not_none
@@ -198,30 +198,12 @@ REPORTED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(QUIET))
-def test_a_none_branch_jax_never_traces_stays_quiet(cli, make_files, case):
-    assert codes(cli, make_files, QUIET[case]) == []
-
-
-@pytest.mark.parametrize("case", sorted(REPORTED))
-def test_a_none_branch_jax_traces_is_reported(cli, make_files, case):
-    text, code, _ = REPORTED[case]
-    assert code in codes(cli, make_files, text)
-
-
-@pytest.mark.parametrize("case", sorted(QUIET))
-def test_jax_traces_the_quiet_cases(case):
-    pytest.importorskip("jax")
-    run_under_jax(QUIET[case])
-
-
-@pytest.mark.parametrize("case", sorted(REPORTED))
-def test_jax_rejects_the_reported_variants(case):
-    pytest.importorskip("jax")
-    text, _, error = REPORTED[case]
-    with pytest.raises(Exception) as info:
-        run_under_jax(text)
-    assert error in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
+(
+    test_a_none_branch_jax_never_traces_stays_quiet,
+    test_a_none_branch_jax_traces_is_reported,
+    test_jax_traces_the_quiet_cases,
+    test_jax_rejects_the_reported_variants,
+) = case_tests(QUIET, REPORTED)
 
 
 # ---- across modules, and through the cache -------------------------------------------------------
@@ -326,7 +308,7 @@ def _closed(source: str) -> frozenset[str]:
         node for node in ast.walk(tree)
         if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == "body" for a in node.args)
     ]
-    return closed_not_none(body, cfg.build(body), calls, names)
+    return closed_not_none(body, cfg.build, calls, names)
 
 
 def test_a_copy_narrows_the_name_it_copies_until_either_is_rebound():

@@ -6,9 +6,7 @@ and has a variant that JAX rejects and jaxlint reports.
 
 from __future__ import annotations
 
-import textwrap
-
-import pytest
+from quiet_and_reported import case_tests
 
 UNBATCHED_ARGUMENT = """
 import jax
@@ -260,38 +258,9 @@ REPORTED = {
 }
 
 
-def codes(cli, make_files, text: str) -> list[str]:
-    make_files({"m.py": text})
-    return [f["code"] for f in cli("check", "--no-cache", "--output-format", "json", "m.py").json]
-
-
-def run_under_jax(text: str):
-    namespace: dict = {"__name__": "jaxlint_static_facts"}
-    exec(compile(textwrap.dedent(text), "<case>", "exec"), namespace)
-    return namespace["demo"]()
-
-
-@pytest.mark.parametrize("case", sorted(QUIET))
-def test_static_at_trace_time_stays_quiet(cli, make_files, case):
-    assert codes(cli, make_files, QUIET[case]) == []
-
-
-@pytest.mark.parametrize("case", sorted(REPORTED))
-def test_the_traced_variant_is_reported(cli, make_files, case):
-    text, code, _ = REPORTED[case]
-    assert code in codes(cli, make_files, text)
-
-
-@pytest.mark.parametrize("case", sorted(QUIET))
-def test_jax_traces_the_quiet_cases(case):
-    pytest.importorskip("jax")
-    run_under_jax(QUIET[case])
-
-
-@pytest.mark.parametrize("case", sorted(REPORTED))
-def test_jax_rejects_the_reported_variants(case):
-    pytest.importorskip("jax")
-    text, _, error = REPORTED[case]
-    with pytest.raises(Exception) as info:
-        run_under_jax(text)
-    assert error in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
+(
+    test_static_at_trace_time_stays_quiet,
+    test_the_traced_variant_is_reported,
+    test_jax_traces_the_quiet_cases,
+    test_jax_rejects_the_reported_variants,
+) = case_tests(QUIET, REPORTED)

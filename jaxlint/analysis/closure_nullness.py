@@ -22,6 +22,8 @@ from jaxlint.analysis.walk import own_nodes
 # (names known not None, pairs of names holding the same object)
 State = Tuple[FrozenSet[str], FrozenSet[Tuple[str, str]]]
 
+_NOTHING = ast.Module(body=[], type_ignores=[])  # what a step that evaluates nothing walks
+
 # Expressions whose value is never None by their syntax alone.
 _NEVER_NONE = (
     ast.Tuple, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
@@ -30,13 +32,14 @@ _NEVER_NONE = (
 
 
 def closed_not_none(
-    fn: FunctionNode, graph: cfg.Graph, calls: Iterable[ast.Call], names: Names,
+    fn: FunctionNode, graph_of: Callable[[FunctionNode], cfg.Graph], calls: Iterable[ast.Call], names: Names,
     body: Callable[[FunctionNode], List[ast.AST]] = own_nodes,
 ) -> frozenset[str]:
-    """The names that `fn` (whose graph is `graph`) tests against None in its `if` and `while`
-    statements, reads from its enclosing function, and that are not None at every one of `calls`
-    (the control-flow calls that trace it, all in that enclosing function); `body` gives a
-    function's own nodes."""
+    """The names that `fn` tests against None in its `if` and `while` statements, reads from its
+    enclosing function, and that are not None at every one of `calls` (the control-flow calls
+    that trace it, all in that enclosing function); `graph_of` gives a function's control-flow
+    graph, `body` its own nodes."""
+    graph = graph_of(fn)
     outer = names.parent_function.get(id(fn))
     if outer is None or isinstance(outer, ast.Lambda):
         return frozenset()
@@ -58,7 +61,7 @@ def closed_not_none(
     calls = list(calls)
     if not calls or not all(id(call) in ids for call in calls):
         return frozenset()
-    states = _states_at(outer, {id(call) for call in calls})
+    states = _states_at(graph_of(outer), {id(call) for call in calls})
     if len(states) < len(calls):
         return frozenset()  # a call on no path the graph reaches, or not found in a step
     found = frozenset(wanted)
@@ -67,9 +70,8 @@ def closed_not_none(
     return found
 
 
-def _states_at(function: FunctionNode, calls: set[int]) -> list[State]:
-    """The state before each step that makes one of the calls."""
-    graph = cfg.build(function)
+def _states_at(graph: cfg.Graph, calls: set[int]) -> list[State]:
+    """The state before each step (of the enclosing function's `graph`) that makes one of the calls."""
     domain = _NotNone()
     solution = solve(graph, domain, (frozenset(), frozenset()))
     out: list[State] = []
@@ -95,11 +97,9 @@ def _evaluated(step: cfg.Step) -> ast.AST:
         return node.context_expr
     if step.kind == cfg.SUBJECT:
         return node.subject
-    if step.kind == cfg.STMT and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return ast.Module(body=[], type_ignores=[])  # its body runs later, if at all
-    if step.kind == cfg.STMT:
+    if step.kind == cfg.STMT and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return node
-    return ast.Module(body=[], type_ignores=[])
+    return _NOTHING  # a def's or class's body runs later, if at all
 
 
 class _NotNone(Domain[State]):

@@ -111,8 +111,7 @@ class ModuleFacts:
             if handed_over and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
                 shown = closed.get(id(fn))
                 if shown is None:
-                    graph = analysis.graph(fn)
-                    shown = closed[id(fn)] = closed_not_none(fn, graph, calls[id(fn)], self.names, self.body)
+                    shown = closed[id(fn)] = closed_not_none(fn, analysis.graph, calls[id(fn)], self.names, self.body)
             analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
             self._analyze_incoming(analysis, link)
