@@ -22,7 +22,7 @@ from jaxlint.analysis.walk import own_nodes
 # (names known not None, pairs of names holding the same object)
 State = Tuple[FrozenSet[str], FrozenSet[Tuple[str, str]]]
 
-_NOTHING = ast.Module(body=[], type_ignores=[])  # what a step that evaluates nothing walks
+_NOTHING = ast.Pass()  # what a step that evaluates nothing walks
 
 # Expressions whose value is never None by their syntax alone.
 _NEVER_NONE = (
