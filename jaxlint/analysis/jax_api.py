@@ -427,6 +427,9 @@ PYTREE_CLASS_DECORATORS = frozenset({
     "chex.dataclass",
     "dataclasses.dataclass",
 })
+# Dataclass pytrees: every field is a child (a leaf or a subtree) unless declared static.
+DATACLASS_PYTREE_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "jax.tree_util.register_dataclass"})
+DATACLASS_PYTREE_BASES = frozenset({"flax.struct.PyTreeNode"})
 PYTREE_REGISTRATIONS = frozenset({
     "jax.tree_util.register_pytree_node",
     "jax.tree_util.register_pytree_with_keys",

@@ -12,7 +12,12 @@ TRACED_VALUE_LIMITATIONS = """
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
-    any copy that replaces it); elsewhere they are unknown. An item of a traced
+    any copy that replaces it). A dataclass pytree of the module (`flax.struct.dataclass`,
+    `chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) holds
+    every field it does not declare static as a child, so a field annotated as a Python number
+    or bool (`row: int`, and not `Optional`, nor defaulting to None) is traced too, as a scalar
+    array; an Equinox module's is not, as `filter_jit` keeps non-array fields static. Elsewhere
+    attributes of traced pytrees are unknown. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
