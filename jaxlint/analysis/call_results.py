@@ -88,3 +88,25 @@ def model_site_result(callee: str, args: list[Value], keywords: dict[str, Value]
         if given is not None and not (given.known and given.known[0] is None):
             return given
     return TRACED_ARRAY
+
+
+def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], traced_context: bool) -> Value | None:
+    """What calling the callable a library call made (`jax.grad(f)(x)`, `nn.Dense(4)(x)`) returns,
+    when what it was made from cannot be followed; None when unknown.
+
+    Inside traced code, derivatives are traced whatever the function is: `grad` gives a pytree
+    of traced gradients, `value_and_grad` the traced value with them (its auxiliary output,
+    with `has_aux=True`, is the function's own and stays unknown). A layer applied to a traced
+    input gives a traced array."""
+    if maker in jax_api.CONCRETE_TRANSFORMS and traced_context:
+        aux = next((k.value for k in made.keywords if k.arg == "has_aux"), None)
+        if aux is not None and not (isinstance(aux, ast.Constant) and isinstance(aux.value, bool)):
+            return None
+        has_aux = aux is not None and aux.value
+        if maker.endswith("value_and_grad"):
+            value = Value(Trace.TRACED, items=(TRACED_ARRAY, UNKNOWN)) if has_aux else TRACED_ARRAY
+            return Value(Trace.TRACED, items=(value, TRACED))
+        return Value(Trace.TRACED, items=(TRACED, UNKNOWN)) if has_aux else TRACED
+    if maker in jax_api.ARRAY_LAYERS and args and join_all(args).traced:
+        return TRACED_ARRAY
+    return None

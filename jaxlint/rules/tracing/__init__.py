@@ -7,7 +7,11 @@ TRACED_VALUE_LIMITATIONS = """
     A value is reported only when the analysis knows it is traced. Calls into code it cannot
     see (other packages, callables chosen at run time, decorated or type-dispatching helpers)
     return an unknown value, and an unknown value is never reported: a tracer that passes
-    through such a call is missed. Functions of the same module, and of the project's own
+    through such a call is missed. Derivatives are the exception: inside traced code, what
+    `jax.grad`, `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
+    versions) make of a function it cannot follow returns traced values (the auxiliary output
+    of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
+    (`nn.Dense(4)(x)`) returns a traced array. Functions of the same module, and of the project's own
     modules when called with a traced argument, are followed in their calling context.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
