@@ -18,6 +18,13 @@ BOOLEAN_FUNCTIONS = frozenset({
 })
 _STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
+# Methods of arrays (and the `.at[...]` updates) that no pytree container has: a traced value
+# sent one is an array, and so is what it returns.
+_ARRAY_RESULT_METHODS = frozenset({
+    "astype", "reshape", "sum", "mean", "max", "min", "set", "add", "multiply", "divide", "apply",
+    "power", "dot", "transpose", "squeeze", "ravel", "flatten", "clip", "std", "var", "prod",
+    "argmax", "argmin", "any", "all", "round", "cumsum", "conj", "swapaxes", "take",
+})
 
 
 def builtin_result(name: str, args: list[Value]) -> Value:
@@ -52,11 +59,8 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
             return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
         if name in ("values", "get", "pop", "copy") or (name == "replace" and not base.array):
             return TRACED  # `state.replace(...)`: a copy of a traced pytree dataclass
-        if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
-                                  "multiply", "divide", "apply", "power", "dot",
-                                  "transpose", "squeeze", "ravel", "flatten", "clip", "std",
-                                  "var", "prod", "argmax", "argmin", "any", "all", "round",
-                                  "cumsum", "conj", "swapaxes", "take"):
+        # A value assumed to be an array but sent a method arrays lack is some other object.
+        if name in _ARRAY_RESULT_METHODS or base.array and name in jax_api.ARRAY_METHODS:
             boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
             return Value(Trace.TRACED, array=True, boolean=boolean, not_none=True)
         return UNKNOWN

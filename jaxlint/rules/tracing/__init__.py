@@ -11,7 +11,9 @@ TRACED_VALUE_LIMITATIONS = """
     `jax.grad`, `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
     versions) make of a function it cannot follow returns traced values (the auxiliary output
     of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
-    (`nn.Dense(4)(x)`) returns a traced array. Functions of the same module, and of the project's own
+    (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
+    one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
+    some other object, and what that method returns is unknown. Functions of the same module, and of the project's own
     modules when called with a traced argument, are followed in their calling context.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
