@@ -261,6 +261,30 @@ ARRAY_METHOD_RESULT_AS_SHAPE = METHOD_ARRAYS_LACK.replace(
     "jnp.zeros((*rotation.batch_axes(), 4, 3))", "jnp.zeros((rotation.sum().astype(int), 4, 3))"
 ).replace("jacobian(Rotation(jnp.ones((2, 4))))", "jacobian(jnp.ones((2, 4)))")
 
+# A function Equinox's `filter_jit` or `filter_vmap` transforms, called from traced code, traces
+# only the arrays it is given: a Python value passes static.
+FILTERED_CALL_FROM_TRACED_CODE = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+@eqx.filter_jit
+def spline(x, bc):
+    periodic = isinstance(bc[0], str) and bc[0] == "periodic"
+    return x[:-1] if periodic else x
+
+@eqx.filter_jit
+def fit(x: jax.Array, bc_type):
+    return spline(x * 2, (bc_type, bc_type))
+
+def demo():
+    return fit(jnp.ones(3), "periodic")
+"""
+
+ARRAY_GIVEN_TO_A_FILTERED_CALL = FILTERED_CALL_FROM_TRACED_CODE.replace(
+    'periodic = isinstance(bc[0], str) and bc[0] == "periodic"', "periodic = x.sum() > 0"
+)
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -273,6 +297,7 @@ QUIET = {
     "partial-fixes-none": PARTIAL_FIXES_THE_NONE_BRANCH,
     "psum-of-constant": PSUM_OF_A_CONSTANT,
     "method-arrays-lack": METHOD_ARRAYS_LACK,
+    "filtered-call-from-traced-code": FILTERED_CALL_FROM_TRACED_CODE,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -284,6 +309,7 @@ REPORTED = {
     "none-branch-taken": (NONE_BRANCH_TAKEN, "JAX105", "ConcretizationTypeError"),
     "psum-of-tracer": (PSUM_OF_A_TRACER, "JAX109", "TracerIntegerConversionError"),
     "array-method-result-as-shape": (ARRAY_METHOD_RESULT_AS_SHAPE, "JAX108", "TypeError"),
+    "array-given-to-a-filtered-call": (ARRAY_GIVEN_TO_A_FILTERED_CALL, "JAX101", "TracerBoolConversionError"),
 }
 
 

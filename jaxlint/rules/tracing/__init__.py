@@ -14,7 +14,9 @@ TRACED_VALUE_LIMITATIONS = """
     (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
     one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
     some other object, and what that method returns is unknown. Functions of the same module, and of the project's own
-    modules when called with a traced argument, are followed in their calling context.
+    modules when called with a traced argument, are followed in their calling context (a
+    function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
+    given traced, and any other argument as it is: Equinox traces arrays only).
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
