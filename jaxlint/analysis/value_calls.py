@@ -213,10 +213,25 @@ def _staged(callee: str) -> bool:
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
     """Arguments as a transformed function receives them: traced, except static ones and a
-    vmap's `in_axes=None` ones, which pass as they are."""
+    vmap's `in_axes=None` ones, which pass as they are. Equinox's filtering transformations
+    trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (_static(v) if k in fn.static_params else TRACED) for k, v in kwargs.items()}
+    enter = _filtered if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
+    args = [a if first + i in fn.unbatched else enter(a) for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
+
+
+def _traced(value: Value) -> Value:
+    return TRACED
+
+
+def _filtered(value: Value) -> Value:
+    if value.items is not None:
+        items = tuple(_filtered(item) for item in value.items)
+        return Value(join_all(items).trace, items=items)
+    if value.array:
+        return TRACED_ARRAY
+    return TRACED if value.traced else value
 
 
 def _static(value: Value) -> Value:

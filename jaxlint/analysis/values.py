@@ -51,7 +51,7 @@ from jaxlint.analysis.tracing import (
     transform_of,
 )
 from jaxlint.analysis.bindings import Bindings
-from jaxlint.analysis.call_results import method_result
+from jaxlint.analysis.call_results import made_callable_result, method_result
 from jaxlint.analysis.value_calls import CallEvaluation
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
@@ -527,6 +527,11 @@ class _FunctionRun(CallEvaluation):
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs)
+        if isinstance(node.func, ast.Call):
+            maker = self.names.qualname(node.func.func, self.scope)
+            made = made_callable_result(maker, node.func, args, self.ctx is not None and self.ctx.abstract)
+            if made is not None:
+                return made
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN

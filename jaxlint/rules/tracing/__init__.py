@@ -7,12 +7,25 @@ TRACED_VALUE_LIMITATIONS = """
     A value is reported only when the analysis knows it is traced. Calls into code it cannot
     see (other packages, callables chosen at run time, decorated or type-dispatching helpers)
     return an unknown value, and an unknown value is never reported: a tracer that passes
-    through such a call is missed. Functions of the same module, and of the project's own
-    modules when called with a traced argument, are followed in their calling context.
+    through such a call is missed. Derivatives are the exception: inside traced code, what
+    `jax.grad`, `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
+    versions) make of a function it cannot follow returns traced values (the auxiliary output
+    of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
+    (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
+    one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
+    some other object, and what that method returns is unknown. Functions of the same module, and of the project's own
+    modules when called with a traced argument, are followed in their calling context (a
+    function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
+    given traced, and any other argument as it is: Equinox traces arrays only).
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
-    any copy that replaces it); elsewhere they are unknown. An item of a traced
+    any copy that replaces it). A dataclass pytree of the module (`flax.struct.dataclass`,
+    `chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) holds
+    every field it does not declare static as a child, so a field annotated as a Python number
+    or bool (`row: int`, and not `Optional`, nor defaulting to None) is traced too, as a scalar
+    array; an Equinox module's is not, as `filter_jit` keeps non-array fields static. Elsewhere
+    attributes of traced pytrees are unknown. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
