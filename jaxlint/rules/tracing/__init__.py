@@ -9,6 +9,12 @@ TRACED_VALUE_LIMITATIONS = """
     return an unknown value, and an unknown value is never reported: a tracer that passes
     through such a call is missed. Functions of the same module, and of the project's own
     modules when called with a traced argument, are followed in their calling context.
+    A nested function reads the names of the function around it as Python binds them, late:
+    called there (directly, through `functools.partial` or a transformation, or handed to
+    `lax.cond`, `lax.scan` and the like), it sees their values at that call, so a name bound
+    or rebound to a tracer after the `def` is traced in it, and one rebound to a Python value
+    before the call is not. Returned and called elsewhere, it sees them as they were where it
+    was defined, so a rebinding after the `def` is missed there.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
@@ -53,8 +59,8 @@ TRACED_VALUE_LIMITATIONS = """
     `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
     argument given such a value, or a name a test has shown is not None on every path to it
     (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
-    `a` until either is rebound). A body handed to `lax.cond`, `lax.scan` and the like reads
-    the enclosing function's names as they are at that call, so a name that a test there has
+    `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
+    the like reads that code's names as they are at that call, so a name that a test there has
     shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
     default is None is taken not to be None when it is read from an object or computed
     (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
