@@ -137,6 +137,26 @@ def demo():
     return flip(jnp.ones(3), True)
 """
 
+# `apply` runs while `flip` does, so `branch`, called from it, reads `flip`'s names at that call.
+CALLED_FROM_A_SIBLING = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def flip(x):
+    def branch(z):
+        if scale > 0:
+            return -z
+        return z
+    def apply(z):
+        return branch(z)
+    scale = x.sum()
+    return apply(x)
+
+def demo():
+    return flip(jnp.ones(3))
+"""
+
 # A closure made elsewhere sees the names of the function that made it, not its caller's.
 RETURNED_AND_CALLED_ELSEWHERE = """
 import jax
@@ -191,6 +211,7 @@ REPORTED = {
     "called-again-after-a-rebinding": (CALLED_AGAIN_AFTER_A_REBINDING, "JAX101", "TracerBoolConversionError"),
     "through-a-transform": (THROUGH_A_TRANSFORM, "JAX101", "TracerBoolConversionError"),
     "through-partial": (THROUGH_PARTIAL, "JAX101", "TracerBoolConversionError"),
+    "called-from-a-sibling": (CALLED_FROM_A_SIBLING, "JAX101", "TracerBoolConversionError"),
 }
 
 
