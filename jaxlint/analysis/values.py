@@ -69,13 +69,16 @@ ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], 
 
 
 class Env:
-    """Local bindings of one function analysis, with the enclosing analyses' bindings behind it."""
+    """Local bindings of one function analysis, with the enclosing analyses' bindings behind it.
+    `fn` is the function whose names `vars` holds: a nested function called where that function
+    is running reads that function's bindings from here (see `closure`)."""
 
-    __slots__ = ("vars", "outer")
+    __slots__ = ("vars", "outer", "fn")
 
-    def __init__(self, vars: dict[str, Value], outer: "Env | None"):
+    def __init__(self, vars: dict[str, Value], outer: "Env | None", fn: "FunctionNode | None"):
         self.vars = vars
         self.outer = outer
+        self.fn = fn
 
     def get(self, name: str) -> Value | None:
         env: Env | None = self
@@ -103,11 +106,12 @@ class ValueAnalysis:
         self.abstract: set[int] = set()  # id(expr) traced in an abstract context
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context
         self.functions: dict[int, FunctionNode] = {}
-        self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition
+        self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition (see `closure`)
         self.unconverged: list[FunctionNode] = []  # functions whose fixed point was cut short
         self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
         self._graphs: dict[int, cfg.Graph] = {}
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
+        self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
@@ -122,9 +126,15 @@ class ValueAnalysis:
         closed_not_none: frozenset[str] = frozenset(),
     ) -> Value:
         """Analyse `fn` with these parameter values in context `ctx`; return its return value.
+        `outer`: the bindings it closes over (by default, those saved where it was defined);
         `closed_not_none`: names it closes over that are not None wherever it is traced."""
         params = self._annotated(fn, params)
-        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, closed_not_none)
+        if outer is None:
+            outer = self.closures.get(id(fn))
+        if closed_not_none:
+            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
+            outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
+        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, self._closed_values(fn, outer))
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -139,12 +149,7 @@ class ValueAnalysis:
             ctx.abstract or previous.abstract, ctx.staged or previous.staged
         )
         self.functions[id(fn)] = fn
-        if outer is None:
-            outer = self.closures.get(id(fn))
-        if closed_not_none:
-            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
-            outer = Env(shown, outer)
-        run = _FunctionRun(self, fn, Env(dict(params), outer), ctx, depth)
+        run = _FunctionRun(self, fn, Env(dict(params), outer, fn), ctx, depth)
         try:
             result = run.execute()
         except RecursionError:
@@ -157,6 +162,16 @@ class ValueAnalysis:
 
     def value(self, node: ast.AST) -> Value | None:
         return self.values.get(id(node))
+
+    def _closed_values(self, fn: FunctionNode, outer: Env | None) -> tuple:
+        """What `fn` sees of the names it reads from the functions around it: part of what an
+        analysis of it depends on, as its parameters are."""
+        if outer is None:
+            return ()
+        names = self._closed_over.get(id(fn))
+        if names is None:
+            names = self._closed_over[id(fn)] = self.names.closed_over(fn)
+        return tuple(outer.get(name) for name in names)
 
     def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The parameters with what their annotations add: a type that excludes None rules None
@@ -213,11 +228,24 @@ class _FunctionRun(CallEvaluation):
     def define(self, node: FunctionNode, env: Env) -> None:
         """Remember the environment a nested function closes over."""
         old = self.analysis.closures.get(id(node))
-        snapshot = Env(dict(env.vars), env.outer)
+        snapshot = Env(dict(env.vars), env.outer, env.fn)
         if old is not None and old.outer is snapshot.outer:
             old.merge(snapshot)
         else:
             self.analysis.closures[id(node)] = snapshot
+
+    def closure(self, fn: FunctionNode, env: Env) -> Env | None:
+        """What a function called here sees of the names of the function it is defined in.
+        Python binds them late: while that function runs (it is this one, or one around this
+        call), they hold their values at the call; called from anywhere else (returned, stored
+        and called later), the function sees them as they were where it was defined."""
+        parent = self.names.parent_function.get(id(fn))
+        level: Env | None = env
+        while parent is not None and level is not None:
+            if level.fn is parent:
+                return _frozen(level)
+            level = level.outer
+        return self.analysis.closures.get(id(fn))
 
     def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
@@ -385,7 +413,7 @@ class _FunctionRun(CallEvaluation):
         return value
 
     def _comprehension(self, generators: list[ast.comprehension], env: Env) -> Env:
-        inner = Env({}, env)
+        inner = Env({}, env, self.fn)
         for gen in generators:
             self.bind(gen.target, element_of(self.eval(gen.iter, inner)), inner)
             for cond in gen.ifs:
@@ -526,7 +554,7 @@ class _FunctionRun(CallEvaluation):
             # The instance's attributes are Python state to the analysis: its `self` is static.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         if func.function is not None:
-            return self._call_function(func.function, node, args, kwargs)
+            return self._call_function(func.function, node, args, kwargs, env)
         if isinstance(node.func, ast.Call):
             maker = self.names.qualname(node.func.func, self.scope)
             made = made_callable_result(maker, node.func, args, self.ctx is not None and self.ctx.abstract)
@@ -535,6 +563,15 @@ class _FunctionRun(CallEvaluation):
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
+
+
+def _frozen(level: Env) -> Env:
+    """A copy of one function's levels of bindings (its body, a comprehension in it) that the
+    steps after a call cannot change."""
+    outer = level.outer
+    if outer is not None and outer.fn is level.fn:
+        outer = _frozen(outer)
+    return Env(level.vars.copy(), outer, level.fn)
 
 
 def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:

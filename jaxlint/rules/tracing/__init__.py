@@ -13,10 +13,16 @@ TRACED_VALUE_LIMITATIONS = """
     of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
     (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
     one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
-    some other object, and what that method returns is unknown. Functions of the same module, and of the project's own
-    modules when called with a traced argument, are followed in their calling context (a
+    some other object, and what that method returns is unknown. Functions of the same module,
+    and of the project's own modules when called with a traced argument, are followed in their calling context (a
     function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
     given traced, and any other argument as it is: Equinox traces arrays only).
+    A nested function reads the names of the function around it as Python binds them, late:
+    called there (directly, through `functools.partial` or a transformation, or handed to
+    `lax.cond`, `lax.scan` and the like), it sees their values at that call, so a name bound
+    or rebound to a tracer after the `def` is traced in it, and one rebound to a Python value
+    before the call is not. Returned and called elsewhere, it sees them as they were where it
+    was defined, so a rebinding after the `def` is missed there.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
@@ -66,8 +72,8 @@ TRACED_VALUE_LIMITATIONS = """
     `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
     argument given such a value, or a name a test has shown is not None on every path to it
     (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
-    `a` until either is rebound). A body handed to `lax.cond`, `lax.scan` and the like reads
-    the enclosing function's names as they are at that call, so a name that a test there has
+    `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
+    the like reads that code's names as they are at that call, so a name that a test there has
     shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
     default is None is taken not to be None when it is read from an object or computed
     (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
