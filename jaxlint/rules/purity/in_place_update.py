@@ -19,7 +19,9 @@ class InPlaceUpdate(Rule):
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
         `x[a:b] *= 2`) on a value known to be a JAX array: a name that, on every path reaching
         the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
-        functions, of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
+        functions, of the `jax.lax` operations that return one array (`lax.select`,
+        `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
+        operations that may return a tuple or a pytree), of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
         `.at[...]` updates (so a parameter counts from a statement that converts it, such as
         `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
         (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
