@@ -497,6 +497,31 @@ CASES = {
             x[i] = 0.0  # JAX401
             return x
         """,
+    "inplace_before_an_at_update": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def shift(vel, i, v):
+            vel[i] = v  # JAX401
+            vel = vel.at[i + 1].set(v)
+            return vel
+
+        def on_one_path(vel, i, v, flag):
+            vel[i] = v  # `.at` on one path only: `vel` may be a NumPy array
+            if flag:
+                vel = vel.at[i + 1].set(v)
+            return vel
+
+        def converted_between(vel, i, v):
+            vel[i] = v  # rebound before its `.at`: another value
+            vel = jnp.asarray(vel)
+            return vel.at[i + 1].set(v)
+
+        def host(i, v):
+            vel = np.zeros(3)
+            vel[i] = v  # known to be a NumPy array here
+            return vel.at[i + 1].set(v)
+        """,
     "inplace_numpy_quiet": """
         import numpy as np
         import jax.numpy as jnp
@@ -939,6 +964,44 @@ def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
 
     with pytest.raises(TypeError, match="immutable"):
         buffer_set(jnp.zeros(3), 0, 1.0)
+
+
+def test_a_store_before_an_at_update_fails_whatever_the_array():
+    """What JAX401 reads from a later `.at[...]` on the same value: a JAX array refuses the store,
+    and anything else has no `.at`."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy as np
+
+    def shift(vel, i, v):
+        vel[i] = v
+        return vel.at[i + 1].set(v)
+
+    with pytest.raises(TypeError, match="immutable"):
+        shift(jnp.zeros(3), 0, 1.0)
+    with pytest.raises(AttributeError):
+        shift(np.zeros(3), 0, 1.0)
+
+
+def test_a_store_before_an_at_update_through_the_cli(cli, make_files):
+    make_files({
+        "constraints.py": """
+            import jax
+
+            def settle(vel, a0, a1, v0, v1):
+                vel[a0] = v0
+                vel = vel.at[a1].set(v1)
+                return vel
+
+            def settle_maybe(vel, a0, a1, v0, v1, flag):
+                vel[a0] = v0
+                if flag:
+                    vel = vel.at[a1].set(v1)
+                return vel
+            """,
+    })
+    out = cli("check", "--no-cache", "--output-format", "json", "constraints.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX401", 5)]
 
 
 def test_array_flow_through_the_cli(cli, make_files):

@@ -25,8 +25,10 @@ class InPlaceUpdate(Rule):
         `.at[...]` updates (so a parameter counts from a statement that converts it, such as
         `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
         (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
-        `.set(...)` or another `.at[...]` method (only JAX arrays have them), or a parameter
-        the function never rebinds and uses so anywhere; an attribute
+        `.set(...)` or another `.at[...]` method (only JAX arrays have them), or goes on to use
+        so, not rebound, later in the same straight run of statements (no branch between:
+        `x[i] = v` then `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
+        an attribute
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
@@ -44,8 +46,9 @@ class InPlaceUpdate(Rule):
         The functional form `x = x.at[i].set(v)` returns an updated copy (which XLA performs
         in place when it can). A traced index fails on the other traced values too: a list
         cannot be indexed by a tracer (`TracerIntegerConversionError`, a `TypeError`) and a dict
-        cannot hash one. NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
-        dict of arrays) are mutable and are not reported.
+        cannot hash one. A value the next statements use with `.at[...]` is a JAX array at the
+        store too: anything else has no `.at` (`AttributeError`). NumPy arrays, lists and dicts
+        (`params["w"] -= lr * g` on a dict of arrays) are mutable and are not reported.
         """
     fix_safety = """
         The fix rewrites `x[i] = v` as `x = x.at[i].set(v)` and `x[i] op= v` as
