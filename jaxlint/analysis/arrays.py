@@ -149,7 +149,8 @@ class ArrayFacts:
             elif isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Mult, ast.Mod)):
                 result = True
             elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-                result = array_function(module.qualname(parent.func))
+                callee = module.qualname(parent.func)
+                result = array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
             if result:
                 break
         self._used_as_array[key] = result

@@ -411,6 +411,18 @@ NOT_ONE_ARRAY = frozenset({
     "jax.random." + name for name in ("key_impl", "default_prng_impl")
 } | STATIC_QUERIES)
 
+# Functions returning one array whose first argument may be a Python sequence of arrays or
+# scalars (`jnp.stack(xs)`, `jnp.float32(values)`): passing a value to one does not show it to be
+# an array.
+SEQUENCE_FIRST_ARGUMENT = frozenset({
+    "jax.numpy." + name for name in (
+        "array", "asarray", "stack", "concatenate", "concat", "vstack", "hstack", "dstack", "column_stack",
+        "block", "select", "lexsort", "ravel_multi_index", "bool_", "float16", "float32", "float64",
+        "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
+        "complex128",
+    )
+} | {"jax.numpy.linalg.multi_dot", "jax.lax.concatenate", "jax.lax.stack"})
+
 # Functions returning a tuple or list of JAX arrays: unpacking one gives arrays (as does
 # unpacking, or iterating, one JAX array).
 SEQUENCE_OF_ARRAYS = frozenset({

@@ -32,8 +32,9 @@ class InPlaceUpdate(Rule):
         that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
-        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`). It applies to eager code as much as
-        to traced code. Inside traced code it also reports item assignment on a traced value at
+        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
+        `jnp.asarray(x)`, which take a list too). It applies to eager code as much as to traced
+        code. Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
         value), whatever the value is. It also reports item assignment on
         `np.asarray(<JAX array>)`, a read-only view. A store into a Pallas reference
