@@ -21,15 +21,15 @@ class InPlaceUpdate(Rule):
         the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
         functions, of the `jax.lax` operations that return one array (`lax.select`,
         `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
-        operations that may return a tuple or a pytree), of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
-        `.at[...]` updates (so a parameter counts from a statement that converts it, such as
-        `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
-        (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
-        `.set(...)` or another `.at[...]` method (only JAX arrays have them), or goes on to use
-        so, not rebound, later in the same straight run of statements (no branch between:
-        `x[i] = v` then `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
-        an attribute
-        that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
+        operations that may return a tuple or a pytree), of Flax activations and layers
+        (`nn.relu(x)`, `nn.Dense(4)(x)`) or of `.at[...]` updates (so a parameter counts from a
+        statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
+        array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the
+        code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
+        (only JAX arrays have them), or goes on to use so, not rebound, later in the same
+        straight run of statements (no branch between: `x[i] = v` then
+        `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
+        an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
         array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
