@@ -303,6 +303,33 @@ def demo():
 
 TREE_OF_TRACED_TESTS = TREE_OF_QUERIES.replace("tree_map(jnp.iscomplexobj, pars)", "tree_map(jnp.isnan, pars)")
 
+# A function decorated with `vmap` receives its `in_axes=None` arguments as the caller passes
+# them: here a static argument of the outer jit, forwarded to a static argument of an inner one.
+DECORATED_VMAP_UNBATCHED = """
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.jit, static_argnums=2)
+def scaled(x, w, unroll=1):
+    return x * w * unroll
+
+@partial(jax.vmap, in_axes=(None, 0, None))
+def batched(x, w, unroll):
+    return scaled(x, w, unroll=unroll)
+
+@partial(jax.jit, static_argnums=2)
+def apply(x, w, unroll=1):
+    return batched(x, w, unroll)
+
+def demo():
+    return apply(jnp.ones(2), jnp.ones(3), 2)
+"""
+
+DECORATED_VMAP_BATCHED = DECORATED_VMAP_UNBATCHED.replace("in_axes=(None, 0, None)", "in_axes=(None, 0, 0)").replace(
+    "return batched(x, w, unroll)", "return batched(x, w, jnp.array([unroll] * w.shape[0]))"
+)
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -317,6 +344,7 @@ QUIET = {
     "method-arrays-lack": METHOD_ARRAYS_LACK,
     "filtered-call-from-traced-code": FILTERED_CALL_FROM_TRACED_CODE,
     "tree-of-queries": TREE_OF_QUERIES,
+    "decorated-vmap-in-axes-none": DECORATED_VMAP_UNBATCHED,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -330,6 +358,7 @@ REPORTED = {
     "array-method-result-as-shape": (ARRAY_METHOD_RESULT_AS_SHAPE, "JAX108", "TypeError"),
     "array-given-to-a-filtered-call": (ARRAY_GIVEN_TO_A_FILTERED_CALL, "JAX101", "TracerBoolConversionError"),
     "tree-of-traced-tests": (TREE_OF_TRACED_TESTS, "JAX113", "TracerBoolConversionError"),
+    "decorated-vmap-in-axes-zero": (DECORATED_VMAP_BATCHED, "JAX302", "ValueError"),
 }
 
 

@@ -47,8 +47,10 @@ from jaxlint.analysis.tracing import (
     is_named_tuple,
     positional_params,
     receiver,
+    VMAPS,
     static_parameters,
     transform_of,
+    unbatched_positions,
 )
 from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import made_callable_result, method_result
@@ -255,7 +257,12 @@ class _FunctionRun(CallEvaluation):
         for t in transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
                 static = static_parameters(node, t.keywords)
-        return Value(Trace.STATIC, function=FunctionValue(node, tuple(t.name for t in transforms), static))
+        # The outermost decorator receives the call: a vmap's `in_axes=None` arguments pass as given.
+        unbatched = unbatched_positions(None, transforms[0].keywords) if transforms and transforms[0].name in VMAPS \
+            else frozenset()
+        return Value(Trace.STATIC, function=FunctionValue(
+            node, tuple(t.name for t in transforms), static, unbatched=unbatched
+        ))
 
     def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A nested def whose decorator runs it where it is defined (`@pl.when(cond)`): analysed
