@@ -330,6 +330,28 @@ DECORATED_VMAP_BATCHED = DECORATED_VMAP_UNBATCHED.replace("in_axes=(None, 0, Non
     "return batched(x, w, unroll)", "return batched(x, w, jnp.array([unroll] * w.shape[0]))"
 )
 
+# Under `jax.ensure_compile_time_eval()`, operations on concrete inputs run eagerly while tracing.
+COMPILE_TIME_EVALUATION = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+@jax.jit
+def all_states(x):
+    with jax.ensure_compile_time_eval():
+        c = jnp.repeat(jnp.eye(3), np.array((2, 2, 2)) - 1, axis=0)
+        states = jnp.unique(c, axis=0)
+        n = int(states.sum())
+    return x * n
+
+def demo():
+    return all_states(jnp.ones(2))
+"""
+
+COMPILE_TIME_EVALUATION_OF_A_TRACER = COMPILE_TIME_EVALUATION.replace(
+    "states = jnp.unique(c, axis=0)", "states = jnp.unique(c * x[0], axis=0)"
+)
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -345,6 +367,7 @@ QUIET = {
     "filtered-call-from-traced-code": FILTERED_CALL_FROM_TRACED_CODE,
     "tree-of-queries": TREE_OF_QUERIES,
     "decorated-vmap-in-axes-none": DECORATED_VMAP_UNBATCHED,
+    "compile-time-evaluation": COMPILE_TIME_EVALUATION,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -359,6 +382,7 @@ REPORTED = {
     "array-given-to-a-filtered-call": (ARRAY_GIVEN_TO_A_FILTERED_CALL, "JAX101", "TracerBoolConversionError"),
     "tree-of-traced-tests": (TREE_OF_TRACED_TESTS, "JAX113", "TracerBoolConversionError"),
     "decorated-vmap-in-axes-zero": (DECORATED_VMAP_BATCHED, "JAX302", "ValueError"),
+    "compile-time-evaluation-of-a-tracer": (COMPILE_TIME_EVALUATION_OF_A_TRACER, "JAX111", "ConcretizationTypeError"),
 }
 
 

@@ -103,6 +103,11 @@ class CallEvaluation:
         if callee in jax_api.INTEGER_HELPERS:
             return strip(join_all(args))
         if _staged(callee):
+            if id(node) in self.analysis.compile_time_calls:
+                # Under `jax.ensure_compile_time_eval()`, JAX computes on concrete inputs eagerly:
+                # the result is traced only when an input is.
+                inputs = join_all((*args, *kwargs.values()))
+                return Value(inputs.trace, array=True, boolean=inputs.traced and callee in BOOLEAN_FUNCTIONS, not_none=True)
             return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY

@@ -13,7 +13,9 @@ TRACED_VALUE_LIMITATIONS = """
     of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
     (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
     one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
-    some other object, and what that method returns is unknown. Functions of the same module,
+    some other object, and what that method returns is unknown. Inside
+    `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that are not
+    traced eagerly, so their results are traced only when an input is. Functions of the same module,
     and of the project's own modules when called with a traced argument, are followed in their calling context (a
     function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
     given traced, and any other argument as it is: Equinox traces arrays only).
