@@ -63,6 +63,72 @@ CASES = [
         def run():
             return layer(jax.random.key(0), jax.numpy.ones(3))
         """, False),
+    # ---- a helper that draws only under a flag, called with the flag as a literal -----------
+    Case("helper drawing under a literal flag, called twice with one key", """
+        import jax
+
+        def dropout(key, x, rate, train):
+            if train:
+                keep = jax.random.bernoulli(key, 1 - rate, x.shape)
+                x = x * keep
+            return x
+
+        def forward(key, x):
+            h = dropout(key, x, 0.1, True)
+            return dropout(key, h, 0.1, True)  # JAX201
+
+        def run():
+            return forward(jax.random.key(0), jax.numpy.ones(3))
+        """, True),
+    Case("helper drawing under a flag left to its default, called twice with one key", """
+        import jax
+
+        def dropout(key, x, rate, deterministic=False):
+            if not deterministic:
+                keep = jax.random.bernoulli(key, 1 - rate, x.shape)
+                x = x * keep
+            return x
+
+        def forward(key, x):
+            h = dropout(key, x, 0.1)
+            return dropout(key, h, 0.1)  # JAX201
+
+        def run():
+            return forward(jax.random.key(0), jax.numpy.ones(3))
+        """, True),
+    Case("helper drawing under a flag the literal turns off", """
+        import jax
+
+        def dropout(key, x, rate, train):
+            if train:
+                keep = jax.random.bernoulli(key, 1 - rate, x.shape)
+                x = x * keep
+            return x
+
+        def evaluate(key, x):
+            h = dropout(key, x, 0.1, False)
+            h = dropout(key, h, 0.1, False)
+            return h + jax.random.normal(key, h.shape)
+
+        def run():
+            return evaluate(jax.random.key(0), jax.numpy.ones(3))
+        """, False),
+    Case("helper drawing under a flag the caller passes on", """
+        import jax
+
+        def dropout(key, x, rate, train):
+            if train:
+                keep = jax.random.bernoulli(key, 1 - rate, x.shape)
+                x = x * keep
+            return x
+
+        def forward(key, x, train):
+            h = dropout(key, x, 0.1, train)
+            return dropout(key, h, 0.1, not train)
+
+        def run():
+            return forward(jax.random.key(0), jax.numpy.ones(3), True)
+        """, False),
     Case("one key to two abstract methods", """
         import abc
         import jax

@@ -52,8 +52,13 @@ class Summary:
 NO_KEYS = Summary({}, frozenset())
 
 
-def analyse(flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False) -> Summary:
-    """Solve one function (or the module's statements), report what it reuses, summarise it."""
+def analyse(
+    flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False, flags: Optional[dict[str, bool]] = None,
+) -> Summary:
+    """Solve one function (or the module's statements), report what it reuses, summarise it.
+
+    `flags`: parameters a caller passes literals, by their truth: a branch on one of them
+    (`if train:`, `if not deterministic:`) goes the way the literal decides."""
     run = KeyTransfer(flow, fn, keynames, quiet)
     state = run.entry()
     exits: list[tuple[KeyState, frozenset[str]]] = []
@@ -70,7 +75,7 @@ def analyse(flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool 
                 reports = [report for found in run.reports.values() for report in found]
             else:
                 graph = cfg.build(fn)
-                domain = KeyDomain(run, fn, graph)
+                domain = KeyDomain(run, fn, graph, flags or {})
                 solution = solve(graph, domain, {(): state})
                 exits, reports = domain.results(graph, solution.entry_states)
     except RecursionError:
@@ -87,8 +92,9 @@ def analyse(flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool 
 
 
 class KeyDomain(Domain[States]):
-    def __init__(self, run: KeyTransfer, fn: ast.AST, graph: cfg.Graph):
+    def __init__(self, run: KeyTransfer, fn: ast.AST, graph: cfg.Graph, flags: dict[str, bool]):
         self.run = run
+        self.flags = flags
         self.context: dict[int, _Context] = {}
         self.parent: dict[int, Optional[ast.stmt]] = {}  # id(loop) -> the loop around it
         self._chains: dict[int, Phase] = {}
@@ -135,6 +141,8 @@ class KeyDomain(Domain[States]):
 
     # ---- edges: into a loop's later iterations, out of loops ---------------------------
     def follow(self, source: cfg.Block, edge: cfg.Edge, state: States) -> Optional[States]:
+        if self.flags and edge.test is not None and _flag_test(edge.test, self.flags) is (not edge.outcome):
+            return None  # the branch the caller's literal rules out
         target = edge.target
         crossing = self._crossings.get((source.index, target.index))
         if crossing is None:
@@ -321,3 +329,12 @@ def _may_skip(loop: ast.stmt) -> bool:
         and isinstance(it.args[0].value, int)
         and it.args[0].value > 0
     )
+
+
+def _flag_test(test: ast.expr, flags: dict[str, bool]) -> Optional[bool]:
+    """The truth of `flag` or `not flag` for a parameter given a literal, else None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    name = test.operand if negated else test
+    if not isinstance(name, ast.Name) or name.id not in flags:
+        return None
+    return flags[name.id] is not negated

@@ -32,7 +32,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
-from jaxlint.analysis.key_state import DEFINITE, Use
+from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery
@@ -111,6 +111,7 @@ class KeyFlow:
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
         self._exported: dict[int, Summary] = {}
+        self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
         self._candidates: list[Candidate] = []
@@ -156,9 +157,44 @@ class KeyFlow:
         callee = self.resolve(call.func)
         if callee is None:
             return self._project_helper(call)
-        parameters = {id(arg): param for arg, param in bind(callee, call, bound_self(call))}
+        bound = bind(callee, call, bound_self(call))
+        parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
+        if not exported and MAYBE in summary.params.values():
+            flags = self._literal_flags(callee, bound)
+            if flags:
+                summary = self._for_flags(callee, flags)
         return Helper(getattr(callee, "name", "the lambda"), summary, parameters)
+
+    def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
+        """The truth of each parameter the call gives a literal (or leaves to a literal default),
+        where the function never rebinds it: a branch on it goes one way for this call."""
+        if isinstance(fn, ast.Lambda):
+            return {}
+        given = {param: arg for arg, param in bound}
+        literals = {**_literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
+        literals = {p: a for p, a in literals.items() if p not in given or given[p] is a}
+        scope = self.names.scope_of(fn)
+        return {
+            param: bool(arg.value) for param, arg in literals.items()
+            if param not in scope.assigned and param not in scope.other
+        }
+
+    def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
+        """What the function does to its keys when these flags hold (memoised)."""
+        key = (id(fn), tuple(sorted(flags.items())))
+        cached = self._by_flags.get(key)
+        if cached is not None:
+            return cached
+        if id(fn) in self._active:
+            return self.summary(fn)
+        self._active.add(id(fn))
+        try:
+            summary = analyse(self, fn, self.keynames.of(fn), quiet=True, flags=flags)
+        finally:
+            self._active.discard(id(fn))
+        self._by_flags[key] = summary
+        return summary
 
     def _project_helper(self, call: ast.Call) -> Helper | None:
         """A call into a function of another module of the project: what it does to the keys passed in.
@@ -525,3 +561,12 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
         return names.qualname(raised) == "builtins.NotImplementedError"
     empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
     return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
+
+
+def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
+    """Parameters whose default is a literal, by name."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {p.arg: d for p, d in pairs if isinstance(d, ast.Constant)}
