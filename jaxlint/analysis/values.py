@@ -38,6 +38,7 @@ from jaxlint.analysis.lattice import (
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import array_field
+from jaxlint.analysis.records import COPY_FUNCTIONS, RecordClasses, copy_method, method_of, replaced
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.nullness import not_none_parameters
 from jaxlint.analysis.tracing import (
@@ -115,6 +116,10 @@ class ValueAnalysis:
     @cached_property
     def constants(self) -> ModuleConstants:
         return ModuleConstants(self.names)
+
+    @cached_property
+    def records(self) -> RecordClasses:
+        return RecordClasses(self.names)
 
     # ---- public ---------------------------------------------------------------
     def analyze(
@@ -414,13 +419,20 @@ class _FunctionRun(CallEvaluation):
         if self.names.qualname(node, self.scope) is not None:
             return STATIC
         base = self.eval(node.value, env)
+        if base.record is not None:
+            field = base.record.field(node.attr)
+            if field is not None:
+                return field
+            method = method_of(base.record, node.attr)
+            if method is not None:  # called with the instance as it was built
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
         if base.ref and node.attr == "at":
             return REF  # `ref.at[...]` is a view of the same reference, not a load
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
-        if base.traced and base.fields and not node.attr.startswith("_"):
+        if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
             return TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
@@ -513,15 +525,26 @@ class _FunctionRun(CallEvaluation):
             if k.arg is None:
                 self.eval(k.value, env)
         if callee is not None:
+            if callee in COPY_FUNCTIONS and args and args[0].record is not None:
+                copy = replaced(args[0].record, node, kwargs, 1)
+                if copy is not None:
+                    return copy
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        method = constructed_call_method(node, self.names, self.scope)
+        built = None if method is not None else self.analysis.records.construct(node, args, kwargs, self.scope)
+        if built is not None:
+            return built
         if is_named_tuple(node.func, self.names, self.scope):
             return Value(Trace.UNKNOWN, fields=True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("_replace", "replace"):
             base = self.analysis.values.get(id(node.func.value), UNKNOWN)
-            if base.fields:  # a copy of the same NamedTuple, some fields perhaps Python values now
+            copy = replaced(base.record, node, kwargs, 0) if base.record and copy_method(base.record, node.func.attr) else None
+            if copy is not None:
+                return copy
+            if base.fields and node.func.attr == "_replace":
+                # A copy of the same NamedTuple, some fields perhaps Python values now.
                 return Value(Trace.UNKNOWN, fields=True)
-        method = constructed_call_method(node, self.names, self.scope)
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))

@@ -12,7 +12,18 @@ TRACED_VALUE_LIMITATIONS = """
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
-    any copy that replaces it); elsewhere they are unknown. An item of a traced
+    any copy that replaces it); elsewhere they are unknown. An instance that the analysed code
+    builds of a `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex,
+    Equinox) keeps what was passed for each field, or its default, a Python value: reading the
+    field back (`state.done`, `state[1]`, unpacking) gives that value, through copies that
+    replace some fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where
+    two paths build different classes, nothing is known of the fields. A class whose
+    constructor does more than store its arguments (its own `__init__` or `__post_init__`, a
+    field that converts its argument or is left out of the constructor) is not followed. As a
+    `lax` loop carry, such an instance has its fields traced except those the class declares
+    static (`field(pytree_node=False)`, `eqx.field(static=True)`, static metadata); a plain
+    dataclass, which may be registered elsewhere with other static fields, has unknown ones.
+    An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
