@@ -230,6 +230,16 @@ def demo():
 """
 
 LEAF_FIELD_OF_A_CARRY = STATIC_FIELD_OF_A_CARRY.replace("if carry.scale > 1.0:", "if carry.value.sum() > 1.0:")
+STATIC_FIELD_OF_A_COND_OPERAND = STATIC_FIELD_OF_A_CARRY.replace("""    def body(i, carry):
+        if carry.scale > 1.0:
+            return Carry(carry.value * carry.scale, carry.scale)
+        return Carry(carry.value + i, carry.scale)
+    return jax.lax.fori_loop(0, 3, body, Carry(x, 2.0)).value""", """    def scaled(carry):
+        if carry.scale > 1.0:
+            return carry.value * carry.scale
+        return carry.value
+    return jax.lax.cond(x.sum() > 0, scaled, lambda carry: carry.value, Carry(x, 2.0))""")
+LEAF_FIELD_OF_A_COND_OPERAND = STATIC_FIELD_OF_A_COND_OPERAND.replace("if carry.scale > 1.0:", "if carry.value.sum() > 1.0:")
 UNMARKED_FIELD_OF_A_CARRY = STATIC_FIELD_OF_A_CARRY.replace(", metadata=dict(static=True)", "")
 
 QUIET = {
@@ -238,6 +248,7 @@ QUIET = {
     "replaced-by-a-constant": REPLACED_BY_A_CONSTANT,
     "unpacked-and-indexed": UNPACKED_AND_INDEXED,
     "static-field-of-a-carry": STATIC_FIELD_OF_A_CARRY,
+    "static-field-of-a-cond-operand": STATIC_FIELD_OF_A_COND_OPERAND,
     "method-reading-a-python-field": METHOD_READING_A_PYTHON_FIELD,
 }
 REPORTED = {
@@ -249,6 +260,7 @@ REPORTED = {
     "method-reading-a-traced-field": (METHOD_READING_A_TRACED_FIELD, "JAX101", "TracerBoolConversionError"),
     "indexed-traced-item": (UNPACKED_TRACED_ITEM, "JAX101", "TracerBoolConversionError"),
     "leaf-field-of-a-carry": (LEAF_FIELD_OF_A_CARRY, "JAX101", "TracerBoolConversionError"),
+    "leaf-field-of-a-cond-operand": (LEAF_FIELD_OF_A_COND_OPERAND, "JAX101", "TracerBoolConversionError"),
     "unmarked-field-of-a-carry": (UNMARKED_FIELD_OF_A_CARRY, "JAX101", "TracerBoolConversionError"),
 }
 
@@ -338,3 +350,24 @@ def test_a_class_whose_constructor_does_more_than_store_its_arguments_is_not_fol
 
 def _value_read(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr == "value"
+
+
+def test_what_a_builtin_makes_of_an_instance_is_not_the_instance():
+    m = _facts("""
+    from typing import NamedTuple
+    import jax
+
+    class Pair(NamedTuple):
+        a: object
+        b: object
+
+    @jax.jit
+    def f(x):
+        pair = Pair(x, 1)
+        return next(iter(pair)), tuple(pair), -pair
+    """)
+    calls = [node for node in ast.walk(m.source.tree) if isinstance(node, (ast.Call, ast.UnaryOp)) and m.analysis.value(node)]
+    built = [node for node in calls if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Pair"]
+    assert m.analysis.value(built[0]).record is not None
+    others = [m.analysis.value(node) for node in calls if node not in built and getattr(getattr(node, "func", None), "id", "") != "iter"]
+    assert len(others) == 3 and all(value.record is None for value in others)

@@ -314,7 +314,7 @@ class _FunctionRun(CallEvaluation):
                 if operand.truth is not None:
                     return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
-            return replace(operand, items=None, element=None, function=None)
+            return replace(operand, items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):

@@ -20,10 +20,10 @@ TRACED_VALUE_LIMITATIONS = """
     two paths build different classes, nothing is known of the fields. A class whose
     constructor does more than store its arguments (its own `__init__` or `__post_init__`, a
     field that converts its argument or is left out of the constructor) is not followed. As a
-    `lax` loop carry, such an instance has its fields traced except those the class declares
-    static (`field(pytree_node=False)`, `eqx.field(static=True)`, static metadata); a plain
-    dataclass, which may be registered elsewhere with other static fields, has unknown ones.
-    An item of a traced
+    `lax` loop carry or a `lax.cond` operand, such an instance has its fields traced except
+    those the class declares static (`field(pytree_node=False)`, `eqx.field(static=True)`,
+    static metadata); a plain dataclass, which may be registered elsewhere with other static
+    fields, has unknown ones. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
