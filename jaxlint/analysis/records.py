@@ -26,10 +26,11 @@ _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.datacla
 # Decorators and bases whose classes flatten every field not declared static as a pytree child.
 _PYTREE_DATACLASSES = frozenset({
     "flax.struct.dataclass", "chex.dataclass", "flax.struct.PyTreeNode", "equinox.Module",
-    "jax.tree_util.register_dataclass",  # as a bare decorator: fields marked static in their metadata are
+    "jax.tree_util.register_dataclass",  # as a bare decorator, the fields' metadata says which are static
 })
 _DATACLASS_BASES = frozenset({"flax.struct.PyTreeNode", "equinox.Module"})
-# Methods that would make the constructor do more than store its arguments.
+# Methods that make the constructor do more than store its arguments, or attribute reads do
+# more than return them.
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})
 # Field specifier keywords that change what the constructor stores.
 _TRANSFORMING_KEYWORDS = frozenset({"converter", "init"})
