@@ -30,6 +30,39 @@ class Case:
 
 CASES = [
     # ---- an interface's methods draw from the keys handed to them ----------------------------
+    # ---- a split key handed to a helper that draws from it on some path ----------------------
+    Case("split key to a helper that draws on some path", """
+        import jax
+
+        def permute(x, key):
+            if x.shape[0] == 1:
+                return x
+            return jax.random.permutation(key, x)
+
+        def layer(key, x):
+            w_key, b_key = jax.random.split(key)
+            w = jax.random.normal(w_key, x.shape)
+            return permute(x * w, key)  # JAX202
+
+        def run():
+            return layer(jax.random.key(0), jax.numpy.ones(3))
+        """, True),
+    Case("fresh key to a helper that draws on some path, then split", """
+        import jax
+
+        def permute(x, key):
+            if x.shape[0] == 1:
+                return x
+            return jax.random.permutation(key, x)
+
+        def layer(key, x):
+            key, sub = jax.random.split(key)
+            x = permute(x, sub)
+            return permute(x, key)
+
+        def run():
+            return layer(jax.random.key(0), jax.numpy.ones(3))
+        """, False),
     Case("one key to two abstract methods", """
         import abc
         import jax

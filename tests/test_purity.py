@@ -1054,3 +1054,25 @@ def test_at_call_lines():
 
     assert at_call_lines("a = 1\nx.at[1]\ny = (z.\n  at[2])\n\nq. # c\n at [3]") == [(2, 2), (3, 4), (6, 7)]
     assert at_call_lines("x = 1") == []
+
+
+def test_a_module_that_only_updates_arrays_it_was_given_is_linted(cli, make_files):
+    """A module that never imports JAX but uses its `.at[...]` update syntax on arrays it receives
+    is linted; one with neither is not."""
+    make_files({
+        "hands.py": """
+            def sort_hands(state):
+                hands = state.hand.flatten()[::-1]
+                hands.at[8].set(hands[9])
+                return hands
+            """,
+        "plain.py": """
+            def f(xs):
+                xs[0] = 1
+                return xs
+            """,
+    })
+    found = cli("check", "--no-cache", "--output-format", "json", ".").json
+    assert [(f["code"], f["filename"].rsplit("/", 1)[-1], f["location"]["row"]) for f in found] == [
+        ("JAX403", "hands.py", 4)
+    ]

@@ -234,6 +234,57 @@ def demo():
     return run(jnp.ones(3), jnp.ones(3))
 """
 
+# A jitted function's unannotated parameter is taken for an array, but one sent a method
+# arrays lack (`rotation.batch_axes()`) is some other object: what the method returns is unknown.
+METHOD_ARRAYS_LACK = """
+import dataclasses
+import jax
+import jax.numpy as jnp
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Rotation:
+    wxyz: jax.Array
+
+    def batch_axes(self):
+        return self.wxyz.shape[:-1]
+
+@jax.jit
+def jacobian(rotation):
+    return jnp.zeros((*rotation.batch_axes(), 4, 3))
+
+def demo():
+    return jacobian(Rotation(jnp.ones((2, 4))))
+"""
+
+ARRAY_METHOD_RESULT_AS_SHAPE = METHOD_ARRAYS_LACK.replace(
+    "jnp.zeros((*rotation.batch_axes(), 4, 3))", "jnp.zeros((rotation.sum().astype(int), 4, 3))"
+).replace("jacobian(Rotation(jnp.ones((2, 4))))", "jacobian(jnp.ones((2, 4)))")
+
+# A function Equinox's `filter_jit` or `filter_vmap` transforms, called from traced code, traces
+# only the arrays it is given: a Python value passes static.
+FILTERED_CALL_FROM_TRACED_CODE = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+@eqx.filter_jit
+def spline(x, bc):
+    periodic = isinstance(bc[0], str) and bc[0] == "periodic"
+    return x[:-1] if periodic else x
+
+@eqx.filter_jit
+def fit(x: jax.Array, bc_type):
+    return spline(x * 2, (bc_type, bc_type))
+
+def demo():
+    return fit(jnp.ones(3), "periodic")
+"""
+
+ARRAY_GIVEN_TO_A_FILTERED_CALL = FILTERED_CALL_FROM_TRACED_CODE.replace(
+    'periodic = isinstance(bc[0], str) and bc[0] == "periodic"', "periodic = x.sum() > 0"
+)
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -245,6 +296,8 @@ QUIET = {
     "shape-arithmetic": SHAPE_ARITHMETIC,
     "partial-fixes-none": PARTIAL_FIXES_THE_NONE_BRANCH,
     "psum-of-constant": PSUM_OF_A_CONSTANT,
+    "method-arrays-lack": METHOD_ARRAYS_LACK,
+    "filtered-call-from-traced-code": FILTERED_CALL_FROM_TRACED_CODE,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -255,6 +308,8 @@ REPORTED = {
     "vmap-in-axes-zero": (BATCHED_ARGUMENT, "JAX108", "TypeError"),
     "none-branch-taken": (NONE_BRANCH_TAKEN, "JAX105", "ConcretizationTypeError"),
     "psum-of-tracer": (PSUM_OF_A_TRACER, "JAX109", "TracerIntegerConversionError"),
+    "array-method-result-as-shape": (ARRAY_METHOD_RESULT_AS_SHAPE, "JAX108", "TypeError"),
+    "array-given-to-a-filtered-call": (ARRAY_GIVEN_TO_A_FILTERED_CALL, "JAX101", "TracerBoolConversionError"),
 }
 
 

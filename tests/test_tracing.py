@@ -69,6 +69,59 @@ CASES = {
                 mark = mark * 2
             return dataclasses.replace(board, turn=1 - board.turn), mark
         """,
+    "number_field_of_a_dataclass_pytree_parameter": """
+        import dataclasses
+        from typing import Optional
+        import jax
+        from flax import struct
+
+        @struct.dataclass
+        class EnvState:
+            row: int
+            done: bool
+            size: int = struct.field(pytree_node=False, default=3)
+            best: Optional[int] = None
+            name: str = "deep sea"
+
+        @jax.jit
+        def step(state: EnvState, x):
+            if state.row > 0:  # JAX101
+                x = x + 1
+            x = -x if state.done else x  # JAX101
+            if state.size > 2:  # a static field: a Python value
+                x = x + 2
+            if state.best:  # may be None: an empty pytree stays None
+                x = x + 3
+            if state.name:  # not a number: a string leaf cannot reach jit at all
+                x = x + 4
+            return x
+        """,
+    "number_fields_outside_dataclass_pytrees_quiet": """
+        import dataclasses
+        import equinox as eqx
+        import jax
+
+        class Config(eqx.Module):
+            depth: int  # under filter_jit a Python number in a module is static
+
+        @jax.tree_util.register_pytree_node_class
+        @dataclasses.dataclass
+        class Grid:
+            rows: int  # its own tree_flatten decides what is a leaf
+            def tree_flatten(self):
+                return (), (self.rows,)
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*aux)
+
+        @eqx.filter_jit
+        def run(config: Config, grid: Grid, x):
+            if config.depth > 2:
+                x = x + 1
+            if grid.rows > 2:
+                x = x + 1
+            return x
+        """,
     "fields_of_unknown_or_rebound_instances_quiet": """
         import dataclasses
         import jax
@@ -637,6 +690,29 @@ def test_branching_on_an_array_field_of_a_pytree_argument_fails_under_jax():
     assert int(jax.jit(by_size)(Board(jnp.int32(1)))) == 2
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(by_turn)(Board(jnp.int32(0)))
+
+
+def test_branching_on_a_number_field_of_a_dataclass_pytree_fails_under_jax():
+    """What JAX101 says of `state.row > 0` for a dataclass pytree argument whose field is
+    annotated `int`: the leaf is traced as a scalar array; a static field stays a Python value."""
+    jax = pytest.importorskip("jax")
+    import dataclasses
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class EnvState:
+        row: int
+        size: int = dataclasses.field(default=3, metadata=dict(static=True))
+
+    def by_size(state: EnvState, x):
+        return x + 2 if state.size > 2 else x
+
+    def by_row(state: EnvState, x):
+        return x + 1 if state.row > 0 else x
+
+    assert int(jax.jit(by_size)(EnvState(1), 1)) == 3
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(by_row)(EnvState(1), 1)
 
 
 def test_branching_on_a_named_tuple_carry_field_fails_under_jax():

@@ -18,6 +18,13 @@ BOOLEAN_FUNCTIONS = frozenset({
 })
 _STRING_METHODS = frozenset({"format", "join", "replace", "split", "strip", "lower", "upper", "startswith", "endswith"})
 _PYTHON_RESULT_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
+# Methods of arrays (and the `.at[...]` updates) that no pytree container has: a traced value
+# sent one is an array, and so is what it returns.
+_ARRAY_RESULT_METHODS = frozenset({
+    "astype", "reshape", "sum", "mean", "max", "min", "set", "add", "multiply", "divide", "apply",
+    "power", "dot", "transpose", "squeeze", "ravel", "flatten", "clip", "std", "var", "prod",
+    "argmax", "argmin", "any", "all", "round", "cumsum", "conj", "swapaxes", "take",
+})
 
 
 def builtin_result(name: str, args: list[Value]) -> Value:
@@ -52,11 +59,8 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
             return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
         if name in ("values", "get", "pop", "copy") or (name == "replace" and not base.array):
             return TRACED  # `state.replace(...)`: a copy of a traced pytree dataclass
-        if base.array or name in ("astype", "reshape", "sum", "mean", "max", "min", "set", "add",
-                                  "multiply", "divide", "apply", "power", "dot",
-                                  "transpose", "squeeze", "ravel", "flatten", "clip", "std",
-                                  "var", "prod", "argmax", "argmin", "any", "all", "round",
-                                  "cumsum", "conj", "swapaxes", "take"):
+        # A value assumed to be an array but sent a method arrays lack is some other object.
+        if name in _ARRAY_RESULT_METHODS or base.array and name in jax_api.ARRAY_METHODS:
             boolean = name in ("any", "all") or (base.boolean and name in ("reshape", "ravel", "flatten", "transpose", "squeeze", "set", "take"))
             return Value(Trace.TRACED, array=True, boolean=boolean, not_none=True)
         return UNKNOWN
@@ -88,3 +92,25 @@ def model_site_result(callee: str, args: list[Value], keywords: dict[str, Value]
         if given is not None and not (given.known and given.known[0] is None):
             return given
     return TRACED_ARRAY
+
+
+def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], traced_context: bool) -> Value | None:
+    """What calling the callable a library call made (`jax.grad(f)(x)`, `nn.Dense(4)(x)`) returns,
+    when what it was made from cannot be followed; None when unknown.
+
+    Inside traced code, derivatives are traced whatever the function is: `grad` gives a pytree
+    of traced gradients, `value_and_grad` the traced value with them (its auxiliary output,
+    with `has_aux=True`, is the function's own and stays unknown). A layer applied to a traced
+    input gives a traced array."""
+    if maker in jax_api.CONCRETE_TRANSFORMS and traced_context:
+        aux = next((k.value for k in made.keywords if k.arg == "has_aux"), None)
+        if aux is not None and not (isinstance(aux, ast.Constant) and isinstance(aux.value, bool)):
+            return None
+        has_aux = aux is not None and aux.value
+        if maker.endswith("value_and_grad"):
+            value = Value(Trace.TRACED, items=(TRACED_ARRAY, UNKNOWN)) if has_aux else TRACED_ARRAY
+            return Value(Trace.TRACED, items=(value, TRACED))
+        return Value(Trace.TRACED, items=(TRACED, UNKNOWN)) if has_aux else TRACED
+    if maker in jax_api.ARRAY_LAYERS and args and join_all(args).traced:
+        return TRACED_ARRAY
+    return None

@@ -229,6 +229,16 @@ STATIC_ATTRIBUTES = frozenset({
 
 # Methods of a traced container whose result is static (`params.keys()`).
 STATIC_METHODS = frozenset({"keys", "__len__", "get_shape", "ndim", "__class__"})
+# The public methods of a JAX array (`jax.Array`): a value that is sent any other method is
+# some other object, whatever the analysis assumed.
+ARRAY_METHODS = frozenset({
+    "addressable_data", "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype",
+    "block_until_ready", "byteswap", "choose", "clip", "compress", "conj", "conjugate", "copy",
+    "copy_to_host_async", "cumprod", "cumsum", "delete", "devices", "diagonal", "dot", "flatten",
+    "is_deleted", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat",
+    "reshape", "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take",
+    "to_device", "tobytes", "tolist", "trace", "transpose", "var", "view",
+})
 
 # Array-returning namespaces: inside traced code, any call into these is staged, so its
 # result is traced.
@@ -427,6 +437,9 @@ PYTREE_CLASS_DECORATORS = frozenset({
     "chex.dataclass",
     "dataclasses.dataclass",
 })
+# Dataclass pytrees: every field is a child (a leaf or a subtree) unless declared static.
+DATACLASS_PYTREE_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "jax.tree_util.register_dataclass"})
+DATACLASS_PYTREE_BASES = frozenset({"flax.struct.PyTreeNode"})
 PYTREE_REGISTRATIONS = frozenset({
     "jax.tree_util.register_pytree_node",
     "jax.tree_util.register_pytree_with_keys",

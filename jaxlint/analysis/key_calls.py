@@ -164,6 +164,14 @@ class CallTransfer:
                 if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
                     self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
                     break
+        elif level == MAYBE:
+            # A split key is spent: handing it to a function that draws from it on some path
+            # repeats the split's children on that path.
+            for slot in slots:
+                mark = state.mark(slot)
+                if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+                    self.report_reuse(use, mark.first, self.carried)
+                    break
         current = state.mark(ref)
         if level == DEFINITE and current.level != DEFINITE:
             state.used[ref] = Mark(DEFINITE, use)

@@ -458,6 +458,28 @@ class Names:
         owner = self.lookup(expr.id, scope)
         return owner.assigned.get(expr.id, []) if owner else []
 
+    def closed_over(self, function: FunctionNode) -> tuple[str, ...]:
+        """The names `function`'s body (nested functions included) reads from the functions
+        around it, sorted."""
+        around = set()
+        scope = self.scopes[id(function)].parent
+        while scope is not None:
+            if scope.kind == "function":
+                around.add(id(scope))
+            scope = scope.parent
+        if not around:
+            return ()
+        body = [function.body] if isinstance(function, ast.Lambda) else function.body
+        found = set()
+        for statement in body:
+            for node in ast.walk(statement):
+                if node.__class__ is ast.Name and node.id not in found:
+                    read = self.read_scope.get(id(node))
+                    owner = None if read is None else self.lookup(node.id, read)
+                    if owner is not None and id(owner) in around:
+                        found.add(node.id)
+        return tuple(sorted(found))
+
     def enclosing_scope(self, function: FunctionNode) -> Scope:
         parent = self.scopes[id(function)].parent
         assert parent is not None

@@ -2,18 +2,26 @@
 
 A class defined in the module that annotates a field as an array (`turn: jax.Array`,
 `board: Array`) and does not declare it static holds that array as a pytree leaf, so in a
-traced instance the field is a traced array. The instance's class is known from the
-annotation of the parameter it arrives in (`def step(state: State, ...)`), kept while the
-function only rebinds the name to copies of it (`state = state.replace(...)`,
-`dataclasses.replace(state, ...)`).
+traced instance the field is a traced array. A dataclass pytree (`flax.struct.dataclass`,
+`chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) makes every
+field it does not declare static a child, so a field it annotates as a Python number or bool
+(`row: int`, `done: bool`) is a leaf too, which a transformation traces as a scalar array. (An
+`equinox.Module` is left out: under `filter_jit` its non-array fields are static.) A field whose
+annotation admits None is left unknown: None is an empty pytree and stays None.
+
+The instance's class is known from the annotation of the parameter it arrives in
+(`def step(state: State, ...)`), kept while the function only rebinds the name to copies of it
+(`state = state.replace(...)`, `dataclasses.replace(state, ...)`).
 """
 
 from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_annotations import declares_array
-from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.names import FunctionNode, Names, Scope
+from jaxlint.analysis.nullness import excludes_none
 
 # Copies of a dataclass instance with some fields replaced: still the same class.
 _COPIES = frozenset({"replace", "_replace"})
@@ -22,10 +30,13 @@ _COPIES = frozenset({"replace", "_replace"})
 _STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
 # How far up the module's own base classes a field is looked for.
 _MAX_BASES = 8
+# Python scalars a dataclass pytree's leaf may be annotated with: traced, each is a scalar array.
+_SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
 
 def array_field(fn: FunctionNode, node: ast.Attribute, names: Names) -> bool:
-    """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares an array."""
+    """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares
+    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance."""
     base = node.value
     if not isinstance(base, ast.Name) or isinstance(fn, ast.Lambda):
         return False
@@ -37,14 +48,43 @@ def array_field(fn: FunctionNode, node: ast.Attribute, names: Names) -> bool:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
         annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
     cls = names.definition(annotation, names.enclosing_scope(fn)) if isinstance(annotation, ast.Name) else None
+    declaring = cls
     for _ in range(_MAX_BASES):
         if not isinstance(cls, ast.ClassDef):
             return False
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr:
-                return not _maybe_static(stmt.value) and declares_array(stmt.annotation, names)
+                if _maybe_static(stmt.value):
+                    return False
+                if declares_array(stmt.annotation, names):
+                    return True
+                return _scalar_leaf(stmt, names, names.enclosing_scope(cls)) and _dataclass_pytree(declaring, names)
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
         cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
+    return False
+
+
+def _scalar_leaf(field: ast.AnnAssign, names: Names, scope: Scope) -> bool:
+    """A field annotated as a Python number or bool that cannot be None."""
+    default = field.value
+    if isinstance(default, ast.Constant) and default.value is None:
+        return False
+    return names.qualname(field.annotation, scope) in _SCALARS and excludes_none(field.annotation, names, scope)
+
+
+def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:
+    """A class whose fields are all pytree children unless declared static: a dataclass pytree,
+    or a subclass of one of the module's."""
+    for _ in range(_MAX_BASES):
+        scope = names.enclosing_scope(cls)
+        if any(names.qualname(d, scope) in jax_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
+            return True
+        if any(names.qualname(b, scope) in jax_api.DATACLASS_PYTREE_BASES for b in cls.bases):
+            return True
+        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
+        cls = names.definition(bases[0], scope) if len(bases) == 1 else None
+        if not isinstance(cls, ast.ClassDef):
+            return False
     return False
 
 

@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.lattice import STATIC, Record, Value, constant, record_value
+from jaxlint.analysis.lattice import STATIC, FunctionValue, Record, Trace, Value, constant, record_value
 from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.pytree_fields import _STATIC_KEYWORDS
 from jaxlint.analysis.tracing import is_named_tuple
@@ -37,9 +37,8 @@ _TRANSFORMING_KEYWORDS = frozenset({"converter", "init"})
 _SPECIFIERS = frozenset({"field", "static_field"})
 _CLASS_VARIABLES = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
 _MAX_BASES = 8
-# Copies of an instance with some fields replaced: `copy.replace` and `dataclasses.replace`
-# take the instance first; the methods are called on it.
-COPY_FUNCTIONS = frozenset({"dataclasses.replace", "copy.replace"})
+# Copies of an instance with some fields replaced that take the instance first.
+_COPY_FUNCTIONS = frozenset({"dataclasses.replace", "copy.replace"})
 
 
 @dataclass(frozen=True)
@@ -110,24 +109,42 @@ class RecordClasses:
         return {*decorators, *(self.names.qualname(b, outer) for b in cls.bases)} - {None}
 
 
-def replaced(record: Record, node: ast.Call, kwargs: dict[str, Value], first: int) -> Optional[Value]:
-    """A copy of `record` with the fields the call names replaced, when it names only fields
-    (`first`: how many positional arguments the call takes before them, the instance or none)."""
-    if len(node.args) > first or any(k.arg is None for k in node.keywords) or not set(kwargs) <= set(record.names):
+def member_of(value: Value, name: str) -> Optional[Value]:
+    """`x.name` of an instance: the field's value, or a plain method its class defines, bound to
+    the instance as it was built."""
+    record = value.record
+    if record is None:
+        return None
+    field = record.field(name)
+    if field is not None:
+        return field
+    for stmt in record.cls.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and not stmt.decorator_list:
+            return Value(Trace.STATIC, function=FunctionValue(stmt, method_self=value))
+    return None
+
+
+def copied(
+    node: ast.Call, callee: Optional[str], args: list[Value], kwargs: dict[str, Value], receiver: Optional[Value]
+) -> Optional[Value]:
+    """A copy of an instance with the fields the call names replaced: `dataclasses.replace(x, ...)`,
+    `x._replace(...)` of a NamedTuple, `x.replace(...)` of a dataclass that does not define it."""
+    if callee is not None:
+        record = args[0].record if callee in _COPY_FUNCTIONS and args else None
+        first = 1
+    else:
+        record = receiver.record if receiver is not None else None
+        first = 0
+        if record is None or not _copy_method(record, node.func.attr):  # type: ignore[attr-defined]
+            return None
+    if record is None or len(node.args) > first or any(k.arg is None for k in node.keywords):
+        return None
+    if not set(kwargs) <= set(record.names):
         return None
     return record_value(record.with_values(tuple(kwargs.get(n, v) for n, v in zip(record.names, record.values))))
 
 
-def method_of(record: Record, name: str) -> Optional[ast.FunctionDef]:
-    """A plain method the record's class defines itself."""
-    for stmt in record.cls.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and not stmt.decorator_list:
-            return stmt
-    return None
-
-
-def copy_method(record: Record, method: str) -> bool:
-    """Whether `record.method(...)` is the class's copy with replaced fields."""
+def _copy_method(record: Record, method: str) -> bool:
     if record.named_tuple:
         return method == "_replace"
     return method == "replace" and not any(

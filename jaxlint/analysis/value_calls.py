@@ -42,7 +42,6 @@ from jaxlint.analysis.tracing import (
 )
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.names import FunctionNode
     from jaxlint.analysis.values import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
@@ -81,7 +80,7 @@ class CallEvaluation:
                 fn = self.eval(node.args[0], env)
                 if fn.function is not None:
                     paths = [STATIC] if callee.endswith("_with_path") else []
-                    result = join(leaf, self._call_function(fn.function, node, [*paths, *leaves], {}))
+                    result = join(leaf, self._call_function(fn.function, node, [*paths, *leaves], {}, env))
             return strip(result)
         if callee in jax_api.TREE_PASSTHROUGH:
             if not args:
@@ -93,7 +92,7 @@ class CallEvaluation:
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return replace(first, array=False, boolean=False, function=None, record=None)
         if callee == "functools.reduce" and len(args) >= 2:
-            return self._reduce(node, args)
+            return self._reduce(node, args, env)
         if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:
             return TRACED  # a copy of a traced pytree dataclass
         if callee.startswith("builtins."):
@@ -114,7 +113,7 @@ class CallEvaluation:
             return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
         return UNKNOWN
 
-    def _reduce(self, node: ast.Call, args: list[Value]) -> Value:
+    def _reduce(self, node: ast.Call, args: list[Value], env: Env) -> Value:
         """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
         element = join_all([element_of(args[1]), *args[2:3]])
         reducer = self.names.qualname(node.args[0], self.scope)
@@ -123,10 +122,12 @@ class CallEvaluation:
         if reducer is not None and reducer.startswith("operator."):
             return Value(element.trace, array=element.traced)
         if args[0].function is not None:
-            return join(element, self._call_function(args[0].function, node, [element, element], {}))
+            return join(element, self._call_function(args[0].function, node, [element, element], {}, env))
         return UNKNOWN
 
-    def _call_function(self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def _call_function(
+        self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env
+    ) -> Value:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
@@ -140,7 +141,7 @@ class CallEvaluation:
             for name in fn.static_params:
                 if name in params:
                     params[name] = _static(given[name])
-        result = self.analysis.analyze(fn.node, params, ctx, None, self.depth + 1)
+        result = self.analysis.analyze(fn.node, params, ctx, self.closure(fn.node, env), self.depth + 1)
         if fn.transforms and result.trace is not Trace.STATIC:
             return TRACED
         return result
@@ -189,20 +190,8 @@ class CallEvaluation:
                 None if init is None else as_traced(init), None if xs is None else as_traced(xs),
                 branch_operands,
             )
-            outer = self.analysis.closures.get(id(fn_node), env)
-            shown = self._shown_not_none(fn_node, outer, env)
-            self.analysis.analyze(fn_node, values, ctx, outer, self.depth + 1, closed_not_none=shown)
+            self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)
         return TRACED
-
-    def _shown_not_none(self, fn: FunctionNode, closure: Env, env: Env) -> frozenset[str]:
-        """The names a body defined in this function closes over that are not None here, where it
-        is traced, though they may be where it was defined (`if x is None: return` in between)."""
-        if closure is env or self.names.parent_function.get(id(fn)) is not self.fn:
-            return frozenset()
-        return frozenset(
-            name for name, value in closure.vars.items()
-            if value.none is None and (env.vars.get(name) or value).none is False
-        )
 
 
 def _staged(callee: str) -> bool:
@@ -214,10 +203,25 @@ def _staged(callee: str) -> bool:
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
     """Arguments as a transformed function receives them: traced, except static ones and a
-    vmap's `in_axes=None` ones, which pass as they are."""
+    vmap's `in_axes=None` ones, which pass as they are. Equinox's filtering transformations
+    trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (_static(v) if k in fn.static_params else TRACED) for k, v in kwargs.items()}
+    enter = _filtered if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
+    args = [a if first + i in fn.unbatched else enter(a) for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
+
+
+def _traced(value: Value) -> Value:
+    return TRACED
+
+
+def _filtered(value: Value) -> Value:
+    if value.items is not None:
+        items = tuple(_filtered(item) for item in value.items)
+        return Value(join_all(items).trace, items=items)
+    if value.array:
+        return TRACED_ARRAY
+    return TRACED if value.traced else value
 
 
 def _static(value: Value) -> Value:

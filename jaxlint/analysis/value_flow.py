@@ -53,7 +53,7 @@ class ValueFlow(Domain[State]):
     def transfer(self, step: cfg.Step, state: State) -> State:
         from jaxlint.analysis.values import Env
 
-        env = Env(state, self.outer)
+        env = Env(state, self.outer, self.run.fn)
         run = self.run
         node = step.node
         kind = step.kind

@@ -38,7 +38,7 @@ from jaxlint.analysis.lattice import (
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import array_field
-from jaxlint.analysis.records import COPY_FUNCTIONS, RecordClasses, copy_method, method_of, replaced
+from jaxlint.analysis.records import RecordClasses, copied, member_of
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.nullness import not_none_parameters
 from jaxlint.analysis.tracing import (
@@ -52,7 +52,7 @@ from jaxlint.analysis.tracing import (
     transform_of,
 )
 from jaxlint.analysis.bindings import Bindings
-from jaxlint.analysis.call_results import method_result
+from jaxlint.analysis.call_results import made_callable_result, method_result
 from jaxlint.analysis.value_calls import CallEvaluation
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
@@ -70,13 +70,16 @@ ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], 
 
 
 class Env:
-    """Local bindings of one function analysis, with the enclosing analyses' bindings behind it."""
+    """Local bindings of one function analysis, with the enclosing analyses' bindings behind it.
+    `fn` is the function whose names `vars` holds: a nested function called where that function
+    is running reads that function's bindings from here (see `closure`)."""
 
-    __slots__ = ("vars", "outer")
+    __slots__ = ("vars", "outer", "fn")
 
-    def __init__(self, vars: dict[str, Value], outer: "Env | None"):
+    def __init__(self, vars: dict[str, Value], outer: "Env | None", fn: "FunctionNode | None"):
         self.vars = vars
         self.outer = outer
+        self.fn = fn
 
     def get(self, name: str) -> Value | None:
         env: Env | None = self
@@ -104,11 +107,12 @@ class ValueAnalysis:
         self.abstract: set[int] = set()  # id(expr) traced in an abstract context
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context
         self.functions: dict[int, FunctionNode] = {}
-        self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition
+        self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition (see `closure`)
         self.unconverged: list[FunctionNode] = []  # functions whose fixed point was cut short
         self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
         self._graphs: dict[int, cfg.Graph] = {}
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
+        self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
@@ -127,9 +131,15 @@ class ValueAnalysis:
         closed_not_none: frozenset[str] = frozenset(),
     ) -> Value:
         """Analyse `fn` with these parameter values in context `ctx`; return its return value.
+        `outer`: the bindings it closes over (by default, those saved where it was defined);
         `closed_not_none`: names it closes over that are not None wherever it is traced."""
         params = self._annotated(fn, params)
-        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, closed_not_none)
+        if outer is None:
+            outer = self.closures.get(id(fn))
+        if closed_not_none:
+            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
+            outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
+        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, self._closed_values(fn, outer))
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -144,12 +154,7 @@ class ValueAnalysis:
             ctx.abstract or previous.abstract, ctx.staged or previous.staged
         )
         self.functions[id(fn)] = fn
-        if outer is None:
-            outer = self.closures.get(id(fn))
-        if closed_not_none:
-            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
-            outer = Env(shown, outer)
-        run = _FunctionRun(self, fn, Env(dict(params), outer), ctx, depth)
+        run = _FunctionRun(self, fn, Env(dict(params), outer, fn), ctx, depth)
         try:
             result = run.execute()
         except RecursionError:
@@ -162,6 +167,16 @@ class ValueAnalysis:
 
     def value(self, node: ast.AST) -> Value | None:
         return self.values.get(id(node))
+
+    def _closed_values(self, fn: FunctionNode, outer: Env | None) -> tuple:
+        """What `fn` sees of the names it reads from the functions around it: part of what an
+        analysis of it depends on, as its parameters are."""
+        if outer is None:
+            return ()
+        names = self._closed_over.get(id(fn))
+        if names is None:
+            names = self._closed_over[id(fn)] = self.names.closed_over(fn)
+        return tuple(outer.get(name) for name in names)
 
     def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The parameters with what their annotations add: a type that excludes None rules None
@@ -218,11 +233,24 @@ class _FunctionRun(CallEvaluation):
     def define(self, node: FunctionNode, env: Env) -> None:
         """Remember the environment a nested function closes over."""
         old = self.analysis.closures.get(id(node))
-        snapshot = Env(dict(env.vars), env.outer)
+        snapshot = Env(dict(env.vars), env.outer, env.fn)
         if old is not None and old.outer is snapshot.outer:
             old.merge(snapshot)
         else:
             self.analysis.closures[id(node)] = snapshot
+
+    def closure(self, fn: FunctionNode, env: Env) -> Env | None:
+        """What a function called here sees of the names of the function it is defined in.
+        Python binds them late: while that function runs (it is this one, or one around this
+        call), they hold their values at the call; called from anywhere else (returned, stored
+        and called later), the function sees them as they were where it was defined."""
+        parent = self.names.parent_function.get(id(fn))
+        level: Env | None = env
+        while parent is not None and level is not None:
+            if level.fn is parent:
+                return _frozen(level)
+            level = level.outer
+        return self.analysis.closures.get(id(fn))
 
     def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
@@ -390,7 +418,7 @@ class _FunctionRun(CallEvaluation):
         return value
 
     def _comprehension(self, generators: list[ast.comprehension], env: Env) -> Env:
-        inner = Env({}, env)
+        inner = Env({}, env, self.fn)
         for gen in generators:
             self.bind(gen.target, element_of(self.eval(gen.iter, inner)), inner)
             for cond in gen.ifs:
@@ -419,13 +447,9 @@ class _FunctionRun(CallEvaluation):
         if self.names.qualname(node, self.scope) is not None:
             return STATIC
         base = self.eval(node.value, env)
-        if base.record is not None:
-            field = base.record.field(node.attr)
-            if field is not None:
-                return field
-            method = method_of(base.record, node.attr)
-            if method is not None:  # called with the instance as it was built
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
+        member = member_of(base, node.attr)
+        if member is not None:
+            return member
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
         if base.ref and node.attr == "at":
@@ -524,11 +548,11 @@ class _FunctionRun(CallEvaluation):
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, env)
+        receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
+        copy = copied(node, callee, args, kwargs, receiver_value)
+        if copy is not None:
+            return copy
         if callee is not None:
-            if callee in COPY_FUNCTIONS and args and args[0].record is not None:
-                copy = replaced(args[0].record, node, kwargs, 1)
-                if copy is not None:
-                    return copy
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
         method = constructed_call_method(node, self.names, self.scope)
@@ -537,22 +561,32 @@ class _FunctionRun(CallEvaluation):
             return built
         if is_named_tuple(node.func, self.names, self.scope):
             return Value(Trace.UNKNOWN, fields=True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("_replace", "replace"):
-            base = self.analysis.values.get(id(node.func.value), UNKNOWN)
-            copy = replaced(base.record, node, kwargs, 0) if base.record and copy_method(base.record, node.func.attr) else None
-            if copy is not None:
-                return copy
-            if base.fields and node.func.attr == "_replace":
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
+            if receiver_value is not None and receiver_value.fields:
                 # A copy of the same NamedTuple, some fields perhaps Python values now.
                 return Value(Trace.UNKNOWN, fields=True)
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
         if func.function is not None:
-            return self._call_function(func.function, node, args, kwargs)
+            return self._call_function(func.function, node, args, kwargs, env)
+        if isinstance(node.func, ast.Call):
+            maker = self.names.qualname(node.func.func, self.scope)
+            made = made_callable_result(maker, node.func, args, self.ctx is not None and self.ctx.abstract)
+            if made is not None:
+                return made
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
+
+
+def _frozen(level: Env) -> Env:
+    """A copy of one function's levels of bindings (its body, a comprehension in it) that the
+    steps after a call cannot change."""
+    outer = level.outer
+    if outer is not None and outer.fn is level.fn:
+        outer = _frozen(outer)
+    return Env(level.vars.copy(), outer, level.fn)
 
 
 def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:

@@ -21,6 +21,9 @@ class KeyUsedAfterSplit(KeyFlowRule):
         one past the last). A key split in one branch of an
         `if` and used again after the branches meet is reported (it is reused on the path that
         split it), unless the later use sits under a condition that tests one of the same names.
+        A split key handed to a function of the project that draws from it on some of its paths
+        (`if dim == 1: return x` before the draw) is reported too: after a split the parent is
+        spent, and on the paths that draw it repeats the children.
         """
     why = """
         `split` consumes its argument: the new keys are derived from it, so drawing from the parent

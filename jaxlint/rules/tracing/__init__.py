@@ -7,23 +7,42 @@ TRACED_VALUE_LIMITATIONS = """
     A value is reported only when the analysis knows it is traced. Calls into code it cannot
     see (other packages, callables chosen at run time, decorated or type-dispatching helpers)
     return an unknown value, and an unknown value is never reported: a tracer that passes
-    through such a call is missed. Functions of the same module, and of the project's own
-    modules when called with a traced argument, are followed in their calling context.
+    through such a call is missed. Derivatives are the exception: inside traced code, what
+    `jax.grad`, `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
+    versions) make of a function it cannot follow returns traced values (the auxiliary output
+    of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
+    (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
+    one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
+    some other object, and what that method returns is unknown. Functions of the same module,
+    and of the project's own modules when called with a traced argument, are followed in their calling context (a
+    function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
+    given traced, and any other argument as it is: Equinox traces arrays only).
+    A nested function reads the names of the function around it as Python binds them, late:
+    called there (directly, through `functools.partial` or a transformation, or handed to
+    `lax.cond`, `lax.scan` and the like), it sees their values at that call, so a name bound
+    or rebound to a tracer after the `def` is traced in it, and one rebound to a Python value
+    before the call is not. Returned and called elsewhere, it sees them as they were where it
+    was defined, so a rebinding after the `def` is missed there.
     Attributes of traced pytrees are traced only where the structure is known (the carry of
     a `lax` loop built from its initial value, or a parameter annotated with a class of the
     module that annotates the field as an array and does not declare it static, read before
-    any copy that replaces it); elsewhere they are unknown. An instance that the analysed code
-    builds of a `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex,
-    Equinox) keeps what was passed for each field, or its default, a Python value: reading the
-    field back (`state.done`, `state[1]`, unpacking) gives that value, through copies that
-    replace some fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where
-    two paths build different classes, nothing is known of the fields. A class whose
-    constructor does more than store its arguments (its own `__init__` or `__post_init__`, a
-    field that converts its argument or is left out of the constructor) is not followed. As a
-    `lax` loop carry or a `lax.cond` operand, such an instance has its fields traced except
-    those the class declares static (`field(pytree_node=False)`, `eqx.field(static=True)`,
-    static metadata); a plain dataclass, which may be registered elsewhere with other static
-    fields, has unknown ones. An item of a traced
+    any copy that replaces it). A dataclass pytree of the module (`flax.struct.dataclass`,
+    `chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) holds
+    every field it does not declare static as a child, so a field annotated as a Python number
+    or bool (`row: int`, and not `Optional`, nor defaulting to None) is traced too, as a scalar
+    array; an Equinox module's is not, as `filter_jit` keeps non-array fields static. Elsewhere
+    attributes of traced pytrees are unknown. An instance that the analysed code builds of a
+    `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox) keeps
+    what was passed for each field, or its default, a Python value: reading the field back
+    (`state.done`, `state[1]`, unpacking) gives that value, through copies that replace some
+    fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where two paths
+    build different classes, nothing is known of the fields. A class whose constructor does
+    more than store its arguments (its own `__init__` or `__post_init__`, a field that converts
+    its argument or is left out of the constructor) is not followed. As a `lax` loop carry or
+    a `lax.cond` operand, such an instance has its fields traced except those the class
+    declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static metadata); a
+    plain dataclass, which may be registered elsewhere with other static fields, has unknown
+    ones. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
@@ -64,8 +83,8 @@ TRACED_VALUE_LIMITATIONS = """
     `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
     argument given such a value, or a name a test has shown is not None on every path to it
     (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
-    `a` until either is rebound). A body handed to `lax.cond`, `lax.scan` and the like reads
-    the enclosing function's names as they are at that call, so a name that a test there has
+    `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
+    the like reads that code's names as they are at that call, so a name that a test there has
     shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
     default is None is taken not to be None when it is read from an object or computed
     (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
