@@ -497,6 +497,49 @@ CASES = {
             x[i] = 0.0  # JAX401
             return x
         """,
+    "inplace_before_an_at_update": """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def shift(vel, i, v):
+            vel[i] = v  # JAX401
+            vel = vel.at[i + 1].set(v)
+            return vel
+
+        def on_one_path(vel, i, v, flag):
+            vel[i] = v  # `.at` on one path only: `vel` may be a NumPy array
+            if flag:
+                vel = vel.at[i + 1].set(v)
+            return vel
+
+        def converted_between(vel, i, v):
+            vel[i] = v  # rebound before its `.at`: another value
+            vel = jnp.asarray(vel)
+            return vel.at[i + 1].set(v)
+
+        def host(i, v):
+            vel = np.zeros(3)
+            vel[i] = v  # known to be a NumPy array here
+            return vel.at[i + 1].set(v)
+        """,
+    "inplace_parameter_passed_as_a_sequence_quiet": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        @jax.jit
+        def stacked(xs, ys):
+            total = lax.stack(xs) + jnp.concatenate(ys)
+            xs[0] = total[0]  # a traced list: `stack` takes one
+            ys[0] = jnp.float32(ys)[0]
+            return xs, ys
+
+        @jax.jit
+        def summed(xs):
+            total = jnp.sum(xs)
+            xs[0] = total  # JAX401
+            return xs
+        """,
     "inplace_numpy_quiet": """
         import numpy as np
         import jax.numpy as jnp
@@ -939,6 +982,72 @@ def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
 
     with pytest.raises(TypeError, match="immutable"):
         buffer_set(jnp.zeros(3), 0, 1.0)
+
+
+def test_functions_that_take_a_sequence_first_take_a_list_under_jax():
+    """Why passing a value first to `jnp.stack` (and the others of `SEQUENCE_FIRST_ARGUMENT`) does
+    not show it to be an array, while `jnp.sum` does."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    from jaxlint.analysis.jax_api import SEQUENCE_FIRST_ARGUMENT
+
+    xs = [jnp.ones(2), jnp.zeros(2)]
+    calls = {  # a list first, then the other arguments it needs
+        "jax.numpy.select": ([jnp.ones(2, bool), jnp.zeros(2, bool)], xs),
+        "jax.numpy.ravel_multi_index": ([jnp.ones(2, jnp.int32), jnp.zeros(2, jnp.int32)], (3, 3)),
+        "jax.numpy.linalg.multi_dot": ([jnp.ones((2, 2))] * 2,),
+        "jax.lax.concatenate": (xs, 0),
+    }
+    namespaces = {"jax.numpy": jnp, "jax.numpy.linalg": jnp.linalg, "jax.lax": jax.lax}
+    for name in sorted(SEQUENCE_FIRST_ARGUMENT):
+        namespace, _, attr = name.rpartition(".")
+        function = getattr(namespaces[namespace], attr)
+        assert isinstance(function(*calls.get(name, (xs,))), jax.Array), name
+
+    @jax.jit
+    def summed(items):
+        return jnp.sum(items)
+
+    with pytest.raises(TypeError):
+        summed(xs)
+
+
+def test_a_store_before_an_at_update_fails_whatever_the_array():
+    """What JAX401 reads from a later `.at[...]` on the same value: a JAX array refuses the store,
+    and anything else has no `.at`."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy as np
+
+    def shift(vel, i, v):
+        vel[i] = v
+        return vel.at[i + 1].set(v)
+
+    with pytest.raises(TypeError, match="immutable"):
+        shift(jnp.zeros(3), 0, 1.0)
+    with pytest.raises(AttributeError):
+        shift(np.zeros(3), 0, 1.0)
+
+
+def test_a_store_before_an_at_update_through_the_cli(cli, make_files):
+    make_files({
+        "constraints.py": """
+            import jax
+
+            def settle(vel, a0, a1, v0, v1):
+                vel[a0] = v0
+                vel = vel.at[a1].set(v1)
+                return vel
+
+            def settle_maybe(vel, a0, a1, v0, v1, flag):
+                vel[a0] = v0
+                if flag:
+                    vel = vel.at[a1].set(v1)
+                return vel
+            """,
+    })
+    out = cli("check", "--no-cache", "--output-format", "json", "constraints.py")
+    assert out.code == 1
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX401", 5)]
 
 
 def test_array_flow_through_the_cli(cli, make_files):

@@ -285,6 +285,24 @@ ARRAY_GIVEN_TO_A_FILTERED_CALL = FILTERED_CALL_FROM_TRACED_CODE.replace(
     'periodic = isinstance(bc[0], str) and bc[0] == "periodic"', "periodic = x.sum() > 0"
 )
 
+# A tree map gives back what its function returns for each leaf: dtype and size queries of
+# traced leaves are Python values.
+TREE_OF_QUERIES = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def scale(pars):
+    complex_leaves = any(jax.tree_util.tree_leaves(jax.tree_util.tree_map(jnp.iscomplexobj, pars)))
+    big_leaves = any(jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda x: x.size > 2, pars)))
+    return jax.tree_util.tree_map(lambda x: x * (2 if complex_leaves or big_leaves else 1), pars)
+
+def demo():
+    return scale({"w": jnp.ones(3), "b": jnp.zeros(1)})
+"""
+
+TREE_OF_TRACED_TESTS = TREE_OF_QUERIES.replace("tree_map(jnp.iscomplexobj, pars)", "tree_map(jnp.isnan, pars)")
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -298,6 +316,7 @@ QUIET = {
     "psum-of-constant": PSUM_OF_A_CONSTANT,
     "method-arrays-lack": METHOD_ARRAYS_LACK,
     "filtered-call-from-traced-code": FILTERED_CALL_FROM_TRACED_CODE,
+    "tree-of-queries": TREE_OF_QUERIES,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -310,6 +329,7 @@ REPORTED = {
     "psum-of-tracer": (PSUM_OF_A_TRACER, "JAX109", "TracerIntegerConversionError"),
     "array-method-result-as-shape": (ARRAY_METHOD_RESULT_AS_SHAPE, "JAX108", "TypeError"),
     "array-given-to-a-filtered-call": (ARRAY_GIVEN_TO_A_FILTERED_CALL, "JAX101", "TracerBoolConversionError"),
+    "tree-of-traced-tests": (TREE_OF_TRACED_TESTS, "JAX113", "TracerBoolConversionError"),
 }
 
 

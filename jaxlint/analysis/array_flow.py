@@ -10,7 +10,9 @@ or looping over a JAX array, binds JAX arrays (a starred name gets a list); any 
 `x` was. Evaluating `x.at[i].get()` (or `.set`,
 `.add`, ...) shows `x` to be a JAX array from then on: only JAX arrays have that indexer with
 those methods. A parameter starts as a JAX array when it is annotated as one, or when the
-function never rebinds it and uses it with `.at[...]` anywhere.
+function never rebinds it and uses it with `.at[...]` anywhere. After the fixed point, one
+backward sweep of each basic block marks a read of a name that the block goes on to use so,
+unrebound: the same value (`x[i] = v` then `x = x.at[j].set(w)`).
 
 What kind an expression is (`jnp.zeros(3)`, `x * 2`, `np.asarray(x)`) is answered by
 `ArrayFacts`, given the state; this module only moves the state through the graph and records,
@@ -164,7 +166,60 @@ def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
     solution = solve(graph, domain, initial)
     domain.reads = {}
     replay(graph, domain, solution)
+    if facts.at_calls_in_text:
+        _shown_later(graph, solution.entry_states, domain)
     return domain.reads
+
+
+def _shown_later(graph: cfg.Graph, reached: Dict[int, Arrays], domain: ArrayNames) -> None:
+    """A name read where, later in the same run of steps and not rebound in between, it is shown
+    to be a JAX array by an `.at[...]` method: the same value is one where it is read, too
+    (`x[i] = v` then `x = x.at[j].set(w)`). Added to the state recorded for that read alone,
+    unless the name is known there to hold another kind of array."""
+    reads = domain.reads
+    for block in graph.order():
+        if block.index not in reached:
+            continue
+        later: set = set()
+        for step in reversed(block.steps):
+            nodes = domain._nodes(step)
+            later.difference_update(_binds(step))
+            later.difference_update(nodes.walrus)
+            if later:
+                for node in nodes.reads:
+                    name = node.id
+                    state = reads.get(id(node))
+                    if name in later and state is not None and not any(p[0] == name for p in state):
+                        reads[id(node)] = state | {(name, JAX)}
+            later.update(nodes.shown)
+
+
+def _binds(step: cfg.Step) -> List[str]:
+    """The plain names a step binds (an item or attribute store binds none)."""
+    node = step.node
+    kind = step.kind
+    if kind == cfg.TARGET:
+        return target_names(node.target)
+    if kind == cfg.WITH:
+        return target_names(node.optional_vars) if node.optional_vars is not None else []
+    if kind == cfg.HANDLER:
+        return [node.name] if node.name else []
+    if kind == cfg.CASE:
+        return [n for sub in walk(node.pattern) for n in (getattr(sub, "name", None), getattr(sub, "rest", None))
+                if isinstance(n, str)]
+    if kind != cfg.STMT:
+        return []
+    if isinstance(node, ast.Assign):
+        return [name for target in node.targets for name in target_names(target)]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return target_names(node.target)
+    if isinstance(node, ast.Delete):
+        return [name for target in node.targets for name in target_names(target)]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    return []
 
 
 class _StepNodes:

@@ -2,9 +2,10 @@
 
 The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
 code too, so this module answers "is this a JAX array?" from what the code shows: a
-`jax.numpy`/`jax.random`/`jax.nn` result, a Flax activation or a Flax layer applied to an
-input, an `.at[...]` update, arithmetic, indexing or array methods on such a value, a call of
-a plain function of the module that returns one, and an attribute `self.data` that every
+`jax.numpy`/`jax.random`/`jax.nn` result, the result of a `jax.lax` operation that returns
+one array, a Flax activation or a Flax layer applied to an input, an `.at[...]` update,
+arithmetic, indexing or array methods on such a value, a call of a plain function of the
+module that returns one, and an attribute `self.data` that every
 store in the module sets to such a value.  A name of the function (or module) that reads it
 is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
 from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
@@ -148,7 +149,8 @@ class ArrayFacts:
             elif isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Mult, ast.Mod)):
                 result = True
             elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-                result = array_function(module.qualname(parent.func))
+                callee = module.qualname(parent.func)
+                result = array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
             if result:
                 break
         self._used_as_array[key] = result

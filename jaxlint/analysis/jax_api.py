@@ -354,14 +354,38 @@ ARRAY_NAMESPACES = (
     "jax.random.",
     "jax.nn.",
 )
-ARRAY_CREATING_FUNCTIONS = frozenset({
-    "jax.lax.full",
-    "jax.lax.iota",
-    "jax.lax.broadcast",
-    "jax.lax.dynamic_update_slice",
-    "jax.lax.dynamic_slice",
-    "jax.lax.concatenate",
-}) | frozenset(
+# `jax.lax` operations that return one array, whatever they are given (Python scalars and NumPy
+# arrays become JAX arrays). Left out: those that return a tuple or a pytree (`sort`, `top_k`,
+# `split`, `reduce`, `scan`, `cond`, `stop_gradient`, `optimization_barrier`, the collectives).
+LAX_ONE_ARRAY = frozenset("jax.lax." + name for name in (
+    # element-wise
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh", "exp",
+    "exp2", "expm1", "floor", "imag", "real", "conj", "is_finite", "log", "log1p", "logistic", "neg",
+    "reciprocal", "round", "rsqrt", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh",
+    "bessel_i0e", "bessel_i1e", "digamma", "erf", "erf_inv", "erfc", "lgamma", "add", "sub", "mul",
+    "div", "rem", "pow", "integer_pow", "max", "min", "atan2", "nextafter", "complex", "igamma",
+    "igammac", "igamma_grad_a", "polygamma", "zeta", "betainc", "clamp", "bitwise_not", "clz",
+    "population_count", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "mulhi", "convert_element_type",
+    "bitcast_convert_type", "reduce_precision",
+    # comparisons and selections
+    "eq", "ne", "lt", "le", "gt", "ge", "select", "select_n",
+    # contractions and convolutions
+    "dot", "dot_general", "batch_matmul", "conv", "conv_general_dilated", "conv_with_general_padding",
+    "conv_transpose", "conv_general_dilated_local", "conv_general_dilated_patches",
+    # shapes, slices, gathers and scatters, constructors
+    "reshape", "transpose", "squeeze", "expand_dims", "collapse", "rev", "pad", "tile", "slice",
+    "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather",
+    "index_take", "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
+    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcasted_iota", "iota", "full",
+    "full_like", "concatenate", "stack",
+    # reductions and cumulative operations over axes
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor",
+    "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+))
+# Functions outside those namespaces that return one JAX array.
+ARRAY_CREATING_FUNCTIONS = LAX_ONE_ARRAY | frozenset(
     # the activations Flax re-exports from `jax.nn` and `jax.numpy`
     f"flax.{api}.{name}"
     for api in ("linen", "nnx")
@@ -396,6 +420,18 @@ NOT_ONE_ARRAY = frozenset({
 } | {
     "jax.random." + name for name in ("key_impl", "default_prng_impl")
 } | STATIC_QUERIES)
+
+# Functions returning one array whose first argument may be a Python sequence of arrays or
+# scalars (`jnp.stack(xs)`, `jnp.float32(values)`): passing a value to one does not show it to be
+# an array.
+SEQUENCE_FIRST_ARGUMENT = frozenset({
+    "jax.numpy." + name for name in (
+        "array", "asarray", "stack", "concatenate", "concat", "vstack", "hstack", "dstack", "column_stack",
+        "block", "select", "lexsort", "ravel_multi_index", "bool_", "float16", "float32", "float64",
+        "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
+        "complex128",
+    )
+} | {"jax.numpy.linalg.multi_dot", "jax.lax.concatenate", "jax.lax.stack"})
 
 # Functions returning a tuple or list of JAX arrays: unpacking one gives arrays (as does
 # unpacking, or iterating, one JAX array).

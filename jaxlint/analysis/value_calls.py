@@ -75,12 +75,15 @@ class CallEvaluation:
             # array (unless `is_leaf` stops the flattening at subtrees of its choosing).
             whole = "is_leaf" in kwargs
             leaves = [Value(t.trace, array=t.traced and not whole) for t in trees]
-            result = leaf = Value(join_all(trees).trace) if trees else UNKNOWN
+            result = Value(join_all(trees).trace) if trees else UNKNOWN
             if node.args:
+                # The result holds what the function returns for each leaf, in the trees' structure.
                 fn = self.eval(node.args[0], env)
                 if fn.function is not None:
                     paths = [STATIC] if callee.endswith("_with_path") else []
-                    result = join(leaf, self._call_function(fn.function, node, [*paths, *leaves], {}, env))
+                    result = self._call_function(fn.function, node, [*paths, *leaves], {}, env)
+                elif self.names.qualname(node.args[0], self.scope) in jax_api.STATIC_QUERIES:
+                    result = STATIC  # `tree_map(jnp.iscomplexobj, tree)`: a tree of Python values
             return strip(result)
         if callee in jax_api.TREE_PASSTHROUGH:
             if not args:

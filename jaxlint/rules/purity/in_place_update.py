@@ -19,17 +19,22 @@ class InPlaceUpdate(Rule):
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
         `x[a:b] *= 2`) on a value known to be a JAX array: a name that, on every path reaching
         the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
-        functions, of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`) or of
-        `.at[...]` updates (so a parameter counts from a statement that converts it, such as
-        `x = jnp.asarray(x)`, on), or to an item of a JAX array or of a sequence of them
-        (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the code has already used with `x.at[i].get()`,
-        `.set(...)` or another `.at[...]` method (only JAX arrays have them), or a parameter
-        the function never rebinds and uses so anywhere; an attribute
-        that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
+        functions, of the `jax.lax` operations that return one array (`lax.select`,
+        `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
+        operations that may return a tuple or a pytree), of Flax activations and layers
+        (`nn.relu(x)`, `nn.Dense(4)(x)`) or of `.at[...]` updates (so a parameter counts from a
+        statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
+        array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the
+        code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
+        (only JAX arrays have them), or goes on to use so, not rebound, later in the same
+        straight run of statements (no branch between: `x[i] = v` then
+        `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
+        an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
-        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`). It applies to eager code as much as
-        to traced code. Inside traced code it also reports item assignment on a traced value at
+        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
+        `jnp.asarray(x)`, which take a list too). It applies to eager code as much as to traced
+        code. Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
         value), whatever the value is. It also reports item assignment on
         `np.asarray(<JAX array>)`, a read-only view. A store into a Pallas reference
@@ -42,8 +47,9 @@ class InPlaceUpdate(Rule):
         The functional form `x = x.at[i].set(v)` returns an updated copy (which XLA performs
         in place when it can). A traced index fails on the other traced values too: a list
         cannot be indexed by a tracer (`TracerIntegerConversionError`, a `TypeError`) and a dict
-        cannot hash one. NumPy arrays, lists and dicts (`params["w"] -= lr * g` on a
-        dict of arrays) are mutable and are not reported.
+        cannot hash one. A value the next statements use with `.at[...]` is a JAX array at the
+        store too: anything else has no `.at` (`AttributeError`). NumPy arrays, lists and dicts
+        (`params["w"] -= lr * g` on a dict of arrays) are mutable and are not reported.
         """
     fix_safety = """
         The fix rewrites `x[i] = v` as `x = x.at[i].set(v)` and `x[i] op= v` as

@@ -45,7 +45,9 @@ TRACED_VALUE_LIMITATIONS = """
     ones. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
-    their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values). Flax, Equinox and
+    their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values), and the
+    tree it returns holds what the function returns (`tree_map(jnp.iscomplexobj, tree)` and
+    `tree_map(lambda x: x.size, tree)` give Python values). Flax, Equinox and
     Haiku module methods count as traced where the framework traces them (`__call__`,
     `@nn.compact`, transformed functions); a method called from user code jaxlint cannot see
     is analysed only with what its own body shows, and Haiku's `hk.get_state` and
