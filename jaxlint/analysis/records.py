@@ -17,7 +17,15 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.lattice import STATIC, FunctionValue, Record, Trace, Value, constant, record_value
+from jaxlint.analysis.lattice import (
+    STATIC,
+    FunctionValue,
+    Record,
+    Trace,
+    Value,
+    constant,
+    record_value,
+)
 from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.pytree_fields import _STATIC_KEYWORDS
 from jaxlint.analysis.tracing import is_named_tuple

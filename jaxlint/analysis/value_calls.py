@@ -183,7 +183,9 @@ class CallEvaluation:
         branch_operands = None
         if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
             # An operand whose pytree children are known keeps its structure in the branches.
-            branch_operands = [as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]]
+            branch_operands = [
+                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]
+            ]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None

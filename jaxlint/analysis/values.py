@@ -561,10 +561,9 @@ class _FunctionRun(CallEvaluation):
             return built
         if is_named_tuple(node.func, self.names, self.scope):
             return Value(Trace.UNKNOWN, fields=True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
-            if receiver_value is not None and receiver_value.fields:
-                # A copy of the same NamedTuple, some fields perhaps Python values now.
-                return Value(Trace.UNKNOWN, fields=True)
+        named_tuple_copy = isinstance(node.func, ast.Attribute) and node.func.attr == "_replace"
+        if named_tuple_copy and receiver_value is not None and receiver_value.fields:
+            return Value(Trace.UNKNOWN, fields=True)  # a copy of the same NamedTuple, some fields perhaps Python now
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
