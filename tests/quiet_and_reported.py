@@ -7,7 +7,9 @@ its four tests from `case_tests`.
 
 from __future__ import annotations
 
+import sys
 import textwrap
+import types
 
 import pytest
 
@@ -19,9 +21,14 @@ def codes(cli, make_files, text: str) -> list[str]:
 
 
 def run_under_jax(text: str):
-    namespace: dict = {"__name__": "jaxlint_case"}
-    exec(compile(textwrap.dedent(text), "<case>", "exec"), namespace)
-    return namespace["demo"]()
+    # A module of its own in `sys.modules` while it runs: dataclasses look their module up there.
+    module = types.ModuleType("jaxlint_case")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(textwrap.dedent(text), "<case>", "exec"), module.__dict__)
+        return module.demo()
+    finally:
+        del sys.modules[module.__name__]
 
 
 def case_tests(quiet: dict, reported: dict):

@@ -2,14 +2,17 @@
 
 TRACED (a tracer, or a container holding tracers) > UNKNOWN > STATIC (a Python value or
 concrete array at trace time).  A value may also know it is an array, has a boolean
-dtype, is a tuple of known items, what iterating it yields, which function it is, and
+dtype, is a tuple of known items, what iterating it yields, which function it is,
 whether it is None (a known None literal, or known not to be None on every path that
-reaches it).  `join` is the least upper bound of two paths' values.
+reaches it), and, for an instance the analysed code constructs of a NamedTuple or dataclass
+of the module, each field's value (`Record`).  `join` is the least upper bound of two
+paths' values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Iterable, Optional
 
@@ -41,6 +44,7 @@ class Value:
     # Known not to be None (an array, a parameter annotated with a type that excludes None, a
     # name on the far side of an `is None` test); a known literal says it through `known`.
     not_none: bool = False
+    record: "Record | None" = None  # an instance built here of a record class: its fields' values
 
     @property
     def none(self) -> Optional[bool]:
@@ -73,6 +77,41 @@ class FunctionValue:
     unbatched: frozenset[int] = frozenset()
 
 
+@dataclass(frozen=True)
+class Record:
+    """The fields of an instance of a NamedTuple or dataclass defined in the module, as constructed."""
+
+    cls: ast.ClassDef
+    names: tuple[str, ...]
+    values: tuple[Value, ...]
+    named_tuple: bool = False
+    # Every field not in `static` is a pytree child (a NamedTuple, a Flax, chex or Equinox
+    # dataclass); False for a plain dataclass, which a registration elsewhere may flatten otherwise.
+    leaves_known: bool = False
+    static: frozenset[str] = frozenset()  # fields declared static: never pytree children
+
+    def field(self, name: str) -> Optional[Value]:
+        for field_name, value in zip(self.names, self.values):
+            if field_name == name:
+                return value
+        return None
+
+    def with_values(self, values: tuple[Value, ...]) -> "Record":
+        return Record(self.cls, self.names, values, self.named_tuple, self.leaves_known, self.static)
+
+
+def record_value(record: Record) -> Value:
+    """The value of an instance: traced when a field is (a container of tracers); a NamedTuple
+    also knows its items."""
+    return Value(
+        join_all(record.values).trace,
+        items=record.values if record.named_tuple else None,
+        fields=record.named_tuple,
+        not_none=True,
+        record=record,
+    )
+
+
 STATIC = Value(Trace.STATIC)
 UNKNOWN = Value(Trace.UNKNOWN)
 TRACED = Value(Trace.TRACED)
@@ -98,6 +137,9 @@ def join(a: Value, b: Value) -> Value:
         traced = a if a.trace > b.trace else b
         array, boolean, fields = traced.array, traced.boolean, traced.fields
     known = a.known if a.known == b.known else ()
+    record = _join_records(a.record, b.record)
+    if record is None and a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+        record = (a if a.trace > b.trace else b).record
     return Value(
         max(a.trace, b.trace),
         array=array,
@@ -110,7 +152,17 @@ def join(a: Value, b: Value) -> Value:
         ref=a.ref and b.ref,
         # Not None on either path (a literal kept in `known` says it already).
         not_none=not known and _not_none(a) and _not_none(b),
+        record=record,
     )
+
+
+def _join_records(a: Optional[Record], b: Optional[Record]) -> Optional[Record]:
+    """Field by field for two instances of the same class; nothing is known of two classes' fields."""
+    if a is None or b is None or a.cls is not b.cls or a.names != b.names:
+        return None
+    if a == b:
+        return a
+    return a.with_values(tuple(join(x, y) for x, y in zip(a.values, b.values)))
 
 
 def _not_none(value: Value) -> bool:
@@ -156,7 +208,12 @@ def constant(value: object) -> Value:
 
 def as_traced(value: Value) -> Value:
     """The value a loop body receives for this initial carry: the same structure, every leaf
-    traced (a Python number becomes a traced scalar array)."""
+    traced (a Python number becomes a traced scalar array; a record's static fields stay)."""
+    record = value.record
+    if record is not None and record.leaves_known:
+        return replace(record_value(record.with_values(tuple(
+            v if name in record.static else as_traced(v) for name, v in zip(record.names, record.values)
+        ))), trace=Trace.TRACED)
     if value.items is not None:
         return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items), not_none=True)
     if value.array or value.known and value.known[0] is not None:

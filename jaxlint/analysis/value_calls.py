@@ -93,7 +93,7 @@ class CallEvaluation:
                 return Value(first.trace, items=(Value(first.trace, element=element_of(first)), STATIC))
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
-            return replace(first, array=False, boolean=False, function=None)
+            return replace(first, array=False, boolean=False, function=None, record=None)
         if callee == "functools.reduce" and len(args) >= 2:
             return self._reduce(node, args, env)
         if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:
@@ -187,7 +187,10 @@ class CallEvaluation:
         ctx = STAGED.inside(self.ctx)
         branch_operands = None
         if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
-            branch_operands = [as_traced(v) if v.fields else TRACED for v in operands[3:]]
+            # An operand whose pytree children are known keeps its structure in the branches.
+            branch_operands = [
+                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]
+            ]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None

@@ -38,6 +38,7 @@ from jaxlint.analysis.lattice import (
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import array_field
+from jaxlint.analysis.records import RecordClasses, copied, member_of
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.nullness import not_none_parameters
 from jaxlint.analysis.tracing import (
@@ -141,6 +142,10 @@ class ValueAnalysis:
                 ):
                     found.update(id(n) for stmt in block.body for n in ast.walk(stmt) if isinstance(n, ast.Call))
         return frozenset(found)
+
+    @cached_property
+    def records(self) -> RecordClasses:
+        return RecordClasses(self.names)
 
     # ---- public ---------------------------------------------------------------
     def analyze(
@@ -364,7 +369,7 @@ class _FunctionRun(CallEvaluation):
                 if operand.truth is not None:
                     return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
-            return replace(operand, items=None, element=None, function=None)
+            return replace(operand, items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):
@@ -469,13 +474,16 @@ class _FunctionRun(CallEvaluation):
         if self.names.qualname(node, self.scope) is not None:
             return STATIC
         base = self.eval(node.value, env)
+        member = member_of(base, node.attr)
+        if member is not None:
+            return member
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
         if base.ref and node.attr == "at":
             return REF  # `ref.at[...]` is a view of the same reference, not a load
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
-        if base.traced and base.fields and not node.attr.startswith("_"):
+        if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
             return TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
@@ -567,16 +575,22 @@ class _FunctionRun(CallEvaluation):
         for k in node.keywords:
             if k.arg is None:
                 self.eval(k.value, env)
+        receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
+        copy = copied(node, callee, args, kwargs, receiver_value)
+        if copy is not None:
+            return copy
         if callee is not None:
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
+        method = constructed_call_method(node, self.names, self.scope)
+        built = None if method is not None else self.analysis.records.construct(node, args, kwargs, self.scope)
+        if built is not None:
+            return built
         if is_named_tuple(node.func, self.names, self.scope):
             return Value(Trace.UNKNOWN, fields=True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "_replace":
-            base = self.analysis.values.get(id(node.func.value), UNKNOWN)
-            if base.fields:  # a copy of the same NamedTuple, some fields perhaps Python values now
-                return Value(Trace.UNKNOWN, fields=True)
-        method = constructed_call_method(node, self.names, self.scope)
+        named_tuple_copy = isinstance(node.func, ast.Attribute) and node.func.attr == "_replace"
+        if named_tuple_copy and receiver_value is not None and receiver_value.fields:
+            return Value(Trace.UNKNOWN, fields=True)  # a copy of the same NamedTuple, some fields perhaps Python now
         if method is not None:
             # The instance's attributes are Python state to the analysis: its `self` is static.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))

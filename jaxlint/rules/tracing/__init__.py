@@ -33,7 +33,18 @@ TRACED_VALUE_LIMITATIONS = """
     every field it does not declare static as a child, so a field annotated as a Python number
     or bool (`row: int`, and not `Optional`, nor defaulting to None) is traced too, as a scalar
     array; an Equinox module's is not, as `filter_jit` keeps non-array fields static. Elsewhere
-    attributes of traced pytrees are unknown. An item of a traced
+    attributes of traced pytrees are unknown. An instance that the analysed code builds of a
+    `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox) keeps
+    what was passed for each field, or its default, a Python value: reading the field back
+    (`state.done`, `state[1]`, unpacking) gives that value, through copies that replace some
+    fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where two paths
+    build different classes, nothing is known of the fields. A class whose constructor does
+    more than store its arguments (its own `__init__` or `__post_init__`, a field that converts
+    its argument or is left out of the constructor) is not followed. As a `lax` loop carry or
+    a `lax.cond` operand, such an instance has its fields traced except those the class
+    declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static metadata); a
+    plain dataclass, which may be registered elsewhere with other static fields, has unknown
+    ones. An item of a traced
     pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
     as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
     their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values), and the

@@ -27,7 +27,9 @@ class TracedIf(Rule):
         reported only where it cannot be static: a field of a loop carry that is a
         `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
         `lax.cond`, or of a traced argument annotated with such a class, is traced, while a
-        dataclass or module field may be metadata and is left alone. In a Pallas kernel, what
+        dataclass or module field may be metadata and is left alone. A NamedTuple or dataclass
+        built in traced code holds what it was given: `State(done=x > 0).done` is traced,
+        `State(done=False).done` a Python value. In a Pallas kernel, what
         it loads from a reference (`x_ref[...]`) is traced, and so is a grid index in a block's
         index map. Under a plain
         `jax.grad` (no `jit` around it) values are concrete and the branch works.
