@@ -36,6 +36,7 @@ from jaxlint.analysis.lattice import (
     strip,
 )
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
+from jaxlint.analysis.compile_time import compile_time_calls
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import array_field
 from jaxlint.analysis.records import RecordClasses, copied, member_of
@@ -57,11 +58,10 @@ from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import made_callable_result, method_result
 from jaxlint.analysis.value_calls import CallEvaluation
 from jaxlint.analysis.value_flow import ValueFlow
-from jaxlint.analysis.walk import children, nodes_of_classes
+from jaxlint.analysis.walk import children
 
 
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
-_COMPILE_TIME_EVAL = "jax.ensure_compile_time_eval"
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
@@ -126,22 +126,7 @@ class ValueAnalysis:
 
     @cached_property
     def compile_time_calls(self) -> frozenset[int]:
-        """The calls inside `with jax.ensure_compile_time_eval():` blocks, where JAX evaluates
-        operations on concrete inputs eagerly, even while tracing."""
-        spelled = {
-            id(scope.node): scope for call, scope in self.names.calls
-            if getattr(call.func, "attr", getattr(call.func, "id", None)) == _COMPILE_TIME_EVAL.rsplit(".", 1)[1]
-        }
-        found: set[int] = set()
-        for scope in spelled.values():
-            for block in nodes_of_classes([scope.node], frozenset({ast.With}), frozenset()):
-                if any(
-                    isinstance(item.context_expr, ast.Call)
-                    and self.names.qualname(item.context_expr.func, scope) == _COMPILE_TIME_EVAL
-                    for item in block.items
-                ):
-                    found.update(id(n) for stmt in block.body for n in ast.walk(stmt) if isinstance(n, ast.Call))
-        return frozenset(found)
+        return compile_time_calls(self.names)
 
     @cached_property
     def records(self) -> RecordClasses:
