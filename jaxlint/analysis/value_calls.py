@@ -212,11 +212,17 @@ def _staged(callee: str) -> bool:
 
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
-    """Arguments as a transformed function receives them: traced, except static ones and a
-    vmap's `in_axes=None` ones, which pass as they are."""
+    """Arguments as a transformed function receives them: traced, except static ones, a vmap's
+    `in_axes=None` ones, and under filtering transformations alone (`eqx.filter_jit`,
+    `eqx.filter_vmap`) those not traced here, which pass as they are: those only trace arrays."""
     first = len(fn.bound)
-    args = [a if first + i in fn.unbatched else TRACED for i, a in enumerate(args)]
-    return args, {k: (_static(v) if k in fn.static_params else TRACED) for k, v in kwargs.items()}
+    filtering = all(name in jax_api.FILTERING_TRANSFORMS for name in fn.transforms)
+
+    def enter(value: Value, passes: bool) -> Value:
+        return value if passes or filtering and not value.traced else TRACED
+
+    args = [enter(a, first + i in fn.unbatched) for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else enter(v, False)) for k, v in kwargs.items()}
 
 
 def _static(value: Value) -> Value:
