@@ -303,7 +303,16 @@ class TracedShape(Rule):
         "raises:TypeError",
     )
 
-    limitations = TRACED_VALUE_LIMITATIONS
+    limitations = (
+        """
+    An argument JAX takes either as a count or as an array of values
+    (`jax.random.permutation(key, x)`, `jax.random.choice(key, a)`, `jnp.histogram(x, bins)`) is
+    not checked: a traced array there is fine, and the analysis does not know whether a traced
+    value is a scalar. Of array methods, only `reshape` and `broadcast_to` are checked
+    (`x.sum(axis=a)` is not).
+    """
+        + TRACED_VALUE_LIMITATIONS
+    )
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
