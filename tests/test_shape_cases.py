@@ -107,6 +107,17 @@ def demo():
     return shuffle(jax.random.key(0), jnp.arange(5))
 """
 
+ARRAYS_WHERE_JAX_TAKES_A_COUNT_OR_AN_ARRAY = HEAD + """
+@jax.jit
+def summarize(key, x, edges):
+    counts, _ = jnp.histogram(x, bins=edges)
+    choose, shuffle = jax.random.split(key)
+    return counts, jax.random.choice(choose, x, (2,)), jax.random.permutation(shuffle, edges)
+
+def demo():
+    return summarize(jax.random.key(0), jnp.arange(6.0), jnp.array([0.0, 2.0, 6.0]))
+"""
+
 SECTIONS_FROM_A_TRACED_COUNT = HEAD + """
 @jax.jit
 def halves(x, n):
@@ -158,6 +169,7 @@ QUIET = {
     "window-at-a-traced-start": WINDOW_AT_A_TRACED_START,
     "split-into-a-static-count": SPLIT_INTO_A_STATIC_COUNT,
     "permutation-of-an-array": PERMUTATION_OF_AN_ARRAY,
+    "arrays-where-jax-takes-a-count-or-an-array": ARRAYS_WHERE_JAX_TAKES_A_COUNT_OR_AN_ARRAY,
     "offset-from-the-shape": OFFSET_FROM_THE_SHAPE,
     "static-axis": STATIC_AXIS,
 }
