@@ -16,6 +16,8 @@ ENTRIES = [(name, index, keyword) for name, entries in _SHAPE_ARGS.items() for i
 
 def resolve(qualname: str):
     module, _, attr = qualname.rpartition(".")
+    if module == "jax.Array":
+        return getattr(importlib.import_module("jax").Array, attr)
     return getattr(importlib.import_module(module), attr)
 
 
@@ -49,7 +51,7 @@ def samples(jax, jnp):
         "jax.numpy.tril_indices_from": {"arr": m, "k": 1},
         "jax.numpy.diag_indices": {"n": 3, "ndim": 2},
         "jax.numpy.vander": {"x": x, "N": 3},
-        "jax.nn.one_hot": {"x": x, "num_classes": 3, "axis": 0},
+        "jax.nn.one_hot": {"x": jnp.arange(3), "num_classes": 3, "axis": 0},
         "jax.lax.full": {"shape": (2,), "fill_value": 1.0},
         "jax.lax.full_like": {"x": x, "fill_value": 1.0, "shape": (2,)},
         "jax.lax.iota": {"dtype": jnp.int32, "size": 3},
@@ -174,6 +176,16 @@ def samples(jax, jnp):
         "jax.lax.squeeze": {"array": jnp.ones((3, 1)), "dimensions": (1,)},
         "jax.lax.rev": {"operand": m, "dimensions": (1,)},
         "jax.lax.transpose": {"operand": jnp.ones((2, 3)), "permutation": (1, 0)},
+        **{"jax.Array." + method: {"self": m, "axis": 1} for method in (
+            "sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all",
+            "cumsum", "cumprod", "sort", "argsort",
+        )},
+        "jax.Array.squeeze": {"self": jnp.ones((3, 1)), "axis": 1},
+        "jax.Array.swapaxes": {"self": jnp.ones((2, 3)), "axis1": 1, "axis2": 0},
+        "jax.Array.take": {"self": m, "indices": jnp.array([0, 2]), "axis": 1},
+        "jax.Array.diagonal": {"self": jnp.ones((2, 3, 4)), "offset": 1, "axis1": 1, "axis2": 2},
+        "jax.Array.repeat": {"self": x, "repeats": 2, "axis": 0},
+        "jax.numpy.repeat": {"a": x, "repeats": 2, "axis": 0},
     }
 
 
@@ -199,6 +211,12 @@ def test_jax_rejects_a_traced_value_there(name, index, keyword):
     sample = samples(jax, jax.numpy)[name]
     positional, keywords = sample if isinstance(sample, tuple) else ((), sample)
     function = resolve(name)
+    if name.startswith("jax.Array."):
+        # `jax.Array` declares its methods abstract: call the array's own.
+        method = name.rpartition(".")[2]
+
+        def function(self, **arguments):
+            return getattr(self, method)(**arguments)
 
     def call(zero, traced: bool):
         # Every Python int of the argument becomes a traced int of the same value.

@@ -163,6 +163,34 @@ def demo():
     return last(jnp.ones((2, 3)), 0)
 """
 
+METHODS_WITH_STATIC_ARGUMENTS = HEAD + """
+@partial(jax.jit, static_argnames="axis")
+def spread(x, counts, axis):
+    low = x.at[0].min(counts[0])
+    return x.sum(axis).repeat(counts, total_repeat_length=8), low.swapaxes(axis, 0)
+
+def demo():
+    return spread(jnp.ones((2, 3)), jnp.array([1, 2, 3]), 0)
+"""
+
+METHOD_WITH_A_TRACED_AXIS = HEAD + """
+@jax.jit
+def totals(x, axis):
+    return x.cumsum(axis=axis)
+
+def demo():
+    return totals(jnp.ones((2, 3)), 1)
+"""
+
+METHOD_WITH_TRACED_COUNTS = HEAD + """
+@jax.jit
+def spread(x, counts):
+    return x.repeat(counts)
+
+def demo():
+    return spread(jnp.ones(3), jnp.array([1, 2, 3]))
+"""
+
 QUIET = {
     "pad-from-the-shape": PAD_FROM_THE_SHAPE,
     "pad-from-padtype-to-pads": PAD_FROM_PADTYPE,
@@ -172,6 +200,7 @@ QUIET = {
     "arrays-where-jax-takes-a-count-or-an-array": ARRAYS_WHERE_JAX_TAKES_A_COUNT_OR_AN_ARRAY,
     "offset-from-the-shape": OFFSET_FROM_THE_SHAPE,
     "static-axis": STATIC_AXIS,
+    "methods-with-static-arguments": METHODS_WITH_STATIC_ARGUMENTS,
 }
 REPORTED = {
     "pad-from-a-traced-length": (PAD_FROM_A_TRACED_LENGTH, "JAX108", "ConcretizationTypeError"),
@@ -182,6 +211,8 @@ REPORTED = {
     "sections-from-a-traced-count": (SECTIONS_FROM_A_TRACED_COUNT, "JAX108", "ConcretizationTypeError"),
     "traced-offset": (TRACED_OFFSET, "JAX108", "ValueError"),
     "traced-axis": (TRACED_AXIS, "JAX108", "ConcretizationTypeError"),
+    "method-with-a-traced-axis": (METHOD_WITH_A_TRACED_AXIS, "JAX108", "ValueError"),
+    "method-with-traced-counts": (METHOD_WITH_TRACED_COUNTS, "JAX108", "ConcretizationTypeError"),
 }
 
 (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -21,7 +22,7 @@ _MESSAGES = {
 }
 
 # Function -> (positional index or None for keyword-only, keyword, kind) of each argument JAX
-# needs concrete. An argument that may be either a count or an array of values
+# needs concrete; a method of `jax.Array` counts `self` as its first parameter. An argument that may be either a count or an array of values
 # (`jax.random.permutation(key, x)`, `jnp.histogram(x, bins)`, `jax.random.choice(key, a)`) is
 # left out: a traced array there is fine, and the analysis does not know a traced value's rank.
 _REDUCTION = ((1, "axis", AXIS),)
@@ -181,8 +182,32 @@ _SHAPE_ARGS = {
     "jax.lax.squeeze": ((1, "dimensions", AXIS),),
     "jax.lax.rev": ((1, "dimensions", AXIS),),
     "jax.lax.transpose": ((1, "permutation", AXIS),),
+    # ---- methods of arrays ----------------------------------------------------------------------
+    "jax.Array.sum": _REDUCTION,
+    "jax.Array.mean": _REDUCTION,
+    "jax.Array.max": _REDUCTION,
+    "jax.Array.min": _REDUCTION,
+    "jax.Array.prod": _REDUCTION,
+    "jax.Array.std": _REDUCTION,
+    "jax.Array.var": _REDUCTION,
+    "jax.Array.argmax": _REDUCTION,
+    "jax.Array.argmin": _REDUCTION,
+    "jax.Array.any": _REDUCTION,
+    "jax.Array.all": _REDUCTION,
+    "jax.Array.cumsum": _REDUCTION,
+    "jax.Array.cumprod": _REDUCTION,
+    "jax.Array.sort": _REDUCTION,
+    "jax.Array.argsort": _REDUCTION,
+    "jax.Array.squeeze": _REDUCTION,
+    "jax.Array.swapaxes": ((1, "axis1", AXIS), (2, "axis2", AXIS)),
+    "jax.Array.take": ((2, "axis", AXIS),),
+    "jax.Array.diagonal": ((1, "offset", OFFSET), (2, "axis1", AXIS), (3, "axis2", AXIS)),
+    "jax.Array.repeat": ((1, "repeats", SHAPE), (2, "axis", AXIS)),
+    "jax.numpy.repeat": ((1, "repeats", SHAPE), (2, "axis", AXIS)),
 }
-# `x.reshape(n, -1)` and friends: every positional argument is a dimension.
+# Traced repeat counts are fine once the output length is given.
+_SIZED_BY = {"jax.numpy.repeat": "total_repeat_length", "jax.Array.repeat": "total_repeat_length"}
+# Array methods whose positional arguments are all dimensions.
 _SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
 
 
@@ -200,8 +225,8 @@ class TracedShape(Rule):
         shape of every `jax.random` distribution (`normal(key, (n,))`, `gamma(key, a, (n,))`,
         `truncated_normal(key, lo, hi, (n,))`) and `jax.random.split(key, n)`, result sizes
         (`jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`), diagonal offsets (`jnp.tril(m, k)`), and
-        axes (`jnp.sum(x, axis=a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x, a, b)`). The
-        message names the kind of argument and what to write instead.
+        axes (`jnp.sum(x, axis=a)`, `x.cumsum(a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x, a,
+        b)`). The message names the kind of argument and what to write instead.
         """
     why = """
         XLA compiles for fixed shapes: every shape must be a concrete Python integer when the
@@ -308,8 +333,8 @@ class TracedShape(Rule):
     An argument JAX takes either as a count or as an array of values
     (`jax.random.permutation(key, x)`, `jax.random.choice(key, a)`, `jnp.histogram(x, bins)`) is
     not checked: a traced array there is fine, and the analysis does not know whether a traced
-    value is a scalar. Of array methods, only `reshape` and `broadcast_to` are checked
-    (`x.sum(axis=a)` is not).
+    value is a scalar. An array method (`x.sum(axis=a)`, `x.repeat(n)`) is checked when the
+    analysis knows its receiver is a traced array.
     """
         + TRACED_VALUE_LIMITATIONS
     )
@@ -326,25 +351,28 @@ class TracedShape(Rule):
 def _static_arguments(module, call: ast.Call):
     """The arguments of a call that JAX needs concrete, each with its kind."""
     name = module.qualname(call.func)
-    if name == "jax.numpy.repeat" and not any(k.arg == "total_repeat_length" for k in call.keywords):
-        # Traced repeat counts are fine once the output length is given.
-        if len(call.args) > 1:
-            yield call.args[1], SHAPE
-    elif name in _SHAPE_ARGS:
-        keywords = {k.arg: k.value for k in call.keywords}
-        # Past a `*args`, positions are unknown.
-        starred = [i for i, arg in enumerate(call.args) if isinstance(arg, ast.Starred)]
-        known = call.args[: starred[0]] if starred else call.args
-        for index, keyword, kind in _SHAPE_ARGS[name]:
-            if index is not None and index < len(known):
-                yield known[index], kind
-            elif keyword in keywords:
-                yield keywords[keyword], kind
-    elif (
-        name is None
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr in _SHAPE_METHODS
-        and module.is_traced(call.func.value)
-    ):
-        for arg in call.args:
-            yield arg, SHAPE
+    args = call.args
+    if name is None and isinstance(call.func, ast.Attribute) and not is_at_index(call.func.value):
+        # (`x.at[i].min(v)` is an update taking values, not a method of the array.)
+        receiver = module.value(call.func.value)
+        if call.func.attr in _SHAPE_METHODS and receiver is not None and receiver.traced:
+            # `x.reshape(n, -1)`: every positional argument is a dimension.
+            for arg in args:
+                yield arg, SHAPE
+            return
+        if receiver is not None and receiver.traced and receiver.array:
+            name, args = "jax.Array." + call.func.attr, [call.func.value, *args]
+    if name not in _SHAPE_ARGS:
+        return
+    keywords = {k.arg: k.value for k in call.keywords}
+    if _SIZED_BY.get(name) in keywords:
+        return
+    # Past a `*args`, positions are unknown.
+    starred = [i for i, arg in enumerate(args) if isinstance(arg, ast.Starred)]
+    known = args[: starred[0]] if starred else args
+    for index, keyword, kind in _SHAPE_ARGS[name]:
+        if index is not None and index < len(known):
+            yield known[index], kind
+        elif keyword in keywords:
+            yield keywords[keyword], kind
+
