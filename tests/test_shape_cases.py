@@ -89,6 +89,16 @@ def demo():
     return keys(jax.random.key(0), 2)
 """
 
+SHAPE_BESIDE_KEYWORD_SPLAT = HEAD + """
+@jax.jit
+def buffer(x, n):
+    options = {"dtype": x.dtype}
+    return jnp.zeros((n,), **options)
+
+def demo():
+    return buffer(jnp.ones(3), 2)
+"""
+
 SAMPLE_OF_A_TRACED_SHAPE = HEAD + """
 @jax.jit
 def draw(key, lo, n):
@@ -208,6 +218,7 @@ REPORTED = {
     "static-slice-of-a-traced-start": (STATIC_SLICE_OF_A_TRACED_START, "JAX108", "TypeError"),
     "split-into-a-traced-count": (SPLIT_INTO_A_TRACED_COUNT, "JAX108", "TypeError"),
     "sample-of-a-traced-shape": (SAMPLE_OF_A_TRACED_SHAPE, "JAX108", "TypeError"),
+    "shape-beside-a-keyword-splat": (SHAPE_BESIDE_KEYWORD_SPLAT, "JAX108", "TypeError"),
     "sections-from-a-traced-count": (SECTIONS_FROM_A_TRACED_COUNT, "JAX108", "ConcretizationTypeError"),
     "traced-offset": (TRACED_OFFSET, "JAX108", "ValueError"),
     "traced-axis": (TRACED_AXIS, "JAX108", "ConcretizationTypeError"),

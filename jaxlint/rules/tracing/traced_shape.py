@@ -13,8 +13,8 @@ SHAPE, START, OFFSET, AXIS = "shape", "start", "offset", "axis"
 _MESSAGES = {
     SHAPE: "array shape from traced value `{}`: shapes must be static while tracing; make it a static "
     "argument (`static_argnames`), use `x.shape`, or pad to a fixed size and mask",
-    START: "slice start from traced value `{}`: `lax.slice` bounds must be static while tracing; use "
-    "`lax.dynamic_slice` (or `dynamic_index_in_dim`) with a static size",
+    START: "slice start from traced value `{}`: a static slice needs static bounds while tracing; use "
+    "`lax.dynamic_slice` (or `lax.dynamic_index_in_dim`), whose start may be traced, with a static size",
     OFFSET: "diagonal offset from traced value `{}`: it must be a Python int while tracing; make it a "
     "static argument (`static_argnames`), or mask with `jnp.where` on index arrays",
     AXIS: "axis from traced value `{}`: axes must be Python ints while tracing; make it a static "
@@ -22,9 +22,10 @@ _MESSAGES = {
 }
 
 # Function -> (positional index or None for keyword-only, keyword, kind) of each argument JAX
-# needs concrete; a method of `jax.Array` counts `self` as its first parameter. An argument that may be either a count or an array of values
-# (`jax.random.permutation(key, x)`, `jnp.histogram(x, bins)`, `jax.random.choice(key, a)`) is
-# left out: a traced array there is fine, and the analysis does not know a traced value's rank.
+# needs concrete; a method of `jax.Array` counts `self` as its first parameter. An argument that
+# may be either a count or an array of values (`jax.random.permutation(key, x)`,
+# `jnp.histogram(x, bins)`, `jax.random.choice(key, a)`) is left out: a traced array there is
+# fine, and the analysis does not know a traced value's rank.
 _REDUCTION = ((1, "axis", AXIS),)
 _SHAPE_ARGS = {
     # ---- constructors -------------------------------------------------------------------------
@@ -60,6 +61,7 @@ _SHAPE_ARGS = {
     "jax.numpy.broadcast_to": ((1, "shape", SHAPE),),
     "jax.numpy.resize": ((1, "new_shape", SHAPE),),
     "jax.numpy.tile": ((1, "reps", SHAPE),),
+    "jax.numpy.repeat": ((1, "repeats", SHAPE), (2, "axis", AXIS)),
     "jax.numpy.pad": ((1, "pad_width", SHAPE),),
     "jax.numpy.split": ((1, "indices_or_sections", SHAPE), (2, "axis", AXIS)),
     "jax.numpy.array_split": ((1, "indices_or_sections", SHAPE), (2, "axis", AXIS)),
@@ -203,7 +205,6 @@ _SHAPE_ARGS = {
     "jax.Array.take": ((2, "axis", AXIS),),
     "jax.Array.diagonal": ((1, "offset", OFFSET), (2, "axis1", AXIS), (3, "axis2", AXIS)),
     "jax.Array.repeat": ((1, "repeats", SHAPE), (2, "axis", AXIS)),
-    "jax.numpy.repeat": ((1, "repeats", SHAPE), (2, "axis", AXIS)),
 }
 # Traced repeat counts are fine once the output length is given.
 _SIZED_BY = {"jax.numpy.repeat": "total_repeat_length", "jax.Array.repeat": "total_repeat_length"}
@@ -365,7 +366,7 @@ def _static_arguments(module, call: ast.Call):
     if name not in _SHAPE_ARGS:
         return
     keywords = {k.arg: k.value for k in call.keywords}
-    if _SIZED_BY.get(name) in keywords:
+    if name in _SIZED_BY and _SIZED_BY[name] in keywords:
         return
     # Past a `*args`, positions are unknown.
     starred = [i for i, arg in enumerate(args) if isinstance(arg, ast.Starred)]
