@@ -17,11 +17,11 @@ from jax import lax
 
 PAD_FROM_THE_SHAPE = HEAD + """
 @jax.jit
-def pad_to_four(x):
-    return jnp.pad(x, (0, 4 - x.shape[0]))
+def pad_to_four(x, y):
+    return jnp.pad(x, (0, 4 - x.shape[0])), jnp.pad(y, (0, len(x) - jnp.shape(y)[0]))
 
 def demo():
-    return pad_to_four(jnp.ones(3))
+    return pad_to_four(jnp.ones(3), jnp.ones(2))
 """
 
 PAD_FROM_PADTYPE = HEAD + """
