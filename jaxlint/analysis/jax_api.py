@@ -183,6 +183,12 @@ STATIC_QUERIES = frozenset({
     "jax.lax.axis_size",
     # Shape arithmetic runs on Python tuples, whatever shapes it is given.
     "jax.lax.broadcast_shapes",
+    "jax.lax.padtype_to_pads",
+    "jax.lax.conv_dimension_numbers",
+    "jax.lax.conv_general_shape_tuple",
+    "jax.lax.conv_shape_tuple",
+    "jax.lax.conv_transpose_shape_tuple",
+    "jax.lax.reduce_window_shape_tuple",
     "jax.numpy.broadcast_shapes",
     "numpy.broadcast_shapes",
     # Dtype queries: NumPy's read the array's `dtype` attribute, which a tracer has.
