@@ -984,6 +984,8 @@ def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
         buffer_set(jnp.zeros(3), 0, 1.0)
 
 
+# The 64-bit dtype constructors truncate without `jax_enable_x64`, and say so.
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
 def test_functions_that_take_a_sequence_first_take_a_list_under_jax():
     """Why passing a value first to `jnp.stack` (and the others of `SEQUENCE_FIRST_ARGUMENT`) does
     not show it to be an array, while `jnp.sum` does."""
