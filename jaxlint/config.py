@@ -274,10 +274,24 @@ def _positive_integer(value: Any) -> int:
     return value
 
 
+def _pattern(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a regular expression, not {value!r}")
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression ({exc}): {value!r}") from None
+    return value
+
+
 # Rule options whose values are checked here, so that a typo stops the run instead of being ignored.
 _OPTIONS: dict[str, Callable[[Any], Any]] = {
     "unroll-threshold": _positive_integer,
     "unroll_threshold": _positive_integer,
+    "test-functions": _pattern,
+    "test_functions": _pattern,
+    "test-files": _pattern,
+    "test_files": _pattern,
 }
 
 

@@ -94,7 +94,7 @@ def lint_parsed(
     from jaxlint.analysis.module import ModuleFacts
 
     link = project.link(path) if project is not None else None
-    facts = ModuleFacts(source, dict(options or {}), link, incoming, names)
+    facts = ModuleFacts(source, dict(options or {}), link, incoming, names, path)
     findings: list[Finding] = []
     for rule in iter_rules(codes):
         reporter = Reporter(rule, source, path)

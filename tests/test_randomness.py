@@ -454,3 +454,38 @@ def test_branch_consumption_message_names_the_condition(cli, make_files):
     messages = {f["location"]["row"]: f["message"] for f in out.json}
     assert "when `train` held" in messages[7] and "line 6" in messages[7]
     assert "when `with_bias` held" in messages[13] and "line 12" in messages[13]
+
+
+# A mock in a test module returns fixed random numbers on purpose; a helper reuses a key.
+TEST_MODULE = """
+import jax
+
+class TowerMock:
+    def __call__(self, inputs):
+        return jax.random.uniform(jax.random.PRNGKey(42), shape=[3])
+
+def helper(key):
+    a = jax.random.normal(key)
+    b = jax.random.normal(key)
+    return a + b
+"""
+
+
+def test_test_files_option(cli, make_files):
+    """Files pytest collects (and conftest.py) are test code by default; `test-files` changes which."""
+    make_files({"models_test.py": TEST_MODULE, "test_models.py": TEST_MODULE, "conftest.py": TEST_MODULE,
+                "models.py": TEST_MODULE})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    assert {(f["filename"].rsplit("/", 1)[-1], f["code"]) for f in out.json} == {("models.py", "JAX201")}
+    make_files({"pyproject.toml": '[tool.jaxlint.options]\ntest-files = ""\n'})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    assert {f["filename"].rsplit("/", 1)[-1] for f in out.json} == {
+        "models_test.py", "test_models.py", "conftest.py", "models.py"
+    }
+
+
+def test_test_patterns_must_be_regular_expressions(cli, make_files):
+    make_files({"m.py": TEST_MODULE, "pyproject.toml": '[tool.jaxlint.options]\ntest-files = "(unclosed"\n'})
+    out = cli("check", "--no-cache")
+    assert out.code == 2
+    assert "test-files" in out.stderr

@@ -23,6 +23,7 @@ draws nothing.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
@@ -94,7 +95,7 @@ class KeyFlow:
 
     def __init__(
         self, names: Names, discovery: Discovery, text: str, options: Mapping[str, Any] | None = None,
-        project: "ModuleLink | None" = None,
+        project: "ModuleLink | None" = None, path: str = "",
     ):
         self.names = names
         self.project = project
@@ -132,7 +133,10 @@ class KeyFlow:
             self._bodies_pending = True
             if not self._relevant:
                 return
-            self.tests = _test_functions(names, test_pattern(options or {}))
+            if test_file(path, options or {}):
+                self.tests = {id(fn) for fn in names.functions} | {id(names.module.node)}
+            else:
+                self.tests = _test_functions(names, test_pattern(options or {}))
             self._find_bodies()
             if id(names.module.node) in self._relevant:
                 self._analyse(names.module.node)
@@ -435,17 +439,25 @@ class KeyFlow:
 
 # Test code feeds one key to several computations on purpose (pytest's and unittest's naming).
 DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
+# pytest's own `python_files` default, and its fixture modules.
+DEFAULT_TEST_FILES = r"^test_.*\.py$|_test\.py$|^conftest\.py$"
 
 
-def test_pattern(options: Mapping[str, Any]) -> re.Pattern | None:
-    """The `test-functions` option: a regular expression, or an empty string for none."""
-    value = options.get("test-functions", options.get("test_functions", DEFAULT_TEST_FUNCTIONS))
+def test_pattern(options: Mapping[str, Any], option: str = "test-functions", default: str = DEFAULT_TEST_FUNCTIONS) -> re.Pattern | None:
+    """The `test-functions` (or `test-files`) option: a regular expression, or an empty string for none."""
+    value = options.get(option, options.get(option.replace("-", "_"), default))
     if not isinstance(value, str) or not value:
         return None
     try:
         return re.compile(value)
     except re.error:
-        return re.compile(DEFAULT_TEST_FUNCTIONS)
+        return re.compile(default)
+
+
+def test_file(path: str, options: Mapping[str, Any]) -> bool:
+    """Whether the `test-files` option names the module's file (by its name) as test code."""
+    pattern = test_pattern(options, "test-files", DEFAULT_TEST_FILES)
+    return pattern is not None and bool(pattern.search(os.path.basename(path)))
 
 
 def _test_functions(names: Names, pattern: re.Pattern | None) -> set[int]:

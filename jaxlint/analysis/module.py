@@ -52,10 +52,12 @@ class ModuleFacts:
         project: ModuleLink | None = None,
         incoming: Iterable[IncomingCall] = (),
         names: Names | None = None,
+        path: str = "",
     ):
         if names is not None:
             self.names = names  # already built for this tree (see `Project.loaded`)
         self.source = source
+        self.path = path  # the file's path, where options name files (`test-files`)
         self.tree = source.tree
         self.options = options or {}
         self.project = project
@@ -205,7 +207,7 @@ class ModuleFacts:
         """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
         from jaxlint.analysis.keys import KeyFlow
 
-        return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project)
+        return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project, self.path)
 
     # ---- questions rules ask ---------------------------------------------------------
     def value(self, node: ast.AST) -> Value | None:

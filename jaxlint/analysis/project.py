@@ -215,7 +215,7 @@ class Project:
         facts = None
         try:
             with open(path, "rb") as handle:
-                facts = ModuleFacts(Source.parse(decode(handle.read()), path), self.options, self.link(path))
+                facts = ModuleFacts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
         except (OSError, SourceError, RecursionError, ValueError):
             pass
         self._modules[path] = facts
