@@ -352,6 +352,35 @@ COMPILE_TIME_EVALUATION_OF_A_TRACER = COMPILE_TIME_EVALUATION.replace(
     "states = jnp.unique(c, axis=0)", "states = jnp.unique(c * x[0], axis=0)"
 )
 
+# A custom_vjp's backward rule receives its forward rule's residuals as they were built: a
+# shape stays a tuple of Python ints, a callable a callable; only arrays are traced.
+SHAPE_IN_RESIDUALS = """
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def lookup(w, idx):
+    return w[idx]
+
+def lookup_fwd(w, idx):
+    y, vjp_fun = jax.vjp(lambda w: w[idx], w)
+    return y, (vjp_fun, idx, w.shape)
+
+def lookup_bwd(res, g):
+    vjp_fun, idx, shape = res
+    grad = jnp.zeros((shape[0], shape[1]))
+    if shape[0] > 2:
+        grad = grad + 1
+    return (vjp_fun(g)[0] + grad, None)
+
+lookup.defvjp(lookup_fwd, lookup_bwd)
+
+def demo():
+    return jax.jit(jax.grad(lambda w: lookup(w, jnp.array([0, 1])).sum()))(jnp.ones((3, 2)))
+"""
+
+ARRAY_IN_RESIDUALS_TESTED = SHAPE_IN_RESIDUALS.replace("if shape[0] > 2:", "if idx.sum() > 2:")
+
 QUIET = {
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
@@ -368,6 +397,7 @@ QUIET = {
     "tree-of-queries": TREE_OF_QUERIES,
     "decorated-vmap-in-axes-none": DECORATED_VMAP_UNBATCHED,
     "compile-time-evaluation": COMPILE_TIME_EVALUATION,
+    "shape-in-residuals": SHAPE_IN_RESIDUALS,
 }
 REPORTED = {
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
@@ -383,6 +413,7 @@ REPORTED = {
     "tree-of-traced-tests": (TREE_OF_TRACED_TESTS, "JAX113", "TracerBoolConversionError"),
     "decorated-vmap-in-axes-zero": (DECORATED_VMAP_BATCHED, "JAX302", "ValueError"),
     "compile-time-evaluation-of-a-tracer": (COMPILE_TIME_EVALUATION_OF_A_TRACER, "JAX111", "ConcretizationTypeError"),
+    "array-in-residuals-tested": (ARRAY_IN_RESIDUALS_TESTED, "JAX101", "TracerBoolConversionError"),
 }
 
 

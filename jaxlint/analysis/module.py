@@ -30,7 +30,9 @@ from jaxlint.analysis.values import (
     ValueAnalysis,
 )
 from jaxlint.analysis.lattice import REF, REF_TREE
-from jaxlint.analysis.parameters import body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters
+from jaxlint.analysis.parameters import (
+    body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters, with_residuals,
+)
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
 
@@ -92,19 +94,20 @@ class ModuleFacts:
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))
             depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
-        entries: list[tuple[FunctionNode, dict[str, Value], Context, bool]] = []
+        entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
-            entries.append((root.node, root_parameters(root, self.names), root.context, False))
+            entries.append((root.node, root_parameters(root, self.names), root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
             carry = carry_structure(call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
-            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True))
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True, None))
         # Outermost first, so nested functions are analysed with the values they close over.
         entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         closed: dict[int, frozenset[str]] = {}
-        for fn, params, ctx, handed_over in entries:
+        returned: dict[int, Value] = {}
+        for fn, params, ctx, handed_over, root in entries:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
             if link is not None:
@@ -114,7 +117,9 @@ class ModuleFacts:
                 shown = closed.get(id(fn))
                 if shown is None:
                     shown = closed[id(fn)] = closed_not_none(fn, analysis.graph, calls[id(fn)], self.names, self.body)
-            analysis.analyze(fn, params, ctx, closed_not_none=shown)
+            if root is not None and root.residuals_from is not None:
+                params = with_residuals(fn, params, root.static_params, returned.get(id(root.residuals_from)))
+            returned[id(fn)] = analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
             self._analyze_incoming(analysis, link)
         return analysis

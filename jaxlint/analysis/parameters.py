@@ -52,6 +52,29 @@ def body_parameters(
     return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound))
 
 
+def with_residuals(
+    bwd: FunctionNode, params: dict[str, Value], leading: frozenset[str], returned: Value | None,
+) -> dict[str, Value]:
+    """A custom_vjp's backward rule receives the residuals its forward rule returned, the second
+    item of `(out, residuals)`, as they were built: the arrays in them traced, the Python values
+    (shapes, callables, None) as they are. `leading`: the `nondiff_argnums` before them."""
+    if returned is None or returned.items is None or len(returned.items) != 2 or isinstance(bwd, ast.Lambda):
+        return params
+    positional = [p.arg for p in positional_params(bwd) if p.arg not in leading]
+    if not positional:
+        return params
+    return {**params, positional[0]: _residual(returned.items[1])}
+
+
+def _residual(value: Value) -> Value:
+    if value.items is not None:
+        items = tuple(_residual(item) for item in value.items)
+        return Value(join_all(items).trace, items=items, not_none=True)
+    if value.traced or value.array:
+        return Value(Trace.TRACED, array=value.array, boolean=value.boolean, not_none=value.not_none)
+    return value
+
+
 def kernel_parameters(fn: FunctionNode, bound: Bound, ref: Value) -> dict[str, Value]:
     """Parameter values of a Pallas kernel: every positional parameter `functools.partial` did
     not fix is a reference, `ref` (`*refs` a sequence of them); what `partial` fixed is a Python value."""

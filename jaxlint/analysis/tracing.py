@@ -95,6 +95,8 @@ class TracedFunction:
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
     bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
+    # A custom_vjp's backward rule: the forward rule whose residuals it receives.
+    residuals_from: FunctionNode | None = None
     kernel: bool = False  # a Pallas kernel: its positional parameters are references
     ref_trees: bool = False  # ... or pytrees of references
     # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
@@ -185,8 +187,10 @@ def discover(names: Names) -> Discovery:
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
-                for rule, static in _registered_rules(call.func, rules, names, scope):
-                    found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
+                roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in _registered_rules(call.func, rules, names, scope)]
+                if call.func.attr == "defvjp" and len(roots) == 2:
+                    roots[1].residuals_from = roots[0].node  # `f.defvjp(fwd, bwd)`
+                found.roots.extend(roots)
             continue
         if callee in jax_api.TRANSFORMS and call.args:
             transform = Transform(callee, _keywords(call), call)

@@ -15,9 +15,11 @@ TRACED_VALUE_LIMITATIONS = """
     one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
     some other object, and what that method returns is unknown. Inside
     `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that are not
-    traced eagerly, so their results are traced only when an input is. Functions of the same module,
-    and of the project's own modules when called with a traced argument, are followed in their calling context (a
-    function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
+    traced eagerly, so their results are traced only when an input is. A `custom_vjp` backward
+    rule receives the residuals its forward rule returns as they were built: arrays traced,
+    Python values (a shape, a callable) as they are. Functions of the same module, and of the
+    project's own modules when called with a traced argument, are followed in their calling
+    context (a function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
     given traced, and any other argument as it is: Equinox traces arrays only).
     A nested function reads the names of the function around it as Python binds them, late:
     called there (directly, through `functools.partial` or a transformation, or handed to
