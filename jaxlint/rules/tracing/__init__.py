@@ -15,7 +15,11 @@ TRACED_VALUE_LIMITATIONS = """
     one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
     some other object, and what that method returns is unknown. Inside
     `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that are not
-    traced eagerly, so their results are traced only when an input is. A `custom_vjp` backward
+    traced eagerly, so their results are traced only when an input is. Functions decorated with
+    `jax.custom_jvp` or `jax.custom_vjp`, and the rules registered for them, are taken as
+    traced, as they are under `jit`, `vmap` or a `lax` loop; called only eagerly or under a
+    top-level `jax.grad`, JAX runs them on concrete values, so a function written to run only
+    that way (with NumPy or host code inside) is reported. A `custom_vjp` backward
     rule receives the residuals its forward rule returns as they were built: arrays traced,
     Python values (a shape, a callable) as they are. Functions of the same module, and of the
     project's own modules when called with a traced argument, are followed in their calling
