@@ -87,8 +87,8 @@ def lint_parsed(
     incoming = tuple(incoming)
     text = source.text
     # A module that names no modelled library (nor one whose entry points trace the functions
-    # handed to it, as NumPyro's samplers do) and uses no `.at[...]` update has nothing to lint (what keeps large code bases
-    # cheap), unless traced calls from other modules enter it.
+    # handed to it, as NumPyro's samplers do) and uses no `.at[...]` update has nothing to lint
+    # (what keeps large code bases cheap), unless traced calls from other modules enter it.
     if not incoming and not any(word in text for word in _LINTED_IF_NAMED):
         return Linted([])
     from jaxlint.analysis.module import ModuleFacts

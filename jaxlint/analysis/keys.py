@@ -443,7 +443,9 @@ DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
 DEFAULT_TEST_FILES = r"^test_.*\.py$|_test\.py$|^conftest\.py$"
 
 
-def test_pattern(options: Mapping[str, Any], option: str = "test-functions", default: str = DEFAULT_TEST_FUNCTIONS) -> re.Pattern | None:
+def test_pattern(
+    options: Mapping[str, Any], option: str = "test-functions", default: str = DEFAULT_TEST_FUNCTIONS,
+) -> re.Pattern | None:
     """The `test-functions` (or `test-files`) option: a regular expression, or an empty string for none."""
     value = options.get(option, options.get(option.replace("-", "_"), default))
     if not isinstance(value, str) or not value:

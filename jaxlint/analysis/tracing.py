@@ -187,7 +187,8 @@ def discover(names: Names) -> Discovery:
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
-                roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in _registered_rules(call.func, rules, names, scope)]
+                registered = _registered_rules(call.func, rules, names, scope)
+                roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in registered]
                 if call.func.attr == "defvjp" and len(roots) == 2:
                     roots[1].residuals_from = roots[0].node  # `f.defvjp(fwd, bwd)`
                 found.roots.extend(roots)

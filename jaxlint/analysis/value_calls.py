@@ -107,7 +107,8 @@ class CallEvaluation:
                 # Under `jax.ensure_compile_time_eval()`, JAX computes on concrete inputs eagerly:
                 # the result is traced only when an input is.
                 inputs = join_all((*args, *kwargs.values()))
-                return Value(inputs.trace, array=True, boolean=inputs.traced and callee in BOOLEAN_FUNCTIONS, not_none=True)
+                boolean = inputs.traced and callee in BOOLEAN_FUNCTIONS
+                return Value(inputs.trace, array=True, boolean=boolean, not_none=True)
             return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY

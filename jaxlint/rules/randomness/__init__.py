@@ -16,8 +16,9 @@ KEY_FLOW_LIMITATIONS = """
     that did consume it. A helper that draws only under a test of one of its flags (`if train:`,
     `if not deterministic:`) consumes the key, for a call that passes that flag a literal or
     leaves it to a literal default, exactly when the literal takes the drawing branch: two
-    `dropout(key, x, 0.1, True)` calls with one key are reported. Calls into code jaxlint cannot see (other libraries, methods, decorated
-    functions, a module caught in an import cycle with the caller while it is analysed) consume
+    `dropout(key, x, 0.1, True)` calls with one key are reported. Calls into code jaxlint cannot
+    see (other libraries, methods, decorated functions, a module caught in an import cycle with
+    the caller while it is analysed) consume
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
     call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
     at the key and draws nothing. An abstract method (its body only raises
