@@ -479,7 +479,8 @@ PYTREE_CLASS_DECORATORS = frozenset({
     "chex.dataclass",
     "dataclasses.dataclass",
 })
-# Dataclass pytrees: every field is a child (a leaf or a subtree) unless declared static.
+# Dataclass pytrees: every field is a child (a leaf or a subtree) unless declared static (as a
+# bare decorator, `register_dataclass` reads which from the fields' metadata).
 DATACLASS_PYTREE_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "jax.tree_util.register_dataclass"})
 DATACLASS_PYTREE_BASES = frozenset({"flax.struct.PyTreeNode"})
 PYTREE_REGISTRATIONS = frozenset({

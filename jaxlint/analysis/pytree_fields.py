@@ -27,7 +27,7 @@ from jaxlint.analysis.nullness import excludes_none
 _COPIES = frozenset({"replace", "_replace"})
 # Keywords of field specifiers (`flax.struct.field`, `eqx.field`, `dataclasses.field`, ...) that
 # can make a field static: a field given any of them is left unknown.
-_STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
+STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
 # How far up the module's own base classes a field is looked for.
 _MAX_BASES = 8
 # Python scalars a dataclass pytree's leaf may be annotated with: traced, each is a scalar array.
@@ -109,4 +109,4 @@ def _copy_of(value: ast.expr, name: str, field: str, names: Names) -> bool:
 
 
 def _maybe_static(value: ast.expr | None) -> bool:
-    return isinstance(value, ast.Call) and any(k.arg in _STATIC_KEYWORDS for k in value.keywords)
+    return isinstance(value, ast.Call) and any(k.arg in STATIC_KEYWORDS for k in value.keywords)

@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
+from jaxlint.analysis import jax_api
 from jaxlint.analysis.lattice import (
     STATIC,
     FunctionValue,
@@ -27,16 +28,14 @@ from jaxlint.analysis.lattice import (
     record_value,
 )
 from jaxlint.analysis.names import Names, Scope
-from jaxlint.analysis.pytree_fields import _STATIC_KEYWORDS
+from jaxlint.analysis.pytree_fields import STATIC_KEYWORDS
 from jaxlint.analysis.tracing import is_named_tuple
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
-# Decorators and bases whose classes flatten every field not declared static as a pytree child.
-_PYTREE_DATACLASSES = frozenset({
-    "flax.struct.dataclass", "chex.dataclass", "flax.struct.PyTreeNode", "equinox.Module",
-    "jax.tree_util.register_dataclass",  # as a bare decorator, the fields' metadata says which are static
-})
-_DATACLASS_BASES = frozenset({"flax.struct.PyTreeNode", "equinox.Module"})
+# Decorators and bases whose classes flatten every field not declared static as a pytree child
+# (an Equinox module too; what a transformation then traces of a non-array field is another matter).
+_PYTREE_DATACLASSES = jax_api.DATACLASS_PYTREE_DECORATORS | jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+_DATACLASS_BASES = jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
 # Methods that make the constructor do more than store its arguments, or attribute reads do
 # more than return them.
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})
@@ -209,7 +208,7 @@ def _field(stmt: ast.AnnAssign) -> Optional[_Field]:
     keywords = {k.arg: k.value for k in value.keywords}  # type: ignore[union-attr]
     if None in keywords or _TRANSFORMING_KEYWORDS & set(keywords) or value.args:  # type: ignore[union-attr]
         return None
-    static = specifier == "static_field" or bool(_STATIC_KEYWORDS & set(keywords))
+    static = specifier == "static_field" or bool(STATIC_KEYWORDS & set(keywords))
     if "default" in keywords:
         return _Field(name, _default(keywords["default"]), static)
     return _Field(name, STATIC if "default_factory" in keywords else None, static)
