@@ -18,6 +18,21 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    "copy_of_a_traced_dict_is_not_an_array": """
+        import jax
+
+        @jax.jit
+        def shift(forcing, change):
+            forcing = forcing.copy()  # a dict has `.copy` too: no sign of an array
+            forcing["sst"] = forcing["sst"] + change
+            return forcing
+
+        @jax.jit
+        def bump(x, i):
+            y = x.reshape(-1)  # only arrays have `.reshape`
+            y[i] = 1.0  # JAX401
+            return y
+        """,
     # ---- JAX401: in-place updates -----------------------------------------------------------
     "inplace_loop_eager": """
         import jax.numpy as jnp
@@ -1187,3 +1202,16 @@ def test_a_module_that_only_updates_arrays_it_was_given_is_linted(cli, make_file
     assert [(f["code"], f["filename"].rsplit("/", 1)[-1], f["location"]["row"]) for f in found] == [
         ("JAX403", "hands.py", 4)
     ]
+
+
+def test_item_store_into_a_copied_dict_runs_under_jit():
+    """`.copy()` is no sign of an array: a dict argument copied and updated traces fine."""
+    jax = pytest.importorskip("jax")
+
+    @jax.jit
+    def shift(forcing, change):
+        forcing = forcing.copy()
+        forcing["sst"] = forcing["sst"] + change
+        return forcing
+
+    assert float(shift({"sst": jax.numpy.ones(2)}, 1.0)["sst"][0]) == 2.0

@@ -33,6 +33,8 @@ _ARRAY = "array"
 _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
 _UNKNOWN = "unknown"
 _MAX_DEPTH = 6
+# Array methods that Python's containers have too: no evidence that the receiver is an array.
+_CONTAINER_METHODS = frozenset({"copy", "sort"})
 # Expressions `_array` may find to be an array, depending on what they read.
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
@@ -266,8 +268,11 @@ class ArrayFacts:
                 if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True
                 if func.attr in jax_api.ARRAY_RETURNING_METHODS:
-                    # a traced value with an array method is an array (a dict has no `.reshape`)
-                    return self.module.is_traced(func.value) or self._array(func.value, scope, depth + 1, local)
+                    if self._array(func.value, scope, depth + 1, local):
+                        return True
+                    # a traced value with a method only arrays have is an array (a dict has no
+                    # `.reshape`; it has a `.copy`, and a list a `.sort`)
+                    return func.attr not in _CONTAINER_METHODS and self.module.is_traced(func.value)
             return False
         if isinstance(expr, ast.BinOp):
             if isinstance(expr.left, (ast.Constant, ast.JoinedStr)) and isinstance(expr.op, ast.Mod):

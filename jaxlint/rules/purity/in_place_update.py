@@ -33,7 +33,8 @@ class InPlaceUpdate(Rule):
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
         array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
-        `jnp.asarray(x)`, which take a list too). It applies to eager code as much as to traced
+        `jnp.asarray(x)`, which take a list too), or what a method only arrays have returns
+        from a traced value (`x.reshape(-1)`; not `x.copy()`, which a dict has too). It applies to eager code as much as to traced
         code. Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
         value), whatever the value is. It also reports item assignment on
