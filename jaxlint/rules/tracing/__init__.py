@@ -7,104 +7,117 @@ TRACED_VALUE_LIMITATIONS = """
     A value is reported only when the analysis knows it is traced. Calls into code it cannot
     see (other packages, callables chosen at run time, decorated or type-dispatching helpers)
     return an unknown value, and an unknown value is never reported: a tracer that passes
-    through such a call is missed. Derivatives are the exception: inside traced code, what
-    `jax.grad`, `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
-    versions) make of a function it cannot follow returns traced values (the auxiliary output
-    of `has_aux=True` stays unknown), and a Flax layer applied to a traced input
-    (`nn.Dense(4)(x)`) returns a traced array. A parameter taken for an array (an unannotated
-    one of a jitted function) that is sent a method JAX arrays lack (`obj.batch_axes()`) is
-    some other object, and what that method returns is unknown. Inside
-    `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that are not
-    traced eagerly, so their results are traced only when an input is. Functions decorated with
-    `jax.custom_jvp` or `jax.custom_vjp`, and the rules registered for them, are taken as
-    traced, as they are under `jit`, `vmap` or a `lax` loop; called only eagerly or under a
-    top-level `jax.grad`, JAX runs them on concrete values, so a function written to run only
-    that way (with NumPy or host code inside) is reported. A `custom_vjp` backward
-    rule receives the residuals its forward rule returns as they were built: arrays traced,
-    Python values (a shape, a callable) as they are. Functions of the same module, and of the
-    project's own modules when called with a traced argument, are followed in their calling
-    context (a function that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is
-    given traced, and any other argument as it is: Equinox traces arrays only).
-    A nested function reads the names of the function around it as Python binds them, late:
-    called there (directly, through `functools.partial` or a transformation, or handed to
-    `lax.cond`, `lax.scan` and the like), it sees their values at that call, so a name bound
-    or rebound to a tracer after the `def` is traced in it, and one rebound to a Python value
-    before the call is not. Returned and called elsewhere, it sees them as they were where it
-    was defined, so a rebinding after the `def` is missed there.
-    Attributes of traced pytrees are traced only where the structure is known (the carry of
-    a `lax` loop built from its initial value, or a parameter annotated with a class of the
-    module that annotates the field as an array and does not declare it static, read before
-    any copy that replaces it). A dataclass pytree of the module (`flax.struct.dataclass`,
-    `chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) holds
-    every field it does not declare static as a child, so a field annotated as a Python number
-    or bool (`row: int`, and not `Optional`, nor defaulting to None) is traced too, as a scalar
-    array; an Equinox module's is not, as `filter_jit` keeps non-array fields static. Elsewhere
-    attributes of traced pytrees are unknown. An instance that the analysed code builds of a
-    `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox) keeps
-    what was passed for each field, or its default, a Python value: reading the field back
-    (`state.done`, `state[1]`, unpacking) gives that value, through copies that replace some
-    fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where two paths
-    build different classes, nothing is known of the fields. A class whose constructor does
-    more than store its arguments (its own `__init__` or `__post_init__`, a field that converts
-    its argument or is left out of the constructor) is not followed. As a `lax` loop carry or
-    a `lax.cond` operand, such an instance has its fields traced except those the class
-    declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static metadata); a
-    plain dataclass, which may be registered elsewhere with other static fields, has unknown
-    ones. An item of a traced
-    pytree picked by a traced index is an array, since no list, tuple or dict takes a tracer
-    as its index. The function `jax.tree.map` applies to traced trees receives traced arrays,
-    their leaves (with `is_leaf`, the subtrees it picks are taken for unknown values), and the
-    tree it returns holds what the function returns (`tree_map(jnp.iscomplexobj, tree)` and
-    `tree_map(lambda x: x.size, tree)` give Python values). Flax, Equinox and
-    Haiku module methods count as traced where the framework traces them (`__call__`,
-    `@nn.compact`, transformed functions); a method called from user code jaxlint cannot see
-    is analysed only with what its own body shows, and Haiku's `hk.get_state` and
-    `hk.get_parameter` read arrays as traced as the arguments. `functools.reduce` returns what
-    its function returns, and a few functions of these libraries known to compute one array
-    (`optax.global_norm`, `equinox.internal.unvmap_any`) return a traced one. Pallas kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`),
-    bodies given to `pl.run_scoped` or decorated with `@pl.when`/`@pl.loop`, and the index maps of
-    `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
-    loaded from one (`x_ref[...]`, `x_ref[i]`) is a traced array, while stores into it
-    (`o_ref[...] = y`) are how a kernel writes its results. A `run_scoped` body receives
-    pytrees of references, so `refs[0]` there is taken for one of them, never for a load.
-    Copy descriptors, semaphores and block specifications are Python objects, not arrays.
-    A kernel is found when the call names it (directly, through `functools.partial`, or through a
-    variable every assignment of which names a function), not when it arrives as an argument.
-    A bound method handed to a transformation (`jax.jit(obj.step)`, `eqx.filter_jit(model.method)`)
-    is traced when the instance is built in this module from a class defined here
-    (`obj = Stepper(...)`, the only assignment of `obj`, or `Stepper(...).step`): its parameters
-    after `self` are traced as the transformation's rules say (under `eqx.filter_jit` only
-    arrays), while `self`, bound into the method, is taken for a Python value, so a branch on
-    an array field of an Equinox module is missed. The solvers given to `lax.custom_root` and
-    `lax.custom_linear_solve` are traced: their first parameter receives the function being
-    solved (a Python callable), the next the traced right-hand side. Inside a model that a
-    NumPyro inference entry point traces (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample`
-    and `numpyro.param` return traced arrays, a site given `obs=` returns the observation as
-    the model received it, and `numpyro.deterministic` the value it records (a module that
-    imports only `numpyro`, not `jax`, is linted too).
-    A private module constant (a name with a leading underscore that its module binds once, to
-    a literal, and never rebinds, deletes or declares `global`: `_USE_EAGER = False`) keeps its
-    value in traced code, so a branch it rules out is never analysed. A public name, or one the
-    module rebinds, is a setting that a test or another module may patch, and both branches are
-    analysed; patching a private constant from outside (`mod._USE_EAGER = True`) is not seen.
-    The `x is None` branch of a value known not to be None is never analysed either. A value
-    is known not to be None when it is a literal other than None, an array, a parameter
-    annotated with a type that excludes None (not `Optional[...]`, `X | None`, `Any`,
-    `object` or `PyTree`, and without a `None` default, which makes any annotation optional), a static
-    argument given such a value, or a name a test has shown is not None on every path to it
-    (`if x is None: return`, `assert x is not None`; a plain copy `b = a` is narrowed with
-    `a` until either is rebound). A body that eager code hands to `lax.cond`, `lax.scan` and
-    the like reads that code's names as they are at that call, so a name that a test there has
-    shown is not None, before every call that hands the body over, is not None in the body. A keyword argument that `functools.partial` fixes for a parameter whose
-    default is None is taken not to be None when it is read from an object or computed
-    (`partial(f, size=plan.size)`): fixing a parameter only to give back its default would be
-    pointless, so a bug on the None path of such a parameter is missed. A name fixed there
-    (`partial(f, size=size)`) may forward an optional argument's None and stays undecided.
-    The callers of a jitted function are not read: a parameter with a `None` default under
-    `jax.jit` may be None, even when every call passes a value.
-    Code inside a `try` whose `except` catches `TypeError` or one of JAX's tracer errors
-    (`ConcretizationTypeError`, `TracerBoolConversionError`, ...), or inside
-    `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
-    reported: under a transformation its handler runs, as written. A handler for `Exception`
-    (or a bare `except:`) is not taken for such a probe, since it would as easily hide the bug.
+    through such a call is missed. What the analysis does know:
+
+    - **Calls it cannot follow, with known results.** Inside traced code, what `jax.grad`,
+      `jax.value_and_grad` (and `jacfwd`, `jacrev`, `hessian`, and Equinox's and NNX's
+      versions) make of a function it cannot follow returns traced values (the auxiliary
+      output of `has_aux=True` stays unknown); a Flax layer applied to a traced input
+      (`nn.Dense(4)(x)`) returns a traced array; `functools.reduce` returns what its function
+      returns; a few functions known to compute one array (`optax.global_norm`,
+      `equinox.internal.unvmap_any`) return a traced one. A parameter taken for an array (an
+      unannotated one of a jitted function) that is sent a method JAX arrays lack
+      (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
+      Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
+      are not traced eagerly, so their results are traced only when an input is.
+    - **Functions it follows.** Functions of the same module, and of the project's own modules
+      when called with a traced argument, are followed in their calling context (a function
+      that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is given
+      traced, and any other argument as it is: Equinox traces arrays only). A nested function
+      reads the names of the function around it as Python binds them, late: called there
+      (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
+      `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
+      to a tracer after the `def` is traced in it, and one rebound to a Python value before
+      the call is not. Returned and called elsewhere, it sees them as they were where it was
+      defined, so a rebinding after the `def` is missed there.
+    - **Custom derivatives.** Functions decorated with `jax.custom_jvp` or `jax.custom_vjp`,
+      and the rules registered for them, are taken as traced, as they are under `jit`, `vmap`
+      or a `lax` loop; called only eagerly or under a top-level `jax.grad`, JAX runs them on
+      concrete values, so a function written to run only that way (with NumPy or host code
+      inside) is reported. A `custom_vjp` backward rule receives the residuals its forward
+      rule returns as they were built: arrays traced, Python values (a shape, a callable) as
+      they are.
+    - **Attributes of traced pytrees** are traced only where the structure is known: the
+      carry of a `lax` loop built from its initial value, or a parameter annotated with a class
+      of the module that annotates the field as an array and does not declare it static, read
+      before any copy that replaces it. A dataclass pytree of the module
+      (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
+      `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
+      field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
+      defaulting to None) is traced too, as a scalar array; an Equinox module's is not, as
+      `filter_jit` keeps non-array fields static. Elsewhere attributes of traced pytrees are
+      unknown.
+    - **Instances built in the analysed code.** An instance that the analysed code builds of a
+      `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
+      keeps what was passed for each field, or its default, a Python value: reading the field
+      back (`state.done`, `state[1]`, unpacking) gives that value, through copies that replace
+      some fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where two
+      paths build different classes, nothing is known of the fields. A class whose constructor
+      does more than store its arguments (its own `__init__` or `__post_init__`, a field that
+      converts its argument or is left out of the constructor) is not followed. As a `lax` loop
+      carry or a `lax.cond` operand, such an instance has its fields traced except those the
+      class declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static
+      metadata); a plain dataclass, which may be registered elsewhere with other static
+      fields, has unknown ones.
+    - **Items and leaves.** An item of a traced pytree picked by a traced index is an array,
+      since no list, tuple or dict takes a tracer as its index. The function `jax.tree.map`
+      applies to traced trees receives traced arrays, their leaves (with `is_leaf`, the
+      subtrees it picks are taken for unknown values), and the tree it returns holds what the
+      function returns (`tree_map(jnp.iscomplexobj, tree)` and `tree_map(lambda x: x.size,
+      tree)` give Python values).
+    - **Frameworks.** Flax, Equinox and Haiku module methods count as traced where the
+      framework traces them (`__call__`, `@nn.compact`, transformed functions); a method called
+      from user code jaxlint cannot see is analysed only with what its own body shows, and
+      Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
+      bound method handed to a transformation (`jax.jit(obj.step)`,
+      `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
+      a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or
+      `Stepper(...).step`): its parameters after `self` are traced as the transformation's
+      rules say (under `eqx.filter_jit` only arrays), while `self`, bound into the method, is
+      taken for a Python value, so a branch on an array field of an Equinox module is missed.
+      The solvers given to `lax.custom_root` and `lax.custom_linear_solve` are traced: their
+      first parameter receives the function being solved (a Python callable), the next the
+      traced right-hand side. Inside a model that a NumPyro inference entry point traces
+      (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample` and `numpyro.param` return traced
+      arrays, a site given `obs=` returns the observation as the model received it, and
+      `numpyro.deterministic` the value it records (a module that imports only `numpyro`, not
+      `jax`, is linted too).
+    - **Pallas.** Kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`), bodies given
+      to `pl.run_scoped` or decorated with `@pl.when`/`@pl.loop`, and the index maps of
+      `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
+      loaded from one (`x_ref[...]`, `x_ref[i]`) is a traced array, while stores into it
+      (`o_ref[...] = y`) are how a kernel writes its results. A `run_scoped` body receives
+      pytrees of references, so `refs[0]` there is taken for one of them, never for a load.
+      Copy descriptors, semaphores and block specifications are Python objects, not arrays. A
+      kernel is found when the call names it (directly, through `functools.partial`, or
+      through a variable every assignment of which names a function), not when it arrives as
+      an argument.
+    - **Branches never analysed.** A private module constant (a name with a leading underscore
+      that its module binds once, to a literal, and never rebinds, deletes or declares
+      `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out
+      is never analysed. A public name, or one the module rebinds, is a setting that a test or
+      another module may patch, and both branches are analysed; patching a private constant
+      from outside (`mod._USE_EAGER = True`) is not seen.
+    - **None.** The `x is None` branch of a value known not to be None is never analysed. A
+      value is known not to be None when it is a literal other than None, an array, a
+      parameter annotated with a type that excludes None (not `Optional[...]`, `X | None`,
+      `Any`, `object` or `PyTree`, and without a `None` default, which makes any annotation
+      optional), a static argument given such a value, or a name a test has shown is not None
+      on every path to it (`if x is None: return`, `assert x is not None`; a plain copy
+      `b = a` is narrowed with `a` until either is rebound). A body that eager code hands to
+      `lax.cond`, `lax.scan` and the like reads that code's names as they are at that call, so
+      a name that a test there has shown is not None, before every call that hands the body
+      over, is not None in the body. A keyword argument that `functools.partial` fixes for a
+      parameter whose default is None is taken not to be None when it is read from an object
+      or computed (`partial(f, size=plan.size)`): fixing a parameter only to give back its
+      default would be pointless, so a bug on the None path of such a parameter is missed. A
+      name fixed there (`partial(f, size=size)`) may forward an optional argument's None and
+      stays undecided. The callers of a jitted function are not read: a parameter with a
+      `None` default under `jax.jit` may be None, even when every call passes a value.
+    - **Probes.** Code inside a `try` whose `except` catches `TypeError` or one of JAX's tracer
+      errors (`ConcretizationTypeError`, `TracerBoolConversionError`, ...), or inside
+      `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
+      reported: under a transformation its handler runs, as written. A handler for `Exception`
+      (or a bare `except:`) is not taken for such a probe, since it would as easily hide the
+      bug.
     """
