@@ -56,7 +56,7 @@ class ArrayNames(Domain[Arrays]):
         return a & b
 
     def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
-        nodes = self._nodes(step)
+        nodes = self.nodes(step)
         if nodes.shown:
             shown = nodes.shown
             state = frozenset(p for p in state if p[0] not in shown) | {(name, JAX) for name in shown}
@@ -65,7 +65,7 @@ class ArrayNames(Domain[Arrays]):
                 self.reads[id(node)] = state
         return self._bind(step, state, nodes.walrus)
 
-    def _nodes(self, step: cfg.Step) -> "_StepNodes":
+    def nodes(self, step: cfg.Step) -> "_StepNodes":
         key = (id(step.node), step.kind)
         found = self._steps.get(key)
         if found is None:
@@ -182,7 +182,7 @@ def _shown_later(graph: cfg.Graph, reached: Dict[int, Arrays], domain: ArrayName
             continue
         later: set = set()
         for step in reversed(block.steps):
-            nodes = domain._nodes(step)
+            nodes = domain.nodes(step)
             later.difference_update(_binds(step))
             later.difference_update(nodes.walrus)
             if later:

@@ -36,7 +36,8 @@ from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, 
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
-from jaxlint.analysis.tracing import Discovery
+from jaxlint.analysis.parameters import default_of
+from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
 
 if TYPE_CHECKING:
@@ -579,8 +580,5 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
 
 def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
     """Parameters whose default is a literal, by name."""
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return {p.arg: d for p, d in pairs if isinstance(d, ast.Constant)}
+    defaults = ((p.arg, default_of(fn, p)) for p in (*positional_params(fn), *fn.args.kwonlyargs))
+    return {name: d for name, d in defaults if isinstance(d, ast.Constant)}

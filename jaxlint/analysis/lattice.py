@@ -206,6 +206,17 @@ def constant(value: object) -> Value:
     return STATIC
 
 
+def arrays_traced(value: Value) -> Value:
+    """The value across a boundary that traces arrays only (Equinox's filtering transformations,
+    a custom_vjp's residuals): its arrays and tracers traced, its Python values as they are."""
+    if value.items is not None:
+        items = tuple(arrays_traced(item) for item in value.items)
+        return Value(join_all(items).trace, items=items, not_none=True)
+    if value.traced or value.array:
+        return Value(Trace.TRACED, array=value.array, boolean=value.boolean, not_none=value.array or value.not_none)
+    return value
+
+
 def as_traced(value: Value) -> Value:
     """The value a loop body receives for this initial carry: the same structure, every leaf
     traced (a Python number becomes a traced scalar array; a record's static fields stay)."""

@@ -6,7 +6,9 @@ import ast
 from dataclasses import replace
 
 from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, constant, join_all, strip
+from jaxlint.analysis.lattice import (
+    STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, arrays_traced, constant, join_all, strip,
+)
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, builds_named_tuple, positional_params
 
@@ -63,16 +65,7 @@ def with_residuals(
     positional = [p.arg for p in positional_params(bwd) if p.arg not in leading]
     if not positional:
         return params
-    return {**params, positional[0]: _residual(returned.items[1])}
-
-
-def _residual(value: Value) -> Value:
-    if value.items is not None:
-        items = tuple(_residual(item) for item in value.items)
-        return Value(join_all(items).trace, items=items, not_none=True)
-    if value.traced or value.array:
-        return Value(Trace.TRACED, array=value.array, boolean=value.boolean, not_none=value.not_none)
-    return value
+    return {**params, positional[0]: arrays_traced(returned.items[1])}
 
 
 def kernel_parameters(fn: FunctionNode, bound: Bound, ref: Value) -> dict[str, Value]:

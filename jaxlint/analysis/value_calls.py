@@ -22,6 +22,7 @@ from jaxlint.analysis.lattice import (
     UNKNOWN,
     FunctionValue,
     Trace,
+    arrays_traced,
     Value,
     as_traced,
     constant,
@@ -217,22 +218,13 @@ def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) ->
     vmap's `in_axes=None` ones, which pass as they are. Equinox's filtering transformations
     trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
-    enter = _filtered if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
+    enter = arrays_traced if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
     args = [a if first + i in fn.unbatched else enter(a) for i, a in enumerate(args)]
     return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
 
 
 def _traced(value: Value) -> Value:
     return TRACED
-
-
-def _filtered(value: Value) -> Value:
-    if value.items is not None:
-        items = tuple(_filtered(item) for item in value.items)
-        return Value(join_all(items).trace, items=items)
-    if value.array:
-        return TRACED_ARRAY
-    return TRACED if value.traced else value
 
 
 def _static(value: Value) -> Value:
