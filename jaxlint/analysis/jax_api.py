@@ -27,9 +27,6 @@ STAGING_TRANSFORMS = frozenset({
 ABSTRACT_TRANSFORMS = frozenset({
     "jax.vmap",
     "jax.checkpoint",
-    "jax.custom_jvp",
-    "jax.custom_vjp",
-    "jax.named_call",
     "equinox.filter_vmap",
     "equinox.filter_checkpoint",
     "flax.nnx.vmap",
@@ -53,7 +50,13 @@ CONCRETE_TRANSFORMS = frozenset({
     "flax.nnx.value_and_grad",
 })
 
-TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS
+# Wrappers that trace nothing themselves: the function (and, for custom derivatives, the rules
+# it registers) runs on whatever its caller passes, concrete values when called eagerly or under
+# a differentiation, tracers when called from traced code.
+CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
+PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | {"jax.named_call"}
+
+TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS
 
 # Transformations that take static arguments (`static_argnums`/`static_argnames`; for custom
 # derivatives, `nondiff_argnums`).

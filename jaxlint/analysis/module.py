@@ -122,7 +122,24 @@ class ModuleFacts:
             returned[id(fn)] = analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
             self._analyze_incoming(analysis, link)
+        self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value]) -> None:
+        """The rules a custom_jvp/custom_vjp function registers, traced where the function itself
+        runs on tracers: it is called from traced code (and differentiated there, or why give it a
+        rule). Called eagerly or under a differentiation alone, it and its rules see concrete values."""
+        pending = dict(self.discovery.derivative_rules)
+        while True:
+            reached = [key for key in pending if (ctx := analysis.contexts.get(key)) is not None and ctx.abstract]
+            if not reached:
+                return
+            for key in reached:
+                for root in pending.pop(key):
+                    params = root_parameters(root, self.names)
+                    if root.residuals_from is not None:
+                        params = with_residuals(root.node, params, root.static_params, returned.get(id(root.residuals_from)))
+                    returned[id(root.node)] = analysis.analyze(root.node, params, root.context)
 
     def _analyze_incoming(self, analysis: ValueAnalysis, link: ModuleLink) -> None:
         """Functions traced from other modules, in each calling context; remember who traced them."""

@@ -134,6 +134,9 @@ class Discovery:
     bodies: list[tuple[FunctionNode, ast.Call, str]] = field(default_factory=list)
     # (id(body), id(call)) -> the arguments `functools.partial` fixed in the body passed
     body_bound: dict[tuple[int, int], Bound] = field(default_factory=dict)
+    # id(custom_jvp/custom_vjp function) -> the rules it registers: they run when the function is
+    # differentiated, so they are traced only where the function itself is called from traced code
+    derivative_rules: dict[int, list[TracedFunction]] = field(default_factory=dict)
 
 
 def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
@@ -165,12 +168,13 @@ def discover(names: Names) -> Discovery:
             continue
         scope = names.enclosing_scope(function)
         transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
-        if transforms:
+        if _traces(transforms):
             found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
-        elif any(_registered_rules(d, [function], names, scope) for d in function.decorator_list):
+        elif any(_registered_rules(d, [function], names, scope)[1] for d in function.decorator_list):
             for decorator in function.decorator_list:
-                for rule, static in _registered_rules(decorator, [function], names, scope):
-                    found.roots.append(_framework_root(rule, NOTHING_BOUND, static))
+                primal, registered = _registered_rules(decorator, [function], names, scope)
+                for rule, static in registered:
+                    found.derivative_rules.setdefault(id(primal), []).append(_framework_root(rule, NOTHING_BOUND, static))
         elif id(function) in names.parent_class and _is_framework_method(function, names):
             found.roots.append(
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
@@ -187,17 +191,22 @@ def discover(names: Names) -> Discovery:
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
-                registered = _registered_rules(call.func, rules, names, scope)
+                primal, registered = _registered_rules(call.func, rules, names, scope)
                 roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in registered]
                 if call.func.attr == "defvjp" and len(roots) == 2:
                     roots[1].residuals_from = roots[0].node  # `f.defvjp(fwd, bwd)`
-                found.roots.extend(roots)
+                if roots:
+                    found.derivative_rules.setdefault(id(primal), []).extend(roots)
             continue
         if callee in jax_api.TRANSFORMS and call.args:
             transform = Transform(callee, _keywords(call), call)
             bound = names.call_targets.get(id(call))
             for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):
-                found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
+                own = [] if isinstance(fn, ast.Lambda) else [
+                    t for d in fn.decorator_list if (t := transform_of(d, names, names.enclosing_scope(fn)))
+                ]
+                if _traces([transform, *inner, *own]):  # `jax.grad(f)` of a custom_vjp `f` traces nothing
+                    found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
         elif callee in jax_api.CONTROL_FLOW:
             for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
@@ -233,14 +242,14 @@ def _kernel_root(fn: FunctionNode, bound: Bound, trees: bool) -> TracedFunction:
     return root
 
 
-def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) -> list:
+def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) -> tuple[ast.AST | None, list]:
     """`f.defvjp(fwd, bwd)` or `@f.defjvp` of a `@jax.custom_vjp`/`custom_jvp` function `f`:
-    the rules it registers run traced; returns (rule, its static parameters) pairs."""
+    `f` and the (rule, its static parameters) pairs it registers."""
     if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
-        return []
+        return None, []
     primal = names.definition(func.value, scope)
     if not isinstance(primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
+        return None, []
     outer = names.enclosing_scope(primal)
     for transform in (transform_of(d, names, outer) for d in primal.decorator_list):
         roles = RULE_REGISTRATIONS.get(transform.name, {}).get(func.attr) if transform else None
@@ -254,8 +263,8 @@ def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) ->
             params = positional_params(rule)
             chosen = range(len(indices)) if role == LEADING else indices
             out.append((rule, frozenset(params[i].arg for i in chosen if i < len(params))))
-        return out
-    return []
+        return primal, out
+    return None, []
 
 
 def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):
@@ -418,6 +427,17 @@ def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope |
         return None
     method = current.defs.get(expr.attr)
     return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _traces(transforms: list[Transform]) -> bool:
+    """Whether the transformations (outermost first) trace the function: not when each passes its
+    caller's values through, nor a differentiation around a custom derivative, which calls the
+    rules with the primal values instead of tracing the function."""
+    custom = next((i for i, t in enumerate(transforms) if t.name in jax_api.CUSTOM_DERIVATIVES), -1)
+    return any(
+        t.name not in jax_api.PASS_THROUGH_TRANSFORMS and not (i < custom and t.name in jax_api.CONCRETE_TRANSFORMS)
+        for i, t in enumerate(transforms)
+    )
 
 
 def _traced(

@@ -30,13 +30,15 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
-    - **Custom derivatives.** Functions decorated with `jax.custom_jvp` or `jax.custom_vjp`,
-      and the rules registered for them, are taken as traced, as they are under `jit`, `vmap`
-      or a `lax` loop; called only eagerly or under a top-level `jax.grad`, JAX runs them on
-      concrete values, so a function written to run only that way (with NumPy or host code
-      inside) is reported. A `custom_vjp` backward rule receives the residuals its forward
-      rule returns as they were built: arrays traced, Python values (a shape, a callable) as
-      they are.
+    - **Custom derivatives.** `jax.custom_jvp`, `jax.custom_vjp` and `jax.named_call` trace
+      nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
+      rules run on concrete values, so one that wraps NumPy or host code is left alone. A
+      function so decorated is traced where traced code calls it, and then so are the rules it
+      registers (`defjvp`, `defvjp`): a function given a derivative rule is there to be
+      differentiated, even where this module only calls it, so a rule is reported even if
+      nothing differentiates the function under `jit` in the code linted. A `custom_vjp`
+      backward rule receives the residuals its forward rule returns as they were built: arrays
+      traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value, or a parameter annotated with a class
       of the module that annotates the field as an array and does not declare it static, read

@@ -1,0 +1,154 @@
+"""`custom_jvp`, `custom_vjp` and `named_call` trace nothing themselves: the function runs as its
+caller runs it, and its derivative rules run traced only where the function is called from traced
+code. JAX shows both sides."""
+
+from __future__ import annotations
+
+from quiet_and_reported import case_tests
+
+# Called eagerly and differentiated at the top level: every value is concrete, so Python
+# branches (and host code) in the function and in its rules run.
+JVP_EAGER = """
+import jax
+
+@jax.custom_jvp
+def clip(x):
+    if x > 0:
+        return x
+    return 0.0 * x
+
+@clip.defjvp
+def clip_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    if x > 0:
+        return clip(x), t
+    return clip(x), 0.0 * t
+
+def demo():
+    return clip(2.0), jax.grad(clip)(2.0), jax.jvp(clip, (2.0,), (1.0,))
+"""
+
+# A wrapper of a host solver: only ever run eagerly, under `jax.grad`.
+VJP_HOST_SOLVER = """
+import jax
+import numpy as np
+
+@jax.custom_vjp
+def solve(a):
+    x = np.linalg.solve(np.asarray(a), np.ones(2))
+    err = np.abs(np.asarray(a) @ x - 1).max()
+    assert err < 1e-6
+    return x.sum()
+
+def solve_fwd(a):
+    return solve(a), a
+
+def solve_bwd(a, g):
+    if g > 0:
+        return (g * np.ones_like(np.asarray(a)),)
+    return (np.zeros_like(np.asarray(a)),)
+
+solve.defvjp(solve_fwd, solve_bwd)
+
+def demo():
+    return jax.grad(solve)(np.eye(2))
+"""
+
+NAMED_CALL_EAGER = """
+import jax
+
+def scale(x):
+    if x > 0:
+        return 2 * x
+    return x
+
+def demo():
+    return jax.named_call(scale, name="scale")(3.0)
+"""
+
+JVP_UNDER_JIT = JVP_EAGER.replace(
+    "return clip(2.0), jax.grad(clip)(2.0), jax.jvp(clip, (2.0,), (1.0,))",
+    "return step(2.0)",
+) + """
+@jax.jit
+def step(x):
+    return clip(x)
+"""
+
+# The function has no branch of its own; its rule does, and runs traced once the function is
+# differentiated inside `jit`.
+JVP_RULE_UNDER_JIT = """
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def relu(x):
+    return jnp.maximum(x, 0.0)
+
+@relu.defjvp
+def relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    if x > 0:
+        return relu(x), t
+    return relu(x), 0.0 * t
+
+@jax.jit
+def loss_grad(x):
+    return jax.grad(lambda y: relu(y) * 3.0)(x)
+
+def demo():
+    return loss_grad(2.0)
+"""
+
+VJP_FORWARD_UNDER_JIT = """
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def safe_log(x):
+    return jnp.log(x)
+
+def safe_log_fwd(x):
+    if x <= 0:
+        return -jnp.inf, x
+    return jnp.log(x), x
+
+def safe_log_bwd(x, g):
+    return (g / x,)
+
+safe_log.defvjp(safe_log_fwd, safe_log_bwd)
+
+@jax.jit
+def step(x):
+    return jax.grad(safe_log)(x)
+
+def demo():
+    return step(2.0)
+"""
+
+NAMED_CALL_UNDER_JIT = NAMED_CALL_EAGER.replace(
+    'return jax.named_call(scale, name="scale")(3.0)', "return step(3.0)"
+) + """
+@jax.jit
+def step(x):
+    return jax.named_call(scale, name="scale")(x)
+"""
+
+QUIET = {
+    "jvp-eager-and-top-level-grad": JVP_EAGER,
+    "vjp-host-solver": VJP_HOST_SOLVER,
+    "named-call-eager": NAMED_CALL_EAGER,
+}
+REPORTED = {
+    "jvp-function-under-jit": (JVP_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+    "jvp-rule-under-jit": (JVP_RULE_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+    "vjp-forward-rule-under-jit": (VJP_FORWARD_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+    "named-call-under-jit": (NAMED_CALL_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+}
+
+(
+    test_concrete_outside_traced_code_stays_quiet,
+    test_traced_from_traced_code_is_reported,
+    test_jax_runs_the_quiet_cases,
+    test_jax_rejects_the_reported_variants,
+) = case_tests(QUIET, REPORTED)
