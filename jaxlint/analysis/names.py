@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
@@ -479,6 +479,16 @@ class Names:
                     if owner is not None and id(owner) in around:
                         found.add(node.id)
         return tuple(sorted(found))
+
+    @cached_property
+    def imported_or_assigned(self) -> frozenset[str]:
+        """Every name some scope imports or assigns: a plain name can refer to an imported
+        object only through these (any other one is a builtin, a def, a parameter or unknown)."""
+        found: set[str] = set()
+        for scope in self.scopes.values():
+            found.update(scope.imports)
+            found.update(scope.assigned)
+        return frozenset(found)
 
     def enclosing_scope(self, function: FunctionNode) -> Scope:
         parent = self.scopes[id(function)].parent
