@@ -173,6 +173,7 @@ class Names:
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
         self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
+        self._resolved_here: dict[int, str | None] = {}  # ... and those asked without a scope
         self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
         self._owners: dict[tuple[str, int], Scope | None] = {}  # lookup's answers
         self._build(tree)
@@ -370,12 +371,17 @@ class Names:
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
         if scope is None:
-            # Resolved in the scope its base name is read in: the answer asked with that scope.
-            base = expr
-            while base.__class__ is ast.Attribute:
-                base = base.value
-            if base.__class__ is ast.Name:
-                scope = self.read_scope.get(id(base), self.module)
+            # Resolved in the scope its base name is read in, which the expression decides: the
+            # answer is kept by the expression alone (most questions are asked again and again).
+            name = self._resolved_here.get(id(expr), _MISSING)
+            if name is _MISSING:
+                base = expr
+                while base.__class__ is ast.Attribute:
+                    base = base.value
+                if base.__class__ is ast.Name:
+                    scope = self.read_scope.get(id(base), self.module)
+                name = self._resolved_here[id(expr)] = self.qualname(expr, scope) if scope is not None else None
+            return name
         key = (id(expr), id(scope))
         name = self._resolved.get(key, _MISSING)
         if name is _MISSING:
