@@ -19,7 +19,6 @@ PARSE_ERROR_CODE = "JAX001"
 PARSE_ERROR_NAME = "syntax-error"
 
 
-
 @dataclass
 class Linted:
     """One module's findings, and what following its traced calls into the project found."""
@@ -31,7 +30,12 @@ class Linted:
 
 
 # JAX's update syntax marks a module that handles JAX arrays it got from elsewhere.
-_LINTED_IF_NAMED = tuple(sorted(set(MODELLED_PACKAGES) | {name.split(".", 1)[0] for name in ENTRY_POINTS} | {".at["}))
+_WORDS = set(MODELLED_PACKAGES) | {name.split(".", 1)[0] for name in ENTRY_POINTS} | {".at["}
+# A word that contains another (`blackjax`) adds nothing; "jax" first, as most modules that
+# match do so on it, and each word that does not match costs a scan of the whole text.
+_LINTED_IF_NAMED = tuple(
+    sorted((w for w in _WORDS if not any(o != w and o in w for o in _WORDS)), key=lambda w: (w != "jax", w))
+)
 
 
 def lint_source(

@@ -62,6 +62,23 @@ def test_decorators_wrapping_and_nesting_give_contexts():
     }
 
 
+def test_wrapping_through_names_bound_in_any_scope():
+    m = facts("""
+    def outer():
+        from jax import jit as compile_
+        def a(x): return x
+        return compile_(a)
+    def other():
+        wrap = jax.vmap
+        def b(x): return x
+        return wrap(b)
+    def jit(f): return f
+    def c(x): return x
+    c_plain = jit(c)
+    """)
+    assert contexts(m) == {"a": (True, True), "b": (True, False)}
+
+
 def test_static_arguments_and_defaults():
     m = facts("""
     @partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))

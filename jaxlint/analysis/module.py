@@ -302,7 +302,11 @@ class ModuleFacts:
         if kinds is None:
             kinds = self._unguarded_kinds[id(fn)] = {}
             for node in self.unguarded_body(fn):
-                kinds.setdefault(node.__class__, []).append(node)
+                same = kinds.get(node.__class__)
+                if same is None:  # not `setdefault`, which would build a list for every node
+                    kinds[node.__class__] = [node]
+                else:
+                    same.append(node)
         return kinds.get(kind, [])
 
 

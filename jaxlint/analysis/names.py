@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
@@ -173,6 +173,7 @@ class Names:
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
         self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
+        self._resolved_here: dict[int, str | None] = {}  # ... and those asked without a scope
         self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
         self._owners: dict[tuple[str, int], Scope | None] = {}  # lookup's answers
         self._build(tree)
@@ -370,12 +371,17 @@ class Names:
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""
         if scope is None:
-            # Resolved in the scope its base name is read in: the answer asked with that scope.
-            base = expr
-            while base.__class__ is ast.Attribute:
-                base = base.value
-            if base.__class__ is ast.Name:
-                scope = self.read_scope.get(id(base), self.module)
+            # Resolved in the scope its base name is read in, which the expression decides: the
+            # answer is kept by the expression alone (most questions are asked again and again).
+            name = self._resolved_here.get(id(expr), _MISSING)
+            if name is _MISSING:
+                base = expr
+                while base.__class__ is ast.Attribute:
+                    base = base.value
+                if base.__class__ is ast.Name:
+                    scope = self.read_scope.get(id(base), self.module)
+                name = self._resolved_here[id(expr)] = self.qualname(expr, scope) if scope is not None else None
+            return name
         key = (id(expr), id(scope))
         name = self._resolved.get(key, _MISSING)
         if name is _MISSING:
@@ -479,6 +485,16 @@ class Names:
                     if owner is not None and id(owner) in around:
                         found.add(node.id)
         return tuple(sorted(found))
+
+    @cached_property
+    def imported_or_assigned(self) -> frozenset[str]:
+        """Every name some scope imports or assigns: a plain name can refer to an imported
+        object only through these (any other one is a builtin, a def, a parameter or unknown)."""
+        found: set[str] = set()
+        for scope in self.scopes.values():
+            found.update(scope.imports)
+            found.update(scope.assigned)
+        return frozenset(found)
 
     def enclosing_scope(self, function: FunctionNode) -> Scope:
         parent = self.scopes[id(function)].parent

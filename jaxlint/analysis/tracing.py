@@ -179,14 +179,16 @@ def discover(names: Names) -> Discovery:
             found.roots.append(
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
             )
+    aliases, Attribute, Name = names.imported_or_assigned, ast.Attribute, ast.Name
     for call, scope in names.calls:
         func = call.func
-        if (
-            func.__class__ is ast.Attribute
-            and func.attr not in _DISCOVERED_ATTRIBUTES
-            and not any(k.arg in _SCHEDULE_NAMES for k in call.keywords)
-        ):
-            continue
+        if func.__class__ is Attribute:
+            if func.attr not in _DISCOVERED_ATTRIBUTES and not (
+                call.keywords and any(k.arg in _SCHEDULE_NAMES for k in call.keywords)
+            ):
+                continue
+        elif func.__class__ is not Name or func.id not in aliases:
+            continue  # a builtin, a def, a parameter or no name at all: none of them is a JAX callable
         callee = names.qualname(func, scope)
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
