@@ -27,7 +27,9 @@ class Trace(IntEnum):
     TRACED = 2
 
 
-@dataclass(frozen=True)
+# Hashable but not frozen: a frozen dataclass's __init__ pays a call per field, and values are
+# built for nearly every expression evaluated. No code changes one: `replace` makes a copy.
+@dataclass(unsafe_hash=True)
 class Value:
     trace: Trace
     array: bool = False  # known to be a JAX array (not a Python container or pytree)
@@ -122,7 +124,7 @@ REF_TREE = Value(Trace.UNKNOWN, element=REF)  # a pytree of references: its item
 
 
 def join(a: Value, b: Value) -> Value:
-    if a == b:
+    if a is b or a == b:
         return a
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):

@@ -34,6 +34,9 @@ _SCALAR_TYPES = frozenset({
 
 class ValueFlow(Domain[State]):
     def __init__(self, run: "_FunctionRun", outer: "Env | None"):
+        from jaxlint.analysis.values import Env  # values.py imports this module
+
+        self.env_class = Env  # imported once per function run, not once per step
         self.run = run
         self.outer = outer
         self.returned: Optional[Value] = None
@@ -51,9 +54,7 @@ class ValueFlow(Domain[State]):
 
     # ---- steps -----------------------------------------------------------------------
     def transfer(self, step: cfg.Step, state: State) -> State:
-        from jaxlint.analysis.values import Env
-
-        env = Env(state, self.outer, self.run.fn)
+        env = self.env_class(state, self.outer, self.run.fn)
         run = self.run
         node = step.node
         kind = step.kind

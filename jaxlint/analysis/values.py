@@ -210,7 +210,8 @@ class ValueAnalysis:
     def record(self, node: ast.AST, value: Value, ctx: Context) -> Value:
         key = id(node)
         old = self.values.get(key)
-        self.values[key] = value if old is None else join(old, value)
+        if old is not value:
+            self.values[key] = value if old is None else join(old, value)
         if ctx.abstract and value.trace is Trace.TRACED:
             self.abstract.add(key)
         return value
@@ -314,18 +315,28 @@ class _FunctionRun(CallEvaluation):
     # ---- expressions -------------------------------------------------------------------
     def eval(self, node: ast.AST, env: Env) -> Value:
         value = self._eval(node, env)
-        return self.analysis.record(node, value, self.ctx)
+        # `record`, inlined: this runs once per expression evaluated.
+        analysis = self.analysis
+        key = id(node)
+        old = analysis.values.get(key)
+        if old is not value:
+            analysis.values[key] = value if old is None else join(old, value)
+        if value.trace is Trace.TRACED and self.ctx.abstract:
+            analysis.abstract.add(key)
+        return value
 
     def _eval(self, node: ast.AST, env: Env) -> Value:
-        if isinstance(node, ast.Constant):
-            return constant(node.value)
-        if isinstance(node, ast.Name):
+        # The most frequent classes first, by identity: `ast.parse` builds these exact classes.
+        cls = node.__class__
+        if cls is ast.Name:
             return self._name(node, env)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, env)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             return self._call(node, env)
-        if isinstance(node, ast.BinOp):
+        if cls is ast.Constant:
+            return constant(node.value)
+        if cls is ast.Attribute:
+            return self._attribute(node, env)
+        if cls is ast.BinOp:
             return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
