@@ -12,7 +12,7 @@ paths' values.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Iterable, Optional
 
@@ -28,7 +28,7 @@ class Trace(IntEnum):
 
 
 # Hashable but not frozen: a frozen dataclass's __init__ pays a call per field, and values are
-# built for nearly every expression evaluated. No code changes one: `replace` makes a copy.
+# built for nearly every expression evaluated. No code changes one: `but` makes a changed copy.
 @dataclass(unsafe_hash=True)
 class Value:
     trace: Trace
@@ -48,6 +48,12 @@ class Value:
     not_none: bool = False
     record: "Record | None" = None  # an instance built here of a record class: its fields' values
 
+    def but(self, **changes) -> "Value":
+        """A copy with `changes`: `dataclasses.replace` without its generic walk over the fields."""
+        copy = object.__new__(Value)
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
+
     @property
     def none(self) -> Optional[bool]:
         """Whether the value is None, when that is known."""
@@ -65,7 +71,7 @@ class Value:
         return self.trace is Trace.TRACED
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
 class FunctionValue:
     """A callable the analysis can follow: a def or lambda, possibly transformed or partially applied."""
 
@@ -79,7 +85,7 @@ class FunctionValue:
     unbatched: frozenset[int] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
 class Record:
     """The fields of an instance of a NamedTuple or dataclass defined in the module, as constructed."""
 
@@ -224,9 +230,9 @@ def as_traced(value: Value) -> Value:
     traced (a Python number becomes a traced scalar array; a record's static fields stay)."""
     record = value.record
     if record is not None and record.leaves_known:
-        return replace(record_value(record.with_values(tuple(
+        return record_value(record.with_values(tuple(
             v if name in record.static else as_traced(v) for name, v in zip(record.names, record.values)
-        ))), trace=Trace.TRACED)
+        ))).but(trace=Trace.TRACED)
     if value.items is not None:
         return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items), not_none=True)
     if value.array or value.known and value.known[0] is not None:

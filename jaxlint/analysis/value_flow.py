@@ -11,7 +11,6 @@ that is taken narrows what its test shows: past `if x is None: return`, `x` is n
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Optional
 
 from jaxlint.analysis import cfg
@@ -34,9 +33,7 @@ _SCALAR_TYPES = frozenset({
 
 class ValueFlow(Domain[State]):
     def __init__(self, run: "_FunctionRun", outer: "Env | None"):
-        from jaxlint.analysis.values import Env  # values.py imports this module
-
-        self.env_class = Env  # imported once per function run, not once per step
+        self.env_class = run.env.__class__  # `values.Env`, which imports this module
         self.run = run
         self.outer = outer
         self.returned: Optional[Value] = None
@@ -129,7 +126,7 @@ class ValueFlow(Domain[State]):
             value = self.lookup(name, state)
             if value is not None and value.none is None:
                 narrowed_state = narrowed_state or state.copy()
-                narrowed_state[name] = replace(value, not_none=True)
+                narrowed_state[name] = value.but(not_none=True)
         state = narrowed_state or state
         if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):

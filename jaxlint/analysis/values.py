@@ -13,7 +13,6 @@ TRACED.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from functools import cached_property
 from typing import Callable
 
@@ -144,7 +143,7 @@ class ValueAnalysis:
         if outer is None:
             outer = self.closures.get(id(fn))
         if closed_not_none:
-            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
+            shown = {name: ((outer and outer.get(name)) or STATIC).but(not_none=True) for name in closed_not_none}
             outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
         key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, self._closed_values(fn, outer))
         cached = self._memo.get(key)
@@ -197,7 +196,7 @@ class ValueAnalysis:
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
-                out[name] = replace(value, not_none=True)
+                out[name] = value.but(not_none=True)
         return out
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
@@ -365,7 +364,7 @@ class _FunctionRun(CallEvaluation):
                 if operand.truth is not None:
                     return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
-            return replace(operand, items=None, element=None, function=None, record=None)
+            return operand.but(items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):
