@@ -210,8 +210,13 @@ def widen(value: Value) -> Value:
 def constant(value: object) -> Value:
     """The value of a Python constant (small literals are remembered, to decide tests on them)."""
     if value is None or isinstance(value, (bool, int, float)):
-        return Value(Trace.STATIC, known=(value,))
+        shared = _CONSTANTS.get((value.__class__, value))
+        return shared if shared is not None else Value(Trace.STATIC, known=(value,))
     return STATIC
+
+
+# The most common literals, built once: a value is never changed, so one instance serves every use.
+_CONSTANTS = {(v.__class__, v): Value(Trace.STATIC, known=(v,)) for v in (None, True, False, *range(-8, 257))}
 
 
 def arrays_traced(value: Value) -> Value:

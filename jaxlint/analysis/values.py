@@ -145,7 +145,7 @@ class ValueAnalysis:
         if closed_not_none:
             shown = {name: ((outer and outer.get(name)) or STATIC).but(not_none=True) for name in closed_not_none}
             outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
-        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, self._closed_values(fn, outer))
+        key = (id(fn), tuple(sorted(params.items())), ctx, self._closed_values(fn, outer))
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -240,7 +240,7 @@ class _FunctionRun(CallEvaluation):
     def define(self, node: FunctionNode, env: Env) -> None:
         """Remember the environment a nested function closes over."""
         old = self.analysis.closures.get(id(node))
-        snapshot = Env(dict(env.vars), env.outer, env.fn)
+        snapshot = Env(env.vars.copy(), env.outer, env.fn)  # bindings share what they do not change
         if old is not None and old.outer is snapshot.outer:
             old.merge(snapshot)
         else:
