@@ -27,6 +27,10 @@ class Trace(IntEnum):
     TRACED = 2
 
 
+# The members read on hot paths, as module names: an attribute of an enum class is a slow lookup.
+_STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED
+
+
 # Hashable but not frozen: a frozen dataclass's __init__ pays a call per field, and values are
 # built for nearly every expression evaluated. No code changes one: `but` makes a changed copy.
 @dataclass(unsafe_hash=True)
@@ -48,6 +52,19 @@ class Value:
     not_none: bool = False
     record: "Record | None" = None  # an instance built here of a record class: its fields' values
 
+    def __eq__(self, other: object) -> bool:
+        # Every field, stopping at the first that differs (the generated method builds two tuples).
+        if self is other:
+            return True
+        if other.__class__ is not Value:
+            return NotImplemented
+        return (
+            self.trace is other.trace and self.array == other.array and self.boolean == other.boolean
+            and self.known == other.known and self.not_none == other.not_none and self.fields == other.fields
+            and self.ref == other.ref and self.items == other.items and self.element == other.element
+            and self.function == other.function and self.record == other.record
+        )
+
     def but(self, **changes) -> "Value":
         """A copy with `changes`: `dataclasses.replace` without its generic walk over the fields."""
         copy = object.__new__(Value)
@@ -68,7 +85,7 @@ class Value:
 
     @property
     def traced(self) -> bool:
-        return self.trace is Trace.TRACED
+        return self.trace is _TRACED_TRACE
 
 
 @dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
@@ -139,14 +156,14 @@ def join(a: Value, b: Value) -> Value:
     if a.element is not None and b.element is not None:
         element = join(a.element, b.element)
     array, boolean, fields = a.array and b.array, a.boolean and b.boolean, a.fields and b.fields
-    if a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+    if a.trace is not b.trace and _STATIC_TRACE in (a.trace, b.trace):
         # What a value is known to be when it is traced: a Python value on the other path
         # (`done = False`, then `done = x > 0`) holds no tracer and takes nothing away.
         traced = a if a.trace > b.trace else b
         array, boolean, fields = traced.array, traced.boolean, traced.fields
     known = a.known if a.known == b.known else ()
     record = _join_records(a.record, b.record)
-    if record is None and a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+    if record is None and a.trace is not b.trace and _STATIC_TRACE in (a.trace, b.trace):
         record = (a if a.trace > b.trace else b).record
     return Value(
         max(a.trace, b.trace),

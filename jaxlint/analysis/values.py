@@ -60,6 +60,7 @@ from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
 
+_STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
@@ -211,7 +212,7 @@ class ValueAnalysis:
         old = self.values.get(key)
         if old is not value:
             self.values[key] = value if old is None else join(old, value)
-        if ctx.abstract and value.trace is Trace.TRACED:
+        if ctx.abstract and value.trace is _TRACED_TRACE:
             self.abstract.add(key)
         return value
 
@@ -320,7 +321,7 @@ class _FunctionRun(CallEvaluation):
         old = analysis.values.get(key)
         if old is not value:
             analysis.values[key] = value if old is None else join(old, value)
-        if value.trace is Trace.TRACED and self.ctx.abstract:
+        if value.trace is _TRACED_TRACE and self.ctx.abstract:
             analysis.abstract.add(key)
         return value
 
@@ -490,12 +491,12 @@ class _FunctionRun(CallEvaluation):
             method = self._method(node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
-        if isinstance(node.value, ast.Name) and base.trace is Trace.STATIC:
+        if isinstance(node.value, ast.Name) and base.trace is _STATIC_TRACE:
             # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here.
             method = self._instance_method(node.value, node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
-        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not Trace.STATIC else STATIC
+        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 
     def _instance_method(self, instance: ast.Name, name: str):
         """The plain method `name` of `instance`, when its only assignment constructs a class
@@ -542,13 +543,13 @@ class _FunctionRun(CallEvaluation):
             return TRACED_ARRAY if index.traced else TRACED
         if index.traced:
             return TRACED_ARRAY
-        if base.trace is Trace.STATIC and index.trace is Trace.STATIC:
+        if base.trace is _STATIC_TRACE and index.trace is _STATIC_TRACE:
             return STATIC
         return UNKNOWN
 
     def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
         trace = max(left.trace, right.trace)
-        if trace is not Trace.TRACED:
+        if trace is not _TRACED_TRACE:
             return Value(trace)
         boolean = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.boolean and right.boolean
         return Value(trace, array=True, boolean=boolean, not_none=True)
