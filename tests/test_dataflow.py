@@ -411,3 +411,22 @@ def test_a_domain_refines_edges_and_joins_where_paths_meet():
     ret = next(b for b in graph.blocks if b.steps and isinstance(b.steps[-1].node, ast.Return))
     assert solution.entry_states[ret.index] == {0, 1, 2, 3}
     assert domain.meets  # the loop head joined the entry with the back edge
+
+
+def test_values_differing_in_any_one_field_are_unequal():
+    """Value's hand-written equality must compare every field the dataclass declares."""
+    import dataclasses
+
+    from jaxlint.analysis.lattice import STATIC, TRACED_ARRAY, FunctionValue, Record, Trace, Value
+
+    base = Value(Trace.STATIC)
+    other = {
+        "trace": Trace.TRACED, "array": True, "boolean": True, "items": (STATIC,), "element": STATIC,
+        "function": FunctionValue(ast.parse("lambda: 0").body[0].value), "known": (1,), "fields": True,
+        "ref": True, "not_none": True, "record": Record(ast.parse("class C: pass").body[0], ("a",), (TRACED_ARRAY,)),
+    }
+    assert {f.name for f in dataclasses.fields(Value)} == set(other)
+    for name, value in other.items():
+        changed = dataclasses.replace(base, **{name: value})
+        assert changed != base and base != changed, name
+        assert changed == dataclasses.replace(base, **{name: value}) and hash(changed) == hash(changed.but())

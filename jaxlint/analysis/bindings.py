@@ -100,7 +100,11 @@ class Bindings:
         if not isinstance(other, Bindings):
             return NotImplemented
         if other.base is self.base:
-            return all(self.get(name) == other.get(name) for name in (*self.own, *other.own))
+            for name in (*self.own, *other.own):
+                mine, theirs = self.get(name), other.get(name)
+                if mine is not theirs and mine != theirs:  # most bindings are the same object
+                    return False
+            return True
         return self.flat() == other.flat()
 
     __hash__ = None  # type: ignore[assignment]

@@ -22,13 +22,14 @@ STMT, TEST, ITER, TARGET, WITH, HANDLER, SUBJECT, CASE = (
 )
 
 
-@dataclass(frozen=True)
+# Hashable, not frozen: a frozen dataclass's __init__ pays a call per field. Never changed.
+@dataclass(unsafe_hash=True)
 class Step:
     kind: str
     node: ast.AST
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Edge:
     target: "Block"
     test: Optional[ast.expr] = None  # the branch test this edge assumes, if any

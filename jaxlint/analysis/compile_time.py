@@ -15,10 +15,12 @@ _LAST = COMPILE_TIME_EVAL.rsplit(".", 1)[1]
 def compile_time_calls(names: Names) -> frozenset[int]:
     """The ids of the calls inside `with jax.ensure_compile_time_eval():` blocks of the module."""
     # Only scopes that spell the name are searched: most modules have none.
-    spelled = {
-        id(scope.node): scope for call, scope in names.calls
-        if getattr(call.func, "attr", getattr(call.func, "id", None)) == _LAST
-    }
+    spelled = {}
+    for call, scope in names.calls:
+        func = call.func
+        cls = func.__class__  # tested by identity: this loop sees every call of the module
+        if (cls is ast.Attribute and func.attr == _LAST) or (cls is ast.Name and func.id == _LAST):
+            spelled[id(scope.node)] = scope
     found: set[int] = set()
     for scope in spelled.values():
         for block in nodes_of_classes([scope.node], frozenset({ast.With}), frozenset()):

@@ -28,12 +28,15 @@ TRACER_ERRORS = frozenset({
 
 _TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `try ... except*` from Python 3.11
 _WITHS = (ast.With, ast.AsyncWith)
+_PROBES = frozenset({*_TRIES, *_WITHS})  # `ast.parse` builds these exact classes: a set test is exact
 
 
 def guarded_nodes(own: list[ast.AST], names: Names, scope: Scope) -> set[int]:
     """id() of the nodes among a function's own nodes that run inside such a probe."""
     guarded: set[int] = set()
     for node in own:
+        if node.__class__ not in _PROBES:
+            continue
         if isinstance(node, _TRIES):
             if any(_catches(h.type, names, scope) for h in node.handlers):
                 guarded.update(id(n) for n in nodes_run_with(node.body))

@@ -12,7 +12,7 @@ paths' values.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Iterable, Optional
 
@@ -27,7 +27,13 @@ class Trace(IntEnum):
     TRACED = 2
 
 
-@dataclass(frozen=True)
+# The members read on hot paths, as module names: an attribute of an enum class is a slow lookup.
+_STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED
+
+
+# Hashable but not frozen: a frozen dataclass's __init__ pays a call per field, and values are
+# built for nearly every expression evaluated. No code changes one: `but` makes a changed copy.
+@dataclass(unsafe_hash=True)
 class Value:
     trace: Trace
     array: bool = False  # known to be a JAX array (not a Python container or pytree)
@@ -46,6 +52,25 @@ class Value:
     not_none: bool = False
     record: "Record | None" = None  # an instance built here of a record class: its fields' values
 
+    def __eq__(self, other: object) -> bool:
+        # Every field, stopping at the first that differs (the generated method builds two tuples).
+        if self is other:
+            return True
+        if other.__class__ is not Value:
+            return NotImplemented
+        return (
+            self.trace is other.trace and self.array == other.array and self.boolean == other.boolean
+            and self.known == other.known and self.not_none == other.not_none and self.fields == other.fields
+            and self.ref == other.ref and self.items == other.items and self.element == other.element
+            and self.function == other.function and self.record == other.record
+        )
+
+    def but(self, **changes) -> "Value":
+        """A copy with `changes`: `dataclasses.replace` without its generic walk over the fields."""
+        copy = object.__new__(Value)
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
+
     @property
     def none(self) -> Optional[bool]:
         """Whether the value is None, when that is known."""
@@ -60,10 +85,10 @@ class Value:
 
     @property
     def traced(self) -> bool:
-        return self.trace is Trace.TRACED
+        return self.trace is _TRACED_TRACE
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
 class FunctionValue:
     """A callable the analysis can follow: a def or lambda, possibly transformed or partially applied."""
 
@@ -77,7 +102,7 @@ class FunctionValue:
     unbatched: frozenset[int] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
 class Record:
     """The fields of an instance of a NamedTuple or dataclass defined in the module, as constructed."""
 
@@ -122,7 +147,7 @@ REF_TREE = Value(Trace.UNKNOWN, element=REF)  # a pytree of references: its item
 
 
 def join(a: Value, b: Value) -> Value:
-    if a == b:
+    if a is b or a == b:
         return a
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
@@ -131,14 +156,14 @@ def join(a: Value, b: Value) -> Value:
     if a.element is not None and b.element is not None:
         element = join(a.element, b.element)
     array, boolean, fields = a.array and b.array, a.boolean and b.boolean, a.fields and b.fields
-    if a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+    if a.trace is not b.trace and _STATIC_TRACE in (a.trace, b.trace):
         # What a value is known to be when it is traced: a Python value on the other path
         # (`done = False`, then `done = x > 0`) holds no tracer and takes nothing away.
         traced = a if a.trace > b.trace else b
         array, boolean, fields = traced.array, traced.boolean, traced.fields
     known = a.known if a.known == b.known else ()
     record = _join_records(a.record, b.record)
-    if record is None and a.trace is not b.trace and Trace.STATIC in (a.trace, b.trace):
+    if record is None and a.trace is not b.trace and _STATIC_TRACE in (a.trace, b.trace):
         record = (a if a.trace > b.trace else b).record
     return Value(
         max(a.trace, b.trace),
@@ -202,8 +227,13 @@ def widen(value: Value) -> Value:
 def constant(value: object) -> Value:
     """The value of a Python constant (small literals are remembered, to decide tests on them)."""
     if value is None or isinstance(value, (bool, int, float)):
-        return Value(Trace.STATIC, known=(value,))
+        shared = _CONSTANTS.get((value.__class__, value))
+        return shared if shared is not None else Value(Trace.STATIC, known=(value,))
     return STATIC
+
+
+# The most common literals, built once: a value is never changed, so one instance serves every use.
+_CONSTANTS = {(v.__class__, v): Value(Trace.STATIC, known=(v,)) for v in (None, True, False, *range(-8, 257))}
 
 
 def arrays_traced(value: Value) -> Value:
@@ -222,9 +252,9 @@ def as_traced(value: Value) -> Value:
     traced (a Python number becomes a traced scalar array; a record's static fields stay)."""
     record = value.record
     if record is not None and record.leaves_known:
-        return replace(record_value(record.with_values(tuple(
+        return record_value(record.with_values(tuple(
             v if name in record.static else as_traced(v) for name, v in zip(record.names, record.values)
-        ))), trace=Trace.TRACED)
+        ))).but(trace=Trace.TRACED)
     if value.items is not None:
         return Value(Trace.TRACED, items=tuple(as_traced(item) for item in value.items), not_none=True)
     if value.array or value.known and value.known[0] is not None:

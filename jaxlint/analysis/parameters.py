@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.lattice import (
@@ -95,7 +94,7 @@ def fixed_argument(fn: FunctionNode, name: str, expr: ast.expr, value: Value) ->
     if isinstance(expr, ast.Constant):
         return constant(expr.value)
     if value.none is None and isinstance(expr, _COMPUTED) and _defaults_to_none(fn, name):
-        return replace(value, not_none=True)
+        return value.but(not_none=True)
     return value
 
 

@@ -94,7 +94,7 @@ class CallEvaluation:
                 return Value(first.trace, items=(Value(first.trace, element=element_of(first)), STATIC))
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
-            return replace(first, array=False, boolean=False, function=None, record=None)
+            return first.but(array=False, boolean=False, function=None, record=None)
         if callee == "functools.reduce" and len(args) >= 2:
             return self._reduce(node, args, env)
         if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:

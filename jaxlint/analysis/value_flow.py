@@ -11,7 +11,6 @@ that is taken narrows what its test shows: past `if x is None: return`, `x` is n
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Optional
 
 from jaxlint.analysis import cfg
@@ -34,6 +33,7 @@ _SCALAR_TYPES = frozenset({
 
 class ValueFlow(Domain[State]):
     def __init__(self, run: "_FunctionRun", outer: "Env | None"):
+        self.env_class = run.env.__class__  # `values.Env`, which imports this module
         self.run = run
         self.outer = outer
         self.returned: Optional[Value] = None
@@ -51,9 +51,7 @@ class ValueFlow(Domain[State]):
 
     # ---- steps -----------------------------------------------------------------------
     def transfer(self, step: cfg.Step, state: State) -> State:
-        from jaxlint.analysis.values import Env
-
-        env = Env(state, self.outer, self.run.fn)
+        env = self.env_class(state, self.outer, self.run.fn)
         run = self.run
         node = step.node
         kind = step.kind
@@ -128,7 +126,7 @@ class ValueFlow(Domain[State]):
             value = self.lookup(name, state)
             if value is not None and value.none is None:
                 narrowed_state = narrowed_state or state.copy()
-                narrowed_state[name] = replace(value, not_none=True)
+                narrowed_state[name] = value.but(not_none=True)
         state = narrowed_state or state
         if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
             if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):

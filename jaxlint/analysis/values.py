@@ -13,7 +13,6 @@ TRACED.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from functools import cached_property
 from typing import Callable
 
@@ -61,6 +60,7 @@ from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
 
+_STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
@@ -144,9 +144,9 @@ class ValueAnalysis:
         if outer is None:
             outer = self.closures.get(id(fn))
         if closed_not_none:
-            shown = {name: replace((outer and outer.get(name)) or STATIC, not_none=True) for name in closed_not_none}
+            shown = {name: ((outer and outer.get(name)) or STATIC).but(not_none=True) for name in closed_not_none}
             outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
-        key = (id(fn), tuple(sorted(params.items(), key=lambda kv: kv[0])), ctx, self._closed_values(fn, outer))
+        key = (id(fn), tuple(sorted(params.items())), ctx, self._closed_values(fn, outer))
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -197,7 +197,7 @@ class ValueAnalysis:
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
-                out[name] = replace(value, not_none=True)
+                out[name] = value.but(not_none=True)
         return out
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
@@ -210,8 +210,9 @@ class ValueAnalysis:
     def record(self, node: ast.AST, value: Value, ctx: Context) -> Value:
         key = id(node)
         old = self.values.get(key)
-        self.values[key] = value if old is None else join(old, value)
-        if ctx.abstract and value.trace is Trace.TRACED:
+        if old is not value:
+            self.values[key] = value if old is None else join(old, value)
+        if ctx.abstract and value.trace is _TRACED_TRACE:
             self.abstract.add(key)
         return value
 
@@ -240,7 +241,7 @@ class _FunctionRun(CallEvaluation):
     def define(self, node: FunctionNode, env: Env) -> None:
         """Remember the environment a nested function closes over."""
         old = self.analysis.closures.get(id(node))
-        snapshot = Env(dict(env.vars), env.outer, env.fn)
+        snapshot = Env(env.vars.copy(), env.outer, env.fn)  # bindings share what they do not change
         if old is not None and old.outer is snapshot.outer:
             old.merge(snapshot)
         else:
@@ -314,18 +315,28 @@ class _FunctionRun(CallEvaluation):
     # ---- expressions -------------------------------------------------------------------
     def eval(self, node: ast.AST, env: Env) -> Value:
         value = self._eval(node, env)
-        return self.analysis.record(node, value, self.ctx)
+        # `record`, inlined: this runs once per expression evaluated.
+        analysis = self.analysis
+        key = id(node)
+        old = analysis.values.get(key)
+        if old is not value:
+            analysis.values[key] = value if old is None else join(old, value)
+        if value.trace is _TRACED_TRACE and self.ctx.abstract:
+            analysis.abstract.add(key)
+        return value
 
     def _eval(self, node: ast.AST, env: Env) -> Value:
-        if isinstance(node, ast.Constant):
-            return constant(node.value)
-        if isinstance(node, ast.Name):
+        # The most frequent classes first, by identity: `ast.parse` builds these exact classes.
+        cls = node.__class__
+        if cls is ast.Name:
             return self._name(node, env)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, env)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             return self._call(node, env)
-        if isinstance(node, ast.BinOp):
+        if cls is ast.Constant:
+            return constant(node.value)
+        if cls is ast.Attribute:
+            return self._attribute(node, env)
+        if cls is ast.BinOp:
             return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
@@ -354,7 +365,7 @@ class _FunctionRun(CallEvaluation):
                 if operand.truth is not None:
                     return constant(not operand.truth)
                 return Value(operand.trace, boolean=True)
-            return replace(operand, items=None, element=None, function=None, record=None)
+            return operand.but(items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
         if isinstance(node, ast.IfExp):
@@ -480,12 +491,12 @@ class _FunctionRun(CallEvaluation):
             method = self._method(node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
-        if isinstance(node.value, ast.Name) and base.trace is Trace.STATIC:
+        if isinstance(node.value, ast.Name) and base.trace is _STATIC_TRACE:
             # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here.
             method = self._instance_method(node.value, node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
-        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not Trace.STATIC else STATIC
+        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 
     def _instance_method(self, instance: ast.Name, name: str):
         """The plain method `name` of `instance`, when its only assignment constructs a class
@@ -532,13 +543,13 @@ class _FunctionRun(CallEvaluation):
             return TRACED_ARRAY if index.traced else TRACED
         if index.traced:
             return TRACED_ARRAY
-        if base.trace is Trace.STATIC and index.trace is Trace.STATIC:
+        if base.trace is _STATIC_TRACE and index.trace is _STATIC_TRACE:
             return STATIC
         return UNKNOWN
 
     def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
         trace = max(left.trace, right.trace)
-        if trace is not Trace.TRACED:
+        if trace is not _TRACED_TRACE:
             return Value(trace)
         boolean = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.boolean and right.boolean
         return Value(trace, array=True, boolean=boolean, not_none=True)
