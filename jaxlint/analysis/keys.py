@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
@@ -319,18 +320,10 @@ class KeyFlow:
         """
         names = self.names
         relevant: set[int] = set()
-        others: list[tuple[ast.Call, Scope, str]] = []
-        random_names, random_api, public = api.RANDOM_NAMES, api.RANDOM_API, api.public
-        for call, scope in names.calls:
-            func = call.func
-            cls = func.__class__
-            last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None
-            if last is None:
-                continue
-            if last in random_names and public(names.qualname(func)) in random_api:
+        random_api, public = api.RANDOM_API, api.public
+        for call, scope in calls_through(names, api.RANDOM_NAMES):
+            if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
-            else:
-                others.append((call, scope, last))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
         if not relevant:
             return relevant
@@ -341,7 +334,7 @@ class KeyFlow:
         callables.update(names.call_targets.values())
         # Only a call by one of these names can ever join: a relevant function's or a call result's.
         possible = callables | {fn.name for fn in names.functions if not isinstance(fn, ast.Lambda)}
-        others = [other for other in others if other[2] in possible]
+        others = [(call, scope, _label(call.func)) for call, scope in calls_through(names, possible)]
         callees: dict[int, FunctionNode | None] = {}
         changed = True
         while changed:
@@ -424,11 +417,8 @@ class KeyFlow:
             return None
         callers = {fn.name} | set(self.names.call_targets.values())
         owners = {}
-        for call, scope in self.names.calls:
-            func = call.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if last in callers:
-                owners.setdefault(id(scope.node), scope.node)
+        for call, scope in calls_through(self.names, callers):
+            owners.setdefault(id(scope.node), scope.node)
         for owner in owners.values():
             if isinstance(owner, ast.ClassDef):
                 continue
