@@ -19,7 +19,7 @@ _Table = Dict[str, List[_Entry]]
 
 
 class _CallIndex:
-    __slots__ = ("direct", "curried", "outer")
+    __slots__ = ("direct", "curried", "outer", "classes")
 
     def __init__(self, names: Names):
         direct: _Table = {}
@@ -43,6 +43,7 @@ class _CallIndex:
         self.direct = direct
         self.curried = curried
         self.outer = outer
+        self.classes = frozenset(cls.name for cls in names.classes)
 
 
 # The index lives as long as the module's `Names`: nothing in it refers back to that object.
@@ -79,3 +80,13 @@ def calls_through_any(
     lists = [index.direct[last] for last in set(lasts) if last in index.direct]
     lists.extend(index.outer[id(call)] for call in inner if id(call) in index.outer)
     return _gather(lists)
+
+
+def may_resolve_to(names: Names, func: ast.AST, spellings: frozenset[str]) -> bool:
+    """Whether a callee can resolve to one of the qualified names whose `attribute_spellings`
+    are `spellings`, asked before resolving it: a plain name may be an alias of anything, an
+    attribute resolves to a name ending in its own, unless it reads a class body's alias (`ns.f`)."""
+    if func.__class__ is not ast.Attribute or func.attr in spellings:
+        return True
+    value = func.value
+    return value.__class__ is ast.Name and value.id in _index(names).classes

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.call_index import calls_through
+from jaxlint.analysis.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
@@ -299,7 +299,8 @@ class KeyFlow:
         # one) names a tree in the text.
         tree_calls = self.names.calls if "tree" in self._text else ()
         for call, scope in tree_calls:
-            if call.args and self.names.qualname(call.func) in api.TREE_MAPS:
+            func = call.func
+            if call.args and may_resolve_to(self.names, func, _TREE_MAP_ATTRIBUTES) and self.names.qualname(func) in api.TREE_MAPS:
                 mapped = call.args[0]
                 fn = mapped if isinstance(mapped, ast.Lambda) else self.names.definition(mapped) if isinstance(mapped, ast.Name) else None
                 if isinstance(fn, FUNCTION_TYPES):
@@ -428,6 +429,7 @@ class KeyFlow:
         return None
 
 
+_TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
 # Test code feeds one key to several computations on purpose (pytest's and unittest's naming).
 DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
 # pytest's own `python_files` default, and its fixture modules.
