@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -124,11 +125,10 @@ class KeyFlow:
         self.tests: set[int] = set()
         self._text = text
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
+        self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
         if "random" not in text and "NotImplementedError" not in text and "abstractmethod" not in text:
             return  # no key is made or drawn from here, nor handed to an interface (`_abstract_keys`)
-        building = project.project.key_flows_building if project is not None else set()
-        building.add(project.path if project is not None else "")
-        try:
+        with self._building():
             self._relevant = self._key_functions()
             # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
             # for the loop bodies, and nothing is reported from test functions.
@@ -136,18 +136,35 @@ class KeyFlow:
             if not self._relevant:
                 return
             if test_file(path, options or {}):
+                # Nothing is reported from a test file: what its analyses find matters only to a
+                # caller in another module, whose first question (`exported`) runs them.
                 self.tests = {id(fn) for fn in names.functions} | {id(names.module.node)}
-            else:
-                self.tests = _test_functions(names, test_pattern(options or {}))
-            self._find_bodies()
-            if id(names.module.node) in self._relevant:
-                self._analyse(names.module.node)
-            for fn in names.functions:
-                if id(fn) in self._relevant:
-                    self.summary(fn)
-            self._judge_constant_seeds()
+                self._deferred = True
+                return
+            self.tests = _test_functions(names, test_pattern(options or {}))
+            self._analyse_all()
+
+    @contextmanager
+    def _building(self):
+        """The module is marked as having its key flow built (a call into it meanwhile is opaque)."""
+        project = self.project
+        building = project.project.key_flows_building if project is not None else set()
+        building.add(project.path if project is not None else "")
+        try:
+            yield
         finally:
             building.discard(project.path if project is not None else "")
+
+    def _analyse_all(self) -> None:
+        """Every function that touches keys, and the module's own statements, in order."""
+        names = self.names
+        self._find_bodies()
+        if id(names.module.node) in self._relevant:
+            self._analyse(names.module.node)
+        for fn in names.functions:
+            if id(fn) in self._relevant:
+                self.summary(fn)
+        self._judge_constant_seeds()
 
     # ---- what the interpreter asks -----------------------------------------------------
     def resolve(self, func: ast.AST) -> FunctionNode | None:
@@ -231,6 +248,10 @@ class KeyFlow:
         cached = self._exported.get(id(fn))
         if cached is not None:
             return cached
+        if self._deferred:
+            self._deferred = False
+            with self._building():
+                self._analyse_all()  # as a module that is not a test file runs it when built
         if id(fn) in self._active:
             return NO_KEYS
         if self._bodies_pending:
