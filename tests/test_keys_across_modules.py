@@ -186,6 +186,36 @@ def test_import_cycles_leave_the_call_opaque(cli, make_files):
     assert [(Path(f["filename"]).name, f["location"]["row"]) for f in findings] == [("b.py", 11)]
 
 
+def test_a_helper_in_a_test_file_answers_its_callers(cli, make_files):
+    """Nothing is reported from a test file, but what its helpers do to a key still is, to a caller elsewhere."""
+    make_files({
+        "pyproject.toml": "",
+        "test_support.py": """\
+            import jax
+
+
+            def draw(key):
+                return jax.random.normal(key)
+
+
+            def test_draw():
+                key = jax.random.key(0)
+                return draw(key) + draw(key)  # reused, in a test: not reported
+            """,
+        "train.py": """\
+            import jax
+            from test_support import draw
+
+
+            def twice(key):
+                draw(key)
+                return jax.random.normal(key)  # reused
+            """,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings] == [("train.py", 7, "JAX201")]
+
+
 # ---- the summary, per parameter ------------------------------------------------------------
 def facts(tmp_path: Path, text: str) -> ModuleFacts:
     path = tmp_path / "helpers.py"

@@ -34,6 +34,49 @@ CASES = {
             return y
         """,
     # ---- JAX401: in-place updates -----------------------------------------------------------
+    "arrays_known_through_every_binding_step": """
+        import jax.numpy as jnp
+
+        def parenthesised(x):
+            (x).at[0].set(1.0)  # JAX403
+            y = x * 2
+            y[0] = 3.0  # JAX401
+            return y
+
+        def rotated(n):
+            a = jnp.zeros(3)
+            b = a
+            for _ in range(n):
+                c = b
+                b = a
+                c[0] = 1.0  # JAX401
+            return b
+
+        def read_in_an_annotation(x):
+            def inner(v: x) -> x:
+                return v
+            x = jnp.ones(2)
+            x[1] = 0.0  # JAX401
+            return inner
+
+        def containers(n):
+            table = {}
+            rows = [0] * n
+            table["a"] = 1
+            rows[0] = table
+            return rows
+        """,
+    "print_through_a_class_body_alias": """
+        import jax
+
+        class ns:
+            p = print
+
+        @jax.jit
+        def shows(x):
+            ns.p(x)  # JAX404
+            return x
+        """,
     "inplace_loop_eager": """
         import jax.numpy as jnp
 

@@ -19,6 +19,15 @@ CODES = {code for code in all_rules() if code.startswith("JAX2")}
 marked = family_marks(r"JAX2\d\d")
 
 CASES = {
+    "a tree map reached through a class body's alias": """
+        import jax
+
+        class ns:
+            tmap = jax.tree_util.tree_map
+
+        def noise(key, tree):
+            return ns.tmap(lambda leaf: jax.random.normal(key, leaf.shape), tree)  # JAX203
+        """,
     "flax init then dropout with the same key": """
         import jax
 

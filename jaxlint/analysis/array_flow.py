@@ -17,7 +17,9 @@ unrebound: the same value (`x[i] = v` then `x = x.at[j].set(w)`).
 What kind an expression is (`jnp.zeros(3)`, `x * 2`, `np.asarray(x)`) is answered by
 `ArrayFacts`, given the state; this module only moves the state through the graph and records,
 for every name read, the state at the step that reads it (after the step's expressions are
-evaluated, before it binds).
+evaluated, before it binds). Most reads ask about a name no state can hold (a dict, a list, a
+plain parameter): `possible_arrays` bounds the states from the binding steps alone, so most
+scopes are never solved.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import Domain, replay, solve
-from jaxlint.analysis.names import Scope
-from jaxlint.analysis.walk import nodes_run_with, target_names, walk
+from jaxlint.analysis.names import FUNCTION_TYPES, Scope
+from jaxlint.analysis.walk import nodes_run_with, own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 JAX, NUMPY, VIEW = "jax", "numpy", "view"
 Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
 NOTHING: Arrays = frozenset()
+NOTHING_NAMES: FrozenSet[str] = frozenset()
+ARRAY, UNKNOWN = "array", "unknown"  # a binding annotated as an array, one of unknown value (`scope_bindings`)
 # `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
 _AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
 
@@ -155,20 +159,133 @@ def _unpack(target: ast.AST, cleared: set, added: set) -> None:
         cleared.update(target_names(target))
 
 
-def solve_scope(facts: "ArrayFacts", scope: Scope) -> Dict[int, Arrays]:
+def solve_scope(facts: "ArrayFacts", scope: Scope, graph: cfg.Graph) -> Dict[int, Arrays]:
     """The state at every read of a name in a function's (or the module's) own code."""
     domain = ArrayNames(facts, scope)
-    node = scope.node
-    initial = NOTHING
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        initial = _array_parameters(facts, scope, node)
-    graph = cfg.build(node)
-    solution = solve(graph, domain, initial)
+    solution = solve(graph, domain, _initial(facts, scope))
     domain.reads = {}
     replay(graph, domain, solution)
     if facts.at_calls_in_text:
         _shown_later(graph, solution.entry_states, domain)
     return domain.reads
+
+
+def possible_arrays(
+    facts: "ArrayFacts", scope: Scope, graph: cfg.Graph, candidates: FrozenSet[str],
+) -> Optional[Tuple[FrozenSet[str], FrozenSet[int]]]:
+    """The names some state of the scope's solve can hold as JAX arrays, found without solving,
+    and the reads of its own code that no step records (a nested def's annotations, a `match`
+    pattern). Every binding step is evaluated in the most generous state (every name found so
+    far an array) until nothing new is found: `ArrayFacts` answers monotonically in the state
+    and the solve never prunes a branch, so no state of the solve holds a name outside. Only a
+    step binding one of `candidates` (a superset from the syntax) can add one. None where code
+    the flow never reaches holds steps: a read there is answered from the bindings."""
+    order = graph.order()
+    if sum(1 for b in graph.blocks if b.steps) != sum(1 for b in order if b.steps):
+        return None
+    domain = ArrayNames(facts, scope)
+    binding, unrecorded = [], set()
+    for block in order:
+        for step in block.steps:
+            node, kind = step.node, step.kind
+            if kind == cfg.TARGET or kind == cfg.STMT and node.__class__ in (ast.Assign, ast.AnnAssign):
+                if not candidates.isdisjoint(_binds(step)):
+                    binding.append(step)
+            elif kind == cfg.STMT and node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef):
+                a = node.args
+                params = (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                for annotation in (*(p.annotation for p in params if p is not None), node.returns):
+                    if annotation is not None:
+                        unrecorded.update(id(n) for n in walk(annotation))
+            elif kind == cfg.CASE:
+                unrecorded.update(id(n) for n in walk(node.pattern))
+    state = _initial(facts, scope)
+    if facts.at_calls_in_text:
+        body = [scope.node.body] if isinstance(scope.node, ast.Lambda) else scope.node.body
+        state |= {(name, JAX) for name in map(at_updated, nodes_run_with(body)) if name is not None}
+    while True:
+        grown = state
+        for step in binding:
+            grown = grown | domain._bind(step, state, NOTHING_NAMES)
+        if grown == state:
+            return frozenset(name for name, kind in state if kind == JAX), frozenset(unrecorded)
+        state = grown
+
+
+def _initial(facts: "ArrayFacts", scope: Scope) -> Arrays:
+    node = scope.node
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _array_parameters(facts, scope, node)
+    return NOTHING
+
+
+def scope_bindings(facts: "ArrayFacts", scope: Scope) -> Dict[str, List[object]]:
+    """Every binding of every name in one scope: a value expression, `ARRAY` (annotated as an
+    array) or `UNKNOWN`."""
+    out: Dict[str, List[object]] = {}
+
+    def add(name: str, value: object) -> None:
+        out.setdefault(name, []).append(value)
+
+    node = scope.node
+    if isinstance(node, FUNCTION_TYPES):
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                add(arg.arg, ARRAY if facts.array_annotation(arg.annotation, scope) else UNKNOWN)
+        body = [] if isinstance(node, ast.Lambda) else node.body
+    else:
+        body = node.body
+    for name in scope.imports:
+        add(name, UNKNOWN)
+    for stmt in own_statements(body):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    add(target.id, stmt.value)
+                elif parallel(target, stmt.value):
+                    for part, value in zip(target.elts, stmt.value.elts):
+                        if isinstance(part, ast.Name):
+                            add(part.id, value)
+                        else:
+                            for name in target_names(part):
+                                add(name, UNKNOWN)
+                else:
+                    for name in target_names(target):
+                        add(name, UNKNOWN)
+        elif isinstance(stmt, ast.AnnAssign):
+            if isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    add(stmt.target.id, stmt.value)
+                elif facts.array_annotation(stmt.annotation, scope):
+                    add(stmt.target.id, ARRAY)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            for name in target_names(stmt.target):
+                add(name, UNKNOWN)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    for name in target_names(item.optional_vars):
+                        add(name, UNKNOWN)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(stmt.name, UNKNOWN)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                add((alias.asname or alias.name).split(".")[0], UNKNOWN)
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            for name in stmt.names:
+                add(name, UNKNOWN)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            for handler in stmt.handlers:
+                if handler.name:
+                    add(handler.name, UNKNOWN)
+        elif type(stmt).__name__ == "Match":
+            for case in stmt.cases:
+                for sub in walk(case.pattern):
+                    name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                    if isinstance(name, str):
+                        add(name, UNKNOWN)
+    return out
 
 
 def _shown_later(graph: cfg.Graph, reached: Dict[int, Arrays], domain: ArrayNames) -> None:

@@ -19,19 +19,19 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.array_flow import JAX, NUMPY, VIEW, Arrays, parallel, solve_scope
+from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis.array_flow import (
+    ARRAY, JAX, NUMPY, UNKNOWN, VIEW, Arrays, parallel, possible_arrays, scope_bindings, solve_scope,
+)
 from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import children, contains, own_statements, target_names, walk
+from jaxlint.analysis.walk import children, contains, own_statements, target_names
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
 
-_ARRAY = "array"
 _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
-_UNKNOWN = "unknown"
 _MAX_DEPTH = 6
 # Array methods that Python's containers have too: no evidence that the receiver is an array.
 _CONTAINER_METHODS = frozenset({"copy", "sort"})
@@ -68,6 +68,8 @@ class ArrayFacts:
         self._parent_maps: dict[int, dict[int, ast.AST]] = {}
         self._flows: dict[int, dict[int, Arrays] | None] = {}
         self._candidates: dict[int, frozenset[str] | None] = {}
+        self._possible: dict[int, tuple[frozenset[str], frozenset[int]] | None] = {}
+        self._graphs: dict[int, cfg.Graph] = {}
 
     # ---- public -----------------------------------------------------------------------
     @cached_property
@@ -239,7 +241,7 @@ class ArrayFacts:
     def _bound_only_to(self, expr: ast.Name, owner: Scope, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
         """Every value bound to the name in its scope `accepts`."""
         bindings = self._scope_bindings(owner).get(expr.id, [])
-        return bool(bindings) and all(b is not _UNKNOWN and b is not _ARRAY and accepts(b, owner) for b in bindings)
+        return bool(bindings) and all(b is not UNKNOWN and b is not ARRAY and accepts(b, owner) for b in bindings)
 
     # ---- expressions --------------------------------------------------------------------
     def _scope_of(self, expr: ast.AST) -> Scope:
@@ -306,6 +308,10 @@ class ArrayFacts:
         candidates = self._may_hold_arrays(owner)
         if candidates is not None and name not in candidates:
             return False  # decided without solving the scope: nothing there can make it an array
+        if self.names.read_scope.get(id(node)) is owner:
+            possible = self._possible_arrays(owner)
+            if possible is not None and name not in possible[0] and id(node) not in possible[1]:
+                return False  # a read some step records: no state of the solve holds the name
         at = self._state_at(node, owner)
         if at is not None:
             return (name, JAX) in at
@@ -318,7 +324,7 @@ class ArrayFacts:
         self._names[key] = True  # optimistic while in progress: `x = x * 2` keeps x an array
         bindings = self._scope_bindings(owner).get(name, [])
         result = bool(bindings) and all(
-            b is not _UNKNOWN and (b is _ARRAY or self._array(b, owner, depth + 1)) for b in bindings
+            b is not UNKNOWN and (b is ARRAY or self._array(b, owner, depth + 1)) for b in bindings
         )
         self._names[key] = result
         return result
@@ -338,9 +344,30 @@ class ArrayFacts:
         if key in self._flows:
             return self._flows[key]
         self._flows[key] = None  # in progress
-        reads = solve_scope(self, scope)
+        reads = solve_scope(self, scope, self._graph(node))
         self._flows[key] = reads
         return reads
+
+    def _graph(self, node: ast.AST) -> cfg.Graph:
+        graph = self._graphs.get(id(node))
+        if graph is None:
+            graph = self._graphs[id(node)] = cfg.build(node)
+        return graph
+
+    def _possible_arrays(self, scope: Scope) -> tuple[frozenset[str], frozenset[int]] | None:
+        """`array_flow.possible_arrays` of a function or the module (None while being found)."""
+        node = scope.node
+        key = id(node)
+        if key in self._possible:
+            return self._possible[key]
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return None
+        candidates = self._may_hold_arrays(scope)
+        if candidates is None:
+            return None
+        self._possible[key] = None  # in progress
+        found = self._possible[key] = possible_arrays(self, scope, self._graph(node), candidates)
+        return found
 
     def _may_hold_arrays(self, scope: Scope) -> frozenset[str] | None:
         """The names of `scope` that could ever hold a JAX array there: a superset of every way
@@ -483,75 +510,11 @@ class ArrayFacts:
         return self._global_names
 
     def _scope_bindings(self, scope: Scope) -> dict[str, list[object]]:
-        """Every binding of every name in one scope: a value expression, `_ARRAY` or `_UNKNOWN`."""
+        """Every binding of every name in one scope (`array_flow.scope_bindings`), found once."""
         cached = self._bindings.get(id(scope.node))
-        if cached is not None:
-            return cached
-        out: dict[str, list[object]] = {}
-
-        def add(name: str, value: object) -> None:
-            out.setdefault(name, []).append(value)
-
-        node = scope.node
-        if isinstance(node, FUNCTION_TYPES):
-            args = node.args
-            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-                if arg is not None:
-                    add(arg.arg, _ARRAY if self.array_annotation(arg.annotation, scope) else _UNKNOWN)
-            body = [] if isinstance(node, ast.Lambda) else node.body
-        else:
-            body = node.body
-        for name, source in scope.imports.items():
-            add(name, _UNKNOWN)
-        for stmt in own_statements(body):
-            if isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, ast.Name):
-                        add(target.id, stmt.value)
-                    elif parallel(target, stmt.value):
-                        for part, value in zip(target.elts, stmt.value.elts):
-                            if isinstance(part, ast.Name):
-                                add(part.id, value)
-                            else:
-                                for name in target_names(part):
-                                    add(name, _UNKNOWN)
-                    else:
-                        for name in target_names(target):
-                            add(name, _UNKNOWN)
-            elif isinstance(stmt, ast.AnnAssign):
-                if isinstance(stmt.target, ast.Name):
-                    if stmt.value is not None:
-                        add(stmt.target.id, stmt.value)
-                    elif self.array_annotation(stmt.annotation, scope):
-                        add(stmt.target.id, _ARRAY)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                for name in target_names(stmt.target):
-                    add(name, _UNKNOWN)
-            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                for item in stmt.items:
-                    if item.optional_vars is not None:
-                        for name in target_names(item.optional_vars):
-                            add(name, _UNKNOWN)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                add(stmt.name, _UNKNOWN)
-            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                for alias in stmt.names:
-                    add((alias.asname or alias.name).split(".")[0], _UNKNOWN)
-            elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
-                for name in stmt.names:
-                    add(name, _UNKNOWN)
-            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                for handler in stmt.handlers:
-                    if handler.name:
-                        add(handler.name, _UNKNOWN)
-            elif type(stmt).__name__ == "Match":
-                for case in stmt.cases:
-                    for sub in walk(case.pattern):
-                        name = getattr(sub, "name", None) or getattr(sub, "rest", None)
-                        if isinstance(name, str):
-                            add(name, _UNKNOWN)
-        self._bindings[id(scope.node)] = out
-        return out
+        if cached is None:
+            cached = self._bindings[id(scope.node)] = scope_bindings(self, scope)
+        return cached
 
     def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
         if annotation is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from jaxlint.analysis.call_index import calls_through_any
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import Discovery, TracedFunction
 from jaxlint.analysis.walk import children, contains
@@ -60,10 +61,9 @@ class CallSites:
         if not (by_binding or by_site or methods):
             return
         bound = {name for _, name in by_binding}
-        for call, scope in self.names.calls:
-            func = call.func
-            if func.__class__ is ast.Name and func.id not in bound:
-                continue  # no transformed callable is bound to this name anywhere
+        sites = [root.site for root in by_site.values()]
+        # Only these can have a target: a call through a bound name or a method's, or of a site.
+        for call, scope in calls_through_any(self.names, bound | set(methods), sites):
             target = self._target(call, scope, by_binding, by_site, methods)
             if target is not None:
                 function = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None

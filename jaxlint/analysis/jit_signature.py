@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FunctionNode
 from jaxlint.analysis.tracing import TracedFunction
 
@@ -212,7 +213,7 @@ def donating_helpers(module) -> list[DonatingCall]:
     found: list[DonatingCall] = []
     if not donors:
         return found
-    for call, scope in names.calls:
+    for call, scope in calls_through(names, {helper.name for helper in helpers.values()}):
         if not isinstance(call.func, ast.Name):
             continue
         helper = names.definition(call.func, scope)
@@ -304,9 +305,9 @@ def _part_of_construction(method: FunctionNode, cls: ast.ClassDef, module, depth
     if depth > 2:
         return False
     callers = []
-    for call, scope in module.names.calls:
+    for call, scope in calls_through(module.names, (method.name,)):
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == method.name:
+        if isinstance(func, ast.Attribute):
             node = scope.node if scope is not None else None
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or module.names.parent_class.get(id(node)) is not cls:
                 return False  # called from elsewhere: after construction, perhaps

@@ -25,17 +25,19 @@ from __future__ import annotations
 import ast
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
+from jaxlint.analysis.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
-from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
@@ -123,11 +125,10 @@ class KeyFlow:
         self.tests: set[int] = set()
         self._text = text
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
+        self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
         if "random" not in text and "NotImplementedError" not in text and "abstractmethod" not in text:
             return  # no key is made or drawn from here, nor handed to an interface (`_abstract_keys`)
-        building = project.project.key_flows_building if project is not None else set()
-        building.add(project.path if project is not None else "")
-        try:
+        with self._building():
             self._relevant = self._key_functions()
             # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
             # for the loop bodies, and nothing is reported from test functions.
@@ -135,18 +136,35 @@ class KeyFlow:
             if not self._relevant:
                 return
             if test_file(path, options or {}):
+                # Nothing is reported from a test file: what its analyses find matters only to a
+                # caller in another module, whose first question (`exported`) runs them.
                 self.tests = {id(fn) for fn in names.functions} | {id(names.module.node)}
-            else:
-                self.tests = _test_functions(names, test_pattern(options or {}))
-            self._find_bodies()
-            if id(names.module.node) in self._relevant:
-                self._analyse(names.module.node)
-            for fn in names.functions:
-                if id(fn) in self._relevant:
-                    self.summary(fn)
-            self._judge_constant_seeds()
+                self._deferred = True
+                return
+            self.tests = _test_functions(names, test_pattern(options or {}))
+            self._analyse_all()
+
+    @contextmanager
+    def _building(self):
+        """The module is marked as having its key flow built (a call into it meanwhile is opaque)."""
+        project = self.project
+        building = project.project.key_flows_building if project is not None else set()
+        building.add(project.path if project is not None else "")
+        try:
+            yield
         finally:
             building.discard(project.path if project is not None else "")
+
+    def _analyse_all(self) -> None:
+        """Every function that touches keys, and the module's own statements, in order."""
+        names = self.names
+        self._find_bodies()
+        if id(names.module.node) in self._relevant:
+            self._analyse(names.module.node)
+        for fn in names.functions:
+            if id(fn) in self._relevant:
+                self.summary(fn)
+        self._judge_constant_seeds()
 
     # ---- what the interpreter asks -----------------------------------------------------
     def resolve(self, func: ast.AST) -> FunctionNode | None:
@@ -230,6 +248,10 @@ class KeyFlow:
         cached = self._exported.get(id(fn))
         if cached is not None:
             return cached
+        if self._deferred:
+            self._deferred = False
+            with self._building():
+                self._analyse_all()  # as a module that is not a test file runs it when built
         if id(fn) in self._active:
             return NO_KEYS
         if self._bodies_pending:
@@ -298,7 +320,8 @@ class KeyFlow:
         # one) names a tree in the text.
         tree_calls = self.names.calls if "tree" in self._text else ()
         for call, scope in tree_calls:
-            if call.args and self.names.qualname(call.func) in api.TREE_MAPS:
+            func = call.func
+            if call.args and may_resolve_to(self.names, func, _TREE_MAP_ATTRIBUTES) and self.names.qualname(func) in api.TREE_MAPS:
                 mapped = call.args[0]
                 fn = mapped if isinstance(mapped, ast.Lambda) else self.names.definition(mapped) if isinstance(mapped, ast.Name) else None
                 if isinstance(fn, FUNCTION_TYPES):
@@ -319,18 +342,10 @@ class KeyFlow:
         """
         names = self.names
         relevant: set[int] = set()
-        others: list[tuple[ast.Call, Scope, str]] = []
-        random_names, random_api, public = api.RANDOM_NAMES, api.RANDOM_API, api.public
-        for call, scope in names.calls:
-            func = call.func
-            cls = func.__class__
-            last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None
-            if last is None:
-                continue
-            if last in random_names and public(names.qualname(func)) in random_api:
+        random_api, public = api.RANDOM_API, api.public
+        for call, scope in calls_through(names, api.RANDOM_NAMES):
+            if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
-            else:
-                others.append((call, scope, last))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
         if not relevant:
             return relevant
@@ -341,7 +356,7 @@ class KeyFlow:
         callables.update(names.call_targets.values())
         # Only a call by one of these names can ever join: a relevant function's or a call result's.
         possible = callables | {fn.name for fn in names.functions if not isinstance(fn, ast.Lambda)}
-        others = [other for other in others if other[2] in possible]
+        others = [(call, scope, _label(call.func)) for call, scope in calls_through(names, possible)]
         callees: dict[int, FunctionNode | None] = {}
         changed = True
         while changed:
@@ -424,11 +439,8 @@ class KeyFlow:
             return None
         callers = {fn.name} | set(self.names.call_targets.values())
         owners = {}
-        for call, scope in self.names.calls:
-            func = call.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if last in callers:
-                owners.setdefault(id(scope.node), scope.node)
+        for call, scope in calls_through(self.names, callers):
+            owners.setdefault(id(scope.node), scope.node)
         for owner in owners.values():
             if isinstance(owner, ast.ClassDef):
                 continue
@@ -438,6 +450,7 @@ class KeyFlow:
         return None
 
 
+_TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
 # Test code feeds one key to several computations on purpose (pytest's and unittest's naming).
 DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
 # pytest's own `python_files` default, and its fixture modules.

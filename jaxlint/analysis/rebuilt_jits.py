@@ -6,6 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FunctionNode
 from jaxlint.analysis.loop_variance import ASSIGN, UNPACK
 from jaxlint.analysis.repeated_calls import RepeatedCalls, function_in
@@ -32,13 +33,7 @@ class RebuiltJits:
         found: list[tuple[ast.AST, str, str, str]] = []
         names = self.names
         wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
-        for call, scope in names.calls:
-            func = call.func
-            if func.__class__ is ast.Call:
-                func = func.func
-            cls = func.__class__
-            if (func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None) not in wanted:
-                continue
+        for call, scope in calls_through(names, wanted, curried=True):
             function = function_in(scope)
             if isinstance(call.func, ast.Call):
                 inner = call.func

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.walk import nodes_of_classes
 
@@ -72,7 +73,7 @@ class RepeatedCalls:
         out = []
         cls = names.parent_class.get(id(function))
         name = function.name
-        for call, scope in names.calls:
+        for call, scope in calls_through(names, (name,)):
             func = call.func
             kind = func.__class__
             if kind is ast.Name:

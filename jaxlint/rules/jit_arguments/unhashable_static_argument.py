@@ -6,9 +6,13 @@ import ast
 
 from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.array_annotations import declares_array
+from jaxlint.analysis.call_index import may_resolve_to
 from jaxlint.analysis.module import annotation_name
+from jaxlint.analysis.names import attribute_spellings
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+
+_VMAP = attribute_spellings({"jax.vmap"})
 
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
@@ -326,7 +330,8 @@ def _vmap_calls(module) -> list:
     return [
         (call, scope)
         for call, scope in module.names.calls
-        if call.args and isinstance(call.args[0], ast.Name) and module.qualname(call.func) == "jax.vmap"
+        if call.args and isinstance(call.args[0], ast.Name) and may_resolve_to(module.names, call.func, _VMAP)
+        and module.qualname(call.func) == "jax.vmap"
     ]
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.call_index import may_resolve_to
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import debug_print
+
+_PRINT = frozenset({"print"})  # how a call of `builtins.print` can end
 
 
 @register
@@ -172,7 +175,7 @@ class PrintInTracedCode(Rule):
         effects = module.effects
         reported = set()
         for node in effects.staged_calls():
-            if module.qualname(node.func) == "builtins.print" and any(
+            if may_resolve_to(module.names, node.func, _PRINT) and module.qualname(node.func) == "builtins.print" and any(
                 effects.shows_traced(arg) for arg in node.args
             ):
                 reported.add(id(node))
@@ -189,6 +192,7 @@ class PrintInTracedCode(Rule):
                 if (
                     isinstance(node, ast.Call)
                     and id(node) not in reported
+                    and may_resolve_to(module.names, node.func, _PRINT)
                     and module.qualname(node.func) == "builtins.print"
                 ):
                     reported.add(id(node))
@@ -199,3 +203,4 @@ class PrintInTracedCode(Rule):
                         "prints only when the branch runs",
                         debug_print(module, node, effects.shows_traced),
                     )
+
