@@ -187,3 +187,16 @@ def test_body_nodes_walks_the_statements_and_nested_decorators_not_nested_bodies
     assert {"default_of_top", "in_top", "key", "decorator", "g"} <= seen
     assert not seen & {"default_of_nested", "in_nested", "in_class", "in_lambda"}
     assert len(nodes) == len({id(n) for n in nodes})
+
+
+def test_expressions_parsed_from_strings_resolve_and_stay_alive():
+    # The resolver caches answers by node identity: a parsed string annotation must outlive
+    # the question, or a later node allocated at the same address would read its answer.
+    names = Names(ast.parse("import jax.numpy as jnp\nimport numpy as np\n"))
+    first = names.parse_expression("jnp.ndarray")
+    assert names.qualname(first) == "jax.numpy.ndarray"
+    assert names.parse_expression("jnp.ndarray") is first
+    for _ in range(1000):  # churn allocations; each answer is still its own
+        assert names.qualname(names.parse_expression("np.ndarray")) == "numpy.ndarray"
+        assert names.qualname(names.parse_expression("jnp.ndarray")) == "jax.numpy.ndarray"
+    assert names.parse_expression("not an expression(") is None

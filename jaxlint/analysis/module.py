@@ -379,9 +379,8 @@ def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr
     if annotation is None:
         return None, None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
+        annotation = names.parse_expression(annotation.value)
+        if annotation is None:
             return None, None
     target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     return annotation, names.qualname(target)

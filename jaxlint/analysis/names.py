@@ -176,6 +176,9 @@ class Names:
         self._resolved_here: dict[int, str | None] = {}  # ... and those asked without a scope
         self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
         self._owners: dict[tuple[str, int], Scope | None] = {}  # lookup's answers
+        # Expressions parsed from strings (annotations, shape symbols), kept alive with the
+        # module: the caches above key nodes by id(), which a freed node would hand to another.
+        self._parsed: dict[str, ast.expr | None] = {}
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -367,6 +370,17 @@ class Names:
             first = False
             current = current.parent
         return None
+
+    def parse_expression(self, text: str) -> ast.expr | None:
+        """The expression a string holds (a string annotation, a shape symbol); None if it is not one."""
+        expr = self._parsed.get(text, _MISSING)
+        if expr is _MISSING:
+            try:
+                expr = ast.parse(text, mode="eval").body
+            except SyntaxError:
+                expr = None
+            self._parsed[text] = expr
+        return expr
 
     def qualname(self, expr: ast.AST, scope: Scope | None = None) -> str | None:
         """The dotted name an expression refers to, if it is an import, a builtin or an alias of one."""

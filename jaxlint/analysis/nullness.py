@@ -50,9 +50,8 @@ def excludes_none(annotation: ast.expr, names: Names, scope: Scope | None, depth
         return False
     if isinstance(annotation, ast.Constant):
         if isinstance(annotation.value, str):  # a string annotation: parse it
-            try:
-                parsed = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
+            parsed = names.parse_expression(annotation.value)
+            if parsed is None:
                 return False
             return excludes_none(parsed, names, scope, depth + 1)
         return False  # `None`, or a literal that is no type

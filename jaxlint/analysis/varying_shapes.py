@@ -265,11 +265,8 @@ class VaryingShapes:
                    if isinstance(child, ast.expr))
 
     def _symbol_varies(self, symbol: str, loop: ast.AST, depth: int) -> bool:
-        try:
-            expr = ast.parse(symbol, mode="eval").body
-        except SyntaxError:
-            return True
-        return self._loop_dependent(expr, loop, depth)
+        expr = self.names.parse_expression(symbol)
+        return True if expr is None else self._loop_dependent(expr, loop, depth)
 
     def _list_grows(self, node: ast.Name, loop: ast.AST) -> bool:
         """The list read at `node` is one the loop appends to, keeping what earlier iterations added."""
