@@ -134,10 +134,35 @@ def step(x):
     return jax.named_call(scale, name="scale")(x)
 """
 
+# Under `jit`, a Python int passed through `named_call` (decorator or call) is still the int.
+NAMED_CALL_STATIC_UNDER_JIT = """
+import jax
+import jax.numpy as jnp
+
+@jax.named_call
+def cumsum_along(x, axis: int):
+    if axis < 0:
+        axis = axis + x.ndim
+    size = x.shape[axis]
+    w = jnp.arange(size)[:, None] <= jnp.arange(size)[None, :]
+    return jnp.tensordot(x, w.astype(x.dtype), axes=([axis], [0]))
+
+def pad_to(x, n):
+    return jnp.zeros(n).at[: x.shape[0]].set(x)
+
+@jax.jit
+def step(x):
+    return cumsum_along(x, -1), jax.named_call(pad_to)(x[0], 5)
+
+def demo():
+    return step(jnp.ones((2, 3)))
+"""
+
 QUIET = {
     "jvp-eager-and-top-level-grad": JVP_EAGER,
     "vjp-host-solver": VJP_HOST_SOLVER,
     "named-call-eager": NAMED_CALL_EAGER,
+    "named-call-static-under-jit": NAMED_CALL_STATIC_UNDER_JIT,
 }
 REPORTED = {
     "jvp-function-under-jit": (JVP_UNDER_JIT, "JAX101", "TracerBoolConversionError"),

@@ -54,7 +54,10 @@ CONCRETE_TRANSFORMS = frozenset({
 # it registers) runs on whatever its caller passes, concrete values when called eagerly or under
 # a differentiation, tracers when called from traced code.
 CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
-PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | {"jax.named_call"}
+# `named_call` returns the function itself, run under a name in profiles: its arguments are
+# the caller's values, never converted to tracers.
+IDENTITY_TRANSFORMS = frozenset({"jax.named_call"})
+PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | IDENTITY_TRANSFORMS
 
 TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS
 

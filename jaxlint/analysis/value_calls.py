@@ -167,6 +167,8 @@ class CallEvaluation:
         inner = self.eval(node.args[0], env)
         if inner.function is None:
             return UNKNOWN
+        if callee in jax_api.IDENTITY_TRANSFORMS:
+            return inner
         static = inner.function.static_params
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if callee in jax_api.STATIC_ARG_TRANSFORMS:

@@ -264,6 +264,7 @@ class _FunctionRun(CallEvaluation):
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
         if node.decorator_list and not transforms:
             return UNKNOWN
+        transforms = [t for t in transforms if t.name not in jax_api.IDENTITY_TRANSFORMS]
         static: frozenset[str] = frozenset()
         for t in transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:

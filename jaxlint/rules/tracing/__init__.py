@@ -30,8 +30,9 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
-    - **Custom derivatives.** `jax.custom_jvp`, `jax.custom_vjp` and `jax.named_call` trace
-      nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
+    - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
+      the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
+      `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
       rules run on concrete values, so one that wraps NumPy or host code is left alone. A
       function so decorated is traced where traced code calls it, and then so are the rules it
       registers (`defjvp`, `defvjp`): a function given a derivative rule is there to be
