@@ -64,6 +64,90 @@ CASES = [
         def run():
             return Agent().initial_state(2), Agent()._initial(jnp.ones(2))
         """, "ok"),
+    Case("a base class's method called with self passed explicitly", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Base:
+            def brightness(self, amp, unconvolved=False):
+                out = amp * jnp.ones(3)
+                return out if unconvolved else out * 0.5
+
+        class Band(Base):
+            def __hash__(self):
+                return id(self)
+
+            @partial(jax.jit, static_argnums=(0, 2))
+            def brightness(self, amp, unconvolved=False):
+                return Base.brightness(self, amp * 2.0, unconvolved=unconvolved)
+
+        def run():
+            return Band().brightness(jnp.float32(1.5), True)
+        """, "ok"),
+    Case("a jitted method delegating to objects it keeps", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Part:
+            def update(self, param, scale):
+                return param * scale
+
+            def log_l(self, a, b, verbose=False):
+                return jnp.sum(a * b)
+
+        class Whole:
+            def __init__(self, inner):
+                self._parts = [Part(), Part()]
+                self._other = Part()
+                self._inner = inner
+
+            def __hash__(self):
+                return id(self)
+
+            @partial(jax.jit, static_argnums=(0, 2))
+            def update(self, param, band, scale):
+                return self._parts[band].update(param[band], scale)
+
+            @partial(jax.jit, static_argnums=(0, 2))
+            def log_l(self, args, verbose=False):
+                a, b = args
+                return self._other.log_l(a, b, verbose=verbose) + self._inner.log_l(a, b, verbose)
+
+        def run():
+            w = Whole(Part())
+            return w.update([jnp.float32(1.0), jnp.float32(2.0)], 1, jnp.float32(3.0)), w.log_l(
+                (jnp.ones(3), jnp.arange(3.0)), True
+            )
+        """, "ok"),
+    Case("a traced value to the static argument of an instance kept on self", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Table:
+            def __hash__(self):
+                return id(self)
+
+            @partial(jax.jit, static_argnums=(0, 2))  # JAX302
+            def lookup(self, x, band):
+                return x * band
+
+        class Model:
+            def __init__(self):
+                self.table = Table()
+
+            def __hash__(self):
+                return id(self)
+
+            @partial(jax.jit, static_argnums=0)
+            def predict(self, x):
+                return self.table.lookup(x, x[0])
+
+        def run():
+            return Model().predict(jnp.ones(3))
+        """, "ValueError"),
     Case("donated through a helper", """
         import jax
         import jax.numpy as jnp

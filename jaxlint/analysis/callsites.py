@@ -79,18 +79,68 @@ class CallSites:
         if isinstance(func, ast.Call):
             return by_site.get(id(func))
         if isinstance(func, ast.Attribute) and func.attr in methods:
-            receiver = func.value
-            if isinstance(receiver, ast.Name) and self.names.lookup(receiver.id, scope) is None:
-                return None  # an attribute of an unknown module-level name, not an instance
             root = methods[func.attr]
-            if isinstance(receiver, ast.Call):
-                # `factory().step(x)`: an instance of the method's class only if built right there
-                cls = self.names.parent_class.get(id(root.node))
-                built = self.names.definition(receiver.func, scope) if isinstance(receiver.func, ast.Name) else None
-                if cls is None or built is not cls:
-                    return None
-            return root
+            return root if self._may_be_instance(func, self.names.parent_class.get(id(root.node)), scope) else None
         return None
+
+    def _may_be_instance(self, func: ast.Attribute, cls: ast.ClassDef | None, scope: Scope) -> bool:
+        """Whether the receiver of `receiver.step(...)` may be an instance of `cls`, the class whose
+        jitted `step` it names: not when it is shown to be something else."""
+        names, receiver = self.names, func.value
+        if isinstance(receiver, ast.Name):
+            owner = names.lookup(receiver.id, scope)
+            if owner is None or receiver.id in owner.imports:
+                return False  # an unknown module-level name or a module, not an instance
+            # `Base.step(self, x)`: a class's own function, called with `self` passed explicitly
+            return not isinstance(names.definition(receiver, scope), ast.ClassDef)
+        if isinstance(receiver, ast.Call):
+            # `factory().step(x)`: an instance of the method's class only if built right there
+            built = names.definition(receiver.func, scope) if isinstance(receiver.func, ast.Name) else None
+            return cls is not None and built is cls
+        held = _held_on_self(receiver, scope)
+        if held is None:
+            return True
+        # An object kept on `self` (`self.parts[i].step(x)`) is another object unless the class
+        # stores an instance of `cls` there; a method that calls its own name on such an object
+        # delegates to it (a composite), it does not call itself.
+        stored = self._stored_on_self(scope, held)
+        if cls is not None and cls in stored:
+            return True
+        if getattr(scope.node, "name", None) == func.attr:
+            return False
+        return not stored or _UNKNOWN in stored
+
+    def _stored_on_self(self, scope: Scope, attr: str) -> list:
+        """What the methods of the class around `scope` store in `self.<attr>`: the class of this
+        module each value constructs, `_OTHER` for anything else built (an imported class, a
+        list of instances), `_UNKNOWN` for a value of unknown kind (a parameter)."""
+        cls = scope.parent.node if scope.parent is not None else None
+        if not isinstance(cls, ast.ClassDef):
+            return []
+        stored = []
+        for method in cls.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+                continue
+            this = method.args.args[0].arg
+            for node in ast.walk(method):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(_self_attribute(t, this) == attr for t in targets):
+                        stored.append(self._built(node.value, self.names.scopes.get(id(method))))
+        return stored
+
+    def _built(self, value: ast.expr, scope: Scope | None):
+        if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+            kinds = {self._built(e, scope) for e in value.elts}
+            return kinds.pop() if len(kinds) == 1 else _UNKNOWN
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+            if isinstance(value.func, ast.Name):
+                definition = self.names.definition(value.func, scope)
+                if isinstance(definition, ast.ClassDef):
+                    return definition
+            if self.names.qualname(value.func, scope) is not None:
+                return _OTHER  # built by an imported callable: not a class of this module
+        return _UNKNOWN
 
     # ---- loops -------------------------------------------------------------------
     def _enclosing_loops(self, scope: Scope, call: ast.Call) -> list[Loop]:
@@ -99,6 +149,26 @@ class CallSites:
         if table is None:
             table = self._loops[id(body_owner)] = _loops_of_calls(body_owner) if _has_loops(body_owner) else {}
         return table.get(id(call), [])
+
+
+_OTHER, _UNKNOWN = "other", "unknown"
+
+
+def _held_on_self(receiver: ast.expr, scope: Scope) -> str | None:
+    """`attr` when `receiver` is `self.attr` or an item of it, read in a method (`self` being
+    its first parameter)."""
+    while isinstance(receiver, ast.Subscript):
+        receiver = receiver.value
+    method = scope.node
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+        return None
+    return _self_attribute(receiver, method.args.args[0].arg)
+
+
+def _self_attribute(node: ast.expr, this: str) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == this:
+        return node.attr
+    return None
 
 
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})

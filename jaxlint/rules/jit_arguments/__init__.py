@@ -7,7 +7,11 @@ JIT_SIGNATURE_LIMITATIONS = """
     Jitted functions are recognised where the code shows the transformation: a decorator, a
     `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class.
     A jitted callable built by code jaxlint cannot see, or handed around through containers
-    and attributes of other objects, is not checked; neither are `static_argnums`,
+    and attributes of other objects, is not checked. A call `obj.step(...)` is taken for a
+    call of a jitted method `step` unless `obj` is shown to be something else: a class (as in
+    `Base.step(self, x)`) or a module, or an object the class keeps on `self` (`self.parts[i]`)
+    that it builds from another class; a method that calls its own name on an object kept on
+    `self` delegates to it, unless the class stores an instance of its own there. Neither are `static_argnums`,
     `static_argnames` or `donate_argnums` computed at run time. Arguments are judged by what
     the calling code shows of them (a literal, an array-returning call, an annotation); an
     argument made by an unknown call is unknown, and unknown arguments are never reported.
