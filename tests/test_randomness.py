@@ -150,6 +150,26 @@ CASES = {
             q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
             return forward(q, k, v)
         """,
+    "key-named parameters given data by every caller": """
+        import jax
+        import jax.numpy as jnp
+        from mylib.sharding import kernel, shard
+
+        def forward(query, key, value):
+            return shard(key), kernel(query, key, value)
+
+        def layer(x, key):
+            return shard(key), kernel(x, key)  # JAX201
+
+        def demo():
+            q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
+            ones = jnp.ones((2, 16, 4, 8))
+            return forward(q, k, v), forward(q, ones, v), forward(q, k * 2.0, v)
+
+        def train(x):
+            key = jax.random.key(1)
+            return layer(x, jnp.zeros(3)), layer(x, key)
+        """,
     "key-named parameters that are keys": """
         import jax
         import jax.numpy as jnp

@@ -9,7 +9,8 @@ Every guess but the first two yields to evidence that the value is data: an anno
 an array of numbers (`Float[Array, "b t h d"]`), an operand of arithmetic (`key @ w`,
 `key * scale`), or an argument of array math (`jnp.einsum`, `jax.nn.dot_product_attention`).
 JAX's keys support none of these, so a value used so is an attention key tensor, a seed or
-some other number, whatever its name.
+some other number, whatever its name.  So does a parameter that every call in the module
+passes data (`forward(q, jax.random.normal(k, shape), v)`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import ast
 import re
 
 from jaxlint.analysis import random_api as api
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
@@ -152,8 +154,39 @@ class KeyNames:
         found = self._parameters.get(id(fn))
         if found is None:
             found = self._not_used_as_strings(fn, _key_parameter_names(fn))
-            found = self._parameters[id(fn)] = found - self.data_names(fn) if found else found
+            if found:
+                found = found - self.data_names(fn)
+            if found:
+                found = found - self._given_data(fn, found)
+            self._parameters[id(fn)] = found
         return found
+
+    def _given_data(self, fn: FunctionNode, params: set[str]) -> set[str]:
+        """The parameters that every call of the function in this module passes data: a
+        sampler's draws (`jax.random.normal(...)`), a new array (`jnp.ones(...)`), arithmetic,
+        or a name bound to one of those.  Without a call here, none."""
+        if isinstance(fn, ast.Lambda):
+            return set()
+        given: dict[str, bool] = {}
+        for call, _ in calls_through(self.names, (fn.name,)):
+            if self.resolve(call.func) is not fn:
+                continue
+            bound = {param: arg for arg, param in bind(fn, call, bound_self(call))}
+            for param in params:
+                arg = bound.get(param)
+                given[param] = given.get(param, True) and arg is not None and self._data_value(arg, 0)
+        return {param for param, data in given.items() if data}
+
+    def _data_value(self, expr: ast.AST, depth: int) -> bool:
+        if isinstance(expr, ast.BinOp):
+            return expr.op.__class__ in _ARITHMETIC
+        if isinstance(expr, ast.Call):
+            qualname = self.qualname(expr.func) or ""
+            return qualname in api.SAMPLERS or qualname in _NEW_ARRAYS
+        if isinstance(expr, ast.Name) and depth < 3:
+            values = self.names.assignments(expr)
+            return len(values) == 1 and self._data_value(values[0], depth + 1)
+        return False
 
     def data_names(self, fn: ast.AST) -> frozenset[str]:
         """Names the function shows to be data, not keys: annotated as an array of numbers
@@ -251,6 +284,10 @@ _ARRAY_MATH = frozenset({
     *("jax.lax." + name for name in ("dot", "dot_general", "batch_matmul")),
     "jax.nn.dot_product_attention",
 })
+# New arrays of numbers, never keys.
+_NEW_ARRAYS = frozenset(
+    "jax.numpy." + name for name in ("zeros", "ones", "full", "empty", "arange", "linspace", "eye")
+)
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 

@@ -26,9 +26,10 @@ class KeyReuse(KeyFlowRule):
         to evidence that the value is data: a jaxtyping annotation of an array of numbers
         (`key: Float[Array, "b s h d"]`, `Int32[...]`, `Bool[...]`), use as an operand of
         arithmetic (`query @ key.T`, `key * scale`), or an argument of array math (`jnp.einsum`,
-        `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`). JAX's keys support none of
-        these, so the attention `key` of `query, key, value` is not a PRNG key; a name passed to
-        a sampler is a key whatever else the function does with it. A key is consumed by a
+        `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`), or a parameter that every call
+        in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic). JAX's keys
+        support none of these, so the attention `key` of `query, key, value` is not a PRNG key;
+        a name passed to a sampler is a key whatever else the function does with it. A key is consumed by a
         sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a function of the same
         module that consumes the parameter it is passed in, and by any other function it is
         passed to directly (`model.init(key, x)`), the name being evidence enough there when
