@@ -649,6 +649,17 @@ CASES = [
         """, True,
         disagreement="one permutation for every leaf keeps the rows of a batch aligned, "
         "which is what such code wants"),
+    Case("attention key tensor handed to two functions", """
+        import jax
+
+        def forward(query, key, value, place):
+            kept = place(key)
+            return jax.nn.dot_product_attention(query, key, value), kept
+
+        def run():
+            q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
+            return forward(q, k, v, jax.numpy.asarray)
+        """, False),
     Case("constant seed in a loop", """
         import jax
         def run():
@@ -715,3 +726,26 @@ def test_fold_in_is_a_split_child():
     assert bool((jax.random.key_data(jax.random.fold_in(key, 1)) == jax.random.key_data(second)).all())
     beyond = jax.random.key_data(jax.random.fold_in(key, 4))
     assert not any(bool((beyond == child).all()) for child in children)
+
+
+@pytest.mark.parametrize("use", ["matmul", "multiply", "add", "power", "einsum", "dot", "attention"])
+def test_keys_reject_array_math(use):
+    """The fact behind a key-named value used in array math being data: JAX's keys support none of it."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    key = jax.random.key(0)
+    keys = jax.random.split(key, 4)
+    w = jnp.ones((4, 4))
+    uses = {
+        "matmul": lambda: keys @ w,
+        "multiply": lambda: key * 2,
+        "add": lambda: key + 1,
+        "power": lambda: key ** 2,
+        "einsum": lambda: jnp.einsum("i,ij->j", keys, w),
+        "dot": lambda: jnp.dot(keys, w),
+        "attention": lambda: jax.nn.dot_product_attention(
+            jnp.ones((1, 4, 1, 8)), jax.random.split(key, (1, 4, 1, 8)), jnp.ones((1, 4, 1, 8))
+        ),
+    }
+    with pytest.raises((TypeError, ValueError)):
+        uses[use]()

@@ -112,6 +112,95 @@ CASES = {
             d = jax.random.normal(hk.next_rng_key(), x.shape)
             return a + b + c + d
         """,
+    "attention key tensors are data, not keys": """
+        import jax
+        import jax.numpy as jnp
+        from jaxtyping import Array, Float, Int32
+        from mylib.sharding import kernel, shard
+
+        def forward(query, key, value):
+            spec = shard("bthd", tensor=key)
+            return jax.nn.dot_product_attention(query, key, value), spec
+
+        def annotated(query, key: Float[Array, "b s h d"], value):
+            spec = shard("bshd", tensor=key)
+            return kernel(query, key, value), spec
+
+        def cast(query, key, value, dtype):
+            key: Float[Array, "b s h d"] = key.astype(dtype)
+            spec = shard(key)
+            return kernel(query, key, value), spec
+
+        def scores(query, key, value):
+            spec = shard(key)
+            return jnp.einsum("bqhd,bkhd->bhqk", query, key), kernel(key, value), spec
+
+        def matmul(query, key):
+            spec = shard(key)
+            return kernel(query @ key.T), kernel(key), spec
+
+        def token_ids(key: Int32[Array, "b t"], table):
+            return shard(key), kernel(key)
+
+        def seeded(x, rng, base):
+            offset = rng + base  # an integer seed
+            return shard(rng, offset), kernel(rng)
+
+        def demo():
+            q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
+            return forward(q, k, v)
+        """,
+    "key-named parameters given data by every caller": """
+        import jax
+        import jax.numpy as jnp
+        from mylib.sharding import kernel, shard
+
+        def forward(query, key, value):
+            return shard(key), kernel(query, key, value)
+
+        def layer(x, key):
+            return shard(key), kernel(x, key)  # JAX201
+
+        def demo():
+            q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
+            ones = jnp.ones((2, 16, 4, 8))
+            return forward(q, k, v), forward(q, ones, v), forward(q, k * 2.0, v)
+
+        def train(x):
+            key = jax.random.key(1)
+            return layer(x, jnp.zeros(3)), layer(x, key)
+        """,
+    "key-named parameters that are keys": """
+        import jax
+        import jax.numpy as jnp
+        from jaxtyping import Array, Key, PRNGKeyArray, UInt32
+        from mylib.nn import Linear, init
+
+        def drawn(key: jax.Array, x):
+            a = jax.random.normal(key, x.shape)
+            return a + jax.random.normal(key, x.shape)  # JAX201
+
+        def drawn_and_added(key, x):
+            noise = jax.random.normal(key, x.shape)
+            offset = key * 2
+            return noise + jax.random.normal(key, x.shape)  # JAX201
+
+        def layers(key, d):
+            return Linear(d, d, key=key), Linear(d, d, key=key)  # JAX201
+
+        def typed(key: PRNGKeyArray, d):
+            return init(key, d), init(key, d)  # JAX201
+
+        def jaxtyped(key: Key[Array, ""], d):
+            return init(key, d), init(key, d)  # JAX201
+
+        def raw(key: UInt32[Array, "2"], d):
+            return init(key, d), init(key, d)  # JAX201
+
+        def looked_at(key, x):
+            n = key.shape[0] * 2
+            return init(key, n), init(key, n)  # JAX201
+        """,
     "keys in a dict, split per use": """
         import jax
 

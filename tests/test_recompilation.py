@@ -116,6 +116,48 @@ CASES = {
                 recent.append(b)
                 total(recent)  # a new list of one element each time
         """,
+    "augmented_assignment_grows_only_sequences": """
+        import functools
+
+        import jax
+
+        @functools.partial(jax.jit, static_argnums=(2,))
+        def run_chunk(i0, state, n_steps):
+            return state + i0 * n_steps
+
+        @jax.jit
+        def total(xs):
+            return sum(x.sum() for x in xs)
+
+        def train(niter, state, chunk=50):
+            i = 0
+            while i <= niter:
+                n = min(chunk, niter + 1 - i)
+                state = run_chunk(i, state, n)  # an int counter: the same (scalar) shape
+                i += n
+            seen = 0.0
+            for b in range(niter):
+                seen += b
+                total(seen)
+            return state
+
+        def collect(batches, first):
+            xs = []
+            ys = list(first)
+            zs = [b for b in first]
+            for b in batches:
+                xs += [b]
+                ys += batches
+                zs += (b,)
+                total(xs)  # JAX501
+                total(ys)  # JAX501
+                total(zs)  # JAX501
+
+        def extend(batches, acc):
+            for b in batches:
+                acc += [b]
+                total(acc)  # JAX501
+        """,
     "jit_of_new_objects_even_equal_ones": """
         import functools
 
@@ -580,6 +622,32 @@ def test_binding_in_a_match_case_of_the_loop_is_followed(cli, make_files):
     assert finding["location"]["row"] == 15 and "`window`" in finding["message"]
 
 
+def test_counter_grown_by_augmented_assignment_is_quiet_from_the_cli(cli, make_files):
+    make_files(
+        {
+            "a.py": """
+            import jax
+
+            @jax.jit
+            def step(i0, xs):
+                return i0 + len(xs)
+
+            def run(batches, n):
+                i, xs = 0, []
+                for b in batches:
+                    step(i, b)
+                    i += n
+                hist = []
+                for b in batches:
+                    hist += [b]
+                    step(0, hist)
+            """
+        }
+    )
+    (finding,) = cli("check", "--select", "JAX501", "--output-format", "json").json
+    assert finding["location"]["row"] == 16 and "`hist`" in finding["message"]
+
+
 def _count_traces(jit, make_step):
     jnp = pytest.importorskip("jax.numpy")
     traces = []
@@ -654,6 +722,37 @@ def test_growing_list_argument_compiles_per_length():
         history.append(jax.numpy.ones(2))
         total(history)
     assert len(traces) == 3
+
+
+def test_python_int_argument_compiles_once():
+    """Why JAX501 is quiet on `i = 0 ... f(i); i += n`: a non-static Python int is traced as a
+    scalar, so every value of the counter reuses one compilation."""
+    jax = pytest.importorskip("jax")
+
+    @jax.jit
+    def step(i0, state):
+        return state + i0
+
+    state, i = jax.numpy.zeros(()), 0
+    while i <= 120:
+        state = step(i, state)
+        i += 50
+    assert step._cache_size() == 1
+
+
+def test_list_grown_by_augmented_assignment_compiles_per_length():
+    """What JAX501 says of `xs += [x]` in a loop, with `xs` passed to a jitted function."""
+    jax = pytest.importorskip("jax")
+
+    @jax.jit
+    def total(xs):
+        return sum(x.sum() for x in xs)
+
+    xs = []
+    for _ in range(3):
+        xs += [jax.numpy.ones(2)]
+        total(xs)
+    assert total._cache_size() == 3
 
 
 def test_jit_of_equal_callables_still_compiles_again():

@@ -4,6 +4,13 @@ A name is a key when the function makes it with a key call, passes it where `jax
 takes a key, passes it to a function of the module that uses that parameter as a key,
 aliases one of those, or is a parameter whose name says it is a key (`key`, `rng`,
 `dropout_rng`) and that the function does not use as a dictionary key or a string.
+
+Every guess but the first two yields to evidence that the value is data: an annotation of
+an array of numbers (`Float[Array, "b t h d"]`), an operand of arithmetic (`key @ w`,
+`key * scale`), or an argument of array math (`jnp.einsum`, `jax.nn.dot_product_attention`).
+JAX's keys support none of these, so a value used so is an attention key tensor, a seed or
+some other number, whatever its name.  So does a parameter that every call in the module
+passes data (`forward(q, jax.random.normal(k, shape), v)`).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import ast
 import re
 
 from jaxlint.analysis import random_api as api
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
@@ -28,6 +36,7 @@ class KeyNames:
         self._kinds: dict[tuple[int, tuple[type, ...]], list[ast.AST]] = {}
         self._parameters: dict[int, set[str]] = {}
         self._unpacked: dict[int, set[str]] = {}
+        self._data: dict[int, frozenset[str]] = {}
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""
@@ -54,6 +63,7 @@ class KeyNames:
             return cached
         self._cache[id(fn)] = frozenset()  # recursion guard
         found: set[str] = set()
+        drawn: set[str] = set()  # used as a key by `jax.random` itself: no evidence outweighs that
         aliases: list[tuple[list[ast.AST], ast.AST]] = []
         for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
             if node.__class__ is ast.Call:
@@ -65,6 +75,7 @@ class KeyNames:
                     base = base_name(arg) if arg is not None else None
                     if base:
                         found.add(base)
+                        drawn.add(base)
                 elif qualname is None:
                     callee = self.resolve(node.func)
                     if callee is not None:
@@ -77,6 +88,7 @@ class KeyNames:
                 if isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS:
                     for target in targets:
                         found.update(target_names(target))
+                        drawn.update(target_names(target))
                 else:
                     aliases.append((targets, node.value))
         for _ in range(2):
@@ -88,6 +100,8 @@ class KeyNames:
         if isinstance(fn, FUNCTION_TYPES):
             found.update(self.key_parameters(fn))
         found.update(self.unpacked_keys(fn))
+        if found - drawn:
+            found -= self.data_names(fn) - drawn
         result = frozenset(found)
         self._cache[id(fn)] = result
         return result
@@ -139,8 +153,82 @@ class KeyNames:
         """
         found = self._parameters.get(id(fn))
         if found is None:
-            found = self._parameters[id(fn)] = self._not_used_as_strings(fn, _key_parameter_names(fn))
+            found = self._not_used_as_strings(fn, _key_parameter_names(fn))
+            if found:
+                found = found - self.data_names(fn)
+            if found:
+                found = found - self._given_data(fn, found)
+            self._parameters[id(fn)] = found
         return found
+
+    def _given_data(self, fn: FunctionNode, params: set[str]) -> set[str]:
+        """The parameters that every call of the function in this module passes data: a
+        sampler's draws (`jax.random.normal(...)`), a new array (`jnp.ones(...)`), arithmetic,
+        or a name bound to one of those.  Without a call here, none."""
+        if isinstance(fn, ast.Lambda):
+            return set()
+        given: dict[str, bool] = {}
+        for call, _ in calls_through(self.names, (fn.name,)):
+            if self.resolve(call.func) is not fn:
+                continue
+            bound = {param: arg for arg, param in bind(fn, call, bound_self(call))}
+            for param in params:
+                arg = bound.get(param)
+                given[param] = given.get(param, True) and arg is not None and self._data_value(arg, 0)
+        return {param for param, data in given.items() if data}
+
+    def _data_value(self, expr: ast.AST, depth: int) -> bool:
+        if isinstance(expr, ast.BinOp):
+            return expr.op.__class__ in _ARITHMETIC
+        if isinstance(expr, ast.Call):
+            qualname = self.qualname(expr.func) or ""
+            return qualname in api.SAMPLERS or qualname in _NEW_ARRAYS
+        if isinstance(expr, ast.Name) and depth < 3:
+            values = self.names.assignments(expr)
+            return len(values) == 1 and self._data_value(values[0], depth + 1)
+        return False
+
+    def data_names(self, fn: ast.AST) -> frozenset[str]:
+        """Names the function shows to be data, not keys: annotated as an array of numbers
+        (`Float[Array, "b d"]`, on the parameter or where it is bound), an operand of
+        arithmetic (`key @ w`, `key.T * s`, `x -= key`), or passed to array math (`jnp.einsum`,
+        `jax.nn.dot_product_attention`).  A key supports none of these."""
+        found = self._data.get(id(fn))
+        if found is not None:
+            return found
+        data: set[str] = set()
+        if isinstance(fn, FUNCTION_TYPES) and not isinstance(fn, ast.Lambda):
+            a = fn.args
+            for param in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if param.annotation is not None and self._numbers(param.annotation):
+                    data.add(param.arg)
+        for node in self.nodes_of(fn, _DATA_USES):
+            cls = node.__class__
+            if cls is ast.BinOp:
+                if node.op.__class__ in _ARITHMETIC:
+                    data.update(_operand_names(node.left, node.right))
+            elif cls is ast.AugAssign:
+                if node.op.__class__ in _ARITHMETIC:
+                    data.update(_operand_names(node.target, node.value))
+            elif cls is ast.AnnAssign:
+                if isinstance(node.target, ast.Name) and self._numbers(node.annotation):
+                    data.add(node.target.id)
+            elif self.qualname(node.func) in _ARRAY_MATH:
+                data.update(_operand_names(*node.args, *(k.value for k in node.keywords)))
+        found = self._data[id(fn)] = frozenset(data)
+        return found
+
+    def _numbers(self, annotation: ast.AST) -> bool:
+        """A jaxtyping annotation of an array of numbers: `Float[Array, "b t"]`, `Bool[...]`,
+        `Int32[...]`; not `Key[...]`, nor `UInt32[...]` (a raw key's type), nor `Shaped[...]`."""
+        if not isinstance(annotation, ast.Subscript):
+            return False
+        dims = annotation.slice
+        if not (isinstance(dims, ast.Tuple) and len(dims.elts) == 2 and isinstance(dims.elts[1], ast.Constant)
+                and isinstance(dims.elts[1].value, str)):
+            return False  # not the `Dtype[ArrayType, "shape"]` form
+        name = self.names.qualname(annotation.value) or ast.unparse(annotation.value)
+        return bool(_NUMBER_DTYPES.match(name.rsplit(".", 1)[-1]))
 
     def unpacked_keys(self, fn: ast.AST) -> set[str]:
         """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
@@ -155,7 +243,7 @@ class KeyNames:
                     for target in node.targets:
                         if isinstance(target, (ast.Tuple, ast.List)):
                             found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
-            found = self._not_used_as_strings(fn, found)
+            found = self._not_used_as_strings(fn, found) - self.data_names(fn)
         self._unpacked[id(fn)] = found
         return found
 
@@ -185,6 +273,21 @@ _KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
 _KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
 _NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
 _CALLS_AND_ASSIGNMENTS = (ast.Call, ast.Assign, ast.AnnAssign)
+_DATA_USES = (ast.BinOp, ast.AugAssign, ast.AnnAssign, ast.Call)
+# Not `%` (string formatting) nor the bitwise operators (a raw key's bits).
+_ARITHMETIC = frozenset({ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Pow})
+# jaxtyping dtypes of numbers; a raw (`uint32`) key is `UInt32`, a typed one `Key`.
+_NUMBER_DTYPES = re.compile(r"^(Float|BFloat|Complex|Inexact|Int|Bool)\d*$")
+# Array math: contractions and attention over arrays of numbers.
+_ARRAY_MATH = frozenset({
+    *("jax.numpy." + name for name in ("einsum", "matmul", "dot", "tensordot", "inner", "outer", "vdot")),
+    *("jax.lax." + name for name in ("dot", "dot_general", "batch_matmul")),
+    "jax.nn.dot_product_attention",
+})
+# New arrays of numbers, never keys.
+_NEW_ARRAYS = frozenset(
+    "jax.numpy." + name for name in ("zeros", "ones", "full", "empty", "arange", "linspace", "eye")
+)
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
@@ -195,6 +298,18 @@ def _key_parameter_names(fn: FunctionNode) -> set[str]:
         if _KEY_PARAMETER.match(a.arg)
         and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
     }
+
+
+def _operand_names(*operands: ast.AST) -> set[str]:
+    """The names used as values themselves (`key`, `key.T`, `key[:, 0]`), not through a call or a
+    static attribute (`key.shape[0]`)."""
+    found = set()
+    for operand in operands:
+        while isinstance(operand, ast.Subscript) or (isinstance(operand, ast.Attribute) and operand.attr in ("T", "mT")):
+            operand = operand.value
+        if isinstance(operand, ast.Name):
+            found.add(operand.id)
+    return found
 
 
 def names_in(node: ast.AST) -> set[str]:

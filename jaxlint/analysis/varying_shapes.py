@@ -273,9 +273,17 @@ class VaryingShapes:
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             return False
         return any(
-            _adds_to(d, self.module) and self._carried(d, loop)
+            _adds_to(d, self.module) and self._carried(d, loop) and (d.kind != AUGMENT or self._extends(d, node))
             for d in self.module.loops.definitions(node.id, loop, node)
         )
+
+    def _extends(self, definition: Definition, node: ast.Name) -> bool:
+        """Whether `name += value` adds elements: only to a sequence.  The added value is one
+        (`xs += [x]`), or the name is bound to one elsewhere in its scope (`xs = []`,
+        `list(...)`, a comprehension); on a number (`i = 0 ... i += n`) it is `i = i + n`."""
+        if _sequence(definition.value, self.module):
+            return True
+        return any(_sequence(value, self.module) for value in self.names.assignments(node))
 
     # ---- elements of a collection ------------------------------------------------------------
     def _elements_vary(self, iterable: ast.AST, path: tuple[int, ...] | None, depth: int) -> str | None:
@@ -356,6 +364,13 @@ def _adds_to(definition: Definition, module: "ModuleFacts") -> bool:
     if definition.kind == AUGMENT:
         return isinstance(node.op, ast.Add)
     return definition.kind == ASSIGN and _grows(definition.value, definition.name, module)
+
+
+def _sequence(value: ast.AST, module: "ModuleFacts") -> bool:
+    """A list or tuple by its construction: a display, a comprehension, `list(...)`, `tuple(...)`."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return isinstance(value, ast.Call) and module.qualname(value.func) in ("builtins.list", "builtins.tuple")
 
 
 def _is_name(node: ast.AST, name: str) -> bool:

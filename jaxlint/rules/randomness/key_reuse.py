@@ -22,10 +22,19 @@ class KeyReuse(KeyFlowRule):
         A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
         a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
         `subkey`, `prng_key`, `*_rng` (unless the function uses it as a dictionary key or a
-        string), and `self.key`-style attributes within one method. A key is consumed by a
+        string), and `self.key`-style attributes within one method. A guess from the name yields
+        to evidence that the value is data: a jaxtyping annotation of an array of numbers
+        (`key: Float[Array, "b s h d"]`, `Int32[...]`, `Bool[...]`), use as an operand of
+        arithmetic (`query @ key.T`, `key * scale`), or an argument of array math (`jnp.einsum`,
+        `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`), or a parameter that every call
+        in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic). JAX's keys
+        support none of these, so the attention `key` of `query, key, value` is not a PRNG key;
+        a name passed to a sampler is a key whatever else the function does with it. A key is consumed by a
         sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a function of the same
         module that consumes the parameter it is passed in, and by any other function it is
-        passed to directly (`model.init(key, x)`). Looking at a key consumes nothing:
+        passed to directly (`model.init(key, x)`), the name being evidence enough there when
+        nothing says the value is data: code that takes a `key` it cannot see into draws from
+        it (`Linear(d, d, key=key)`). Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
@@ -110,6 +119,18 @@ class KeyReuse(KeyFlowRule):
             noise = jax.random.normal(noise_key, x.shape) * 0.1
             drop = jax.random.bernoulli(drop_key, 0.9, x.shape)
             return jnp.where(drop, x + noise, 0.0)
+        """,
+        """
+        import jax
+        from jaxtyping import Array, Float
+
+        def init(rng, d):
+            return jax.random.normal(rng, (d, d)) / d
+
+        def attention(query, key: Float[Array, "b s h d"], value, sharding):
+            # the attention key tensor: data, not a PRNG key
+            placed = jax.lax.with_sharding_constraint(key, sharding)
+            return jax.nn.dot_product_attention(query, key, value), placed
         """,
         """
         import jax

@@ -25,7 +25,10 @@ class UnbucketedShapes(Rule):
         loop (`x[x > t]`), a slice whose bound is computed from changing data
         (`x[:int(valid.sum())]`), an array built from a list comprehension whose `if` changes
         with the loop (`jnp.array([r for r in rows if r.user == u])`), or a Python list the loop
-        appends to, passed as it is (each new length is a new pytree structure).
+        appends to, passed as it is (each new length is a new pytree structure). `xs += value`
+        adds elements only to a sequence: it counts as growth when the added value is a list or
+        tuple (`xs += [x]`) or the name is bound to one (`xs = []`, `list(...)`, a comprehension);
+        on a number (`i = 0 ... i += n`) it is `i = i + n`, a new value of the same shape.
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
