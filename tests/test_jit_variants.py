@@ -89,6 +89,11 @@ QUIET = {
                 def step(y):
                     return y ** order
                 out.append(step(x))
+            for scale in ("half", "double"):
+                @jax.jit
+                def scaled(y, factor=0.5 if scale == "half" else 2.0):
+                    return y * factor
+                out.append(scaled(x))
             return out
         """,
     "comprehension_over_written_out_values": """

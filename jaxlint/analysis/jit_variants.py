@@ -169,9 +169,12 @@ class JitVariants:
         return self.names.module if function is None else self.names.scope_of(function)
 
     def _reads(self, expr: ast.AST, scope: Scope) -> Iterator[ast.Name]:
-        """The names `expr` reads (inside its lambdas and the body of a def too) that `scope` binds."""
+        """The names `expr` reads (inside its lambdas, and the defaults and body of a def too) that
+        `scope` binds."""
         names = self.names
-        roots = expr.body if isinstance(expr, (ast.FunctionDef, ast.AsyncFunctionDef)) else [expr]
+        roots: list = [expr]
+        if isinstance(expr, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots = [*expr.args.defaults, *(d for d in expr.args.kw_defaults if d is not None), *expr.body]
         for root in roots:
             for node in walk(root):
                 if node.__class__ is ast.Name and node.ctx.__class__ is ast.Load:
