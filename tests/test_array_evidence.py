@@ -242,3 +242,17 @@ def test_jax_runs_the_project_wrapper_and_rejects_the_plain_array(make_files, mo
     assert [float(v) for v in main.wrapper()] == [99.0, 0.0, 3.0]
     with pytest.raises(TypeError):
         main.plain()
+
+
+def test_a_cached_run_sees_the_class_become_a_function(cli, make_files):
+    """Whether `Array` is a class is read from its module: a cached result is redone when it changes."""
+    root = make_files(PROJECT)
+
+    def rows():
+        findings = cli("check", "--output-format", "json", "arraylib").json
+        return sorted(f["location"]["row"] for f in findings)
+
+    assert rows() == [11]
+    text = (root / "arraylib" / "arrays.py").read_text()
+    (root / "arraylib" / "arrays.py").write_text(text.replace("class Array:", "class Wrapper:") + "\n\nArray = array\n")
+    assert rows() == [6, 11]
