@@ -2,14 +2,19 @@
 
 The state at a program point is a set of (name, kind) pairs, each true on every path reaching
 it (the join of two paths is their intersection). The kinds: `JAX` (a JAX array), `NUMPY` (a
-new host array, `np.array([...])`) and `VIEW` (`np.asarray` of a JAX array: a NumPy array over
-JAX's read-only buffer, so a `NUMPY` one too). A step binds names: an assignment adds the
+new host array, `np.array([...])`), `VIEW` (`np.asarray` of a JAX array: a NumPy array over
+JAX's read-only buffer, so a `NUMPY` one too) and `INSTANCE` (what calling a class of the
+module or of the project made, `a = Array([1.0])`: an instance of that class, never a JAX
+array, though it may offer `.at` as well as item assignment, as a mutable array wrapper
+does). A step binds names: an assignment adds the
 kinds of its value; unpacking a JAX array or a sequence of them (`q, r = jnp.linalg.qr(a)`),
 or looping over a JAX array, binds JAX arrays (a starred name gets a list); any other binding
 (an unknown value, a `with` target, an import, a def) clears the name; `x += v` keeps what
-`x` was. Evaluating `x.at[i].get()` (or `.set`,
-`.add`, ...) shows `x` to be a JAX array from then on: only JAX arrays have that indexer with
-those methods. A parameter starts as a JAX array when it is annotated as one, or when the
+`x` was. An edge on which an `isinstance` test shows a name not to be a JAX array
+(`type_tests.py`: `isinstance(x, np.ndarray)` held, `isinstance(x, jax.Array)` failed) drops
+its `JAX` kind. Evaluating `x.at[i].get()` (or `.set`,
+`.add`, ...) shows `x` to be a JAX array from then on, unless it holds an `INSTANCE`: only JAX
+arrays and such wrappers have that indexer with those methods. A parameter starts as a JAX array when it is annotated as one, or when the
 function never rebinds it and uses it with `.at[...]` anywhere. After the fixed point, one
 backward sweep of each basic block marks a read of a name that the block goes on to use so,
 unrebound: the same value (`x[i] = v` then `x = x.at[j].set(w)`).
@@ -30,12 +35,13 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import Domain, replay, solve
 from jaxlint.analysis.names import FUNCTION_TYPES, Scope
+from jaxlint.analysis.type_tests import not_jax_arrays
 from jaxlint.analysis.walk import nodes_run_with, own_statements, target_names, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
 
-JAX, NUMPY, VIEW = "jax", "numpy", "view"
+JAX, NUMPY, VIEW, INSTANCE = "jax", "numpy", "view", "instance"
 Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
 NOTHING: Arrays = frozenset()
 NOTHING_NAMES: FrozenSet[str] = frozenset()
@@ -62,12 +68,21 @@ class ArrayNames(Domain[Arrays]):
     def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
         nodes = self.nodes(step)
         if nodes.shown:
-            shown = nodes.shown
+            shown = nodes.shown.difference(name for name, kind in state if kind == INSTANCE)
             state = frozenset(p for p in state if p[0] not in shown) | {(name, JAX) for name in shown}
         if self.reads is not None:
             for node in nodes.reads:
                 self.reads[id(node)] = state
         return self._bind(step, state, nodes.walrus)
+
+    def assume(self, edge: cfg.Edge, state: Arrays) -> Arrays:
+        """Along an edge where an `isinstance` test shows a name not to be a JAX array, it is not one."""
+        if not state:
+            return state
+        names = set(not_jax_arrays(edge.test, edge.outcome, self.facts.names, self.scope))
+        if not names:
+            return state
+        return frozenset(p for p in state if p[0] not in names or p[1] != JAX)
 
     def nodes(self, step: cfg.Step) -> "_StepNodes":
         key = (id(step.node), step.kind)
@@ -119,7 +134,10 @@ class ArrayNames(Domain[Arrays]):
         if isinstance(target, ast.Name):
             cleared.add(target.id)
             added.difference_update({p for p in added if p[0] == target.id})
-            added.update((target.id, kind) for kind in self.facts.kinds_in(value, self.scope, before))
+            kinds = self.facts.kinds_in(value, self.scope, before)
+            if not kinds and self.facts.may_show_at(target.id) and self.facts.class_instance(value, self.scope):
+                kinds = (INSTANCE,)
+            added.update((target.id, kind) for kind in kinds)
         elif parallel(target, value):
             for part, item in zip(target.elts, value.elts):
                 self._assign(part, item, before, cleared, added)

@@ -10,7 +10,8 @@ store in the module sets to such a value.  A name of the function (or module) th
 is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
 from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
 without an array annotation, a loop target over unknown items, a call into unknown code, a
-name that may hold a NumPy array) is not known, and rules stay quiet about it.
+name that may hold a NumPy array, a branch where an `isinstance` test shows it is not a JAX
+array, an instance of a class of the project) is not known, and rules stay quiet about it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one
 _MAX_DEPTH = 6
 # Array methods that Python's containers have too: no evidence that the receiver is an array.
 _CONTAINER_METHODS = frozenset({"copy", "sort"})
+# Packages a call into which is never a class of the project.
+_NOT_THE_PROJECT = frozenset({*jax_api.MODELLED_PACKAGES, "numpy", "builtins"})
 # Expressions `_array` may find to be an array, depending on what they read.
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
@@ -189,6 +192,28 @@ class ArrayFacts:
         way to call one (`np.asarray`, an import of it, an alias) spells its name."""
         text = self.module.source.text
         return any(name.rsplit(".", 1)[-1] in text for name in jax_api.NUMPY_VIEWS)
+
+    def may_show_at(self, name: str) -> bool:
+        """Whether some `name.at[...]` call may show `name` to be a JAX array (the text decides)."""
+        if not self.at_calls_in_text:
+            return False
+        shown = self._at_updated_names
+        return shown is None or name in shown
+
+    def class_instance(self, value: ast.AST, scope: Scope) -> bool:
+        """`value` calls a class of this module or of the project: it makes an instance of that
+        class, not a JAX array, whatever `.at` the class offers. A class of another library is
+        not seen (the call is opaque)."""
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(self.names.definition(func, scope), ast.ClassDef):
+            return True
+        link = self.module.project
+        name = self.names.qualname(func, scope)
+        if link is None or name is None or name.split(".", 1)[0] in _NOT_THE_PROJECT:
+            return False
+        return link.defines_class(name)
 
     def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
         """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a

@@ -5,7 +5,8 @@ would put on `sys.path` to import it), and the project root above it (the neares
 with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
 qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
 relative one, `import pkg.util as u` or read through a re-export in an `__init__.py`)
-resolves to the plain `def` it names in one of those files. Modules are found on the file
+resolves to the plain `def` it names in one of those files (`ModuleLink.defines_class` asks
+the same of a `class`). Modules are found on the file
 system when a name asks for them and parsed once per process.
 
 Following: when traced code calls such a function with at least one traced argument, the
@@ -184,6 +185,11 @@ class ModuleLink:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
 
+    def defines_class(self, qualname: str) -> bool:
+        """Whether a qualified name seen in this module stands for a class of a project module."""
+        found = self.project.definition(self, qualname)
+        return found is not None and isinstance(found[1], ast.ClassDef)
+
 
 class Project:
     """Follows calls across the project's modules; one per process, shared by every file it lints."""
@@ -222,7 +228,19 @@ class Project:
         return facts
 
     # ---- resolving names ---------------------------------------------------------------------
-    def resolve(self, link: ModuleLink, qualname: str, depth: int = 0) -> ProjectFunction | None:
+    def resolve(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
+        """The plain (undecorated) module-level function a qualified name seen in `link`'s module names."""
+        found = self.definition(link, qualname)
+        if found is None:
+            return None
+        facts, node = found
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            return None  # a decorator may replace the function: opaque
+        return ProjectFunction(facts, node)
+
+    def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple["ModuleFacts", ast.AST] | None:
+        """The module-level `def` or `class` statement a qualified name seen in `link`'s module
+        names in a project module, with that module's facts."""
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             path, absent = self.index.find_module(".".join(parts[:cut]), link.roots)
@@ -236,20 +254,18 @@ class Project:
             return self._member(facts, parts[cut:], depth)
         return None
 
-    def _member(self, facts: "ModuleFacts", attrs: list[str], depth: int) -> ProjectFunction | None:
+    def _member(self, facts: "ModuleFacts", attrs: list[str], depth: int) -> tuple["ModuleFacts", ast.AST] | None:
         scope: Scope = facts.names.module
         name = attrs[0]
         rebound = name in scope.assigned or name in scope.defs
         if name in scope.imports and not rebound and depth < _MAX_REEXPORTS:
             # A re-export (`from .impl import clip` in `__init__.py`) or a submodule import.
             target = ".".join([scope.imports[name], *attrs[1:]])
-            return self.resolve(facts.project, target, depth + 1)
+            return self.definition(facts.project, target, depth + 1)
         node = scope.defs.get(name)
-        if len(attrs) != 1 or name in scope.assigned or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if len(attrs) != 1 or name in scope.assigned or node is None:
             return None
-        if node.decorator_list:
-            return None  # a decorator may replace the function: opaque
-        return ProjectFunction(facts, node)
+        return facts, node
 
     # ---- following traced calls --------------------------------------------------------------
     def follow(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.call_index import calls_through
+from jaxlint.analysis.jit_variants import JitVariants
 from jaxlint.analysis.names import FunctionNode
 from jaxlint.analysis.loop_variance import ASSIGN, UNPACK
 from jaxlint.analysis.repeated_calls import RepeatedCalls, function_in
@@ -21,6 +22,7 @@ class RebuiltJits:
         self.module = module
         self.names = module.names
         self.repeated = repeated
+        self.variants = JitVariants(module, repeated)
 
     def find(self) -> list[tuple[ast.AST, str, str, str]]:
         """Jitted callables created anew each time they are used: (where, transformation, what, why).
@@ -65,9 +67,9 @@ class RebuiltJits:
             function = names.parent_function.get(id(fn))
             if function is None or self._staged(function):
                 continue
-            if self.repeated.in_loop(fn, function) is not None:
+            if self.repeated.in_loop(fn, function) is not None and not self.variants.per_iteration(fn, fn, function):
                 why = "it is defined inside a loop"
-            elif not self._memoized(function) and self.repeated.called_repeatedly(function) is not None:
+            elif self._rebuilt_per_call(fn, function):
                 why = f"`{_name(function)}` defines it anew on every call"
             else:
                 continue
@@ -122,10 +124,17 @@ class RebuiltJits:
         if fresh is None:
             return None
         if (loop is not None or in_comprehension) and fresh == "loop":
-            return "it is built inside a loop"
-        if function is not None and not self._memoized(function) and self.repeated.called_repeatedly(function) is not None:
+            if not self.variants.per_iteration(wrapped, jit_call, function):
+                return "it is built inside a loop"
+        if function is not None and self._rebuilt_per_call(wrapped, function):
             return f"`{_name(function)}` builds it anew on every call"
         return None
+
+    def _rebuilt_per_call(self, built: ast.AST, function: FunctionNode) -> bool:
+        """`function` is called again and again, and builds the same function on each call."""
+        if self._memoized(function) or self.repeated.called_repeatedly(function) is None:
+            return False
+        return not self.variants.per_call(built, function)
 
     def _fresh(self, wrapped: ast.AST, function: FunctionNode | None, loop: ast.AST | None) -> str | None:
         """"loop" if `wrapped` is a new object on every loop iteration, "call" if on every call

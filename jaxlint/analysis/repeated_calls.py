@@ -41,7 +41,7 @@ class RepeatedCalls:
         that is itself called in a loop (a few levels up)."""
         if depth > 2 or isinstance(function, ast.Lambda):
             return None
-        for call in self._calls_of(function):
+        for call in self.calls_of(function):
             caller = self.function_of(call)
             if self.in_loop(call, caller) is not None or self.in_comprehension(call, caller):
                 return call
@@ -62,7 +62,8 @@ class RepeatedCalls:
         where = _start(node)
         return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
 
-    def _calls_of(self, function: FunctionNode) -> list[ast.Call]:
+    def calls_of(self, function: FunctionNode) -> list[ast.Call]:
+        """The calls of `function` in this module (by its name, or as a method of `self` or an instance)."""
         found = self._calls.get(id(function))
         if found is None:
             found = self._calls[id(function)] = self._find_calls_of(function)

@@ -35,7 +35,12 @@ class InPlaceUpdate(Rule):
         array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
         `jnp.asarray(x)`, which take a list too), or what a method only arrays have returns
         from a traced value (`x.reshape(-1)`; not `x.copy()`, which a dict has too). It applies to eager code as much as to traced
-        code. Inside traced code it also reports item assignment on a traced value at
+        code. An `isinstance` test overrides all of this where it shows the value is not a JAX
+        array (a JAX array is an instance of `jax.Array` and of no NumPy or builtin type): inside
+        `if isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...`. So
+        does a value made by calling a class of the module or of the project (`a = Array([...])`):
+        an instance of that class is not a JAX array, whatever `.at` it offers (a mutable array
+        wrapper offers both). Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
         value), whatever the value is. It also reports item assignment on
         `np.asarray(<JAX array>)`, a read-only view. A store into a Pallas reference
@@ -170,6 +175,15 @@ class InPlaceUpdate(Rule):
             return points
         """,
         """
+        import numpy as np
+
+        def move_row(arr, src, dst):
+            if isinstance(arr, np.ndarray):
+                arr[dst] = arr[src]  # a NumPy array: written in place
+                return arr
+            return arr.at[dst].set(arr[src])
+        """,
+        """
         import jax
         from jax import lax
 
@@ -200,7 +214,12 @@ class InPlaceUpdate(Rule):
     )
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",)
 
-    limitations = PURITY_LIMITATIONS
+    limitations = PURITY_LIMITATIONS + """
+    A class of another package is not seen: a value made by calling one, which the code also
+    uses with `.at[...]`, is taken for a JAX array. In traced code, a store into a traced
+    parameter used as an array is judged by that use, even in a branch of
+    `isinstance(x, np.ndarray)` that a tracer never takes.
+    """
 
     def check(self, module, report):
         effects = module.effects

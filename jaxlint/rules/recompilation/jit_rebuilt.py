@@ -31,6 +31,16 @@ class JitRebuilt(Rule):
         object each time, so it does not); nor are factories that return the jitted function.
         A jitted bound method or lambda stored on an instance lives as long as the instance: a
         trainer or evaluator built per epoch or per call compiles again each time.
+        A build that is a different function each time is not reported: when what is jitted
+        depends on the target of a `for` loop over distinct values written out in the code
+        (`for scheme in ("euler", "rk4")`, `for method in [Euler, RK4]`, or a name bound once to
+        such a tuple), directly (`make_step(scheme)`), through a value the loop makes from it
+        (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function and
+        compiles once, which no rewrite avoids; so does a helper whose build depends on a
+        parameter that every repeated call passes such a target. A loop over anything else (a
+        parameter, a `range`, values computed at run time: data, or a configuration met twice),
+        a build that does not read the target (`partial(f, cfg)` per epoch) or a loop around it
+        all may build the same function again, and are reported.
         """
     bad = (
         """
@@ -135,6 +145,18 @@ class JitRebuilt(Rule):
         def run(model, xs):
             predict = jax.jit(lambda x: model(x))
             return [predict(x) for x in xs]  # built once, called many times
+        """,
+        """
+        import jax
+
+        def make_step(scheme):
+            if scheme == "euler":
+                return lambda x: x + 0.1 * x
+            return lambda x: x + 0.1 * (x + 0.05 * x)
+
+        def compare(x):
+            # a different function per scheme: each compiles once, however it is built
+            return {scheme: jax.jit(make_step(scheme))(x) for scheme in ("euler", "midpoint")}
         """,
         """
         import jax

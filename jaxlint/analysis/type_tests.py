@@ -1,0 +1,50 @@
+"""What a branch's `isinstance` test shows: the names that are not JAX arrays along one of its edges.
+
+Code written for NumPy and JAX arrays alike picks its path by type: `if isinstance(x, np.ndarray):
+x[i] = v` writes in place into a NumPy array only, and `if isinstance(x, jax.Array): return
+x.at[i].set(v)` leaves the rest of the function to everything else. A JAX array is an instance
+of `jax.Array` (`jnp.ndarray`) and of no NumPy or builtin type (`isinstance(jnp.zeros(3),
+np.ndarray)` is False), so the true edge of `isinstance(x, T)` with every `T` a NumPy or builtin
+type other than `object`, and the false edge of `isinstance(x, T)` with some `T` a JAX array
+type, show that `x` is not one; through `not`, `and` (its true edge) and `or` (its false edge).
+A type the analysis does not know (a class of the project, a protocol) shows nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jaxlint.analysis import jax_api
+from jaxlint.analysis.names import Names, Scope
+
+
+def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
+    """The names the edge of `test` taken when it is `outcome` shows not to hold a JAX array."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from not_jax_arrays(test.operand, not outcome, names, scope)
+    elif isinstance(test, ast.BoolOp):
+        # Every operand of an `and` that held is true; every operand of an `or` that failed is false.
+        if outcome == isinstance(test.op, ast.And):
+            for value in test.values:
+                yield from not_jax_arrays(value, outcome, names, scope)
+    elif (
+        isinstance(test, ast.Call)
+        and len(test.args) == 2
+        and not test.keywords
+        and isinstance(test.args[0], ast.Name)
+        and names.qualname(test.func, scope) == "builtins.isinstance"
+    ):
+        types = test.args[1]
+        items = types.elts if isinstance(types, ast.Tuple) else [types]
+        kinds = [names.qualname(item, scope) for item in items]
+        if outcome and kinds and all(_never_a_jax_array(kind) for kind in kinds):
+            yield test.args[0].id
+        elif not outcome and any(kind in jax_api.ARRAY_ANNOTATIONS for kind in kinds):
+            yield test.args[0].id
+
+
+def _never_a_jax_array(kind: str | None) -> bool:
+    if kind is None or kind == "builtins.object" or kind.startswith("numpy.typing."):
+        return False  # `np.typing.ArrayLike` admits anything with `__array__`
+    return kind.startswith("numpy.") or kind.startswith("builtins.")

@@ -1,0 +1,258 @@
+"""JAX401 and what overrides "`.at[...]` shows a JAX array": an `isinstance` test that shows the
+value is not one, and a value made by calling a class of the module or the project (an array
+wrapper may offer `.at` and item assignment both). The quiet programs run under JAX; the
+look-alikes that stay reported raise JAX's `TypeError`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from quiet_and_reported import case_tests
+
+QUIET = {
+    "numpy_branch": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def move_row(arr, src, dst):
+            if isinstance(arr, np.ndarray):
+                arr[dst] = arr[src]  # a NumPy array: written in place
+                return arr
+            return arr.at[dst].set(arr[src])
+
+        def demo():
+            return move_row(np.arange(3), 0, 2), move_row(jnp.arange(3), 0, 2)
+        """,
+    "early_return_for_jax_arrays": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        def set_first(arr, v):
+            if isinstance(arr, jax.Array):
+                return arr.at[0].set(v)
+            arr[0] = v
+            return arr
+
+        def demo():
+            return set_first(np.zeros(3), 1.0), set_first(jnp.zeros(3), 1.0)
+        """,
+    "negated_test": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def set_first(arr, v):
+            if not isinstance(arr, jnp.ndarray):
+                arr[0] = v
+                return arr
+            return arr.at[0].set(v)
+
+        def demo():
+            return set_first(np.zeros(3), 1.0), set_first(jnp.zeros(3), 1.0)
+        """,
+    "test_in_a_conjunction": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def set_first(arr, v, in_place):
+            if isinstance(arr, (np.ndarray, np.generic)) and in_place:
+                arr[0] = v
+                return arr
+            return arr.at[0].set(v)
+
+        def demo():
+            return set_first(np.zeros(3), 1.0, True), set_first(jnp.zeros(3), 1.0, False)
+        """,
+    "wrapper_class_of_the_module": """
+        import jax.numpy as jnp
+
+        class Wrapper:
+            def __init__(self, value):
+                self.value = jnp.asarray(value)
+
+            def __setitem__(self, index, v):
+                self.value = self.value.at[index].set(v)
+
+            @property
+            def at(self):
+                return self.value.at
+
+        def demo():
+            a = Wrapper([1.0, 2.0, 3.0])
+            a[0] = 99.0  # the wrapper's own `__setitem__`
+            updated = a.at[1].set(0.0)
+            a[2] = 7.0
+            return updated, a.value
+        """,
+}
+
+REPORTED = {
+    "write_after_at_use": (
+        """
+        import jax.numpy as jnp
+
+        def update(arr, v):
+            first = arr.at[0].get()
+            arr[1] = v
+            return first
+
+        def demo():
+            return update(jnp.zeros(3), 1.0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "true_branch_of_a_jax_test": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def set_first(values, v):
+            x = jnp.asarray(values)
+            if isinstance(x, jax.Array):
+                x[0] = v
+            return x
+
+        def demo():
+            return set_first([0.0, 1.0], 2.0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "test_of_another_name": (
+        """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def set_first(arr, mask, v):
+            if isinstance(mask, np.ndarray):
+                arr[0] = v
+            return arr.at[1].set(v)
+
+        def demo():
+            return set_first(jnp.zeros(3), np.ones(3), 1.0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "test_in_a_disjunction": (
+        """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def set_first(arr, v):
+            if isinstance(arr, np.ndarray) or v > 0:
+                arr[0] = v
+            return arr.at[1].set(v)
+
+        def demo():
+            return set_first(jnp.zeros(3), 1.0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "object_test": (
+        """
+        import jax.numpy as jnp
+
+        def set_first(arr, v):
+            if isinstance(arr, object):  # every JAX array is an object
+                arr[0] = v
+            return arr.at[1].set(v)
+
+        def demo():
+            return set_first(jnp.zeros(3), 1.0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+}
+
+(
+    test_quiet_case_stays_quiet,
+    test_reported_case_is_reported,
+    test_jax_runs_the_quiet_case,
+    test_jax_rejects_the_reported_case,
+) = case_tests(QUIET, REPORTED)
+
+
+def test_a_jax_array_is_no_numpy_array():
+    """What the narrowing rests on: a JAX array is an instance of `jax.Array` and of no NumPy type."""
+    jax = pytest.importorskip("jax")
+    np = pytest.importorskip("numpy")
+    x = jax.numpy.zeros(3)
+    assert isinstance(x, jax.Array) and isinstance(x, jax.numpy.ndarray)
+    assert not isinstance(x, (np.ndarray, np.generic))
+    assert not isinstance(np.zeros(3), jax.Array)
+
+
+PROJECT = {
+    "arraylib/__init__.py": "",
+    "arraylib/arrays.py": """
+        import jax.numpy as jnp
+
+        class Array:
+            \"\"\"A mutable wrapper: item assignment and `.at` both.\"\"\"
+
+            def __init__(self, value):
+                self.value = jnp.asarray(value)
+
+            def __setitem__(self, index, v):
+                self.value = self.value.at[index].set(v)
+
+            @property
+            def at(self):
+                return self.value.at
+
+        def array(value):
+            return jnp.asarray(value)
+        """,
+    "arraylib/__main__.py": """
+        from arraylib.arrays import Array, array
+
+        def wrapper():
+            a = Array([1.0, 2.0, 3.0])
+            a[0] = 99.0
+            return a.at[1].set(0.0)
+
+        def plain():
+            b = array([1.0, 2.0, 3.0])
+            b[0] = 99.0  # JAX401: a function, not a class: `.at` below shows a JAX array
+            return b.at[1].set(0.0)
+        """,
+}
+
+
+def test_an_instance_of_a_project_class_is_no_jax_array(cli, make_files):
+    make_files(PROJECT)
+    findings = cli("check", "--no-cache", "--output-format", "json", "arraylib").json
+    assert [(f["filename"].replace("\\", "/").rsplit("/", 2)[-2:], f["location"]["row"], f["code"]) for f in findings] == [
+        (["arraylib", "__main__.py"], 11, "JAX401")
+    ]
+
+
+def test_jax_runs_the_project_wrapper_and_rejects_the_plain_array(make_files, monkeypatch):
+    pytest.importorskip("jax")
+    root = make_files(PROJECT)
+    monkeypatch.syspath_prepend(str(root))
+    import importlib
+
+    main = importlib.import_module("arraylib.__main__")
+    assert [float(v) for v in main.wrapper()] == [99.0, 0.0, 3.0]
+    with pytest.raises(TypeError):
+        main.plain()
+
+
+def test_a_cached_run_sees_the_class_become_a_function(cli, make_files):
+    """Whether `Array` is a class is read from its module: a cached result is redone when it changes."""
+    root = make_files(PROJECT)
+
+    def rows():
+        findings = cli("check", "--output-format", "json", "arraylib").json
+        return sorted(f["location"]["row"] for f in findings)
+
+    assert rows() == [11]
+    text = (root / "arraylib" / "arrays.py").read_text()
+    (root / "arraylib" / "arrays.py").write_text(text.replace("class Array:", "class Wrapper:") + "\n\nArray = array\n")
+    assert rows() == [6, 11]
