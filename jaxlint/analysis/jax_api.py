@@ -61,9 +61,12 @@ PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | IDENTITY_TRANSFORMS
 
 TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS
 
+# Rematerialisation: `static_argnums` (and `static_argnames` for `jax.checkpoint`) name
+# arguments passed as the caller's Python values, as for `jax.jit`; nothing is compiled or cached.
+CHECKPOINTS = frozenset({"jax.checkpoint", "flax.linen.checkpoint", "flax.nnx.remat"})
 # Transformations that take static arguments (`static_argnums`/`static_argnames`; for custom
 # derivatives, `nondiff_argnums`).
-STATIC_ARG_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"})
+STATIC_ARG_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}) | CHECKPOINTS
 
 # Equinox treats every non-array argument as static.
 FILTERING_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "equinox.filter_vmap"})

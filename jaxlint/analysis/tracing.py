@@ -104,9 +104,18 @@ class TracedFunction:
     unknown_static_names: bool = False
 
     @property
-    def jit(self) -> Transform | None:
+    def static_transform(self) -> Transform | None:
+        """The transformation whose static arguments the function receives as Python values."""
         for t in self.transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
+                return t
+        return None
+
+    @property
+    def jit(self) -> Transform | None:
+        """The compiling transformation that takes static arguments (`jax.jit`, not a checkpoint)."""
+        for t in self.transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS and t.name not in jax_api.CHECKPOINTS:
                 return t
         return None
 
@@ -458,9 +467,9 @@ def _traced(
     traced.bound_keywords = bound.keywords
     traced.bound_values = bound.values
     traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
-    jit = traced.jit
+    jit = traced.static_transform
     if jit is not None:
-        traced.static_params = static_parameters(function, jit.keywords, bound.positional)
+        traced.static_params = static_parameters(function, jit.keywords, bound.positional, jit.name)
         if jit.name == "jax.jit" and function.args.kwarg is None:
             a = function.args
             params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
@@ -480,8 +489,12 @@ def positional_params(function: FunctionNode) -> list[ast.arg]:
     return [*function.args.posonlyargs, *function.args.args]
 
 
-def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0) -> frozenset[str]:
-    """Parameter names made static by `static_argnums` / `static_argnames`, resolved as JAX does."""
+def static_parameters(
+    function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0, transform: str | None = None
+) -> frozenset[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames` of `transform`,
+    resolved as JAX does. A checkpoint honours `static_argnums` only: `jax.checkpoint` accepts
+    `static_argnames` but traces those arguments all the same."""
     positional = positional_params(function)[skip:]
     static: set[str] = set()
     numbers = [
@@ -492,7 +505,8 @@ def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], ski
     for index in numbers:
         if -len(positional) <= index < len(positional):
             static.add(positional[index].arg)
-    static.update(str_values(keywords.get("static_argnames")))
+    if transform not in jax_api.CHECKPOINTS:
+        static.update(str_values(keywords.get("static_argnames")))
     return frozenset(static)
 
 

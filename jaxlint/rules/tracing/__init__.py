@@ -30,6 +30,11 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
+    - **Static arguments.** The arguments a transformation's `static_argnums` and
+      `static_argnames` name reach the function as the caller's Python values. Checkpoints
+      (`jax.checkpoint`, `jax.remat`, `nnx.remat`, `nn.remat`, as a decorator, through
+      `functools.partial` or wrapping a function) take `static_argnums` as `jax.jit` does;
+      `jax.checkpoint` accepts `static_argnames` too but traces those arguments all the same.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
