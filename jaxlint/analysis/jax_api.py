@@ -122,6 +122,15 @@ CONTROL_FLOW = {
 # Primitives that take branches: JAX traces every branch, whichever one runs.
 BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
 
+# Under `with jax.disable_jit():` these call their functions in Python on the values they are
+# given: a jit calls the function, `lax.scan` and the loops iterate in Python, `lax.cond` and
+# `lax.switch` call the branch taken. (`vmap`, `pmap` and `checkpoint` still trace.)
+EAGER_WITHOUT_JIT = frozenset({
+    "jax.jit", "equinox.filter_jit", "flax.nnx.jit",
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch",
+    "jax.lax.map", "jax.lax.associative_scan",
+})
+
 # Host callbacks: the function runs on the host with concrete values; never traced.
 HOST_CALLBACKS = frozenset({
     "jax.debug.callback",

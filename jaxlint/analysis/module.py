@@ -99,6 +99,8 @@ class ModuleFacts:
             entries.append((root.node, root_parameters(root, self.names), root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
+            if id(call) in self.discovery.eager:
+                continue  # run eagerly, or from traced code, where the value analysis finds it
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
             carry = carry_structure(call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
@@ -251,6 +253,12 @@ class ModuleFacts:
             return False
         value = self.analysis.values[id(node)]
         return value.array or value.boolean
+
+    def runs_eagerly(self, call: ast.Call) -> bool:
+        """A control-flow call made under `with jax.disable_jit():` by code that is not traced:
+        it calls its bodies in Python on concrete values (a `lax.cond` only the branch taken)."""
+        scope = self.discovery.eager.get(id(call))
+        return scope is not None and id(scope) not in self.analysis.contexts
 
     def traced_functions(self) -> Iterator[tuple[FunctionNode, Context]]:
         """Every analysed function and the joined context it runs in."""

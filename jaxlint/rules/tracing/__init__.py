@@ -35,6 +35,17 @@ TRACED_VALUE_LIMITATIONS = """
       (`jax.checkpoint`, `jax.remat`, `nnx.remat`, `nn.remat`, as a decorator, through
       `functools.partial` or wrapping a function) take `static_argnums` as `jax.jit` does;
       `jax.checkpoint` accepts `static_argnames` too but traces those arguments all the same.
+    - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
+      trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
+      `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
+      call their bodies on concrete values (`cond` and `switch` only the branch taken). A
+      function used only there is not traced. It is where it is also traced elsewhere (handed
+      to `lax.scan` outside the block, called from a jitted function), under a transformation
+      that still traces in the block (`vmap`, `pmap`, `checkpoint`, `jax.jit(jax.vmap(f))`),
+      and when defined in the block but called after it. A jitted function bound to a name
+      (`step = jax.jit(f)`) is taken for traced even where only such a block calls it. Inside
+      traced code the block's loops run in Python on the caller's tracers, and their bodies
+      are analysed as traced.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
