@@ -350,6 +350,7 @@ PYTHON_ANNOTATIONS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
     "builtins.tuple", "builtins.list", "builtins.dict", "builtins.type",
     "typing.Callable", "collections.abc.Callable", "typing.Sequence", "typing.Tuple",
+    "typing.Literal", "typing_extensions.Literal",  # literals are Python constants
 })
 
 # Framework base classes whose `__call__` (and compact methods) run under a transformation

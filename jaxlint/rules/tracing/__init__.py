@@ -88,6 +88,14 @@ TRACED_VALUE_LIMITATIONS = """
       framework traces them (`__call__`, `@nn.compact`, transformed functions); a method called
       from user code jaxlint cannot see is analysed only with what its own body shows, and
       Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
+      module method's parameter without a default is taken for traced when it has no
+      annotation, or one that names an array type (`jax.Array`, `Float[Array, "b n"]`, a union
+      with one, any package's `...Array`) or a class of the module; annotated with a Python
+      type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
+      binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
+      from elsewhere that names no array (another package's `Shape` or mode type), unknown.
+      Aliases imported from another module are not followed. Under `jax.jit` an annotation
+      makes nothing static. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
       a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or
