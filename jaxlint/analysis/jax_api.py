@@ -66,7 +66,7 @@ TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PA
 CHECKPOINTS = frozenset({"jax.checkpoint", "flax.linen.checkpoint", "flax.nnx.remat"})
 # Transformations that take static arguments (`static_argnums`/`static_argnames`; for custom
 # derivatives, `nondiff_argnums`).
-STATIC_ARG_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}) | CHECKPOINTS
+STATIC_ARG_TRANSFORMS = CHECKPOINTS | {"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}
 
 # Equinox treats every non-array argument as static.
 FILTERING_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "equinox.filter_vmap"})

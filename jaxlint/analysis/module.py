@@ -352,8 +352,9 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
         return TRACED_ARRAY
     if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
         return Value(Trace.TRACED, fields=True)
-    if root.framework_method and annotation is None and not has_default(fn, param) and _may_hold_array(param.annotation, names):
-        return TRACED
+    if root.framework_method and annotation is None and not has_default(fn, param):
+        if _may_hold_array(param.annotation, names):
+            return TRACED
     if root.framework_method or root.filtering:
         # Framework methods and filtering jits: only arrays are traced.
         return STATIC if annotation == "python" else UNKNOWN
