@@ -60,3 +60,25 @@ def _array_alias(name: str) -> bool:
     JAX projects name their aliases of `jax.Array` so, and a file linted without its package
     cannot follow the alias to its definition."""
     return name.rsplit(".", 1)[-1].endswith("Array") and name.split(".", 1)[0] not in _TABLED_PACKAGES
+
+
+def names_array(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether a declared type names an array type anywhere, so that it may hold one: `jax.Array`,
+    `Float[Array, "n"]`, `jax.Array | Sequence[int]`, `Optional[np.ndarray]`, an `...Array` or
+    `ArrayLike` of any package, a string annotation of one of these."""
+    from jaxlint.analysis.module import annotation_name
+
+    annotation, _ = annotation_name(annotation, names)
+    if annotation is None:
+        return False
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node is not annotation:
+            if names_array(node, names):  # `Optional["jax.Array"]`
+                return True
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            continue
+        name = names.qualname(node) or (node.id if isinstance(node, ast.Name) else node.attr)
+        last = name.rsplit(".", 1)[-1]
+        if name in _DECLARED_ARRAYS or "Array" in last or last == "ndarray":
+            return True
+    return False

@@ -61,9 +61,12 @@ PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | IDENTITY_TRANSFORMS
 
 TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS
 
+# Rematerialisation: `static_argnums` (and `static_argnames` for `jax.checkpoint`) name
+# arguments passed as the caller's Python values, as for `jax.jit`; nothing is compiled or cached.
+CHECKPOINTS = frozenset({"jax.checkpoint", "flax.linen.checkpoint", "flax.nnx.remat"})
 # Transformations that take static arguments (`static_argnums`/`static_argnames`; for custom
 # derivatives, `nondiff_argnums`).
-STATIC_ARG_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"})
+STATIC_ARG_TRANSFORMS = CHECKPOINTS | {"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}
 
 # Equinox treats every non-array argument as static.
 FILTERING_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "equinox.filter_vmap"})
@@ -118,6 +121,15 @@ CONTROL_FLOW = {
 
 # Primitives that take branches: JAX traces every branch, whichever one runs.
 BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
+
+# Under `with jax.disable_jit():` these call their functions in Python on the values they are
+# given: a jit calls the function, `lax.scan` and the loops iterate in Python, `lax.cond` and
+# `lax.switch` call the branch taken. (`vmap`, `pmap` and `checkpoint` still trace.)
+EAGER_WITHOUT_JIT = frozenset({
+    "jax.jit", "equinox.filter_jit", "flax.nnx.jit",
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch",
+    "jax.lax.map", "jax.lax.associative_scan",
+})
 
 # Host callbacks: the function runs on the host with concrete values; never traced.
 HOST_CALLBACKS = frozenset({
@@ -338,6 +350,7 @@ PYTHON_ANNOTATIONS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
     "builtins.tuple", "builtins.list", "builtins.dict", "builtins.type",
     "typing.Callable", "collections.abc.Callable", "typing.Sequence", "typing.Tuple",
+    "typing.Literal", "typing_extensions.Literal",  # literals are Python constants
 })
 
 # Framework base classes whose `__call__` (and compact methods) run under a transformation

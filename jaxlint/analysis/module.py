@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.array_annotations import names_array
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.closure_nullness import closed_not_none
 from jaxlint.analysis.guards import guarded_nodes
@@ -99,6 +100,8 @@ class ModuleFacts:
             entries.append((root.node, root_parameters(root, self.names), root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
+            if id(call) in self.discovery.eager:
+                continue  # run eagerly, or from traced code, where the value analysis finds it
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
             carry = carry_structure(call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
@@ -252,6 +255,12 @@ class ModuleFacts:
         value = self.analysis.values[id(node)]
         return value.array or value.boolean
 
+    def runs_eagerly(self, call: ast.Call) -> bool:
+        """A control-flow call made under `with jax.disable_jit():` by code that is not traced:
+        it calls its bodies in Python on concrete values (a `lax.cond` only the branch taken)."""
+        scope = self.discovery.eager.get(id(call))
+        return scope is not None and id(scope) not in self.analysis.contexts
+
     def traced_functions(self) -> Iterator[tuple[FunctionNode, Context]]:
         """Every analysed function and the joined context it runs in."""
         analysis = self.analysis
@@ -344,7 +353,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
         return Value(Trace.TRACED, fields=True)
     if root.framework_method and annotation is None and not has_default(fn, param):
-        return TRACED
+        if _may_hold_array(param.annotation, names):
+            return TRACED
     if root.framework_method or root.filtering:
         # Framework methods and filtering jits: only arrays are traced.
         return STATIC if annotation == "python" else UNKNOWN
@@ -354,6 +364,13 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
     if _names_module_class(param.annotation, names):
         return TRACED  # a pytree of the module's own class: traced, but not an array
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether a parameter may be an array: it has no annotation, or one that names an array
+    type or a class of this module (a pytree). A type the analysis cannot read that names no
+    array (a `Shape` or a mode type from another package) is not taken for one."""
+    return annotation is None or names_array(annotation, names) or _names_module_class(annotation, names)
 
 
 def _names_module_class(annotation: ast.expr | None, names: Names) -> bool:
@@ -386,10 +403,11 @@ def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr
     return annotation, names.qualname(target)
 
 
-def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:
-    _, name = annotation_name(annotation, names)
+def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) -> str | None:
+    annotation, name = annotation_name(annotation, names)
     if name is None:
-        return None
+        alias = _aliased(annotation, names) if depth < _ALIAS_DEPTH else None
+        return None if alias is None else _annotation_kind(alias, names, depth + 1)
     if name in jax_api.ARRAY_ANNOTATIONS:
         return "array"
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES:
@@ -397,3 +415,23 @@ def _annotation_kind(annotation: ast.expr | None, names: Names) -> str | None:
     if name in jax_api.PYTHON_ANNOTATIONS:
         return "python"
     return None
+
+
+_ALIAS_DEPTH = 4
+_TYPE_EXPRESSIONS = (ast.Subscript, ast.Name, ast.Attribute, ast.Constant)
+
+
+def _aliased(annotation: ast.expr | None, names: Names) -> ast.expr | None:
+    """The type a name stands for when the module binds it once to a type expression:
+    `Shape = tuple[int, ...]`, `Mode: TypeAlias = Literal["train", "decode"]`."""
+    if not isinstance(annotation, ast.Name):
+        return None
+    values = names.assignments(annotation)
+    if not values and names.lookup(annotation.id, names.module) is names.module:
+        values = [
+            stmt.value for stmt in names.module.node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == annotation.id and stmt.value is not None
+        ]
+    return values[0] if len(values) == 1 and isinstance(values[0], _TYPE_EXPRESSIONS) else None
+

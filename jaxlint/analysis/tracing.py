@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
 from jaxlint.analysis.entry_points import (
     ENTRY_POINTS,
     KERNEL_CALLS,
@@ -30,7 +31,7 @@ _SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for nam
 # What a method call must be named to matter to `discover`: most calls (`x.reshape(...)`,
 # `self.layer(...)`) are not looked up at all.
 _DISCOVERED_ATTRIBUTES = attribute_spellings(
-    [*jax_api.TRANSFORMS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS]
+    [*jax_api.TRANSFORMS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS, DISABLE_JIT]
 ) | _REGISTERING_METHODS
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
@@ -104,9 +105,18 @@ class TracedFunction:
     unknown_static_names: bool = False
 
     @property
-    def jit(self) -> Transform | None:
+    def static_transform(self) -> Transform | None:
+        """The transformation whose static arguments the function receives as Python values."""
         for t in self.transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
+                return t
+        return None
+
+    @property
+    def jit(self) -> Transform | None:
+        """The compiling transformation that takes static arguments (`jax.jit`, not a checkpoint)."""
+        for t in self.transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS and t.name not in jax_api.CHECKPOINTS:
                 return t
         return None
 
@@ -137,6 +147,9 @@ class Discovery:
     # id(custom_jvp/custom_vjp function) -> the rules it registers: they run when the function is
     # differentiated, so they are traced only where the function itself is called from traced code
     derivative_rules: dict[int, list[TracedFunction]] = field(default_factory=dict)
+    # id(control-flow call in `bodies` made under `with jax.disable_jit():`) -> the node of the
+    # scope that makes it: from eager code, it runs its bodies in Python on concrete values
+    eager: dict[int, ast.AST] = field(default_factory=dict)
 
 
 def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
@@ -180,6 +193,7 @@ def discover(names: Names) -> Discovery:
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
             )
     aliases, Attribute, Name = names.imported_or_assigned, ast.Attribute, ast.Name
+    disabling: dict[int, Scope] = {}  # the scopes that call `jax.disable_jit`
     for call, scope in names.calls:
         func = call.func
         if func.__class__ is Attribute:
@@ -190,6 +204,9 @@ def discover(names: Names) -> Discovery:
         elif func.__class__ is not Name or func.id not in aliases:
             continue  # a builtin, a def, a parameter or no name at all: none of them is a JAX callable
         callee = names.qualname(func, scope)
+        if callee == DISABLE_JIT:
+            disabling[id(scope.node)] = scope
+            continue
         if callee is None:
             if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
@@ -221,7 +238,23 @@ def discover(names: Names) -> Discovery:
             for passed in entry_functions(callee, call.args, _keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
                     found.roots.append(_framework_root(fn, bound))
+    if disabling:
+        _run_eagerly(found, eager_calls(names, list(disabling.values())))
     return found
+
+
+def _run_eagerly(found: Discovery, blocks: EagerCalls) -> None:
+    """Under `with jax.disable_jit():`, `jax.jit(f)(x)` calls `f` on `x` as it is, and a `lax`
+    loop or branch calls its body on the values it is given: nothing of it is traced there."""
+    found.roots = [
+        root for root in found.roots
+        if not (id(root.site) in blocks.applied and all(t.name in jax_api.EAGER_WITHOUT_JIT for t in root.transforms))
+    ]
+    found.eager = {
+        id(call): blocks.calls[id(call)]
+        for _, call, callee in found.bodies
+        if callee in jax_api.EAGER_WITHOUT_JIT and id(call) in blocks.calls
+    }
 
 
 def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = frozenset()) -> TracedFunction:
@@ -458,9 +491,9 @@ def _traced(
     traced.bound_keywords = bound.keywords
     traced.bound_values = bound.values
     traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
-    jit = traced.jit
+    jit = traced.static_transform
     if jit is not None:
-        traced.static_params = static_parameters(function, jit.keywords, bound.positional)
+        traced.static_params = static_parameters(function, jit.keywords, bound.positional, jit.name)
         if jit.name == "jax.jit" and function.args.kwarg is None:
             a = function.args
             params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
@@ -480,8 +513,12 @@ def positional_params(function: FunctionNode) -> list[ast.arg]:
     return [*function.args.posonlyargs, *function.args.args]
 
 
-def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0) -> frozenset[str]:
-    """Parameter names made static by `static_argnums` / `static_argnames`, resolved as JAX does."""
+def static_parameters(
+    function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0, transform: str | None = None
+) -> frozenset[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames` of `transform`,
+    resolved as JAX does. A checkpoint honours `static_argnums` only: `jax.checkpoint` accepts
+    `static_argnames` but traces those arguments all the same."""
     positional = positional_params(function)[skip:]
     static: set[str] = set()
     numbers = [
@@ -492,7 +529,8 @@ def static_parameters(function: FunctionNode, keywords: dict[str, ast.expr], ski
     for index in numbers:
         if -len(positional) <= index < len(positional):
             static.add(positional[index].arg)
-    static.update(str_values(keywords.get("static_argnames")))
+    if transform not in jax_api.CHECKPOINTS:
+        static.update(str_values(keywords.get("static_argnames")))
     return frozenset(static)
 
 

@@ -172,7 +172,7 @@ class CallEvaluation:
         static = inner.function.static_params
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if callee in jax_api.STATIC_ARG_TRANSFORMS:
-            static = static_parameters(inner.function.node, keywords, len(inner.function.bound))
+            static = static_parameters(inner.function.node, keywords, len(inner.function.bound), callee)
         unbatched: frozenset[int] = frozenset()
         if callee in VMAPS:
             unbatched = unbatched_positions(node, keywords)

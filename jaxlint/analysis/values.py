@@ -268,7 +268,7 @@ class _FunctionRun(CallEvaluation):
         static: frozenset[str] = frozenset()
         for t in transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
-                static = static_parameters(node, t.keywords)
+                static = static_parameters(node, t.keywords, transform=t.name)
         # The outermost decorator receives the call: a vmap's `in_axes=None` arguments pass as given.
         unbatched = unbatched_positions(None, transforms[0].keywords) if transforms and transforms[0].name in VMAPS \
             else frozenset()

@@ -10,5 +10,8 @@ PURITY_LIMITATIONS = """
     functions, `self` of a jitted method. An object returned by code jaxlint cannot see (other
     packages, callables chosen at run time) is unknown, and updates to an unknown object are
     not reported. Helpers of the same module, and of the project's own modules when called
-    with a traced argument, are followed in their calling context.
+    with a traced argument, are followed in their calling context. What eager code runs under
+    `with jax.disable_jit():` (`jax.jit(f)(x)`, the bodies of `lax` loops and of the branch a
+    `lax.cond` takes) runs in Python on concrete values, so its side effects happen on every
+    call and are not reported, unless the same function is traced elsewhere.
     """

@@ -185,8 +185,8 @@ class PrintInTracedCode(Rule):
                     "use `jax.debug.print('... {}', value)` to print on every call",
                     debug_print(module, node, effects.shows_traced),
                 )
-        for fn, _call, callee in module.discovery.bodies:
-            if callee not in jax_api.BRANCHING:
+        for fn, call, callee in module.discovery.bodies:
+            if callee not in jax_api.BRANCHING or module.runs_eagerly(call):
                 continue
             for node in module.body(fn):
                 if (

@@ -30,6 +30,22 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
+    - **Static arguments.** The arguments a transformation's `static_argnums` and
+      `static_argnames` name reach the function as the caller's Python values. Checkpoints
+      (`jax.checkpoint`, `jax.remat`, `nnx.remat`, `nn.remat`, as a decorator, through
+      `functools.partial` or wrapping a function) take `static_argnums` as `jax.jit` does;
+      `jax.checkpoint` accepts `static_argnames` too but traces those arguments all the same.
+    - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
+      trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
+      `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
+      call their bodies on concrete values (`cond` and `switch` only the branch taken). A
+      function used only there is not traced. It is where it is also traced elsewhere (handed
+      to `lax.scan` outside the block, called from a jitted function), under a transformation
+      that still traces in the block (`vmap`, `pmap`, `checkpoint`, `jax.jit(jax.vmap(f))`),
+      and when defined in the block but called after it. A jitted function bound to a name
+      (`step = jax.jit(f)`) is taken for traced even where only such a block calls it. Inside
+      traced code the block's loops run in Python on the caller's tracers, and their bodies
+      are analysed as traced.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
@@ -72,6 +88,14 @@ TRACED_VALUE_LIMITATIONS = """
       framework traces them (`__call__`, `@nn.compact`, transformed functions); a method called
       from user code jaxlint cannot see is analysed only with what its own body shows, and
       Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
+      module method's parameter without a default is taken for traced when it has no
+      annotation, or one that names an array type (`jax.Array`, `Float[Array, "b n"]`, a union
+      with one, any package's `...Array`) or a class of the module; annotated with a Python
+      type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
+      binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
+      from elsewhere that names no array (another package's `Shape` or mode type), unknown.
+      Aliases imported from another module are not followed. Under `jax.jit` an annotation
+      makes nothing static. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
       a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or
