@@ -33,7 +33,9 @@ class KeyReuse(KeyFlowRule):
         also yields to evidence of an object that keeps a generator's state: an attribute stored
         on it (`rng._state = s`) or read that no JAX array has (`rng._state.split_one()`,
         `rng.normal(size=3)`, `rng.integers(10)`), in the function itself or in a function or
-        class constructor of the module it is handed to. A key is an immutable array: a traced
+        class constructor of the module it is handed to (a function of another module of the
+        project that shows a parameter so does not consume what it is passed there). A key is
+        an immutable array: a traced
         key takes no attribute and no draw reads one, so such a value is a GalSim-style deviate,
         a NumPy `Generator` or a `PRNGSequence`, which advances on every draw. When the
         module shows a parameter name to be such an object in one function and never draws
