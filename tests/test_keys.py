@@ -745,6 +745,25 @@ CASES = [
             label(Box())
             return twice(jax.random.key(0))
         """, True),
+    Case("a spent key carried back in a state record", """
+        from typing import NamedTuple
+        import jax
+
+        class State(NamedTuple):
+            x: jax.Array
+            key: jax.Array
+
+        def step(state):
+            key, sub = jax.random.split(state.key)
+            x = jax.random.normal(key)
+            return State(x, key)  # JAX201
+
+        def run():
+            state = State(0.0, jax.random.key(0))
+            for _ in range(2):
+                state = step(state)
+            return state
+        """, True),
     Case("constant seed in a loop", """
         import jax
         def run():

@@ -46,7 +46,10 @@ class KeyReuse(KeyFlowRule):
         module that consumes the parameter it is passed in, and by any other function it is
         passed to directly (`model.init(key, x)`), the name being evidence enough there when
         nothing says the value is data: code that takes a `key` it cannot see into draws from
-        it (`Linear(d, d, key=key)`). Looking at a key consumes nothing:
+        it (`Linear(d, d, key=key)`). So does a record built around it, a NamedTuple or
+        dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
+        a state that carries a spent key back to its caller hands on a key already drawn from,
+        which the caller's next step draws from again. Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
