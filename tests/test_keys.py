@@ -660,6 +660,110 @@ CASES = [
             q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
             return forward(q, k, v, jax.numpy.asarray)
         """, False),
+    # ---- a key's name on an object that keeps a generator's state --------------------------
+    Case("a stateful deviate advanced by every helper it is handed to", """
+        import jax
+
+        class State:
+            def __init__(self, key):
+                self.key = key
+
+        class Deviate:
+            def __init__(self, seed):
+                self._state = seed._state if isinstance(seed, Deviate) else State(jax.random.key(seed))
+
+            def normal(self):
+                self._state.key, sub = jax.random.split(self._state.key)
+                return jax.random.normal(sub)
+
+        def count(rng):
+            _rng = Deviate(rng)
+            n = _rng.normal()
+            rng._state = _rng._state
+            return n
+
+        def shoot(rng):
+            return Deviate(rng).normal()
+
+        def make(rng):
+            return count(rng), shoot(rng)
+
+        class Blob:
+            def shoot(self, rng):
+                return shoot(rng)
+
+        def draw_many(objs, rng):
+            # `obj.shoot` is out of sight: `rng` is an object by the module's use of the name
+            return [obj.shoot(rng) for obj in objs]
+
+        def run():
+            rng = Deviate(1)
+            return make(rng), draw_many([Blob(), Blob()], rng)
+        """, False),
+    Case("a NumPy generator named rng handed to two functions", """
+        import jax
+        import numpy as np
+
+        def noisy(x, rng, sample):
+            a = sample(rng)
+            b = sample(rng)
+            return x + jax.numpy.asarray(a - b) + rng.normal()
+
+        def run():
+            return noisy(1.0, np.random.default_rng(0), lambda g: g.integers(10))
+        """, False),
+    Case("a key read for its shape handed to two functions", """
+        import jax
+
+        def twice(rng, draw):
+            print(rng.shape, rng.dtype)
+            return draw(rng), draw(rng)  # JAX201
+
+        def run():
+            return twice(jax.random.key(0), jax.random.normal)
+        """, True),
+    Case("a key name drawn from in the module, an object elsewhere", """
+        import jax
+
+        class Box:
+            pass
+
+        def label(rng):
+            rng.name = "box"
+            return rng
+
+        def draw(rng):
+            return jax.random.normal(rng)
+
+        def twice(rng):
+            return draw_with(rng), draw_with(rng)  # JAX201
+
+        def draw_with(key, sample=draw):
+            return sample(key)
+
+        def run():
+            label(Box())
+            return twice(jax.random.key(0))
+        """, True),
+    Case("a spent key carried back in a state record", """
+        from typing import NamedTuple
+        import jax
+
+        class State(NamedTuple):
+            x: jax.Array
+            key: jax.Array
+
+        def step(state):
+            key, sub = jax.random.split(state.key)
+            x = jax.random.normal(key)
+            return State(x, key)  # JAX201
+
+        def run():
+            state = State(0.0, jax.random.key(0))
+            for _ in range(2):
+                state = step(state)
+            return state
+        """, True),
     Case("constant seed in a loop", """
         import jax
         def run():
@@ -749,3 +853,64 @@ def test_keys_reject_array_math(use):
     }
     with pytest.raises((TypeError, ValueError)):
         uses[use]()
+
+
+@pytest.mark.parametrize("use", ["private read", "generator method", "store"])
+def test_keys_have_no_object_state(use):
+    """The fact behind a key-named value with attributes set or read being an object: a JAX key,
+    typed or raw, has no such attributes, and under a transformation takes no new ones."""
+    jax = pytest.importorskip("jax")
+
+    def touch(key):
+        if use == "private read":
+            return key._state
+        if use == "generator method":
+            return key.normal(size=3)
+        key._state = 1
+        return key
+
+    for key in (jax.random.key(0), jax.random.PRNGKey(0)):
+        with pytest.raises(AttributeError):
+            jax.jit(touch)(key)
+        if use != "store":
+            with pytest.raises(AttributeError):
+                touch(key)
+
+
+def test_an_attribute_stored_on_a_key_is_not_its_state():
+    """Eagerly an array takes a new attribute, but no draw reads it: the numbers stay the same."""
+    jax = pytest.importorskip("jax")
+    key = jax.random.key(0)
+    before = jax.random.normal(jax.random.clone(key))
+    key._state = jax.random.key(1)
+    assert bool(jax.random.normal(key) == before)
+    assert not hasattr(jax.random.split(key)[0], "_state")
+
+
+def test_array_attributes_are_jax_arrays():
+    """`ARRAY_ATTRIBUTES` lists the public attributes of JAX's arrays and keys, no more, no fewer."""
+    jax = pytest.importorskip("jax")
+    from jaxlint.analysis.key_objects import ARRAY_ATTRIBUTES
+
+    def public(value):
+        return {name for name in dir(value) if not name.startswith("_")}
+
+    listed = public(jax.Array) | public(jax.random.key(0)) | public(jax.random.PRNGKey(0))
+    assert ARRAY_ATTRIBUTES == listed
+
+
+OBJECT_CASES = (
+    "a stateful deviate advanced by every helper it is handed to",
+    "a NumPy generator named rng handed to two functions",
+    "a key read for its shape handed to two functions",
+    "a key name drawn from in the module, an object elsewhere",
+)
+
+
+def test_objects_with_key_names_through_the_command_line(cli, make_files):
+    cases = {f"case_{i}.py": case for i, case in enumerate(c for c in CASES if c.name in OBJECT_CASES)}
+    assert len(cases) == len(OBJECT_CASES)
+    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
+    out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
+    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    assert got == {(name, row, code) for name, case in cases.items() for row, code in marked(case)}

@@ -8,6 +8,7 @@ quiet does not.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -246,3 +247,70 @@ def test_every_parameter_is_followed_as_a_key(tmp_path):
     assert summaries["look"]["value"] == NONE
     assert summaries["maybe"]["value"] not in (NONE, DEFINITE)
     assert module.keys.reuses == []
+
+
+DEVIATES = """\
+    class Deviate:
+        def __init__(self, key):
+            self.key = key
+            self.calls = 0
+
+
+    def advance(rng, sampler):
+        rng.calls += 1
+        return sampler(rng)
+
+
+    def sample(key, sampler):
+        return sampler(key)
+    """
+
+DEVIATE_USERS = """\
+    import jax
+    from pkg.deviates import advance, sample
+
+
+    def two_draws(rng, sampler):
+        return advance(rng, sampler), advance(rng, sampler)
+
+
+    def two_keys(key, sampler):
+        sample(key, sampler)
+        return jax.random.normal(key)  # JAX201
+    """
+
+
+def test_a_parameter_a_helper_shows_to_be_an_object_takes_no_key(cli, make_files):
+    """`advance` stores an attribute on its `rng`: a stateful object there, never a key, so the
+    caller's two calls draw nothing twice; `sample` may get a key, and consumes it."""
+    root = make_files({
+        "pyproject.toml": "", "pkg/__init__.py": "", "pkg/deviates.py": DEVIATES, "pkg/users.py": DEVIATE_USERS,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"]) for f in findings} == {
+        ("users.py", row) for row in marked(DEVIATE_USERS)
+    }
+    if importlib.util.find_spec("jax") is None:
+        return
+    script = textwrap.dedent("""\
+        import jax
+        from pkg.deviates import Deviate
+        from pkg.users import two_draws, two_keys
+
+        def split_draw(rng):
+            rng.key, sub = jax.random.split(rng.key)
+            return jax.random.normal(sub)
+
+        raised = []
+        with jax.debug_key_reuse(True):
+            a, b = two_draws(Deviate(jax.random.key(0)), split_draw)
+            assert a != b
+            try:
+                two_keys(jax.random.key(1), jax.random.uniform)
+            except jax.errors.KeyReuseError:
+                raised.append("two_keys")
+        print(",".join(raised))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "two_keys"

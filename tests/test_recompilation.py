@@ -376,6 +376,46 @@ CASES = {
                 w = step(w, jax.random.normal(jax.random.key(0), x.shape))
             return w
         """,
+    "strided_phases": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def place(values):
+            return jnp.cumsum(values)
+
+        def phases(x, n):
+            out = []
+            count = 0
+            for i in range(n):
+                out.append(place(x[count::n]))  # a phase of a fixed stride: at most two lengths
+                out.append(place(x[i:len(x):n]))
+                count += 1
+            return out
+
+        def grids(image, factor):
+            return [place(image[i::factor, j::factor]) for i in range(factor) for j in range(factor)]
+
+        def prefixes(x, n):
+            return [place(x[:t:2]) for t in range(1, n)]  # JAX501
+
+        def windows(x, n, w):
+            return [place(x[s:s + w[s]:2]) for s in range(n)]  # JAX501
+
+        def reversed_prefixes(x, n):
+            return [place(x[c::-1]) for c in range(n)]  # JAX501
+
+        def suffixes(x, n):
+            return [place(x[c:]) for c in range(n)]  # JAX501
+
+        def listed_phases(x, n):
+            chunks = [x[c::n] for c in range(n)]
+            return [place(chunk) for chunk in chunks]
+
+        def listed_prefixes(x, n):
+            chunks = [x[:t:2] for t in range(1, n)]
+            return [place(chunk) for chunk in chunks]  # JAX501
+        """,
     "padded_quiet": """
         import jax
         import jax.numpy as jnp
@@ -622,6 +662,13 @@ def test_binding_in_a_match_case_of_the_loop_is_followed(cli, make_files):
     assert finding["location"]["row"] == 15 and "`window`" in finding["message"]
 
 
+def test_strided_phases_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["strided_phases"])
+    make_files({"a.py": source})
+    out = cli("check", "--select", "JAX501", "--output-format", "json", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)
+
+
 def test_counter_grown_by_augmented_assignment_is_quiet_from_the_cli(cli, make_files):
     make_files(
         {
@@ -705,6 +752,27 @@ def test_boolean_mask_filter_compiles_per_length():
     for t in (1.0, 3.0, 5.0):
         score(x[x > t])
     assert len(traces) == 3
+
+
+def test_strided_phases_compile_at_most_twice():
+    """Why JAX501 is quiet on `f(x[c::n])` for `c` in `range(n)`: the phases of a stride have
+    one length when `n` divides `len(x)` and at most two otherwise; a stop that follows the loop
+    (`x[:t:2]`) gives a new length, and a new compilation, every iteration."""
+    jax = pytest.importorskip("jax")
+
+    def compilations(length, slices):
+        @jax.jit
+        def place(values):
+            return values.sum()
+
+        x = jax.numpy.arange(float(length))
+        for index in slices:
+            place(x[index])
+        return place._cache_size()
+
+    assert compilations(36, [slice(c, None, 4) for c in range(4)]) == 1
+    assert compilations(37, [slice(c, None, 4) for c in range(4)]) == 2
+    assert compilations(36, [slice(None, t, 2) for t in range(2, 12, 2)]) == 5
 
 
 def test_growing_list_argument_compiles_per_length():

@@ -11,6 +11,11 @@ an array of numbers (`Float[Array, "b t h d"]`), an operand of arithmetic (`key 
 JAX's keys support none of these, so a value used so is an attention key tensor, a seed or
 some other number, whatever its name.  So does a parameter that every call in the module
 passes data (`forward(q, jax.random.normal(k, shape), v)`).
+
+They yield as well to evidence of an object that keeps a generator's state (`key_objects`): an
+attribute stored on the value or read that no JAX array has, there or in a function of the
+module it is handed to.  A parameter name the module shows to be such an object, and never
+draws from nor makes a key under, is an object in every function of the module (`object_names`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
+from jaxlint.analysis.key_objects import constructor, object_uses
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
@@ -37,6 +43,8 @@ class KeyNames:
         self._parameters: dict[int, set[str]] = {}
         self._unpacked: dict[int, set[str]] = {}
         self._data: dict[int, frozenset[str]] = {}
+        self._objects: dict[int, frozenset[str]] = {}
+        self._object_names: frozenset[str] | None = None
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""
@@ -101,7 +109,7 @@ class KeyNames:
             found.update(self.key_parameters(fn))
         found.update(self.unpacked_keys(fn))
         if found - drawn:
-            found -= self.data_names(fn) - drawn
+            found -= (self.data_names(fn) | self.objects(fn)) - drawn
         result = frozenset(found)
         self._cache[id(fn)] = result
         return result
@@ -155,7 +163,7 @@ class KeyNames:
         if found is None:
             found = self._not_used_as_strings(fn, _key_parameter_names(fn))
             if found:
-                found = found - self.data_names(fn)
+                found = found - self.data_names(fn) - self.objects(fn) - self.object_names()
             if found:
                 found = found - self._given_data(fn, found)
             self._parameters[id(fn)] = found
@@ -218,6 +226,72 @@ class KeyNames:
         found = self._data[id(fn)] = frozenset(data)
         return found
 
+    def objects(self, fn: ast.AST) -> frozenset[str]:
+        """Names the function shows to be objects, not keys: assigned an attribute or read one no
+        JAX array has (`key_objects.object_uses`), or handed to a function or class of the module
+        at a parameter shown so (`self._count(rng)` where `_count` sets `rng._state`)."""
+        found = self._objects.get(id(fn))
+        if found is not None:
+            return found
+        self._objects[id(fn)] = frozenset()  # recursion guard
+        shown = object_uses(self.nodes_of(fn, (ast.Attribute,)))
+        for call in self.nodes_of(fn, (ast.Call,)):
+            if not any(isinstance(arg, ast.Name) for arg in (*call.args, *(k.value for k in call.keywords))):
+                continue
+            callee: FunctionNode | None = self.resolve(call.func)
+            skip = bound_self(call)
+            if callee is None:
+                callee, skip = constructor(call.func, self.names), 1
+            if callee is None:
+                continue
+            params = self.objects(callee)
+            if params:
+                shown.update(arg.id for arg, param in bind(callee, call, skip)
+                             if param in params and isinstance(arg, ast.Name))
+        found = self._objects[id(fn)] = frozenset(shown)
+        return found
+
+    def object_names(self) -> frozenset[str]:
+        """Key names (`rng`) that this module gives to objects: a parameter of that name is shown
+        to be an object (`objects`) in some function, and no value of that name is made by a key
+        call or passed where `jax.random` takes a key anywhere in the module.  A parameter of that
+        name elsewhere in the module, known as a key by its name alone, is taken to be the same."""
+        if self._object_names is not None:
+            return self._object_names
+        self._object_names = frozenset()  # recursion guard
+        shown: set[str] = set()
+        for fn in self.names.functions:
+            if not isinstance(fn, ast.Lambda):
+                params = _key_parameter_names(fn)
+                if params:
+                    shown.update(params & self.objects(fn))
+        if shown:
+            shown -= self._drawn_anywhere()
+        self._object_names = frozenset(shown)
+        return self._object_names
+
+    def _drawn_anywhere(self) -> set[str]:
+        """The names passed where `jax.random` takes a key, or bound to a new key, in the module."""
+        drawn: set[str] = set()
+        making: dict[int, ast.AST] = {}
+        for call, scope in calls_through(self.names, api.RANDOM_NAMES):
+            qualname = self.qualname(call.func)
+            if qualname in api.KEY_POSITION:
+                arg = api.key_argument(call)
+                base = base_name(arg) if arg is not None else None
+                if base:
+                    drawn.add(base)
+            if qualname in api.KEY_MAKERS:
+                making[id(scope.node)] = scope.node
+        for node in making.values():
+            for stmt in self.nodes_of(node, (ast.Assign, ast.AnnAssign)):
+                value = stmt.value  # type: ignore[attr-defined]
+                if isinstance(value, ast.Call) and self.qualname(value.func) in api.KEY_MAKERS:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
+                    for target in targets:
+                        drawn.update(target_names(target))
+        return drawn
+
     def _numbers(self, annotation: ast.AST) -> bool:
         """A jaxtyping annotation of an array of numbers: `Float[Array, "b t"]`, `Bool[...]`,
         `Int32[...]`; not `Key[...]`, nor `UInt32[...]` (a raw key's type), nor `Shaped[...]`."""
@@ -243,7 +317,7 @@ class KeyNames:
                     for target in node.targets:
                         if isinstance(target, (ast.Tuple, ast.List)):
                             found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
-            found = self._not_used_as_strings(fn, found) - self.data_names(fn)
+            found = self._not_used_as_strings(fn, found) - self.data_names(fn) - self.objects(fn) - self.object_names()
         self._unpacked[id(fn)] = found
         return found
 

@@ -242,8 +242,10 @@ class KeyFlow:
     def exported(self, fn: FunctionNode) -> Summary:
         """What a function does to a key passed in any of its parameters, for callers elsewhere.
 
-        Every parameter is followed as a key (the caller knows it passes one); nothing is
-        reported on the way: the function's own findings come from `summary`.
+        Every parameter is followed as a key (the caller knows it passes one), except one the
+        function shows to be an object that keeps a generator's state (`KeyNames.objects`): no
+        key can be one.  Nothing is reported on the way: the function's own findings come from
+        `summary`.
         """
         cached = self._exported.get(id(fn))
         if cached is not None:
@@ -257,7 +259,7 @@ class KeyFlow:
         if self._bodies_pending:
             self._find_bodies()
         a = fn.args
-        params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) - self.keynames.objects(fn)
         self._active.add(id(fn))
         try:
             summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True)

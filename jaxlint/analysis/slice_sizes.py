@@ -22,10 +22,27 @@ def bounded(bound: ast.AST | None) -> bool:
     )
 
 
+def strided(part: ast.Slice) -> bool:
+    """A slice with a step other than 1 or -1 (`x[c::n]`).
+
+    Its start picks a phase of the stride: the length is `ceil((len(x) - c) / n)`, so the `n`
+    phases `c` in `range(n)` have at most two lengths (one when `n` divides `len(x)`).
+    """
+    step = part.step
+    if step is None:
+        return False
+    if isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub):
+        step = step.operand
+    return not (isinstance(step, ast.Constant) and step.value == 1)
+
+
 def slice_size_uses(index: ast.AST, variables: set[str]) -> bool:
-    """A slice whose size (not just its position) depends on `variables`: `x[:n]`, not `x[i:i + bs]`."""
+    """A slice whose size (not just its position) depends on `variables`: `x[:n]`, not `x[i:i + bs]`,
+    nor a phase `x[c::n]` of a fixed stride."""
     for part in index.elts if isinstance(index, ast.Tuple) else [index]:
         if not isinstance(part, ast.Slice) or (part.lower is None and part.upper is None):
+            continue
+        if strided(part) and not mentions(part.step, variables) and (part.upper is None or not mentions(part.upper, variables)):
             continue
         if part.lower is None or part.upper is None:
             if mentions(part.lower or part.upper, variables):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, ELEMENT, MUTATE, Definition
-from jaxlint.analysis.slice_sizes import bounded, has_slice, mentions, polynomial, slice_size_uses, subtract
+from jaxlint.analysis.slice_sizes import bounded, has_slice, mentions, polynomial, slice_size_uses, strided, subtract
 from jaxlint.analysis.walk import children, target_names, walk
 
 if TYPE_CHECKING:
@@ -207,6 +207,10 @@ class VaryingShapes:
                 continue
             if bounded(lower) or bounded(upper):
                 continue  # `x[:min(bs, n - i)]`: a full batch or the last one
+            if strided(part) and not self._loop_dependent(part.step, loop, depth) and (
+                upper is None or not self._loop_dependent(upper, loop, depth)
+            ):
+                continue  # `x[c::n]`: only the phase of a fixed stride changes
             if lower is None or upper is None:
                 bound = upper if lower is None else lower
                 if self._loop_dependent(bound, loop, depth):

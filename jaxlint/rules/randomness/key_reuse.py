@@ -29,12 +29,27 @@ class KeyReuse(KeyFlowRule):
         `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`), or a parameter that every call
         in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic). JAX's keys
         support none of these, so the attention `key` of `query, key, value` is not a PRNG key;
-        a name passed to a sampler is a key whatever else the function does with it. A key is consumed by a
+        a name passed to a sampler is a key whatever else the function does with it. The guess
+        also yields to evidence of an object that keeps a generator's state: an attribute stored
+        on it (`rng._state = s`) or read that no JAX array has (`rng._state.split_one()`,
+        `rng.normal(size=3)`, `rng.integers(10)`), in the function itself or in a function or
+        class constructor of the module it is handed to (a function of another module of the
+        project that shows a parameter so does not consume what it is passed there). A key is
+        an immutable array: a traced
+        key takes no attribute and no draw reads one, so such a value is a GalSim-style deviate,
+        a NumPy `Generator` or a `PRNGSequence`, which advances on every draw. When the
+        module shows a parameter name to be such an object in one function and never draws
+        from a value of that name with `jax.random` nor makes one with a key call, a parameter of
+        that name elsewhere in the module, a key by its name alone, is taken to be the same
+        kind of object. A key is consumed by a
         sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a function of the same
         module that consumes the parameter it is passed in, and by any other function it is
         passed to directly (`model.init(key, x)`), the name being evidence enough there when
         nothing says the value is data: code that takes a `key` it cannot see into draws from
-        it (`Linear(d, d, key=key)`). Looking at a key consumes nothing:
+        it (`Linear(d, d, key=key)`). So does a record built around it, a NamedTuple or
+        dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
+        a state that carries a spent key back to its caller hands on a key already drawn from,
+        which the caller's next step draws from again. Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
@@ -188,7 +203,31 @@ class KeyReuse(KeyFlowRule):
         def make(key):
             k1, k2, k3 = jax.random.split(key, 3)
             return jax.random.normal(k1), jax.random.normal(k2), k3
-        """,        """
+        """,
+        """
+        import jax
+
+        class Deviate:
+            def __init__(self, key):
+                self.key = key
+
+            def normal(self, shape):
+                self.key, sub = jax.random.split(self.key)
+                return jax.random.normal(sub, shape)
+
+        def count(rng):
+            rng.calls = getattr(rng, "calls", 0) + 1
+            return rng.normal(())
+
+        def shoot(objs, rng):
+            # each `shoot` advances the deviate: the objects get different photons
+            return [obj.shoot(rng) for obj in objs]
+
+        def make(obj, rng):
+            n = count(rng)
+            return n, obj.shoot(rng)
+        """,
+        """
         import jax
         from mylib.util import is_prng_key
 

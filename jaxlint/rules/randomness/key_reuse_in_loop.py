@@ -22,7 +22,10 @@ class KeyReuseInLoop(KeyFlowRule):
 
         `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
         indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
-        in its state or receives per-step keys as `xs` are all fine.
+        in its state or receives per-step keys as `xs` are all fine. Which values are keys is
+        decided as for JAX201: a key-named value shown to be data, or an object that keeps a
+        generator's state (`rng._state = s`, `rng.normal(size=3)`: each draw advances it), is
+        not one.
         """
     why = """
         Every iteration draws from the same key, so every iteration gets the same numbers: the

@@ -38,7 +38,11 @@ class UnbucketedShapes(Rule):
         for the valid part. A boolean-mask filter or a data-dependent count gives a new length
         for almost every input: keep the full array and pass the mask (`jnp.where(mask, x, 0)`,
         `where=` arguments of reductions). Fixed-size batches (`x[i:i + bs]`, even with a partial last batch:
-        two shapes) and padded inputs are not reported.
+        two shapes) and padded inputs are not reported, nor are the phases of a fixed stride
+        (`x[c::n]`, `x[c:len(x):n]` for each `c`): their length is `ceil((len(x) - c) / n)`,
+        one length for the `n` phases when `n` divides `len(x)` and two otherwise. A slice is
+        reported when its extent follows the loop (`x[:t]`, `x[:t:2]`, `x[s:s + n_t]`), not when
+        only the start of a stride moves; so `x[t::2]` with `t` growing past the step is missed.
         """
     bad = (
         """
