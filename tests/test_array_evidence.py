@@ -201,6 +201,23 @@ REPORTED = {
         "JAX401",
         "TypeError",
     ),
+    "jax_numpy_imported_as_np_under_jit": (
+        """
+        import jax
+        import jax.numpy as np
+
+        @jax.jit
+        def clear_first_column(x):
+            if isinstance(x, np.ndarray):  # `jax.numpy.ndarray`: every tracer is one
+                x[:, 0] = 0.0
+            return x
+
+        def demo():
+            return clear_first_column(np.ones((2, 2)))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "container_branch_under_jit": (
         """
         import jax
