@@ -64,6 +64,36 @@ QUIET = {
         def demo():
             return set_first(np.zeros(3), 1.0, True), set_first(jnp.zeros(3), 1.0, False)
         """,
+    "numpy_branch_under_jit": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def clear_first_column(x):
+            if isinstance(x, np.ndarray):  # never taken: a tracer is no NumPy array
+                x[:, 0] = 0.0
+                return x
+            return x.at[:, 0].set(0.0)
+
+        def demo():
+            return clear_first_column(jnp.ones((2, 2)))
+        """,
+    "negated_jax_test_under_jit": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def clear_first_column(x, scale):
+            if not isinstance(x, (np.ndarray, np.generic)) or not isinstance(scale, float):
+                return x.at[:, 0].set(0.0) * scale
+            x[:, 0] = 0.0
+            return x * scale
+
+        def demo():
+            return clear_first_column(jnp.ones((2, 2)), 2.0)
+        """,
     "wrapper_class_of_the_module": """
         import jax.numpy as jnp
 
@@ -152,6 +182,61 @@ REPORTED = {
         "JAX401",
         "TypeError",
     ),
+    "else_of_a_numpy_branch_under_jit": (
+        """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def clear_first_column(x):
+            if isinstance(x, np.ndarray):
+                return x
+            x[:, 0] = 0.0
+            return x
+
+        def demo():
+            return clear_first_column(jnp.ones((2, 2)))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "jax_numpy_imported_as_np_under_jit": (
+        """
+        import jax
+        import jax.numpy as np
+
+        @jax.jit
+        def clear_first_column(x):
+            if isinstance(x, np.ndarray):  # `jax.numpy.ndarray`: every tracer is one
+                x[:, 0] = 0.0
+            return x
+
+        def demo():
+            return clear_first_column(np.ones((2, 2)))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "container_branch_under_jit": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clear_first(x, i):
+            if isinstance(x, (list, tuple)):  # a list of tracers is still traced
+                x = list(x)
+                x[i] = 0.0
+                return x
+            return x.at[i].set(0.0)
+
+        def demo():
+            return clear_first([jnp.ones(2), jnp.ones(2)], 0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "object_test": (
         """
         import jax.numpy as jnp
@@ -185,6 +270,23 @@ def test_a_jax_array_is_no_numpy_array():
     assert isinstance(x, jax.Array) and isinstance(x, jax.numpy.ndarray)
     assert not isinstance(x, (np.ndarray, np.generic))
     assert not isinstance(np.zeros(3), jax.Array)
+
+
+def test_a_tracer_is_no_numpy_or_python_scalar():
+    """What the branch reading under `jit` rests on: a traced value, or a container of them, is
+    an instance of no NumPy type nor of a Python scalar type, so such a branch is not taken."""
+    jax = pytest.importorskip("jax")
+    np = pytest.importorskip("numpy")
+    concrete = (np.ndarray, np.generic, np.number, int, float, bool, complex, str, bytes)
+    seen = []
+
+    @jax.jit
+    def probe(x, xs):
+        seen.append((isinstance(x, concrete), isinstance(xs, concrete)))
+        return x
+
+    probe(jax.numpy.ones(()), [jax.numpy.ones(2)])
+    assert seen == [(False, False)]
 
 
 PROJECT = {

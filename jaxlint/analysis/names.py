@@ -16,6 +16,7 @@ from functools import cached_property, lru_cache
 from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
+from jaxlint.analysis.reachability import dead_nodes
 from jaxlint.analysis.walk import _AST, _FIELDS, node_fields
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
@@ -179,6 +180,7 @@ class Names:
         # Expressions parsed from strings (annotations, shape symbols), kept alive with the
         # module: the caches above key nodes by id(), which a freed node would hand to another.
         self._parsed: dict[str, ast.expr | None] = {}
+        self._dead: dict[int, frozenset[int]] = {}  # id(scope node) -> its nodes that never run
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -509,6 +511,18 @@ class Names:
             found.update(scope.imports)
             found.update(scope.assigned)
         return frozenset(found)
+
+    def unreached(self, node: ast.AST, scope: Scope) -> bool:
+        """Whether `node`, read in `scope`, never runs: it, or a def or class around it, sits in a
+        statement after a `return` or `raise` (`reachability.py`). Each scope is read on first ask."""
+        while scope is not None:
+            dead = self._dead.get(id(scope.node))
+            if dead is None:
+                dead = self._dead[id(scope.node)] = dead_nodes(scope.node)
+            if id(node) in dead:
+                return True
+            node, scope = scope.node, scope.parent
+        return False
 
     def enclosing_scope(self, function: FunctionNode) -> Scope:
         parent = self.scopes[id(function)].parent

@@ -182,7 +182,8 @@ def discover(names: Names) -> Discovery:
         scope = names.enclosing_scope(function)
         transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
         if _traces(transforms):
-            found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
+            if not names.unreached(function, scope):  # a def after a `return` defines nothing
+                found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
         elif any(_registered_rules(d, [function], names, scope)[1] for d in function.decorator_list):
             for decorator in function.decorator_list:
                 primal, registered = _registered_rules(decorator, [function], names, scope)
@@ -208,7 +209,10 @@ def discover(names: Names) -> Discovery:
             disabling[id(scope.node)] = scope
             continue
         if callee is None:
-            if isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS:
+            if (
+                isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS
+                and not names.unreached(call, scope)
+            ):
                 rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
                 primal, registered = _registered_rules(call.func, rules, names, scope)
                 roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in registered]
@@ -217,7 +221,17 @@ def discover(names: Names) -> Discovery:
                 if roots:
                     found.derivative_rules.setdefault(id(primal), []).extend(roots)
             continue
-        if callee in jax_api.TRANSFORMS and call.args:
+        if callee in jax_api.TRANSFORMS:
+            if not call.args:
+                continue
+        elif not (
+            callee in jax_api.CONTROL_FLOW or callee in KERNEL_CALLS or callee in ENTRY_POINTS
+            or callee.startswith(SCHEDULE_PREFIXES)
+        ):
+            continue
+        if names.unreached(call, scope):
+            continue  # a call after a `return` or `raise` is never made: it traces nothing
+        if callee in jax_api.TRANSFORMS:
             transform = Transform(callee, _keywords(call), call)
             bound = names.call_targets.get(id(call))
             for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):

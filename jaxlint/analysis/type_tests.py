@@ -8,6 +8,11 @@ np.ndarray)` is False), so the true edge of `isinstance(x, T)` with every `T` a 
 type other than `object`, and the false edge of `isinstance(x, T)` with some `T` a JAX array
 type, show that `x` is not one; through `not`, `and` (its true edge) and `or` (its false edge).
 A type the analysis does not know (a class of the project, a protocol) shows nothing.
+
+No tracer, nor a list, tuple or dict of them, is an instance of a NumPy type or of a Python
+scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either: the true edge of
+`isinstance(x, T)` with every `T` one of these shows that `x` holds a value known at trace
+time (`concrete`).
 """
 
 from __future__ import annotations
@@ -19,15 +24,31 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import Names, Scope
 
 
+_SCALARS = frozenset({
+    "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str", "builtins.bytes",
+})
+
+
 def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
     """The names the edge of `test` taken when it is `outcome` shows not to hold a JAX array."""
+    return _shown(test, outcome, names, scope, _never_jax_arrays, _some_jax_array)
+
+
+def concrete(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
+    """The names the edge of `test` taken when it is `outcome` shows to hold no tracer."""
+    return _shown(test, outcome, names, scope, _never_traced, None)
+
+
+def _shown(test, outcome, names, scope, held, failed) -> Iterator[str]:
+    """The names tested by an `isinstance` on the edge: with types all of which `held` accepts
+    where the test held, or some of which `failed` accepts where it failed."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from not_jax_arrays(test.operand, not outcome, names, scope)
+        yield from _shown(test.operand, not outcome, names, scope, held, failed)
     elif isinstance(test, ast.BoolOp):
         # Every operand of an `and` that held is true; every operand of an `or` that failed is false.
         if outcome == isinstance(test.op, ast.And):
             for value in test.values:
-                yield from not_jax_arrays(value, outcome, names, scope)
+                yield from _shown(value, outcome, names, scope, held, failed)
     elif (
         isinstance(test, ast.Call)
         and len(test.args) == 2
@@ -38,13 +59,25 @@ def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) ->
         types = test.args[1]
         items = types.elts if isinstance(types, ast.Tuple) else [types]
         kinds = [names.qualname(item, scope) for item in items]
-        if outcome and kinds and all(_never_a_jax_array(kind) for kind in kinds):
+        if outcome and kinds and held(kinds):
             yield test.args[0].id
-        elif not outcome and any(kind in jax_api.ARRAY_ANNOTATIONS for kind in kinds):
+        elif not outcome and failed is not None and failed(kinds):
             yield test.args[0].id
 
 
-def _never_a_jax_array(kind: str | None) -> bool:
+def _never_jax_arrays(kinds: list) -> bool:
+    return all(_numpy_or_builtin(kind) for kind in kinds)
+
+
+def _some_jax_array(kinds: list) -> bool:
+    return any(kind in jax_api.ARRAY_ANNOTATIONS for kind in kinds)
+
+
+def _never_traced(kinds: list) -> bool:
+    return all(kind in _SCALARS or (_numpy_or_builtin(kind) and kind.startswith("numpy.")) for kind in kinds)
+
+
+def _numpy_or_builtin(kind: str | None) -> bool:
     if kind is None or kind == "builtins.object" or kind.startswith("numpy.typing."):
         return False  # `np.typing.ArrayLike` admits anything with `__array__`
     return kind.startswith("numpy.") or kind.startswith("builtins.")

@@ -5,7 +5,10 @@ expressions through the function run (which records every expression's value) an
 binds what the statement binds.  A branch whose test is decided by what the state knows
 (`m is None` for an `m` known not to be None, `while True`, a module constant such as
 `_USE_EAGER = False`) is pruned: its body is never evaluated in that context.  A branch
-that is taken narrows what its test shows: past `if x is None: return`, `x` is not None.
+that is taken narrows what its test shows: past `if x is None: return`, `x` is not None;
+inside `if isinstance(x, np.ndarray):`, `x` holds no tracer (`type_tests.concrete`).  Such a
+branch is not pruned where `x` is traced: a traced value may be a join of paths, one of them
+a Python or NumPy value that does take it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, Optional
 
-from jaxlint.analysis import cfg
+from jaxlint.analysis import cfg, type_tests
 from jaxlint.analysis.dataflow import Domain
 from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
@@ -23,12 +26,6 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values import Env, _FunctionRun
 
 State = Bindings
-
-_SCALAR_TYPES = frozenset({
-    "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str",
-    "numpy.integer", "numpy.floating", "numpy.number", "numpy.generic", "numpy.bool_",
-    "numpy.signedinteger", "numpy.unsignedinteger", "numpy.complexfloating",
-})
 
 
 class ValueFlow(Domain[State]):
@@ -128,18 +125,12 @@ class ValueFlow(Domain[State]):
                 narrowed_state = narrowed_state or state.copy()
                 narrowed_state[name] = value.but(not_none=True)
         state = narrowed_state or state
-        if edge.outcome and isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
-            if self.run.names.qualname(test.func, self.run.scope) == "builtins.isinstance" and self.python_scalar_types(test.args[1]):
-                # A tracer is never an instance of a Python or NumPy scalar type.
-                scalar = state.copy()
-                scalar[test.args[0].id] = Value(STATIC.trace, not_none=True)
-                return scalar
-        return state
-
-    def python_scalar_types(self, types: ast.expr) -> bool:
-        items = types.elts if isinstance(types, ast.Tuple) else [types]
-        names = [self.run.names.qualname(item, self.run.scope) for item in items]
-        return bool(names) and all(name in _SCALAR_TYPES for name in names)
+        concrete = None
+        for name in type_tests.concrete(test, edge.outcome, self.run.names, self.run.scope):
+            if concrete is None:
+                concrete = state.copy()
+            concrete[name] = Value(STATIC.trace, not_none=True)
+        return state if concrete is None else concrete
 
     def truth(self, test: ast.expr, state: State) -> Optional[bool]:
         """The truth of a test decided by known constants: literals, names bound to them, `is None`."""

@@ -216,9 +216,7 @@ class InPlaceUpdate(Rule):
 
     limitations = PURITY_LIMITATIONS + """
     A class of another package is not seen: a value made by calling one, which the code also
-    uses with `.at[...]`, is taken for a JAX array. In traced code, a store into a traced
-    parameter used as an array is judged by that use, even in a branch of
-    `isinstance(x, np.ndarray)` that a tracer never takes.
+    uses with `.at[...]`, is taken for a JAX array.
     """
 
     def check(self, module, report):

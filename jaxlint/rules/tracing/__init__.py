@@ -124,7 +124,19 @@ TRACED_VALUE_LIMITATIONS = """
       `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out
       is never analysed. A public name, or one the module rebinds, is a setting that a test or
       another module may patch, and both branches are analysed; patching a private constant
-      from outside (`mod._USE_EAGER = True`) is not seen.
+      from outside (`mod._USE_EAGER = True`) is not seen. Inside traced code, the branch of
+      `isinstance(x, T)` with every `T` a NumPy type (`np.ndarray`, `np.generic`, ...) or a
+      Python scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) sees `x` as a
+      Python or NumPy value, which a tracer (or a list of them) never is; the rest of that
+      branch is analysed as usual, since a value may be traced on one path to the test and a
+      Python number on another.
+    - **Code that never runs.** Statements after an unconditional `return`, `raise`,
+      `continue` or `break` in the same block (or after an `if` whose branches all end so)
+      never run: nothing in them is analysed, and a call there (`jax.jit(f)`,
+      `lax.cond(c, f, g, x)`, `lax.scan(body, ...)`) or a decorated def there traces nothing,
+      as with `raise NotImplementedError` above a half-written implementation. A `with` body
+      that raises is not taken to end its block (`contextlib.suppress` swallows the error),
+      nor is a loop or a `try`.
     - **None.** The `x is None` branch of a value known not to be None is never analysed. A
       value is known not to be None when it is a literal other than None, an array, a
       parameter annotated with a type that excludes None (not `Optional[...]`, `X | None`,
