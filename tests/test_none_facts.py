@@ -180,7 +180,33 @@ FORWARDED_TO_A_JIT = DEFAULT_LEFT_OUT.replace(
     "def outer(x, n=None):\n    return scale(x, n=n)\n\ndef demo():\n    return outer(jax.numpy.ones(3))",
 )
 
+# `x == None` is `x is None`: a JAX array returns NotImplemented for None and Python falls back
+# to identity, so the test is a Python bool whether `scale` is None, a tracer or a number.
+COMPARED_WITH_NONE = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def add(left, right, scale=None):
+    if scale == None:  # noqa: E711
+        return left + right
+    if None != scale:  # noqa: E711
+        return left + scale * right
+    return left
+
+@jax.jit
+def sub(left, right):
+    return add(left, right, -1)
+
+def demo():
+    x = jnp.ones(2)
+    return add(x, x), sub(x, x), add(x, x, jnp.array(3.0))
+"""
+
+COMPARED_WITH_ZERO = COMPARED_WITH_NONE.replace("if scale == None:", "if scale == 0:")
+
 QUIET = {
+    "compared-with-none": COMPARED_WITH_NONE,
     "static-int-fills-the-default": STATIC_INT_FILLS_THE_DEFAULT,
     "narrowed-by-raise": NARROWED_BY_RAISE,
     "closure-narrowed-at-the-cond": CLOSURE_NARROWED_AT_THE_COND,
@@ -188,6 +214,7 @@ QUIET = {
     "traced-closure-narrowed-at-the-cond": TRACED_CLOSURE_NARROWED_AT_THE_COND,
 }
 REPORTED = {
+    "compared-with-zero": (COMPARED_WITH_ZERO, "JAX101", "TracerBoolConversionError"),
     "optional-static-left-out": (OPTIONAL_STATIC_LEFT_OUT, "JAX105", "ConcretizationTypeError"),
     "not-narrowed": (NOT_NARROWED, "JAX105", "ConcretizationTypeError"),
     "closure-not-narrowed": (CLOSURE_NOT_NARROWED, "JAX107", "TracerArrayConversionError"),

@@ -343,6 +343,10 @@ class _FunctionRun(CallEvaluation):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 return _identity_test(node, operands)
+            if len(operands) == 2 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                compared = _compared_with_none(node, operands)
+                if compared is not None:
+                    return compared
             joined = join_all(operands)
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 return Value(min(joined.trace, Trace.UNKNOWN))
@@ -610,6 +614,21 @@ def _frozen(level: Env) -> Env:
     if outer is not None and outer.fn is level.fn:
         outer = _frozen(outer)
     return Env(level.vars.copy(), outer, level.fn)
+
+
+def _compared_with_none(node: ast.Compare, operands: list[Value]) -> Value | None:
+    """`x == None` / `x != None`: a JAX array returns NotImplemented for None and Python falls back
+    to identity, so it is `x is None` / `x is not None`, a Python bool (None when no side is None)."""
+    left, right = node.left, node.comparators[0]
+    if isinstance(right, ast.Constant) and right.value is None:
+        other = operands[0]
+    elif isinstance(left, ast.Constant) and left.value is None:
+        other = operands[1]
+    else:
+        return None
+    if other.none is not None:
+        return constant(other.none == isinstance(node.ops[0], ast.Eq))
+    return STATIC
 
 
 def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
