@@ -148,6 +148,31 @@ CASES = [
         def run():
             return Model().predict(jnp.ones(3))
         """, "ValueError"),
+    Case("a private jit whose every caller passes a tuple despite its annotation", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))
+        def _observations(shapes: list[int], size: int):
+            return jnp.zeros((size, len(shapes)), dtype=jnp.int32)
+
+        def run():
+            shapes = tuple(n for n in (3, 4))
+            return _observations(tuple([3, 4]), 5), _observations(shapes, 2), _observations((3,), 1)
+        """, "ok"),
+    Case("a private jit one of whose callers passes a list", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))  # JAX302
+        def _observations(shapes: list[int], size: int):
+            return jnp.zeros((size, len(shapes)), dtype=jnp.int32)
+
+        def run():
+            return _observations(tuple([3, 4]), 5), _observations([3, 4], 5)
+        """, "ValueError"),
     Case("donated through a helper", """
         import jax
         import jax.numpy as jnp

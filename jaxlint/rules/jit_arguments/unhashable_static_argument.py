@@ -57,7 +57,10 @@ class UnhashableStaticArgument(Rule):
 
         Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
         dataclasses are hashable and fine. A list default that callers never override is never
-        hashed and is not reported.
+        hashed and is not reported. The annotation yields to the callers of a private function
+        (`_solve`): when every call of it in the module passes a value shown to be hashable (a
+        literal, a tuple, `tuple(...)`, a name bound only to one), a stale `list[int]` or `Array`
+        annotation is not reported.
         """
     why = """
         JAX keys its compilation cache on the static arguments, so it hashes them on every call.
@@ -251,7 +254,8 @@ class UnhashableStaticArgument(Rule):
                 param = params.get(name)
                 if param is None:
                     continue
-                why = _annotated(param, module) or _used_as_array(root.node, name, module)
+                why = None if plain and _hashable_everywhere(root, name, sites, module) else _annotated(param, module)
+                why = why or _used_as_array(root.node, name, module)
                 if plain:
                     why = (
                         _self_unhashable(root, param, module)
@@ -265,6 +269,42 @@ class UnhashableStaticArgument(Rule):
                         f"static argument `{name}` {why}: JAX hashes static arguments and raises "
                         "`ValueError` (non-hashable static argument); pass arrays traced, lists as tuples",
                     )
+
+
+def _hashable_everywhere(root, name: str, sites, module) -> bool:
+    """A private function (`_solve`) whose every call in this module passes a value shown to be
+    hashable for `name`: its callers are all in view, so what they pass decides, not a stale
+    annotation."""
+    fn = getattr(root.node, "name", "")
+    if not fn.startswith("_") or fn.endswith("__"):
+        return False
+    args = [
+        jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        for site in sites
+        if site.target is root
+    ]
+    return bool(args) and all(arg is not None and _hashable(arg, module) for arg in args)
+
+
+def _hashable(expr: ast.AST, module, depth: int = 0) -> bool:
+    """A literal, a tuple of hashable values, `tuple(...)`/`frozenset(...)`, or a name bound only to one."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Tuple):
+        return all(_hashable(e, module, depth) for e in expr.elts)
+    if isinstance(expr, ast.Call):
+        return module.qualname(expr.func) in _HASHABLE_BUILDERS
+    if isinstance(expr, ast.Name) and depth < 4:
+        scope = module.names.read_scope.get(id(expr))
+        owner = module.names.lookup(expr.id, scope) if scope is not None else None
+        if owner is None or expr.id in owner.params or expr.id in owner.other:
+            return False
+        values = module.names.assignments(expr, scope)
+        return bool(values) and all(_hashable(v, module, depth + 1) for v in values)
+    return False
+
+
+_HASHABLE_BUILDERS = frozenset({"builtins.tuple", "builtins.frozenset", "builtins.int", "builtins.str", "builtins.float"})
 
 
 def _annotated(param: ast.arg, module) -> str | None:
