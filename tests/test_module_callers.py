@@ -160,6 +160,27 @@ class Net(nn.Module):
         "JAX101",
         "TracerBoolConversionError",
     ),
+    # A name bound to the instance is handed to a function, which calls it with an array.
+    "named-instance-handed-to-other-code": (
+        SCALE + """
+def run(layer, x):
+    return layer(x, jnp.max(x))
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        layer = Scale()
+        return layer(x, 2) + run(layer, x)
+""" + RUN_NET,
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+    # Called in view with a literal, and applied by the framework with an array.
+    "applied-as-well-as-called": (
+        LITERALS.replace("return jax.jit(Net().apply)({}, x)", "return jax.jit(Scale().apply)({}, x, jnp.max(x))"),
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
     # No call of the module in view: its caller is the framework's `apply`.
     "no-call-in-view": (
         SCALE + """

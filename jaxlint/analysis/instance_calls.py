@@ -26,6 +26,8 @@ _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
 # Calls that take a class without calling it.
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
+# A Flax module's methods that run its `__call__` with the arguments they are given.
+_ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
 
 
 def python_valued_parameters(method: FunctionNode, names: Names) -> FrozenSet[str]:
@@ -43,7 +45,6 @@ _TABLES: "WeakKeyDictionary[Names, Dict[int, FrozenSet[str]]]" = WeakKeyDictiona
 class _InstanceCalls:
     def __init__(self, names: Names):
         self.names = names
-        self.classes = {cls.name: cls for cls in names.classes}
         self.subclasses: Dict[int, List[ast.ClassDef]] = {}
         self.field_tables: Dict[int, Dict[str, List[tuple]]] = {}
         for cls in names.classes:
@@ -55,7 +56,7 @@ class _InstanceCalls:
         methods: Dict[int, FunctionNode] = {}
         escaped: Set[int] = set()
         for call, scope in self.names.calls:
-            self._escapes(call, escaped)
+            self._escapes(call, scope, escaped)
             for cls in self._instances(call.func, scope, _DEPTH):
                 method = self._call_method(cls)
                 if method is not None:
@@ -176,21 +177,27 @@ class _InstanceCalls:
                     return node
         return None
 
-    def _escapes(self, call: ast.Call, escaped: Set[int]) -> None:
-        """Classes and instances handed to a call as arguments: what it does with them is out of view."""
+    def _escapes(self, call: ast.Call, scope: Scope, escaped: Set[int]) -> None:
+        """Classes and instances handed to a call as arguments, and instances whose framework
+        entry points are read (`Skip().apply`): what is passed to their `__call__` there is out
+        of view."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in _TYPE_TESTS:
             return
+        items = [func] if isinstance(func, ast.Attribute) and func.attr in _ENTRY_POINTS else []
         args = list(call.args)
-        if args and self.names.qualname(func) == _PARTIAL:
+        if args and self.names.qualname(func, scope) == _PARTIAL:
             args = args[1:]
         for arg in (*args, *(k.value for k in call.keywords)):
-            for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple, ast.Set)) else (arg,)):
-                named = item.func if isinstance(item, ast.Call) else item
-                if isinstance(named, ast.Name) and named.id in self.classes:
-                    definition = self.names.definition(named)
-                    if isinstance(definition, ast.ClassDef):
-                        escaped.add(id(definition))
+            items.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple, ast.Set)) else (arg,))
+        for item in items:
+            if isinstance(item, ast.Attribute) and item.attr in _ENTRY_POINTS:
+                found = self._instances(item.value, scope, _DEPTH)
+            elif isinstance(item, (ast.Name, ast.Attribute, ast.Call)):
+                found = [*self._classes(item, scope, _DEPTH), *self._instances(item, scope, _DEPTH)]
+            else:
+                continue
+            escaped.update(id(cls) for cls in found)
 
     def _escaped_methods(self, cls_id: int) -> Iterable[FunctionNode]:
         cls = next(c for c in self.names.classes if id(c) == cls_id)

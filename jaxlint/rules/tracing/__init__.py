@@ -104,10 +104,12 @@ TRACED_VALUE_LIMITATIONS = """
       or arithmetic on these, a name bound only to one), the parameter is a Python value,
       whatever its annotation. One call passing anything else (an array, a parameter,
       another attribute such as `self.features`), a call that unpacks its arguments
-      (`*args`, `**kwargs`), or an instance or class handed to other code (`run(Skip())`,
-      `nn.Sequential([Skip()])`) leaves the parameter as its annotation says; so does a
-      class no call of which is in view (one applied with `Skip().apply`). Calls made in
-      other modules are not seen, so an array passed there is missed. A
+      (`*args`, `**kwargs`), a class or an instance handed to other code (`run(Skip())`,
+      `run(layer)` with `layer = Skip()`, `nn.Sequential([Skip()])`, `nn.remat(Skip)`), or
+      an instance whose `apply` or `init` is read (`jax.jit(Skip().apply)`) leaves the
+      parameter as its annotation says; so does a class no call of which is in view.
+      Instances kept in a container and called from it, and calls made in other modules,
+      are not seen, so an array passed there is missed. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
       a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or
