@@ -15,6 +15,7 @@ from jaxlint.analysis.array_annotations import names_array
 from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.closure_nullness import closed_not_none
 from jaxlint.analysis.guards import guarded_nodes
+from jaxlint.analysis.instance_calls import python_valued_parameters
 from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
@@ -347,6 +348,8 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
         return STATIC if param.arg in root.static_params else UNKNOWN
     if root.unknown_static_names:
         return UNKNOWN
+    if root.framework_method and param.arg in python_valued_parameters(fn, names):
+        return STATIC  # every call of the module in view passes a Python value
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY

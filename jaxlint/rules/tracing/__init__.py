@@ -95,7 +95,21 @@ TRACED_VALUE_LIMITATIONS = """
       binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
       from elsewhere that names no array (another package's `Shape` or mode type), unknown.
       Aliases imported from another module are not followed. Under `jax.jit` an annotation
-      makes nothing static. A
+      makes nothing static. What the module's callers pass is evidence too: when the module
+      calls instances of a module class (`Skip()(x, y.shape)`, `self.skip = Skip()` in
+      `setup` then `self.skip(...)`, a class field's default reached through `self.skip_cls`
+      or `functools.partial`, a subclass that inherits the `__call__`) and every such call
+      passes a Python value for a parameter of its `__call__` (a literal, a string, an
+      array's `shape`, `ndim`, `size` or `dtype`, an entry or slice of a shape, a tuple of
+      or arithmetic on these, a name bound only to one), the parameter is a Python value,
+      whatever its annotation. One call passing anything else (an array, a parameter,
+      another attribute such as `self.features`), a call that unpacks its arguments
+      (`*args`, `**kwargs`), a class or an instance handed to other code (`run(Skip())`,
+      `run(layer)` with `layer = Skip()`, `nn.Sequential([Skip()])`, `nn.remat(Skip)`), or
+      an instance whose `apply` or `init` is read (`jax.jit(Skip().apply)`) leaves the
+      parameter as its annotation says; so does a class no call of which is in view.
+      Instances kept in a container and called from it, and calls made in other modules,
+      are not seen, so an array passed there is missed. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
       a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or
