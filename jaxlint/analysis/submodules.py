@@ -58,8 +58,10 @@ def _assigned_values(cls: ast.ClassDef, attr: str) -> list[ast.Call] | None:
             value = None
             if isinstance(node, ast.Assign):
                 targets, value = node.targets, node.value
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            elif isinstance(node, ast.AnnAssign):
                 targets, value = [node.target], node.value
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]  # `self.mix += ...`: not a constructor's value
             elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
                 targets = [node.target] if not isinstance(node, ast.With) else [
                     item.optional_vars for item in node.items if item.optional_vars is not None
