@@ -764,6 +764,110 @@ CASES = [
                 state = step(state)
             return state
         """, True),
+    # ---- a submodule's call runs its class's `__call__` ------------------------------------------
+    Case("split key handed to a submodule whose __call__ ignores its key", """
+        import jax
+
+        class Mix:
+            def __call__(self, x, key=None):
+                return x * 2.0
+
+        class Block:
+            def __init__(self):
+                self.mix = Mix()
+
+            def __call__(self, x, key):
+                k1, k2 = jax.random.split(key)
+                x = self.mix(x, key=key)
+                return x + jax.random.normal(k1, x.shape)
+
+        def run():
+            return Block()(jax.numpy.ones(3), jax.random.key(0))
+        """, False),
+    Case("submodule known from its field annotation ignores its key", """
+        from typing import NamedTuple
+
+        import jax
+
+        class Mix:
+            def __call__(self, x, key=None):
+                if key is None:
+                    return x
+                return x * 2.0
+
+        class Block(NamedTuple):
+            mix: Mix
+
+            def __call__(self, x, key):
+                x = self.mix(x, key=key)
+                return x + jax.random.normal(key, x.shape)
+
+        def run():
+            return Block(Mix())(jax.numpy.ones(3), jax.random.key(0))
+        """, False),
+    Case("submodule whose __call__ draws, called twice with one key", """
+        import jax
+
+        class Noise:
+            def __call__(self, x, key):
+                return x + jax.random.normal(key, x.shape)
+
+        class Block:
+            def __init__(self):
+                self.noise = Noise()
+
+            def __call__(self, x, key):
+                x = self.noise(x, key=key)
+                return self.noise(x, key=key)  # JAX201
+
+        def run():
+            return Block()(jax.numpy.ones(3), jax.random.key(0))
+        """, True),
+    Case("submodule that draws on a path its fields choose", """
+        import jax
+
+        class DropPath:
+            def __init__(self, p):
+                self.p = p
+
+            def __call__(self, x, key):
+                if self.p == 0:
+                    return x
+                return x * jax.random.bernoulli(key, 1 - self.p, x.shape)
+
+        class Block:
+            def __init__(self, p):
+                self.drop = DropPath(p)
+
+            def __call__(self, x, key):
+                x = x + jax.random.normal(key, x.shape)
+                return self.drop(x, key=key)  # JAX201
+
+        def run():
+            return Block(0.5)(jax.numpy.ones(3), jax.random.key(0))
+        """, True),
+    Case("submodule whose class is chosen at run time", """
+        import jax
+
+        class Identity:
+            def __call__(self, x, key=None):
+                return x
+
+        class Noise:
+            def __call__(self, x, key):
+                return x + jax.random.normal(key, x.shape)
+
+        class Block:
+            def __init__(self, noisy):
+                self.mix = Noise() if noisy else Identity()
+
+            def __call__(self, x, key):
+                x = self.mix(x, key=key)
+                return x + jax.random.normal(key, x.shape)  # JAX201
+
+        def run():
+            return Block(True)(jax.numpy.ones(3), jax.random.key(0))
+        """, True),
     Case("constant seed in a loop", """
         import jax
         def run():

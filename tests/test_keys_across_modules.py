@@ -314,3 +314,75 @@ def test_a_parameter_a_helper_shows_to_be_an_object_takes_no_key(cli, make_files
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "two_keys"
+
+
+SUBMODULES = {
+    "net/__init__.py": "",
+    "net/layers.py": textwrap.dedent("""\
+        import jax
+
+
+        class Mix:
+            def __call__(self, x, key=None):
+                return x * 2.0
+
+
+        class Noise:
+            def __call__(self, x, key):
+                return x + jax.random.normal(key, x.shape)
+        """),
+    "net/model.py": textwrap.dedent("""\
+        import jax
+
+        from net.layers import Mix, Noise
+
+
+        class Quiet:
+            mix: Mix
+
+            def __init__(self):
+                self.mix = Mix()
+
+            def __call__(self, x, key):
+                k1, k2 = jax.random.split(key)
+                x = self.mix(x, key=key)
+                return x + jax.random.normal(k1, x.shape)
+
+
+        class Loud:
+            def __init__(self):
+                self.noise = Noise()
+
+            def __call__(self, x, key):
+                x = self.noise(x, key=key)
+                return self.noise(x, key=key)  # JAX201
+        """),
+}
+
+
+def test_a_submodule_of_another_module_runs_its_classs_call(cli, make_files):
+    """`self.mix(x, key=key)` follows the `__call__` of the class another module defines."""
+    root = make_files(SUBMODULES)
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [
+        ("JAX201", row) for row in sorted(marked(SUBMODULES["net/model.py"]))
+    ]
+    assert "consumed by `self.noise` on line 23" in findings[0]["message"]
+    if importlib.util.find_spec("jax") is None:
+        return
+    script = textwrap.dedent("""\
+        import jax
+        from net.model import Loud, Quiet
+
+        raised = []
+        with jax.debug_key_reuse(True):
+            for cls in (Quiet, Loud):
+                try:
+                    cls()(jax.numpy.ones(3), jax.random.key(0))
+                except jax.errors.KeyReuseError:
+                    raised.append(cls.__name__)
+        print(",".join(raised))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Loud"

@@ -92,6 +92,8 @@ class CallTransfer:
             for arg, ref in refs:
                 param = helper.parameters.get(id(arg))
                 level = helper.summary.params.get(param, NONE) if param is not None else NONE
+                if level == MAYBE and helper.submodule:
+                    level = DEFINITE
                 if level != NONE:
                     self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
                 if param in helper.summary.returns:

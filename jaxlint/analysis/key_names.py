@@ -27,6 +27,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.key_objects import constructor, object_uses
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.submodules import attribute_class, call_method
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
 
@@ -137,6 +138,8 @@ class KeyNames:
                 scope = scope.parent
             if scope is not None:
                 definition = scope.defs.get(func.attr)
+            if definition is None:
+                return self._submodule_call(func)
                 if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                     decorator_name(d) in ("staticmethod", "classmethod", "property") for d in definition.decorator_list
                 ):
@@ -151,6 +154,13 @@ class KeyNames:
                     return None
             return definition
         return None
+
+    def _submodule_call(self, func: ast.Attribute) -> FunctionNode | None:
+        """The `__call__` that calling `self.<attr>` runs, when the attribute holds an instance
+        of a class of this module (`submodules`)."""
+        named = attribute_class(self.names, func)
+        cls = self.names.definition(named) if named is not None else None
+        return call_method(cls) if isinstance(cls, ast.ClassDef) else None
 
     def key_parameters(self, fn: FunctionNode) -> set[str]:
         """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).

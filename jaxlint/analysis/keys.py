@@ -39,6 +39,7 @@ from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
+from jaxlint.analysis.submodules import attribute_class
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
 
@@ -91,6 +92,9 @@ class Helper:
     name: str
     summary: Summary
     parameters: dict[int, str]  # id(argument expression) -> parameter name
+    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
+    # the caller does not see, so a key it draws from on some path counts as drawn.
+    submodule: bool = False
 
 
 class KeyFlow:
@@ -187,7 +191,10 @@ class KeyFlow:
             flags = self._literal_flags(callee, bound)
             if flags:
                 summary = self._for_flags(callee, flags)
-        return Helper(getattr(callee, "name", "the lambda"), summary, parameters)
+        name = getattr(callee, "name", "the lambda")
+        if isinstance(call.func, ast.Attribute) and call.func.attr != name:
+            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
+        return Helper(name, summary, parameters)
 
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
         """The truth of each parameter the call gives a literal (or leaves to a literal default),
@@ -228,16 +235,25 @@ class KeyFlow:
         if self.project is None:
             return None
         qualname = self.names.qualname(call.func)
+        skip = 0
+        if qualname is None:
+            # A submodule (`self.stem(x, key=key)`) of a class another module defines.
+            named = attribute_class(self.names, call.func)
+            qualname = self.names.qualname(named) if named is not None else None
+            skip = 1
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
             return None
-        target = self.project.callee(qualname)
+        target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
         summary = target.facts.keys.exported(target.node)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
-        parameters = {id(arg): param for arg, param in bind(target.node, call, 0)}
-        return Helper(f"{link.name}.{target.node.name}", summary, parameters)
+        parameters = {id(arg): param for arg, param in bind(target.node, call, skip)}
+        name = f"{link.name}.{target.node.name}"
+        if skip and isinstance(call.func, ast.Attribute):
+            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
+        return Helper(name, summary, parameters)
 
     def exported(self, fn: FunctionNode) -> Summary:
         """What a function does to a key passed in any of its parameters, for callers elsewhere.

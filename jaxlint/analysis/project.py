@@ -43,6 +43,7 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.tracing import STAGED, Context
 from jaxlint.analysis.parameters import bind_arguments
+from jaxlint.analysis.submodules import call_method
 from jaxlint.analysis.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source, SourceError, decode
@@ -184,6 +185,14 @@ class ModuleLink:
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
+
+    def instance_call(self, qualname: str) -> ProjectFunction | None:
+        """The `__call__` an instance of the project class a qualified name stands for runs, if any."""
+        found = self.project.definition(self, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        method = call_method(found[1])
+        return ProjectFunction(found[0], method) if method is not None else None
 
     def defines_class(self, qualname: str) -> bool:
         """Whether a qualified name seen in this module stands for a class of a project module."""

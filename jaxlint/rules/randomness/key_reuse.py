@@ -46,7 +46,13 @@ class KeyReuse(KeyFlowRule):
         module that consumes the parameter it is passed in, and by any other function it is
         passed to directly (`model.init(key, x)`), the name being evidence enough there when
         nothing says the value is data: code that takes a `key` it cannot see into draws from
-        it (`Linear(d, d, key=key)`). So does a record built around it, a NamedTuple or
+        it (`Linear(d, d, key=key)`). A submodule's call (`self.mix(x, key=key)`) runs the
+        `__call__` of the class the attribute holds, known when every assignment to it in the
+        class's methods calls one class of the project (`self.mix = PartialMix(...)`) or, with
+        none, from the field's annotation (`mix: PartialMix`): a key that `__call__` never draws
+        from (it ignores it, or only tests it against None) is not consumed, and one it draws
+        from on some path is, since which path runs turns on the instance's fields. An attribute
+        whose class is chosen at run time or is another library's stays a call it cannot see. So does a record built around it, a NamedTuple or
         dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
         a state that carries a spent key back to its caller hands on a key already drawn from,
         which the caller's next step draws from again. Looking at a key consumes nothing:

@@ -1,0 +1,103 @@
+"""The class of the instance an attribute of `self` holds: a submodule whose `__call__` can be followed.
+
+A class that builds its layers in `__init__` (`self.mix = PartialMix(dim, key=k)`) holds, in
+that attribute, an instance of exactly that class; one that only declares its fields
+(`mix: PartialMix`, a dataclass-style Equinox or Flax module) holds one of the class its
+annotation names.  The assignments decide where there are any (an annotation may name a base
+class or a library's class the assigned one stands in for); every assignment in the class's
+methods must call the same class, or the attribute holds something chosen at run time and is
+left unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.names import FunctionNode, Names
+
+
+def attribute_class(names: Names, func: ast.AST) -> ast.expr | None:
+    """The expression naming the class of the instance `self.<attr>` holds, when one class is known.
+
+    `func` is the callee of a call (`self.mix` in `self.mix(x, key=key)`) read in a method.
+    """
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    scope = names.read_scope.get(id(func.value))
+    while scope is not None and scope.kind != "class":
+        scope = scope.parent
+    if scope is None or not isinstance(scope.node, ast.ClassDef) or func.attr in scope.defs:
+        return None
+    cls = scope.node
+    assigned = _assigned_values(cls, func.attr)
+    if assigned is None:
+        return None
+    if assigned:
+        classes = {names.qualname(v.func) or _local_name(v.func) for v in assigned}
+        return assigned[0].func if len(classes) == 1 and None not in classes else None
+    return _annotation(cls, func.attr)
+
+
+def call_method(cls: ast.ClassDef) -> FunctionNode | None:
+    """The class's own undecorated `__call__`, which calling an instance runs."""
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__call__":
+            return None if statement.decorator_list else statement
+    return None
+
+
+def _assigned_values(cls: ast.ClassDef, attr: str) -> list[ast.Call] | None:
+    """The constructor calls assigned to `self.<attr>` in the class's methods; None when some
+    assignment is not a call of a class named plainly (`self.mix = make(...)`, `self.mix = m`)."""
+    found: list[ast.Call] = []
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(method):
+            targets: list[ast.AST] = []
+            value = None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign):
+                targets, value = [node.target], node.value
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]  # `self.mix += ...`: not a constructor's value
+            elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
+                targets = [node.target] if not isinstance(node, ast.With) else [
+                    item.optional_vars for item in node.items if item.optional_vars is not None
+                ]
+            for target in targets:
+                for element in ast.walk(target):
+                    if (
+                        isinstance(element, ast.Attribute) and element.attr == attr
+                        and isinstance(element.value, ast.Name) and element.value.id == "self"
+                    ):
+                        if element is not target or not _plain_constructor(value):
+                            return None
+                        found.append(value)
+            if isinstance(node, ast.Call) and _sets_attribute(node, attr):
+                return None  # `object.__setattr__(self, "mix", ...)`, `setattr(self, ...)`
+    return found
+
+
+def _plain_constructor(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
+
+
+def _sets_attribute(call: ast.Call, attr: str) -> bool:
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    return name in ("setattr", "__setattr__") and any(
+        isinstance(arg, ast.Constant) and arg.value == attr for arg in call.args
+    )
+
+
+def _annotation(cls: ast.ClassDef, attr: str) -> ast.expr | None:
+    for statement in cls.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.target.id == attr:
+            annotation = statement.annotation
+            return annotation if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+    return None
+
+
+def _local_name(func: ast.AST) -> str | None:
+    return func.id if isinstance(func, ast.Name) else None
