@@ -19,6 +19,29 @@ CODES = {code for code in all_rules() if code.startswith("JAX2")}
 marked = family_marks(r"JAX2\d\d")
 
 CASES = {
+    "an integer seed named key is no key": """
+        import random
+        import jax
+
+        def bernoulli(data, key):
+            return jax.random.bernoulli(key, data)
+
+        class Sampler:
+            def __init__(self, n, shuffle, seed):
+                self.order = list(range(n))
+                if shuffle:
+                    random.Random(seed).shuffle(self.order)
+
+        class Loader:
+            def __init__(self, key=0):
+                self.train = Sampler(10, shuffle=True, seed=key)
+                self.test = Sampler(4, shuffle=False, seed=key)
+
+        def noise(shape, key=0):
+            a = jax.random.normal(key, shape)
+            b = jax.random.uniform(key, shape)  # JAX201
+            return a + b
+        """,
     "a tree map reached through a class body's alias": """
         import jax
 
@@ -587,3 +610,10 @@ def test_test_patterns_must_be_regular_expressions(cli, make_files):
     out = cli("check", "--no-cache")
     assert out.code == 2
     assert "test-files" in out.stderr
+
+
+def test_jax_rejects_an_integer_as_a_key():
+    # Why a parameter defaulting to `0` is a seed and not a key: `jax.random` rejects it.
+    jax = pytest.importorskip("jax")
+    with pytest.raises(TypeError, match="invalid PRNG key"):
+        jax.random.normal(0, (2,))

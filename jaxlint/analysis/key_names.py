@@ -173,11 +173,31 @@ class KeyNames:
         if found is None:
             found = self._not_used_as_strings(fn, _key_parameter_names(fn))
             if found:
-                found = found - self.data_names(fn) - self.objects(fn) - self.object_names()
+                found = found - self.data_names(fn) - self.objects(fn) - self.object_names() - self._seeds(fn, found)
             if found:
                 found = found - self._given_data(fn, found)
             self._parameters[id(fn)] = found
         return found
+
+    def _seeds(self, fn: FunctionNode, params: set[str]) -> set[str]:
+        """The parameters whose default is a number or a string (`key=0`): an integer seed, which
+        `jax.random` rejects as a key, unless the function passes it to `jax.random` itself."""
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = {
+            **{a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)},
+            **{a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None},
+        }
+        seeds = {
+            p for p in params
+            if isinstance(defaults.get(p), ast.Constant) and defaults[p].value is not None
+        }
+        if seeds:
+            for call in self.nodes_of(fn, (ast.Call,)):
+                if self.qualname(call.func) in api.KEY_POSITION:
+                    arg = api.key_argument(call)
+                    seeds.discard(base_name(arg) if arg is not None else None)
+        return seeds
 
     def _given_data(self, fn: FunctionNode, params: set[str]) -> set[str]:
         """The parameters that every call of the function in this module passes data: a

@@ -27,7 +27,9 @@ class KeyReuse(KeyFlowRule):
         (`key: Float[Array, "b s h d"]`, `Int32[...]`, `Bool[...]`), use as an operand of
         arithmetic (`query @ key.T`, `key * scale`), or an argument of array math (`jnp.einsum`,
         `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`), or a parameter that every call
-        in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic). JAX's keys
+        in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic), or a
+        parameter whose default is a number or a string (`key=0`: an integer seed, which
+        `jax.random` rejects as a key) that the function does not pass to a sampler. JAX's keys
         support none of these, so the attention `key` of `query, key, value` is not a PRNG key;
         a name passed to a sampler is a key whatever else the function does with it. The guess
         also yields to evidence of an object that keeps a generator's state: an attribute stored
