@@ -10,6 +10,7 @@ import textwrap
 
 from jaxlint.analysis.instance_calls import python_valued_parameters
 from jaxlint.analysis.names import Names
+from jaxlint.analysis.tracing import discover
 from quiet_and_reported import case_tests
 
 HEADER = """
@@ -126,7 +127,51 @@ class Net(nn.Module):
         return Scale()(x, 2) + Scale()(x, 1)
 """ + RUN_NET
 
+QUANTILES = HEADER + """
+class QuantileNet(nn.Module):
+    @nn.compact
+    def __call__(self, x, num_quantiles, rng):
+        tiled = jnp.tile(x, [num_quantiles, 1])
+        quantiles = jax.random.uniform(rng, shape=[num_quantiles, 1])
+        return nn.Dense(4)(tiled * quantiles)
+
+net = QuantileNet()
+
+@partial(jax.jit, static_argnums=(2,))
+def quantile_values(params, x, num_quantiles, rng):
+    return net.apply(params, x, num_quantiles=num_quantiles, rng=rng)
+
+def demo():
+    x = jnp.ones((8,))
+    k_init, k_rng, k_apply = jax.random.split(jax.random.key(0), 3)
+    params = net.init(k_init, x, num_quantiles=3, rng=k_rng)
+    return quantile_values(params, x, 5, k_apply)
+"""
+
+# `apply` given a literal, the shape parameter read by NumPy.
+NOISY = HEADER + """
+import numpy as onp
+
+class Noisy(nn.Module):
+    @nn.compact
+    def __call__(self, x, features):
+        eps = onp.zeros(shape=(x.shape[0], features), dtype=onp.float32)
+        return x @ (self.param("w", nn.initializers.zeros, (x.shape[0], features)) + eps)
+
+noisy = Noisy()
+
+@jax.jit
+def noisy_out(params, x):
+    return noisy.apply(params, x, features=16)
+
+def demo():
+    x = jnp.ones((8,))
+    return noisy_out(noisy.init(jax.random.key(0), x, features=16), x)
+"""
+
 QUIET = {
+    "apply-given-a-static-argument": QUANTILES,
+    "apply-given-a-literal": NOISY,
     "compact-submodule-given-a-shape": COMPACT,
     "setup-submodule-given-a-shape-by-keyword": SETUP,
     "class-field-through-partial": CLASS_FIELD,
@@ -181,6 +226,20 @@ class Net(nn.Module):
         "JAX101",
         "TracerBoolConversionError",
     ),
+    # `apply` given a parameter the jit traces.
+    "apply-given-a-traced-argument": (
+        QUANTILES.replace("@partial(jax.jit, static_argnums=(2,))", "@jax.jit"),
+        "JAX108",
+        "TypeError",  # the shape of `jnp.tile` holds a tracer
+    ),
+    # `apply` given a traced size, read by NumPy.
+    "apply-given-a-traced-size": (
+        NOISY.replace("def noisy_out(params, x):", "def noisy_out(params, x, features):")
+        .replace("features=16)\n\ndef", "features=features)\n\ndef")
+        .replace("features=16), x)", "features=16), x, 16)"),
+        "JAX107",
+        "TracerIntegerConversionError",
+    ),
     # No call of the module in view: its caller is the framework's `apply`.
     "no-call-in-view": (
         SCALE + """
@@ -208,7 +267,7 @@ def _python_valued(text: str, cls: str = "Skip") -> frozenset[str]:
         node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == cls
         for node in node.body if isinstance(node, ast.FunctionDef) and node.name == "__call__"
     )
-    return python_valued_parameters(method, names)
+    return python_valued_parameters(method, names, discover(names).roots)
 
 
 def test_the_parameters_every_call_passes_a_python_value():
@@ -247,3 +306,19 @@ def test_a_class_handed_to_other_code_decides_nothing():
     assert _python_valued(listed) == frozenset()
     tested = COMPACT.replace("return y + Skip()(x, y.shape)", "assert not isinstance(y, Skip)\n        return y + Skip()(x, y.shape)")
     assert _python_valued(tested) == {"out_shape"}
+
+
+def test_apply_and_init_pass_their_later_arguments_to_call():
+    assert _python_valued(QUANTILES, "QuantileNet") == {"num_quantiles"}
+    assert _python_valued(NOISY, "Noisy") == {"features"}
+    # a parameter the jit traces, or a jit-static parameter of another function, is no Python value
+    assert _python_valued(QUANTILES.replace("static_argnums=(2,)", "static_argnums=(0,)"), "QuantileNet") == frozenset()
+
+
+def test_apply_of_another_method_decides_nothing():
+    other = NOISY.replace("features=16)\n\ndef", "features=16, method=Noisy.__call__)\n\ndef")
+    assert _python_valued(other, "Noisy") == frozenset()
+    unpacked = NOISY.replace("features=16)\n\ndef", "**{'features': 16})\n\ndef")
+    assert _python_valued(unpacked, "Noisy") == frozenset()
+    own = NOISY.replace("noisy = Noisy()", "    def apply(self, v, x, features):\n        return x\n\nnoisy = Noisy()")
+    assert _python_valued(own, "Noisy") == frozenset()

@@ -5,19 +5,23 @@ parameter of it is taken for traced only for lack of evidence: the framework pas
 the caller gives. When the module calls instances of its own classes (`Skip()(x, y.shape)`,
 `self.skip = Skip()` then `self.skip(x, y.shape)`, `partial(self.skip_cls)()(x, y.shape)`)
 and every such call passes a Python value for a parameter (a literal, a string, a shape, a
-tuple of them), that parameter holds a Python value. A class with no call in view, one call
-with anything else for the parameter, or a class or instance handed to other code
-(`nn.Sequential([Skip()])`) leaves the parameter as it was.
+tuple of them), that parameter holds a Python value. A Flax module's `apply(variables, *args,
+**kwargs)` and `init(rngs, *args, **kwargs)` run its `__call__` with the arguments after the
+first, unless `method=` names another method; a parameter of the jitted function making the
+call that the jit declares static (`static_argnums`) is a Python value there too. A class with
+no call in view, one call with anything else for the parameter, or a class or instance handed
+to other code (`nn.Sequential([Skip()])`, `Skip().apply(v, x, method=...)`) leaves the
+parameter as it was.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterable, List, Set
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.names import FunctionNode, Names, Scope
-from jaxlint.analysis.tracing import first_param, positional_params
+from jaxlint.analysis.tracing import TracedFunction, first_param, positional_params
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read
@@ -28,23 +32,43 @@ _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
 # A Flax module's methods that run its `__call__` with the arguments they are given.
 _ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
+# Those that pass the arguments after their first (named here) to `__call__`, and their own
+# keywords, which `__call__` does not receive.
+_CALL_RUNNERS = {"apply": "variables", "init": "rngs"}
+_RUNNER_KEYWORDS = frozenset({"variables", "rngs", "method", "mutable", "capture_intermediates"})
+
+# A call of `__call__` as jaxlint reads it: positional arguments, keyword arguments, scope.
+_Passed = Tuple[List[ast.expr], List[ast.keyword], Scope]
+# id(function) -> the parameters its jit declares static.
+_JitStatic = Dict[int, FrozenSet[str]]
 
 
-def python_valued_parameters(method: FunctionNode, names: Names) -> FrozenSet[str]:
+def python_valued_parameters(method: FunctionNode, names: Names, roots: Sequence[TracedFunction]) -> FrozenSet[str]:
     """The parameters of a module's `__call__` that every call of it in this module passes a
-    Python value; none when no call is in view."""
+    Python value; none when no call is in view. `roots` are the module's traced functions."""
     found = _TABLES.get(names)
     if found is None:
-        found = _TABLES[names] = _InstanceCalls(names).python_valued()
+        found = _TABLES[names] = _InstanceCalls(names, _jit_static(roots)).python_valued()
     return found.get(id(method), frozenset())
+
+
+def _jit_static(roots: Sequence[TracedFunction]) -> _JitStatic:
+    """id(function) -> the parameters every transformation of it declares static."""
+    static: _JitStatic = {}
+    for root in roots:
+        if not root.framework_method:
+            known = static.get(id(root.node))
+            static[id(root.node)] = root.static_params if known is None else known & root.static_params
+    return static
 
 
 _TABLES: "WeakKeyDictionary[Names, Dict[int, FrozenSet[str]]]" = WeakKeyDictionary()
 
 
 class _InstanceCalls:
-    def __init__(self, names: Names):
+    def __init__(self, names: Names, jit_static: _JitStatic):
         self.names = names
+        self.jit_static = jit_static
         self.subclasses: Dict[int, List[ast.ClassDef]] = {}
         self.field_tables: Dict[int, Dict[str, List[tuple]]] = {}
         for cls in names.classes:
@@ -52,19 +76,26 @@ class _InstanceCalls:
                 self.subclasses.setdefault(id(base), []).append(cls)
 
     def python_valued(self) -> Dict[int, FrozenSet[str]]:
-        calls: Dict[int, List[tuple]] = {}
+        calls: Dict[int, List[_Passed]] = {}
         methods: Dict[int, FunctionNode] = {}
         escaped: Set[int] = set()
         for call, scope in self.names.calls:
             self._escapes(call, scope, escaped)
-            for cls in self._instances(call.func, scope, _DEPTH):
+            func, passed, runner = call.func, (call.args, call.keywords, scope), None
+            if _runs_call(call):
+                assert isinstance(func, ast.Attribute)
+                func, passed, runner = func.value, _runner_arguments(call, scope), func.attr
+            for cls in self._instances(func, scope, _DEPTH):
+                if runner is not None and self._defines(cls, runner):
+                    escaped.add(id(cls))  # its own `apply`: what reaches `__call__` is out of view
+                    continue
                 method = self._call_method(cls)
                 if method is not None:
-                    calls.setdefault(id(method), []).append((call, scope))
+                    calls.setdefault(id(method), []).append(passed)
                     methods[id(method)] = method
         escaped_methods = {id(m) for cls_id in escaped for m in self._escaped_methods(cls_id)}
         return {
-            key: _passed_python_values(methods[key], found, self.names)
+            key: _passed_python_values(methods[key], found, self.names, self.jit_static)
             for key, found in calls.items() if key not in escaped_methods
         }
 
@@ -169,6 +200,13 @@ class _InstanceCalls:
                 todo.extend(self.subclasses.get(id(current), ()))
         return found
 
+    def _defines(self, cls: ast.ClassDef, name: str) -> bool:
+        """Whether `cls` or a module class it derives from defines the method `name`."""
+        return any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+            for current in self._ancestors(cls) for node in current.body
+        )
+
     def _call_method(self, cls: ast.ClassDef) -> FunctionNode | None:
         """The `__call__` an instance of `cls` runs: its own, else the nearest module base's."""
         for current in self._ancestors(cls):
@@ -184,7 +222,7 @@ class _InstanceCalls:
         func = call.func
         if isinstance(func, ast.Name) and func.id in _TYPE_TESTS:
             return
-        items = [func] if isinstance(func, ast.Attribute) and func.attr in _ENTRY_POINTS else []
+        items = [func] if isinstance(func, ast.Attribute) and func.attr in _ENTRY_POINTS and not _runs_call(call) else []
         args = list(call.args)
         if args and self.names.qualname(func, scope) == _PARTIAL:
             args = args[1:]
@@ -207,55 +245,87 @@ class _InstanceCalls:
                 yield method
 
 
+def _runs_call(call: ast.Call) -> bool:
+    """`m.apply(variables, ...)` or `m.init(rngs, ...)` that runs `__call__`: no `method=`, which
+    may name another method, nor `**kwargs`, which may hold it."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr in _CALL_RUNNERS
+        and all(k.arg is not None and k.arg != "method" for k in call.keywords)
+    )
+
+
+def _runner_arguments(call: ast.Call, scope: Scope) -> _Passed:
+    """What `apply`/`init` passes on to `__call__`: the arguments after its first, less its own keywords."""
+    assert isinstance(call.func, ast.Attribute)
+    first = _CALL_RUNNERS[call.func.attr]
+    skip = 0 if any(k.arg == first for k in call.keywords) else 1
+    return call.args[skip:], [k for k in call.keywords if k.arg not in _RUNNER_KEYWORDS], scope
+
+
 def _is_attribute_of(target: ast.expr, owner: str | None) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner
 
 
 # -- what the calls pass ----------------------------------------------------------------------
-def _passed_python_values(method: FunctionNode, calls: List[tuple], names: Names) -> FrozenSet[str]:
+def _passed_python_values(
+    method: FunctionNode, calls: List[_Passed], names: Names, jit_static: _JitStatic
+) -> FrozenSet[str]:
     positional = [p.arg for p in positional_params(method)[1:]]
     keyword_only = [p.arg for p in method.args.kwonlyargs]
     candidates = set(positional) | set(keyword_only)
-    for call, scope in calls:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+    for args, keywords, scope in calls:
+        if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
             return frozenset()
-        passed = dict(zip(positional, call.args))
-        passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-        candidates = {p for p in candidates if p in passed and _python_value(passed[p], names, scope, _VALUE_DEPTH)}
+        passed = dict(zip(positional, args))
+        passed.update((k.arg, k.value) for k in keywords if k.arg is not None)
+        candidates = {
+            p for p in candidates if p in passed and _python_value(passed[p], names, scope, _VALUE_DEPTH, jit_static)
+        }
         if not candidates:
             break
     return frozenset(candidates)
 
 
-def _python_value(expr: ast.expr, names: Names, scope: Scope, depth: int) -> bool:
+def _python_value(expr: ast.expr, names: Names, scope: Scope, depth: int, jit_static: _JitStatic) -> bool:
     """A value Python holds even under tracing: a literal, an array's shape, rank, size or dtype
-    (and entries of a shape), a tuple of such, arithmetic on them, a name bound only to such."""
+    (and entries of a shape), a tuple of such, arithmetic on them, a name bound only to such, a
+    parameter that the jit tracing its function declares static."""
     if depth <= 0:
         return False
     if isinstance(expr, ast.Constant):
         return True
     if isinstance(expr, (ast.Tuple, ast.List)):
-        return all(_python_value(e, names, scope, depth - 1) for e in expr.elts)
+        return all(_python_value(e, names, scope, depth - 1, jit_static) for e in expr.elts)
     if isinstance(expr, ast.Attribute):
         return expr.attr in _STATIC_ATTRIBUTES
     if isinstance(expr, ast.Subscript):
         value, index = expr.value, expr.slice
-        return _python_value(value, names, scope, depth - 1) and _static_index(index, names, scope, depth - 1)
+        return _python_value(value, names, scope, depth - 1, jit_static) and _static_index(
+            index, names, scope, depth - 1, jit_static
+        )
     if isinstance(expr, ast.UnaryOp):
-        return _python_value(expr.operand, names, scope, depth - 1)
+        return _python_value(expr.operand, names, scope, depth - 1, jit_static)
     if isinstance(expr, ast.BinOp):
-        return _python_value(expr.left, names, scope, depth - 1) and _python_value(expr.right, names, scope, depth - 1)
+        left, right = expr.left, expr.right
+        return _python_value(left, names, scope, depth - 1, jit_static) and _python_value(
+            right, names, scope, depth - 1, jit_static
+        )
     if isinstance(expr, ast.Name):
         owner = names.lookup(expr.id, scope)
-        if owner is None or expr.id in owner.params or expr.id in owner.other:
+        if owner is None:
+            return False
+        if expr.id in owner.params:
+            return expr.id in jit_static.get(id(owner.node), ())
+        if expr.id in owner.other:
             return False
         values = owner.assigned.get(expr.id, [])
-        return bool(values) and all(_python_value(v, names, owner, depth - 1) for v in values)
+        return bool(values) and all(_python_value(v, names, owner, depth - 1, jit_static) for v in values)
     return False
 
 
-def _static_index(index: ast.expr, names: Names, scope: Scope, depth: int) -> bool:
+def _static_index(index: ast.expr, names: Names, scope: Scope, depth: int, jit_static: _JitStatic) -> bool:
     if isinstance(index, ast.Slice):
         parts = (index.lower, index.upper, index.step)
-        return all(part is None or _python_value(part, names, scope, depth) for part in parts)
-    return _python_value(index, names, scope, depth)
+        return all(part is None or _python_value(part, names, scope, depth, jit_static) for part in parts)
+    return _python_value(index, names, scope, depth, jit_static)

@@ -98,7 +98,7 @@ class ModuleFacts:
             depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
-            entries.append((root.node, root_parameters(root, self.names), root.context, False, root))
+            entries.append((root.node, root_parameters(root, self.names, self.discovery.roots), root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
             if id(call) in self.discovery.eager:
@@ -140,7 +140,7 @@ class ModuleFacts:
                 return
             for key in reached:
                 for root in pending.pop(key):
-                    params = root_parameters(root, self.names)
+                    params = root_parameters(root, self.names, self.discovery.roots)
                     if root.residuals_from is not None:
                         params = with_residuals(root.node, params, root.static_params, returned.get(id(root.residuals_from)))
                     returned[id(root.node)] = analysis.analyze(root.node, params, root.context)
@@ -320,8 +320,8 @@ class ModuleFacts:
         return kinds.get(kind, [])
 
 
-def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
-    """The values a transformation gives a function's parameters."""
+def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFunction]) -> dict[str, Value]:
+    """The values a transformation gives a function's parameters (`roots`: all in the module)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -330,7 +330,7 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
-        params[param.arg] = _parameter_value(root, fn, param, names)
+        params[param.arg] = _parameter_value(root, fn, param, names, roots)
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:
@@ -338,7 +338,9 @@ def root_parameters(root: TracedFunction, names: Names) -> dict[str, Value]:
     return params
 
 
-def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names) -> Value:
+def _parameter_value(
+    root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names, roots: list[TracedFunction]
+) -> Value:
     if param.arg in root.bound_keywords:
         fixed = dict(root.bound_values).get(param.arg)
         return STATIC if fixed is None else fixed_argument(fn, param.arg, fixed, STATIC)
@@ -348,7 +350,7 @@ def _parameter_value(root: TracedFunction, fn: FunctionNode, param: ast.arg, nam
         return STATIC if param.arg in root.static_params else UNKNOWN
     if root.unknown_static_names:
         return UNKNOWN
-    if root.framework_method and param.arg in python_valued_parameters(fn, names):
+    if root.framework_method and param.arg in python_valued_parameters(fn, names, roots):
         return STATIC  # every call of the module in view passes a Python value
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":

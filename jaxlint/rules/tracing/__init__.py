@@ -98,15 +98,19 @@ TRACED_VALUE_LIMITATIONS = """
       makes nothing static. What the module's callers pass is evidence too: when the module
       calls instances of a module class (`Skip()(x, y.shape)`, `self.skip = Skip()` in
       `setup` then `self.skip(...)`, a class field's default reached through `self.skip_cls`
-      or `functools.partial`, a subclass that inherits the `__call__`) and every such call
-      passes a Python value for a parameter of its `__call__` (a literal, a string, an
-      array's `shape`, `ndim`, `size` or `dtype`, an entry or slice of a shape, a tuple of
-      or arithmetic on these, a name bound only to one), the parameter is a Python value,
-      whatever its annotation. One call passing anything else (an array, a parameter,
-      another attribute such as `self.features`), a call that unpacks its arguments
-      (`*args`, `**kwargs`), a class or an instance handed to other code (`run(Skip())`,
-      `run(layer)` with `layer = Skip()`, `nn.Sequential([Skip()])`, `nn.remat(Skip)`), or
-      an instance whose `apply` or `init` is read (`jax.jit(Skip().apply)`) leaves the
+      or `functools.partial`, a subclass that inherits the `__call__`; and a Flax
+      `net.apply(variables, x, n=...)` or `net.init(rngs, x, n=...)` without `method=`, which
+      runs `__call__` with the arguments after its first) and every such call passes a
+      Python value for a parameter of its `__call__` (a literal, a string, an array's
+      `shape`, `ndim`, `size` or `dtype`, an entry or slice of a shape, a tuple of or
+      arithmetic on these, a name bound only to one, a parameter of the calling function
+      that its jit declares static with `static_argnums`/`static_argnames`), the parameter
+      is a Python value, whatever its annotation. One call passing anything else (an array,
+      a parameter the jit traces, another attribute such as `self.features`), a call that
+      unpacks its arguments (`*args`, `**kwargs`), a class or an instance handed to other
+      code (`run(Skip())`, `run(layer)` with `layer = Skip()`, `nn.Sequential([Skip()])`,
+      `nn.remat(Skip)`), an `apply` given `method=` or defined by the class itself, or an
+      instance whose `apply` or `init` is read (`jax.jit(Skip().apply)`) leaves the
       parameter as its annotation says; so does a class no call of which is in view.
       Instances kept in a container and called from it, and calls made in other modules,
       are not seen, so an array passed there is missed. A
