@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from jaxlint.analysis.names import Names
-from jaxlint.analysis.submodules import attribute_class, call_method
+from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
 
 SOURCE = textwrap.dedent("""\
     import equinox as eqx
@@ -64,7 +64,7 @@ def classes() -> dict[str, str | None]:
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-            named = attribute_class(names, node.func)
+            named = attribute_class(names, node.func, self_attributes)
             found[node.func.attr] = ast.unparse(named) if named is not None else None
     return found
 

@@ -27,7 +27,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.key_objects import constructor, object_uses
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.submodules import attribute_class, call_method
+from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
 
@@ -46,6 +46,7 @@ class KeyNames:
         self._data: dict[int, frozenset[str]] = {}
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
+        self._self_attributes: dict[int, dict] = {}
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""
@@ -158,9 +159,19 @@ class KeyNames:
     def _submodule_call(self, func: ast.Attribute) -> FunctionNode | None:
         """The `__call__` that calling `self.<attr>` runs, when the attribute holds an instance
         of a class of this module (`submodules`)."""
-        named = attribute_class(self.names, func)
+        named = self.submodule_class(func)
         cls = self.names.definition(named) if named is not None else None
         return call_method(cls) if isinstance(cls, ast.ClassDef) else None
+
+    def submodule_class(self, func: ast.AST) -> ast.expr | None:
+        """`submodules.attribute_class`, each class's attributes read once."""
+        return attribute_class(self.names, func, self._attributes_of)
+
+    def _attributes_of(self, cls: ast.ClassDef) -> dict:
+        table = self._self_attributes.get(id(cls))
+        if table is None:
+            table = self._self_attributes[id(cls)] = self_attributes(cls)
+        return table
 
     def key_parameters(self, fn: FunctionNode) -> set[str]:
         """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).

@@ -39,7 +39,6 @@ from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
-from jaxlint.analysis.submodules import attribute_class
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
 
@@ -238,7 +237,7 @@ class KeyFlow:
         skip = 0
         if qualname is None:
             # A submodule (`self.stem(x, key=key)`) of a class another module defines.
-            named = attribute_class(self.names, call.func)
+            named = self.keynames.submodule_class(call.func)
             qualname = self.names.qualname(named) if named is not None else None
             skip = 1
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:

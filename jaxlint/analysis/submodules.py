@@ -12,14 +12,19 @@ left unknown.
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.walk import walk
 
 
-def attribute_class(names: Names, func: ast.AST) -> ast.expr | None:
+def attribute_class(
+    names: Names, func: ast.AST, attributes: Callable[[ast.ClassDef], dict[str, list[ast.Call] | None]]
+) -> ast.expr | None:
     """The expression naming the class of the instance `self.<attr>` holds, when one class is known.
 
-    `func` is the callee of a call (`self.mix` in `self.mix(x, key=key)`) read in a method.
+    `func` is the callee of a call (`self.mix` in `self.mix(x, key=key)`) read in a method;
+    `attributes` gives a class's `self_attributes`, computed once per class by the caller.
     """
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
@@ -29,7 +34,7 @@ def attribute_class(names: Names, func: ast.AST) -> ast.expr | None:
     if scope is None or not isinstance(scope.node, ast.ClassDef) or func.attr in scope.defs:
         return None
     cls = scope.node
-    assigned = _assigned_values(cls, func.attr)
+    assigned = attributes(cls).get(func.attr, [])
     if assigned is None:
         return None
     if assigned:
@@ -46,14 +51,15 @@ def call_method(cls: ast.ClassDef) -> FunctionNode | None:
     return None
 
 
-def _assigned_values(cls: ast.ClassDef, attr: str) -> list[ast.Call] | None:
-    """The constructor calls assigned to `self.<attr>` in the class's methods; None when some
-    assignment is not a call of a class named plainly (`self.mix = make(...)`, `self.mix = m`)."""
-    found: list[ast.Call] = []
+def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.Call] | None]:
+    """The attributes the class's methods assign on `self`, each with the constructor calls
+    assigned to it; None for one some assignment of which is not a call of a class named plainly
+    (`self.mix = make(...)`, `self.mix = m`, `setattr(self, "mix", ...)`). One walk per class."""
+    found: dict[str, list[ast.Call] | None] = {}
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(method):
+        for node in walk(method):
             targets: list[ast.AST] = []
             value = None
             if isinstance(node, ast.Assign):
@@ -62,21 +68,23 @@ def _assigned_values(cls: ast.ClassDef, attr: str) -> list[ast.Call] | None:
                 targets, value = [node.target], node.value
             elif isinstance(node, ast.AugAssign):
                 targets = [node.target]  # `self.mix += ...`: not a constructor's value
-            elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
-                targets = [node.target] if not isinstance(node, ast.With) else [
-                    item.optional_vars for item in node.items if item.optional_vars is not None
-                ]
+            elif isinstance(node, (ast.For, ast.NamedExpr)):
+                targets = [node.target]
+            elif isinstance(node, ast.With):
+                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+            elif isinstance(node, ast.Call):
+                for attr in _set_attributes(node):
+                    found[attr] = None  # `object.__setattr__(self, "mix", ...)`, `setattr(self, ...)`
             for target in targets:
-                for element in ast.walk(target):
-                    if (
-                        isinstance(element, ast.Attribute) and element.attr == attr
-                        and isinstance(element.value, ast.Name) and element.value.id == "self"
-                    ):
+                for element in walk(target):
+                    if isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name) and element.value.id == "self":
+                        values = found.setdefault(element.attr, [])
+                        if values is None:
+                            continue
                         if element is not target or not _plain_constructor(value):
-                            return None
-                        found.append(value)
-            if isinstance(node, ast.Call) and _sets_attribute(node, attr):
-                return None  # `object.__setattr__(self, "mix", ...)`, `setattr(self, ...)`
+                            found[element.attr] = None
+                        else:
+                            values.append(value)
     return found
 
 
@@ -84,11 +92,11 @@ def _plain_constructor(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
 
 
-def _sets_attribute(call: ast.Call, attr: str) -> bool:
+def _set_attributes(call: ast.Call) -> list[str]:
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
-    return name in ("setattr", "__setattr__") and any(
-        isinstance(arg, ast.Constant) and arg.value == attr for arg in call.args
-    )
+    if name not in ("setattr", "__setattr__"):
+        return []
+    return [arg.value for arg in call.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
 
 
 def _annotation(cls: ast.ClassDef, attr: str) -> ast.expr | None:
