@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxlint import cache, fixes
+from jaxlint import cache
 from jaxlint.files import check_glob, parse_gitignore
 from jaxlint.notebook import Notebook
 from jaxlint.output import FORMATS, Report, render
 from jaxlint.rule import all_rules
-from jaxlint.runner import LintSettings, Module, lint_document
+from jaxlint.runner import LintSettings, lint_document
 from jaxlint.source import Source, SourceError, split_lines
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))

@@ -203,4 +203,3 @@ class PrintInTracedCode(Rule):
                         "prints only when the branch runs",
                         debug_print(module, node, effects.shows_traced),
                     )
-
