@@ -992,7 +992,9 @@ def test_an_attribute_stored_on_a_key_is_not_its_state():
 
 
 def test_array_attributes_are_jax_arrays():
-    """`ARRAY_ATTRIBUTES` lists the public attributes of JAX's arrays and keys, no more, no fewer."""
+    """`ARRAY_ATTRIBUTES` holds every public attribute of JAX's arrays and keys (the union over the
+    JAX builds it was read from: a jaxlib may add one), so a key's own attribute is never taken
+    for a sign of a generator object."""
     jax = pytest.importorskip("jax")
     from jaxlint.analysis.key_objects import ARRAY_ATTRIBUTES
 
@@ -1000,7 +1002,7 @@ def test_array_attributes_are_jax_arrays():
         return {name for name in dir(value) if not name.startswith("_")}
 
     listed = public(jax.Array) | public(jax.random.key(0)) | public(jax.random.PRNGKey(0))
-    assert ARRAY_ATTRIBUTES == listed
+    assert listed <= ARRAY_ATTRIBUTES, sorted(listed - ARRAY_ATTRIBUTES)
 
 
 OBJECT_CASES = (
