@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from jaxlint.analysis.call_index import calls_through_any
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.submodules import self_attributes
 from jaxlint.analysis.tracing import Discovery, TracedFunction
 from jaxlint.analysis.walk import children, contains
 
@@ -117,28 +118,19 @@ class CallSites:
         cls = scope.parent.node if scope.parent is not None else None
         if not isinstance(cls, ast.ClassDef):
             return []
-        stored = []
-        for method in cls.body:
-            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
-                continue
-            this = method.args.args[0].arg
-            for node in ast.walk(method):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    if any(_self_attribute(t, this) == attr for t in targets):
-                        stored.append(self._built(node.value, self.names.scopes.get(id(method))))
-        return stored
+        values = self_attributes(cls).get(attr, [])
+        return [_UNKNOWN] if values is None else [self._built(v) for v in values]
 
-    def _built(self, value: ast.expr, scope: Scope | None):
+    def _built(self, value: ast.expr):
         if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
-            kinds = {self._built(e, scope) for e in value.elts}
+            kinds = {self._built(e) for e in value.elts}
             return kinds.pop() if len(kinds) == 1 else _UNKNOWN
         if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
             if isinstance(value.func, ast.Name):
-                definition = self.names.definition(value.func, scope)
+                definition = self.names.definition(value.func)
                 if isinstance(definition, ast.ClassDef):
                     return definition
-            if self.names.qualname(value.func, scope) is not None:
+            if self.names.qualname(value.func) is not None:
                 return _OTHER  # built by an imported callable: not a class of this module
         return _UNKNOWN
 

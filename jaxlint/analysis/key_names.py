@@ -27,6 +27,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.key_objects import constructor, object_uses
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.tracing import transform_of
 from jaxlint.analysis.walk import body_nodes, walk
@@ -193,16 +194,12 @@ class KeyNames:
     def _seeds(self, fn: FunctionNode, params: set[str]) -> set[str]:
         """The parameters whose default is a number or a string (`key=0`): an integer seed, which
         `jax.random` rejects as a key, unless the function passes it to `jax.random` itself."""
-        args = fn.args
-        positional = [*args.posonlyargs, *args.args]
-        defaults = {
-            **{a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)},
-            **{a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None},
-        }
-        seeds = {
-            p for p in params
-            if isinstance(defaults.get(p), ast.Constant) and defaults[p].value is not None
-        }
+        a = fn.args
+        seeds = set()
+        for param in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+            default = default_of(fn, param) if param.arg in params else None
+            if isinstance(default, ast.Constant) and default.value is not None:
+                seeds.add(param.arg)
         if seeds:
             for call in self.nodes_of(fn, (ast.Call,)):
                 if self.qualname(call.func) in api.KEY_POSITION:

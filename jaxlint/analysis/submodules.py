@@ -19,7 +19,7 @@ from jaxlint.analysis.walk import walk
 
 
 def attribute_class(
-    names: Names, func: ast.AST, attributes: Callable[[ast.ClassDef], dict[str, list[ast.Call] | None]]
+    names: Names, func: ast.AST, attributes: Callable[[ast.ClassDef], dict[str, list[ast.expr] | None]]
 ) -> ast.expr | None:
     """The expression naming the class of the instance `self.<attr>` holds, when one class is known.
 
@@ -35,8 +35,8 @@ def attribute_class(
         return None
     cls = scope.node
     assigned = attributes(cls).get(func.attr, [])
-    if assigned is None:
-        return None
+    if assigned is None or not all(_plain_constructor(v) for v in assigned):
+        return None  # `self.mix = make(...)`, `self.mix = m`: not a class named plainly
     if assigned:
         classes = {names.qualname(v.func) or _local_name(v.func) for v in assigned}
         return assigned[0].func if len(classes) == 1 and None not in classes else None
@@ -51,11 +51,11 @@ def call_method(cls: ast.ClassDef) -> FunctionNode | None:
     return None
 
 
-def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.Call] | None]:
-    """The attributes the class's methods assign on `self`, each with the constructor calls
-    assigned to it; None for one some assignment of which is not a call of a class named plainly
-    (`self.mix = make(...)`, `self.mix = m`, `setattr(self, "mix", ...)`). One walk per class."""
-    found: dict[str, list[ast.Call] | None] = {}
+def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.expr] | None]:
+    """The attributes the class's methods assign on `self`, each with the values assigned to it;
+    None for one assigned otherwise than whole, by a plain assignment (`self.a, self.b = pair`,
+    `self.mix += m`, `for self.i in ...`, `setattr(self, "mix", ...)`). One walk per class."""
+    found: dict[str, list[ast.expr] | None] = {}
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -67,7 +67,7 @@ def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.Call] | None]:
             elif isinstance(node, ast.AnnAssign):
                 targets, value = [node.target], node.value
             elif isinstance(node, ast.AugAssign):
-                targets = [node.target]  # `self.mix += ...`: not a constructor's value
+                targets = [node.target]  # `self.mix += ...`: no value of its own
             elif isinstance(node, (ast.For, ast.NamedExpr)):
                 targets = [node.target]
             elif isinstance(node, ast.With):
@@ -81,7 +81,7 @@ def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.Call] | None]:
                         values = found.setdefault(element.attr, [])
                         if values is None:
                             continue
-                        if element is not target or not _plain_constructor(value):
+                        if element is not target or value is None:
                             found[element.attr] = None
                         else:
                             values.append(value)
