@@ -63,6 +63,22 @@ CASES = [
         def run():
             return layer(jax.random.key(0), jax.numpy.ones(3))
         """, False),
+    # ---- a static method called through self: its first parameter is the first argument -----
+    Case("static method drawing from its key, called twice through self", """
+        import jax
+
+        class Sampler:
+            @staticmethod
+            def draw(key, n):
+                return jax.random.normal(key, (n,))
+
+            def pair(self, key):
+                a = self.draw(key, 2)
+                return a, self.draw(key, 2)  # JAX201
+
+        def run():
+            return Sampler().pair(jax.random.key(0))
+        """, True),
     # ---- a helper that draws only under a flag, called with the flag as a literal -----------
     Case("helper drawing under a literal flag, called twice with one key", """
         import jax

@@ -142,10 +142,10 @@ class KeyNames:
                 definition = scope.defs.get(func.attr)
             if definition is None:
                 return self._submodule_call(func)
-                if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    decorator_name(d) in ("staticmethod", "classmethod", "property") for d in definition.decorator_list
-                ):
-                    return None
+            if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                decorator_name(d) in ("staticmethod", "classmethod", "property") for d in definition.decorator_list
+            ):
+                return None
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = names.enclosing_scope(definition)
             for decorator in definition.decorator_list:
