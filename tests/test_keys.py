@@ -79,6 +79,36 @@ CASES = [
         def run():
             return Sampler().pair(jax.random.key(0))
         """, True),
+    Case("static method ignoring its key, called twice through self", """
+        import jax
+
+        class Sampler:
+            @staticmethod
+            def zeros(key, n):
+                return jax.numpy.zeros((n,))
+
+            def pair(self, key):
+                a = self.zeros(key, 2)
+                return a, self.zeros(key, 2) + jax.random.normal(key, (2,))
+
+        def run():
+            return Sampler().pair(jax.random.key(0))
+        """, False),
+    Case("class method drawing from its key, called twice through self", """
+        import jax
+
+        class Sampler:
+            @classmethod
+            def draw(cls, key, n):
+                return jax.random.normal(key, (n,))
+
+            def pair(self, key):
+                a = self.draw(key, 2)
+                return a, self.draw(key, 2)  # JAX201
+
+        def run():
+            return Sampler().pair(jax.random.key(0))
+        """, True),
     # ---- a helper that draws only under a flag, called with the flag as a literal -----------
     Case("helper drawing under a literal flag, called twice with one key", """
         import jax

@@ -91,7 +91,7 @@ class KeyNames:
                     callee = self.resolve(node.func)
                     if callee is not None:
                         params = self.of(callee)
-                        for arg, param in bind(callee, node, bound_self(node)):
+                        for arg, param in bind(callee, node, bound_self(node, callee)):
                             if param in params and isinstance(arg, ast.Name):
                                 found.add(arg.id)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -143,13 +143,13 @@ class KeyNames:
             if definition is None:
                 return self._submodule_call(func)
             if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                decorator_name(d) in ("staticmethod", "classmethod", "property") for d in definition.decorator_list
+                decorator_name(d) == "property" for d in definition.decorator_list
             ):
-                return None
+                return None  # `self.prop(...)` calls what the property returns
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = names.enclosing_scope(definition)
             for decorator in definition.decorator_list:
-                if decorator_name(decorator) == "staticmethod":
+                if decorator_name(decorator) in ("staticmethod", "classmethod"):
                     continue
                 transform = transform_of(decorator, names, scope)
                 if transform is None or transform.name not in api.PRESERVING_TRANSFORMS:
@@ -217,7 +217,7 @@ class KeyNames:
         for call, _ in calls_through(self.names, (fn.name,)):
             if self.resolve(call.func) is not fn:
                 continue
-            bound = {param: arg for arg, param in bind(fn, call, bound_self(call))}
+            bound = {param: arg for arg, param in bind(fn, call, bound_self(call, fn))}
             for param in params:
                 arg = bound.get(param)
                 given[param] = given.get(param, True) and arg is not None and self._data_value(arg, 0)
@@ -277,7 +277,7 @@ class KeyNames:
             if not any(isinstance(arg, ast.Name) for arg in (*call.args, *(k.value for k in call.keywords))):
                 continue
             callee: FunctionNode | None = self.resolve(call.func)
-            skip = bound_self(call)
+            skip = bound_self(call, callee)
             if callee is None:
                 callee, skip = constructor(call.func, self.names), 1
             if callee is None:
@@ -462,9 +462,15 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
-def bound_self(call: ast.Call) -> int:
-    """How many leading parameters the call binds implicitly (`self` of `obj.method(...)`)."""
-    return 1 if isinstance(call.func, ast.Attribute) else 0
+def bound_self(call: ast.Call, callee: FunctionNode | None = None) -> int:
+    """How many leading parameters the call binds implicitly (`self` of `obj.method(...)`,
+    `cls` of a class method; none of a static method's)."""
+    if not isinstance(call.func, ast.Attribute):
+        return 0
+    static = isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        decorator_name(d) == "staticmethod" for d in callee.decorator_list
+    )
+    return 0 if static else 1
 
 
 def bind(callee: FunctionNode, call: ast.Call, skip: int) -> list[tuple[ast.AST, str]]:

@@ -183,7 +183,7 @@ class KeyFlow:
         callee = self.resolve(call.func)
         if callee is None:
             return self._project_helper(call)
-        bound = bind(callee, call, bound_self(call))
+        bound = bind(callee, call, bound_self(call, callee))
         parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
         if not exported and MAYBE in summary.params.values():
