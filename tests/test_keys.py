@@ -109,6 +109,42 @@ CASES = [
         def run():
             return Sampler().pair(jax.random.key(0))
         """, True),
+    # ---- a branch under a literal test: only the live one runs ------------------------------
+    Case("second draw under `if False:`", """
+        import jax
+
+        def make(key):
+            x = jax.random.normal(key, (3,))
+            if False:
+                x = x + jax.random.uniform(key, (3,))
+            return x
+
+        def run():
+            return make(jax.random.key(0))
+        """, False),
+    Case("second draw in the dead arm of a literal conditional expression", """
+        import jax
+
+        def make(key):
+            x = jax.random.normal(key, (3,))
+            mask = jax.random.randint(key, (3,), 0, 4) if False else None
+            return x, mask
+
+        def run():
+            return make(jax.random.key(0))
+        """, False),
+    Case("second draw under `if True:`", """
+        import jax
+
+        def make(key):
+            x = jax.random.normal(key, (3,))
+            if True:
+                x = x + jax.random.uniform(key, (3,))  # JAX201
+            return x
+
+        def run():
+            return make(jax.random.key(0))
+        """, True),
     # ---- a helper that draws only under a flag, called with the flag as a literal -----------
     Case("helper drawing under a literal flag, called twice with one key", """
         import jax

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 from jaxlint.analysis import cfg
 from jaxlint.analysis.dataflow import Domain, solve
 from jaxlint.analysis.key_state import NONE, KeyState, join_levels
-from jaxlint.analysis.key_transfer import KeyTransfer
+from jaxlint.analysis.key_transfer import KeyTransfer, known_truth
 from jaxlint.analysis.names import FUNCTION_TYPES
 
 if TYPE_CHECKING:
@@ -141,8 +141,8 @@ class KeyDomain(Domain[States]):
 
     # ---- edges: into a loop's later iterations, out of loops ---------------------------
     def follow(self, source: cfg.Block, edge: cfg.Edge, state: States) -> Optional[States]:
-        if self.flags and edge.test is not None and _flag_test(edge.test, self.flags) is (not edge.outcome):
-            return None  # the branch the caller's literal rules out
+        if edge.test is not None and known_truth(edge.test, self.flags) is (not edge.outcome):
+            return None  # the branch a literal test, or the caller's literal, rules out
         target = edge.target
         crossing = self._crossings.get((source.index, target.index))
         if crossing is None:
@@ -329,12 +329,3 @@ def _may_skip(loop: ast.stmt) -> bool:
         and isinstance(it.args[0].value, int)
         and it.args[0].value > 0
     )
-
-
-def _flag_test(test: ast.expr, flags: dict[str, bool]) -> Optional[bool]:
-    """The truth of `flag` or `not flag` for a parameter given a literal, else None."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    name = test.operand if negated else test
-    if not isinstance(name, ast.Name) or name.id not in flags:
-        return None
-    return flags[name.id] is not negated

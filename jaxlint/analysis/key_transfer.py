@@ -327,6 +327,9 @@ class KeyTransfer(CallTransfer):
             self.comprehension(node, state)
             return None
         if cls is ast.IfExp:
+            truth = known_truth(node.test, {})
+            if truth is not None:  # a literal test: the other branch never runs
+                return self.expr(node.body if truth else node.orelse, state)
             self.condition(node.test, state)
             then, other = state.copy(), state.copy()
             self.guards.append(node.test)
@@ -422,3 +425,15 @@ def _position(step: cfg.Step) -> tuple[int, int]:
     elif type(node).__name__ == "match_case":
         node = node.pattern
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    """The truth of a literal (`if False:`), of `flag` for a parameter given a literal, or of
+    `not` either, else None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    operand = test.operand if negated else test
+    if isinstance(operand, ast.Constant):
+        return bool(operand.value) is not negated
+    if not isinstance(operand, ast.Name) or operand.id not in flags:
+        return None
+    return flags[operand.id] is not negated

@@ -17,7 +17,9 @@ class KeyReuse(KeyFlowRule):
         `dropout(key)`), in eager code and in traced code alike. A key consumed in one branch of
         an `if` and then again after the branches meet is reused on the path that took that
         branch, and is reported too, unless the later use sits under a condition that tests one of
-        the same names (`if train: ...` then `if not train: ...` are two exclusive cases).
+        the same names (`if train: ...` then `if not train: ...` are two exclusive cases). A
+        branch a literal test rules out never runs (`if False:`, `x if False else None`): what
+        it does to a key is not counted.
 
         A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
         a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
