@@ -86,7 +86,27 @@ def demo():
         return jax.jit(step)(jnp.ones(3))
 """
 
+# Inside a jitted function, a fori_loop with Python bounds under `disable_jit` is a Python
+# loop: its index is a Python int (its carry is the traced value it was given).
+FORI_INDEX_INSIDE_JIT = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def smooth(c):
+    def body(j, c):
+        return c.at[0].add(jnp.sum(c[j : j + 2]))
+
+    with jax.disable_jit():
+        return lax.fori_loop(0, 3, body, c)
+
+def demo():
+    return smooth(jnp.arange(5.0))
+"""
+
 QUIET = {
+    "fori-index-inside-jit": FORI_INDEX_INSIDE_JIT,
     "scan-print": SCAN_PRINT,
     "fori-branch": FORI_BRANCH,
     "while-and-switch": WHILE_AND_SWITCH,
@@ -141,6 +161,22 @@ def run(start, xs):
 def demo():
     return run(0.0, jnp.arange(4.0))
 """,
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+    # Traced bounds: JAX stages the loop, and its index is a tracer.
+    "fori-traced-bounds-inside-jit": (
+        FORI_INDEX_INSIDE_JIT.replace("def smooth(c):", "def smooth(c, n):")
+        .replace("lax.fori_loop(0, 3, body, c)", "lax.fori_loop(0, n, body, c)")
+        .replace("smooth(jnp.arange(5.0))", "smooth(jnp.arange(5.0), 3)"),
+        "JAX112",
+        "IndexError",
+    ),
+    "fori-carry-branch-inside-jit": (
+        FORI_INDEX_INSIDE_JIT.replace(
+            "        return c.at[0].add(jnp.sum(c[j : j + 2]))",
+            "        if c[0] > 0:\n            return c\n        return c + j",
+        ),
         "JAX101",
         "TracerBoolConversionError",
     ),

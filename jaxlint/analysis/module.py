@@ -91,7 +91,7 @@ class ModuleFacts:
     @cached_property
     def analysis(self) -> ValueAnalysis:
         link = self.project
-        analysis = ValueAnalysis(self.names, link.follow if link is not None else None)
+        analysis = ValueAnalysis(self.names, link.follow if link is not None else None, self.discovery.eager)
         depth = {}
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))

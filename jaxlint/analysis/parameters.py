@@ -21,8 +21,10 @@ def body_parameters(
     carry: Value | None = None,
     sliced: Value | None = None,
     operands: list[Value] | None = None,
+    index: Value | None = None,
 ) -> dict[str, Value]:
-    """Parameter values of a control-flow body: the operands the primitive passes are traced.
+    """Parameter values of a control-flow body: the operands the primitive passes are traced
+    (a fori_loop's `index`, when given, is what its first parameter holds).
 
     Arguments `functools.partial` fixed keep their values: what the analysis knows of them
     (`fixed`, in traced code), else a constant's value or STATIC (eager code holds no tracers).
@@ -42,6 +44,8 @@ def body_parameters(
         passed = operands
     if carry is not None:
         passed[_CARRIES[callee][1]] = carry
+    if index is not None:
+        passed[0] = index
     if callee == "jax.lax.scan" and len(params) >= 2 and _scan_without_xs(call):
         passed[1] = STATIC
     elif sliced is not None and (sliced.items is not None or sliced.array):

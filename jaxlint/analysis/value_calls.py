@@ -189,6 +189,11 @@ class CallEvaluation:
         init = carry_operand(node, callee, operands, keywords)
         xs = sliced_operand(node, callee, operands, keywords)
         ctx = STAGED.inside(self.ctx)
+        index = None
+        if callee == "jax.lax.fori_loop" and id(node) in self.analysis.eager and _python_bounds(node, operands):
+            # Under `with jax.disable_jit():` a fori_loop with Python bounds is a Python loop,
+            # even while tracing: its body runs in the trace around it, its index a Python int.
+            ctx, index = self.ctx, STATIC
         branch_operands = None
         if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
             # An operand whose pytree children are known keeps its structure in the branches.
@@ -202,10 +207,17 @@ class CallEvaluation:
             values = body_parameters(
                 fn_node, node, callee, bound, fixed,
                 None if init is None else as_traced(init), None if xs is None else as_traced(xs),
-                branch_operands,
+                branch_operands, index,
             )
             self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)
         return TRACED
+
+
+def _python_bounds(node: ast.Call, operands: list[Value]) -> bool:
+    """Whether a fori_loop's bounds (its first two arguments) are Python values."""
+    return len(operands) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and not (
+        operands[0].traced or operands[1].traced
+    )
 
 
 def _staged(callee: str) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Collection
 
 from jaxlint.analysis import cfg, jax_api
 from jaxlint.analysis.dataflow import solve
@@ -102,10 +102,12 @@ class Env:
 class ValueAnalysis:
     """Runs the interpreter over traced functions and keeps what it learnt, per node."""
 
-    def __init__(self, names: Names, imported: "ImportedCall | None" = None):
+    def __init__(self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = ()):
         self.names = names
         # Answers calls of names imported from the project's own modules (see `project.py`).
         self.imported = imported
+        # The ids of the control-flow calls under `with jax.disable_jit():` (`eager_blocks.py`).
+        self.eager = eager
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
         self.abstract: set[int] = set()  # id(expr) traced in an abstract context
         self.contexts: dict[int, Context] = {}  # id(function) -> joined context

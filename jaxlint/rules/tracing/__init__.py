@@ -45,7 +45,8 @@ TRACED_VALUE_LIMITATIONS = """
       and when defined in the block but called after it. A jitted function bound to a name
       (`step = jax.jit(f)`) is taken for traced even where only such a block calls it. Inside
       traced code the block's loops run in Python on the caller's tracers, and their bodies
-      are analysed as traced.
+      are analysed as traced; a `fori_loop` whose bounds are Python ints there passes its
+      body a Python int index.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
