@@ -145,6 +145,61 @@ CASES = [
         def run():
             return make(jax.random.key(0))
         """, True),
+    # ---- a key held on a state record passed in -------------------------------------------
+    Case("key of a state record split, then drawn from", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            key: jax.Array
+            mean: jax.Array
+
+        def ask(state):
+            key, _ = jax.random.split(state.key)
+            z = jax.random.normal(state.key, (4,))  # JAX202
+            return state.mean + z, state._replace(key=key)
+
+        def run():
+            return ask(State(jax.random.key(0), jax.numpy.zeros(4)))
+        """, True),
+    Case("key of a loop body's own carry record", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            key: jax.Array
+            x: jax.Array
+
+        def evolve(state):
+            def body(i, state):
+                key, sub = jax.random.split(state.key)
+                return State(key, state.x + jax.random.normal(sub, state.x.shape))
+
+            return jax.lax.fori_loop(0, 3, body, state)
+
+        def run():
+            return evolve(State(jax.random.key(0), jax.numpy.zeros(2)))
+        """, False),
+    Case("a generator object whose attribute hands out a fresh key per read", """
+        import jax
+
+        class Keys:
+            def __init__(self, seed):
+                self._key = jax.random.key(seed)
+
+            @property
+            def rng(self):
+                self._key, key = jax.random.split(self._key)
+                return key
+
+        keys = Keys(0)
+
+        def run():
+            q = jax.random.normal(keys.rng, (2,))
+            return q, jax.random.normal(keys.rng, (2,))
+        """, False),
     # ---- a helper that draws only under a flag, called with the flag as a literal -----------
     Case("helper drawing under a literal flag, called twice with one key", """
         import jax

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.key_names import self_attribute
+from jaxlint.analysis.key_names import held_key
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 
 if TYPE_CHECKING:
@@ -124,8 +124,8 @@ class CallTransfer:
                     inner = None
                     if isinstance(member, ast.Name):
                         inner = state.env.get(member.id)
-                    elif self_attribute(member) is not None:
-                        inner = state.env.get(self_attribute(member))
+                    elif held_key(member) is not None:
+                        inner = state.env.get(held_key(member))
                     if isinstance(inner, (int, Elem)) and inner not in seen:
                         seen.add(inner)
                         refs.append((member, inner))

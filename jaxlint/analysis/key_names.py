@@ -108,6 +108,15 @@ class KeyNames:
                 if base in found and isinstance(value, (ast.Name, ast.Subscript)):
                     for target in targets:
                         found.update(target_names(target))
+        # A key held on an object is followed on `self` and on a parameter the function never
+        # rebinds (the state record its caller passed in): a module's or a local object may be a
+        # generator whose attribute is a property handing out a fresh key on every read.
+        if any("." in name for name in found):
+            scope = self.names.scope_of(fn)
+            holders = {"self"} | {
+                a.arg for a in _parameters(fn) if a.arg not in scope.assigned and a.arg not in scope.other
+            }
+            found = {name for name in found if "." not in name or name.split(".", 1)[0] in holders}
         if isinstance(fn, FUNCTION_TYPES):
             found.update(self.key_parameters(fn))
         found.update(self.unpacked_keys(fn))
@@ -431,7 +440,7 @@ def names_in(node: ast.AST) -> set[str]:
 
 
 def base_name(node: ast.AST) -> str | None:
-    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`), `self.key`."""
+    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`), `self.key`, `state.key`."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Constant) and not isinstance(index.value, int):
@@ -439,13 +448,21 @@ def base_name(node: ast.AST) -> str | None:
         node = node.value
     if isinstance(node, ast.Name):
         return node.id
-    return self_attribute(node)
+    return held_key(node)
 
 
-def self_attribute(node: ast.AST) -> str | None:
-    """`self.key` for the attribute `self.key` (keys kept on the instance, followed within one method)."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return "self." + node.attr
+def _parameters(fn: ast.AST) -> list[ast.arg]:
+    args = getattr(fn, "args", None)
+    if not isinstance(args, ast.arguments):
+        return []
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def held_key(node: ast.AST) -> str | None:
+    """`self.key` for the attribute `self.key`, `state.key` for `state.key`: a key kept on an
+    object (the instance, a state record), followed within one function."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return None
 
 
@@ -453,7 +470,7 @@ def target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, ast.Attribute):
-        dotted = self_attribute(target)
+        dotted = held_key(target)
         return [dotted] if dotted else []
     if isinstance(target, ast.Starred):
         return target_names(target.value)

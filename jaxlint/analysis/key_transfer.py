@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from jaxlint.analysis import cfg
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_calls import CallTransfer
-from jaxlint.analysis.key_names import self_attribute, target_names
+from jaxlint.analysis.key_names import held_key, target_names
 from jaxlint.analysis.key_state import UNUSED, Elem, KeyState, Ref, Use, join
 from jaxlint.analysis.names import FUNCTION_TYPES
 from jaxlint.analysis.walk import children
@@ -51,7 +51,8 @@ class KeyTransfer(CallTransfer):
         self._around: tuple[list, list] | None = ([], [])
         self.carried: ast.AST | None = None  # the loop whose later iterations are being run
         self.seeds: dict[int, int] = {}  # value id -> index in flow.seed_candidates
-        self.instance_keys = any(name.startswith("self.") for name in keynames)
+        # The names of the objects keys are kept on (`self` of `self.key`, `state` of `state.key`).
+        self.holders = frozenset(name.split(".", 1)[0] for name in keynames if "." in name)
         # Reports wait, per (block, phase) run, until the states are solved: only a block's last
         # run, from its final state, counts.  `at` is the block, phase and position being run.
         self.reports: dict[tuple, list[tuple[tuple, Callable[[], None]]]] = {}
@@ -91,7 +92,8 @@ class KeyTransfer(CallTransfer):
         scope = self.names.scope_of(fn)
         compiled = id(fn) in self.flow.compiled and not self.quiet
         for name in self.keynames:
-            if not scope.binds(name) and name not in state.env:
+            # `state.key` is the function's own when it binds `state` (a loop body's carry).
+            if not scope.binds(name.split(".", 1)[0]) and name not in state.env:
                 vid = self.value(fn, ("free", name))
                 state.env[name] = vid
                 if self.loop_body is not None:
@@ -226,6 +228,8 @@ class KeyTransfer(CallTransfer):
     # ---- binding ---------------------------------------------------------------------
     def bind(self, target: ast.AST, ref: object, value: ast.AST, state: KeyState, fresh: bool = False) -> None:
         if isinstance(target, ast.Name):
+            if target.id in self.holders:
+                _forget_held(target.id, state)  # another object: the keys it holds are its own
             if isinstance(ref, (int, Elem)) and not fresh:
                 state.env[target.id] = ref
                 if isinstance(ref, int):
@@ -253,8 +257,8 @@ class KeyTransfer(CallTransfer):
                     self.bind(element, None, value, state, fresh=True)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, ("array",), value, state, fresh=True)
-        elif self_attribute(target) in self.keynames:
-            dotted = self_attribute(target)
+        elif held_key(target) in self.keynames:
+            dotted = held_key(target)
             if isinstance(ref, (int, Elem)) and not fresh:
                 state.env[dotted] = ref
             else:
@@ -298,12 +302,12 @@ class KeyTransfer(CallTransfer):
             return state.env.get(node.id) if node.ctx.__class__ is ast.Load else None
         if cls is ast.Call:
             result = self.call(node, state)
-            if self.instance_keys and _sees_self(node):
-                for name in [n for n in state.env if n.startswith("self.")]:
-                    del state.env[name]  # a call that can see `self` may rebind any of its keys
+            if self.holders:
+                for holder in _seen_holders(node, self.holders):
+                    _forget_held(holder, state)  # a call that can see the object may rebind its keys
             return result
         if cls is ast.Attribute:
-            dotted = self_attribute(node)
+            dotted = held_key(node)
             if dotted is not None and dotted in self.keynames and node.ctx.__class__ is ast.Load:
                 return self._instance_key(dotted, node, state)
             self.expr(node.value, state)
@@ -359,7 +363,7 @@ class KeyTransfer(CallTransfer):
                 del state.used[slot]
 
     def _instance_key(self, dotted: str, node: ast.AST, state: KeyState) -> Ref:
-        """The value of `self.key` here: the one last seen, or a new one after anything could have changed it."""
+        """The value of `self.key` (`state.key`) here: the one last seen, or a new one after anything could have changed it."""
         ref = state.env.get(dotted)
         if ref is None:
             ref = self.value(node, dotted)
@@ -407,15 +411,20 @@ def _alias(node: ast.AST, state: KeyState) -> Ref | None:
     return None
 
 
-def _sees_self(call: ast.Call) -> bool:
-    """`self.method(...)`, `obj.method(self)`, `helper(self, ...)`: the call can rebind attributes of `self`."""
+def _seen_holders(call: ast.Call, holders: frozenset[str]) -> set[str]:
+    """The objects holding keys that the call can rebind attributes of: `self.method(...)`,
+    `obj.method(self)`, `helper(state, ...)`."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        return True
-    return any(
-        isinstance(arg, ast.Name) and arg.id == "self"
-        for arg in [*call.args, *(k.value for k in call.keywords)]
-    )
+    seen = {arg.id for arg in [*call.args, *(k.value for k in call.keywords)] if isinstance(arg, ast.Name)}
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        seen.add(func.value.id)
+    return seen & holders
+
+
+def _forget_held(holder: str, state: KeyState) -> None:
+    prefix = holder + "."
+    for name in [n for n in state.env if n.startswith(prefix)]:
+        del state.env[name]
 
 
 def _position(step: cfg.Step) -> tuple[int, int]:

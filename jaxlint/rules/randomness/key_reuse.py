@@ -24,7 +24,10 @@ class KeyReuse(KeyFlowRule):
         A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
         a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
         `subkey`, `prng_key`, `*_rng` (unless the function uses it as a dictionary key or a
-        string), and `self.key`-style attributes within one method. A guess from the name yields
+        string), and a key held on `self` or on a parameter the function never rebinds (`state.key`
+        of a state record passed in), followed within one function; one held on a module's or a
+        local object is not, as its attribute may be a property handing out a fresh key on every
+        read. A guess from the name yields
         to evidence that the value is data: a jaxtyping annotation of an array of numbers
         (`key: Float[Array, "b s h d"]`, `Int32[...]`, `Bool[...]`), use as an operand of
         arithmetic (`query @ key.T`, `key * scale`), or an argument of array math (`jnp.einsum`,
