@@ -375,3 +375,53 @@ def test_incoming_calls_survive_the_cache_format():
     nested = Value(Trace.TRACED, items=(TRACED_ARRAY, Value(Trace.STATIC)), element=TRACED)
     call = IncomingCall("/p/helpers.py", "clip", (("limit", Value(Trace.STATIC)), ("x", nested)), STAGED, "main.step")
     assert call_from_json(call_to_json(call)) == call
+
+
+# ---- classes of other modules ------------------------------------------------------------------
+PYTREE_STATE = """\
+    import dataclasses
+
+    import jax
+
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class State:
+        x: jax.Array
+        steps: int = dataclasses.field(metadata=dict(static=True), default=1)
+    """
+
+PYTREE_STEP = """\
+    import jax
+
+    from state import State
+
+
+    @jax.jit
+    def step(s: State):
+        total = s.x
+        for _ in range(s.steps):
+            if s.x.sum() > 0:  # JAX101
+                total = total - s.x
+        return State(total, s.steps)
+    """
+
+
+def test_an_annotated_pytree_class_of_another_module_types_its_fields(cli, make_files):
+    root = make_files({"pyproject.toml": "", "state.py": PYTREE_STATE, "step.py": PYTREE_STEP})
+    assert reported(cli("check", "--no-cache", "--output-format", "json").json, root) == marked(root)
+
+
+def test_jax_traces_the_array_field_and_not_the_static_one(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    root = make_files({"state.py": PYTREE_STATE, "step.py": PYTREE_STEP.replace("  # JAX101", "")})
+    monkeypatch.syspath_prepend(str(root))
+    for name in ("state", "step"):
+        sys.modules.pop(name, None)
+    import state
+    import step
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        step.step(state.State(jnp.ones(2), 2))

@@ -433,6 +433,31 @@ CASES = {
                 pass
             return x
         """,
+    # A probe whose handler leaves: what follows it runs only on concrete values.
+    "code_after_a_probe_that_leaves": """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def checked(x, n):
+            try:
+                v = np.asarray(n)
+            except TypeError:
+                return x
+            if np.any(v <= 0):
+                raise ValueError("n must be positive")
+            return x * 2
+
+        @jax.jit
+        def unchecked(x, n):
+            try:
+                v = np.asarray(n)  # JAX107
+            except ValueError:
+                return x
+            if np.any(v <= 0):  # JAX101
+                raise ValueError("n must be positive")
+            return x * 2
+        """,
     "pmap_static_broadcasted_arguments_quiet": """
         import jax
         import jax.numpy as jnp
@@ -612,6 +637,18 @@ def test_a_probe_for_concreteness_inside_try_runs_its_handler_under_jax():
 
     assert float(jax.jit(checked)(1.0, 3)) == 1.0  # traced: the handler ran
     assert float(checked(1.0, 3)) == 2.0
+
+    def leaves(x, n):
+        try:
+            v = np.asarray(n)
+        except TypeError:
+            return x
+        if np.any(v <= 0):
+            raise ValueError("n must be positive")
+        return x * 2
+
+    assert float(jax.jit(leaves)(1.0, 3)) == 1.0  # the handler left: the check after it never ran
+    assert float(leaves(1.0, 3)) == 2.0
     for error in (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                   jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
         assert issubclass(error, TypeError)

@@ -91,7 +91,10 @@ class ModuleFacts:
     @cached_property
     def analysis(self) -> ValueAnalysis:
         link = self.project
-        analysis = ValueAnalysis(self.names, link.follow if link is not None else None, self.discovery.eager)
+        analysis = ValueAnalysis(
+            self.names, link.follow if link is not None else None, self.discovery.eager,
+            link.class_of if link is not None else None,
+        )
         depth = {}
         for fn in self.names.functions:
             parent = self.names.parent_function.get(id(fn))

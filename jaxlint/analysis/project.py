@@ -194,6 +194,13 @@ class ModuleLink:
         method = call_method(found[1])
         return ProjectFunction(found[0], method) if method is not None else None
 
+    def class_of(self, qualname: str) -> tuple[Names, ast.ClassDef] | None:
+        """The names of the project module that defines the class a qualified name stands for, and its statement."""
+        found = self.project.definition(self, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        return found[0].names, found[1]
+
     def defines_class(self, qualname: str) -> bool:
         """Whether a qualified name seen in this module stands for a class of a project module."""
         found = self.project.definition(self, qualname)
@@ -300,7 +307,8 @@ class Project:
             frame = _Frame()
             self._frames.append(frame)
             try:
-                analysis = ValueAnalysis(target.facts.names, target.facts.project.follow)
+                there = target.facts.project
+                analysis = ValueAnalysis(target.facts.names, there.follow, classes=there.class_of)
                 result = portable(analysis.analyze(target.node, dict(params), ctx, None, depth + 1))
             finally:
                 self._frames.pop()

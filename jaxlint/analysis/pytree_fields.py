@@ -10,17 +10,21 @@ field it does not declare static a child, so a field it annotates as a Python nu
 annotation admits None is left unknown: None is an empty pytree and stays None.
 
 The instance's class is known from the annotation of the parameter it arrives in
-(`def step(state: State, ...)`), kept while the function only rebinds the name to copies of it
+(`def step(state: State, ...)`, a class of this module or of another module of the project), kept while the function only rebinds the name to copies of it
 (`state = state.replace(...)`, `dataclasses.replace(state, ...)`).
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_annotations import declares_array
 from jaxlint.analysis.names import FunctionNode, Names, Scope
+
+# A project class's module names and statement, by the class's qualified name (`project.py`).
+ProjectClasses = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
 from jaxlint.analysis.nullness import excludes_none
 
 # Copies of a dataclass instance with some fields replaced: still the same class.
@@ -34,9 +38,10 @@ _MAX_BASES = 8
 _SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
 
-def array_field(fn: FunctionNode, node: ast.Attribute, names: Names) -> bool:
+def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: ProjectClasses | None = None) -> bool:
     """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares
-    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance."""
+    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance.
+    `classes` finds a class another module of the project defines, by its qualified name."""
     base = node.value
     if not isinstance(base, ast.Name) or isinstance(fn, ast.Lambda):
         return False
@@ -47,7 +52,13 @@ def array_field(fn: FunctionNode, node: ast.Attribute, names: Names) -> bool:
     annotation = param.annotation
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
         annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
-    cls = names.definition(annotation, names.enclosing_scope(fn)) if isinstance(annotation, ast.Name) else None
+    scope = names.enclosing_scope(fn)
+    cls = names.definition(annotation, scope) if isinstance(annotation, ast.Name) else None
+    if cls is None and classes is not None and isinstance(annotation, (ast.Name, ast.Attribute)):
+        qualname = names.qualname(annotation, scope)
+        found = classes(qualname) if qualname is not None else None
+        if found is not None:
+            names, cls = found  # read where the class is defined
     declaring = cls
     for _ in range(_MAX_BASES):
         if not isinstance(cls, ast.ClassDef):

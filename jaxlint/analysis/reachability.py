@@ -35,26 +35,27 @@ def dead_nodes(scope: ast.AST) -> frozenset[int]:
         block = blocks.pop()
         for index, statement in enumerate(block):
             if statement.__class__ not in _OWN_SIMPLE:
-                _push_blocks(statement, blocks)
-            if _never_completes(statement):
+                push_blocks(statement, blocks)
+            if never_completes(statement):
                 for unreached in block[index + 1:]:
                     dead.update(id(node) for node in walk(unreached))
                 break
     return frozenset(dead)
 
 
-def _never_completes(statement: ast.stmt) -> bool:
+def never_completes(statement: ast.stmt) -> bool:
+    """A `return`, `raise`, `continue` or `break`, or an `if` whose branches both end in one."""
     if isinstance(statement, _ENDS):
         return True
     return (
         isinstance(statement, ast.If)
         and bool(statement.orelse)
-        and any(_never_completes(s) for s in statement.body)
-        and any(_never_completes(s) for s in statement.orelse)
+        and any(never_completes(s) for s in statement.body)
+        and any(never_completes(s) for s in statement.orelse)
     )
 
 
-def _push_blocks(statement: ast.stmt, blocks: list) -> None:
+def push_blocks(statement: ast.stmt, blocks: list) -> None:
     """The statement lists of a compound statement (`if`, a loop, `with`, `try`, `match`)."""
     for name in ("body", "orelse", "finalbody"):
         value = getattr(statement, name, None)

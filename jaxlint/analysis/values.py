@@ -37,7 +37,7 @@ from jaxlint.analysis.lattice import (
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.compile_time import compile_time_calls
 from jaxlint.analysis.module_constants import ModuleConstants
-from jaxlint.analysis.pytree_fields import array_field
+from jaxlint.analysis.pytree_fields import ProjectClasses, array_field
 from jaxlint.analysis.records import RecordClasses, copied, member_of
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.nullness import not_none_parameters
@@ -102,10 +102,15 @@ class Env:
 class ValueAnalysis:
     """Runs the interpreter over traced functions and keeps what it learnt, per node."""
 
-    def __init__(self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = ()):
+    def __init__(
+        self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = (),
+        classes: ProjectClasses | None = None,
+    ):
         self.names = names
-        # Answers calls of names imported from the project's own modules (see `project.py`).
+        # Answer calls of names imported from the project's own modules, and find the classes
+        # they define (see `project.py`).
         self.imported = imported
+        self.classes = classes
         # The ids of the control-flow calls under `with jax.disable_jit():` (`eager_blocks.py`).
         self.eager = eager
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
@@ -492,7 +497,7 @@ class _FunctionRun(CallEvaluation):
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields), unless its class
             # is one of the module's and declares the field an array.
-            return TRACED_ARRAY if array_field(self.fn, node, self.names) else UNKNOWN
+            return TRACED_ARRAY if array_field(self.fn, node, self.names, self.analysis.classes) else UNKNOWN
         if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
             # Methods of the same class stay followable.
             method = self._method(node.attr)

@@ -59,7 +59,8 @@ TRACED_VALUE_LIMITATIONS = """
       traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value, or a parameter annotated with a class
-      of the module that annotates the field as an array and does not declare it static, read
+      of the module or of another module of the project that annotates the field as an array
+      and does not declare it static, read
       before any copy that replaces it. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
@@ -177,5 +178,8 @@ TRACED_VALUE_LIMITATIONS = """
       `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
       reported: under a transformation its handler runs, as written. A handler for `Exception`
       (or a bare `except:`) is not taken for such a probe, since it would as easily hide the
-      bug.
+      bug. When every such handler leaves (`return`, `raise`, `continue`, `break`), the code
+      after the `try` in its block runs only where the probe succeeded, on concrete values, and
+      is not reported either (`try: v = np.asarray(n)` / `except TypeError: return x` /
+      `if np.any(v <= 0): ...`).
     """
