@@ -57,8 +57,9 @@ def analyse(
 ) -> Summary:
     """Solve one function (or the module's statements), report what it reuses, summarise it.
 
-    `flags`: parameters a caller passes literals, by their truth: a branch on one of them
-    (`if train:`, `if not deterministic:`) goes the way the literal decides."""
+    `flags`: what a caller decides about tests on its parameters (`KeyFlow._literal_flags`): the
+    truth of `train` or of `key is None`; a branch on one (`if not deterministic:`,
+    `if key is not None:`) goes the way the call decides."""
     run = KeyTransfer(flow, fn, keynames, quiet)
     state = run.entry()
     exits: list[tuple[KeyState, frozenset[str]]] = []
@@ -332,9 +333,30 @@ def _may_skip(loop: ast.stmt) -> bool:
 
 
 def _flag_test(test: ast.expr, flags: dict[str, bool]) -> Optional[bool]:
-    """The truth of `flag` or `not flag` for a parameter given a literal, else None."""
+    """The truth of `flag`, `not flag`, `flag is None` or `flag is not None` where the caller
+    decides it, else None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    name = test.operand if negated else test
-    if not isinstance(name, ast.Name) or name.id not in flags:
+    operand = test.operand if negated else test
+    if isinstance(operand, ast.Name):
+        truth = flags.get(operand.id)
+    else:
+        tested = none_test(operand)
+        if tested is None:
+            return None
+        name, is_none = tested
+        truth = flags.get(f"{name} is None")
+        negated = negated is is_none
+    if truth is None:
         return None
-    return flags[name.id] is not negated
+    return truth is not negated
+
+
+def none_test(test: ast.expr) -> Optional[Tuple[str, bool]]:
+    """`(name, True)` for `name is None`, `(name, False)` for `name is not None`, else None."""
+    if (
+        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+    ):
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through, may_resolve_to
-from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
+from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse, none_test
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
@@ -186,8 +186,12 @@ class KeyFlow:
         bound = bind(callee, call, bound_self(call))
         parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
-        if not exported and MAYBE in summary.params.values():
+        if not exported and any(level != DEFINITE for level in summary.params.values()):
             flags = self._literal_flags(callee, bound)
+            if MAYBE not in summary.params.values():
+                # Only a key parameter the call shows not None can change what it consumes: the
+                # branch that finds it None, and may rebind it, is not taken.
+                flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
             if flags:
                 summary = self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
@@ -196,18 +200,26 @@ class KeyFlow:
         return Helper(name, summary, parameters)
 
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
-        """The truth of each parameter the call gives a literal (or leaves to a literal default),
-        where the function never rebinds it: a branch on it goes one way for this call."""
+        """What the call decides about tests on the function's parameters: the truth of each
+        parameter it gives a literal (or leaves to a literal default), where the function never
+        rebinds it (`train`), and whether such a parameter is None (`key is None`); a parameter
+        it gives a value other than the literal None is not None, where the function rebinds it
+        only in the branch that finds it None (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
         literals = {**_literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
         literals = {p: a for p, a in literals.items() if p not in given or given[p] is a}
         scope = self.names.scope_of(fn)
-        return {
-            param: bool(arg.value) for param, arg in literals.items()
-            if param not in scope.assigned and param not in scope.other
-        }
+        flags: dict[str, bool] = {}
+        for param, arg in literals.items():
+            if param not in scope.assigned and param not in scope.other:
+                flags[param] = bool(arg.value)
+                flags[f"{param} is None"] = arg.value is None
+        for param, arg in given.items():
+            if param not in literals and param not in scope.other and _rebound_only_when_none(fn, param):
+                flags[f"{param} is None"] = False
+        return flags
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
         """What the function does to its keys when these flags hold (memoised)."""
@@ -606,6 +618,23 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
         return names.qualname(raised) == "builtins.NotImplementedError"
     empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
     return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
+
+
+def _rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Every binding of `param` in the function's own body lies in the body of an
+    `if param is None:` (so a caller that passes a value sees it never rebound)."""
+    guarded: set[int] = set()
+    for node in walk(fn):
+        if isinstance(node, ast.If) and none_test(node.test) == (param, True):
+            guarded.update(id(n) for stmt in node.body for n in walk(stmt))
+    for node in walk(fn):
+        if node is fn or id(node) in guarded:
+            continue
+        if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:
+            return False
+    return True
 
 
 def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
