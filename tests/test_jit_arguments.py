@@ -798,6 +798,68 @@ CASES = [
             x = jnp.ones(3)
             return merge(x, b=x)  # JAX305
         """, "JaxRuntimeError"),
+    Case("jitted step stored on self, one buffer donated twice", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state, kernel_state):
+            return model_state + 1, kernel_state * 2
+
+        class Engine:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+
+            def run(self, state):
+                return self._step(state, state)  # JAX305
+
+        def run():
+            return Engine().run(jnp.ones(3))
+        """, "JaxRuntimeError"),
+    Case("jitted step stored on self, donated argument read after", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state):
+            return model_state + 1
+
+        class Engine:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=0)
+
+            def run(self, state):
+                new = self._step(state)
+                return new, float(state.sum())  # JAX304
+
+        def run():
+            return Engine().run(jnp.ones(3))
+        """, "RuntimeError"),
+    Case("jitted step stored on self, fresh buffers", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state, kernel_state):
+            return model_state + 1, kernel_state * 2
+
+        class Engine:
+            def __init__(self, donate):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+                if not donate:
+                    self._step = jax.jit(kernel_step)
+
+            def run(self, state):
+                return self._step(state, state)  # assigned twice: which one runs is not known
+
+        class Runner:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+
+            def run(self, state):
+                state, kernel = self._step(state, jnp.zeros(3))
+                return self._step(state, kernel)
+
+        def run():
+            return Engine(False).run(jnp.ones(3)), Runner().run(jnp.ones(3))
+        """, "ok"),
     Case("jit on a plain method", """
         import jax
         import jax.numpy as jnp
