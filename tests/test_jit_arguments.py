@@ -860,6 +860,47 @@ CASES = [
         def run():
             return Engine(False).run(jnp.ones(3)), Runner().run(jnp.ones(3))
         """, "ok"),
+    Case("list limits handed to a static argument through a plain helper", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))  # JAX302
+        def _mesh_eval(func, limits, params):
+            return func(jnp.linspace(limits[0], limits[1], 5), params)
+
+        def mesh_eval(func, limits, params):
+            return _mesh_eval(func, limits, params)
+
+        def target(xs, params):
+            return xs * params
+
+        def run():
+            limits = [-2, 2]
+            return mesh_eval(target, limits, 1.0)
+        """, "ValueError"),
+    Case("tuple limits handed to a static argument through a plain helper", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))
+        def _mesh_eval(func, limits, params):
+            return func(jnp.linspace(limits[0], limits[1], 5), params)
+
+        def mesh_eval(func, limits, params):
+            return _mesh_eval(func, limits, params)
+
+        def widened(func, limits, params):
+            limits = tuple(limits)
+            return _mesh_eval(func, limits, params)
+
+        def target(xs, params):
+            return xs * params
+
+        def run():
+            return mesh_eval(target, (-2, 2), 1.0), widened(target, [-2, 2], 1.0)
+        """, "ok"),
     Case("jit on a plain method", """
         import jax
         import jax.numpy as jnp
@@ -1124,3 +1165,22 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
     for _ in range(2):
         step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
     assert len(steps) == 3
+
+
+THROUGH_SELF_AND_HELPERS = (
+    "jitted step stored on self, one buffer donated twice",
+    "jitted step stored on self, donated argument read after",
+    "jitted step stored on self, fresh buffers",
+    "list limits handed to a static argument through a plain helper",
+    "tuple limits handed to a static argument through a plain helper",
+)
+
+
+def test_jits_stored_on_self_and_static_arguments_through_helpers_from_the_cli(cli, make_files):
+    cases = {f"case_{i}.py": c for i, c in enumerate(c for c in CASES if c.name in THROUGH_SELF_AND_HELPERS)}
+    assert len(cases) == len(THROUGH_SELF_AND_HELPERS)
+    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
+    out = cli("check", "--output-format", "json", "--select", "JAX3", "--isolated", "--no-cache")
+    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    expected = {(name, row, code) for name, case in cases.items() for row, code in marked(textwrap.dedent(case.source))}
+    assert got == expected

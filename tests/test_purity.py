@@ -1327,3 +1327,10 @@ def test_item_store_into_a_copied_dict_runs_under_jit():
         return forcing
 
     assert float(shift({"sst": jax.numpy.ones(2)}, 1.0)["sst"][0]) == 2.0
+
+
+def test_nnx_module_updating_itself_called_in_staged_code_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["nnx_module_updating_itself_called_in_staged_code"])
+    make_files({"counter.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX4", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)

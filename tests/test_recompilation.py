@@ -927,3 +927,10 @@ def test_jit_of_equal_callables_still_compiles_again():
     for _ in range(3):
         jax.jit(Keyed(2.0))(jax.numpy.ones(2))
     assert len(traces) == 3
+
+
+def test_jit_rebuilt_per_epoch_or_called_through_grad_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["jit_rebuilt_per_epoch_or_called_through_grad"])
+    make_files({"train.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX5", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)

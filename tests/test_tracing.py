@@ -968,3 +968,10 @@ def test_equinox_sources_linted_as_a_package(cli, make_files):
     out = cli("check", "--output-format", "json", "--select", "JAX101", "equinox")
     assert out.code == 1
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]
+
+
+def test_numpy_array_made_in_place_and_indexed_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["numpy_array_made_in_place_and_indexed"])
+    make_files({"gather.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX1", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)
