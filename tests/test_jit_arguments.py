@@ -901,6 +901,37 @@ CASES = [
         def run():
             return mesh_eval(target, (-2, 2), 1.0), widened(target, [-2, 2], 1.0)
         """, "ok"),
+    Case("PRNG key handed to a static argument through an alias", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))  # JAX302
+        def train_step(state, metric, batch):
+            return state + batch.sum(), metric
+
+        def run(seed=42):
+            rng = jax.random.PRNGKey(seed)
+            metric = rng
+            state = jnp.zeros(())
+            for batch in [jnp.ones(3)]:
+                state, metric = train_step(state, metric, batch)
+            return state
+        """, "ValueError"),
+    Case("seed handed to a static argument through an alias", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))
+        def init(x, seed):
+            return x + jax.random.normal(jax.random.key(seed), x.shape)
+
+        def run():
+            seed = 42
+            chosen = seed
+            return init(jnp.ones(3), chosen)
+        """, "ok"),
     Case("jit on a plain method", """
         import jax
         import jax.numpy as jnp
@@ -1173,6 +1204,8 @@ THROUGH_SELF_AND_HELPERS = (
     "jitted step stored on self, fresh buffers",
     "list limits handed to a static argument through a plain helper",
     "tuple limits handed to a static argument through a plain helper",
+    "PRNG key handed to a static argument through an alias",
+    "seed handed to a static argument through an alias",
 )
 
 
