@@ -117,7 +117,7 @@ class KeyFlow:
         self._reused_firsts: set[int] = set()
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
-        self._exported: dict[int, Summary] = {}
+        self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -186,18 +186,26 @@ class KeyFlow:
         bound = bind(callee, call, bound_self(call))
         parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
-        if not exported and any(level != DEFINITE for level in summary.params.values()):
-            flags = self._literal_flags(callee, bound)
-            if MAYBE not in summary.params.values():
-                # Only a key parameter the call shows not None can change what it consumes: the
-                # branch that finds it None, and may rebind it, is not taken.
-                flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
+        if not exported:
+            flags = self.deciding_flags(callee, bound, summary)
             if flags:
                 summary = self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
         return Helper(name, summary, parameters)
+
+    def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
+        """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
+        change what `summary` says it consumes; empty when nothing can."""
+        if all(level == DEFINITE for level in summary.params.values()):
+            return {}
+        flags = self._literal_flags(fn, bound)
+        if MAYBE not in summary.params.values():
+            # Only a key parameter the call shows not None can change what it consumes: the
+            # branch that finds it None, and may rebind it, is not taken.
+            flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
+        return flags
 
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
         """What the call decides about tests on the function's parameters: the truth of each
@@ -258,23 +266,30 @@ class KeyFlow:
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
-        summary = target.facts.keys.exported(target.node)
+        keys = target.facts.keys
+        summary = keys.exported(target.node)
+        bound = bind(target.node, call, skip)
+        flags = keys.deciding_flags(target.node, bound, summary)
+        if flags:
+            summary = keys.exported(target.node, flags)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
-        parameters = {id(arg): param for arg, param in bind(target.node, call, skip)}
+        parameters = {id(arg): param for arg, param in bound}
         name = f"{link.name}.{target.node.name}"
         if skip and isinstance(call.func, ast.Attribute):
             return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
         return Helper(name, summary, parameters)
 
-    def exported(self, fn: FunctionNode) -> Summary:
-        """What a function does to a key passed in any of its parameters, for callers elsewhere.
+    def exported(self, fn: FunctionNode, flags: dict[str, bool] | None = None) -> Summary:
+        """What a function does to a key passed in any of its parameters, for callers elsewhere
+        (with `flags`: for a call that decides these tests, `deciding_flags`).
 
         Every parameter is followed as a key (the caller knows it passes one), except one the
         function shows to be an object that keeps a generator's state (`KeyNames.objects`): no
         key can be one.  Nothing is reported on the way: the function's own findings come from
         `summary`.
         """
-        cached = self._exported.get(id(fn))
+        memo = (id(fn), tuple(sorted(flags.items()))) if flags else id(fn)
+        cached = self._exported.get(memo)
         if cached is not None:
             return cached
         if self._deferred:
@@ -289,10 +304,10 @@ class KeyFlow:
         params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) - self.keynames.objects(fn)
         self._active.add(id(fn))
         try:
-            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True)
+            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True, flags=flags)
         finally:
             self._active.discard(id(fn))
-        self._exported[id(fn)] = summary
+        self._exported[memo] = summary
         return summary
 
     def summary(self, fn: FunctionNode) -> Summary:
