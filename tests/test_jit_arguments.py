@@ -798,6 +798,140 @@ CASES = [
             x = jnp.ones(3)
             return merge(x, b=x)  # JAX305
         """, "JaxRuntimeError"),
+    Case("jitted step stored on self, one buffer donated twice", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state, kernel_state):
+            return model_state + 1, kernel_state * 2
+
+        class Engine:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+
+            def run(self, state):
+                return self._step(state, state)  # JAX305
+
+        def run():
+            return Engine().run(jnp.ones(3))
+        """, "JaxRuntimeError"),
+    Case("jitted step stored on self, donated argument read after", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state):
+            return model_state + 1
+
+        class Engine:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=0)
+
+            def run(self, state):
+                new = self._step(state)
+                return new, float(state.sum())  # JAX304
+
+        def run():
+            return Engine().run(jnp.ones(3))
+        """, "RuntimeError"),
+    Case("jitted step stored on self, fresh buffers", """
+        import jax
+        import jax.numpy as jnp
+
+        def kernel_step(model_state, kernel_state):
+            return model_state + 1, kernel_state * 2
+
+        class Engine:
+            def __init__(self, donate):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+                if not donate:
+                    self._step = jax.jit(kernel_step)
+
+            def run(self, state):
+                return self._step(state, state)  # assigned twice: which one runs is not known
+
+        class Runner:
+            def __init__(self):
+                self._step = jax.jit(kernel_step, donate_argnums=(0, 1))
+
+            def run(self, state):
+                state, kernel = self._step(state, jnp.zeros(3))
+                return self._step(state, kernel)
+
+        def run():
+            return Engine(False).run(jnp.ones(3)), Runner().run(jnp.ones(3))
+        """, "ok"),
+    Case("list limits handed to a static argument through a plain helper", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))  # JAX302
+        def _mesh_eval(func, limits, params):
+            return func(jnp.linspace(limits[0], limits[1], 5), params)
+
+        def mesh_eval(func, limits, params):
+            return _mesh_eval(func, limits, params)
+
+        def target(xs, params):
+            return xs * params
+
+        def run():
+            limits = [-2, 2]
+            return mesh_eval(target, limits, 1.0)
+        """, "ValueError"),
+    Case("tuple limits handed to a static argument through a plain helper", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(0, 1))
+        def _mesh_eval(func, limits, params):
+            return func(jnp.linspace(limits[0], limits[1], 5), params)
+
+        def mesh_eval(func, limits, params):
+            return _mesh_eval(func, limits, params)
+
+        def widened(func, limits, params):
+            limits = tuple(limits)
+            return _mesh_eval(func, limits, params)
+
+        def target(xs, params):
+            return xs * params
+
+        def run():
+            return mesh_eval(target, (-2, 2), 1.0), widened(target, [-2, 2], 1.0)
+        """, "ok"),
+    Case("PRNG key handed to a static argument through an alias", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))  # JAX302
+        def train_step(state, metric, batch):
+            return state + batch.sum(), metric
+
+        def run(seed=42):
+            rng = jax.random.PRNGKey(seed)
+            metric = rng
+            state = jnp.zeros(())
+            for batch in [jnp.ones(3)]:
+                state, metric = train_step(state, metric, batch)
+            return state
+        """, "ValueError"),
+    Case("seed handed to a static argument through an alias", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))
+        def init(x, seed):
+            return x + jax.random.normal(jax.random.key(seed), x.shape)
+
+        def run():
+            seed = 42
+            chosen = seed
+            return init(jnp.ones(3), chosen)
+        """, "ok"),
     Case("jit on a plain method", """
         import jax
         import jax.numpy as jnp
@@ -1062,3 +1196,24 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
     for _ in range(2):
         step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
     assert len(steps) == 3
+
+
+THROUGH_SELF_AND_HELPERS = (
+    "jitted step stored on self, one buffer donated twice",
+    "jitted step stored on self, donated argument read after",
+    "jitted step stored on self, fresh buffers",
+    "list limits handed to a static argument through a plain helper",
+    "tuple limits handed to a static argument through a plain helper",
+    "PRNG key handed to a static argument through an alias",
+    "seed handed to a static argument through an alias",
+)
+
+
+def test_jits_stored_on_self_and_static_arguments_through_helpers_from_the_cli(cli, make_files):
+    cases = {f"case_{i}.py": c for i, c in enumerate(c for c in CASES if c.name in THROUGH_SELF_AND_HELPERS)}
+    assert len(cases) == len(THROUGH_SELF_AND_HELPERS)
+    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
+    out = cli("check", "--output-format", "json", "--select", "JAX3", "--isolated", "--no-cache")
+    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    expected = {(name, row, code) for name, case in cases.items() for row, code in marked(textwrap.dedent(case.source))}
+    assert got == expected

@@ -266,6 +266,72 @@ CASES = [
         def run():
             return forward(jax.random.key(0), jax.numpy.ones(3), True)
         """, False),
+    # ---- a helper that makes its own key when given None ---------------------------------------
+    Case("helper defaulting a None key, called twice with one key", """
+        import jax
+
+        def sample(shape, key=None):
+            if key is None:
+                key = jax.random.key(0)
+            return jax.random.normal(key, shape)
+
+        def run():
+            key = jax.random.key(1)
+            a = sample((3,), key)
+            b = sample((3,), key)  # JAX201
+            return a, b
+        """, True),
+    Case("helper drawing only when given a key, called twice with one key", """
+        import jax
+
+        def noisy(x, key=None):
+            if key is not None:
+                x = x + jax.random.normal(key, x.shape)
+            return x
+
+        def run():
+            key = jax.random.key(1)
+            x = noisy(jax.numpy.ones(3), key)
+            return noisy(x, key=key)  # JAX201
+        """, True),
+    Case("helper defaulting a None key, called twice without one", """
+        import jax
+
+        def sample(shape, key=None):
+            if key is None:
+                key = jax.random.key(0)
+            return jax.random.normal(key, shape)
+
+        def run():
+            a = sample((3,))
+            b = sample((3,), None)
+            return a, b
+        """, False),
+    Case("helper defaulting a None key, called with split keys", """
+        import jax
+
+        def sample(shape, key=None):
+            if key is None:
+                key = jax.random.key(0)
+            return jax.random.normal(key, shape)
+
+        def run():
+            k1, k2 = jax.random.split(jax.random.key(1))
+            return sample((3,), k1), sample((3,), k2)
+        """, False),
+    Case("helper rebinding its key outside the None test", """
+        import jax
+
+        def sample(shape, key=None):
+            if key is None:
+                key = jax.random.key(0)
+            key = jax.random.fold_in(key, 3)
+            return jax.random.normal(key, shape)
+
+        def run():
+            key = jax.random.key(1)
+            return sample((3,), key), sample((3,), key)
+        """, False),
     Case("one key to two abstract methods", """
         import abc
         import jax
@@ -1153,6 +1219,24 @@ OBJECT_CASES = (
 def test_objects_with_key_names_through_the_command_line(cli, make_files):
     cases = {f"case_{i}.py": case for i, case in enumerate(c for c in CASES if c.name in OBJECT_CASES)}
     assert len(cases) == len(OBJECT_CASES)
+    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
+    out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
+    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    assert got == {(name, row, code) for name, case in cases.items() for row, code in marked(case)}
+
+
+NONE_DEFAULT_CASES = (
+    "helper defaulting a None key, called twice with one key",
+    "helper drawing only when given a key, called twice with one key",
+    "helper defaulting a None key, called twice without one",
+    "helper defaulting a None key, called with split keys",
+    "helper rebinding its key outside the None test",
+)
+
+
+def test_helpers_defaulting_a_none_key_through_the_command_line(cli, make_files):
+    cases = {f"case_{i}.py": case for i, case in enumerate(c for c in CASES if c.name in NONE_DEFAULT_CASES)}
+    assert len(cases) == len(NONE_DEFAULT_CASES)
     make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
     out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
     got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}

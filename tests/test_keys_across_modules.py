@@ -386,3 +386,60 @@ def test_a_submodule_of_another_module_runs_its_classs_call(cli, make_files):
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Loud"
+
+
+DEFAULTS = """\
+    import jax
+
+
+    def sample(shape, key=None):
+        if key is None:
+            key = jax.random.key(0)
+        return jax.random.normal(key, shape)
+    """
+
+CALLERS = """\
+    import jax
+    from pkg.defaults import sample
+
+
+    def twice(x, key):
+        a = sample(x.shape, key)
+        return a + sample(x.shape, key)  # JAX201
+
+
+    def split_first(x, key):
+        k1, k2 = jax.random.split(key)
+        return sample(x.shape, k1) + sample(x.shape, k2)
+
+
+    def without_keys(x, key):
+        return sample(x.shape) + sample(x.shape, None)
+    """
+
+
+def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_files):
+    """A call that passes a key skips the helper's `if key is None:` branch: the key is consumed."""
+    root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/defaults.py": DEFAULTS, "pkg/callers.py": CALLERS})
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings} == {
+        ("callers.py", row, "JAX201") for row in marked(CALLERS)
+    }
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        from pkg import callers
+
+        raised = []
+        with jax.debug_key_reuse(True):
+            for name in ("twice", "split_first", "without_keys"):
+                try:
+                    getattr(callers, name)(jnp.ones(3), jax.random.key(1))
+                except jax.errors.KeyReuseError:
+                    raised.append(name)
+        print(",".join(raised))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "twice"

@@ -387,6 +387,48 @@ CASES = {
 
             return jax.lax.scan(body, 0, xs)
         """,
+    "nnx_module_updating_itself_called_in_staged_code": """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        class Count(nnx.Variable):
+            pass
+
+        class Counter(nnx.Module):
+            def __init__(self):
+                self.count = Count(jnp.array(0))
+
+            def __call__(self):
+                self.count.value += 1
+
+            def read(self):
+                return self.count.value
+
+        class Scale(nnx.Module):
+            def __init__(self):
+                self.w = nnx.Param(jnp.ones(()))
+
+            def __call__(self, x):
+                return x * self.w.value
+
+        counter = Counter()
+        scale = Scale()
+
+        @jax.jit
+        def step(x):
+            counter()  # JAX407
+            return scale(x) + counter.read()
+
+        @nnx.jit
+        def nnx_step(counter, x):
+            counter()
+            return x
+
+        def eager(x):
+            counter()
+            return x
+        """,
     "experiment_trackers_in_staged_code": """
         import jax
         import jax.numpy as jnp
@@ -1207,6 +1249,33 @@ def test_nnx_object_updated_in_a_scan_body_raises_under_flax():
     assert type(info.value).__name__ == "TraceContextError"
 
 
+def test_nnx_module_that_updates_itself_called_in_jit_raises_under_flax():
+    """What JAX407 says of `counter()` inside plain `jax.jit`, `counter` an outer NNX module whose
+    `__call__` updates its own variable: Flax refuses; under `nnx.jit`, passed in, it works."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Counter(nnx.Module):
+        def __init__(self):
+            self.count = nnx.Variable(jnp.array(0))
+
+        def __call__(self):
+            self.count.value += 1
+
+    counter = Counter()
+
+    def step(x):
+        counter()
+        return x
+
+    with pytest.raises(Exception) as info:
+        jax.jit(step)(jnp.ones(()))
+    assert type(info.value).__name__ == "TraceContextError"
+    nnx.jit(lambda c, x: (c(), x)[1])(counter, jnp.ones(()))
+    assert int(counter.count.value) == 1
+
+
 def test_names_before_at_updates():
     """The names a module's text shows before `.at[`, across whitespace and line continuations;
     a comment in between leaves any name possible."""
@@ -1258,3 +1327,10 @@ def test_item_store_into_a_copied_dict_runs_under_jit():
         return forcing
 
     assert float(shift({"sst": jax.numpy.ones(2)}, 1.0)["sst"][0]) == 2.0
+
+
+def test_nnx_module_updating_itself_called_in_staged_code_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["nnx_module_updating_itself_called_in_staged_code"])
+    make_files({"counter.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX4", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)

@@ -479,6 +479,69 @@ CASES = {
                 vmapped(w, data)
             trainer.eval_all(w, data)
         """,
+    "jit_rebuilt_per_epoch_or_called_through_grad": """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        def loss(p, x):
+            return jnp.sum((p * x) ** 2)
+
+        def train(params, data, epochs):
+            for epoch in range(epochs):
+                def foo(p, x):
+                    return jax.value_and_grad(loss)(p, x)
+                step = jax.jit(foo)  # JAX502
+                for x in data:
+                    _, g = step(params, x)
+                    params = params - g
+            return params
+
+        def episode(params, x):
+            @eqx.filter_jit  # JAX502
+            def loss_fn(p, v):
+                return jnp.sum(p * v)
+            return eqx.filter_grad(loss_fn)(params, x)
+
+        def built_once(params, data):
+            def foo(p, x):
+                return p * x
+            step = jax.jit(foo)
+            for epoch in range(3):
+                for x in data:
+                    params = step(params, x)
+            return params
+
+        def last_build_reused(params, data):
+            for scale in range(3):
+                step = jax.jit(lambda p, x: p * x)
+            for x in data:
+                params = step(params, x)
+            return params
+
+        def make_schedule(n):
+            return lambda count: count * n
+
+        def per_sign():
+            for n in [-1, 0]:
+                schedule = jax.jit(make_schedule(n))  # one function per written-out value
+                for count in range(3):
+                    schedule(count)
+
+        def grad_factory(x):
+            @jax.jit
+            def energy(p):
+                return jnp.sum(p * x)
+            return jax.grad(energy)
+
+        def main(params, data):
+            for x in data:
+                params = params - episode(params, x)
+                built_once(params, data)
+                last_build_reused(params, data)
+                grad_factory(x)
+            return params
+        """,
     "jit_rebuilt_instance_method": """
         import jax
 
@@ -732,6 +795,24 @@ def test_filter_jit_of_a_new_function_compiles_again():
     assert _count_traces(eqx.filter_jit, lambda jit, body: jit(body)) == 1  # the same function
 
 
+def test_filter_jit_of_a_new_function_under_filter_grad_compiles_again():
+    """What JAX502 says of `eqx.filter_grad(loss_fn)(...)` where `loss_fn` is a new `@eqx.filter_jit` closure."""
+    eqx = pytest.importorskip("equinox")
+    jnp = pytest.importorskip("jax.numpy")
+    traces = []
+
+    def episode(x):
+        @eqx.filter_jit
+        def loss_fn(v):
+            traces.append(1)
+            return jnp.sum(v * 2.0)
+        return eqx.filter_grad(loss_fn)(x)
+
+    for _ in range(3):
+        episode(jnp.ones(3))
+    assert len(traces) == 3
+
+
 def test_nnx_jit_compiles_again_even_for_the_same_function():
     nnx = pytest.importorskip("flax.nnx")
     assert _count_traces(nnx.jit, lambda jit, body: jit(body)) == 3
@@ -846,3 +927,10 @@ def test_jit_of_equal_callables_still_compiles_again():
     for _ in range(3):
         jax.jit(Keyed(2.0))(jax.numpy.ones(2))
     assert len(traces) == 3
+
+
+def test_jit_rebuilt_per_epoch_or_called_through_grad_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["jit_rebuilt_per_epoch_or_called_through_grad"])
+    make_files({"train.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX5", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)

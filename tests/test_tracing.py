@@ -618,6 +618,19 @@ CASES = {
             table = jnp.asarray(table)
             return w * x + table[i]  # a JAX array by now
         """,
+    "numpy_array_made_in_place_and_indexed": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def gather(x):
+            r = np.arange(x.shape[0])[x]  # JAX107
+            s = jnp.arange(x.shape[0])[x]
+            t = np.arange(x.shape[0])[1]
+            u = np.arange(x.shape[0])[x.shape[0] - 1]
+            return r, s, t, u
+        """,
 }
 
 
@@ -677,6 +690,17 @@ def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
     table = np.array([0.5, 0.25, 0.25])
     with pytest.raises(jax.errors.TracerArrayConversionError):
         jax.jit(lambda i: table[i])(1)
+
+
+def test_numpy_array_made_in_place_and_indexed_by_a_tracer_fails_under_jax():
+    """What JAX107 says of `np.arange(n)[x]` with a traced `x`; a static index works."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    x = jax.numpy.array([0, 1, 2])
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(lambda x: np.arange(x.shape[0])[x])(x)
+    assert int(jax.jit(lambda x: np.arange(x.shape[0])[x.shape[0] - 1])(x)) == 2
 
 
 def test_branching_on_a_carry_element_at_the_loop_index_fails_under_jax():
@@ -981,3 +1005,10 @@ def test_equinox_sources_linted_as_a_package(cli, make_files):
     out = cli("check", "--output-format", "json", "--select", "JAX101", "equinox")
     assert out.code == 1
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX101", 10)]
+
+
+def test_numpy_array_made_in_place_and_indexed_from_the_cli(cli, make_files):
+    source = textwrap.dedent(CASES["numpy_array_made_in_place_and_indexed"])
+    make_files({"gather.py": source})
+    out = cli("check", "--output-format", "json", "--select", "JAX1", "--isolated", "--no-cache")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)

@@ -177,7 +177,10 @@ class ArrayFacts:
         return cached
 
     def numpy_array(self, expr: ast.AST) -> bool:
-        """A name holding a new NumPy array (`table = np.array([...])`): a host array."""
+        """A new NumPy array, made in place (`np.arange(n)`) or held by a name
+        (`table = np.array([...])`): a host array."""
+        if isinstance(expr, ast.Call):
+            return self._numpy_array(expr, self._scope_of(expr))
         return self._holds(expr, NUMPY, self._numpy_array, jax_api.NUMPY_ARRAY_CONSTRUCTORS)
 
     def read_only_view(self, expr: ast.AST) -> bool:

@@ -1,7 +1,8 @@
 """Call sites of transformed callables, and the loops around them.
 
 `step = jax.jit(train_step)` then `step(params, batch)` in a loop; a `@jax.jit` function
-called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method.  The
+called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method, and for
+`self.predict = jax.jit(f)` stored by one of the class's methods.  The
 jit-argument and recompilation rules ask where such a call sits (which loops enclose it);
 whether an argument changes from one iteration to the next is `loop_variance.py`'s answer.
 """
@@ -35,12 +36,14 @@ class CallSites:
         self.names = names
         self.sites: list[CallSite] = []
         self._loops: dict[int, dict[int, list[Loop]]] = {}
+        self._on_self: dict[tuple[int, str], TracedFunction] = {}
         self._find(discovery)
 
     def _find(self, discovery: Discovery) -> None:
         by_binding: dict[tuple[int, str], TracedFunction] = {}
         by_site: dict[int, TracedFunction] = {}
         methods: dict[str, TracedFunction] = {}
+        on_self: dict[tuple[int, str], TracedFunction] = {}  # (id(class), attr) -> root
         call_scope: dict[int, Scope] | None = None
         for root in discovery.roots:
             if root.site is None or not root.transforms:
@@ -59,9 +62,16 @@ class CallSites:
                 owner = call_scope.get(id(root.site))
                 if owner is not None:
                     by_binding[(id(owner), root.bound_name)] = root
-        if not (by_binding or by_site or methods):
+            elif isinstance(root.site, ast.Call):  # self.step = jax.jit(f); self.step(x)
+                if call_scope is None:
+                    call_scope = {id(c): s for c, s in self.names.calls}
+                stored = self._stored_jit(root.site, call_scope.get(id(root.site)))
+                if stored is not None:
+                    on_self[stored] = root
+        self._on_self = on_self
+        if not (by_binding or by_site or methods or on_self):
             return
-        bound = {name for _, name in by_binding}
+        bound = {name for _, name in by_binding} | {attr for _, attr in on_self}
         sites = [root.site for root in by_site.values()]
         # Only these can have a target: a call through a bound name or a method's, or of a site.
         for call, scope in calls_through_any(self.names, bound | set(methods), sites):
@@ -79,9 +89,27 @@ class CallSites:
             return None
         if isinstance(func, ast.Call):
             return by_site.get(id(func))
+        if isinstance(func, ast.Attribute) and self._on_self:
+            root = self._on_self.get((id(scope.parent.node), func.attr)) if scope.parent is not None else None
+            method = scope.node
+            if root is not None and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+                if _self_attribute(func, method.args.args[0].arg) is not None:
+                    return root
         if isinstance(func, ast.Attribute) and func.attr in methods:
             root = methods[func.attr]
             return root if self._may_be_instance(func, self.names.parent_class.get(id(root.node)), scope) else None
+        return None
+
+    def _stored_jit(self, site: ast.Call, scope: Scope | None) -> tuple[int, str] | None:
+        """`(id(class), attr)` when a method stores the transformed callable built at `site` on
+        `self` (`self.step = jax.jit(f)`) and the class assigns that attribute nothing else."""
+        method = scope.node if scope is not None else None
+        cls = scope.parent.node if scope is not None and scope.parent is not None else None
+        if not isinstance(cls, ast.ClassDef) or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        for attr, values in self_attributes(cls).items():
+            if values is not None and len(values) == 1 and values[0] is site:
+                return id(cls), attr
         return None
 
     def _may_be_instance(self, func: ast.Attribute, cls: ast.ClassDef | None, scope: Scope) -> bool:

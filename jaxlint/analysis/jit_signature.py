@@ -227,6 +227,31 @@ def donating_helpers(module) -> list[DonatingCall]:
     return found
 
 
+def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, FunctionNode]]:
+    """When a jitted call passes `param` a parameter of the plain function it sits in, which
+    that function never rebinds (`def mesh_eval(f, lims): return _eval(f, lims)`): the calls of
+    that function in the module, each with what it passes there, and the function."""
+    helper = site.function
+    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.decorator_list:
+        return []
+    if id(helper) in module.effects.contexts:
+        return []  # traced itself: its callers' values reach the jit through a trace
+    arg = argument(site.call, site.target, param, is_method_call(site.call, site.target, module))
+    params = {p.arg for p in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)}
+    if not isinstance(arg, ast.Name) or arg.id not in params:
+        return []
+    if arg.id in {s.target.id for s in module.effects.name_stores(helper)}:
+        return []
+    names = module.names
+    found = []
+    for call, scope in calls_through(names, {helper.name}):
+        if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is helper:
+            passed = _plain_argument(call, helper, arg.id)
+            if passed is not None:
+                found.append((call, passed, helper))
+    return found
+
+
 def _plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:
     """The expression a plain call passes for `param`, when it is plain to see."""
     for keyword in call.keywords:

@@ -156,6 +156,8 @@ class JitVariants:
     def _value_written_out(self, value: ast.AST, scope: Scope) -> bool:
         if isinstance(value, ast.Constant):
             return True
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            return isinstance(value.operand, ast.Constant)  # a signed number: `-1`
         if isinstance(value, ast.Tuple):
             return all(self._value_written_out(e, scope) for e in value.elts)
         if isinstance(value, (ast.Name, ast.Attribute)):

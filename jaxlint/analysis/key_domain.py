@@ -57,8 +57,9 @@ def analyse(
 ) -> Summary:
     """Solve one function (or the module's statements), report what it reuses, summarise it.
 
-    `flags`: parameters a caller passes literals, by their truth: a branch on one of them
-    (`if train:`, `if not deterministic:`) goes the way the literal decides."""
+    `flags`: what a caller decides about tests on its parameters (`KeyFlow._literal_flags`): the
+    truth of `train` or of `key is None`; a branch on one (`if not deterministic:`,
+    `if key is not None:`) goes the way the call decides."""
     run = KeyTransfer(flow, fn, keynames, quiet)
     state = run.entry()
     exits: list[tuple[KeyState, frozenset[str]]] = []

@@ -437,12 +437,32 @@ def _position(step: cfg.Step) -> tuple[int, int]:
 
 
 def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
-    """The truth of a literal (`if False:`), of `flag` for a parameter given a literal, or of
-    `not` either, else None."""
+    """The truth of a literal (`if False:`), of `flag`, `flag is None` or `flag is not None`
+    where the caller decides it, or of `not` any of those, else None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     operand = test.operand if negated else test
     if isinstance(operand, ast.Constant):
         return bool(operand.value) is not negated
-    if not isinstance(operand, ast.Name) or operand.id not in flags:
+    if isinstance(operand, ast.Name):
+        truth = flags.get(operand.id)
+    else:
+        tested = none_test(operand)
+        if tested is None:
+            return None
+        name, is_none = tested
+        truth = flags.get(f"{name} is None")
+        negated = negated is is_none
+    if truth is None:
         return None
-    return flags[operand.id] is not negated
+    return truth is not negated
+
+
+def none_test(test: ast.expr) -> tuple[str, bool] | None:
+    """`(name, True)` for `name is None`, `(name, False)` for `name is not None`, else None."""
+    if (
+        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+    ):
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None

@@ -36,7 +36,7 @@ from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
 from jaxlint.analysis.key_names import KeyNames, bind, bound_self
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
-from jaxlint.analysis.key_transfer import KeyTransfer
+from jaxlint.analysis.key_transfer import KeyTransfer, none_test
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.tracing import Discovery, positional_params
@@ -117,7 +117,7 @@ class KeyFlow:
         self._reused_firsts: set[int] = set()
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
-        self._exported: dict[int, Summary] = {}
+        self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -186,8 +186,8 @@ class KeyFlow:
         bound = bind(callee, call, bound_self(call, callee))
         parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
-        if not exported and MAYBE in summary.params.values():
-            flags = self._literal_flags(callee, bound)
+        if not exported:
+            flags = self.deciding_flags(callee, bound, summary)
             if flags:
                 summary = self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
@@ -195,19 +195,39 @@ class KeyFlow:
             return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
         return Helper(name, summary, parameters)
 
+    def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
+        """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
+        change what `summary` says it consumes; empty when nothing can."""
+        if all(level == DEFINITE for level in summary.params.values()):
+            return {}
+        flags = self._literal_flags(fn, bound)
+        if MAYBE not in summary.params.values():
+            # Only a key parameter the call shows not None can change what it consumes: the
+            # branch that finds it None, and may rebind it, is not taken.
+            flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
+        return flags
+
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
-        """The truth of each parameter the call gives a literal (or leaves to a literal default),
-        where the function never rebinds it: a branch on it goes one way for this call."""
+        """What the call decides about tests on the function's parameters: the truth of each
+        parameter it gives a literal (or leaves to a literal default), where the function never
+        rebinds it (`train`), and whether such a parameter is None (`key is None`); a parameter
+        it gives a value other than the literal None is not None, where the function rebinds it
+        only in the branch that finds it None (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
         literals = {**_literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
         literals = {p: a for p, a in literals.items() if p not in given or given[p] is a}
         scope = self.names.scope_of(fn)
-        return {
-            param: bool(arg.value) for param, arg in literals.items()
-            if param not in scope.assigned and param not in scope.other
-        }
+        flags: dict[str, bool] = {}
+        for param, arg in literals.items():
+            if param not in scope.assigned and param not in scope.other:
+                flags[param] = bool(arg.value)
+                flags[f"{param} is None"] = arg.value is None
+        for param, arg in given.items():
+            if param not in literals and param not in scope.other and _rebound_only_when_none(fn, param):
+                flags[f"{param} is None"] = False
+        return flags
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
         """What the function does to its keys when these flags hold (memoised)."""
@@ -246,23 +266,30 @@ class KeyFlow:
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
-        summary = target.facts.keys.exported(target.node)
+        keys = target.facts.keys
+        summary = keys.exported(target.node)
+        bound = bind(target.node, call, skip)
+        flags = keys.deciding_flags(target.node, bound, summary)
+        if flags:
+            summary = keys.exported(target.node, flags)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
-        parameters = {id(arg): param for arg, param in bind(target.node, call, skip)}
+        parameters = {id(arg): param for arg, param in bound}
         name = f"{link.name}.{target.node.name}"
         if skip and isinstance(call.func, ast.Attribute):
             return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
         return Helper(name, summary, parameters)
 
-    def exported(self, fn: FunctionNode) -> Summary:
-        """What a function does to a key passed in any of its parameters, for callers elsewhere.
+    def exported(self, fn: FunctionNode, flags: dict[str, bool] | None = None) -> Summary:
+        """What a function does to a key passed in any of its parameters, for callers elsewhere
+        (with `flags`: for a call that decides these tests, `deciding_flags`).
 
         Every parameter is followed as a key (the caller knows it passes one), except one the
         function shows to be an object that keeps a generator's state (`KeyNames.objects`): no
         key can be one.  Nothing is reported on the way: the function's own findings come from
         `summary`.
         """
-        cached = self._exported.get(id(fn))
+        memo = (id(fn), tuple(sorted(flags.items()))) if flags else id(fn)
+        cached = self._exported.get(memo)
         if cached is not None:
             return cached
         if self._deferred:
@@ -277,10 +304,10 @@ class KeyFlow:
         params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) - self.keynames.objects(fn)
         self._active.add(id(fn))
         try:
-            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True)
+            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True, flags=flags)
         finally:
             self._active.discard(id(fn))
-        self._exported[id(fn)] = summary
+        self._exported[memo] = summary
         return summary
 
     def summary(self, fn: FunctionNode) -> Summary:
@@ -606,6 +633,23 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
         return names.qualname(raised) == "builtins.NotImplementedError"
     empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
     return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
+
+
+def _rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Every binding of `param` in the function's own body lies in the body of an
+    `if param is None:` (so a caller that passes a value sees it never rebound)."""
+    guarded: set[int] = set()
+    for node in walk(fn):
+        if isinstance(node, ast.If) and none_test(node.test) == (param, True):
+            guarded.update(id(n) for stmt in node.body for n in walk(stmt))
+    for node in walk(fn):
+        if node is fn or id(node) in guarded:
+            continue
+        if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:
+            return False
+    return True
 
 
 def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.tracing import first_param
+from jaxlint.analysis.walk import walk
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,36 @@ class OuterObjects:
             return False
         return all(isinstance(v, ast.Call) and self._nnx_constructor(v.func, owner) for v in values)
 
+    def nnx_state_call(self, call: ast.Call, function: FunctionNode) -> tuple[OuterObject, str] | None:
+        """`model(x)` or `model.step(x)` on an NNX object from outside the traced code, built from a
+        class of this module whose called method writes to its own state (`self.count.value += 1`):
+        the object, and the method's name."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            root, method_name = func, "__call__"
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            root, method_name = func.value, func.attr
+        else:
+            return None
+        scope = self.names.read_scope.get(id(root))
+        owner = self.names.lookup(root.id, scope) if scope is not None else None
+        if owner is None or root.id in owner.imports or id(owner.node) in self.contexts:
+            return None
+        if owner.kind not in ("module", "function"):
+            return None
+        outer = OuterObject(root, "module" if owner.kind == "module" else "closure")
+        if not self.nnx_object(outer):
+            return None
+        for value in self.names.assignments(root):
+            cls = self.names.definition(value.func, owner) if isinstance(value, ast.Call) else None
+            method = next(
+                (s for s in getattr(cls, "body", ()) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method_name),
+                None,
+            )
+            if method is None or not _writes_own_state(method):
+                return None
+        return outer, method_name
+
     def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
         name = self.names.qualname(func, scope)
         if name is not None:
@@ -115,3 +146,19 @@ class OuterObjects:
                 cls = self.names.definition(value.func, scope)
                 return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
         return False
+
+
+def _writes_own_state(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The method assigns to an attribute or item of its own instance (`self.count.value += 1`)."""
+    this = first_param(method)
+    if this is None:
+        return False
+    for node in walk(method):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            root = target
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if root is not target and isinstance(root, ast.Name) and root.id == this:
+                return True
+    return False

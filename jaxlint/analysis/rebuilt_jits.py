@@ -204,12 +204,15 @@ class RebuiltJits:
 
     def _used_once(self, name: str, function: FunctionNode, built: ast.AST) -> bool:
         """Inside `function`, `name` is only ever called (never returned, stored or passed on),
-        and not again and again per build (in a loop the build is not in)."""
+        and not again and again per build (in a loop the build is not in; a loop nested in the
+        build's loop still meets a new build on each of its iterations)."""
         called = set()
         loads = []
         for node in walk(function):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 called.add(id(node.func))
+            elif isinstance(node, ast.Call) and self._transformed_and_called(node):
+                called.add(id(node.func.args[0]))  # `jax.grad(step)(x)`: called, through a transformation
             elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 loads.append(node)
         if not loads or not all(id(n) in called for n in loads):
@@ -217,11 +220,20 @@ class RebuiltJits:
         build_loop = self.repeated.in_loop(built, function)
         for load in loads:
             loop = self.repeated.in_loop(load, function)
-            if loop is not None and loop is not build_loop:
+            if loop is not None and loop is not build_loop and not _inside(load, build_loop):
                 return False
             if self.repeated.in_comprehension(load, function) and not self.repeated.in_comprehension(built, function):
                 return False
         return True
+
+    def _transformed_and_called(self, call: ast.Call) -> bool:
+        """`transform(name)(...)`: a JAX transformation of a name, applied and called at once,
+        which keeps nothing of it."""
+        inner = call.func
+        return (
+            isinstance(inner, ast.Call) and len(inner.args) >= 1 and isinstance(inner.args[0], ast.Name)
+            and self.module.qualname(inner.func) in jax_api.TRANSFORMS
+        )
 
     def _staged(self, function: FunctionNode | None) -> bool:
         if function is None:
@@ -237,6 +249,15 @@ class RebuiltJits:
             if self.module.qualname(target) in jax_api.MEMOIZING_DECORATORS:
                 return True
         return False
+
+
+def _inside(node: ast.AST, loop: ast.AST | None) -> bool:
+    """`node` lies within `loop`'s statement (nodes nest as their source ranges do)."""
+    if loop is None:
+        return False
+    return (loop.lineno, loop.col_offset) <= (node.lineno, node.col_offset) and (
+        (node.end_lineno, node.end_col_offset) <= (loop.end_lineno, loop.end_col_offset)
+    )
 
 
 def _name(function: FunctionNode) -> str:

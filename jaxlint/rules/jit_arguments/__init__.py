@@ -5,9 +5,11 @@ from __future__ import annotations
 # The jit-signature facts' policy for code they cannot see, stated on every page of the family.
 JIT_SIGNATURE_LIMITATIONS = """
     Jitted functions are recognised where the code shows the transformation: a decorator, a
-    `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class.
-    A jitted callable built by code jaxlint cannot see, or handed around through containers
-    and attributes of other objects, is not checked. A call `obj.step(...)` is taken for a
+    `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class,
+    and a jitted callable a class stores on `self` (`self.step = jax.jit(f)`, the attribute's
+    only assignment), called as `self.step(...)` in its methods. A jitted callable built by
+    code jaxlint cannot see, or handed around through containers and attributes of other
+    objects, is not checked. A call `obj.step(...)` is taken for a
     call of a jitted method `step` unless `obj` is shown to be something else: a class (as in
     `Base.step(self, x)`) or a module, or an object the class keeps on `self` (`self.parts[i]`)
     that it builds from another class; a method that calls its own name on an object kept on

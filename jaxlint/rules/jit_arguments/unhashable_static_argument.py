@@ -48,7 +48,10 @@ class UnhashableStaticArgument(Rule):
         `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array` such as
         `from mylib.types import Array, IntArray`, a sequence of them such as
         `Sequence[ArrayLike]`, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module, passed a
+        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module
+        (directly, through names bound once, such as `rng = jax.random.key(0)` then
+        `metric = rng`, or through a plain function of the module that hands its own parameter
+        to the static position: `def mesh_eval(f, lims): return _eval(f, lims)`), passed a
         traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
         defines `__eq__` without `__hash__`). When another transformation wraps the jit
@@ -353,16 +356,27 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
         arg = jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
         if arg is None:
             continue
-        kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
-        if kind is None and module.is_abstract(arg):
-            kind = "a traced value (a tracer)"
-        if kind is None and isinstance(arg, ast.Name):
-            values = module.names.assignments(arg)
-            if len(values) == 1:
-                kind = _unhashable_value(values[0], module) or _unhashable_instance(values[0], module)
+        kind = _unhashable_argument(arg, module)
         if kind:
             return f"is passed {kind} on line {site.call.lineno}"
+        for call, passed, helper in jit_signature.forwarded(module, site, name):
+            kind = _unhashable_argument(passed, module)
+            if kind:
+                return f"is passed {kind} on line {call.lineno}, through `{helper.name}`"
     return None
+
+
+def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
+    """What makes the value a call passes unhashable, as the calling code shows it (through a
+    few names bound once: `rng = jax.random.key(0)`, `metric = rng`)."""
+    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
+    if kind is None and depth == 0 and module.is_abstract(arg):
+        kind = "a traced value (a tracer)"
+    if kind is None and isinstance(arg, ast.Name) and depth < 3:
+        values = module.names.assignments(arg)
+        if len(values) == 1:
+            kind = _unhashable_argument(values[0], module, depth + 1)
+    return kind
 
 
 def _vmap_calls(module) -> list:
@@ -424,7 +438,9 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
             return "a NumPy array"
         if callee.startswith("jax.numpy.") and callee not in jax_api.STATIC_QUERIES and not callee.startswith("jax.numpy.dtype"):
             return "a JAX array"
-        if callee.startswith("jax.random.") and callee not in ("jax.random.key", "jax.random.PRNGKey"):
+        if callee in ("jax.random.key", "jax.random.PRNGKey"):
+            return "a PRNG key (a JAX array)"
+        if callee.startswith("jax.random."):
             return "a JAX array"
     return None
 

@@ -31,7 +31,9 @@ class OuterMutation(Rule):
         value is traced. A Flax NNX object from outside (`optimizer = nnx.Optimizer(...)`, an
         `nnx.Module` instance, `nnx.MultiMetric(...)`) updated inside plain `jax.jit` or a `lax`
         body (`optimizer.update(...)`, `metrics.update(...)`, `model.w.value = ...`) is
-        reported too.
+        reported too, and so is a call of such an object there (`counter()`, `model.step(x)`)
+        when its class, defined in the module, updates its own state in the method called
+        (`self.count.value += 1` in `__call__`).
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation.
@@ -241,6 +243,18 @@ class OuterMutation(Rule):
                 if isinstance(func, ast.Attribute) and func.attr in jax_api.MUTATING_METHODS:
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
+            if ctx.staged:
+                for call in effects.calls_in.get(id(fn), []):
+                    found = effects.nnx_state_call(call, fn)
+                    if found is not None and not effects.expects_error(call):
+                        outer, method = found
+                        report(
+                            call,
+                            f"Staged code calls the Flax NNX object `{outer.root.id}`, whose `{method}` updates its "
+                            "state: NNX state cannot be updated from a `jax.jit` trace or a `lax` body (Flax raises "
+                            "a trace-level error); use `nnx.jit`/`nnx.scan`/`nnx.fori_loop`, or pass it in and "
+                            "return `nnx.state(...)`",
+                        )
             for node, target, values, stmt in writes:
                 if effects.expects_error(stmt):
                     continue

@@ -19,6 +19,12 @@ class JitRebuilt(Rule):
         `step = jax.jit(...)`, in a function that is called in a loop and calls it itself; a
         jitted function stored on `self` in `__init__` (`self.step = jax.jit(self._step)`) of a
         class that is instantiated again and again; `nnx.jit(f)` applied in a loop, whatever `f`.
+        Calling it through a transformation applied on the spot (`eqx.filter_grad(loss_fn)(m, x)`,
+        `jax.grad(step)(w)`) calls it all the same, and a build in a loop stays new for the calls
+        in the loops nested in that one (`for epoch ...: step = jax.jit(closure)`, then
+        `for batch ...: step(batch)`: one compilation per epoch). A jitted function that is
+        returned, stored or passed on, or built in one loop and called in a later one, is not
+        reported.
         """
     why = """
         JAX caches compilations per function object. A new lambda, closure,

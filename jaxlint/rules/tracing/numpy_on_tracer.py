@@ -28,7 +28,8 @@ class NumpyOnTracer(Rule):
         Checks for calls into `numpy` (other than its reductions that delegate to the array's own
         method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument; and for a
         NumPy array (a name bound only to `np.array(...)`, `np.arange(...)` and other NumPy
-        constructors) indexed by a traced value (`table[i]`).
+        constructors, or such a call itself) indexed by a traced value (`table[i]`,
+        `np.arange(n)[idx]`).
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
