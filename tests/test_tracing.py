@@ -433,6 +433,38 @@ CASES = {
                 pass
             return x
         """,
+    # `isinstance(res, float)` is never true of a tracer: that arm sees a Python number.
+    "isinstance_guard_in_a_conditional_expression": """
+        import jax
+        import numpy as np
+
+        def c_idiv(a, b):
+            res = a / b
+            return int(res) if isinstance(res, float) else res.astype(np.int64)
+
+        def c_round(a):
+            return int(a) if a.ndim == 0 else a  # JAX105
+
+        @jax.jit
+        def face(pix, npface):
+            return c_idiv(pix, npface) + c_round(pix)
+        """,
+    # A JAX array compared with a string, bytes, `...` or a slice is a Python bool.
+    "compared_with_what_no_array_compares_with": """
+        import jax
+
+        @jax.jit
+        def f(x, y):
+            if x == slice(None):
+                y = y + 1
+            if x == "same":
+                y = y + 2
+            if x != ...:
+                y = y + 3
+            if x == 1.5:  # JAX101
+                y = y - 1
+            return y
+        """,
     # A probe whose handler leaves: what follows it runs only on concrete values.
     "code_after_a_probe_that_leaves": """
         import jax
@@ -665,6 +697,28 @@ def test_a_probe_for_concreteness_inside_try_runs_its_handler_under_jax():
     for error in (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                   jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
         assert issubclass(error, TypeError)
+
+
+def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
+    """What the tracing family says of `x == slice(None)` (strings, bytes and `...` likewise) and
+    of `int(res) if isinstance(res, float) else ...` in traced code: both compile."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numpy as np
+
+    seen = []
+
+    @jax.jit
+    def f(x):
+        for other in (slice(None), "same", b"same", ...):
+            seen.append(type(x == other))
+        res = x / 2
+        return int(res) if isinstance(res, float) else res.astype(np.int32)
+
+    assert f(jnp.ones(3)).dtype == jnp.int32
+    assert seen == [bool] * 4
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
 
 
 def test_pmap_static_broadcasted_arguments_are_python_values_under_jax():

@@ -16,7 +16,7 @@ import ast
 from functools import cached_property
 from typing import Callable, Collection
 
-from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis import cfg, jax_api, type_tests
 from jaxlint.analysis.dataflow import solve
 from jaxlint.analysis.lattice import (
     REF,
@@ -354,6 +354,9 @@ class _FunctionRun(CallEvaluation):
                 compared = _compared_with_none(node, operands)
                 if compared is not None:
                     return compared
+                if self._no_array_compares(node.left) or self._no_array_compares(node.comparators[0]):
+                    # A JAX array returns NotImplemented for these and Python falls back to identity.
+                    return STATIC
             joined = join_all(operands)
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 return Value(min(joined.trace, Trace.UNKNOWN))
@@ -384,7 +387,8 @@ class _FunctionRun(CallEvaluation):
             truth = self.eval(node.test, env).truth
             if truth is not None:  # a branch a known constant rules out is never evaluated
                 return self.eval(node.body if truth else node.orelse, env)
-            return join(self.eval(node.body, env), self.eval(node.orelse, env))
+            return join(self.eval(node.body, self._shown(node.test, True, env)),
+                        self.eval(node.orelse, self._shown(node.test, False, env)))
         if isinstance(node, (ast.Tuple, ast.List)):
             items = tuple(self.eval(e, env) for e in node.elts)
             if any(isinstance(e, ast.Starred) for e in node.elts):
@@ -459,6 +463,18 @@ class _FunctionRun(CallEvaluation):
             for cond in gen.ifs:
                 self.eval(cond, inner)
         return inner
+
+    def _no_array_compares(self, expr: ast.expr) -> bool:
+        """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool."""
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, (str, bytes)) or expr.value is Ellipsis
+        return isinstance(expr, ast.Call) and self.names.qualname(expr.func, self.scope) == "builtins.slice"
+
+    def _shown(self, test: ast.expr, outcome: bool, env: Env) -> Env:
+        """`env`, where `test` came out `outcome`: the names an `isinstance` test shows to hold
+        no tracer are Python values there (`type_tests.concrete`), as on a branch's edge."""
+        shown = {name: Value(Trace.STATIC, not_none=True) for name in type_tests.concrete(test, outcome, self.names, self.scope)}
+        return Env(shown, env, env.fn) if shown else env
 
     def _name(self, node: ast.Name, env: Env) -> Value:
         value = env.get(node.id)

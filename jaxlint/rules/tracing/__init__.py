@@ -149,7 +149,8 @@ TRACED_VALUE_LIMITATIONS = """
       Python scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) sees `x` as a
       Python or NumPy value, which a tracer (or a list of them) never is; the rest of that
       branch is analysed as usual, since a value may be traced on one path to the test and a
-      Python number on another.
+      Python number on another. The arms of a conditional expression are read the same way
+      (`int(r) if isinstance(r, float) else r.astype(int)`).
     - **Code that never runs.** Statements after an unconditional `return`, `raise`,
       `continue` or `break` in the same block (or after an `if` whose branches all end so)
       never run: nothing in them is analysed, and a call there (`jax.jit(f)`,
