@@ -577,6 +577,36 @@ def test_branch_consumption_message_names_the_condition(cli, make_files):
     assert "when `with_bias` held" in messages[13] and "line 12" in messages[13]
 
 
+BRANCH_PATHS = """
+import jax
+
+
+def before(rng, perturb):
+    state = jax.random.normal(rng, (2,))
+    if perturb:
+        rng = jax.random.fold_in(rng, 1)
+    return state, jax.random.uniform(rng, (2,))
+
+
+def other_arm(key, train):
+    if train:
+        x = 0.0
+    else:
+        x = jax.random.normal(key, (2,))
+    return x + jax.random.uniform(key, (2,))
+"""
+
+
+def test_branch_consumption_message_names_the_path_that_reuses(cli, make_files):
+    # Drawn before the branch, the key is reused where the branch did not rebind it; drawn in the
+    # `else` arm, where the condition did not hold.
+    make_files({"a.py": BRANCH_PATHS})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    messages = {f["location"]["row"]: f["message"] for f in out.json}
+    assert "one of the paths through the branch on `perturb`" in messages[9]
+    assert "when `train` did not hold" in messages[17]
+
+
 # A mock in a test module returns fixed random numbers on purpose; a helper reuses a key.
 TEST_MODULE = """
 import jax

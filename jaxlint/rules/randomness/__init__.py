@@ -63,3 +63,21 @@ def condition_text(node: ast.AST) -> str:
     """A branch condition as a message quotes it: short."""
     text = ast.unparse(node)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def path_of(tree: ast.AST, guard: ast.AST, inside: ast.AST) -> str:
+    """Which path of the branch testing `guard` runs `inside`, as a message says it: the arm it
+    sits in, or (when it runs before the branch) one of the two."""
+    text = condition_text(guard)
+    branch = next((n for n in ast.walk(tree) if getattr(n, "test", None) is guard), None)
+    if isinstance(branch, (ast.If, ast.IfExp)):
+        for arm, phrase in ((branch.body, "held"), (branch.orelse, "did not hold")):
+            for part in arm if isinstance(arm, list) else [arm]:
+                if _within(inside, part):
+                    return f"when `{text}` {phrase}"
+    return f"on one of the paths through the branch on `{text}`"
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    return (outer.lineno, outer.col_offset) <= start and end <= (outer.end_lineno, outer.end_col_offset)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule, condition_text
+from jaxlint.rules.randomness import KeyFlowRule, path_of
 
 
 @register
@@ -305,8 +305,8 @@ class KeyReuse(KeyFlowRule):
                 report(
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` is consumed here after {first.callee} on line "
-                    f"{first.call.lineno} consumed it when `{condition_text(reuse.guard)}` held: on that path it "
-                    "is reused; split it (`key, sub = jax.random.split(key)`) before the branch",
+                    f"{first.call.lineno} consumed it {path_of(module.tree, reuse.guard, first.call)}: on that "
+                    "path it is reused; split it (`key, sub = jax.random.split(key)`) before the branch",
                 )
             else:
                 report(

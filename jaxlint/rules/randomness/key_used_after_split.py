@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule, condition_text
+from jaxlint.rules.randomness import KeyFlowRule, path_of
 
 
 @register
@@ -119,7 +119,7 @@ class KeyUsedAfterSplit(KeyFlowRule):
                     "`split(key, n)[i]`); fold in from one of the new keys instead",
                 )
                 continue
-            when = f" when `{condition_text(reuse.guard)}` held" if reuse.guard is not None else ""
+            when = f" {path_of(module.tree, reuse.guard, reuse.first.call)}" if reuse.guard is not None else ""
             report(
                 reuse.use.node,
                 f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}{when} and is used again "
