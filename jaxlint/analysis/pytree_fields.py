@@ -10,8 +10,9 @@ field it does not declare static a child, so a field it annotates as a Python nu
 annotation admits None is left unknown: None is an empty pytree and stays None.
 
 The instance's class is known from the annotation of the parameter it arrives in
-(`def step(state: State, ...)`, a class of this module or of another module of the project), kept while the function only rebinds the name to copies of it
-(`state = state.replace(...)`, `dataclasses.replace(state, ...)`).
+(`def step(state: State, ...)`, a class of this module or of another module of the project),
+kept while the function only rebinds the name to copies of it (`state = state.replace(...)`,
+`dataclasses.replace(state, ...)`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import Callable, Optional, Tuple
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_annotations import declares_array
 from jaxlint.analysis.names import FunctionNode, Names, Scope
+from jaxlint.analysis.nullness import excludes_none
 
 # A project class's module names and statement, by the class's qualified name (`project.py`).
 ProjectClasses = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
-from jaxlint.analysis.nullness import excludes_none
 
 # Copies of a dataclass instance with some fields replaced: still the same class.
 _COPIES = frozenset({"replace", "_replace"})
