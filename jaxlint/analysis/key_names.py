@@ -440,7 +440,8 @@ def names_in(node: ast.AST) -> set[str]:
 
 
 def base_name(node: ast.AST) -> str | None:
-    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`), `self.key`, `state.key`."""
+    """`key` for `key`, `keys` for `keys[0]`/`keys[i]` (an array of keys; not `rngs["params"]`),
+    `self.key`, `state.key`."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Constant) and not isinstance(index.value, int):

@@ -363,7 +363,8 @@ class KeyTransfer(CallTransfer):
                 del state.used[slot]
 
     def _instance_key(self, dotted: str, node: ast.AST, state: KeyState) -> Ref:
-        """The value of `self.key` (`state.key`) here: the one last seen, or a new one after anything could have changed it."""
+        """The value of `self.key` (`state.key`) here: the one last seen, or a new one after
+        anything could have changed it."""
         ref = state.env.get(dotted)
         if ref is None:
             ref = self.value(node, dotted)

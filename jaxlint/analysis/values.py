@@ -473,7 +473,8 @@ class _FunctionRun(CallEvaluation):
     def _shown(self, test: ast.expr, outcome: bool, env: Env) -> Env:
         """`env`, where `test` came out `outcome`: the names an `isinstance` test shows to hold
         no tracer are Python values there (`type_tests.concrete`), as on a branch's edge."""
-        shown = {name: Value(Trace.STATIC, not_none=True) for name in type_tests.concrete(test, outcome, self.names, self.scope)}
+        names = type_tests.concrete(test, outcome, self.names, self.scope)
+        shown = {name: Value(Trace.STATIC, not_none=True) for name in names}
         return Env(shown, env, env.fn) if shown else env
 
     def _name(self, node: ast.Name, env: Env) -> Value:

@@ -31,9 +31,9 @@ KEY_FLOW_LIMITATIONS = """
     outermost loop being repeated: a key that comes back through a chain of more than two
     names, or a reuse that shows only in a later pass of an inner loop, is not seen.
     A key stored in a container or in an attribute (other than `self.key`, or `state.key` of a
-    parameter the function never rebinds, within one function) is not followed. Two consumptions whose results are compared (an `assert`, an assertion
-    call, `==`) are taken as a deliberate check that two computations draw the same numbers
-    and are not reported.
+    parameter the function never rebinds, within one function) is not followed. Two
+    consumptions whose results are compared (an `assert`, an assertion call, `==`) are taken
+    as a deliberate check that two computations draw the same numbers and are not reported.
     """
 
 # The one naming convention the key rules honour, as an option.
