@@ -449,6 +449,21 @@ CASES = {
         def face(pix, npface):
             return c_idiv(pix, npface) + c_round(pix)
         """,
+    # An argument annotated as a sequence stays a Python sequence of tracers: its truth is its length.
+    "sequence_argument_truth": """
+        from typing import Sequence
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def stack(arrays: Sequence[jax.Array], extra: tuple):
+            if not arrays or not extra:
+                raise ValueError("need arrays")
+            if arrays[0].sum() > 0:  # JAX101
+                arrays = [-a for a in arrays]
+            return jnp.stack(arrays)
+        """,
     # A JAX array compared with a string, bytes, `...` or a slice is a Python bool.
     "compared_with_what_no_array_compares_with": """
         import jax
@@ -717,6 +732,13 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
 
     assert f(jnp.ones(3)).dtype == jnp.int32
     assert seen == [bool] * 4
+
+    def stack(arrays):
+        if not arrays:
+            raise ValueError("need arrays")
+        return jnp.stack(arrays)
+
+    assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
 

@@ -346,6 +346,12 @@ JAXTYPING_DTYPES = frozenset({
 })
 
 # Annotations that say "this parameter is a Python value", static under filtering jits.
+# Sequence types: under a transformation such an argument stays a Python sequence (of tracers),
+# whose truth is its length.
+SEQUENCE_ANNOTATIONS = frozenset({
+    "builtins.tuple", "builtins.list", "typing.Sequence", "typing.Tuple", "typing.List",
+    "collections.abc.Sequence",
+})
 PYTHON_ANNOTATIONS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
     "builtins.tuple", "builtins.list", "builtins.dict", "builtins.type",

@@ -371,6 +371,8 @@ def _parameter_value(
         return UNKNOWN
     if _names_module_class(param.annotation, names):
         return TRACED  # a pytree of the module's own class: traced, but not an array
+    if annotation_name(param.annotation, names)[1] in jax_api.SEQUENCE_ANNOTATIONS:
+        return Value(Trace.TRACED, element=TRACED)  # a sequence of tracers: its truth is its length
     return TRACED_ARRAY if root.context.staged else TRACED
 
 
