@@ -22,6 +22,7 @@ from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import TracedFunction, first_param, positional_params
+from jaxlint.analysis.walk import nodes_of_classes
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read
@@ -30,6 +31,7 @@ _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
 # Calls that take a class without calling it.
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
+_ASSIGN, _NOTHING = frozenset({ast.Assign}), frozenset()
 # A Flax module's methods that run its `__call__` with the arguments they are given.
 _ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
 # Those that pass the arguments after their first (named here) to `__call__`, and their own
@@ -191,11 +193,10 @@ class _InstanceCalls:
                         table.setdefault(target.id, []).append((stmt.value, inner))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("setup", "__init__"):
                 owner, method_scope = first_param(stmt), self.names.scopes[id(stmt)]
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Assign):
-                        for target in node.targets:
-                            if _is_attribute_of(target, owner):
-                                table.setdefault(target.attr, []).append((node.value, method_scope))
+                for node in nodes_of_classes([stmt], _ASSIGN, _NOTHING):
+                    for target in node.targets:
+                        if _is_attribute_of(target, owner):
+                            table.setdefault(target.attr, []).append((node.value, method_scope))
         return table
 
     def _self_class(self, expr: ast.Attribute, scope: Scope) -> ast.ClassDef | None:

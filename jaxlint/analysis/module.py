@@ -74,6 +74,7 @@ class ModuleFacts:
         self._bodies: dict[int, list[ast.AST]] = {}
         self._unguarded: dict[int, list[ast.AST]] = {}
         self._unguarded_kinds: dict[int, dict[type, list[ast.AST]]] = {}
+        self._body_kinds: dict[int, dict[type, list[ast.AST]]] = {}
 
     @cached_property
     def names(self) -> Names:
@@ -310,14 +311,30 @@ class ModuleFacts:
         instead of testing every node of every traced function."""
         kinds = self._unguarded_kinds.get(id(fn))
         if kinds is None:
-            kinds = self._unguarded_kinds[id(fn)] = {}
-            for node in self.unguarded_body(fn):
-                same = kinds.get(node.__class__)
-                if same is None:  # not `setdefault`, which would build a list for every node
-                    kinds[node.__class__] = [node]
-                else:
-                    same.append(node)
+            nodes = self.unguarded_body(fn)
+            kinds = self._unguarded_kinds[id(fn)] = self._kinds(fn) if nodes is self.body(fn) else _by_class(nodes)
         return kinds.get(kind, [])
+
+    def nodes_of(self, fn: FunctionNode, kind: type) -> list[ast.AST]:
+        """The nodes of `body` of one node class, in the body's order."""
+        return self._kinds(fn).get(kind, [])
+
+    def _kinds(self, fn: FunctionNode) -> dict[type, list[ast.AST]]:
+        kinds = self._body_kinds.get(id(fn))
+        if kinds is None:
+            kinds = self._body_kinds[id(fn)] = _by_class(self.body(fn))
+        return kinds
+
+
+def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
+    kinds: dict[type, list[ast.AST]] = {}
+    for node in nodes:
+        same = kinds.get(node.__class__)
+        if same is None:  # not `setdefault`, which would build a list for every node
+            kinds[node.__class__] = [node]
+        else:
+            same.append(node)
+    return kinds
 
 
 def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFunction]) -> dict[str, Value]:
