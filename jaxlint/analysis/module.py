@@ -93,10 +93,6 @@ class ModuleFacts:
     def analysis(self) -> ValueAnalysis:
         link = self.project
         analysis = ValueAnalysis(self.names, link.follow if link is not None else None)
-        depth = {}
-        for fn in self.names.functions:
-            parent = self.names.parent_function.get(id(fn))
-            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
             entries.append((root.node, root_parameters(root, self.names, self.discovery.roots), root.context, False, root))
@@ -108,8 +104,9 @@ class ModuleFacts:
             carry = carry_structure(call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
             entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True, None))
-        # Outermost first, so nested functions are analysed with the values they close over.
-        entries.sort(key=lambda e: depth.get(id(e[0]), 0))
+        if len(entries) > 1:  # outermost first, so nested functions are analysed with the values they close over
+            depth = self._depths()
+            entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         closed: dict[int, frozenset[str]] = {}
         returned: dict[int, Value] = {}
         for fn, params, ctx, handed_over, root in entries:
@@ -129,6 +126,14 @@ class ModuleFacts:
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _depths(self) -> dict[int, int]:
+        """id(function) -> how many functions it is nested in."""
+        depth: dict[int, int] = {}
+        for fn in self.names.functions:
+            parent = self.names.parent_function.get(id(fn))
+            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
+        return depth
 
     def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value]) -> None:
         """The rules a custom_jvp/custom_vjp function registers, traced where the function itself
