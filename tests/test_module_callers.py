@@ -322,3 +322,15 @@ def test_apply_of_another_method_decides_nothing():
     assert _python_valued(unpacked, "Noisy") == frozenset()
     own = NOISY.replace("noisy = Noisy()", "    def apply(self, v, x, features):\n        return x\n\nnoisy = Noisy()")
     assert _python_valued(own, "Noisy") == frozenset()
+
+
+def test_classes_reached_through_chains_of_names_and_fields_count():
+    # `Alias = Skip`, a field bound to it, a field bound to an instance made through that: the
+    # calls made through the chain decide, and so does handing a link of it to other code.
+    chained = SETUP.replace("self.skip = Skip()", "self.make = Alias\n        self.skip = self.make()")
+    chained = chained.replace("class Block(", "Alias = Skip\n\nclass Block(")
+    assert _python_valued(chained) == {"out_shape"}
+    through_array = chained.replace("out_shape=y.shape)", "out_shape=jnp.max(y))")
+    assert _python_valued(through_array) == frozenset()
+    handed = chained.replace("y = self.conv(x)", "y = self.conv(x)\n        extra = nn.Sequential([self.make])")
+    assert _python_valued(handed) == frozenset()

@@ -193,6 +193,7 @@ def _self_attribute(node: ast.expr, this: str) -> str | None:
 
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 _NOT_WALKED = frozenset({*FUNCTION_TYPES, ast.ClassDef})
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
 def _has_loops(owner: ast.AST) -> bool:
@@ -206,37 +207,40 @@ def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
     table: dict[int, list[Loop]] = {}
     body = owner.body if not isinstance(owner, ast.Lambda) else [owner.body]
     stack: list[tuple[ast.AST, tuple[Loop, ...]]] = [(node, ()) for node in body]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, loops = stack.pop()
-        if isinstance(node, FUNCTION_TYPES) or isinstance(node, ast.ClassDef):
+        node, loops = pop()
+        cls = node.__class__
+        if cls is ast.Name or cls is ast.Constant or cls in _NOT_WALKED:
             continue
-        if isinstance(node, ast.Call) and loops:
-            table[id(node)] = list(loops)
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            stack.append((node.iter, loops))
+        if cls is ast.Call:
+            if loops:
+                table[id(node)] = list(loops)
+        elif cls is ast.For or cls is ast.AsyncFor:
+            push((node.iter, loops))
             inner = (*loops, node)
             for child in (*node.body, node.target):
-                stack.append((child, inner))
+                push((child, inner))
             for child in node.orelse:
-                stack.append((child, loops))
+                push((child, loops))
             continue
-        if isinstance(node, ast.While):
+        elif cls is ast.While:
             inner = (*loops, node)
             for child in (node.test, *node.body):
-                stack.append((child, inner))
+                push((child, inner))
             for child in node.orelse:
-                stack.append((child, loops))
+                push((child, loops))
             continue
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            stack.append((node.generators[0].iter, loops))
+        elif cls in _COMPREHENSIONS:
+            push((node.generators[0].iter, loops))
             inner = (*loops, node)
             for child in children(node):
                 if child is not node.generators[0]:
-                    stack.append((child, inner))
+                    push((child, inner))
             first = node.generators[0]
             for child in (first.target, *first.ifs):
-                stack.append((child, inner))
+                push((child, inner))
             continue
         for child in children(node):
-            stack.append((child, loops))
+            push((child, loops))
     return table

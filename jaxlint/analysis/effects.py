@@ -240,18 +240,13 @@ class Effects(OuterObjects):
     def traced_nodes(self) -> dict[int, "TracedNodes"]:
         """id(function) -> the calls, name reads and `for` loops of a traced function's own body."""
         out = {}
+        module = self.module
         for key, fn in self.functions.items():
-            found = TracedNodes([], [], [])
-            for node in self.body(fn):
-                kind = type(node)
-                if kind is ast.Call:
-                    found.calls.append(node)
-                elif kind is ast.Name:
-                    if type(node.ctx) is ast.Load:
-                        found.reads.append(node)
-                elif kind is ast.For or kind is ast.AsyncFor:
-                    found.loops.append(node)
-            out[key] = found
+            loops = module.nodes_of(fn, ast.For)
+            if module.nodes_of(fn, ast.AsyncFor):  # both kinds, in the body's order
+                loops = [n for n in self.body(fn) if n.__class__ is ast.For or n.__class__ is ast.AsyncFor]
+            reads = [n for n in module.nodes_of(fn, ast.Name) if n.ctx.__class__ is ast.Load]
+            out[key] = TracedNodes(module.nodes_of(fn, ast.Call), reads, loops)
         return out
 
     def traced(self) -> Iterator[tuple[FunctionNode, Context]]:

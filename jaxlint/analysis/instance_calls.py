@@ -22,6 +22,7 @@ from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import TracedFunction, first_param, positional_params
+from jaxlint.analysis.walk import nodes_of_classes
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read
@@ -30,6 +31,7 @@ _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
 # Calls that take a class without calling it.
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
+_ASSIGN, _NOTHING = frozenset({ast.Assign}), frozenset()
 # A Flax module's methods that run its `__call__` with the arguments they are given.
 _ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
 # Those that pass the arguments after their first (named here) to `__call__`, and their own
@@ -74,6 +76,34 @@ class _InstanceCalls:
         for cls in names.classes:
             for base in self._module_bases(cls):
                 self.subclasses.setdefault(id(base), []).append(cls)
+        self.reaching = self._reaching_keys()
+
+    def _reaching_keys(self) -> Set[str]:
+        """The names and attribute names through which an expression may lead to a class of the
+        module (`_reaches`): the classes' names, then, to a fixed point, every name or field bound
+        to a value that leads to one. `_classes` and `_instances` follow nothing else, so an
+        expression that leads to none of these cannot be, or make, an instance of a module class."""
+        reaching = {cls.name for cls in self.names.classes}
+        bindings = [
+            (name, value)
+            for scope in self.names.scopes.values() for name, values in scope.assigned.items() for value in values
+        ]
+        for cls in self.names.classes:
+            bindings.extend((attr, value) for attr, found in self._fields(cls).items() for value, _ in found)
+        changed = True
+        while changed:
+            changed = False
+            pending = []
+            for key, value in bindings:
+                if key in reaching:
+                    continue
+                if _reaches(value, reaching):
+                    reaching.add(key)
+                    changed = True
+                else:
+                    pending.append((key, value))
+            bindings = pending
+        return reaching
 
     def python_valued(self) -> Dict[int, FrozenSet[str]]:
         calls: Dict[int, List[_Passed]] = {}
@@ -85,6 +115,8 @@ class _InstanceCalls:
             if _runs_call(call):
                 assert isinstance(func, ast.Attribute)
                 func, passed, runner = func.value, _runner_arguments(call, scope), func.attr
+            if not _reaches(func, self.reaching):
+                continue
             for cls in self._instances(func, scope, _DEPTH):
                 if runner is not None and self._defines(cls, runner):
                     escaped.add(id(cls))  # its own `apply`: what reaches `__call__` is out of view
@@ -161,11 +193,10 @@ class _InstanceCalls:
                         table.setdefault(target.id, []).append((stmt.value, inner))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("setup", "__init__"):
                 owner, method_scope = first_param(stmt), self.names.scopes[id(stmt)]
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Assign):
-                        for target in node.targets:
-                            if _is_attribute_of(target, owner):
-                                table.setdefault(target.attr, []).append((node.value, method_scope))
+                for node in nodes_of_classes([stmt], _ASSIGN, _NOTHING):
+                    for target in node.targets:
+                        if _is_attribute_of(target, owner):
+                            table.setdefault(target.attr, []).append((node.value, method_scope))
         return table
 
     def _self_class(self, expr: ast.Attribute, scope: Scope) -> ast.ClassDef | None:
@@ -224,14 +255,17 @@ class _InstanceCalls:
             return
         items = [func] if isinstance(func, ast.Attribute) and func.attr in _ENTRY_POINTS and not _runs_call(call) else []
         args = list(call.args)
-        if args and self.names.qualname(func, scope) == _PARTIAL:
+        reaching = self.reaching
+        if args and _reaches(args[0], reaching) and self.names.qualname(func, scope) == _PARTIAL:
             args = args[1:]
         for arg in (*args, *(k.value for k in call.keywords)):
             items.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple, ast.Set)) else (arg,))
         for item in items:
             if isinstance(item, ast.Attribute) and item.attr in _ENTRY_POINTS:
+                if not _reaches(item.value, reaching):
+                    continue
                 found = self._instances(item.value, scope, _DEPTH)
-            elif isinstance(item, (ast.Name, ast.Attribute, ast.Call)):
+            elif isinstance(item, (ast.Name, ast.Attribute, ast.Call)) and _reaches(item, reaching):
                 found = [*self._classes(item, scope, _DEPTH), *self._instances(item, scope, _DEPTH)]
             else:
                 continue
@@ -243,6 +277,22 @@ class _InstanceCalls:
             method = self._call_method(related)
             if method is not None:
                 yield method
+
+
+def _reaches(expr: ast.expr, reaching: Set[str]) -> bool:
+    """Whether `_classes` or `_instances` could find a class in `expr`: a name or attribute among
+    `reaching`, or a call of one (or a `partial` whose first argument is one)."""
+    while True:
+        cls = expr.__class__
+        if cls is ast.Name:
+            return expr.id in reaching
+        if cls is ast.Attribute:
+            return expr.attr in reaching
+        if cls is not ast.Call:
+            return False
+        if expr.args and _reaches(expr.args[0], reaching):
+            return True
+        expr = expr.func
 
 
 def _runs_call(call: ast.Call) -> bool:

@@ -74,6 +74,7 @@ class ModuleFacts:
         self._bodies: dict[int, list[ast.AST]] = {}
         self._unguarded: dict[int, list[ast.AST]] = {}
         self._unguarded_kinds: dict[int, dict[type, list[ast.AST]]] = {}
+        self._body_kinds: dict[int, dict[type, list[ast.AST]]] = {}
 
     @cached_property
     def names(self) -> Names:
@@ -95,10 +96,6 @@ class ModuleFacts:
             self.names, link.follow if link is not None else None, self.discovery.eager,
             link.class_of if link is not None else None,
         )
-        depth = {}
-        for fn in self.names.functions:
-            parent = self.names.parent_function.get(id(fn))
-            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
             entries.append((root.node, root_parameters(root, self.names, self.discovery.roots), root.context, False, root))
@@ -110,8 +107,9 @@ class ModuleFacts:
             carry = carry_structure(call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
             entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True, None))
-        # Outermost first, so nested functions are analysed with the values they close over.
-        entries.sort(key=lambda e: depth.get(id(e[0]), 0))
+        if len(entries) > 1:  # outermost first, so nested functions are analysed with the values they close over
+            depth = self._depths()
+            entries.sort(key=lambda e: depth.get(id(e[0]), 0))
         closed: dict[int, frozenset[str]] = {}
         returned: dict[int, Value] = {}
         for fn, params, ctx, handed_over, root in entries:
@@ -131,6 +129,14 @@ class ModuleFacts:
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _depths(self) -> dict[int, int]:
+        """id(function) -> how many functions it is nested in."""
+        depth: dict[int, int] = {}
+        for fn in self.names.functions:
+            parent = self.names.parent_function.get(id(fn))
+            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
+        return depth
 
     def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value]) -> None:
         """The rules a custom_jvp/custom_vjp function registers, traced where the function itself
@@ -313,14 +319,30 @@ class ModuleFacts:
         instead of testing every node of every traced function."""
         kinds = self._unguarded_kinds.get(id(fn))
         if kinds is None:
-            kinds = self._unguarded_kinds[id(fn)] = {}
-            for node in self.unguarded_body(fn):
-                same = kinds.get(node.__class__)
-                if same is None:  # not `setdefault`, which would build a list for every node
-                    kinds[node.__class__] = [node]
-                else:
-                    same.append(node)
+            nodes = self.unguarded_body(fn)
+            kinds = self._unguarded_kinds[id(fn)] = self._kinds(fn) if nodes is self.body(fn) else _by_class(nodes)
         return kinds.get(kind, [])
+
+    def nodes_of(self, fn: FunctionNode, kind: type) -> list[ast.AST]:
+        """The nodes of `body` of one node class, in the body's order."""
+        return self._kinds(fn).get(kind, [])
+
+    def _kinds(self, fn: FunctionNode) -> dict[type, list[ast.AST]]:
+        kinds = self._body_kinds.get(id(fn))
+        if kinds is None:
+            kinds = self._body_kinds[id(fn)] = _by_class(self.body(fn))
+        return kinds
+
+
+def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
+    kinds: dict[type, list[ast.AST]] = {}
+    for node in nodes:
+        same = kinds.get(node.__class__)
+        if same is None:  # not `setdefault`, which would build a list for every node
+            kinds[node.__class__] = [node]
+        else:
+            same.append(node)
+    return kinds
 
 
 def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFunction]) -> dict[str, Value]:

@@ -17,7 +17,7 @@ from typing import Iterator, Union
 
 from jaxlint.analysis.jax_exports import EXPORTS
 from jaxlint.analysis.reachability import dead_nodes
-from jaxlint.analysis.walk import _AST, _FIELDS, node_fields
+from jaxlint.analysis.walk import _AST, _FIELDS, node_fields, nodes_of_classes
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -493,13 +493,12 @@ class Names:
             return ()
         body = [function.body] if isinstance(function, ast.Lambda) else function.body
         found = set()
-        for statement in body:
-            for node in ast.walk(statement):
-                if node.__class__ is ast.Name and node.id not in found:
-                    read = self.read_scope.get(id(node))
-                    owner = None if read is None else self.lookup(node.id, read)
-                    if owner is not None and id(owner) in around:
-                        found.add(node.id)
+        for node in nodes_of_classes(body, _NAME, _NOTHING):
+            if node.id not in found:
+                read = self.read_scope.get(id(node))
+                owner = None if read is None else self.lookup(node.id, read)
+                if owner is not None and id(owner) in around:
+                    found.add(node.id)
         return tuple(sorted(found))
 
     @cached_property
@@ -545,6 +544,7 @@ class _Leave:
 
 
 _SKIP, _LEAVE = object(), object()
+_NAME, _NOTHING = frozenset({ast.Name}), frozenset()
 _SPECIAL = {
     ast.FunctionDef: Names._function,
     ast.AsyncFunctionDef: Names._function,

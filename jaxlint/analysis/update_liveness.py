@@ -26,6 +26,8 @@ from jaxlint.analysis.walk import children, nodes_run_with, target_names
 
 Live = FrozenSet[str]
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
+_TRIES = frozenset({ast.Try, getattr(ast, "TryStar", ast.Try)})  # `except*` from Python 3.11
+_NESTED = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 
 
 class LiveNames(Domain[Live]):
@@ -72,9 +74,11 @@ def dead_updates(fn: ast.AST, updates: Dict[int, FrozenSet[str]], outer: Callabl
             if outer(node):
                 kept_live.add(node.id)
     for node in own:
-        if isinstance(node, ast.Name) and node.id in _INTROSPECTION:
-            return set()
-        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        cls = node.__class__
+        if cls is ast.Name:
+            if node.id in _INTROSPECTION:
+                return set()
+        elif cls in _TRIES:
             # the graph has no edge from a `return` into `finally`: what it reads stays live
             kept_live.update(n.id for n in nodes_run_with(node.finalbody) if isinstance(n, ast.Name))
     candidates = {key: bound for key, bound in updates.items() if not bound & kept_live}
@@ -131,7 +135,7 @@ def _reads(root: ast.AST) -> Iterable[str]:
 
 def _nested(own: list[ast.AST]) -> Iterable[ast.AST]:
     """Every node inside the nested functions, lambdas and classes among a function's own nodes."""
-    stack = [n for n in own if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))]
+    stack = [n for n in own if n.__class__ in _NESTED]
     while stack:
         node = stack.pop()
         yield node
