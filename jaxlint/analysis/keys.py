@@ -23,8 +23,6 @@ draws nothing.
 from __future__ import annotations
 
 import ast
-import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
@@ -39,6 +37,7 @@ from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer, none_test
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
+from jaxlint.analysis.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
 
@@ -144,7 +143,7 @@ class KeyFlow:
                 self.tests = {id(fn) for fn in names.functions} | {id(names.module.node)}
                 self._deferred = True
                 return
-            self.tests = _test_functions(names, test_pattern(options or {}))
+            self.tests = test_functions(names, test_pattern(options or {}))
             self._analyse_all()
 
     @contextmanager
@@ -400,7 +399,7 @@ class KeyFlow:
         callables.update(names.call_targets.values())
         # Only a call by one of these names can ever join: a relevant function's or a call result's.
         possible = callables | {fn.name for fn in names.functions if not isinstance(fn, ast.Lambda)}
-        others = [(call, scope, _label(call.func)) for call, scope in calls_through(names, possible)]
+        others = [(call, scope, base_label(call.func)) for call, scope in calls_through(names, possible)]
         callees: dict[int, FunctionNode | None] = {}
         changed = True
         while changed:
@@ -495,62 +494,6 @@ class KeyFlow:
 
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
-# Test code feeds one key to several computations on purpose (pytest's and unittest's naming).
-DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
-# pytest's own `python_files` default, and its fixture modules.
-DEFAULT_TEST_FILES = r"^test_.*\.py$|_test\.py$|^conftest\.py$"
-
-
-def test_pattern(
-    options: Mapping[str, Any], option: str = "test-functions", default: str = DEFAULT_TEST_FUNCTIONS,
-) -> re.Pattern | None:
-    """The `test-functions` (or `test-files`) option: a regular expression, or an empty string for none."""
-    value = options.get(option, options.get(option.replace("-", "_"), default))
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return re.compile(value)
-    except re.error:
-        return re.compile(default)
-
-
-def test_file(path: str, options: Mapping[str, Any]) -> bool:
-    """Whether the `test-files` option names the module's file (by its name) as test code."""
-    pattern = test_pattern(options, "test-files", DEFAULT_TEST_FILES)
-    return pattern is not None and bool(pattern.search(os.path.basename(path)))
-
-
-def _test_functions(names: Names, pattern: re.Pattern | None) -> set[int]:
-    """Functions named as tests, methods of classes named (or derived from classes named) as
-    tests, and everything nested in them."""
-    if pattern is None:
-        return set()
-    test_classes = {
-        id(cls) for cls in names.classes
-        if pattern.search(cls.name) or any(pattern.search(_label(base)) for base in cls.bases)
-    }
-    tests = set()
-    for fn in names.functions:
-        cls = names.parent_class.get(id(fn))
-        if pattern.search(getattr(fn, "name", "")) or (cls is not None and id(cls) in test_classes):
-            tests.add(id(fn))
-    changed = True
-    while changed:
-        changed = False
-        for fn in names.functions:
-            parent = names.parent_function.get(id(fn))
-            if id(fn) not in tests and parent is not None and id(parent) in tests:
-                tests.add(id(fn))
-                changed = True
-    return tests
-
-
-def _label(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def _calls_in_loops(owner: ast.AST):
     """(call, innermost enclosing loop) for every call inside a loop of a function's own body."""
     body = [owner.body] if isinstance(owner, ast.Lambda) else list(owner.body)
