@@ -35,6 +35,7 @@ from jaxlint.analysis.lattice import (
     strip,
 )
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
+from jaxlint.analysis.comparisons import comparison
 from jaxlint.analysis.compile_time import compile_time_calls
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import ProjectClasses, array_field
@@ -348,23 +349,7 @@ class _FunctionRun(CallEvaluation):
             return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-                return _identity_test(node, operands)
-            if len(operands) == 2 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-                compared = _compared_with_none(node, operands)
-                if compared is not None:
-                    return compared
-                if self._no_array_compares(node.left) or self._no_array_compares(node.comparators[0]):
-                    # A JAX array returns NotImplemented for these and Python falls back to identity.
-                    return STATIC
-            joined = join_all(operands)
-            if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
-                return Value(min(joined.trace, Trace.UNKNOWN))
-            displays = any(isinstance(e, (ast.Tuple, ast.List)) for e in (node.left, *node.comparators))
-            if displays and not any(v.array for v in operands):
-                # `parts == ()`: a pytree compared with a Python sequence is a Python comparison.
-                return Value(min(joined.trace, Trace.UNKNOWN))
-            return Value(joined.trace, array=joined.traced, boolean=True, not_none=joined.traced)
+            return comparison(node, operands, self.names, self.scope)
         if isinstance(node, ast.BoolOp):
             values = self._short_circuit(node, env)
             if all(v.truth is not None for v in values[:-1]):
@@ -463,12 +448,6 @@ class _FunctionRun(CallEvaluation):
             for cond in gen.ifs:
                 self.eval(cond, inner)
         return inner
-
-    def _no_array_compares(self, expr: ast.expr) -> bool:
-        """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool."""
-        if isinstance(expr, ast.Constant):
-            return isinstance(expr.value, (str, bytes)) or expr.value is Ellipsis
-        return isinstance(expr, ast.Call) and self.names.qualname(expr.func, self.scope) == "builtins.slice"
 
     def _shown(self, test: ast.expr, outcome: bool, env: Env) -> Env:
         """`env`, where `test` came out `outcome`: the names an `isinstance` test shows to hold
@@ -638,27 +617,3 @@ def _frozen(level: Env) -> Env:
     if outer is not None and outer.fn is level.fn:
         outer = _frozen(outer)
     return Env(level.vars.copy(), outer, level.fn)
-
-
-def _compared_with_none(node: ast.Compare, operands: list[Value]) -> Value | None:
-    """`x == None` / `x != None`: a JAX array returns NotImplemented for None and Python falls back
-    to identity, so it is `x is None` / `x is not None`, a Python bool (None when no side is None)."""
-    left, right = node.left, node.comparators[0]
-    if isinstance(right, ast.Constant) and right.value is None:
-        other = operands[0]
-    elif isinstance(left, ast.Constant) and left.value is None:
-        other = operands[1]
-    else:
-        return None
-    if other.none is not None:
-        return constant(other.none == isinstance(node.ops[0], ast.Eq))
-    return STATIC
-
-
-def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
-    """`x is None` / `x is not None`: decided when whether x is None is known, static in any case."""
-    if len(operands) == 2 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
-        none = operands[0].none
-        if none is not None:
-            return constant(none == isinstance(node.ops[0], ast.Is))
-    return STATIC
