@@ -457,7 +457,7 @@ CASES = {
         import jax.numpy as jnp
 
         @jax.jit
-        def stack(arrays: Sequence[jax.Array], extra: tuple):
+        def stack(arrays: Sequence[jax.Array], extra: tuple | list):
             if not arrays or not extra:
                 raise ValueError("need arrays")
             if arrays[0].sum() > 0:  # JAX101

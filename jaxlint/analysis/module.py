@@ -393,7 +393,7 @@ def _parameter_value(
         return UNKNOWN
     if _names_module_class(param.annotation, names):
         return TRACED  # a pytree of the module's own class: traced, but not an array
-    if annotation_name(param.annotation, names)[1] in jax_api.SEQUENCE_ANNOTATIONS:
+    if _names_sequence(param.annotation, names):
         return Value(Trace.TRACED, element=TRACED)  # a sequence of tracers: its truth is its length
     return TRACED_ARRAY if root.context.staged else TRACED
 
@@ -403,6 +403,18 @@ def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:
     type or a class of this module (a pytree). A type the analysis cannot read that names no
     array (a `Shape` or a mode type from another package) is not taken for one."""
     return annotation is None or names_array(annotation, names) or _names_module_class(annotation, names)
+
+
+def _names_sequence(annotation: ast.expr | None, names: Names) -> bool:
+    """Whether an annotation is a sequence type (`Sequence[jax.Array]`, `tuple`), or a union
+    (`A | B`, `Union[A, B]`) of them."""
+    annotation, qualified = annotation_name(annotation, names)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _names_sequence(annotation.left, names) and _names_sequence(annotation.right, names)
+    if qualified == "typing.Union" and isinstance(annotation, ast.Subscript):
+        members = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        return all(_names_sequence(m, names) for m in members)
+    return qualified in jax_api.SEQUENCE_ANNOTATIONS
 
 
 def _names_module_class(annotation: ast.expr | None, names: Names) -> bool:

@@ -25,9 +25,9 @@ class TracedIf(Rule):
         Conditions on static facts (`x.shape[0] > 1`, `x.ndim == 2`, `x is None` or
         `x == None`, which a JAX array answers by identity too, as it does a comparison with a
         string, bytes, `...` or `slice(...)`, the truth of an argument annotated as a sequence
-        (`arrays: Sequence[jax.Array]`, `tuple`, `list`: a Python sequence of tracers, whose
-        truth is its length), arguments in
-        `static_argnames`, closure constants) are fine and not reported. A field of a pytree is
+        (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of them: a Python sequence of
+        tracers, whose truth is its length), arguments in `static_argnames`, closure constants)
+        are fine and not reported. A field of a pytree is
         reported only where it cannot be static: a field of a loop carry that is a
         `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
         `lax.cond`, or of a traced argument annotated with such a class, is traced, while a
