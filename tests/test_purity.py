@@ -18,6 +18,26 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    # Past `if isinstance(m, jax.Array): return ...`, `m` is no JAX array (a tracer is one).
+    "store_after_the_jax_branch_has_left": """
+        import jax
+
+        def set_entry(m, i, value):
+            if isinstance(m, jax.Array):
+                return m.at[i].set(value)
+            m[i] = value
+            return m
+
+        def set_other(m, i, value):
+            if isinstance(m, jax.Array):
+                value = value * 2
+            m[i] = value  # JAX401
+            return m.at[i].get()
+
+        @jax.jit
+        def step(m):
+            return set_entry(m, 0, 1.0) + set_other(m, 1, 2.0)
+        """,
     "copy_of_a_traced_dict_is_not_an_array": """
         import jax
 
@@ -960,6 +980,22 @@ def test_purity_case(name):
     source = textwrap.dedent(CASES[name])
     found = {(f.start.row, f.code) for f in lint_source(source, f"{name}.py", PURITY)}
     assert found == marked(source)
+
+
+def test_a_jax_array_takes_the_isinstance_branch_under_jax():
+    """What JAX401 says of a store past `if isinstance(m, jax.Array): return m.at[i].set(v)`: a
+    tracer is a `jax.Array`, so under jit the store is never reached; a list still takes it."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def set_entry(m, i, value):
+        if isinstance(m, jax.Array):
+            return m.at[i].set(value)
+        m[i] = value
+        return m
+
+    assert float(jax.jit(lambda m: set_entry(m, 0, 1.0))(jnp.zeros(2))[0]) == 1.0
+    assert set_entry([0.0, 0.0], 1, 2.0) == [0.0, 2.0]
 
 
 def test_print_fix_is_offered_and_unsafe():

@@ -449,6 +449,24 @@ CASES = {
         def face(pix, npface):
             return c_idiv(pix, npface) + c_round(pix)
         """,
+    # `not train` is as static as `train` for a module flag; `not x` of an array is traced.
+    "negated_module_flag": """
+        import flax.linen as nn
+        import jax
+
+        class Block(nn.Module):
+            @nn.compact
+            def __call__(self, x, train):
+                if not train:
+                    return x
+                return nn.Dropout(0.1, deterministic=False)(x)
+
+        @jax.jit
+        def clip(x):
+            if not x.any():  # JAX101
+                return x
+            return -x
+        """,
     # An argument annotated as a sequence stays a Python sequence of tracers: its truth is its length.
     "sequence_argument_truth": """
         from typing import Sequence
@@ -737,6 +755,18 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
         if not arrays:
             raise ValueError("need arrays")
         return jnp.stack(arrays)
+
+    nn = pytest.importorskip("flax.linen")
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x, train):
+            if not train:
+                return x
+            return x * 2
+
+    block = Block()
+    assert float(jax.jit(lambda x: block.apply({}, x, False))(jnp.ones(()))) == 1.0  # `train` stays a bool
 
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):

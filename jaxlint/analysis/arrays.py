@@ -20,7 +20,7 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
-from jaxlint.analysis import cfg, jax_api
+from jaxlint.analysis import cfg, jax_api, type_tests
 from jaxlint.analysis.array_flow import (
     ARRAY, JAX, NUMPY, UNKNOWN, VIEW, Arrays, parallel, possible_arrays, scope_bindings, solve_scope,
 )
@@ -128,6 +128,14 @@ class ArrayFacts:
             if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
                 return True
         return False
+
+    def excluded_by_test(self, name: ast.Name) -> bool:
+        """Whether `name` is read where an `isinstance` test showed it not to be a JAX array
+        (`type_tests.excluded_by_test`)."""
+        scope = self.names.read_scope.get(id(name))
+        if scope is None or scope.kind != "function":
+            return False
+        return type_tests.excluded_by_test(scope.node, name, name.id, self.names, scope)
 
     def used_as_array(self, name: ast.Name) -> bool:
         """A traced parameter that its function also uses as only an array can be used

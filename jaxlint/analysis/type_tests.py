@@ -7,7 +7,9 @@ of `jax.Array` (`jnp.ndarray`) and of no NumPy or builtin type (`isinstance(jnp.
 np.ndarray)` is False), so the true edge of `isinstance(x, T)` with every `T` a NumPy or builtin
 type other than `object`, and the false edge of `isinstance(x, T)` with some `T` a JAX array
 type, show that `x` is not one; through `not`, `and` (its true edge) and `or` (its false edge).
-A type the analysis does not know (a class of the project, a protocol) shows nothing.
+A type the analysis does not know (a class of the project, a protocol) shows nothing. Code in
+the `else` of `if isinstance(x, jax.Array):`, or after such an `if` whose body always leaves,
+never sees `x` as a JAX array (`excluded_by_test`).
 
 No tracer, nor a list, tuple or dict of them, is an instance of a NumPy type or of a Python
 scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either: the true edge of
@@ -22,6 +24,8 @@ from typing import Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import Names, Scope
+from jaxlint.analysis.reachability import never_completes, push_blocks
+from jaxlint.analysis.walk import spans
 
 
 _SCALARS = frozenset({
@@ -81,3 +85,23 @@ def _numpy_or_builtin(kind: str | None) -> bool:
     if kind is None or kind == "builtins.object" or kind.startswith("numpy.typing."):
         return False  # `np.typing.ArrayLike` admits anything with `__array__`
     return kind.startswith("numpy.") or kind.startswith("builtins.")
+
+
+def excluded_by_test(fn: ast.AST, node: ast.AST, name: str, names: Names, scope: Scope) -> bool:
+    """Whether `node`, in `fn`'s own body, runs only where an `isinstance` test showed `name` not
+    to be a JAX array (nor a tracer, which is one): in the `else` of `if isinstance(name,
+    jax.Array):`, or after such an `if` whose body never completes (`return x.at[i].set(v)`)."""
+    body = getattr(fn, "body", None)
+    blocks = [body] if isinstance(body, list) else []
+    while blocks:
+        block = blocks.pop()
+        for index, statement in enumerate(block):
+            if isinstance(statement, ast.If) and name in not_jax_arrays(statement.test, False, names, scope):
+                if any(spans(s, node) for s in statement.orelse):
+                    return True
+                if any(never_completes(s) for s in statement.body) and any(spans(s, node) for s in block[index + 1:]):
+                    return True
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                push_blocks(statement, blocks)
+    return False
+

@@ -364,7 +364,9 @@ class _FunctionRun(CallEvaluation):
                     return STATIC  # a Python list or iterator: its truth is its length
                 if operand.truth is not None:
                     return constant(not operand.truth)
-                return Value(operand.trace, boolean=True)
+                # An array's negation is a traced bool; a value that may be a pytree keeps its
+                # Python truth (`if not train:` is read as `if train:` is).
+                return Value(operand.trace, boolean=operand.array or operand.boolean)
             return operand.but(items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)

@@ -238,3 +238,9 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(handler.body)
         for case in getattr(stmt, "cases", ()) or ():
             stack.extend(case.body)
+
+
+def spans(outer: ast.AST, node: ast.AST) -> bool:
+    """Whether `node`'s source span lies within `outer`'s."""
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    return (outer.lineno, outer.col_offset) <= start and end <= (outer.end_lineno, outer.end_col_offset)

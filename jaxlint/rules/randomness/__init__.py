@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.walk import spans
 from jaxlint.rule import Rule
 
 # What the key flow analysis cannot see; every key rule's page says it.
@@ -73,11 +74,7 @@ def path_of(tree: ast.AST, guard: ast.AST, inside: ast.AST) -> str:
     if isinstance(branch, (ast.If, ast.IfExp)):
         for arm, phrase in ((branch.body, "held"), (branch.orelse, "did not hold")):
             for part in arm if isinstance(arm, list) else [arm]:
-                if _within(inside, part):
+                if spans(part, inside):
                     return f"when `{text}` {phrase}"
     return f"on one of the paths through the branch on `{text}`"
 
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-    return (outer.lineno, outer.col_offset) <= start and end <= (outer.end_lineno, outer.end_col_offset)
