@@ -17,7 +17,7 @@ import pytest
 
 from jaxlint.linter import lint_source
 from jaxlint.rule import all_rules
-from marks import family_marks
+from marks import cli_reports, family_marks
 
 CODES = {code for code in all_rules() if code.startswith("JAX3")}
 marked = family_marks(r"JAX3\d\d")
@@ -1210,10 +1210,7 @@ THROUGH_SELF_AND_HELPERS = (
 
 
 def test_jits_stored_on_self_and_static_arguments_through_helpers_from_the_cli(cli, make_files):
-    cases = {f"case_{i}.py": c for i, c in enumerate(c for c in CASES if c.name in THROUGH_SELF_AND_HELPERS)}
-    assert len(cases) == len(THROUGH_SELF_AND_HELPERS)
-    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
-    out = cli("check", "--output-format", "json", "--select", "JAX3", "--isolated", "--no-cache")
-    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
-    expected = {(name, row, code) for name, case in cases.items() for row, code in marked(textwrap.dedent(case.source))}
+    sources = [c.source for c in CASES if c.name in THROUGH_SELF_AND_HELPERS]
+    assert len(sources) == len(THROUGH_SELF_AND_HELPERS)
+    got, expected = cli_reports(cli, make_files, sources, "JAX3")
     assert got == expected

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from jaxlint.linter import lint_source
+from marks import cli_reports
 
 KEY_CODES = {"JAX201", "JAX202", "JAX203", "JAX204", "JAX206"}
 MARK = re.compile(r"#\s*(JAX2\d\d)\b")
@@ -1216,13 +1217,16 @@ OBJECT_CASES = (
 )
 
 
+def reported_through_the_command_line(cli, make_files, names) -> None:
+    """The named cases, one file each, give through the command line's JSON what they mark."""
+    sources = [c.source for c in CASES if c.name in names]
+    assert len(sources) == len(names)
+    got, expected = cli_reports(cli, make_files, sources, "JAX2")
+    assert got == expected
+
+
 def test_objects_with_key_names_through_the_command_line(cli, make_files):
-    cases = {f"case_{i}.py": case for i, case in enumerate(c for c in CASES if c.name in OBJECT_CASES)}
-    assert len(cases) == len(OBJECT_CASES)
-    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
-    out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
-    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
-    assert got == {(name, row, code) for name, case in cases.items() for row, code in marked(case)}
+    reported_through_the_command_line(cli, make_files, OBJECT_CASES)
 
 
 NONE_DEFAULT_CASES = (
@@ -1235,9 +1239,4 @@ NONE_DEFAULT_CASES = (
 
 
 def test_helpers_defaulting_a_none_key_through_the_command_line(cli, make_files):
-    cases = {f"case_{i}.py": case for i, case in enumerate(c for c in CASES if c.name in NONE_DEFAULT_CASES)}
-    assert len(cases) == len(NONE_DEFAULT_CASES)
-    make_files({name: textwrap.dedent(case.source) for name, case in cases.items()})
-    out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
-    got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
-    assert got == {(name, row, code) for name, case in cases.items() for row, code in marked(case)}
+    reported_through_the_command_line(cli, make_files, NONE_DEFAULT_CASES)
