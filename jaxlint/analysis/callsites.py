@@ -37,6 +37,7 @@ class CallSites:
         self.sites: list[CallSite] = []
         self._loops: dict[int, dict[int, list[Loop]]] = {}
         self._on_self: dict[tuple[int, str], TracedFunction] = {}
+        self._attributes: dict[int, dict] = {}  # id(class) -> `submodules.self_attributes`, read once
         self._find(discovery)
 
     def _find(self, discovery: Discovery) -> None:
@@ -107,7 +108,7 @@ class CallSites:
         cls = scope.parent.node if scope is not None and scope.parent is not None else None
         if not isinstance(cls, ast.ClassDef) or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        for attr, values in self_attributes(cls).items():
+        for attr, values in self._stored(cls).items():
             if values is not None and len(values) == 1 and values[0] is site:
                 return id(cls), attr
         return None
@@ -146,8 +147,14 @@ class CallSites:
         cls = scope.parent.node if scope.parent is not None else None
         if not isinstance(cls, ast.ClassDef):
             return []
-        values = self_attributes(cls).get(attr, [])
+        values = self._stored(cls).get(attr, [])
         return [_UNKNOWN] if values is None else [self._built(v) for v in values]
+
+    def _stored(self, cls: ast.ClassDef) -> dict:
+        table = self._attributes.get(id(cls))
+        if table is None:
+            table = self._attributes[id(cls)] = self_attributes(cls)
+        return table
 
     def _built(self, value: ast.expr):
         if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
@@ -191,9 +198,9 @@ def _self_attribute(node: ast.expr, this: str) -> str | None:
     return None
 
 
-_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
-_NOT_WALKED = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
+_NOT_WALKED = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 
 
 def _has_loops(owner: ast.AST) -> bool:

@@ -17,7 +17,7 @@ parameter as it was.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.names import FunctionNode, Names, Scope
@@ -214,22 +214,10 @@ class _InstanceCalls:
         return [b for b in (self.names.definition(base, scope) for base in cls.bases) if isinstance(b, ast.ClassDef)]
 
     def _ancestors(self, cls: ast.ClassDef) -> List[ast.ClassDef]:
-        found, todo = [], [cls]
-        while todo and len(found) < 64:
-            current = todo.pop()
-            if all(current is not c for c in found):
-                found.append(current)
-                todo.extend(self._module_bases(current))
-        return found
+        return _reached(cls, self._module_bases)
 
     def _descendants(self, cls: ast.ClassDef) -> List[ast.ClassDef]:
-        found, todo = [], [cls]
-        while todo and len(found) < 64:
-            current = todo.pop()
-            if all(current is not c for c in found):
-                found.append(current)
-                todo.extend(self.subclasses.get(id(current), ()))
-        return found
+        return _reached(cls, lambda current: self.subclasses.get(id(current), ()))
 
     def _defines(self, cls: ast.ClassDef, name: str) -> bool:
         """Whether `cls` or a module class it derives from defines the method `name`."""
@@ -277,6 +265,17 @@ class _InstanceCalls:
             method = self._call_method(related)
             if method is not None:
                 yield method
+
+
+def _reached(cls: ast.ClassDef, step: Callable[[ast.ClassDef], Iterable[ast.ClassDef]]) -> List[ast.ClassDef]:
+    """`cls` and the classes `step` leads to from it, repeatedly (at most 64)."""
+    found, todo = [], [cls]
+    while todo and len(found) < 64:
+        current = todo.pop()
+        if all(current is not c for c in found):
+            found.append(current)
+            todo.extend(step(current))
+    return found
 
 
 def _reaches(expr: ast.expr, reaching: Set[str]) -> bool:

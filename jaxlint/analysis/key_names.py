@@ -113,9 +113,7 @@ class KeyNames:
         # generator whose attribute is a property handing out a fresh key on every read.
         if any("." in name for name in found):
             scope = self.names.scope_of(fn)
-            holders = {"self"} | {
-                a.arg for a in _parameters(fn) if a.arg not in scope.assigned and a.arg not in scope.other
-            }
+            holders = {"self"} | {p for p in scope.params if p not in scope.assigned and p not in scope.other}
             found = {name for name in found if "." not in name or name.split(".", 1)[0] in holders}
         if isinstance(fn, FUNCTION_TYPES):
             found.update(self.key_parameters(fn))
@@ -450,13 +448,6 @@ def base_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     return held_key(node)
-
-
-def _parameters(fn: ast.AST) -> list[ast.arg]:
-    args = getattr(fn, "args", None)
-    if not isinstance(args, ast.arguments):
-        return []
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
 
 
 def held_key(node: ast.AST) -> str | None:

@@ -41,6 +41,7 @@ from jaxlint.source import Source
 if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
     from jaxlint.analysis.effects import Effects
+    from jaxlint.analysis.hashability import UnhashableStatic
     from jaxlint.analysis.keys import KeyFlow
     from jaxlint.analysis.shapes import ShapeFacts
 
@@ -222,6 +223,13 @@ class ModuleFacts:
         from jaxlint.analysis.effects import Effects
 
         return Effects(self)
+
+    @cached_property
+    def unhashable_statics(self) -> "list[UnhashableStatic]":
+        """Static arguments of the module's jits that are, or are passed, unhashable (`hashability.py`)."""
+        from jaxlint.analysis.hashability import unhashable_statics
+
+        return unhashable_statics(self)
 
     @cached_property
     def shapes(self) -> "ShapeFacts":

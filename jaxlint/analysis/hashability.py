@@ -1,0 +1,300 @@
+"""Static arguments that cannot be hashed: what JAX302 reports, read from the code around a jit.
+
+JAX hashes a jit's static arguments to key its cache, so an array, a list, a dict, a set or an
+instance of a class that cannot be hashed raises `ValueError` there. The evidence is what the
+jitted function declares and does with the parameter, and what its calls in the module pass.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxlint.analysis import jax_api, jit_signature
+from jaxlint.analysis.array_annotations import declares_array
+from jaxlint.analysis.call_index import may_resolve_to
+from jaxlint.analysis.module import annotation_name
+from jaxlint.analysis.names import attribute_spellings
+
+_VMAP = attribute_spellings({"jax.vmap"})
+
+_CONTAINER_ANNOTATIONS = {
+    "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
+    "builtins.set": "a set", "typing.Set": "a set",
+}
+# Attributes and methods only arrays have (a tuple, a string, a frozen config or a
+# `ShapeDtypeStruct` has none of them; `shape`, `dtype` and `real` are not among them).
+_ARRAY_ATTRIBUTES = frozenset({
+    "T", "mT", "at", "astype", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "block_until_ready",
+})
+_NUMPY_ARRAYS = frozenset(
+    "numpy." + name
+    for name in (
+        "array asarray zeros ones empty full arange linspace eye identity stack concatenate "
+        "zeros_like ones_like full_like empty_like"
+    ).split()
+)
+_LITERALS = {
+    ast.List: "a list", ast.ListComp: "a list", ast.Dict: "a dict", ast.DictComp: "a dict",
+    ast.Set: "a set", ast.SetComp: "a set",
+}
+_BUILTIN_CONTAINERS = {"builtins.list": "a list", "builtins.dict": "a dict", "builtins.set": "a set"}
+
+
+@dataclass(frozen=True)
+class UnhashableStatic:
+    node: ast.AST  # where the jit names the static argument
+    name: str
+    why: str  # what makes it unhashable, as a message says it
+
+
+def unhashable_statics(module) -> list[UnhashableStatic]:
+    """The static arguments of the module's jitted functions that are, or are passed, unhashable
+    values: an array or container annotation, a use only an array allows, an unhashable `self`,
+    an unhashable value at a call site (also through a plain forwarding function), a batched
+    tracer from `jax.vmap` (see JAX302's page)."""
+    found: list[UnhashableStatic] = []
+    sites = vmaps = None
+    for root in jit_signature.innermost_jits(module):
+        static = jit_signature.designated(root, "static")
+        if not static:
+            continue
+        # Under an outer transformation (`custom_jvp`, `vmap`) calls reach the jit through
+        # it: only what the function itself declares and does is judged.
+        plain = len(root.transforms) == 1
+        if plain and sites is None:
+            sites = module.call_sites
+            vmaps = _vmap_calls(module)
+        params = {p.arg: p for p in (*root.node.args.posonlyargs, *root.node.args.args, *root.node.args.kwonlyargs)}
+        for name, entry in static.items():
+            param = params.get(name)
+            if param is None:
+                continue
+            why = None if plain and _hashable_everywhere(root, name, sites, module) else _annotated(param, module)
+            why = why or _used_as_array(root.node, name, module)
+            if plain:
+                why = (
+                    _self_unhashable(root, param, module)
+                    or why
+                    or _passed_unhashable(root, name, sites, module)
+                    or _mapped_by_vmap(root, name, vmaps, module)
+                )
+            if why:
+                found.append(UnhashableStatic(entry.node, name, why))
+    return found
+
+
+def _hashable_everywhere(root, name: str, sites, module) -> bool:
+    """A private function (`_solve`) whose every call in this module passes a value shown to be
+    hashable for `name`: its callers are all in view, so what they pass decides, not a stale
+    annotation."""
+    fn = getattr(root.node, "name", "")
+    if not fn.startswith("_") or fn.endswith("__"):
+        return False
+    args = [
+        jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        for site in sites
+        if site.target is root
+    ]
+    return bool(args) and all(arg is not None and _hashable(arg, module) for arg in args)
+
+
+def _hashable(expr: ast.AST, module, depth: int = 0) -> bool:
+    """A literal, a tuple of hashable values, `tuple(...)`/`frozenset(...)`, or a name bound only to one."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Tuple):
+        return all(_hashable(e, module, depth) for e in expr.elts)
+    if isinstance(expr, ast.Call):
+        return module.qualname(expr.func) in _HASHABLE_BUILDERS
+    if isinstance(expr, ast.Name) and depth < 4:
+        scope = module.names.read_scope.get(id(expr))
+        owner = module.names.lookup(expr.id, scope) if scope is not None else None
+        if owner is None or expr.id in owner.params or expr.id in owner.other:
+            return False
+        values = module.names.assignments(expr, scope)
+        return bool(values) and all(_hashable(v, module, depth + 1) for v in values)
+    return False
+
+
+_HASHABLE_BUILDERS = frozenset({"builtins.tuple", "builtins.frozenset", "builtins.int", "builtins.str", "builtins.float"})
+
+
+def _annotated(param: ast.arg, module) -> str | None:
+    annotation, name = annotation_name(param.annotation, module.names)
+    if name is None and not isinstance(annotation, ast.BinOp):
+        return None
+    if declares_array(annotation, module.names):
+        return f"is annotated as an array (`{ast.unparse(annotation)}`)"
+    if name in _CONTAINER_ANNOTATIONS:
+        return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
+    return None
+
+
+def _used_as_array(fn, name: str, module) -> str | None:
+    scope = module.names.scope_of(fn)
+    if name in scope.assigned or name in scope.other:
+        return None  # rebound inside: the use may be of another value
+    for node in module.body(fn):
+        if isinstance(node, ast.Subscript) and _is(node.value, name) and _array_index(node.slice):
+            return f"is indexed like an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.Attribute) and _is(node.value, name) and node.attr in _ARRAY_ATTRIBUTES:
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and (_is(node.left, name) or _is(node.right, name)):
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+    return None
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _array_index(index: ast.AST) -> bool:
+    """`None`, `...`, or a tuple index holding a slice/`None`/`...`: only arrays take those."""
+    def special(item):
+        return isinstance(item, ast.Slice) or (isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis))
+
+    if isinstance(index, ast.Tuple):
+        return any(special(item) for item in index.elts)
+    return isinstance(index, ast.Constant) and (index.value is None or index.value is Ellipsis)
+
+
+def _passed_unhashable(root, name: str, sites, module) -> str | None:
+    for site in sites:
+        if site.target is not root:
+            continue
+        arg = jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        if arg is None:
+            continue
+        kind = _unhashable_argument(arg, module)
+        if kind:
+            return f"is passed {kind} on line {site.call.lineno}"
+        for call, passed, helper in jit_signature.forwarded(module, site, name):
+            kind = _unhashable_argument(passed, module)
+            if kind:
+                return f"is passed {kind} on line {call.lineno}, through `{helper.name}`"
+    return None
+
+
+def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
+    """What makes the value a call passes unhashable, as the calling code shows it (through a
+    few names bound once: `rng = jax.random.key(0)`, `metric = rng`)."""
+    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
+    if kind is None and depth == 0 and module.is_abstract(arg):
+        kind = "a traced value (a tracer)"
+    if kind is None and isinstance(arg, ast.Name) and depth < 3:
+        values = module.names.assignments(arg)
+        if len(values) == 1:
+            kind = _unhashable_argument(values[0], module, depth + 1)
+    return kind
+
+
+def _vmap_calls(module) -> list:
+    """`jax.vmap(name, ...)` calls of the module, with their scopes (found once per module)."""
+    return [
+        (call, scope)
+        for call, scope in module.names.calls
+        if call.args and isinstance(call.args[0], ast.Name) and may_resolve_to(module.names, call.func, _VMAP)
+        and module.qualname(call.func) == "jax.vmap"
+    ]
+
+
+def _mapped_by_vmap(root, name: str, vmaps: list, module) -> str | None:
+    """`jax.vmap(f)(...)` with `in_axes` mapping the static parameter: vmap hands it a batched tracer."""
+    positional = [p.arg for p in (*root.node.args.posonlyargs, *root.node.args.args)]
+    if name not in positional or isinstance(root.node, ast.Lambda):
+        return None
+    index = positional.index(name)
+    for call, scope in vmaps:
+        wrapped = call.args[0]
+        if module.names.definition(wrapped, scope) is not root.node or not any(
+            root.site is d for d in root.node.decorator_list
+        ):
+            continue
+        in_axes = next((k.value for k in call.keywords if k.arg == "in_axes"), call.args[1] if len(call.args) > 1 else None)
+        if in_axes is None:
+            axis = 0
+        elif isinstance(in_axes, ast.Constant) and isinstance(in_axes.value, int):
+            axis = in_axes.value
+        elif isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
+            entry = in_axes.elts[index]
+            if not isinstance(entry, ast.Constant):
+                continue
+            axis = entry.value
+        else:
+            continue
+        if axis is not None:
+            return f"is mapped by `jax.vmap` on line {call.lineno} (it receives a batched tracer)"
+    return None
+
+
+def _unhashable_value(expr: ast.AST, module) -> str | None:
+    for kind, label in _LITERALS.items():
+        if isinstance(expr, kind):
+            return label
+    if isinstance(expr, ast.Tuple):
+        for element in expr.elts:
+            inner = _unhashable_value(element, module)
+            if inner:
+                return f"a tuple holding {inner}"
+        return None
+    if isinstance(expr, ast.Call):
+        callee = module.qualname(expr.func)
+        if callee is None:
+            return None
+        if callee in _BUILTIN_CONTAINERS:
+            return _BUILTIN_CONTAINERS[callee]
+        if callee in _NUMPY_ARRAYS:
+            return "a NumPy array"
+        if callee.startswith("jax.numpy.") and callee not in jax_api.STATIC_QUERIES and not callee.startswith("jax.numpy.dtype"):
+            return "a JAX array"
+        if callee in ("jax.random.key", "jax.random.PRNGKey"):
+            return "a PRNG key (a JAX array)"
+        if callee.startswith("jax.random."):
+            return "a JAX array"
+    return None
+
+
+def _unhashable_instance(expr: ast.AST, module) -> str | None:
+    """`Config(...)` of a class of this module whose instances cannot be hashed."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+        return None
+    cls = module.names.definition(expr.func)
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    why = _class_unhashable(cls, module)
+    return f"an instance of `{cls.name}` ({why})" if why else None
+
+
+def _self_unhashable(root, param: ast.arg, module) -> str | None:
+    fn = root.node
+    cls = module.names.parent_class.get(id(fn))
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if cls is None or not positional or positional[0] is not param or root.bound_positional:
+        return None
+    why = _class_unhashable(cls, module)
+    return f"(an instance of `{cls.name}`, {why}) is unhashable" if why else None
+
+
+def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
+    """Why instances of a class cannot be hashed, when the class says so itself."""
+    defines = {
+        node.name for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    } | {
+        target.id for node in cls.body if isinstance(node, ast.Assign)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+    if "__eq__" in defines and "__hash__" not in defines:
+        return "which defines `__eq__` without `__hash__`"
+    for decorator in cls.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if module.qualname(target) != "dataclasses.dataclass":
+            continue
+        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+        def true(key, default):
+            value = options.get(key)
+            return default if value is None else (isinstance(value, ast.Constant) and value.value is True)
+        if "__hash__" in defines or true("frozen", False) or true("unsafe_hash", False) or not true("eq", True):
+            return None
+        return "a dataclass that is not frozen"
+    return None
