@@ -64,6 +64,20 @@ QUIET = {
         def demo():
             return set_first(np.zeros(3), 1.0, True), set_first(jnp.zeros(3), 1.0, False)
         """,
+    "scipy_sparse_branch": """
+        import jax.numpy as jnp
+        import numpy as np
+        from scipy import sparse
+
+        def set_first(m, v):
+            if isinstance(m, sparse.lil_matrix):
+                m[0, 0] = v
+                return m
+            return m.at[0, 0].set(v)
+
+        def demo():
+            return set_first(sparse.lil_matrix((2, 2)), 1.0), set_first(jnp.zeros((2, 2)), 1.0)
+        """,
     "numpy_branch_under_jit": """
         import jax
         import jax.numpy as jnp

@@ -433,6 +433,20 @@ CASES = {
                 pass
             return x
         """,
+    # A tracer is never an instance of another array library's class: that branch sees a host value.
+    "isinstance_guard_for_another_array_library": """
+        import jax
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        def row_sums(ops):
+            if isinstance(ops, csr_matrix):
+                return np.asarray(ops.sum(axis=-1))
+            return np.asarray(ops.sum(axis=-1))  # JAX107
+
+        def run(ops):
+            return jax.lax.scan(lambda c, op: (c, row_sums(op)), 0, ops)
+        """,
     # `isinstance(res, float)` is never true of a tracer: that arm sees a Python number.
     "isinstance_guard_in_a_conditional_expression": """
         import jax
@@ -764,6 +778,29 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
+
+
+def test_a_tracer_is_no_instance_of_another_array_library():
+    """What the branch reading rests on: a traced row is no SciPy sparse matrix, so the sparse
+    branch is left to host values, and the other branch's `np.asarray` fails under `lax.scan`."""
+    jax = pytest.importorskip("jax")
+    sparse = pytest.importorskip("scipy.sparse")
+    import numpy as np
+
+    seen = []
+
+    def row_sums(ops, convert):
+        seen.append(isinstance(ops, sparse.csr_matrix))
+        if isinstance(ops, sparse.csr_matrix) or convert:
+            return np.asarray(ops.sum(axis=-1))
+        return ops.sum(axis=-1)
+
+    rows = jax.numpy.ones((2, 3, 3))
+    jax.lax.scan(lambda c, op: (c, row_sums(op, False)), 0, rows)
+    assert seen == [False]
+    assert np.asarray(row_sums(sparse.csr_matrix(np.ones((3, 3))), False)).shape == (3, 1)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.lax.scan(lambda c, op: (c, row_sums(op, True)), 0, rows)
 
 
 def test_pmap_static_broadcasted_arguments_are_python_values_under_jax():

@@ -12,9 +12,10 @@ the `else` of `if isinstance(x, jax.Array):`, or after such an `if` whose body a
 never sees `x` as a JAX array (`excluded_by_test`).
 
 No tracer, nor a list, tuple or dict of them, is an instance of a NumPy type or of a Python
-scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either: the true edge of
-`isinstance(x, T)` with every `T` one of these shows that `x` holds a value known at trace
-time (`concrete`).
+scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either, nor of a SciPy sparse
+matrix or array class (`scipy.sparse.csr_matrix`), which holds a NumPy buffer. So the true edge
+of `isinstance(x, T)` with every `T` one of these shows that `x` holds a value known at trace
+time (`concrete`), and that it is no JAX array.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from jaxlint.analysis.walk import spans
 _SCALARS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str", "builtins.bytes",
 })
+_SPARSE = "scipy.sparse."  # its classes hold NumPy buffers, never a tracer
 
 
 def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
@@ -70,7 +72,7 @@ def _shown(test, outcome, names, scope, held, failed) -> Iterator[str]:
 
 
 def _never_jax_arrays(kinds: list) -> bool:
-    return all(_numpy_or_builtin(kind) for kind in kinds)
+    return all(_numpy_or_builtin(kind) or _sparse(kind) for kind in kinds)
 
 
 def _some_jax_array(kinds: list) -> bool:
@@ -78,7 +80,14 @@ def _some_jax_array(kinds: list) -> bool:
 
 
 def _never_traced(kinds: list) -> bool:
-    return all(kind in _SCALARS or (_numpy_or_builtin(kind) and kind.startswith("numpy.")) for kind in kinds)
+    return all(
+        kind in _SCALARS or (_numpy_or_builtin(kind) and kind.startswith("numpy.")) or _sparse(kind)
+        for kind in kinds
+    )
+
+
+def _sparse(kind: str | None) -> bool:
+    return kind is not None and kind.startswith(_SPARSE)
 
 
 def _numpy_or_builtin(kind: str | None) -> bool:

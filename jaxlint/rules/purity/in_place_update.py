@@ -36,9 +36,9 @@ class InPlaceUpdate(Rule):
         `jnp.asarray(x)`, which take a list too), or what a method only arrays have returns
         from a traced value (`x.reshape(-1)`; not `x.copy()`, which a dict has too). It applies to eager code as much as to traced
         code. An `isinstance` test overrides all of this where it shows the value is not a JAX
-        array (a JAX array is an instance of `jax.Array` and of no NumPy or builtin type): inside
-        `if isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...`. So
-        does a value made by calling a class of the module or of the project (`a = Array([...])`):
+        array (a JAX array is an instance of `jax.Array` and of no NumPy, builtin or SciPy
+        sparse type): inside `if isinstance(x, np.ndarray):`, or past
+        `if isinstance(x, jax.Array): return ...`. So does a value made by calling a class of the module or of the project (`a = Array([...])`):
         an instance of that class is not a JAX array, whatever `.at` it offers (a mutable array
         wrapper offers both). Inside traced code it also reports item assignment on a traced value at
         an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
