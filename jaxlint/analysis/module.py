@@ -19,8 +19,9 @@ from jaxlint.analysis.instance_calls import python_valued_parameters
 from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
+from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.tracing import (
-    ANY_KEYWORD, NOTHING_BOUND, STAGED, Bound, Context, Discovery, TracedFunction, discover, is_named_tuple,
+    ANY_KEYWORD, NOTHING_BOUND, STAGED, Bound, Context, Discovery, TracedFunction, discover,
 )
 from jaxlint.analysis.values import (
     STATIC,

@@ -9,7 +9,8 @@ from jaxlint.analysis.lattice import (
     STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, arrays_traced, constant, join_all, strip,
 )
 from jaxlint.analysis.names import FunctionNode, Names
-from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, builds_named_tuple, positional_params
+from jaxlint.analysis.named_tuples import builds_named_tuple
+from jaxlint.analysis.tracing import ANY_KEYWORD, NOTHING_BOUND, Bound, positional_params
 
 
 def body_parameters(

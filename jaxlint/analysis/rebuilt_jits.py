@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis import jax_api
+from jaxlint.analysis import jax_api, shape_api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.jit_variants import JitVariants
 from jaxlint.analysis.names import FunctionNode
@@ -34,19 +34,19 @@ class RebuiltJits:
         """
         found: list[tuple[ast.AST, str, str, str]] = []
         names = self.names
-        wanted = self.module.effects.module_short_names(jax_api.CACHING_TRANSFORMS)
+        wanted = self.module.effects.module_short_names(shape_api.CACHING_TRANSFORMS)
         for call, scope in calls_through(names, wanted, curried=True):
             function = function_in(scope)
             if isinstance(call.func, ast.Call):
                 inner = call.func
                 transform = self.module.qualname(inner.func)
-                if transform in jax_api.CACHING_TRANSFORMS and inner.args:
+                if transform in shape_api.CACHING_TRANSFORMS and inner.args:
                     why = self._repeated(inner, inner.args[0], function, transform)
                     if why is not None:
                         found.append((inner, transform, _describe(inner.args[0]), why))
                 continue
             transform = self.module.qualname(call.func)
-            if transform not in jax_api.CACHING_TRANSFORMS or not call.args or function is None:
+            if transform not in shape_api.CACHING_TRANSFORMS or not call.args or function is None:
                 continue
             bound = names.call_targets.get(id(call))
             if bound is None:
@@ -61,7 +61,7 @@ class RebuiltJits:
             fn = root.node
             if isinstance(fn, ast.Lambda) or root.site is None or root.site not in fn.decorator_list:
                 continue
-            transform = next((t.name for t in root.transforms if t.name in jax_api.CACHING_TRANSFORMS), None)
+            transform = next((t.name for t in root.transforms if t.name in shape_api.CACHING_TRANSFORMS), None)
             if transform is None:
                 continue
             function = names.parent_function.get(id(fn))
@@ -117,7 +117,7 @@ class RebuiltJits:
             return None  # the enclosing function's body runs once per trace, not per call
         loop = self.repeated.in_loop(jit_call, function)
         in_comprehension = self.repeated.in_comprehension(jit_call, function)
-        if transform in jax_api.NEW_CACHE_PER_APPLICATION:
+        if transform in shape_api.NEW_CACHE_PER_APPLICATION:
             fresh: str | None = "loop" if loop is not None or in_comprehension else "call"
         else:
             fresh = self._fresh(wrapped, function, loop if loop is not None or not in_comprehension else jit_call)
@@ -246,7 +246,7 @@ class RebuiltJits:
             return False
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if self.module.qualname(target) in jax_api.MEMOIZING_DECORATORS:
+            if self.module.qualname(target) in shape_api.MEMOIZING_DECORATORS:
                 return True
         return False
 

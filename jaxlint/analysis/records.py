@@ -27,9 +27,9 @@ from jaxlint.analysis.lattice import (
     constant,
     record_value,
 )
+from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.names import Names, Scope
 from jaxlint.analysis.pytree_fields import STATIC_KEYWORDS
-from jaxlint.analysis.tracing import is_named_tuple
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child

@@ -39,6 +39,7 @@ from jaxlint.analysis.comparisons import comparison
 from jaxlint.analysis.compile_time import compile_time_calls
 from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import ProjectClasses, array_field
+from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.records import RecordClasses, copied, member_of
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.nullness import not_none_parameters
@@ -46,7 +47,6 @@ from jaxlint.analysis.tracing import (
     STAGED,
     Context,
     constructed_call_method,
-    is_named_tuple,
     positional_params,
     receiver,
     VMAPS,

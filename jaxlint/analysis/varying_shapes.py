@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis import jax_api
+from jaxlint.analysis import shape_api
 from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, ELEMENT, MUTATE, Definition
 from jaxlint.analysis.slice_sizes import bounded, has_slice, mentions, polynomial, slice_size_uses, strided, subtract
 from jaxlint.analysis.walk import children, target_names, walk
@@ -103,7 +103,7 @@ class VaryingShapes:
 
     def _call_varies(self, call: ast.Call, loop: ast.AST, depth: int, seen: set) -> str | None:
         name = self.module.qualname(call.func)
-        if name in jax_api.ARRAY_FROM_SEQUENCE and call.args:
+        if name in shape_api.ARRAY_FROM_SEQUENCE and call.args:
             first = call.args[0]
             if isinstance(first, ast.Name) and self._list_grows(first, loop):
                 return f"is built from `{first.id}`, a list that grows every iteration"
@@ -117,22 +117,22 @@ class VaryingShapes:
                         return reason
                 return None
             return self._varies(first, loop, depth + 1, seen)
-        if name in jax_api.SHAPE_JOINING and call.args:
+        if name in shape_api.SHAPE_JOINING and call.args:
             parts = call.args[0].elts if isinstance(call.args[0], (ast.List, ast.Tuple)) else call.args[:1]
             for part in parts:
                 reason = self._varies(part, loop, depth + 1, seen)
                 if reason is not None:
                     return reason
             return None
-        if name in jax_api.SIZED_CONSTRUCTORS:
-            return self._sizes_vary(call, jax_api.SIZED_CONSTRUCTORS[name], loop, depth)
-        if name in jax_api.SHAPE_PRESERVING_FUNCTIONS and call.args:
+        if name in shape_api.SIZED_CONSTRUCTORS:
+            return self._sizes_vary(call, shape_api.SIZED_CONSTRUCTORS[name], loop, depth)
+        if name in shape_api.SHAPE_PRESERVING_FUNCTIONS and call.args:
             return self._varies(call.args[0], loop, depth + 1, seen)
         func = call.func
         if isinstance(func, ast.Attribute) and name is None:
-            if func.attr in jax_api.SHAPE_PRESERVING_METHODS:
+            if func.attr in shape_api.SHAPE_PRESERVING_METHODS:
                 return self._varies(func.value, loop, depth + 1, seen)
-            if func.attr in jax_api.REDUCING_METHODS and (call.args or call.keywords):
+            if func.attr in shape_api.REDUCING_METHODS and (call.args or call.keywords):
                 return self._varies(func.value, loop, depth + 1, seen)
         return None
 
@@ -337,7 +337,7 @@ class VaryingShapes:
             if self.module.qualname(func) == "builtins.range":
                 return True
             short = func.attr if isinstance(func, ast.Attribute) else None
-            return short in jax_api.RANDOM_INTEGERS
+            return short in shape_api.RANDOM_INTEGERS
         return False
 
 
@@ -389,7 +389,7 @@ def _grows(value: ast.AST, name: str, module: "ModuleFacts") -> bool:
         )
     if isinstance(value, ast.Call) and value.args:
         callee = module.qualname(value.func)
-        if callee in jax_api.SHAPE_JOINING:
+        if callee in shape_api.SHAPE_JOINING:
             first = value.args[0]
             parts = first.elts if isinstance(first, (ast.List, ast.Tuple)) else value.args[:2]
             return any(_is_name(p, name) for p in parts)
@@ -430,9 +430,9 @@ def _shape_uses(expr: ast.AST, variables: set[str]) -> bool:
                     return True
             func = node.func
             short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short in jax_api.SHAPE_FIRST_CONSTRUCTORS and node.args and mentions(node.args[0], variables):
+            if short in shape_api.SHAPE_FIRST_CONSTRUCTORS and node.args and mentions(node.args[0], variables):
                 return True
-            if short in jax_api.SHAPE_SECOND_SAMPLERS and len(node.args) > 1 and mentions(node.args[1], variables):
+            if short in shape_api.SHAPE_SECOND_SAMPLERS and len(node.args) > 1 and mentions(node.args[1], variables):
                 return True
         elif isinstance(node, ast.Subscript) and has_slice(node.slice) and slice_size_uses(node.slice, variables):
             return True
@@ -445,9 +445,9 @@ def _literal_shape(expr: ast.AST) -> str | None:
         return None
     func = expr.func
     short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if short in jax_api.SHAPE_FIRST_CONSTRUCTORS:
+    if short in shape_api.SHAPE_FIRST_CONSTRUCTORS:
         shape = expr.args[0]
-    elif short in jax_api.SHAPE_SECOND_SAMPLERS and len(expr.args) > 1:
+    elif short in shape_api.SHAPE_SECOND_SAMPLERS and len(expr.args) > 1:
         shape = expr.args[1]
     else:
         return None
