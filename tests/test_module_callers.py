@@ -169,6 +169,27 @@ def demo():
     return noisy_out(noisy.init(jax.random.key(0), x, features=16), x)
 """
 
+# Sizes unpacked from a shape, passed to a compact submodule that asserts on them and reshapes.
+MERGE = HEADER + """
+class Merge(nn.Module):
+    @nn.compact
+    def __call__(self, x, h, w):
+        b, l, c = x.shape
+        assert l == h * w, "length mismatch"
+        return nn.Dense(8)(x.reshape(b, h, w, c))
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, img):
+        b, h, w, c = img.shape
+        return Merge()(img.reshape(b, h * w, c), h, w)
+
+def demo():
+    x = jnp.ones((1, 4, 4, 3))
+    variables = jax.jit(Net().init)(jax.random.key(0), x)
+    return jax.jit(Net().apply)(variables, x)
+"""
+
 QUIET = {
     "apply-given-a-static-argument": QUANTILES,
     "apply-given-a-literal": NOISY,
@@ -177,6 +198,7 @@ QUIET = {
     "class-field-through-partial": CLASS_FIELD,
     "shape-and-mode-unannotated": SHAPE_AND_MODE,
     "literals": LITERALS,
+    "compact-submodule-given-unpacked-sizes": MERGE,
 }
 
 REPORTED = {
@@ -240,6 +262,18 @@ class Net(nn.Module):
         "JAX107",
         "TracerIntegerConversionError",
     ),
+    # The sizes unpacked from an array's values, not from its shape.
+    "compact-submodule-given-unpacked-values": (
+        MERGE.replace("b, h, w, c = img.shape", "b, h, w, c = jnp.asarray(img.shape)"),
+        "JAX108",
+        "TypeError",  # the reshape's shape holds tracers
+    ),
+    # One of the sizes passed on as an array.
+    "compact-submodule-given-an-array-size": (
+        MERGE.replace("h * w, c), h, w)", "h * w, c), jnp.asarray(h), w)"),
+        "JAX104",
+        "TracerBoolConversionError",
+    ),
     # No call of the module in view: its caller is the framework's `apply`.
     "no-call-in-view": (
         SCALE + """
@@ -291,6 +325,14 @@ def test_shapes_and_names_bound_to_them_are_python_values_and_parameters_are_not
     assert _python_valued(COMPACT.replace("Skip()(x, y.shape)", "Skip()(x, self.features)")) == frozenset()
     forwarded = COMPACT.replace("def __call__(self, x):", "def __call__(self, x, s):").replace("y.shape)", "s)")
     assert _python_valued(forwarded) == frozenset()
+
+
+def test_names_unpacked_from_a_shape_are_python_values_unless_bound_otherwise_too():
+    assert _python_valued(MERGE, "Merge") == {"h", "w"}
+    looped = MERGE.replace("        return Merge()", "        for h in range(2):\n            pass\n        return Merge()")
+    assert _python_valued(looped, "Merge") == {"w"}
+    rebound = MERGE.replace("        return Merge()", "        h = jnp.max(img)\n        return Merge()")
+    assert _python_valued(rebound, "Merge") == {"w"}
 
 
 def test_a_call_through_self_inside_a_nested_function_counts():

@@ -5,7 +5,8 @@ parameter of it is taken for traced only for lack of evidence: the framework pas
 the caller gives. When the module calls instances of its own classes (`Skip()(x, y.shape)`,
 `self.skip = Skip()` then `self.skip(x, y.shape)`, `partial(self.skip_cls)()(x, y.shape)`)
 and every such call passes a Python value for a parameter (a literal, a string, a shape, a
-tuple of them), that parameter holds a Python value. A Flax module's `apply(variables, *args,
+tuple of them, a name bound only to such, unpacked or not: `b, h, w, c = x.shape`), that
+parameter holds a Python value. A Flax module's `apply(variables, *args,
 **kwargs)` and `init(rngs, *args, **kwargs)` run its `__call__` with the arguments after the
 first, unless `method=` names another method; a parameter of the jitted function making the
 call that the jit declares static (`static_argnums`) is a Python value there too. A class with
@@ -22,7 +23,7 @@ from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing import TracedFunction, first_param, positional_params
-from jaxlint.analysis.walk import nodes_of_classes
+from jaxlint.analysis.walk import nodes_of_classes, nodes_run_with, own_statements, target_names
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read
@@ -367,10 +368,33 @@ def _python_value(expr: ast.expr, names: Names, scope: Scope, depth: int, jit_st
         if expr.id in owner.params:
             return expr.id in jit_static.get(id(owner.node), ())
         if expr.id in owner.other:
-            return False
+            return _unpacked_python_value(expr.id, names, owner, depth - 1, jit_static)
         values = owner.assigned.get(expr.id, [])
         return bool(values) and all(_python_value(v, names, owner, depth - 1, jit_static) for v in values)
     return False
+
+
+def _unpacked_python_value(name: str, names: Names, owner: Scope, depth: int, jit_static: _JitStatic) -> bool:
+    """Whether every binding of `name` in its scope assigns it a Python value, unpacking one
+    included (`b, h, w, c = x.shape`): each store of the name must be a target of such an
+    assignment, so a loop, a `with` or any other binding of it decides against."""
+    body = getattr(owner.node, "body", None)
+    if not isinstance(body, list):
+        return False
+    stores = sum(
+        1 for node in nodes_run_with(body)
+        if node.__class__ is ast.Name and node.id == name and node.ctx.__class__ is ast.Store
+    )
+    assigned = 0
+    for statement in own_statements(body):
+        if statement.__class__ is not ast.Assign:
+            continue
+        bound = sum(target_names(target).count(name) for target in statement.targets)
+        if bound:
+            if not _python_value(statement.value, names, owner, depth, jit_static):
+                return False
+            assigned += bound
+    return stores > 0 and assigned == stores
 
 
 def _static_index(index: ast.expr, names: Names, scope: Scope, depth: int, jit_static: _JitStatic) -> bool:
