@@ -64,6 +64,77 @@ CASES = [
         def run():
             return layer(jax.random.key(0), jax.numpy.ones(3))
         """, False),
+    # ---- a key a class keeps on self as a stream ------------------------------------------------
+    Case("stream key drawn after the method advanced it, method called twice", """
+        import jax
+
+        class VectorEnv:
+            def __init__(self, seed, n):
+                self.rng = jax.random.key(seed)
+                self.n = n
+
+            def step(self, state):
+                rng, self.rng = jax.random.split(self.rng)
+                state = state + jax.random.normal(rng, state.shape)
+                rngs = jax.random.split(self.rng, self.n)  # JAX203
+                return state + jax.vmap(jax.random.normal)(rngs)
+
+        def run():
+            env = VectorEnv(0, 2)
+            state = env.step(jax.numpy.zeros(2))
+            return env.step(state)
+        """, True),
+    Case("stream key drawn without advancing, advanced by another method", """
+        import jax
+
+        class VectorEnv:
+            def __init__(self, seed, n):
+                self.rng = jax.random.key(seed)
+                self.n = n
+
+            def reset(self):
+                rng, self.rng = jax.random.split(self.rng)
+                return jax.random.normal(rng, (self.n,))
+
+            def step(self, state):
+                return state + jax.random.normal(self.rng, (self.n,))  # JAX203
+
+        def run():
+            env = VectorEnv(0, 2)
+            state = env.step(env.reset())
+            return env.step(state)
+        """, True),
+    Case("stream key advanced where it is drawn, method called twice", """
+        import jax
+
+        class VectorEnv:
+            def __init__(self, seed, n):
+                self.rng = jax.random.key(seed)
+                self.n = n
+
+            def step(self, state):
+                rng, self.rng = jax.random.split(self.rng)
+                rngs = jax.random.split(rng, self.n)
+                return state + jax.vmap(jax.random.normal)(rngs)
+
+        def run():
+            env = VectorEnv(0, 2)
+            return env.step(env.step(jax.numpy.zeros(2)))
+        """, False),
+    Case("key kept on self and never advanced: the same noise on every call", """
+        import jax
+
+        class FixedNoise:
+            def __init__(self, seed):
+                self.key = jax.random.key(seed)
+
+            def __call__(self, x):
+                return x + jax.random.normal(self.key, x.shape)
+
+        def run():
+            noise = FixedNoise(0)
+            return noise(noise(jax.numpy.zeros(2)))
+        """, True, disagreement="a class that never advances a key it keeps may mean the same numbers on every call"),
     # ---- a static method called through self: its first parameter is the first argument -----
     Case("static method drawing from its key, called twice through self", """
         import jax

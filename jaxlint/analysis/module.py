@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
     from jaxlint.analysis.effects import Effects
     from jaxlint.analysis.hashability import UnhashableStatic
+    from jaxlint.analysis.key_streams import StaleDraw
     from jaxlint.analysis.keys import KeyFlow
     from jaxlint.analysis.shapes import ShapeFacts
 
@@ -252,6 +253,13 @@ class ModuleFacts:
         from jaxlint.analysis.keys import KeyFlow
 
         return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project, self.path)
+
+    @cached_property
+    def stale_key_draws(self) -> "list[StaleDraw]":
+        """Draws from a key a class keeps on `self` as a stream that leave it in place (`key_streams.py`)."""
+        from jaxlint.analysis.key_streams import stale_draws
+
+        return stale_draws(self.names) if "random" in self.source.text else []
 
     # ---- questions rules ask ---------------------------------------------------------
     def value(self, node: ast.AST) -> Value | None:

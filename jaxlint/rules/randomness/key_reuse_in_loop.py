@@ -11,7 +11,7 @@ from jaxlint.rules.randomness import KeyFlowRule
 class KeyReuseInLoop(KeyFlowRule):
     code = "JAX203"
     name = "key-reuse-in-loop"
-    summary = "A PRNG key is consumed on every iteration of a loop without being split"
+    summary = "A PRNG key is consumed on every iteration of a loop, or every call of a method, without being split"
     what = """
         Checks for a key consumed inside a loop body that does not rebind it: a Python `for` or
         `while` loop, a comprehension, a `lax.scan`/`lax.fori_loop`/`lax.while_loop`/`lax.map`
@@ -19,6 +19,15 @@ class KeyReuseInLoop(KeyFlowRule):
         (`jax.tree.map(lambda g: g + jax.random.normal(key, g.shape), grads)`: every leaf gets
         the same noise). Also a `scan`/`fori_loop`/`while_loop` body that consumes a key and
         hands the same key back in its carry: the next iteration consumes it again.
+
+        The same holds across calls of a method. A class that advances a key it keeps on `self`
+        where it draws from it (`key, self.rng = jax.random.split(self.rng)`, or
+        `self.rng = jax.random.fold_in(self.rng, t)`) treats that attribute as a stream; a
+        method of the class that splits or samples from `self.rng` after its last store into
+        it (or with none) leaves the consumed key in place, and its next call, or the next
+        draw from the stream, consumes it again. The constructor and `setup` run once and are
+        not counted, nor is a class that never advances the key (the same key on every call
+        may be meant: fixed noise, fixed random features).
 
         `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
         indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
@@ -85,6 +94,22 @@ class KeyReuseInLoop(KeyFlowRule):
                 x = x + 0.1 * jax.random.normal(key, x.shape)
                 return (x, key), x  # JAX203
             return lax.scan(step, (x, key), None, length=n)
+        """,
+        """
+        import jax
+
+        class VectorEnv:
+            def __init__(self, seed, num_envs):
+                self.rng = jax.random.key(seed)
+                self.num_envs = num_envs
+
+            def reset(self):
+                rng, self.rng = jax.random.split(self.rng)
+                return jax.random.normal(rng, (self.num_envs,))
+
+            def step(self, state):
+                rngs = jax.random.split(self.rng, self.num_envs)  # JAX203
+                return state + jax.vmap(jax.random.normal)(rngs)
         """,
     )
     good = (
@@ -159,6 +184,26 @@ class KeyReuseInLoop(KeyFlowRule):
             for x in xs:
                 return x + jax.random.normal(key)
         """,
+        """
+        import jax
+
+        class VectorEnv:
+            def __init__(self, seed, num_envs):
+                self.rng = jax.random.key(seed)
+                self.num_envs = num_envs
+                self.features = jax.random.normal(self.rng, (num_envs,))
+
+            def step(self, state):
+                rng, self.rng = jax.random.split(self.rng)
+                return state + jax.random.normal(rng, state.shape)
+
+        class FixedNoise:
+            def __init__(self, seed):
+                self.key = jax.random.key(seed)
+
+            def __call__(self, x):
+                return x + jax.random.normal(self.key, x.shape)  # the same noise on purpose
+        """,
     )
     demo = JaxDemo(
         """
@@ -181,6 +226,15 @@ class KeyReuseInLoop(KeyFlowRule):
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
+        for draw in module.stale_key_draws:
+            if id(draw.method) not in module.keys.tests:
+                report(
+                    draw.call,
+                    f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
+                    f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
+                    f"again and draws the same numbers; store a fresh key where you draw "
+                    f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
+                )
         for reuse in module.keys.reuses:
             if reuse.loop is None:
                 continue
