@@ -10,7 +10,8 @@ whatever next draws from the stream, consumes it again. The constructor and `set
 per instance and are not counted. A class that never advances the attribute shows no stream (a
 key kept on purpose, for the same noise on every call, is not reported), nor does an attribute
 that is a property. A store the method makes after the draw, on any path, is taken to advance
-the key.
+the key, and so is a call of a method of `self` (or one handed `self`) anywhere in the method:
+it may store a fresh key (`self.reseed()`). Each method's last such draw is the one reported.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ _RUN_ONCE = frozenset({"__init__", "__post_init__", "setup"})
 
 @dataclass(frozen=True)
 class StaleDraw:
-    """`call` draws from `self.<attr>` in `method` after the method's last store into it, while
-    `advance` (a statement of the method, or else of another one) advances the stream."""
+    """`call` is the last draw from `self.<attr>` in `method`, after the method's last store into
+    it, while `advance` (a statement of the method, or else of another one) advances the stream."""
 
     call: ast.Call
+    key: ast.expr  # `self.<attr>`, as the call takes it
     attr: str
     method: FunctionNode
     advance: ast.stmt
@@ -52,7 +54,7 @@ def stale_draws(names: Names) -> list[StaleDraw]:
             continue
         classes[id(cls)] = cls
         draws.setdefault(id(cls), []).append((call, attr, method))
-    found = []
+    last: dict[tuple[int, str], StaleDraw] = {}  # (id(method), attribute) -> its last such draw
     for key, cls in classes.items():
         stores, advances = _stores(cls, names)
         for call, attr, method in draws[key]:
@@ -60,9 +62,28 @@ def stale_draws(names: Names) -> list[StaleDraw]:
                 iter(advances.get(attr, ())), None
             )
             later = [at for at in stores.get((id(method), attr), ()) if at > (call.lineno, call.col_offset)]
-            if advance is not None and method.name not in _RUN_ONCE and not later and attr not in names.scopes[id(cls)].defs:
-                found.append(StaleDraw(call, attr, method, advance))
-    return found
+            if (
+                advance is not None and method.name not in _RUN_ONCE and not later
+                and attr not in names.scopes[id(cls)].defs and not _hands_on_self(method)
+            ):
+                known = last.get((id(method), attr))
+                if known is None or (known.call.lineno, known.call.col_offset) < (call.lineno, call.col_offset):
+                    last[(id(method), attr)] = StaleDraw(call, api.key_argument(call), attr, method, advance)
+    return sorted(last.values(), key=lambda draw: (draw.call.lineno, draw.call.col_offset))
+
+
+def _hands_on_self(method: FunctionNode) -> bool:
+    """Whether the method calls a method of `self` or hands `self` to a call: either may store a
+    fresh key (`self.reseed()`), so what its draws leave behind is not known."""
+    me = _first_parameter(method)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == me:
+                return True
+            if any(isinstance(arg, ast.Name) and arg.id == me for arg in (*node.args, *(k.value for k in node.keywords))):
+                return True
+    return False
 
 
 def _stores(
@@ -121,8 +142,10 @@ def _self_attribute(node: ast.AST | None, method: FunctionNode) -> str | None:
     """`attr` for `self.attr`, `self` being the method's first parameter."""
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
         return None
-    args = method.args
-    positional = [*args.posonlyargs, *args.args]
-    if not positional or node.value.id != positional[0].arg or isinstance(method, ast.Lambda):
-        return None
-    return node.attr
+    me = _first_parameter(method)
+    return node.attr if me is not None and node.value.id == me else None
+
+
+def _first_parameter(method: FunctionNode) -> str | None:
+    positional = [*method.args.posonlyargs, *method.args.args]
+    return positional[0].arg if positional and not isinstance(method, ast.Lambda) else None

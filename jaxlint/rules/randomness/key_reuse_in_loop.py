@@ -27,7 +27,8 @@ class KeyReuseInLoop(KeyFlowRule):
         it (or with none) leaves the consumed key in place, and its next call, or the next
         draw from the stream, consumes it again. The constructor and `setup` run once and are
         not counted, nor is a class that never advances the key (the same key on every call
-        may be meant: fixed noise, fixed random features).
+        may be meant: fixed noise, fixed random features), nor a method that calls a method of
+        `self` or hands `self` to a call (it may store a fresh key: `self.reseed()`).
 
         `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
         indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
@@ -226,10 +227,11 @@ class KeyReuseInLoop(KeyFlowRule):
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
+        reused = {id(reuse.use.node) for reuse in module.keys.reuses}
         for draw in module.stale_key_draws:
-            if id(draw.method) not in module.keys.tests:
+            if id(draw.method) not in module.keys.tests and id(draw.key) not in reused:
                 report(
-                    draw.call,
+                    draw.key,
                     f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
                     f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
                     f"again and draws the same numbers; store a fresh key where you draw "
