@@ -64,6 +64,52 @@ CASES = [
         def run():
             return layer(jax.random.key(0), jax.numpy.ones(3))
         """, False),
+    # ---- a helper that returns the key it drew from ----------------------------------------------
+    Case("helper returns the key it drew from, the caller draws again", """
+        import jax
+
+        def random_card(key):
+            key = jax.random.split(key)[0]
+            card = jax.random.choice(key, 10, shape=(1,))
+            return card[0], key
+
+        def draw_hand(key):
+            a, key = random_card(key)
+            b, key = random_card(key)  # JAX201
+            return a + b, key
+
+        def run():
+            return draw_hand(jax.random.key(0))
+        """, True),
+    Case("helper returns a fresh key after drawing from its sibling", """
+        import jax
+
+        def random_card(key):
+            key, sub = jax.random.split(key)
+            card = jax.random.choice(sub, 10, shape=(1,))
+            return card[0], key
+
+        def draw_hand(key):
+            a, key = random_card(key)
+            b, key = random_card(key)
+            return a + b, key
+
+        def run():
+            return draw_hand(jax.random.key(0))
+        """, False),
+    Case("helper returns the key it drew from on one path only", """
+        import jax
+
+        def maybe_card(key, draw):
+            if draw:
+                return jax.random.choice(key, 10), key
+            return 0, key
+
+        def run():
+            key = jax.random.key(0)
+            a, key = maybe_card(key, False)
+            return a + jax.random.choice(key, 10)
+        """, False),
     # ---- a key a class keeps on self as a stream ------------------------------------------------
     Case("stream key drawn after the method advanced it, method called twice", """
         import jax

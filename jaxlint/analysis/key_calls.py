@@ -98,6 +98,10 @@ class CallTransfer:
                     self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
                 if param in helper.summary.returns:
                     result = ref
+            if result is None and helper.summary.spent:
+                # What it returns it has drawn from: the caller's next use of it is a reuse.
+                use = Use(node, node, "call", f"`{helper.name}` (which returns the key it drew from)")
+                return ("spent", helper.summary.spent, use)
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
             return None

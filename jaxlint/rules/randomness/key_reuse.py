@@ -62,7 +62,10 @@ class KeyReuse(KeyFlowRule):
         whose class is chosen at run time or is another library's stays a call it cannot see. So does a record built around it, a NamedTuple or
         dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
         a state that carries a spent key back to its caller hands on a key already drawn from,
-        which the caller's next step draws from again. Looking at a key consumes nothing:
+        which the caller's next step draws from again. So does a function of the module that
+        returns, on every path, a key it has drawn from (`key = split(key)[0]`, `choice(key,
+        deck)`, `return card, key`): the key its caller gets back is spent, and the caller's
+        next draw from it is reported. Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
@@ -136,6 +139,19 @@ class KeyReuse(KeyFlowRule):
                 x = x + 0.1 * jax.random.normal(key, x.shape)
             keep = jax.random.bernoulli(key, 0.9, x.shape)  # JAX201
             return x * keep
+        """,
+        """
+        import jax
+
+        def random_card(key):
+            key = jax.random.split(key)[0]
+            card = jax.random.choice(key, 10)
+            return card, key
+
+        def draw_hand(key):
+            first, key = random_card(key)
+            second, key = random_card(key)  # JAX201
+            return first + second, key
         """,
     )
     good = (
