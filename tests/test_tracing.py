@@ -433,6 +433,26 @@ CASES = {
                 pass
             return x
         """,
+    # A parameter defaulting to a module names it where the call leaves the default.
+    "module_as_a_parameter_default": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        def to_ndc(o, xnp=np):
+            return xnp.stack([o[..., 0] / o[..., 2], o[..., 1] / o[..., 2]], axis=-1)  # JAX107
+
+        @jax.jit
+        def step(o):
+            return jnp.sum(to_ndc(o))
+
+        def to_ndc_given(o, xnp=np):
+            return xnp.stack([o[..., 0], o[..., 1]], axis=-1)
+
+        @jax.jit
+        def step_given(o):
+            return jnp.sum(to_ndc_given(o, xnp=jnp))
+        """,
     # A tracer is never an instance of another array library's class: that branch sees a host value.
     "isinstance_guard_for_another_array_library": """
         import jax
@@ -778,6 +798,22 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
+
+
+def test_a_module_default_is_the_module_under_jax():
+    """What following a module default rests on: `xnp=np` left to its default is NumPy, which
+    refuses a tracer; `xnp=jnp` passed by the caller traces."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numpy as np
+
+    def to_ndc(o, xnp=np):
+        return xnp.stack([o[..., 0], o[..., 1]], axis=-1)
+
+    o = jnp.ones((4, 3))
+    assert jax.jit(lambda o: to_ndc(o, xnp=jnp))(o).shape == (4, 2)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(lambda o: to_ndc(o))(o)
 
 
 def test_a_tracer_is_no_instance_of_another_array_library():

@@ -88,6 +88,26 @@ class Value:
         return self.trace is _TRACED_TRACE
 
 
+@dataclass(frozen=True)
+class Named:
+    """A value that is the object a qualified name refers to: an imported module or a member of
+    one (`numpy`, `numpy.stack`), kept in `Value.known` so that a parameter defaulting to a
+    module (`xnp=np`) still names it where the call leaves the default."""
+
+    qualname: str
+
+
+def named(qualname: str) -> "Value":
+    return Value(Trace.STATIC, known=(Named(qualname),), not_none=True)
+
+
+def named_of(value: "Value | None") -> Optional[str]:
+    """The qualified name a value is known to refer to, if any."""
+    if value is not None and value.known and value.known[0].__class__ is Named:
+        return value.known[0].qualname
+    return None
+
+
 @dataclass(unsafe_hash=True)  # not frozen, for speed, as Value
 class FunctionValue:
     """A callable the analysis can follow: a def or lambda, possibly transformed or partially applied."""

@@ -32,7 +32,7 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
-from jaxlint.analysis.lattice import REF, REF_TREE
+from jaxlint.analysis.lattice import REF, REF_TREE, named_of
 from jaxlint.analysis.parameters import (
     body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters, with_residuals,
 )
@@ -300,7 +300,12 @@ class ModuleFacts:
         return ctx is not None and ctx.staged
 
     def qualname(self, expr: ast.AST) -> str | None:
-        return self.names.qualname(expr)
+        """What `expr` names: through the module's names, or, inside traced code, through what
+        the value analysis found a name to hold (`xnp.stack` where `xnp` defaults to `numpy`)."""
+        found = self.names.qualname(expr)
+        if found is None and isinstance(expr, ast.Attribute):
+            found = named_of(self.analysis.value(expr))
+        return found
 
     def cut_short(self) -> list[tuple[ast.AST, str]]:
         """The functions (or the module body) whose analysis stopped before its end, and why; only

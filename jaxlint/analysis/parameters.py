@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.lattice import (
@@ -169,8 +170,12 @@ def _scan_without_xs(call: ast.Call) -> bool:
     return xs is None or (isinstance(xs, ast.Constant) and xs.value is None)
 
 
-def bind_arguments(fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None) -> dict[str, Value]:
-    """Parameter values for a call: positional, keyword, then defaults (STATIC) or UNKNOWN."""
+def bind_arguments(
+    fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None,
+    default: Callable[[FunctionNode, ast.arg], Value] | None = None,
+) -> dict[str, Value]:
+    """Parameter values for a call: positional, keyword, then defaults (STATIC, or what `default`
+    makes of one) or UNKNOWN."""
     a = fn.args
     positional = positional_params(fn)
     params: dict[str, Value] = {}
@@ -190,11 +195,12 @@ def bind_arguments(fn: FunctionNode, args: list[Value], kwargs: dict[str, Value]
         rest = [v for k, v in kwargs.items() if k not in known]
         params[a.kwarg.arg] = strip(join_all(rest)) if rest else STATIC
     for param in (*positional, *a.kwonlyargs):
-        params.setdefault(param.arg, _default_value(fn, param))
+        if param.arg not in params:
+            params[param.arg] = (default or default_value)(fn, param)
     return params
 
 
-def _default_value(fn: FunctionNode, param: ast.arg) -> Value:
+def default_value(fn: FunctionNode, param: ast.arg) -> Value:
     default = default_of(fn, param)
     if default is None:
         return UNKNOWN

@@ -29,9 +29,12 @@ from jaxlint.analysis.lattice import (
     element_of,
     join,
     join_all,
+    named,
     strip,
 )
-from jaxlint.analysis.parameters import bind_arguments, body_parameters, carry_operand, fixed_argument, sliced_operand
+from jaxlint.analysis.parameters import (
+    bind_arguments, body_parameters, carry_operand, default_of, default_value, fixed_argument, sliced_operand,
+)
 from jaxlint.analysis.tracing import (
     PARTIAL,
     STAGED,
@@ -43,6 +46,7 @@ from jaxlint.analysis.tracing import (
 )
 
 if TYPE_CHECKING:
+    from jaxlint.analysis.names import FunctionNode
     from jaxlint.analysis.values import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
@@ -144,7 +148,9 @@ class CallEvaluation:
         given_args, given_kwargs = args, kwargs
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
-        params = bind_arguments(fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self)
+        params = bind_arguments(
+            fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value
+        )
         if fn.static_params:
             # A static argument is the caller's Python value itself: what is known of it stays.
             given = bind_arguments(fn.node, [*fn.bound, *given_args], {**dict(fn.keywords), **given_kwargs}, fn.method_self)
@@ -155,6 +161,21 @@ class CallEvaluation:
         if fn.transforms and result.trace is not Trace.STATIC:
             return TRACED
         return result
+
+    def default_value(self, fn: FunctionNode, param: ast.arg) -> Value:
+        """A parameter's default where the call leaves it: a literal, or the module (or member of
+        one) it names (`xnp=np`), so that `xnp.stack(...)` is NumPy's; else a Python value."""
+        default = default_of(fn, param)
+        if isinstance(default, (ast.Name, ast.Attribute)):
+            root = default
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            scope = self.names.enclosing_scope(fn)
+            owner = self.names.lookup(root.id, scope) if isinstance(root, ast.Name) else None
+            qualname = self.names.qualname(default, scope) if owner is not None and root.id in owner.imports else None
+            if qualname is not None:
+                return named(qualname)
+        return default_value(fn, param)
 
     def _transform(self, node: ast.Call, callee: str, env: Env) -> Value:
         """`jax.grad(f)` evaluates to a callable; calling it analyses `f` in the combined context."""

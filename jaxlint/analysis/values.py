@@ -32,6 +32,8 @@ from jaxlint.analysis.lattice import (
     element_of,
     join,
     join_all,
+    named,
+    named_of,
     strip,
 )
 from jaxlint.analysis.entry_points import RUN_AT_DEFINITION
@@ -41,7 +43,7 @@ from jaxlint.analysis.module_constants import ModuleConstants
 from jaxlint.analysis.pytree_fields import ProjectClasses, array_field
 from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.records import RecordClasses, copied, member_of
-from jaxlint.analysis.names import FunctionNode, Names, Scope
+from jaxlint.analysis.names import FunctionNode, Names, Scope, canonical
 from jaxlint.analysis.nullness import not_none_parameters
 from jaxlint.analysis.tracing import (
     STAGED,
@@ -473,6 +475,10 @@ class _FunctionRun(CallEvaluation):
         literal = self.analysis.constants.value(node, self.scope)
         if literal is not None:
             return literal
+        owner = self.names.lookup(node.id, self.scope)
+        imported = owner.imports.get(node.id) if owner is not None else None
+        if imported:
+            return named(imported)  # a module or a member of one, as a parameter default may pass it on
         # Module globals, closure constants from eager code and imports: constants at trace time.
         return STATIC
 
@@ -483,6 +489,9 @@ class _FunctionRun(CallEvaluation):
         member = member_of(base, node.attr)
         if member is not None:
             return member
+        through = named_of(base)
+        if through is not None:
+            return named(canonical(f"{through}.{node.attr}"))  # `xnp.stack`, `xnp` holding `numpy`
         if node.attr in jax_api.STATIC_ATTRIBUTES:
             return STATIC
         if base.ref and node.attr == "at":
@@ -576,6 +585,10 @@ class _FunctionRun(CallEvaluation):
         if callee in jax_api.TRANSFORMS:
             return self._transform(node, callee, env)
         func = None if callee else self.eval(node.func, env)
+        if func is not None and named_of(func) is not None:
+            callee = named_of(func)  # `xnp.stack(...)` with `xnp` holding `numpy`
+            if callee in jax_api.CONTROL_FLOW or callee in jax_api.TRANSFORMS or callee in jax_api.HOST_CALLBACKS:
+                callee = None  # their bodies are followed through the names only
         args = [self.eval(a, env) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg}
         for k in node.keywords:

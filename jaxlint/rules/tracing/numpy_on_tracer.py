@@ -29,7 +29,9 @@ class NumpyOnTracer(Rule):
         method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument; and for a
         NumPy array (a name bound only to `np.array(...)`, `np.arange(...)` and other NumPy
         constructors, or such a call itself) indexed by a traced value (`table[i]`,
-        `np.arange(n)[idx]`).
+        `np.arange(n)[idx]`). A helper's parameter whose default names a module (`xnp=np`, for
+        code shared between NumPy and JAX) is that module where a call leaves the default, so
+        `xnp.stack(...)` there is `np.stack`; a call that passes `xnp=jnp` makes it `jnp.stack`.
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
