@@ -805,6 +805,39 @@ CASES = [
         def run():
             return noisy(jax.numpy.zeros(3)), noisy(jax.numpy.ones(3))
         """, True),
+    Case("a module-level key read through a getter inside a jitted function", """
+        import jax
+        _KEY = jax.random.key(0)
+        def get_key():
+            return _KEY
+        @jax.jit
+        def noisy(x):
+            return x + jax.random.normal(get_key(), x.shape)  # JAX206
+        def run():
+            return noisy(jax.numpy.zeros(3)), noisy(jax.numpy.ones(3))
+        """, True),
+    Case("a module-level key read through a getter twice in eager code", """
+        import jax
+        _KEY = jax.random.key(0)
+        def get_key():
+            return _KEY
+        def run():
+            a = jax.random.normal(get_key())
+            return a, jax.random.uniform(get_key())  # JAX201
+        """, True),
+    Case("a getter that advances the module-level key", """
+        import jax
+        _KEY = jax.random.key(0)
+        def next_key():
+            global _KEY
+            _KEY, sub = jax.random.split(_KEY)
+            return sub
+        @jax.jit
+        def noisy(x, key):
+            return x + jax.random.normal(key, x.shape)
+        def run():
+            return noisy(jax.numpy.zeros(3), next_key()), noisy(jax.numpy.ones(3), next_key())
+        """, False),
     Case("a module-level key passed in as an argument", """
         import jax
         KEY = jax.random.key(0)

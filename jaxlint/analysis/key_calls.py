@@ -42,6 +42,9 @@ class CallTransfer:
     def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyTransfer
         raise NotImplementedError
 
+    def module_key(self, name: str) -> int:  # pragma: no cover - supplied by KeyTransfer
+        raise NotImplementedError
+
     def call(self, node: ast.Call, state: KeyState) -> object:
         qualname = api.public(self.names.qualname(node.func))
         if qualname in api.KEY_CONSTRUCTORS:
@@ -75,6 +78,9 @@ class CallTransfer:
             return ("array",) if qualname == api.SPLIT else None
         self.expr(node.func, state)
         refs = self._args(node, state)
+        held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
+        if held is not None:
+            return self.module_key(held)
         if not refs:
             return None
         if qualname is not None:

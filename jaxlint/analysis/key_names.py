@@ -30,7 +30,7 @@ from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.tracing import transform_of
-from jaxlint.analysis.walk import body_nodes, walk
+from jaxlint.analysis.walk import body_nodes, own_statements, walk
 
 
 class KeyNames:
@@ -163,6 +163,32 @@ class KeyNames:
                     return None
             return definition
         return None
+
+    def returned_module_key(self, call: ast.Call, module_keys: set[str]) -> str | None:
+        """The module-level key the function a call runs returns, when every `return` of it
+        returns that one name and the function never rebinds it (`def get_key(): return _KEY`):
+        the call reads the module's key as the name would."""
+        fn = self.resolve(call.func)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        returns = [s for s in own_statements(fn.body) if isinstance(s, ast.Return)]
+        named = {s.value.id for s in returns if isinstance(s.value, ast.Name)}
+        if not returns or len(named) != 1 or any(not isinstance(s.value, ast.Name) for s in returns):
+            return None
+        name = next(iter(named))
+        scope = self.names.scope_of(fn)
+        if name not in module_keys or self.names.lookup(name, scope) is not self.names.module or name in scope.globals:
+            return None
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.nodes(fn)):
+            return None
+        return name
+
+    def reads_module_key(self, fn: ast.AST, module_keys: set[str]) -> bool:
+        """Whether `fn` calls a function that returns a module-level key (`get_key()`)."""
+        return bool(module_keys) and any(
+            node.__class__ is ast.Call and self.returned_module_key(node, module_keys) is not None
+            for node in self.nodes(fn)
+        )
 
     def _submodule_call(self, func: ast.Attribute) -> FunctionNode | None:
         """The `__call__` that calling `self.<attr>` runs, when the attribute holds an instance

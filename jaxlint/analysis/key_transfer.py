@@ -102,6 +102,13 @@ class KeyTransfer(CallTransfer):
                     self.globals[vid] = name
         return state
 
+    def module_key(self, name: str) -> int:
+        """The module-level key `name`, read here as the function would read the name itself."""
+        vid = self.value(self.fn, ("free", name))
+        if id(self.fn) in self.flow.compiled and not self.quiet:
+            self.globals[vid] = name
+        return vid
+
     def returns_params(self, value: ast.AST | None, state: KeyState) -> frozenset:
         """The parameters a `return` hands back unchanged (by name), and where what it returns is
         a key this path has consumed (`Spent`: the whole value or an item of a returned tuple)."""

@@ -433,7 +433,7 @@ class KeyFlow:
             self._summaries[id(fn)] = summary
             return summary
         keynames = self.keynames.of(fn)
-        if not keynames and id(fn) not in self.keynames.makes_keys:
+        if not keynames and id(fn) not in self.keynames.makes_keys and not self.keynames.reads_module_key(fn, self.module_keys):
             summary = Summary({}, frozenset())
         else:
             self._active.add(id(fn))

@@ -14,7 +14,10 @@ class GlobalKeyInJit(KeyFlowRule):
     what = """
         Checks for a jit-compiled function that consumes a key bound at module level
         (`KEY = jax.random.key(0)`), which it reads as a closed-over global instead of receiving
-        it as an argument.
+        it as an argument, directly or through a function of the module that returns it
+        (`def get_key(): return KEY`; one that advances the global with `global KEY` before
+        returning a key is a different matter). Outside compiled code, two draws through such a
+        getter are two draws from one key (JAX201).
         """
     why = """
         A global read while tracing becomes a constant of the compiled program: every call
