@@ -1275,8 +1275,10 @@ def test_disagreements_are_explained(case):
 
 
 def test_fold_in_is_a_split_child():
-    """The fact behind reporting `fold_in` after `split`: JAX derives the same key both ways."""
+    """The fact behind reporting `fold_in` after `split`: JAX derives the same key both ways,
+    under its default key derivation (`jax_threefry_partitionable`)."""
     jax = pytest.importorskip("jax")
+    assert jax.config.jax_threefry_partitionable
     key = jax.random.key(0)
     children = jax.random.key_data(jax.random.split(key, 4))
     for i in range(4):

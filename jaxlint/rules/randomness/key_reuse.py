@@ -71,8 +71,9 @@ class KeyReuse(KeyFlowRule):
         function that consumes its key only when a flag asks for it is not reported at its call
         sites; one that makes its own key when it is given None (`if key is None: key =
         jax.random.key(0)`) or draws only when given a key (`if key is not None:`) consumes the
-        key a call passes it, since that call does not take the branch that finds it None. `jax.random.split(key)` after `jax.random.fold_in(key, i)` is reported: in JAX,
-        `fold_in(key, i)` is the same key as `split(key, n)[i]` (for `i` below `n`).
+        key a call passes it, since that call does not take the branch that finds it None. `jax.random.split(key)` after `jax.random.fold_in(key, i)` is reported: in JAX (with
+        its default `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as
+        `split(key, n)[i]` (for `i` below `n`).
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one

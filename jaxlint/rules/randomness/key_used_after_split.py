@@ -15,8 +15,9 @@ class KeyUsedAfterSplit(KeyFlowRule):
         Checks for a key that is consumed after `jax.random.split(key)` consumed it, when the
         result of the split was not assigned back to the same name: `k1, k2 = split(key)` followed
         by `normal(key)`, or a second `split(key)`. Deriving a key from the split parent with
-        `jax.random.fold_in(key, i)` is reported as well: in JAX, `fold_in(key, i)` is the same key
-        as `split(key, n)[i]`, so it repeats one of the children (unless both are literals and `i` is
+        `jax.random.fold_in(key, i)` is reported as well: in JAX (with its default
+        `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`,
+        so it repeats one of the children (unless both are literals and `i` is
         `n` or more, or `i` is written as the split's own count: `fold_in(key, n)` is child `n`,
         one past the last). A key split in one branch of an
         `if` and used again after the branches meet is reported (it is reused on the path that
@@ -26,11 +27,13 @@ class KeyUsedAfterSplit(KeyFlowRule):
         spent, and on the paths that draw it repeats the children.
         """
     why = """
-        `split` consumes its argument: the new keys are derived from it, so drawing from the parent
-        afterwards repeats randomness the children already carry (with the default
-        implementation, `normal(key)` and `normal(split(key)[0])` are correlated streams). JAX's key
-        reuse checker raises `KeyReuseError` at the second use. Rebind the parent in the same
-        statement, `key, sub = jax.random.split(key)`, and carry `key` forward.
+        `split` consumes its argument: the new keys are derived from its bits, and JAX's
+        guarantee that draws are independent holds only for keys used once, so drawing from the
+        parent afterwards uses up bits the children were made from. JAX's key reuse checker
+        raises `KeyReuseError` at the second use (a `fold_in` it does not count as a use; there
+        the evidence is the repeated key itself: with JAX's default `jax_threefry_partitionable`,
+        `fold_in(key, i)` equals `split(key, n)[i]`). Rebind the parent in the same statement,
+        `key, sub = jax.random.split(key)`, and carry `key` forward.
         """
     bad = (
         """
