@@ -379,6 +379,46 @@ CASES = [
         def run():
             return apply_jit(jnp.ones((2, 4)), SIZES)
         """, "ValueError"),
+    Case("static NamedTuple holding a list, rebound in the loop that calls", """
+        import collections
+        import jax
+        import jax.numpy as jnp
+
+        State = collections.namedtuple("State", ["packed", "tree_def"])
+
+        def core(start, n, state):
+            for i in range(n):
+                state = State([p + start + i for p in state.packed], state.tree_def)
+            return state
+
+        core_jit = jax.jit(core, static_argnums=(1, 2))  # JAX302
+
+        def run():
+            state = State(packed=[jnp.zeros(3)], tree_def=None)
+            for start in range(0, 10, 5):
+                state = core_jit(start, 5, state)
+            return state
+        """, "ValueError"),
+    Case("static NamedTuple of hashable fields, rebound in the loop that calls", """
+        import collections
+        import jax
+        import jax.numpy as jnp
+
+        Spec = collections.namedtuple("Spec", ["sizes", "name"])
+
+        def apply(x, spec):
+            return x[: spec.sizes[0]]
+
+        apply_jit = jax.jit(apply, static_argnums=(1,))
+
+        def run():
+            spec = Spec(sizes=(2,), name="a")
+            out = []
+            for n in (1, 2):
+                out.append(apply_jit(jnp.ones(3), spec))
+                spec = Spec(sizes=(n,), name="b")
+            return out
+        """, "ok"),
     Case("static jnp scalar at the call", """
         from functools import partial
         import jax

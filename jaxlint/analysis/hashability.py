@@ -14,6 +14,7 @@ from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.array_annotations import declares_array
 from jaxlint.analysis.call_index import may_resolve_to
 from jaxlint.analysis.module import annotation_name
+from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.names import attribute_spellings
 
 _VMAP = attribute_spellings({"jax.vmap"})
@@ -39,6 +40,7 @@ _LITERALS = {
     ast.Set: "a set", ast.SetComp: "a set",
 }
 _BUILTIN_CONTAINERS = {"builtins.list": "a list", "builtins.dict": "a dict", "builtins.set": "a set"}
+_NAMED_TUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple"})
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,12 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
         kind = _unhashable_argument(arg, module)
         if kind:
             return f"is passed {kind} on line {site.call.lineno}"
+        if isinstance(arg, ast.Name) and site.loops:
+            # In a loop, the value from before it reaches the first call, whatever the loop rebinds.
+            for definition in module.loops.reaching(arg.id, site.loops[-1], site.call):
+                kind = _unhashable_argument(definition.value, module, 1) if definition.kind == "assign" else None
+                if kind:
+                    return f"is passed {kind} (assigned on line {definition.node.lineno}) on line {site.call.lineno}"
         for call, passed, helper in jit_signature.forwarded(module, site, name):
             kind = _unhashable_argument(passed, module)
             if kind:
@@ -256,14 +264,27 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
 
 
 def _unhashable_instance(expr: ast.AST, module) -> str | None:
-    """`Config(...)` of a class of this module whose instances cannot be hashed."""
+    """`Config(...)` of a class of this module whose instances cannot be hashed; a NamedTuple of
+    the module given an unhashable field (a tuple hashes its items)."""
     if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+        return None
+    if is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module):
+        for field in (*expr.args, *(k.value for k in expr.keywords)):
+            inner = _unhashable_value(field, module)
+            if inner:
+                return f"a NamedTuple `{expr.func.id}` holding {inner}"
         return None
     cls = module.names.definition(expr.func)
     if not isinstance(cls, ast.ClassDef):
         return None
     why = _class_unhashable(cls, module)
     return f"an instance of `{cls.name}` ({why})" if why else None
+
+
+def _named_tuple_factory(func: ast.Name, module) -> bool:
+    """A name bound once to `collections.namedtuple(...)` (or `typing.NamedTuple("T", ...)`)."""
+    values = module.names.assignments(func)
+    return len(values) == 1 and isinstance(values[0], ast.Call) and module.qualname(values[0].func) in _NAMED_TUPLE_FACTORIES
 
 
 def _self_unhashable(root, param: ast.arg, module) -> str | None:

@@ -393,6 +393,16 @@ class LoopFacts:
             chosen = [definitions[i] for i in sorted(binding.defs)] if binding is not None else []
         return [d for d in chosen if id(loop) in d.loops]
 
+    def reaching(self, name: str, loop: ast.AST, at: ast.AST) -> List[Definition]:
+        """Every definition of `name` in the body around `loop` that may reach `at`, inside
+        `loop`: the one from before the loop (its first iteration) as much as those made in it."""
+        if isinstance(loop, COMPREHENSIONS):
+            return []
+        solved = self._solve(loop)
+        state = solved.state_at(at) if solved is not None else None
+        binding = state.get(name) if state is not None else None
+        return [solved.domain.definitions[i] for i in sorted(binding.defs)] if binding is not None else []
+
     def _solve(self, loop: ast.AST) -> Optional["_Solved"]:
         if self._owners is None:
             self._owners, self._outer = _loop_owners(self.tree)
