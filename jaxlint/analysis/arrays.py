@@ -457,8 +457,15 @@ class ArrayFacts:
         cls = expr.__class__
         if cls is ast.Call:
             func = expr.func
-            if isinstance(func, (ast.Name, ast.Call)):
-                return True
+            if isinstance(func, ast.Name):
+                # `_array` answers yes for an array function or a plain function of the module
+                name = self.names.qualname(func, scope)
+                if array_function(name) or name == "jax.numpy.where":
+                    return True
+                definition = self.names.definition(func, scope)
+                return isinstance(definition, ast.FunctionDef) and not definition.decorator_list
+            if isinstance(func, ast.Call):
+                return self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS  # `nn.Dense(4)(x)`
             if isinstance(func, ast.Attribute) and (
                 func.attr in jax_api.AT_UPDATE_METHODS or func.attr in jax_api.ARRAY_RETURNING_METHODS
             ):
