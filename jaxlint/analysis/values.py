@@ -479,7 +479,7 @@ class _FunctionRun(CallEvaluation):
         imported = owner.imports.get(node.id) if owner is not None else None
         if imported:
             return named(imported)  # a module or a member of one, as a parameter default may pass it on
-        # Module globals, closure constants from eager code and imports: constants at trace time.
+        # Module globals and closure constants from eager code: constants at trace time.
         return STATIC
 
     def _attribute(self, node: ast.Attribute, env: Env) -> Value:

@@ -23,7 +23,8 @@ class UnhashableStaticArgument(Rule):
         to the static position: `def mesh_eval(f, lims): return _eval(f, lims)`; inside a loop,
         the value a name holds before the loop reaches the first call, whatever the loop
         rebinds it to), a NamedTuple of the module holding such a value (a tuple hashes its
-        items: `State(packed=[x], tree_def=None)`), passed a traced value from traced code, mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
+        items: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
+        mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
         defines `__eq__` without `__hash__`). When another transformation wraps the jit
         (`@jax.custom_jvp` above `@partial(jax.jit, ...)`), whatever it passes on reaches the

@@ -149,7 +149,8 @@ TRACED_VALUE_LIMITATIONS = """
       Python scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) or a SciPy sparse
       class (`scipy.sparse.csr_matrix`) sees `x` as a value known at trace time, which a
       tracer (or a list of them) never is; the rest of that branch is analysed as usual,
-      since a value may be traced on one path to the test and a Python number on another. The arms of a conditional expression are read the same way
+      since a value may be traced on one path to the test and a Python number on another.
+      The arms of a conditional expression are read the same way
       (`int(r) if isinstance(r, float) else r.astype(int)`).
     - **Code that never runs.** Statements after an unconditional `return`, `raise`,
       `continue` or `break` in the same block (or after an `if` whose branches all end so)
