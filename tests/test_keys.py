@@ -150,6 +150,26 @@ CASES = [
             state = env.step(env.reset())
             return env.step(state)
         """, True),
+    Case("stream key advanced by indexing a split, drawn without advancing", """
+        import jax
+
+        class Noise:
+            def __init__(self, seed):
+                self.key = jax.random.key(seed)
+
+            def advance(self):
+                self.key = jax.random.split(self.key)[0]
+
+            def sample(self, shape):
+                return jax.random.normal(self.key, shape)  # JAX203
+
+        def run():
+            noise = Noise(0)
+            noise.advance()
+            a = noise.sample((2,))
+            noise.advance()
+            return a, noise.sample((2,))
+        """, True),
     Case("stream key advanced where it is drawn, method called twice", """
         import jax
 

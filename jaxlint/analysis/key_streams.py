@@ -2,7 +2,8 @@
 draws the same numbers again on its next call.
 
 A class that replaces a key held on `self` where it draws from it (`key, self.rng =
-jax.random.split(self.rng)`, `self.rng = jax.random.fold_in(self.rng, step)`) shows that the
+jax.random.split(self.rng)`, `self.rng = jax.random.split(self.rng)[0]`,
+`self.rng = jax.random.fold_in(self.rng, step)`) shows that the
 attribute is a stream, advanced on every use: each call gets a fresh key. A method of the same
 class that splits `self.rng`, or samples from it, after every statement of the method that
 stores into `self.rng` (or with none) leaves the key it consumed in place, so its next call, or
@@ -110,13 +111,16 @@ def _stores(
         if method.name in _RUN_ONCE:
             continue
         for node in nodes_run_with(method.body):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                value = node.value
-                if api.public(names.qualname(value.func, names.scope_of(method))) not in _ADVANCING:
-                    continue
-                drawn = _self_attribute(api.key_argument(value), method)
-                if drawn is not None and any(_stores_into(target, drawn, method) for target in node.targets):
-                    advances.setdefault(drawn, []).append(node)
+            if not isinstance(node, ast.Assign):
+                continue
+            value = node.value.value if isinstance(node.value, ast.Subscript) else node.value  # `split(k)[0]`
+            if not isinstance(value, ast.Call):
+                continue
+            if api.public(names.qualname(value.func, names.scope_of(method))) not in _ADVANCING:
+                continue
+            drawn = _self_attribute(api.key_argument(value), method)
+            if drawn is not None and any(_stores_into(target, drawn, method) for target in node.targets):
+                advances.setdefault(drawn, []).append(node)
     return stores, advances
 
 
