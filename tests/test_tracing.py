@@ -433,6 +433,43 @@ CASES = {
                 pass
             return x
         """,
+    # What a transformation is given: a lambda bound to a name, a method through its class,
+    # what a function of the module returns.
+    "functions_handed_to_jit_by_name_class_or_factory": """
+        import functools
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        g = lambda i: np.zeros((3, 3))[i, :]  # JAX107
+        jax.jit(g)(np.array([1, 2]))
+
+        class Scale:
+            @classmethod
+            def from_factors(cls, factors):
+                if bool(jnp.any(factors == 0)):  # JAX105
+                    raise ValueError("scale factors must be non-zero")
+                return jnp.diag(factors)
+
+            @staticmethod
+            def shape_of(x):
+                if x.ndim == 1:
+                    return x[None]
+                return x
+
+        jax.jit(Scale.from_factors)(jnp.ones(3))
+        jax.jit(Scale.shape_of)(jnp.ones(3))
+
+        def energy(conf, box, cutoff, runtime_validate=True):
+            if runtime_validate and cutoff > 0:
+                assert (jnp.diag(box) > 2 * cutoff).all()  # JAX104
+            return jnp.sum(conf) * cutoff
+
+        def to_reference(cutoff):
+            return functools.partial(energy, cutoff=cutoff)
+
+        jax.jit(to_reference(1.0))(jnp.ones(3), jnp.eye(3) * 5)
+        """,
     # A parameter defaulting to a module names it where the call leaves the default.
     "module_as_a_parameter_default": """
         import jax
@@ -798,6 +835,39 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
+
+
+def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
+    """What the discovery of traced functions rests on: a lambda bound to a name, a class method
+    through its class and what a factory returns are traced by `jax.jit`, the arguments a
+    `partial` fixes are Python values, and a Python test on a traced value fails."""
+    jax = pytest.importorskip("jax")
+    import functools
+
+    import jax.numpy as jnp
+
+    seen = []
+
+    class Scale:
+        @classmethod
+        def from_factors(cls, factors):
+            seen.append(type(factors).__name__)
+            return bool(jnp.any(factors == 0))
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(Scale.from_factors)(jnp.ones(3))
+    assert seen and "Tracer" in seen[0]
+
+    def energy(conf, cutoff):
+        seen.append(type(cutoff).__name__)
+        return bool((conf > 2 * cutoff).all())
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit((lambda c: functools.partial(energy, cutoff=c))(1.0))(jnp.ones(3))
+    assert seen[-1] == "float"  # the fixed argument stays a Python value
+    g = lambda x: bool(x.sum() > 0)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(g)(jnp.ones(3))
 
 
 def test_a_module_default_is_the_module_under_jax():

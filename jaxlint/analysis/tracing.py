@@ -23,6 +23,7 @@ from jaxlint.analysis.entry_points import (
     entry_functions,
 )
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope, attribute_spellings
+from jaxlint.analysis.walk import own_statements
 
 PARTIAL = frozenset({"functools.partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
@@ -352,7 +353,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             yield definition, [], NOTHING_BOUND
             return
         values = names.assignments(expr, scope)
-        if len(values) == 1 and isinstance(values[0], ast.Call):
+        if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Lambda)):
             yield from _wrapped_functions(values[0], names, scope, depth + 1)
         elif values and all(isinstance(v, ast.Name) for v in values):
             # `kernel = fast_kernel` on one path, `kernel = simple_kernel` on another: either runs.
@@ -368,11 +369,24 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         method = _instance_method(expr, names, scope)
         if method is not None:  # `obj.f` of an instance of a class defined here: a bound method
             yield method, [], _method_binding(method, names)
+            return
+        found = _class_attribute(expr, names, scope)
+        if found is not None:  # `Cls.f`: a class method binds the class, anything else nothing
+            yield found[0], [], found[1]
         return
     if isinstance(expr, ast.Call):
         method = constructed_call_method(expr, names, scope)
         if method is not None:  # an instance of a class defined here: its `__call__` runs
             yield method, [], Bound(1, frozenset())
+            return
+        factory = names.definition(expr.func, scope) if isinstance(expr.func, ast.Name) else None
+        if isinstance(factory, ast.FunctionDef) and not factory.decorator_list:
+            # A function of the module returning a function (`return partial(energy, cutoff=c)`,
+            # `return step`): what it returns is what is transformed.
+            inner_scope = names.scopes.get(id(factory))
+            for statement in own_statements(factory.body) if inner_scope is not None else ():
+                if isinstance(statement, ast.Return) and statement.value is not None:
+                    yield from _wrapped_functions(statement.value, names, inner_scope, depth + 1)
             return
         callee = names.qualname(expr.func, scope)
         if callee in PARTIAL and expr.args:
@@ -431,6 +445,24 @@ def _instance_method(expr: ast.Attribute, names: Names, scope: Scope | None):
 
 
 _METHOD_KINDS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
+
+
+def _class_attribute(expr: ast.Attribute, names: Names, scope: Scope | None):
+    """The method `f` of `Cls.f`, `Cls` a class defined here that defines `f` itself, undecorated
+    or a static or class method; and what reading it through the class binds (the class, for a
+    class method)."""
+    if not isinstance(expr.value, ast.Name):
+        return None
+    cls = names.definition(expr.value, scope)
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    for statement in cls.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == expr.attr:
+            kinds = {names.qualname(d, names.enclosing_scope(statement)) for d in statement.decorator_list}
+            if not kinds <= _METHOD_KINDS:
+                return None
+            return statement, Bound(1 if "builtins.classmethod" in kinds else 0, frozenset())
+    return None
 
 
 def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
