@@ -982,6 +982,63 @@ def test_purity_case(name):
     assert found == marked(source)
 
 
+KERNEL_REFERENCES = """
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def body(x_ref, o_ref, scratch):
+    scratch[...] = x_ref[...] * 2
+    scratch.at[1][...] = x_ref[1] * 3
+    o_ref.at[0].set(scratch[0])
+    o_ref.at[1].set(scratch[1])
+
+
+def double(x):
+    mesh = pltpu.create_tensorcore_mesh("core", num_cores=1)
+    run = pl.kernel(
+        body, out_type=jax.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh,
+        scratch_types=[pltpu.VMEM(x.shape, x.dtype)], interpret=True,
+    )
+    return run(x)
+
+
+def copy(x):
+    def kernel(x_ref, o_ref):
+        o_ref.at[0].set(x_ref[0])
+        o_ref.at[1].set(x_ref[1])
+
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(x)
+
+
+def discarded(x):
+    x.at[0].set(1.0)  # JAX403
+    return x
+"""
+
+
+def test_stores_through_kernel_references_are_not_updates(cli, make_files):
+    """A `pl.kernel` body takes references, as a `pallas_call` kernel does; `ref.at[i].set(v)`
+    and `ref.at[i][...] = v` store through them, while `.at[...].set` on an array is discarded."""
+    make_files({"kernels.py": KERNEL_REFERENCES})
+    result = cli("check", "--output-format", "json", "kernels.py")
+    found = [(f["code"], f["location"]["row"]) for f in result.json]
+    assert found == [("JAX403", KERNEL_REFERENCES.splitlines().index("    x.at[0].set(1.0)  # JAX403") + 1)]
+
+
+def test_stores_through_kernel_references_run_under_jax():
+    """What the quiet kernel cases rest on: a reference's `.at[i].set(v)` writes and returns
+    None, in a `pl.kernel` body and in a `pallas_call` kernel alike."""
+    jnp = pytest.importorskip("jax.numpy")
+    namespace: dict = {}
+    exec(compile(KERNEL_REFERENCES, "kernels.py", "exec"), namespace)
+    x = jnp.ones((2, 4))
+    assert namespace["double"](x).tolist() == [[2.0] * 4, [3.0] * 4]
+    assert namespace["copy"](x).tolist() == x.tolist()
+
+
 def test_a_jax_array_takes_the_isinstance_branch_under_jax():
     """What JAX401 says of a store past `if isinstance(m, jax.Array): return m.at[i].set(v)`: a
     tracer is a `jax.Array`, so under jit the store is never reached; a list still takes it."""

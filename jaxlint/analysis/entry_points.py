@@ -47,6 +47,9 @@ KERNEL_CALLS: dict[str, tuple[tuple[int, str], ...]] = {
     "jax.experimental.pallas.pallas_call": ((0, "kernel"),),
     "jax.experimental.pallas.tpu.emit_pipeline": ((0, "body"),),
     "jax.experimental.pallas.run_scoped": ((0, "f"),),
+    # A kernel over a mesh: its body takes the operands', outputs' and scratch references.
+    "jax.experimental.pallas.kernel": ((0, "body"),),
+    "jax.experimental.pallas.mosaic_gpu.kernel": ((0, "body"),),
 }
 # Of those, the ones that pass each parameter a pytree of references (one per scratch type
 # given), not one reference.

@@ -26,7 +26,8 @@ class DiscardedUpdate(Rule):
         returns, except to compute its own next update (`x = x.at[i].set(v)` and then
         `return None`, an accumulator that is never returned, an update overwritten before
         it is read). A name that a nested function or lambda reads is left alone: it may be
-        called later.
+        called later. In a Pallas kernel, `ref.at[i].set(v)` on one of its references writes
+        through the reference (and returns None): it is a store, not a discarded update.
         """
     why = """
         JAX functions and array methods never modify their arguments: they return a new
@@ -165,7 +166,11 @@ class DiscardedUpdate(Rule):
         func = call.func
         if isinstance(func, ast.Attribute):
             if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
-                return f"`.at[...].{func.attr}(...)`", func.value.value.value
+                base = func.value.value.value
+                held = module.value(base)
+                if held is not None and held.ref:
+                    return None  # a Pallas reference's `.at[i].set(v)` writes through it
+                return f"`.at[...].{func.attr}(...)`", base
             if func.attr in jax_api.IN_PLACE_IN_NUMPY_METHODS and module.arrays.is_array(func.value):
                 return f"`.{func.attr}()` on a JAX array", func.value
             if func.attr in ("update", "init") and _optax_transformation(module, func.value):

@@ -136,9 +136,9 @@ TRACED_VALUE_LIMITATIONS = """
       arrays, a site given `obs=` returns the observation as the model received it, and
       `numpyro.deterministic` the value it records (a module that imports only `numpyro`, not
       `jax`, is linted too).
-    - **Pallas.** Kernels (passed to `pl.pallas_call` or `pltpu.emit_pipeline`), bodies given
-      to `pl.run_scoped` or decorated with `@pl.when`/`@pl.loop`, and the index maps of
-      `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
+    - **Pallas.** Kernels (passed to `pl.pallas_call`, `pl.kernel`, `plgpu.kernel` or
+      `pltpu.emit_pipeline`), bodies given to `pl.run_scoped` or decorated with
+      `@pl.when`/`@pl.loop`, and the index maps of `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
       loaded from one (`x_ref[...]`, `x_ref[i]`) is a traced array, while stores into it
       (`o_ref[...] = y`) are how a kernel writes its results. A `run_scoped` body receives
       pytrees of references, so `refs[0]` there is taken for one of them, never for a load.
