@@ -64,6 +64,19 @@ QUIET = {
         def demo():
             return set_first(np.zeros(3), 1.0, True), set_first(jnp.zeros(3), 1.0, False)
         """,
+    "dict_from_a_jitted_function": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def stats(x):
+            return {"mean": jnp.mean(x), "max": jnp.max(x)}
+
+        def demo():
+            out = stats(jnp.ones(3))
+            out["mean"] = 0.0
+            return out
+        """,
     "scipy_sparse_branch": """
         import jax.numpy as jnp
         import numpy as np
@@ -132,6 +145,23 @@ QUIET = {
 }
 
 REPORTED = {
+    "result_of_a_jitted_function": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def update(f_k):
+            return jnp.sin(f_k)
+
+        def demo():
+            y = update(jnp.zeros(3))
+            y[1] = 3.0
+            return y
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "write_after_at_use": (
         """
         import jax.numpy as jnp

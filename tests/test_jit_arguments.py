@@ -419,6 +419,56 @@ CASES = [
                 spec = Spec(sizes=(n,), name="b")
             return out
         """, "ok"),
+    Case("static name assigned a list twice", """
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        @functools.partial(jax.jit, static_argnums=(0,))  # JAX302
+        def add(dummy, x):
+            return x + 1
+
+        def run():
+            arg = [0]
+            add(arg, jnp.zeros(3))
+            arg = [1]
+            return add(arg, jnp.zeros(3))
+        """, "ValueError"),
+    Case("static frozen dataclass holding an array", """
+        import dataclasses
+        from typing import Any
+        import jax
+        import jax.numpy as jnp
+
+        @dataclasses.dataclass(frozen=True)
+        class Params:
+            scale: Any
+
+        def f(p, x):
+            return x * p.scale
+
+        f_jit = jax.jit(f, static_argnums=0)  # JAX302
+
+        def run():
+            return f_jit(Params(jnp.ones(1)), 2.0)
+        """, "ValueError"),
+    Case("static frozen dataclass holding numbers", """
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+
+        @dataclasses.dataclass(frozen=True)
+        class Params:
+            scale: float
+
+        def f(p, x):
+            return x * p.scale
+
+        f_jit = jax.jit(f, static_argnums=0)
+
+        def run():
+            return f_jit(Params(2.0), jnp.ones(1))
+        """, "ok"),
     Case("static jnp scalar at the call", """
         from functools import partial
         import jax

@@ -462,8 +462,7 @@ class ArrayFacts:
                 name = self.names.qualname(func, scope)
                 if array_function(name) or name == "jax.numpy.where":
                     return True
-                definition = self.names.definition(func, scope)
-                return isinstance(definition, ast.FunctionDef) and not definition.decorator_list
+                return self._follows_returns(self.names.definition(func, scope))
             if isinstance(func, ast.Call):
                 return self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS  # `nn.Dense(4)(x)`
             if isinstance(func, ast.Attribute) and (
@@ -482,11 +481,19 @@ class ArrayFacts:
         `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
         return names_before_at(self.module.source.text)
 
+    def _follows_returns(self, definition: ast.AST | None) -> bool:
+        """A def whose call gives what its `return`s give: undecorated, or only `jax.jit`."""
+        if not isinstance(definition, ast.FunctionDef):
+            return False
+        outer = self.names.enclosing_scope(definition)
+        return all(_decorator_name(d, self.names, outer) == "jax.jit" for d in definition.decorator_list)
+
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a plain function of this module (no decorator that could change what it
-        returns, no `yield`) every `return` of which gives a JAX array."""
+        returns but `jax.jit`, which gives back what the function returns, as JAX arrays; no
+        `yield`) every `return` of which gives a JAX array."""
         definition = self.names.definition(func, scope)
-        if not isinstance(definition, ast.FunctionDef) or definition.decorator_list:
+        if not self._follows_returns(definition):
             return False
         if self.names.rebinding(func, scope) is not None:
             return False
@@ -595,3 +602,12 @@ def _generator(function: ast.FunctionDef) -> bool:
 
 _YIELDS = frozenset({ast.Yield, ast.YieldFrom})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+
+
+def _decorator_name(decorator: ast.expr, names: Names, scope: Scope) -> str | None:
+    """What a decorator applies: `jax.jit` for `@jax.jit`, `@jax.jit(...)` and `@partial(jax.jit, ...)`."""
+    if isinstance(decorator, ast.Call):
+        if names.qualname(decorator.func, scope) == "functools.partial" and decorator.args:
+            return names.qualname(decorator.args[0], scope)
+        return names.qualname(decorator.func, scope)
+    return names.qualname(decorator, scope)

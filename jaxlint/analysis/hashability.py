@@ -191,9 +191,11 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
     if kind is None and depth == 0 and module.is_abstract(arg):
         kind = "a traced value (a tracer)"
     if kind is None and isinstance(arg, ast.Name) and depth < 3:
+        # A name every assignment of which is unhashable, whichever reaches the call.
         values = module.names.assignments(arg)
-        if len(values) == 1:
-            kind = _unhashable_argument(values[0], module, depth + 1)
+        kinds = [_unhashable_argument(value, module, depth + 1) for value in values]
+        if kinds and all(kinds):
+            kind = kinds[0]
     return kind
 
 
@@ -268,13 +270,16 @@ def _unhashable_instance(expr: ast.AST, module) -> str | None:
     the module given an unhashable field (a tuple hashes its items)."""
     if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
         return None
-    if is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module):
+    cls = module.names.definition(expr.func)
+    named_tuple = is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module)
+    if named_tuple or isinstance(cls, ast.ClassDef) and _hashes_fields(cls, module):
+        # Its hash is its fields' hash: one unhashable field makes the instance unhashable.
         for field in (*expr.args, *(k.value for k in expr.keywords)):
             inner = _unhashable_value(field, module)
             if inner:
-                return f"a NamedTuple `{expr.func.id}` holding {inner}"
+                what = "a NamedTuple" if named_tuple else "an instance of the frozen dataclass"
+                return f"{what} `{expr.func.id}` holding {inner}"
         return None
-    cls = module.names.definition(expr.func)
     if not isinstance(cls, ast.ClassDef):
         return None
     why = _class_unhashable(cls, module)
@@ -285,6 +290,26 @@ def _named_tuple_factory(func: ast.Name, module) -> bool:
     """A name bound once to `collections.namedtuple(...)` (or `typing.NamedTuple("T", ...)`)."""
     values = module.names.assignments(func)
     return len(values) == 1 and isinstance(values[0], ast.Call) and module.qualname(values[0].func) in _NAMED_TUPLE_FACTORIES
+
+
+def _hashes_fields(cls: ast.ClassDef, module) -> bool:
+    """A dataclass whose generated `__hash__` hashes its fields (`frozen=True` or
+    `unsafe_hash=True`, with the default `eq`), the class defining no `__hash__` of its own."""
+    if any(isinstance(node, ast.FunctionDef) and node.name == "__hash__" for node in cls.body):
+        return False
+    for decorator in cls.decorator_list:
+        if not isinstance(decorator, ast.Call) or module.qualname(decorator.func) != "dataclasses.dataclass":
+            continue
+        options = {k.arg: k.value for k in decorator.keywords}
+        if _literal_true(options.get("eq"), True) and (
+            _literal_true(options.get("frozen"), False) or _literal_true(options.get("unsafe_hash"), False)
+        ):
+            return True
+    return False
+
+
+def _literal_true(value: ast.expr | None, default: bool) -> bool:
+    return default if value is None else isinstance(value, ast.Constant) and value.value is True
 
 
 def _self_unhashable(root, param: ast.arg, module) -> str | None:

@@ -22,8 +22,9 @@ class UnhashableStaticArgument(Rule):
         `metric = rng`, or through a plain function of the module that hands its own parameter
         to the static position: `def mesh_eval(f, lims): return _eval(f, lims)`; inside a loop,
         the value a name holds before the loop reaches the first call, whatever the loop
-        rebinds it to), a NamedTuple of the module holding such a value (a tuple hashes its
-        items: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
+        rebinds it to; a name every assignment of which is such a value), a NamedTuple or a
+        frozen (or `unsafe_hash`) dataclass of the module holding such a value (its hash is its
+        fields' hash: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
         mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
         defines `__eq__` without `__hash__`). When another transformation wraps the jit

@@ -22,7 +22,8 @@ class InPlaceUpdate(Rule):
         functions, of the `jax.lax` operations that return one array (`lax.select`,
         `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
         operations that may return a tuple or a pytree), of Flax activations and layers
-        (`nn.relu(x)`, `nn.Dense(4)(x)`) or of `.at[...]` updates (so a parameter counts from a
+        (`nn.relu(x)`, `nn.Dense(4)(x)`), of a function of the module (plain or under
+        `@jax.jit`) every `return` of which gives such an array, or of `.at[...]` updates (so a parameter counts from a
         statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
         array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the
         code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
