@@ -55,6 +55,7 @@ def samples(jax, jnp):
         "jax.lax.full": {"shape": (2,), "fill_value": 1.0},
         "jax.lax.full_like": {"x": x, "fill_value": 1.0, "shape": (2,)},
         "jax.lax.iota": {"dtype": jnp.int32, "size": 3},
+        "jax.lax.scan": {"f": lambda c, _: (c, c), "init": 0.0, "xs": None, "length": 3},
         "jax.lax.broadcasted_iota": {"dtype": jnp.int32, "shape": (2, 3), "dimension": 1},
         "jax.numpy.reshape": {"a": x, "shape": (2, 3)},
         "jax.numpy.broadcast_to": {"array": x, "shape": (2, 6)},

@@ -433,6 +433,39 @@ CASES = {
                 pass
             return x
         """,
+    # A Python list or tuple takes a Python int as its index.
+    "python_list_indexed_by_a_tracer": """
+        import jax
+        import jax.numpy as jnp
+
+        TABLE = [1.0, 2.0, 3.0]
+        PAIRS = ((0, 1), (1, 2))
+
+        @jax.jit
+        def lookup(i, x):
+            total = x
+            for k in range(len(TABLE)):
+                total = total + TABLE[k] + PAIRS[k % 2][0]
+            local = [x, 2 * x]
+            return total + TABLE[i] + local[i] + jnp.asarray(TABLE)[i]  # JAX105
+        """,
+    # A scan's length sets the leading dimension of what it stacks: a Python int.
+    "scan_length": """
+        import functools
+        import jax
+
+        @jax.jit
+        def run(n, x):
+            return jax.lax.scan(lambda c, z: (c, z), x, (), length=n)  # JAX108
+
+        @functools.partial(jax.jit, static_argnums=0)
+        def run_static(n, x):
+            return jax.lax.scan(lambda c, z: (c, c), x, None, length=n)
+
+        @jax.jit
+        def run_shape(xs):
+            return jax.lax.scan(lambda c, z: (c + z, c), 0.0, xs, length=xs.shape[0])
+        """,
     # What a transformation is given: a lambda bound to a name, a method through its class,
     # what a function of the module returns.
     "functions_handed_to_jit_by_name_class_or_factory": """
@@ -868,6 +901,32 @@ def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
     g = lambda x: bool(x.sum() > 0)
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(g)(jnp.ones(3))
+
+
+def test_a_python_list_indexed_by_a_tracer_fails_under_jax():
+    """What JAX105 says of `TABLE[i]` with `i` traced; an array made of the table takes it."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    table = [1.0, 2.0, 3.0]
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        jax.jit(lambda i: table[i])(1)
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        jax.jit(lambda i, x: (x, 2 * x)[i])(1, jnp.ones(2))
+    assert float(jax.jit(lambda i: jnp.asarray(table)[i])(1)) == 2.0
+
+
+def test_a_traced_scan_length_fails_under_jax():
+    """What JAX108 says of `lax.scan(..., length=n)` with `n` traced; a static one runs."""
+    jax = pytest.importorskip("jax")
+    import functools
+
+    def run(n, x):
+        return jax.lax.scan(lambda c, z: (c, c), x, None, length=n)
+
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(run)(3, 1.0)
+    assert jax.jit(functools.partial(run, 3))(1.0)[1].shape == (3,)
 
 
 def test_a_module_default_is_the_module_under_jax():

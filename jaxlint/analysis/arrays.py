@@ -26,7 +26,7 @@ from jaxlint.analysis.array_flow import (
 )
 from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
-from jaxlint.analysis.tracing import first_param
+from jaxlint.analysis.tracing import first_param, transform_of
 from jaxlint.analysis.walk import children, contains, own_statements, target_names
 
 if TYPE_CHECKING:
@@ -486,7 +486,7 @@ class ArrayFacts:
         if not isinstance(definition, ast.FunctionDef):
             return False
         outer = self.names.enclosing_scope(definition)
-        return all(_decorator_name(d, self.names, outer) == "jax.jit" for d in definition.decorator_list)
+        return all(getattr(transform_of(d, self.names, outer), "name", None) == "jax.jit" for d in definition.decorator_list)
 
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a plain function of this module (no decorator that could change what it
@@ -603,11 +603,3 @@ def _generator(function: ast.FunctionDef) -> bool:
 _YIELDS = frozenset({ast.Yield, ast.YieldFrom})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 
-
-def _decorator_name(decorator: ast.expr, names: Names, scope: Scope) -> str | None:
-    """What a decorator applies: `jax.jit` for `@jax.jit`, `@jax.jit(...)` and `@partial(jax.jit, ...)`."""
-    if isinstance(decorator, ast.Call):
-        if names.qualname(decorator.func, scope) == "functools.partial" and decorator.args:
-            return names.qualname(decorator.args[0], scope)
-        return names.qualname(decorator.func, scope)
-    return names.qualname(decorator, scope)

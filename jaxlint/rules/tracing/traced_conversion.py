@@ -1,9 +1,10 @@
-"""JAX105: `bool()`, `int()`, `float()`, `complex()` of a traced value."""
+"""JAX105: `bool()`, `int()`, `float()`, `complex()` of a traced value, and a traced index into a Python list."""
 
 from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.python_sequences import python_sequence
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -17,17 +18,22 @@ _ABSTRACT = {"builtins.bool": "bool", "builtins.int": "int", "operator.index": "
 class TracedConversion(Rule):
     code = "JAX105"
     name = "traced-conversion"
-    summary = "`bool()`, `int()`, `float()` or `complex()` of a traced value"
+    summary = "`bool()`, `int()`, `float()` or `complex()` of a traced value, or a traced index into a Python list"
     what = """
         Checks for Python scalar conversions (`bool`, `int`, `float`, `complex`, `operator.index`)
-        applied to traced values inside transformed code.
+        applied to traced values inside transformed code, and for a Python list or tuple (a
+        literal, or a name every assignment of which in its scope is one: `TABLE = [1.0, 2.0]`)
+        indexed by a traced value, which converts the index with `__index__`.
         """
     why = """
         A Python scalar must be known when the line runs. Inside `jit` the value is an abstract
         tracer, so JAX raises `ConcretizationTypeError` (`TracerBoolConversionError` for `bool`).
         `float()` and `complex()` of a differentiated value also raise under a plain `jax.grad`.
         Keep the value an array (`x.astype(jnp.float32)`), return it and convert outside the
-        transformed function, or make the argument static.
+        transformed function, or make the argument static. A list or tuple needs a Python int
+        as its index and raises `TracerIntegerConversionError`; make the table an array
+        (`jnp.asarray(TABLE)[i]`), which JAX indexes on the device, or use `lax.switch` to pick
+        among functions.
         """
     bad = (
         """
@@ -49,6 +55,15 @@ class TracedConversion(Rule):
         @jax.jit
         def pick(x, i):
             return x[int(i)]  # JAX105
+        """,
+        """
+        import jax
+
+        RATES = [0.1, 0.01, 0.001]
+
+        @jax.jit
+        def schedule(step, stage):
+            return RATES[stage] * step  # JAX105
         """,
     )
     good = (
@@ -90,6 +105,18 @@ class TracedConversion(Rule):
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():
+            for node in module.unguarded(fn, ast.Subscript):
+                index = node.slice
+                if (
+                    isinstance(node.ctx, ast.Load) and not isinstance(index, (ast.Slice, ast.Tuple))
+                    and module.is_abstract(index) and python_sequence(node.value, module.names)
+                ):
+                    table = module.source.snippet(node.value)
+                    report(
+                        node,
+                        f"`{table}` is a Python list or tuple indexed by a traced value: it needs a Python int "
+                        f"(`__index__`), which a tracer refuses; use `jnp.asarray({table})[...]` or `lax.switch`",
+                    )
             for node in module.unguarded(fn, ast.Call):
                 if len(node.args) != 1:
                     continue

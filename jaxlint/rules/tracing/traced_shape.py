@@ -55,6 +55,8 @@ _SHAPE_ARGS = {
     "jax.lax.full": ((0, "shape", SHAPE),),
     "jax.lax.full_like": ((3, "shape", SHAPE),),
     "jax.lax.iota": ((1, "size", SHAPE),),
+    # The number of steps, and so the leading dimension of the stacked outputs.
+    "jax.lax.scan": ((3, "length", SHAPE),),
     "jax.lax.broadcasted_iota": ((1, "shape", SHAPE), (2, "dimension", AXIS)),
     # ---- reshaping, padding, slicing ------------------------------------------------------------
     "jax.numpy.reshape": ((1, "shape", SHAPE),),
@@ -225,7 +227,8 @@ class TracedShape(Rule):
         n))`, `lax.dynamic_slice(x, starts, (n,))`, `lax.slice`, `jnp.split(x, n)`), the sample
         shape of every `jax.random` distribution (`normal(key, (n,))`, `gamma(key, a, (n,))`,
         `truncated_normal(key, lo, hi, (n,))`) and `jax.random.split(key, n)`, result sizes
-        (`jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`), diagonal offsets (`jnp.tril(m, k)`), and
+        (`jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`), the number of steps of a scan
+        (`lax.scan(f, init, xs, length=n)`), diagonal offsets (`jnp.tril(m, k)`), and
         axes (`jnp.sum(x, axis=a)`, `x.cumsum(a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x, a,
         b)`). The message names the kind of argument and what to write instead.
         """
