@@ -502,6 +502,25 @@ CASES = {
             return functools.partial(energy, cutoff=cutoff)
 
         jax.jit(to_reference(1.0))(jnp.ones(3), jnp.eye(3) * 5)
+
+        def pair_energy(conf, cutoff):
+            if (conf > cutoff).any():  # JAX101
+                return jnp.sum(conf)
+            return cutoff * 1.0
+
+        class Nonbonded:
+            def __init__(self, cutoff):
+                self.cutoff = cutoff
+
+            def to_reference(self):
+                return functools.partial(pair_energy, cutoff=self.cutoff)
+
+            def compiled(self):
+                return jax.jit(self.to_reference())
+
+        nonbonded = Nonbonded(1.2)
+        reference = nonbonded.to_reference()
+        jax.jit(reference)(jnp.ones(3))
         """,
     # A parameter defaulting to a module names it where the call leaves the default.
     "module_as_a_parameter_default": """

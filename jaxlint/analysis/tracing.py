@@ -379,7 +379,15 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         if method is not None:  # an instance of a class defined here: its `__call__` runs
             yield method, [], Bound(1, frozenset())
             return
-        factory = names.definition(expr.func, scope) if isinstance(expr.func, ast.Name) else None
+        if isinstance(expr.func, ast.Name):
+            factory = names.definition(expr.func, scope)
+        elif isinstance(expr.func, ast.Attribute):
+            on_self = isinstance(expr.func.value, ast.Name) and expr.func.value.id == receiver(names, scope)
+            factory = (  # `self.make_step()`, `obj.to_reference()`
+                _method_of_enclosing_class(expr.func, names, scope) if on_self else _instance_method(expr.func, names, scope)
+            )
+        else:
+            factory = None
         if isinstance(factory, ast.FunctionDef) and not factory.decorator_list:
             # A function of the module returning a function (`return partial(energy, cutoff=c)`,
             # `return step`): what it returns is what is transformed.

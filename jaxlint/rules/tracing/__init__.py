@@ -34,9 +34,9 @@ TRACED_VALUE_LIMITATIONS = """
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
       class method binds the class, a static method nothing), a `functools.partial` of one,
-      or what a function of the module returns (`jax.jit(make_energy(cutoff))` where
-      `make_energy` returns `partial(energy, cutoff=cutoff)` or a nested def); the arguments
-      a `partial` fixes are constants of the trace.
+      or what a function or method of the module returns (`jax.jit(make_energy(cutoff))`,
+      `jax.jit(nonbonded.to_reference())`, where it returns `partial(energy, cutoff=cutoff)`
+      or a nested def); the arguments a `partial` fixes are constants of the trace.
     - **Static arguments.** The arguments a transformation's `static_argnums` and
       `static_argnames` name reach the function as the caller's Python values. Checkpoints
       (`jax.checkpoint`, `jax.remat`, `nnx.remat`, `nn.remat`, as a decorator, through
