@@ -64,6 +64,16 @@ CASES = [
         def run():
             return layer(jax.random.key(0), jax.numpy.ones(3))
         """, False),
+    Case("one key for every leaf, through a lambda bound to a name", """
+        import jax
+
+        def add_noise(grads, rng):
+            noise = lambda g: g + jax.random.normal(rng, g.shape)  # JAX203
+            return jax.tree.map(noise, grads)
+
+        def run():
+            return add_noise((jax.numpy.zeros(3), jax.numpy.zeros(3)), jax.random.key(0))
+        """, True),
     # ---- a helper that returns the key it drew from ----------------------------------------------
     Case("helper returns the key it drew from, the caller draws again", """
         import jax

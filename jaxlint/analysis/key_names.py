@@ -183,6 +183,19 @@ class KeyNames:
             return None
         return name
 
+    def function_of(self, expr: ast.AST) -> FunctionNode | None:
+        """The def or lambda of this module an expression names: a lambda, a def's name, or a
+        name bound once to a lambda (`noise = lambda g: ...`)."""
+        if isinstance(expr, ast.Lambda):
+            return expr
+        if not isinstance(expr, ast.Name):
+            return None
+        definition = self.names.definition(expr)
+        if isinstance(definition, FUNCTION_TYPES):
+            return definition
+        values = self.names.assignments(expr)
+        return values[0] if len(values) == 1 and isinstance(values[0], ast.Lambda) else None
+
     def reads_module_key(self, fn: ast.AST, module_keys: set[str]) -> bool:
         """Whether `fn` calls a function that returns a module-level key (`get_key()`)."""
         return bool(module_keys) and any(

@@ -365,9 +365,8 @@ class KeyFlow:
         for call, scope in tree_calls:
             func = call.func
             if call.args and may_resolve_to(self.names, func, _TREE_MAP_ATTRIBUTES) and self.names.qualname(func) in api.TREE_MAPS:
-                mapped = call.args[0]
-                fn = mapped if isinstance(mapped, ast.Lambda) else self.names.definition(mapped) if isinstance(mapped, ast.Name) else None
-                if isinstance(fn, FUNCTION_TYPES):
+                fn = self.keynames.function_of(call.args[0])
+                if fn is not None:
                     self.loop_bodies.setdefault(id(fn), (call, "jax.tree_util.tree_map"))
         self.compiled = {id(root.node) for root in self.discovery.roots if root.jit is not None}
         self.forward_passes = {id(root.node) for root in self.discovery.roots if root.framework_method}
