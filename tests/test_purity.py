@@ -962,6 +962,70 @@ CASES = {
             LR = 0.01
             print(update(jnp.ones(2), jnp.ones(2)))
         """,
+    "stale_enclosing_local": """
+        import jax
+
+        def run():
+            a = 10
+
+            def loss(x):
+                return x * a  # JAX410
+
+            g = jax.jit(loss)
+            first = g(1.0)
+            a = 20
+            return first, g(1.0)
+
+        def before_the_first_call():
+            a = 10
+
+            def loss(x):
+                return x * a
+
+            a = 20
+            g = jax.jit(loss)
+            return g(1.0), g(2.0)
+
+        def jitted_again():
+            a = 10
+
+            def loss(x):
+                return x * a  # JAX410
+
+            g = jax.jit(loss)
+            first = g(1.0)
+            a = 20
+            g = jax.jit(loss)
+            return first, g(1.0)
+
+        def defined_again():
+            a = 10
+
+            def loss(x):
+                return x * a
+
+            g = jax.jit(loss)
+            first = g(1.0)
+            a = 20
+
+            def loss(x):
+                return x * a
+
+            g = jax.jit(loss)
+            return first, g(1.0)
+
+        def probe(fun, x):
+            python_runs = True
+
+            def wrapped(x):
+                assert python_runs
+                return fun(x)
+
+            g = jax.jit(wrapped)
+            first = g(x)
+            python_runs = False
+            return first, g(x)
+        """,
     "stale_global_quiet": """
         import jax
 
@@ -1037,6 +1101,28 @@ def test_stores_through_kernel_references_run_under_jax():
     x = jnp.ones((2, 4))
     assert namespace["double"](x).tolist() == [[2.0] * 4, [3.0] * 4]
     assert namespace["copy"](x).tolist() == x.tolist()
+
+
+def test_an_enclosing_local_is_frozen_in_the_trace_under_jax():
+    """What JAX410 says of a local the enclosing function rebinds between two calls of a jit of
+    a nested function: the second call runs the program traced with the old value, as does a
+    new jit of the same function, while a function defined anew sees the new value."""
+    jax = pytest.importorskip("jax")
+    a = 10
+
+    def loss(x):
+        return x * a
+
+    g = jax.jit(loss)
+    assert float(g(1.0)) == 10.0
+    a = 20
+    assert float(g(1.0)) == 10.0  # stale
+    assert float(jax.jit(loss)(1.0)) == 10.0  # JAX caches the trace with the function
+
+    def loss(x):
+        return x * a
+
+    assert float(jax.jit(loss)(1.0)) == 20.0  # a new function is traced anew
 
 
 def test_a_jax_array_takes_the_isinstance_branch_under_jax():

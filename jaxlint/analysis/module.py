@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.effects import Effects
     from jaxlint.analysis.hashability import UnhashableStatic
     from jaxlint.analysis.key_streams import StaleDraw
+    from jaxlint.analysis.stale_closures import StaleClosure
     from jaxlint.analysis.keys import KeyFlow
     from jaxlint.analysis.shapes import ShapeFacts
 
@@ -253,6 +254,14 @@ class ModuleFacts:
         from jaxlint.analysis.keys import KeyFlow
 
         return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project, self.path)
+
+    @cached_property
+    def stale_closures(self) -> "list[StaleClosure]":
+        """Locals a jitted nested function reads that the function around it rebinds between two
+        calls of the jit (`stale_closures.py`)."""
+        from jaxlint.analysis.stale_closures import stale_closures
+
+        return stale_closures(self.names, self.discovery.roots)
 
     @cached_property
     def stale_key_draws(self) -> "list[StaleDraw]":

@@ -10,14 +10,19 @@ from jaxlint.rules.purity import PURITY_LIMITATIONS
 class StaleGlobal(Rule):
     code = "JAX410"
     name = "stale-global-in-jit"
-    summary = "A jitted function reads a global that the module reassigns: its value is frozen at trace time"
+    summary = "A jitted function reads a global (or an enclosing local) that is reassigned: its value is frozen at trace time"
     what = """
         Checks for module-level names read inside staged code (`jax.jit`, `jax.pmap`, `lax`
         bodies) when the module binds the name again after the function is defined, or
         assigns it from a function through `global` (lazy one-time initialisation,
         `if _X is None: _X = ...`, and a context manager that sets a switch for its `with`
         block and restores it in `finally`, excepted: code traced inside the block sees the
-        switch by design).
+        switch by design). Likewise for a local of the enclosing function that a function jitted
+        inside it reads (`g = jax.jit(loss)`, `loss` reading `a`), when the enclosing function
+        calls `g`, assigns `a` again and calls `g` once more, in that order in its body (a new
+        `jax.jit(loss)` in between changes nothing: JAX caches the trace with the function; a
+        `def loss` run again does, as a new function is traced anew); a name the jitted function
+        reads only in assertions (a probe of whether Python runs) is left alone.
         """
     why = """
         A global read inside a traced function is a constant of the trace: JAX bakes the value
@@ -132,6 +137,13 @@ class StaleGlobal(Rule):
     limitations = PURITY_LIMITATIONS
 
     def check(self, module, report):
+        for stale in module.stale_closures:
+            report(
+                stale.read,
+                f"`{stale.read.id}` is a local of the function around this jitted one, assigned again on line "
+                f"{stale.assignment.lineno} after `{stale.callable_name}` was called (line {stale.call.lineno}): "
+                "later calls keep the value it had when traced; pass it as an argument",
+            )
         effects = module.effects
         if not effects.global_writers and not any(len(v) > 1 for v in effects.module_stores.values()):
             return
