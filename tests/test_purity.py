@@ -1092,6 +1092,7 @@ def test_stores_through_kernel_references_are_not_updates(cli, make_files):
     assert found == [("JAX403", KERNEL_REFERENCES.splitlines().index("    x.at[0].set(1.0)  # JAX403") + 1)]
 
 
+@pytest.mark.filterwarnings("ignore:pltpu.create_tensorcore_mesh is deprecated:DeprecationWarning")
 def test_stores_through_kernel_references_run_under_jax():
     """What the quiet kernel cases rest on: a reference's `.at[i].set(v)` writes and returns
     None, in a `pl.kernel` body and in a `pallas_call` kernel alike."""

@@ -35,19 +35,18 @@ from jaxlint.analysis.lattice import (
 from jaxlint.analysis.parameters import (
     bind_arguments, body_parameters, carry_operand, default_of, default_value, fixed_argument, sliced_operand,
 )
+from jaxlint.analysis.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing import (
     PARTIAL,
     STAGED,
     VMAPS,
     context_of,
     control_flow_bodies,
-    static_parameters,
-    unbatched_positions,
 )
 
 if TYPE_CHECKING:
     from jaxlint.analysis.names import FunctionNode
-    from jaxlint.analysis.values import Env
+    from jaxlint.analysis.value_env import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
 

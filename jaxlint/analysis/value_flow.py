@@ -23,7 +23,8 @@ from jaxlint.analysis.lattice import STATIC, UNKNOWN, Value, element_of, join, w
 from jaxlint.analysis.nullness import narrowed
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.values import Env, _FunctionRun
+    from jaxlint.analysis.value_env import Env
+    from jaxlint.analysis.values import _FunctionRun
 
 State = Bindings
 

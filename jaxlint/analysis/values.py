@@ -45,6 +45,7 @@ from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.records import RecordClasses, copied, member_of
 from jaxlint.analysis.names import FunctionNode, Names, Scope, canonical
 from jaxlint.analysis.nullness import not_none_parameters
+from jaxlint.analysis.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing import (
     STAGED,
     Context,
@@ -52,13 +53,12 @@ from jaxlint.analysis.tracing import (
     positional_params,
     receiver,
     VMAPS,
-    static_parameters,
     transform_of,
-    unbatched_positions,
 )
 from jaxlint.analysis.bindings import Bindings
 from jaxlint.analysis.call_results import made_callable_result, method_result
 from jaxlint.analysis.value_calls import CallEvaluation
+from jaxlint.analysis.value_env import Env, frozen
 from jaxlint.analysis.value_flow import ValueFlow
 from jaxlint.analysis.walk import children
 
@@ -73,33 +73,6 @@ _MAX_DEPTH = 24
 
 # (qualified callee, positional values, keyword values, calling context, depth) -> return value
 ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], "Value"]
-
-
-class Env:
-    """Local bindings of one function analysis, with the enclosing analyses' bindings behind it.
-    `fn` is the function whose names `vars` holds: a nested function called where that function
-    is running reads that function's bindings from here (see `closure`)."""
-
-    __slots__ = ("vars", "outer", "fn")
-
-    def __init__(self, vars: dict[str, Value], outer: "Env | None", fn: "FunctionNode | None"):
-        self.vars = vars
-        self.outer = outer
-        self.fn = fn
-
-    def get(self, name: str) -> Value | None:
-        env: Env | None = self
-        while env is not None:
-            value = env.vars.get(name)
-            if value is not None:
-                return value
-            env = env.outer
-        return None
-
-    def merge(self, other: "Env") -> None:
-        for name, value in other.vars.items():
-            mine = self.vars.get(name)
-            self.vars[name] = value if mine is None else join(mine, value)
 
 
 class ValueAnalysis:
@@ -266,7 +239,7 @@ class _FunctionRun(CallEvaluation):
         level: Env | None = env
         while parent is not None and level is not None:
             if level.fn is parent:
-                return _frozen(level)
+                return frozen(level)
             level = level.outer
         return self.analysis.closures.get(id(fn))
 
@@ -623,12 +596,3 @@ class _FunctionRun(CallEvaluation):
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         return UNKNOWN
-
-
-def _frozen(level: Env) -> Env:
-    """A copy of one function's levels of bindings (its body, a comprehension in it) that the
-    steps after a call cannot change."""
-    outer = level.outer
-    if outer is not None and outer.fn is level.fn:
-        outer = _frozen(outer)
-    return Env(level.vars.copy(), outer, level.fn)
