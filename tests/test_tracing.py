@@ -522,6 +522,31 @@ CASES = {
         reference = nonbonded.to_reference()
         jax.jit(reference)(jnp.ones(3))
         """,
+    # A function of the module that hands its parameter to `jax.jit` transforms what it is passed.
+    "wrapper_of_jit": """
+        import jax
+        import jax.numpy as jnp
+
+        def compile_step(fn, donate=True):
+            return jax.jit(fn, donate_argnums=0 if donate else ())
+
+        def maybe_jit(fn, *args, **kwargs):
+            return jax.jit(fn, *args, **kwargs)
+
+        def update(x):
+            if x.sum() > 0:  # JAX101
+                return x * 2
+            return x
+
+        def repeat(n, x):
+            if n > 1:
+                return x * n
+            return x
+
+        step = compile_step(update)
+        step(jnp.ones(3))
+        maybe_jit(repeat, static_argnums=0)(3, jnp.ones(3))
+        """,
     # A parameter defaulting to a module names it where the call leaves the default.
     "module_as_a_parameter_default": """
         import jax
@@ -946,6 +971,29 @@ def test_a_traced_scan_length_fails_under_jax():
     with pytest.raises(jax.errors.ConcretizationTypeError):
         jax.jit(run)(3, 1.0)
     assert jax.jit(functools.partial(run, 3))(1.0)[1].shape == (3,)
+
+
+def test_what_a_wrapper_of_jit_is_passed_is_traced_under_jax():
+    """What following wrappers rests on: `compile_step(update)` jits `update` (a Python `if` on
+    its argument fails), and the keywords a wrapper forwards (`static_argnums`) reach the jit."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def compile_step(fn):
+        return jax.jit(fn)
+
+    def maybe_jit(fn, *args, **kwargs):
+        return jax.jit(fn, *args, **kwargs)
+
+    def update(x):
+        return x * 2 if x.sum() > 0 else x
+
+    def repeat(n, x):
+        return x * n if n > 1 else x
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        compile_step(update)(jnp.ones(3))
+    assert maybe_jit(repeat, static_argnums=0)(3, jnp.ones(3)).tolist() == [3.0] * 3
 
 
 def test_a_module_default_is_the_module_under_jax():

@@ -25,6 +25,7 @@ from jaxlint.analysis.entry_points import (
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope, attribute_spellings
 from jaxlint.analysis.static_arguments import positional_params, static_parameters, str_values, unbatched_positions
 from jaxlint.analysis.walk import own_statements
+from jaxlint.analysis.wrapper_calls import own_parameter, wrapper_calls
 
 PARTIAL = frozenset({"functools.partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
@@ -196,6 +197,7 @@ def discover(names: Names) -> Discovery:
                 TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
             )
     aliases, Attribute, Name = names.imported_or_assigned, ast.Attribute, ast.Name
+    wrappers: dict[int, list] = {}  # id(function) -> the parameters it transforms (`own_parameter`)
     disabling: dict[int, Scope] = {}  # the scopes that call `jax.disable_jit`
     for call, scope in names.calls:
         func = call.func
@@ -233,30 +235,53 @@ def discover(names: Names) -> Discovery:
             continue
         if names.unreached(call, scope):
             continue  # a call after a `return` or `raise` is never made: it traces nothing
-        if callee in jax_api.TRANSFORMS:
-            transform = Transform(callee, _keywords(call), call)
-            bound = names.call_targets.get(id(call))
-            for fn, inner, partial_args in _wrapped_functions(call.args[0], names, scope):
-                own = [] if isinstance(fn, ast.Lambda) else [
-                    t for d in fn.decorator_list if (t := transform_of(d, names, names.enclosing_scope(fn)))
-                ]
-                if _traces([transform, *inner, *own]):  # `jax.grad(f)` of a custom_vjp `f` traces nothing
-                    found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
+        if callee in jax_api.TRANSFORMS or callee in KERNEL_CALLS:
+            passed_on = [call.args[0]] if callee in jax_api.TRANSFORMS else entry_functions(
+                callee, call.args, _keywords(call), KERNEL_CALLS
+            )
+            for passed in passed_on:
+                _apply(found, callee, call, passed, names, scope, names.call_targets.get(id(call)))
+                parameter = own_parameter(passed, scope)
+                if parameter is not None:
+                    wrappers.setdefault(id(scope.node), []).append((parameter, callee, call))
         elif callee in jax_api.CONTROL_FLOW:
             for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
                 found.bodies.append((fn, call, callee))
                 found.body_bound[(id(fn), id(call))] = bound
-        elif callee in KERNEL_CALLS:
-            for passed in entry_functions(callee, call.args, _keywords(call), KERNEL_CALLS):
-                for fn, _, bound in _wrapped_functions(passed, names, scope):
-                    found.roots.append(_kernel_root(fn, bound, callee in REF_TREE_CALLS))
         elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
             for passed in entry_functions(callee, call.args, _keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
                     found.roots.append(_framework_root(fn, bound))
+    if wrappers:
+        _through_wrappers(found, wrappers, names)
     if disabling:
         _run_eagerly(found, eager_calls(names, list(disabling.values())))
     return found
+
+
+def _apply(
+    found: Discovery, callee: str, call: ast.Call, passed: ast.AST, names: Names, scope, bound,
+    keywords: dict[str, ast.expr] | None = None,
+) -> None:
+    """The roots of a transformation (or kernel call) `call` applied to what `passed` stands for;
+    `keywords`: the transformation's, where they are not `call`'s own."""
+    for fn, inner, partial_args in _wrapped_functions(passed, names, scope):
+        if callee in KERNEL_CALLS:
+            found.roots.append(_kernel_root(fn, partial_args, callee in REF_TREE_CALLS))
+            continue
+        transform = Transform(callee, _keywords(call) if keywords is None else keywords, call)
+        own = [] if isinstance(fn, ast.Lambda) else [
+            t for d in fn.decorator_list if (t := transform_of(d, names, names.enclosing_scope(fn)))
+        ]
+        if _traces([transform, *inner, *own]):  # `jax.grad(f)` of a custom_vjp `f` traces nothing
+            found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
+
+
+def _through_wrappers(found: Discovery, wrappers: dict, names: Names) -> None:
+    """`compile(step)` where `def compile(f): return jax.jit(f, ...)`: the wrapper's
+    transformation applies to what each call of it passes (`wrapper_calls.py`)."""
+    for call, scope, passed, callee, inner, keywords in wrapper_calls(names, wrappers):
+        _apply(found, callee, inner, passed, names, scope, names.call_targets.get(id(call)), keywords)
 
 
 def _run_eagerly(found: Discovery, blocks: EagerCalls) -> None:
