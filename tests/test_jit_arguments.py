@@ -452,6 +452,25 @@ CASES = [
         def run():
             return f_jit(Params(jnp.ones(1)), 2.0)
         """, "ValueError"),
+    Case("static unsafe_hash dataclass holding a name bound to an array", """
+        import dataclasses
+        from typing import Any
+        import jax
+
+        @dataclasses.dataclass(unsafe_hash=True)
+        class C:
+            x: Any
+
+        def f(c, x):
+            return x * c.x
+
+        f_jit = jax.jit(f, static_argnums=0)  # JAX302
+
+        def run():
+            x = jax.numpy.zeros([1])
+            c = C(x)
+            return f_jit(c, x)
+        """, "ValueError"),
     Case("static frozen dataclass holding numbers", """
         import dataclasses
         import jax

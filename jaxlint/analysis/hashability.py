@@ -275,10 +275,10 @@ def _unhashable_instance(expr: ast.AST, module) -> str | None:
     if named_tuple or isinstance(cls, ast.ClassDef) and _hashes_fields(cls, module):
         # Its hash is its fields' hash: one unhashable field makes the instance unhashable.
         for field in (*expr.args, *(k.value for k in expr.keywords)):
-            inner = _unhashable_value(field, module)
+            inner = _unhashable_argument(field, module, 1)  # names bound to one followed too
             if inner:
-                what = "a NamedTuple" if named_tuple else "an instance of the frozen dataclass"
-                return f"{what} `{expr.func.id}` holding {inner}"
+                what = "a NamedTuple" if named_tuple else "an instance of the dataclass"
+                return f"{what} `{expr.func.id}` (hashed by its fields) holding {inner}"
         return None
     if not isinstance(cls, ast.ClassDef):
         return None
