@@ -297,15 +297,22 @@ def _hashes_fields(cls: ast.ClassDef, module) -> bool:
     `unsafe_hash=True`, with the default `eq`), the class defining no `__hash__` of its own."""
     if any(isinstance(node, ast.FunctionDef) and node.name == "__hash__" for node in cls.body):
         return False
+    options = _dataclass_options(cls, module)
+    return options is not None and _literal_true(options.get("eq"), True) and _hashes_by_fields(options)
+
+
+def _dataclass_options(cls: ast.ClassDef, module) -> dict[str, ast.expr] | None:
+    """The keywords of the class's `@dataclasses.dataclass` decorator (none for the bare one);
+    None when it has no such decorator."""
     for decorator in cls.decorator_list:
-        if not isinstance(decorator, ast.Call) or module.qualname(decorator.func) != "dataclasses.dataclass":
-            continue
-        options = {k.arg: k.value for k in decorator.keywords}
-        if _literal_true(options.get("eq"), True) and (
-            _literal_true(options.get("frozen"), False) or _literal_true(options.get("unsafe_hash"), False)
-        ):
-            return True
-    return False
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if module.qualname(target) == "dataclasses.dataclass":
+            return {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+    return None
+
+
+def _hashes_by_fields(options: dict[str, ast.expr]) -> bool:
+    return _literal_true(options.get("frozen"), False) or _literal_true(options.get("unsafe_hash"), False)
 
 
 def _literal_true(value: ast.expr | None, default: bool) -> bool:
@@ -332,15 +339,7 @@ def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
     }
     if "__eq__" in defines and "__hash__" not in defines:
         return "which defines `__eq__` without `__hash__`"
-    for decorator in cls.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if module.qualname(target) != "dataclasses.dataclass":
-            continue
-        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
-        def true(key, default):
-            value = options.get(key)
-            return default if value is None else (isinstance(value, ast.Constant) and value.value is True)
-        if "__hash__" in defines or true("frozen", False) or true("unsafe_hash", False) or not true("eq", True):
-            return None
-        return "a dataclass that is not frozen"
-    return None
+    options = _dataclass_options(cls, module)
+    if options is None or "__hash__" in defines or _hashes_by_fields(options) or not _literal_true(options.get("eq"), True):
+        return None
+    return "a dataclass that is not frozen"

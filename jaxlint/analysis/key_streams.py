@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FunctionNode, Names
+from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import nodes_run_with, spans
 
 _DRAWS = api.SAMPLERS | {api.SPLIT}
@@ -76,7 +77,7 @@ def stale_draws(names: Names) -> list[StaleDraw]:
 def _hands_on_self(method: FunctionNode) -> bool:
     """Whether the method calls a method of `self` or hands `self` to a call: either may store a
     fresh key (`self.reseed()`), so what its draws leave behind is not known."""
-    me = _first_parameter(method)
+    me = first_param(method)
     for node in ast.walk(method):
         if isinstance(node, ast.Call):
             func = node.func
@@ -146,10 +147,5 @@ def _self_attribute(node: ast.AST | None, method: FunctionNode) -> str | None:
     """`attr` for `self.attr`, `self` being the method's first parameter."""
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
         return None
-    me = _first_parameter(method)
+    me = first_param(method)
     return node.attr if me is not None and node.value.id == me else None
-
-
-def _first_parameter(method: FunctionNode) -> str | None:
-    positional = [*method.args.posonlyargs, *method.args.args]
-    return positional[0].arg if positional and not isinstance(method, ast.Lambda) else None

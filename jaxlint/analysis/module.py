@@ -261,7 +261,7 @@ class ModuleFacts:
         calls of the jit (`stale_closures.py`)."""
         from jaxlint.analysis.stale_closures import stale_closures
 
-        return stale_closures(self.names, self.discovery.roots)
+        return stale_closures(self.names, self.discovery.roots, self.effects.assertions)
 
     @cached_property
     def stale_key_draws(self) -> "list[StaleDraw]":

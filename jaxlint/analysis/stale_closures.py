@@ -29,8 +29,10 @@ class StaleClosure:
     callable_name: str
 
 
-def stale_closures(names: Names, roots: list[TracedFunction]) -> list[StaleClosure]:
+def stale_closures(names: Names, roots: list[TracedFunction], assertions: list[ast.AST]) -> list[StaleClosure]:
+    """`assertions`: the module's assertion statements and calls (`Effects.assertions`)."""
     found = []
+    probes: set[int] | None = None  # every node inside an assertion, found when first needed
     for root in roots:
         fn = root.node
         outer = names.parent_function.get(id(fn))
@@ -44,7 +46,9 @@ def stale_closures(names: Names, roots: list[TracedFunction]) -> list[StaleClosu
         for name in sorted(closed):
             stale = _between_calls(order, name)
             if stale is not None:
-                read = _first_read(fn, name)
+                if probes is None:
+                    probes = {id(node) for assertion in assertions for node in ast.walk(assertion)}
+                read = _first_read(fn, name, probes)
                 if read is not None:
                     found.append(StaleClosure(read, stale[1], stale[0], callable_name))
     return found
@@ -119,28 +123,12 @@ def _between_calls(events: list[tuple], name: str):
     return None
 
 
-def _first_read(fn, name: str) -> ast.Name | None:
+def _first_read(fn, name: str, probes: set[int]) -> ast.Name | None:
     """The first read of `name` in the jitted function's own body; None when every read of it
-    sits in an assertion."""
+    sits in an assertion (`probes`)."""
     body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body
-    reads = [
+    used = [
         node for node in nodes_run_with(body)
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in probes
     ]
-    probes = {
-        id(node)
-        for statement in own_statements(body) if _assertion(statement)
-        for node in ast.walk(statement)
-    } if not isinstance(fn, ast.Lambda) else set()
-    used = [read for read in reads if id(read) not in probes]
     return min(used, key=lambda node: (node.lineno, node.col_offset)) if used else None
-
-
-def _assertion(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Assert):
-        return True
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        func = statement.value.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        return name.startswith("assert")
-    return False
