@@ -1378,8 +1378,32 @@ def test_unread_update_on_every_path_through_the_cli(cli, make_files):
     })
     out = cli("check", "--output-format", "json", "--select", "JAX403", "scatter.py")
     assert out.code == 1
-    # the loop's sum is lost on both paths: rebound, or only fed to an update that is lost
-    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX403", 7), ("JAX403", 11)]
+    # the loop's sum is lost on both paths: rebound, or only fed to an update that is lost; the
+    # name's dead updates are one finding, at the first, naming the others
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX403", 7)]
+    assert "so are its later updates on line 11;" in out.json[0]["message"]
+
+
+def test_a_chain_of_dead_updates_is_one_finding_per_name(cli, make_files):
+    make_files({
+        "layout.py": """
+            import jax
+            import jax.numpy as jnp
+
+            @jax.jit
+            def reset(x, idx):
+                mask = jnp.zeros_like(x)
+                mask = mask.at[idx].set(1)
+                mask = mask.at[0].set(0)
+                mask = mask.at[1].set(0)
+                other = x.at[idx].set(2)
+                return x
+            """,
+    })
+    out = cli("check", "--output-format", "json", "--select", "JAX403", "layout.py")
+    assert out.code == 1
+    assert [(f["location"]["row"], f["message"].split("`")[1]) for f in out.json] == [(8, "mask"), (11, "other")]
+    assert "later updates on lines 9, 10;" in out.json[0]["message"]
 
 
 def test_print_in_an_untaken_cond_branch_runs_under_jax(capsys):

@@ -25,7 +25,9 @@ class DiscardedUpdate(Rule):
         that no path from the assignment reads before the name is bound again or the function
         returns, except to compute its own next update (`x = x.at[i].set(v)` and then
         `return None`, an accumulator that is never returned, an update overwritten before
-        it is read). A name that a nested function or lambda reads is left alone: it may be
+        it is read). A chain of such updates of one name (`m = m.at[a].set(0)`, then
+        `m = m.at[b].set(0)`, ...) is one finding, at its first update, naming the lines of the
+        others. A name that a nested function or lambda reads is left alone: it may be
         called later. In a Pallas kernel, `ref.at[i].set(v)` on one of its references writes
         through the reference (and returns None): it is a store, not a discarded update.
         """
@@ -150,14 +152,23 @@ class DiscardedUpdate(Rule):
                 "assign the result",
                 rebind(module, stmt, updated) if updated is not None else None,
             )
+        # One finding per name a function updates and never reads: a chain of dead updates
+        # (`m = m.at[a].set(0)`, then `m = m.at[b].set(0)`, ...) is one mistake, reported at its start.
+        chains: dict[tuple[int, str], list] = {}
         for store in effects.unread_updates:
             if effects.expects_error(store.stmt) or effects.in_test(store.function):
                 continue
-            name = store.target.id
+            chains.setdefault((id(store.function), store.target.id), []).append(store)
+        for (_, name), stores in chains.items():
+            first, later = stores[0], stores[1:]
+            also = ""
+            if later:
+                rows = ", ".join(str(s.stmt.lineno) for s in later)
+                also = f"; so are its later updates on line{'s' if len(later) > 1 else ''} {rows}"
             report(
-                store.value,
-                f"`{name}` is assigned the result of `.at[...].{store.value.func.attr}(...)` but never read "
-                f"again (except to update itself): the updated array is lost; return or use `{name}`",
+                first.value,
+                f"`{name}` is assigned the result of `.at[...].{first.value.func.attr}(...)` but never read "
+                f"again (except to update itself): the updated array is lost{also}; return or use `{name}`",
             )
 
     @staticmethod
