@@ -257,6 +257,40 @@ CASES = [
         def run():
             return Sampler().pair(jax.random.key(0))
         """, True),
+    # ---- a method inherited from a base class: the base's definition answers ----------------
+    Case("inherited method ignoring its key, then a draw", """
+        import jax
+
+        class Finalizable:
+            def finalize(self, params, rng):
+                self.structure = jax.tree_util.tree_structure(params)
+
+        class Optimizer(Finalizable):
+            def init(self, params, rng):
+                self.finalize(params, rng)
+                return jax.random.normal(rng, (3,))
+
+        def run():
+            return Optimizer().init({"w": 1.0}, jax.random.key(0))
+        """, False),
+    Case("method inherited through two bases drawing from its key, then a draw", """
+        import jax
+
+        class Base:
+            def perturb(self, params, rng):
+                return jax.random.normal(rng, (3,))
+
+        class Middle(Base):
+            pass
+
+        class Optimizer(Middle):
+            def noisy(self, params, rng):
+                self.perturb(params, rng)
+                return jax.random.normal(rng, (3,))  # JAX201
+
+        def run():
+            return Optimizer().noisy({"w": 1.0}, jax.random.key(0))
+        """, True),
     # ---- a branch under a literal test: only the live one runs ------------------------------
     Case("second draw under `if False:`", """
         import jax

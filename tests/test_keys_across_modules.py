@@ -443,3 +443,59 @@ def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_fil
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "twice"
+
+
+def test_a_method_inherited_from_a_class_of_another_module_answers_for_itself(cli, make_files):
+    """`self.finalize(params, rng)` where the class inherits `finalize` from a base another module
+    defines (directly, or through a base of that module): that module's definition says whether
+    the key is consumed."""
+    make_files({
+        "pyproject.toml": "",
+        "lib/__init__.py": "",
+        "lib/misc.py": """\
+            import jax
+
+
+            class Finalizable:
+                def finalize(self, params, rng):
+                    self.structure = jax.tree_util.tree_structure(params)
+
+                def perturb(self, params, rng):
+                    return jax.random.normal(rng, (3,))
+
+
+            class Middle(Finalizable):
+                pass
+            """,
+        "lib/optimizer.py": """\
+            import jax
+
+            from lib import misc
+            from lib.misc import Middle
+
+
+            class Optimizer(misc.Finalizable):
+                def init(self, params, rng):
+                    self.finalize(params, rng)
+                    return jax.random.normal(rng, (3,))
+
+                def noisy(self, params, rng):
+                    self.perturb(params, rng)
+                    return jax.random.normal(rng, (3,))  # JAX201
+
+
+            class Deep(Middle):
+                def init(self, params, rng):
+                    self.finalize(params, rng)
+                    return jax.random.normal(rng, (3,))
+
+                def noisy(self, params, rng):
+                    self.perturb(params, rng)
+                    return jax.random.normal(rng, (3,))  # JAX201
+            """,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings] == [
+        ("optimizer.py", 14, "JAX201"), ("optimizer.py", 24, "JAX201"),
+    ]
+    assert "consumed by `self.perturb` on line 13" in findings[0]["message"]

@@ -147,6 +147,9 @@ class KeyNames:
                 scope = scope.parent
             if scope is not None:
                 definition = scope.defs.get(func.attr)
+                if definition is None:
+                    found = inherited(names, scope.node, func.attr)
+                    definition = found if isinstance(found, ast.AST) else None
             if definition is None:
                 return self._submodule_call(func)
             if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
@@ -543,4 +546,25 @@ def decorator_name(decorator: ast.AST) -> str | None:
         return decorator.id
     if isinstance(decorator, ast.Attribute):
         return decorator.attr
+    return None
+
+
+def inherited(names: Names, cls: ast.ClassDef, attr: str, seen: set[int] | None = None) -> ast.AST | str | None:
+    """What `self.<attr>` finds in the bases of a class that does not define it: the statement a
+    base of the same module defines it by, or the qualified name of the first base defined
+    elsewhere (whose module answers). Bases are searched depth first, left to right, as Python's
+    method resolution does for a single chain of bases."""
+    seen = set() if seen is None else seen
+    scope = names.scopes[id(cls)].parent or names.module
+    for base in cls.bases:
+        definition = names.definition(base, scope)
+        if isinstance(definition, ast.ClassDef):
+            if id(definition) in seen:
+                continue
+            seen.add(id(definition))
+            found = names.scopes[id(definition)].defs.get(attr) or inherited(names, definition, attr, seen)
+        else:
+            found = names.qualname(base, scope)
+        if found is not None:
+            return found
     return None

@@ -31,18 +31,22 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
-from jaxlint.analysis.key_names import KeyNames, bind, bound_self
+from jaxlint.analysis.key_names import KeyNames, bind, bound_self, inherited
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer, none_test
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
 from jaxlint.analysis.parameters import default_of
+from jaxlint.analysis.project import ProjectFunction
 from jaxlint.analysis.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.tracing import Discovery, positional_params
 from jaxlint.analysis.walk import children, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
+
+# How many modules a chain of base classes is followed through to find an inherited method.
+_MAX_BASE_MODULES = 8
 
 
 # ---- facts the rules read ----------------------------------------------------------------
@@ -254,14 +258,20 @@ class KeyFlow:
             return None
         qualname = self.names.qualname(call.func)
         skip = 0
+        target = None
         if qualname is None:
-            # A submodule (`self.stem(x, key=key)`) of a class another module defines.
-            named = self.keynames.submodule_class(call.func)
-            qualname = self.names.qualname(named) if named is not None else None
-            skip = 1
-        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
-            return None
-        target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
+            target = self._inherited_method(call.func)
+            if target is not None:
+                skip = 1
+            else:
+                # A submodule (`self.stem(x, key=key)`) of a class another module defines.
+                named = self.keynames.submodule_class(call.func)
+                qualname = self.names.qualname(named) if named is not None else None
+                skip = 1
+        if target is None:
+            if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+                return None
+            target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
@@ -277,6 +287,37 @@ class KeyFlow:
         if skip and isinstance(call.func, ast.Attribute):
             return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
         return Helper(name, summary, parameters)
+
+    def _inherited_method(self, func: ast.AST) -> ProjectFunction | None:
+        """The method `self.<attr>(...)` runs when the class inherits it from a class another
+        module of the project defines (`class Optimizer(misc.Finalizable)`), found through the
+        chain of bases, module by module."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        scope = self.names.read_scope.get(id(func.value))
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        if scope is None or func.attr in scope.defs:
+            return None
+        names, cls, link = self.names, scope.node, self.project
+        for _ in range(_MAX_BASE_MODULES):
+            found = inherited(names, cls, func.attr)
+            if not isinstance(found, str) or found.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+                return None  # defined here (`resolve` has answered), outside the project, or nowhere
+            located = link.project.definition(link, found)
+            if located is None or not isinstance(located[1], ast.ClassDef):
+                return None
+            facts, cls = located
+            names, link = facts.names, facts.project
+            method = names.scopes[id(cls)].defs.get(func.attr)
+            if method is None:
+                method = inherited(names, cls, func.attr)
+                if isinstance(method, str):
+                    continue  # from a base of a further module
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+                return None
+            return ProjectFunction(facts, method)
+        return None
 
     def exported(self, fn: FunctionNode, flags: dict[str, bool] | None = None) -> Summary:
         """What a function does to a key passed in any of its parameters, for callers elsewhere

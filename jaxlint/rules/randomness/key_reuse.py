@@ -53,7 +53,10 @@ class KeyReuse(KeyFlowRule):
         module that consumes the parameter it is passed in, and by any other function it is
         passed to directly (`model.init(key, x)`), the name being evidence enough there when
         nothing says the value is data: code that takes a `key` it cannot see into draws from
-        it (`Linear(d, d, key=key)`). A submodule's call (`self.mix(x, key=key)`) runs the
+        it (`Linear(d, d, key=key)`). A method called through `self` that the class inherits
+        (`self.finalize(params, key)`) is the one its bases define, searched depth first, left
+        to right, through bases of the module and of the project's other modules: it consumes
+        what that definition consumes. A submodule's call (`self.mix(x, key=key)`) runs the
         `__call__` of the class the attribute holds, known when every assignment to it in the
         class's methods calls one class of the project (`self.mix = PartialMix(...)`) or, with
         none, from the field's annotation (`mix: PartialMix`): a key that `__call__` never draws
