@@ -940,6 +940,29 @@ CASES = [
         """, True,
         disagreement="two computations fed one key and compared are a deliberate check, "
         "not a reuse that biases anything"),
+    Case("results stored on an object whose other attribute is compared", """
+        import jax
+        from types import SimpleNamespace
+        def setup(key, w):
+            w.x = jax.random.normal(key)
+            w.y = jax.random.normal(key)  # JAX201
+            if w.n == 1:
+                w.n = 2
+        def run():
+            setup(jax.random.key(0), SimpleNamespace(n=1))
+        """, True),
+    Case("results stored on an object and compared", """
+        import jax
+        from types import SimpleNamespace
+        def run():
+            key = jax.random.key(0)
+            w = SimpleNamespace()
+            w.eager = jax.random.normal(key, (3,))
+            w.compiled = jax.jit(jax.random.normal, static_argnums=1)(key, (3,))
+            assert (w.eager == w.compiled).all()
+        """, True,
+        disagreement="two computations fed one key and compared are a deliberate check, "
+        "not a reuse that biases anything"),
     Case("a branch on the loop variable draws from one key", """
         import jax
         def run():

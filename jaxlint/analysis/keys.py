@@ -31,7 +31,7 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
-from jaxlint.analysis.key_names import KeyNames, bind, bound_self, inherited
+from jaxlint.analysis.key_names import KeyNames, bind, bound_self, held_key, inherited, target_names
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer, none_test
@@ -580,6 +580,8 @@ def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
         for inner in ast.walk(checked):
             if isinstance(inner, ast.Name):
                 mentioned.add(inner.id)
+            elif isinstance(inner, ast.Attribute):
+                mentioned.add(held_key(inner))
             mentioned.add(id(inner))
         if mentioned & results_first and mentioned & results_second:
             return True
@@ -587,14 +589,15 @@ def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
 
 
 def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:
-    """The call itself and the names its statement binds from it."""
+    """The call itself and the names its statement binds from it (`w.x` for `w.x = ...`: the
+    object `w` around it is no result)."""
     found: set[object] = {id(call)}
     for node in keynames.nodes_of(fn, _ASSIGNMENTS):
         if node.value is not None:
             if any(inner is call for inner in walk(node.value)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                    found.update(target_names(target))
     return found
 
 

@@ -34,7 +34,9 @@ KEY_FLOW_LIMITATIONS = """
     A key stored in a container or in an attribute (other than `self.key`, or `state.key` of a
     parameter the function never rebinds, within one function) is not followed. Two
     consumptions whose results are compared (an `assert`, an assertion call, `==`) are taken
-    as a deliberate check that two computations draw the same numbers and are not reported.
+    as a deliberate check that two computations draw the same numbers and are not reported;
+    a result stored on an object (`w.x = normal(key)`) is that attribute, so comparing another
+    attribute of the object (`if w.n == 1`) compares nothing drawn.
     """
 
 # The one naming convention the key rules honour, as an option.
