@@ -253,7 +253,37 @@ LEAF_FIELD_OF_A_COND_OPERAND = STATIC_FIELD_OF_A_COND_OPERAND.replace(
 )
 UNMARKED_FIELD_OF_A_CARRY = STATIC_FIELD_OF_A_CARRY.replace(", metadata=dict(static=True)", "")
 
+# A field of an annotated dataclass-pytree parameter, read by a function nested in the jitted
+# one (a vmapped member) through its closure: the parameter's annotation says the class there too.
+FIELD_READ_THROUGH_A_CLOSURE = """
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+@struct.dataclass
+class Params:
+    elitism: bool
+    mode: int = struct.field(pytree_node=False, default=0)
+
+@jax.jit
+def ask(keys, best, params: Params):
+    def member(k):
+        a = jax.random.uniform(k)
+        if params.mode > 0:
+            a = a * 2
+        return best if params.elitism else a
+
+    return jax.vmap(member)(keys)
+
+def demo():
+    return ask(jax.random.split(jax.random.key(0), 2), jnp.float32(0.5), Params(True))
+"""
+STATIC_FIELD_READ_THROUGH_A_CLOSURE = FIELD_READ_THROUGH_A_CLOSURE.replace(
+    "return best if params.elitism else a", "return a"
+)
+
 QUIET = {
+    "static-field-read-through-a-closure": STATIC_FIELD_READ_THROUGH_A_CLOSURE,
     "while-on-a-python-field": WHILE_ON_A_PYTHON_FIELD,
     "if-on-a-python-field": IF_ON_A_PYTHON_FIELD,
     "replaced-by-a-constant": REPLACED_BY_A_CONSTANT,
@@ -263,6 +293,7 @@ QUIET = {
     "method-reading-a-python-field": METHOD_READING_A_PYTHON_FIELD,
 }
 REPORTED = {
+    "field-read-through-a-closure": (FIELD_READ_THROUGH_A_CLOSURE, "JAX101", "TracerBoolConversionError"),
     "while-on-a-field-set-in-the-body": (WHILE_ON_A_FIELD_SET_IN_THE_BODY, "JAX102", "TracerBoolConversionError"),
     "if-on-a-traced-field": (IF_ON_A_TRACED_FIELD, "JAX101", "TracerBoolConversionError"),
     "if-on-a-traced-dataclass-field": (IF_ON_A_TRACED_DATACLASS_FIELD, "JAX101", "TracerBoolConversionError"),

@@ -10,7 +10,8 @@ field it does not declare static a child, so a field it annotates as a Python nu
 annotation admits None is left unknown: None is an empty pytree and stays None.
 
 The instance's class is known from the annotation of the parameter it arrives in
-(`def step(state: State, ...)`, a class of this module or of another module of the project),
+(`def step(state: State, ...)`, a class of this module or of another module of the project;
+read in the function itself or, through the closure, in a function nested in it),
 kept while the function only rebinds the name to copies of it (`state = state.replace(...)`,
 `dataclasses.replace(state, ...)`).
 """
@@ -44,8 +45,14 @@ def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: Pr
     an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance.
     `classes` finds a class another module of the project defines, by its qualified name."""
     base = node.value
-    if not isinstance(base, ast.Name) or isinstance(fn, ast.Lambda):
+    if not isinstance(base, ast.Name):
         return False
+    # A nested function (a vmapped member, a `lax.cond` branch) reads the parameter of the
+    # function around it through its closure: that function's annotation says the class.
+    owner = names.lookup(base.id, names.read_scope.get(id(base), names.scope_of(fn)))
+    if owner is None or owner.kind != "function" or isinstance(owner.node, ast.Lambda):
+        return False
+    fn = owner.node
     args = fn.args
     param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
     if param is None or param.annotation is None or not _keeps_class(fn, base.id, node.attr, names):

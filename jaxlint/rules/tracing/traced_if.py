@@ -30,7 +30,8 @@ class TracedIf(Rule):
         are fine and not reported. A field of a pytree is
         reported only where it cannot be static: a field of a loop carry that is a
         `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
-        `lax.cond`, or of a traced argument annotated with such a class, is traced, while a
+        `lax.cond`, or of a traced argument annotated with such a class (read in the function, or
+        through the closure in a function nested in it), is traced, while a
         dataclass or module field may be metadata and is left alone. A NamedTuple or dataclass
         built in traced code holds what it was given: `State(done=x > 0).done` is traced,
         `State(done=False).done` a Python value. In a Pallas kernel, what
