@@ -110,7 +110,11 @@ CASES = {
             if y is None:  # a default left as it is
                 y = None
             seen = numpyro.sample("seen", dist.Normal(mu, 1.0), obs=x)
-            if seen.sum() > 0:  # JAX101
+            if jnp.sum(seen) > 0:  # JAX101
+                mu = mu * 2
+            if seen.sum() > 0:  # the caller's data: NumPy's sum of a NumPy array is concrete
+                mu = mu * 2
+            if x.shape[0] > 2 or len(x) > 2:
                 mu = mu * 2
             free = numpyro.sample("free", dist.Normal(mu, 1.0), obs=None)
             return free if free > 0 else -free  # JAX101
@@ -123,6 +127,32 @@ CASES = {
 
         mcmc = MCMC(NUTS(model), num_warmup=10, num_samples=10)
         svi = SVI(model, guide, None, None)
+        """,
+    "numpyro_model_arguments_are_the_callers": """
+        import jax.numpy as jnp
+        import numpyro
+        import numpyro.distributions as dist
+        from numpyro.infer import MCMC, NUTS
+
+        def model(n, scale):
+            if scale > 1.0:
+                scale = 1.0
+            with numpyro.plate("rows", n):
+                numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))
+
+        mcmc = MCMC(NUTS(model), num_warmup=10, num_samples=10)
+        """,
+    "numpyro_model_arguments_compiled_in": """
+        import numpyro
+        import numpyro.distributions as dist
+        from numpyro.infer import MCMC, NUTS
+
+        def model(n, scale):
+            if scale > 1.0:  # JAX101
+                scale = 1.0
+            numpyro.sample("z", dist.Normal(0.0, scale))
+
+        mcmc = MCMC(NUTS(model), num_warmup=10, num_samples=10, jit_model_args=True)
         """,
     "numpyro_sites_in_an_untraced_function_quiet": """
         import jax.numpy as jnp
@@ -342,6 +372,29 @@ def test_branching_on_a_sampled_value_fails_under_nuts():
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         _run_nuts(model, y=jnp.ones(3))
+
+
+def test_model_arguments_are_the_callers_values_under_nuts():
+    """What the entry-point analysis says of a NumPyro model's arguments: the sampler closes over
+    what `run` is given, so a Python number or NumPy array stays one; with `jit_model_args=True`
+    they are arguments of the compiled sampler, traced."""
+    jax = pytest.importorskip("jax")
+    numpyro = pytest.importorskip("numpyro")
+    import jax.numpy as jnp
+    import numpy as np
+    import numpyro.distributions as dist
+    from numpyro.infer import MCMC, NUTS
+
+    def model(n, scale, y):
+        if scale > 1.0 and y.sum() > 0:
+            scale = 1.0
+        numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))
+
+    MCMC(NUTS(model), num_warmup=2, num_samples=2, progress_bar=False).run(jax.random.key(0), 3, 2.0, np.ones(3))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        MCMC(NUTS(model), num_warmup=2, num_samples=2, progress_bar=False, jit_model_args=True).run(
+            jax.random.key(0), 3, 2.0, np.ones(3)
+        )
 
 
 def test_branching_on_an_observed_or_deterministic_site_fails_under_nuts():

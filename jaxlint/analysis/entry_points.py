@@ -5,7 +5,8 @@ traced: Haiku runs a transformed function inside `init`/`apply`, optax calls a g
 transformation's `update` (and a learning-rate schedule) inside the user's jitted step,
 NumPyro and BlackJAX trace models and log-densities inside their jitted samplers.  Like
 the `__call__` of a Flax or Equinox module (and bodies given to Flax NNX's own loops), such a function is analysed with its array
-arguments traced and its Python-typed or defaulted arguments left as they are; the
+arguments traced and its Python-typed or defaulted arguments left as they are (a NumPyro
+model's arguments all as its caller passes them: `CLOSES_OVER_ARGUMENTS`); the
 context is abstract (a Python `if` on an argument raises) but not staged, since whether
 the caller jits is not known here.
 """
@@ -37,6 +38,16 @@ ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
     "blackjax.window_adaptation": ((1, "logdensity_fn"),),
     "blackjax.meads_adaptation": ((0, "logdensity_fn"),),
 }
+
+# Samplers that close over the model's arguments: a model runs with the values its caller hands
+# to `mcmc.run(key, *args)`, `svi.run(key, steps, *args)` or `Predictive(model)(key, *args)`,
+# concrete, while only its sample sites are traced; `MCMC(..., jit_model_args=True)` makes
+# them arguments of the compiled sampler, traced (`MODEL_ARGUMENTS_JITTED`).
+CLOSES_OVER_ARGUMENTS = frozenset({
+    "numpyro.infer.NUTS", "numpyro.infer.HMC", "numpyro.infer.SA", "numpyro.infer.BarkerMH",
+    "numpyro.infer.SVI", "numpyro.infer.Predictive",
+})
+MODEL_ARGUMENTS_JITTED = "jit_model_args"
 
 # Pallas calls that run a kernel (or a body inside one) traced, and the positions and keyword
 # names of the functions they take. A kernel's positional parameters are references to its

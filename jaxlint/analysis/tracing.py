@@ -12,13 +12,16 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
 from jaxlint.analysis.entry_points import (
+    CLOSES_OVER_ARGUMENTS,
     ENTRY_POINTS,
     KERNEL_CALLS,
     LEADING,
     REF_TREE_CALLS,
     RULE_REGISTRATIONS,
+    MODEL_ARGUMENTS_JITTED,
     SCHEDULE_KEYWORDS,
     entry_functions,
 )
@@ -249,9 +252,13 @@ def discover(names: Names) -> Discovery:
                 found.bodies.append((fn, call, callee))
                 found.body_bound[(id(fn), id(call))] = bound
         elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
+            as_given = callee in CLOSES_OVER_ARGUMENTS and not _jits_model_arguments(names)
             for passed in entry_functions(callee, call.args, _keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
-                    found.roots.append(_framework_root(fn, bound))
+                    root = _framework_root(fn, bound)
+                    if as_given and not isinstance(fn, ast.Lambda):
+                        root.caller_params = frozenset(p.arg for p in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
+                    found.roots.append(root)
     if wrappers:
         _through_wrappers(found, wrappers, names)
     if disabling:
@@ -296,6 +303,18 @@ def _run_eagerly(found: Discovery, blocks: EagerCalls) -> None:
         for _, call, callee in found.bodies
         if callee in jax_api.EAGER_WITHOUT_JIT and id(call) in blocks.calls
     }
+
+
+def _jits_model_arguments(names: Names) -> bool:
+    """Whether a call of the module asks its sampler to compile the model's arguments in
+    (`MCMC(kernel, jit_model_args=True)`): then the model receives them traced."""
+    for call, _ in calls_through(names, ("MCMC",)):
+        for keyword in call.keywords:
+            if keyword.arg == MODEL_ARGUMENTS_JITTED and not (
+                isinstance(keyword.value, ast.Constant) and not keyword.value.value
+            ):
+                return True
+    return False
 
 
 def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = frozenset()) -> TracedFunction:

@@ -139,7 +139,12 @@ TRACED_VALUE_LIMITATIONS = """
       (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample` and `numpyro.param` return traced
       arrays, a site given `obs=` returns the observation as the model received it, and
       `numpyro.deterministic` the value it records (a module that imports only `numpyro`, not
-      `jax`, is linted too).
+      `jax`, is linted too). The model's own arguments are what its caller hands to
+      `mcmc.run(key, *args)`, `svi.run(...)` or `Predictive(model)(key, *args)`: the sampler
+      closes over them, so a Python number stays one (`jnp.zeros(n)`, `if scale > 1.0` work)
+      and a `jax.numpy` function of one is traced (`jnp.sum(y) > 0` fails), while a method of
+      one is NumPy's or JAX's as the caller decides and is not judged. A module that asks a
+      sampler to compile them in (`MCMC(..., jit_model_args=True)`) has them traced.
     - **Pallas.** Kernels (passed to `pl.pallas_call`, `pl.kernel`, `plgpu.kernel` or
       `pltpu.emit_pipeline`), bodies given to `pl.run_scoped` or decorated with
       `@pl.when`/`@pl.loop`, and the index maps of `pl.BlockSpec` run traced: a kernel's parameters are references, not tracers, and what is
