@@ -11,6 +11,20 @@ import pytest
 from quiet_and_reported import case_tests
 
 QUIET = {
+    "numpy_copy_of_a_lax_linalg_factor": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        def shifted(a):
+            t, z = jax.lax.linalg.schur(a)
+            t = np.array(t)
+            t[0, 0] += 1.0
+            return t
+
+        def demo():
+            return shifted(jnp.eye(3))
+        """,
     "numpy_branch": """
         import jax.numpy as jnp
         import numpy as np
@@ -145,6 +159,22 @@ QUIET = {
 }
 
 REPORTED = {
+    "factor_of_a_lax_linalg_decomposition": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def shifted(a):
+            t, z = jax.lax.linalg.schur(a)
+            t[0, 0] += 1.0
+            return t
+
+        def demo():
+            return shifted(jnp.eye(3))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "result_of_a_jitted_function": (
         """
         import jax

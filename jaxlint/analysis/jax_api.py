@@ -382,6 +382,7 @@ ARRAY_NAMESPACES = (
     "jax.numpy.",
     "jax.numpy.fft.",
     "jax.numpy.linalg.",
+    "jax.lax.linalg.",
     "jax.random.",
     "jax.nn.",
 )
@@ -434,6 +435,9 @@ ARRAY_LAYERS = frozenset(
         "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
     )
 )
+# Decompositions of `jax.lax.linalg` that return a tuple (or list) of arrays; the rest of it
+# (`cholesky`, `triangular_solve`, `tridiagonal_solve`, ...) returns one.
+_LAX_LINALG_TUPLES = ("eig", "eigh", "hessenberg", "lu", "qdwh", "qr", "schur", "svd", "tridiagonal")
 # Functions of those namespaces that return something other than one array (a tuple, a
 # list, a callable, metadata).
 NOT_ONE_ARRAY = frozenset({
@@ -448,6 +452,8 @@ NOT_ONE_ARRAY = frozenset({
     )
 } | {
     "jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet", "lstsq")
+} | {
+    "jax.lax.linalg." + name for name in _LAX_LINALG_TUPLES
 } | {
     "jax.random." + name for name in ("key_impl", "default_prng_impl")
 } | STATIC_QUERIES)
@@ -472,7 +478,9 @@ SEQUENCE_OF_ARRAYS = frozenset({
         "unstack", "nonzero", "unravel_index", "divmod", "frexp", "modf", "tril_indices",
         "triu_indices", "diag_indices",
     )
-} | {"jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet")})
+} | {"jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet")} | {
+    "jax.lax.linalg." + name for name in _LAX_LINALG_TUPLES
+})
 
 # Methods of `x.at[i]` that return the updated array.
 AT_UPDATE_METHODS = frozenset({

@@ -25,7 +25,8 @@ class InPlaceUpdate(Rule):
         (`nn.relu(x)`, `nn.Dense(4)(x)`), of a function of the module (plain or under
         `@jax.jit`) every `return` of which gives such an array, or of `.at[...]` updates (so a parameter counts from a
         statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
-        array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `for row in x`); a name the
+        array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z = lax.linalg.schur(a)`,
+        `for row in x`; `jax.lax.linalg` decompositions return one array or a tuple of them); a name the
         code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
         (only JAX arrays have them), or goes on to use so, not rebound, later in the same
         straight run of statements (no branch between: `x[i] = v` then
