@@ -71,12 +71,32 @@ def demo():
 
 REPORTED_AUXILIARY = AUXILIARY_OUTPUT.replace("if note:", "if loss > 1.0:")
 
+# `jax.vmap(f)(x)` returns what `f` returns, every leaf a batched array: a tuple stays a tuple
+# (its truth is its length), a comparison a traced boolean array.
+VMAPPED_TUPLE = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def resample(x):
+    pair = jax.vmap(lambda a: (a, a > 0))(x)
+    return x.sum() if pair else x.mean()
+
+def demo():
+    return resample(jnp.ones(1))
+"""
+REPORTED_VMAPPED_PREDICATE = VMAPPED_TUPLE.replace(
+    "pair = jax.vmap(lambda a: (a, a > 0))(x)", "pair = jax.vmap(lambda a: a > 0)(x)"
+)
+
 QUIET = {
+    "vmapped_tuple": VMAPPED_TUPLE,
     "value_and_grad_of_an_unknown_function": GRADIENT_OF_AN_UNKNOWN_FUNCTION,
     "grad_of_an_unknown_function": GRADIENT_ONLY,
     "auxiliary_output_of_an_unknown_function": AUXILIARY_OUTPUT,
 }
 REPORTED = {
+    "vmapped_predicate": (REPORTED_VMAPPED_PREDICATE, "JAX101", "TracerBoolConversionError"),
     "value_and_grad_of_an_unknown_function": (REPORTED_GRADIENT, "JAX101", "TracerBoolConversionError"),
     "grad_of_an_unknown_function": (REPORTED_GRADIENT_ONLY, "JAX105", "ConcretizationTypeError"),
     "auxiliary_output_of_an_unknown_function": (REPORTED_AUXILIARY, "JAX101", "TracerBoolConversionError"),

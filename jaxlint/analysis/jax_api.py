@@ -35,6 +35,22 @@ ABSTRACT_TRANSFORMS = frozenset({
     "flax.linen.checkpoint",
 })
 
+# Transformations whose result, called, returns what the function returns, every leaf an array
+# (traced under an outer trace): `jax.vmap(lambda a: a > 0)(x)` is a boolean array. (A
+# differentiation returns the structure of the argument instead.)
+OUTPUT_PRESERVING_TRANSFORMS = frozenset({
+    "jax.jit",
+    "jax.pmap",
+    "jax.shard_map",
+    "jax.vmap",
+    "jax.checkpoint",
+    "flax.nnx.jit",
+    "flax.nnx.pmap",
+    "flax.nnx.shard_map",
+    "flax.nnx.vmap",
+    "flax.nnx.remat",
+})
+
 # Differentiation: the values stay concrete (a Python `if` works) unless a staging
 # transformation is around them.
 CONCRETE_TRANSFORMS = frozenset({

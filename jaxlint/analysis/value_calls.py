@@ -158,6 +158,8 @@ class CallEvaluation:
                     params[name] = _static(given[name])
         result = self.analysis.analyze(fn.node, params, ctx, self.closure(fn.node, env), self.depth + 1)
         if fn.transforms and result.trace is not Trace.STATIC:
+            if all(t in jax_api.OUTPUT_PRESERVING_TRANSFORMS for t in fn.transforms):
+                return as_traced(result)
             return TRACED
         return result
 

@@ -58,6 +58,11 @@ TRACED_VALUE_LIMITATIONS = """
       traced code the block's loops run in Python on the caller's tracers, and their bodies
       are analysed as traced; a `fori_loop` whose bounds are Python ints there passes its
       body a Python int index.
+    - **Calling a transformed function** inside traced code returns what the function returns,
+      every leaf traced, for `jit`, `vmap`, `pmap`, `shard_map` and `checkpoint`:
+      `jax.vmap(lambda a: a > 0)(x)` is a traced boolean array, a tuple stays a tuple (whose
+      truth is its length). A differentiation returns the structure of the argument instead,
+      taken for a traced value of unknown structure.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
