@@ -500,6 +500,51 @@ CASES = [
         def run():
             return f(jnp.ones(2), scale=jnp.float32(2.0))
         """, "ValueError"),
+    Case("static argument passed a comparison of JAX arrays", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1, 0))  # JAX302
+        def safe_mask(mask, fn, operand):
+            return jnp.where(mask, fn(operand), 0.0)
+
+        def energy(g):
+            g2 = jnp.sum(g ** 2, axis=-1)
+            mask = (g2 < 4.0) & (g2 > 1e-7)
+            return safe_mask(mask, jnp.exp, g2)
+
+        def run():
+            return energy(jnp.ones((3, 2)))
+        """, "ValueError"),
+    Case("static argument passed a parameter annotated as an array", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1, 0))  # JAX302
+        def extract(c, as_dict):
+            return {"a": c[0]} if as_dict else c[0]
+
+        def elements(c: jax.Array):
+            return extract(c, True)
+
+        def run():
+            return elements(jnp.ones(3))
+        """, "ValueError"),
+    Case("static argument passed a comparison of shapes", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,))
+        def pick(x, wide):
+            return x * 2 if wide else x
+
+        def run():
+            x = jnp.ones((3, 5))
+            return pick(x, x.shape[1] > 4), pick(x, x.ndim == 2)
+        """, "ok"),
     Case("static tuple holding a list", """
         from functools import partial
         import jax

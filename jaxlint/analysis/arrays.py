@@ -320,6 +320,19 @@ class ArrayFacts:
             ):
                 return True  # arithmetic on a tracer yields an array (`+` and `*` also join sequences)
             return self._array(expr.left, scope, depth + 1, local) or self._array(expr.right, scope, depth + 1, local)
+        if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            # An ordering against a JAX array is an array of booleans; so is an equality with a
+            # number or another array (against None or a string, Python answers with a bool).
+            left, right = expr.left, expr.comparators[0]
+            if isinstance(expr.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                return self._array(left, scope, depth + 1, local) or self._array(right, scope, depth + 1, local)
+            if isinstance(expr.ops[0], (ast.Eq, ast.NotEq)):
+                for one, other in ((left, right), (right, left)):
+                    if (_number(other) or self._array(other, scope, depth + 1, local)) and self._array(
+                        one, scope, depth + 1, local
+                    ):
+                        return True
+            return False
         if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
             if self.module.is_traced(expr):
                 return True
@@ -589,6 +602,10 @@ def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> b
 
 def _float(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and isinstance(expr.value, float)
+
+
+def _number(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float, complex, bool)
 
 
 def is_at_index(expr: ast.AST) -> bool:

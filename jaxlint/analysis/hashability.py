@@ -190,6 +190,8 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
     kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
     if kind is None and depth == 0 and module.is_abstract(arg):
         kind = "a traced value (a tracer)"
+    if kind is None and depth == 0 and module.arrays.is_array(arg):
+        kind = "a JAX array"  # what the array facts show of it where it is passed (`mask = g < 4.0`)
     if kind is None and isinstance(arg, ast.Name) and depth < 3:
         # A name every assignment of which is unhashable, whichever reaches the call.
         values = module.names.assignments(arg)

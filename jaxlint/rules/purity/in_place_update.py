@@ -19,7 +19,8 @@ class InPlaceUpdate(Rule):
         Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
         `x[a:b] *= 2`) on a value known to be a JAX array: a name that, on every path reaching
         the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
-        functions, of the `jax.lax` operations that return one array (`lax.select`,
+        functions (or a comparison of one with a number or an array: `g < 4.0`), of the
+        `jax.lax` operations that return one array (`lax.select`,
         `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
         operations that may return a tuple or a pytree), of Flax activations and layers
         (`nn.relu(x)`, `nn.Dense(4)(x)`), of a function of the module (plain or under
