@@ -282,7 +282,37 @@ STATIC_FIELD_READ_THROUGH_A_CLOSURE = FIELD_READ_THROUGH_A_CLOSURE.replace(
     "return best if params.elitism else a", "return a"
 )
 
+# A tuple carry handed over by eager code: its items are what its literal shows, every leaf
+# traced (a `jnp.zeros(..., bool)` or a number an array, a nested tuple a tuple, None stays None).
+TUPLE_CARRY_FROM_EAGER_CODE = """
+import jax
+import jax.numpy as jnp
+
+def sample(x):
+    def body(arg):
+        done, w, count, extra = arg
+        if extra is None:
+            w = w + 1.0
+        return done | (w > 3), w, count + 1, extra
+
+    def cond(arg):
+        done, w, count, extra = arg
+        return jnp.any(~done) & (count < 100)
+
+    return jax.lax.while_loop(cond, body, (jnp.zeros((), dtype=jnp.bool_), x, 0, None))[1]
+
+def demo():
+    return sample(jnp.float32(0.0))
+"""
+TRUTH_OF_A_TUPLE_CARRY_ITEM = TUPLE_CARRY_FROM_EAGER_CODE.replace(
+    "if extra is None:\n            w = w + 1.0", "w = w if done else w + 1.0"
+)
+COUNT_OF_A_TUPLE_CARRY = TUPLE_CARRY_FROM_EAGER_CODE.replace(
+    "if extra is None:\n            w = w + 1.0", "if count > 50:\n            w = w + 1.0"
+)
+
 QUIET = {
+    "tuple-carry-from-eager-code": TUPLE_CARRY_FROM_EAGER_CODE,
     "static-field-read-through-a-closure": STATIC_FIELD_READ_THROUGH_A_CLOSURE,
     "while-on-a-python-field": WHILE_ON_A_PYTHON_FIELD,
     "if-on-a-python-field": IF_ON_A_PYTHON_FIELD,
@@ -293,6 +323,8 @@ QUIET = {
     "method-reading-a-python-field": METHOD_READING_A_PYTHON_FIELD,
 }
 REPORTED = {
+    "truth-of-a-tuple-carry-item": (TRUTH_OF_A_TUPLE_CARRY_ITEM, "JAX101", "TracerBoolConversionError"),
+    "count-in-a-tuple-carry": (COUNT_OF_A_TUPLE_CARRY, "JAX101", "TracerBoolConversionError"),
     "field-read-through-a-closure": (FIELD_READ_THROUGH_A_CLOSURE, "JAX101", "TracerBoolConversionError"),
     "while-on-a-field-set-in-the-body": (WHILE_ON_A_FIELD_SET_IN_THE_BODY, "JAX102", "TracerBoolConversionError"),
     "if-on-a-traced-field": (IF_ON_A_TRACED_FIELD, "JAX101", "TracerBoolConversionError"),

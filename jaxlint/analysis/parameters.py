@@ -6,6 +6,7 @@ import ast
 from typing import Callable
 
 from jaxlint.analysis import jax_api
+from jaxlint.analysis.arrays import array_function
 from jaxlint.analysis.lattice import (
     STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, FunctionValue, Value, arrays_traced, constant, join_all, strip,
 )
@@ -143,16 +144,33 @@ def sliced_operand(call: ast.Call, callee: str, args: list[Value], keywords: dic
 
 def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
     """What a body called from eager code knows of its carry from the call's syntax alone: a
-    NamedTuple's fields are all pytree children, so each is traced."""
+    NamedTuple's fields are all pytree children, so each is traced; a tuple or list literal
+    keeps its items, each a traced array where it is written as a number or a call that makes
+    one JAX array (`(jnp.zeros(n, bool), x, 0)`)."""
     spec = _CARRIES.get(callee)
     if spec is None:
         return None
     (index, keyword), _ = spec
     init = call.args[index] if index < len(call.args) else None
     init = init or next((k.value for k in call.keywords if k.arg == keyword), None)
-    if init is None or isinstance(init, ast.Starred) or not builds_named_tuple(init, names):
+    if init is None or isinstance(init, ast.Starred):
         return None
-    return Value(Trace.TRACED, fields=True)
+    return _leaves_traced(init, names)
+
+
+def _leaves_traced(init: ast.expr, names: Names) -> Value | None:
+    if builds_named_tuple(init, names):
+        return Value(Trace.TRACED, fields=True)
+    if isinstance(init, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in init.elts):
+        items = tuple(_leaves_traced(e, names) or TRACED for e in init.elts)
+        return Value(Trace.TRACED, items=items, not_none=True)
+    if isinstance(init, ast.Constant) and type(init.value) in (int, float, bool, complex):
+        return Value(Trace.TRACED, array=True, boolean=isinstance(init.value, bool), not_none=True)
+    if isinstance(init, ast.Constant) and init.value is None:
+        return constant(None)  # an empty pytree: it stays None
+    if isinstance(init, ast.Call) and array_function(names.qualname(init.func)):
+        return TRACED_ARRAY
+    return None
 
 
 def _operand(table: dict, call: ast.Call, callee: str, args: list[Value], keywords: dict[str, Value]) -> Value | None:

@@ -74,7 +74,8 @@ TRACED_VALUE_LIMITATIONS = """
       backward rule receives the residuals its forward rule returns as they were built: arrays
       traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
-      carry of a `lax` loop built from its initial value, or a parameter annotated with a class
+      carry of a `lax` loop built from its initial value (a tuple literal handed over by eager
+      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays), or a parameter annotated with a class
       of the module or of another module of the project that annotates the field as an array
       and does not declare it static, read
       before any copy that replaces it. A dataclass pytree of the module
