@@ -1011,6 +1011,39 @@ CASES = [
         """, False,
         disagreement="every call makes a fresh key, so the checker sees no reuse; every step "
         "draws the same numbers all the same"),
+    Case("a constant-seed key passed straight to a helper in a stepping loop", """
+        import jax
+        def sim(key, p):
+            return p * jax.random.uniform(key, (3,))
+        def run():
+            x = jax.numpy.zeros(3)
+            for _ in range(3):
+                x = x + sim(jax.random.key(0), 0.1)  # JAX204
+            return x
+        """, False,
+        disagreement="every call makes a fresh key, so the checker sees no reuse; every step "
+        "draws the same numbers all the same"),
+    Case("a helper a fori_loop body calls makes a constant-seed key", """
+        import jax
+        def perturb(i, total, x):
+            return total + jax.numpy.sum(x * jax.random.normal(jax.random.key(0), x.shape))  # JAX204
+        def run():
+            x = jax.numpy.ones(3)
+            return jax.lax.fori_loop(0, 3, lambda i, total: perturb(i, total, x), 0.0)
+        """, False,
+        disagreement="every iteration makes a fresh key, so the checker sees no reuse; every "
+        "iteration draws the same numbers all the same"),
+    Case("a helper a fori_loop body calls only for a value it drops", """
+        import jax
+        def probe(x):
+            return jax.random.normal(jax.random.key(0), x.shape)
+        def run():
+            x = jax.numpy.ones(3)
+            def body(i, total):
+                noise = probe(x)
+                return total + i
+            return jax.lax.fori_loop(0, 3, body, 0.0)
+        """, False),
     # ---- where the two differ --------------------------------------------------------------
     Case("one branch consumes, then unconditional use", """
         import jax

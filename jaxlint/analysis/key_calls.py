@@ -128,6 +128,8 @@ class CallTransfer:
             if isinstance(ref, (int, Elem)) and ref not in seen:
                 seen.add(ref)
                 refs.append((arg, ref))
+            elif isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
+                refs.append((arg, ref))  # a key made in the call (`sim(jax.random.key(0), p)`)
             elif isinstance(arg, (ast.Dict, ast.Tuple, ast.List)):
                 members = arg.values if isinstance(arg, ast.Dict) else arg.elts
                 for member in members:

@@ -40,7 +40,7 @@ from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.project import ProjectFunction
 from jaxlint.analysis.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.tracing import Discovery, positional_params
-from jaxlint.analysis.walk import children, walk
+from jaxlint.analysis.walk import children, own_statements, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
@@ -510,6 +510,13 @@ class KeyFlow:
         site = self._called_in_loop(fn)
         if site is not None:
             return f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
+        body = self._called_by_loop_body(fn)
+        if body is not None:
+            body_call, primitive = body
+            return (
+                f"inside `{name}`, which a `{api.short(primitive)}` body (line {body_call.lineno}) calls: "
+                "every iteration"
+            )
         if id(fn) in self.compiled and is_step(fn, self.names):
             return f"inside the jit-compiled step function `{name}`: every step"
         if id(fn) in self.forward_passes:
@@ -531,6 +538,37 @@ class KeyFlow:
                 if self.resolve(call.func) is fn and steps(loop, self.names) and feeds_carried_state(loop, call):
                     return loop
         return None
+
+    def _called_by_loop_body(self, fn: FunctionNode) -> tuple[ast.Call, str] | None:
+        """The `lax` loop call whose body calls `fn` and returns what the call returns (as the
+        carry, or part of it), as a stepping loop's body would feed its carried state."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        for body in self.names.functions:
+            entry = self.loop_bodies.get(id(body))
+            if entry is None or entry[1] not in api.LOOP_PRIMITIVES:
+                continue
+            for call in self.keynames.nodes_of(body, (ast.Call,)):
+                if self.resolve(call.func) is fn and _returned(body, call):
+                    return entry
+        return None
+
+
+def _returned(fn: FunctionNode, call: ast.Call) -> bool:
+    """Whether what `call` returns reaches what `fn` returns: the call is in a lambda's body, in
+    a `return` of it, or assigned to a name a `return` of it reads."""
+    if isinstance(fn, ast.Lambda):
+        return True
+    bound: set[str] = set()
+    for stmt in own_statements(fn.body):
+        if isinstance(stmt, ast.Assign) and any(inner is call for inner in walk(stmt.value)):
+            bound.update(n.id for t in stmt.targets for n in walk(t) if isinstance(n, ast.Name))
+    for stmt in own_statements(fn.body):
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            for inner in walk(stmt.value):
+                if inner is call or (isinstance(inner, ast.Name) and inner.id in bound):
+                    return True
+    return False
 
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)

@@ -13,7 +13,8 @@ class ConstantSeedInLoop(KeyFlowRule):
     summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
     what = """
         Checks for `jax.random.key(0)` / `jax.random.PRNGKey(0)` (a literal seed) whose key is then
-        used for sampling, where the code that makes it runs once per step of something meant to
+        used for sampling (named, or passed straight to a function that draws from it:
+        `sim(jax.random.key(0), p)`), where the code that makes it runs once per step of something meant to
         change:
 
         - inside a Python loop that steps (`range`, `while`, a data iterator), when the draws feed
@@ -21,7 +22,8 @@ class ConstantSeedInLoop(KeyFlowRule):
           `params = update(params, noisy)`);
         - inside a function called from such a loop in the same module, when what it returns feeds
           the carried state;
-        - inside a `lax.scan`/`fori_loop`/`while_loop`/`lax.map` body;
+        - inside a `lax.scan`/`fori_loop`/`while_loop`/`lax.map` body, or inside a function of the
+          module such a body calls when what it returns reaches what the body returns;
         - inside a jit-compiled step function: one that returns an update of one of its own
           parameters (`w - lr * g`, `optax.apply_updates(params, updates)`,
           `state.apply_gradients(...)`), so it runs on its own output step after step;
