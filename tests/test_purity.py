@@ -896,6 +896,18 @@ CASES = {
             jax.lax.scan(body, 0.0, xs)
             return states
         """,
+    "outer_state_argument_of_the_enclosing_function": """
+        import jax
+
+        def make_incrementer(total, shapes):
+            @jax.jit
+            def increment(x):
+                total[0] += x  # JAX407
+                shapes.append(x.shape)  # what tracing learns, recorded by design
+                return total[0]
+
+            return increment
+        """,
     "outer_state_quiet": """
         import jax
         import jax.numpy as jnp
@@ -1226,6 +1238,26 @@ def test_messages_name_the_object():
     )
     (finding,) = lint_source(source, "a.py", {"JAX407"})
     assert "`captured`" in finding.message and "tracer" in finding.message
+
+
+def test_a_tracer_stored_into_an_enclosing_argument_is_not_a_running_total_under_jax():
+    """What JAX407 says of `total[0] += x` in a jitted closure over an argument of the function
+    around it: the write happens while tracing only, so the total does not grow, and what it
+    holds afterwards is a leaked tracer."""
+    jax = pytest.importorskip("jax")
+
+    def make_incrementer(total):
+        @jax.jit
+        def increment(x):
+            total[0] += x
+            return total[0]
+
+        return increment
+
+    total = [0.0]
+    increment = make_incrementer(total)
+    assert float(increment(1.0)) == float(increment(1.0)) == 1.0
+    assert isinstance(total[0], jax.core.Tracer)
 
 
 def test_traced_index_into_a_list_raises_under_jax():

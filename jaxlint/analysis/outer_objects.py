@@ -82,6 +82,23 @@ class OuterObjects:
             return False
         return all(self._created_here(v, owner) for v in values)
 
+    def enclosing_parameter(self, outer: OuterObject, function: FunctionNode) -> bool:
+        """The outer object is a parameter of the eager function that a jitted function is
+        nested in (`def foo(tot): @jax.jit def f(x): tot[0] += x`): whatever the caller passed,
+        a tracer stored into it outlives the trace. (A body handed to a `lax` loop is left out:
+        the function around it may be a Pallas kernel writing through its references.)"""
+        root = self.roots.get(id(function))
+        if outer.where != "closure" or root is None or not any(
+            t.name in jax_api.STAGING_TRANSFORMS for t in root.transforms
+        ):
+            return False
+        scope = self.names.read_scope.get(id(outer.root))
+        owner = self.names.lookup(outer.root.id, scope) if scope is not None else None
+        return (
+            owner is not None and owner.kind == "function" and outer.root.id in owner.params
+            and outer.root.id not in owner.assigned and outer.root.id not in owner.other
+        )
+
     def nnx_object(self, outer: OuterObject) -> bool:
         """The outer object is a Flax NNX object (`nnx.Optimizer(...)`, `nnx.Linear(...)`, an
         instance of this module's `nnx.Module` subclass): its state is bound to the trace level

@@ -12,6 +12,7 @@ from jaxlint.rules.purity import PURITY_LIMITATIONS
 _WHERE = {
     "module": "`{name}`, a module-level object",
     "closure": "`{name}`, an object of the enclosing function",
+    "parameter": "`{name}`, an argument of the enclosing function",
     "self": "the Python object `{name}`",
 }
 
@@ -25,7 +26,11 @@ class OuterMutation(Rule):
         Checks for attribute and item stores (`self.step += 1`, `cache[k] = x`,
         `self.last_hidden = h`) and mutating calls (`outer_list.append(x)`, `d.update(...)`)
         on objects that live outside the traced code: containers and instances that a module
-        global or a variable of an enclosing eager function holds (`captured = []`), and the Python object `self` of a jitted method (static
+        global or a variable of an enclosing eager function holds (`captured = []`), an argument
+        of the eager function a jitted function is nested in when a traced value is stored into
+        it (`def make(total): @jax.jit def f(x): total[0] += x`; a `lax` body nested in a
+        function is left out, since a Pallas kernel writes its results through its reference
+        arguments so), and the Python object `self` of a jitted method (static
         `self`, a bound method) or of an instance handed to `lax.scan`. Reported inside
         staged code (`jit`, `pmap`, `lax` bodies) always, and under `vmap` when the stored
         value is traced. A Flax NNX object from outside (`optimizer = nnx.Optimizer(...)`, an
@@ -269,14 +274,17 @@ class OuterMutation(Rule):
                     continue
                 if _variable_update(target):
                     continue
-                if outer is None or not effects.mutable_origin(outer) or outer.root.id in effects.asserted_names:
+                if outer is None or outer.root.id in effects.asserted_names:
                     continue
                 leaked = any(module.is_traced(v) for v in values)
+                parameter = not effects.mutable_origin(outer) and leaked and effects.enclosing_parameter(outer, fn)
+                if not parameter and not effects.mutable_origin(outer):
+                    continue
                 if not ctx.staged and not leaked:
                     continue
                 if not leaked and _records_trace_metadata(module, values):
                     continue
-                what = _WHERE[outer.where].format(name=outer.root.id)
+                what = _WHERE["parameter" if parameter else outer.where].format(name=outer.root.id)
                 if leaked:
                     message = (
                         f"Traced code stores a traced value in {what}: the write happens once, while tracing, "
