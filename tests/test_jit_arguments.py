@@ -532,6 +532,37 @@ CASES = [
         def run():
             return elements(jnp.ones(3))
         """, "ValueError"),
+    Case("static argument passed an optax state", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        @partial(jax.jit, static_argnums=(1,))  # JAX302
+        def scaled(params, opt_state):
+            return params * 2.0
+
+        def run():
+            opt = optax.adam(1e-2)
+            opt_state = opt.init(jnp.ones(3))
+            return scaled(jnp.ones(3), opt_state)
+        """, "ValueError"),
+    Case("static argument passed an optax update function", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        @partial(jax.jit, static_argnums=(1,))
+        def step(params, update_fn, opt_state):
+            updates, opt_state = update_fn(params, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+        def run():
+            opt = optax.sgd(1e-2)
+            opt_state = opt.init(jnp.ones(3))
+            return step(jnp.ones(3), opt.update, opt_state)
+        """, "ok"),
     Case("static argument passed a comparison of shapes", """
         from functools import partial
         import jax

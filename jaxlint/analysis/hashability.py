@@ -16,6 +16,7 @@ from jaxlint.analysis.call_index import may_resolve_to
 from jaxlint.analysis.module import annotation_name
 from jaxlint.analysis.named_tuples import is_named_tuple
 from jaxlint.analysis.names import attribute_spellings
+from jaxlint.analysis.optax_objects import optax_state
 
 _VMAP = attribute_spellings({"jax.vmap"})
 
@@ -251,6 +252,8 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
                 return f"a tuple holding {inner}"
         return None
     if isinstance(expr, ast.Call):
+        if optax_state(module, expr):
+            return "an Optax optimizer state (a pytree of arrays)"
         callee = module.qualname(expr.func)
         if callee is None:
             return None

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jit_signature
 from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
+from jaxlint.analysis.optax_objects import optax_factory
 from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
@@ -386,7 +387,7 @@ def _identity_hashed(expr: ast.AST, module) -> str | None:
     callee = module.qualname(expr.func)
     if callee == "functools.partial":
         return "a new `functools.partial`"
-    if callee is not None and callee.startswith("optax.") and callee.count(".") == 1 and callee[6:7].islower():
+    if optax_factory(callee):
         return f"a new optax transformation (`{callee[6:]}`, a tuple of fresh closures)"
     if callee == "flax.nnx.Optimizer":
         fresh = [_identity_hashed(a, module) for a in (*expr.args, *(k.value for k in expr.keywords))]

@@ -24,7 +24,9 @@ class UnhashableStaticArgument(Rule):
         the value a name holds before the loop reaches the first call, whatever the loop
         rebinds it to; a name every assignment of which is such a value; a value the array facts
         show to be a JAX array where it is passed, as JAX401 reads them: a comparison of arrays
-        `mask = (g < 4.0) & (g > 0.0)`, a parameter annotated as an array), a NamedTuple or a
+        `mask = (g < 4.0) & (g > 0.0)`, a parameter annotated as an array; the state an Optax
+        transformation's `init` returns, `opt_state = optax.adam(1e-3).init(params)`, a pytree of
+        arrays), a NamedTuple or a
         frozen (or `unsafe_hash`) dataclass of the module holding such a value (its hash is its
         fields' hash: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
         mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it

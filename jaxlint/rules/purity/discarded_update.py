@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.arrays import array_function, is_at_index
+from jaxlint.analysis.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import rebind
@@ -184,7 +185,7 @@ class DiscardedUpdate(Rule):
                 return f"`.at[...].{func.attr}(...)`", base
             if func.attr in jax_api.IN_PLACE_IN_NUMPY_METHODS and module.arrays.is_array(func.value):
                 return f"`.{func.attr}()` on a JAX array", func.value
-            if func.attr in ("update", "init") and _optax_transformation(module, func.value):
+            if func.attr in ("update", "init") and optax_transformation(module, func.value):
                 return f"the optimizer's `{func.attr}`", None
         name = module.qualname(func)
         if name == "optax.apply_updates":
@@ -197,17 +198,3 @@ class DiscardedUpdate(Rule):
                 return f"`jnp.{short}(...)`", updated
         return None
 
-
-def _optax_transformation(module, receiver: ast.AST) -> bool:
-    if not isinstance(receiver, ast.Name):
-        return False
-    values = module.names.assignments(receiver)
-    return bool(values) and all(isinstance(v, ast.Call) and _public_optax(module.qualname(v.func)) for v in values)
-
-
-def _public_optax(name: str | None) -> bool:
-    """`optax.adam`, `optax.contrib.muon`: a public factory (not a user-built GradientTransformation)."""
-    if not name or not name.startswith("optax."):
-        return False
-    parts = name.split(".")
-    return not any(p.startswith("_") for p in parts) and not parts[-1].startswith("GradientTransformation")
