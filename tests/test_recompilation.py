@@ -448,6 +448,25 @@ CASES = {
                 w = w - g(w, xs[:t])  # no compilation cache under plain grad
             return w
         """,
+    "numpy_draws_sized_by_the_loop": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def likelihood(mu, opponents):
+            return jnp.sum(mu - opponents)
+
+        def ratings(mu):
+            rng = np.random.default_rng(0)
+            for player in range(6):
+                n = player + 1
+                opponents = jnp.asarray(rng.normal(size=n))
+                mu = mu + likelihood(mu, opponents)  # JAX501
+                mu = mu + likelihood(mu, jnp.asarray(np.random.uniform(size=(n, 2))))  # JAX501
+                mu = mu + likelihood(mu, jnp.asarray(rng.normal(size=32)))  # a fixed size
+            return mu
+        """,
     # ---- JAX502 -------------------------------------------------------------------------------
     "jit_rebuilt_variants": """
         from functools import partial
@@ -887,6 +906,25 @@ def test_python_int_argument_compiles_once():
         state = step(i, state)
         i += 50
     assert step._cache_size() == 1
+
+
+def test_numpy_draws_sized_by_the_loop_compile_per_size():
+    """What JAX501 says of `jnp.asarray(rng.normal(size=n))` with `n` changing per iteration:
+    NumPy's `size=` is the shape, so each new size compiles again; a fixed size compiles once."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    @jax.jit
+    def total(x):
+        return x.sum()
+
+    rng = np.random.default_rng(0)
+    for n in range(1, 4):
+        total(jax.numpy.asarray(rng.normal(size=n)))
+    assert total._cache_size() == 3
+    for _ in range(3):
+        total(jax.numpy.asarray(rng.normal(size=8)))
+    assert total._cache_size() == 4
 
 
 def test_list_grown_by_augmented_assignment_compiles_per_length():

@@ -57,5 +57,14 @@ NEW_CACHE_PER_APPLICATION = frozenset({"flax.nnx.jit"})
 # Decorators that memoise a function's result (a factory of jitted functions called once per key).
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 
+# Draws of NumPy's random functions and `Generator` methods, whose `size=` keyword is the
+# shape of what they return (`rng.normal(size=n)`, `np.random.uniform(size=(n, 2))`).
+NUMPY_DRAWS = frozenset({
+    "normal", "uniform", "integers", "random", "choice", "standard_normal", "binomial", "poisson",
+    "exponential", "beta", "gamma", "laplace", "logistic", "lognormal", "multinomial", "permutation",
+    "randint", "rand", "randn", "standard_t", "chisquare", "dirichlet", "geometric", "multivariate_normal",
+})
+SIZE_KEYWORD = ((), ("size",))
+
 # Methods that draw random integers (`rng.integers(5, 50, size=8)`): a source of distinct sizes.
 RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson", "binomial", "geometric"})

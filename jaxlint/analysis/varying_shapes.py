@@ -129,6 +129,11 @@ class VaryingShapes:
         if name in shape_api.SHAPE_PRESERVING_FUNCTIONS and call.args:
             return self._varies(call.args[0], loop, depth + 1, seen)
         func = call.func
+        if any(k.arg == "size" for k in call.keywords) and (
+            (name or "").startswith("numpy.random.")
+            or name is None and isinstance(func, ast.Attribute) and func.attr in shape_api.NUMPY_DRAWS
+        ):
+            return self._sizes_vary(call, shape_api.SIZE_KEYWORD, loop, depth)
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr in shape_api.SHAPE_PRESERVING_METHODS:
                 return self._varies(func.value, loop, depth + 1, seen)
@@ -157,7 +162,7 @@ class VaryingShapes:
         positions, keywords = where
         if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.Tuple, ast.List, ast.Set)):
             return None
-        if self.module.qualname(call.func).endswith(".arange") and (len(call.args) > 1 or call.keywords):
+        if (self.module.qualname(call.func) or "").endswith(".arange") and (len(call.args) > 1 or call.keywords):
             if len(call.args) < 2 or call.keywords:
                 return None
             difference = subtract(polynomial(call.args[1]), polynomial(call.args[0]))

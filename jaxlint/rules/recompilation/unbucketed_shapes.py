@@ -20,7 +20,8 @@ class UnbucketedShapes(Rule):
         (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
         to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
         `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
-        `jnp.zeros((t, d))`), an array the loop trims (`x = x[1:]`), the elements of a list
+        `jnp.zeros((t, d))`, a NumPy draw sized by it: `jnp.asarray(rng.normal(size=t))`), an
+        array the loop trims (`x = x[1:]`), the elements of a list
         of arrays of different sizes, an array filtered by a boolean mask that changes with the
         loop (`x[x > t]`), a slice whose bound is computed from changing data
         (`x[:int(valid.sum())]`), an array built from a list comprehension whose `if` changes
