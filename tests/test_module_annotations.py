@@ -157,6 +157,12 @@ QUIET = {
 REPORTED = {
     "array-annotation": (ARRAY_PARAMETER.replace("ANNOTATION", "jax.Array"), "JAX101", "TracerBoolConversionError"),
     "array-alias": (ARRAY_PARAMETER.replace("ANNOTATION", "Tokens"), "JAX101", "TracerBoolConversionError"),
+    "jaxtyping-scalar": (
+        ARRAY_PARAMETER.replace("from jaxtyping import Array, Float", "from jaxtyping import Array, Float, Scalar")
+        .replace("ANNOTATION", "Scalar").replace("x = jnp.ones((2, 3))", "x = jnp.float32(1.0)"),
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
     "union-with-an-array": (
         ARRAY_PARAMETER.replace("ANNOTATION", "jax.Array | Sequence[float]"), "JAX101", "TracerBoolConversionError"
     ),

@@ -353,6 +353,8 @@ ARRAY_ANNOTATIONS = frozenset({
     "chex.Array",
     "chex.ArrayDevice",
     "jaxtyping.Array",
+    "jaxtyping.Scalar",  # `Shaped[Array, ""]`: a 0-d JAX array
+    "jaxtyping.PRNGKeyArray",
 })
 # Of those, the ones that admit Python scalars and NumPy arrays too: not known JAX arrays.
 ARRAY_LIKE_ANNOTATIONS = frozenset({"jax.typing.ArrayLike", "jax._src.typing.ArrayLike"})
