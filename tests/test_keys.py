@@ -1512,3 +1512,27 @@ NONE_DEFAULT_CASES = (
 
 def test_helpers_defaulting_a_none_key_through_the_command_line(cli, make_files):
     reported_through_the_command_line(cli, make_files, NONE_DEFAULT_CASES)
+
+
+def test_a_key_declared_by_its_annotation_in_a_module_without_jax_random(cli, make_files):
+    """A parameter annotated as a PRNG key is one, though the module never calls `jax.random`
+    (it hands the key to other objects' samplers): two of them given it draw the same numbers.
+    A string parameter named `key` in the same module stays a dictionary key."""
+    make_files({
+        "mixture.py": """
+            import chex
+
+
+            def sample(key: chex.PRNGKey, n, mixture, components):
+                mix = mixture.sample(sample_shape=n, seed=key)
+                comp = components.sample(sample_shape=n, seed=key)
+                return mix, comp
+
+
+            def lookup(key: str, table, fallback):
+                found = table.get(key)
+                return found if found is not None else fallback(key)
+            """,
+    })
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "mixture.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX201", 7)]

@@ -45,6 +45,10 @@ from jaxlint.analysis.walk import children, own_statements, walk
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
 
+# Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
+# `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
+# hands one to an interface (`_abstract_keys`).
+_KEY_WORDS = ("random", "PRNGKey", "NotImplementedError", "abstractmethod")
 # How many modules a chain of base classes is followed through to find an inherited method.
 _MAX_BASE_MODULES = 8
 
@@ -132,8 +136,8 @@ class KeyFlow:
         self._text = text
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
-        if "random" not in text and "NotImplementedError" not in text and "abstractmethod" not in text:
-            return  # no key is made or drawn from here, nor handed to an interface (`_abstract_keys`)
+        if not any(word in text for word in _KEY_WORDS):
+            return  # no key is made, drawn from or declared here, nor handed to an interface (`_abstract_keys`)
         with self._building():
             self._relevant = self._key_functions()
             # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
@@ -429,7 +433,7 @@ class KeyFlow:
         for call, scope in calls_through(names, api.RANDOM_NAMES):
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
-        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn) or self._declares_key(fn))
         if not relevant:
             return relevant
         for fn in names.functions:
@@ -456,6 +460,20 @@ class KeyFlow:
                         callables.add(scope.node.name)
                     changed = True
         return relevant
+
+    def _declares_key(self, fn: FunctionNode) -> bool:
+        """A function with a parameter annotated as a PRNG key (`key: chex.PRNGKey`): a key,
+        whether or not the module draws from one with `jax.random` itself."""
+        if isinstance(fn, ast.Lambda):
+            return False
+        scope = self.names.enclosing_scope(fn)
+        for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            annotation = param.annotation
+            if isinstance(annotation, ast.Subscript):
+                annotation = annotation.value  # `Key[Array, ""]`
+            if annotation is not None and api.public(self.names.qualname(annotation, scope)) in api.KEY_ANNOTATIONS:
+                return True
+        return False
 
     def _abstract_keys(self, fn: FunctionNode) -> frozenset[str]:
         """The key parameters of an abstract method (its body only raises `NotImplementedError`,

@@ -11,6 +11,10 @@ import ast
 
 # Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
 KEY_CONSTRUCTORS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
+# Annotations that declare a PRNG key (a jaxtyping `Key[Array, ""]` too).
+KEY_ANNOTATIONS = frozenset({
+    "chex.PRNGKey", "jax.random.PRNGKeyArray", "jax.random.KeyArray", "jaxtyping.PRNGKeyArray", "jaxtyping.Key",
+})
 SPLIT = "jax.random.split"
 FOLD_IN = "jax.random.fold_in"
 # Derive a new key from a key without consuming it (the checker: `Source`, no `Sink`).

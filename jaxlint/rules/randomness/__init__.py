@@ -25,9 +25,11 @@ KEY_FLOW_LIMITATIONS = """
     at the key and draws nothing. An abstract method (its body only raises
     `NotImplementedError`, or is `...` under `@abc.abstractmethod`) consumes the keys its
     key-named parameters receive, as its implementations will: handing one key to
-    `self.step_env` and then `self.reset_env` is reported. A module that never mentions
-    `random` (nor `NotImplementedError` or `abstractmethod`) is not searched for reuses, even
-    when it hands one key to two helpers that consume it. Loops are followed to a
+    `self.step_env` and then `self.reset_env` is reported. A module is searched for reuses
+    when it calls `jax.random`, has an abstract method taking a key, or annotates a parameter as
+    a PRNG key (`key: chex.PRNGKey`, `jax.random.PRNGKeyArray`, jaxtyping's `PRNGKeyArray` or
+    `Key[...]`); one that does none of these is not, even when it hands one key to two
+    helpers that consume it. Loops are followed to a
     fixed point, telling apart the first, the second and the later iterations of the
     outermost loop being repeated: a key that comes back through a chain of more than two
     names, or a reuse that shows only in a later pass of an inner loop, is not seen.
