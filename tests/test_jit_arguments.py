@@ -895,6 +895,55 @@ CASES = [
             new = step(params=params, g=jnp.ones(3))
             return new, params.sum()  # JAX304
         """, "RuntimeError"),
+    Case("an attribute of the instance donated then read", """
+        import jax
+        import jax.numpy as jnp
+
+        class Trainer:
+            def __init__(self):
+                self.states = {"params": jnp.ones(3)}
+                self.step_fn = jax.jit(self.step, donate_argnums=0)
+
+            @staticmethod
+            def step(states, x):
+                return {"params": states["params"] - 0.1 * x}
+
+            def fit(self, xs):
+                for x in xs:
+                    new_states = self.step_fn(self.states, x)
+                    print(jnp.linalg.norm(self.states["params"]))  # JAX304
+                    self.states = new_states
+
+        def run():
+            Trainer().fit([jnp.ones(3)] * 2)
+        """, "RuntimeError"),
+    Case("an attribute of the instance donated and assigned back", """
+        import jax
+        import jax.numpy as jnp
+
+        class Trainer:
+            def __init__(self):
+                self.states = {"params": jnp.ones(3)}
+                self.step_fn = jax.jit(self.step, donate_argnums=0)
+
+            @staticmethod
+            def step(states, x):
+                return {"params": states["params"] - 0.1 * x}
+
+            def refresh(self):
+                self.states = {"params": jnp.zeros(3)}
+
+            def fit(self, xs):
+                for x in xs:
+                    self.states = self.step_fn(self.states, x)
+                    print(jnp.linalg.norm(self.states["params"]))
+                new_states = self.step_fn(self.states, xs[0])
+                self.refresh()
+                return new_states, self.states["params"]
+
+        def run():
+            Trainer().fit([jnp.ones(3)] * 2)
+        """, "ok"),
     Case("donated and rebound", """
         from functools import partial
         import jax

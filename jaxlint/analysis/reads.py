@@ -5,6 +5,10 @@ block and the blocks around it (a loop body wraps around to its own start when t
 not rebind the name), and returns the first read of the name that can see the value it had at
 that statement.  Conservative: any rebinding of the name in a statement ends the search along
 that block, and reads inside nested functions are not followed.
+
+The name may be an attribute of the instance (`self.states`): then a statement that assigns
+it, or that calls anything through the instance or hands the instance on (`self.update()`,
+`log(self)`), which may assign it, ends the search as a rebinding does.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 @dataclass(frozen=True)
 class Read:
-    node: ast.Name  # the read
+    node: ast.expr  # the read (a name, or an attribute of the instance)
     next_iteration: ast.AST | None = None  # the loop whose next iteration reads it again, if that is how
 
 
@@ -68,8 +72,12 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return blocks
 
 
-def rebinds(stmt: ast.AST, name: str) -> bool:
-    """The statement assigns the name as a whole (not an item or attribute of it)."""
+def rebinds(stmt: ast.AST, name: str, made: ast.AST | None = None) -> bool:
+    """The statement assigns the name as a whole (not an item or attribute of it); for an
+    attribute of the instance, or may assign it through a call that reaches the instance
+    (other than the call `made`, whose own effect is known)."""
+    if "." in name and _reaches_owner(stmt, name.split(".", 1)[0], made):
+        return True
     targets: list[ast.AST] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
@@ -87,16 +95,44 @@ def rebinds(stmt: ast.AST, name: str) -> bool:
 
 
 def _binds(target: ast.AST, name: str) -> bool:
+    if "." in name:
+        return any(_dotted(node) == name for node in ast.walk(target) if isinstance(node, ast.Attribute))
     return name in target_names(target)
 
 
-def first_read(node: ast.AST, name: str) -> ast.Name | None:
+def _dotted(node: ast.AST) -> str | None:
+    """`self.states` for the attribute `self.states`."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    if "." in name:
+        return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _dotted(node) == name
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+
+
+def _reaches_owner(stmt: ast.AST, owner: str, made: ast.AST | None = None) -> bool:
+    """A call in the statement made through the object (`self.update()`) or handed it (`log(self)`)."""
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call) or node is made:
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
+            return True
+        if any(isinstance(a, ast.Name) and a.id == owner for a in (*node.args, *(k.value for k in node.keywords))):
+            return True
+    return False
+
+
+def first_read(node: ast.AST, name: str) -> ast.expr | None:
     """The first read of `name` in a statement or expression, in source order (nested functions excluded)."""
     found = []
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, ast.Name) and current.id == name and isinstance(current.ctx, ast.Load):
+        if _reads(current, name):
             found.append(current)
         for child in children(current):
             if not isinstance(child, _FUNCTIONS):
@@ -106,12 +142,12 @@ def first_read(node: ast.AST, name: str) -> ast.Name | None:
     return min(found, key=lambda n: (n.lineno, n.col_offset))
 
 
-def _reads_before_rebinding(stmt: ast.stmt, name: str) -> ast.Name | None:
+def _reads_before_rebinding(stmt: ast.stmt, name: str) -> ast.expr | None:
     """A read of the name in a statement that happens before the statement rebinds it."""
     if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         value = stmt.value
         if isinstance(stmt, ast.AugAssign) and _binds(stmt.target, name):
-            return stmt.target if isinstance(stmt.target, ast.Name) else None
+            return stmt.target if isinstance(stmt.target, (ast.Name, ast.Attribute)) else None
         return first_read(value, name) if value is not None else None
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
         read = first_read(stmt.iter, name)
@@ -127,7 +163,7 @@ def later_read(owner: ast.AST, name: str, skip_call: ast.AST) -> Read | None:
         return None
     block, index = path[-1]
     stmt = block[index]
-    if rebinds(stmt, name):
+    if rebinds(stmt, name, skip_call):
         return None
     # reads later in the same statement (after the call) are not followed: evaluation order
     for depth in range(len(path) - 1, -1, -1):
@@ -165,7 +201,7 @@ def _rebound_anywhere(loop: ast.AST, name: str) -> bool:
     return False
 
 
-def _call_read(call: ast.AST, name: str) -> ast.Name:
+def _call_read(call: ast.AST, name: str) -> ast.expr:
     read = first_read(call, name)
     assert read is not None
     return read

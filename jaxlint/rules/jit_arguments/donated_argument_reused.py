@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis import jit_signature, reads
+from jaxlint.analysis.tracing import first_param
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -20,8 +21,11 @@ class DonatedArgumentReused(Rule):
         Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass a
         variable in a donated position and then read that variable again, before assigning it a
         new value: later in the function, or on the next iteration of a loop that never rebinds
-        it. A plain function of the module that passes its own parameter straight into a donated
-        position donates its caller's argument too, and reads in the caller are checked the same way.
+        it. In a method, an attribute of its own instance passed there (`self.states`) is
+        followed the same way, until it is assigned again or a call that may assign it (one
+        made through the instance, or handed it: `self.refresh()`). A plain function of the
+        module that passes its own parameter straight into a donated position donates its
+        caller's argument too, and reads in the caller are checked the same way.
 
         `state, loss = train_step(state, batch)` (the donated name is rebound by the call's own
         statement) is the intended use and is not reported; nor are NumPy arrays and Python
@@ -139,23 +143,24 @@ class DonatedArgumentReused(Rule):
             method_call = jit_signature.is_method_call(site.call, site.target, module)
             for param in donated:
                 arg = jit_signature.argument(site.call, site.target, param, method_call)
-                if not isinstance(arg, ast.Name) or _host_value(arg, module):
+                name = _donated_name(arg, owner, module)
+                if name is None or isinstance(arg, ast.Name) and _host_value(arg, module):
                     continue
-                read = reads.later_read(owner, arg.id, site.call)
+                read = reads.later_read(owner, name, site.call)
                 if read is None:
                     continue
                 label = jit_signature.function_label(site.target.node)
                 if read.next_iteration is not None:
                     report(
                         read.node,
-                        f"`{arg.id}` is donated to {label} and never rebound in the loop on line "
+                        f"`{name}` is donated to {label} and never rebound in the loop on line "
                         f"{read.next_iteration.lineno}: the next iteration passes a deleted array; "
-                        f"assign the result back to `{arg.id}`",
+                        f"assign the result back to `{name}`",
                     )
                 else:
                     report(
                         read.node,
-                        f"`{arg.id}` was donated to {label} on line {site.call.lineno} and JAX deleted it; "
+                        f"`{name}` was donated to {label} on line {site.call.lineno} and JAX deleted it; "
                         "reading it raises `RuntimeError: Array has been deleted`; use the call's result, "
                         "or do not donate it",
                     )
@@ -173,6 +178,20 @@ class DonatedArgumentReused(Rule):
                 f"{donation.label} (line {donation.inner.lineno}), which donates it, and JAX deleted it; "
                 "reading it raises `RuntimeError: Array has been deleted`; use the result, or do not donate it",
             )
+
+
+def _donated_name(arg: ast.AST | None, owner: ast.AST, module) -> str | None:
+    """What a donated argument is read back as: a name, or an attribute of the method's own
+    instance (`self.states`), which keeps the deleted buffer until it is assigned again."""
+    if isinstance(arg, ast.Name):
+        return arg.id
+    if (
+        isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)
+        and id(owner) in module.names.parent_class and arg.value.id == first_param(owner)
+        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in owner.decorator_list)
+    ):
+        return f"{arg.value.id}.{arg.attr}"
+    return None
 
 
 def _host_value(name: ast.Name, module, seen: frozenset = frozenset()) -> bool:
