@@ -940,6 +940,31 @@ CASES = [
         """, True,
         disagreement="two computations fed one key and compared are a deliberate check, "
         "not a reuse that biases anything"),
+    Case("a method of an object not seen, called again as before on one key", """
+        import jax
+        class Net:
+            def init(self, key, x):
+                return jax.random.normal(key, x.shape) * x
+        def make_states(net, key, x):
+            online = net.init(key, x)
+            target = net.init(key, x)  # JAX201
+            return online, target
+        def run():
+            return make_states(Net(), jax.random.key(0), jax.numpy.ones(3))
+        """, True),
+    Case("a method of an object not seen, called again after its input changed", """
+        import jax
+        class Net:
+            def init(self, key, x):
+                return jax.random.normal(key, x.shape) * x
+        def make_states(net, key, x):
+            online = net.init(key, x)
+            x = x + 1.0
+            target = net.init(key, x)  # JAX201
+            return online, target
+        def run():
+            return make_states(Net(), jax.random.key(0), jax.numpy.ones(3))
+        """, True),
     Case("results stored on an object whose other attribute is compared", """
         import jax
         from types import SimpleNamespace
@@ -1033,6 +1058,21 @@ CASES = [
         """, False,
         disagreement="every iteration makes a fresh key, so the checker sees no reuse; every "
         "iteration draws the same numbers all the same"),
+    Case("a constant-seed key passed straight to a library call in a stepping loop", """
+        import jax
+        from jax.flatten_util import ravel_pytree
+        class Prior:
+            def sample(self, seed):
+                return {"a": jax.random.normal(seed, (3,))}
+        def fit(prior):
+            x = jax.numpy.zeros(3)
+            for _ in range(3):
+                _, unravel = ravel_pytree(prior.sample(seed=jax.random.key(0)))
+                x = x + unravel(jax.numpy.ones(3))["a"]
+            return x
+        def run():
+            return fit(Prior())
+        """, False),
     Case("a helper a fori_loop body calls only for a value it drops", """
         import jax
         def probe(x):

@@ -113,6 +113,8 @@ class CallTransfer:
             return None
         label = _call_label(node.func)
         for arg, ref in refs:
+            if isinstance(ref, tuple):
+                continue  # a key made in the call, handed to code not seen: what it draws is not known
             self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
         return None
 
@@ -129,7 +131,9 @@ class CallTransfer:
                 seen.add(ref)
                 refs.append((arg, ref))
             elif isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
-                refs.append((arg, ref))  # a key made in the call (`sim(jax.random.key(0), p)`)
+                # A key made in the call (`sim(jax.random.key(0), p)`): drawn from when a
+                # function of the module draws from that parameter.
+                refs.append((arg, ref))
             elif isinstance(arg, (ast.Dict, ast.Tuple, ast.List)):
                 members = arg.values if isinstance(arg, ast.Dict) else arg.elts
                 for member in members:

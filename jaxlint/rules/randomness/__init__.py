@@ -38,7 +38,10 @@ KEY_FLOW_LIMITATIONS = """
     consumptions whose results are compared (an `assert`, an assertion call, `==`) are taken
     as a deliberate check that two computations draw the same numbers and are not reported;
     a result stored on an object (`w.x = normal(key)`) is that attribute, so comparing another
-    attribute of the object (`if w.n == 1`) compares nothing drawn.
+    attribute of the object (`if w.n == 1`) compares nothing drawn. The same call made twice
+    with one key is a reuse, as in JAX's checker, even when nothing else differs: the two
+    results are equal (`c` and `h` of a recurrent carry made alike), which a deliberate copy
+    (a target network initialised as its online one) marks with a `# noqa: JAX201`.
     """
 
 # The one naming convention the key rules honour, as an option.

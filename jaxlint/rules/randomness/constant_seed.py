@@ -13,8 +13,9 @@ class ConstantSeedInLoop(KeyFlowRule):
     summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
     what = """
         Checks for `jax.random.key(0)` / `jax.random.PRNGKey(0)` (a literal seed) whose key is then
-        used for sampling (named, or passed straight to a function that draws from it:
-        `sim(jax.random.key(0), p)`), where the code that makes it runs once per step of something meant to
+        used for sampling (named, or passed straight to a function of the project that draws
+        from it: `sim(jax.random.key(0), p)`; one passed straight to code not seen, whose draw
+        may be used only for its structure, is not counted), where the code that makes it runs once per step of something meant to
         change:
 
         - inside a Python loop that steps (`range`, `while`, a data iterator), when the draws feed
