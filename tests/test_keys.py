@@ -1163,6 +1163,28 @@ CASES = [
         """, True,
         disagreement="one permutation for every leaf keeps the rows of a batch aligned, "
         "which is what such code wants"),
+    Case("one permutation for each array of a dataset, in a comprehension", """
+        import jax
+        def run():
+            x = jax.numpy.arange(5.0)
+            key = jax.random.key(0)
+            for _ in range(2):
+                key, sub = jax.random.split(key)
+                x, y = [jax.random.permutation(sub, a) for a in (x, 10 * x)]
+            return x, y
+        """, True,
+        disagreement="one permutation for each array the loop goes through keeps their rows "
+        "aligned, which is what such code wants"),
+    Case("the same data reordered on every pass with one key", """
+        import jax
+        def run():
+            x = jax.numpy.arange(5.0)
+            key = jax.random.key(0)
+            for _ in range(2):
+                perm = jax.random.permutation(key, x.shape[0])  # JAX203
+                x = x[perm]
+            return x
+        """, True),
     Case("attention key tensor handed to two functions", """
         import jax
 

@@ -40,7 +40,7 @@ from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.project import ProjectFunction
 from jaxlint.analysis.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.tracing import Discovery, positional_params
-from jaxlint.analysis.walk import children, own_statements, walk
+from jaxlint.analysis.walk import children, own_statements, spans, walk
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
@@ -373,6 +373,8 @@ class KeyFlow:
             return  # already reported as reused within one iteration
         if first is not None and _compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
+        if loop is not None and _aligned_permutation(self.names, run.fn, use):
+            return  # one order for every array the loop goes through: rows kept aligned
         self._reported.add(id(use.node))
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
@@ -642,6 +644,34 @@ def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
         if mentioned & results_first and mentioned & results_second:
             return True
     return False
+
+
+def _aligned_permutation(names: Names, fn: ast.AST, use: Use) -> bool:
+    """A permutation (or `choice`) drawn with one key for each array a loop goes through
+    (`[jax.random.permutation(key, a) for a in (x, y)]`): every iteration reorders a different
+    array the same way, which keeps their rows aligned, as one permutation for every leaf of a
+    tree does. A loop that reorders the same data on every pass is not this."""
+    call = use.call
+    if not isinstance(call, ast.Call) or api.public(names.qualname(call.func)) not in api.REORDERING:
+        return False
+    operand = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg in ("x", "a")), None
+    )
+    if operand is None:
+        return False
+    # The innermost loop around the call (whose passes are the ones run with one key): its target.
+    innermost, targets = None, []
+    for node in walk(fn):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            bound_there = [node.target]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            bound_there = [g.target for g in node.generators]
+        else:
+            continue
+        if any(inner is call for inner in walk(node)) and (innermost is None or spans(innermost, node)):
+            innermost, targets = node, bound_there
+    bound = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in bound for n in walk(operand))
 
 
 def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:

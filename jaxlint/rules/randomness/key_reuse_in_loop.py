@@ -32,7 +32,11 @@ class KeyReuseInLoop(KeyFlowRule):
 
         `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
         indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
-        in its state or receives per-step keys as `xs` are all fine. Which values are keys is
+        in its state or receives per-step keys as `xs` are all fine. So is one permutation (or
+        `choice`) applied with one key to each array a loop goes through (`[jax.random.permutation(key, a)
+        for a in (x, y)]`, or one for every leaf of a tree): the same order keeps their rows
+        aligned; reordering the same data on every pass (`x = x[permutation(key, n)]`) is
+        reported. Which values are keys is
         decided as for JAX201: a key-named value shown to be data, or an object that keeps a
         generator's state (`rng._state = s`, `rng.normal(size=3)`: each draw advances it), is
         not one.
