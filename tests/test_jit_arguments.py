@@ -532,6 +532,26 @@ CASES = [
         def run():
             return elements(jnp.ones(3))
         """, "ValueError"),
+    Case("static self of a dataclass that defines __eq__ with unsafe_hash", """
+        import dataclasses
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        @dataclasses.dataclass(unsafe_hash=True, eq=False)
+        class Model:
+            scale: int = 2
+
+            def __eq__(self, other):
+                return isinstance(other, Model) and self.scale == other.scale
+
+            @functools.partial(jax.jit, static_argnums=(0,))
+            def predict(self, x):
+                return x * self.scale
+
+        def run():
+            return Model().predict(jnp.ones(3))
+        """, "ok"),
     Case("static argument passed an optax state", """
         from functools import partial
         import jax

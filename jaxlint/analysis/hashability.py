@@ -342,9 +342,11 @@ def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
         target.id for node in cls.body if isinstance(node, ast.Assign)
         for target in node.targets if isinstance(target, ast.Name)
     }
-    if "__eq__" in defines and "__hash__" not in defines:
-        return "which defines `__eq__` without `__hash__`"
     options = _dataclass_options(cls, module)
+    if "__eq__" in defines and "__hash__" not in defines and not (
+        options is not None and _literal_true(options.get("unsafe_hash"), False)
+    ):
+        return "which defines `__eq__` without `__hash__`"  # `unsafe_hash=True` adds one
     if options is None or "__hash__" in defines or _hashes_by_fields(options) or not _literal_true(options.get("eq"), True):
         return None
     return "a dataclass that is not frozen"

@@ -31,7 +31,7 @@ class UnhashableStaticArgument(Rule):
         fields' hash: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
         mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
         that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
-        defines `__eq__` without `__hash__`). When another transformation wraps the jit
+        defines `__eq__` without `__hash__`, unless `@dataclass(unsafe_hash=True)` adds one). When another transformation wraps the jit
         (`@jax.custom_jvp` above `@partial(jax.jit, ...)`), whatever it passes on reaches the
         jit, so the annotation and the uses in the body are judged; the call sites are not.
 
