@@ -1052,6 +1052,38 @@ CASES = [
             x = jnp.ones(3)
             return merge(x, b=x)  # JAX305
         """, "JaxRuntimeError"),
+    Case("donated twice under two names", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0, 1))
+        def merge(a, b):
+            return a + b, a - b
+
+        def run():
+            model_state = jnp.ones(3)
+            kernel_state = model_state
+            try:
+                return merge(model_state, kernel_state)  # JAX305
+            finally:
+                pass
+        """, "JaxRuntimeError"),
+    Case("a copy rebound before it is donated beside its source", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=(0, 1))
+        def merge(a, b):
+            return a + b, a - b
+
+        def run():
+            model_state = jnp.ones(3)
+            kernel_state = model_state
+            kernel_state = kernel_state * 2
+            return merge(model_state, kernel_state)
+        """, "ok"),
     Case("jitted step stored on self, one buffer donated twice", """
         import jax
         import jax.numpy as jnp

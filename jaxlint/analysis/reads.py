@@ -205,3 +205,29 @@ def _call_read(call: ast.AST, name: str) -> ast.expr:
     read = first_read(call, name)
     assert read is not None
     return read
+
+
+def copied_from(owner: ast.AST, name: str, call: ast.AST) -> str | None:
+    """The name that `name` is a plain copy of where `call` is made (`k = m`, earlier in the
+    same block, neither name bound again in between): both hold the same object there."""
+    path = statement_path(owner, call)
+    if path is None:
+        return None
+    between: list[ast.stmt] = []
+    for depth in range(len(path) - 1, -1, -1):  # the call's block, then the blocks around it
+        block, index = path[depth]
+        if depth < len(path) - 1 and isinstance(block[index], _LOOPS):
+            return None  # a loop's later passes may have rebound either name
+        for stmt in reversed(block[:index]):
+            if (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name
+            ):
+                source = stmt.value.id if isinstance(stmt.value, ast.Name) else None
+                if source is None or any(rebinds(later, source) for later in between):
+                    return None
+                return source
+            if rebinds(stmt, name) or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+                return None  # bound otherwise, or a block or statement whose effect on it is not followed
+            between.append(stmt)
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
+from jaxlint.analysis import jit_signature, reads
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -17,7 +17,10 @@ class BufferDonatedTwice(Rule):
     what = """
         Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass the
         same variable (or a variable and an item or attribute of it) in two argument positions,
-        at least one of them donated: `step(x, x)`, `update(state, state.params)`.
+        at least one of them donated: `step(x, x)`, `update(state, state.params)`. A name that is
+        a plain copy of another where the call is made (`k = m` earlier in the same block or the
+        blocks around it, outside any loop, neither name bound again in between) is the same
+        buffer: `step(m, k)`.
         """
     why = """
         A donated buffer is handed over to the computation; the same buffer cannot also be read
@@ -97,11 +100,16 @@ class BufferDonatedTwice(Rule):
             method_call = jit_signature.is_method_call(site.call, root, module)
             sig = jit_signature.signature(root)
             params = sig.positional[1:] if method_call else sig.positional
+            owner = site.function if site.function is not None else module.tree
             passed = []
             for param in [*params, *sig.keyword_only]:
                 arg = jit_signature.argument(site.call, root, param, method_call)
                 if arg is not None:
-                    passed.append((param, arg, _path(arg)))
+                    path = _path(arg)
+                    if isinstance(arg, ast.Name):
+                        # `k = m` just before: one buffer under two names
+                        path = (reads.copied_from(owner, arg.id, site.call) or arg.id,)
+                    passed.append((param, arg, path))
             for i, (param, arg, path) in enumerate(passed):
                 if path is None:
                     continue
