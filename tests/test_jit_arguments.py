@@ -532,6 +532,40 @@ CASES = [
         def run():
             return elements(jnp.ones(3))
         """, "ValueError"),
+    Case("static argument of a jitted function a factory returns, passed an array", """
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        def make_update():
+            @functools.partial(jax.jit, static_argnames=("a",))  # JAX302
+            def update(state, a, b):
+                return state + jnp.atleast_2d(a).sum() + b
+
+            return update
+
+        step = make_update()
+
+        def run():
+            return step(jnp.zeros(()), jnp.ones(3), 1.0)
+        """, "ValueError"),
+    Case("static argument of a jitted function a factory returns, passed a number", """
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        def make_update():
+            @functools.partial(jax.jit, static_argnames=("a",))
+            def update(state, a, b):
+                return state + a + b
+
+            return update
+
+        step = make_update()
+
+        def run():
+            return step(jnp.zeros(()), 3, 1.0)
+        """, "ok"),
     Case("static self of a dataclass that defines __eq__ with unsafe_hash", """
         import dataclasses
         import functools

@@ -2,7 +2,8 @@
 
 `step = jax.jit(train_step)` then `step(params, batch)` in a loop; a `@jax.jit` function
 called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method, and for
-`self.predict = jax.jit(f)` stored by one of the class's methods.  The
+`self.predict = jax.jit(f)` stored by one of the class's methods; `step = make_update()` for
+a module function that returns the jitted function it defines.  The
 jit-argument and recompilation rules ask where such a call sits (which loops enclose it);
 whether an argument changes from one iteration to the next is `loop_variance.py`'s answer.
 """
@@ -12,11 +13,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from jaxlint.analysis.call_index import calls_through_any
+from jaxlint.analysis.call_index import calls_through, calls_through_any
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.submodules import self_attributes
 from jaxlint.analysis.tracing import Discovery, TracedFunction
-from jaxlint.analysis.walk import children, contains
+from jaxlint.analysis.walk import children, contains, own_statements
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
 
@@ -70,6 +71,7 @@ class CallSites:
                 if stored is not None:
                     on_self[stored] = root
         self._on_self = on_self
+        self._made_by_factories(by_binding)
         if not (by_binding or by_site or methods or on_self):
             return
         bound = {name for _, name in by_binding} | {attr for _, attr in on_self}
@@ -80,6 +82,31 @@ class CallSites:
             if target is not None:
                 function = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
                 self.sites.append(CallSite(call, target, function, self._enclosing_loops(scope, call)))
+
+    def _made_by_factories(self, by_binding: dict[tuple[int, str], TracedFunction]) -> None:
+        """`step = make_update()` where the module function `make_update` returns, on every
+        `return`, the jitted function it defines (`@jax.jit def update(...)`): calls of `step`
+        call that jitted function (the name bound once, to that call)."""
+        names = self.names
+        made: dict[int, TracedFunction] = {}  # id(factory) -> the jitted function it returns
+        for (owner_id, name), root in list(by_binding.items()):
+            factory = names.parent_function.get(id(root.node))
+            if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(names.scope_of(factory)) != owner_id:
+                continue
+            returns = [s for s in own_statements(factory.body) if isinstance(s, ast.Return)]
+            if returns and all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns):
+                made[id(factory)] = root
+        if not made:
+            return
+        factories = {fn.name for fn in names.functions if id(fn) in made}
+        for call, scope in calls_through(names, factories):
+            target = names.call_targets.get(id(call))
+            definition = names.definition(call.func, scope) if isinstance(call.func, ast.Name) else None
+            if target is None or definition is None or id(definition) not in made:
+                continue
+            owner = names.lookup(target, scope)
+            if owner is not None and len(owner.assigned.get(target, ())) == 1 and target not in owner.other:
+                by_binding.setdefault((id(owner), target), made[id(definition)])
 
     def _target(self, call, scope, by_binding, by_site, methods) -> TracedFunction | None:
         func = call.func

@@ -7,7 +7,9 @@ JIT_SIGNATURE_LIMITATIONS = """
     Jitted functions are recognised where the code shows the transformation: a decorator, a
     `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class,
     and a jitted callable a class stores on `self` (`self.step = jax.jit(f)`, the attribute's
-    only assignment), called as `self.step(...)` in its methods. A jitted callable built by
+    only assignment), called as `self.step(...)` in its methods, and the jitted function a
+    module function defines and returns on every `return` (`step = make_update()`, the name
+    bound once), called through that name. A jitted callable built by
     code jaxlint cannot see, or handed around through containers and attributes of other
     objects, is not checked. A call `obj.step(...)` is taken for a
     call of a jitted method `step` unless `obj` is shown to be something else: a class (as in
