@@ -257,7 +257,8 @@ def discover(names: Names) -> Discovery:
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
                     root = _framework_root(fn, bound)
                     if as_given and not isinstance(fn, ast.Lambda):
-                        root.caller_params = frozenset(p.arg for p in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
+                        a = fn.args
+                        root.caller_params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
                     found.roots.append(root)
     if wrappers:
         _through_wrappers(found, wrappers, names)

@@ -277,8 +277,9 @@ class OuterMutation(Rule):
                 if outer is None or outer.root.id in effects.asserted_names:
                     continue
                 leaked = any(module.is_traced(v) for v in values)
-                parameter = not effects.mutable_origin(outer) and leaked and effects.enclosing_parameter(outer, fn)
-                if not parameter and not effects.mutable_origin(outer):
+                origin = effects.mutable_origin(outer)
+                parameter = not origin and leaked and effects.enclosing_parameter(outer, fn)
+                if not (origin or parameter):
                     continue
                 if not ctx.staged and not leaked:
                     continue
