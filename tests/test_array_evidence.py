@@ -11,6 +11,22 @@ import pytest
 from quiet_and_reported import case_tests
 
 QUIET = {
+    "field_a_parameter_annotation_declares_a_numpy_array": """
+        import dataclasses
+        import numpy as np
+
+        @dataclasses.dataclass
+        class Table:
+            values: np.ndarray
+
+        def fill_one(table: Table, src, dst):
+            arr = table.values
+            arr[dst] = arr[src]
+            return arr
+
+        def demo():
+            return fill_one(Table(np.arange(3.0)), 0, 1)
+        """,
     "numpy_copy_of_a_lax_linalg_factor": """
         import jax
         import jax.numpy as jnp
@@ -159,6 +175,28 @@ QUIET = {
 }
 
 REPORTED = {
+    "field_a_parameter_annotation_declares_an_array": (
+        """
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+
+        @dataclasses.dataclass
+        class ForceField:
+            v1: jax.Array
+            n: int
+
+        def fill_one(ff: ForceField, src, dst):
+            arr = ff.v1
+            arr[dst] = arr[src]
+            return arr
+
+        def demo():
+            return fill_one(ForceField(jnp.arange(3.0), 3), 0, 1)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "factor_of_a_lax_linalg_decomposition": (
         """
         import jax

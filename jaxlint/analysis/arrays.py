@@ -529,10 +529,14 @@ class ArrayFacts:
         return result
 
     def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
-        """`self.attr` inside a method, when every store of `.attr` in the module is an array."""
+        """`self.attr` inside a method, when every store of `.attr` in the module is an array;
+        `param.attr` of a parameter annotated with a class of the module that declares the
+        field a JAX array (`v1: jax.Array`), while the function never rebinds the parameter."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
             return False
+        if self._annotated_field(expr, base, scope):
+            return True
         method = scope.node
         cls = self.names.parent_class.get(id(method))
         if cls is None or first_param(method) != base.id or self.names.lookup(base.id, scope) is not scope:
@@ -561,6 +565,25 @@ class ArrayFacts:
         result = result and in_class
         self._attributes[key] = result
         return result
+
+    def _annotated_field(self, expr: ast.Attribute, base: ast.Name, scope: Scope) -> bool:
+        fn = scope.node
+        if isinstance(fn, ast.Lambda) or self.names.lookup(base.id, scope) is not scope:
+            return False
+        if base.id in scope.assigned or base.id in scope.other:
+            return False
+        args = fn.args
+        param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+        if param is None or not isinstance(param.annotation, ast.Name):
+            return False
+        cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        where = self.names.scopes[id(cls)]
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr:
+                return stmt.value is None and self.array_annotation(stmt.annotation, where)
+        return False
 
     # ---- bindings -------------------------------------------------------------------------
     def _declared_global_or_nonlocal(self) -> set[str]:

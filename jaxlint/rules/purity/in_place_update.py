@@ -32,7 +32,9 @@ class InPlaceUpdate(Rule):
         (only JAX arrays have them), or goes on to use so, not rebound, later in the same
         straight run of statements (no branch between: `x[i] = v` then
         `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
-        an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`), or,
+        an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`),
+        a field of a parameter annotated with a class of the module that declares the field a JAX
+        array (`ff: ForceField` with `v1: jax.Array`; the parameter never rebound), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
         array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
