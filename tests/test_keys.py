@@ -1185,6 +1185,22 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("one key drawn from twice in a function only traced for shapes", """
+        import jax
+        def run():
+            return jax.eval_shape(
+                lambda key: jax.random.normal(key, (2,)) + jax.random.uniform(key, (2,)),
+                jax.random.key(0),
+            )
+        """, True,
+        disagreement="`jax.eval_shape` traces the function for shapes only: nothing is drawn, "
+        "so the reuse the checker sees in the trace makes no two draws alike"),
+    Case("one key drawn from twice in a function run for its values", """
+        import jax
+        def run():
+            draw = lambda key: jax.random.normal(key, (2,)) + jax.random.uniform(key, (2,))  # JAX201
+            return draw(jax.random.key(0))
+        """, True),
     Case("attention key tensor handed to two functions", """
         import jax
 

@@ -133,6 +133,7 @@ class KeyFlow:
         self._seed_index: dict[int, int] = {}
         self.keynames = KeyNames(names)
         self.tests: set[int] = set()
+        self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
         self._text = text
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
@@ -152,6 +153,7 @@ class KeyFlow:
                 self._deferred = True
                 return
             self.tests = test_functions(names, test_pattern(options or {}))
+            self._shape_only = self._traced_for_shapes()
             self._analyse_all()
 
     @contextmanager
@@ -367,7 +369,7 @@ class KeyFlow:
         self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None,
     ) -> None:
-        if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests:
+        if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
@@ -462,6 +464,17 @@ class KeyFlow:
                         callables.add(scope.node.name)
                     changed = True
         return relevant
+
+    def _traced_for_shapes(self) -> set[int]:
+        """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
+        for shapes or the program only, they draw no numbers, and a reuse in them is none."""
+        found: set[int] = set()
+        for call, _ in calls_through(self.names, {name.rsplit(".", 1)[-1] for name in api.SHAPE_ONLY}):
+            if call.args and api.public(self.names.qualname(call.func)) in api.SHAPE_ONLY:
+                fn = self.keynames.function_of(call.args[0])
+                if fn is not None:
+                    found.add(id(fn))
+        return found
 
     def _declares_key(self, fn: FunctionNode) -> bool:
         """A function with a parameter annotated as a PRNG key (`key: chex.PRNGKey`): a key,

@@ -75,6 +75,9 @@ NON_CONSUMING_METHODS = frozenset({
     "lower", "trace", "eval_shape", "astype", "tobytes", "tolist", "item", "block_until_ready",
     "copy", "format", "append", "extend", "insert", "add", "setdefault", "get", "index", "count",
 })
+# Calls that only trace the function they are given, to read shapes or the program: it draws
+# no numbers, so a key it reuses makes no two draws alike (`jax.eval_shape(lambda k: init(k), key)`).
+SHAPE_ONLY = frozenset({"jax.eval_shape", "jax.make_jaxpr"})
 # Transformations that only trace: `jax.make_jaxpr(f)(key)` consumes nothing.
 TRACING_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape", "jax.xla_computation", "jax.linearize"})
 # Transformations whose result runs the function as written (its key flow is the function's).

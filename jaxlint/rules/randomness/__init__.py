@@ -41,7 +41,9 @@ KEY_FLOW_LIMITATIONS = """
     attribute of the object (`if w.n == 1`) compares nothing drawn. The same call made twice
     with one key is a reuse, as in JAX's checker, even when nothing else differs: the two
     results are equal (`c` and `h` of a recurrent carry made alike), which a deliberate copy
-    (a target network initialised as its online one) marks with a `# noqa: JAX201`.
+    (a target network initialised as its online one) marks with a `# noqa: JAX201`. A function
+    handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
+    it draws no numbers, and a key it uses twice is not reported.
     """
 
 # The one naming convention the key rules honour, as an option.
