@@ -381,7 +381,31 @@ def demo():
 
 ARRAY_IN_RESIDUALS_TESTED = SHAPE_IN_RESIDUALS.replace("if shape[0] > 2:", "if idx.sum() > 2:")
 
+# Conditions made of several operands: Python takes the truth of each one `and`/`or` evaluates
+# and of the operand of `not`, and `lo <= n < hi` is `(lo <= n) and (n < hi)`.
+STATIC_OPERANDS = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def clipped(x, scale=None):
+    n = x.shape[0]
+    if scale is not None and n > 1:
+        x = x * scale
+    while n > 4 and not n % 2:
+        n = n // 2
+    assert 0 < n <= 8 or x.ndim == 0
+    inside = 0 <= n < 8
+    return x[:n] if inside else x
+
+def demo():
+    return clipped(jnp.ones(6), 2.0)
+"""
+TRACED_OPERAND_OF_AND = STATIC_OPERANDS.replace("if scale is not None and n > 1:", "if scale is not None and x.sum() > 1:")
+TRACED_CHAINED_COMPARISON = STATIC_OPERANDS.replace("inside = 0 <= n < 8", "inside = 0 <= x.sum() < 8")
+
 QUIET = {
+    "static-operands": STATIC_OPERANDS,
     "pytree-compared-with-tuple": PYTREE_COMPARED_WITH_A_TUPLE,
     "isinstance-narrows": SCALAR_NARROWED_BY_ISINSTANCE,
     "partial-fixes-a-flag": PARTIAL_FIXES_A_FLAG,
@@ -400,6 +424,8 @@ QUIET = {
     "shape-in-residuals": SHAPE_IN_RESIDUALS,
 }
 REPORTED = {
+    "traced-operand-of-and": (TRACED_OPERAND_OF_AND, "JAX101", "TracerBoolConversionError"),
+    "traced-chained-comparison": (TRACED_CHAINED_COMPARISON, "JAX103", "TracerBoolConversionError"),
     "scanned-leaf-tested": (SCANNED_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
     "carry-leaf-tested": (CARRY_LEAF_TESTED, "JAX101", "TracerBoolConversionError"),
     "flag-traced-on-a-later-path": (FLAG_TRACED_ON_A_LATER_PATH, "JAX101", "TracerBoolConversionError"),

@@ -291,6 +291,21 @@ class ModuleFacts:
         value = self.analysis.values[id(node)]
         return value.array or value.boolean
 
+    def traced_truth(self, test: ast.AST) -> ast.AST | None:
+        """What in a test Python takes the truth of that is an abstract traced array: the test
+        itself, or an operand of `and`/`or` (each one evaluated is converted to bool) or of
+        `not`, the first found; None when there is none."""
+        if self.is_abstract_array(test):
+            return test
+        if isinstance(test, ast.BoolOp):
+            for operand in test.values:
+                found = self.traced_truth(operand)
+                if found is not None:
+                    return found
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.traced_truth(test.operand)
+        return None
+
     def runs_eagerly(self, call: ast.Call) -> bool:
         """A control-flow call made under `with jax.disable_jit():` by code that is not traced:
         it calls its bodies in Python on concrete values (a `lax.cond` only the branch taken)."""

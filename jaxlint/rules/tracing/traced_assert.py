@@ -14,7 +14,8 @@ class TracedAssert(Rule):
     name = "traced-assert"
     summary = "`assert` on a traced value inside transformed code"
     what = """
-        Checks for `assert` statements whose condition is a traced value inside transformed code.
+        Checks for `assert` statements whose condition is a traced value inside transformed code,
+        or has one among the operands of `and`/`or`/`not` Python takes the truth of.
         """
     why = """
         `assert cond` needs a concrete Python bool. Under `jit` the condition is an abstract tracer
@@ -66,10 +67,11 @@ class TracedAssert(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.unguarded(fn, ast.Assert):
-                if module.is_abstract_array(node.test):
+                traced = module.traced_truth(node.test)
+                if traced is not None:
                     report(
                         node.test,
-                        f"`assert` on traced value `{module.source.snippet(node.test)}` cannot be checked "
+                        f"`assert` on traced value `{module.source.snippet(traced)}` cannot be checked "
                         "while tracing; "
                         "use `checkify.check(cond, msg)` (jax.experimental.checkify) or assert on shapes only",
                     )

@@ -14,13 +14,16 @@ _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 class TracedBoolOperator(Rule):
     code = "JAX103"
     name = "traced-bool-operator"
-    summary = "`and`, `or` or `not` on a traced value (use `&`, `|`, `~` or `jnp.logical_*`)"
+    summary = "`and`, `or`, `not` or a chained comparison on a traced value (use `&`, `|`, `~` or `jnp.logical_*`)"
     what = """
         Checks for Python's `and`, `or` and `not` applied to traced values inside transformed code,
-        outside the condition of an `if`/`while` (those are reported as JAX101/JAX102).
+        and for a chained comparison on one (`0 < x < 1` is `(0 < x) and (x < 1)`), outside the
+        condition of an `if`/`while`/`assert` (there each operand Python takes the truth of is
+        reported as JAX101/JAX102/JAX104: `if err < 1 and err > 0:`).
         """
     why = """
-        `a and b` calls `bool(a)`, and `not a` calls `bool(a)`. A traced array has no truth value
+        `a and b` calls `bool(a)`, `not a` calls `bool(a)`, and `a < b < c` calls `bool(a < b)`.
+        A traced array has no truth value
         while JAX traces the function, so JAX raises `TracerBoolConversionError`. The element-wise
         operators `&`, `|`, `~` (or `jnp.logical_and`, `jnp.logical_or`, `jnp.logical_not`) stay
         traced.
@@ -80,8 +83,27 @@ class TracedBoolOperator(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             tests = {id(n.test) for kind in _TESTS for n in module.unguarded(fn, kind)}
-            for node in [*module.unguarded(fn, ast.BoolOp), *module.unguarded(fn, ast.UnaryOp)]:
+            nodes = [*module.unguarded(fn, ast.BoolOp), *module.unguarded(fn, ast.UnaryOp), *module.unguarded(fn, ast.Compare)]
+            for node in nodes:
                 if id(node) in tests:
+                    continue
+                if isinstance(node, ast.Compare):
+                    # `a < b < c` is `(a < b) and (b < c)`: every pair but the last is converted.
+                    operands = [node.left, *node.comparators]
+                    converted = [
+                        i for i in range(len(operands) - 2)
+                        if _elementwise(node.ops[i], operands[i], operands[i + 1]) and (
+                            module.is_abstract_array(operands[i]) or module.is_abstract_array(operands[i + 1])
+                        )
+                    ]
+                    if converted:
+                        i = converted[0]
+                        pair = ast.unparse(ast.Compare(operands[i], [node.ops[i]], [operands[i + 1]]))
+                        report(
+                            node,
+                            f"Chained comparison on a traced value converts `{pair}` to a Python bool; "
+                            "compare each pair and combine them with `&` (`(a < b) & (b < c)`)",
+                        )
                     continue
                 if isinstance(node, ast.BoolOp):
                     # Python converts every operand but the last to bool.
@@ -92,3 +114,14 @@ class TracedBoolOperator(Rule):
                 elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                     if module.is_abstract_array(node.operand):
                         report(node, "`not` on a traced value converts it to a Python bool; use `~x` or `jnp.logical_not(x)`")
+
+
+def _elementwise(op: ast.cmpop, left: ast.AST, right: ast.AST) -> bool:
+    """A comparison an array answers element by element (with an array): an ordering, or an
+    equality with anything but None or a string, which Python answers itself."""
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return True
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        return not any(isinstance(side, ast.Constant) and (side.value is None or isinstance(side.value, str))
+                       for side in (left, right))
+    return False

@@ -16,7 +16,8 @@ class TracedIf(Rule):
     what = """
         Checks for `if`, `elif` and `a if cond else b` whose condition is a traced value inside
         a function run under `jax.jit`, `jax.vmap`, `jax.pmap`, `jax.checkpoint` or a `lax`
-        control-flow body.
+        control-flow body, or has one among the operands Python takes the truth of: each
+        operand of `and`/`or` it evaluates and the operand of `not` (`if err < 1 and done:`).
         """
     why = """
         Under these transformations the function's arguments are abstract tracers: they have a
@@ -218,11 +219,12 @@ class TracedIf(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in [*module.unguarded(fn, ast.If), *module.unguarded(fn, ast.IfExp)]:
-                if module.is_abstract_array(node.test):
+                traced = module.traced_truth(node.test)
+                if traced is not None:
                     kind = "conditional expression" if isinstance(node, ast.IfExp) else "`if`"
                     report(
                         node.test,
-                        f"Python {kind} on traced value `{module.source.snippet(node.test)}`: JAX cannot "
+                        f"Python {kind} on traced value `{module.source.snippet(traced)}`: JAX cannot "
                         "choose a branch while tracing; "
                         "use `jnp.where(cond, a, b)` or `jax.lax.cond(cond, true_fn, false_fn, ...)`, "
                         "or make the value static",

@@ -14,7 +14,8 @@ class TracedWhile(Rule):
     name = "traced-while"
     summary = "Python `while` loop whose condition is a traced value"
     what = """
-        Checks for `while` loops whose condition depends on a traced value inside transformed code.
+        Checks for `while` loops whose condition depends on a traced value inside transformed code,
+        the condition itself or an operand of `and`/`or`/`not` in it (`while err > tol and i < n:`).
         """
     why = """
         A Python `while` re-evaluates its condition as a Python `bool` on each iteration. A traced
@@ -93,10 +94,11 @@ class TracedWhile(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.unguarded(fn, ast.While):
-                if module.is_abstract_array(node.test):
+                traced = module.traced_truth(node.test)
+                if traced is not None:
                     report(
                         node.test,
-                        f"Python `while` on traced condition `{module.source.snippet(node.test)}`: "
+                        f"Python `while` on traced condition `{module.source.snippet(traced)}`: "
                         "the loop cannot be traced; "
                         "use `jax.lax.while_loop(cond_fun, body_fun, init)`",
                     )
