@@ -1260,6 +1260,53 @@ def test_a_tracer_stored_into_an_enclosing_argument_is_not_a_running_total_under
     assert isinstance(total[0], jax.core.Tracer)
 
 
+def test_a_traced_value_stored_in_a_global_under_grad_or_vmap_leaks_under_jax(cli, make_files):
+    """What JAX406 says of a global or nonlocal given a traced value under `jax.grad` or
+    `jax.vmap`: the body runs on every call, but the name keeps a tracer, and using it later
+    raises `UnexpectedTracerError`. A Python value stored there (a count) is left alone."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        last = None
+        calls = 0
+
+
+        def loss(w):
+            global last, calls
+            y = jnp.sum(w ** 2)
+            last = y
+            calls = calls + 1
+            return y
+
+
+        grad_loss = jax.grad(loss)
+
+
+        def batched(xs):
+            seen = None
+
+            def one(x):
+                nonlocal seen
+                seen = x * 2
+                return x + 1
+
+            return jax.vmap(one)(xs), seen
+        """
+    make_files({"leak.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX406", "leak.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX406", 12), ("JAX406", 25)]
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<leak>", "exec"), namespace)
+    namespace["grad_loss"](jax.numpy.ones(3))
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        namespace["last"] + 1
+    _, seen = namespace["batched"](jax.numpy.ones(3))
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        seen + 1
+
+
 def test_traced_index_into_a_list_raises_under_jax():
     """What JAX401 says of a traced index: a list cannot take it, a dict cannot hash it."""
     jax = pytest.importorskip("jax")

@@ -16,9 +16,11 @@ class GlobalWrite(Rule):
     what = """
         Checks for assignments (`=`, `+=`, ...) to names declared `global` or `nonlocal` inside
         a function staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive (and the
-        helpers it calls). A `nonlocal` that belongs to an enclosing traced function is local
-        to the trace and not reported. Counters a test asserts on (trace counters) are not
-        reported.
+        helpers it calls), and, under `jax.vmap` or a differentiation (`jax.grad`), of a traced
+        value: there the body runs on every call, but the name keeps a tracer that outlives the
+        transformation (`UnexpectedTracerError` when it is used). A `nonlocal` that belongs to
+        an enclosing traced function is local to the trace and not reported. Counters a test
+        asserts on (trace counters) are not reported.
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation;
@@ -125,7 +127,7 @@ class GlobalWrite(Rule):
         effects = module.effects
         names = module.names
         for fn, ctx in effects.traced():
-            if not ctx.staged or isinstance(fn, ast.Lambda):
+            if isinstance(fn, ast.Lambda):
                 continue
             declared = effects.declared.get(id(fn))
             if not declared:
@@ -137,11 +139,20 @@ class GlobalWrite(Rule):
                 if not declared[target.id] and self._trace_local(names, effects, fn, target.id):
                     continue
                 kind = "global" if declared[target.id] else "nonlocal"
-                report(
-                    target,
-                    f"Assignment to the {kind} `{target.id}` inside staged code happens once, while tracing, "
-                    "not on every call; return the new value instead",
-                )
+                if ctx.staged:
+                    report(
+                        target,
+                        f"Assignment to the {kind} `{target.id}` inside staged code happens once, while tracing, "
+                        "not on every call; return the new value instead",
+                    )
+                elif store.value is not None and module.is_traced(store.value):
+                    # Under `vmap` or a differentiation the body runs on every call, but what
+                    # it stores is a tracer that outlives the transformation.
+                    report(
+                        target,
+                        f"Assignment of a traced value to the {kind} `{target.id}` leaks a tracer out of the "
+                        "transformation: using it afterwards raises `UnexpectedTracerError`; return the value instead",
+                    )
 
     @staticmethod
     def _trace_local(names, effects, fn, name: str) -> bool:
