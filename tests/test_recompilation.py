@@ -467,6 +467,24 @@ CASES = {
                 mu = mu + likelihood(mu, jnp.asarray(rng.normal(size=32)))  # a fixed size
             return mu
         """,
+    "jitted_call_through_a_helper": """
+        import jax
+        import jax.numpy as jnp
+
+        def build_model(frames, key):
+            return frames.mean() + jax.random.normal(key)
+
+        model_apply = jax.jit(build_model)
+
+        def inference(frames):
+            return model_apply(frames, jax.random.key(42))
+
+        def run():
+            for video in [jnp.ones((n, 8)) for n in (10, 12, 15)]:
+                inference(video)  # JAX501
+            for _ in range(3):
+                inference(jnp.ones((4, 8)))  # a fixed size
+        """,
     # ---- JAX502 -------------------------------------------------------------------------------
     "jit_rebuilt_variants": """
         from functools import partial
@@ -906,6 +924,23 @@ def test_python_int_argument_compiles_once():
         state = step(i, state)
         i += 50
     assert step._cache_size() == 1
+
+
+def test_a_jitted_call_through_a_helper_compiles_per_size():
+    """What JAX501 says of a helper that hands its parameter to a jitted function, called in a
+    loop with arrays of different sizes: each size compiles again."""
+    jax = pytest.importorskip("jax")
+
+    @jax.jit
+    def model_apply(frames):
+        return frames.mean()
+
+    def inference(frames):
+        return model_apply(frames)
+
+    for n in (2, 3, 4):
+        inference(jax.numpy.ones((n, 8)))
+    assert model_apply._cache_size() == 3
 
 
 def test_numpy_draws_sized_by_the_loop_compile_per_size():

@@ -39,6 +39,7 @@ class CallSites:
         self._loops: dict[int, dict[int, list[Loop]]] = {}
         self._on_self: dict[tuple[int, str], TracedFunction] = {}
         self._attributes: dict[int, dict] = {}  # id(class) -> `submodules.self_attributes`, read once
+        self._scopes: dict[int, Scope] | None = None  # id(call) -> the scope it is made in, for `loops_around`
         self._find(discovery)
 
     def _find(self, discovery: Discovery) -> None:
@@ -197,6 +198,14 @@ class CallSites:
         return _UNKNOWN
 
     # ---- loops -------------------------------------------------------------------
+    def loops_around(self, call: ast.Call) -> list[Loop]:
+        """The loops around any call of the module, in the function (or module body) it is
+        made in, outermost first."""
+        if self._scopes is None:
+            self._scopes = {id(c): scope for c, scope in self.names.calls}
+        scope = self._scopes.get(id(call))
+        return self._enclosing_loops(scope, call) if scope is not None else []
+
     def _enclosing_loops(self, scope: Scope, call: ast.Call) -> list[Loop]:
         body_owner = scope.node
         table = self._loops.get(id(body_owner))

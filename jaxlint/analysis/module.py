@@ -206,6 +206,10 @@ class ModuleFacts:
         """Every call of a transformed callable, with the loops around it."""
         return self._call_sites.sites
 
+    def loops_around(self, call: ast.Call) -> list:
+        """The loops around a call of the module, outermost first (see `CallSites.loops_around`)."""
+        return self._call_sites.loops_around(call)
+
     @cached_property
     def _call_sites(self) -> CallSites:
         return CallSites(self.names, self.discovery)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis import jit_signature
 from jaxlint.analysis.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
@@ -26,7 +27,10 @@ class UnbucketedShapes(Rule):
         loop (`x[x > t]`), a slice whose bound is computed from changing data
         (`x[:int(valid.sum())]`), an array built from a list comprehension whose `if` changes
         with the loop (`jnp.array([r for r in rows if r.user == u])`), or a Python list the loop
-        appends to, passed as it is (each new length is a new pytree structure). `xs += value`
+        appends to, passed as it is (each new length is a new pytree structure). A plain function
+        of the module that hands its own parameter straight to the jitted call (`def
+        inference(frames): return model_apply(frames, key)`), called in such a loop with such an
+        argument, is reported where it is called. `xs += value`
         adds elements only to a sequence: it counts as growth when the added value is a list or
         tuple (`xs += [x]`) or the name is bound to one (`xs = []`, `list(...)`, a comprehension);
         on a number (`i = 0 ... i += n`) it is `i = i + n`, a new value of the same shape.
@@ -185,26 +189,43 @@ class UnbucketedShapes(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        sites = [s for s in module.call_sites if s.loops and s.target.context.staged]
+        sites = [s for s in module.call_sites if s.target.context.staged]
         if not sites:
             return
         shapes = module.shapes
         for site in sites:
-            for arg, label in _traced_arguments(site, module):
-                reason = None
-                for loop in reversed(site.loops):
-                    reason = shapes.varying(arg, loop)
-                    if reason is not None:
-                        break
-                if reason is None:
+            name = getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
+            for param, arg, label in _traced_arguments(site, module):
+                reason = _varying(shapes, arg, site.loops)
+                if reason is not None:
+                    report(
+                        site.call,
+                        f"`{name}` is called in a loop with `{label}`, which {reason}: every new shape "
+                        "compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
+                    )
+                    break
+                if param is None:
                     continue
-                name = getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
-                report(
-                    site.call,
-                    f"`{name}` is called in a loop with `{label}`, which {reason}: every new shape "
-                    "compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
-                )
-                break
+                # A plain function of the module that hands its parameter straight to the call
+                # (`def inference(frames): return model_apply(frames, key)`), called in a loop.
+                for call, passed, helper in jit_signature.forwarded(module, site, param):
+                    reason = _varying(shapes, passed, module.loops_around(call))
+                    if reason is not None:
+                        report(
+                            call,
+                            f"`{helper.name}` passes `{param}` to the jitted `{name}` (line {site.call.lineno}) "
+                            f"and is called in a loop with `{ast.unparse(passed)}`, which {reason}: every new "
+                            "shape compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
+                        )
+
+
+def _varying(shapes, arg, loops) -> str | None:
+    """Why `arg`'s shape changes from one iteration of one of these loops to the next, innermost first."""
+    for loop in reversed(loops):
+        reason = shapes.varying(arg, loop)
+        if reason is not None:
+            return reason
+    return None
 
 
 def _traced_arguments(site, module):
@@ -222,8 +243,8 @@ def _traced_arguments(site, module):
         param = params[i].arg if i < len(params) else None
         if param is not None and param in static:
             continue
-        yield arg, ast.unparse(arg)
+        yield param, arg, ast.unparse(arg)
     for keyword in site.call.keywords:
         if keyword.arg is None or keyword.arg in static:
             continue
-        yield keyword.value, ast.unparse(keyword.value)
+        yield keyword.arg, keyword.value, ast.unparse(keyword.value)
