@@ -48,7 +48,9 @@ if TYPE_CHECKING:
 # Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
 # `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
 # hands one to an interface (`_abstract_keys`).
-_KEY_WORDS = ("random", "PRNGKey", "NotImplementedError", "abstractmethod")
+_KEY_WORDS = ("random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod")
+# What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
+_KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
 # How many modules a chain of base classes is followed through to find an inherited method.
 _MAX_BASE_MODULES = 8
 
@@ -437,7 +439,9 @@ class KeyFlow:
         for call, scope in calls_through(names, api.RANDOM_NAMES):
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
-        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn) or self._declares_key(fn))
+        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
+            relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
             return relevant
         for fn in names.functions:
