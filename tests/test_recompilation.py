@@ -486,6 +486,23 @@ CASES = {
                 inference(jnp.ones((4, 8)))  # a fixed size
         """,
     # ---- JAX502 -------------------------------------------------------------------------------
+    "jit_per_value_of_a_list_extended_with_literals": """
+        import jax
+        import jax.numpy as jnp
+
+        def check_all(x, extra):
+            dtypes = [jnp.float16, jnp.float32]
+            if jax.config.jax_enable_x64:
+                dtypes += [jnp.float64]
+            for dtype in dtypes:  # one program per dtype
+                cast = jax.jit(lambda y: y.astype(dtype))
+                cast(x)
+            schemes = ["euler", "rk4"]
+            schemes.append(extra)
+            for scheme in schemes:
+                step = jax.jit(lambda y: y * len(scheme))  # JAX502
+                step(x)
+        """,
     "jit_rebuilt_variants": """
         from functools import partial
 

@@ -131,7 +131,8 @@ class JitVariants:
     # ---- values written out -----------------------------------------------------------------
     def written_out(self, iterable: ast.AST, scope: Scope) -> bool:
         """A tuple, list or set display of distinct values written out in the code (constants,
-        classes, functions, imported objects, tuples of these), or a name bound only to one tuple."""
+        classes, functions, imported objects, tuples of these), or a name bound only to one tuple,
+        or to one list that only `+=` of more such displays extends."""
         if isinstance(iterable, ast.Name):
             owner = self.names.lookup(iterable.id, scope)
             if owner is None:
@@ -142,16 +143,45 @@ class JitVariants:
                 or iterable.id in owner.params
                 or iterable.id in owner.defs
                 or iterable.id in owner.imports
-                or iterable.id in owner.other
-                or not isinstance(values[0], ast.Tuple)
+                or not isinstance(values[0], (ast.Tuple, ast.List))
             ):
                 return False
-            return self.written_out(values[0], owner)
+            parts = [values[0]]
+            if iterable.id in owner.other or isinstance(values[0], ast.List):
+                extended = self._extended_by_displays(iterable.id, owner)
+                if extended is None:
+                    return False
+                parts.extend(extended)
+            return self.written_out(ast.Tuple([e for part in parts for e in part.elts], ast.Load()), owner)
         if not isinstance(iterable, (ast.Tuple, ast.List, ast.Set)) or not iterable.elts:
             return False
         if not all(self._value_written_out(e, scope) for e in iterable.elts):
             return False
         return len({ast.dump(e) for e in iterable.elts}) == len(iterable.elts)
+
+    def _extended_by_displays(self, name: str, owner: Scope) -> list[ast.expr] | None:
+        """The displays `name += [...]` adds to it in its scope, when that, after the one
+        assignment, is all that ever changes it (no other binding, no method called on it, no
+        store into it); None otherwise."""
+        if isinstance(owner.node, ast.Lambda):
+            return None
+        nodes = [node for stmt in owner.node.body for node in walk(stmt)]
+        added: list[ast.expr] = []
+        augmented: set[int] = set()
+        for node in nodes:
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+                if not isinstance(node.op, ast.Add) or not isinstance(node.value, (ast.List, ast.Tuple)):
+                    return None
+                added.append(node.value)
+                augmented.add(id(node.target))
+        stores = 0
+        for node in nodes:
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+                stores += id(node) not in augmented
+            elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+                if node.value.id == name and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)):
+                    return None  # `xs.append(...)`, `xs[0] = ...`: changed in place
+        return added if stores == 1 else None
 
     def _value_written_out(self, value: ast.AST, scope: Scope) -> bool:
         if isinstance(value, ast.Constant):
@@ -225,3 +255,4 @@ def _argument(call: ast.Call, function: FunctionNode, param: str, names) -> ast.
     if index >= len(call.args) or any(isinstance(a, ast.Starred) for a in passed):
         return None
     return call.args[index]
+

@@ -39,8 +39,9 @@ class JitRebuilt(Rule):
         trainer or evaluator built per epoch or per call compiles again each time.
         A build that is a different function each time is not reported: when what is jitted
         depends on the target of a `for` loop over distinct values written out in the code
-        (`for scheme in ("euler", "rk4")`, `for method in [Euler, RK4]`, or a name bound once to
-        such a tuple), directly (`make_step(scheme)`), through a value the loop makes from it
+        (`for scheme in ("euler", "rk4")`, `for method in [Euler, RK4]`, a name bound once to
+        such a tuple, or to such a list that the code only extends with `+=` of more of them:
+        `dtypes += [jnp.float64]`), directly (`make_step(scheme)`), through a value the loop makes from it
         (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function and
         compiles once, which no rewrite avoids; so does a helper whose build depends on a
         parameter that every repeated call passes such a target. A loop over anything else (a
