@@ -174,13 +174,17 @@ class JitVariants:
                     return None
                 added.append(node.value)
                 augmented.add(id(node.target))
+        # Read only where a loop goes through it: handed anywhere else, it may be changed there.
+        iterated = {
+            id(node.iter) for node in nodes if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
+        }
         stores = 0
         for node in nodes:
-            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-                stores += id(node) not in augmented
-            elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
-                if node.value.id == name and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)):
-                    return None  # `xs.append(...)`, `xs[0] = ...`: changed in place
+            if isinstance(node, ast.Name) and node.id == name:
+                if not isinstance(node.ctx, ast.Load):
+                    stores += id(node) not in augmented
+                elif id(node) not in iterated:
+                    return None
         return added if stores == 1 else None
 
     def _value_written_out(self, value: ast.AST, scope: Scope) -> bool:
@@ -255,4 +259,3 @@ def _argument(call: ast.Call, function: FunctionNode, param: str, names) -> ast.
     if index >= len(call.args) or any(isinstance(a, ast.Starred) for a in passed):
         return None
     return call.args[index]
-
