@@ -17,7 +17,7 @@ from jaxlint.analysis.call_index import calls_through, calls_through_any
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.submodules import self_attributes
 from jaxlint.analysis.tracing import Discovery, TracedFunction
-from jaxlint.analysis.walk import children, contains, own_statements
+from jaxlint.analysis.walk import children, contains, returned_name
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
 
@@ -94,8 +94,7 @@ class CallSites:
             factory = names.parent_function.get(id(root.node))
             if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(names.scope_of(factory)) != owner_id:
                 continue
-            returns = [s for s in own_statements(factory.body) if isinstance(s, ast.Return)]
-            if returns and all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns):
+            if returned_name(factory) == name:
                 made[id(factory)] = root
         if not made:
             return

@@ -34,6 +34,20 @@ def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Sc
     return Value(joined.trace, array=joined.traced, boolean=True, not_none=joined.traced)
 
 
+def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, scope: Scope) -> bool:
+    """Whether an array answers `left op right` element by element (with an array of booleans):
+    an ordering, or `==`/`!=` with anything Python does not answer itself (None, a string,
+    bytes, `...`, a slice); never `is` or `in`."""
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return True
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        return not any(
+            isinstance(side, ast.Constant) and side.value is None or _no_array_compares(side, names, scope)
+            for side in (left, right)
+        )
+    return False
+
+
 def _no_array_compares(expr: ast.expr, names: Names, scope: Scope) -> bool:
     """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool."""
     if isinstance(expr, ast.Constant):

@@ -30,7 +30,7 @@ from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.tracing import transform_of
-from jaxlint.analysis.walk import body_nodes, own_statements, walk
+from jaxlint.analysis.walk import body_nodes, returned_name, walk
 
 
 class KeyNames:
@@ -174,13 +174,9 @@ class KeyNames:
         fn = self.resolve(call.func)
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        returns = [s for s in own_statements(fn.body) if isinstance(s, ast.Return)]
-        named = {s.value.id for s in returns if isinstance(s.value, ast.Name)}
-        if not returns or len(named) != 1 or any(not isinstance(s.value, ast.Name) for s in returns):
-            return None
-        name = next(iter(named))
+        name = returned_name(fn)
         scope = self.names.scope_of(fn)
-        if name not in module_keys or self.names.lookup(name, scope) is not self.names.module or name in scope.globals:
+        if name is None or name not in module_keys or self.names.lookup(name, scope) is not self.names.module or name in scope.globals:
             return None
         if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.nodes(fn)):
             return None

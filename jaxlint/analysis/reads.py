@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jaxlint.analysis.key_names import held_key
 from jaxlint.analysis.walk import children, target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -96,20 +97,13 @@ def rebinds(stmt: ast.AST, name: str, made: ast.AST | None = None) -> bool:
 
 def _binds(target: ast.AST, name: str) -> bool:
     if "." in name:
-        return any(_dotted(node) == name for node in ast.walk(target) if isinstance(node, ast.Attribute))
+        return any(held_key(node) == name for node in ast.walk(target) if isinstance(node, ast.Attribute))
     return name in target_names(target)
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """`self.states` for the attribute `self.states`."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
-    return None
 
 
 def _reads(node: ast.AST, name: str) -> bool:
     if "." in name:
-        return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _dotted(node) == name
+        return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and held_key(node) == name
     return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
 
 

@@ -240,6 +240,16 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(case.body)
 
 
+def returned_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The one name every `return` of a def returns (`return update`); None when it has no
+    `return`, or one returns anything else."""
+    returns = [s for s in own_statements(fn.body) if isinstance(s, ast.Return)]
+    named = {s.value.id for s in returns if isinstance(s.value, ast.Name)}
+    if not returns or len(named) != 1 or any(not isinstance(s.value, ast.Name) for s in returns):
+        return None
+    return next(iter(named))
+
+
 def spans(outer: ast.AST, node: ast.AST) -> bool:
     """Whether `node`'s source span lies within `outer`'s."""
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)

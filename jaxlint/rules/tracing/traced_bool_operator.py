@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.comparisons import elementwise
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -83,6 +84,7 @@ class TracedBoolOperator(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             tests = {id(n.test) for kind in _TESTS for n in module.unguarded(fn, kind)}
+            scope = module.names.scope_of(fn)
             nodes = [*module.unguarded(fn, ast.BoolOp), *module.unguarded(fn, ast.UnaryOp), *module.unguarded(fn, ast.Compare)]
             for node in nodes:
                 if id(node) in tests:
@@ -92,7 +94,7 @@ class TracedBoolOperator(Rule):
                     operands = [node.left, *node.comparators]
                     converted = [
                         i for i in range(len(operands) - 2)
-                        if _elementwise(node.ops[i], operands[i], operands[i + 1]) and (
+                        if elementwise(node.ops[i], operands[i], operands[i + 1], module.names, scope) and (
                             module.is_abstract_array(operands[i]) or module.is_abstract_array(operands[i + 1])
                         )
                     ]
@@ -115,13 +117,3 @@ class TracedBoolOperator(Rule):
                     if module.is_abstract_array(node.operand):
                         report(node, "`not` on a traced value converts it to a Python bool; use `~x` or `jnp.logical_not(x)`")
 
-
-def _elementwise(op: ast.cmpop, left: ast.AST, right: ast.AST) -> bool:
-    """A comparison an array answers element by element (with an array): an ordering, or an
-    equality with anything but None or a string, which Python answers itself."""
-    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
-        return True
-    if isinstance(op, (ast.Eq, ast.NotEq)):
-        return not any(isinstance(side, ast.Constant) and (side.value is None or isinstance(side.value, str))
-                       for side in (left, right))
-    return False
