@@ -1307,6 +1307,110 @@ def test_a_traced_value_stored_in_a_global_under_grad_or_vmap_leaks_under_jax(cl
         seen + 1
 
 
+def test_a_tracer_smuggled_out_of_an_inner_trace_leaks_under_jax(cli, make_files):
+    """What JAX406 says of a nonlocal written by a function traced on its own (differentiated by
+    `jax.jvp`/`jax.vjp`, `jax.grad` inside a jitted function, a `lax.scan` body): the tracer it
+    stores outlives that trace, and using it raises `UnexpectedTracerError`. Quiet: a helper run
+    in the enclosing trace, a static shape recorded by a body, a value the body closes over, and
+    a Python `if` in a function `jax.jvp` differentiates (its primals are concrete)."""
+    source = """\
+        import jax
+        import jax.numpy as jnp
+
+
+        def tangent(f, x):
+            return jax.jvp(f, (x,), (1.0,))[1]
+
+
+        def through_jvp(x):
+            def inner(y):
+                nonlocal x
+                x = y * 2
+                return x
+            tangent(inner, x)
+            return x + 1
+
+
+        def through_vjp(x):
+            out = None
+            def g(y):
+                nonlocal out
+                out = jnp.sin(y)
+                return out
+            jax.vjp(g, x)
+            return out + 1
+
+
+        @jax.jit
+        def grad_in_jit(w):
+            aux = None
+            def loss(p):
+                nonlocal aux
+                aux = p * 2
+                return jnp.sum(p ** 2)
+            g = jax.grad(loss)(w)
+            return g, aux
+
+
+        @jax.jit
+        def scan_in_jit(xs, w):
+            last = None
+            shape = None
+            closed = None
+            def body(c, x):
+                nonlocal last, shape, closed
+                last = c + x
+                shape = c.shape
+                closed = w
+                return c + x, None
+            c, _ = jax.lax.scan(body, 0.0, xs)
+            return c, last, shape, closed
+
+
+        @jax.jit
+        def helper_in_jit(x):
+            total = 0.0
+            def add(v):
+                nonlocal total
+                total = total + v
+            add(x)
+            return total
+
+
+        def branchy(y):
+            if y > 0:
+                return y * 2
+            return y
+
+
+        def jvp_of_branchy():
+            return jax.jvp(branchy, (1.0,), (1.0,))
+        """
+    make_files({"smuggle.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "smuggle.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [
+        ("JAX406", 12), ("JAX406", 22), ("JAX406", 33), ("JAX406", 46),
+    ]
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<smuggle>", "exec"), namespace)
+    ones = jax.numpy.ones(3)
+    for call in (
+        lambda: namespace["through_jvp"](1.0),
+        lambda: namespace["through_vjp"](1.0),
+        lambda: namespace["grad_in_jit"](ones),
+        lambda: namespace["scan_in_jit"](ones, 2.0),
+    ):
+        with pytest.raises(jax.errors.UnexpectedTracerError):
+            call()
+    quiet = textwrap.dedent(source).replace("        last = c + x\n", "")  # the quiet writes alone
+    exec(compile(quiet, "<quiet>", "exec"), namespace)
+    c, last, shape, closed = namespace["scan_in_jit"](ones, 2.0)
+    assert (float(c), last, shape, float(closed)) == (3.0, None, (), 2.0)
+    assert float(namespace["helper_in_jit"](1.0)) == 1.0
+    assert float(namespace["jvp_of_branchy"]()[1]) == 2.0
+
+
 def test_traced_index_into_a_list_raises_under_jax():
     """What JAX401 says of a traced index: a list cannot take it, a dict cannot hash it."""
     jax = pytest.importorskip("jax")
@@ -1617,3 +1721,62 @@ def test_nnx_module_updating_itself_called_in_staged_code_from_the_cli(cli, make
     make_files({"counter.py": source})
     out = cli("check", "--output-format", "json", "--select", "JAX4", "--isolated", "--no-cache")
     assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)
+
+
+def test_an_attribute_set_on_a_pytree_argument_is_missing_for_the_caller_under_jax(cli, make_files):
+    """What JAX408 says of `cpt.c = ...` in a jitted function that reads `cpt.c` itself, when
+    the caller reads `cpt.c` on the object it passed: jit set it on a rebuilt copy, so the
+    caller's object has no `c`. Quiet: a caller that reads only what it set, or that sets the
+    attribute itself before reading it."""
+    source = """\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.tree_util.register_pytree_node_class
+        class Params:
+            def __init__(self, a, b):
+                self.a = a
+                self.b = b
+
+            def tree_flatten(self):
+                return (self.a, self.b), None
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+
+
+        @jax.jit
+        def predict(t, params):
+            params.out = params.a * t
+            return params.out + params.b
+
+
+        def caller_reads(t, params):
+            y = predict(t, params)
+            print(hasattr(params, "out"))
+            return y, params.out
+
+
+        def caller_reads_its_own(t, params):
+            y = predict(t, params)
+            return y, params.a
+
+
+        def caller_sets_it_again(t, params):
+            y = predict(t, params)
+            params.out = y
+            return params.out
+        """
+    make_files({"setattr_arg.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX408", "setattr_arg.py")
+    assert [(f["location"]["row"], "line 28" in f["message"]) for f in out.json] == [(21, True)]
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<setattr_arg>", "exec"), namespace)
+    params = namespace["Params"](jax.numpy.ones(2), jax.numpy.ones(2))
+    with pytest.raises(AttributeError):
+        namespace["caller_reads"](1.0, params)
+    namespace["caller_reads_its_own"](1.0, params)
+    namespace["caller_sets_it_again"](1.0, params)

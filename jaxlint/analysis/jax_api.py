@@ -66,6 +66,12 @@ CONCRETE_TRANSFORMS = frozenset({
     "flax.nnx.value_and_grad",
 })
 
+# Differentiations that call the function at once, on the primals they are given
+# (`jax.jvp(f, primals, tangents)`, `jax.vjp(f, *primals)`, `jax.linearize(f, *primals)`): the
+# function runs as under `jax.grad`, its arguments tracers with concrete values. They return
+# results, not a function, so they are no `TRANSFORMS`.
+CALLING_DIFFERENTIATIONS = frozenset({"jax.jvp", "jax.vjp", "jax.linearize"})
+
 # Wrappers that trace nothing themselves: the function (and, for custom derivatives, the rules
 # it registers) runs on whatever its caller passes, concrete values when called eagerly or under
 # a differentiation, tracers when called from traced code.

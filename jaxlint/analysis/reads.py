@@ -107,10 +107,16 @@ def _reads(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
 
 
+# Builtins that look at an object without setting its attributes.
+_LOOKING = frozenset({"print", "hasattr", "getattr", "isinstance", "len", "repr", "str", "id", "type", "vars"})
+
+
 def _reaches_owner(stmt: ast.AST, owner: str, made: ast.AST | None = None) -> bool:
     """A call in the statement made through the object (`self.update()`) or handed it (`log(self)`)."""
     for node in ast.walk(stmt):
         if not isinstance(node, ast.Call) or node is made:
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in _LOOKING:
             continue
         func = node.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:

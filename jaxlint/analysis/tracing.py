@@ -37,7 +37,10 @@ _SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for nam
 # What a method call must be named to matter to `discover`: most calls (`x.reshape(...)`,
 # `self.layer(...)`) are not looked up at all.
 _DISCOVERED_ATTRIBUTES = attribute_spellings(
-    [*jax_api.TRANSFORMS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS, DISABLE_JIT]
+    [
+        *jax_api.TRANSFORMS, *jax_api.CALLING_DIFFERENTIATIONS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS,
+        DISABLE_JIT,
+    ]
 ) | _REGISTERING_METHODS
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
@@ -157,6 +160,11 @@ class Discovery:
     # scope that makes it: from eager code, it runs its bodies in Python on concrete values
     eager: dict[int, ast.AST] = field(default_factory=dict)
 
+    def traces_itself(self, fn: FunctionNode) -> bool:
+        """Whether a transformation or a control-flow primitive traces `fn` (a trace of its own,
+        nested in any trace around the call), not only the code that calls it."""
+        return any(root.node is fn for root in self.roots) or any(body is fn for body, _, _ in self.bodies)
+
 
 def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
     """The transformation an expression denotes: `jax.jit`, `partial(jax.jit, ...)`, `jax.jit(static_argnames=...)`."""
@@ -228,7 +236,7 @@ def discover(names: Names) -> Discovery:
                 if roots:
                     found.derivative_rules.setdefault(id(primal), []).extend(roots)
             continue
-        if callee in jax_api.TRANSFORMS:
+        if callee in jax_api.TRANSFORMS or callee in jax_api.CALLING_DIFFERENTIATIONS:
             if not call.args:
                 continue
         elif not (
@@ -238,8 +246,8 @@ def discover(names: Names) -> Discovery:
             continue
         if names.unreached(call, scope):
             continue  # a call after a `return` or `raise` is never made: it traces nothing
-        if callee in jax_api.TRANSFORMS or callee in KERNEL_CALLS:
-            passed_on = [call.args[0]] if callee in jax_api.TRANSFORMS else entry_functions(
+        if callee in jax_api.TRANSFORMS or callee in jax_api.CALLING_DIFFERENTIATIONS or callee in KERNEL_CALLS:
+            passed_on = [call.args[0]] if callee not in KERNEL_CALLS else entry_functions(
                 callee, call.args, _keywords(call), KERNEL_CALLS
             )
             for passed in passed_on:

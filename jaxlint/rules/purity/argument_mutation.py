@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
+from jaxlint.analysis import jax_api, jit_signature, reads
 from jaxlint.analysis.tracing import positional_params
 from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
@@ -20,7 +20,9 @@ class ArgumentMutation(Rule):
         Checks for item and attribute stores (`state["step"] = ...`, `batch.x = ...`) and
         mutating calls (`history.append(...)`) on a parameter of a function staged by
         `jax.jit` or `jax.pmap`, when the function neither returns that parameter nor reads it
-        after the write: the write can only have been meant for the caller.
+        after the write: the write can only have been meant for the caller. An attribute the
+        function sets and reads itself is reported where a caller passes a name and reads that
+        attribute of it after the call (`f(cpt)`, then `cpt.c`).
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for
@@ -40,6 +42,18 @@ class ArgumentMutation(Rule):
             state["history"].append(loss)  # JAX408
             return loss * 2
         """,
+        """
+        import jax
+
+        @jax.jit
+        def predict(t, params):
+            params.out = params.a * t  # JAX408
+            return params.out + params.b
+
+        def run(t, params):
+            y = predict(t, params)
+            return y, params.out  # the caller's object has no `out`
+        """,
     )
     good = (
         """
@@ -57,6 +71,18 @@ class ArgumentMutation(Rule):
         def normalise(batch):
             batch["x"] = batch["x"] / 255.0  # a local edit, read below
             return batch["x"].mean()
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def predict(t, params):
+            params.out = params.a * t  # scratch space of the trace, read below
+            return params.out + params.b
+
+        def run(t, params):
+            y = predict(t, params)
+            return y, params.a  # reads what the caller set itself
         """,
     )
     demo = JaxDemo(
@@ -111,12 +137,40 @@ class ArgumentMutation(Rule):
                 if module.names.read_scope.get(id(root_name)) is not module.names.scope_of(fn):
                     continue
                 if _used_after(fn, root_name.id, stmt, write_roots):
+                    read = _caller_read(module, root, target)
+                    if read is not None:
+                        report(
+                            node,
+                            f"`{root_name.id}` is an argument of a jitted function: the function sets "
+                            f"`{target.attr}` on a copy, and the caller's read of `{read[0]}` on line {read[1].lineno} "
+                            "never sees it; return the value instead",
+                        )
                     continue
                 report(
                     node,
                     f"`{root_name.id}` is an argument of a jitted function: the function mutates a copy and "
                     "the caller never sees the change; return the updated value instead",
                 )
+
+
+def _caller_read(module, root, target: ast.AST) -> tuple[str, ast.expr] | None:
+    """For an attribute set on a parameter (`cpt.c = ...`): a call of the jitted function that
+    passes a plain name for it, and the caller's first read of that attribute of the name
+    afterwards (`cpt.c`), before anything may set it again."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+        return None
+    param = target.value.id
+    for site in module.call_sites:
+        if site.target is not root:
+            continue
+        arg = jit_signature.argument(site.call, root, param, jit_signature.is_method_call(site.call, root, module))
+        if not isinstance(arg, ast.Name):
+            continue
+        path = f"{arg.id}.{target.attr}"
+        read = reads.later_read(site.function if site.function is not None else module.tree, path, site.call)
+        if read is not None and read.next_iteration is None:
+            return path, read.node
+    return None
 
 
 def _mutable_parameters(root) -> set[str]:

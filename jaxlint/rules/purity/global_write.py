@@ -16,11 +16,16 @@ class GlobalWrite(Rule):
     what = """
         Checks for assignments (`=`, `+=`, ...) to names declared `global` or `nonlocal` inside
         a function staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive (and the
-        helpers it calls), and, under `jax.vmap` or a differentiation (`jax.grad`), of a traced
+        helpers it calls), and, under `jax.vmap` or a differentiation (`jax.grad`, and
+        `jax.jvp`, `jax.vjp` and `jax.linearize`, which call the function at once), of a traced
         value: there the body runs on every call, but the name keeps a tracer that outlives the
         transformation (`UnexpectedTracerError` when it is used). A `nonlocal` that belongs to
-        an enclosing traced function is local to the trace and not reported. Counters a test
-        asserts on (trace counters) are not reported.
+        an enclosing traced function is local to that trace and not reported, unless the
+        function writing it is traced on its own (a `lax` body, a function differentiated or
+        vmapped inside the traced one) and stores a value made from its own arguments or
+        locals: that tracer outlives the inner trace (the usual way to smuggle an auxiliary
+        output out of `jax.grad` without `has_aux=True`). Counters a test asserts on (trace
+        counters) are not reported.
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation;
@@ -56,6 +61,22 @@ class GlobalWrite(Rule):
                 return w * 0.9
             return step
         """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(w, x):
+            predictions = None
+
+            def loss(w):
+                nonlocal predictions
+                predictions = x @ w  # JAX406
+                return jnp.sum(predictions ** 2)
+
+            g = jax.grad(loss)(w)
+            return w - 0.1 * g, predictions
+        """,
     )
     good = (
         """
@@ -81,6 +102,34 @@ class GlobalWrite(Rule):
             for i in range(3):
                 add(x[i])
             return total
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(w, x):
+            def loss(w):
+                predictions = x @ w
+                return jnp.sum(predictions ** 2), predictions
+
+            g, predictions = jax.grad(loss, has_aux=True)(w)
+            return w - 0.1 * g, predictions
+        """,
+        """
+        import jax
+
+        @jax.jit
+        def total(xs, scale):
+            carry_shape = None
+
+            def body(c, x):
+                nonlocal carry_shape
+                carry_shape = c.shape  # a static value: the same in every trace
+                return c + scale * x, None
+
+            out, _ = jax.lax.scan(body, 0.0, xs)
+            return out
         """,
         """
         import jax
@@ -136,9 +185,16 @@ class GlobalWrite(Rule):
                 target = store.target
                 if target.id not in declared or target.id in effects.asserted_names:
                     continue
-                if not declared[target.id] and self._trace_local(names, effects, fn, target.id):
-                    continue
                 kind = "global" if declared[target.id] else "nonlocal"
+                if not declared[target.id] and self._trace_local(names, effects, fn, target.id):
+                    # Local to the enclosing function's trace, unless `fn` runs in a trace of its
+                    # own (a `lax` body, `jax.grad` of a nested function): its tracer outlives it.
+                    if (
+                        module.discovery.traces_itself(fn) and store.value is not None
+                        and module.is_traced(store.value) and self._reads_own(names, fn, store.value)
+                    ):
+                        report(target, self._leak(kind, target.id))
+                    continue
                 if ctx.staged:
                     report(
                         target,
@@ -148,11 +204,25 @@ class GlobalWrite(Rule):
                 elif store.value is not None and module.is_traced(store.value):
                     # Under `vmap` or a differentiation the body runs on every call, but what
                     # it stores is a tracer that outlives the transformation.
-                    report(
-                        target,
-                        f"Assignment of a traced value to the {kind} `{target.id}` leaks a tracer out of the "
-                        "transformation: using it afterwards raises `UnexpectedTracerError`; return the value instead",
-                    )
+                    report(target, self._leak(kind, target.id))
+
+    @staticmethod
+    def _leak(kind: str, name: str) -> str:
+        return (
+            f"Assignment of a traced value to the {kind} `{name}` leaks a tracer out of the transformation: "
+            "using it afterwards raises `UnexpectedTracerError`; return the value instead"
+        )
+
+    @staticmethod
+    def _reads_own(names, fn, value: ast.AST) -> bool:
+        """Whether `value` reads a name of `fn`'s own (a parameter, a local): a value made only of
+        what `fn` closes over is the enclosing trace's, which it does not outlive."""
+        scope = names.scopes.get(id(fn))
+        return scope is not None and any(
+            isinstance(node, ast.Name) and names.read_scope.get(id(node)) is scope and scope.binds(node.id)
+            and node.id not in scope.nonlocals and node.id not in scope.globals
+            for node in ast.walk(value)
+        )
 
     @staticmethod
     def _trace_local(names, effects, fn, name: str) -> bool:
