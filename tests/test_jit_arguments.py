@@ -1534,3 +1534,136 @@ def test_jits_stored_on_self_and_static_arguments_through_helpers_from_the_cli(c
     assert len(sources) == len(THROUGH_SELF_AND_HELPERS)
     got, expected = cli_reports(cli, make_files, sources, "JAX3")
     assert got == expected
+
+
+def test_an_object_made_per_call_of_the_caller_compiles_once_per_call_under_jax(cli, make_files):
+    """JAX303 on a static optax transformation (or nested function) that `train` builds on each
+    of its calls, when `train` is called in a loop or from several places: each call compiles the
+    step again. Quiet: one made by the caller and passed in, and a builder called once."""
+    source = """\
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        import optax
+
+        traces = []
+
+
+        @partial(jax.jit, static_argnames=("optimizer", "loss"))
+        def update(params, opt_state, optimizer, loss):
+            traces.append(1)
+            grads = jax.grad(loss)(params)
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+
+        def train(params):
+            optimizer = optax.sgd(0.1)
+
+            def loss(p):
+                return jnp.sum(p ** 2)
+
+            return update(params, optimizer.init(params), optimizer, loss)[0]
+
+
+        def train_with(params, optimizer, loss):
+            return update(params, optimizer.init(params), optimizer, loss)[0]
+
+
+        def once(params):
+            optimizer = optax.sgd(0.1)
+            return update(params, optimizer.init(params), optimizer, jnp.sum)[0]
+
+
+        def restarts(params):
+            return [train(params) for seed in range(3)]
+
+
+        def shared(params):
+            optimizer = optax.sgd(0.1)
+            return [train_with(params, optimizer, jnp.sum) for seed in range(3)]
+        """
+    make_files({"per_call.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX303", "per_call.py")
+    assert [(f["location"]["row"], f["message"].split("`")[1]) for f in out.json] == [
+        (23, "optimizer"), (23, "loss"),
+    ]
+    assert "made on every call of `train`" in out.json[0]["message"]
+    pytest.importorskip("optax")
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<per_call>", "exec"), namespace)
+    namespace["restarts"](jax.numpy.ones(2))
+    assert len(namespace["traces"]) == 3
+    namespace["traces"].clear()
+    namespace["shared"](jax.numpy.ones(2))
+    namespace["once"](jax.numpy.ones(2))
+    assert len(namespace["traces"]) == 2  # `shared` compiles once, `once` with its own optimizer once
+
+
+def test_a_module_whose_init_makes_a_function_compiles_per_instance_under_jax(cli, make_files):
+    """JAX303 on an Equinox module whose `__init__` stores `jax.jit(fn)` (or a lambda), made anew
+    per restart and passed to an `eqx.filter_jit` step: the field is static and equal only to
+    itself, so each instance compiles the step again. Quiet: a field holding the caller's function."""
+    source = """\
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        traces = []
+
+
+        class Jitted(eqx.Module):
+            w: jax.Array
+            act: object
+
+            def __init__(self, fn):
+                self.w = jnp.ones(3)
+                self.act = jax.jit(fn)
+
+
+        class Given(eqx.Module):
+            w: jax.Array
+            act: object
+
+            def __init__(self, fn):
+                self.w = jnp.ones(3)
+                self.act = fn
+
+
+        @eqx.filter_jit
+        def step(model, x):
+            traces.append(1)
+            return model.act(model.w * x)
+
+
+        def restarts(cls, x):
+            for seed in range(3):
+                model = cls(jnp.tanh)
+                step(model, x)
+
+
+        def restart_jitted(x):
+            for seed in range(3):
+                model = Jitted(jnp.tanh)
+                step(model, x)
+
+
+        def restart_given(x):
+            for seed in range(3):
+                model = Given(jnp.tanh)
+                step(model, x)
+        """
+    make_files({"fields.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX303", "fields.py")
+    assert [f["location"]["row"] for f in out.json] == [41]
+    assert "its field `act`" in out.json[0]["message"]
+    pytest.importorskip("equinox")
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<fields>", "exec"), namespace)
+    namespace["restart_jitted"](jax.numpy.ones(3))
+    assert len(namespace["traces"]) == 3
+    namespace["traces"].clear()
+    namespace["restart_given"](jax.numpy.ones(3))
+    assert len(namespace["traces"]) == 1

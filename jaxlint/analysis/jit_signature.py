@@ -242,14 +242,21 @@ def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, Functi
         return []
     if arg.id in {s.target.id for s in module.effects.name_stores(helper)}:
         return []
-    names = module.names
     found = []
-    for call, scope in calls_through(names, {helper.name}):
-        if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is helper:
-            passed = _plain_argument(call, helper, arg.id)
-            if passed is not None:
-                found.append((call, passed, helper))
+    for call in plain_calls(module, helper):
+        passed = _plain_argument(call, helper, arg.id)
+        if passed is not None:
+            found.append((call, passed, helper))
     return found
+
+
+def plain_calls(module, function: FunctionNode) -> list[ast.Call]:
+    """The calls of a module function by its own name, in the module."""
+    names = module.names
+    return [
+        call for call, scope in calls_through(names, {function.name})
+        if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is function
+    ]
 
 
 def _plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
+from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
 from jaxlint.analysis.optax_objects import optax_factory
 from jaxlint.analysis.walk import walk
@@ -28,10 +28,15 @@ class StaticArgumentVariesInLoop(Rule):
         static argument that is an object made anew in the loop and hashed by identity: a lambda
         or a function defined in the loop, a `functools.partial`, an optax transformation (a
         tuple of fresh closures), or an instance of a class of the module that defines neither
-        `__eq__` nor `__hash__`. Under `eqx.filter_jit`, which makes every non-array argument
+        `__eq__` nor `__hash__`, or of one compared field by field (an Equinox module, a
+        dataclass) whose `__init__` stores a function it makes (`self.forward = jax.jit(fn)`, a
+        lambda). Under `eqx.filter_jit`, which makes every non-array argument
         static, it reports such an object passed in any position; under `nnx.jit`, an
         `nnx.Optimizer` built in the loop around a new optax transformation (the optimizer's
-        structure, transformation included, is part of the compilation key).
+        structure, transformation included, is part of the compilation key). Such an object
+        made by the plain function that makes the call, outside any loop of it, is reported when
+        the module calls that function in a loop or from more than one place (`train()` building
+        its optimizer, called once per run): each call makes a new key.
 
         A static argument that takes its values from a fixed collection of other kinds (`for
         loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
@@ -155,6 +160,51 @@ class StaticArgumentVariesInLoop(Rule):
                 for x, y in batches:
                     train_step(model, optimizer, x, y)  # JAX303
         """,
+        """
+        from functools import partial
+        import jax
+        import optax
+
+        @partial(jax.jit, static_argnames=("optimizer",))
+        def update(params, opt_state, grads, optimizer):
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+        def train(params, grads):
+            optimizer = optax.adam(1e-3)
+            opt_state = optimizer.init(params)
+            for g in grads:
+                params, opt_state = update(params, opt_state, g, optimizer)  # JAX303
+            return params
+
+        def restarts(params, grads):
+            return [train(params, grads) for seed in range(5)]
+        """,
+        """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        class Model(eqx.Module):
+            w: jax.Array
+            activation: object
+
+            def __init__(self, fn):
+                self.w = jnp.ones(3)
+                self.activation = jax.jit(fn)
+
+            def __call__(self, x):
+                return self.activation(self.w * x)
+
+        @eqx.filter_jit
+        def step(model, x):
+            return model(x)
+
+        def restarts(x):
+            for seed in range(3):
+                model = Model(jnp.tanh)
+                step(model, x)  # JAX303
+        """,
     )
     good = (
         """
@@ -238,6 +288,55 @@ class StaticArgumentVariesInLoop(Rule):
                 for x, y in batches:
                     train_step(model, optimizer, x, y)
         """,
+        """
+        from functools import partial
+        import jax
+        import optax
+
+        @partial(jax.jit, static_argnames=("optimizer",))
+        def update(params, opt_state, grads, optimizer):
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return optax.apply_updates(params, updates), opt_state
+
+        def train(params, grads, optimizer):  # one optimizer, made by the caller
+            opt_state = optimizer.init(params)
+            for g in grads:
+                params, opt_state = update(params, opt_state, g, optimizer)
+            return params
+
+        def main(params, grads):  # called once: one optimizer, one compilation
+            optimizer = optax.adam(1e-3)
+            return update(params, optimizer.init(params), grads, optimizer)
+
+        def restarts(params, grads):
+            optimizer = optax.adam(1e-3)
+            return [train(params, grads, optimizer) for seed in range(5)]
+        """,
+        """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        class Model(eqx.Module):
+            w: jax.Array
+            activation: object
+
+            def __init__(self, fn):
+                self.w = jnp.ones(3)
+                self.activation = fn  # the caller's function: equal in every instance
+
+            def __call__(self, x):
+                return self.activation(self.w * x)
+
+        @eqx.filter_jit
+        def step(model, x):
+            return model(x)
+
+        def restarts(x):
+            for seed in range(3):
+                model = Model(jnp.tanh)
+                step(model, x)
+        """,
     )
     demo = JaxDemo(
         """
@@ -267,7 +366,7 @@ class StaticArgumentVariesInLoop(Rule):
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}
         for site in module.call_sites:
-            if not site.loops or module.runs_staged(site.function):
+            if module.runs_staged(site.function):
                 continue  # a loop in staged code runs once per trace of its function, not per call
             if id(site.target) not in plain:
                 self._static_by_filtering(module, site, report)
@@ -298,6 +397,14 @@ class StaticArgumentVariesInLoop(Rule):
                             f"every iteration of the loop on line {loop.lineno} compiles it again; {remedy}",
                         )
                         break
+                else:
+                    per_call = _made_per_call(arg, site, module)
+                    if per_call:
+                        report(
+                            arg,
+                            f"static argument `{name}` of {jit_signature.function_label(root.node)} is {per_call}: "
+                            "every call compiles it again; build it once, outside, and pass it in",
+                        )
 
 
     @staticmethod
@@ -327,6 +434,15 @@ class StaticArgumentVariesInLoop(Rule):
                         "outside the loop",
                     )
                     break
+            else:
+                per_call = _made_per_call(arg, site, module)
+                if per_call and (transform != "flax.nnx.jit" or "`nnx.Optimizer`" in per_call):
+                    report(
+                        arg,
+                        f"{jit_signature.function_label(site.target.node)} is passed {per_call}; `{label}` makes "
+                        "it part of the compilation key (static, compared by identity): every call compiles "
+                        "again; build it once, outside, and pass it in",
+                    )
 
 
 # Transformations that make non-array arguments (or NNX graph structure) static.
@@ -372,6 +488,38 @@ def _fresh_object(arg: ast.AST, loop: ast.AST, module) -> str | None:
     return f"{what} made on every iteration" if what else None
 
 
+def _made_per_call(arg: ast.AST, site, module) -> str | None:
+    """Why an argument is an object hashed by identity that the plain function making the call
+    makes anew on each of its calls, when the module calls that function in a loop or more than
+    once (`train()` building its optimizer, called once per run)."""
+    fn = site.function
+    if not isinstance(arg, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if fn.decorator_list or id(fn) in module.effects.contexts:
+        return None  # a cache may hand back the same object; traced code runs once per trace
+    scope = module.names.scopes.get(id(fn))
+    name = arg.id
+    if scope is None or name in scope.params or name in scope.other or name in scope.imports:
+        return None
+    made = scope.assigned.get(name, [])
+    defined = scope.defs.get(name)
+    if isinstance(defined, (ast.FunctionDef, ast.AsyncFunctionDef)) and not made:
+        what, line = "a new function", defined.lineno
+    elif made and defined is None and all(_identity_hashed(value, module) for value in made):
+        what, line = _identity_hashed(made[0], module), made[0].lineno
+    else:
+        return None
+    calls = jit_signature.plain_calls(module, fn)
+    looped = next((c for c in calls if module.loops_around(c)), None)
+    if looped is not None:
+        repeated = f"called in a loop (line {looped.lineno})"
+    elif len(calls) > 1:
+        repeated = f"called on lines {', '.join(str(c.lineno) for c in calls)}"
+    else:
+        return None
+    return f"`{name}`, {what} made on every call of `{fn.name}` (line {line}), which is {repeated}"
+
+
 def _made_here(definition, module) -> str | None:
     if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return "a new function"
@@ -398,6 +546,43 @@ def _identity_hashed(expr: ast.AST, module) -> str | None:
     cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
     if isinstance(cls, ast.ClassDef) and _plain_class(cls):
         return f"a new `{cls.name}` instance (hashed by identity)"
+    field = _new_function_field(cls, module) if isinstance(cls, ast.ClassDef) else None
+    if field is not None:
+        return f"a new `{cls.name}` instance (its field `{field[0]}` is {field[1]} its `__init__` makes, equal only to itself)"
+    return None
+
+
+# Classes whose instances compare (and hash) field by field.
+_FIELD_COMPARED_BASES = frozenset({"equinox.Module"}) | jax_api.DATACLASS_PYTREE_BASES
+_FIELD_COMPARED_DECORATORS = frozenset({"dataclasses.dataclass"}) | jax_api.DATACLASS_PYTREE_DECORATORS
+
+
+def _new_function_field(cls: ast.ClassDef, module) -> tuple[str, str] | None:
+    """For a class compared field by field (an Equinox module, a dataclass): the field its
+    `__init__` sets to a function made there (`self.forward = jax.jit(fn)`), and what it is.
+    Every instance then differs from every other, whatever the arguments."""
+    compared = any(module.qualname(base) in _FIELD_COMPARED_BASES for base in cls.bases) or any(
+        module.qualname(d.func if isinstance(d, ast.Call) else d) in _FIELD_COMPARED_DECORATORS
+        for d in cls.decorator_list
+    )
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if not compared or init is None or not init.args.args:
+        return None
+    me = init.args.args[0].arg
+    local_defs = {n.name for n in init.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
+            continue
+        if isinstance(value, ast.Lambda):
+            return target.attr, "a lambda"
+        if isinstance(value, ast.Name) and value.id in local_defs:
+            return target.attr, f"the function `{value.id}`"
+        callee = module.qualname(value.func) if isinstance(value, ast.Call) and value.args else None
+        if callee in jax_api.TRANSFORMS or callee == "functools.partial":
+            return target.attr, f"a new `{callee.split('.')[-1]}` function"
     return None
 
 
