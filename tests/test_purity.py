@@ -812,12 +812,25 @@ CASES = {
 
         @jax.vmap
         def g(x):
-            print("vmap runs the body on every call", x)
+            print("vmap runs the body on every call with", x.shape)
             return x
+
+        @jax.grad
+        def h(x):
+            print("a grad tracer shows its primal value", x)
+            return x ** 2
 
         def eager(x):
             print("eager", x)
             return jnp.sum(x)
+        """,
+    "print_under_vmap": """
+        import jax
+
+        @jax.vmap
+        def g(x):
+            print("vmap runs the body on every call, but shows a tracer", x)  # JAX404
+            return x
         """,
     # ---- JAX405 -------------------------------------------------------------------------------
     "logging_variants": """
@@ -1780,3 +1793,43 @@ def test_an_attribute_set_on_a_pytree_argument_is_missing_for_the_caller_under_j
         namespace["caller_reads"](1.0, params)
     namespace["caller_reads_its_own"](1.0, params)
     namespace["caller_sets_it_again"](1.0, params)
+
+
+def test_print_under_vmap_shows_a_tracer_not_the_values_under_jax(cli, make_files, capsys):
+    """What JAX404 says of `print` in a function `jax.vmap` maps without `jit`: it runs, but what
+    it shows is a batch tracer, not the numbers. Quiet: the same `print` under `jax.grad`, whose
+    tracer shows its primal value."""
+    source = """\
+        import jax
+        import jax.numpy as jnp
+
+
+        def scaled(x):
+            print("value", x)
+            return x * 2
+
+
+        def mapped(xs):
+            return jax.vmap(scaled)(xs)
+
+
+        def squared(x):
+            print("value", x)
+            return x ** 2
+
+
+        def differentiated(x):
+            return jax.grad(squared)(x)
+        """
+    make_files({"shown.py": source})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX404", "shown.py")
+    assert [f["location"]["row"] for f in out.json] == [6]
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<shown>", "exec"), namespace)
+    capsys.readouterr()
+    namespace["mapped"](jax.numpy.array([1.25, 2.5, 3.75]))
+    shown = capsys.readouterr().out
+    assert "Tracer" in shown and "1.25" not in shown
+    namespace["differentiated"](1.25)
+    assert "1.25" in capsys.readouterr().out

@@ -261,6 +261,15 @@ class Effects(OuterObjects):
                     if isinstance(node, ast.Call):
                         yield node
 
+    def batched_calls(self) -> Iterator[ast.Call]:
+        """Every call in the own body of a function that runs on every call with abstract
+        arguments, not staged (under `jax.vmap` without `jit`)."""
+        for fn, ctx in self.traced():
+            if ctx.abstract and not ctx.staged:
+                for node in self.traced_nodes[id(fn)].calls:
+                    if isinstance(node, ast.Call):
+                        yield node
+
     @cached_property
     def roots(self) -> dict[int, TracedFunction]:
         return {id(root.node): root for root in self.module.traced_roots}

@@ -21,18 +21,20 @@ class PrintInTracedCode(Rule):
     what = """
         Checks for `print(...)` calls that show a traced value (directly, in an f-string, through
         `str.format` or `%`) inside code that `jax.jit`, `jax.pmap` or a `lax` control-flow
-        primitive stages: the jitted function, the helpers it calls, scan and loop bodies. It also
-        checks for any `print(...)` in a branch handed to `lax.cond` or `lax.switch`, whatever it
-        prints.
+        primitive stages: the jitted function, the helpers it calls, scan and loop bodies; and
+        such calls in a function `jax.vmap` maps without `jit`. It also checks for any
+        `print(...)` in a branch handed to `lax.cond` or `lax.switch`, whatever it prints.
         """
     why = """
         A staged function's Python body runs once per compilation, while JAX traces it; later
         calls run the compiled program, which has no `print` in it. So the message appears on
         the first call only, and it shows an abstract tracer (`Traced<ShapedArray(float32[])>`),
         not the value. `jax.debug.print("loss {}", loss)` is staged into the program and prints
-        the runtime value on every call. Printing static information (`x.shape`) and prints
-        under a plain `jax.grad` or `jax.vmap` without `jit` (which run on every call) are not
-        reported, except in a branch of `lax.cond` or `lax.switch`: JAX traces every branch, in
+        the runtime value on every call. Under `jax.vmap` without `jit`, `print` runs on every
+        call but shows a batch tracer (`VmapTracer(aval=float32[], batched=float32[3])`), never
+        the values. Printing static information (`x.shape`) and prints under a plain `jax.grad`
+        (whose tracers show their primal values) are not reported, except in a branch of
+        `lax.cond` or `lax.switch`: JAX traces every branch, in
         eager code as well as under `jit`, so a message meant for one branch ("no step size
         found") is printed whether or not that branch is taken, and never when it runs later.
         `jax.debug.print` in the branch prints only when the branch runs.
@@ -90,6 +92,18 @@ class PrintInTracedCode(Rule):
 
         trainer = Trainer(0.1)
         step = jax.jit(trainer.step)  # the bound method is traced, `self` bound into it
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def elbo(key, mean):
+            sample = mean + jax.random.normal(key, mean.shape)
+            print("sample", sample)  # JAX404
+            return -jnp.sum(sample ** 2)
+
+        def batch_elbo(keys, mean):
+            return jax.vmap(elbo, in_axes=(0, None))(keys, mean).mean()
         """,
     )
     good = (
@@ -183,6 +197,18 @@ class PrintInTracedCode(Rule):
                     node,
                     "`print` of a traced value runs once, while tracing, and shows a tracer; "
                     "use `jax.debug.print('... {}', value)` to print on every call",
+                    debug_print(module, node, effects.shows_traced),
+                )
+        for node in effects.batched_calls():
+            if (
+                id(node) not in reported and may_resolve_to(module.names, node.func, _PRINT)
+                and module.qualname(node.func) == "builtins.print" and any(effects.shows_traced(a) for a in node.args)
+            ):
+                reported.add(id(node))
+                report(
+                    node,
+                    "`print` of a value batched by `vmap` shows a tracer (its shape and dtype), not the values; "
+                    "use `jax.debug.print('... {}', value)` to print them",
                     debug_print(module, node, effects.shows_traced),
                 )
         for fn, call, callee in module.discovery.bodies:
