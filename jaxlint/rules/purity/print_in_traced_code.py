@@ -188,29 +188,26 @@ class PrintInTracedCode(Rule):
     def check(self, module, report):
         effects = module.effects
         reported = set()
-        for node in effects.staged_calls():
-            if may_resolve_to(module.names, node.func, _PRINT) and module.qualname(node.func) == "builtins.print" and any(
-                effects.shows_traced(arg) for arg in node.args
-            ):
-                reported.add(id(node))
-                report(
-                    node,
-                    "`print` of a traced value runs once, while tracing, and shows a tracer; "
-                    "use `jax.debug.print('... {}', value)` to print on every call",
-                    debug_print(module, node, effects.shows_traced),
-                )
-        for node in effects.batched_calls():
-            if (
-                id(node) not in reported and may_resolve_to(module.names, node.func, _PRINT)
-                and module.qualname(node.func) == "builtins.print" and any(effects.shows_traced(a) for a in node.args)
-            ):
-                reported.add(id(node))
-                report(
-                    node,
-                    "`print` of a value batched by `vmap` shows a tracer (its shape and dtype), not the values; "
-                    "use `jax.debug.print('... {}', value)` to print them",
-                    debug_print(module, node, effects.shows_traced),
-                )
+        for calls, message in (
+            (
+                effects.staged_calls(),
+                "`print` of a traced value runs once, while tracing, and shows a tracer; "
+                "use `jax.debug.print('... {}', value)` to print on every call",
+            ),
+            (
+                effects.batched_calls(),
+                "`print` of a value batched by `vmap` shows a tracer (its shape and dtype), not the values; "
+                "use `jax.debug.print('... {}', value)` to print them",
+            ),
+        ):
+            for node in calls:
+                if (
+                    id(node) not in reported and may_resolve_to(module.names, node.func, _PRINT)
+                    and module.qualname(node.func) == "builtins.print"
+                    and any(effects.shows_traced(arg) for arg in node.args)
+                ):
+                    reported.add(id(node))
+                    report(node, message, debug_print(module, node, effects.shows_traced))
         for fn, call, callee in module.discovery.bodies:
             if callee not in jax_api.BRANCHING or module.runs_eagerly(call):
                 continue
