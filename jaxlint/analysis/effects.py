@@ -19,7 +19,7 @@ import ast
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.at_text import at_call_lines, mentions_at
@@ -255,17 +255,16 @@ class Effects(OuterObjects):
 
     def staged_calls(self) -> Iterator[ast.Call]:
         """Every call in the own body of a function whose body is staged (runs once per trace)."""
-        for fn, ctx in self.traced():
-            if ctx.staged:
-                for node in self.traced_nodes[id(fn)].calls:
-                    if isinstance(node, ast.Call):
-                        yield node
+        return self._calls_where(lambda ctx: ctx.staged)
 
     def batched_calls(self) -> Iterator[ast.Call]:
         """Every call in the own body of a function that runs on every call with abstract
         arguments, not staged (under `jax.vmap` without `jit`)."""
+        return self._calls_where(lambda ctx: ctx.abstract and not ctx.staged)
+
+    def _calls_where(self, runs: Callable[[Context], bool]) -> Iterator[ast.Call]:
         for fn, ctx in self.traced():
-            if ctx.abstract and not ctx.staged:
+            if runs(ctx):
                 for node in self.traced_nodes[id(fn)].calls:
                     if isinstance(node, ast.Call):
                         yield node

@@ -24,7 +24,7 @@ from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import nodes_run_with, spans
+from jaxlint.analysis.walk import calls_reaching, nodes_run_with, spans
 
 _DRAWS = api.SAMPLERS | {api.SPLIT}
 _ADVANCING = frozenset({api.SPLIT, api.FOLD_IN})
@@ -78,14 +78,7 @@ def _hands_on_self(method: FunctionNode) -> bool:
     """Whether the method calls a method of `self` or hands `self` to a call: either may store a
     fresh key (`self.reseed()`), so what its draws leave behind is not known."""
     me = first_param(method)
-    for node in ast.walk(method):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == me:
-                return True
-            if any(isinstance(arg, ast.Name) and arg.id == me for arg in (*node.args, *(k.value for k in node.keywords))):
-                return True
-    return False
+    return me is not None and any(True for _ in calls_reaching(method, me))
 
 
 def _stores(

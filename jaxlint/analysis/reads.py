@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from jaxlint.analysis.key_names import held_key
-from jaxlint.analysis.walk import children, target_names
+from jaxlint.analysis.walk import calls_reaching, children, target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -113,17 +113,10 @@ _LOOKING = frozenset({"print", "hasattr", "getattr", "isinstance", "len", "repr"
 
 def _reaches_owner(stmt: ast.AST, owner: str, made: ast.AST | None = None) -> bool:
     """A call in the statement made through the object (`self.update()`) or handed it (`log(self)`)."""
-    for node in ast.walk(stmt):
-        if not isinstance(node, ast.Call) or node is made:
-            continue
-        if isinstance(node.func, ast.Name) and node.func.id in _LOOKING:
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
-            return True
-        if any(isinstance(a, ast.Name) and a.id == owner for a in (*node.args, *(k.value for k in node.keywords))):
-            return True
-    return False
+    return any(
+        call is not made and not (isinstance(call.func, ast.Name) and call.func.id in _LOOKING)
+        for call in calls_reaching(stmt, owner)
+    )
 
 
 def first_read(node: ast.AST, name: str) -> ast.expr | None:

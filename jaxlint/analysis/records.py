@@ -159,18 +159,23 @@ def _copy_method(record: Record, method: str) -> bool:
     )
 
 
+def dataclass_like(cls: ast.ClassDef, names: Names) -> bool:
+    """A dataclass, `flax.struct` node or Equinox module: its instances compare field by field."""
+    outer = names.enclosing_scope(cls)
+    return any(
+        names.qualname(d.func if isinstance(d, ast.Call) else d, outer) in _DATACLASS_DECORATORS
+        for d in cls.decorator_list
+    ) or any(names.qualname(base, outer) in _DATACLASS_BASES for base in cls.bases)
+
+
 def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) -> Optional[tuple[_Field, ...]]:
     """The constructor's fields, in order, or None when the class is not a record class."""
     outer = names.enclosing_scope(cls)
     inherited: tuple[_Field, ...] = ()
     if not named_tuple:
-        decorated = any(
-            names.qualname(d.func if isinstance(d, ast.Call) else d, outer) in _DATACLASS_DECORATORS
-            for d in cls.decorator_list
-        )
+        decorated = dataclass_like(cls, names)
         for base in cls.bases:
             if names.qualname(base, outer) in _DATACLASS_BASES:
-                decorated = True
                 continue
             parent = names.definition(base, outer)
             if not isinstance(parent, ast.ClassDef) or depth >= _MAX_BASES:

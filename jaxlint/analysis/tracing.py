@@ -34,13 +34,12 @@ PARTIAL = frozenset({"functools.partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
 SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
 _SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for name in names)
+# Calls that take the function they transform (or differentiate at once) first.
+_FUNCTION_FIRST = jax_api.TRANSFORMS | jax_api.CALLING_DIFFERENTIATIONS
 # What a method call must be named to matter to `discover`: most calls (`x.reshape(...)`,
 # `self.layer(...)`) are not looked up at all.
 _DISCOVERED_ATTRIBUTES = attribute_spellings(
-    [
-        *jax_api.TRANSFORMS, *jax_api.CALLING_DIFFERENTIATIONS, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS,
-        DISABLE_JIT,
-    ]
+    [*_FUNCTION_FIRST, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS, DISABLE_JIT]
 ) | _REGISTERING_METHODS
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
@@ -236,7 +235,7 @@ def discover(names: Names) -> Discovery:
                 if roots:
                     found.derivative_rules.setdefault(id(primal), []).extend(roots)
             continue
-        if callee in jax_api.TRANSFORMS or callee in jax_api.CALLING_DIFFERENTIATIONS:
+        if callee in _FUNCTION_FIRST:
             if not call.args:
                 continue
         elif not (
@@ -246,7 +245,7 @@ def discover(names: Names) -> Discovery:
             continue
         if names.unreached(call, scope):
             continue  # a call after a `return` or `raise` is never made: it traces nothing
-        if callee in jax_api.TRANSFORMS or callee in jax_api.CALLING_DIFFERENTIATIONS or callee in KERNEL_CALLS:
+        if callee in _FUNCTION_FIRST or callee in KERNEL_CALLS:
             passed_on = [call.args[0]] if callee not in KERNEL_CALLS else entry_functions(
                 callee, call.args, _keywords(call), KERNEL_CALLS
             )

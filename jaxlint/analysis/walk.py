@@ -250,6 +250,19 @@ def returned_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return next(iter(named))
 
 
+def calls_reaching(node: ast.AST, name: str) -> Iterator[ast.Call]:
+    """The calls in `node` made through the object `name` (`name.update()`) or handed it
+    (`log(name)`, `f(key=name)`): each may change what the object holds."""
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name:
+            yield call
+        elif any(isinstance(a, ast.Name) and a.id == name for a in (*call.args, *(k.value for k in call.keywords))):
+            yield call
+
+
 def spans(outer: ast.AST, node: ast.AST) -> bool:
     """Whether `node`'s source span lies within `outer`'s."""
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)

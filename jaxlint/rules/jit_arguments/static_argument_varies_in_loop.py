@@ -7,6 +7,7 @@ import ast
 from jaxlint.analysis import jax_api, jit_signature
 from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
 from jaxlint.analysis.optax_objects import optax_factory
+from jaxlint.analysis.records import dataclass_like
 from jaxlint.analysis.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
@@ -544,7 +545,7 @@ def _identity_hashed(expr: ast.AST, module) -> str | None:
             return f"a new `nnx.Optimizer` around {inner}"
         return None
     cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
-    if isinstance(cls, ast.ClassDef) and _plain_class(cls):
+    if isinstance(cls, ast.ClassDef) and jit_signature.identity_hashed(cls, module):
         return f"a new `{cls.name}` instance (hashed by identity)"
     field = _new_function_field(cls, module) if isinstance(cls, ast.ClassDef) else None
     if field is not None:
@@ -552,21 +553,12 @@ def _identity_hashed(expr: ast.AST, module) -> str | None:
     return None
 
 
-# Classes whose instances compare (and hash) field by field.
-_FIELD_COMPARED_BASES = frozenset({"equinox.Module"}) | jax_api.DATACLASS_PYTREE_BASES
-_FIELD_COMPARED_DECORATORS = frozenset({"dataclasses.dataclass"}) | jax_api.DATACLASS_PYTREE_DECORATORS
-
-
 def _new_function_field(cls: ast.ClassDef, module) -> tuple[str, str] | None:
     """For a class compared field by field (an Equinox module, a dataclass): the field its
     `__init__` sets to a function made there (`self.forward = jax.jit(fn)`), and what it is.
     Every instance then differs from every other, whatever the arguments."""
-    compared = any(module.qualname(base) in _FIELD_COMPARED_BASES for base in cls.bases) or any(
-        module.qualname(d.func if isinstance(d, ast.Call) else d) in _FIELD_COMPARED_DECORATORS
-        for d in cls.decorator_list
-    )
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-    if not compared or init is None or not init.args.args:
+    if not dataclass_like(cls, module.names) or init is None or not init.args.args:
         return None
     me = init.args.args[0].arg
     local_defs = {n.name for n in init.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -584,17 +576,6 @@ def _new_function_field(cls: ast.ClassDef, module) -> tuple[str, str] | None:
         if callee in jax_api.TRANSFORMS or callee == "functools.partial":
             return target.attr, f"a new `{callee.split('.')[-1]}` function"
     return None
-
-
-def _plain_class(cls: ast.ClassDef) -> bool:
-    """A class with no base, no decorator, no `__eq__` and no `__hash__`: identity equality."""
-    if cls.bases or cls.keywords or cls.decorator_list:
-        return False
-    return not any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__eq__", "__hash__")
-        or isinstance(node, ast.Assign) and any(_is(t, "__hash__") or _is(t, "__eq__") for t in node.targets)
-        for node in cls.body
-    )
 
 
 _FLOAT_RANGES = frozenset({

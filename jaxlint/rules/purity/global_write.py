@@ -219,9 +219,7 @@ class GlobalWrite(Rule):
         what `fn` closes over is the enclosing trace's, which it does not outlive."""
         scope = names.scopes.get(id(fn))
         return scope is not None and any(
-            isinstance(node, ast.Name) and names.read_scope.get(id(node)) is scope and scope.binds(node.id)
-            and node.id not in scope.nonlocals and node.id not in scope.globals
-            for node in ast.walk(value)
+            isinstance(node, ast.Name) and names.lookup(node.id, scope) is scope for node in ast.walk(value)
         )
 
     @staticmethod
