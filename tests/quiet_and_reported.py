@@ -31,9 +31,10 @@ def run_under_jax(text: str):
         del sys.modules[module.__name__]
 
 
-def case_tests(quiet: dict, reported: dict):
+def case_tests(quiet: dict, reported: dict, needs: tuple[str, ...] = ("jax",)):
     """The four tests of a module's cases: quiet ones stay quiet and trace under JAX; reported
-    ones are reported and JAX rejects them with the named error."""
+    ones are reported and JAX rejects them with the named error. The JAX runs skip without the
+    `needs` packages."""
 
     @pytest.mark.parametrize("case", sorted(quiet))
     def stays_quiet(cli, make_files, case):
@@ -46,12 +47,14 @@ def case_tests(quiet: dict, reported: dict):
 
     @pytest.mark.parametrize("case", sorted(quiet))
     def jax_traces_it(case):
-        pytest.importorskip("jax")
+        for package in needs:
+            pytest.importorskip(package)
         run_under_jax(quiet[case])
 
     @pytest.mark.parametrize("case", sorted(reported))
     def jax_rejects_it(case):
-        pytest.importorskip("jax")
+        for package in needs:
+            pytest.importorskip(package)
         text, _, error = reported[case]
         with pytest.raises(Exception) as info:
             run_under_jax(text)

@@ -1,5 +1,5 @@
-"""`custom_jvp`, `custom_vjp` and `named_call` trace nothing themselves: the function runs as its
-caller runs it, and its derivative rules run traced only where the function is called from traced
+"""`custom_jvp`, `custom_vjp`, `named_call` and `jnp.vectorize` trace nothing themselves: the
+function runs as its caller runs it, and its derivative rules run traced only where the function is called from traced
 code. JAX shows both sides."""
 
 from __future__ import annotations
@@ -158,17 +158,43 @@ def demo():
     return step(jnp.ones((2, 3)))
 """
 
+# `jnp.vectorize` called eagerly with its core shape runs the function on a concrete array: host
+# NumPy works. Called from traced code, the function receives the caller's tracer.
+VECTORIZE_EAGER = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+@partial(jnp.vectorize, signature="()->(d,d)")
+def rotation2d(theta):
+    c, s = np.cos(theta), jnp.sin(theta)
+    return jnp.array([[c, -s], [s, c]])
+
+def demo():
+    return rotation2d(0.5)
+"""
+
+VECTORIZE_UNDER_JIT = VECTORIZE_EAGER.replace("return rotation2d(0.5)", "return step(0.5)") + """
+@jax.jit
+def step(theta):
+    return rotation2d(theta)
+"""
+
 QUIET = {
     "jvp-eager-and-top-level-grad": JVP_EAGER,
     "vjp-host-solver": VJP_HOST_SOLVER,
     "named-call-eager": NAMED_CALL_EAGER,
     "named-call-static-under-jit": NAMED_CALL_STATIC_UNDER_JIT,
+    "vectorize-eager": VECTORIZE_EAGER,
 }
 REPORTED = {
     "jvp-function-under-jit": (JVP_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
     "jvp-rule-under-jit": (JVP_RULE_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
     "vjp-forward-rule-under-jit": (VJP_FORWARD_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
     "named-call-under-jit": (NAMED_CALL_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+    "vectorize-under-jit": (VECTORIZE_UNDER_JIT, "JAX107", "TracerArrayConversionError"),
 }
 
 (

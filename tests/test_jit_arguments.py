@@ -27,7 +27,12 @@ marked = family_marks(r"JAX3\d\d")
 class Case:
     name: str
     source: str
-    jax: str  # "ok", an exception class name, or "traces>=N"
+    jax: str  # "ok", exception class names (alternatives joined by "|"), or "traces>=N"
+
+
+# Reading a donated array: JAX raises `RuntimeError` (deleted array) when it sees the donation
+# first, XLA a `ValueError` ("Buffer has been deleted or donated") when the read is dispatched first.
+DONATED_READ = "RuntimeError|ValueError"
 
 
 CASES = [
@@ -189,7 +194,7 @@ CASES = [
             params = jnp.ones(3)
             new_params = apply_gradients(params, jnp.ones(3))
             return new_params + params  # JAX304
-        """, "RuntimeError"),
+        """, DONATED_READ),
     Case("a helper that rebinds what it donates", """
         import jax
         import jax.numpy as jnp
@@ -948,7 +953,7 @@ CASES = [
             params = jnp.ones(3)
             new = step(params=params, g=jnp.ones(3))
             return new, params.sum()  # JAX304
-        """, "RuntimeError"),
+        """, DONATED_READ),
     Case("an attribute of the instance donated then read", """
         import jax
         import jax.numpy as jnp
@@ -970,7 +975,7 @@ CASES = [
 
         def run():
             Trainer().fit([jnp.ones(3)] * 2)
-        """, "RuntimeError"),
+        """, DONATED_READ),
     Case("an attribute of the instance donated and assigned back", """
         import jax
         import jax.numpy as jnp
@@ -1026,7 +1031,7 @@ CASES = [
             params = {"w": jnp.ones(3), "b": jnp.zeros(1)}
             new = apply_grads(params, {"w": jnp.ones(3), "b": jnp.ones(1)})
             return jax.tree_util.tree_map(lambda a, b: a - b, new, params)  # JAX304
-        """, "RuntimeError"),
+        """, DONATED_READ),
     Case("donated dict of Python numbers read after the call", """
         import jax
 
@@ -1152,7 +1157,7 @@ CASES = [
 
         def run():
             return Engine().run(jnp.ones(3))
-        """, "RuntimeError"),
+        """, DONATED_READ),
     Case("jitted step stored on self, fresh buffers", """
         import jax
         import jax.numpy as jnp
@@ -1318,7 +1323,8 @@ def test_jax(case, monkeypatch):
     # Bad argnames fail when `jax.jit` wraps the function, the others when it is called.
     with pytest.raises(Exception) as info:
         execute(case, monkeypatch)
-    assert case.jax in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
+    raised = {cls.__name__ for cls in type(info.value).__mro__}
+    assert raised & set(case.jax.split("|")), repr(info.value)
 
 
 def test_reported_cases_are_the_ones_jax_rejects():

@@ -76,9 +76,11 @@ CALLING_DIFFERENTIATIONS = frozenset({"jax.jvp", "jax.vjp", "jax.linearize"})
 # it registers) runs on whatever its caller passes, concrete values when called eagerly or under
 # a differentiation, tracers when called from traced code.
 CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
-# `named_call` returns the function itself, run under a name in profiles: its arguments are
-# the caller's values, never converted to tracers.
-IDENTITY_TRANSFORMS = frozenset({"jax.named_call"})
+# Wrappers that run the function on the caller's values: `named_call` passes them unchanged,
+# under a name in profiles; `jnp.vectorize` as arrays, mapped with `vmap` over any batch
+# dimensions. Neither makes tracers of concrete values called eagerly with the core shape, and
+# a tracer the caller passes reaches the function as one.
+IDENTITY_TRANSFORMS = frozenset({"jax.named_call", "jax.numpy.vectorize"})
 PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | IDENTITY_TRANSFORMS
 
 TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode, Scope
 from jaxlint.analysis.tracing import first_param
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.walk import own_nodes, walk
 
 
 @dataclass(frozen=True)
@@ -143,15 +143,88 @@ class OuterObjects:
                 return None
         return outer, method_name
 
-    def _nnx_constructor(self, func: ast.expr, scope: Scope, depth: int = 0) -> bool:
+    def _nnx_constructor(self, func: ast.expr, scope: Scope) -> bool:
+        return self._framework_class(func, scope, "flax.nnx.")
+
+    def _framework_class(self, func: ast.expr, scope: Scope, package: str, depth: int = 0) -> bool:
+        """`func` names a class of `package` (a capitalised name in it: `nnx.Linear`, `hk.nets.MLP`),
+        or a class of this module deriving from one."""
         name = self.names.qualname(func, scope)
         if name is not None:
-            return name.startswith("flax.nnx.") and name.rsplit(".", 1)[-1][:1].isupper()
+            return name.startswith(package) and name.rsplit(".", 1)[-1][:1].isupper()
         cls = self.names.definition(func, scope)
         if not isinstance(cls, ast.ClassDef) or depth > 5:
             return False
         around = self._scope_around(cls)
-        return any(self._nnx_constructor(base, around, depth + 1) for base in cls.bases)
+        return any(self._framework_class(base, around, package, depth + 1) for base in cls.bases)
+
+    # ---- Haiku modules in a raw JAX trace -------------------------------------------------------
+    def haiku_module_call(self, call: ast.Call, function: FunctionNode) -> str | None:
+        """What `call` runs, as a message names it, when it is a Haiku module (`cell(x)`, `self.core(x)`,
+        `hk.Linear(4)(x)`) or `hk.get_parameter` and `function` is nested in another and staged by a raw JAX
+        transformation or `lax` primitive of its own (a `jax.lax.scan` body, `jax.jit(lambda ...)`).
+        Haiku makes parameters in the frame of `hk.transform`, which such a trace cannot carry.
+        None for any other call, and for a module the function around has called itself first:
+        its parameters exist by then."""
+        parent = self.names.parent_function.get(id(function))
+        if parent is None or not self.module.discovery.traces_itself(function):
+            return None
+        func = call.func
+        scope = self.names.read_scope.get(id(func)) if isinstance(func, ast.Name) else None
+        if self.names.qualname(func, scope) == "haiku.get_parameter":
+            return f"`{ast.unparse(func)}`"
+        if isinstance(func, ast.Call):
+            inner = self.names.read_scope.get(id(func.func)) if isinstance(func.func, ast.Name) else None
+            return f"the Haiku module `{ast.unparse(func.func)}`" if self._haiku_constructor(func.func, inner) else None
+        if isinstance(func, ast.Name) and scope is not None:
+            owner = self.names.lookup(func.id, scope)
+            if owner is None or owner.kind != "function" or owner.node is function or func.id in owner.params:
+                return None
+            values = self.names.assignments(func, owner)
+            if values and all(isinstance(v, ast.Call) and self._haiku_constructor(v.func, owner) for v in values):
+                return None if self._called_in(owner.node, func.id) else f"the Haiku module `{func.id}`"
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            return self._haiku_attribute(func, function)
+        return None
+
+    def _haiku_constructor(self, func: ast.expr, scope: Scope | None) -> bool:
+        return self._framework_class(func, scope if scope is not None else self.names.module, "haiku.")
+
+    def _haiku_attribute(self, func: ast.Attribute, function: FunctionNode) -> str | None:
+        """`self.core` in a method of a Haiku module class that assigns `self.core` only Haiku modules."""
+        method = function
+        while method is not None and id(method) not in self.names.parent_class:
+            method = self.names.parent_function.get(id(method))
+        if method is None or first_param(method) != func.value.id:
+            return None
+        cls = self.names.parent_class[id(method)]
+        scope = self._scope_around(cls)
+        if not any(self._haiku_constructor(base, scope) for base in cls.bases):
+            return None
+        values = []
+        for node in walk(cls):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and target.attr == func.attr and isinstance(target.value, ast.Name):
+                        values.append(node.value)
+        if not values or not all(isinstance(v, ast.Call) and self._haiku_constructor(v.func, scope) for v in values):
+            return None
+        this = func.value.id
+        if self._called_in(method, func.attr, this):
+            return None
+        return f"the Haiku module `{this}.{func.attr}`"
+
+    def _called_in(self, fn: ast.AST, name: str, this: str | None = None) -> bool:
+        """`fn`'s own statements (not its nested functions) call `name(...)` (`this.name(...)`)."""
+        for node in own_nodes(fn):
+            if isinstance(node, ast.Call):
+                f = node.func
+                if this is None and isinstance(f, ast.Name) and f.id == name:
+                    return True
+                if this is not None and isinstance(f, ast.Attribute) and f.attr == name and isinstance(f.value, ast.Name) and f.value.id == this:
+                    return True
+        return False
 
     def _created_here(self, value: ast.expr, scope: Scope) -> bool:
         if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):

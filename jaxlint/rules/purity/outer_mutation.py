@@ -38,7 +38,12 @@ class OuterMutation(Rule):
         body (`optimizer.update(...)`, `metrics.update(...)`, `model.w.value = ...`) is
         reported too, and so is a call of such an object there (`counter()`, `model.step(x)`)
         when its class, defined in the module, updates its own state in the method called
-        (`self.count.value += 1` in `__call__`).
+        (`self.count.value += 1` in `__call__`). So is a Haiku module (`hk.Linear(...)`, a
+        class of the module deriving from `hk.Module`; closed over, made in place, or a
+        `self.core` a Haiku module's class assigns one) or `hk.get_parameter` called inside
+        a function nested in another that a raw JAX transformation or `lax` primitive stages
+        (`jax.lax.scan(step, ...)`, `jax.jit(lambda x: lin(x))`), unless the function around
+        has already called that module itself.
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation.
@@ -53,7 +58,12 @@ class OuterMutation(Rule):
         variables belong to the trace level they were made at, and Flax refuses to update them
         from a plain `jax.jit` trace or a `lax.scan` body (`TraceContextError`, or `ValueError:
         Cannot extract graph node from different trace level`); NNX's own transformations
-        (`nnx.jit`, `nnx.scan`, `nnx.fori_loop`) carry the state in and out.
+        (`nnx.jit`, `nnx.scan`, `nnx.fori_loop`) carry the state in and out. A Haiku module
+        makes its parameters in the frame of `hk.transform` the first time it runs: run first
+        inside a raw `jax.lax` body or `jax.jit`, it creates them as that trace's tracers, and
+        `init` raises `UnexpectedTracerError`. Haiku's lifted forms (`hk.scan`, `hk.fori_loop`,
+        `hk.cond`, `hk.switch`, `hk.while_loop`) carry the frame through; `jax.vmap`, which
+        Haiku runs as it is, is not reported.
         """
     bad = (
         """
@@ -249,6 +259,17 @@ class OuterMutation(Rule):
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
             if ctx.staged:
+                for call in module.nodes_of(fn, ast.Call):
+                    haiku = effects.haiku_module_call(call, fn)
+                    if haiku is not None and not effects.expects_error(call):
+                        report(
+                            call,
+                            f"Staged code calls {haiku} inside a raw JAX trace of its own: "
+                            "Haiku makes parameters in the frame of `hk.transform`, which a `jax.lax` body or "
+                            "`jax.jit` cannot carry (`init` raises `UnexpectedTracerError`); use Haiku's own "
+                            "`hk.scan`/`hk.fori_loop`/`hk.cond`/`hk.switch`/`hk.while_loop`, or jit the "
+                            "transformed function's `apply` from outside",
+                        )
                 for call in effects.calls_in.get(id(fn), []):
                     found = effects.nnx_state_call(call, fn)
                     if found is not None and not effects.expects_error(call):

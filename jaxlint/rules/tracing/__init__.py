@@ -64,7 +64,9 @@ TRACED_VALUE_LIMITATIONS = """
       truth is its length). A differentiation returns the structure of the argument instead,
       taken for a traced value of unknown structure.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
-      the caller's values, a Python int stays an int under `jit`. `jax.custom_jvp` and
+      the caller's values, a Python int stays an int under `jit`. `jnp.vectorize` is read the
+      same way: called eagerly with its core shape, the function runs on concrete arrays (host
+      NumPy works there); called from traced code, it receives the caller's tracers. `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
       rules run on concrete values, so one that wraps NumPy or host code is left alone. A
       function so decorated is traced where traced code calls it, and then so are the rules it
