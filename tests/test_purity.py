@@ -175,6 +175,30 @@ CASES = {
             lo[0] = 1  # NumPy
             return q
         """,
+    "inplace_results_of_transformed_functions": """
+        import jax
+        import jax.numpy as jnp
+
+        def dense(a, n):
+            idx = jnp.arange(n)
+            m = jax.vmap(lambda i: jnp.sum(a[i] * idx))(idx)
+            m[0] += 1.0  # JAX401
+            return m
+
+        def _row(x):
+            return jnp.tanh(x)
+
+        def rows(xs):
+            out = jax.jit(jax.vmap(_row))(xs)
+            first = jax.vmap(_row)(xs)
+            first[0] = 0.0  # JAX401
+            return out, first
+
+        def lists(xs):
+            res = jax.vmap(lambda x: [x, x])(xs)
+            res[0] = xs  # vmap gives back the function's list
+            return res
+        """,
     "inplace_shown_by_at_updates_across_lines": """
         import jax.numpy as jnp
 
@@ -1234,6 +1258,19 @@ def test_items_of_jax_arrays_are_jax_arrays_under_jax():
         with pytest.raises(TypeError, match="immutable"):
             item[0] = 1.0
     assert isinstance(rest, list)
+
+
+def test_results_of_transformed_functions_are_jax_arrays_under_jax():
+    """What JAX401 says of `jax.vmap(f)(x)`, even called eagerly: a JAX array when `f` returns one,
+    and the function's own list when it returns a list."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    m = jax.vmap(lambda i: jnp.sum(i * jnp.arange(3)))(jnp.arange(3))
+    with pytest.raises(TypeError, match="immutable"):
+        m[0] += 1.0
+    res = jax.vmap(lambda x: [x, x])(jnp.ones(2))
+    res[0] = jnp.zeros(2)
+    assert isinstance(res, list)
 
 
 def test_messages_name_the_object():

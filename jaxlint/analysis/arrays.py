@@ -302,6 +302,8 @@ class ArrayFacts:
                 return True
             if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
                 return True  # `nn.Dense(4)(x)`: a layer applied to an input
+            if isinstance(func, ast.Call) and self._transformed_array(func, scope, depth):
+                return True
             if isinstance(func, ast.Attribute):
                 if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True
@@ -476,8 +478,9 @@ class ArrayFacts:
                 if array_function(name) or name == "jax.numpy.where":
                     return True
                 return self._follows_returns(self.names.definition(func, scope))
-            if isinstance(func, ast.Call):
-                return self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS  # `nn.Dense(4)(x)`
+            if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
+                name = self.names.qualname(func.func, scope)
+                return name in jax_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
             if isinstance(func, ast.Attribute) and (
                 func.attr in jax_api.AT_UPDATE_METHODS or func.attr in jax_api.ARRAY_RETURNING_METHODS
             ):
@@ -500,6 +503,17 @@ class ArrayFacts:
             return False
         outer = self.names.enclosing_scope(definition)
         return all(getattr(transform_of(d, self.names, outer), "name", None) == "jax.jit" for d in definition.decorator_list)
+
+    def _transformed_array(self, transformed: ast.Call, scope: Scope, depth: int) -> bool:
+        """`jax.vmap(f)` (`jit`, `pmap`, ...) of a lambda or function of this module that returns a
+        JAX array: called, even eagerly, it returns a JAX array too."""
+        if self.names.qualname(transformed.func, scope) not in jax_api.OUTPUT_PRESERVING_TRANSFORMS:
+            return False
+        function = transformed.args[0] if transformed.args else None
+        if isinstance(function, ast.Lambda):
+            own = self.names.scopes.get(id(function))
+            return own is not None and self._array(function.body, own, depth + 1)
+        return isinstance(function, ast.Name) and self._returns_array(function, scope, depth)
 
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a plain function of this module (no decorator that could change what it

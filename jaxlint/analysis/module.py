@@ -34,7 +34,7 @@ from jaxlint.analysis.values import (
 )
 from jaxlint.analysis.lattice import REF, REF_TREE, named_of
 from jaxlint.analysis.parameters import (
-    body_parameters, carry_structure, fixed_argument, has_default, kernel_parameters, with_residuals,
+    body_parameters, carry_structure, default_of, fixed_argument, has_default, kernel_parameters, with_residuals,
 )
 from jaxlint.analysis.walk import own_nodes
 from jaxlint.source import Source
@@ -102,7 +102,8 @@ class ModuleFacts:
         )
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
-            entries.append((root.node, root_parameters(root, self.names, self.discovery.roots), root.context, False, root))
+            params = root_parameters(root, self.names, self.discovery.roots, self._passed_defaults(root))
+            entries.append((root.node, params, root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
             if id(call) in self.discovery.eager:
@@ -133,6 +134,28 @@ class ModuleFacts:
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
+        """The parameters with a default other than None that a call of the transformed function
+        in this module passes something other than None: the transformation traces what is
+        passed, whatever the default (a method is left out: its calls bind `self` as their own;
+        a None default keeps its None path in view)."""
+        fn = root.node
+        if isinstance(fn, ast.Lambda) or root.kernel or id(fn) in self.names.parent_class:
+            return frozenset()
+        a = fn.args
+        if not a.defaults and not any(d is not None for d in a.kw_defaults):
+            return frozenset()
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)][root.bound_positional:]
+        passed: set[str] = set()
+        for site in self.call_sites:
+            call = site.call
+            if site.target is not root or any(isinstance(arg, ast.Starred) for arg in call.args):
+                continue
+            given = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            passed.update(name for name, arg in given if not (isinstance(arg, ast.Constant) and arg.value is None))
+        params = {p.arg: p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+        return frozenset(name for name in passed if name in params and _default_not_none(fn, params[name]))
 
     def _depths(self) -> dict[int, int]:
         """id(function) -> how many functions it is nested in."""
@@ -395,8 +418,11 @@ def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
     return kinds
 
 
-def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFunction]) -> dict[str, Value]:
-    """The values a transformation gives a function's parameters (`roots`: all in the module)."""
+def root_parameters(
+    root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset()
+) -> dict[str, Value]:
+    """The values a transformation gives a function's parameters (`roots`: all in the module;
+    `passed`: parameters with a default that a call passes, traced like those without one)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -405,7 +431,7 @@ def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFuncti
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
-        params[param.arg] = _parameter_value(root, fn, param, names, roots)
+        params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed)
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:
@@ -414,7 +440,8 @@ def root_parameters(root: TracedFunction, names: Names, roots: list[TracedFuncti
 
 
 def _parameter_value(
-    root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names, roots: list[TracedFunction]
+    root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names, roots: list[TracedFunction],
+    passed: bool = False,
 ) -> Value:
     if param.arg in root.bound_keywords:
         fixed = dict(root.bound_values).get(param.arg)
@@ -438,7 +465,7 @@ def _parameter_value(
     if root.framework_method or root.filtering:
         # Framework methods and filtering jits: only arrays are traced.
         return STATIC if annotation == "python" else UNKNOWN
-    if has_default(fn, param):
+    if has_default(fn, param) and not passed:
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
     if _names_module_class(param.annotation, names):
@@ -446,6 +473,11 @@ def _parameter_value(
     if _names_sequence(param.annotation, names):
         return Value(Trace.TRACED, element=TRACED)  # a sequence of tracers: its truth is its length
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:
+    default = default_of(fn, param)
+    return default is not None and not (isinstance(default, ast.Constant) and default.value is None)
 
 
 def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:

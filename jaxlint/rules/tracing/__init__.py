@@ -46,6 +46,11 @@ TRACED_VALUE_LIMITATIONS = """
       (`jax.checkpoint`, `jax.remat`, `nnx.remat`, `nn.remat`, as a decorator, through
       `functools.partial` or wrapping a function) take `static_argnums` as `jax.jit` does;
       `jax.checkpoint` accepts `static_argnames` too but traces those arguments all the same.
+      Any other parameter with a default other than None keeps it, a Python value, until a
+      call of the transformed function in the module passes that parameter something other than None
+      (positionally or by keyword): JAX traces what is passed, so the parameter is traced
+      (`@jax.jit def sample(x, n=10)` called as `sample(x, 4)`: `jnp.zeros((n,))` raises). The
+      calls of a jitted method are not read for this.
     - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
       trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
       `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
@@ -197,8 +202,8 @@ TRACED_VALUE_LIMITATIONS = """
       or computed (`partial(f, size=plan.size)`): fixing a parameter only to give back its
       default would be pointless, so a bug on the None path of such a parameter is missed. A
       name fixed there (`partial(f, size=size)`) may forward an optional argument's None and
-      stays undecided. The callers of a jitted function are not read: a parameter with a
-      `None` default under `jax.jit` may be None, even when every call passes a value.
+      stays undecided. A parameter with a `None` default under `jax.jit` may be None, even
+      when every call in view passes a value.
     - **Probes.** Code inside a `try` whose `except` catches `TypeError` or one of JAX's tracer
       errors (`ConcretizationTypeError`, `TracerBoolConversionError`, ...), or inside
       `contextlib.suppress(TypeError)`, probes for a concrete value on purpose and is not
