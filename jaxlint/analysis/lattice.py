@@ -51,6 +51,9 @@ class Value:
     # name on the far side of an `is None` test); a known literal says it through `known`.
     not_none: bool = False
     record: "Record | None" = None  # an instance built here of a record class: its fields' values
+    # An instance of a plain class of the module that the traced code itself constructs: it
+    # lives and dies within the trace, so what its methods store on it stays there.
+    made_here: bool = False
 
     def __eq__(self, other: object) -> bool:
         # Every field, stopping at the first that differs (the generated method builds two tuples).
@@ -63,6 +66,7 @@ class Value:
             and self.known == other.known and self.not_none == other.not_none and self.fields == other.fields
             and self.ref == other.ref and self.items == other.items and self.element == other.element
             and self.function == other.function and self.record == other.record
+            and self.made_here == other.made_here
         )
 
     def but(self, **changes) -> "Value":
@@ -163,6 +167,9 @@ TRACED = Value(Trace.TRACED)
 TRACED_ARRAY = Value(Trace.TRACED, array=True, not_none=True)
 TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True, not_none=True)
 REF = Value(Trace.UNKNOWN, ref=True)
+# The `self` of a method called on an object the traced code made (see `Value.made_here`): its
+# attributes are Python state to the analysis, as any instance's.
+MADE_SELF = Value(Trace.STATIC, not_none=True, made_here=True)
 REF_TREE = Value(Trace.UNKNOWN, element=REF)  # a pytree of references: its items (one level down) are references
 
 
@@ -198,6 +205,7 @@ def join(a: Value, b: Value) -> Value:
         # Not None on either path (a literal kept in `known` says it already).
         not_none=not known and _not_none(a) and _not_none(b),
         record=record,
+        made_here=a.made_here and b.made_here,
     )
 
 

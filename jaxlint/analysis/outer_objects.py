@@ -62,7 +62,7 @@ class OuterObjects:
             return False
         value = self.module.value(root)
         if value is not None:
-            return not value.traced
+            return not value.traced and not value.made_here  # an object made in the trace stays there
         root_fn = self.roots.get(id(function))
         return root_fn is not None and (root_fn.bound_positional > 0 or root.id in root_fn.static_params)
 

@@ -477,6 +477,16 @@ def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
     return method
 
 
+def plain_class(func: ast.expr, names: Names, scope: Scope | None) -> bool:
+    """`func` names a class defined in this module that is no framework module (whose instances
+    the framework manages): calling it makes a plain Python object."""
+    cls = names.definition(func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return False
+    outer = names.enclosing_scope(cls)
+    return not any(names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases)
+
+
 def _method_binding(method: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> Bound:
     """What a bound method fixes: the instance (or class), unless it is a static method."""
     static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)

@@ -19,6 +19,7 @@ from typing import Callable, Collection
 from jaxlint.analysis import cfg, jax_api, type_tests
 from jaxlint.analysis.dataflow import solve
 from jaxlint.analysis.lattice import (
+    MADE_SELF,
     REF,
     STATIC,
     TRACED,
@@ -50,6 +51,7 @@ from jaxlint.analysis.tracing import (
     STAGED,
     Context,
     constructed_call_method,
+    plain_class,
     positional_params,
     receiver,
     VMAPS,
@@ -69,6 +71,7 @@ _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can caus
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
 _MAX_DEPTH = 24
+_MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain instance the traced code makes
 
 
 # (qualified callee, positional values, keyword values, calling context, depth) -> return value
@@ -483,11 +486,12 @@ class _FunctionRun(CallEvaluation):
             method = self._method(node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
-        if isinstance(node.value, ast.Name) and base.trace is _STATIC_TRACE:
-            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here.
+        if isinstance(node.value, ast.Name) and not base.traced:
+            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here (also
+            # where the instance is made in traced code, of Python values or not).
             method = self._instance_method(node.value, node.attr)
             if method is not None:
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF if base.made_here else STATIC))
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 
     def _instance_method(self, instance: ast.Name, name: str):
@@ -584,8 +588,11 @@ class _FunctionRun(CallEvaluation):
         if named_tuple_copy and receiver_value is not None and receiver_value.fields:
             return Value(Trace.UNKNOWN, fields=True)  # a copy of the same NamedTuple, some fields perhaps Python now
         if method is not None:
-            # The instance's attributes are Python state to the analysis: its `self` is static.
-            return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
+            # The instance's attributes are Python state to the analysis: its `self` is static,
+            # and made here, in the trace.
+            return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF), made_here=True)
+        if plain_class(node.func, self.names, self.scope):
+            return _MADE_OBJECT
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs, env)
         if isinstance(node.func, ast.Call):

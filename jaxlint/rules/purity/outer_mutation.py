@@ -51,7 +51,9 @@ class OuterMutation(Rule):
         program and skip it. What it stores is a tracer: using it after the trace raises
         `UnexpectedTracerError` (a leaked tracer). Return values from the function instead,
         or use `jax.debug.callback` for host-side bookkeeping. Not reported: containers built
-        inside the function (`features.append(x)` then `jnp.stack(features)`), host callbacks,
+        inside the function (`features.append(x)` then `jnp.stack(features)`), an object the
+        traced code makes itself (`acc = Accumulator()` in a jitted function: what its methods
+        store on `self` is made and dropped within the trace), host callbacks,
         Flax `self.sow`/`self.variable`/`self.param` and NNX variable updates
         (`self.count.value += 1`, `nnx.jit`), framework modules and registered pytrees, and
         counters that a test asserts on. NNX objects are the exception to that exception: their

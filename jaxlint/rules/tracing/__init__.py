@@ -103,7 +103,10 @@ TRACED_VALUE_LIMITATIONS = """
       carry or a `lax.cond` operand, such an instance has its fields traced except those the
       class declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static
       metadata); a plain dataclass, which may be registered elsewhere with other static
-      fields, has unknown ones.
+      fields, has unknown ones. An instance of any other plain class of the module (no
+      framework module) has unknown attributes, but its own methods are followed when called
+      on a name bound only to it, where it is built (in the traced function, around a body
+      handed to `lax.scan`, or at module level), with the caller's values.
     - **Items and leaves.** An item of a traced pytree picked by a traced index is an array,
       since no list, tuple or dict takes a tracer as its index. The function `jax.tree.map`
       applies to traced trees receives traced arrays, their leaves (with `is_leaf`, the
