@@ -307,6 +307,12 @@ class ModuleFacts:
         value = self.analysis.values.get(id(node))
         return value is not None and value.trace is Trace.TRACED
 
+    def is_constant(self, node: ast.AST) -> bool:
+        """A Python value in every context the analysis reached (a constant, a NumPy array, an
+        argument passed as it is), not a tracer."""
+        value = self.analysis.values.get(id(node))
+        return value is not None and value.trace is Trace.STATIC
+
     def is_abstract(self, node: ast.AST) -> bool:
         """An abstract tracer in some context: Python control flow and concretization on it raise."""
         return id(node) in self.analysis.abstract

@@ -28,7 +28,11 @@ class SizelessNonzero(Rule):
     why = """
         Their output length depends on the input's values, which are unknown while tracing, so
         JAX raises `ConcretizationTypeError`. Pass `size=` (and `fill_value=`) to fix the output
-        length, or use the three-argument `jnp.where(cond, x, y)`.
+        length, or use the three-argument `jnp.where(cond, x, y)`. In staged code (`jax.jit`,
+        `lax` bodies) this holds for a constant input as
+        well (a NumPy array closed over or fixed by `functools.partial`): JAX stages every
+        `jax.numpy` operation there, so the input is abstract too, except inside `with
+        jax.ensure_compile_time_eval():`. Under `vmap` alone, a constant input stays concrete.
         """
     bad = (
         """
@@ -80,7 +84,8 @@ class SizelessNonzero(Rule):
     limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
-        for fn, _ in module.traced_functions():
+        compile_time = module.analysis.compile_time_calls
+        for fn, ctx in module.traced_functions():
             for node in module.unguarded(fn, ast.Call):
                 if _method_nonzero(module, node):
                     report(node, "`.nonzero()` without `size=` has a data-dependent output shape; use "
@@ -92,7 +97,12 @@ class SizelessNonzero(Rule):
                 one_arg_where = name == "jax.numpy.where" and len(node.args) == 1 and not node.keywords
                 if name not in _SIZED and not one_arg_where:
                     continue
-                if any(k.arg == "size" for k in node.keywords) or not module.is_abstract(node.args[0]):
+                if any(k.arg == "size" for k in node.keywords):
+                    continue
+                # Staged, JAX stages the operation whatever its input: a constant is abstract too.
+                if not module.is_abstract(node.args[0]) and not (
+                    ctx.staged and id(node) not in compile_time and module.is_constant(node.args[0])
+                ):
                     continue
                 func = name.rsplit(".", 1)[-1]
                 report(
