@@ -19,6 +19,64 @@ CODES = {code for code in all_rules() if code.startswith("JAX2")}
 marked = family_marks(r"JAX2\d\d")
 
 CASES = {
+    "a helper's parameter that callers pass a key is one, whatever its name": """
+        import jax
+
+        def step(model, x, k):
+            return model.apply({}, x, rngs={"dropout": k})
+
+        def shape_of(k):
+            return k.shape
+
+        def train(model, x):
+            key = jax.random.PRNGKey(0)
+            for epoch in range(3):
+                x = step(model, x, key)  # JAX203
+            for epoch in range(3):
+                s = shape_of(key)  # only looks at the key
+            sub = jax.random.PRNGKey(1)
+            for epoch in range(3):
+                sub, k = jax.random.split(sub)
+                x = step(model, x, k)  # a fresh key each time
+            return x, s
+        """,
+    "a nested function that hands the step's key to apply": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(state, batch, dropout_key):
+            def loss_fn(params):
+                out = state.apply_fn({"params": params}, batch, rngs={"dropout": dropout_key})
+                return jnp.mean(out ** 2), out
+            (loss, out), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+            return grads, out
+
+        @jax.jit
+        def eval_step(state, batch, key):
+            def loss_fn(params):
+                return jnp.mean(state.apply_fn({"params": params}, batch)), key.shape
+            return loss_fn(state.params)
+
+        def fit(state, batches):
+            root = jax.random.PRNGKey(0)
+            params_key, dropout_key = jax.random.split(root)
+            masks = []
+            for batch in batches:
+                grads, out = train_step(state, batch, dropout_key)  # JAX203
+                masks.append(out == 0)  # compares one draw with a constant: no check that two agree
+                loss = eval_step(state, batch, params_key)  # its nested function only reads the shape
+            return masks, loss
+        """,
+    "a lambda closing over a key, called for every weight": """
+        import jax
+
+        def make_layers(sizes, key=jax.random.PRNGKey(42)):
+            small = lambda shape: jax.random.normal(key, shape) * 0.1
+            weights = [small((sizes[0], sizes[1]))]
+            biases = [small((sizes[0], 1))]  # JAX201
+            return weights, biases
+        """,
     "an integer seed named key is no key": """
         import random
         import jax
@@ -647,3 +705,31 @@ def test_jax_rejects_an_integer_as_a_key():
     jax = pytest.importorskip("jax")
     with pytest.raises(TypeError, match="invalid PRNG key"):
         jax.random.normal(0, (2,))
+
+
+def test_keys_through_helpers_and_closures_repeat_under_jax():
+    """What the cases above claim, run: a key handed on through a helper's parameter, or read by
+    a nested loss function, gives the same dropout mask on every step; a lambda closing over a
+    key draws the same numbers at every call."""
+    jax = pytest.importorskip("jax")
+    nn = pytest.importorskip("flax.linen")
+    jnp = jax.numpy
+    model = nn.Dropout(0.5, deterministic=False)
+
+    def step(x, k):
+        return model.apply({}, x, rngs={"dropout": k})
+
+    @jax.jit
+    def train_step(x, dropout_key):
+        def loss_fn(y):
+            out = model.apply({}, y, rngs={"dropout": dropout_key})
+            return jnp.sum(out), out
+
+        (_, out), _ = jax.value_and_grad(loss_fn, has_aux=True)(x)
+        return out
+
+    key, x = jax.random.PRNGKey(0), jnp.ones(64)
+    assert bool((step(x, key) == step(x, key)).all())
+    assert bool((train_step(x, key) == train_step(x, key)).all())
+    small = lambda shape: jax.random.normal(key, shape)  # noqa: E731
+    assert bool((small((3, 1)) == small((3, 1))).all())

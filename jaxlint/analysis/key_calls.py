@@ -78,6 +78,9 @@ class CallTransfer:
             return ("array",) if qualname == api.SPLIT else None
         self.expr(node.func, state)
         refs = self._args(node, state)
+        nested = self._nested_callee(node)
+        if nested is not None:
+            self._closure_uses(node, nested, state)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
             return self.module_key(held)
@@ -117,6 +120,27 @@ class CallTransfer:
                 continue  # a key made in the call, handed to code not seen: what it draws is not known
             self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
         return None
+
+    def _nested_callee(self, node: ast.Call):
+        """The function nested in this one that the call runs, directly or through a transformation
+        (`loss_fn(p)`, `jax.value_and_grad(loss_fn)(p)`), when it reads keys of this function."""
+        func = node.func
+        if isinstance(func, ast.Call) and func.args and self.names.qualname(func.func) in jax_api.TRANSFORMS:
+            func = func.args[0]
+        callee = self.flow.resolve(func)
+        if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
+            return None
+        return callee if self.flow.keynames.enclosing_keys(callee) else None
+
+    def _closure_uses(self, node: ast.Call, callee, state: KeyState) -> None:
+        """The keys of this function that the nested `callee` consumes, consumed by the call."""
+        name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
+        for key, level in self.flow.summary(callee).free.items():
+            ref = state.env.get(key)
+            if level != NONE and ref is not None:
+                where = ast.copy_location(ast.Name(key, ast.Load()), node)  # the key, named at the call
+                where.end_lineno, where.end_col_offset = node.end_lineno, node.end_col_offset
+                self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
 
     def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
         """Evaluate a call's arguments; the key values passed directly (or in a literal container)."""

@@ -46,12 +46,13 @@ class Summary:
 
     def __init__(
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
-        spent: frozenset = frozenset(),
+        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
         self.spent = spent
+        self.free = free or {}  # keys it reads from the function around it, and their consumption
 
 
 NO_KEYS = Summary({}, frozenset())
@@ -93,10 +94,14 @@ def analyse(
     for name, vid in run.params.items():
         levels = [s.mark(vid).level for s, _ in exits]
         consumed[name] = join_levels(levels) if levels else NONE
+    free: dict[str, int] = {}
+    for name, vid in run.free.items():
+        levels = [s.mark(vid).level for s, _ in exits]
+        free[name] = join_levels(levels) if levels else NONE
     returned = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
     returns = frozenset(r for r in returned if isinstance(r, str))
     spent = frozenset(r.position for r in returned if isinstance(r, Spent))
-    return Summary(consumed, frozenset(run.params), returns, spent)
+    return Summary(consumed, frozenset(run.params), returns, spent, free)
 
 
 class KeyDomain(Domain[States]):

@@ -48,6 +48,9 @@ class KeyNames:
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
         self._self_attributes: dict[int, dict] = {}
+        self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
+        self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
+        self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""
@@ -117,11 +120,81 @@ class KeyNames:
             found = {name for name in found if "." not in name or name.split(".", 1)[0] in holders}
         if isinstance(fn, FUNCTION_TYPES):
             found.update(self.key_parameters(fn))
+            found.update(self.keys_passed_in(fn))
+            found.update(self.enclosing_keys(fn))
         found.update(self.unpacked_keys(fn))
         if found - drawn:
             found -= (self.data_names(fn) | self.objects(fn)) - drawn
         result = frozenset(found)
         self._cache[id(fn)] = result
+        return result
+
+    def keys_passed_in(self, fn: FunctionNode) -> frozenset[str]:
+        """The parameters that a call of `fn` in the module passes a key the caller made or drew
+        from itself (`key = jax.random.PRNGKey(0)`, `k1, k2 = jax.random.split(key)`, a key
+        handed to `jax.random`), or its own key-named parameter: whatever their names, they are
+        keys (`def step(x, k): return model.apply(..., k)`)."""
+        found = self._passed_in.get(id(fn))
+        if found is not None:
+            return found
+        found = set()
+        if not isinstance(fn, ast.Lambda):
+            for call, scope in calls_through(self.names, (fn.name,)):
+                if self.resolve(call.func) is not fn:
+                    continue
+                caller = scope.node
+                known = self.made_or_drawn(caller)
+                if isinstance(caller, FUNCTION_TYPES):
+                    known = known | self.key_parameters(caller)
+                for arg, param in bind(fn, call, bound_self(call, fn)):
+                    if isinstance(arg, ast.Name) and arg.id in known:
+                        found.add(param)
+        result = self._passed_in[id(fn)] = frozenset(found)
+        return result
+
+    def enclosing_keys(self, fn: FunctionNode) -> frozenset[str]:
+        """The keys of the function `fn` is nested in that `fn` reads without binding them (a
+        `loss_fn` that hands the step's `dropout_key` to `apply`): calling `fn` uses them. Known
+        there without following calls (made, drawn from, passed in, key-named, or the keys of
+        the function around that one), so that no answer waits on another."""
+        found = self._enclosing.get(id(fn))
+        if found is not None:
+            return found
+        parent = self.names.parent_function.get(id(fn))
+        result: frozenset[str] = frozenset()
+        if parent is not None:
+            scope = self.names.scope_of(fn)
+            outer = self.names.scope_of(parent)
+            read = {
+                n.id for n in self.nodes_of(fn, (ast.Name,))
+                if n.ctx.__class__ is ast.Load and not scope.binds(n.id) and self.names.lookup(n.id, scope) is outer
+            }
+            if read:
+                known = self.made_or_drawn(parent) | self.keys_passed_in(parent) | self.enclosing_keys(parent)
+                if isinstance(parent, FUNCTION_TYPES):
+                    known = known | self.key_parameters(parent)
+                result = frozenset(read & known)
+        self._enclosing[id(fn)] = result
+        return result
+
+    def made_or_drawn(self, fn: ast.AST) -> frozenset[str]:
+        """The names a function (or the module) binds to a new key or hands to `jax.random` as one."""
+        found = self._made.get(id(fn))
+        if found is not None:
+            return found
+        names: set[str] = set()
+        for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
+            if node.__class__ is ast.Call:
+                if self.qualname(node.func) in api.KEY_POSITION:
+                    arg = api.key_argument(node)
+                    base = base_name(arg) if arg is not None else None
+                    if base:
+                        names.add(base)
+            elif node.value is not None and isinstance(node.value, ast.Call):
+                if self.qualname(node.value.func) in api.KEY_MAKERS:
+                    for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                        names.update(target_names(target))
+        result = self._made[id(fn)] = frozenset(names)
         return result
 
     def resolve(self, func: ast.AST) -> FunctionNode | None:

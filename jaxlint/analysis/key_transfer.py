@@ -45,6 +45,7 @@ class KeyTransfer(CallTransfer):
         self.closure: set[int] = set()  # values closed over by a loop primitive's body
         self.globals: dict[int, str] = {}  # module-level keys read by a compiled function
         self.params: dict[str, int] = {}
+        self.free: dict[str, int] = {}  # keys read from the function around it (`enclosing_keys`)
         # The loops (innermost last) and branch conditions around the step being run, asked
         # of `locate` only when a rule of consumption needs them.
         self.locate: Callable[[cfg.Step], tuple[list, list]] | None = None
@@ -90,12 +91,15 @@ class KeyTransfer(CallTransfer):
                 self.params[arg.arg] = vid
                 state.env[arg.arg] = vid
         scope = self.names.scope_of(fn)
+        enclosing = self.flow.keynames.enclosing_keys(fn)
         compiled = id(fn) in self.flow.compiled and not self.quiet
         for name in self.keynames:
             # `state.key` is the function's own when it binds `state` (a loop body's carry).
             if not scope.binds(name.split(".", 1)[0]) and name not in state.env:
                 vid = self.value(fn, ("free", name))
                 state.env[name] = vid
+                if name in enclosing:
+                    self.free[name] = vid
                 if self.loop_body is not None:
                     self.closure.add(vid)
                 if compiled and name in self.flow.module_keys and self.names.lookup(name, scope) is self.names.module:

@@ -445,7 +445,10 @@ class KeyFlow:
         if not relevant:
             return relevant
         for fn in names.functions:
-            if id(fn) not in relevant and (self.keynames.key_parameters(fn) or self.keynames.unpacked_keys(fn)):
+            if id(fn) not in relevant and (
+                self.keynames.key_parameters(fn) or self.keynames.unpacked_keys(fn) or self.keynames.keys_passed_in(fn)
+                or self.keynames.enclosing_keys(fn)
+            ):
                 relevant.add(id(fn))
         callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
         callables.update(names.call_targets.values())
@@ -651,16 +654,32 @@ def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
                 checked = node
         if checked is None:
             continue
-        mentioned = set()
-        for inner in ast.walk(checked):
-            if isinstance(inner, ast.Name):
-                mentioned.add(inner.id)
-            elif isinstance(inner, ast.Attribute):
-                mentioned.add(held_key(inner))
-            mentioned.add(id(inner))
+        if checked.__class__ is ast.Compare:
+            # Two sides that each hold a result: a comparison with a constant (`out == 0`) checks
+            # one draw, not that two agree.
+            sides = [_mentioned(side) for side in (checked.left, *checked.comparators)]
+            if any(
+                a & results_first and b & results_second
+                for i, a in enumerate(sides) for j, b in enumerate(sides) if i != j
+            ):
+                return True
+            continue
+        mentioned = _mentioned(checked)
         if mentioned & results_first and mentioned & results_second:
             return True
     return False
+
+
+def _mentioned(node: ast.AST) -> set:
+    """The names, key paths and node ids an expression mentions."""
+    mentioned: set = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            mentioned.add(inner.id)
+        elif isinstance(inner, ast.Attribute):
+            mentioned.add(held_key(inner))
+        mentioned.add(id(inner))
+    return mentioned
 
 
 def _aligned_permutation(names: Names, fn: ast.AST, use: Use) -> bool:

@@ -17,7 +17,13 @@ KEY_FLOW_LIMITATIONS = """
     that did consume it. A helper that draws only under a test of one of its flags (`if train:`,
     `if not deterministic:`) consumes the key, for a call that passes that flag a literal or
     leaves it to a literal default, exactly when the literal takes the drawing branch: two
-    `dropout(key, x, 0.1, True)` calls with one key are reported. Calls into code jaxlint cannot
+    `dropout(key, x, 0.1, True)` calls with one key are reported. A parameter is a key, whatever
+    its name, when a call in the module passes it one the caller made, split or drew from, or
+    received as a key-named parameter (`def step(x, k): return model.apply(..., k)` called as
+    `step(x, key)`). A function nested in another that reads that function's keys (a `loss_fn`
+    handing the step's `dropout_key` to `apply(..., rngs=...)`, a lambda drawing from `key`)
+    consumes them where it is called, directly or through a transformation
+    (`jax.value_and_grad(loss_fn)(params)`), as its own analysis finds. Calls into code jaxlint cannot
     see (other libraries, methods, decorated functions, a module caught in an import cycle with
     the caller while it is analysed) consume
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
@@ -38,9 +44,10 @@ KEY_FLOW_LIMITATIONS = """
     consumptions whose results are compared (an `assert`, an assertion call, `==`) are taken
     as a deliberate check that two computations draw the same numbers and are not reported;
     a result stored on an object (`w.x = normal(key)`) is that attribute, so comparing another
-    attribute of the object (`if w.n == 1`) compares nothing drawn. The same call made twice
-    with one key is a reuse, as in JAX's checker, even when nothing else differs: the two
-    results are equal (`c` and `h` of a recurrent carry made alike), which a deliberate copy
+    attribute of the object (`if w.n == 1`) compares nothing drawn; nor does a comparison of one
+    result with a constant (`out == 0`): a `==` counts when results stand on both sides. The
+    same call made twice with one key is a reuse, as in JAX's checker, even when nothing else
+    differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a deliberate copy
     (a target network initialised as its online one) marks with a `# noqa: JAX201`. A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
     it draws no numbers, and a key it uses twice is not reported.
