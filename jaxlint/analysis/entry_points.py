@@ -71,8 +71,9 @@ REF_TREE_CALLS = frozenset({"jax.experimental.pallas.run_scoped"})
 # under a loop, passing a traced index).
 RUN_AT_DEFINITION = frozenset({"jax.experimental.pallas.when", "jax.experimental.pallas.loop"})
 
-# Keyword arguments that take a function of a traced step count in any call into these
-# libraries (`optax.adam(learning_rate=schedule)`).
+# A function given to one of these packages' functions by one of these keywords, or as its
+# first argument (an optimizer's learning rate, `scale_by_schedule`'s step size, `stateless`'s
+# update), runs inside the step that applies the transformation: traced.
 SCHEDULE_KEYWORDS: dict[str, frozenset[str]] = {
     "optax.": frozenset({"learning_rate", "step_size"}),
 }
@@ -98,4 +99,6 @@ def entry_functions(callee: str, args: list, keywords: dict, table: dict = ENTRY
     for prefix, names in SCHEDULE_KEYWORDS.items():
         if callee.startswith(prefix):
             out.extend(value for name, value in keywords.items() if name in names)
+            if callee not in table and args:
+                out.append(args[0])  # `optax.sgd(schedule)`, `optax.scale_by_schedule(fn)`
     return out

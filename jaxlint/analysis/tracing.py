@@ -209,12 +209,17 @@ def discover(names: Names) -> Discovery:
     aliases, Attribute, Name = names.imported_or_assigned, ast.Attribute, ast.Name
     wrappers: dict[int, list] = {}  # id(function) -> the parameters it transforms (`own_parameter`)
     disabling: dict[int, Scope] = {}  # the scopes that call `jax.disable_jit`
+    # Names of the packages whose functions run a function given first (`optax.sgd(schedule)`).
+    scheduling = {
+        name for scope in names.scopes.values() for name, target in scope.imports.items()
+        if target.startswith(SCHEDULE_PREFIXES) or target + "." in SCHEDULE_PREFIXES
+    }
     for call, scope in names.calls:
         func = call.func
         if func.__class__ is Attribute:
             if func.attr not in _DISCOVERED_ATTRIBUTES and not (
                 call.keywords and any(k.arg in _SCHEDULE_NAMES for k in call.keywords)
-            ):
+            ) and not (call.args and func.value.__class__ is Name and func.value.id in scheduling):
                 continue
         elif func.__class__ is not Name or func.id not in aliases:
             continue  # a builtin, a def, a parameter or no name at all: none of them is a JAX callable

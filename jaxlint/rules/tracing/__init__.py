@@ -149,7 +149,10 @@ TRACED_VALUE_LIMITATIONS = """
       `Stepper(...).step`): its parameters after `self` are traced as the transformation's
       rules say (under `eqx.filter_jit` only arrays), while `self`, bound into the method, is
       taken for a Python value, so a branch on an array field of an Equinox module is missed.
-      The solvers given to `lax.custom_root` and `lax.custom_linear_solve` are traced: their
+      A function handed to an optax function, by `learning_rate=`/`step_size=` or as its
+      first argument (`optax.sgd(schedule)`, `optax.scale_by_schedule(fn)`, a schedule a
+      module factory returns), runs inside the step that applies the transformation, on a
+      traced step count. The solvers given to `lax.custom_root` and `lax.custom_linear_solve` are traced: their
       first parameter receives the function being solved (a Python callable), the next the
       traced right-hand side. Inside a model that a NumPyro inference entry point traces
       (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample` and `numpyro.param` return traced
