@@ -1,6 +1,7 @@
-"""An instance of a plain class of the module that traced code makes itself: its methods are
-followed with the caller's tracers (a Python branch on one raises), and what they store on
-`self` stays in the trace (the object is made and dropped within it, so JAX407 stays quiet)."""
+"""An instance of a class of the module that traced code makes itself: its `__init__` (and an
+Equinox module's `__check_init__`) and its methods run with the caller's tracers (a Python branch
+on one raises), and what they store on `self` stays in the trace (the object is made and dropped
+within it, so JAX407 stays quiet)."""
 
 from __future__ import annotations
 
@@ -83,10 +84,64 @@ def demo():
     return jax.jit(run)(jnp.float32(1.0), jnp.array([0.2, 0.6]))
 """
 
-QUIET = {"object-made-in-jit-updates-itself": ACCUMULATOR}
+INIT_BRANCH = """
+import jax
+import jax.numpy as jnp
+
+class Scaler:
+    def __init__(self, x, lo=0.0):
+        if lo > 0:  # a Python value
+            x = x - lo
+        if x.sum() < lo:
+            x = x * 2
+        self.x = x
+
+@jax.jit
+def scaled(x):
+    return Scaler(x).x
+
+def demo():
+    return scaled(jnp.ones(3))
+"""
+
+INIT_ON_PYTHON_VALUES = INIT_BRANCH.replace("        if x.sum() < lo:\n            x = x * 2\n", "")
+
+CHECK_INIT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+class Potential(eqx.Module):
+    m: jax.Array
+    a: jax.Array
+
+    def __check_init__(self):
+        if (self.m <= 0) or (self.a <= 0):
+            raise ValueError("m and a must be positive")
+
+    def __call__(self, r):
+        return -self.m * jnp.log1p(r / self.a) / r
+
+@jax.jit
+def compute(m, a, r):
+    return Potential(m=m, a=a)(r)
+
+def demo():
+    return compute(jnp.array(1.0), jnp.array(2.0), jnp.array(3.0))
+"""
+
+CHECK_INIT_ON_SHAPES = CHECK_INIT.replace("if (self.m <= 0) or (self.a <= 0):", "if jnp.ndim(self.m) != 0:")
+
+QUIET = {
+    "object-made-in-jit-updates-itself": ACCUMULATOR,
+    "init-branching-on-python-values": INIT_ON_PYTHON_VALUES,
+    "check-init-on-shapes": CHECK_INIT_ON_SHAPES,
+}
 REPORTED = {
     "method-of-an-object-made-in-jit": (ADAPTER, "JAX101", "TracerBoolConversionError"),
     "method-of-an-object-made-around-a-scan-body": (IN_SCAN_BODY, "JAX101", "TracerBoolConversionError"),
+    "init-branching-on-a-tracer": (INIT_BRANCH, "JAX101", "TracerBoolConversionError"),
+    "equinox-check-init-on-a-tracer": (CHECK_INIT, "JAX101", "TracerBoolConversionError"),
 }
 
 (
@@ -94,4 +149,4 @@ REPORTED = {
     test_its_methods_run_traced,
     test_jax_runs_the_quiet_cases,
     test_jax_rejects_the_reported_variants,
-) = case_tests(QUIET, REPORTED)
+) = case_tests(QUIET, REPORTED, needs=("jax", "equinox"))

@@ -508,6 +508,16 @@ class _FunctionRun(CallEvaluation):
             return None
         return method
 
+    def _own_method(self, func: ast.expr, name: str):
+        """The plain method `name` that the class `func` names (a class of this module) defines itself."""
+        cls = self.names.definition(func, self.scope)
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
+            return None
+        method = self.names.scopes[id(cls)].defs.get(name)
+        if not isinstance(method, ast.FunctionDef) or method.decorator_list:
+            return None
+        return method
+
     def _method(self, name: str):
         scope: Scope | None = self.scope
         while scope is not None and scope.kind != "class":
@@ -581,6 +591,10 @@ class _FunctionRun(CallEvaluation):
         method = constructed_call_method(node, self.names, self.scope)
         built = None if method is not None else self.analysis.records.construct(node, args, kwargs, self.scope)
         if built is not None:
+            # Equinox validates an instance once its fields are set: `__check_init__` runs here.
+            check = self._own_method(node.func, "__check_init__")
+            if check is not None and len(positional_params(check)) == 1:
+                self._call_function(FunctionValue(check, method_self=built), node, [], {}, env)
             return built
         if is_named_tuple(node.func, self.names, self.scope):
             return Value(Trace.UNKNOWN, fields=True)
@@ -592,6 +606,9 @@ class _FunctionRun(CallEvaluation):
             # and made here, in the trace.
             return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF), made_here=True)
         if plain_class(node.func, self.names, self.scope):
+            init = self._own_method(node.func, "__init__")
+            if init is not None:  # it runs here, on the arguments given
+                self._call_function(FunctionValue(init, method_self=MADE_SELF), node, args, kwargs, env)
             return _MADE_OBJECT
         if func.function is not None:
             return self._call_function(func.function, node, args, kwargs, env)

@@ -106,7 +106,9 @@ TRACED_VALUE_LIMITATIONS = """
       fields, has unknown ones. An instance of any other plain class of the module (no
       framework module) has unknown attributes, but its own methods are followed when called
       on a name bound only to it, where it is built (in the traced function, around a body
-      handed to `lax.scan`, or at module level), with the caller's values.
+      handed to `lax.scan`, or at module level), with the caller's values; built in traced
+      code, its own `__init__` runs there on the arguments given, and so does an Equinox
+      module's `__check_init__` on the fields the constructor sets.
     - **Items and leaves.** An item of a traced pytree picked by a traced index is an array,
       since no list, tuple or dict takes a tracer as its index. The function `jax.tree.map`
       applies to traced trees receives traced arrays, their leaves (with `is_leaf`, the
