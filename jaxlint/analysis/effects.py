@@ -457,6 +457,14 @@ class Effects(OuterObjects):
         return name if name in jax_api.HOST_READS else None
 
     # ---- globals reassigned after tracing -----------------------------------------------------
+    def _module_call_between(self, first: ast.stmt, second: ast.stmt) -> bool:
+        """A module-level statement between two bindings calls one of the module's functions."""
+        module = self.names.module
+        return any(
+            first.lineno < statement.lineno < second.lineno and _calls_module_function(statement, module)
+            for statement in module.node.body
+        )
+
     def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
         """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""
         names = self.names
@@ -472,6 +480,10 @@ class Effects(OuterObjects):
             later = [s for s in stores if s.lineno > defined_at]
             if later and any(s.lineno < defined_at for s in stores):
                 return later[0]
+            # Bound only after the def: stale once a call between two bindings has traced it.
+            for first, second in zip(later, later[1:]):
+                if self._module_call_between(first, second):
+                    return second
         for writer in self.global_writers.get(name.id, []):
             if id(writer) in self.contexts or _scoped_switch(writer, name.id):
                 continue
@@ -479,6 +491,16 @@ class Effects(OuterObjects):
                 if store.target.id == name.id and not _lazy_init(store, writer, name.id):
                     return store.stmt
         return None
+
+
+def _calls_module_function(statement: ast.stmt, module: Scope) -> bool:
+    """A call, in a module-level statement, of a function the module defines or binds itself
+    (a def, `step = jax.jit(f)`), not of a builtin or an import."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and (node.func.id in module.defs or node.func.id in module.assigned)
+        for node in ast.walk(statement)
+    )
 
 
 def _at_update(value: ast.AST | None) -> bool:

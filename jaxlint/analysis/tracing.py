@@ -30,7 +30,8 @@ from jaxlint.analysis.static_arguments import positional_params, static_paramete
 from jaxlint.analysis.walk import own_statements
 from jaxlint.analysis.wrapper_calls import own_parameter, wrapper_calls
 
-PARTIAL = frozenset({"functools.partial"})
+# Partial application: JAX's `Partial` is `functools.partial` registered as a pytree.
+PARTIAL = frozenset({"functools.partial", "jax.tree_util.Partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
 SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
 _SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for name in names)

@@ -13,7 +13,9 @@ class StaleGlobal(Rule):
     summary = "A jitted function reads a global (or an enclosing local) that is reassigned: its value is frozen at trace time"
     what = """
         Checks for module-level names read inside staged code (`jax.jit`, `jax.pmap`, `lax`
-        bodies) when the module binds the name again after the function is defined, or
+        bodies) when the module binds the name again after the function is defined, binds it
+        twice after the definition with a call of one of its own functions in between (that
+        call traced it with the first value: `args = (2.0, 3.0); f_jit(*args); args = ...`), or
         assigns it from a function through `global` (lazy one-time initialisation,
         `if _X is None: _X = ...`, and a context manager that sets a switch for its `with`
         block and restores it in `finally`, excepted: code traced inside the block sees the

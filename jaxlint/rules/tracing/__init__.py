@@ -36,7 +36,8 @@ TRACED_VALUE_LIMITATIONS = """
       class method binds the class, a static method nothing), a `functools.partial` of one,
       or what a function or method of the module returns (`jax.jit(make_energy(cutoff))`,
       `jax.jit(nonbonded.to_reference())`, where it returns `partial(energy, cutoff=cutoff)`
-      or a nested def); the arguments a `partial` fixes are constants of the trace. A function
+      or a nested def); the arguments a `partial` fixes are constants of the trace. JAX's own
+      `jax.tree_util.Partial` is read as `functools.partial`. A function
       of the module that hands its own parameter, unchanged, to a transformation or a kernel
       call (`def compile_step(fn): return jax.jit(fn, donate_argnums=0)`) transforms what each
       of its calls passes, with the keywords it forwards through `**kwargs`; arguments
