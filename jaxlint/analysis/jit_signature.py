@@ -19,6 +19,10 @@ from jaxlint.analysis.names import FunctionNode
 from jaxlint.analysis.tracing import TracedFunction
 
 JIT = "jax.jit"
+# The compiling transformations whose options name static and donated arguments: `jax.pmap`
+# hashes its `static_broadcasted_argnums` and caches its compilations as `jax.jit` does.
+COMPILING = frozenset({JIT, "jax.pmap"})
+_STATIC_OPTIONS = ("static_argnums", "static_broadcasted_argnums")
 
 
 @dataclass(frozen=True)
@@ -43,18 +47,18 @@ class Signature:
 
 
 def plain_jits(module) -> Iterator[TracedFunction]:
-    """Traced roots that are exactly `jax.jit` of a function JAX inspects as written."""
+    """Traced roots that are exactly `jax.jit` (or `jax.pmap`) of a function JAX inspects as written."""
     for root in innermost_jits(module):
         if len(root.transforms) == 1:
             yield root
 
 
 def innermost_jits(module) -> Iterator[TracedFunction]:
-    """Traced roots whose innermost transformation is `jax.jit` of the function as written,
+    """Traced roots whose innermost transformation is `jax.jit` (or `jax.pmap`) of the function as written,
     whatever wraps the jit (`custom_jvp`, `vmap`, ...): the jit resolves its options against
     this signature, though calls reach it through the outer transformations."""
     for root in module.traced_roots:
-        if not root.transforms or root.transforms[-1].name != JIT or root.bound_keywords:
+        if not root.transforms or root.transforms[-1].name not in COMPILING or root.bound_keywords:
             continue
         fn = root.node
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _decorated_below_jit(root, module):
@@ -119,7 +123,8 @@ def designated(root: TracedFunction, kind: str) -> dict[str, Entry]:
     """Parameters made static (`kind="static"`) or donated (`kind="donate"`), each with the entry naming it."""
     sig = signature(root)
     found: dict[str, Entry] = {}
-    for entry in entries(root, f"{kind}_argnums"):
+    numbered = [e for option in (_STATIC_OPTIONS if kind == "static" else ("donate_argnums",)) for e in entries(root, option)]
+    for entry in numbered:
         index = entry.value
         if -len(sig.positional) <= index < len(sig.positional):
             found.setdefault(sig.positional[index], entry)

@@ -82,7 +82,7 @@ SHAPE_ONLY = frozenset({"jax.eval_shape", "jax.make_jaxpr"})
 TRACING_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape", "jax.xla_computation", "jax.linearize"})
 # Transformations whose result runs the function as written (its key flow is the function's).
 PRESERVING_TRANSFORMS = frozenset({
-    "jax.jit", "jax.checkpoint", "jax.named_call", "flax.nnx.jit", "equinox.filter_jit",
+    "jax.jit", "jax.pmap", "jax.checkpoint", "jax.named_call", "flax.nnx.jit", "equinox.filter_jit",
 })
 
 # JAX's own modules import the implementation module (`from jax._src import random`).

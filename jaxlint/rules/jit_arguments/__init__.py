@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # The jit-signature facts' policy for code they cannot see, stated on every page of the family.
 JIT_SIGNATURE_LIMITATIONS = """
+    `jax.pmap` counts as `jax.jit` here: its `static_broadcasted_argnums` are hashed and key
+    its compilations as static arguments do, and its `donate_argnums` donate.
     Jitted functions are recognised where the code shows the transformation: a decorator, a
     `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class,
     and a jitted callable a class stores on `self` (`self.step = jax.jit(f)`, the attribute's

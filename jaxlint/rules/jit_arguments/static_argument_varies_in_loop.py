@@ -389,7 +389,7 @@ class StaticArgumentVariesInLoop(Rule):
                         remedy = (
                             "build it once, outside the loop (or pass what changes as a traced argument)"
                             if fresh
-                            else "pass it as a traced argument (drop it from `static_argnums`/`static_argnames`), "
+                            else f"pass it as a traced argument (drop it from `{static[name].option}`), "
                             "or, if it must stay static, round it to a few values"
                         )
                         report(
