@@ -800,6 +800,19 @@ CASES = {
 
         def test_smoke():
             jnp.clip(jnp.ones(3), 0, 1)  # a test checks that this runs
+
+        def check_fixed_value(name, value):
+            try:
+                jnp.asarray(value)  # checks that the value converts
+            except Exception as exc:
+                raise TypeError(f"invalid value for {name}") from exc
+
+        def normalise(x):
+            try:
+                jnp.clip(x, 0, 1)  # JAX403
+            except TypeError:
+                pass  # a handler that goes on: the result was wanted
+            return x
         """,
     # ---- JAX404 -------------------------------------------------------------------------------
     "print_variants": """
@@ -1926,3 +1939,12 @@ def test_print_under_vmap_shows_a_tracer_not_the_values_under_jax(cli, make_file
     assert "Tracer" in shown and "1.25" not in shown
     namespace["differentiated"](1.25)
     assert "1.25" in capsys.readouterr().out
+
+
+def test_a_discarded_conversion_checks_the_value_under_jax():
+    """What JAX403 leaves alone in a `try` whose handler raises: the dropped `jnp.asarray(value)`
+    is the check itself, and JAX raises for a value it cannot convert."""
+    jnp = pytest.importorskip("jax.numpy")
+    jnp.asarray(1.5)
+    with pytest.raises(TypeError):
+        jnp.asarray("abc")

@@ -86,6 +86,7 @@ class Effects(OuterObjects):
         self.declared: dict[int, dict[str, bool]] = {}  # id(function) -> {name: True if global, False if nonlocal}
         self.assertions: list[ast.AST] = []
         self.raising_blocks: list[ast.stmt] = []  # `with pytest.raises(...)`, try bodies: nodes to skip
+        self.validity_checks: set[int] = set()  # expression statements of a `try` whose handlers all raise
         self._walk()
 
     # ---- the walk ---------------------------------------------------------------------------
@@ -168,6 +169,12 @@ class Effects(OuterObjects):
             elif kind is ast.With or kind is ast.AsyncWith:
                 if any(_raising_context(i.context_expr) for i in stmt.items):
                     self.raising_blocks.append(stmt)
+            elif kind is ast.Try and stmt.handlers and all(
+                any(isinstance(s, ast.Raise) for s in h.body) for h in stmt.handlers
+            ):
+                # `try: jnp.asarray(value) except ...: raise TypeError(...)`: what the body
+                # computes and drops only checks that it can be computed.
+                self.validity_checks.update(id(s) for s in stmt.body if isinstance(s, ast.Expr))
             # compound statements: module-level `if`/`for`/`with`/`try` blocks stay at the top level
             body = getattr(stmt, "body", None)
             if body:

@@ -38,8 +38,10 @@ class DiscardedUpdate(Rule):
         old value, silently. Assigning it to a name nobody reads loses it just the same: the
         caller's array is unchanged. Assign the result (`x = x.at[i].set(v)`,
         `updates, opt_state = tx.update(grads, opt_state)`). Calls inside
-        `pytest.raises`/`assertRaises` blocks and in test functions (`def test_...`, where a bare
-        call checks that something does not raise) are not reported.
+        `pytest.raises`/`assertRaises` blocks, in test functions (`def test_...`, where a bare
+        call checks that something does not raise), and in the body of a `try` whose every
+        handler raises (`try: jnp.asarray(value) except Exception: raise TypeError(...)`, a
+        check that the value converts) are not reported.
         """
     fix_safety = """
         For `x.at[i].set(v)`, `jnp.clip(x, ...)` and `x.sort()` with a plain local name `x`,
@@ -144,7 +146,7 @@ class DiscardedUpdate(Rule):
         effects = module.effects
         for stmt, call, function in effects.expression_calls:
             found = self._discarded(module, call)
-            if found is None or effects.expects_error(stmt) or effects.in_test(function):
+            if found is None or effects.expects_error(stmt) or effects.in_test(function) or id(stmt) in effects.validity_checks:
                 continue
             what, updated = found
             report(
