@@ -50,6 +50,7 @@ class KeyNames:
         self._self_attributes: dict[int, dict] = {}
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
+        self._random_scopes: set[int] | None = None  # the scopes that call by a `jax.random` name
         self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
@@ -140,12 +141,13 @@ class KeyNames:
         found = set()
         if not isinstance(fn, ast.Lambda):
             for call, scope in calls_through(self.names, (fn.name,)):
-                if self.resolve(call.func) is not fn:
-                    continue
+                passed = {a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
                 caller = scope.node
-                known = self.made_or_drawn(caller)
-                if isinstance(caller, FUNCTION_TYPES):
-                    known = known | self.key_parameters(caller)
+                known = self.made_or_drawn(caller) & passed  # only a name can hold the caller's key
+                if isinstance(caller, FUNCTION_TYPES) and any(_KEY_PARAMETER.match(name) for name in passed - known):
+                    known = known | (self.key_parameters(caller) & passed)
+                if not known or self.resolve(call.func) is not fn:
+                    continue
                 for arg, param in bind(fn, call, bound_self(call, fn)):
                     if isinstance(arg, ast.Name) and arg.id in known:
                         found.add(param)
@@ -163,17 +165,17 @@ class KeyNames:
         parent = self.names.parent_function.get(id(fn))
         result: frozenset[str] = frozenset()
         if parent is not None:
-            scope = self.names.scope_of(fn)
-            outer = self.names.scope_of(parent)
-            read = {
-                n.id for n in self.nodes_of(fn, (ast.Name,))
-                if n.ctx.__class__ is ast.Load and not scope.binds(n.id) and self.names.lookup(n.id, scope) is outer
-            }
-            if read:
-                known = self.made_or_drawn(parent) | self.keys_passed_in(parent) | self.enclosing_keys(parent)
-                if isinstance(parent, FUNCTION_TYPES):
-                    known = known | self.key_parameters(parent)
-                result = frozenset(read & known)
+            known = self.made_or_drawn(parent) | self.keys_passed_in(parent) | self.enclosing_keys(parent)
+            if isinstance(parent, FUNCTION_TYPES):
+                known = known | self.key_parameters(parent)
+            if known:
+                scope = self.names.scope_of(fn)
+                outer = self.names.scope_of(parent)
+                result = frozenset(
+                    n.id for n in self.nodes_of(fn, (ast.Name,))
+                    if n.id in known and n.ctx.__class__ is ast.Load and not scope.binds(n.id)
+                    and self.names.lookup(n.id, scope) is outer
+                )
         self._enclosing[id(fn)] = result
         return result
 
@@ -182,6 +184,11 @@ class KeyNames:
         found = self._made.get(id(fn))
         if found is not None:
             return found
+        if self._random_scopes is None:  # every such name comes from a call by a `jax.random` name
+            self._random_scopes = {id(scope.node) for _, scope in calls_through(self.names, api.RANDOM_NAMES)}
+        if id(fn) not in self._random_scopes:
+            self._made[id(fn)] = frozenset()
+            return self._made[id(fn)]
         names: set[str] = set()
         for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
             if node.__class__ is ast.Call:
