@@ -34,7 +34,7 @@ def demo():
     return total(jnp.ones(3))
 """
 
-ADAPTER = """
+_ADAPTER_CLASS = """
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -47,7 +47,9 @@ class Adapter:
         if rate < self.target:
             return sd * 0.9
         return sd * 1.1
+"""
 
+ADAPTER = _ADAPTER_CLASS + """
 @jax.jit
 def once(sd, rate):
     adapter = Adapter()
@@ -57,20 +59,7 @@ def demo():
     return once(jnp.float32(1.0), jnp.float32(0.2))
 """
 
-IN_SCAN_BODY = """
-import jax
-import jax.numpy as jnp
-from jax import lax
-
-class Adapter:
-    def __init__(self, target=0.44):
-        self.target = target
-
-    def adapt(self, sd, rate):
-        if rate < self.target:
-            return sd * 0.9
-        return sd * 1.1
-
+IN_SCAN_BODY = _ADAPTER_CLASS + """
 def run(sd, rates):
     adapter = Adapter()
 

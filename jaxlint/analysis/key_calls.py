@@ -139,7 +139,6 @@ class CallTransfer:
             ref = state.env.get(key)
             if level != NONE and ref is not None:
                 where = ast.copy_location(ast.Name(key, ast.Load()), node)  # the key, named at the call
-                where.end_lineno, where.end_col_offset = node.end_lineno, node.end_col_offset
                 self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
 
     def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
