@@ -136,13 +136,15 @@ class ModuleFacts:
         return analysis
 
     def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
-        """The parameters with a default other than None that a call of the transformed function
-        in this module passes something other than None: the transformation traces what is
-        passed, whatever the default (a method is left out: its calls bind `self` as their own;
+        """The parameters with a default other than None that a call of the jitted function in
+        this module passes something other than None: `jax.jit` traces what is passed, whatever
+        the default (a method is left out: its calls bind `self` as their own;
         a None default keeps its None path in view)."""
         fn = root.node
         if isinstance(fn, ast.Lambda) or root.kernel or id(fn) in self.names.parent_class:
             return frozenset()
+        if not root.transforms or any(t.name not in _TRACING_EVERY_ARGUMENT for t in root.transforms):
+            return frozenset()  # a vmap's `in_axes`, a filtering jit: what is passed may stay as it is
         a = fn.args
         if not a.defaults and not any(d is not None for d in a.kw_defaults):
             return frozenset()
@@ -479,6 +481,10 @@ def _parameter_value(
     if _names_sequence(param.annotation, names):
         return Value(Trace.TRACED, element=TRACED)  # a sequence of tracers: its truth is its length
     return TRACED_ARRAY if root.context.staged else TRACED
+
+
+# Transformations that make a tracer of every argument they are passed, static ones aside.
+_TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
 
 
 def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:

@@ -48,10 +48,11 @@ TRACED_VALUE_LIMITATIONS = """
       `functools.partial` or wrapping a function) take `static_argnums` as `jax.jit` does;
       `jax.checkpoint` accepts `static_argnames` too but traces those arguments all the same.
       Any other parameter with a default other than None keeps it, a Python value, until a
-      call of the transformed function in the module passes that parameter something other than None
-      (positionally or by keyword): JAX traces what is passed, so the parameter is traced
-      (`@jax.jit def sample(x, n=10)` called as `sample(x, 4)`: `jnp.zeros((n,))` raises). The
-      calls of a jitted method are not read for this.
+      call of the function `jax.jit` (or `nnx.jit`) transforms, in the module, passes that
+      parameter something other than None (positionally or by keyword): `jit` traces what is
+      passed, so the parameter is traced (`@jax.jit def sample(x, n=10)` called as
+      `sample(x, 4)`: `jnp.zeros((n,))` raises). The calls of a jitted method are not read for
+      this, nor those of a `vmap` (whose `in_axes` may pass an argument as it is).
     - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
       trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
       `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
