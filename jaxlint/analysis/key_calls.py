@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
-from jaxlint.analysis.key_names import held_key
+from jaxlint.analysis.key_syntax import held_key
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from jaxlint.analysis import cfg
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_calls import CallTransfer
-from jaxlint.analysis.key_names import held_key, target_names
+from jaxlint.analysis.key_syntax import held_key, target_names
 from jaxlint.analysis.key_state import DEFINITE, UNUSED, Elem, KeyState, Mark, Ref, Spent, Use, join
 from jaxlint.analysis.names import FUNCTION_TYPES
 from jaxlint.analysis.walk import children

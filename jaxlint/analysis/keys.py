@@ -31,16 +31,19 @@ from jaxlint.analysis import jax_api
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.key_domain import NO_KEYS, Summary, analyse
-from jaxlint.analysis.key_names import KeyNames, bind, bound_self, held_key, inherited, target_names
+from jaxlint.analysis.key_function_forms import (
+    calls_in_loops, is_abstract, literal_defaults, rebound_only_when_none, returned,
+)
+from jaxlint.analysis.key_intent import aligned_permutation, compared
+from jaxlint.analysis.key_names import KeyNames
+from jaxlint.analysis.key_syntax import bind, bound_self, inherited
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
-from jaxlint.analysis.key_transfer import KeyTransfer, none_test
+from jaxlint.analysis.key_transfer import KeyTransfer
 from jaxlint.analysis.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
-from jaxlint.analysis.parameters import default_of
 from jaxlint.analysis.project import ProjectFunction
 from jaxlint.analysis.testing_code import base_label, test_file, test_functions, test_pattern
-from jaxlint.analysis.tracing import Discovery, positional_params
-from jaxlint.analysis.walk import children, own_statements, spans, walk
+from jaxlint.analysis.tracing import Discovery
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project import ModuleLink
@@ -227,7 +230,7 @@ class KeyFlow:
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
-        literals = {**_literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
+        literals = {**literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
         literals = {p: a for p, a in literals.items() if p not in given or given[p] is a}
         scope = self.names.scope_of(fn)
         flags: dict[str, bool] = {}
@@ -236,7 +239,7 @@ class KeyFlow:
                 flags[param] = bool(arg.value)
                 flags[f"{param} is None"] = arg.value is None
         for param, arg in given.items():
-            if param not in literals and param not in scope.other and _rebound_only_when_none(fn, param):
+            if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
         return flags
 
@@ -375,9 +378,9 @@ class KeyFlow:
             return
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
-        if first is not None and _compared(self.keynames, run.fn, first, use):
+        if first is not None and compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
-        if loop is not None and _aligned_permutation(self.names, run.fn, use):
+        if loop is not None and aligned_permutation(self.names, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported.add(id(use.node))
         if loop is None and first is not None:
@@ -574,7 +577,7 @@ class KeyFlow:
         for owner in owners.values():
             if isinstance(owner, ast.ClassDef):
                 continue
-            for call, loop in _calls_in_loops(owner):
+            for call, loop in calls_in_loops(owner):
                 if self.resolve(call.func) is fn and steps(loop, self.names) and feeds_carried_state(loop, call):
                     return loop
         return None
@@ -589,178 +592,13 @@ class KeyFlow:
             if entry is None or entry[1] not in api.LOOP_PRIMITIVES:
                 continue
             for call in self.keynames.nodes_of(body, (ast.Call,)):
-                if self.resolve(call.func) is fn and _returned(body, call):
+                if self.resolve(call.func) is fn and returned(body, call):
                     return entry
         return None
 
 
-def _returned(fn: FunctionNode, call: ast.Call) -> bool:
-    """Whether what `call` returns reaches what `fn` returns: the call is in a lambda's body, in
-    a `return` of it, or assigned to a name a `return` of it reads."""
-    if isinstance(fn, ast.Lambda):
-        return True
-    bound: set[str] = set()
-    for stmt in own_statements(fn.body):
-        if isinstance(stmt, ast.Assign) and any(inner is call for inner in walk(stmt.value)):
-            bound.update(n.id for t in stmt.targets for n in walk(t) if isinstance(n, ast.Name))
-    for stmt in own_statements(fn.body):
-        if isinstance(stmt, ast.Return) and stmt.value is not None:
-            for inner in walk(stmt.value):
-                if inner is call or (isinstance(inner, ast.Name) and inner.id in bound):
-                    return True
-    return False
-
-
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
-def _calls_in_loops(owner: ast.AST):
-    """(call, innermost enclosing loop) for every call inside a loop of a function's own body."""
-    body = [owner.body] if isinstance(owner, ast.Lambda) else list(owner.body)
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(node, None) for node in body]
-    while stack:
-        node, loop = stack.pop()
-        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call) and loop is not None:
-            yield node, loop
-        inner = node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else loop
-        for child in children(node):
-            if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
-                stack.append((child, loop))
-            else:
-                stack.append((child, inner))
-
-
-_CHECKS = (ast.Assert, ast.Compare, ast.Call)
-_ASSIGNMENTS = (ast.Assign, ast.AnnAssign)
-
-
-def _compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
-    """Whether the results of two consumptions meet in one comparison or assertion.
-
-    Feeding one key to two implementations and checking that they agree is the point of
-    such code, not a reuse.
-    """
-    results_first, results_second = _results(keynames, fn, first.call), _results(keynames, fn, second.call)
-    for node in keynames.nodes_of(fn, _CHECKS):
-        checked = None
-        if node.__class__ is ast.Assert:
-            checked = node.test
-        elif node.__class__ is ast.Compare:
-            checked = node
-        else:
-            func = node.func
-            label = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if label.startswith(("assert", "check")):
-                checked = node
-        if checked is None:
-            continue
-        if checked.__class__ is ast.Compare:
-            # Two sides that each hold a result: a comparison with a constant (`out == 0`) checks
-            # one draw, not that two agree.
-            sides = [_mentioned(side) for side in (checked.left, *checked.comparators)]
-            if any(
-                a & results_first and b & results_second
-                for i, a in enumerate(sides) for j, b in enumerate(sides) if i != j
-            ):
-                return True
-            continue
-        mentioned = _mentioned(checked)
-        if mentioned & results_first and mentioned & results_second:
-            return True
-    return False
-
-
-def _mentioned(node: ast.AST) -> set:
-    """The names, key paths and node ids an expression mentions."""
-    mentioned: set = set()
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Name):
-            mentioned.add(inner.id)
-        elif isinstance(inner, ast.Attribute):
-            mentioned.add(held_key(inner))
-        mentioned.add(id(inner))
-    return mentioned
-
-
-def _aligned_permutation(names: Names, fn: ast.AST, use: Use) -> bool:
-    """A permutation (or `choice`) drawn with one key for each array a loop goes through
-    (`[jax.random.permutation(key, a) for a in (x, y)]`): every iteration reorders a different
-    array the same way, which keeps their rows aligned, as one permutation for every leaf of a
-    tree does. A loop that reorders the same data on every pass is not this."""
-    call = use.call
-    if not isinstance(call, ast.Call) or api.public(names.qualname(call.func)) not in api.REORDERING:
-        return False
-    operand = call.args[1] if len(call.args) > 1 else next(
-        (k.value for k in call.keywords if k.arg in ("x", "a")), None
-    )
-    if operand is None:
-        return False
-    # The innermost loop around the call (whose passes are the ones run with one key): its target.
-    innermost, targets = None, []
-    for node in walk(fn):
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            bound_there = [node.target]
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            bound_there = [g.target for g in node.generators]
-        else:
-            continue
-        if any(inner is call for inner in walk(node)) and (innermost is None or spans(innermost, node)):
-            innermost, targets = node, bound_there
-    bound = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
-    return any(isinstance(n, ast.Name) and n.id in bound for n in walk(operand))
-
-
-def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:
-    """The call itself and the names its statement binds from it (`w.x` for `w.x = ...`: the
-    object `w` around it is no result)."""
-    found: set[object] = {id(call)}
-    for node in keynames.nodes_of(fn, _ASSIGNMENTS):
-        if node.value is not None:
-            if any(inner is call for inner in walk(node.value)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    found.update(target_names(target))
-    return found
 
 
 def _expr_name(node: ast.AST) -> str:
     return ast.unparse(node)
-
-
-def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
-    """A method that only declares an interface: its body (past a docstring) raises
-    `NotImplementedError`, or is `...`/`pass` under `@abc.abstractmethod`."""
-    body = fn.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        body = body[1:]
-    if len(body) != 1:
-        return False
-    stmt = body[0]
-    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
-        raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-        return names.qualname(raised) == "builtins.NotImplementedError"
-    empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
-    return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
-
-
-def _rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
-    """Every binding of `param` in the function's own body lies in the body of an
-    `if param is None:` (so a caller that passes a value sees it never rebound)."""
-    guarded: set[int] = set()
-    for node in walk(fn):
-        if isinstance(node, ast.If) and none_test(node.test) == (param, True):
-            guarded.update(id(n) for stmt in node.body for n in walk(stmt))
-    for node in walk(fn):
-        if node is fn or id(node) in guarded:
-            continue
-        if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:
-            return False
-    return True
-
-
-def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
-    """Parameters whose default is a literal, by name."""
-    defaults = ((p.arg, default_of(fn, p)) for p in (*positional_params(fn), *fn.args.kwonlyargs))
-    return {name: d for name, d in defaults if isinstance(d, ast.Constant)}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.key_names import held_key
+from jaxlint.analysis.key_syntax import held_key
 from jaxlint.analysis.walk import calls_reaching, children, target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
