@@ -23,8 +23,8 @@ KEY_FLOW_LIMITATIONS = """
     `step(x, key)`). A function nested in another that reads that function's keys (a `loss_fn`
     handing the step's `dropout_key` to `apply(..., rngs=...)`, a lambda drawing from `key`)
     consumes them where it is called, directly or through a transformation
-    (`jax.value_and_grad(loss_fn)(params)`), as its own analysis finds. Calls into code jaxlint cannot
-    see (other libraries, methods, decorated functions, a module caught in an import cycle with
+    (`jax.value_and_grad(loss_fn)(params)`), as its own analysis finds. Calls into code
+    jaxlint cannot see (other libraries, methods, decorated functions, a module caught in an import cycle with
     the caller while it is analysed) consume
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
     call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
@@ -47,8 +47,8 @@ KEY_FLOW_LIMITATIONS = """
     attribute of the object (`if w.n == 1`) compares nothing drawn; nor does a comparison of one
     result with a constant (`out == 0`): a `==` counts when results stand on both sides. The
     same call made twice with one key is a reuse, as in JAX's checker, even when nothing else
-    differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a deliberate copy
-    (a target network initialised as its online one) marks with a `# noqa: JAX201`. A function
+    differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a
+    deliberate copy (a target network initialised as its online one) marks with a `# noqa: JAX201`. A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
     it draws no numbers, and a key it uses twice is not reported.
     """

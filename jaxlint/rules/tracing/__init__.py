@@ -73,7 +73,8 @@ TRACED_VALUE_LIMITATIONS = """
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jnp.vectorize` is read the
       same way: called eagerly with its core shape, the function runs on concrete arrays (host
-      NumPy works there); called from traced code, it receives the caller's tracers. `jax.custom_jvp` and
+      NumPy works there); called from traced code, it receives the caller's tracers.
+      `jax.custom_jvp` and
       `jax.custom_vjp` trace nothing themselves: called eagerly or under a top-level `jax.grad`, the function and its
       rules run on concrete values, so one that wraps NumPy or host code is left alone. A
       function so decorated is traced where traced code calls it, and then so are the rules it
@@ -156,7 +157,8 @@ TRACED_VALUE_LIMITATIONS = """
       A function handed to an optax function, by `learning_rate=`/`step_size=` or as its
       first argument (`optax.sgd(schedule)`, `optax.scale_by_schedule(fn)`, a schedule a
       module factory returns), runs inside the step that applies the transformation, on a
-      traced step count. The solvers given to `lax.custom_root` and `lax.custom_linear_solve` are traced: their
+      traced step count. The solvers given to `lax.custom_root` and `lax.custom_linear_solve`
+      are traced: their
       first parameter receives the function being solved (a Python callable), the next the
       traced right-hand side. Inside a model that a NumPyro inference entry point traces
       (`NUTS(model)`, `SVI`, `Predictive`), `numpyro.sample` and `numpyro.param` return traced

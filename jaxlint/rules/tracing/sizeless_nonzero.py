@@ -29,10 +29,10 @@ class SizelessNonzero(Rule):
         Their output length depends on the input's values, which are unknown while tracing, so
         JAX raises `ConcretizationTypeError`. Pass `size=` (and `fill_value=`) to fix the output
         length, or use the three-argument `jnp.where(cond, x, y)`. In staged code (`jax.jit`,
-        `lax` bodies) this holds for a constant input as
-        well (a NumPy array closed over or fixed by `functools.partial`): JAX stages every
-        `jax.numpy` operation there, so the input is abstract too, except inside `with
-        jax.ensure_compile_time_eval():`. Under `vmap` alone, a constant input stays concrete.
+        `lax` bodies) this holds for a constant input as well (a NumPy array closed over or
+        fixed by `functools.partial`): JAX stages every `jax.numpy` operation there, so the
+        input is abstract too, except inside `with jax.ensure_compile_time_eval():`. Under
+        `vmap` alone, a constant input stays concrete.
         """
     bad = (
         """
