@@ -51,7 +51,7 @@ class KeyNames:
         self._self_attributes: dict[int, dict] = {}
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
-        self._random_scopes: set[int] | None = None  # the scopes that call by a `jax.random` name
+        self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
         self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
@@ -78,20 +78,14 @@ class KeyNames:
         if cached is not None:
             return cached
         self._cache[id(fn)] = frozenset()  # recursion guard
-        found: set[str] = set()
-        drawn: set[str] = set()  # used as a key by `jax.random` itself: no evidence outweighs that
+        drawn = self.made_or_drawn(fn)  # used as a key by `jax.random` itself: no evidence outweighs that
+        found: set[str] = set(drawn)
         aliases: list[tuple[list[ast.AST], ast.AST]] = []
         for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
             if node.__class__ is ast.Call:
                 qualname = self.qualname(node.func)
                 if qualname in api.KEY_CONSTRUCTORS:
                     self.makes_keys.add(id(fn))
-                elif qualname in api.KEY_POSITION:
-                    arg = api.key_argument(node)
-                    base = base_name(arg) if arg is not None else None
-                    if base:
-                        found.add(base)
-                        drawn.add(base)
                 elif qualname is None:
                     callee = self.resolve(node.func)
                     if callee is not None:
@@ -100,13 +94,8 @@ class KeyNames:
                             if param in params and isinstance(arg, ast.Name):
                                 found.add(arg.id)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS:
-                    for target in targets:
-                        found.update(target_names(target))
-                        drawn.update(target_names(target))
-                else:
-                    aliases.append((targets, node.value))
+                if not (isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS):
+                    aliases.append((node.targets if isinstance(node, ast.Assign) else [node.target], node.value))
         for _ in range(2):
             for targets, value in aliases:
                 base = base_name(value)
@@ -144,7 +133,7 @@ class KeyNames:
             for call, scope in calls_through(self.names, (fn.name,)):
                 passed = {a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
                 caller = scope.node
-                known = self.made_or_drawn(caller) & passed  # only a name can hold the caller's key
+                known = self._made_here(caller) & passed  # only a name can hold the caller's key
                 if isinstance(caller, FUNCTION_TYPES) and any(_KEY_PARAMETER.match(name) for name in passed - known):
                     known = known | (self.key_parameters(caller) & passed)
                 if not known or self.resolve(call.func) is not fn:
@@ -166,7 +155,7 @@ class KeyNames:
         parent = self.names.parent_function.get(id(fn))
         result: frozenset[str] = frozenset()
         if parent is not None:
-            known = self.made_or_drawn(parent) | self.keys_passed_in(parent) | self.enclosing_keys(parent)
+            known = self._made_here(parent) | self.keys_passed_in(parent) | self.enclosing_keys(parent)
             if isinstance(parent, FUNCTION_TYPES):
                 known = known | self.key_parameters(parent)
             if known:
@@ -180,16 +169,22 @@ class KeyNames:
         self._enclosing[id(fn)] = result
         return result
 
+    def _made_here(self, fn: ast.AST) -> frozenset[str]:
+        """`made_or_drawn`, asked of the many callers and enclosing functions the inferences above
+        visit: only a scope that calls by a `jax.random` name is read (an alias of one is not)."""
+        return self.made_or_drawn(fn) if id(fn) in self._random_scopes() else frozenset()
+
+    def _random_scopes(self) -> dict[int, ast.AST]:
+        """The functions (and the module) that call by a `jax.random` name, by id."""
+        if self._random is None:
+            self._random = {id(scope.node): scope.node for _, scope in calls_through(self.names, api.RANDOM_NAMES)}
+        return self._random
+
     def made_or_drawn(self, fn: ast.AST) -> frozenset[str]:
         """The names a function (or the module) binds to a new key or hands to `jax.random` as one."""
         found = self._made.get(id(fn))
         if found is not None:
             return found
-        if self._random_scopes is None:  # every such name comes from a call by a `jax.random` name
-            self._random_scopes = {id(scope.node) for _, scope in calls_through(self.names, api.RANDOM_NAMES)}
-        if id(fn) not in self._random_scopes:
-            self._made[id(fn)] = frozenset()
-            return self._made[id(fn)]
         names: set[str] = set()
         for node in self.nodes_of(fn, _CALLS_AND_ASSIGNMENTS):
             if node.__class__ is ast.Call:
@@ -436,25 +431,7 @@ class KeyNames:
 
     def _drawn_anywhere(self) -> set[str]:
         """The names passed where `jax.random` takes a key, or bound to a new key, in the module."""
-        drawn: set[str] = set()
-        making: dict[int, ast.AST] = {}
-        for call, scope in calls_through(self.names, api.RANDOM_NAMES):
-            qualname = self.qualname(call.func)
-            if qualname in api.KEY_POSITION:
-                arg = api.key_argument(call)
-                base = base_name(arg) if arg is not None else None
-                if base:
-                    drawn.add(base)
-            if qualname in api.KEY_MAKERS:
-                making[id(scope.node)] = scope.node
-        for node in making.values():
-            for stmt in self.nodes_of(node, (ast.Assign, ast.AnnAssign)):
-                value = stmt.value  # type: ignore[attr-defined]
-                if isinstance(value, ast.Call) and self.qualname(value.func) in api.KEY_MAKERS:
-                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
-                    for target in targets:
-                        drawn.update(target_names(target))
-        return drawn
+        return set().union(*(self.made_or_drawn(node) for node in self._random_scopes().values()))
 
     def _numbers(self, annotation: ast.AST) -> bool:
         """A jaxtyping annotation of an array of numbers: `Float[Array, "b t"]`, `Bool[...]`,

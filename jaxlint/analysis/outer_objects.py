@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.names import FunctionNode, Scope
+from jaxlint.analysis.submodules import self_attributes
 from jaxlint.analysis.tracing import first_param
 from jaxlint.analysis.walk import own_nodes, walk
 
@@ -202,12 +203,7 @@ class OuterObjects:
         scope = self._scope_around(cls)
         if not any(self._haiku_constructor(base, scope) for base in cls.bases):
             return None
-        values = []
-        for node in walk(cls):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Attribute) and target.attr == func.attr and isinstance(target.value, ast.Name):
-                        values.append(node.value)
+        values = self_attributes(cls).get(func.attr)
         if not values or not all(isinstance(v, ast.Call) and self._haiku_constructor(v.func, scope) for v in values):
             return None
         this = func.value.id

@@ -500,13 +500,7 @@ class _FunctionRun(CallEvaluation):
         values = self.names.assignments(instance, self.scope)
         if len(values) != 1 or not isinstance(values[0], ast.Call):
             return None
-        cls = self.names.definition(values[0].func, self.scope)
-        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
-            return None
-        method = self.names.scopes[id(cls)].defs.get(name)
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
-            return None
-        return method
+        return self._own_method(values[0].func, name)
 
     def _own_method(self, func: ast.expr, name: str):
         """The plain method `name` that the class `func` names (a class of this module) defines itself."""
@@ -514,7 +508,7 @@ class _FunctionRun(CallEvaluation):
         if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
             return None
         method = self.names.scopes[id(cls)].defs.get(name)
-        if not isinstance(method, ast.FunctionDef) or method.decorator_list:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
             return None
         return method
 
