@@ -1,10 +1,11 @@
 """The rule interface, the registry of every rule, and the documentation page each rule carries.
 
-A rule is one small module under `jaxlint/rules/`: its code, name, message, its page
-(what it does / why is this bad / example / use instead), its bad and good examples as
-data, a runnable demonstration of what JAX does with the bad code, and a `check` that asks
-the analysis questions and reports.  Tests and the `rules/` catalogue are generated from
-these fields, so the code and its documentation cannot drift apart.
+A rule is one small module under `jaxlint/rules/`: its code, name, message, its page (what
+it does, in a few sentences / why is this bad / example / use instead / how it decides,
+precisely), its bad and good examples as data, a runnable demonstration of what JAX does
+with the bad code, and a `check` that asks the analysis questions and reports.  Tests and
+the `rules/` catalogue are generated from these fields, so the code and its documentation
+cannot drift apart.
 """
 
 from __future__ import annotations
@@ -55,11 +56,13 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
-    what: ClassVar[str]
+    what: ClassVar[str]  # what it reports and why that matters: a few sentences, read in half a minute
     why: ClassVar[str]
     bad: ClassVar[tuple[str, ...]]  # examples that must be reported, marked inline `# JAXnnn`
     good: ClassVar[tuple[str, ...]]  # look-alikes that must stay quiet
     demo: ClassVar[JaxDemo | None] = None
+    # how it decides, precisely: what counts, which look-alikes are deliberate and left alone
+    decisions: ClassVar[str | None] = None
     fix_safety: ClassVar[str | None] = None
     options: ClassVar[str | None] = None
     limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly
@@ -95,6 +98,8 @@ class Rule:
         ]
         if self.fix_safety:
             parts += ["## Fix safety", _para(self.fix_safety)]
+        if self.decisions:
+            parts += ["## How it decides", _para(self.decisions)]
         if self.options:
             parts += ["## Options", _para(self.options)]
         if self.limitations:

@@ -18,11 +18,15 @@ class ArgumentMutation(Rule):
     summary = "A jitted function mutates an argument's container: the caller never sees the change"
     what = """
         Checks for item and attribute stores (`state["step"] = ...`, `batch.x = ...`) and
-        mutating calls (`history.append(...)`) on a parameter of a function staged by
-        `jax.jit` or `jax.pmap`, when the function neither returns that parameter nor reads it
-        after the write: the write can only have been meant for the caller. An attribute the
-        function sets and reads itself is reported where a caller passes a name and reads that
-        attribute of it after the call (`f(cpt)`, then `cpt.c`).
+        mutating calls (`history.append(...)`) on a parameter of a function staged by `jax.jit`
+        or `jax.pmap`. The transformation hands the function a fresh copy of its arguments, so
+        the caller never sees the change.
+        """
+    decisions = """
+        - Reported when the function neither returns that parameter nor reads it after the
+          write: the write can only have been meant for the caller.
+        - An attribute the function sets and reads itself is reported where a caller passes a
+          name and reads that attribute of it after the call (`f(cpt)`, then `cpt.c`).
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for

@@ -19,11 +19,17 @@ class PrintInTracedCode(Rule):
     name = "print-in-traced-code"
     summary = "`print` of a traced value inside staged code runs once, at trace time"
     what = """
-        Checks for `print(...)` calls that show a traced value (directly, in an f-string, through
-        `str.format` or `%`) inside code that `jax.jit`, `jax.pmap` or a `lax` control-flow
-        primitive stages: the jitted function, the helpers it calls, scan and loop bodies; and
-        such calls in a function `jax.vmap` maps without `jit`. It also checks for any
-        `print(...)` in a branch handed to `lax.cond` or `lax.switch`, whatever it prints.
+        Checks for `print(...)` of a traced value inside code that `jax.jit`, `jax.pmap` or a
+        `lax` control-flow primitive stages. The print runs once, while JAX traces the function,
+        and shows an abstract tracer instead of the value. Use `jax.debug.print`, which prints
+        the value on every call.
+        """
+    decisions = """
+        - A traced value is shown directly, in an f-string, or through `str.format` or `%`.
+        - Staged code is the jitted function, the helpers it calls, and scan and loop bodies.
+          Such calls in a function `jax.vmap` maps without `jit` are reported too.
+        - Any `print(...)` in a branch handed to `lax.cond` or `lax.switch` is reported,
+          whatever it prints.
         """
     why = """
         A staged function's Python body runs once per compilation, while JAX traces it; later
