@@ -18,10 +18,11 @@ class DonatedArgumentReused(Rule):
     name = "donated-argument-reused"
     summary = "A buffer donated to a jitted call is read again after the call"
     what = """
-        Checks for a variable passed in a donated position of a jitted call (`donate_argnums`/
-        `donate_argnames`) and read again afterwards, before it is assigned a new value. JAX
-        hands the donated buffer to the computation and deletes the input array, so the later
-        read raises `RuntimeError: Array has been deleted`. Rebind the result to the same name.
+        Checks for a variable passed in a donated position of a jitted call
+        (`donate_argnums`/`donate_argnames`) and read again afterwards, before it is assigned a
+        new value. JAX hands the donated buffer to the computation and deletes the input array,
+        so the later read raises `RuntimeError: Array has been deleted`. Rebind the result to
+        the same name.
         """
     decisions = """
         - A read is reported later in the function, or on the next iteration of a loop that

@@ -13,9 +13,9 @@ class StaleGlobal(Rule):
     summary = "A jitted function reads a global (or an enclosing local) that is reassigned: its value is frozen at trace time"
     what = """
         Checks for a global (or a local of the enclosing function) read inside staged code
-        (`jax.jit`, `jax.pmap`, `lax` bodies) and assigned a new value after the function was
-        traced. JAX bakes the value it read at the first call into the compiled program, so
-        later calls silently keep using the old value.
+        (`jax.jit`, `jax.pmap`, `lax` bodies) that the code assigns a new value after the
+        function is defined, or between its calls. JAX bakes the value it read at the first call
+        into the compiled program, so later calls silently keep using the old value.
         """
     decisions = """
         **Module-level names.** Reported when the module:

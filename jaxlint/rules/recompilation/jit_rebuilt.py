@@ -12,8 +12,8 @@ class JitRebuilt(Rule):
     name = "jit-rebuilt"
     summary = "A jitted function is rebuilt for every call: each one starts with an empty cache"
     what = """
-        Checks for a jitted function that is built anew every time it is called: `jax.jit(lambda
-        x: ...)(x)`, a jitted closure made in a function called in a loop, a
+        Checks for `jax.jit` applied to a new function object each time it is called:
+        `jax.jit(lambda x: ...)(x)`, a jitted closure made in a function called in a loop, a
         `jax.jit(self.method)` stored by a class that is instantiated again and again. JAX
         caches compilations per function object, so each new one traces and compiles again,
         which often costs far more than running it. Build the jitted function once.
