@@ -27,14 +27,15 @@ class ArgumentMutation(Rule):
           write: the write can only have been meant for the caller.
         - An attribute the function sets and reads itself is reported where a caller passes a
           name and reads that attribute of it after the call (`f(cpt)`, then `cpt.c`).
+        - Flax NNX transformations, which propagate module state on purpose, are not reported,
+          nor are Pallas kernels, whose parameters are references they write their results
+          through.
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for
         the traced function, so the function mutates a copy: the caller's dict or list is never
         changed, although the same code without `jit` changes it. Return the updated container
-        (`return state`) and rebind it at the call site. Flax NNX transformations, which
-        propagate module state on purpose, are not reported, nor are Pallas kernels, whose
-        parameters are references they write their results through.
+        (`return state`) and rebind it at the call site.
         """
     bad = (
         """

@@ -30,6 +30,8 @@ class PrintInTracedCode(Rule):
           Such calls in a function `jax.vmap` maps without `jit` are reported too.
         - Any `print(...)` in a branch handed to `lax.cond` or `lax.switch` is reported,
           whatever it prints.
+        - Otherwise, printing static information (`x.shape`) is not reported, nor are prints
+          under a plain `jax.grad`, whose tracers show their primal values.
         """
     why = """
         A staged function's Python body runs once per compilation, while JAX traces it; later
@@ -38,12 +40,10 @@ class PrintInTracedCode(Rule):
         not the value. `jax.debug.print("loss {}", loss)` is staged into the program and prints
         the runtime value on every call. Under `jax.vmap` without `jit`, `print` runs on every
         call but shows a batch tracer (`VmapTracer(aval=float32[], batched=float32[3])`), never
-        the values. Printing static information (`x.shape`) and prints under a plain `jax.grad`
-        (whose tracers show their primal values) are not reported, except in a branch of
-        `lax.cond` or `lax.switch`: JAX traces every branch, in
-        eager code as well as under `jit`, so a message meant for one branch ("no step size
-        found") is printed whether or not that branch is taken, and never when it runs later.
-        `jax.debug.print` in the branch prints only when the branch runs.
+        the values. JAX traces every branch of `lax.cond` and `lax.switch`, in eager code as
+        well as under `jit`, so a message meant for one branch ("no step size found") is printed
+        whether or not that branch is taken, and never when it runs later. `jax.debug.print` in
+        the branch prints only when the branch runs.
         """
     fix_safety = """
         The fix replaces the call with `jax.debug.print`, turning every traced argument into a
