@@ -7,7 +7,6 @@ from pathlib import Path
 
 from jaxlint.config import (
     Config,
-    check_known,
     known_codes,
     load_config,
     resolve_selection,
@@ -33,13 +32,6 @@ class FileSettings:
         config = load_config(None, search_from=path)
         rules = all_rules()
         codes = known_codes(rules)
-        selectors = [
-            s
-            for layer in config.selections
-            for s in (layer.select or []) + layer.extend_select + layer.ignore
-        ]
-        selectors += [s for ignored in config.per_file_ignores.values() for s in ignored]
-        check_known(selectors, codes)
         selected = resolve_selection(config.selections, codes)
         unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
         lint = LintSettings(

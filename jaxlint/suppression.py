@@ -213,7 +213,7 @@ def _removal(directive: Directive, drop: set[str]) -> Fix:
         replacement = comment[:begin] + ", ".join(keep) + comment[finish:]
         start = Position(directive.row, directive.column + 1)
         return Fix("safe", "Remove the unused codes", (Edit(replacement, start, end),))
-    # What else the comment says stays (`# type: ignore  # noqa: JAX101`, `# noqa: JAX101 why`).
+    # What else the comment says stays: a `# type: ignore` before the directive, a reason after its codes.
     before = comment[: _LINE.search(comment).start()].rstrip()
     after = comment[finish:].strip().lstrip("#").strip()
     replacement = " ".join(p for p in (before, f"# {after}" if after else "") if p)
@@ -223,15 +223,16 @@ def _removal(directive: Directive, drop: set[str]) -> Fix:
     return Fix("safe", "Remove the unused `noqa` directive", (edit,))
 
 
-def with_noqa(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
+def with_noqa(text: str, findings: Sequence[Finding], python: str | None = None) -> tuple[str, int]:
     """`text` with `# noqa: CODE` for each finding added on its line (merged into a directive already there).
 
     A line that ends in a backslash cannot take a comment, a parse error cannot be suppressed and
-    an unused directive is not suppressed by another: those are left as they are.
+    an unused directive is not suppressed by another: those are left as they are. `python` is the
+    text as Python reads it, row for row, when `text` is not (a notebook cell with IPython magics).
     """
     wanted: dict[int, list[str]] = {}
     for finding in findings:
-        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE) or finding.cell is not None:
+        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE):
             continue
         row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
         codes = wanted.setdefault(row, [])
@@ -239,8 +240,8 @@ def with_noqa(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
             codes.append(finding.code)
     if not wanted:
         return text, 0
-    existing = {d.row: d for d in directives(text) if not d.file_level}
-    inside_strings = _rows_inside_strings(text)
+    existing = {d.row: d for d in directives(python or text) if not d.file_level}
+    inside_strings = _rows_inside_strings(python or text)
     lines = text.splitlines(keepends=True)
     added = 0
     for row, codes in wanted.items():
