@@ -34,12 +34,15 @@ class FileSettings:
         codes = known_codes(rules)
         selected = resolve_selection(config.selections, codes)
         unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        fixable = resolve_selection([config.fixable], codes)
         lint = LintSettings(
             codes=frozenset(selected & rules.keys()),
             options=config.options,
             known=frozenset(rules),
             fix=fix,
             unsafe_fixes=unsafe,
+            fixable=None if fixable == frozenset(codes) else fixable,
+            extension=tuple(sorted(config.extension.items())),
         )
         return cls(config, selected, lint, PerFileIgnores(config.per_file_ignores, config.root, codes))
 
