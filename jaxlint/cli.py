@@ -647,15 +647,6 @@ def _unreadable(path: str, reason: str) -> Finding:
     return parse_error(path, SourceError(reason)).with_(message=reason)
 
 
-def _all_selectors(config: Config, cli: Selection) -> list[str]:
-    selectors = []
-    for layer in (*config.selections, cli):
-        selectors += (layer.select or []) + layer.extend_select + layer.ignore
-    for codes in config.per_file_ignores.values():
-        selectors += codes
-    return selectors
-
-
 def _lint_settings(config: Config, selected, rules, opts: dict, **run) -> LintSettings:
     """What every file is linted with; `run` says whether to fix, diff or hash contents for the cache."""
     codes = known_codes(rules)
