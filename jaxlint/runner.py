@@ -53,7 +53,7 @@ class LintSettings:
     diff: bool = False  # compute fixes, show them as a diff, write nothing
     unsafe_fixes: bool = False
     fixable: Optional[frozenset] = None  # the codes whose fixes may apply (None: every code's)
-    ignore_noqa: bool = False  # `# noqa` comments suppress nothing (and none is reported unused)
+    ignore_noqa: bool = False  # `# noqa` comments suppress nothing (they are still judged unused or not)
     extension: Tuple[Tuple[str, str], ...] = ()  # (file extension, language) beyond .py, .pyi, .ipynb
 
     def is_notebook(self, path: str) -> bool:
@@ -138,9 +138,9 @@ def lint_document(
             linted = lint_parsed(source, names, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
         return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
-    findings = linted.findings
-    if not settings.ignore_noqa:
-        findings = apply_noqa(findings, document.source, settings.codes, settings.known, path)
+    findings = apply_noqa(
+        linted.findings, document.source, settings.codes, settings.known, path, ignore=settings.ignore_noqa
+    )
     if settings.fixable is not None:  # as ruff: a rule that may not be fixed shows no fix at all
         findings = [f if f.fix is None or f.code in settings.fixable else f.with_(fix=None) for f in findings]
     if isinstance(document, Notebook):
@@ -299,8 +299,6 @@ def _chunks(tasks: list[tuple[_Task, int]], workers: int) -> list[list[_Task]]:
 # Libraries that start threads when imported: a process forked after that may inherit a lock some
 # other thread held, and hang (Python 3.12 warns of it, and JAX says it is multithreaded).
 _THREADED_MODULES = ("jax", "jaxlib", "torch", "tensorflow", "numba", "grpc")
-
-
 # What a worker needs, none of which imports a threaded library: preloaded in the fork server.
 _STATIC_MODULES = ["jaxlint.runner"]
 

@@ -124,12 +124,14 @@ def apply_noqa(
     codes: Collection[str] | None = None,
     known: Collection[str] = (),
     path: str = "",
+    ignore: bool = False,
 ) -> list[Finding]:
     """The findings that no `# noqa` directive in `text` suppresses. A parse error is never suppressed.
 
     When `codes` (the rules that ran) includes the unused-noqa rule, each JAX code in a line's
     directive that suppressed nothing is reported: one that names no rule in `known`, or whose
-    rule ran and found nothing there. Codes of other tools are theirs to judge.
+    rule ran and found nothing there. Codes of other tools are theirs to judge. With `ignore`
+    (`--ignore-noqa`), the directives suppress nothing but are judged as usual, as ruff does.
     """
     if not findings and not _mentions_jax_directive(text):
         return findings  # nothing to suppress, nothing to judge: most files, and no tokenizing
@@ -147,13 +149,14 @@ def apply_noqa(
     used: dict[int, set[str]] = {}
     for finding in findings:
         if finding.code != PARSE_ERROR_CODE:
-            if whole_file is ALL or finding.code in whole_file:
+            if (whole_file is ALL or finding.code in whole_file) and not ignore:
                 continue
             row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
             directive = by_row.get(row)
             if directive is not None and (directive.codes is ALL or finding.code in directive.codes):
                 used.setdefault(row, set()).add(finding.code)
-                continue
+                if not ignore:
+                    continue
         kept.append(finding)
     if codes is not None and UNUSED_NOQA_CODE in codes:
         ran = frozenset(codes)
