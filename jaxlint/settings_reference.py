@@ -45,11 +45,12 @@ def _option_defaults() -> dict[str, str]:
 
 def option_defaults() -> dict[str, object]:
     """The rule options' defaults as values (what `--show-settings` shows for options left unset)."""
-    return {
-        name: json.loads(value)
-        for name, value in _option_defaults().items()
-        if name != "memory-limit"
-    }
+    return {f.name[len("options."):]: json.loads(f.default) for f in settings() if f.name.startswith("options.")}
+
+
+def dynamic_defaults() -> dict[str, object]:
+    """`--dynamic`'s settings' defaults as values."""
+    return {f.name[len("dynamic."):]: json.loads(f.default) for f in settings() if f.name.startswith("dynamic.")}
 
 
 def settings() -> list[Setting]:

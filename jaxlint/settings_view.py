@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.config import Config
-from jaxlint.settings_reference import option_defaults
+from jaxlint.settings_reference import dynamic_defaults, option_defaults
 
 
 def render(config: Config, selected: frozenset[str], fixable: frozenset[str], shown: str, opts: dict) -> str:
@@ -39,6 +39,6 @@ def render(config: Config, selected: frozenset[str], fixable: frozenset[str], sh
         f"show-fixes = {str(config.show_fixes).lower()}",
         "",
         "[dynamic]",
-        f"factories = {dict(config.dynamic)}",
+        f"settings = {({**dynamic_defaults(), **config.dynamic})}",
     ]
     return "\n".join(lines) + "\n"

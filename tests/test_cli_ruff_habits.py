@@ -203,6 +203,10 @@ def test_show_settings_shows_option_defaults_and_stdin_filename(cli, make_files,
     assert "Settings for: src/m.py" in lines
     (options,) = [line for line in lines if line.startswith("options = ")]
     assert "'unroll-threshold': 7" in options and "'test-files': " in options and "'test-functions': " in options
+    from jaxlint.dynamic.limits import DEFAULT_MEMORY
+
+    (dynamic,) = [line for line in lines if line.startswith("settings = ")]
+    assert f"'memory-limit': '{DEFAULT_MEMORY >> 30}GiB'" in dynamic and "'drivers': []" in dynamic
     assert "Settings for: -" in cli("check", "--show-settings", "-").stdout
 
 
