@@ -269,11 +269,16 @@ def test_an_analysis_cut_short_is_named_in_the_editors_log_once(tmp_path):
 
 def test_no_noqa_is_offered_where_a_noqa_cannot_suppress(tmp_path):
     """A file that does not parse (JAX001) and an unused directive (JAX002): a `# noqa` would change
-    nothing there, so the only actions offered are the unused directive's removal."""
+    nothing there, so the only actions offered are the unused directive's removal (unless the
+    project's `unfixable` says otherwise)."""
     cases = {
         "broken.py": ("import jax\ndef f(:\n", "JAX001", []),
         "unused.py": ("import jax\n\ny = 1  # noqa: JAX101\n", "JAX002", ["Remove the unused `noqa` directive (JAX002)"]),
+        # a project that makes the rule unfixable: not even its fix is offered
+        "strict/unused.py": ("import jax\n\ny = 1  # noqa: JAX101\n", "JAX002", []),
     }
+    (tmp_path / "strict").mkdir()
+    (tmp_path / "strict" / "pyproject.toml").write_text('[tool.jaxlint]\nunfixable = ["JAX002"]\n')
 
     async def session():
         editor = Editor(tmp_path)
