@@ -28,6 +28,14 @@ _CACHEDIR_TAG = (
 )
 
 
+def made_by_jaxlint(directory: Path) -> bool:
+    """Whether a folder is a results cache jaxlint made (its CACHEDIR.TAG says so)."""
+    try:
+        return (directory / "CACHEDIR.TAG").read_text(encoding="utf-8") == _CACHEDIR_TAG
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def digest(data: bytes) -> str:
     """The content hash a cache entry is keyed by."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -67,10 +75,11 @@ def _build_fingerprint() -> str:
     return "\n".join(parts)
 
 
-def settings_key(codes: Iterable[str], options: dict[str, Any]) -> str:
-    """One cache file per combination of build, selected codes and rule options."""
+def settings_key(codes: Iterable[str], options: dict[str, Any], **reading: Any) -> str:
+    """One cache file per combination of build, selected codes, rule options and how files are read
+    (`reading`: the fixable codes, whether `# noqa` counts, the extensions' languages)."""
     blob = json.dumps(
-        {"build": _build_fingerprint(), "codes": sorted(codes), "options": options},
+        {"build": _build_fingerprint(), "codes": sorted(codes), "options": options, **reading},
         sort_keys=True,
         default=repr,
     )

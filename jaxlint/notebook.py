@@ -165,6 +165,28 @@ class Notebook:
                 fixed_total += fixed
         return (Notebook(data) if fixed_total else self), fixed_total
 
+    def with_noqa(self, findings: list[Finding]) -> tuple["Notebook", int]:
+        """A copy with `# noqa: CODE` added in each cell for its findings (as `relocate` returns them)."""
+        from jaxlint.suppression import with_noqa  # suppression reads the configuration; notebooks need not
+
+        added = 0
+        data = copy.deepcopy(self.data)
+        by_cell: dict[int, list[Finding]] = {}
+        for finding in findings:
+            if finding.cell is not None:
+                by_cell.setdefault(finding.cell, []).append(finding)
+        for cell, in_cell in sorted(by_cell.items()):
+            text = self.cell_source(cell - 1)
+            python = "".join(line + "\n" for line in _blank_ipython(split_lines(text)))
+            new_text, count = with_noqa(text, in_cell, python)
+            if count:
+                original = data["cells"][cell - 1].get("source")
+                data["cells"][cell - 1]["source"] = (
+                    split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
+                )
+                added += count
+        return (Notebook(data) if added else self), added
+
     def diff(self, fixed: "Notebook", name: str) -> str:
         """A unified diff per changed cell, each headed `NAME:cell N`."""
         return "".join(

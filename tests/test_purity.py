@@ -1233,7 +1233,7 @@ def test_a_jax_array_takes_the_isinstance_branch_under_jax():
     def set_entry(m, i, value):
         if isinstance(m, jax.Array):
             return m.at[i].set(value)
-        m[i] = value
+        m[i] = value  # noqa: JAX401
         return m
 
     assert float(jax.jit(lambda m: set_entry(m, 0, 1.0))(jnp.zeros(2))[0]) == 1.0
@@ -1539,7 +1539,7 @@ def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
 
     def buffer_set(buffer, item, x):
         x = jnp.where(False, x, buffer.at[item].get())
-        buffer[item] = x
+        buffer[item] = x  # noqa: JAX401
         return buffer
 
     with pytest.raises(TypeError, match="immutable"):
@@ -1583,7 +1583,7 @@ def test_a_store_before_an_at_update_fails_whatever_the_array():
     import numpy as np
 
     def shift(vel, i, v):
-        vel[i] = v
+        vel[i] = v  # noqa: JAX401
         return vel.at[i + 1].set(v)
 
     with pytest.raises(TypeError, match="immutable"):
