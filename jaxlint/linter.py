@@ -6,10 +6,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from jaxlint.analysis.entry_points import ENTRY_POINTS
-from jaxlint.analysis.jax_api import MODELLED_PACKAGES
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.project import IncomingCall, Project
+from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
+from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.findings import Finding, Position
 from jaxlint.report import Reporter
 from jaxlint.rule import iter_rules

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Tuple, Union
 
-from jaxlint.analysis.project import IncomingCall, Project
+from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
@@ -25,7 +25,7 @@ from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
 from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
 from jaxlint.notebook import Notebook
 from jaxlint.output import display_path
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.names import Names
 from jaxlint.source import Source, SourceError, decode
 from jaxlint.suppression import apply_noqa
 

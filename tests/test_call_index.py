@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from jaxlint.analysis.call_index import calls_through, calls_through_any, may_resolve_to
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.call_index import calls_through, calls_through_any, may_resolve_to
+from jaxlint.analysis.engine.names import Names
 
 SOURCE = textwrap.dedent(
     """

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.analysis.key_state import DEFINITE, NONE
+from jaxlint.analysis.keys.key_state import DEFINITE, NONE
 from jaxlint.analysis.module import ModuleFacts
-from jaxlint.analysis.project import Project
+from jaxlint.analysis.project.project import Project
 from jaxlint.source import Source
 
 DRAWS = """\

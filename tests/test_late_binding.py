@@ -11,7 +11,7 @@ import textwrap
 
 from quiet_and_reported import case_tests
 
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.names import Names
 
 BOUND_AFTER_THE_DEF = """
 import jax

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from jaxlint.analysis.instance_calls import python_valued_parameters
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.tracing import discover
+from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.tracing.tracing import discover
 from quiet_and_reported import case_tests
 
 HEADER = """

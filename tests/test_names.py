@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.tracing import transform_of
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.tracing.tracing import transform_of
 
 
 def resolve(source: str, expression_line: int = -1) -> str | None:
@@ -151,12 +151,12 @@ def test_the_walk_module_imports_on_its_own():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.walk"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.engine.walk"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
 def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
-    from jaxlint.analysis.names import attribute_spellings
+    from jaxlint.analysis.engine.names import attribute_spellings
 
     spellings = attribute_spellings(["jax.jit", "jax.checkpoint", "jax.tree_util.tree_map"])
     assert {"jit", "pjit", "checkpoint", "remat", "tree_map", "map"} <= spellings
@@ -164,7 +164,7 @@ def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
 
 
 def test_body_nodes_walks_the_statements_and_nested_decorators_not_nested_bodies():
-    from jaxlint.analysis.walk import body_nodes
+    from jaxlint.analysis.engine.walk import body_nodes
 
     source = """
     def f(key):

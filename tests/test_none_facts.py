@@ -12,12 +12,12 @@ import textwrap
 import pytest
 from quiet_and_reported import case_tests
 
-from jaxlint.analysis import cfg
-from jaxlint.analysis.closure_nullness import closed_not_none
-from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, Trace, Value, constant, join
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.nullness import excludes_none, narrowed, not_none_parameters
-from jaxlint.analysis.project import value_from_json, value_to_json
+from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.values.closure_nullness import closed_not_none
+from jaxlint.analysis.engine.lattice import STATIC, TRACED, TRACED_ARRAY, Trace, Value, constant, join
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.values.nullness import excludes_none, narrowed, not_none_parameters
+from jaxlint.analysis.project.project import value_from_json, value_to_json
 
 # A static argument annotated `int` (a type that excludes None) fills a helper's None default.
 STATIC_INT_FILLS_THE_DEFAULT = """

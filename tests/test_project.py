@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from jaxlint import runner
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.project import (
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.project.project import (
     IncomingCall,
     Project,
     ProjectIndex,
     call_from_json,
     call_to_json,
 )
-from jaxlint.analysis.tracing import STAGED
-from jaxlint.analysis.values import TRACED, TRACED_ARRAY, Trace, Value
+from jaxlint.analysis.tracing.tracing import STAGED
+from jaxlint.analysis.values.values import TRACED, TRACED_ARRAY, Trace, Value
 
 SHOP = Path(__file__).parent / "projects" / "shop"
 ENTRY = "(traced via `shop.train.train_step`)"

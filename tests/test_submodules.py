@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 
 SOURCE = textwrap.dedent("""\
     import equinox as eqx

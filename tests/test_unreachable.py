@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.reachability import dead_nodes
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.engine.reachability import dead_nodes
 from quiet_and_reported import case_tests
 
 QUIET = {

@@ -10,20 +10,20 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.array_annotations import names_array
-from jaxlint.analysis.callsites import CallSite, CallSites
-from jaxlint.analysis.closure_nullness import closed_not_none
-from jaxlint.analysis.guards import guarded_nodes
-from jaxlint.analysis.instance_calls import python_valued_parameters
-from jaxlint.analysis.loop_variance import LoopFacts
-from jaxlint.analysis.names import FunctionNode, Names
-from jaxlint.analysis.project import IncomingCall, ModuleLink
-from jaxlint.analysis.named_tuples import is_named_tuple
-from jaxlint.analysis.tracing import (
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.array_annotations import names_array
+from jaxlint.analysis.tracing.callsites import CallSite, CallSites
+from jaxlint.analysis.values.closure_nullness import closed_not_none
+from jaxlint.analysis.tracing.guards import guarded_nodes
+from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
+from jaxlint.analysis.engine.loop_variance import LoopFacts
+from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.project.project import IncomingCall, ModuleLink
+from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.tracing.tracing import (
     ANY_KEYWORD, NOTHING_BOUND, STAGED, Bound, Context, Discovery, TracedFunction, discover,
 )
-from jaxlint.analysis.values import (
+from jaxlint.analysis.values.values import (
     STATIC,
     TRACED,
     TRACED_ARRAY,
@@ -32,21 +32,21 @@ from jaxlint.analysis.values import (
     Value,
     ValueAnalysis,
 )
-from jaxlint.analysis.lattice import REF, REF_TREE, named_of
-from jaxlint.analysis.parameters import (
+from jaxlint.analysis.engine.lattice import REF, REF_TREE, named_of
+from jaxlint.analysis.tracing.parameters import (
     body_parameters, carry_structure, default_of, fixed_argument, has_default, kernel_parameters, with_residuals,
 )
-from jaxlint.analysis.walk import own_nodes
+from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.source import Source
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.arrays import ArrayFacts
-    from jaxlint.analysis.effects import Effects
-    from jaxlint.analysis.hashability import UnhashableStatic
-    from jaxlint.analysis.key_streams import StaleDraw
-    from jaxlint.analysis.stale_closures import StaleClosure
-    from jaxlint.analysis.keys import KeyFlow
-    from jaxlint.analysis.shapes import ShapeFacts
+    from jaxlint.analysis.arrays.arrays import ArrayFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.shapes.hashability import UnhashableStatic
+    from jaxlint.analysis.keys.key_streams import StaleDraw
+    from jaxlint.analysis.tracing.stale_closures import StaleClosure
+    from jaxlint.analysis.keys.keys import KeyFlow
+    from jaxlint.analysis.shapes.shapes import ShapeFacts
 
 
 class ModuleFacts:
@@ -252,35 +252,35 @@ class ModuleFacts:
     @cached_property
     def effects(self) -> "Effects":
         """Stores, bare calls and side effects (the purity rules' facts)."""
-        from jaxlint.analysis.effects import Effects
+        from jaxlint.analysis.effects.effects import Effects
 
         return Effects(self)
 
     @cached_property
     def unhashable_statics(self) -> "list[UnhashableStatic]":
         """Static arguments of the module's jits that are, or are passed, unhashable (`hashability.py`)."""
-        from jaxlint.analysis.hashability import unhashable_statics
+        from jaxlint.analysis.shapes.hashability import unhashable_statics
 
         return unhashable_statics(self)
 
     @cached_property
     def shapes(self) -> "ShapeFacts":
         """Shapes that change between loop iterations, repeated calls, static trip counts."""
-        from jaxlint.analysis.shapes import ShapeFacts
+        from jaxlint.analysis.shapes.shapes import ShapeFacts
 
         return ShapeFacts(self)
 
     @cached_property
     def arrays(self) -> "ArrayFacts":
         """Which expressions are known JAX arrays, in eager code too."""
-        from jaxlint.analysis.arrays import ArrayFacts
+        from jaxlint.analysis.arrays.arrays import ArrayFacts
 
         return ArrayFacts(self)
 
     @cached_property
     def keys(self) -> "KeyFlow":
         """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
-        from jaxlint.analysis.keys import KeyFlow
+        from jaxlint.analysis.keys.keys import KeyFlow
 
         return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project, self.path)
 
@@ -288,14 +288,14 @@ class ModuleFacts:
     def stale_closures(self) -> "list[StaleClosure]":
         """Locals a jitted nested function reads that the function around it rebinds between two
         calls of the jit (`stale_closures.py`)."""
-        from jaxlint.analysis.stale_closures import stale_closures
+        from jaxlint.analysis.tracing.stale_closures import stale_closures
 
         return stale_closures(self.names, self.discovery.roots, self.effects.assertions)
 
     @cached_property
     def stale_key_draws(self) -> "list[StaleDraw]":
         """Draws from a key a class keeps on `self` as a stream that leave it in place (`key_streams.py`)."""
-        from jaxlint.analysis.key_streams import stale_draws
+        from jaxlint.analysis.keys.key_streams import stale_draws
 
         return stale_draws(self.names) if "random" in self.source.text else []
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.arrays import array_function, is_at_index
-from jaxlint.analysis.optax_objects import optax_transformation
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.arrays.arrays import array_function, is_at_index
+from jaxlint.analysis.knowledge.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import rebind
