@@ -10,13 +10,10 @@ from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.project.project import IncomingCall, Project
-from jaxlint.findings import Finding, Position
+from jaxlint.findings import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Finding, Position
 from jaxlint.report import Reporter
-from jaxlint.rule import iter_rules
+from jaxlint.rules import iter_rules
 from jaxlint.source import Source, SourceError
-
-PARSE_ERROR_CODE = "JAX001"
-PARSE_ERROR_NAME = "syntax-error"
 
 
 @dataclass

@@ -19,7 +19,7 @@ from jaxlint.cache import Cache
 from jaxlint.fixes import apply_fixes
 from jaxlint.notebook import Notebook
 from jaxlint.output import printable
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.source import Source, split_lines
 
 # Characters `str.splitlines` breaks at but Python's tokenizer (and so `ast`) does not.

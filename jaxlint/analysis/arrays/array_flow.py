@@ -30,18 +30,19 @@ scopes are never solved.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Protocol, Tuple
 
 from jaxlint.analysis.engine import cfg
-
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.dataflow import Domain, replay, solve
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, Scope
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
+from jaxlint.analysis.engine.walk import (
+    nodes_run_with,
+    own_statements,
+    target_names,
+    walk,
+)
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
-from jaxlint.analysis.engine.walk import nodes_run_with, own_statements, target_names, walk
-
-if TYPE_CHECKING:
-    from jaxlint.analysis.arrays.arrays import ArrayFacts
 
 JAX, NUMPY, VIEW, INSTANCE = "jax", "numpy", "view", "instance"
 Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
@@ -52,10 +53,31 @@ ARRAY, UNKNOWN = "array", "unknown"  # a binding annotated as an array, one of u
 _AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
 
 
+class ArrayQuestions(Protocol):
+    """What the domain asks of the array facts (`arrays.ArrayFacts`) about one step's expressions,
+    given the state: the solver moves the state, the facts answer."""
+
+    names: Names
+    at_updates_in_text: bool  # `.at[` appears in the module's text
+    at_calls_in_text: bool  # ... with any gap between its tokens
+
+    def array_in(self, expr: ast.AST, scope: Scope, arrays: Arrays) -> bool: ...
+
+    def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]: ...
+
+    def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool: ...
+
+    def class_instance(self, value: ast.AST, scope: Scope) -> bool: ...
+
+    def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool: ...
+
+    def may_show_at(self, name: str) -> bool: ...
+
+
 class ArrayNames(Domain[Arrays]):
     """The solver's domain: the names of one scope known to hold an array, with its kind."""
 
-    def __init__(self, facts: "ArrayFacts", scope: Scope):
+    def __init__(self, facts: ArrayQuestions, scope: Scope):
         self.facts = facts
         self.scope = scope
         self.reads: Optional[Dict[int, Arrays]] = None  # id(ast.Name read) -> state there, when recording
@@ -90,7 +112,7 @@ class ArrayNames(Domain[Arrays]):
         key = (id(step.node), step.kind)
         found = self._steps.get(key)
         if found is None:
-            found = self._steps[key] = _StepNodes(evaluated(step), self.facts.at_calls_in_text)
+            found = self._steps[key] = _StepNodes(cfg.evaluated(step), self.facts.at_calls_in_text)
         return found
 
     def _bind(self, step: cfg.Step, state: Arrays, walrus: FrozenSet[str]) -> Arrays:
@@ -179,7 +201,7 @@ def _unpack(target: ast.AST, cleared: set, added: set) -> None:
         cleared.update(target_names(target))
 
 
-def solve_scope(facts: "ArrayFacts", scope: Scope, graph: cfg.Graph) -> Dict[int, Arrays]:
+def solve_scope(facts: ArrayQuestions, scope: Scope, graph: cfg.Graph) -> Dict[int, Arrays]:
     """The state at every read of a name in a function's (or the module's) own code."""
     domain = ArrayNames(facts, scope)
     solution = solve(graph, domain, _initial(facts, scope))
@@ -191,7 +213,7 @@ def solve_scope(facts: "ArrayFacts", scope: Scope, graph: cfg.Graph) -> Dict[int
 
 
 def possible_arrays(
-    facts: "ArrayFacts", scope: Scope, graph: cfg.Graph, candidates: FrozenSet[str],
+    facts: ArrayQuestions, scope: Scope, graph: cfg.Graph, candidates: FrozenSet[str],
 ) -> Optional[Tuple[FrozenSet[str], FrozenSet[int]]]:
     """The names some state of the scope's solve can hold as JAX arrays, found without solving,
     and the reads of its own code that no step records (a nested def's annotations, a `match`
@@ -232,14 +254,14 @@ def possible_arrays(
         state = grown
 
 
-def _initial(facts: "ArrayFacts", scope: Scope) -> Arrays:
+def _initial(facts: ArrayQuestions, scope: Scope) -> Arrays:
     node = scope.node
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _array_parameters(facts, scope, node)
     return NOTHING
 
 
-def scope_bindings(facts: "ArrayFacts", scope: Scope) -> Dict[str, List[object]]:
+def scope_bindings(facts: ArrayQuestions, scope: Scope) -> Dict[str, List[object]]:
     """Every binding of every name in one scope: a value expression, `ARRAY` (annotated as an
     array) or `UNKNOWN`."""
     out: Dict[str, List[object]] = {}
@@ -384,7 +406,7 @@ class _StepNodes:
         self.walrus = frozenset(walrus)
 
 
-def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
+def _array_parameters(facts: ArrayQuestions, scope: Scope, fn: ast.AST) -> Arrays:
     args = fn.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs]  # `*xs: Array` makes `xs` a tuple
     found = {p.arg for p in params if facts.array_annotation(p.annotation, scope)}
@@ -395,29 +417,6 @@ def _array_parameters(facts: "ArrayFacts", scope: Scope, fn: ast.AST) -> Arrays:
             if name in unchanged:
                 found.add(name)
     return frozenset((name, JAX) for name in found)
-
-
-def evaluated(step: cfg.Step) -> List[ast.AST]:
-    """The expressions (or simple statement) a step evaluates, in the scope that runs it."""
-    node = step.node
-    kind = step.kind
-    if kind == cfg.STMT:
-        return [node]
-    if kind == cfg.TEST:
-        return [node.test]
-    if kind == cfg.ITER:
-        return [node.iter]
-    if kind == cfg.TARGET:
-        return [node.target]
-    if kind == cfg.WITH:
-        return [node]
-    if kind == cfg.HANDLER:
-        return [node.type] if node.type is not None else []
-    if kind == cfg.SUBJECT:
-        return [node.subject]
-    if kind == cfg.CASE:
-        return [node.guard] if node.guard is not None else []
-    return []
 
 
 def at_updated(node: ast.AST) -> Optional[str]:

@@ -20,21 +20,34 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Tuple
 
-from jaxlint.analysis.engine import cfg
-
-from jaxlint.analysis.knowledge import jax_api
-
-from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.arrays.array_flow import (
-    ARRAY, JAX, NUMPY, UNKNOWN, VIEW, Arrays, parallel, possible_arrays, scope_bindings, solve_scope,
+    ARRAY,
+    JAX,
+    NUMPY,
+    UNKNOWN,
+    VIEW,
+    Arrays,
+    parallel,
+    possible_arrays,
+    scope_bindings,
+    solve_scope,
 )
 from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
+from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
+from jaxlint.analysis.engine.walk import (
+    children,
+    contains,
+    own_statements,
+    target_names,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.tracing import first_param, transform_of
-from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 _Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
 _MAX_DEPTH = 6
@@ -46,25 +59,12 @@ _NOT_THE_PROJECT = frozenset({*jax_api.MODELLED_PACKAGES, "numpy", "builtins"})
 _MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
 
 
-def array_function(name: str | None) -> bool:
-    """Whether a call to this qualified name returns one JAX array."""
-    if not name:
-        return False
-    if name in jax_api.ARRAY_CREATING_FUNCTIONS:
-        return True
-    if name in jax_api.NOT_ONE_ARRAY:
-        return False
-    for prefix in jax_api.ARRAY_NAMESPACES:
-        if name.startswith(prefix) and "." not in name[len(prefix):]:
-            return True
-    return False
-
-
 class ArrayFacts:
     """Answers `is_array(expr)`: a JAX array for certain, traced or not."""
 
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule, effects: Effects):
         self.module = module
+        self.effects = effects  # where names and attributes are stored
         self.names: Names = module.names
         self._bindings: dict[int, dict[str, list[object]]] = {}
         self._names: dict[tuple[int, str], bool] = {}
@@ -169,14 +169,14 @@ class ArrayFacts:
                 result = True
             elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
                 callee = module.qualname(parent.func)
-                result = array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
+                result = jax_api.array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
             if result:
                 break
         self._used_as_array[key] = result
         return result
 
     def _rebound(self, fn, name: str) -> bool:
-        return any(s.target.id == name for s in self.module.effects.name_stores(fn))
+        return any(s.target.id == name for s in self.effects.name_stores(fn))
 
     def _parents(self, fn) -> dict[int, ast.AST]:
         cached = self._parent_maps.get(id(fn))
@@ -300,7 +300,7 @@ class ArrayFacts:
         if isinstance(expr, ast.Call):
             func = expr.func
             name = self.names.qualname(func, scope)
-            if array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
+            if jax_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
                 return True  # three-argument `jnp.where(c, x, y)` selects into one array
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
@@ -479,7 +479,7 @@ class ArrayFacts:
             if isinstance(func, ast.Name):
                 # `_array` answers yes for an array function or a plain function of the module
                 name = self.names.qualname(func, scope)
-                if array_function(name) or name == "jax.numpy.where":
+                if jax_api.array_function(name) or name == "jax.numpy.where":
                     return True
                 return self._follows_returns(self.names.definition(func, scope))
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
@@ -490,7 +490,7 @@ class ArrayFacts:
             ):
                 return True
             name = self.names.qualname(func, scope)
-            return array_function(name) or name == "jax.numpy.where"
+            return jax_api.array_function(name) or name == "jax.numpy.where"
         if cls is ast.UnaryOp:
             return not isinstance(expr.op, ast.Not)
         return cls in _MAYBE_ARRAY_SYNTAX
@@ -564,7 +564,7 @@ class ArrayFacts:
         if known is not None:
             return known
         self._attributes[key] = False
-        stores = self.module.effects.attribute_stores.get(expr.attr, [])
+        stores = self.effects.attribute_stores.get(expr.attr, [])
         in_class = False
         result = bool(stores)
         for store in stores:

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.effects.at_text import at_call_lines, mentions_at
-from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.effects.outer_objects import OuterObjects
-from jaxlint.analysis.tracing.tracing import Context, TracedFunction
 from jaxlint.analysis.effects.update_liveness import dead_updates
+from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.tracing import Context, TracedFunction
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class _Resume:
 
 
 class Effects(OuterObjects):
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule):
         self.module = module
         self.names = module.names
         self.subscript_stores: list[Store] = []

@@ -11,11 +11,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
-from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.analysis.engine.walk import own_nodes, walk
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.tracing import first_param
 
 
 @dataclass(frozen=True)

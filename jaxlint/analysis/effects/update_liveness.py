@@ -19,7 +19,6 @@ import ast
 from typing import Callable, Dict, FrozenSet, Iterable, Optional, Set
 
 from jaxlint.analysis.engine import cfg
-from jaxlint.analysis.arrays.array_flow import evaluated
 from jaxlint.analysis.engine.dataflow import Domain, replay, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import children, nodes_run_with, target_names
@@ -53,7 +52,7 @@ class LiveNames(Domain[Live]):
         key = (id(step.node), step.kind)
         effect = self._effects.get(key)
         if effect is None:  # a step runs again in loops and in the replay: its names are found once
-            uses = frozenset(name for root in evaluated(step) for name in _reads(root))
+            uses = frozenset(name for root in cfg.evaluated(step) for name in _reads(root))
             effect = self._effects[key] = (frozenset(_binds(step)), uses)
         return (state - effect[0]) | effect[1]
 

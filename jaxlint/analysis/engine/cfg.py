@@ -238,3 +238,26 @@ def build(function: ast.AST) -> Graph:
     entry = builder.new()
     builder.run(function.body, entry)
     return Graph(entry, builder.blocks)
+
+
+def evaluated(step: Step) -> List[ast.AST]:
+    """The expressions (or simple statement) a step evaluates, in the scope that runs it."""
+    node = step.node
+    kind = step.kind
+    if kind == STMT:
+        return [node]
+    if kind == TEST:
+        return [node.test]
+    if kind == ITER:
+        return [node.iter]
+    if kind == TARGET:
+        return [node.target]
+    if kind == WITH:
+        return [node]
+    if kind == HANDLER:
+        return [node.type] if node.type is not None else []
+    if kind == SUBJECT:
+        return [node.subject]
+    if kind == CASE:
+        return [node.guard] if node.guard is not None else []
+    return []

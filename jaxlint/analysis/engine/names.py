@@ -12,10 +12,9 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from typing import Iterator, Union
+from functools import cached_property
+from typing import Callable, Iterator, Union
 
-from jaxlint.analysis.knowledge.jax_exports import EXPORTS
 from jaxlint.analysis.engine.reachability import dead_nodes
 from jaxlint.analysis.engine.walk import _AST, _FIELDS, node_fields, nodes_of_classes
 
@@ -25,112 +24,22 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _BUILTINS = frozenset(dir(builtins))
 _MISSING = object()  # not yet asked: None is an answer
 
-# Public aliases that name the same object: resolved to one spelling so tables stay small.
-_CANONICAL = {
-    "jax.tree_map": "jax.tree_util.tree_map",
-    "jax.tree.map": "jax.tree_util.tree_map",
-    "jax.tree.leaves": "jax.tree_util.tree_leaves",
-    "jax.tree.flatten": "jax.tree_util.tree_flatten",
-    "jax.tree.unflatten": "jax.tree_util.tree_unflatten",
-    "jax.tree.structure": "jax.tree_util.tree_structure",
-    "jax.tree_leaves": "jax.tree_util.tree_leaves",
-    "jax.tree_flatten": "jax.tree_util.tree_flatten",
-    "jax.remat": "jax.checkpoint",
-    "jax.experimental.shard_map.shard_map": "jax.shard_map",
-    "jax.experimental.pjit.pjit": "jax.jit",
-    "jax.random.PRNGKey": "jax.random.PRNGKey",
-    "flax.linen.remat": "flax.linen.checkpoint",
-    "haiku.remat": "haiku.checkpoint",
-    "numpy.random.RandomState": "numpy.random.RandomState",
-}
-_CANONICAL_PREFIXES = (
-    ("jax.experimental.host_callback.", "jax.experimental.host_callback."),
-    ("jax.tree.", "jax.tree_util.tree_"),
-)
+@dataclass(frozen=True)
+class Spelling:
+    """How a library's names are spelled: `canonical` gives the one spelling of a name that has
+    several (aliases), `public` the public name of one reached through the private packages
+    that `private` lists the prefixes of. The engine knows no library; `PLAIN` changes nothing."""
+
+    canonical: Callable[[str], str]
+    public: Callable[[str], str]
+    private: tuple[str, ...]
 
 
-_REWRITTEN_PREFIXES = tuple((prefix, new) for prefix, new in _CANONICAL_PREFIXES if prefix != new)
-_REWRITTEN_STARTS = tuple(prefix for prefix, _ in _REWRITTEN_PREFIXES)
-
-
-def canonical(name: str) -> str:
-    name = _CANONICAL.get(name, name)
-    if name.startswith(_REWRITTEN_STARTS):
-        for prefix, replacement in _REWRITTEN_PREFIXES:
-            if name.startswith(prefix):
-                return replacement + name[len(prefix):]
+def _same(name: str) -> str:
     return name
 
 
-def attribute_spellings(qualnames) -> frozenset[str]:
-    """Every attribute name a call `x.attr(...)` can end in and still resolve to one of these
-    qualified names: their last parts, and those of the aliases `canonical` rewrites to them."""
-    lasts = {name.rsplit(".", 1)[-1] for name in qualnames}
-    lasts.update(alias.rsplit(".", 1)[-1] for alias, name in _CANONICAL.items() if name.rsplit(".", 1)[-1] in lasts)
-    for prefix, replacement in _REWRITTEN_PREFIXES:  # `jax.tree.map` is `jax.tree_util.tree_map`
-        stem = replacement.rsplit(".", 1)[-1]
-        lasts.update(last[len(stem):] for last in list(lasts) if stem and last.startswith(stem))
-    return frozenset(lasts)
-
-
-# JAX's private implementation packages and the public namespace that re-exports their
-# names, with the sub-namespaces that stay public under it (MIRROR: the whole layout does).
-# `jax._src.numpy.lax_numpy.where` is `jax.numpy.where`; `jax._src.lax.control_flow.loops.fori_loop`
-# is `jax.lax.fori_loop`; `jax._src.numpy.linalg.solve` is `jax.numpy.linalg.solve`.
-# Names the public namespace does not export (internal helpers) stay unresolved.
-MIRROR = ("*",)
-_PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "jax._src.api": ("jax", ()),
-    "jax._src.custom_derivatives": ("jax", ()),
-    "jax._src.ad_checkpoint": ("jax", ()),
-    "jax._src.pjit": ("jax", ()),
-    "jax._src.shard_map": ("jax", ()),
-    "jax._src.numpy": ("jax.numpy", ("linalg", "fft")),
-    "jax._src.lax": ("jax.lax", ("linalg",)),
-    "jax._src.random": ("jax.random", ()),
-    "jax._src.prng": ("jax.random", ()),
-    "jax._src.nn": ("jax.nn", ("initializers",)),
-    "jax._src.scipy": ("jax.scipy", MIRROR),
-    "jax._src.tree_util": ("jax.tree_util", ()),
-    "jax._src.debugging": ("jax.debug", ()),
-    "jax._src.dtypes": ("jax.dtypes", ()),
-    "jax._src.core": ("jax.core", ()),
-    "jax._src.typing": ("jax.typing", ()),
-    "jax._src.checkify": ("jax.experimental.checkify", ()),
-    # The frameworks' own sources name their public classes through implementation modules.
-    "flax.linen.module": ("flax.linen", ()),
-    "flax.nnx.module": ("flax.nnx", ()),
-    "haiku._src.module": ("haiku", ()),
-    "haiku._src.base": ("haiku", ()),
-    "haiku._src.transform": ("haiku", ()),
-    "optax._src.base": ("optax", ()),
-    "equinox._module": ("equinox", ()),
-}
-_PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)
-
-
-@lru_cache(maxsize=4096)
-def public(name: str) -> str:
-    """The public spelling of a name reached through JAX's private modules (see _PRIVATE_PACKAGES)."""
-    if not name.startswith(_PRIVATE_PREFIXES):
-        return name
-    parts = name.split(".")
-    for end in range(len(parts), 1, -1):
-        entry = _PRIVATE_PACKAGES.get(".".join(parts[:end]))
-        if entry is None:
-            continue
-        namespace, keep = entry
-        rest = parts[end:]
-        if not rest:
-            return namespace
-        if keep is MIRROR:
-            return canonical(".".join([namespace, *rest]))
-        namespace = ".".join([namespace, *(part for part in rest[:-1] if part in keep)])
-        exported = EXPORTS.get(namespace)
-        if rest[-1] not in exported if exported is not None else rest[-1].startswith("_"):
-            return name  # an internal helper: not part of the public API
-        return canonical(f"{namespace}.{rest[-1]}")
-    return name
+PLAIN = Spelling(_same, _same, ())
 
 
 @dataclass
@@ -161,9 +70,10 @@ class Scope:
 class Names:
     """The module's scopes and a qualified-name resolver over them."""
 
-    def __init__(self, tree: ast.Module, package: str | None = None):
+    def __init__(self, tree: ast.Module, package: str | None = None, spelling: Spelling = PLAIN):
         # The package a relative import is relative to ("" or None: the module is in none).
         self.package = package
+        self._canonical, self._public, self._private = spelling.canonical, spelling.public, spelling.private
         self.module = Scope(tree, None, "module")
         self.scopes: dict[int, Scope] = {id(tree): self.module}
         self.read_scope: dict[int, Scope] = {}  # id(Name) -> scope it is read in
@@ -300,7 +210,7 @@ class Names:
     def _import(self, node: ast.Import, scope: Scope, function, stack) -> None:
         for alias in node.names:
             if alias.asname:
-                scope.imports[alias.asname] = canonical(alias.name)
+                scope.imports[alias.asname] = self._canonical(alias.name)
             else:
                 top = alias.name.split(".")[0]
                 scope.imports[top] = top
@@ -310,7 +220,7 @@ class Names:
         if base:
             for alias in node.names:
                 if alias.name != "*":
-                    scope.imports[alias.asname or alias.name] = canonical(f"{base}.{alias.name}")
+                    scope.imports[alias.asname or alias.name] = self._canonical(f"{base}.{alias.name}")
         else:
             for alias in node.names:
                 _bind_other(scope, alias.asname or alias.name)
@@ -402,8 +312,8 @@ class Names:
         name = self._resolved.get(key, _MISSING)
         if name is _MISSING:
             name = self._qualname(expr, scope, 0)
-            if name is not None and name.startswith(_PRIVATE_PREFIXES):
-                name = public(name)
+            if name is not None and name.startswith(self._private):
+                name = self._public(name)
             self._resolved[key] = name
         return name
 
@@ -414,7 +324,7 @@ class Names:
             base = self._qualname(expr.value, scope, _depth + 1)
             if base is None:
                 return self._class_attribute(expr, scope, _depth)
-            return canonical(f"{base}.{expr.attr}")
+            return self._canonical(f"{base}.{expr.attr}")
         if not isinstance(expr, ast.Name):
             return None
         if scope is None:
@@ -569,3 +479,15 @@ def _bind_other(scope: Scope, name: str) -> None:
 def _rebound(scope: Scope, name: str) -> bool:
     """An imported name that the same scope also assigns or defines is no longer the import."""
     return name in scope.assigned or name in scope.defs
+
+
+def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr | None, str | None]:
+    """An annotation (string annotations parsed) and the qualified name of its base (`Float` of `Float[...]`)."""
+    if annotation is None:
+        return None, None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation = names.parse_expression(annotation.value)
+        if annotation is None:
+            return None, None
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return annotation, names.qualname(target)

@@ -16,8 +16,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.keys.key_syntax import held_key
-from jaxlint.analysis.engine.walk import calls_reaching, children, target_names
+from jaxlint.analysis.engine.walk import (
+    attribute_path,
+    calls_reaching,
+    children,
+    target_names,
+)
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -97,13 +101,13 @@ def rebinds(stmt: ast.AST, name: str, made: ast.AST | None = None) -> bool:
 
 def _binds(target: ast.AST, name: str) -> bool:
     if "." in name:
-        return any(held_key(node) == name for node in ast.walk(target) if isinstance(node, ast.Attribute))
+        return any(attribute_path(node) == name for node in ast.walk(target) if isinstance(node, ast.Attribute))
     return name in target_names(target)
 
 
 def _reads(node: ast.AST, name: str) -> bool:
     if "." in name:
-        return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and held_key(node) == name
+        return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and attribute_path(node) == name
     return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
 
 

@@ -267,3 +267,11 @@ def spans(outer: ast.AST, node: ast.AST) -> bool:
     """Whether `node`'s source span lies within `outer`'s."""
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
     return (outer.lineno, outer.col_offset) <= start and end <= (outer.end_lineno, outer.end_col_offset)
+
+
+def attribute_path(node: ast.AST) -> str | None:
+    """`state.key` for the attribute `key` of the bare name `state`: an attribute kept on an
+    object (the instance, a state record), followed within one function; None otherwise."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None

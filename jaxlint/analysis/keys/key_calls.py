@@ -13,20 +13,29 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.engine.walk import attribute_path
+from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
+    MAYBE,
+    NONE,
+    Elem,
+    KeyState,
+    Mark,
+    Ref,
+    Use,
+)
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
-from jaxlint.analysis.keys.key_syntax import held_key
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.keys.keys import KeyFlow
     from jaxlint.analysis.engine.names import Names
+    from jaxlint.analysis.keys.key_state import ModuleKeys
 
 
 class CallTransfer:
     """Calls and consumption, for `KeyTransfer` (which supplies the state, `expr` and the reports)."""
 
-    flow: "KeyFlow"
+    flow: ModuleKeys
     names: "Names"
     fn: ast.AST
     loop_body: tuple[ast.Call, str] | None
@@ -163,8 +172,8 @@ class CallTransfer:
                     inner = None
                     if isinstance(member, ast.Name):
                         inner = state.env.get(member.id)
-                    elif held_key(member) is not None:
-                        inner = state.env.get(held_key(member))
+                    elif attribute_path(member) is not None:
+                        inner = state.env.get(attribute_path(member))
                     if isinstance(inner, (int, Elem)) and inner not in seen:
                         seen.add(inner)
                         refs.append((member, inner))

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
-from jaxlint.analysis.keys.key_state import NONE, KeyState, Spent, join_levels
-from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
+from jaxlint.analysis.keys.key_state import NONE, KeyState, Spent, Summary, join_levels
+from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.keys.keys import KeyFlow
+    from jaxlint.analysis.keys.key_state import ModuleKeys
 
 Phase = Tuple[Tuple[ast.stmt, int], ...]  # () or ((loop, iteration),): the outermost loop past its first
 States = Dict[Phase, KeyState]
@@ -39,27 +39,8 @@ _ITERATIONS = 3  # iterations told apart; the later ones share one state
 _Context = Tuple[Tuple[ast.AST, ...], Tuple[ast.AST, ...]]  # (enclosing loops, enclosing conditions)
 
 
-class Summary:
-    """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
-    which parameters it returns unchanged, and where it returns a key it consumed on every path
-    (`spent`: None for the whole result, else the positions in the tuple it returns)."""
-
-    def __init__(
-        self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
-        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
-    ):
-        self.params = params
-        self.key_params = key_params
-        self.returns = returns
-        self.spent = spent
-        self.free = free or {}  # keys it reads from the function around it, and their consumption
-
-
-NO_KEYS = Summary({}, frozenset())
-
-
 def analyse(
-    flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False, flags: Optional[dict[str, bool]] = None,
+    flow: ModuleKeys, fn: ast.AST, keynames: frozenset[str], quiet: bool = False, flags: Optional[dict[str, bool]] = None,
 ) -> Summary:
     """Solve one function (or the module's statements), report what it reuses, summarise it.
 

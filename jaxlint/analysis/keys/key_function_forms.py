@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.keys.key_transfer import none_test
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.engine.walk import children, own_statements, walk
+from jaxlint.analysis.keys.key_transfer import none_test
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.tracing import positional_params
-from jaxlint.analysis.engine.walk import children, own_statements, walk
 
 
 def returned(fn: FunctionNode, call: ast.Call) -> bool:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.knowledge import random_api as api
-from jaxlint.analysis.keys.key_syntax import held_key, target_names
+from jaxlint.analysis.engine.walk import attribute_path, spans, walk
 from jaxlint.analysis.keys.key_state import Use
-from jaxlint.analysis.engine.walk import spans, walk
+from jaxlint.analysis.keys.key_syntax import target_names
+from jaxlint.analysis.knowledge import random_api as api
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.keys.key_names import KeyNames
     from jaxlint.analysis.engine.names import Names
+    from jaxlint.analysis.keys.key_names import KeyNames
 
 
 _CHECKS = (ast.Assert, ast.Compare, ast.Call)
@@ -63,7 +63,7 @@ def _mentioned(node: ast.AST) -> set:
         if isinstance(inner, ast.Name):
             mentioned.add(inner.id)
         elif isinstance(inner, ast.Attribute):
-            mentioned.add(held_key(inner))
+            mentioned.add(attribute_path(inner))
         mentioned.add(id(inner))
     return mentioned
 

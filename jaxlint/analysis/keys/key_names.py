@@ -23,15 +23,27 @@ from __future__ import annotations
 import ast
 import re
 
-from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.engine.call_index import calls_through
-from jaxlint.analysis.keys.key_objects import constructor, object_uses
-from jaxlint.analysis.keys.key_syntax import base_name, bind, bound_self, decorator_name, inherited, names_in, target_names
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.tracing.parameters import default_of
-from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
-from jaxlint.analysis.tracing.tracing import transform_of
+from jaxlint.analysis.engine.submodules import (
+    attribute_class,
+    call_method,
+    self_attributes,
+)
 from jaxlint.analysis.engine.walk import body_nodes, returned_name
+from jaxlint.analysis.keys.key_objects import constructor, object_uses
+from jaxlint.analysis.keys.key_syntax import (
+    base_name,
+    bind,
+    bound_self,
+    decorator_name,
+    inherited,
+    names_in,
+    target_names,
+)
+from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.tracing.parameters import default_of
+from jaxlint.analysis.tracing.tracing import transform_of
 
 
 class KeyNames:

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Union
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import FunctionNode, Names
+    from jaxlint.analysis.keys.key_names import KeyNames
 
 NONE, MAYBE, DEFINITE = 0, 1, 2
 
@@ -150,3 +154,62 @@ def _join_used(live: list[KeyState], guard: ast.AST | None) -> dict[object, Mark
                 used[slot] = join_marks([s.used.get(slot, UNUSED) for s in live], guard)
                 break
     return used
+
+
+class Summary:
+    """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
+    which parameters it returns unchanged, and where it returns a key it consumed on every path
+    (`spent`: None for the whole result, else the positions in the tuple it returns)."""
+
+    def __init__(
+        self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
+        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
+    ):
+        self.params = params
+        self.key_params = key_params
+        self.returns = returns
+        self.spent = spent
+        self.free = free or {}  # keys it reads from the function around it, and their consumption
+
+
+NO_KEYS = Summary({}, frozenset())
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A call into a function whose key summary is known: the summary, and which parameter each argument binds."""
+
+    name: str
+    summary: Summary
+    parameters: dict[int, str]  # id(argument expression) -> parameter name
+    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
+    # the caller does not see, so a key it draws from on some path counts as drawn.
+    submodule: bool = False
+
+
+class ModuleKeys(Protocol):
+    """What the analysis of one function asks of the module's key flow (`keys.KeyFlow`): which
+    function a call runs and what it does to keys, and where to report what the function does."""
+
+    names: Names
+    keynames: KeyNames
+    compiled: set[int]  # id(function) of the module's jitted functions
+    loop_bodies: dict[int, tuple[ast.Call, str]]
+    module_keys: set[str]
+
+    def resolve(self, func: ast.AST) -> FunctionNode | None: ...
+
+    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None: ...
+
+    def summary(self, fn: FunctionNode) -> Summary: ...
+
+    def report_reuse(
+        self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,
+        primitive: str | None = None, guard: ast.AST | None = None,
+    ) -> None: ...  # `run`: the `key_transfer.KeyTransfer` that found it
+
+    def report_global(self, fn: ast.AST, name: str, use: Use) -> None: ...
+
+    def seed_candidate(self, call: ast.Call, fn: ast.AST, loops: list[ast.AST]) -> int | None: ...
+
+    def seed_consumed(self, index: int) -> None: ...

@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.analysis.engine.walk import calls_reaching, nodes_run_with, spans
+from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.tracing.tracing import first_param
 
 _DRAWS = api.SAMPLERS | {api.SPLIT}
 _ADVANCING = frozenset({api.SPLIT, api.FOLD_IN})

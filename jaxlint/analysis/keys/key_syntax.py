@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.engine.walk import attribute_path, walk
 
 
 def names_in(node: ast.AST) -> set[str]:
@@ -26,22 +26,14 @@ def base_name(node: ast.AST) -> str | None:
         node = node.value
     if isinstance(node, ast.Name):
         return node.id
-    return held_key(node)
-
-
-def held_key(node: ast.AST) -> str | None:
-    """`self.key` for the attribute `self.key`, `state.key` for `state.key`: a key kept on an
-    object (the instance, a state record), followed within one function."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
-    return None
+    return attribute_path(node)
 
 
 def target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, ast.Attribute):
-        dotted = held_key(target)
+        dotted = attribute_path(target)
         return [dotted] if dotted else []
     if isinstance(target, ast.Starred):
         return target_names(target.value)

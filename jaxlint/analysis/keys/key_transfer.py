@@ -15,15 +15,25 @@ import itertools
 from typing import TYPE_CHECKING, Callable
 
 from jaxlint.analysis.engine import cfg
-from jaxlint.analysis.knowledge import random_api as api
-from jaxlint.analysis.keys.key_calls import CallTransfer
-from jaxlint.analysis.keys.key_syntax import held_key, target_names
-from jaxlint.analysis.keys.key_state import DEFINITE, UNUSED, Elem, KeyState, Mark, Ref, Spent, Use, join
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
-from jaxlint.analysis.engine.walk import children
+from jaxlint.analysis.engine.walk import attribute_path, children
+from jaxlint.analysis.keys.key_calls import CallTransfer
+from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
+    UNUSED,
+    Elem,
+    KeyState,
+    Mark,
+    Ref,
+    Spent,
+    Use,
+    join,
+)
+from jaxlint.analysis.keys.key_syntax import target_names
+from jaxlint.analysis.knowledge import random_api as api
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.keys.keys import KeyFlow
+    from jaxlint.analysis.keys.key_state import ModuleKeys
 
 _FUNCTIONS = frozenset(FUNCTION_TYPES)
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
@@ -33,7 +43,7 @@ _MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and th
 class KeyTransfer(CallTransfer):
     """The transfer function of one function body (or the module's statements) over `KeyState`."""
 
-    def __init__(self, flow: "KeyFlow", fn: ast.AST, keynames: frozenset[str], quiet: bool = False):
+    def __init__(self, flow: ModuleKeys, fn: ast.AST, keynames: frozenset[str], quiet: bool = False):
         self.flow = flow
         self.quiet = quiet  # a summary for other modules: nothing is reported
         self.names = flow.names
@@ -287,8 +297,8 @@ class KeyTransfer(CallTransfer):
                     self.bind(element, None, value, state, fresh=True)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, ("array",), value, state, fresh=True)
-        elif held_key(target) in self.keynames:
-            dotted = held_key(target)
+        elif attribute_path(target) in self.keynames:
+            dotted = attribute_path(target)
             if isinstance(ref, (int, Elem)) and not fresh:
                 state.env[dotted] = ref
             else:
@@ -337,7 +347,7 @@ class KeyTransfer(CallTransfer):
                     _forget_held(holder, state)  # a call that can see the object may rebind its keys
             return result
         if cls is ast.Attribute:
-            dotted = held_key(node)
+            dotted = attribute_path(node)
             if dotted is not None and dotted in self.keynames and node.ctx.__class__ is ast.Load:
                 return self._instance_key(dotted, node, state)
             self.expr(node.value, state)

@@ -27,22 +27,44 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
-from jaxlint.analysis.keys.key_domain import NO_KEYS, Summary, analyse
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import (
-    calls_in_loops, is_abstract, literal_defaults, rebound_only_when_none, returned,
+    calls_in_loops,
+    is_abstract,
+    literal_defaults,
+    rebound_only_when_none,
+    returned,
 )
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames
+from jaxlint.analysis.keys.key_seeds import (
+    Candidate,
+    feeds_carried_state,
+    is_step,
+    steps,
+)
+from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
+    MAYBE,
+    NO_KEYS,
+    Helper,
+    Summary,
+    Use,
+)
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, inherited
-from jaxlint.analysis.keys.key_seeds import Candidate, feeds_carried_state, is_step, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, attribute_spellings
+from jaxlint.analysis.keys.testing_code import (
+    base_label,
+    test_file,
+    test_functions,
+    test_pattern,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.project.project import ProjectFunction
-from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.tracing.tracing import Discovery
 
 if TYPE_CHECKING:
@@ -94,18 +116,6 @@ class GlobalKey:
     use: Use
     name: str
     function: FunctionNode
-
-
-@dataclass(frozen=True)
-class Helper:
-    """A call into a function whose key summary is known: the summary, and which parameter each argument binds."""
-
-    name: str
-    summary: Summary
-    parameters: dict[int, str]  # id(argument expression) -> parameter name
-    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
-    # the caller does not see, so a key it draws from on some path counts as drawn.
-    submodule: bool = False
 
 
 class KeyFlow:

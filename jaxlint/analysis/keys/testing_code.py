@@ -10,7 +10,6 @@ from typing import Any, Mapping
 
 from jaxlint.analysis.engine.names import Names
 
-
 # Test code feeds one key to several computations on purpose (pytest's and unittest's naming).
 DEFAULT_TEST_FUNCTIONS = r"^test|^Test|Tests?$|TestCase$"
 # pytest's own `python_files` default, and its fixture modules.

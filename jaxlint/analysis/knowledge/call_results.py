@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.lattice import (
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    UNKNOWN,
+    Trace,
+    Value,
+    element_of,
+    join_all,
+    strip,
+)
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.engine.lattice import STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, Value, element_of, join_all, strip
 
 BOOLEAN_FUNCTIONS = frozenset({
     "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",

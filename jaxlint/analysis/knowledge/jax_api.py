@@ -627,3 +627,17 @@ ARRAY_ONLY_ATTRIBUTES = frozenset({
     "shape", "ndim", "dtype", "at", "T", "mT", "reshape", "astype", "sum", "mean", "ravel",
     "flatten", "transpose", "squeeze", "block_until_ready", "real", "imag", "conj", "dot",
 })
+
+
+def array_function(name: str | None) -> bool:
+    """Whether a call to this qualified name returns one JAX array."""
+    if not name:
+        return False
+    if name in ARRAY_CREATING_FUNCTIONS:
+        return True
+    if name in NOT_ONE_ARRAY:
+        return False
+    for prefix in ARRAY_NAMESPACES:
+        if name.startswith(prefix) and "." not in name[len(prefix):]:
+            return True
+    return False

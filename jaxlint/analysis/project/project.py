@@ -37,19 +37,23 @@ import ast
 import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Callable, Iterable
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.names import Names, Scope
-from jaxlint.analysis.tracing.tracing import STAGED, Context
-from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.engine.submodules import call_method
-from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.parameters import bind_arguments
+from jaxlint.analysis.tracing.tracing import STAGED, Context
+from jaxlint.analysis.values.values import (
+    STATIC,
+    TRACED,
+    UNKNOWN,
+    Trace,
+    Value,
+    ValueAnalysis,
+)
 from jaxlint.source import Source, SourceError, decode
-
-if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
@@ -71,7 +75,7 @@ class IncomingCall:
 class ProjectFunction:
     """A plain module-level function of a project module."""
 
-    facts: "ModuleFacts"
+    facts: Any  # its module's facts, as the project builds them (`Project.facts`)
     node: ast.FunctionDef | ast.AsyncFunctionDef
 
     @property
@@ -210,10 +214,12 @@ class ModuleLink:
 class Project:
     """Follows calls across the project's modules; one per process, shared by every file it lints."""
 
-    def __init__(self, options: dict[str, Any] | None = None):
+    def __init__(self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any]):
+        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`.
+        self._facts = facts
         self.index = ProjectIndex()
         self.options = options or {}
-        self._modules: dict[str, "ModuleFacts | None"] = {}
+        self._modules: dict[str, Any] = {}
         self._memo: dict[tuple, tuple[Value, frozenset[IncomingCall], frozenset[str]]] = {}
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
@@ -224,20 +230,18 @@ class Project:
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)
 
-    def loaded(self, path: str) -> "ModuleFacts | None":
+    def loaded(self, path: str) -> Any:
         """The module of a file already loaded to follow calls into it: its tree and names are reused."""
         return self._modules.get(path)
 
-    def module(self, path: str) -> "ModuleFacts | None":
+    def module(self, path: str) -> Any:
         """The facts of a project module (None if it cannot be read or parsed), loaded once."""
         if path in self._modules:
             return self._modules[path]
-        from jaxlint.analysis.module import ModuleFacts
-
         facts = None
         try:
             with open(path, "rb") as handle:
-                facts = ModuleFacts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
+                facts = self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
         except (OSError, SourceError, RecursionError, ValueError):
             pass
         self._modules[path] = facts
@@ -254,7 +258,7 @@ class Project:
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
-    def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple["ModuleFacts", ast.AST] | None:
+    def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
         """The module-level `def` or `class` statement a qualified name seen in `link`'s module
         names in a project module, with that module's facts."""
         parts = qualname.split(".")
@@ -270,7 +274,7 @@ class Project:
             return self._member(facts, parts[cut:], depth)
         return None
 
-    def _member(self, facts: "ModuleFacts", attrs: list[str], depth: int) -> tuple["ModuleFacts", ast.AST] | None:
+    def _member(self, facts: Any, attrs: list[str], depth: int) -> tuple[Any, ast.AST] | None:
         scope: Scope = facts.names.module
         name = attrs[0]
         rebound = name in scope.assigned or name in scope.defs

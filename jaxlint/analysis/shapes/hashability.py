@@ -10,15 +10,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jaxlint.analysis.engine.call_index import may_resolve_to
+from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.names import annotation_name
 from jaxlint.analysis.knowledge import jax_api
-
+from jaxlint.analysis.knowledge.optax_objects import optax_state
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.array_annotations import declares_array
-from jaxlint.analysis.engine.call_index import may_resolve_to
-from jaxlint.analysis.module import annotation_name
-from jaxlint.analysis.engine.named_tuples import is_named_tuple
-from jaxlint.analysis.engine.names import attribute_spellings
-from jaxlint.analysis.knowledge.optax_objects import optax_state
 
 _VMAP = attribute_spellings({"jax.vmap"})
 

@@ -20,21 +20,29 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, ELEMENT, OTHER, UNPACK
+from jaxlint.analysis.engine.loop_variance import (
+    ASSIGN,
+    AUGMENT,
+    ELEMENT,
+    OTHER,
+    UNPACK,
+)
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
-from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 from jaxlint.analysis.engine.walk import target_names, walk
+from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _MAX_DEPTH = 4  # assignments followed from a build back to a loop target or a parameter
 
 
 class JitVariants:
-    def __init__(self, module: "ModuleFacts", repeated: RepeatedCalls):
+    def __init__(self, module: TracedModule, effects: Effects, repeated: RepeatedCalls):
         self.module = module
+        self.effects = effects
         self.names = module.names
         self.repeated = repeated
 
@@ -43,7 +51,7 @@ class JitVariants:
         """Every loop and comprehension of `function` that runs `at` again and again iterates
         over values written out in the code, and `built` (evaluated at `at`) depends on its target."""
         scope = self._scope(function)
-        loops = [loop for loop, owner in self.module.effects.loops if owner is function and _runs(loop, at)]
+        loops = [loop for loop, owner in self.effects.loops if owner is function and _runs(loop, at)]
         comprehensions = [c for c in self._comprehensions(function) if _in_element(at, c)]
         if not loops and not comprehensions:
             return False

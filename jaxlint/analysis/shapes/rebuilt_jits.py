@@ -5,24 +5,26 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.engine.call_index import calls_through
-from jaxlint.analysis.shapes.jit_variants import JitVariants
-from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.engine.loop_variance import ASSIGN, UNPACK
-from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
+from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.knowledge import jax_api, shape_api
+from jaxlint.analysis.shapes.jit_variants import JitVariants
+from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 
 class RebuiltJits:
-    def __init__(self, module: "ModuleFacts", repeated: RepeatedCalls):
+    def __init__(self, module: TracedModule, effects: Effects, repeated: RepeatedCalls):
         self.module = module
+        self.effects = effects
         self.names = module.names
         self.repeated = repeated
-        self.variants = JitVariants(module, repeated)
+        self.variants = JitVariants(module, effects, repeated)
 
     def find(self) -> list[tuple[ast.AST, str, str, str]]:
         """Jitted callables created anew each time they are used: (where, transformation, what, why).
@@ -34,7 +36,7 @@ class RebuiltJits:
         """
         found: list[tuple[ast.AST, str, str, str]] = []
         names = self.names
-        wanted = self.module.effects.module_short_names(shape_api.CACHING_TRANSFORMS)
+        wanted = self.effects.module_short_names(shape_api.CACHING_TRANSFORMS)
         for call, scope in calls_through(names, wanted, curried=True):
             function = function_in(scope)
             if isinstance(call.func, ast.Call):
@@ -238,7 +240,7 @@ class RebuiltJits:
     def _staged(self, function: FunctionNode | None) -> bool:
         if function is None:
             return False
-        context = self.module.effects.contexts.get(id(function))
+        context = self.effects.contexts.get(id(function))
         return context is not None and context.staged
 
     def _memoized(self, function: FunctionNode) -> bool:

@@ -10,7 +10,8 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.engine.walk import nodes_of_classes
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
@@ -18,8 +19,9 @@ _SCOPES = frozenset({*FUNCTION_TYPES, ast.ClassDef})
 
 
 class RepeatedCalls:
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule, effects: Effects):
         self.module = module
+        self.effects = effects
         self.names = module.names
         self._comprehensions: dict[int, list[tuple]] = {}
         self._calls: dict[int, list[ast.Call]] = {}
@@ -27,7 +29,7 @@ class RepeatedCalls:
     def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
         """The innermost loop of `function`'s own body whose body contains `node`."""
         best = None
-        for loop, owner in self.module.effects.loops:
+        for loop, owner in self.effects.loops:
             if owner is not function:
                 continue
             first = loop.body[0].lineno

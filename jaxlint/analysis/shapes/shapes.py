@@ -1,7 +1,7 @@
 """The recompilation rules' loop facts, each computed by its own module.
 
 Which values change between iterations, and which definitions reach a use, come from the
-loop-variance domain of the shared solver (`loop_variance`, `ModuleFacts.loops`); these
+loop-variance domain of the shared solver (`loop_variance`, `TracedModule.loops`); these
 modules read them.
 
 - does the shape of an argument change between iterations of a loop? (`varying_shapes`)
@@ -20,11 +20,12 @@ from jaxlint.analysis.shapes.trip_counts import TripCounts
 from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 
 class ShapeFacts:
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule, effects: Effects):
         self.varying = VaryingShapes(module).varying
-        self.rebuilt_jits = RebuiltJits(module, RepeatedCalls(module)).find
-        self.trip_count = TripCounts(module).trip_count
+        self.rebuilt_jits = RebuiltJits(module, effects, RepeatedCalls(module, effects)).find
+        self.trip_count = TripCounts(module, effects).trip_count

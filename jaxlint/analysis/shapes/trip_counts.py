@@ -5,16 +5,18 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.shapes import jit_signature
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 
 class TripCounts:
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule, effects: Effects):
         self.module = module
+        self.effects = effects
         self.names = module.names
 
     def trip_count(self, loop: ast.AST) -> int | None:
@@ -60,7 +62,7 @@ class TripCounts:
             owner = self.names.lookup(expr.id, scope) if scope is not None else None
             if owner is not None and owner.kind == "function" and expr.id in owner.params:
                 return self._largest_static_argument(owner.node, expr.id, depth)
-            if owner is None or owner.kind != "module" or expr.id in self.module.effects.global_writers:
+            if owner is None or owner.kind != "module" or expr.id in self.effects.global_writers:
                 return None
             values = owner.assigned.get(expr.id, [])
             if len(values) == 1 and expr.id not in owner.other:

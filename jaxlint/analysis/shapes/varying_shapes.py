@@ -18,20 +18,34 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.knowledge import shape_api
-from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, ELEMENT, MUTATE, Definition
-from jaxlint.analysis.shapes.slice_sizes import bounded, has_slice, mentions, polynomial, slice_size_uses, strided, subtract
+from jaxlint.analysis.engine.loop_variance import (
+    ASSIGN,
+    AUGMENT,
+    ELEMENT,
+    MUTATE,
+    Definition,
+)
 from jaxlint.analysis.engine.walk import children, target_names, walk
+from jaxlint.analysis.knowledge import shape_api
+from jaxlint.analysis.shapes.slice_sizes import (
+    bounded,
+    has_slice,
+    mentions,
+    polynomial,
+    slice_size_uses,
+    strided,
+    subtract,
+)
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
+    from jaxlint.analysis.project.traced_module import TracedModule
 
 _MAX_DEPTH = 8
 _MAX_STEPS = 20000
 
 
 class VaryingShapes:
-    def __init__(self, module: "ModuleFacts"):
+    def __init__(self, module: TracedModule):
         self.module = module
         self.names = module.names
         self._steps = 0  # work done answering shape questions: bounded per module
@@ -365,7 +379,7 @@ def _self_derived(definition: Definition) -> bool:
     return definition.kind == ASSIGN and any(_is_name(n, definition.name) for n in walk(definition.value))
 
 
-def _adds_to(definition: Definition, module: "ModuleFacts") -> bool:
+def _adds_to(definition: Definition, module: TracedModule) -> bool:
     """`xs.append(x)`, `xs += [x]`, `xs = xs + [x]`: one more element."""
     node = definition.node
     if definition.kind == MUTATE:
@@ -375,7 +389,7 @@ def _adds_to(definition: Definition, module: "ModuleFacts") -> bool:
     return definition.kind == ASSIGN and _grows(definition.value, definition.name, module)
 
 
-def _sequence(value: ast.AST, module: "ModuleFacts") -> bool:
+def _sequence(value: ast.AST, module: TracedModule) -> bool:
     """A list or tuple by its construction: a display, a comprehension, `list(...)`, `tuple(...)`."""
     if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
         return True
@@ -386,7 +400,7 @@ def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _grows(value: ast.AST, name: str, module: "ModuleFacts") -> bool:
+def _grows(value: ast.AST, name: str, module: TracedModule) -> bool:
     """`x = concatenate([x, y])`, `x = jnp.append(x, y)`, `x = x + [y]`: `name` grows."""
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         return (_is_name(value.left, name) and isinstance(value.right, (ast.List, ast.Tuple))) or (

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.names import Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.engine.names import Names
-
 
 # Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
 # value declared to take arrays and declared static fails for every array it is given).
@@ -27,8 +26,6 @@ _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.T
 def declares_array(annotation: ast.expr | None, names: Names) -> bool:
     """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
     (`Sequence[ArrayLike]`), or a union of only those."""
-    from jaxlint.analysis.module import annotation_name
-
     if annotation is None:
         return False
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
@@ -66,8 +63,6 @@ def names_array(annotation: ast.expr | None, names: Names) -> bool:
     """Whether a declared type names an array type anywhere, so that it may hold one: `jax.Array`,
     `Float[Array, "n"]`, `jax.Array | Sequence[int]`, `Optional[np.ndarray]`, an `...Array` or
     `ArrayLike` of any package, a string annotation of one of these."""
-    from jaxlint.analysis.module import annotation_name
-
     annotation, _ = annotation_name(annotation, names)
     if annotation is None:
         return False

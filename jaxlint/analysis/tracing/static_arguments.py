@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.knowledge import jax_api
 
 
 def positional_params(function: FunctionNode) -> list[ast.arg]:

@@ -11,23 +11,29 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.call_index import calls_through
-from jaxlint.analysis.tracing.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.engine.walk import own_statements
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.entry_points import (
     CLOSES_OVER_ARGUMENTS,
     ENTRY_POINTS,
     KERNEL_CALLS,
     LEADING,
+    MODEL_ARGUMENTS_JITTED,
     REF_TREE_CALLS,
     RULE_REGISTRATIONS,
-    MODEL_ARGUMENTS_JITTED,
     SCHEDULE_KEYWORDS,
     entry_functions,
 )
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope, attribute_spellings
-from jaxlint.analysis.tracing.static_arguments import positional_params, static_parameters, str_values, unbatched_positions
-from jaxlint.analysis.engine.walk import own_statements
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
+from jaxlint.analysis.tracing.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
+from jaxlint.analysis.tracing.static_arguments import (
+    positional_params,
+    static_parameters,
+    str_values,
+    unbatched_positions,
+)
 from jaxlint.analysis.tracing.wrapper_calls import own_parameter, wrapper_calls
 
 # Partial application: JAX's `Partial` is `functools.partial` registered as a pytree.

@@ -23,11 +23,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.reachability import never_completes, push_blocks
 from jaxlint.analysis.engine.walk import spans
-
+from jaxlint.analysis.knowledge import jax_api
 
 _SCALARS = frozenset({
     "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str", "builtins.bytes",

@@ -16,8 +16,8 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Tuple
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.values.nullness import narrowed
 from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.values.nullness import narrowed
 
 # (names known not None, pairs of names holding the same object)
 State = Tuple[FrozenSet[str], FrozenSet[Tuple[str, str]]]

@@ -21,9 +21,9 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional, Tuple
 
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.array_annotations import declares_array
-from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.values.nullness import excludes_none
 
 # A project class's module names and statement, by the class's qualified name (`project.py`).

@@ -17,7 +17,6 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.lattice import (
     STATIC,
     FunctionValue,
@@ -29,6 +28,7 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})

@@ -12,8 +12,6 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.engine.lattice import (
     STATIC,
     TRACED,
@@ -22,8 +20,8 @@ from jaxlint.analysis.engine.lattice import (
     UNKNOWN,
     FunctionValue,
     Trace,
-    arrays_traced,
     Value,
+    arrays_traced,
     as_traced,
     constant,
     element_of,
@@ -32,10 +30,25 @@ from jaxlint.analysis.engine.lattice import (
     named,
     strip,
 )
-from jaxlint.analysis.tracing.parameters import (
-    bind_arguments, body_parameters, carry_operand, default_of, default_value, fixed_argument, sliced_operand,
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.call_results import (
+    BOOLEAN_FUNCTIONS,
+    builtin_result,
+    model_site_result,
 )
-from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.parameters import (
+    bind_arguments,
+    body_parameters,
+    carry_operand,
+    default_of,
+    default_value,
+    fixed_argument,
+    sliced_operand,
+)
+from jaxlint.analysis.tracing.static_arguments import (
+    static_parameters,
+    unbatched_positions,
+)
 from jaxlint.analysis.tracing.tracing import (
     PARTIAL,
     STAGED,

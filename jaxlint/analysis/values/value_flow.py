@@ -14,25 +14,54 @@ a Python or NumPy value that does take it.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Protocol
 
 from jaxlint.analysis.engine import cfg
-
-from jaxlint.analysis.tracing import type_tests
-from jaxlint.analysis.engine.dataflow import Domain
 from jaxlint.analysis.engine.bindings import Bindings
-from jaxlint.analysis.engine.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
+from jaxlint.analysis.engine.dataflow import Domain
+from jaxlint.analysis.engine.lattice import (
+    STATIC,
+    UNKNOWN,
+    Value,
+    element_of,
+    join,
+    widen,
+)
+from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.values.nullness import narrowed
 
 if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
     from jaxlint.analysis.values.value_env import Env
-    from jaxlint.analysis.values.values import _FunctionRun
 
 State = Bindings
 
 
+class FunctionRun(Protocol):
+    """What the statement level asks of the analysis of one function in one context
+    (`values._FunctionRun`): it evaluates expressions and binds targets."""
+
+    analysis: Any  # the `ValueAnalysis` running it: the module's constants
+    names: Names
+    fn: FunctionNode
+    scope: Scope
+    env: Env
+
+    def eval(self, node: ast.AST, env: Env) -> Value: ...
+
+    def bind(self, target: ast.AST, value: Value, env: Env) -> None: ...
+
+    def binop(self, op: ast.operator, left: Value, right: Value) -> Value: ...
+
+    def define(self, node: FunctionNode, env: Env) -> None: ...
+
+    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value: ...
+
+    def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None: ...
+
+
 class ValueFlow(Domain[State]):
-    def __init__(self, run: "_FunctionRun", outer: "Env | None"):
+    def __init__(self, run: FunctionRun, outer: Env | None):
         self.env_class = run.env.__class__  # `values.Env`, which imports this module
         self.run = run
         self.outer = outer

@@ -17,10 +17,7 @@ from functools import cached_property
 from typing import Callable, Collection
 
 from jaxlint.analysis.engine import cfg
-
-from jaxlint.analysis.knowledge import jax_api
-
-from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import solve
 from jaxlint.analysis.engine.lattice import (
     MADE_SELF,
@@ -41,33 +38,37 @@ from jaxlint.analysis.engine.lattice import (
     named_of,
     strip,
 )
-from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
-from jaxlint.analysis.values.comparisons import comparison
-from jaxlint.analysis.tracing.compile_time import compile_time_calls
-from jaxlint.analysis.values.module_constants import ModuleConstants
-from jaxlint.analysis.values.pytree_fields import ProjectClasses, array_field
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
-from jaxlint.analysis.values.records import RecordClasses, copied, member_of
-from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, canonical
-from jaxlint.analysis.values.nullness import not_none_parameters
-from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.walk import children
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
+from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
+from jaxlint.analysis.knowledge.spellings import canonical
+from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.tracing.compile_time import compile_time_calls
+from jaxlint.analysis.tracing.static_arguments import (
+    static_parameters,
+    unbatched_positions,
+)
 from jaxlint.analysis.tracing.tracing import (
     STAGED,
+    VMAPS,
     Context,
     constructed_call_method,
     plain_class,
     positional_params,
     receiver,
-    VMAPS,
     transform_of,
 )
-from jaxlint.analysis.engine.bindings import Bindings
-from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
+from jaxlint.analysis.values.comparisons import comparison
+from jaxlint.analysis.values.module_constants import ModuleConstants
+from jaxlint.analysis.values.nullness import not_none_parameters
+from jaxlint.analysis.values.pytree_fields import ProjectClasses, array_field
+from jaxlint.analysis.values.records import RecordClasses, copied, member_of
 from jaxlint.analysis.values.value_calls import CallEvaluation
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
-from jaxlint.analysis.engine.walk import children
-
 
 _STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
