@@ -43,10 +43,10 @@ from jaxlint.output import (
     summary,
     use_colour,
 )
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files, load_document
 from jaxlint.source import SourceError
-from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message
+from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
 DEFAULT_CACHE_DIR = ".jaxlint_cache"
@@ -575,7 +575,7 @@ def _add_noqa(findings: list[Finding], opts: dict) -> None:
         try:
             data = read_bytes(path)
             document = load_document(path, data, any(f.cell is not None for f in in_file))
-            noted, count = document.with_noqa(in_file)
+            noted, count = document.with_noqa(in_file, with_noqa)
             if count:
                 write_back(path, noted, data)
         except (OSError, SourceError, WriteError) as exc:

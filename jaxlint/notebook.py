@@ -8,10 +8,15 @@ import json
 import re
 from collections import Counter
 from dataclasses import replace
+from typing import Callable, Optional, Sequence, Tuple
 
 from jaxlint.findings import Edit, Finding, Position
 from jaxlint.fixes import apply_fixes, unified_diff
 from jaxlint.source import SourceError, split_lines
+
+# Adds `# noqa` directives to a text for findings in it: (text, findings, the text as Python reads
+# it or None) -> (new text, directives added). Suppression's `with_noqa`, handed in by the caller.
+NoqaWriter = Callable[[str, Sequence[Finding], Optional[str]], Tuple[str, int]]
 
 # Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3"}
@@ -165,10 +170,9 @@ class Notebook:
                 fixed_total += fixed
         return (Notebook(data) if fixed_total else self), fixed_total
 
-    def with_noqa(self, findings: list[Finding]) -> tuple["Notebook", int]:
-        """A copy with `# noqa: CODE` added in each cell for its findings (as `relocate` returns them)."""
-        from jaxlint.suppression import with_noqa  # suppression reads the configuration; notebooks need not
-
+    def with_noqa(self, findings: list[Finding], with_noqa: NoqaWriter) -> tuple["Notebook", int]:
+        """A copy with `# noqa: CODE` added in each cell for its findings (as `relocate` returns them),
+        each cell's text edited by `with_noqa` (suppression's: it reads the configuration, notebooks need not)."""
         added = 0
         data = copy.deepcopy(self.data)
         by_cell: dict[int, list[Finding]] = {}

@@ -18,17 +18,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Tuple, Union
 
-from jaxlint.analysis.project import IncomingCall, Project
+from jaxlint.analysis.module import ModuleFacts
+from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
 from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
-from jaxlint.notebook import Notebook
+from jaxlint.notebook import Notebook, NoqaWriter
 from jaxlint.output import display_path
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.names import Names
 from jaxlint.source import Source, SourceError, decode
-from jaxlint.suppression import apply_noqa, with_noqa
+from jaxlint.suppression import apply_noqa
 
 # Below this much source, starting worker processes costs more than it saves.
 _SERIAL_BYTES = 256 * 1024
@@ -97,8 +98,8 @@ class Module:
         text, fixed = apply_fixes(self.source, findings, unsafe_fixes)
         return Module(text, self.encoding), fixed
 
-    def with_noqa(self, findings: list[Finding]) -> tuple["Module", int]:
-        text, added = with_noqa(self.source, findings)
+    def with_noqa(self, findings: list[Finding], with_noqa: NoqaWriter) -> tuple["Module", int]:
+        text, added = with_noqa(self.source, findings, None)
         return Module(text, self.encoding), added
 
     def diff(self, fixed: "Module", name: str) -> str:
@@ -261,7 +262,7 @@ _worker_project: Project | None = None
 def _start_worker(settings: LintSettings) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
-    _worker_project = Project(settings.options)
+    _worker_project = Project(settings.options, facts=ModuleFacts)
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
@@ -319,7 +320,7 @@ class _Linters:
 
     def __init__(self, settings: LintSettings):
         self.settings = settings
-        self.project = Project(settings.options)
+        self.project = Project(settings.options, facts=ModuleFacts)
         self.pool = None  # a ProcessPoolExecutor once there is enough to lint
         self.workers = 0
 

@@ -31,7 +31,7 @@ class Setting:
 
 def _option_defaults() -> dict[str, str]:
     # The defaults live with the code that reads them; imported here only when asked for.
-    from jaxlint.analysis.testing_code import DEFAULT_TEST_FILES, DEFAULT_TEST_FUNCTIONS
+    from jaxlint.analysis.keys.testing_code import DEFAULT_TEST_FILES, DEFAULT_TEST_FUNCTIONS
     from jaxlint.dynamic.limits import DEFAULT_MEMORY
     from jaxlint.rules.recompilation.unrolled_loop import DEFAULT_THRESHOLD
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from jaxlint.catalogue import differences, main, pages, sync_readme, write
 from jaxlint.cli import main as cli
-from jaxlint.rule import Rule, all_rules
+from jaxlint.rule import Rule
+from jaxlint.rules import all_rules
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 PACKAGE_DIR = RULES_DIR.parent / "jaxlint"

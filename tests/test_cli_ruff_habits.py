@@ -12,7 +12,7 @@ import pytest
 from jaxlint import cli as cli_module
 from jaxlint import config as config_module
 from jaxlint import runner
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.settings_reference import settings
 
 from test_cli_notebook import notebook
