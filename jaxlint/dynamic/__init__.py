@@ -46,8 +46,9 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from jaxlint.dynamic import accelerators
 from jaxlint.dynamic.processes import hidden
-from jaxlint.dynamic.runner import Containment, max_parallel, run_file
+from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs
 from jaxlint.findings import Finding
 
 __all__ = ["confirm"]
@@ -61,8 +62,16 @@ def confirm(
     settings: dict,
     show_progress: bool,
     sandboxed: bool = False,
+    detect=accelerators.detect,
 ) -> list[Finding]:
     """The same findings, in the same order, each with `confirmation` set.
+
+    Without `backend`, every file runs on the CPU, in parallel workers: what the checks look at
+    (tracer errors, the key-reuse checker, side effects while tracing, compile counts, donated
+    buffers) is the same on every backend, and the CPU starts in a second where a TPU takes ten
+    and admits one process. A finding the CPU cannot show (a donation it ignored) runs again on
+    the accelerator JAX would pick (`detect`), when there is one. With an accelerator `backend`,
+    every file runs there, in one worker that takes the files in turn.
 
     Raises ConfigError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
     try:
@@ -74,36 +83,97 @@ def confirm(
     refused = containment.unavailable()
     verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}
+    cells = _Cells()
     for i, finding in enumerate(findings):
-        reason = _not_runnable(finding) or refused
+        reason = _not_runnable(finding) or refused or cells.unreadable(finding)
         if reason:
-            verdicts[i] = {"status": "inconclusive", "detail": reason}
+            verdicts[i] = {"status": "inconclusive", "detail": reason, "backend": None}
         else:
-            by_file.setdefault(finding.path, []).append(
-                {"index": i, "code": finding.code, "row": finding.start.row, "end_row": finding.end.row}
-            )
-    progress = _Progress(len(by_file), show_progress)
-    with hidden(), ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
-        jobs = {pool.submit(run_file, path, rows, backend, timeout, settings, containment): rows
-                for path, rows in by_file.items()}
-        for job in as_completed(jobs):
+            by_file.setdefault(finding.path, []).append(cells.row(i, finding))
+    elsewhere = [{**row, "path": path} for path, rows in by_file.items() if path.endswith(".py") for row in rows]
+    jobs = [job(path, rows, timeout, settings, elsewhere) for path, rows in by_file.items()]
+    progress = _Progress(len(jobs), show_progress)
+    with hidden():
+        if backend in (None, "cpu"):
+            verdicts.update(_on_cpu(jobs, timeout, containment, progress))
+            again = [{**j, "findings": [f for f in j["findings"] if verdicts[f["index"]].get("needs_accelerator")]}
+                     for j in jobs]
+            again = [j for j in again if j["findings"]]
+            accelerator = detect() if again and backend is None else None
+            if accelerator is not None:
+                merge(verdicts, run_jobs(again, accelerator.backend, timeout, containment))
+        else:
+            merge(verdicts, run_jobs(jobs, backend, timeout, containment, report=progress.job_done))
+    progress.close()
+    out = []
+    for i, f in enumerate(findings):
+        verdict = {k: v for k, v in verdicts[i].items() if k not in ("needs_accelerator", "elsewhere")}
+        out.append(f.with_(confirmation=cells.in_cell(f, verdict)))
+    return out
+
+
+def _on_cpu(jobs: list[dict], timeout: float, containment: Containment, progress: _Progress) -> dict:
+    """Verdicts of every job, each file in a worker of its own, several at once."""
+    verdicts: dict[int, dict] = {}
+    with ThreadPoolExecutor(max_workers=max_parallel(len(jobs))) as pool:
+        running = {pool.submit(run_jobs, [j], "cpu", timeout, containment): j for j in jobs}
+        for done in as_completed(running):
             try:
-                done = job.result()
+                got = done.result()
             except Exception as exc:  # noqa: BLE001 - e.g. the worker could not be started
                 reason = f"the dynamic run could not start: {type(exc).__name__}: {exc}"
-                done = {row["index"]: {"status": "inconclusive", "detail": reason} for row in jobs[job]}
-            verdicts.update(done)
-            progress.file_done(sum(v["status"] == "confirmed" for v in done.values()))
-    progress.close()
-    return [f.with_(confirmation=verdicts[i]) for i, f in enumerate(findings)]
+                got = {f["index"]: {"status": "inconclusive", "detail": reason, "backend": None}
+                       for f in running[done]["findings"]}
+            merge(verdicts, got)
+            progress.job_done(got)
+    return verdicts
 
 
 def _not_runnable(finding: Finding) -> str | None:
     if finding.category == 0:
         return "not a JAX finding: nothing to run"
-    if finding.cell is not None or not finding.path.endswith(".py"):
-        return "only .py files are run by --dynamic"
+    if not finding.path.endswith((".py", ".ipynb")):
+        return "only .py files and notebooks are run by --dynamic"
     return None
+
+
+class _Cells:
+    """Notebook findings name a cell and a row within it; the worker runs the code cells as one
+    module (locate.module_text): rows go there as module rows and come back in the cell's terms."""
+
+    def __init__(self):
+        self._notebooks: dict = {}
+
+    def _notebook(self, path: str):
+        if path not in self._notebooks:
+            from jaxlint.notebook import Notebook
+            from jaxlint.source import SourceError
+
+            try:
+                with open(path, "rb") as f:
+                    self._notebooks[path] = Notebook.parse(f.read())
+            except (OSError, SourceError) as exc:
+                self._notebooks[path] = exc
+        return self._notebooks[path]
+
+    def unreadable(self, finding: Finding) -> str | None:
+        if finding.cell is None:
+            return None
+        notebook = self._notebook(finding.path)
+        return f"the notebook could not be read: {notebook}" if isinstance(notebook, Exception) else None
+
+    def row(self, index: int, finding: Finding) -> dict:
+        start, end = finding.start.row, finding.end.row
+        if finding.cell is not None:
+            notebook = self._notebook(finding.path)
+            start, end = notebook.module_row(finding.cell, start), notebook.module_row(finding.cell, end)
+        return {"index": index, "code": finding.code, "row": start, "end_row": end}
+
+    def in_cell(self, finding: Finding, verdict: dict) -> dict:
+        notebook = self._notebooks.get(finding.path)
+        if finding.cell is None or not verdict.get("detail") or isinstance(notebook, Exception) or notebook is None:
+            return verdict
+        return {**verdict, "detail": notebook.rows_in_cell(verdict["detail"], finding.cell)}
 
 
 class _Progress:
@@ -115,9 +185,9 @@ class _Progress:
         self._width = 0
         self._draw()
 
-    def file_done(self, confirmed: int) -> None:
+    def job_done(self, verdicts: dict) -> None:
         self.done += 1
-        self.confirmed += confirmed
+        self.confirmed += sum(v["status"] == "confirmed" for v in verdicts.values())
         self._draw()
 
     def _draw(self) -> None:
