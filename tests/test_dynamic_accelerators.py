@@ -267,3 +267,63 @@ def test_on_a_tpu_host_the_tpu_backend_confirms_every_example_there():
     found = _examples("--backend", "tpu")
     assert [f["confirmation"]["status"] for f in found] == ["confirmed"] * len(found)
     assert {f["confirmation"]["backend"] for f in found} == {"tpu"}
+
+
+# -- one worker taking files in turn, for real (on the CPU) -----------------------------------------
+
+TRACED_IF = """
+import jax
+
+
+@jax.jit
+def f(x):
+    if x.sum() > 0:
+        return x
+    return -x
+"""
+STARTS_A_CHILD = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+open(os.environ["JAXLINT_TEST_PIDS"], "w").write(str(child.pid))
+""" + "\n" * 3
+HANGS = """
+import signal, time
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # deaf to the worker's own time limit
+time.sleep(120)
+"""
+LOOKS_FOR_IT = """
+import os
+pid = open(os.environ["JAXLINT_TEST_PIDS"]).read()
+try:
+    alive = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] not in "ZX"
+except OSError:
+    alive = False
+open(os.environ["JAXLINT_TEST_PIDS"] + ".seen", "w").write("alive" if alive else "gone")
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None or not Path("/proc/self/stat").exists(),
+                    reason="needs jax and /proc")
+def test_one_worker_decides_files_in_turn_killing_what_each_started(tmp_path, monkeypatch):
+    from jaxlint.dynamic.runner import Worker, job
+
+    sources = {"a.py": STARTS_A_CHILD + TRACED_IF, "b.py": LOOKS_FOR_IT + TRACED_IF,
+               "c.py": HANGS + TRACED_IF, "d.py": TRACED_IF}
+    (tmp_path / "pyproject.toml").write_text("")
+    jobs = []
+    for n, (name, text) in enumerate(sources.items()):
+        (tmp_path / name).write_text(text)
+        row = text.splitlines().index("    if x.sum() > 0:") + 1
+        jobs.append(job(str(tmp_path / name), [{"index": n, "code": "JAX101", "row": row, "end_row": row}], 20, {}))
+    monkeypatch.setenv("JAXLINT_TEST_PIDS", str(tmp_path / "pids"))
+    starts = []
+
+    def start(*args):
+        starts.append(args[1][0]["path"])
+        return Worker.start(*args)
+
+    verdicts = run_jobs(jobs, "cpu", 20, Containment.configured({}, 20), start=start)
+    assert [verdicts[n]["status"] for n in range(4)] == ["confirmed", "confirmed", "inconclusive", "confirmed"]
+    assert (tmp_path / "pids.seen").read_text() == "gone"  # a.py's child was killed before b.py ran
+    assert "timed out after 20s" in verdicts[2]["detail"]
+    assert [Path(p).name for p in starts] == ["a.py", "d.py"]  # a fresh worker after the one that timed out

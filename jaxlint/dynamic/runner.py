@@ -238,23 +238,24 @@ class Worker:
     def _watch(self, n: int, deadline: float) -> str:
         """Wait for job `n`: "done", "failed" (JAX did not start), "ended" (the worker stopped) or
         "timeout", recording the process tree as it goes."""
+        snapshot = 0.0
         while True:
+            self.channel.updated.clear()  # before reading the state: a record after this wakes the wait
             state = self.channel.records.get("state") or {}
             if state.get("failed"):
                 return "failed"
             if state.get("job") == n and state.get("phase") == "done":
                 return "done"
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            if self.channel.ended.wait(min(SNAPSHOT_INTERVAL, left)) or self.proc.poll() is not None:
+            if self.channel.ended.is_set() or self.proc.poll() is not None:
                 self.channel.join(timeout=EXIT_GRACE)  # the records sent just before the end
-                state = self.channel.records.get("state") or {}
-                if state.get("failed"):
-                    return "failed"
-                return "ended"
-            if self.tree is not None:
+                return "failed" if (self.channel.records.get("state") or {}).get("failed") else "ended"
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if self.tree is not None and now - snapshot >= SNAPSHOT_INTERVAL:
                 self.tree.snapshot()
+                snapshot = now
+            self.channel.updated.wait(min(SNAPSHOT_INTERVAL, deadline - now))
 
     def end(self) -> None:
         """Stop and kill everything the worker started, then collect what is left of its output."""
