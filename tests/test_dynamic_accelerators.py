@@ -162,7 +162,8 @@ def test_a_chip_busy_past_the_time_limit_is_named_as_the_reason():
     device = _Device(busy_starts=99)
     verdicts = run_jobs(_jobs("a.py"), "tpu", 12, CONTAINMENT, start=device.start, sleep=device.sleeps.append)
     assert verdicts[0]["status"] == "inconclusive"
-    assert "stayed busy for 7s, held by another process" in verdicts[0]["detail"] and "lockfile" in verdicts[0]["detail"]
+    detail = verdicts[0]["detail"]
+    assert "stayed busy for 7s, held by another process" in detail and "lockfile" in detail
     assert device.most == 1
 
 

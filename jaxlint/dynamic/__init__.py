@@ -1,10 +1,14 @@
 """`jaxlint check --dynamic`: confirm static findings by running the code with JAX in subprocesses.
 
-Each file with findings gets one worker subprocess (several run in parallel) with a time limit,
-contained as runner.py describes: its own session below a supervisor, resource limits, results
-over a private pipe, and every process it started killed when it ends.
+Where: on the CPU by default, each file with findings in a worker subprocess of its own (several
+run in parallel), with JAX_PLATFORMS=cpu so that none opens an accelerator; with an accelerator
+`--backend` (or for a verdict the CPU cannot give), in one worker that opens the accelerator once
+and takes the files in turn (accelerators.py says how the accelerator is found, runner.py how a
+worker whose device another process holds is started again). Every worker has a time limit per
+file and is contained as runner.py describes: its own session below a supervisor, resource limits,
+results over a private pipe, and every process a file started killed when that file is done.
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
-does not run at import), then for each finding:
+does not run at import; a notebook's code cells run as one module), then for each finding:
 
 1. probes the callable that contains the finding's line (its jit wrapper when it has one, a
    method of an instance built for the purpose, a module-level lambda, the function a factory
@@ -14,13 +18,16 @@ does not run at import), then for each finding:
 
 all under line-level instrumentation (which lines ran, which ran while JAX traced, compile
 counts per call site, output and logging while tracing) and, for randomness findings, with
-JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys.
+JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys. An error
+that one file's code raised through a function of another linted file also judges that file's
+findings, at the innermost linted frame.
 
 A finding is `confirmed` only when JAX misbehaves at that line for that reason (the tracer error
 raised there, the key-reuse checker firing there, the compile count growing with the calls, the
 side effect that ran only while tracing); `not-reproduced` when the line ran and nothing went
-wrong; `inconclusive` otherwise (the line never ran, arguments could not be built, the worker
-timed out or crashed). Static findings are never dropped.
+wrong and the check could have seen it (a key reuse: only where the keys there were typed, which
+the checker tracks); `inconclusive` otherwise (the line never ran, arguments could not be built,
+the worker timed out or crashed). Static findings are never dropped.
 
 Arguments come from, in order: factories declared in `pyproject.toml`, annotations (`jax.Array`,
 jaxtyping such as `Float[Array, "b d"]`, `int`, `float`, `bool`), defaults, and parameter names

@@ -73,7 +73,8 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
             if old is None or RANK[got["status"]] < RANK[old["status"]]:
                 verdicts[row["index"]] = got
         for event in (result or {}).get("observed", []):
-            observed.setdefault((event["code"], os.path.realpath(event["path"]), event["row"]), {**event, "backend": ran_on})
+            place = (event["code"], os.path.realpath(event["path"]), event["row"])
+            observed.setdefault(place, {**event, "backend": ran_on})
     out = []
     for i, f in enumerate(findings):
         verdict = verdicts.get(i) or {"status": "inconclusive", "detail": "not a JAX finding in a .py file: "

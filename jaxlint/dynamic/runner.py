@@ -1,10 +1,19 @@
-"""The linter's side of the dynamic check: one contained, time-limited run per file.
+"""The linter's side of the dynamic check: contained workers that decide files in turn, each within
+its time limit.
 
-A run is a supervisor process (supervisor.py) in a session of its own, and below it the worker,
-in another session, under resource limits (limits.py). Verdicts come back over a private pipe
-with a per-run secret (channel.py). The worker's output goes to a pipe the linter drains, never to
-the linter's own streams. When the run ends, for whatever reason, every process it started is
-stopped and killed (processes.py; on systems without /proc, the two sessions are killed).
+A worker is a supervisor process (supervisor.py) in a session of its own, and below it the worker
+process, in another session, under resource limits (limits.py). It starts JAX once, then takes one
+file at a time (a job), the next only once the linter has the verdicts of the last: on the CPU a
+worker takes one file; on an accelerator one worker takes them all, so the device is opened once.
+Verdicts come back over a private pipe with a per-worker secret (channel.py). The worker's output
+goes to a pipe the linter drains, never to the linter's own streams. When a file is done, every
+process its code started is stopped and killed; when a worker ends, for whatever reason (a file
+past its time limit ends it, and a fresh worker takes the next file), everything it started is
+(processes.py; on systems without /proc, the two sessions are killed). A worker whose JAX could
+not start because another process holds the device is started again after a pause.
+
+Files decided in one worker share its interpreter: modules they import, JAX's configuration
+and threads left running carry over from one file to the next.
 
 Limits, stated plainly: the user's code runs as the user, with the user's files and network.
 It cannot signal the linter through its parent or its parent's process group, nor (unless it
