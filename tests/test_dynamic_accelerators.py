@@ -328,3 +328,21 @@ def test_one_worker_decides_files_in_turn_killing_what_each_started(tmp_path, mo
     assert (tmp_path / "pids.seen").read_text() == "gone"  # a.py's child was killed before b.py ran
     assert "timed out after 20s" in verdicts[2]["detail"]
     assert [Path(p).name for p in starts] == ["a.py", "d.py"]  # a fresh worker after the one that timed out
+
+
+def test_a_driven_run_whose_accelerator_is_busy_is_started_again(monkeypatch):
+    from jaxlint.dynamic import driver
+
+    results = [({"busy": LOCKED}, None), ({"busy": LOCKED}, None), ({"backend": "tpu", "verdicts": {}}, None)]
+    monkeypatch.setattr(driver, "_run", lambda *args: results.pop(0))
+    pauses: list[float] = []
+    got = driver._run_when_free(None, [], [], ".", None, 60, None, sleep=pauses.append)
+    assert got == ({"backend": "tpu", "verdicts": {}}, None) and pauses == [2.0, 5.0]
+
+
+def test_a_driven_run_busy_past_its_time_limit_says_so(monkeypatch):
+    from jaxlint.dynamic import driver
+
+    monkeypatch.setattr(driver, "_run", lambda *args: ({"busy": LOCKED}, None))
+    result, ending = driver._run_when_free(None, [], [], ".", None, 5, None, sleep=lambda s: None)
+    assert result is None and ending.startswith("could not start: the accelerator stayed busy for 2s")

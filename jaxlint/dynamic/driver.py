@@ -4,7 +4,9 @@ commands configured as drivers) with JAX's checkers on, instead of probing each 
 Each driver is one time-limited subprocess started from the project root (`python -m pytest -p
 jaxlint.pytest ARGS`, or `python -m jaxlint.dynamic.driver_script COMMAND`) that writes its
 verdicts and observed events to a result file as it goes. Verdicts of several drivers merge:
-confirmed by any wins, then not-reproduced, else inconclusive. JAX is imported only there.
+confirmed by any wins, then not-reproduced, else inconclusive. JAX is imported only there; a
+driver whose JAX could not start because another process holds the accelerator is started again
+after a pause.
 """
 
 from __future__ import annotations
