@@ -8,7 +8,7 @@ worker takes one file; on an accelerator one worker takes them all, so the devic
 Verdicts come back over a private pipe with a per-worker secret (channel.py). The worker's output
 goes to a pipe the linter drains, never to the linter's own streams. When a file is done, every
 process its code started is stopped and killed; when a worker ends, for whatever reason (a file
-past its time limit ends it, and a fresh worker takes the next file), everything it started is
+past its time limit ends it, and a fresh worker takes the next file), so is everything it started
 (processes.py; on systems without /proc, the two sessions are killed). A worker whose JAX could
 not start because another process holds the device is started again after a pause.
 
@@ -222,7 +222,9 @@ class Worker:
         """Hand the worker one job and wait for its verdicts (or its end, or the job's time limit)."""
         n, self.sent = self.sent, self.sent + 1
         deadline = (self.started if n == 0 else time.monotonic()) + timeout
-        self._send(job)
+        # A long job line fills the pipes while the worker is still starting JAX: written from a
+        # thread, so that the time limit holds even if the worker never reads it.
+        threading.Thread(target=self._send, args=(job,), daemon=True).start()
         how = self._watch(n, deadline)
         state = self.channel.records.get("state") or {}
         findings = job["findings"] + [{"index": int(i)} for i, v in (state.get("verdicts") or {}).items()
