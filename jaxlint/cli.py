@@ -344,7 +344,7 @@ class _CheckCommand(click.Command):
     "--backend",
     type=click.Choice(["cpu", "gpu", "tpu"]),
     default=None,
-    help="JAX backend for --dynamic [default: whatever JAX picks].",
+    help="Where --dynamic runs the code [default: the CPU, and an accelerator only for what the CPU cannot show].",
 )
 @click.option(
     "--dynamic-timeout",

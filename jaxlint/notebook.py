@@ -140,6 +140,14 @@ class Notebook:
             fix=fix,
         )
 
+    def module_row(self, cell: int, row: int) -> int:
+        """The row of `source` that row `row` of cell `cell` (1-based over all cells) is."""
+        return self._first_rows[self.code_cells.index(cell - 1)] + row - 1
+
+    def rows_in_cell(self, text: str, cell: int) -> str:
+        """`text`'s `line N` (rows of `source`) as rows of cell `cell`, naming the cell when it is another."""
+        return self._relocate_lines(text, self.code_cells.index(cell - 1))
+
     def _relocate_lines(self, message: str, at: int) -> str:
         """A message's `line N` (a row of `source`) as the cell's own row, naming the cell when it is another."""
 

@@ -86,7 +86,8 @@ def test_observed_findings_have_the_json_shape(sample_run):
     for f in json.loads(driven.stdout):
         assert set(f) >= {"code", "name", "message", "filename", "location", "end_location", "url", "fix",
                           "noqa_row", "cell", "severity", "confirmation"}
-        assert set(f["confirmation"]) == {"status", "detail"}
+        assert set(f["confirmation"]) == {"status", "detail", "backend"}
+        assert f["confirmation"]["backend"] == "cpu"
         assert f["location"]["column"] >= 1 and f["end_location"]["row"] == f["location"]["row"]
 
 
