@@ -19,7 +19,7 @@ from typing import Any, Iterable
 import click
 
 import jaxlint
-from jaxlint.analysis.project import IncomingCall, call_from_json, call_to_json
+from jaxlint.analysis.project.project import IncomingCall, call_from_json, call_to_json
 from jaxlint.findings import Edit, Finding, Fix, Position
 
 _GITIGNORE = "# Automatically created by jaxlint.\n*\n"

@@ -45,7 +45,7 @@ from jaxlint.output import (
     summary,
     use_colour,
 )
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import FileResult, LintSettings, lint_files
 from jaxlint.source import SourceError, decode
 from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa

@@ -17,7 +17,7 @@ else:  # Python 3.9 and 3.10
 import click
 
 from jaxlint.files import check_glob
-from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.findings import PARSE_ERROR_CODE
 
 # Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
 CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")

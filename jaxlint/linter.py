@@ -6,17 +6,14 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from jaxlint.analysis.entry_points import ENTRY_POINTS
-from jaxlint.analysis.jax_api import MODELLED_PACKAGES
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.project import IncomingCall, Project
-from jaxlint.findings import Finding, Position
+from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
+from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.project.project import IncomingCall, Project
+from jaxlint.findings import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Finding, Position
 from jaxlint.report import Reporter
-from jaxlint.rule import iter_rules
+from jaxlint.rules import iter_rules
 from jaxlint.source import Source, SourceError
-
-PARSE_ERROR_CODE = "JAX001"
-PARSE_ERROR_NAME = "syntax-error"
 
 
 @dataclass

@@ -13,7 +13,7 @@ from jaxlint.config import (
     resolve_selection,
 )
 from jaxlint.findings import Finding
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import LintSettings
 from jaxlint.suppression import PerFileIgnores
 

@@ -9,15 +9,12 @@ these fields, so the code and its documentation cannot drift apart.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
-    from jaxlint.report import Reporter
 
 CATEGORIES = {
     0: "linter",
@@ -74,7 +71,8 @@ class Rule:
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
 
-    def check(self, module: "ModuleFacts", report: "Reporter") -> None:
+    def check(self, module: "ModuleFacts", report: Callable[..., None]) -> None:
+        """Report, through `report(node, message, fix=None)`, what the module's facts show."""
         raise NotImplementedError
 
     def page(self) -> str:
@@ -112,28 +110,12 @@ def _code(text: str) -> str:
     return "```python\n" + textwrap.dedent(text).strip() + "\n```\n"
 
 
-_REGISTRY: dict[str, Rule] = {}
+REGISTRY: dict[str, Rule] = {}
 
 
 def register(cls: type[Rule]) -> type[Rule]:
     """Class decorator: add a rule to the registry (codes must be unique)."""
-    if cls.code in _REGISTRY:
+    if cls.code in REGISTRY:
         raise ValueError(f"duplicate rule code {cls.code}")
-    _REGISTRY[cls.code] = cls()
+    REGISTRY[cls.code] = cls()
     return cls
-
-
-def all_rules() -> dict[str, Rule]:
-    """Every registered rule by code, in code order; importing `jaxlint.rules` registers them."""
-    if not _REGISTRY:
-        import jaxlint.rules as package
-
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(info.name)
-    return dict(sorted(_REGISTRY.items()))
-
-
-def iter_rules(codes: set[str] | None = None) -> Iterator[Rule]:
-    for code, rule in all_rules().items():
-        if codes is None or code in codes:
-            yield rule

@@ -11,8 +11,7 @@ from typing import Collection, Mapping, Sequence
 
 from jaxlint.config import codes_matching
 from jaxlint.files import PathPatterns
-from jaxlint.findings import Edit, Finding, Fix, Position
-from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.findings import PARSE_ERROR_CODE, Edit, Finding, Fix, Position
 from jaxlint.source import split_lines
 
 ALL = None  # a blanket directive: it suppresses every code

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from jaxlint.catalogue import differences, main, pages, sync_readme, write
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 

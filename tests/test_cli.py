@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 # `--dynamic` stops with exit 2 before anything else when JAX is not installed (Python 3.9 has
 # no usable JAX): the tests of what happens next need it.

@@ -51,7 +51,7 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
           backend: str | None, timeout: float, show_progress: bool) -> list[Finding]:
     """The findings, each with `confirmation` set (merged with any they already have), then the
     observed ones."""
-    from jaxlint.rule import all_rules
+    from jaxlint.rules import all_rules
 
     rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
             for i, f in enumerate(findings) if f.category and f.cell is None and f.path.endswith(".py")]

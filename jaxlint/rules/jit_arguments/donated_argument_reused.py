@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature, reads
-from jaxlint.analysis.tracing import first_param
+from jaxlint.analysis.engine import reads
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 

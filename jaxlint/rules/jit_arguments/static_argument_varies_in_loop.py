@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api, jit_signature
-from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
-from jaxlint.analysis.optax_objects import optax_factory
-from jaxlint.analysis.records import dataclass_like
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.knowledge import jax_api
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, MUTATE
+from jaxlint.analysis.knowledge.optax_objects import optax_factory
+from jaxlint.analysis.values.records import dataclass_like
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 

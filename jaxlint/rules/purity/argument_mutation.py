@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api, jit_signature, reads
-from jaxlint.analysis.tracing import positional_params
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.engine import reads
+
+from jaxlint.analysis.knowledge import jax_api
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import positional_params
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis.arrays import is_at_index
+from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import in_place_fix, text

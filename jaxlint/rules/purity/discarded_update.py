@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.arrays import array_function, is_at_index
-from jaxlint.analysis.optax_objects import optax_transformation
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.arrays.arrays import is_at_index
+from jaxlint.analysis.knowledge.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import rebind
@@ -192,7 +192,7 @@ class DiscardedUpdate(Rule):
         name = module.qualname(func)
         if name == "optax.apply_updates":
             return "`optax.apply_updates`", None
-        if array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
+        if jax_api.array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
             first = call.args[0]
             if isinstance(first, (ast.Name, ast.Attribute, ast.Subscript)):
                 short = name.rsplit(".", 1)[-1]

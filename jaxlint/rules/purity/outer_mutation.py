@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import Trace
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.engine.lattice import Trace
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 

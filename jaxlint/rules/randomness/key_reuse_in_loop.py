@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis.random_api import TREE_MAPS, short
+from jaxlint.analysis.knowledge.random_api import TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
-from jaxlint.analysis.tracing import positional_params
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
