@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from jaxlint.analysis import cfg
 from jaxlint.analysis.dataflow import Domain, solve
-from jaxlint.analysis.key_state import NONE, KeyState, Spent, join_levels
+from jaxlint.analysis.key_state import NONE, KeyState, join_levels
 from jaxlint.analysis.key_transfer import KeyTransfer, known_truth
 from jaxlint.analysis.names import FUNCTION_TYPES
 
@@ -41,17 +41,15 @@ _Context = Tuple[Tuple[ast.AST, ...], Tuple[ast.AST, ...]]  # (enclosing loops, 
 
 class Summary:
     """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
-    which parameters it returns unchanged, and where it returns a key it consumed on every path
-    (`spent`: None for the whole result, else the positions in the tuple it returns)."""
+    and which parameters it returns unchanged."""
 
     def __init__(
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
-        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
+        free: dict[str, int] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
-        self.spent = spent
         self.free = free or {}  # keys it reads from the function around it, and their consumption
 
 
@@ -98,10 +96,8 @@ def analyse(
     for name, vid in run.free.items():
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
-    returned = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    returns = frozenset(r for r in returned if isinstance(r, str))
-    spent = frozenset(r.position for r in returned if isinstance(r, Spent))
-    return Summary(consumed, frozenset(run.params), returns, spent, free)
+    returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
+    return Summary(consumed, frozenset(run.params), returns, free)
 
 
 class KeyDomain(Domain[States]):

@@ -40,14 +40,6 @@ Ref = Union[int, Elem]
 
 
 @dataclass(frozen=True)
-class Spent:
-    """In a function's summary: the function returns a key it consumed on every path, as its
-    whole result (`position` None) or as the item `position` of the tuple it returns."""
-
-    position: int | None
-
-
-@dataclass(frozen=True)
 class Mark:
     """What has happened to one key value on the paths that reach a point."""
 

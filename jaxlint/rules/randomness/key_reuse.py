@@ -65,10 +65,13 @@ class KeyReuse(KeyFlowRule):
         whose class is chosen at run time or is another library's stays a call it cannot see. So does a record built around it, a NamedTuple or
         dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
         a state that carries a spent key back to its caller hands on a key already drawn from,
-        which the caller's next step draws from again. So does a function of the module that
-        returns, on every path, a key it has drawn from (`key = split(key)[0]`, `choice(key,
-        deck)`, `return card, key`): the key its caller gets back is spent, and the caller's
-        next draw from it is reported. Looking at a key consumes nothing:
+        which the caller's next step draws from again. A function that returns a key it has
+        consumed on every path, as its result or an item of the tuple it returns (`return key,
+        params` after `jax.grad(loss)(params, key)`; `state = (params, key)` then `return state`),
+        or on the paths through a branch (`if update_actor:`) the return does not test again,
+        is reported at the return, whoever its callers are: the contract of a function handing
+        a key back is that the caller draws from it next, so the caller's next draw repeats this
+        one. Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
@@ -150,11 +153,11 @@ class KeyReuse(KeyFlowRule):
         def random_card(key):
             key = jax.random.split(key)[0]
             card = jax.random.choice(key, 10)
-            return card, key
+            return card, key  # JAX201
 
         def draw_hand(key):
             first, key = random_card(key)
-            second, key = random_card(key)  # JAX201
+            second, key = random_card(key)
             return first + second, key
         """,
     )
@@ -320,6 +323,14 @@ class KeyReuse(KeyFlowRule):
                     f"PRNG key `{reuse.name}` is split after `jax.random.fold_in` derived a key from it "
                     f"on line {first.call.lineno}: `fold_in(key, i)` is the same key as `split(key, n)[i]`; "
                     "derive every key one way (split once, or fold in distinct data)",
+                )
+            elif reuse.use.kind == "return":
+                when = f" {path_of(module.tree, reuse.guard, first.call)}" if reuse.guard is not None else ""
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was consumed by {first.callee} on line {first.call.lineno}{when} and "
+                    "is returned: the caller's next draw from it repeats this one; split it and return "
+                    "the new key (`key, sub = jax.random.split(key)`, draw from `sub`)",
                 )
             elif reuse.guard is not None:
                 report(
