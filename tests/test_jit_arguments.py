@@ -36,6 +36,74 @@ DONATED_READ = "RuntimeError|ValueError"
 
 
 CASES = [
+    Case("static argument reduced along an axis", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("labels",))  # JAX302
+        def accuracy(logits, labels):
+            return jnp.mean(logits.argmax(-1) == labels.argmax(axis=1))
+
+        def run():
+            return accuracy(jnp.ones((2, 3)), jnp.eye(2, 3))
+        """, "ValueError"),
+    Case("static argument with an axis method that is a plain Python object's", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Grid:
+            def count(self, axis):
+                return 3 if axis == 0 else 2
+
+        @partial(jax.jit, static_argnames=("grid",))
+        def fill(x, grid):
+            return x * grid.count(axis=0)
+
+        def run():
+            return fill(jnp.ones(2), Grid())
+        """, "ok"),
+    Case("static argument fed the output of another compiled function, in a loop", """
+        import jax
+        import jax.numpy as jnp
+
+        def prefill(x):
+            return x * 2, x + 1
+
+        def sample(state, logits, *, n):
+            return logits[0] * n + state
+
+        def run():
+            logits, cache = jax.jit(prefill)(jnp.ones(3))
+            step = jax.jit(sample, static_argnames=("n", "logits"))  # JAX302
+            extend = jax.jit(prefill, out_shardings=None)
+            state = 0.0
+            for _ in range(2):
+                state = step(state, logits, n=2)
+                logits, cache = extend(cache)
+            return state
+        """, "ValueError"),
+    Case("static argument fed a Python value computed next to a compiled output", """
+        import jax
+        import jax.numpy as jnp
+
+        def prefill(x):
+            return x * 2, x + 1
+
+        def sample(state, logits, *, n):
+            return logits * n + state
+
+        def run():
+            logits, cache = jax.jit(prefill)(jnp.ones(3))
+            n = int(cache.shape[0])
+            step = jax.jit(sample, static_argnames=("n",), out_shardings=None)
+            state = 0.0
+            for _ in range(2):
+                state = step(state, logits, n=n)
+                n = len(cache)
+            return state
+        """, "ok"),
     Case("static array under JAX's own name for it", """
         from functools import partial
         import jax

@@ -17,7 +17,8 @@ class UnhashableStaticArgument(Rule):
         `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array` such as
         `from mylib.types import Array, IntArray`, a sequence of them such as
         `Sequence[ArrayLike]`, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module
+        `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)`: only
+        arrays have those methods with an `axis`), passed an array, list, dict or set at a call site in the same module
         (directly, through names bound once, such as `rng = jax.random.key(0)` then
         `metric = rng`, or through a plain function of the module that hands its own parameter
         to the static position: `def mesh_eval(f, lims): return _eval(f, lims)`; inside a loop,
@@ -26,7 +27,9 @@ class UnhashableStaticArgument(Rule):
         show to be a JAX array where it is passed, as JAX401 reads them: a comparison of arrays
         `mask = (g < 4.0) & (g > 0.0)`, a parameter annotated as an array; the state an Optax
         transformation's `init` returns, `opt_state = optax.adam(1e-3).init(params)`, a pytree of
-        arrays), a NamedTuple or a
+        arrays; what a `jax.jit`- or `jax.pmap`-compiled function returns, or a part of it
+        unpacked, `logits, cache = prefill(...)`, also as the value a loop's name holds before
+        the loop: every leaf a compiled function returns is a JAX array), a NamedTuple or a
         frozen (or `unsafe_hash`) dataclass of the module holding such a value (its hash is its
         fields' hash: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
         mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
