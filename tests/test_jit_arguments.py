@@ -36,6 +36,55 @@ DONATED_READ = "RuntimeError|ValueError"
 
 
 CASES = [
+    Case("a string to a traced parameter of a jitted method and of a jit applied in place", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        def scale(x, unit):
+            return x * 2
+
+        class Decoder:
+            @partial(jax.jit, static_argnums=0)
+            def decode(self, logits, mode):
+                return jnp.argmax(logits, -1)
+
+            def __call__(self, logits, step):
+                jax.jit(scale)(logits, f"step {step}")  # JAX309
+                return self.decode(logits, "greedy")  # JAX309
+
+        def run():
+            return Decoder()(jnp.ones((2, 3)), 1)
+        """, "TypeError"),
+    Case("a lambda to a traced parameter", """
+        import jax
+        import jax.numpy as jnp
+
+        step = jax.jit(lambda x, f: x * 2, out_shardings=None)
+
+        def run():
+            return step(jnp.ones(2), lambda v: v)  # JAX309
+        """, "TypeError"),
+    Case("strings that reach only static parameters, None, and a same-named method of another object", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+        def decode(logits, name, mode="argmax", offset=None):
+            return jnp.argmax(logits, -1) if offset is None else logits + offset
+
+        class Printer:
+            def decode(self, logits, mode):
+                return mode
+
+        def run():
+            mode = "sample"
+            if jnp.ones(1).shape:
+                mode = jnp.zeros(())
+            Printer().decode(jnp.ones(2), "text")
+            return decode(jnp.ones(2), "logits", mode="greedy", offset=None), decode(jnp.ones(2), "x", offset=mode)
+        """, "ok"),
     Case("static argument reduced along an axis", """
         from functools import partial
         import jax

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.arrays import ArrayFacts
     from jaxlint.analysis.effects import Effects
     from jaxlint.analysis.hashability import UnhashableStatic
+    from jaxlint.analysis.jit_operands import NonArrayArgument
     from jaxlint.analysis.key_streams import StaleDraw
     from jaxlint.analysis.stale_closures import StaleClosure
     from jaxlint.analysis.keys import KeyFlow
@@ -262,6 +263,13 @@ class ModuleFacts:
         from jaxlint.analysis.hashability import unhashable_statics
 
         return unhashable_statics(self)
+
+    @cached_property
+    def non_array_arguments(self) -> "list[NonArrayArgument]":
+        """Arguments of jitted calls that no array can be made of (`jit_operands.py`)."""
+        from jaxlint.analysis.jit_operands import non_array_arguments
+
+        return non_array_arguments(self)
 
     @cached_property
     def shapes(self) -> "ShapeFacts":
