@@ -199,6 +199,36 @@ CASES = [
                 rng, grads = update(Model(), rng)
             return grads
         """, False),
+    Case("a helper splits its key in a loop the call makes run, the caller draws again", """
+        import jax
+
+        def sample_batch(key, data, n):
+            out = []
+            for _ in range(n):
+                key, sub = jax.random.split(key)
+                out.append(jax.random.choice(sub, data))
+            return out
+
+        def run():
+            key, data = jax.random.key(0), jax.numpy.arange(5)
+            batch = sample_batch(key, data, 3)
+            return batch, jax.random.normal(key)  # JAX201
+        """, True),
+    Case("a helper's loop the call makes run zero times leaves the key alone", """
+        import jax
+
+        def sample_batch(key, data, n):
+            out = []
+            for _ in range(n):
+                key, sub = jax.random.split(key)
+                out.append(jax.random.choice(sub, data))
+            return out
+
+        def run():
+            key, data = jax.random.key(0), jax.numpy.arange(5)
+            batch = sample_batch(key, data, 0)
+            return batch, jax.random.normal(key)
+        """, False),
     Case("helper returns a fresh key after drawing from its sibling", """
         import jax
 
