@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis import cfg, jax_api, type_tests
 from jaxlint.analysis.array_flow import (
-    ARRAY, JAX, NUMPY, UNKNOWN, VIEW, Arrays, parallel, possible_arrays, scope_bindings, solve_scope,
+    ARRAY, ITEMS, JAX, NUMPY, UNKNOWN, VIEW, Arrays, parallel, possible_arrays, scope_bindings, solve_scope,
 )
 from jaxlint.analysis.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.names import FUNCTION_TYPES, Names, Scope
@@ -241,6 +241,9 @@ class ArrayFacts:
             return (JAX,)
         if self._numpy_array(value, scope):
             return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
+        items = _items_of(value)
+        if items and all(self._array(item, scope, 1, local) for item in items):
+            return (ITEMS,)
         return ()
 
     def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
@@ -340,6 +343,8 @@ class ArrayFacts:
                 return True
             return self._array(expr.operand, scope, depth + 1, local)
         if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Name) and not _slicing(expr.slice) and self._items(expr.value, scope, local):
+                return True  # an item of a list of JAX arrays
             return self._array(expr.value, scope, depth + 1, local)
         if isinstance(expr, ast.IfExp):
             return self._array(expr.body, scope, depth + 1, local) and self._array(expr.orelse, scope, depth + 1, local)
@@ -379,6 +384,19 @@ class ArrayFacts:
         )
         self._names[key] = result
         return result
+
+    def _items(self, node: ast.Name, scope: Scope, local: _Local | None) -> bool:
+        """The name holds a sequence of JAX arrays where it is read (`array_flow.ITEMS`)."""
+        owner = self.names.lookup(node.id, scope)
+        if owner is None or node.id in self._declared_global_or_nonlocal():
+            return False
+        if local is not None and owner is local[0]:
+            return (node.id, ITEMS) in local[1]
+        candidates = self._may_hold_arrays(owner)
+        if candidates is not None and node.id not in candidates:
+            return False
+        at = self._state_at(node, owner)
+        return at is not None and (node.id, ITEMS) in at
 
     def _state_at(self, node: ast.Name, owner: Scope) -> Arrays | None:
         """What the array domain says where `node` is read, if `node` is read in `owner`'s own code."""
@@ -461,7 +479,8 @@ class ArrayFacts:
             for part, item in zip(target.elts, value.elts):
                 self._bound_arrays(part, item, scope, names)
         elif isinstance(target, ast.Name):
-            if self._may_be_array(value, scope):
+            items = _items_of(value)
+            if self._may_be_array(value, scope) or items and all(self._may_be_array(i, scope) for i in items):
                 names.add(target.id)
         elif isinstance(value, ast.Call) or self._may_be_array(value, scope):
             names.update(target_names(target))  # unpacking: a call may return a sequence of arrays
@@ -628,6 +647,20 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _items_of(value: ast.AST) -> list[ast.expr]:
+    """The items a list or tuple literal (without `*`) or a list comprehension holds."""
+    if isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return list(value.elts)
+    if isinstance(value, ast.ListComp):
+        return [value.elt]
+    return []
+
+
+def _slicing(index: ast.AST) -> bool:
+    """`xs[1:]`, `xs[::2]`: a shorter sequence, not an item."""
+    return isinstance(index, (ast.Slice, ast.Tuple))
 
 
 def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:

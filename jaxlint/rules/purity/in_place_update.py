@@ -27,7 +27,10 @@ class InPlaceUpdate(Rule):
         `@jax.jit`) every `return` of which gives such an array, or of `.at[...]` updates (so a parameter counts from a
         statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
         array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z = lax.linalg.schur(a)`,
-        `for row in x`; `jax.lax.linalg` decompositions return one array or a tuple of them); a name the
+        `for row in x`; `jax.lax.linalg` decompositions return one array or a tuple of them); an item (not a
+        slice) of a list or tuple that the code builds of JAX arrays only, where it is read
+        (`mos = [jnp.reshape(m, s) for m in mos]`, then `mos[0][..., i] = v`; replacing the item
+        itself, `mos[0] = v`, changes the Python list and is fine); a name the
         code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
         (only JAX arrays have them), or goes on to use so, not rebound, later in the same
         straight run of statements (no branch between: `x[i] = v` then
