@@ -18,6 +18,50 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    "field_of_a_record_rebound_to_a_declared_instance": """
+        from typing import Callable, Optional
+
+        import flax
+        import jax.numpy as jnp
+        from jax import lax
+
+        @flax.struct.dataclass
+        class LoopState:
+            i: jnp.ndarray
+            confidences: jnp.ndarray
+
+        def advance(state: LoopState) -> LoopState:
+            return state.replace(i=state.i + 1)
+
+        def to_host(state: LoopState):
+            return state
+
+        def run(x, callback: Optional[Callable[[LoopState], LoopState]] = None, other=None):
+            def body(state: LoopState) -> LoopState:
+                if callback is not None:
+                    state = callback(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # JAX401
+                return state.replace(i=state.i + 1, confidences=confidences)
+
+            def body2(state: LoopState) -> LoopState:
+                state = advance(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # JAX401
+                return state
+
+            def body3(state: LoopState) -> LoopState:
+                state = other(state)
+                state = to_host(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # rebound to values of unknown type
+                return state
+
+            def cond(state):
+                return state.i < 3
+
+            return lax.while_loop(cond, body, LoopState(jnp.int32(0), x))
+        """,
     "items_of_a_list_of_jax_arrays": """
         import jax.numpy as jnp
         import numpy as np
@@ -1343,6 +1387,28 @@ def test_items_of_a_list_of_jax_arrays_are_jax_arrays_under_jax():
     for item in (mos[0], alpha, (jnp.zeros(3), jnp.ones(3))[0]):
         with pytest.raises(TypeError, match="immutable"):
             item[0] = 1.0
+
+
+def test_a_field_of_a_record_a_callback_returns_refuses_item_assignment_under_jax():
+    """What JAX401 says of `state = callback(state)` (declared to return the record) then
+    `state.confidences[:, i] = v` in a `while_loop` body."""
+    jax = pytest.importorskip("jax")
+    flax = pytest.importorskip("flax")
+    jnp = jax.numpy
+
+    @flax.struct.dataclass
+    class LoopState:
+        i: jax.Array
+        confidences: jax.Array
+
+    def body(state):
+        state = (lambda s: s.replace(i=s.i))(state)
+        confidences = state.confidences
+        confidences[:, state.i] = 1.0
+        return state
+
+    with pytest.raises(TypeError, match="immutable"):
+        jax.lax.while_loop(lambda s: s.i < 3, body, LoopState(jnp.int32(0), jnp.zeros((2, 3))))
 
 
 def test_results_of_transformed_functions_are_jax_arrays_under_jax():

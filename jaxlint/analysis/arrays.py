@@ -564,7 +564,8 @@ class ArrayFacts:
     def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
         """`self.attr` inside a method, when every store of `.attr` in the module is an array;
         `param.attr` of a parameter annotated with a class of the module that declares the
-        field a JAX array (`v1: jax.Array`), while the function never rebinds the parameter."""
+        field a JAX array (`v1: jax.Array`), while the function rebinds the parameter only to
+        what a callee is declared to return of that class (`_declared_instance`)."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
             return False
@@ -603,7 +604,7 @@ class ArrayFacts:
         fn = scope.node
         if isinstance(fn, ast.Lambda) or self.names.lookup(base.id, scope) is not scope:
             return False
-        if base.id in scope.assigned or base.id in scope.other:
+        if base.id in scope.other:
             return False
         args = fn.args
         param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
@@ -612,11 +613,35 @@ class ArrayFacts:
         cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
         if not isinstance(cls, ast.ClassDef):
             return False
+        if not all(self._declared_instance(value, cls, scope) for value in scope.assigned.get(base.id, ())):
+            return False  # rebound to something else
         where = self.names.scopes[id(cls)]
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr:
                 return stmt.value is None and self.array_annotation(stmt.annotation, where)
         return False
+
+    def _declared_instance(self, value: ast.AST, cls: ast.ClassDef, scope: Scope) -> bool:
+        """A call its callee is declared to return an instance of `cls` from: a function annotated
+        `-> cls`, or a parameter (of this function or one around it) annotated `Callable[..., cls]`
+        (also optional: `Optional[Callable[..., cls]]`), as a state callback is."""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return False
+        name = value.func.id
+        owner = self.names.lookup(name, scope)
+        if owner is None:
+            return False
+        declared = self.names.definition(value.func, scope)
+        if isinstance(declared, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            returned = declared.returns
+        elif name in owner.params and isinstance(owner.node, FUNCTION_TYPES) and not isinstance(owner.node, ast.Lambda):
+            args = owner.node.args
+            param = next(a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                         if a is not None and a.arg == name)
+            returned = _callable_result(param.annotation)
+        else:
+            return False
+        return isinstance(returned, ast.Name) and self.names.definition(returned, owner) is cls
 
     # ---- bindings -------------------------------------------------------------------------
     def _declared_global_or_nonlocal(self) -> set[str]:
@@ -647,6 +672,23 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _callable_result(annotation: ast.AST | None) -> ast.AST | None:
+    """What `Callable[[...], R]` returns (`R`), through `Optional[...]` and `... | None`."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        for side in (annotation.left, annotation.right):
+            if not (isinstance(side, ast.Constant) and side.value is None):
+                return _callable_result(side)
+        return None
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    head = annotation.value.attr if isinstance(annotation.value, ast.Attribute) else getattr(annotation.value, "id", None)
+    if head == "Optional":
+        return _callable_result(annotation.slice)
+    if head == "Callable" and isinstance(annotation.slice, ast.Tuple) and len(annotation.slice.elts) == 2:
+        return annotation.slice.elts[1]
+    return None
 
 
 def _items_of(value: ast.AST) -> list[ast.expr]:

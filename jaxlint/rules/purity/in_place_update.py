@@ -37,7 +37,10 @@ class InPlaceUpdate(Rule):
         `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
         an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`),
         a field of a parameter annotated with a class of the module that declares the field a JAX
-        array (`ff: ForceField` with `v1: jax.Array`; the parameter never rebound), or,
+        array (`ff: ForceField` with `v1: jax.Array`; the parameter never rebound, or rebound only
+        to what a callee is declared to return of that class: `state = advance(state)` with
+        `def advance(s: State) -> State`, `state = callback(state)` with `callback:
+        Optional[Callable[[State], State]]`), or,
         inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
         `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
         array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
