@@ -344,6 +344,9 @@ class KeyTransfer(CallTransfer):
         if cls in _COMPREHENSIONS:
             self.comprehension(node, state)
             return None
+        if cls is ast.Dict:
+            self._streams(node, state)
+            return None
         if cls is ast.IfExp:
             truth = known_truth(node.test, {})
             if truth is not None:  # a literal test: the other branch never runs
@@ -367,6 +370,26 @@ class KeyTransfer(CallTransfer):
         for child in children(node):
             self.expr(child, state)
         return None
+
+    def _streams(self, node: ast.Dict, state: KeyState) -> None:
+        """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
+        slots: each slot is a stream derived from its key the same way, so the two draw the same
+        numbers. A `params` slot is not counted: it draws only while parameters are made, when
+        what the other streams draw decides nothing that is kept."""
+        seen: dict[object, Use] = {}
+        for slot, value in zip(node.keys, node.values):
+            if slot is not None:
+                self.expr(slot, state)
+            ref = self.expr(value, state)
+            if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
+                continue
+            if slot.value == "params":
+                continue
+            use = Use(value, node, "slot", f"the `{slot.value}` stream")
+            if ref in seen:
+                self.report_reuse(use, seen[ref], None)
+            else:
+                seen[ref] = use
 
     def fresh(self, vid: int, state: KeyState) -> None:
         """A new key bound where an earlier iteration bound one: nothing has happened to it yet."""

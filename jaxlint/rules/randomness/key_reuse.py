@@ -71,7 +71,11 @@ class KeyReuse(KeyFlowRule):
         or on the paths through a branch (`if update_actor:`) the return does not test again,
         is reported at the return, whoever its callers are: the contract of a function handing
         a key back is that the caller draws from it next, so the caller's next draw repeats this
-        one. Looking at a key consumes nothing:
+        one. One key in two slots of a dict of named streams (Flax's `rngs={"dropout": k,
+        "noise": k}`) is reported: each stream is derived from its key the same way, so the two
+        draw the same numbers; a `params` slot is not counted, since the parameters stream
+        draws only while parameters are made, when what the other streams draw is discarded
+        (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes). Looking at a key consumes nothing:
         `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
         `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
         function that consumes its key only when a flag asks for it is not reported at its call
@@ -323,6 +327,13 @@ class KeyReuse(KeyFlowRule):
                     f"PRNG key `{reuse.name}` is split after `jax.random.fold_in` derived a key from it "
                     f"on line {first.call.lineno}: `fold_in(key, i)` is the same key as `split(key, n)[i]`; "
                     "derive every key one way (split once, or fold in distinct data)",
+                )
+            elif reuse.use.kind == "slot":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: each "
+                    "stream is derived from its key the same way, so the two draw the same numbers; "
+                    "split it and give each stream its own key",
                 )
             elif reuse.use.kind == "return":
                 when = f" {path_of(module.tree, reuse.guard, first.call)}" if reuse.guard is not None else ""
