@@ -883,6 +883,47 @@ def test_counter_grown_by_augmented_assignment_is_quiet_from_the_cli(cli, make_f
     assert finding["location"]["row"] == 16 and "`hist`" in finding["message"]
 
 
+def test_ragged_batches_from_a_loader_of_another_module(cli, make_files):
+    """The loader is a generator of another module of the project: its yields are read there,
+    whichever files are named."""
+    make_files({
+        "pkg/__init__.py": "",
+        "pkg/data.py": textwrap.dedent("""
+            def batches(x, rng):
+                start = 0
+                while start < len(x):
+                    size = int(rng.integers(16, 64))
+                    yield x[start:start + size]
+                    start += size
+
+            def fixed(x, bs):
+                for i in range(0, len(x), bs):
+                    yield x[i:i + bs]
+            """),
+        "pkg/train.py": textwrap.dedent("""
+            import jax
+            import jax.numpy as jnp
+
+            from pkg.data import batches, fixed
+
+            @jax.jit
+            def step(w, x):
+                return w - 0.1 * jnp.mean(x @ w)
+
+            def train(w, x, rng):
+                for xb in batches(x, rng):
+                    w = step(w, xb)
+                for xb in fixed(x, 32):
+                    w = step(w, xb)
+                return w
+            """),
+    })
+    for named in ((), ("pkg/train.py",)):
+        out = cli("check", *named, "--select", "JAX501", "--output-format", "json", "--isolated", "--no-cache")
+        assert [(f["filename"].endswith("train.py"), f["location"]["row"]) for f in out.json] == [(True, 13)]
+        assert "comes from `batches`" in out.json[0]["message"]
+
+
 def test_ragged_batches_from_a_loader_compile_again():
     """What JAX501 says of a generator yielding slices of random sizes into a jitted step."""
     jax = pytest.importorskip("jax")

@@ -334,20 +334,26 @@ class VaryingShapes:
         return None
 
     def _yields_vary(self, call: ast.Call, path: tuple[int, ...], depth: int) -> str | None:
-        """A generator of the module (a data loader) whose `yield`, inside one of its own loops,
+        """A generator of the module or of another module of the project (a data loader) whose
+        `yield`, inside one of its own loops,
         hands out a value (or, at `path`, an item of a yielded tuple) whose shape changes from
         one of those iterations to the next: so do the elements the caller's loop receives.
         A loader whose sizes the code does not show says nothing."""
         generator = self.names.definition(call.func)
+        varying = self.varying
         if not isinstance(generator, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
+            link, qualname = self.module.project, self.module.qualname(call.func)
+            found = link.callee(qualname) if link is not None and qualname is not None else None
+            if found is None:
+                return None
+            generator, varying = found.node, found.facts.shapes.varying  # a loader of another module
         for loop, value in _loop_yields(generator):
             for step in path:
                 if not isinstance(value, ast.Tuple) or step >= len(value.elts):
                     value = None
                     break
                 value = value.elts[step]
-            reason = self._varies(value, loop, depth + 1, set()) if value is not None else None
+            reason = varying(value, loop) if value is not None else None
             if reason is not None:
                 return f"comes from `{generator.name}`, which yields one that {reason}"
         return None

@@ -29,13 +29,12 @@ class UnbucketedShapes(Rule):
         with the loop (`jnp.array([r for r in rows if r.user == u])`), or a Python list the loop
         appends to, passed as it is (each new length is a new pytree structure). A size drawn at
         random in the loop (`size = int(rng.integers(16, 64))`, `np.random.randint`,
-        `random.randint`) changes every iteration. A loop over a generator of the module (a
-        data loader: `for xb, yb in batches(x, y, rng)`) receives what its `yield` hands out:
-        when the yielded value, inside one of the generator's own loops, is one of the above for
-        that loop (a slice of random size, a filtered chunk), so is each element. A loader whose
-        sizes the code does not show (an object, a function of another module) is not
-        reported. A plain function
-        of the module that hands its own parameter straight to the jitted call (`def
+        `random.randint`) changes every iteration. A loop over a generator of the module or of
+        another module of the project (a data loader: `for xb, yb in batches(x, y, rng)`)
+        receives what its `yield` hands out: when the yielded value, inside one of the
+        generator's own loops, is one of the above for that loop (a slice of random size, a
+        filtered chunk), so is each element. A loader whose sizes the code does not show (an
+        object, another library's loader) is not reported. A plain function of the module that hands its own parameter straight to the jitted call (`def
         inference(frames): return model_apply(frames, key)`), called in such a loop with such an
         argument, is reported where it is called. `xs += value`
         adds elements only to a sequence: it counts as growth when the added value is a list or
