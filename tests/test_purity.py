@@ -1401,8 +1401,11 @@ def test_a_field_of_a_record_a_callback_returns_refuses_item_assignment_under_ja
         i: jax.Array
         confidences: jax.Array
 
+    def callback(s):
+        return s.replace(i=s.i)
+
     def body(state):
-        state = (lambda s: s.replace(i=s.i))(state)
+        state = callback(state)
         confidences = state.confidences
         confidences[:, state.i] = 1.0
         return state

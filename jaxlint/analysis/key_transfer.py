@@ -18,7 +18,7 @@ from jaxlint.analysis import cfg
 from jaxlint.analysis import random_api as api
 from jaxlint.analysis.key_calls import CallTransfer
 from jaxlint.analysis.key_syntax import held_key, target_names
-from jaxlint.analysis.key_state import DEFINITE, UNUSED, Elem, KeyState, Ref, Use, join
+from jaxlint.analysis.key_state import UNUSED, Elem, KeyState, Ref, Use, join
 from jaxlint.analysis.names import FUNCTION_TYPES
 from jaxlint.analysis.walk import children
 
@@ -261,7 +261,6 @@ class KeyTransfer(CallTransfer):
             items = None
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not fresh:
                 items = value.elts
-            starred = any(isinstance(element, ast.Starred) for element in target.elts)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Starred):
                     self.bind(element.value, ("array",), value, state, fresh=True)
