@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jaxlint.config import Config
+from jaxlint.analysis.knowledge.removed_apis import OLDEST_SUPPORTED_JAX, show
+from jaxlint.config import TARGET_JAX, Config
 
 
 def render(config: Config, selected: frozenset[str], paths: tuple[str, ...], opts: dict) -> str:
@@ -17,6 +18,7 @@ def render(config: Config, selected: frozenset[str], paths: tuple[str, ...], opt
         f"rules = {sorted(selected)}",
         f"per-file-ignores = {dict(config.per_file_ignores)}",
         f"options = {dict(config.options)}",
+        f"target-jax-version = {config.options.get(TARGET_JAX, show(OLDEST_SUPPORTED_JAX))}",
         "",
         "[files]",
         f"exclude = {list(config.exclude)}",
