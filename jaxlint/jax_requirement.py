@@ -25,7 +25,7 @@ else:  # Python 3.9 and 3.10
 from jaxlint.analysis.knowledge.removed_apis import Version, parse_version
 
 # `jax`, extras, then comma-separated specifiers (environment markers after `;` are ignored).
-_REQUIREMENT = re.compile(r"^\s*jax\s*(\[[^\]]*\])?\s*(?P<specs>[^;#@]*)", re.IGNORECASE)
+_REQUIREMENT = re.compile(r"^\s*jax(?![\w.-])\s*(\[[^\]]*\])?\s*(?P<specs>[^;#@]*)", re.IGNORECASE)
 _LOWER = re.compile(r"(>=|==|~=|===|>)\s*(?P<version>[0-9]+(\.[0-9]+)*)")
 
 
@@ -35,8 +35,6 @@ def lower_bound(requirement: str) -> Optional[Version]:
     if match is None:
         return None
     specs = match.group("specs")
-    if specs and specs.strip()[:1].isalnum():  # `jaxlib`, `jax-md`: another project
-        return None
     bounds = [parse_version(m.group("version")) for m in _LOWER.finditer(specs)]
     return min(bounds) if bounds else None
 

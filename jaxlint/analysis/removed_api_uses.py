@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from jaxlint.analysis.names import Names, Scope
 
 # A module whose text holds none of these words names no entry: most modules cost one scan.
-_WORDS = frozenset(part for api in REMOVED_APIS for part in api.name.split(".")[1:] if part)
+_WORDS = frozenset(api.name.rsplit(".", 1)[-1] for api in REMOVED_APIS)
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 

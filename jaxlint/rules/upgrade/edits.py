@@ -262,7 +262,8 @@ def _rewritten(module: "ModuleFacts", statement: ast.stmt, moves: dict[int, tupl
             added.append(f"from {parent} import {name}" + (f" as {local}" if local != name else ""))
     lines = []
     if kept:
-        kept[-1] = kept[-1].with_changes(comma=libcst.MaybeSentinel.DEFAULT)
+        # The last name takes the comma the list ended with (a trailing comma before `)`, or none).
+        kept[-1] = kept[-1].with_changes(comma=node.names[-1].comma)
         lines.append(libcst.Module([]).code_for_node(node.with_changes(names=kept)))
     lines.extend(_merged(added))
     return ("\n" + indent).join(lines)
