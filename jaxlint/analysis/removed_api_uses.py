@@ -17,6 +17,7 @@ an `if` whose test asks `hasattr` or reads a `__version__`. Assignments to such 
 from __future__ import annotations
 
 import ast
+import bisect
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
@@ -26,8 +27,25 @@ from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, Removed
 if TYPE_CHECKING:
     from jaxlint.analysis.names import Names, Scope
 
-# A module whose text holds none of these words names no entry: most modules cost one scan.
-_WORDS = frozenset(api.name.rsplit(".", 1)[-1] for api in REMOVED_APIS)
+# Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
+# import or in the attribute chain); its last word is written where it is used. A module whose
+# text lacks every entry's words names none, and costs one scan; occurrences spelled through a
+# replacement's module (`tree_util.tree_map`) are not uses of the removed name of the same word.
+_SIGNATURES = tuple(tuple(reversed(api.name.split(".")[1:])) for api in REMOVED_APIS if "." in api.name)
+
+
+def _spelled_elsewhere(word: str) -> tuple[str, ...]:
+    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same word."""
+    return tuple(sorted({
+        replacement.name.rsplit(".", 2)[-2] + "."
+        for api in REMOVED_APIS
+        if api.name.rsplit(".", 1)[-1] == word
+        for replacement in api.replacements
+        if replacement.name.rsplit(".", 1)[-1] == word and replacement.name.count(".") >= 2
+    }))
+
+
+_LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -93,45 +111,65 @@ def _bound_name(alias: ast.alias, statement: ast.stmt) -> tuple[str, str]:
 def _find(names: "Names", text: str) -> list[ApiUse]:
     if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
         return []
-    if not any(word in text for word in _WORDS):
+    present = {word for word in _LAST_WORDS if word in text}  # plain substring scans: the cheap test
+    if not any(sig[0] in present and all(word in text for word in sig[1:]) for sig in _SIGNATURES):
         return []
-    walk = _Walk(names)
+    rows = _rows(text, present)
+    if not rows:
+        return []
+    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})))
     walk.visit(names.module.node, names.module, False)
-    return walk.uses
+    return walk.resolve()
+
+
+def _rows(text: str, words: dict | set) -> set[int]:
+    """The 1-based rows where one of `words` stands as a word of its own, not after a prefix that
+    spells the replacement (`tree_util.tree_map`)."""
+    found = []
+    for word in words:
+        excluded = _LAST_WORDS.get(word, ())
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (
+                not (at and (text[at - 1].isalnum() or text[at - 1] == "_"))
+                and not (end < len(text) and (text[end].isalnum() or text[end] == "_"))
+                and not any(text.endswith(prefix, 0, at) for prefix in excluded)
+            ):
+                found.append(at)
+            at = text.find(word, end)
+    rows, row, scanned = set(), 1, 0
+    for at in sorted(found):
+        row += text.count("\n", scanned, at)
+        scanned = at
+        rows.add(row)
+    return rows
 
 
 class _Walk:
     """One pass over the module: imports first bind, then references resolve through them."""
 
-    def __init__(self, names: "Names"):
+    def __init__(self, names: "Names", rows: list[int]):
         self.names = names
+        self.rows = rows  # only the nodes over these rows (the words', the imports') are walked
         self.uses: list[ApiUse] = []
         # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
         self.bindings: dict[tuple[int, str], set[str]] = {}
-        self.references: list[tuple[ast.AST, "Scope", bool]] = []
+        self.references: list[tuple[ast.AST, "Scope"]] = []
         self.calls: dict[int, ast.Call] = {}  # id(func) -> call
-        self._imports(names)
-
-    def _imports(self, names: "Names") -> None:
-        for scope in names.scopes.values():
-            for statement in _own_statements(scope.node):
-                if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                    for alias in statement.names:
-                        local, full = _bound_name(alias, statement)
-                        if full:
-                            self.bindings.setdefault((id(scope), local), set()).add(full)
 
     def visit(self, root: ast.AST, scope: "Scope", guarded: bool) -> None:
         stack: list[tuple[ast.AST, "Scope", bool]] = [(root, scope, guarded)]
         while stack:
             node, scope, guarded = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._bind(node, scope)
                 if not guarded:
                     self._import(node, scope)
                 continue
             if isinstance(node, (ast.Attribute, ast.Name)):
                 if not guarded and isinstance(node.ctx, ast.Load):
-                    self._reference(node, scope)
+                    self.references.append((node, scope))
                 base = node
                 while isinstance(base, ast.Attribute):
                     base = base.value
@@ -143,8 +181,29 @@ class _Walk:
             inner = self.names.scopes.get(id(node)) if isinstance(node, _SCOPES) else None
             body = _body_ids(node) if inner is not None else ()
             for child, child_guarded in _children(node, guarded):
-                stack.append((child, inner if id(child) in body else scope, child_guarded))
+                if self._holds_a_row(child):
+                    stack.append((child, inner if id(child) in body else scope, child_guarded))
+
+    def resolve(self) -> list[ApiUse]:
+        """The uses: the imports found, and the references resolved through every import's binding."""
+        for node, scope in self.references:
+            self._reference(node, scope)
         self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
+        return self.uses
+
+    def _bind(self, statement: ast.stmt, scope: "Scope") -> None:
+        for alias in statement.names:
+            local, full = _bound_name(alias, statement)
+            if full:
+                self.bindings.setdefault((id(scope), local), set()).add(full)
+
+    def _holds_a_row(self, node: ast.AST) -> bool:
+        """Whether a node spans a row that holds one of the words (a node without a position may)."""
+        first = getattr(node, "lineno", None)
+        if first is None:
+            return not isinstance(node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+        at = bisect.bisect_left(self.rows, first)
+        return at < len(self.rows) and self.rows[at] <= (node.end_lineno or first)
 
     def _import(self, statement: ast.stmt, scope: "Scope") -> None:
         for alias in statement.names:
@@ -193,25 +252,6 @@ class _Walk:
         self.uses.append(
             ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)))
         )
-
-
-def _own_statements(node: ast.AST):
-    """The statements a scope runs itself, nested blocks included, nested scopes not."""
-    body = [node.body] if isinstance(node, ast.Lambda) else getattr(node, "body", [])
-    stack = list(body) if isinstance(body, list) else []
-    while stack:
-        statement = stack.pop()
-        if not isinstance(statement, ast.stmt):
-            continue
-        yield statement
-        if isinstance(statement, _SCOPES):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(statement, field, ()) or ():
-                if isinstance(child, ast.ExceptHandler) or type(child).__name__ == "match_case":
-                    stack.extend(child.body)
-                else:
-                    stack.append(child)
 
 
 def _body_ids(scope_node: ast.AST) -> set[int]:
