@@ -180,7 +180,15 @@ def test_no_fix_where_the_name_jax_means_something_else():
     ],
 )
 def test_call_fixes(before, after):
-    assert fixed(f"import jax\ny = {before}\n") == f"import jax\ny = {after}\n"
+    assert fixed(f"import jax\ny = {before}\n", unsafe=True) == f"import jax\ny = {after}\n"
+
+
+def test_at_update_is_safe_only_on_a_jax_array():
+    # `index_update` took any array-like (a NumPy array, a list); `.at` exists on JAX arrays only.
+    unknown = "import jax\n\ndef f(x, i):\n    return jax.ops.index_update(x, i, 0.0)\n"
+    assert fixed(unknown) == unknown
+    known = "import jax\nimport jax.numpy as jnp\n\ndef f(i):\n    x = jnp.zeros(3)\n    return jax.ops.index_update(x, i, 0.0)\n"
+    assert fixed(known).endswith("    return x.at[i].set(0.0)\n")
 
 
 def test_calls_that_differ_are_left_alone():

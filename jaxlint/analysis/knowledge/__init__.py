@@ -1,1 +1,3 @@
 """What jaxlint knows about JAX and the frameworks around it, as data."""
+
+from __future__ import annotations

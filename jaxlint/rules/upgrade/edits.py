@@ -159,7 +159,9 @@ def _at_update(module: "ModuleFacts", use: ApiUse) -> Optional[Fix]:
     method = use.api.call[len("at."):]
     content = f"{array_text}.at[{index_text}].{method}({value_text})"
     edit = Edit(content, source.start(call), source.end(call))
-    return Fix("safe", f"Replace with `x.at[i].{method}(v)`", (edit,))
+    # `index_update` took any array-like; `.at` is a JAX array's: safe only where `x` is shown to be one.
+    applicability = "safe" if module.arrays.is_array(array) else "unsafe"
+    return Fix(applicability, f"Replace with `x.at[i].{method}(v)`", (edit,))
 
 
 def _spells(module: "ModuleFacts", use: ApiUse, node: ast.AST, name: str) -> bool:

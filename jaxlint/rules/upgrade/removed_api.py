@@ -39,7 +39,9 @@ class RemovedApi(Rule):
         it and the name `jax` is free; an import of the removed name imports the replacement under
         the same local name (`from jax import tree_map` becomes `from jax.tree_util import
         tree_map`), so the code using it does not change. It is offered only when the target JAX
-        has the replacement. It is safe, except for `jax.random.KeyArray`/`PRNGKeyArray`,
+        has the replacement. `x.at[idx].set(y)` is safe where `x` is shown to be a JAX array
+        (`index_update` also took NumPy arrays, which have no `.at`), unsafe elsewhere. The other
+        fixes are safe, except for `jax.random.KeyArray`/`PRNGKeyArray`,
         `ShardedDeviceArray` (an `isinstance` test against `jax.Array` also accepts other arrays)
         and `jax.linear_util` (`jax.extend.linear_util` keeps only part of it): unsafe.
         """
