@@ -50,6 +50,8 @@ def fixed(source: str, target: str = "0.4.30", unsafe: bool = False) -> str:
         ("import jax.experimental.stax\njax.experimental.stax.Dense(3)\n", [(1, "JAX601"), (2, "JAX601")]),
         ("from jax.experimental.maps import xmap, Mesh\n", [(1, "JAX601"), (1, "JAX602")]),
         ("import jax\ny = jax.lax.tie_in(a, b).sum()\n", [(2, "JAX602")]),
+        # a guard for JAX being installed is no guard for the removed name
+        ("try:\n    import jax\nexcept ImportError:\n    pass\njax.tree_map(f, t)\n", [(5, "JAX601")]),
         ("import jax\n\ndef f(x):\n    return isinstance(x, jax.numpy.DeviceArray)\n", [(4, "JAX601")]),
     ],
 )
@@ -71,6 +73,8 @@ def test_uses_resolve_through_imports(source, expected):
         "import jax\ntry:\n    leaves = jax.tree_leaves\nexcept AttributeError:\n    leaves = jax.tree_util.tree_leaves\n",
         "import jax\nmap_ = jax.tree_map if hasattr(jax, 'tree_map') else jax.tree_util.tree_map\n",
         "import jax\nif jax.__version__ < '0.4.25':\n    f = jax.tree_map\n",
+        "try:\n    from jax.experimental import host_callback as hcb\nexcept ImportError:\n    hcb = None\n"
+        "if hcb is not None:\n    hcb.id_tap(f, x)\n",
         "import jax\njax.tree_map = jax.tree_util.tree_map\n",  # a patch that restores the name
         "import jax.experimental.pjit\njax.experimental.pjit.pjit(f, in_shardings=s)\n",  # deprecated only from 0.8.0
         "import jax.experimental.shard_map as sm\n",  # the module stays; only its `shard_map` is deprecated

@@ -156,6 +156,7 @@ class _Walk:
         # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
         self.bindings: dict[tuple[int, str], set[str]] = {}
         self.references: list[tuple[ast.AST, "Scope"]] = []
+        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import the code guards
         self.calls: dict[int, ast.Call] = {}  # id(func) -> call
 
     def visit(self, root: ast.AST, scope: "Scope", guarded: bool) -> None:
@@ -163,7 +164,7 @@ class _Walk:
         while stack:
             node, scope, guarded = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._bind(node, scope)
+                self._bind(node, scope, guarded)
                 if not guarded:
                     self._import(node, scope)
                 continue
@@ -191,11 +192,13 @@ class _Walk:
         self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
         return self.uses
 
-    def _bind(self, statement: ast.stmt, scope: "Scope") -> None:
+    def _bind(self, statement: ast.stmt, scope: "Scope", guarded: bool) -> None:
         for alias in statement.names:
             local, full = _bound_name(alias, statement)
             if full:
                 self.bindings.setdefault((id(scope), local), set()).add(full)
+                if guarded and lookup(full) is not None:  # the code handles this import failing, and so its uses
+                    self.guarded.add((id(scope), local))
 
     def _holds_a_row(self, node: ast.AST) -> bool:
         """Whether a node spans a row that holds one of the words (a node without a position may)."""
@@ -225,7 +228,7 @@ class _Walk:
         if owner is None or base.id in owner.assigned or base.id in owner.defs or base.id in owner.params:
             return
         targets = self.bindings.get((id(owner), base.id))
-        if not targets or len(targets) != 1:
+        if not targets or len(targets) != 1 or (id(owner), base.id) in self.guarded:
             return  # not imported, or imported in two spellings (a compatibility fallback)
         (bound,) = targets
         chain.append(base)
