@@ -97,7 +97,9 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         (_r("jax.tree.map", _TREE), _r("jax.tree_util.tree_map", _EVER)),
     ),
     RemovedApi(
-        "jax.tree_multimap", (0, 3, 5), (0, 3, 16), "CHANGELOG jax 0.3.16; jax/__init__.py at jax-v0.3.15/0.3.16",
+        "jax.tree_multimap", (0, 3, 5), (0, 3, 16),
+        "jax/__init__.py re-exports the deprecated jax.tree_util.tree_multimap from jax-v0.3.5 to jax-v0.3.15; "
+        "CHANGELOG jax 0.3.16 (removed)",
         (_r("jax.tree.map", _TREE), _r("jax.tree_util.tree_map", _EVER)),
     ),
     # CHANGELOG jax 0.2.22: jax.ops.index_update, index_add ... deprecated, use x.at[idx].set(y);
