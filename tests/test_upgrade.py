@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, parse_version
+from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS
 from jaxlint.fixes import apply_fixes, parses
-from jaxlint.jax_requirement import declared_jax_version, lower_bound
+from jaxlint.jax_versions import declared_jax_version, lower_bound, parse_version
 from jaxlint.linter import lint_source
 
 UPGRADE = {"JAX601", "JAX602", "JAX603"}

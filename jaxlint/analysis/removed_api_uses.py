@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional
 from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, RemovedApi, lookup
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.names import Names, Scope
+    from jaxlint.analysis.engine.names import Names, Scope
 
 # Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
 # import or in the attribute chain); its last word is written where it is used. A module whose

@@ -1,3 +1,1 @@
 """What jaxlint knows about JAX and the frameworks around it, as data."""
-
-from __future__ import annotations

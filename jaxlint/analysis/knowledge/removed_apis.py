@@ -15,24 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-Version = Tuple[int, ...]
-
-# The oldest JAX that `jaxlint --dynamic` runs with (pyproject's `dynamic` extra): the target
-# JAX version when neither the configuration nor the project's requirements name one.
-OLDEST_SUPPORTED_JAX: Version = (0, 4, 30)
-
-
-def parse_version(text: str) -> Version:
-    """`"0.4.30"` -> (0, 4, 30); ValueError for anything but dot-separated numbers."""
-    parts = text.strip().split(".")
-    if not text.strip() or not all(p.isdigit() for p in parts) or len(parts) > 4:
-        raise ValueError(f"expected a JAX version such as 0.4.30, not {text!r}")
-    return tuple(int(p) for p in parts)
-
-
-def show(version: Version) -> str:
-    return ".".join(str(p) for p in version)
-
+from jaxlint.jax_versions import Version
 
 @dataclass(frozen=True)
 class Replacement:

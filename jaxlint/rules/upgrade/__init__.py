@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from jaxlint.analysis.knowledge.removed_apis import OLDEST_SUPPORTED_JAX, Version, parse_version, show
+from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, Version, parse_version, show
 from jaxlint.analysis.removed_api_uses import ApiUse, removed_api_uses
 from jaxlint.rules.upgrade.edits import import_replacement
 
@@ -22,15 +22,25 @@ UPGRADE_OPTIONS = """
     `jax.tree_util.tree_map` before. `jaxlint check --show-settings` prints the version in use.
     """
 
+UPGRADE_DECISIONS = """
+    - A use is an import of the name or of a module it lies in (`from jax import tree_map`,
+      `import jax.experimental.host_callback as hcb`), or an expression that spells it through
+      an import (`jax.tree_map`, `jnp.product`, `hcb.id_tap`).
+    - A use through a name whose own import is reported is left to that import, which fails
+      first, unless the member has advice of its own (`hcb.id_tap`).
+    - Code that checks for the API first is left alone: a `try` whose handler catches
+      ImportError or AttributeError, an `if` on `hasattr(...)` or on a `__version__`, and the
+      uses of a name imported in such a `try`.
+    - An assignment to the name (`jax.tree_map = jax.tree_util.tree_map`, a compatibility
+      patch) is not a use.
+    """
+
 UPGRADE_LIMITATIONS = """
-    Names are followed through imports and the aliases imports make (`import jax.numpy as jnp`,
-    `from jax.experimental import host_callback as hcb`), not through assignments
-    (`tm = jax.tree_map` is reported where it is written, not where `tm` is called) or
-    `getattr`. Code that checks for the API first (a `try` that catches ImportError or
-    AttributeError, an `if` on `hasattr(...)` or on a `__version__`) is taken to handle its
-    absence and is not reported. The table of removed APIs covers the public APIs JAX's changelog
-    lists that application code uses; JAX's internal modules (`jax.core`, `jax.interpreters`)
-    are covered only for the names listed on this page.
+    Names are followed through imports, not through assignments (`tm = jax.tree_map` is
+    reported where it is written, not where `tm` is called) or `getattr`. The table of removed
+    APIs covers the public APIs JAX's changelog lists that application code uses; JAX's
+    internal modules (`jax.core`, `jax.interpreters`) are covered only for the names listed on
+    these pages.
     """
 
 UPGRADE_REFERENCES = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.upgrade import (
-    UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, subject, target_version, uses, versions,
+    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, subject, target_version, uses, versions,
 )
 from jaxlint.rules.upgrade.edits import fix_for
 
@@ -34,6 +34,7 @@ class DeprecatedApi(Rule):
         `pjit` passed positional shardings, or passed around, is left as it is. `shard_map` has no
         fix.
         """
+    decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
     limitations = UPGRADE_LIMITATIONS
     references = UPGRADE_REFERENCES

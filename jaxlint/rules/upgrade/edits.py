@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from jaxlint.analysis.knowledge.removed_apis import Version
+from jaxlint.jax_versions import Version
 from jaxlint.analysis.removed_api_uses import ApiUse, imported, removed_api_uses
 from jaxlint.findings import Edit, Fix, Position
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.upgrade import (
-    UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
+    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
     versions,
 )
 from jaxlint.rules.upgrade.edits import fix_for
@@ -45,6 +45,7 @@ class RemovedApi(Rule):
         `ShardedDeviceArray` (an `isinstance` test against `jax.Array` also accepts other arrays)
         and `jax.linear_util` (`jax.extend.linear_util` keeps only part of it): unsafe.
         """
+    decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
     limitations = UPGRADE_LIMITATIONS
     references = UPGRADE_REFERENCES

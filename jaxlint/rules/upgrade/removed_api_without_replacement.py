@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.upgrade import (
-    UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
+    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
     versions,
 )
 
@@ -30,6 +30,7 @@ class RemovedApiWithoutReplacement(Rule):
         keeps the shape of `x` where `in1d` flattened it. None of them is the same call with
         another name, so no fix is offered. A removal is reported whatever the target JAX version.
         """
+    decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
     limitations = UPGRADE_LIMITATIONS
     references = UPGRADE_REFERENCES
