@@ -24,7 +24,7 @@ from jaxlint.analysis.project.project import (
     call_from_json,
     call_to_json,
 )
-from jaxlint.analysis.tracing.tracing import STAGED
+from jaxlint.analysis.tracing.traced_functions import STAGED
 from jaxlint.analysis.values.values import TRACED, TRACED_ARRAY, Trace, Value
 
 SHOP = Path(__file__).parent / "projects" / "shop"

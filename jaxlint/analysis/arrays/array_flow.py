@@ -41,7 +41,7 @@ from jaxlint.analysis.engine.walk import (
     target_names,
     walk,
 )
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
 
 JAX, NUMPY, VIEW, INSTANCE = "jax", "numpy", "view", "instance"
@@ -50,7 +50,7 @@ NOTHING: Arrays = frozenset()
 NOTHING_NAMES: FrozenSet[str] = frozenset()
 ARRAY, UNKNOWN = "array", "unknown"  # a binding annotated as an array, one of unknown value (`scope_bindings`)
 # `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
-_AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
+_AT_METHODS = array_api.AT_UPDATE_METHODS | {"get"}
 
 
 class ArrayQuestions(Protocol):

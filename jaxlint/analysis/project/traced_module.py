@@ -26,14 +26,14 @@ from jaxlint.analysis.tracing.parameters import (
     with_residuals,
 )
 from jaxlint.analysis.tracing.root_parameters import root_parameters
-from jaxlint.analysis.tracing.tracing import (
+from jaxlint.analysis.tracing.traced_functions import (
     NOTHING_BOUND,
     STAGED,
     Context,
     Discovery,
     TracedFunction,
-    discover,
 )
+from jaxlint.analysis.tracing.tracing import discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source

@@ -28,11 +28,8 @@ from jaxlint.analysis.engine.walk import (
     own_statements,
     target_names,
 )
-from jaxlint.analysis.tracing.tracing import (
-    TracedFunction,
-    first_param,
-    positional_params,
-)
+from jaxlint.analysis.tracing.traced_functions import TracedFunction
+from jaxlint.analysis.tracing.tracing import first_param, positional_params
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read

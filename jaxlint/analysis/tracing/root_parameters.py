@@ -26,7 +26,7 @@ from jaxlint.analysis.tracing.parameters import (
     has_default,
     kernel_parameters,
 )
-from jaxlint.analysis.tracing.tracing import ANY_KEYWORD, Bound, TracedFunction
+from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, TracedFunction
 
 
 def root_parameters(

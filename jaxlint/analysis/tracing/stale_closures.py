@@ -23,7 +23,7 @@ from jaxlint.analysis.engine.walk import (
     spans,
     target_names,
 )
-from jaxlint.analysis.tracing.tracing import TracedFunction
+from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
 
 @dataclass(frozen=True)

@@ -49,13 +49,8 @@ from jaxlint.analysis.tracing.static_arguments import (
     static_parameters,
     unbatched_positions,
 )
-from jaxlint.analysis.tracing.tracing import (
-    PARTIAL,
-    STAGED,
-    VMAPS,
-    context_of,
-    control_flow_bodies,
-)
+from jaxlint.analysis.tracing.traced_functions import STAGED, context_of
+from jaxlint.analysis.tracing.tracing import PARTIAL, VMAPS, control_flow_bodies
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import FunctionNode
