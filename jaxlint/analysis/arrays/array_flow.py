@@ -35,12 +35,7 @@ from typing import Dict, FrozenSet, List, Optional, Protocol, Tuple
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, replay, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
-from jaxlint.analysis.engine.walk import (
-    nodes_run_with,
-    own_statements,
-    target_names,
-    walk,
-)
+from jaxlint.analysis.engine.walk import nodes_run_with, own_statements, target_names, walk
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
 

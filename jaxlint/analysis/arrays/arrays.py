@@ -35,12 +35,7 @@ from jaxlint.analysis.arrays.array_flow import (
 from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
-from jaxlint.analysis.engine.walk import (
-    children,
-    contains,
-    own_statements,
-    target_names,
-)
+from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param, transform_of
 

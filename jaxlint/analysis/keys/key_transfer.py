@@ -18,17 +18,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import attribute_path, children
 from jaxlint.analysis.keys.key_calls import CallTransfer
-from jaxlint.analysis.keys.key_state import (
-    DEFINITE,
-    UNUSED,
-    Elem,
-    KeyState,
-    Mark,
-    Ref,
-    Spent,
-    Use,
-    join,
-)
+from jaxlint.analysis.keys.key_state import DEFINITE, UNUSED, Elem, KeyState, Mark, Ref, Spent, Use, join
 from jaxlint.analysis.keys.key_syntax import target_names
 from jaxlint.analysis.knowledge import random_api as api
 

@@ -30,34 +30,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import (
-    is_abstract,
-    literal_defaults,
-    rebound_only_when_none,
-)
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames
-from jaxlint.analysis.keys.key_seeds import (
-    Candidate,
-    repeats,
-    steps,
-)
-from jaxlint.analysis.keys.key_state import (
-    DEFINITE,
-    MAYBE,
-    NO_KEYS,
-    Helper,
-    Summary,
-    Use,
-)
+from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
-from jaxlint.analysis.keys.testing_code import (
-    base_label,
-    test_file,
-    test_functions,
-    test_pattern,
-)
+from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings

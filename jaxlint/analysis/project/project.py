@@ -45,14 +45,7 @@ from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
-from jaxlint.analysis.values.values import (
-    STATIC,
-    TRACED,
-    UNKNOWN,
-    Trace,
-    Value,
-    ValueAnalysis,
-)
+from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.source import Source, SourceError, decode
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")

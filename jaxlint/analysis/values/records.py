@@ -17,15 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.engine.lattice import (
-    STATIC,
-    FunctionValue,
-    Record,
-    Trace,
-    Value,
-    constant,
-    record_value,
-)
+from jaxlint.analysis.engine.lattice import STATIC, FunctionValue, Record, Trace, Value, constant, record_value
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.knowledge import array_api

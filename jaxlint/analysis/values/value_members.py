@@ -11,18 +11,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF,
-    REF,
-    STATIC,
-    TRACED,
-    TRACED_ARRAY,
-    TRACED_BOOL,
-    UNKNOWN,
-    FunctionValue,
-    Trace,
-    Value,
-    named,
-    named_of,
+    MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, FunctionValue, Trace, Value, named,
+    named_of
 )
 from jaxlint.analysis.engine.names import Scope
 from jaxlint.analysis.knowledge import jax_api

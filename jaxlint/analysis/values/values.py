@@ -20,21 +20,8 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import solve
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF,
-    STATIC,
-    TRACED,
-    TRACED_ARRAY,
-    UNKNOWN,
-    FunctionValue,
-    Trace,
-    Value,
-    constant,
-    element_of,
-    join,
-    join_all,
-    named,
-    named_of,
-    strip,
+    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Trace, Value, constant, element_of, join,
+    join_all, named, named_of, strip
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
@@ -44,10 +31,7 @@ from jaxlint.analysis.knowledge.call_results import made_callable_result, method
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.compile_time import compile_time_calls
-from jaxlint.analysis.tracing.static_arguments import (
-    static_parameters,
-    unbatched_positions,
-)
+from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.tracing import (
     VMAPS,
