@@ -75,6 +75,14 @@ def parse_module(text: str, path: str, project: Project | None = None) -> tuple[
     return Source.parse(text, path), None
 
 
+def module_facts(*args, **kwargs):
+    """`ModuleFacts(*args, **kwargs)`, imported on first use: a run that analyses no module (none
+    names a modelled library) does not pay for the analysis's imports."""
+    from jaxlint.analysis.module import ModuleFacts
+
+    return ModuleFacts(*args, **kwargs)
+
+
 def lint_parsed(
     source: Source,
     names: Names | None,
@@ -92,10 +100,8 @@ def lint_parsed(
     # (what keeps large code bases cheap), unless traced calls from other modules enter it.
     if not incoming and not any(word in text for word in _LINTED_IF_NAMED):
         return Linted([])
-    from jaxlint.analysis.module import ModuleFacts
-
     link = project.link(path) if project is not None else None
-    facts = ModuleFacts(source, dict(options or {}), link, incoming, names, path)
+    facts = module_facts(source, dict(options or {}), link, incoming, names, path)
     findings = _run_rules(facts, codes, source, path)
     if facts.traced_via:
         spans = facts.traced_via_spans()
@@ -103,7 +109,7 @@ def lint_parsed(
         if traced:
             # What the module reports without those traces (a key reused whether traced or not)
             # is not because of them: only the rest names the entry point.
-            alone = ModuleFacts(source, dict(options or {}), project.link(path), (), names, path)
+            alone = module_facts(source, dict(options or {}), project.link(path), (), names, path)
             eager = {_identity(f) for f in _run_rules(alone, {f.code for f in traced}, source, path)}
             alone.release()
             findings = _name_entry_points(findings, spans, eager)

@@ -18,13 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Tuple, Union
 
-from jaxlint.analysis.module import ModuleFacts
 from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
-from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
+from jaxlint.linter import Linted, lint_parsed, module_facts, parse_error, parse_module
 from jaxlint.notebook import Notebook, NoqaWriter
 from jaxlint.output import display_path
 from jaxlint.analysis.engine.names import Names
@@ -262,7 +261,7 @@ _worker_project: Project | None = None
 def _start_worker(settings: LintSettings) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
-    _worker_project = Project(settings.options, facts=ModuleFacts)
+    _worker_project = Project(settings.options, facts=module_facts)
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
@@ -320,7 +319,7 @@ class _Linters:
 
     def __init__(self, settings: LintSettings):
         self.settings = settings
-        self.project = Project(settings.options, facts=ModuleFacts)
+        self.project = Project(settings.options, facts=module_facts)
         self.pool = None  # a ProcessPoolExecutor once there is enough to lint
         self.workers = 0
 

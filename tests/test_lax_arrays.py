@@ -5,16 +5,16 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.jax_api import array_function
 from marks import family_marks
+
+from jaxlint.analysis.knowledge import array_api
+from jaxlint.analysis.knowledge.array_api import array_function
 
 marked = family_marks(r"JAX401")
 
 
 def lax_calls():
-    """Small arguments for each operation of `jax_api.LAX_ONE_ARRAY`: NumPy arrays and Python
+    """Small arguments for each operation of `array_api.LAX_ONE_ARRAY`: NumPy arrays and Python
     scalars, so a JAX array in the result is the operation's doing."""
     import numpy as np
     from jax import lax
@@ -87,7 +87,7 @@ def test_every_lax_operation_in_the_table_returns_one_immutable_jax_array():
     from jax import lax
 
     calls = lax_calls()
-    table = {name[len("jax.lax."):] for name in jax_api.LAX_ONE_ARRAY}
+    table = {name[len("jax.lax."):] for name in array_api.LAX_ONE_ARRAY}
     assert table == set(calls)
     for name in sorted(table):
         out = getattr(lax, name)(*calls[name])

@@ -17,14 +17,8 @@ from jaxlint import runner
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.module import ModuleFacts
-from jaxlint.analysis.project.project import (
-    IncomingCall,
-    Project,
-    ProjectIndex,
-    call_from_json,
-    call_to_json,
-)
-from jaxlint.analysis.tracing.tracing import STAGED
+from jaxlint.analysis.project.project import IncomingCall, Project, ProjectIndex, call_from_json, call_to_json
+from jaxlint.analysis.tracing.traced_functions import STAGED
 from jaxlint.analysis.values.values import TRACED, TRACED_ARRAY, Trace, Value
 
 SHOP = Path(__file__).parent / "projects" / "shop"

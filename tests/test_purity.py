@@ -1658,7 +1658,7 @@ def test_functions_that_take_a_sequence_first_take_a_list_under_jax():
     not show it to be an array, while `jnp.sum` does."""
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    from jaxlint.analysis.knowledge.jax_api import SEQUENCE_FIRST_ARGUMENT
+    from jaxlint.analysis.knowledge.array_api import SEQUENCE_FIRST_ARGUMENT
 
     xs = [jnp.ones(2), jnp.zeros(2)]
     calls = {  # a list first, then the other arguments it needs

@@ -9,9 +9,9 @@ import inspect
 
 import pytest
 
-from jaxlint.rules.tracing.traced_shape import _SHAPE_ARGS
+from jaxlint.analysis.knowledge.shape_api import CONCRETE_ARGUMENTS
 
-ENTRIES = [(name, index, keyword) for name, entries in _SHAPE_ARGS.items() for index, keyword, _ in entries]
+ENTRIES = [(name, index, keyword) for name, entries in CONCRETE_ARGUMENTS.items() for index, keyword, _ in entries]
 
 
 def resolve(qualname: str):
@@ -192,7 +192,7 @@ def samples(jax, jnp):
 
 def test_every_function_has_a_sample():
     jax = pytest.importorskip("jax")
-    assert set(samples(jax, jax.numpy)) == set(_SHAPE_ARGS)
+    assert set(samples(jax, jax.numpy)) == set(CONCRETE_ARGUMENTS)
 
 
 @pytest.mark.parametrize("name,index,keyword", ENTRIES)

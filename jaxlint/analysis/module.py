@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from jaxlint.analysis.arrays.arrays import ArrayFacts
+from jaxlint.analysis.arrays.traced_stores import TracedStores
 from jaxlint.analysis.effects.effects import Effects
 from jaxlint.analysis.keys.key_streams import StaleDraw, stale_draws
 from jaxlint.analysis.keys.keys import KeyFlow
@@ -47,6 +48,11 @@ class ModuleFacts(TracedModule):
     def arrays(self) -> ArrayFacts:
         """Which expressions are known JAX arrays, in eager code too."""
         return ArrayFacts(self, self.effects)
+
+    @cached_property
+    def traced_stores(self) -> TracedStores:
+        """Stores into traced values, and what shows the value stored into to be an array."""
+        return TracedStores(self, self.effects)
 
     @cached_property
     def keys(self) -> KeyFlow:

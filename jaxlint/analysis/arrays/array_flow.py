@@ -37,13 +37,8 @@ from typing import Dict, FrozenSet, List, Optional, Protocol, Tuple
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, replay, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
-from jaxlint.analysis.engine.walk import (
-    nodes_run_with,
-    own_statements,
-    target_names,
-    walk,
-)
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.engine.walk import nodes_run_with, own_statements, target_names, walk
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
 
 JAX, NUMPY, VIEW, INSTANCE, ITEMS = "jax", "numpy", "view", "instance", "items"
@@ -52,7 +47,7 @@ NOTHING: Arrays = frozenset()
 NOTHING_NAMES: FrozenSet[str] = frozenset()
 ARRAY, UNKNOWN = "array", "unknown"  # a binding annotated as an array, one of unknown value (`scope_bindings`)
 # `.at[...]` methods: only JAX arrays (and look-alikes as immutable) have them.
-_AT_METHODS = jax_api.AT_UPDATE_METHODS | {"get"}
+_AT_METHODS = array_api.AT_UPDATE_METHODS | {"get"}
 
 
 class ArrayQuestions(Protocol):

@@ -36,14 +36,8 @@ from jaxlint.analysis.arrays.array_flow import (
 from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
-from jaxlint.analysis.engine.walk import (
-    children,
-    contains,
-    own_statements,
-    target_names,
-)
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param, transform_of
 
 if TYPE_CHECKING:
@@ -72,8 +66,6 @@ class ArrayFacts:
         self._attributes: dict[tuple[int, str], bool] = {}
         self._returns: dict[int, bool] = {}
         self._global_names: set[str] | None = None
-        self._used_as_array: dict[tuple[int, str], bool] = {}
-        self._parent_maps: dict[int, dict[int, ast.AST]] = {}
         self._flows: dict[int, dict[int, Arrays] | None] = {}
         self._candidates: dict[int, frozenset[str] | None] = {}
         self._possible: dict[int, tuple[frozenset[str], frozenset[int]] | None] = {}
@@ -103,111 +95,25 @@ class ArrayFacts:
         """`is_array`, with `arrays` the names of `scope` known to be arrays at this point."""
         return self._array(expr, scope, 0, (scope, arrays))
 
-    def indexed_like_array(self, target: ast.Subscript) -> bool:
-        """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
-        (a dict may have tuple keys, a list takes `x[1:3]`)."""
-        module = self.module
-        if not module.is_traced(target.value):
-            return False
-        index = target.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return any(
-            isinstance(part, ast.Slice)
-            and isinstance(index, ast.Tuple)  # `x[1:3]` could be a list
-            or isinstance(part, ast.Constant) and part.value is Ellipsis
-            or module.is_abstract_array(part)
-            for part in parts
-        )
-
-    def traced_key(self, target: ast.Subscript) -> bool:
-        """A store into a traced value under an index that is itself one abstract tracer: it fails
-        whatever the value is (an array is immutable, a list cannot take a tracer as an index,
-        a dict cannot hash one)."""
-        module = self.module
-        if not module.is_traced(target.value):
-            return False
-        index = target.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        for part in parts:
-            value = module.value(part)
-            if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
-                return True
-        return False
-
-    def excluded_by_test(self, name: ast.Name) -> bool:
-        """Whether `name` is read where an `isinstance` test showed it not to be a JAX array
-        (`type_tests.excluded_by_test`)."""
-        scope = self.names.read_scope.get(id(name))
-        if scope is None or scope.kind != "function":
-            return False
-        return type_tests.excluded_by_test(scope.node, name, name.id, self.names, scope)
-
-    def used_as_array(self, name: ast.Name) -> bool:
-        """A traced parameter that its function also uses as only an array can be used
-        (`x.shape`, `x.at[...]`, `x @ w`, `x.reshape(...)`, `jnp.sum(x)`): not a list or dict."""
-        module = self.module
-        if not module.is_traced(name):
-            return False
-        scope = self.names.read_scope.get(id(name))
-        if scope is None or scope.kind != "function" or name.id not in scope.params:
-            return False
-        fn = scope.node
-        if self._rebound(fn, name.id):
-            return False
-        key = (id(fn), name.id)
-        known = self._used_as_array.get(key)
-        if known is not None:
-            return known
-        parents = self._parents(fn)
-        result = False
-        for node in module.body(fn):
-            if not (isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Load)):
-                continue
-            parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.attr in jax_api.ARRAY_ONLY_ATTRIBUTES:
-                result = True
-            elif isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Mult, ast.Mod)):
-                result = True
-            elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-                callee = module.qualname(parent.func)
-                result = jax_api.array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
-            if result:
-                break
-        self._used_as_array[key] = result
-        return result
-
-    def _rebound(self, fn, name: str) -> bool:
-        return any(s.target.id == name for s in self.effects.name_stores(fn))
-
-    def _parents(self, fn) -> dict[int, ast.AST]:
-        cached = self._parent_maps.get(id(fn))
-        if cached is None:
-            cached = {}
-            for node in self.module.body(fn):
-                for child in children(node):
-                    cached[id(child)] = node
-            self._parent_maps[id(fn)] = cached
-        return cached
-
     def numpy_array(self, expr: ast.AST) -> bool:
         """A new NumPy array, made in place (`np.arange(n)`) or held by a name
         (`table = np.array([...])`): a host array."""
         if isinstance(expr, ast.Call):
             return self._numpy_array(expr, self._scope_of(expr))
-        return self._holds(expr, NUMPY, self._numpy_array, jax_api.NUMPY_ARRAY_CONSTRUCTORS)
+        return self._holds(expr, NUMPY, self._numpy_array, array_api.NUMPY_ARRAY_CONSTRUCTORS)
 
     def read_only_view(self, expr: ast.AST) -> bool:
         """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
         if not self._views_in_text:
             return False
-        return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
+        return self._holds(expr, VIEW, self._view, array_api.NUMPY_VIEWS)
 
     @cached_property
     def _views_in_text(self) -> bool:
         """Whether the text names a function that makes a view (`asarray`, `asanyarray`): every
         way to call one (`np.asarray`, an import of it, an alias) spells its name."""
         text = self.module.source.text
-        return any(name.rsplit(".", 1)[-1] in text for name in jax_api.NUMPY_VIEWS)
+        return any(name.rsplit(".", 1)[-1] in text for name in array_api.NUMPY_VIEWS)
 
     def may_show_at(self, name: str) -> bool:
         """Whether some `name.at[...]` call may show `name` to be a JAX array (the text decides)."""
@@ -234,7 +140,7 @@ class ArrayFacts:
     def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
         """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
         sequence of them (`jnp.split(x, 2)`, `jnp.linalg.qr(a)`)."""
-        if isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.SEQUENCE_OF_ARRAYS:
+        if isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in array_api.SEQUENCE_OF_ARRAYS:
             return True
         return self._array(value, scope, 0, (scope, arrays))
 
@@ -252,12 +158,12 @@ class ArrayFacts:
         return ()
 
     def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
-        return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+        return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in array_api.NUMPY_ARRAY_CONSTRUCTORS
 
     def _view(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
         return (
             isinstance(value, ast.Call)
-            and self.names.qualname(value.func, scope) in jax_api.NUMPY_VIEWS
+            and self.names.qualname(value.func, scope) in array_api.NUMPY_VIEWS
             and len(value.args) == 1
             and not value.keywords
             and self._array(value.args[0], scope, 1, local)
@@ -304,18 +210,18 @@ class ArrayFacts:
         if isinstance(expr, ast.Call):
             func = expr.func
             name = self.names.qualname(func, scope)
-            if jax_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
+            if array_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
                 return True  # three-argument `jnp.where(c, x, y)` selects into one array
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
-            if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
+            if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in array_api.ARRAY_LAYERS:
                 return True  # `nn.Dense(4)(x)`: a layer applied to an input
             if isinstance(func, ast.Call) and self._transformed_array(func, scope, depth):
                 return True
             if isinstance(func, ast.Attribute):
-                if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
+                if func.attr in array_api.AT_UPDATE_METHODS and is_at_index(func.value):
                     return True
-                if func.attr in jax_api.ARRAY_RETURNING_METHODS:
+                if func.attr in array_api.ARRAY_RETURNING_METHODS:
                     if self._array(func.value, scope, depth + 1, local):
                         return True
                     # a traced value with a method only arrays have is an array (a dict has no
@@ -354,7 +260,7 @@ class ArrayFacts:
         if isinstance(expr, ast.IfExp):
             return self._array(expr.body, scope, depth + 1, local) and self._array(expr.orelse, scope, depth + 1, local)
         if isinstance(expr, ast.Attribute):
-            if expr.attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
+            if expr.attr in array_api.ARRAY_VIEW_ATTRIBUTES:
                 return self._array(expr.value, scope, depth + 1, local)
             return self._attribute(expr, scope, depth)
         return False
@@ -499,18 +405,18 @@ class ArrayFacts:
             if isinstance(func, ast.Name):
                 # `_array` answers yes for an array function or a plain function of the module
                 name = self.names.qualname(func, scope)
-                if jax_api.array_function(name) or name == "jax.numpy.where":
+                if array_api.array_function(name) or name == "jax.numpy.where":
                     return True
                 return self._follows_returns(self.names.definition(func, scope))
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
                 name = self.names.qualname(func.func, scope)
-                return name in jax_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
+                return name in array_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
             if isinstance(func, ast.Attribute) and (
-                func.attr in jax_api.AT_UPDATE_METHODS or func.attr in jax_api.ARRAY_RETURNING_METHODS
+                func.attr in array_api.AT_UPDATE_METHODS or func.attr in array_api.ARRAY_RETURNING_METHODS
             ):
                 return True
             name = self.names.qualname(func, scope)
-            return jax_api.array_function(name) or name == "jax.numpy.where"
+            return array_api.array_function(name) or name == "jax.numpy.where"
         if cls is ast.UnaryOp:
             return not isinstance(expr.op, ast.Not)
         return cls in _MAYBE_ARRAY_SYNTAX

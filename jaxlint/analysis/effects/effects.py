@@ -33,8 +33,8 @@ from jaxlint.analysis.effects.outer_objects import OuterObjects
 from jaxlint.analysis.effects.update_liveness import dead_updates
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.tracing.tracing import Context, TracedFunction
+from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.traced_functions import Context, TracedFunction
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project.traced_module import TracedModule
@@ -312,7 +312,7 @@ class Effects(OuterObjects):
                 return True
         for decorator in cls.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if self.names.qualname(target, scope) in jax_api.PYTREE_CLASS_DECORATORS:
+            if self.names.qualname(target, scope) in array_api.PYTREE_CLASS_DECORATORS:
                 return True
         return cls.name in self.registered_pytrees
 
@@ -327,7 +327,7 @@ class Effects(OuterObjects):
         out = set()
         for call, scope in self.names.calls:
             if call.args and isinstance(call.args[0], ast.Name):
-                if self.names.qualname(call.func, scope) in jax_api.PYTREE_REGISTRATIONS:
+                if self.names.qualname(call.func, scope) in array_api.PYTREE_REGISTRATIONS:
                     out.add(call.args[0].id)
         return out
 
@@ -452,23 +452,23 @@ class Effects(OuterObjects):
         func = call.func
         name = self.module.qualname(func)
         if name is not None:
-            return name in jax_api.LOGGING_FUNCTIONS
-        if not isinstance(func, ast.Attribute) or func.attr not in jax_api.LOGGER_METHODS:
+            return name in array_api.LOGGING_FUNCTIONS
+        if not isinstance(func, ast.Attribute) or func.attr not in array_api.LOGGER_METHODS:
             return False
         receiver = func.value
         if isinstance(receiver, ast.Call):
-            return self.module.qualname(receiver.func) in jax_api.LOGGER_FACTORIES
+            return self.module.qualname(receiver.func) in array_api.LOGGER_FACTORIES
         if isinstance(receiver, ast.Name):
             values = self.names.assignments(receiver)
             return bool(values) and all(
-                isinstance(v, ast.Call) and self.module.qualname(v.func) in jax_api.LOGGER_FACTORIES for v in values
+                isinstance(v, ast.Call) and self.module.qualname(v.func) in array_api.LOGGER_FACTORIES for v in values
             )
         return False
 
     def host_read(self, call: ast.Call) -> str | None:
         """The clock or file read a call performs, if any."""
         name = self.module.qualname(call.func)
-        return name if name in jax_api.HOST_READS else None
+        return name if name in array_api.HOST_READS else None
 
     # ---- globals reassigned after tracing -----------------------------------------------------
     def _module_call_between(self, first: ast.stmt, second: ast.stmt) -> bool:
@@ -522,7 +522,7 @@ def _at_update(value: ast.AST | None) -> bool:
     return (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
-        and value.func.attr in jax_api.AT_UPDATE_METHODS
+        and value.func.attr in array_api.AT_UPDATE_METHODS
         and isinstance(value.func.value, ast.Subscript)
         and isinstance(value.func.value.value, ast.Attribute)
         and value.func.value.value.attr == "at"

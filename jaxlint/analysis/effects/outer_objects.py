@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import own_nodes, walk
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param
 
 
@@ -226,7 +226,7 @@ class OuterObjects:
         if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
             return True
         if isinstance(value, ast.Call):
-            if self.names.qualname(value.func, scope) in jax_api.PYTHON_CONTAINERS:
+            if self.names.qualname(value.func, scope) in array_api.PYTHON_CONTAINERS:
                 return True
             if isinstance(value.func, ast.Name):
                 cls = self.names.definition(value.func, scope)

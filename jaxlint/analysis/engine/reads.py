@@ -16,12 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.engine.walk import (
-    attribute_path,
-    calls_reaching,
-    children,
-    target_names,
-)
+from jaxlint.analysis.engine.walk import attribute_path, calls_reaching, children, target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -14,16 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path
-from jaxlint.analysis.keys.key_state import (
-    DEFINITE,
-    MAYBE,
-    NONE,
-    Elem,
-    KeyState,
-    Mark,
-    Ref,
-    Use,
-)
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 

@@ -25,11 +25,7 @@ import re
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.engine.submodules import (
-    attribute_class,
-    call_method,
-    self_attributes,
-)
+from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import body_nodes, returned_name
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import (

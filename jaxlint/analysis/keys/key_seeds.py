@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import body_nodes, children, target_names
+from jaxlint.analysis.keys.key_function_forms import calls_in_loops, returned
+from jaxlint.analysis.knowledge import random_api as api
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.keys.key_state import ModuleKeys
 
 # Calls that return the next state from the current one (optax, Flax `TrainState`).
 _STATE_UPDATES = frozenset({"optax.apply_updates"})
@@ -150,3 +157,63 @@ def _reads(node: ast.AST) -> set[str]:
 
 def _contains(node: ast.AST, target: ast.AST) -> bool:
     return any(n is target for n in ast.walk(node))
+
+
+def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
+    """Why the draws of this constant-seed key repeat where they are meant to differ, if they do."""
+    call, fn, loop = candidate.call, candidate.function, candidate.loop
+    if loop is not None:
+        if feeds_carried_state(loop, call):
+            return f"inside the loop at line {loop.lineno}: every iteration"
+        return None
+    if fn is None:
+        return None
+    if id(fn) in flow.loop_bodies and flow.loop_bodies[id(fn)][1] in api.LOOP_PRIMITIVES:
+        body_call, primitive = flow.loop_bodies[id(fn)]
+        return f"inside a `{api.short(primitive)}` body (line {body_call.lineno}): every iteration"
+    name = getattr(fn, "name", "this function")
+    site = _called_in_loop(flow, fn)
+    if site is not None:
+        return f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
+    body = _called_by_loop_body(flow, fn)
+    if body is not None:
+        body_call, primitive = body
+        return (
+            f"inside `{name}`, which a `{api.short(primitive)}` body (line {body_call.lineno}) calls: "
+            "every iteration"
+        )
+    if id(fn) in flow.compiled and is_step(fn, flow.names):
+        return f"inside the jit-compiled step function `{name}`: every step"
+    if id(fn) in flow.forward_passes:
+        return f"inside the forward pass `{name}` of a model: every step"
+    return None
+
+def _called_in_loop(flow: ModuleKeys, fn: FunctionNode) -> ast.AST | None:
+    """A stepping loop of this module that calls `fn` and carries what the call returns."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    callers = {fn.name} | set(flow.names.call_targets.values())
+    owners = {}
+    for call, scope in calls_through(flow.names, callers):
+        owners.setdefault(id(scope.node), scope.node)
+    for owner in owners.values():
+        if isinstance(owner, ast.ClassDef):
+            continue
+        for call, loop in calls_in_loops(owner):
+            if flow.resolve(call.func) is fn and steps(loop, flow.names) and feeds_carried_state(loop, call):
+                return loop
+    return None
+
+def _called_by_loop_body(flow: ModuleKeys, fn: FunctionNode) -> tuple[ast.Call, str] | None:
+    """The `lax` loop call whose body calls `fn` and returns what the call returns (as the
+    carry, or part of it), as a stepping loop's body would feed its carried state."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for body in flow.names.functions:
+        entry = flow.loop_bodies.get(id(body))
+        if entry is None or entry[1] not in api.LOOP_PRIMITIVES:
+            continue
+        for call in flow.keynames.nodes_of(body, (ast.Call,)):
+            if flow.resolve(call.func) is fn and returned(body, call):
+                return entry
+    return None

@@ -186,6 +186,7 @@ class ModuleKeys(Protocol):
     compiled: set[int]  # id(function) of the module's jitted functions
     loop_bodies: dict[int, tuple[ast.Call, str]]
     module_keys: set[str]
+    forward_passes: set[int]  # id(`__call__`) of the module's Flax, Equinox and Haiku modules
 
     def resolve(self, func: ast.AST) -> FunctionNode | None: ...
 

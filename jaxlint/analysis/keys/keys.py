@@ -30,42 +30,19 @@ from typing import TYPE_CHECKING, Any, Mapping
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import (
-    calls_in_loops,
-    is_abstract,
-    literal_defaults,
-    rebound_only_when_none,
-    returned,
-)
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames
-from jaxlint.analysis.keys.key_seeds import (
-    Candidate,
-    feeds_carried_state,
-    is_step,
-    steps,
-)
-from jaxlint.analysis.keys.key_state import (
-    DEFINITE,
-    MAYBE,
-    NO_KEYS,
-    Helper,
-    Summary,
-    Use,
-)
+from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
-from jaxlint.analysis.keys.testing_code import (
-    base_label,
-    test_file,
-    test_functions,
-    test_pattern,
-)
+from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.project.project import ProjectFunction
-from jaxlint.analysis.tracing.tracing import Discovery
+from jaxlint.analysis.tracing.traced_functions import Discovery
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project.project import ModuleLink
@@ -546,68 +523,9 @@ class KeyFlow:
         for index, candidate in enumerate(self._candidates):
             if index not in self._consumed:
                 continue
-            reason = self._repeats(candidate)
+            reason = repeats(self, candidate)
             if reason is not None:
                 self.constant_seeds.append(ConstantSeed(candidate.call, candidate.function, reason))
-
-    def _repeats(self, candidate: Candidate) -> str | None:
-        """Why the draws of this constant-seed key repeat where they are meant to differ, if they do."""
-        call, fn, loop = candidate.call, candidate.function, candidate.loop
-        if loop is not None:
-            if feeds_carried_state(loop, call):
-                return f"inside the loop at line {loop.lineno}: every iteration"
-            return None
-        if fn is None:
-            return None
-        if id(fn) in self.loop_bodies and self.loop_bodies[id(fn)][1] in api.LOOP_PRIMITIVES:
-            body_call, primitive = self.loop_bodies[id(fn)]
-            return f"inside a `{api.short(primitive)}` body (line {body_call.lineno}): every iteration"
-        name = getattr(fn, "name", "this function")
-        site = self._called_in_loop(fn)
-        if site is not None:
-            return f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
-        body = self._called_by_loop_body(fn)
-        if body is not None:
-            body_call, primitive = body
-            return (
-                f"inside `{name}`, which a `{api.short(primitive)}` body (line {body_call.lineno}) calls: "
-                "every iteration"
-            )
-        if id(fn) in self.compiled and is_step(fn, self.names):
-            return f"inside the jit-compiled step function `{name}`: every step"
-        if id(fn) in self.forward_passes:
-            return f"inside the forward pass `{name}` of a model: every step"
-        return None
-
-    def _called_in_loop(self, fn: FunctionNode) -> ast.AST | None:
-        """A stepping loop of this module that calls `fn` and carries what the call returns."""
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        callers = {fn.name} | set(self.names.call_targets.values())
-        owners = {}
-        for call, scope in calls_through(self.names, callers):
-            owners.setdefault(id(scope.node), scope.node)
-        for owner in owners.values():
-            if isinstance(owner, ast.ClassDef):
-                continue
-            for call, loop in calls_in_loops(owner):
-                if self.resolve(call.func) is fn and steps(loop, self.names) and feeds_carried_state(loop, call):
-                    return loop
-        return None
-
-    def _called_by_loop_body(self, fn: FunctionNode) -> tuple[ast.Call, str] | None:
-        """The `lax` loop call whose body calls `fn` and returns what the call returns (as the
-        carry, or part of it), as a stepping loop's body would feed its carried state."""
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        for body in self.names.functions:
-            entry = self.loop_bodies.get(id(body))
-            if entry is None or entry[1] not in api.LOOP_PRIMITIVES:
-                continue
-            for call in self.keynames.nodes_of(body, (ast.Call,)):
-                if self.resolve(call.func) is fn and returned(body, call):
-                    return entry
-        return None
 
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)

@@ -15,7 +15,7 @@ from jaxlint.analysis.engine.lattice import (
     join_all,
     strip,
 )
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 
 BOOLEAN_FUNCTIONS = frozenset({
     "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
@@ -121,6 +121,6 @@ def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], t
             value = Value(Trace.TRACED, items=(TRACED_ARRAY, UNKNOWN)) if has_aux else TRACED_ARRAY
             return Value(Trace.TRACED, items=(value, TRACED))
         return Value(Trace.TRACED, items=(TRACED, UNKNOWN)) if has_aux else TRACED
-    if maker in jax_api.ARRAY_LAYERS and args and join_all(args).traced:
+    if maker in array_api.ARRAY_LAYERS and args and join_all(args).traced:
         return TRACED_ARRAY
     return None

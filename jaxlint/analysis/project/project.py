@@ -42,17 +42,10 @@ from typing import Any, Callable, Iterable
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
 from jaxlint.analysis.engine.walk import own_nodes
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.parameters import bind_arguments
-from jaxlint.analysis.tracing.tracing import STAGED, Context
-from jaxlint.analysis.values.values import (
-    STATIC,
-    TRACED,
-    UNKNOWN,
-    Trace,
-    Value,
-    ValueAnalysis,
-)
+from jaxlint.analysis.tracing.traced_functions import STAGED, Context
+from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.source import Source, SourceError, decode
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -396,7 +389,7 @@ def _mutates(node: ast.AST, name: str) -> bool:
         return isinstance(node.value, ast.Name) and node.value.id == name
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         func = node.func
-        return func.attr in jax_api.MUTATING_METHODS and isinstance(func.value, ast.Name) and func.value.id == name
+        return func.attr in array_api.MUTATING_METHODS and isinstance(func.value, ast.Name) and func.value.id == name
     return False
 
 

@@ -19,21 +19,10 @@ from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
 from jaxlint.analysis.tracing.guards import guarded_nodes
-from jaxlint.analysis.tracing.parameters import (
-    body_parameters,
-    carry_structure,
-    default_of,
-    with_residuals,
-)
+from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
-from jaxlint.analysis.tracing.tracing import (
-    NOTHING_BOUND,
-    STAGED,
-    Context,
-    Discovery,
-    TracedFunction,
-    discover,
-)
+from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction
+from jaxlint.analysis.tracing.tracing import discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
-from jaxlint.analysis.tracing.tracing import TracedFunction
+from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
 JIT = "jax.jit"
 # The compiling transformations whose options name static and donated arguments: `jax.pmap`

@@ -20,13 +20,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from jaxlint.analysis.engine.loop_variance import (
-    ASSIGN,
-    AUGMENT,
-    ELEMENT,
-    OTHER,
-    UNPACK,
-)
+from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, ELEMENT, OTHER, UNPACK
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.engine.walk import target_names, walk
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls

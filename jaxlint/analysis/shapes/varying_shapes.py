@@ -20,13 +20,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.engine.loop_variance import (
-    ASSIGN,
-    AUGMENT,
-    ELEMENT,
-    MUTATE,
-    Definition,
-)
+from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, ELEMENT, MUTATE, Definition
 from jaxlint.analysis.engine.walk import children, target_names, walk
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes.slice_sizes import (

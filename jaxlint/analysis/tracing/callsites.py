@@ -17,7 +17,7 @@ from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import children, contains, returned_name
-from jaxlint.analysis.tracing.tracing import Discovery, TracedFunction
+from jaxlint.analysis.tracing.traced_functions import Discovery, TracedFunction
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
 

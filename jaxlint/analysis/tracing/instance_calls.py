@@ -22,17 +22,9 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tup
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
-from jaxlint.analysis.engine.walk import (
-    nodes_of_classes,
-    nodes_run_with,
-    own_statements,
-    target_names,
-)
-from jaxlint.analysis.tracing.tracing import (
-    TracedFunction,
-    first_param,
-    positional_params,
-)
+from jaxlint.analysis.engine.walk import nodes_of_classes, nodes_run_with, own_statements, target_names
+from jaxlint.analysis.tracing.traced_functions import TracedFunction
+from jaxlint.analysis.tracing.tracing import first_param, positional_params
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read

@@ -20,13 +20,9 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.engine.named_tuples import builds_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.tracing.tracing import (
-    ANY_KEYWORD,
-    NOTHING_BOUND,
-    Bound,
-    positional_params,
-)
+from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, NOTHING_BOUND, Bound
+from jaxlint.analysis.tracing.tracing import positional_params
 
 
 def body_parameters(
@@ -182,7 +178,7 @@ def _leaves_traced(init: ast.expr, names: Names) -> Value | None:
         return Value(Trace.TRACED, array=True, boolean=isinstance(init.value, bool), not_none=True)
     if isinstance(init, ast.Constant) and init.value is None:
         return constant(None)  # an empty pytree: it stays None
-    if isinstance(init, ast.Call) and jax_api.array_function(names.qualname(init.func)):
+    if isinstance(init, ast.Call) and array_api.array_function(names.qualname(init.func)):
         return TRACED_ARRAY
     return None
 

@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.engine.lattice import (
-    REF,
-    REF_TREE,
-    STATIC,
-    TRACED,
-    TRACED_ARRAY,
-    UNKNOWN,
-    Trace,
-    Value,
-)
+from jaxlint.analysis.engine.lattice import REF, REF_TREE, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, Value
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.array_annotations import names_array
 from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
-from jaxlint.analysis.tracing.parameters import (
-    fixed_argument,
-    has_default,
-    kernel_parameters,
-)
-from jaxlint.analysis.tracing.tracing import ANY_KEYWORD, Bound, TracedFunction
+from jaxlint.analysis.tracing.parameters import fixed_argument, has_default, kernel_parameters
+from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, TracedFunction
 
 
 def root_parameters(

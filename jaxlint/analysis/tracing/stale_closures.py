@@ -17,13 +17,8 @@ import ast
 from dataclasses import dataclass
 
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names
-from jaxlint.analysis.engine.walk import (
-    nodes_run_with,
-    own_statements,
-    spans,
-    target_names,
-)
-from jaxlint.analysis.tracing.tracing import TracedFunction
+from jaxlint.analysis.engine.walk import nodes_run_with, own_statements, spans, target_names
+from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
 
 @dataclass(frozen=True)

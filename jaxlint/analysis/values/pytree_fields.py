@@ -22,7 +22,7 @@ import ast
 from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import declares_array
 from jaxlint.analysis.values.nullness import excludes_none
 
@@ -96,9 +96,9 @@ def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:
     or a subclass of one of the module's."""
     for _ in range(_MAX_BASES):
         scope = names.enclosing_scope(cls)
-        if any(names.qualname(d, scope) in jax_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
+        if any(names.qualname(d, scope) in array_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
             return True
-        if any(names.qualname(b, scope) in jax_api.DATACLASS_PYTREE_BASES for b in cls.bases):
+        if any(names.qualname(b, scope) in array_api.DATACLASS_PYTREE_BASES for b in cls.bases):
             return True
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
         cls = names.definition(bases[0], scope) if len(bases) == 1 else None

@@ -17,25 +17,17 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.engine.lattice import (
-    STATIC,
-    FunctionValue,
-    Record,
-    Trace,
-    Value,
-    constant,
-    record_value,
-)
+from jaxlint.analysis.engine.lattice import STATIC, FunctionValue, Record, Trace, Value, constant, record_value
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import Names, Scope
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child
 # (an Equinox module too; what a transformation then traces of a non-array field is another matter).
-_PYTREE_DATACLASSES = jax_api.DATACLASS_PYTREE_DECORATORS | jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
-_DATACLASS_BASES = jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+_PYTREE_DATACLASSES = array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+_DATACLASS_BASES = array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
 # Methods that make the constructor do more than store its arguments, or attribute reads do
 # more than return them.
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})

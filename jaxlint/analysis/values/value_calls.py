@@ -31,11 +31,7 @@ from jaxlint.analysis.engine.lattice import (
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.call_results import (
-    BOOLEAN_FUNCTIONS,
-    builtin_result,
-    model_site_result,
-)
+from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.tracing.parameters import (
     bind_arguments,
     body_parameters,
@@ -45,17 +41,9 @@ from jaxlint.analysis.tracing.parameters import (
     fixed_argument,
     sliced_operand,
 )
-from jaxlint.analysis.tracing.static_arguments import (
-    static_parameters,
-    unbatched_positions,
-)
-from jaxlint.analysis.tracing.tracing import (
-    PARTIAL,
-    STAGED,
-    VMAPS,
-    context_of,
-    control_flow_bodies,
-)
+from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.traced_functions import STAGED, context_of
+from jaxlint.analysis.tracing.tracing import PARTIAL, VMAPS, control_flow_bodies
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import FunctionNode

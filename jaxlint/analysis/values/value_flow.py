@@ -19,14 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Protocol
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import Domain
-from jaxlint.analysis.engine.lattice import (
-    STATIC,
-    UNKNOWN,
-    Value,
-    element_of,
-    join,
-    widen,
-)
+from jaxlint.analysis.engine.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.values.nullness import narrowed
 

@@ -20,23 +20,8 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import solve
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF,
-    REF,
-    STATIC,
-    TRACED,
-    TRACED_ARRAY,
-    TRACED_BOOL,
-    UNKNOWN,
-    FunctionValue,
-    Trace,
-    Value,
-    constant,
-    element_of,
-    join,
-    join_all,
-    named,
-    named_of,
-    strip,
+    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Trace, Value, constant, element_of, join,
+    join_all, named, named_of, strip
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
@@ -44,34 +29,28 @@ from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
-from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.compile_time import compile_time_calls
-from jaxlint.analysis.tracing.static_arguments import (
-    static_parameters,
-    unbatched_positions,
-)
+from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.tracing import (
-    STAGED,
     VMAPS,
-    Context,
     constructed_call_method,
     plain_class,
     positional_params,
-    receiver,
     transform_of,
 )
 from jaxlint.analysis.values.comparisons import comparison
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
-from jaxlint.analysis.values.pytree_fields import ProjectClasses, array_field
-from jaxlint.analysis.values.records import RecordClasses, copied, member_of
+from jaxlint.analysis.values.pytree_fields import ProjectClasses
+from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.value_calls import CallEvaluation
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
+from jaxlint.analysis.values.value_members import MemberEvaluation
 
 _STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
-_ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
 # Helpers called from helpers are followed this deep; deeper chains (and expressions nested
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
@@ -208,7 +187,7 @@ class ValueAnalysis:
         return value
 
 
-class _FunctionRun(CallEvaluation):
+class _FunctionRun(CallEvaluation, MemberEvaluation):
     """One analysis of one function body."""
 
     def __init__(self, analysis: ValueAnalysis, fn: FunctionNode, env: Env, ctx: Context, depth: int):
@@ -462,95 +441,6 @@ class _FunctionRun(CallEvaluation):
             return named(imported)  # a module or a member of one, as a parameter default may pass it on
         # Module globals and closure constants from eager code: constants at trace time.
         return STATIC
-
-    def _attribute(self, node: ast.Attribute, env: Env) -> Value:
-        if self.names.qualname(node, self.scope) is not None:
-            return STATIC
-        base = self.eval(node.value, env)
-        member = member_of(base, node.attr)
-        if member is not None:
-            return member
-        through = named_of(base)
-        if through is not None:
-            return named(canonical(f"{through}.{node.attr}"))  # `xnp.stack`, `xnp` holding `numpy`
-        if node.attr in jax_api.STATIC_ATTRIBUTES:
-            return STATIC
-        if base.ref and node.attr == "at":
-            return REF  # `ref.at[...]` is a view of the same reference, not a load
-        if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
-            return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
-        if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
-            return TRACED
-        if base.traced:
-            # An array has no other data attributes: this is a pytree node, whose fields
-            # may be static (dataclass metadata, equinox static fields), unless its class
-            # is one of the module's and declares the field an array.
-            return TRACED_ARRAY if array_field(self.fn, node, self.names, self.analysis.classes) else UNKNOWN
-        if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
-            # Methods of the same class stay followable.
-            method = self._method(node.attr)
-            if method is not None:
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
-        if isinstance(node.value, ast.Name) and not base.traced:
-            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here (also
-            # where the instance is made in traced code, of Python values or not).
-            method = self._instance_method(node.value, node.attr)
-            if method is not None:
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF if base.made_here else STATIC))
-        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
-
-    def _instance_method(self, instance: ast.Name, name: str):
-        """The plain method `name` of `instance`, when its only assignment constructs a class
-        defined in this module that defines the method itself."""
-        values = self.names.assignments(instance, self.scope)
-        if len(values) != 1 or not isinstance(values[0], ast.Call):
-            return None
-        return self._own_method(values[0].func, name)
-
-    def _own_method(self, func: ast.expr, name: str):
-        """The plain method `name` that the class `func` names (a class of this module) defines itself."""
-        cls = self.names.definition(func, self.scope)
-        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
-            return None
-        method = self.names.scopes[id(cls)].defs.get(name)
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
-            return None
-        return method
-
-    def _method(self, name: str):
-        scope: Scope | None = self.scope
-        while scope is not None and scope.kind != "class":
-            scope = scope.parent
-        if scope is None:
-            return None
-        method = scope.defs.get(name)
-        return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-
-    def _subscript(self, node: ast.Subscript, env: Env) -> Value:
-        base = self.eval(node.value, env)
-        index = self.eval(node.slice, env)
-        if base.items is not None and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
-            i = node.slice.value
-            if -len(base.items) <= i < len(base.items):
-                return base.items[i]
-        if base.ref:  # a load, or a narrower reference through `ref.at[...]`
-            view = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
-            # A reference takes integers, slices and arrays; a string key picks from a dict of them.
-            key = isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
-            return REF if view or key else TRACED_ARRAY
-        if base.element is not None and base.element.ref and not isinstance(node.slice, ast.Slice):
-            return base.element  # `refs[0]`: one of several references
-        if base.traced:
-            if base.array:
-                return TRACED_ARRAY if not base.boolean else TRACED_BOOL
-            # A list, tuple or dict of a pytree cannot take a tracer as its index or key:
-            # indexed by one, the value is an array (or the indexing fails anyway).
-            return TRACED_ARRAY if index.traced else TRACED
-        if index.traced:
-            return TRACED_ARRAY
-        if base.trace is _STATIC_TRACE and index.trace is _STATIC_TRACE:
-            return STATIC
-        return UNKNOWN
 
     def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
         trace = max(left.trace, right.trace)

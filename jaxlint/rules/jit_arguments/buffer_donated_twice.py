@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis.engine import reads
-
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS

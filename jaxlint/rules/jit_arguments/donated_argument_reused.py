@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis.engine import reads
-
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.rule import JaxDemo, Rule, register

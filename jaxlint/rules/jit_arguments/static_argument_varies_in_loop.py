@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge import jax_api
-
 from jaxlint.analysis.shapes import jit_signature
-from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, MUTATE
-from jaxlint.analysis.knowledge.optax_objects import optax_factory
-from jaxlint.analysis.values.records import dataclass_like
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.shapes.changing_numbers import changing_number
+from jaxlint.analysis.shapes.fresh_objects import fresh_object, made_per_call
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
-
-_NUMERIC_BUILTINS = frozenset({"builtins.len", "builtins.float", "builtins.int", "builtins.round", "builtins.abs"})
 
 
 @register
@@ -402,8 +396,8 @@ class StaticArgumentVariesInLoop(Rule):
                 for loop in reversed(site.loops):
                     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                         continue
-                    fresh = _fresh_object(arg, loop, module)
-                    why = fresh or (module.varies_in_loop(arg, loop) and _changing_number(arg, loop, module))
+                    fresh = fresh_object(arg, loop, module)
+                    why = fresh or (module.varies_in_loop(arg, loop) and changing_number(arg, loop, module))
                     if why:
                         # An object made anew cannot be rounded: the fix is to make it once.
                         remedy = (
@@ -419,7 +413,7 @@ class StaticArgumentVariesInLoop(Rule):
                         )
                         break
                 else:
-                    per_call = _made_per_call(arg, site, module)
+                    per_call = made_per_call(arg, site, module)
                     if per_call:
                         report(
                             arg,
@@ -444,7 +438,7 @@ class StaticArgumentVariesInLoop(Rule):
             for loop in reversed(site.loops):
                 if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                     continue
-                why = _fresh_object(arg, loop, module)
+                why = fresh_object(arg, loop, module)
                 if transform == "flax.nnx.jit" and why and "`nnx.Optimizer`" not in why:
                     why = None  # `nnx.jit` traces other leaves: only an NNX object's structure is static
                 if why:
@@ -456,7 +450,7 @@ class StaticArgumentVariesInLoop(Rule):
                     )
                     break
             else:
-                per_call = _made_per_call(arg, site, module)
+                per_call = made_per_call(arg, site, module)
                 if per_call and (transform != "flax.nnx.jit" or "`nnx.Optimizer`" in per_call):
                     report(
                         arg,
@@ -468,242 +462,3 @@ class StaticArgumentVariesInLoop(Rule):
 
 # Transformations that make non-array arguments (or NNX graph structure) static.
 _FILTERING = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit"})
-
-
-def _changing_number(arg: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> str | None:
-    """Why an argument is a number that changes every iteration, or None when it need not be."""
-    if isinstance(arg, ast.Name):
-        if arg.id in seen:
-            return None
-        seen = seen | {arg.id}
-        if _is_range_index(arg.id, loop, module):
-            return f"the loop index `{arg.id}`"
-        floats = _float_sweep(arg.id, loop, module)
-        if floats:
-            return f"`{arg.id}`, a float swept over {floats}"
-        for definition in module.loops.definitions(arg.id, loop, arg):
-            node = definition.node
-            if definition.kind == AUGMENT and _numeric_op(node.op):
-                return f"`{arg.id}`, updated on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
-            if definition.kind == ASSIGN and isinstance(node, ast.Assign):
-                value = definition.value
-                if _self_update(value, arg.id) or _numeric_expression(value, loop, module, seen):
-                    return f"`{arg.id}`, recomputed on every iteration (`{ast.unparse(node)}`, line {node.lineno})"
-        return None
-    if _numeric_expression(arg, loop, module, seen):
-        return f"`{ast.unparse(arg)}`, a number that changes on every iteration"
-    return None
-
-
-def _fresh_object(arg: ast.AST, loop: ast.AST, module) -> str | None:
-    """Why an argument is an object made anew on every iteration and hashed by identity."""
-    if isinstance(arg, ast.Name):
-        made = [
-            d for d in module.loops.definitions(arg.id, loop, arg)
-            if d.kind == ASSIGN and isinstance(d.node, ast.Assign) or isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
-        if not made or not all(_made_here(d, module) for d in made):
-            return None
-        return f"`{arg.id}`, {_made_here(made[0], module)} made on every iteration (line {made[0].node.lineno})"
-    what = _identity_hashed(arg, module)
-    return f"{what} made on every iteration" if what else None
-
-
-def _made_per_call(arg: ast.AST, site, module) -> str | None:
-    """Why an argument is an object hashed by identity that the plain function making the call
-    makes anew on each of its calls, when the module calls that function in a loop or more than
-    once (`train()` building its optimizer, called once per run)."""
-    fn = site.function
-    if not isinstance(arg, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    if fn.decorator_list or id(fn) in module.effects.contexts:
-        return None  # a cache may hand back the same object; traced code runs once per trace
-    scope = module.names.scopes.get(id(fn))
-    name = arg.id
-    if scope is None or name in scope.params or name in scope.other or name in scope.imports:
-        return None
-    made = scope.assigned.get(name, [])
-    defined = scope.defs.get(name)
-    if isinstance(defined, (ast.FunctionDef, ast.AsyncFunctionDef)) and not made:
-        what, line = "a new function", defined.lineno
-    elif made and defined is None and all(_identity_hashed(value, module) for value in made):
-        what, line = _identity_hashed(made[0], module), made[0].lineno
-    else:
-        return None
-    calls = jit_signature.plain_calls(module, fn)
-    looped = next((c for c in calls if module.loops_around(c)), None)
-    if looped is not None:
-        repeated = f"called in a loop (line {looped.lineno})"
-    elif len(calls) > 1:
-        repeated = f"called on lines {', '.join(str(c.lineno) for c in calls)}"
-    else:
-        return None
-    return f"`{name}`, {what} made on every call of `{fn.name}` (line {line}), which is {repeated}"
-
-
-def _made_here(definition, module) -> str | None:
-    if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return "a new function"
-    return _identity_hashed(definition.value, module)
-
-
-def _identity_hashed(expr: ast.AST, module) -> str | None:
-    """A new lambda, partial, optax transformation or plain object: equal only to itself."""
-    if isinstance(expr, ast.Lambda):
-        return "a new lambda"
-    if not isinstance(expr, ast.Call):
-        return None
-    callee = module.qualname(expr.func)
-    if callee == "functools.partial":
-        return "a new `functools.partial`"
-    if optax_factory(callee):
-        return f"a new optax transformation (`{callee[6:]}`, a tuple of fresh closures)"
-    if callee == "flax.nnx.Optimizer":
-        fresh = [_identity_hashed(a, module) for a in (*expr.args, *(k.value for k in expr.keywords))]
-        inner = next((f for f in fresh if f and f.startswith("a new optax")), None)
-        if inner is not None:
-            return f"a new `nnx.Optimizer` around {inner}"
-        return None
-    cls = module.names.definition(expr.func) if isinstance(expr.func, ast.Name) else None
-    if isinstance(cls, ast.ClassDef) and jit_signature.identity_hashed(cls, module):
-        return f"a new `{cls.name}` instance (hashed by identity)"
-    field = _new_function_field(cls, module) if isinstance(cls, ast.ClassDef) else None
-    if field is not None:
-        return f"a new `{cls.name}` instance (its field `{field[0]}` is {field[1]} its `__init__` makes, equal only to itself)"
-    return None
-
-
-def _new_function_field(cls: ast.ClassDef, module) -> tuple[str, str] | None:
-    """For a class compared field by field (an Equinox module, a dataclass): the field its
-    `__init__` sets to a function made there (`self.forward = jax.jit(fn)`), and what it is.
-    Every instance then differs from every other, whatever the arguments."""
-    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-    if not dataclass_like(cls, module.names) or init is None or not init.args.args:
-        return None
-    me = init.args.args[0].arg
-    local_defs = {n.name for n in init.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for stmt in init.body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
-        target, value = stmt.targets[0], stmt.value
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
-            continue
-        if isinstance(value, ast.Lambda):
-            return target.attr, "a lambda"
-        if isinstance(value, ast.Name) and value.id in local_defs:
-            return target.attr, f"the function `{value.id}`"
-        callee = module.qualname(value.func) if isinstance(value, ast.Call) and value.args else None
-        if callee in jax_api.TRANSFORMS or callee == "functools.partial":
-            return target.attr, f"a new `{callee.split('.')[-1]}` function"
-    return None
-
-
-_FLOAT_RANGES = frozenset({
-    "numpy.linspace", "numpy.logspace", "numpy.geomspace", "jax.numpy.linspace", "jax.numpy.logspace",
-    "jax.numpy.geomspace",
-})
-
-
-def _float_sweep(name: str, loop: ast.AST, module) -> str | None:
-    """`for lr in (0.1, 0.01)`, `for i, lr in enumerate(np.logspace(-4, -1, 8))`: a float target."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return None
-    it, target = loop.iter, loop.target
-    if (
-        isinstance(it, ast.Call)
-        and module.qualname(it.func) == "builtins.enumerate"
-        and it.args
-        and isinstance(target, ast.Tuple)
-        and len(target.elts) == 2
-    ):
-        it, target = it.args[0], target.elts[1]
-    if not _is(target, name):
-        return None
-    if isinstance(it, ast.Name):
-        values = module.names.assignments(it)
-        if len(values) != 1:
-            return None
-        it = values[0]
-    if isinstance(it, ast.Call) and module.qualname(it.func) in _FLOAT_RANGES:
-        return f"`{ast.unparse(it)}`"
-    if not isinstance(it, (ast.Tuple, ast.List)) or len(it.elts) < 2:
-        return None
-    values = []
-    for element in it.elts:
-        node = element.operand if isinstance(element, ast.UnaryOp) and isinstance(element.op, ast.USub) else element
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, float)):
-            return None
-        values.append(ast.unparse(element))
-    return ", ".join(values)
-
-
-def _numeric_expression(expr: ast.AST, loop: ast.AST, module, seen: frozenset = frozenset()) -> bool:
-    """A number that changes every iteration: built from one that does (a loop index, a value
-    updated in the loop, a float sweep, a conversion of a changing value, the length of a
-    collection that grows in the loop). The size of each item a loop visits (`len(batch)`,
-    `batch.shape[0]`) is not one: equal-sized batches give one value."""
-    if not module.varies_in_loop(expr, loop):
-        return False
-    if isinstance(expr, ast.BinOp) and _numeric_op(expr.op):
-        if _stringy(expr):
-            return False
-        return any(_numeric_expression(side, loop, module, seen) for side in (expr.left, expr.right))
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        return _numeric_expression(expr.operand, loop, module, seen)
-    if isinstance(expr, ast.Call) and module.qualname(expr.func) == "builtins.len":
-        return len(expr.args) == 1 and isinstance(expr.args[0], ast.Name) and _grows_in_loop(expr.args[0], loop, module)
-    if isinstance(expr, ast.Call) and module.qualname(expr.func) in _NUMERIC_BUILTINS:
-        return True
-    if isinstance(expr, ast.Name):
-        return _changing_number(expr, loop, module, seen) is not None
-    return False
-
-
-def _self_update(value: ast.AST, name: str) -> bool:
-    """`lr = lr / 2`: arithmetic on the name's own previous value."""
-    return (
-        isinstance(value, ast.BinOp)
-        and _numeric_op(value.op)
-        and not _stringy(value)
-        and any(_is(n, name) for n in walk(value))
-    )
-
-
-_GROWING_METHODS = frozenset({"append", "extend", "insert", "add", "update"})
-
-
-def _grows_in_loop(name: ast.Name, loop: ast.AST, module) -> bool:
-    """What `name` holds was changed in the loop by `name.append(...)`, `name += ...` or
-    `name = f(name, ...)`."""
-    for definition in module.loops.definitions(name.id, loop, name):
-        node = definition.node
-        if definition.kind == MUTATE and isinstance(node, ast.Call) and node.func.attr in _GROWING_METHODS:
-            return True
-        if definition.kind == AUGMENT:
-            return True
-        if definition.kind == ASSIGN and isinstance(node, ast.Assign) and any(_is(n, name.id) for n in walk(definition.value)):
-            return True
-    return False
-
-
-def _numeric_op(op: ast.operator) -> bool:
-    return isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod))
-
-
-def _stringy(expr: ast.AST) -> bool:
-    return any(isinstance(n, (ast.JoinedStr, ast.Constant)) and isinstance(getattr(n, "value", None), str) for n in walk(expr))
-
-
-def _is_range_index(name: str, loop: ast.AST, module) -> bool:
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    it, target = loop.iter, loop.target
-    if isinstance(it, ast.Call) and module.qualname(it.func) == "builtins.enumerate":
-        return isinstance(target, ast.Tuple) and target.elts and _is(target.elts[0], name)
-    if isinstance(it, ast.Call) and module.qualname(it.func) == "builtins.range":
-        return _is(target, name)
-    return False
-
-
-def _is(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name

@@ -5,12 +5,10 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis.engine import reads
-
-from jaxlint.analysis.knowledge import jax_api
-
+from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.tracing import positional_params
-from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 
@@ -133,7 +131,7 @@ class ArgumentMutation(Rule):
                     writes.append((store.target, store.target, store.stmt))
             for call in effects.calls_in.get(id(fn), []):
                 func = call.func
-                if isinstance(func, ast.Attribute) and func.attr in jax_api.MUTATING_METHODS:
+                if isinstance(func, ast.Attribute) and func.attr in array_api.MUTATING_METHODS:
                     writes.append((call, func.value, call))
             if not writes:
                 continue

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.arrays.arrays import is_at_index
+from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.knowledge.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
@@ -191,24 +191,24 @@ class DiscardedUpdate(Rule):
         """What the call computes, and the name it would update (for the fix)."""
         func = call.func
         if isinstance(func, ast.Attribute):
-            if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
+            if func.attr in array_api.AT_UPDATE_METHODS and is_at_index(func.value):
                 base = func.value.value.value
                 held = module.value(base)
                 if held is not None and held.ref:
                     return None  # a Pallas reference's `.at[i].set(v)` writes through it
                 return f"`.at[...].{func.attr}(...)`", base
-            if func.attr in jax_api.IN_PLACE_IN_NUMPY_METHODS and module.arrays.is_array(func.value):
+            if func.attr in array_api.IN_PLACE_IN_NUMPY_METHODS and module.arrays.is_array(func.value):
                 return f"`.{func.attr}()` on a JAX array", func.value
             if func.attr in ("update", "init") and optax_transformation(module, func.value):
                 return f"the optimizer's `{func.attr}`", None
         name = module.qualname(func)
         if name == "optax.apply_updates":
             return "`optax.apply_updates`", None
-        if jax_api.array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
+        if array_api.array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
             first = call.args[0]
             if isinstance(first, (ast.Name, ast.Attribute, ast.Subscript)):
                 short = name.rsplit(".", 1)[-1]
-                updated = first if short in jax_api.IN_PLACE_IN_NUMPY_FUNCTIONS else None
+                updated = first if short in array_api.IN_PLACE_IN_NUMPY_FUNCTIONS else None
                 return f"`jnp.{short}(...)`", updated
         return None
 

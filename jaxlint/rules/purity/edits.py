@@ -12,13 +12,13 @@ import ast
 import weakref
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.walk import own_statements, target_names
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.findings import Edit, Fix, Position
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.module import ModuleFacts
     from jaxlint.analysis.engine.names import Names
+    from jaxlint.analysis.module import ModuleFacts
 
 
 def text(module: "ModuleFacts", node: ast.AST) -> str:
@@ -83,7 +83,7 @@ def in_place_fix(module: "ModuleFacts", stmt: ast.stmt, index: ast.Subscript, na
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is not None:
         return functional_update(module, stmt, name, index, "set", stmt.value)
     if isinstance(stmt, ast.AugAssign):
-        method = jax_api.AT_METHOD_OF_OPERATOR.get(type(stmt.op).__name__)
+        method = array_api.AT_METHOD_OF_OPERATOR.get(type(stmt.op).__name__)
         if method is not None:
             return functional_update(module, stmt, name, index, method, stmt.value)
     return None

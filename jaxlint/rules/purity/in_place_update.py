@@ -262,7 +262,7 @@ class InPlaceUpdate(Rule):
         effects = module.effects
         if not effects.subscript_stores:
             return
-        arrays = module.arrays
+        arrays, stores = module.arrays, module.traced_stores
         for store in effects.subscript_stores:
             target = store.target
             if is_at_index(target) or store.kind not in ("assign", "augmented", "annotated", "unpacked"):
@@ -278,17 +278,17 @@ class InPlaceUpdate(Rule):
                 )
                 continue
             base_node = target.value
-            if isinstance(base_node, ast.Name) and arrays.excluded_by_test(base_node):
+            if isinstance(base_node, ast.Name) and stores.excluded_by_test(base_node):
                 continue  # the branch that finds it a JAX array has left: a NumPy array or a list here
             known_array = True
             if (
                 arrays.is_array(base_node)
-                or arrays.indexed_like_array(target)
-                or (isinstance(base_node, ast.Name) and arrays.used_as_array(base_node))
+                or stores.indexed_like_array(target)
+                or (isinstance(base_node, ast.Name) and stores.used_as_array(base_node))
             ):
                 base = text(module, base_node)
                 message = f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises `TypeError`"
-            elif arrays.traced_key(target):
+            elif stores.traced_key(target):
                 known_array = False  # perhaps a list or a dict: `.at[...]` is no fix for those
                 base = text(module, base_node)
                 message = (

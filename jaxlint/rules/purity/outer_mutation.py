@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.lattice import Trace
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 
@@ -275,7 +275,7 @@ class OuterMutation(Rule):
                     writes.append((store.target, store.target, [value] if value is not None else [], store.stmt))
             for call in effects.calls_in.get(id(fn), []):
                 func = call.func
-                if isinstance(func, ast.Attribute) and func.attr in jax_api.MUTATING_METHODS:
+                if isinstance(func, ast.Attribute) and func.attr in array_api.MUTATING_METHODS:
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
             if ctx.staged:

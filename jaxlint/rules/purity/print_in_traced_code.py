@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.engine.call_index import may_resolve_to
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import debug_print
