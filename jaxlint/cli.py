@@ -767,6 +767,18 @@ def _stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
+def _rule_entry(rule) -> dict:
+    """A rule as `jaxlint rules --output-format json` lists it."""
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "category": rule.category,
+        "summary": rule.summary,
+        "fixable": rule.fixable,
+        "url": rule.url,
+    }
+
+
 @main.command("rules")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Table or JSON.")
 @_guard
@@ -774,17 +786,7 @@ def rules_command(output_format: str) -> None:
     """List every rule: code, name, category, autofix, summary."""
     rules = list(all_rules().values())
     if output_format == "json":
-        rows = [
-            {
-                "code": r.code,
-                "name": r.name,
-                "category": r.category,
-                "summary": r.summary,
-                "fixable": r.fixable,
-                "url": r.url,
-            }
-            for r in rules
-        ]
+        rows = [_rule_entry(r) for r in rules]
         with _output():
             click.echo(json.dumps(rows, indent=2))
         return
@@ -819,18 +821,7 @@ def rule_command(code: str | None, every: bool, output_format: str) -> None:
         if output_format == "text":
             click.echo("\n".join(r.page() for r in rules), nl=False)
             return
-        pages = [
-            {
-                "code": r.code,
-                "name": r.name,
-                "category": r.category,
-                "summary": r.summary,
-                "fixable": r.fixable,
-                "url": r.url,
-                "explanation": r.page(),
-            }
-            for r in rules
-        ]
+        pages = [{**_rule_entry(r), "explanation": r.page()} for r in rules]
         click.echo(json.dumps(pages if every else pages[0], indent=2))
 
 
