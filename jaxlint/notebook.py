@@ -161,43 +161,35 @@ class Notebook:
 
     def with_fixes(self, findings: list[Finding], unsafe_fixes: bool) -> tuple["Notebook", Counter]:
         """A copy with each cell's applicable fixes applied (findings as `relocate` returns them)."""
-        fixed_total: Counter = Counter()
-        data = copy.deepcopy(self.data)
-        by_cell: dict[int, list[Finding]] = {}
-        for finding in findings:
-            if finding.cell is not None:
-                by_cell.setdefault(finding.cell, []).append(finding)
-        for cell, in_cell in sorted(by_cell.items()):
-            text = self.cell_source(cell - 1)
-            new_text, fixed = apply_fixes(text, in_cell, unsafe_fixes)
-            if fixed:
-                original = data["cells"][cell - 1].get("source")
-                data["cells"][cell - 1]["source"] = (
-                    split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
-                )
-                fixed_total += fixed
-        return (Notebook(data) if fixed_total else self), fixed_total
+        return self._edited(findings, lambda text, in_cell: apply_fixes(text, in_cell, unsafe_fixes), Counter())
 
     def with_noqa(self, findings: list[Finding], with_noqa: NoqaWriter) -> tuple["Notebook", int]:
         """A copy with `# noqa: CODE` added in each cell for its findings (as `relocate` returns them),
         each cell's text edited by `with_noqa` (suppression's: it reads the configuration, notebooks need not)."""
-        added = 0
+
+        def add(text: str, in_cell: list[Finding]) -> tuple[str, int]:
+            python = "".join(line + "\n" for line in _blank_ipython(split_lines(text)))
+            return with_noqa(text, in_cell, python)
+
+        return self._edited(findings, add, 0)
+
+    def _edited(self, findings: list[Finding], edit, total):
+        """A copy with each cell that holds findings rewritten by `edit(text, its findings)`, which
+        returns the new text and what it did (a count); and the sum of those counts."""
         data = copy.deepcopy(self.data)
         by_cell: dict[int, list[Finding]] = {}
         for finding in findings:
             if finding.cell is not None:
                 by_cell.setdefault(finding.cell, []).append(finding)
         for cell, in_cell in sorted(by_cell.items()):
-            text = self.cell_source(cell - 1)
-            python = "".join(line + "\n" for line in _blank_ipython(split_lines(text)))
-            new_text, count = with_noqa(text, in_cell, python)
-            if count:
+            new_text, done = edit(self.cell_source(cell - 1), in_cell)
+            if done:
                 original = data["cells"][cell - 1].get("source")
                 data["cells"][cell - 1]["source"] = (
                     split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
                 )
-                added += count
-        return (Notebook(data) if added else self), added
+                total += done
+        return (Notebook(data) if total else self), total
 
     def diff(self, fixed: "Notebook", name: str) -> str:
         """A unified diff per changed cell, each headed `NAME:cell N`."""
