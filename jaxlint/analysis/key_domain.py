@@ -47,12 +47,15 @@ class Summary:
     def __init__(
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
         spent: frozenset = frozenset(), free: dict[str, int] | None = None,
+        flax: dict[str, tuple[tuple[str, bool, int], ...]] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
         self.spent = spent
         self.free = free or {}  # keys it reads from the function around it, and their consumption
+        # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
+        self.flax = flax or {}
 
 
 NO_KEYS = Summary({}, frozenset())
@@ -92,7 +95,8 @@ def analyse(
             report()
     consumed: dict[str, int] = {}
     for name, vid in run.params.items():
-        levels = [s.mark(vid).level for s, _ in exits]
+        # A key only Flax runs consumed is summarised by `_flax_runs`.
+        levels = [NONE if _by_flax(s.mark(vid)) else s.mark(vid).level for s, _ in exits]
         consumed[name] = join_levels(levels) if levels else NONE
     free: dict[str, int] = {}
     for name, vid in run.free.items():
@@ -101,7 +105,29 @@ def analyse(
     returned = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
     returns = frozenset(r for r in returned if isinstance(r, str))
     spent = frozenset(r.position for r in returned if isinstance(r, Spent))
-    return Summary(consumed, frozenset(run.params), returns, spent, free)
+    return Summary(consumed, frozenset(run.params), returns, spent, free, _flax_runs(run.params, exits))
+
+
+def _by_flax(mark) -> bool:
+    return mark.first is not None and mark.first.kind == "flax"
+
+
+def _flax_runs(params: dict[str, int], exits: list) -> dict[str, tuple[tuple[str, bool, int], ...]]:
+    """Per parameter, the Flax modules it is handed to (`flax_runs`), whether to build them, and how surely."""
+    found: dict[str, tuple[tuple[str, bool, int], ...]] = {}
+    for name, vid in params.items():
+        runs: dict[str, tuple[bool, list[int]]] = {}
+        for state, _ in exits:
+            for slot, mark in state.used.items():
+                if isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] == vid:
+                    init = mark.first.init if mark.first is not None else False
+                    runs.setdefault(slot[2], (init, []))[1].append(mark.level)
+        if runs:
+            found[name] = tuple(
+                (module, init, join_levels(levels + [NONE] * (len(exits) - len(levels))))
+                for module, (init, levels) in runs.items()
+            )
+    return found
 
 
 class KeyDomain(Domain[States]):

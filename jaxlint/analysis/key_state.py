@@ -24,8 +24,10 @@ class Use:
 
     node: ast.AST  # the key expression as written at the consuming call
     call: ast.AST
-    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry"
+    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry" | "flax"
     callee: str  # how to name the consumer in a message
+    module: str | None = None  # for "flax": the Flax module the key runs (`flax_runs`)
+    init: bool = False  # for "flax": the run builds parameters (`init`)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis import jax_api
@@ -36,7 +36,7 @@ from jaxlint.analysis.key_function_forms import (
 )
 from jaxlint.analysis.key_intent import aligned_permutation, compared
 from jaxlint.analysis.key_names import KeyNames
-from jaxlint.analysis.key_syntax import bind, bound_self, inherited
+from jaxlint.analysis.key_syntax import bind, bound_self, decorator_name, inherited
 from jaxlint.analysis.key_seeds import Candidate, feeds_carried_state, is_step, steps
 from jaxlint.analysis.key_state import DEFINITE, MAYBE, Use
 from jaxlint.analysis.key_transfer import KeyTransfer
@@ -106,6 +106,18 @@ class Helper:
     # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
     # the caller does not see, so a key it draws from on some path counts as drawn.
     submodule: bool = False
+    arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
+    members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
+
+
+def _helper(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
+    """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
+    members = {}
+    for arg, param in bound:
+        items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
+        members.update((id(item), param) for item in items)
+    arguments = {param: ast.unparse(arg) for arg, param in bound}
+    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
 
 
 class KeyFlow:
@@ -129,6 +141,7 @@ class KeyFlow:
         self._reused_firsts: set[int] = set()
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
+        self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
@@ -198,7 +211,6 @@ class KeyFlow:
         if callee is None:
             return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
-        parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
         if not exported:
             flags = self.deciding_flags(callee, bound, summary)
@@ -206,8 +218,8 @@ class KeyFlow:
                 summary = self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
-            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
-        return Helper(name, summary, parameters)
+            return _helper(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return _helper(name, summary, bound)
 
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
         """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
@@ -279,10 +291,14 @@ class KeyFlow:
                 named = self.keynames.submodule_class(call.func)
                 qualname = self.names.qualname(named) if named is not None else None
                 skip = 1
+        owner = False
         if target is None:
             if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
                 return None
             target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
+            if target is None and not skip:
+                target, skip = self._class_method(qualname)
+                owner = target is not None
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
@@ -293,11 +309,28 @@ class KeyFlow:
         if flags:
             summary = keys.exported(target.node, flags)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
-        parameters = {id(arg): param for arg, param in bound}
-        name = f"{link.name}.{target.node.name}"
-        if skip and isinstance(call.func, ast.Attribute):
-            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
-        return Helper(name, summary, parameters)
+        name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
+        if skip and isinstance(call.func, ast.Attribute) and not owner:
+            return _helper(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return _helper(name, summary, bound)
+
+    def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
+        """The class or static method `Cls.method` names in a class of another project module
+        (`Model.create(...)`), and how many leading parameters the call does not pass (`cls`)."""
+        owner, _, attr = qualname.rpartition(".")
+        located = self.project.project.definition(self.project, owner) if owner else None
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None, 0
+        facts, cls = located
+        method = facts.names.scopes[id(cls)].defs.get(attr)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None, 0
+        kinds = {decorator_name(d) for d in method.decorator_list}
+        if kinds == {"classmethod"}:
+            return ProjectFunction(facts, method), 1
+        if kinds == {"staticmethod"}:
+            return ProjectFunction(facts, method), 0
+        return None, 0
 
     def _inherited_method(self, func: ast.AST) -> ProjectFunction | None:
         """The method `self.<attr>(...)` runs when the class inherits it from a class another
