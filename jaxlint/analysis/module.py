@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from jaxlint.analysis import jax_api
 from jaxlint.analysis.array_annotations import names_array
@@ -16,6 +16,7 @@ from jaxlint.analysis.callsites import CallSite, CallSites
 from jaxlint.analysis.closure_nullness import closed_not_none
 from jaxlint.analysis.guards import guarded_nodes
 from jaxlint.analysis.instance_calls import python_valued_parameters
+from jaxlint.analysis.project_instance_calls import PYTHON, untraced_parameters
 from jaxlint.analysis.loop_variance import LoopFacts
 from jaxlint.analysis.names import FunctionNode, Names
 from jaxlint.analysis.project import IncomingCall, ModuleLink
@@ -102,7 +103,9 @@ class ModuleFacts:
         )
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
-            params = root_parameters(root, self.names, self.discovery.roots, self._passed_defaults(root))
+            params = root_parameters(
+                root, self.names, self.discovery.roots, self._passed_defaults(root), self._callers(root)
+            )
             entries.append((root.node, params, root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
@@ -134,6 +137,20 @@ class ModuleFacts:
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _callers(self, root: TracedFunction) -> Callable[[], dict[str, str]] | None:
+        """For a framework module's `__call__`: what the project's calls of its instances pass, asked once."""
+        cls = self.names.parent_class.get(id(root.node))
+        if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
+            return None
+        found: list[dict[str, str]] = []
+
+        def callers() -> dict[str, str]:
+            if not found:
+                found.append(untraced_parameters(self, cls, root.node))
+            return found[0]
+
+        return callers
 
     def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
         """The parameters with a default other than None that a call of the jitted function in
@@ -427,10 +444,13 @@ def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
 
 
 def root_parameters(
-    root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset()
+    root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset(),
+    callers: Callable[[], dict[str, str]] | None = None,
 ) -> dict[str, Value]:
     """The values a transformation gives a function's parameters (`roots`: all in the module;
-    `passed`: parameters with a default that a call passes, traced like those without one)."""
+    `passed`: parameters with a default that a call passes, traced like those without one;
+    `callers`: for a framework module's `__call__`, the parameters every call in the project
+    passes a value that is not traced, `project_instance_calls`)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -439,7 +459,12 @@ def root_parameters(
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
-        params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed)
+        value = _parameter_value(root, fn, param, names, roots, param.arg in passed)
+        if value.traced and root.framework_method and callers is not None:
+            verdict = callers().get(param.arg)
+            if verdict is not None:
+                value = STATIC if verdict == PYTHON else UNKNOWN  # what every caller passes
+        params[param.arg] = value
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:
