@@ -16,6 +16,8 @@ _DELEGATING = frozenset({
     "squeeze", "swapaxes", "repeat", "shape", "ndim", "size", "flip", "moveaxis", "real",
     "imag", "array_equal", "searchsorted", "result_type", "dtype", "issubdtype", "iinfo",
     "finfo", "isscalar",
+    # Only the shape, slicing and the array's own `swapaxes` (checked under `jax.jit`).
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "rollaxis",
 })
 
 
@@ -26,7 +28,9 @@ class NumpyOnTracer(Rule):
     summary = "NumPy or `math` function applied to a traced value (use `jax.numpy`)"
     what = """
         Checks for calls into `numpy` (other than its reductions that delegate to the array's own
-        method, such as `np.sum` or `np.mean`) and into `math`, with a traced argument; and for a
+        method, such as `np.sum` or `np.mean`, and the functions that only read the shape, slice
+        and call the array's own `swapaxes`: `np.split`, `np.array_split`, `np.hsplit`,
+        `np.vsplit`, `np.dsplit`, `np.swapaxes`, `np.rollaxis`) and into `math`, with a traced argument; and for a
         NumPy array (a name bound only to `np.array(...)`, `np.arange(...)` and other NumPy
         constructors, or such a call itself) indexed by a traced value (`table[i]`,
         `np.arange(n)[idx]`). A helper's parameter whose default names a module (`xnp=np`, for
@@ -94,6 +98,15 @@ class NumpyOnTracer(Rule):
         def decode(codes, layers):
             first = CODEBOOK[0]  # a static index
             return jnp.asarray(CODEBOOK)[codes] + first
+        """,
+        """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def gated(x):
+            a, b = np.split(x, 2, axis=-1)  # slices of the tracer: no conversion
+            return np.swapaxes(a * jax.nn.sigmoid(b), 0, 1)
         """,
     )
     demo = JaxDemo(
