@@ -138,19 +138,13 @@ class ModuleFacts:
         self._analyze_derivative_rules(analysis, returned)
         return analysis
 
-    def _callers(self, root: TracedFunction) -> Callable[[], dict[str, str]] | None:
-        """For a framework module's `__call__`: what the project's calls of its instances pass, asked once."""
+    def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, str]] | None:
+        """For a framework module's `__call__`: what the project's calls of its instances pass
+        for the parameters asked about."""
         cls = self.names.parent_class.get(id(root.node))
         if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
             return None
-        found: list[dict[str, str]] = []
-
-        def callers() -> dict[str, str]:
-            if not found:
-                found.append(untraced_parameters(self, cls, root.node))
-            return found[0]
-
-        return callers
+        return lambda asked: untraced_parameters(self, cls, root.node, asked)
 
     def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
         """The parameters with a default other than None that a call of the jitted function in
@@ -445,12 +439,12 @@ def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
 
 def root_parameters(
     root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset(),
-    callers: Callable[[], dict[str, str]] | None = None,
+    callers: Callable[[frozenset[str]], dict[str, str]] | None = None,
 ) -> dict[str, Value]:
     """The values a transformation gives a function's parameters (`roots`: all in the module;
     `passed`: parameters with a default that a call passes, traced like those without one;
-    `callers`: for a framework module's `__call__`, the parameters every call in the project
-    passes a value that is not traced, `project_instance_calls`)."""
+    `callers`: for a framework module's `__call__`, which of the parameters asked about every
+    call in the project passes a value that is not traced, `project_instance_calls`)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -459,12 +453,11 @@ def root_parameters(
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
-        value = _parameter_value(root, fn, param, names, roots, param.arg in passed)
-        if value.traced and root.framework_method and callers is not None:
-            verdict = callers().get(param.arg)
-            if verdict is not None:
-                value = STATIC if verdict == PYTHON else UNKNOWN  # what every caller passes
-        params[param.arg] = value
+        params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed)
+    traced = frozenset(name for name, value in params.items() if value.traced)
+    if traced and root.framework_method and callers is not None:
+        for name, verdict in callers(traced).items():
+            params[name] = STATIC if verdict == PYTHON else UNKNOWN  # what every caller passes
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:

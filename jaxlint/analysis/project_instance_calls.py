@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.instance_calls import _python_value
@@ -49,24 +49,28 @@ class _Escaped(Exception):
     """An instance or the class reaches code whose calls of it are out of view."""
 
 
-def untraced_parameters(facts: "ModuleFacts", cls: ast.ClassDef, method: ast.FunctionDef) -> Dict[str, str]:
-    """Parameter -> PYTHON or QUIET, for the parameters of `cls.__call__` (`method`) that every
-    call of the class's instances in the project passes a value that is not traced."""
+def untraced_parameters(
+    facts: "ModuleFacts", cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
+) -> Dict[str, str]:
+    """Parameter -> PYTHON or QUIET, for the parameters of `cls.__call__` (`method`) among
+    `asked` that every call of the class's instances in the project passes a value that is not
+    traced. The search stops at the first call that decides all of them."""
     link = facts.project
     if link is None:
         return {}
     positional = [p.arg for p in positional_params(method)[1:]]
-    verdicts: Dict[str, str] = {p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs))}
-    home = os.path.abspath(facts.path or "")
-    paths = sorted(_files_naming(link, cls.name), key=lambda p: os.path.abspath(p) != home)  # its own first
+    verdicts: Dict[str, str] = {
+        p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs)) if p in asked
+    }
+    home = os.path.abspath(facts.path) if facts.path else None
+    others = [p for p in _files_naming(link, cls.name) if os.path.abspath(p) != home]
     seen = False
     try:
-        for path in paths:
-            other = facts if os.path.abspath(path) == home else link.project.module(path)
+        for other in (facts, *(link.project.module(p) for p in others)):  # its own module first, as linted
             if other is None:
                 continue
             if other is not facts:
-                link.deps.add(path)  # a result computed from that module: re-linted when it changes
+                link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
             for args, keywords, scope in _Calls(other, facts, cls).calls():
                 seen = True
                 if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
@@ -88,31 +92,28 @@ def untraced_parameters(facts: "ModuleFacts", cls: ast.ClassDef, method: ast.Fun
 
 def _files_naming(link, name: str) -> List[str]:
     """The project's Python files whose text names `name` (the project: the folder the module's
-    top-level package sits in and the project root above it), read once per run."""
+    top-level package sits in and the project root above it), indexed once per run."""
     cache = _CACHES.get(link.project)
     if cache is None:
-        cache = _CACHES[link.project] = ({}, {})
-    files, texts = cache
-    found: List[str] = []
-    for path in _project_files(link.roots, files):
-        if path not in texts:
-            texts[path] = _text(path)
-        text = texts[path]
-        if text is not None and name in text and re.search(rf"\b{name}\b", text):
-            found.append(path)
-    return found
+        cache = _CACHES[link.project] = {}
+    index = cache.get(link.roots)
+    if index is None:
+        index = cache[link.roots] = {}
+        for path in _project_files(link.roots):
+            text = _text(path)
+            for word in set(_WORD.findall(text)) if text is not None else ():
+                index.setdefault(word, []).append(path)
+    return index.get(name, [])
 
 
-# Per run (`Project`): the files under each set of roots, and each file's text.
-_CACHES: "WeakKeyDictionary[object, Tuple[Dict[Tuple[str, ...], List[str]], Dict[str, Optional[str]]]]" = (
-    WeakKeyDictionary()
-)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _project_files(roots: Tuple[str, ...], cache: Dict[Tuple[str, ...], List[str]]) -> List[str]:
-    files = cache.get(roots)
-    if files is not None:
-        return files
+# Per run (`Project`), per set of roots: the files naming each identifier.
+_CACHES: "WeakKeyDictionary[object, Dict[Tuple[str, ...], Dict[str, List[str]]]]" = WeakKeyDictionary()
+
+
+def _project_files(roots: Tuple[str, ...]) -> List[str]:
     seen: Dict[str, None] = {}
     for root in roots:
         for directory, folders, names in os.walk(root):
@@ -123,10 +124,8 @@ def _project_files(roots: Tuple[str, ...], cache: Dict[Tuple[str, ...], List[str
             ]
             seen.update((os.path.join(directory, n), None) for n in names if n.endswith(".py"))
             if len(seen) > _MAX_FILES:
-                cache[roots] = []
                 return []
-    files = cache[roots] = list(seen)
-    return files
+    return list(seen)
 
 
 def _text(path: str) -> Optional[str]:
@@ -336,6 +335,18 @@ def _self_attribute_values(expr: ast.Attribute, names: Names, scope: Scope) -> L
     cls = names.parent_class.get(id(owner.node))
     if cls is None:
         return []
+    table = _STORED.setdefault(names, {})
+    key = (id(cls), expr.attr)
+    if key not in table:
+        table[key] = _stored_in_methods(cls, expr.attr, names)
+    return table[key]
+
+
+# Per module: (id(class), attribute) -> what the class's methods store in `self.<attribute>`.
+_STORED: "WeakKeyDictionary[Names, Dict[Tuple[int, str], List[Tuple[ast.expr, Scope]]]]" = WeakKeyDictionary()
+
+
+def _stored_in_methods(cls: ast.ClassDef, attr: str, names: Names) -> List[Tuple[ast.expr, Scope]]:
     stored: List[Tuple[ast.expr, Scope]] = []
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -344,7 +355,7 @@ def _self_attribute_values(expr: ast.Attribute, names: Names, scope: Scope) -> L
         for node in ast.walk(method):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
             for target in targets:
-                if isinstance(target, ast.Attribute) and target.attr == expr.attr and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == self_name:
                     if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                         return []
                     stored.append((node.value, names.scopes[id(method)]))
