@@ -49,7 +49,11 @@ KEY_FLOW_LIMITATIONS = """
     same call made twice with one key is a reuse, as in JAX's checker, even when nothing else
     differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a
     deliberate copy marks with a `# noqa: JAX201`; two `init`s of one Flax module are the one
-    exception (a target network initialised as its online one: JAX201's page). Flax modules are
+    exception (a target network initialised as its online one: JAX201's page). Two uses that
+    are harmless where the numbers go unused are reported all the same, since the code does
+    not show that they do: draws made with a dummy key only to build example values (an
+    action and a state that give a replay buffer its structure), and keys passed again to
+    recompute what a gradient is taken of. A `# noqa: JAX201` records that intent. Flax modules are
     told apart by how the code writes them (`critic_def`, `self.model`, the argument a helper is
     passed): two names for one module, and two modules whose layers draw at the same paths (a
     `Dropout_0` at the root of each, or `self.make_rng` called at the root of each), draw the
