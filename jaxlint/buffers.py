@@ -27,7 +27,7 @@ class BufferResult:
 def lint_buffer(data: bytes, path: str, settings: LintSettings) -> BufferResult:
     """Lint (and, if the settings ask, fix) `data` as the contents of `path`; a notebook if `path` names one."""
     try:
-        document = load_document(path, data)
+        document = load_document(path, data, settings.is_notebook(path))
     except SourceError as err:
         return BufferResult([parse_error(path, err)], data)
     findings, fixed_document, fixed, warnings = lint_in_memory(document, path, settings)

@@ -19,13 +19,21 @@ from typing import Any, Iterable
 import click
 
 import jaxlint
-from jaxlint.analysis.project import IncomingCall, call_from_json, call_to_json
+from jaxlint.analysis.project.project import IncomingCall, call_from_json, call_to_json
 from jaxlint.findings import Edit, Finding, Fix, Position
 
 _GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxlint.\n"
 )
+
+
+def made_by_jaxlint(directory: Path) -> bool:
+    """Whether a folder is a results cache jaxlint made (its CACHEDIR.TAG says so)."""
+    try:
+        return (directory / "CACHEDIR.TAG").read_text(encoding="utf-8") == _CACHEDIR_TAG
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def digest(data: bytes) -> str:
@@ -67,10 +75,11 @@ def _build_fingerprint() -> str:
     return "\n".join(parts)
 
 
-def settings_key(codes: Iterable[str], options: dict[str, Any]) -> str:
-    """One cache file per combination of build, selected codes and rule options."""
+def settings_key(codes: Iterable[str], options: dict[str, Any], **reading: Any) -> str:
+    """One cache file per combination of build, selected codes, rule options and how files are read
+    (`reading`: the fixable codes, whether `# noqa` counts, the extensions' languages)."""
     blob = json.dumps(
-        {"build": _build_fingerprint(), "codes": sorted(codes), "options": options},
+        {"build": _build_fingerprint(), "codes": sorted(codes), "options": options, **reading},
         sort_keys=True,
         default=repr,
     )

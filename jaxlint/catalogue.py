@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from jaxlint.rule import Rule, all_rules
+from jaxlint.rule import Rule
+
+from jaxlint.rules import all_rules
 
 
 def _cell(text: str) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
 import sys
 import time
-import tokenize
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
@@ -24,8 +22,8 @@ from jaxlint.config import (
     Config,
     ConfigError,
     Selection,
+    LANGUAGES,
     apply_settings,
-    check_known,
     check_selector,
     find_config_file,
     known_codes,
@@ -33,7 +31,7 @@ from jaxlint.config import (
     parse_override,
     resolve_selection,
 )
-from jaxlint.files import PathPatterns, check_glob, discover
+from jaxlint.files import SUFFIXES, PathPatterns, check_glob, discover, read_bytes
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
 from jaxlint.output import (
@@ -45,9 +43,9 @@ from jaxlint.output import (
     summary,
     use_colour,
 )
-from jaxlint.rule import all_rules
-from jaxlint.runner import FileResult, LintSettings, lint_files
-from jaxlint.source import SourceError, decode
+from jaxlint.rules import all_rules
+from jaxlint.runner import FileResult, LintSettings, lint_files, load_document
+from jaxlint.source import SourceError
 from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
@@ -122,6 +120,41 @@ def _selectors(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
         raise click.BadParameter(str(exc)) from None
 
 
+def _pairs(values: tuple[str, ...], what: str) -> list[tuple[str, str]]:
+    """`A:B` pairs, comma-separated and repeatable (`--per-file-ignores "tests/*:JAX2,*.ipynb:JAX1"`)."""
+    pairs = []
+    for value in values:
+        for item in value.split(","):
+            left, colon, right = item.strip().rpartition(":")
+            if not (colon and left and right):
+                raise click.BadParameter(f"expected {what}, not {item.strip()!r}")
+            pairs.append((left, right))
+    return pairs
+
+
+def _per_file_ignores(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, list[str]] | None:
+    if not values:
+        return None
+    table: dict[str, list[str]] = {}
+    try:
+        for pattern, selector in _pairs(values, "PATTERN:CODE"):
+            table.setdefault(check_glob(pattern), []).append(check_selector(selector))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return table
+
+
+def _extensions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    mapping = {}
+    for suffix, language in _pairs(values, "EXTENSION:LANGUAGE (such as ipy:ipynb)"):
+        if language not in LANGUAGES:
+            raise click.BadParameter(f"`{language}` is not one of {', '.join(LANGUAGES)}")
+        mapping[suffix.lstrip(".")] = language
+    return mapping
+
+
 def _glob_patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     try:
         return tuple(check_glob(value) for value in values)
@@ -175,7 +208,53 @@ class _CheckCommand(click.Command):
     default=None,
     help="How to print findings [default: full].",
 )
+@click.option(
+    "--fixable",
+    multiple=True,
+    callback=_selectors,
+    metavar="CODES",
+    help="Rules whose fixes may apply (default: all); replaces the configured `fixable`.",
+)
+@click.option(
+    "--extend-fixable", multiple=True, callback=_selectors, metavar="CODES", help="Rules whose fixes may apply too."
+)
+@click.option(
+    "--unfixable", multiple=True, callback=_selectors, metavar="CODES", help="Rules whose fixes never apply."
+)
+@click.option(
+    "--per-file-ignores",
+    multiple=True,
+    callback=_per_file_ignores,
+    metavar="PATTERN:CODE",
+    help="Codes to ignore in the files a glob matches (comma-separated pairs); replaces the configured ones.",
+)
+@click.option(
+    "--extend-per-file-ignores",
+    multiple=True,
+    callback=_per_file_ignores,
+    metavar="PATTERN:CODE",
+    help="Like --per-file-ignores, on top of the configured ones.",
+)
+@click.option(
+    "--extension",
+    multiple=True,
+    callback=_extensions,
+    metavar="EXT:LANGUAGE",
+    help="Lint files with this extension as `python`, `pyi` or `ipynb`, such as `ipy:ipynb` (comma-separated).",
+)
+@click.option("--ignore-noqa", is_flag=True, help="Ignore every `# noqa` comment.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings, nothing else.")
+@click.option(
+    "-s", "--silent", is_flag=True, help="Print nothing (the exit status still says whether there are findings)."
+)
+@click.option("-v", "--verbose", is_flag=True, help="Say on standard error what the run does and how long it took.")
+@click.option(
+    "--color",
+    "colour",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    help="Colour the text output: on a terminal (auto), always or never [default: auto].",
+)
 @click.option(
     "--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings."
 )
@@ -188,7 +267,7 @@ class _CheckCommand(click.Command):
     help="A config file to use instead of discovery, or a `key = value` TOML override (repeatable).",
 )
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache.")
+@click.option("-n", "--no-cache", is_flag=True, help="Neither read nor write the results cache.")
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False),
@@ -197,6 +276,11 @@ class _CheckCommand(click.Command):
     help="Where to keep the results cache [default: .jaxlint_cache in the project].",
 )
 @click.option("--fix/--no-fix", default=None, help="Apply safe fixes and write the files back.")
+@click.option(
+    "--fix-only/--no-fix-only",
+    default=None,
+    help="Apply fixes, and neither report nor exit 1 for the findings left. Implies --fix.",
+)
 @click.option(
     "--unsafe-fixes/--no-unsafe-fixes", default=None, help="Apply (and offer) unsafe fixes as well."
 )
@@ -260,14 +344,14 @@ class _CheckCommand(click.Command):
     "--backend",
     type=click.Choice(["cpu", "gpu", "tpu"]),
     default=None,
-    help="JAX backend for --dynamic [default: whatever JAX picks].",
+    help="Where --dynamic runs the code [default: the CPU, and an accelerator only for what the CPU cannot show].",
 )
 @click.option(
     "--dynamic-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Time limit for --dynamic [default: 60].",
+    help="Time limit for --dynamic [default: 60 per file probed; 600 per driven run].",
 )
 @click.option(
     "--sandbox",
@@ -298,18 +382,22 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     opts["driver_args"] = click.get_current_context().meta.get(DRIVER_ARGS)
     if opts["driver_args"] is not None and "pytest" not in opts["drivers"]:
         raise click.UsageError("arguments after `--` are for --driver pytest")
+    opts["quiet"] = opts["quiet"] or opts["silent"]  # silent is quiet, and prints no findings either
+    started = time.perf_counter()
     reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
     config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
+    _verbose(opts, f"configuration: {', '.join(map(str, config.sources)) or 'none found: the defaults'}")
     rules = all_rules()
     codes = known_codes(rules)
     cli_selection = Selection(
         opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or [])
     )
-    check_known(_all_selectors(config, cli_selection), codes)
     selected = resolve_selection([*config.selections, cli_selection], codes)
     if opts["show_settings"]:
-        click.echo(settings_view.render(config, selected, paths, opts), nl=False)
+        shown = opts["stdin_filename"] or "-" if reads_stdin else paths[0]
+        fixable = _fixable(config, opts, codes)
+        click.echo(settings_view.render(config, selected, fixable, shown, opts), nl=False)
         return
     if reads_stdin:
         status = _check_stdin(config, selected, rules, codes, opts)
@@ -320,9 +408,10 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
         excludes=config.excludes,
         respect_gitignore=config.respect_gitignore,
         force_exclude=config.force_exclude,
+        suffixes=SUFFIXES + tuple(f".{suffix}" for suffix in config.extension),
     )
     for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        _warn(opts, f"warning: {warning}")
     if opts["show_files"]:
         with _output():
             click.echo("".join(f"{display_path(p)}\n" for p in found.files), nl=False)
@@ -330,31 +419,26 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     quiet = opts["quiet"]
     if not found.files and not found.missing and not quiet:
         click.echo("warning: No Python files found under the given path(s)", err=True)
+    _verbose(opts, f"{len(found.files)} file(s) to lint")
 
     diff = opts["diff"]
-    results = _lint(
-        found.files,
-        config,
-        selected,
-        rules,
-        fix=config.fix and not diff,
-        diff=diff,
-        use_cache=not opts["no_cache"],
-        cache_dir=opts["cache_dir"],
-    )
+    results = _lint(found.files, config, selected, rules, opts, fix=config.fix and not diff, diff=diff)
     missing = [_unreadable(path, reason) for path, reason in found.missing]
     findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, found.files, config, opts, quiet)
-        findings = _kept(_unsuppressed(findings), config, selected, codes)  # observed ones are new
+        if not opts["ignore_noqa"]:
+            findings = _unsuppressed(findings)
+        findings = _kept(findings, config, selected, codes)  # observed ones are new
+    _verbose(opts, f"linted in {time.perf_counter() - started:.2f}s")
 
     if opts["add_noqa"]:
-        _add_noqa(findings, quiet)
+        _add_noqa(findings, opts)
         return
 
     for result in results:
         for warning in result.warnings:
-            click.echo(f"warning: {display_path(result.path)}: {warning}", err=True)
+            _warn(opts, f"warning: {display_path(result.path)}: {warning}")
     internal_errors = [r for r in results if r.error]
     for result in internal_errors:
         click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)
@@ -368,6 +452,18 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     if unwritten:
         raise Failure(f"{len(unwritten)} file(s) could not be fixed; their findings are reported above")
     sys.exit(0 if opts["exit_zero"] else status)
+
+
+def _warn(opts: dict, text: str) -> None:
+    """A warning on standard error, unless the run is silent."""
+    if not opts["silent"]:
+        click.echo(text, err=True)
+
+
+def _verbose(opts: dict, text: str) -> None:
+    """What `-v` shows of the run, on standard error."""
+    if opts["verbose"]:
+        click.echo(f"debug: {text}", err=True)
 
 
 def _reads_stdin(paths: tuple[str, ...], opts: dict) -> bool:
@@ -392,17 +488,9 @@ def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[st
         if fix:
             click.echo(data, nl=False)  # an excluded file passes through unchanged
         return 0
-    settings = LintSettings(
-        codes=frozenset(selected & rules.keys()),
-        options=config.options,
-        known=frozenset(rules),
-        fix=fix,
-        diff=opts["diff"],
-        unsafe_fixes=config.unsafe_fixes,
-    )
-    result = lint_buffer(data, path, settings)
+    result = lint_buffer(data, path, _lint_settings(config, selected, rules, opts, fix=fix, diff=opts["diff"]))
     for warning in result.warnings:
-        click.echo(f"warning: {display_path(path)}: {warning}", err=True)
+        _warn(opts, f"warning: {display_path(path)}: {warning}")
     findings = _kept(result.findings, config, selected, codes)
     file_result = FileResult(path, findings, fixed=result.fixed, diff=result.diff)
     report = Report(rules, unsafe_fixes=config.unsafe_fixes, buffers={path: result.fixed_data})
@@ -431,10 +519,13 @@ def _print(
     fixed_count = sum(sum(c.values()) for c in fixed.values())
     written: list[str] = []
     to_file = bool(opts["output_file"]) and not err
-    colour = not to_file and use_colour(sys.stderr if err else sys.stdout)
+    wanted = {"always": True, "never": False}.get(opts["colour"])
+    colour = not to_file and (use_colour(sys.stderr if err else sys.stdout) if wanted is None else wanted)
     report = dataclasses.replace(report, colour=colour)
 
     def emit(text: str) -> None:
+        if opts["silent"]:
+            return
         if to_file:
             written.append(text)
         else:
@@ -445,6 +536,12 @@ def _print(
         if not quiet:
             click.echo(summary.diff_summary(fixed_count, findings, report), err=True, nl=False)
         status = 1 if fixed_count else 0
+    elif config.fix_only:  # as ruff: what was fixed, not what is left
+        if (opts["output_format"] or config.output_format or "full") in TEXT_FORMATS and not quiet:
+            if config.show_fixes:
+                emit(summary.fixed_by_file(fixed))
+            emit(summary.fixed_summary(fixed_count))
+        status = 1 if opts["exit_non_zero_on_fix"] and fixed_count else 0
     else:
         output_format = opts["output_format"] or config.output_format or "full"
         if opts["statistics"]:
@@ -463,28 +560,29 @@ def _print(
     return status
 
 
-def _add_noqa(findings: list[Finding], quiet: bool) -> None:
-    """Write `# noqa: CODE` for every finding on its line, as ruff's --add-noqa; the run then passes."""
+def _add_noqa(findings: list[Finding], opts: dict) -> None:
+    """Write `# noqa: CODE` for every finding on its line (in its cell, in a notebook), as ruff's
+    --add-noqa; the run then passes. A file that cannot take them is named on standard error."""
+    from jaxlint.write import WriteError, write_back
+
     added = 0
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:
         by_path.setdefault(finding.path, []).append(finding)
     for path, in_file in sorted(by_path.items()):
-        if path.endswith(".ipynb") or not os.path.isfile(path):
+        if not os.path.isfile(path):
             continue
-        with open(path, "rb") as handle:
-            data = handle.read()
         try:
-            text = decode(data)
-        except SourceError:
+            data = read_bytes(path)
+            document = load_document(path, data, any(f.cell is not None for f in in_file))
+            noted, count = document.with_noqa(in_file, with_noqa)
+            if count:
+                write_back(path, noted, data)
+        except (OSError, SourceError, WriteError) as exc:
+            _warn(opts, f"warning: {display_path(path)}: no `# noqa` added: {exc}")
             continue
-        new_text, count = with_noqa(text, in_file)
-        if count:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-            with open(path, "wb") as handle:
-                handle.write(new_text.encode(encoding))
-            added += count
-    if not quiet:
+        added += count
+    if not opts["quiet"]:
         click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
     sys.exit(0)
 
@@ -532,9 +630,15 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
     if opts["exclude"]:
         config.exclude = list(opts["exclude"])
     config.extend_exclude += opts["extend_exclude"]
-    for flag in ("force_exclude", "respect_gitignore", "fix", "unsafe_fixes", "show_fixes"):
+    for flag in ("force_exclude", "respect_gitignore", "fix", "fix_only", "unsafe_fixes", "show_fixes"):
         if opts[flag] is not None:
             setattr(config, flag, opts[flag])
+    config.fix = config.fix or config.fix_only
+    if opts["per_file_ignores"] is not None:
+        config.per_file_ignores = opts["per_file_ignores"]
+    for pattern, selectors in (opts["extend_per_file_ignores"] or {}).items():
+        config.per_file_ignores.setdefault(pattern, []).extend(selectors)
+    config.extension.update(opts["extension"])
     return config
 
 
@@ -543,30 +647,39 @@ def _unreadable(path: str, reason: str) -> Finding:
     return parse_error(path, SourceError(reason)).with_(message=reason)
 
 
-def _all_selectors(config: Config, cli: Selection) -> list[str]:
-    selectors = []
-    for layer in (*config.selections, cli):
-        selectors += (layer.select or []) + layer.extend_select + layer.ignore
-    for codes in config.per_file_ignores.values():
-        selectors += codes
-    return selectors
-
-
-def _lint(files, config, selected, rules, *, fix, diff, use_cache, cache_dir) -> list[FileResult]:
-    """Lint the files, through the cache unless fixing (a fix run must see and write the files themselves)."""
-    cache = None
-    if use_cache and not (fix or diff):
-        directory = Path(cache_dir) if cache_dir else config.cache_dir or config.root / DEFAULT_CACHE_DIR
-        cache = Cache(directory.resolve(), settings_key(selected, config.options))
-    settings = LintSettings(
+def _lint_settings(config: Config, selected, rules, opts: dict, **run) -> LintSettings:
+    """What every file is linted with; `run` says whether to fix, diff or hash contents for the cache."""
+    codes = known_codes(rules)
+    fixable = _fixable(config, opts, codes)
+    return LintSettings(
         codes=frozenset(selected & rules.keys()),
         options=config.options,
         known=frozenset(rules),
-        hash_contents=cache is not None,
-        fix=fix,
-        diff=diff,
         unsafe_fixes=config.unsafe_fixes,
+        fixable=None if fixable == frozenset(codes) else fixable,
+        ignore_noqa=opts["ignore_noqa"],
+        extension=tuple(sorted(config.extension.items())),
+        **run,
     )
+
+
+def _fixable(config: Config, opts: dict, codes: list[str]) -> frozenset[str]:
+    """The codes whose fixes may apply: the configuration's `fixable` layer, then the command line's."""
+    cli = Selection(opts["fixable"], opts["extend_fixable"] or [], opts["unfixable"] or [])
+    return resolve_selection([config.fixable, cli], codes)
+
+
+def _lint(files, config, selected, rules, opts: dict, *, fix: bool, diff: bool) -> list[FileResult]:
+    """Lint the files, through the cache unless fixing (a fix run must see and write the files themselves)."""
+    use_cache = not (opts["no_cache"] or fix or diff)
+    settings = _lint_settings(config, selected, rules, opts, fix=fix, diff=diff, hash_contents=use_cache)
+    cache = None
+    if use_cache:
+        directory = Path(opts["cache_dir"]) if opts["cache_dir"] else config.cache_dir or config.root / DEFAULT_CACHE_DIR
+        reading = {"fixable": sorted(settings.fixable or ()), "ignore_noqa": settings.ignore_noqa,
+                   "extension": settings.extension}
+        cache = Cache(directory.resolve(), settings_key(selected, config.options, **reading))
+        _verbose(opts, f"results cache: {directory.resolve()}")
     results = lint_files(files, settings, cache)
     if cache is not None:
         cache.save()
@@ -684,34 +797,91 @@ def rules_command(output_format: str) -> None:
 
 
 @main.command("rule")
-@click.argument("code")
+@click.argument("code", required=False)
+@click.option("--all", "every", is_flag=True, help="Every rule's page.")
 @click.option(
     "--output-format", type=click.Choice(["text", "json"]), default="text", help="The page, or JSON."
 )
 @_guard
-def rule_command(code: str, output_format: str) -> None:
-    """Print a rule's documentation: what it does, why it is bad, an example, what to use instead."""
-    rule = all_rules().get(code.upper())
-    if rule is None:
-        raise Failure(f"unknown rule code {code!r} (see `jaxlint rules`)")
-    if output_format == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "code": rule.code,
-                    "name": rule.name,
-                    "category": rule.category,
-                    "summary": rule.summary,
-                    "fixable": rule.fixable,
-                    "url": rule.url,
-                    "explanation": rule.page(),
-                },
-                indent=2,
-            )
-        )
+def rule_command(code: str | None, every: bool, output_format: str) -> None:
+    """Print a rule's documentation (or, with --all, every rule's): what it does, why it is bad, an
+    example, what to use instead."""
+    if (code is None) != every:
+        raise click.UsageError("give a rule's code, or --all")
+    if every:
+        rules = list(all_rules().values())
     else:
-        with _output():
-            click.echo(rule.page(), nl=False)
+        rule = all_rules().get(code.upper())
+        if rule is None:
+            raise Failure(f"unknown rule code {code!r} (see `jaxlint rules`)")
+        rules = [rule]
+    with _output():
+        if output_format == "text":
+            click.echo("\n".join(r.page() for r in rules), nl=False)
+            return
+        pages = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "category": r.category,
+                "summary": r.summary,
+                "fixable": r.fixable,
+                "url": r.url,
+                "explanation": r.page(),
+            }
+            for r in rules
+        ]
+        click.echo(json.dumps(pages if every else pages[0], indent=2))
+
+
+@main.command("version")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
+def version_command(output_format: str) -> None:
+    """Print jaxlint's version."""
+    if output_format == "json":
+        click.echo(json.dumps({"version": __version__, "commit_info": None}, indent=2))
+    else:
+        click.echo(f"jaxlint {__version__}")
+
+
+@main.command("clean")
+@click.option("-v", "--verbose", is_flag=True, help="Name each cache removed.")
+@_guard
+def clean_command(verbose: bool) -> None:
+    """Remove the results cache: the configured one and every `.jaxlint_cache` folder under the current folder."""
+    from jaxlint.clean import clean
+
+    config = load_config(None, search_from=Path.cwd())
+    configured = os.environ.get("JAXLINT_CACHE_DIR")
+    directory = Path(configured) if configured else config.cache_dir or config.root / DEFAULT_CACHE_DIR
+    for removed in clean(Path.cwd(), directory):
+        if verbose:
+            click.echo(f"Removing cache at: {display_path(str(removed))}", err=True)
+
+
+@main.command("config")
+@click.argument("key", required=False)
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
+@_guard
+def config_command(key: str | None, output_format: str) -> None:
+    """List the settings of `[tool.jaxlint]`, or describe one KEY (`options.unroll-threshold`): its doc,
+    default, type and an example."""
+    from jaxlint import settings_reference as reference
+
+    scope = "" if key is None else key
+    nested = reference.keys_under(scope)
+    setting = reference.find(key) if key is not None else None
+    if setting is None and not nested:
+        raise click.BadParameter(f"no setting is called {key!r} (see `jaxlint config`)", param_hint="KEY")
+    with _output():
+        if nested and output_format == "json":
+            click.echo(json.dumps(nested, indent=2))
+        elif nested:
+            click.echo("".join(f"{name}\n" for name in nested), nl=False)
+        elif output_format == "json":
+            click.echo(json.dumps(setting.to_json(), indent=2))
+        else:
+            click.echo(reference.describe(setting), nl=False)
 
 
 @main.command("server")

@@ -17,7 +17,7 @@ else:  # Python 3.9 and 3.10
 import click
 
 from jaxlint.files import check_glob
-from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.findings import PARSE_ERROR_CODE
 
 # Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
 CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")
@@ -66,7 +66,10 @@ OUTPUT_FORMATS = (
     "junit",
     "pylint",
     "azure",
+    "rdjson",
 )
+# What `extension` may map a file extension to (as ruff's `--extension`).
+LANGUAGES = ("python", "pyi", "ipynb")
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
 _CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (docs/contract.md)
@@ -104,6 +107,10 @@ class Config:
     fix: bool = False
     unsafe_fixes: bool = False
     show_fixes: bool = False
+    fix_only: bool = False
+    # Which rules' fixes may apply: a selection of its own (`fixable`, `extend-fixable`, `unfixable`).
+    fixable: Selection = field(default_factory=Selection)
+    extension: dict[str, str] = field(default_factory=dict)  # file extension -> language
     options: dict[str, Any] = field(default_factory=dict)
     dynamic: dict[str, Any] = field(default_factory=dict)
     # The selections of the files this one extends, base first: each is a layer under `selection`.
@@ -264,6 +271,15 @@ def _output_format(value: Any) -> str:
     return value
 
 
+def _extension(value: Any) -> dict[str, str]:
+    mapping = {}
+    for suffix, language in _table(value).items():
+        if language not in LANGUAGES:
+            raise ValueError(f"`{suffix}` maps to {language!r}: expected one of {', '.join(LANGUAGES)}")
+        mapping[suffix.lstrip(".")] = language
+    return mapping
+
+
 def _per_file_ignores(value: Any) -> dict[str, list[str]]:
     return {check_glob(pattern): _selectors(codes) for pattern, codes in _table(value).items()}
 
@@ -320,6 +336,16 @@ def _set_in_selection(name: str) -> Callable[[Config, Any], None]:
     return store
 
 
+def _set_in_fixable(name: str) -> Callable[[Config, Any], None]:
+    def store(config: Config, value: list[str]) -> None:
+        if name == "select":
+            config.fixable.select = value
+        else:
+            getattr(config.fixable, name).extend(value)
+
+    return store
+
+
 def _update_per_file_ignores(config: Config, value: dict[str, list[str]]) -> None:
     for pattern, codes in value.items():
         config.per_file_ignores.setdefault(pattern, []).extend(codes)
@@ -345,6 +371,11 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "fix": (_boolean, _set("fix")),
     "unsafe-fixes": (_boolean, _set("unsafe_fixes")),
     "show-fixes": (_boolean, _set("show_fixes")),
+    "fix-only": (_boolean, _set("fix_only")),
+    "fixable": (_selectors, _set_in_fixable("select")),
+    "extend-fixable": (_selectors, _set_in_fixable("extend_select")),
+    "unfixable": (_selectors, _set_in_fixable("ignore")),
+    "extension": (_extension, _set("extension")),
     "options": (_options, _set("options")),
     "dynamic": (_table, _set("dynamic")),
 }
@@ -354,10 +385,27 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
 
 
 def check_selector(selector: str) -> str:
-    """`ALL`, `JAX`, or `JAX` followed by up to three digits, in any case; anything else is a usage error."""
-    if not _SELECTOR.fullmatch(selector.upper()):
-        raise ValueError(f"unknown rule selector `{selector}` (expected ALL, JAX or a prefix such as JAX1)")
-    return selector.upper()
+    """The selector in upper case: `ALL`, `JAX`, a category prefix (`JAX1`), a prefix within one, or a
+    rule's code, in any case. Anything else is a ValueError that says why (a typo worth stopping for)."""
+    upper = selector.upper()
+    if not _SELECTOR.fullmatch(upper):
+        reason = "expected ALL, JAX, a prefix such as JAX1 or a rule's code"
+    elif len(upper) > 3 and upper != "ALL" and int(upper[3]) not in _CATEGORY_DIGITS:
+        reason = f"no such category (the categories are JAX0 to JAX{_CATEGORY_DIGITS[-1]})"
+    elif len(upper) == len(PARSE_ERROR_CODE) and upper not in _known():
+        reason = "no rule has that code (see `jaxlint rules`)"
+    else:
+        return upper
+    raise ValueError(f"unknown rule selector `{selector}`: {reason}")
+
+
+# The codes of the rules that exist. Configuration sits below the rules, so the rules' package
+# hands this over when it is imported (`jaxlint.rules`); until then no full code is known to exist.
+rule_codes: Callable[[], Iterable[str]] = tuple
+
+
+def _known() -> list[str]:
+    return known_codes(rule_codes())
 
 
 def _matches(selector: str, code: str) -> bool:
@@ -371,15 +419,6 @@ def _specificity(selector: str) -> int:
 def known_codes(rule_codes: Iterable[str]) -> list[str]:
     """Every code a selection ranges over: the registered rules' and the parse error's."""
     return sorted({PARSE_ERROR_CODE, *rule_codes})
-
-
-def check_known(selectors: Iterable[str], codes: list[str]) -> None:
-    """A full code must name a rule and a prefix a category (JAX0-JAX5): anything else is a typo worth stopping for."""
-    for selector in selectors:
-        if len(selector) == len(PARSE_ERROR_CODE) and selector not in codes:
-            raise ConfigError(f"unknown rule selector `{selector}`: no rule has that code")
-        if len(selector) > 3 and selector != "ALL" and int(selector[3]) not in _CATEGORY_DIGITS:
-            raise ConfigError(f"unknown rule selector `{selector}`: no such category")
 
 
 def resolve_selection(layers: Iterable[Selection], codes: list[str]) -> frozenset[str]:

@@ -243,6 +243,7 @@ def discover(
     excludes: Iterable[str],
     respect_gitignore: bool = True,
     force_exclude: bool = False,
+    suffixes: Iterable[str] = SUFFIXES,
 ) -> Discovery:
     """The Python files and notebooks under `paths` (absolute, sorted, without duplicates).
 
@@ -250,7 +251,7 @@ def discover(
     excludes to them too (pre-commit names every changed file). Folders are walked, skipping
     excluded and gitignored entries; symlinked folders are followed once, so loops end.
     """
-    walker = _Walker(PathPatterns(excludes, root), respect_gitignore)
+    walker = _Walker(PathPatterns(excludes, root), respect_gitignore, tuple(suffixes))
     for given in paths:
         path = os.path.abspath(given)
         if force_exclude and walker.patterns and walker.patterns.match_any_parent(path):
@@ -276,8 +277,9 @@ def discover(
 class _Walker:
     """One discovery's state: the files found, the folders seen (by device and inode), the .gitignore files read."""
 
-    def __init__(self, patterns: PathPatterns, respect_gitignore: bool):
+    def __init__(self, patterns: PathPatterns, respect_gitignore: bool, suffixes: tuple[str, ...] = SUFFIXES):
         self.patterns = patterns
+        self.suffixes = suffixes
         self.respect_gitignore = respect_gitignore
         self.files: dict[str, None] = {}
         self.missing: list[tuple[str, str]] = []
@@ -330,7 +332,7 @@ class _Walker:
                     is_dir = entry.is_dir()
                 except OSError:
                     continue
-                if not is_dir and not name.endswith(SUFFIXES):
+                if not is_dir and not name.endswith(self.suffixes):
                     continue
                 if self.patterns and self.patterns.match(entry.path):
                     continue

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+# The finding of a file that does not parse (made by the linter; the configuration and
+# suppression treat it apart).
+PARSE_ERROR_CODE = "JAX001"
+PARSE_ERROR_NAME = "syntax-error"
+
 
 @dataclass(frozen=True, order=True)
 class Position:

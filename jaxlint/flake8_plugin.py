@@ -15,7 +15,7 @@ from jaxlint import __version__
 from jaxlint.config import ConfigError
 from jaxlint.linter import PARSE_ERROR_CODE, lint_source
 from jaxlint.project import FileSettings
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.suppression import UNUSED_NOQA_CODE
 
 

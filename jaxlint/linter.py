@@ -6,17 +6,14 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from jaxlint.analysis.entry_points import ENTRY_POINTS
-from jaxlint.analysis.jax_api import MODELLED_PACKAGES
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.project import IncomingCall, Project
-from jaxlint.findings import Finding, Position
+from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
+from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.project.project import IncomingCall, Project
+from jaxlint.findings import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Finding, Position
 from jaxlint.report import Reporter
-from jaxlint.rule import iter_rules
+from jaxlint.rules import iter_rules
 from jaxlint.source import Source, SourceError
-
-PARSE_ERROR_CODE = "JAX001"
-PARSE_ERROR_NAME = "syntax-error"
 
 
 @dataclass
@@ -99,13 +96,17 @@ def lint_parsed(
 
     link = project.link(path) if project is not None else None
     facts = ModuleFacts(source, dict(options or {}), link, incoming, names, path)
-    findings: list[Finding] = []
-    for rule in iter_rules(codes):
-        reporter = Reporter(rule, source, path)
-        rule.check(facts, reporter)
-        findings.extend(reporter.findings)
+    findings = _run_rules(facts, codes, source, path)
     if facts.traced_via:
-        findings = _name_entry_points(findings, facts.traced_via_spans())
+        spans = facts.traced_via_spans()
+        traced = [f for f in findings if _entry_point(f, spans)]
+        if traced:
+            # What the module reports without those traces (a key reused whether traced or not)
+            # is not because of them: only the rest names the entry point.
+            alone = ModuleFacts(source, dict(options or {}), project.link(path), (), names, path)
+            eager = {_identity(f) for f in _run_rules(alone, {f.code for f in traced}, source, path)}
+            alone.release()
+            findings = _name_entry_points(findings, spans, eager)
     findings.sort(key=Finding.sort_key)
     warnings = [cut_short_warning(fn, why) for fn, why in facts.cut_short()]
     facts.release()
@@ -122,14 +123,35 @@ def cut_short_warning(fn: Any, why: str) -> str:
     return f"the analysis of `{name}` (line {fn.lineno}) was cut short ({why}); findings in it may be missing"
 
 
-def _name_entry_points(findings: list[Finding], spans: list[tuple[int, int, str]]) -> list[Finding]:
-    """A finding in a function traced only from another module names the entry point that traces it."""
+def _run_rules(facts: Any, codes: set[str] | None, source: Source, path: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in iter_rules(codes):
+        reporter = Reporter(rule, source, path)
+        rule.check(facts, reporter)
+        findings.extend(reporter.findings)
+    return findings
+
+
+def _entry_point(finding: Finding, spans: list[tuple[int, int, str]]) -> str | None:
+    """The entry point tracing the innermost function traced only from another module around a finding."""
+    row = finding.start.row
+    around = [(last - first, entry) for first, last, entry in spans if first <= row <= last]
+    return min(around)[1] if around else None
+
+
+def _identity(finding: Finding) -> tuple:
+    return (finding.code, finding.start, finding.end)
+
+
+def _name_entry_points(
+    findings: list[Finding], spans: list[tuple[int, int, str]], eager: set[tuple]
+) -> list[Finding]:
+    """A finding in a function traced only from another module names the entry point that traces it,
+    unless the module reports it without that trace too (`eager`)."""
     out = []
     for finding in findings:
-        row = finding.start.row
-        around = [(last - first, entry) for first, last, entry in spans if first <= row <= last]
-        if around:
-            entry = min(around)[1]
+        entry = _entry_point(finding, spans)
+        if entry is not None and _identity(finding) not in eager:
             finding = finding.with_(message=f"{finding.message} (traced via `{entry}`)")
         out.append(finding)
     return out

@@ -8,10 +8,15 @@ import json
 import re
 from collections import Counter
 from dataclasses import replace
+from typing import Callable, Optional, Sequence, Tuple
 
 from jaxlint.findings import Edit, Finding, Position
 from jaxlint.fixes import apply_fixes, unified_diff
 from jaxlint.source import SourceError, split_lines
+
+# Adds `# noqa` directives to a text for findings in it: (text, findings, the text as Python reads
+# it or None) -> (new text, directives added). Suppression's `with_noqa`, handed in by the caller.
+NoqaWriter = Callable[[str, Sequence[Finding], Optional[str]], Tuple[str, int]]
 
 # Cell magics whose body is still Python; any other (%%bash, %%html, …) makes the cell not Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy", "python", "python3"}
@@ -135,6 +140,14 @@ class Notebook:
             fix=fix,
         )
 
+    def module_row(self, cell: int, row: int) -> int:
+        """The row of `source` that row `row` of cell `cell` (1-based over all cells) is."""
+        return self._first_rows[self.code_cells.index(cell - 1)] + row - 1
+
+    def rows_in_cell(self, text: str, cell: int) -> str:
+        """`text`'s `line N` (rows of `source`) as rows of cell `cell`, naming the cell when it is another."""
+        return self._relocate_lines(text, self.code_cells.index(cell - 1))
+
     def _relocate_lines(self, message: str, at: int) -> str:
         """A message's `line N` (a row of `source`) as the cell's own row, naming the cell when it is another."""
 
@@ -164,6 +177,27 @@ class Notebook:
                 )
                 fixed_total += fixed
         return (Notebook(data) if fixed_total else self), fixed_total
+
+    def with_noqa(self, findings: list[Finding], with_noqa: NoqaWriter) -> tuple["Notebook", int]:
+        """A copy with `# noqa: CODE` added in each cell for its findings (as `relocate` returns them),
+        each cell's text edited by `with_noqa` (suppression's: it reads the configuration, notebooks need not)."""
+        added = 0
+        data = copy.deepcopy(self.data)
+        by_cell: dict[int, list[Finding]] = {}
+        for finding in findings:
+            if finding.cell is not None:
+                by_cell.setdefault(finding.cell, []).append(finding)
+        for cell, in_cell in sorted(by_cell.items()):
+            text = self.cell_source(cell - 1)
+            python = "".join(line + "\n" for line in _blank_ipython(split_lines(text)))
+            new_text, count = with_noqa(text, in_cell, python)
+            if count:
+                original = data["cells"][cell - 1].get("source")
+                data["cells"][cell - 1]["source"] = (
+                    split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
+                )
+                added += count
+        return (Notebook(data) if added else self), added
 
     def diff(self, fixed: "Notebook", name: str) -> str:
         """A unified diff per changed cell, each headed `NAME:cell N`."""

@@ -7,13 +7,12 @@ from pathlib import Path
 
 from jaxlint.config import (
     Config,
-    check_known,
     known_codes,
     load_config,
     resolve_selection,
 )
 from jaxlint.findings import Finding
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import LintSettings
 from jaxlint.suppression import PerFileIgnores
 
@@ -33,21 +32,17 @@ class FileSettings:
         config = load_config(None, search_from=path)
         rules = all_rules()
         codes = known_codes(rules)
-        selectors = [
-            s
-            for layer in config.selections
-            for s in (layer.select or []) + layer.extend_select + layer.ignore
-        ]
-        selectors += [s for ignored in config.per_file_ignores.values() for s in ignored]
-        check_known(selectors, codes)
         selected = resolve_selection(config.selections, codes)
         unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        fixable = resolve_selection([config.fixable], codes)
         lint = LintSettings(
             codes=frozenset(selected & rules.keys()),
             options=config.options,
             known=frozenset(rules),
             fix=fix,
             unsafe_fixes=unsafe,
+            fixable=None if fixable == frozenset(codes) else fixable,
+            extension=tuple(sorted(config.extension.items())),
         )
         return cls(config, selected, lint, PerFileIgnores(config.per_file_ignores, config.root, codes))
 

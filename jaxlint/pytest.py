@@ -117,7 +117,7 @@ def _lint(root: str) -> dict:
 def _judged(request: dict, result: dict) -> list[dict]:
     """jaxlint's JSON findings with their verdicts, then the observed ones."""
     from jaxlint.dynamic.driver import observed_finding
-    from jaxlint.rule import all_rules
+    from jaxlint.rules import all_rules
 
     rules = all_rules()
     judged = [{**f["json"], "confirmation": result["verdicts"].get(str(f["index"]))} for f in request["findings"]]

@@ -1,23 +1,21 @@
 """The rule interface, the registry of every rule, and the documentation page each rule carries.
 
-A rule is one small module under `jaxlint/rules/`: its code, name, message, its page
-(what it does / why is this bad / example / use instead), its bad and good examples as
-data, a runnable demonstration of what JAX does with the bad code, and a `check` that asks
-the analysis questions and reports.  Tests and the `rules/` catalogue are generated from
-these fields, so the code and its documentation cannot drift apart.
+A rule is one small module under `jaxlint/rules/`: its code, name, message, its page (what
+it does, in a few sentences / why is this bad / example / use instead / how it decides,
+precisely), its bad and good examples as data, a runnable demonstration of what JAX does
+with the bad code, and a `check` that asks the analysis questions and reports.  Tests and
+the `rules/` catalogue are generated from these fields, so the code and its documentation
+cannot drift apart.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
-    from jaxlint.report import Reporter
 
 CATEGORIES = {
     0: "linter",
@@ -55,11 +53,13 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
-    what: ClassVar[str]
+    what: ClassVar[str]  # what it reports and why that matters: a few sentences, read in half a minute
     why: ClassVar[str]
     bad: ClassVar[tuple[str, ...]]  # examples that must be reported, marked inline `# JAXnnn`
     good: ClassVar[tuple[str, ...]]  # look-alikes that must stay quiet
     demo: ClassVar[JaxDemo | None] = None
+    # how it decides, precisely: what counts, which look-alikes are deliberate and left alone
+    decisions: ClassVar[str | None] = None
     fix_safety: ClassVar[str | None] = None
     options: ClassVar[str | None] = None
     limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly
@@ -74,7 +74,8 @@ class Rule:
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
 
-    def check(self, module: "ModuleFacts", report: "Reporter") -> None:
+    def check(self, module: "ModuleFacts", report: Callable[..., None]) -> None:
+        """Report, through `report(node, message, fix=None)`, what the module's facts show."""
         raise NotImplementedError
 
     def page(self) -> str:
@@ -95,6 +96,8 @@ class Rule:
         ]
         if self.fix_safety:
             parts += ["## Fix safety", _para(self.fix_safety)]
+        if self.decisions:
+            parts += ["## How it decides", _para(self.decisions)]
         if self.options:
             parts += ["## Options", _para(self.options)]
         if self.limitations:
@@ -112,28 +115,12 @@ def _code(text: str) -> str:
     return "```python\n" + textwrap.dedent(text).strip() + "\n```\n"
 
 
-_REGISTRY: dict[str, Rule] = {}
+REGISTRY: dict[str, Rule] = {}
 
 
 def register(cls: type[Rule]) -> type[Rule]:
     """Class decorator: add a rule to the registry (codes must be unique)."""
-    if cls.code in _REGISTRY:
+    if cls.code in REGISTRY:
         raise ValueError(f"duplicate rule code {cls.code}")
-    _REGISTRY[cls.code] = cls()
+    REGISTRY[cls.code] = cls()
     return cls
-
-
-def all_rules() -> dict[str, Rule]:
-    """Every registered rule by code, in code order; importing `jaxlint.rules` registers them."""
-    if not _REGISTRY:
-        import jaxlint.rules as package
-
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(info.name)
-    return dict(sorted(_REGISTRY.items()))
-
-
-def iter_rules(codes: set[str] | None = None) -> Iterator[Rule]:
-    for code, rule in all_rules().items():
-        if codes is None or code in codes:
-            yield rule

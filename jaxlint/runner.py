@@ -11,21 +11,23 @@ import gc
 import io
 import os
 import sys
+import threading
 import tokenize
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Tuple, Union
 
-from jaxlint.analysis.project import IncomingCall, Project
+from jaxlint.analysis.module import ModuleFacts
+from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, calls_key, digest
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
 from jaxlint.linter import Linted, lint_parsed, parse_error, parse_module
-from jaxlint.notebook import Notebook
+from jaxlint.notebook import Notebook, NoqaWriter
 from jaxlint.output import display_path
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.names import Names
 from jaxlint.source import Source, SourceError, decode
 from jaxlint.suppression import apply_noqa
 
@@ -51,6 +53,21 @@ class LintSettings:
     fix: bool = False  # write fixes back
     diff: bool = False  # compute fixes, show them as a diff, write nothing
     unsafe_fixes: bool = False
+    fixable: Optional[frozenset] = None  # the codes whose fixes may apply (None: every code's)
+    ignore_noqa: bool = False  # `# noqa` comments suppress nothing (they are still judged unused or not)
+    extension: Tuple[Tuple[str, str], ...] = ()  # (file extension, language) beyond .py, .pyi, .ipynb
+
+    def is_notebook(self, path: str) -> bool:
+        """Whether the file at `path` is read as a Jupyter notebook."""
+        return language(path, dict(self.extension)) == "ipynb"
+
+
+def language(path: str, extension: dict[str, str]) -> str:
+    """`python`, `pyi` or `ipynb`: how a file is read, by its extension (and the `extension` setting)."""
+    suffix = os.path.splitext(path)[1][1:]
+    if suffix in extension:
+        return extension[suffix]
+    return {"ipynb": "ipynb", "pyi": "pyi"}.get(suffix, "python")
 
 
 @dataclass
@@ -81,6 +98,10 @@ class Module:
         text, fixed = apply_fixes(self.source, findings, unsafe_fixes)
         return Module(text, self.encoding), fixed
 
+    def with_noqa(self, findings: list[Finding], with_noqa: NoqaWriter) -> tuple["Module", int]:
+        text, added = with_noqa(self.source, findings, None)
+        return Module(text, self.encoding), added
+
     def diff(self, fixed: "Module", name: str) -> str:
         return unified_diff(self.source, fixed.source, name) + "\n"
 
@@ -91,9 +112,10 @@ class Module:
 Document = Union[Module, Notebook]
 
 
-def load_document(path: str, data: bytes) -> Document:
-    """The module or notebook in a file's bytes; SourceError if it cannot be decoded."""
-    if path.endswith(".ipynb"):
+def load_document(path: str, data: bytes, notebook: bool | None = None) -> Document:
+    """The module or notebook in a file's bytes (a notebook if `notebook`, by default if it ends in
+    `.ipynb`); SourceError if it cannot be decoded."""
+    if notebook if notebook is not None else path.endswith(".ipynb"):
         return Notebook.parse(data)
     text = decode(data)
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -117,7 +139,11 @@ def lint_document(
             linted = lint_parsed(source, names, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
         return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
-    findings = apply_noqa(linted.findings, document.source, settings.codes, settings.known, path)
+    findings = apply_noqa(
+        linted.findings, document.source, settings.codes, settings.known, path, ignore=settings.ignore_noqa
+    )
+    if settings.fixable is not None:  # as ruff: a rule that may not be fixed shows no fix at all
+        findings = [f if f.fix is None or f.code in settings.fixable else f.with_(fix=None) for f in findings]
     if isinstance(document, Notebook):
         findings = [document.relocate(f) for f in findings]
     linted.findings = findings
@@ -145,7 +171,7 @@ def lint_file(
     if known_digest is not None and content_digest == known_digest:
         return FileResult(path, None, content_digest)
     try:
-        document = load_document(path, data)
+        document = load_document(path, data, settings.is_notebook(path))
     except SourceError as err:
         return FileResult(path, [parse_error(path, err)], content_digest)
     key = calls_key(incoming)
@@ -236,7 +262,7 @@ _worker_project: Project | None = None
 def _start_worker(settings: LintSettings) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
-    _worker_project = Project(settings.options)
+    _worker_project = Project(settings.options, facts=ModuleFacts)
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
@@ -271,13 +297,30 @@ def _chunks(tasks: list[tuple[_Task, int]], workers: int) -> list[list[_Task]]:
     return chunks
 
 
+# Libraries that start threads when imported: a process forked after that may inherit a lock some
+# other thread held, and hang (Python 3.12 warns of it, and JAX says it is multithreaded).
+_THREADED_MODULES = ("jax", "jaxlib", "torch", "tensorflow", "numba", "grpc")
+# What a worker needs, none of which imports a threaded library: preloaded in the fork server.
+_STATIC_MODULES = ["jaxlint.runner"]
+
+
+def start_method() -> str | None:
+    """How worker processes start on Linux: by fork, so that they start with jaxlint and the rules
+    already imported, unless another thread may be running; then from a fresh server process
+    (forkserver). Elsewhere, the platform's default (spawn)."""
+    if sys.platform != "linux":
+        return None
+    threaded = threading.active_count() > 1 or any(name in sys.modules for name in _THREADED_MODULES)
+    return "forkserver" if threaded else "fork"
+
+
 class _Linters:
     """Lints batches of files: in this process when there is little to lint, else in worker
     processes, started on first need and kept for the later batches."""
 
     def __init__(self, settings: LintSettings):
         self.settings = settings
-        self.project = Project(settings.options)
+        self.project = Project(settings.options, facts=ModuleFacts)
         self.pool = None  # a ProcessPoolExecutor once there is enough to lint
         self.workers = 0
 
@@ -289,8 +332,10 @@ class _Linters:
             import multiprocessing  # only a run with work for several processes pays for these imports
             from concurrent.futures import ProcessPoolExecutor
 
-            # fork (where it is safe) starts workers with jaxlint and the rules already imported.
-            context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+            method = start_method()
+            context = multiprocessing.get_context(method)
+            if method == "forkserver":  # its workers start with the linter imported, as forked ones do
+                context.set_forkserver_preload(_STATIC_MODULES)
             self.workers = workers
             self.pool = ProcessPoolExecutor(
                 workers, mp_context=context, initializer=_start_worker, initargs=(self.settings,)

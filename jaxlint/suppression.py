@@ -11,8 +11,7 @@ from typing import Collection, Mapping, Sequence
 
 from jaxlint.config import codes_matching
 from jaxlint.files import PathPatterns
-from jaxlint.findings import Edit, Finding, Fix, Position
-from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.findings import PARSE_ERROR_CODE, Edit, Finding, Fix, Position
 from jaxlint.source import split_lines
 
 ALL = None  # a blanket directive: it suppresses every code
@@ -124,12 +123,14 @@ def apply_noqa(
     codes: Collection[str] | None = None,
     known: Collection[str] = (),
     path: str = "",
+    ignore: bool = False,
 ) -> list[Finding]:
     """The findings that no `# noqa` directive in `text` suppresses. A parse error is never suppressed.
 
     When `codes` (the rules that ran) includes the unused-noqa rule, each JAX code in a line's
     directive that suppressed nothing is reported: one that names no rule in `known`, or whose
-    rule ran and found nothing there. Codes of other tools are theirs to judge.
+    rule ran and found nothing there. Codes of other tools are theirs to judge. With `ignore`
+    (`--ignore-noqa`), the directives suppress nothing but are judged as usual, as ruff does.
     """
     if not findings and not _mentions_jax_directive(text):
         return findings  # nothing to suppress, nothing to judge: most files, and no tokenizing
@@ -147,13 +148,14 @@ def apply_noqa(
     used: dict[int, set[str]] = {}
     for finding in findings:
         if finding.code != PARSE_ERROR_CODE:
-            if whole_file is ALL or finding.code in whole_file:
+            if (whole_file is ALL or finding.code in whole_file) and not ignore:
                 continue
             row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
             directive = by_row.get(row)
             if directive is not None and (directive.codes is ALL or finding.code in directive.codes):
                 used.setdefault(row, set()).add(finding.code)
-                continue
+                if not ignore:
+                    continue
         kept.append(finding)
     if codes is not None and UNUSED_NOQA_CODE in codes:
         ran = frozenset(codes)
@@ -213,7 +215,7 @@ def _removal(directive: Directive, drop: set[str]) -> Fix:
         replacement = comment[:begin] + ", ".join(keep) + comment[finish:]
         start = Position(directive.row, directive.column + 1)
         return Fix("safe", "Remove the unused codes", (Edit(replacement, start, end),))
-    # What else the comment says stays (`# type: ignore  # noqa: JAX101`, `# noqa: JAX101 why`).
+    # What else the comment says stays: a `# type: ignore` before the directive, a reason after its codes.
     before = comment[: _LINE.search(comment).start()].rstrip()
     after = comment[finish:].strip().lstrip("#").strip()
     replacement = " ".join(p for p in (before, f"# {after}" if after else "") if p)
@@ -223,15 +225,16 @@ def _removal(directive: Directive, drop: set[str]) -> Fix:
     return Fix("safe", "Remove the unused `noqa` directive", (edit,))
 
 
-def with_noqa(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
+def with_noqa(text: str, findings: Sequence[Finding], python: str | None = None) -> tuple[str, int]:
     """`text` with `# noqa: CODE` for each finding added on its line (merged into a directive already there).
 
     A line that ends in a backslash cannot take a comment, a parse error cannot be suppressed and
-    an unused directive is not suppressed by another: those are left as they are.
+    an unused directive is not suppressed by another: those are left as they are. `python` is the
+    text as Python reads it, row for row, when `text` is not (a notebook cell with IPython magics).
     """
     wanted: dict[int, list[str]] = {}
     for finding in findings:
-        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE) or finding.cell is not None:
+        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE):
             continue
         row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
         codes = wanted.setdefault(row, [])
@@ -239,8 +242,8 @@ def with_noqa(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
             codes.append(finding.code)
     if not wanted:
         return text, 0
-    existing = {d.row: d for d in directives(text) if not d.file_level}
-    inside_strings = _rows_inside_strings(text)
+    existing = {d.row: d for d in directives(python or text) if not d.file_level}
+    inside_strings = _rows_inside_strings(python or text)
     lines = text.splitlines(keepends=True)
     added = 0
     for row, codes in wanted.items():

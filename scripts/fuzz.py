@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from jaxlint import cache, fixes
 from jaxlint.output import FORMATS, Report, render
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import LintSettings, Module, lint_document
 from jaxlint.source import split_lines
 

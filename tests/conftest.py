@@ -59,7 +59,7 @@ class BadName(Rule):
 @pytest.fixture
 def test_rules(monkeypatch):
     """Make the two test rules the only rules for one test, so the CLI tests do not depend on the real ones."""
-    monkeypatch.setattr(rule_module, "_REGISTRY", {})
+    monkeypatch.setattr(rule_module, "REGISTRY", {})
     for cls in (PrintCall, BadName):
         rule_module.register(cls)
     yield

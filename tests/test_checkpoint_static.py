@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.static_arguments import static_parameters
+from jaxlint.analysis.tracing.static_arguments import static_parameters
 from quiet_and_reported import case_tests
 
 # The three ways to wrap: a rebinding call inside a jitted function, a decorator, a module-level wrap.

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 # `--dynamic` stops with exit 2 before anything else when JAX is not installed (Python 3.9 has
 # no usable JAX): the tests of what happens next need it.
@@ -190,10 +190,12 @@ def test_deeply_nested_expression_does_not_crash(cli, make_files):
     assert codes(out) in ([], ["JAX001"])
 
 
-def test_many_files_lint_in_parallel_like_serially(cli, make_files, test_rules):
-    # Enough source to use worker processes (the runner lints small inputs in-process).
+def test_many_files_lint_in_parallel_like_serially(cli, make_files):
+    # Enough source to use worker processes (the runner lints small inputs in-process). The real
+    # rules: a worker started by forkserver (once JAX is loaded) registers them afresh.
     filler = "# " + "x" * 78 + "\n"
-    make_files({f"m{i}.py": "import jax\nprint(1)\n" + filler * 1000 for i in range(6)})
+    branch = "import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
+    make_files({f"m{i}.py": branch + filler * 1000 for i in range(6)})
     found = cli("check", "--output-format", "json", "--no-cache").json
     assert [os.path.basename(f["filename"]) for f in found] == [f"m{i}.py" for i in range(6)]
 

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis import cfg
-from jaxlint.analysis.dataflow import Domain, solve
+from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.module import ModuleFacts
 from jaxlint.source import Source
 
@@ -302,8 +302,8 @@ def test_cli_a_method_receiver_is_its_first_parameter_whatever_its_name(cli, mak
 
 
 def test_bindings_share_a_base_and_join_by_their_changes():
-    from jaxlint.analysis.bindings import Bindings
-    from jaxlint.analysis.lattice import STATIC, TRACED, UNKNOWN
+    from jaxlint.analysis.engine.bindings import Bindings
+    from jaxlint.analysis.engine.lattice import STATIC, TRACED, UNKNOWN
 
     start = Bindings({"a": STATIC, "b": STATIC, "gone": STATIC})
     left, right = start.copy(), start.copy()
@@ -417,7 +417,7 @@ def test_values_differing_in_any_one_field_are_unequal():
     """Value's hand-written equality must compare every field the dataclass declares."""
     import dataclasses
 
-    from jaxlint.analysis.lattice import STATIC, TRACED_ARRAY, FunctionValue, Record, Trace, Value
+    from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, FunctionValue, Record, Trace, Value
 
     base = Value(Trace.STATIC)
     other = {

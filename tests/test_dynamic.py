@@ -372,13 +372,16 @@ def test_verdict(confirmed, name, row):
     assert "on cpu" in got["detail"] or status == "inconclusive"
 
 
-def test_non_python_and_linter_findings_are_inconclusive(tmp_path):
+def test_stubs_unreadable_notebooks_and_linter_findings_are_inconclusive(tmp_path):
     from jaxlint.dynamic import confirm
 
-    nb = Finding("JAX101", "x", "m", str(tmp_path / "a.ipynb"), Position(1, 1), Position(1, 2), cell=0)
+    stub = Finding("JAX101", "x", "m", str(tmp_path / "a.pyi"), Position(1, 1), Position(1, 2))
+    nb = Finding("JAX101", "x", "m", str(tmp_path / "a.ipynb"), Position(1, 1), Position(1, 2), cell=1)
     parse = Finding("JAX001", "x", "m", str(tmp_path / "b.py"), Position(1, 1), Position(1, 2))
-    out = confirm([nb, parse], backend=None, timeout=5, settings={}, show_progress=False)
-    assert [f.confirmation["status"] for f in out] == ["inconclusive", "inconclusive"]
+    out = confirm([stub, nb, parse], backend=None, timeout=5, settings={}, show_progress=False)
+    assert [f.confirmation["status"] for f in out] == ["inconclusive"] * 3
+    assert "notebook could not be read" in out[1].confirmation["detail"]
+    assert {f.confirmation["backend"] for f in out} == {None}
 
 
 def test_factory_from_settings_supplies_arguments(tmp_path):

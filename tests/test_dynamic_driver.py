@@ -86,7 +86,8 @@ def test_observed_findings_have_the_json_shape(sample_run):
     for f in json.loads(driven.stdout):
         assert set(f) >= {"code", "name", "message", "filename", "location", "end_location", "url", "fix",
                           "noqa_row", "cell", "severity", "confirmation"}
-        assert set(f["confirmation"]) == {"status", "detail"}
+        assert set(f["confirmation"]) == {"status", "detail", "backend"}
+        assert f["confirmation"]["backend"] == "cpu"
         assert f["location"]["column"] >= 1 and f["end_location"]["row"] == f["location"]["row"]
 
 
@@ -350,8 +351,8 @@ def test_cache_miss_reasons_from_jax_name_the_matching_rule():
     logger.setLevel(logging.WARNING)
     jax.config.update("jax_explain_cache_misses", True)
     try:
-        assert last_kind(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]) == "JAX501"
-        assert last_kind(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)]) == "JAX502"
+        assert last_kind(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]) == "JAX501"  # noqa: JAX501
+        assert last_kind(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)]) == "JAX502"  # noqa: JAX502
         kind = last_kind(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)])
         if "explanation unavailable" in reasons[-1]:  # JAX on some Pythons (3.13) cannot say why: no guess
             assert kind is None

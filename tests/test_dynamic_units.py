@@ -118,8 +118,8 @@ def test_factory_results_in_both_shapes(tmp_path, monkeypatch):
 
 def test_progress_redraws_one_line_and_clears_it(capsys):
     progress = _Progress(2, enabled=True)
-    progress.file_done(1)
-    progress.file_done(0)
+    progress.job_done({0: {"status": "confirmed"}, 1: {"status": "inconclusive"}})
+    progress.job_done({2: {"status": "not-reproduced"}})
     progress.close()
     err = capsys.readouterr().err
     assert "\n" not in err
@@ -129,7 +129,7 @@ def test_progress_redraws_one_line_and_clears_it(capsys):
 
 def test_progress_is_silent_when_disabled(capsys):
     progress = _Progress(3, enabled=False)
-    progress.file_done(1)
+    progress.job_done({0: {"status": "confirmed"}})
     progress.close()
     assert capsys.readouterr().err == ""
 

@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.findings import Edit, Finding, Fix, Position
 from jaxlint.fixes import apply_fixes
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 SOURCE = "import jax\n\ndef f(x):\n    print(bad)\n    print(x)\n    return bad\n"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("JAXLINT_UPDATE_GOLDEN") == "1"

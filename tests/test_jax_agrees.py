@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 jax = pytest.importorskip("jax")
 

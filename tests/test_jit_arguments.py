@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from jaxlint.linter import lint_source
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from marks import cli_reports, family_marks
 
 CODES = {code for code in all_rules() if code.startswith("JAX3")}

@@ -1550,7 +1550,7 @@ def test_array_attributes_are_jax_arrays():
     JAX builds it was read from: a jaxlib may add one), so a key's own attribute is never taken
     for a sign of a generator object."""
     jax = pytest.importorskip("jax")
-    from jaxlint.analysis.key_objects import ARRAY_ATTRIBUTES
+    from jaxlint.analysis.keys.key_objects import ARRAY_ATTRIBUTES
 
     def public(value):
         return {name for name in dir(value) if not name.startswith("_")}

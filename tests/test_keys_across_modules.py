@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.analysis.key_state import DEFINITE, NONE
+from jaxlint.analysis.keys.key_state import DEFINITE, NONE
 from jaxlint.analysis.module import ModuleFacts
-from jaxlint.analysis.project import Project
+from jaxlint.analysis.project.project import Project
 from jaxlint.source import Source
 
 DRAWS = """\
@@ -221,7 +221,7 @@ def test_a_helper_in_a_test_file_answers_its_callers(cli, make_files):
 def facts(tmp_path: Path, text: str) -> ModuleFacts:
     path = tmp_path / "helpers.py"
     path.write_text(textwrap.dedent(text))
-    return ModuleFacts(Source.parse(path.read_text(), str(path)), {}, Project().link(str(path)))
+    return ModuleFacts(Source.parse(path.read_text(), str(path)), {}, Project(facts=ModuleFacts).link(str(path)))
 
 
 def test_every_parameter_is_followed_as_a_key(tmp_path):

@@ -11,7 +11,8 @@ import textwrap
 
 from quiet_and_reported import case_tests
 
-from jaxlint.analysis.names import Names
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
 
 BOUND_AFTER_THE_DEF = """
 import jax
@@ -232,7 +233,7 @@ def test_the_finding_is_at_the_test_in_the_nested_function(cli, make_files):
 # ---- units ---------------------------------------------------------------------------------------
 def _functions(source: str) -> tuple[Names, dict[str, ast.AST]]:
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     return names, {getattr(fn, "name", "<lambda>"): fn for fn in names.functions}
 
 

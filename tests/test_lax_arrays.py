@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.arrays import array_function
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.jax_api import array_function
 from marks import family_marks
 
 marked = family_marks(r"JAX401")

@@ -12,7 +12,7 @@ import pytest
 
 from jaxlint.findings import Edit, Finding, Position
 from jaxlint.linter import lint_source
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 
 # A form feed alone on a line, and comments holding a line separator, NEL and a vertical tab.
 INSERTED = ["\x0c", "# before \u2028 after", "# before \x85 after", "# before \x0b after"]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from jaxlint.analysis.instance_calls import python_valued_parameters
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.tracing import discover
+from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.tracing.tracing import discover
 from quiet_and_reported import case_tests
 
 HEADER = """
@@ -296,7 +297,7 @@ def demo():
 
 def _python_valued(text: str, cls: str = "Skip") -> frozenset[str]:
     tree = ast.parse(textwrap.dedent(text))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     method = next(
         node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == cls
         for node in node.body if isinstance(node, ast.FunctionDef) and node.name == "__call__"

@@ -7,14 +7,15 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.tracing import transform_of
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.tracing.tracing import transform_of
 
 
 def resolve(source: str, expression_line: int = -1) -> str | None:
     """Qualified name of the expression on the last line of `source`."""
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     stmt = tree.body[expression_line]
     while isinstance(stmt, (ast.FunctionDef,)):
         stmt = stmt.body[-1]
@@ -83,7 +84,7 @@ def test_class_scope_is_not_visible_from_methods():
             return jnp.sum
     """
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     ret = tree.body[1].body[1].body[0]
     assert names.qualname(ret.value) == "jax.numpy.sum"
 
@@ -120,7 +121,7 @@ def test_transforms_through_aliases_and_partial(decorator, name, keywords):
         return x
     """
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     fn = tree.body[-1]
     transform = transform_of(fn.decorator_list[0], names)
     if name is None:
@@ -141,7 +142,7 @@ def test_nonlocal_names_resolve_in_the_enclosing_function():
         return inner
     """
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     ret = tree.body[1].body[1].body[1]
     assert names.qualname(ret.value) is None  # the enclosing function's `np`, not the import
 
@@ -151,12 +152,12 @@ def test_the_walk_module_imports_on_its_own():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.walk"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", "import jaxlint.analysis.engine.walk"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
 def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
-    from jaxlint.analysis.names import attribute_spellings
+    from jaxlint.analysis.knowledge.spellings import attribute_spellings
 
     spellings = attribute_spellings(["jax.jit", "jax.checkpoint", "jax.tree_util.tree_map"])
     assert {"jit", "pjit", "checkpoint", "remat", "tree_map", "map"} <= spellings
@@ -164,7 +165,7 @@ def test_attribute_spellings_include_the_aliases_that_resolve_to_a_name():
 
 
 def test_body_nodes_walks_the_statements_and_nested_decorators_not_nested_bodies():
-    from jaxlint.analysis.walk import body_nodes
+    from jaxlint.analysis.engine.walk import body_nodes
 
     source = """
     def f(key):
@@ -192,7 +193,7 @@ def test_body_nodes_walks_the_statements_and_nested_decorators_not_nested_bodies
 def test_expressions_parsed_from_strings_resolve_and_stay_alive():
     # The resolver caches answers by node identity: a parsed string annotation must outlive
     # the question, or a later node allocated at the same address would read its answer.
-    names = Names(ast.parse("import jax.numpy as jnp\nimport numpy as np\n"))
+    names = Names(ast.parse("import jax.numpy as jnp\nimport numpy as np\n"), spelling=SPELLING)
     first = names.parse_expression("jnp.ndarray")
     assert names.qualname(first) == "jax.numpy.ndarray"
     assert names.parse_expression("jnp.ndarray") is first

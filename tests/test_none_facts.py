@@ -12,12 +12,13 @@ import textwrap
 import pytest
 from quiet_and_reported import case_tests
 
-from jaxlint.analysis import cfg
-from jaxlint.analysis.closure_nullness import closed_not_none
-from jaxlint.analysis.lattice import STATIC, TRACED, TRACED_ARRAY, Trace, Value, constant, join
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.nullness import excludes_none, narrowed, not_none_parameters
-from jaxlint.analysis.project import value_from_json, value_to_json
+from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.values.closure_nullness import closed_not_none
+from jaxlint.analysis.engine.lattice import STATIC, TRACED, TRACED_ARRAY, Trace, Value, constant, join
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.values.nullness import excludes_none, narrowed, not_none_parameters
+from jaxlint.analysis.project.project import value_from_json, value_to_json
 
 # A static argument annotated `int` (a type that excludes None) fills a helper's None default.
 STATIC_INT_FILLS_THE_DEFAULT = """
@@ -278,7 +279,7 @@ def test_not_none_holds_after_a_join_only_when_both_paths_know_it():
 # ---- annotations -----------------------------------------------------------------------------------
 def _annotated(source: str) -> frozenset[str]:
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     fn = next(node for node in tree.body if isinstance(node, ast.FunctionDef))
     return not_none_parameters(fn, names)
 
@@ -303,7 +304,7 @@ def test_parameters_typed_to_exclude_none():
 
 def test_excludes_none_reads_string_annotations():
     tree = ast.parse("x = 1")
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     assert excludes_none(ast.Constant("int"), names, names.module)
     assert not excludes_none(ast.Constant("int | None"), names, names.module)
     assert not excludes_none(ast.Constant("not a type ("), names, names.module)
@@ -329,7 +330,7 @@ def test_which_names_a_branch_shows_are_not_none(test, outcome, names):
 # ---- names closed over by a control-flow body ------------------------------------------------------
 def _closed(source: str) -> frozenset[str]:
     tree = ast.parse(textwrap.dedent(source))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     body = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "body")
     calls = [
         node for node in ast.walk(tree)

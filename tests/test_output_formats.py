@@ -262,7 +262,7 @@ def test_odd_file_names_stay_printable(output_format, name):
 
     from jaxlint.findings import Finding, Position
     from jaxlint.output import Report, render
-    from jaxlint.rule import all_rules
+    from jaxlint.rules import all_rules
 
     finding = Finding("JAX001", "syntax-error", "m", f"/{name}.py", Position(1, 1), Position(1, 1))
     out = render(output_format, [finding], Report(all_rules()))

@@ -21,7 +21,7 @@ from jaxlint import cache
 from jaxlint.files import check_glob, parse_gitignore
 from jaxlint.notebook import Notebook
 from jaxlint.output import FORMATS, Report, render
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.runner import LintSettings, lint_document
 from jaxlint.source import Source, SourceError, split_lines
 

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from jaxlint.linter import lint_source
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from marks import family_marks
 
 PURITY = {code for code in all_rules() if code.startswith("JAX4")}
@@ -1233,7 +1233,7 @@ def test_a_jax_array_takes_the_isinstance_branch_under_jax():
     def set_entry(m, i, value):
         if isinstance(m, jax.Array):
             return m.at[i].set(value)
-        m[i] = value
+        m[i] = value  # noqa: JAX401
         return m
 
     assert float(jax.jit(lambda m: set_entry(m, 0, 1.0))(jnp.zeros(2))[0]) == 1.0
@@ -1539,7 +1539,7 @@ def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():
 
     def buffer_set(buffer, item, x):
         x = jnp.where(False, x, buffer.at[item].get())
-        buffer[item] = x
+        buffer[item] = x  # noqa: JAX401
         return buffer
 
     with pytest.raises(TypeError, match="immutable"):
@@ -1553,7 +1553,7 @@ def test_functions_that_take_a_sequence_first_take_a_list_under_jax():
     not show it to be an array, while `jnp.sum` does."""
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    from jaxlint.analysis.jax_api import SEQUENCE_FIRST_ARGUMENT
+    from jaxlint.analysis.knowledge.jax_api import SEQUENCE_FIRST_ARGUMENT
 
     xs = [jnp.ones(2), jnp.zeros(2)]
     calls = {  # a list first, then the other arguments it needs
@@ -1583,7 +1583,7 @@ def test_a_store_before_an_at_update_fails_whatever_the_array():
     import numpy as np
 
     def shift(vel, i, v):
-        vel[i] = v
+        vel[i] = v  # noqa: JAX401
         return vel.at[i + 1].set(v)
 
     with pytest.raises(TypeError, match="immutable"):
@@ -1765,7 +1765,7 @@ def test_nnx_module_that_updates_itself_called_in_jit_raises_under_flax():
 def test_names_before_at_updates():
     """The names a module's text shows before `.at[`, across whitespace and line continuations;
     a comment in between leaves any name possible."""
-    from jaxlint.analysis.at_text import names_before_at
+    from jaxlint.analysis.effects.at_text import names_before_at
 
     assert names_before_at("y = a.at[0].get() + b . at [1].get() + c\\\n  .at[2].get()") == {"a", "b", "c"}
     assert names_before_at("y = (a  # note\n  .at[0].get())") is None
@@ -1774,7 +1774,7 @@ def test_names_before_at_updates():
 
 def test_at_call_lines():
     """Where `.at[` lies in a module's text, token by token across lines."""
-    from jaxlint.analysis.at_text import at_call_lines
+    from jaxlint.analysis.effects.at_text import at_call_lines
 
     assert at_call_lines("a = 1\nx.at[1]\ny = (z.\n  at[2])\n\nq. # c\n at [3]") == [(2, 2), (3, 4), (6, 7)]
     assert at_call_lines("x = 1") == []

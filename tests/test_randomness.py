@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from jaxlint.linter import lint_source
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from marks import family_marks
 
 CODES = {code for code in all_rules() if code.startswith("JAX2")}

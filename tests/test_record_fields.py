@@ -12,7 +12,7 @@ import textwrap
 
 from quiet_and_reported import case_tests
 
-from jaxlint.analysis.lattice import (
+from jaxlint.analysis.engine.lattice import (
     STATIC,
     TRACED_ARRAY,
     Record,

@@ -19,7 +19,7 @@ from jaxlint.cache import Cache
 from jaxlint.fixes import apply_fixes
 from jaxlint.notebook import Notebook
 from jaxlint.output import printable
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.source import Source, split_lines
 
 # Characters `str.splitlines` breaks at but Python's tokenizer (and so `ast`) does not.
@@ -601,7 +601,9 @@ def test_a_function_too_deep_to_analyse_read_from_standard_input_is_named_too(cl
 def test_a_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files, monkeypatch):
     from functools import partial
 
-    from jaxlint.analysis import dataflow, values
+    from jaxlint.analysis.engine import dataflow
+
+    from jaxlint.analysis.values import values
 
     monkeypatch.setattr(values, "solve", partial(dataflow.solve, max_visits=1))  # a bound any loop reaches
     make_files({"m.py": "import jax\n\n\n@jax.jit\ndef f(x):\n    for i in range(3):\n        x = x + i\n    return x\n"})
@@ -612,7 +614,7 @@ def test_a_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files
 def test_a_loop_variance_solve_that_does_not_settle_is_named_on_standard_error(cli, make_files, monkeypatch):
     from functools import partial
 
-    from jaxlint.analysis import dataflow, loop_variance
+    from jaxlint.analysis.engine import dataflow, loop_variance
 
     monkeypatch.setattr(loop_variance, "solve", partial(dataflow.solve, max_visits=1))
     make_files({"m.py": """import jax

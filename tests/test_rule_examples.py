@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from jaxlint.linter import lint_source
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.suppression import apply_noqa
 from marks import family_marks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import gc
 
-from jaxlint.rule import iter_rules
+from jaxlint.rules import iter_rules
 from jaxlint.linter import lint_module
 from jaxlint.runner import LintSettings, _chunks, lint_document, lint_files, load_document
 

@@ -265,3 +265,41 @@ def test_an_analysis_cut_short_is_named_in_the_editors_log_once(tmp_path):
             "deeply to follow); findings in it may be missing",
         )
     ]
+
+
+def test_no_noqa_is_offered_where_a_noqa_cannot_suppress(tmp_path):
+    """A file that does not parse (JAX001) and an unused directive (JAX002): a `# noqa` would change
+    nothing there, so the only actions offered are the unused directive's removal (unless the
+    project's `unfixable` says otherwise)."""
+    cases = {
+        "broken.py": ("import jax\ndef f(:\n", "JAX001", []),
+        "unused.py": ("import jax\n\ny = 1  # noqa: JAX101\n", "JAX002", ["Remove the unused `noqa` directive (JAX002)"]),
+        # a project that makes the rule unfixable: not even its fix is offered
+        "strict/unused.py": ("import jax\n\ny = 1  # noqa: JAX101\n", "JAX002", []),
+    }
+    (tmp_path / "strict").mkdir()
+    (tmp_path / "strict" / "pyproject.toml").write_text('[tool.jaxlint]\nunfixable = ["JAX002"]\n')
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        for name, (text, code, expected) in cases.items():
+            uri = (tmp_path / name).as_uri()
+            editor.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                )
+            )
+            (found,) = await editor.diagnostics(uri, 1)
+            assert found.code == code
+            actions = await editor.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=found.range,
+                    context=types.CodeActionContext(diagnostics=[found], only=[types.CodeActionKind.QuickFix]),
+                )
+            )
+            assert [a.title for a in actions or []] == expected
+        await editor.stop()
+
+    run(session())

@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 
 SOURCE = textwrap.dedent("""\
     import equinox as eqx
@@ -60,7 +61,7 @@ SOURCE = textwrap.dedent("""\
 
 def classes() -> dict[str, str | None]:
     tree = ast.parse(SOURCE)
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     found = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):

@@ -338,15 +338,15 @@ def test_custom_root_and_linear_solve_trace_their_solvers():
 
     def newton(f, y):
         seen.append(callable(f))
-        return y if y > 0 else -y
+        return y if y > 0 else -y  # noqa: JAX101
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         lax.custom_root(lambda x: x - 2.0, 1.0, newton, lambda g, y: y)
     assert seen == [True]
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        lax.custom_root(lambda x: x - 2.0, 1.0, lambda f, y: y, lambda g, y: y if y > 0 else -y)
+        lax.custom_root(lambda x: x - 2.0, 1.0, lambda f, y: y, lambda g, y: y if y > 0 else -y)  # noqa: JAX101
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        lax.custom_linear_solve(lambda x: 2 * x, jnp.ones(2), lambda mv, b: b if b.sum() > 0 else -b)
+        lax.custom_linear_solve(lambda x: 2 * x, jnp.ones(2), lambda mv, b: b if b.sum() > 0 else -b)  # noqa: JAX101
 
 
 def _run_nuts(model, **data):
@@ -386,9 +386,9 @@ def test_model_arguments_are_the_callers_values_under_nuts():
     from numpyro.infer import MCMC, NUTS
 
     def model(n, scale, y):
-        if scale > 1.0 and y.sum() > 0:
+        if scale > 1.0 and y.sum() > 0:  # noqa: JAX101
             scale = 1.0
-        numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))
+        numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))  # noqa: JAX108
 
     MCMC(NUTS(model), num_warmup=2, num_samples=2, progress_bar=False).run(jax.random.key(0), 3, 2.0, np.ones(3))
     with pytest.raises(jax.errors.TracerBoolConversionError):

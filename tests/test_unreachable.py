@@ -12,8 +12,9 @@ import textwrap
 
 import pytest
 
-from jaxlint.analysis.names import Names
-from jaxlint.analysis.reachability import dead_nodes
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.engine.reachability import dead_nodes
 from quiet_and_reported import case_tests
 
 QUIET = {
@@ -293,7 +294,7 @@ def test_a_call_in_a_def_that_never_runs_never_runs():
         def alive(x):
             return cond(x)
         """))
-    names = Names(tree)
+    names = Names(tree, spelling=SPELLING)
     calls = {scope.node.name: call for call, scope in names.calls}
     scopes = {scope.node.name: scope for _, scope in names.calls}
     assert names.unreached(calls["later"], scopes["later"])

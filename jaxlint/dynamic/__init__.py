@@ -1,10 +1,14 @@
 """`jaxlint check --dynamic`: confirm static findings by running the code with JAX in subprocesses.
 
-Each file with findings gets one worker subprocess (several run in parallel) with a time limit,
-contained as runner.py describes: its own session below a supervisor, resource limits, results
-over a private pipe, and every process it started killed when it ends.
+Where: on the CPU by default, each file with findings in a worker subprocess of its own (several
+run in parallel), with JAX_PLATFORMS=cpu so that none opens an accelerator; with an accelerator
+`--backend` (or for a verdict the CPU cannot give), in one worker that opens the accelerator once
+and takes the files in turn (accelerators.py says how the accelerator is found, runner.py how a
+worker whose device another process holds is started again). Every worker has a time limit per
+file and is contained as runner.py describes: its own session below a supervisor, resource limits,
+results over a private pipe, and every process a file started killed when that file is done.
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
-does not run at import), then for each finding:
+does not run at import; a notebook's code cells run as one module), then for each finding:
 
 1. probes the callable that contains the finding's line (its jit wrapper when it has one, a
    method of an instance built for the purpose, a module-level lambda, the function a factory
@@ -14,13 +18,16 @@ does not run at import), then for each finding:
 
 all under line-level instrumentation (which lines ran, which ran while JAX traced, compile
 counts per call site, output and logging while tracing) and, for randomness findings, with
-JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys.
+JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys. An error
+that one file's code raised through a function of another linted file also judges that file's
+findings, at the innermost linted frame.
 
 A finding is `confirmed` only when JAX misbehaves at that line for that reason (the tracer error
 raised there, the key-reuse checker firing there, the compile count growing with the calls, the
 side effect that ran only while tracing); `not-reproduced` when the line ran and nothing went
-wrong; `inconclusive` otherwise (the line never ran, arguments could not be built, the worker
-timed out or crashed). Static findings are never dropped.
+wrong and the check could have seen it (a key reuse: only where the keys there were typed, which
+the checker tracks); `inconclusive` otherwise (the line never ran, arguments could not be built,
+the worker timed out or crashed). Static findings are never dropped.
 
 Arguments come from, in order: factories declared in `pyproject.toml`, annotations (`jax.Array`,
 jaxtyping such as `Float[Array, "b d"]`, `int`, `float`, `bool`), defaults, and parameter names
@@ -46,8 +53,9 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from jaxlint.dynamic import accelerators
 from jaxlint.dynamic.processes import hidden
-from jaxlint.dynamic.runner import Containment, max_parallel, run_file
+from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs
 from jaxlint.findings import Finding
 
 __all__ = ["confirm"]
@@ -61,8 +69,16 @@ def confirm(
     settings: dict,
     show_progress: bool,
     sandboxed: bool = False,
+    detect=accelerators.detect,
 ) -> list[Finding]:
     """The same findings, in the same order, each with `confirmation` set.
+
+    Without `backend`, every file runs on the CPU, in parallel workers: what the checks look at
+    (tracer errors, the key-reuse checker, side effects while tracing, compile counts, donated
+    buffers) is the same on every backend, and the CPU starts in a second where a TPU takes ten
+    and admits one process. A finding the CPU cannot show (a donation it ignored) runs again on
+    the accelerator JAX would pick (`detect`), when there is one. With an accelerator `backend`,
+    every file runs there, in one worker that takes the files in turn.
 
     Raises ConfigError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
     try:
@@ -74,36 +90,97 @@ def confirm(
     refused = containment.unavailable()
     verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}
+    cells = _Cells()
     for i, finding in enumerate(findings):
-        reason = _not_runnable(finding) or refused
+        reason = _not_runnable(finding) or refused or cells.unreadable(finding)
         if reason:
-            verdicts[i] = {"status": "inconclusive", "detail": reason}
+            verdicts[i] = {"status": "inconclusive", "detail": reason, "backend": None}
         else:
-            by_file.setdefault(finding.path, []).append(
-                {"index": i, "code": finding.code, "row": finding.start.row, "end_row": finding.end.row}
-            )
-    progress = _Progress(len(by_file), show_progress)
-    with hidden(), ThreadPoolExecutor(max_workers=max_parallel(backend, len(by_file))) as pool:
-        jobs = {pool.submit(run_file, path, rows, backend, timeout, settings, containment): rows
-                for path, rows in by_file.items()}
-        for job in as_completed(jobs):
+            by_file.setdefault(finding.path, []).append(cells.row(i, finding))
+    elsewhere = [{**row, "path": path} for path, rows in by_file.items() if path.endswith(".py") for row in rows]
+    jobs = [job(path, rows, timeout, settings, elsewhere) for path, rows in by_file.items()]
+    progress = _Progress(len(jobs), show_progress)
+    with hidden():
+        if backend in (None, "cpu"):
+            verdicts.update(_on_cpu(jobs, timeout, containment, progress))
+            again = [{**j, "findings": [f for f in j["findings"] if verdicts[f["index"]].get("needs_accelerator")]}
+                     for j in jobs]
+            again = [j for j in again if j["findings"]]
+            accelerator = detect() if again and backend is None else None
+            if accelerator is not None:
+                merge(verdicts, run_jobs(again, accelerator.backend, timeout, containment))
+        else:
+            merge(verdicts, run_jobs(jobs, backend, timeout, containment, report=progress.job_done))
+    progress.close()
+    out = []
+    for i, f in enumerate(findings):
+        verdict = {k: v for k, v in verdicts[i].items() if k not in ("needs_accelerator", "elsewhere")}
+        out.append(f.with_(confirmation=cells.in_cell(f, verdict)))
+    return out
+
+
+def _on_cpu(jobs: list[dict], timeout: float, containment: Containment, progress: _Progress) -> dict:
+    """Verdicts of every job, each file in a worker of its own, several at once."""
+    verdicts: dict[int, dict] = {}
+    with ThreadPoolExecutor(max_workers=max_parallel(len(jobs))) as pool:
+        running = {pool.submit(run_jobs, [j], "cpu", timeout, containment): j for j in jobs}
+        for done in as_completed(running):
             try:
-                done = job.result()
+                got = done.result()
             except Exception as exc:  # noqa: BLE001 - e.g. the worker could not be started
                 reason = f"the dynamic run could not start: {type(exc).__name__}: {exc}"
-                done = {row["index"]: {"status": "inconclusive", "detail": reason} for row in jobs[job]}
-            verdicts.update(done)
-            progress.file_done(sum(v["status"] == "confirmed" for v in done.values()))
-    progress.close()
-    return [f.with_(confirmation=verdicts[i]) for i, f in enumerate(findings)]
+                got = {f["index"]: {"status": "inconclusive", "detail": reason, "backend": None}
+                       for f in running[done]["findings"]}
+            merge(verdicts, got)
+            progress.job_done(got)
+    return verdicts
 
 
 def _not_runnable(finding: Finding) -> str | None:
     if finding.category == 0:
         return "not a JAX finding: nothing to run"
-    if finding.cell is not None or not finding.path.endswith(".py"):
-        return "only .py files are run by --dynamic"
+    if not finding.path.endswith((".py", ".ipynb")):
+        return "only .py files and notebooks are run by --dynamic"
     return None
+
+
+class _Cells:
+    """Notebook findings name a cell and a row within it; the worker runs the code cells as one
+    module (locate.module_text): rows go there as module rows and come back in the cell's terms."""
+
+    def __init__(self):
+        self._notebooks: dict = {}
+
+    def _notebook(self, path: str):
+        if path not in self._notebooks:
+            from jaxlint.notebook import Notebook
+            from jaxlint.source import SourceError
+
+            try:
+                with open(path, "rb") as f:
+                    self._notebooks[path] = Notebook.parse(f.read())
+            except (OSError, SourceError) as exc:
+                self._notebooks[path] = exc
+        return self._notebooks[path]
+
+    def unreadable(self, finding: Finding) -> str | None:
+        if finding.cell is None:
+            return None
+        notebook = self._notebook(finding.path)
+        return f"the notebook could not be read: {notebook}" if isinstance(notebook, Exception) else None
+
+    def row(self, index: int, finding: Finding) -> dict:
+        start, end = finding.start.row, finding.end.row
+        if finding.cell is not None:
+            notebook = self._notebook(finding.path)
+            start, end = notebook.module_row(finding.cell, start), notebook.module_row(finding.cell, end)
+        return {"index": index, "code": finding.code, "row": start, "end_row": end}
+
+    def in_cell(self, finding: Finding, verdict: dict) -> dict:
+        notebook = self._notebooks.get(finding.path)
+        if finding.cell is None or not verdict.get("detail") or isinstance(notebook, Exception) or notebook is None:
+            return verdict
+        return {**verdict, "detail": notebook.rows_in_cell(verdict["detail"], finding.cell)}
 
 
 class _Progress:
@@ -115,9 +192,9 @@ class _Progress:
         self._width = 0
         self._draw()
 
-    def file_done(self, confirmed: int) -> None:
+    def job_done(self, verdicts: dict) -> None:
         self.done += 1
-        self.confirmed += confirmed
+        self.confirmed += sum(v["status"] == "confirmed" for v in verdicts.values())
         self._draw()
 
     def _draw(self) -> None:

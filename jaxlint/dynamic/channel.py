@@ -40,6 +40,7 @@ class ChannelReader:
         self._secret = secret
         self.records: dict[str, object] = {}  # kind -> latest value ("state", "worker", "exit")
         self.ended = threading.Event()  # the worker's exit was reported
+        self.updated = threading.Event()  # a record came in (cleared by whoever waits for the next)
         self.ignored = 0  # lines without the secret: forged or garbled
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -74,6 +75,7 @@ class ChannelReader:
             self.records[kind] = value
         if "exit" in record:
             self.ended.set()
+        self.updated.set()
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)

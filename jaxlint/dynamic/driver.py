@@ -4,7 +4,9 @@ commands configured as drivers) with JAX's checkers on, instead of probing each 
 Each driver is one time-limited subprocess started from the project root (`python -m pytest -p
 jaxlint.pytest ARGS`, or `python -m jaxlint.dynamic.driver_script COMMAND`) that writes its
 verdicts and observed events to a result file as it goes. Verdicts of several drivers merge:
-confirmed by any wins, then not-reproduced, else inconclusive. JAX is imported only there.
+confirmed by any wins, then not-reproduced, else inconclusive. JAX is imported only there; a
+driver whose JAX could not start because another process holds the accelerator is started again
+after a pause.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
           backend: str | None, timeout: float, show_progress: bool) -> list[Finding]:
     """The findings, each with `confirmation` set (merged with any they already have), then the
     observed ones."""
-    from jaxlint.rule import all_rules
+    from jaxlint.rules import all_rules
 
     rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
             for i, f in enumerate(findings) if f.category and f.cell is None and f.path.endswith(".py")]
@@ -59,23 +61,26 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
     observed: dict[tuple, dict] = {}
     for n, driver in enumerate(drivers, start=1):
         line = _ProgressLine(f"jaxlint --dynamic: {driver.label} ({n}/{len(drivers)})", show_progress)
-        result, ending = _run(driver, files, rows, root, backend, timeout, line.show)
+        result, ending = _run_when_free(driver, files, rows, root, backend, timeout, line.show)
         line.close()
+        ran_on = (result or {}).get("backend")
         for row in rows:
             got = (result or {}).get("verdicts", {}).get(str(row["index"]))
             if got is None:
                 got = {"status": "inconclusive", "detail": f"{driver.label} {ending or 'gave no verdict'}"}
             elif ending and got["status"] == "inconclusive":
                 got = {**got, "detail": f"{got['detail']}; then {driver.label} {ending}"}
+            got = {**got, "backend": ran_on if "verdicts" in (result or {}) else None}
             old = verdicts.get(row["index"])
             if old is None or RANK[got["status"]] < RANK[old["status"]]:
                 verdicts[row["index"]] = got
         for event in (result or {}).get("observed", []):
-            observed.setdefault((event["code"], os.path.realpath(event["path"]), event["row"]), event)
+            place = (event["code"], os.path.realpath(event["path"]), event["row"])
+            observed.setdefault(place, {**event, "backend": ran_on})
     out = []
     for i, f in enumerate(findings):
         verdict = verdicts.get(i) or {"status": "inconclusive", "detail": "not a JAX finding in a .py file: "
-                                                                         "nothing to run"}
+                                                                         "nothing to run", "backend": None}
         out.append(f.with_(confirmation=verdict))
     rules = all_rules()
     out += [observed_finding(e, rules) for e in observed.values() if e["code"] in rules]
@@ -93,7 +98,25 @@ def observed_finding(event: dict, rules) -> Finding:
     start = len(text) - len(text.lstrip()) + 1
     return Finding(event["code"], rule.name, rule.summary, event["path"], Position(event["row"], start),
                    Position(event["row"], max(start, len(text.rstrip()) + 1)),
-                   confirmation={"status": "observed", "detail": event["detail"]})
+                   confirmation={"status": "observed", "detail": event["detail"], "backend": event.get("backend")})
+
+
+def _run_when_free(driver: Driver, files: list[str], rows: list[dict], root: str, backend: str | None,
+                   timeout: float, progress, sleep=time.sleep) -> tuple[dict | None, str | None]:
+    """`_run`, started again after a pause while another process holds the accelerator (its JAX
+    could not start), until the time limit has gone by in pauses."""
+    waited, tries = 0.0, 0
+    while True:
+        result, ending = _run(driver, files, rows, root, backend, timeout, progress)
+        busy = (result or {}).get("busy")
+        if busy is None:
+            return result, ending
+        pause = runner.busy_pause(tries)
+        if waited + pause > timeout:
+            return None, f"could not start: the accelerator stayed busy for {waited:g}s, held by another " \
+                         f"process: {busy}"
+        sleep(pause)
+        waited, tries = waited + pause, tries + 1
 
 
 def _run(driver: Driver, files: list[str], rows: list[dict], root: str, backend: str | None,

@@ -18,6 +18,7 @@ import sys
 import threading
 from collections import Counter
 
+from jaxlint.dynamic import accelerators
 from jaxlint.dynamic import recorder as rec_mod
 from jaxlint.dynamic.driver_events import observed_events
 from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge, key_ids
@@ -25,6 +26,7 @@ from jaxlint.dynamic.locate import Source
 from jaxlint.dynamic.runs import Failure, Run, capture
 
 REQUEST_ENV = "JAXLINT_DRIVER_REQUEST"
+BUSY_EXIT = 75  # the exit status of a run whose accelerator another process holds
 CACHE_MISS = re.compile(r"TRACING CACHE MISS at .*?\n(?P<reason>.*)", re.S)
 
 
@@ -76,6 +78,10 @@ class _Fanout:
         if rec is not None:
             rec.note_key(seed)
 
+    def note_key_use(self, typed: bool) -> None:
+        for rec in self.session.recorders.values():
+            rec.note_key_use(typed)
+
     def note_trace(self, fun_name) -> None:
         for rec in self.session.recorders.values():
             rec.note_trace(fun_name)
@@ -109,7 +115,14 @@ class Session:
         self.static = {(os.path.realpath(f["path"]), f["row"], int(f["code"][3])) for f in request["findings"]}
         self.names = {real: source.function_names() for real, source in self.sources.items()}
         self._by_code_path: dict = {}
-        self.backend = jax.default_backend()
+        try:
+            self.backend = jax.default_backend()
+        except RuntimeError as exc:
+            said = f"{type(exc).__name__}: {exc}"
+            if not accelerators.busy(said):
+                raise
+            _write_json(self.result_path, {"busy": said})  # another process holds the device: the linter tries again
+            os._exit(BUSY_EXIT)
         self.clean = rec_mod.trace_clean_function()
         self.run_count = 0
         self.recorders: dict[str, rec_mod.Recorder] = {}
@@ -277,10 +290,7 @@ class Session:
         verdicts = {str(c.index): c.verdict(self.run_count, noun) for cases in self.cases.values() for c in cases}
         out = {"runs": self.run_count, "backend": self.backend, "verdicts": verdicts,
                "observed": [{**e, "path": self.paths.get(e["path"], e["path"])} for e in self.observed.values()]}
-        tmp = self.result_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(out, f)
-        os.replace(tmp, self.result_path)
+        _write_json(self.result_path, out)
 
 
 class _CacheMisses(logging.Handler):
@@ -302,6 +312,14 @@ class _CacheMisses(logging.Handler):
 def _touched(t: Target, run: Run) -> bool:
     """The run reached the finding's line or failed inside its file: worth judging."""
     return run.failure is not None or any(run.rec.lines.get(line) for line in t.span)
+
+
+def _write_json(path: str, data: dict) -> None:
+    """Replace the file at once, so the linter never reads half of it."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
 
 
 def load_request() -> dict | None:

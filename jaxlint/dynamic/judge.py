@@ -28,6 +28,7 @@ class Verdict:
     status: str
     detail: str
     needs_reference: bool = False  # a run without jit would decide it
+    needs_accelerator: bool = False  # this backend cannot show it; an accelerator's runtime could
 
 
 @dataclass
@@ -86,8 +87,13 @@ def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
         return effect
     ran = _most(run.rec.lines, t.span)
     if ran and not (f and f.line in t.span):
-        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} with JAX's key-reuse checker on "
-                                         f"and no key was reused there")
+        legacy, typed = (_most(run.rec.key_uses[kind], t.span) for kind in ("legacy", "typed"))
+        if legacy:  # the checker tracks typed keys only: it could not have seen this reuse
+            return _say(INCONCLUSIVE, run, f"line {t.row} handed legacy uint32 keys to jax.random {_times(legacy)}: "
+                                           f"JAX's key-reuse checker cannot track them")
+        if typed:
+            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} with JAX's key-reuse checker on "
+                                             f"and no key was reused there")
     return None
 
 
@@ -103,8 +109,10 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
             return _say(CONFIRMED, run, f"a donated buffer was used after the call: {f.type} {f.where()}: "
                                         f"{f.message}")
     if any("donated buffers were not usable" in w for w in run.rec.warnings):
-        return _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
-                                       "cannot be observed there")
+        verdict = _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
+                                          "cannot be observed there")
+        verdict.needs_accelerator = True  # donation is the runtime's: a backend that honours it can show it
+        return verdict
     if not run.faithful and run.entry_key in t.declared and run.calls and not run.failure:
         return _say(INCONCLUSIVE, run, "the calls succeeded, but synthesized arguments cannot show how the "
                                        "program's own arguments behave")

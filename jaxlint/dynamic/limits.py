@@ -15,7 +15,7 @@ import math
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 DEFAULT_MEMORY = 8 << 30
 MEMORY_SETTING = "memory-limit"
@@ -65,6 +65,10 @@ class Limits:
         # limit, so this only ever stops a worker whose linter is gone.
         cpu = math.ceil(timeout) * (os.cpu_count() or 1) + 10
         return cls(memory, cpu, _process_limit(), OPEN_FILES)
+
+    def for_jobs(self, jobs: int) -> Limits:
+        """The limits of a worker that decides `jobs` files in turn: their CPU time adds up."""
+        return replace(self, cpu_seconds=self.cpu_seconds * max(1, jobs))
 
     def to_json(self) -> dict:
         return asdict(self)

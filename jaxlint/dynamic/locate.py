@@ -60,6 +60,24 @@ class JitOptions:
         return names
 
 
+def module_text(path: str) -> str:
+    """The Python that a file is run as: a notebook's code cells, one after another, with IPython's
+    magics and shell lines made `pass` (as the static pass reads them), else the file itself.
+    Raises OSError, or ValueError for a file that is not text or not a notebook."""
+    if path.endswith(".ipynb"):
+        from jaxlint.notebook import Notebook
+        from jaxlint.source import SourceError
+
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            return Notebook.parse(data).source
+        except SourceError as exc:
+            raise ValueError(str(exc)) from None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 @dataclass
 class Source:
     """A parsed file and the questions the dynamic check asks about it."""
@@ -69,8 +87,7 @@ class Source:
 
     @classmethod
     def parse(cls, path: str) -> Source:
-        with open(path, encoding="utf-8") as f:
-            return cls(path, ast.parse(f.read(), filename=path))
+        return cls(path, ast.parse(module_text(path), filename=path))
 
     # -- positions -------------------------------------------------------------------------
 

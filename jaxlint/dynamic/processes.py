@@ -89,6 +89,7 @@ class ProcessTree:
         self.since = first.started if first else 0
         self.seen: dict[int, int] = {}  # pid -> start time
         self.sessions: set[int] = set()
+        self.spared: set = set()  # pids a sweep leaves alone (a worker that takes the next file)
 
     def snapshot(self) -> dict[int, Process]:
         """Record the current members (and their sessions); returns them."""
@@ -116,13 +117,21 @@ class ProcessTree:
             if (self.seen.get(p.pid) == p.started or p.session in self.sessions
                     or has_environment(p.pid, MARKER, self.marker)):
                 found[p.pid] = p
-        for pid in _ancestors(procs, me):  # never the linter or what started it, whatever matched
+        for pid in _ancestors(procs, me) | self.spared:  # never the linter or what started it, whatever matched
             found.pop(pid, None)
         return found
 
-    def sweep(self) -> int:
-        """Stop and kill every member, again while any is left (one born during a kill is caught by
-        the next round), waiting briefly for them to die. Returns how many were killed."""
+    def sweep(self, spare: set = frozenset()) -> int:
+        """Stop and kill every member but the `spare` ones, again while any is left (one born during
+        a kill is caught by the next round), waiting briefly for them to die. Returns how many were
+        killed."""
+        self.spared = set(spare)
+        try:
+            return self._sweep()
+        finally:
+            self.spared = set()
+
+    def _sweep(self) -> int:
         killed = 0
         for _ in range(KILL_ROUNDS):
             killed += self._stop_and_kill()
@@ -140,7 +149,7 @@ class ProcessTree:
         whole group stops at once, so even a process that forks and exits in a loop is caught),
         rescan until nothing new appears, then SIGKILL them all."""
         procs = table()
-        protected = {procs[pid].group for pid in _ancestors(procs, os.getpid())}
+        protected = {procs[pid].group for pid in _ancestors(procs, os.getpid()) | self.spared if pid in procs}
         stopped: set[int] = set()
         groups: set[int] = set()
         for _ in range(SWEEP_ROUNDS):

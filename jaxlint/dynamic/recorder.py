@@ -29,6 +29,8 @@ PY_SAMPLERS = (
 LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
 STAGED_TRACER = re.compile(r"Traced<|JitTracer\(|DynamicJaxprTracer|JaxprTracer")  # how jit tracers print
 
+KEY_READERS = {"key_data", "key_impl"}  # jax.random functions that look at a key without drawing from it
+
 ACTIVE: Recorder | None = None
 ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
 
@@ -72,6 +74,9 @@ class Recorder:
         self.compiles: Counter = Counter()  # (fun_name, site) -> jit traces JAX reported
         self.roots: Counter = Counter()  # (co_name, co_firstlineno, site) -> trace sessions started
         self.keys: list[KeyMade] = []
+        # keys handed to jax.random while each line ran: typed ones, which JAX's key-reuse checker
+        # tracks, and legacy uint32 ones, which it cannot see
+        self.key_uses: dict[str, Counter] = {"typed": Counter(), "legacy": Counter()}
         self.warnings: list[str] = []
         self._frames: dict[int, _Frame] = {}
         self._next_session = 0
@@ -162,6 +167,12 @@ class Recorder:
         except Exception:  # a tracer or an array: not a constant seed
             value = None
         self.keys.append(KeyMade(frame.f_lineno, value, info.session if info and info.traced else None))
+
+    def note_key_use(self, typed: bool) -> None:
+        """jax.random took a key: credit every line of the file on the stack (the call that led there)."""
+        kind = "typed" if typed else "legacy"
+        for line in {frame.f_lineno for frame in self._user_frames()}:
+            self.key_uses[kind][line] += 1
 
     def note_trace(self, fun_name: str | None) -> None:
         """JAX finished tracing a jit-compiled function: count it against its untraced call site.
@@ -255,6 +266,34 @@ def trace_clean_function():
     return lambda frame: trace_state_clean()
 
 
+def _watch_key_checks() -> None:
+    """Note, for each key a jax.random function takes, whether it is a typed key. Every such
+    function hands its key to one private check (jax._src.random, `_check_prng_key`), which says
+    whether it had to wrap a legacy key; where this JAX has none, no key use is noted, and key
+    findings are not called not-reproduced."""
+    import importlib
+
+    for name in ("jax._src.random.core", "jax._src.random"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        check = getattr(module, "_check_prng_key", None)
+        if callable(check):
+            break
+    else:
+        return
+
+    @functools.wraps(check)
+    def checked(name, key, *args, **kwargs):
+        out = check(name, key, *args, **kwargs)
+        if ACTIVE is not None and name not in KEY_READERS and isinstance(out, tuple) and len(out) == 2:
+            ACTIVE.note_key_use(typed=not out[1])
+        return out
+
+    module._check_prng_key = checked
+
+
 def install_hooks(sink_output: bool = True) -> None:
     """Patch output, logging, stateful RNGs, key constructors and trace events to report to ACTIVE.
 
@@ -293,6 +332,7 @@ def install_hooks(sink_output: bool = True) -> None:
         return typed(seed, *args, **kwargs)
 
     jax.random.PRNGKey, jax.random.key = prng_key, key
+    _watch_key_checks()
 
     def on_event(event, duration, **kwargs):
         if event == TRACE_EVENT and ACTIVE is not None:

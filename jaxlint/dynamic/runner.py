@@ -1,10 +1,19 @@
-"""The linter's side of the dynamic check: one contained, time-limited run per file.
+"""The linter's side of the dynamic check: contained workers that decide files in turn, each within
+its time limit.
 
-A run is a supervisor process (supervisor.py) in a session of its own, and below it the worker,
-in another session, under resource limits (limits.py). Verdicts come back over a private pipe
-with a per-run secret (channel.py). The worker's output goes to a pipe the linter drains, never to
-the linter's own streams. When the run ends, for whatever reason, every process it started is
-stopped and killed (processes.py; on systems without /proc, the two sessions are killed).
+A worker is a supervisor process (supervisor.py) in a session of its own, and below it the worker
+process, in another session, under resource limits (limits.py). It starts JAX once, then takes one
+file at a time (a job), the next only once the linter has the verdicts of the last: on the CPU a
+worker takes one file; on an accelerator one worker takes them all, so the device is opened once.
+Verdicts come back over a private pipe with a per-worker secret (channel.py). The worker's output
+goes to a pipe the linter drains, never to the linter's own streams. When a file is done, every
+process its code started is stopped and killed; when a worker ends, for whatever reason (a file
+past its time limit ends it, and a fresh worker takes the next file), so is everything it started
+(processes.py; on systems without /proc, the two sessions are killed). A worker whose JAX could
+not start because another process holds the device is started again after a pause.
+
+Files decided in one worker share its interpreter: modules they import, JAX's configuration
+and threads left running carry over from one file to the next.
 
 Limits, stated plainly: the user's code runs as the user, with the user's files and network.
 It cannot signal the linter through its parent or its parent's process group, nor (unless it
@@ -38,7 +47,8 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 OUTPUT_KEPT = 8192  # bytes of the worker's raw output kept for error messages
 MAX_WORKERS = 8  # each worker is a Python process with JAX loaded: a few hundred MB
 SNAPSHOT_INTERVAL = 0.5  # seconds between records of the run's process tree
-EXIT_GRACE = 2.0  # seconds to wait for the exit report once the worker has said it is done
+EXIT_GRACE = 2.0  # seconds to wait for the last records once the worker has ended
+BUSY_PAUSES = (2.0, 5.0, 10.0)  # seconds between starts while another process holds the device
 # Started with -c so the package's own directory never shadows the user's modules.
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv[1]); import jaxlint.dynamic.supervisor as s; "
@@ -89,88 +99,180 @@ def worker_env(backend: str | None, marker: str | None = None) -> dict[str, str]
         env[processes.MARKER] = marker
     if backend:
         env["JAX_PLATFORMS"] = PLATFORMS.get(backend, backend)
-    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # parallel workers share one accelerator
+    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # the user's own processes may share the accelerator
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     return env
 
 
-def max_parallel(backend: str | None, files: int) -> int:
-    """Workers at once: one per core up to MAX_WORKERS (each holds its own JAX); one for TPUs,
-    which a single process holds."""
-    platforms = PLATFORMS.get(backend or "", "") or os.environ.get("JAX_PLATFORMS", "")
-    if "tpu" in platforms or (not platforms and os.path.exists("/dev/accel0")):
-        return 1
+def max_parallel(files: int) -> int:
+    """CPU workers at once: one per core up to MAX_WORKERS (each holds its own JAX)."""
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS, files))
 
 
-def run_file(path: str, findings: list[dict], backend: str | None, timeout: float, settings: dict,
-             containment: Containment | None = None) -> dict:
-    """Verdicts for one file's findings, keyed by finding index; never raises for user-code failures."""
-    containment = containment or Containment.configured(settings, timeout)
+def job(path: str, findings: list[dict], timeout: float, settings: dict, elsewhere: list[dict] = ()) -> dict:
+    """What a worker needs to decide one file's findings (and, by the errors its code raises, the
+    findings `elsewhere`, of other files, with their paths)."""
     root = project_root(path)
-    secret, marker = secrets.token_hex(32), secrets.token_hex(16)
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    results, channel_fd = os.pipe()
-    command = [sys.executable, "-c", BOOTSTRAP, package_parent, str(channel_fd)]
-    if containment.sandbox == "bwrap":
-        command = sandbox.command(root, (package_parent, sys.prefix, sys.base_prefix, *sys.path)) + command
-    try:
-        proc = subprocess.Popen(
-            command, cwd=root, env=imports.with_import_path(worker_env(backend, marker), root, path), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(channel_fd,), start_new_session=True,
-        )
-    except BaseException:
-        os.close(results)
-        raise
-    finally:
-        os.close(channel_fd)
-    run = _Run(proc, ChannelReader(results, secret), marker)
-    request = {"secret": secret, "limits": containment.limits.to_json(), "path": path, "root": root,
-               "timeout": timeout, "settings": settings, "findings": findings}
-    with contextlib.suppress(OSError):  # a supervisor that died at once is reported below
-        proc.stdin.write(json.dumps(request, default=str).encode() + b"\n")
-        proc.stdin.flush()
-    timed_out = run.watch(timeout)
-    supervisor_code = proc.poll()
-    run.end()
-    state = run.channel.records.get("state")
-    ending = _ending(run.channel.records.get("exit"), supervisor_code, timed_out, timeout, state,
-                     bytes(run.output), containment.limits)
-    return _verdicts(findings, state, ending, containment.limits)
+    return {"path": path, "root": root, "import_path": imports.import_path(root, path), "timeout": timeout,
+            "settings": settings, "findings": findings, "elsewhere": [f for f in elsewhere if f["path"] != path]}
 
 
-class _Run:
-    """One started run: its supervisor, its result channel, its output and its process tree."""
+@dataclass
+class Outcome:
+    """How a worker dealt with one job."""
 
-    def __init__(self, proc: subprocess.Popen, channel: ChannelReader, marker: str):
+    verdicts: dict  # finding index -> verdict
+    alive: bool  # the worker can take the next job
+    busy: str | None = None  # JAX could not start because another process holds the device
+
+
+def run_jobs(jobs: list[dict], backend: str | None, timeout: float, containment: Containment, *,
+             report=None, start=None, sleep=time.sleep) -> dict:
+    """Verdicts for every job's findings, from one worker at a time that takes the jobs in turn (so
+    an accelerator is opened once, not once per file). A worker that times out or crashes ends its
+    job; a fresh one takes the rest. A worker whose device another process holds is started again
+    after a pause, until the job's time limit has gone by in pauses."""
+    start = start or Worker.start
+    verdicts: dict = {}
+    queue = list(jobs)
+    worker, waited, tries = None, 0.0, 0
+    while queue:
+        if worker is None:
+            worker = start(backend, queue, timeout, containment)
+        outcome = worker.decide(queue[0], timeout)
+        if outcome.busy is not None:
+            worker.end()
+            worker = None
+            pause = busy_pause(tries)
+            if waited + pause <= timeout:
+                sleep(pause)
+                waited, tries = waited + pause, tries + 1
+                continue
+            reason = f"the {backend} stayed busy for {waited:g}s, held by another process: {outcome.busy}"
+            outcome = Outcome({f["index"]: {"status": "inconclusive", "detail": reason, "backend": None}
+                               for f in queue[0]["findings"]}, alive=False)
+        merge(verdicts, outcome.verdicts)
+        if report is not None:
+            report(outcome.verdicts)
+        queue.pop(0)
+        waited, tries = 0.0, 0
+        if not outcome.alive and worker is not None:
+            worker.end()
+            worker = None
+    if worker is not None:
+        worker.end()
+    return verdicts
+
+
+def busy_pause(tries: int) -> float:
+    """Seconds to wait before starting again, the `tries`-th time, a run whose device was busy."""
+    return BUSY_PAUSES[min(tries, len(BUSY_PAUSES) - 1)]
+
+
+class Worker:
+    """One started worker: its supervisor, its result channel, its output and its process tree."""
+
+    def __init__(self, proc: subprocess.Popen, channel: ChannelReader, marker: str, limits: Limits):
         self.proc = proc
         self.channel = channel
+        self.limits = limits
+        self.started = time.monotonic()
+        self.sent = 0
         self.tree = processes.ProcessTree(proc.pid, marker) if processes.available() else None
         self.output: deque = deque(maxlen=OUTPUT_KEPT)
         self._drain = threading.Thread(target=_drain, args=(proc.stdout, self.output), daemon=True)
         self._drain.start()
+        self.ended = False
 
-    def watch(self, timeout: float) -> bool:
-        """Wait for the worker to end, recording its process tree as it goes; True if time ran out.
-        Once the worker has reported its last verdicts, its exit report gets only a short grace
-        (a stopped supervisor cannot send it)."""
-        deadline = time.monotonic() + timeout
-        done_at = None
+    @classmethod
+    def start(cls, backend: str | None, jobs: list[dict], timeout: float, containment: Containment) -> Worker:
+        """A worker for `jobs` (its environment and sandbox are made for them), waiting for the first."""
+        first = jobs[0]
+        secret, marker = secrets.token_hex(32), secrets.token_hex(16)
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        results, channel_fd = os.pipe()
+        command = [sys.executable, "-c", BOOTSTRAP, package_parent, str(channel_fd)]
+        if containment.sandbox == "bwrap":
+            roots = tuple(j["root"] for j in jobs)
+            command = sandbox.command(first["root"], (package_parent, sys.prefix, sys.base_prefix, *sys.path,
+                                                      *roots)) + command
+        env = imports.with_import_path(worker_env(backend, marker), first["root"], first["path"])
+        try:
+            proc = subprocess.Popen(
+                command, cwd=first["root"], env=env, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(channel_fd,), start_new_session=True,
+            )
+        except BaseException:
+            os.close(results)
+            raise
+        finally:
+            os.close(channel_fd)
+        limits = containment.limits.for_jobs(len(jobs))
+        worker = cls(proc, ChannelReader(results, secret), marker, limits)
+        worker._send({"secret": secret, "limits": limits.to_json()})
+        return worker
+
+    def _send(self, record: dict) -> None:
+        with contextlib.suppress(OSError):  # a supervisor that died at once is reported by decide()
+            self.proc.stdin.write(json.dumps(record, default=str).encode() + b"\n")
+            self.proc.stdin.flush()
+
+    def decide(self, job: dict, timeout: float) -> Outcome:
+        """Hand the worker one job and wait for its verdicts (or its end, or the job's time limit)."""
+        n, self.sent = self.sent, self.sent + 1
+        deadline = (self.started if n == 0 else time.monotonic()) + timeout
+        # A long job line fills the pipes while the worker is still starting JAX: written from a
+        # thread, so that the time limit holds even if the worker never reads it.
+        threading.Thread(target=self._send, args=(job,), daemon=True).start()
+        how = self._watch(n, deadline)
+        state = self.channel.records.get("state") or {}
+        findings = job["findings"] + [{"index": int(i)} for i, v in (state.get("verdicts") or {}).items()
+                                      if v.get("elsewhere") and state.get("job") == n]
+        if how == "done":
+            if self.tree is not None:  # what the file's code started goes with it; the worker stays
+                self.tree.sweep(spare={self.proc.pid, self.channel.records.get("worker")})
+            return Outcome(_verdicts(findings, state, None, self.limits), alive=True)
+        supervisor_code = self.proc.poll()
+        self.end()
+        if how == "failed":
+            if state.get("busy"):
+                return Outcome({}, alive=False, busy=state["failed"])
+            return Outcome({f["index"]: {"status": "inconclusive", "detail": state["failed"], "backend": None}
+                            for f in findings}, alive=False)
+        mine = state if state.get("job") == n else None
+        ending = _ending(self.channel.records.get("exit"), supervisor_code, how == "timeout", timeout, mine,
+                         bytes(self.output), self.limits)
+        return Outcome(_verdicts(findings, mine, ending, self.limits), alive=False)
+
+
+    def _watch(self, n: int, deadline: float) -> str:
+        """Wait for job `n`: "done", "failed" (JAX did not start), "ended" (the worker stopped) or
+        "timeout", recording the process tree as it goes."""
+        snapshot = 0.0
         while True:
-            if done_at is None and (self.channel.records.get("state") or {}).get("phase") == "done":
-                done_at = time.monotonic()
-                deadline = min(deadline, done_at + EXIT_GRACE)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return done_at is None
-            if self.channel.ended.wait(min(SNAPSHOT_INTERVAL, left)) or self.proc.poll() is not None:
-                return False
-            if self.tree is not None:
+            self.channel.updated.clear()  # before reading the state: a record after this wakes the wait
+            state = self.channel.records.get("state") or {}
+            if state.get("failed"):
+                return "failed"
+            if state.get("job") == n and state.get("phase") == "done":
+                return "done"
+            if self.channel.ended.is_set() or self.proc.poll() is not None:
+                self.channel.join(timeout=EXIT_GRACE)  # the records sent just before the end
+                return "failed" if (self.channel.records.get("state") or {}).get("failed") else "ended"
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if self.tree is not None and now - snapshot >= SNAPSHOT_INTERVAL:
                 self.tree.snapshot()
+                snapshot = now
+            self.channel.updated.wait(min(SNAPSHOT_INTERVAL, deadline - now))
 
     def end(self) -> None:
-        """Stop and kill everything the run started, then collect what is left of its output."""
+        """Stop and kill everything the worker started, then collect what is left of its output."""
+        if self.ended:
+            return
+        self.ended = True
         if self.tree is not None:
             self.tree.sweep()
         else:  # no process table: the two sessions are what can be named
@@ -188,6 +290,16 @@ class _Run:
             self.proc.wait()
         self.channel.join(timeout=2)
         self._drain.join(timeout=1)
+
+
+def merge(verdicts: dict, more: dict) -> None:
+    """Add a job's verdicts: a confirmation stands, whichever job (the finding's file's own, or one
+    whose error ran through it) gave it."""
+    for index, verdict in more.items():
+        old = verdicts.get(index)
+        if old is None or (old["status"] != "confirmed" and (verdict["status"] == "confirmed" or
+                                                             not verdict.get("elsewhere"))):
+            verdicts[index] = verdict
 
 
 def _drain(stream, tail: deque) -> None:
@@ -248,5 +360,8 @@ def _verdicts(findings: list[dict], state: dict | None, ending: str | None, limi
         if limits.memory is not None and _out_of_host_memory(detail, (state or {}).get("backend", "")):
             detail += f" (--dynamic limits a worker's memory to {describe_memory(limits.memory)}: " \
                       f"`memory-limit` in [tool.jaxlint.dynamic])"
-        out[f["index"]] = {"status": v["status"], "detail": detail}
+        out[f["index"]] = {"status": v["status"], "detail": detail, "backend": (state or {}).get("backend") or None}
+        for flag in ("needs_accelerator", "elsewhere"):
+            if v.get(flag):
+                out[f["index"]][flag] = True
     return out

@@ -18,7 +18,7 @@ from types import FrameType
 
 from jaxlint.dynamic import recorder as rec_mod
 from jaxlint.dynamic.arguments import Synthesizer, Unbuildable, annotations_of, from_factory
-from jaxlint.dynamic.locate import FUNCS, Source, code_key
+from jaxlint.dynamic.locate import FUNCS, Source, code_key, module_text
 
 _unique = itertools.count()
 
@@ -94,6 +94,7 @@ class Run:
     entry_key: tuple | None = None  # (co_name, co_firstlineno) of the probed function
     backend: str = ""
     returned: object = None  # what the probe's first call returned, when callable
+    error: BaseException | None = None  # the exception behind `failure`, for the other files it passed through
 
     @property
     def doing(self) -> str:
@@ -180,6 +181,10 @@ class Executor:
         self._probes: dict[tuple, Run] = {}
         self._entries: dict[tuple, Run] = {}
 
+    def runs(self) -> list[Run]:
+        """Every run made so far."""
+        return [*self.import_runs.values(), *self._probes.values(), *self._entries.values()]
+
     def recorder(self) -> rec_mod.Recorder:
         return rec_mod.Recorder(self.path, self.clean, self.names)
 
@@ -219,6 +224,12 @@ class Executor:
                 name = f"{package}.{name}"
             except BaseException:  # the package itself does not import: load the file alone
                 pass
+        if self.path.endswith(".ipynb"):  # a notebook runs as its cells, top to bottom, in one namespace
+            module = types.ModuleType(name)
+            module.__file__ = self.path
+            sys.modules[name] = module
+            exec(compile(module_text(self.path), self.path, "exec"), module.__dict__)
+            return module
         spec = importlib.util.spec_from_file_location(name, self.path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -235,7 +246,7 @@ class Executor:
                     module = self._load()
                 except BaseException as exc:
                     _reraise_interrupt(exc)
-                    run.failure = capture(exc, self.path)
+                    run.failure, run.error = capture(exc, self.path), exc
             self.modules[keys], self.import_runs[keys] = module, run
         return self.modules[keys]
 
@@ -272,10 +283,10 @@ class Executor:
                 self.jax.effects_barrier()
             except SystemExit as exc:
                 if exc.code not in (None, 0):
-                    run.failure = capture(exc, self.path)
+                    run.failure, run.error = capture(exc, self.path), exc
             except BaseException as exc:
                 _reraise_interrupt(exc)
-                run.failure = capture(exc, self.path)
+                run.failure, run.error = capture(exc, self.path), exc
         return run
 
     # -- probes ------------------------------------------------------------------------------
@@ -407,7 +418,7 @@ class Executor:
                         run.returned = out
                 except BaseException as exc:
                     _reraise_interrupt(exc)
-                    run.failure = capture(exc, self.path)
+                    run.failure, run.error = capture(exc, self.path), exc
                     break
             with contextlib.suppress(Exception):  # a failed callback was already reported by the call
                 self.jax.effects_barrier()

@@ -1,7 +1,9 @@
 """The first process of a dynamic run: starts the worker, waits for it, reports how it ended.
 
-usage (from the runner): python -c BOOTSTRAP PACKAGE_PARENT CHANNEL_FD, with the request (and the
-channel's secret) as one JSON line on stdin, which stays open until the linter is done.
+usage (from the runner): python -c BOOTSTRAP PACKAGE_PARENT CHANNEL_FD, with the request (the
+channel's secret and the limits) as the first JSON line on stdin, then one line per file to decide
+(a job), which this process hands to the worker through a pipe of its own. Stdin stays open until
+the linter is done; its end takes the worker down.
 
 It stands between the linter and the user's code. The worker's parent is this process, whose
 standard streams are pipes to the linter, never the linter's own output; it ignores every signal
@@ -36,15 +38,18 @@ def main(argv: list[str]) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the linter killed outright: go, and the worker with us
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     me = os.getpid()
+    jobs, jobs_in = os.pipe()
     worker = os.fork()
     if worker == 0:
         try:
-            _become_worker(request, channel, saved, me)
+            os.close(jobs_in)
+            _become_worker(request, channel, saved, me, jobs)
         except BaseException:  # noqa: BLE001 - the worker's own failure, shown in its output
             traceback.print_exc()
         os._exit(FAILED)
+    os.close(jobs)
     channel.send(worker=worker)
-    watcher = threading.Thread(target=_end_with_linter, args=(worker,), daemon=True)
+    watcher = threading.Thread(target=_end_with_linter, args=(worker, jobs_in), daemon=True)
     watcher.start()
     status = _wait(worker)
     channel.send(exit=_ending(status))
@@ -53,7 +58,7 @@ def main(argv: list[str]) -> None:
     watcher.join()  # it ends the process
 
 
-def _become_worker(request: dict, channel: Channel, saved: dict, supervisor: int) -> None:
+def _become_worker(request: dict, channel: Channel, saved: dict, supervisor: int, jobs: int) -> None:
     os.setsid()
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != supervisor:  # the supervisor died before the line above
@@ -64,10 +69,11 @@ def _become_worker(request: dict, channel: Channel, saved: dict, supervisor: int
     os.dup2(null, 0)
     os.close(null)
     os.set_inheritable(channel.fd, False)  # the user's subprocesses do not get it
+    os.set_inheritable(jobs, False)
     Limits.from_json(request.pop("limits")).apply()
     from jaxlint.dynamic import worker
 
-    worker.main(request, channel)
+    worker.main(request, channel, jobs)
 
 
 def _ignore_signals() -> dict:
@@ -97,10 +103,14 @@ def _ending(status: int) -> dict:
     return {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}
 
 
-def _end_with_linter(worker: int) -> None:
-    """When stdin reaches its end (the linter is done, or gone), take the worker's session down too."""
+def _end_with_linter(worker: int, jobs: int) -> None:
+    """Pass each job on stdin to the worker; when stdin reaches its end (the linter is done, or
+    gone), take the worker's session down too."""
     with contextlib.suppress(OSError, ValueError):
-        sys.stdin.buffer.read()
+        for line in iter(sys.stdin.buffer.readline, b""):
+            view = memoryview(line)
+            while view:
+                view = view[os.write(jobs, view):]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(worker, signal.SIGKILL)
     os._exit(0)

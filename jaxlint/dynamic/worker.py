@@ -1,20 +1,26 @@
-"""The dynamic check's worker: loads one file under JAX, runs its code, and judges each finding.
+"""The dynamic check's worker: starts JAX once, then for each file it is given (a job) loads the file,
+runs its code, and judges each finding.
 
-Started by the supervisor (supervisor.py) with the request. The whole state is sent over the
-result channel after every step, so a worker killed mid-way still reports what it decided; the
-user's prints go to a pipe of their own and cannot corrupt it.
+Started by the supervisor (supervisor.py) with the request; jobs arrive one JSON line at a time on
+a pipe, and the next is read only once the linter has the verdicts of the last. The whole state of
+the current job is sent over the result channel after every step, so a worker killed mid-way
+still reports what it decided; the user's prints go to a pipe of their own and cannot corrupt it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 
+from jaxlint.dynamic import accelerators
 from jaxlint.dynamic.arguments import SHAPES
 from jaxlint.dynamic.channel import LOST, Channel
 from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge
 from jaxlint.dynamic.locate import Source
+from jaxlint.dynamic.recorder import Recorder
+from jaxlint.dynamic.runs import Run, capture
 
 MAX_PROBED_ENTRIES = 4
 MARGIN = 1.0  # seconds kept back for writing the result before the runner's own time limit
@@ -27,18 +33,27 @@ class Results:
         self.channel = channel
         self.phase_text = "starting"
         self.backend = ""
+        self.job: int | None = None
         self.verdicts: dict[str, dict] = {}
+
+    def begin(self, job: int) -> None:
+        self.job, self.verdicts = job, {}
 
     def phase(self, text: str) -> None:
         self.phase_text = text
         self.write()
 
-    def set(self, index: int, verdict: Verdict, final: bool) -> None:
+    def set(self, index: int, verdict: Verdict, final: bool, elsewhere: bool = False) -> None:
         self.verdicts[str(index)] = {"status": verdict.status, "detail": verdict.detail, "final": final}
+        if elsewhere:  # a finding of another file
+            self.verdicts[str(index)]["elsewhere"] = True
+        if verdict.needs_accelerator:
+            self.verdicts[str(index)]["needs_accelerator"] = True
 
-    def write(self) -> None:
+    def write(self, **more) -> None:
         try:
-            self.channel.send(state={"phase": self.phase_text, "backend": self.backend, "verdicts": self.verdicts})
+            self.channel.send(state={"phase": self.phase_text, "backend": self.backend, "job": self.job,
+                                     "verdicts": self.verdicts, **more})
         except OSError:  # the user's code closed or replaced the descriptor: nothing more can be reported
             os._exit(LOST)
 
@@ -82,6 +97,7 @@ class Worker:
         from jaxlint.dynamic.runs import Executor
 
         self.path = request["path"]
+        self.elsewhere = request.get("elsewhere", [])
         self.results = results
         source = Source.parse(self.path)
         self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline,
@@ -96,6 +112,10 @@ class Worker:
         ]
 
     def run(self) -> None:
+        self.decide_here()
+        self.decide_elsewhere()
+
+    def decide_here(self) -> None:
         for case in self.cases:
             self.guard(case, self.import_pass)
         for case in self.cases:
@@ -108,6 +128,38 @@ class Worker:
                 self.guard(case, self.entry_pass)
             self.results.set(case.index, case.best(), final=True)
             self.results.write()
+
+    def decide_elsewhere(self) -> None:
+        """Findings of other linted files (`elsewhere` in the job) that an error raised here reached:
+        an error raised through a call chain confirms the finding at its end, the innermost frame
+        of a linted file, whichever file that is. Only confirmations are sent: the lines of other
+        files are not recorded, so nothing else can be said of them here."""
+        wanted: dict[str, list[dict]] = {}  # by real path: a module imported by name has its absolute path
+        for f in self.elsewhere:
+            wanted.setdefault(os.path.realpath(f["path"]), []).append(f)
+        here = os.path.realpath(self.path)
+        sources: dict[str, Source] = {}
+        for run in self.ex.runs():
+            path, filename = _innermost_file(run.error, {here, *wanted}) if run.error is not None else (None, None)
+            if path is None or path == here:
+                continue
+            try:
+                source = sources.get(path) or sources.setdefault(path, Source.parse(path))
+            except (SyntaxError, ValueError, OSError):
+                continue
+            failure = capture(run.error, filename)
+            there = Run(f"{run.label} in {os.path.basename(self.path)}", run.faithful, eager=run.eager,
+                        rec=Recorder(path, self.ex.clean, set()), failure=failure, backend=run.backend)
+            for f in wanted[path]:
+                if str(f["index"]) in self.results.verdicts:
+                    continue
+                span = source.span(f["row"], f.get("end_row"))
+                target = Target(code=f["code"], row=f["row"], span=span, declared=source.declared_codes(span),
+                                writes_state=source.writes_outer_state(f["row"]), source=source)
+                verdict = judge(target, there)
+                if verdict.status == CONFIRMED:
+                    self.results.set(f["index"], verdict, final=True, elsewhere=True)
+        self.results.write()
 
     def guard(self, case: Case, step) -> None:
         """Run one step for a finding; a failure of the check itself only affects that finding."""
@@ -182,6 +234,19 @@ class Worker:
             case.add(judge(t, self.ex.entry_run(keys, eager=True)), True)
 
 
+def _innermost_file(exc: BaseException, paths: set[str]) -> tuple[str | None, str | None]:
+    """The file among `paths` (real paths) of the innermost frame, of those files, that `exc` was
+    raised through: its real path and the name its code objects carry."""
+    found, tb = (None, None), exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        real = os.path.realpath(filename)
+        if real in paths:
+            found = (real, filename)
+        tb = tb.tb_next
+    return found
+
+
 def _reached(t: Target, run) -> bool:
     return run.rec is not None and any(run.rec.lines.get(line) for line in t.span)
 
@@ -194,44 +259,55 @@ def _key_failure(run) -> bool:
     return run.failure is not None and "KeyReuseError" in run.failure.classes
 
 
-def _prepare(request: dict) -> None:
-    """Make the process look like the user running their file from the project root."""
-    path, root = request["path"], request["root"]
+def _prepare(job: dict, base_path: list[str]) -> None:
+    """Make the process look like the user running the job's file from its project root, importing
+    from the file's own import path (imports.py)."""
+    path, root = job["path"], job["root"]
     sys.argv = [path]
+    sys.path[:] = [e for e in job.get("import_path", []) if e not in base_path] + base_path
     for entry in (root, os.path.dirname(path)):
         if entry not in sys.path:
             sys.path.insert(0, entry)
+    os.environ["PYTHONPATH"] = os.pathsep.join(job.get("import_path", []))
     os.chdir(root)
 
 
-def main(request: dict, channel: Channel) -> None:
+def main(request: dict, channel: Channel, jobs: int) -> None:
     started = time.monotonic()
-    deadline = started + max(1.0, request["timeout"] - MARGIN)
     results = Results(channel)
     results.phase("starting JAX")
     try:
         import jax
 
         results.backend = jax.default_backend()
-    except Exception as exc:  # noqa: BLE001 - no JAX, or the requested backend is missing
+    except Exception as exc:  # noqa: BLE001 - no JAX, the requested backend is missing, or its device is busy
         platforms = os.environ.get("JAX_PLATFORMS")
         wanted = f" with JAX_PLATFORMS={platforms} (is that backend installed?)" if platforms else ""
-        _give_up(request, results, f"JAX could not start{wanted}: {type(exc).__name__}: {exc}".rstrip(": "))
+        said = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        results.phase_text = "done"
+        results.write(failed=f"JAX could not start{wanted}: {said}", busy=accelerators.busy(said))
+        os._exit(0)
     from jaxlint.dynamic.recorder import install_hooks
 
-    _prepare(request)
     install_hooks()
-    try:
-        worker = Worker(request, results, deadline)
-    except (SyntaxError, ValueError, OSError) as exc:
-        _give_up(request, results, f"the file could not be read: {type(exc).__name__}: {exc}")
-    worker.run()
-    results.phase("done")
+    base_path = list(sys.path)
+    with os.fdopen(jobs, "rb") as lines:
+        for n, line in enumerate(iter(lines.readline, b"")):
+            job = json.loads(line)
+            # the first job's time limit counts from the start, as the linter's does
+            deadline = (started if n == 0 else time.monotonic()) + max(1.0, job["timeout"] - MARGIN)
+            results.begin(n)
+            _prepare(job, base_path)
+            try:
+                worker = Worker(job, results, deadline)
+            except (SyntaxError, ValueError, OSError) as exc:
+                _give_up(job, results, f"the file could not be read: {type(exc).__name__}: {exc}")
+            else:
+                worker.run()
+            results.phase("done")
     os._exit(0)  # skip the user's atexit handlers and non-daemon threads
 
 
-def _give_up(request: dict, results: Results, reason: str) -> None:
-    for f in request["findings"]:
+def _give_up(job: dict, results: Results, reason: str) -> None:
+    for f in job["findings"]:
         results.set(f["index"], Verdict(INCONCLUSIVE, reason), final=True)
-    results.phase("done")
-    os._exit(0)

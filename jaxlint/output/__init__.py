@@ -26,6 +26,7 @@ FORMATS = {
     "pylint": "pylint",
     "grouped": "grouped",
     "azure": "azure",
+    "rdjson": "rdjson",
 }
 # Formats read by people: a summary line follows them (machine formats stay parseable).
 TEXT_FORMATS = ("full", "concise", "grouped")

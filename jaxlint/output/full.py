@@ -42,18 +42,20 @@ class _Lines:
         self._document: Notebook | str | None = None
         self._lines: dict[int | None, tuple[str, ...]] = {}
 
-    def _read(self, path: str) -> Notebook | str | None:
+    def _read(self, path: str, notebook: bool) -> Notebook | str | None:
         try:
             data = self._buffers.get(path)
             if data is None:
                 data = read_bytes(path)
-            return Notebook.parse(data) if path.endswith(".ipynb") else decode(data)
+            return Notebook.parse(data) if notebook else decode(data)
         except (OSError, ValueError, SourceError):  # ValueError: a name no file can have (a NUL in it)
             return None
 
     def __call__(self, path: str, cell: int | None) -> tuple[str, ...]:
         if path != self._path:
-            self._path, self._document, self._lines = path, self._read(path), {}
+            # A finding in a cell came from a notebook, whatever the file's extension (`--extension`).
+            notebook = cell is not None or path.endswith(".ipynb")
+            self._path, self._document, self._lines = path, self._read(path, notebook), {}
         if cell not in self._lines:
             document, text = self._document, ""
             if isinstance(document, Notebook) and cell is not None:
@@ -65,6 +67,11 @@ class _Lines:
                 text = document
             self._lines[cell] = tuple(split_lines(text))
         return self._lines[cell]
+
+
+def lines_of(report: Report) -> _Lines:
+    """What reads the lines findings are on, for formats that show or measure them."""
+    return _Lines(report.buffers)
 
 
 def _snippet(finding: Finding, lines: tuple[str, ...]) -> list[str]:

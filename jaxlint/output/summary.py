@@ -42,6 +42,11 @@ def check_summary(remaining: list[Finding], fixed: int, report: Report) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def fixed_summary(fixed: int) -> str:
+    """`Fixed N errors.` after `--fix-only` (nothing when nothing was fixed), as ruff."""
+    return f"Fixed {_plural(fixed, 'error')}.\n" if fixed else ""
+
+
 def diff_summary(would_fix: int, remaining: list[Finding], report: Report) -> str:
     """`Would fix N errors.` after `--diff`, with the fixes only `--unsafe-fixes` would add."""
     hidden = _hidden_unsafe(remaining, report)

@@ -8,9 +8,11 @@ from pygls.workspace import TextDocument
 from jaxlint.findings import Edit, Finding, Position
 from jaxlint.fixes import applicable
 from jaxlint.server.diagnostics import text_edits
-from jaxlint.suppression import directives
+from jaxlint.linter import PARSE_ERROR_CODE
+from jaxlint.suppression import UNUSED_NOQA_CODE, directives
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.jaxlint"
+UNSUPPRESSIBLE = (PARSE_ERROR_CODE, UNUSED_NOQA_CODE)
 
 
 def _edit(document: TextDocument, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
@@ -35,8 +37,15 @@ def quick_fix(
     )
 
 
-def suppression(document: TextDocument, finding: Finding, diagnostic: types.Diagnostic) -> types.CodeAction:
-    """`# noqa: CODE` at the end of the finding's line, or CODE added to the directive already there."""
+def suppression(
+    document: TextDocument, finding: Finding, diagnostic: types.Diagnostic
+) -> types.CodeAction | None:
+    """`# noqa: CODE` at the end of the finding's line, or CODE added to the directive already there.
+
+    None for what a `# noqa` cannot suppress: a file that does not parse, or an unused directive
+    (another directive would not silence it; its fix removes it)."""
+    if finding.code in UNSUPPRESSIBLE:
+        return None
     row = finding.noqa_row if finding.noqa_row is not None else finding.start.row
     line = document.lines[row - 1].rstrip("\r\n") if row <= len(document.lines) else ""
     on_row = (d for d in directives(document.source) if d.row == row and not d.file_level)

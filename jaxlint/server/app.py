@@ -182,7 +182,9 @@ async def code_action(ls: JaxlintServer, params: types.CodeActionParams) -> list
                     fix = actions.quick_fix(document, finding, asked, linted.unsafe_fixes)
                     if fix is not None:
                         result.append(fix)
-                    result.append(actions.suppression(document, finding, asked))
+                    suppress = actions.suppression(document, finding, asked)
+                    if suppress is not None:
+                        result.append(suppress)
     # Asked for by name (on save, say), or offered with the quick fixes when there is something to fix.
     asked_fix_all = any(k.startswith("source") and actions.FIX_ALL.startswith(k) for k in (only or []))
     fixable = linted is not None and any(applicable(f.fix, linted.unsafe_fixes) for f in linted.findings)

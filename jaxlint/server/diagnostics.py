@@ -8,7 +8,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from jaxlint.findings import Edit, Finding, Position
-from jaxlint.rule import all_rules
+from jaxlint.rules import all_rules
 from jaxlint.suppression import UNUSED_NOQA_CODE
 
 SOURCE = "jaxlint"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis import jit_signature
+from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -14,15 +14,22 @@ class JitArgumentNotInSignature(Rule):
     summary = "`static_argnums`/`static_argnames` (or `donate_*`) name a parameter the function does not have"
     what = """
         Checks `jax.jit`'s `static_argnums`, `static_argnames`, `donate_argnums` and
-        `donate_argnames` against the jitted function's signature, the way JAX resolves them:
-        an index past the positional parameters (unless the function takes `*args`), a name that
-        is no parameter (unless the function takes `**kwargs`), a name of a positional-only
-        parameter or of `*args`, a parameter that is both static and donated, and the name of
-        the `**kwargs` parameter itself (accepted, but then nothing is static).
+        `donate_argnames` against the jitted function's signature, the way JAX resolves them. An
+        option that names a parameter the function does not have (usually one since renamed)
+        makes `jax.jit` raise `ValueError` as soon as it wraps the function.
+        """
+    decisions = """
+        Reported:
 
-        Duplicates (`static_argnums=(1, 1)`), an index into `*args`, a name matched by a
-        keyword-only parameter or absorbed by `**kwargs`, and a parameter named by both
-        `static_argnums` and `static_argnames` are accepted by JAX and not reported.
+        - an index past the positional parameters (unless the function takes `*args`);
+        - a name that is no parameter (unless the function takes `**kwargs`);
+        - a name of a positional-only parameter, or of `*args`;
+        - a parameter that is both static and donated;
+        - the name of the `**kwargs` parameter itself (accepted, but then nothing is static).
+
+        Accepted by JAX, and not reported: duplicates (`static_argnums=(1, 1)`), an index into
+        `*args`, a name matched by a keyword-only parameter or absorbed by `**kwargs`, and a
+        parameter named by both `static_argnums` and `static_argnames`.
         """
     why = """
         JAX checks these options against the signature as soon as `jax.jit` wraps the function

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.array_annotations import declares_array
+from jaxlint.analysis.tracing.array_annotations import declares_array
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -21,12 +21,18 @@ class ArrayInStaticField(Rule):
     name = "array-in-static-field"
     summary = "A pytree field declared static (`eqx.field(static=True)`, `pytree_node=False`) holds an array"
     what = """
-        Checks for dataclass fields annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
-        `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array`, or a
-        union of only those) and declared static:
-        `eqx.field(static=True)`, `flax.struct.field(pytree_node=False)`, or
-        `dataclasses.field(metadata=dict(static=True))` in a class registered with
-        `jax.tree_util.register_dataclass`.
+        Checks for dataclass fields annotated as an array and declared static
+        (`eqx.field(static=True)`, `flax.struct.field(pytree_node=False)`). A static field is
+        part of the pytree's structure, which JAX hashes and compares on every call: an array
+        there raises `ValueError`, or makes every new array a new compilation.
+        """
+    decisions = """
+        - An array annotation is `jax.Array`, `jax.typing.ArrayLike`, `np.ndarray`, a jaxtyping
+          array, a project's own alias named `Array` or `...Array`, or a union of only those.
+        - A static field is declared with `eqx.field(static=True)`,
+          `flax.struct.field(pytree_node=False)`, or
+          `dataclasses.field(metadata=dict(static=True))` in a class registered with
+          `jax.tree_util.register_dataclass`.
         """
     why = """
         A static field is not a leaf of the pytree: it is part of its structure, which JAX

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature, reads
+from jaxlint.analysis.engine import reads
+
+from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -15,12 +17,17 @@ class BufferDonatedTwice(Rule):
     name = "buffer-donated-twice"
     summary = "The same array is passed twice to a jitted call that donates one of them"
     what = """
-        Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass the
-        same variable (or a variable and an item or attribute of it) in two argument positions,
-        at least one of them donated: `step(x, x)`, `update(state, state.params)`. A name that is
-        a plain copy of another where the call is made (`k = m` earlier in the same block or the
-        blocks around it, outside any loop, neither name bound again in between) is the same
-        buffer: `step(m, k)`.
+        Checks for a call of a function jitted with `donate_argnums`/`donate_argnames` that
+        passes a donated buffer in another argument position too: `step(x, x)`, `update(state,
+        state.params)`. XLA refuses to run a call that reads a buffer it was also handed to
+        overwrite.
+        """
+    decisions = """
+        - The same buffer is the same variable, or a variable and an item or attribute of it, in
+          two argument positions, at least one of them donated.
+        - A name that is a plain copy of another where the call is made (`k = m` earlier in the
+          same block or the blocks around it, outside any loop, neither name bound again in
+          between) is the same buffer: `step(m, k)`.
         """
     why = """
         A donated buffer is handed over to the computation; the same buffer cannot also be read

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature, reads
-from jaxlint.analysis.tracing import first_param
+from jaxlint.analysis.engine import reads
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -18,21 +20,28 @@ class DonatedArgumentReused(Rule):
     name = "donated-argument-reused"
     summary = "A buffer donated to a jitted call is read again after the call"
     what = """
-        Checks calls of a function jitted with `donate_argnums`/`donate_argnames` that pass a
-        variable in a donated position and then read that variable again, before assigning it a
-        new value: later in the function, or on the next iteration of a loop that never rebinds
-        it. In a method, an attribute of its own instance passed there (`self.states`) is
-        followed the same way, until it is assigned again or a call that may assign it (one
-        made through the instance, or handed it: `self.refresh()`). A plain function of the
-        module that passes its own parameter straight into a donated position donates its
-        caller's argument too, and reads in the caller are checked the same way.
-
-        `state, loss = train_step(state, batch)` (the donated name is rebound by the call's own
-        statement) is the intended use and is not reported; nor are NumPy arrays and Python
-        values, which JAX copies to the device instead of donating. `del state["opt"]` (or
-        `del state.opt`) after donating a dict or an object removes an entry of the Python
-        container and reads none of its buffers: it is no read (a read of the index
-        expression is).
+        Checks for a variable passed in a donated position of a jitted call
+        (`donate_argnums`/`donate_argnames`) and read again afterwards, before it is assigned a
+        new value. JAX hands the donated buffer to the computation and deletes the input array,
+        so the later read raises `RuntimeError: Array has been deleted`. Rebind the result to
+        the same name.
+        """
+    decisions = """
+        - A read is reported later in the function, or on the next iteration of a loop that
+          never rebinds the variable.
+        - In a method, an attribute of its own instance passed in a donated position
+          (`self.states`) is followed the same way, until it is assigned again or a call that
+          may assign it is made (one made through the instance, or handed it: `self.refresh()`).
+        - A plain function of the module that passes its own parameter straight into a donated
+          position donates its caller's argument too, and reads in the caller are checked the
+          same way.
+        - `state, loss = train_step(state, batch)`, where the call's own statement rebinds the
+          donated name, is the intended use and is not reported.
+        - NumPy arrays and Python values are not reported: JAX copies them to the device instead
+          of donating them.
+        - `del state["opt"]` (or `del state.opt`) after donating a dict or an object removes an
+          entry of the Python container and reads none of its buffers: it is no read (a read of
+          the index expression is).
         """
     why = """
         Donating an argument lets XLA reuse its memory for an output, and JAX deletes the input

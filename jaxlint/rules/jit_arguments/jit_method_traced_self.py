@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
+from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -34,15 +34,18 @@ class JitMethodTracedSelf(Rule):
     name = "jit-method-traced-self"
     summary = "`@jax.jit` on a method of a class that is not a pytree, without making `self` static"
     what = """
-        Checks for `@jax.jit` (or `partial(jax.jit, ...)`) on a method whose class is a plain
-        Python class: no base classes other than plain classes of the same module, no decorator
-        or registration call that makes it a pytree, and `self` not named in `static_argnums`/
-        `static_argnames`.
-
-        Classes that are pytrees (Equinox and Flax modules, `flax.struct.dataclass`,
-        `register_pytree_node_class`, `NamedTuple`s, anything with an unknown base or class
-        decorator), `staticmethod`s, and `jax.jit(self.method)` (a bound method, `self` already
-        bound) are not reported.
+        Checks for `@jax.jit` (or `partial(jax.jit, ...)`) on a method of a plain Python class
+        without making `self` static. `self` becomes the first argument of the jitted function,
+        and JAX cannot trace a plain object: the first call raises `TypeError`.
+        """
+    decisions = """
+        - A plain Python class has no base classes other than plain classes of the same module,
+          and no decorator or registration call that makes it a pytree.
+        - `self` named in `static_argnums`/`static_argnames` is static, and not reported.
+        - Not reported: classes that are pytrees (Equinox and Flax modules,
+          `flax.struct.dataclass`, `register_pytree_node_class`, `NamedTuple`s, anything with an
+          unknown base or class decorator), `staticmethod`s, and `jax.jit(self.method)` (a bound
+          method, `self` already bound).
         """
     why = """
         `jax.jit` on a method wraps the plain function, so `self` is its first argument, and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
+from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -16,21 +16,27 @@ class StaleStaticSelf(Rule):
     summary = "A jitted method with a static `self` reads attributes that change later: stale values are baked in"
     what = """
         Checks for a method jitted with `self` static (`@partial(jax.jit, static_argnums=0)`)
-        on a plain class that is hashed by identity (no `__hash__`/`__eq__`, no class decorator),
-        when the method reads an attribute (`self.w`) that is assigned again after construction:
-        in another method of the class (`def fit(self, ...): self.w = ...`), or on an instance
-        (`model.w = ...`).
+        that reads an attribute (`self.w`) assigned again after construction. JAX traces the
+        method once per object and bakes in the values it read then, so after the attribute
+        changes every call silently computes with the old value.
+        """
+    decisions = """
+        - The class is a plain class hashed by identity: no `__hash__`/`__eq__`, no class
+          decorator.
+        - An attribute is assigned again after construction in another method of the class (`def
+          fit(self, ...): self.w = ...`), or on an instance (`model.w = ...`).
+        - Attributes set only while constructing the object (in `__init__`, or in a method that
+          only `__init__` calls) are not reported.
         """
     why = """
         A static argument is part of the compilation cache key through its hash and equality.
-        With the default ones, `self` is the same key for the object's whole life, so JAX
-        traces the method once and bakes in the attribute values it read then. After
-        `self.w` changes, every later call hits the cache and silently computes with the old
-        `self.w`. Pass what changes as an argument, make the class a pytree
+        With the default ones, `self` is the same key for the object's whole life, so JAX traces
+        the method once and bakes in the attribute values it read then. After `self.w` changes,
+        every later call hits the cache and silently computes with the old `self.w`. Pass what
+        changes as an argument, make the class a pytree
         (`jax.tree_util.register_pytree_node_class`, `flax.struct.dataclass`, `eqx.Module`) so
         its arrays are traced, or define `__hash__` and `__eq__` over the attributes the method
-        reads (then a change compiles again). Attributes set only while constructing the object
-        (in `__init__`, or in a method that only `__init__` calls) are not reported.
+        reads (then a change compiles again).
         """
     bad = (
         """

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api, jit_signature
-from jaxlint.analysis.loop_variance import ASSIGN, AUGMENT, MUTATE
-from jaxlint.analysis.optax_objects import optax_factory
-from jaxlint.analysis.records import dataclass_like
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.knowledge import jax_api
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, MUTATE
+from jaxlint.analysis.knowledge.optax_objects import optax_factory
+from jaxlint.analysis.values.records import dataclass_like
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
 
@@ -21,29 +23,47 @@ class StaticArgumentVariesInLoop(Rule):
     name = "static-argument-varies-in-loop"
     summary = "A static argument gets a new value on every iteration of a loop: one compile per value"
     what = """
-        Checks calls of a jitted function inside a loop that pass, for a parameter named in
-        `static_argnums`/`static_argnames`, a number that changes from one iteration to the next:
-        the loop index of a `range` loop, a value updated in the loop (`t *= 0.7`), one computed
-        from such a value (`eps = 0.2 * (1 - epoch / n)`), the length of a list that grows in the
-        loop, or a float swept over a list (`for lr in (0.1, 0.01, 0.001)`). It also reports a
-        static argument that is an object made anew in the loop and hashed by identity: a lambda
-        or a function defined in the loop, a `functools.partial`, an optax transformation (a
-        tuple of fresh closures), or an instance of a class of the module that defines neither
-        `__eq__` nor `__hash__`, or of one compared field by field (an Equinox module, a
-        dataclass) whose `__init__` stores a function it makes (`self.forward = jax.jit(fn)`, a
-        lambda). Under `eqx.filter_jit`, which makes every non-array argument
-        static, it reports such an object passed in any position; under `nnx.jit`, an
-        `nnx.Optimizer` built in the loop around a new optax transformation (the optimizer's
-        structure, transformation included, is part of the compilation key). Such an object
-        made by the plain function that makes the call, outside any loop of it, is reported when
-        the module calls that function in a loop or from more than one place (`train()` building
-        its optimizer, called once per run): each call makes a new key.
+        Checks calls of a jitted function inside a loop that pass a static argument (named in
+        `static_argnums`/`static_argnames`) whose value changes from one iteration to the next:
+        a loop index, a decaying rate, or an object made anew in the loop and hashed by identity
+        (a lambda, a `partial`, an optax transformation). JAX compiles once per distinct static
+        value, so every iteration compiles again.
+        """
+    decisions = """
+        **Numbers that change.** A number passed for a static parameter is reported when it is:
 
-        A static argument that takes its values from a fixed collection of other kinds (`for
-        loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`) is
-        usually a deliberate choice among a few programs and is not reported; nor is a static
-        argument that stays the same across iterations, nor a loop inside jitted code (it
-        unrolls once, while the outer function is traced: later calls reuse that compilation).
+        - the loop index of a `range` loop;
+        - a value updated in the loop (`t *= 0.7`), or one computed from such a value (`eps =
+          0.2 * (1 - epoch / n)`);
+        - the length of a list that grows in the loop;
+        - a float swept over a list (`for lr in (0.1, 0.01, 0.001)`).
+
+        **Objects made anew and hashed by identity.** A static argument is reported when it is:
+
+        - a lambda or a function defined in the loop;
+        - a `functools.partial`;
+        - an optax transformation (a tuple of fresh closures);
+        - an instance of a class of the module that defines neither `__eq__` nor `__hash__`, or
+          of one compared field by field (an Equinox module, a dataclass) whose `__init__`
+          stores a function it makes (`self.forward = jax.jit(fn)`, a lambda).
+
+        Under `eqx.filter_jit`, which makes every non-array argument static, such an object is
+        reported in any position. Under `nnx.jit`, an `nnx.Optimizer` built in the loop around a
+        new optax transformation is reported: the optimizer's structure, transformation
+        included, is part of the compilation key.
+
+        Such an object made by the plain function that makes the call, outside any loop of it,
+        is reported when the module calls that function in a loop or from more than one place
+        (`train()` building its optimizer, called once per run): each call makes a new key.
+
+        **Deliberate, and not reported.**
+
+        - A static argument that takes its values from a fixed collection of other kinds (`for
+          loss_fn in (huber, l2)`, `for mode in ("train", "eval")`, `for width in (64, 128)`):
+          usually a deliberate choice among a few programs.
+        - A static argument that stays the same across iterations.
+        - A loop inside jitted code: it unrolls once, while the outer function is traced, and
+          later calls reuse that compilation.
         """
     why = """
         JAX compiles a jitted function once per distinct combination of static values. A learning

@@ -12,35 +12,56 @@ class UnhashableStaticArgument(Rule):
     name = "unhashable-static-argument"
     summary = "A static argument is an array, list, dict or other unhashable value"
     what = """
-        Checks for a parameter named in `static_argnums`/`static_argnames` that is an array or
-        another unhashable value: annotated as an array (`jax.Array`, `jax.typing.ArrayLike`,
-        `np.ndarray`, a jaxtyping array, a project's own alias named `Array` or `...Array` such as
-        `from mylib.types import Array, IntArray`, a sequence of them such as
-        `Sequence[ArrayLike]`, or a union of only those) or a list/dict/set, used as an array inside the function (`x[None, :]`, `x.T`, `x.at[...]`,
-        `x.reshape(...)`, `x @ y`), passed an array, list, dict or set at a call site in the same module
-        (directly, through names bound once, such as `rng = jax.random.key(0)` then
-        `metric = rng`, or through a plain function of the module that hands its own parameter
-        to the static position: `def mesh_eval(f, lims): return _eval(f, lims)`; inside a loop,
-        the value a name holds before the loop reaches the first call, whatever the loop
-        rebinds it to; a name every assignment of which is such a value; a value the array facts
-        show to be a JAX array where it is passed, as JAX401 reads them: a comparison of arrays
-        `mask = (g < 4.0) & (g > 0.0)`, a parameter annotated as an array; the state an Optax
-        transformation's `init` returns, `opt_state = optax.adam(1e-3).init(params)`, a pytree of
-        arrays), a NamedTuple or a
-        frozen (or `unsafe_hash`) dataclass of the module holding such a value (its hash is its
-        fields' hash: `State(packed=[x], tree_def=None)`), passed a traced value from traced code,
-        mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it
-        that is not `None`), or a static `self` whose class is a non-frozen dataclass (or
-        defines `__eq__` without `__hash__`, unless `@dataclass(unsafe_hash=True)` adds one). When another transformation wraps the jit
-        (`@jax.custom_jvp` above `@partial(jax.jit, ...)`), whatever it passes on reaches the
-        jit, so the annotation and the uses in the body are judged; the call sites are not.
+        Checks for a parameter named in `static_argnums`/`static_argnames` that receives an
+        array, a list, a dict or another unhashable value. JAX hashes static arguments on every
+        call to look up the compiled program, so such a call raises `ValueError` before tracing
+        starts. Pass arrays traced, tuples instead of lists, and frozen dataclasses for
+        configuration.
+        """
+    decisions = """
+        **What shows the value is unhashable.**
 
-        Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
-        dataclasses are hashable and fine. A list default that callers never override is never
-        hashed and is not reported. The annotation yields to the callers of a private function
-        (`_solve`): when every call of it in the module passes a value shown to be hashable (a
-        literal, a tuple, `tuple(...)`, a name bound only to one), a stale `list[int]` or `Array`
-        annotation is not reported.
+        - An annotation as an array (`jax.Array`, `jax.typing.ArrayLike`, `np.ndarray`, a
+          jaxtyping array, a project's own alias named `Array` or `...Array` such as `from
+          mylib.types import Array, IntArray`), a sequence of them (`Sequence[ArrayLike]`), a
+          union of only those, or a list, dict or set.
+        - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
+          `x.reshape(...)`, `x @ y`.
+        - A NamedTuple, or a frozen (or `unsafe_hash`) dataclass of the module, holding such a
+          value: its hash is its fields' hash (`State(packed=[x], tree_def=None)`).
+        - A parameter mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it that is not
+          `None`).
+        - A static `self` whose class is a non-frozen dataclass, or defines `__eq__` without
+          `__hash__` (unless `@dataclass(unsafe_hash=True)` adds one).
+
+        **What the calls in the same module pass.**
+
+        - An array, list, dict or set, passed directly, through names bound once (`rng =
+          jax.random.key(0)` then `metric = rng`), or through a name every assignment of which
+          is such a value.
+        - A value that is a JAX array where it is passed, as JAX401 decides: a comparison of
+          arrays (`mask = (g < 4.0) & (g > 0.0)`), a parameter annotated as an array, the state
+          an Optax transformation's `init` returns (`opt_state = optax.adam(1e-3).init(params)`,
+          a pytree of arrays).
+        - Such a value passed through a plain function of the module that hands its own
+          parameter to the static position (`def mesh_eval(f, lims): return _eval(f, lims)`).
+        - A traced value passed from traced code.
+        - Inside a loop, the value a name holds before the loop reaches the first call, whatever
+          the loop rebinds it to.
+
+        **Another transformation around the jit.** When one wraps it (`@jax.custom_jvp` above
+        `@partial(jax.jit, ...)`), whatever it passes on reaches the jit: the annotation and the
+        uses in the body are judged, the call sites are not.
+
+        **Fine, and not reported.**
+
+        - Ints, floats, bools, strings, enums, callables, `None`, tuples of them and frozen
+          dataclasses are hashable.
+        - A list default that callers never override is never hashed.
+        - The annotation yields to the callers of a private function (`_solve`): when every call
+          of it in the module passes a value shown to be hashable (a literal, a tuple,
+          `tuple(...)`, a name bound only to one), a stale `list[int]` or `Array` annotation is
+          not reported.
         """
     why = """
         JAX keys its compilation cache on the static arguments, so it hashes them on every call.

@@ -11,11 +11,14 @@ class SyntaxErrorRule(Rule):
     name = "syntax-error"
     summary = "The file could not be read or parsed as Python"
     what = """
-        Reports a file that is not valid Python for the running interpreter, is not valid in its
-        declared encoding, or is too deeply nested to analyse. The finding points at the error;
-        other files are still linted. A path that cannot be read at all (a folder without read
+        Reports a file that jaxlint cannot read or parse: not valid Python for the running
+        interpreter, not valid in its declared encoding, or too deeply nested to analyse. The
+        finding points at the error, and the other files are still linted.
+        """
+    decisions = """
+        A path that cannot be read at all is reported the same way: a folder without read
         permission, a FIFO or a device named on the command line, a symbolic link loop, a file
-        over 128 MiB) is reported the same way.
+        over 128 MiB.
         """
     why = """
         A file jaxlint cannot parse is a file it cannot check: this finding makes that visible

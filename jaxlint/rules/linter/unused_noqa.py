@@ -12,10 +12,15 @@ class UnusedNoqa(Rule):
     name = UNUSED_NOQA_NAME
     summary = "A `# noqa` directive names a JAX code that suppresses nothing on its line"
     what = """
-        Reports the JAX codes in a line's `# noqa: ...` directive that suppressed no finding: a
-        code whose rule ran and found nothing on that line, or a `JAX` code that names no rule.
-        Codes of other tools (`F401`, `E501`, ...) and a bare `# noqa` are left alone: they may
-        serve another linter. Like ruff's RUF100.
+        Reports the JAX codes in a line's `# noqa: ...` directive that suppressed no finding. A
+        stale suppression would silently hide the next real finding on that line. Like ruff's
+        RUF100.
+        """
+    decisions = """
+        - A code is unused when its rule ran and found nothing on that line, or when it is a
+          `JAX` code that names no rule.
+        - Codes of other tools (`F401`, `E501`, ...) and a bare `# noqa` are left alone: they
+          may serve another linter.
         """
     why = """
         A suppression outlives the problem it hid: after the code is fixed (or jaxlint stops

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api, jit_signature, reads
-from jaxlint.analysis.tracing import positional_params
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.engine import reads
+
+from jaxlint.analysis.knowledge import jax_api
+
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import positional_params
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 
@@ -18,19 +22,24 @@ class ArgumentMutation(Rule):
     summary = "A jitted function mutates an argument's container: the caller never sees the change"
     what = """
         Checks for item and attribute stores (`state["step"] = ...`, `batch.x = ...`) and
-        mutating calls (`history.append(...)`) on a parameter of a function staged by
-        `jax.jit` or `jax.pmap`, when the function neither returns that parameter nor reads it
-        after the write: the write can only have been meant for the caller. An attribute the
-        function sets and reads itself is reported where a caller passes a name and reads that
-        attribute of it after the call (`f(cpt)`, then `cpt.c`).
+        mutating calls (`history.append(...)`) on a parameter of a function staged by `jax.jit`
+        or `jax.pmap`. The transformation hands the function a fresh copy of its arguments, so
+        the caller never sees the change.
+        """
+    decisions = """
+        - Reported when the function neither returns that parameter nor reads it after the
+          write: the write can only have been meant for the caller.
+        - An attribute the function sets and reads itself is reported where a caller passes a
+          name and reads that attribute of it after the call (`f(cpt)`, then `cpt.c`).
+        - Flax NNX transformations, which propagate module state on purpose, are not reported,
+          nor are Pallas kernels, whose parameters are references they write their results
+          through.
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for
         the traced function, so the function mutates a copy: the caller's dict or list is never
         changed, although the same code without `jit` changes it. Return the updated container
-        (`return state`) and rebind it at the call site. Flax NNX transformations, which
-        propagate module state on purpose, are not reported, nor are Pallas kernels, whose
-        parameters are references they write their results through.
+        (`return state`) and rebind it at the call site.
         """
     bad = (
         """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis.arrays import is_at_index
+from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import in_place_fix, text
@@ -16,8 +16,13 @@ class AtItemAssignment(Rule):
     name = "at-item-assignment"
     summary = "Assignment to `x.at[i]`: the `.at` property is not assignable"
     what = """
-        Checks for `x.at[i] = v` and `x.at[i] += v`, where `x` is a JAX array or, in a module
-        that uses no data-frame library (whose `.at` indexer is assignable), any value.
+        Checks for `x.at[i] = v` and `x.at[i] += v`. The `.at` property is an indexing helper
+        for the functional update methods and does not support item assignment: JAX raises
+        `TypeError`. The intended update is `x = x.at[i].set(v)`.
+        """
+    decisions = """
+        - It reports when `x` is a JAX array, or any value in a module that uses no data-frame
+          library (whose `.at` indexer is assignable).
         """
     why = """
         `x.at[i]` is an indexing helper for the functional update methods (`.set`, `.add`,

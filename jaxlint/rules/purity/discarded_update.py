@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.arrays import array_function, is_at_index
-from jaxlint.analysis.optax_objects import optax_transformation
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.arrays.arrays import is_at_index
+from jaxlint.analysis.knowledge.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import rebind
@@ -18,30 +18,42 @@ class DiscardedUpdate(Rule):
     name = "discarded-functional-update"
     summary = "A functional update whose result is discarded: nothing happens"
     what = """
-        Checks for expression statements that compute a new value and throw it away:
-        `x.at[i].set(v)` (and `.add`, `.multiply`, ...), a `jax.numpy` function applied to an
-        array (`jnp.clip(x, 0, 1)`, `jnp.sort(x)`), an array method on a JAX array that NumPy
-        would apply in place (`x.sort()`), and an Optax optimizer's `update`/`init` or
-        `optax.apply_updates`. It also checks for an `.at[...]` update assigned to a local name
-        that no path from the assignment reads before the name is bound again or the function
-        returns, except to compute its own next update (`x = x.at[i].set(v)` and then
-        `return None`, an accumulator that is never returned, an update overwritten before
-        it is read). A chain of such updates of one name (`m = m.at[a].set(0)`, then
-        `m = m.at[b].set(0)`, ...) is one finding, at its first update, naming the lines of the
-        others. A name that a nested function or lambda reads is left alone: it may be
-        called later. In a Pallas kernel, `ref.at[i].set(v)` on one of its references writes
-        through the reference (and returns None): it is a store, not a discarded update.
+        Checks for functional updates whose result is thrown away: `x.at[i].set(v)`,
+        `jnp.clip(x, 0, 1)` or an Optax `update` called as a statement, or an `.at[...]` update
+        assigned to a name that nothing reads. JAX never modifies its arguments, so the program
+        silently goes on with the old value.
+        """
+    decisions = """
+        **Expression statements** that compute a new value and drop it:
+
+        - `x.at[i].set(v)` (and `.add`, `.multiply`, ...);
+        - a `jax.numpy` function applied to an array (`jnp.clip(x, 0, 1)`, `jnp.sort(x)`);
+        - an array method on a JAX array that NumPy would apply in place (`x.sort()`);
+        - an Optax optimizer's `update`/`init`, or `optax.apply_updates`.
+
+        **Updates nobody reads.** An `.at[...]` update assigned to a local name that no path
+        from the assignment reads before the name is bound again or the function returns, except
+        to compute its own next update: `x = x.at[i].set(v)` and then `return None`, an
+        accumulator that is never returned, an update overwritten before it is read. A chain of
+        such updates of one name (`m = m.at[a].set(0)`, then `m = m.at[b].set(0)`, ...) is one
+        finding, at its first update, naming the lines of the others.
+
+        **Not reported.**
+
+        - A name that a nested function or lambda reads: it may be called later.
+        - In a Pallas kernel, `ref.at[i].set(v)` on one of its references writes through the
+          reference (and returns None): it is a store, not a discarded update.
+        - Calls inside `pytest.raises`/`assertRaises` blocks, in test functions (`def test_...`,
+          where a bare call checks that something does not raise), and in the body of a `try`
+          whose every handler raises (`try: jnp.asarray(value) except Exception: raise
+          TypeError(...)`, a check that the value converts).
         """
     why = """
-        JAX functions and array methods never modify their arguments: they return a new
-        array. Called as a statement, their result is dropped and the program goes on with the
-        old value, silently. Assigning it to a name nobody reads loses it just the same: the
-        caller's array is unchanged. Assign the result (`x = x.at[i].set(v)`,
-        `updates, opt_state = tx.update(grads, opt_state)`). Calls inside
-        `pytest.raises`/`assertRaises` blocks, in test functions (`def test_...`, where a bare
-        call checks that something does not raise), and in the body of a `try` whose every
-        handler raises (`try: jnp.asarray(value) except Exception: raise TypeError(...)`, a
-        check that the value converts) are not reported.
+        JAX functions and array methods never modify their arguments: they return a new array.
+        Called as a statement, their result is dropped and the program goes on with the old
+        value, silently. Assigning it to a name nobody reads loses it just the same: the
+        caller's array is unchanged. Assign the result (`x = x.at[i].set(v)`, `updates,
+        opt_state = tx.update(grads, opt_state)`).
         """
     fix_safety = """
         For `x.at[i].set(v)`, `jnp.clip(x, ...)` and `x.sort()` with a plain local name `x`,
@@ -192,7 +204,7 @@ class DiscardedUpdate(Rule):
         name = module.qualname(func)
         if name == "optax.apply_updates":
             return "`optax.apply_updates`", None
-        if array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
+        if jax_api.array_function(name) and name.startswith("jax.numpy.") and call.args and not call.keywords:
             first = call.args[0]
             if isinstance(first, (ast.Name, ast.Attribute, ast.Subscript)):
                 short = name.rsplit(".", 1)[-1]

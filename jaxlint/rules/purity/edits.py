@@ -12,13 +12,13 @@ import ast
 import weakref
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.walk import own_statements, target_names
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.engine.walk import own_statements, target_names
 from jaxlint.findings import Edit, Fix, Position
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
-    from jaxlint.analysis.names import Names
+    from jaxlint.analysis.engine.names import Names
 
 
 def text(module: "ModuleFacts", node: ast.AST) -> str:

@@ -15,17 +15,23 @@ class GlobalWrite(Rule):
     summary = "Assignment to a `global`/`nonlocal` name inside staged code happens once, at trace time"
     what = """
         Checks for assignments (`=`, `+=`, ...) to names declared `global` or `nonlocal` inside
-        a function staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive (and the
-        helpers it calls), and, under `jax.vmap` or a differentiation (`jax.grad`, and
-        `jax.jvp`, `jax.vjp` and `jax.linearize`, which call the function at once), of a traced
-        value: there the body runs on every call, but the name keeps a tracer that outlives the
-        transformation (`UnexpectedTracerError` when it is used). A `nonlocal` that belongs to
-        an enclosing traced function is local to that trace and not reported, unless the
-        function writing it is traced on its own (a `lax` body, a function differentiated or
-        vmapped inside the traced one) and stores a value made from its own arguments or
-        locals: that tracer outlives the inner trace (the usual way to smuggle an auxiliary
-        output out of `jax.grad` without `has_aux=True`). Counters a test asserts on (trace
-        counters) are not reported.
+        staged code. The write happens once, while JAX traces the function, so a counter counts
+        compilations, not calls; and a traced value stored there is a leaked tracer that fails
+        when used after the trace.
+        """
+    decisions = """
+        - Staged code is a function staged by `jax.jit`, `jax.pmap` or a `lax` control-flow
+          primitive, and the helpers it calls: any write is reported.
+        - Under `jax.vmap` or a differentiation (`jax.grad`, and `jax.jvp`, `jax.vjp` and
+          `jax.linearize`, which call the function at once), a write of a traced value is
+          reported: there the body runs on every call, but the name keeps a tracer that outlives
+          the transformation (`UnexpectedTracerError` when it is used).
+        - A `nonlocal` that belongs to an enclosing traced function is local to that trace and
+          not reported, unless the function writing it is traced on its own (a `lax` body, a
+          function differentiated or vmapped inside the traced one) and stores a value made from
+          its own arguments or locals: that tracer outlives the inner trace (the usual way to
+          smuggle an auxiliary output out of `jax.grad` without `has_aux=True`).
+        - Counters a test asserts on (trace counters) are not reported.
         """
     why = """
         The Python body of a staged function runs while JAX traces it, once per compilation;

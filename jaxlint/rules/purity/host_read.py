@@ -15,7 +15,8 @@ class HostRead(Rule):
         Checks for calls that read the host's clock (`time.time()`, `time.perf_counter()`,
         `datetime.now()`) or files (`open`, `np.load`, `json.load`, `pickle.load`), and
         `input()`, inside code staged by `jax.jit`, `jax.pmap` or a `lax` control-flow
-        primitive.
+        primitive. The read happens once, while JAX traces the function, and its value is baked
+        into the compiled program.
         """
     why = """
         The Python body of a staged function runs while JAX traces it. The clock or the file

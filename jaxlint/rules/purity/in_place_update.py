@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.arrays import is_at_index
+from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import in_place_fix, text
@@ -16,43 +16,70 @@ class InPlaceUpdate(Rule):
     name = "in-place-array-update"
     summary = "Item assignment on a JAX array: JAX arrays are immutable"
     what = """
-        Checks for item assignment (`x[i] = v`) and augmented item assignment (`x[i] += v`,
-        `x[a:b] *= 2`) on a value known to be a JAX array: a name that, on every path reaching
-        the assignment, was last bound to a result of `jax.numpy`, `jax.random` or `jax.nn`
-        functions (or a comparison of one with a number or an array: `g < 4.0`), of the
-        `jax.lax` operations that return one array (`lax.select`,
-        `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
-        operations that may return a tuple or a pytree), of Flax activations and layers
-        (`nn.relu(x)`, `nn.Dense(4)(x)`), of a function of the module (plain or under
-        `@jax.jit`) every `return` of which gives such an array, or of `.at[...]` updates (so a parameter counts from a
-        statement that converts it, such as `x = jnp.asarray(x)`, on), or to an item of a JAX
-        array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z = lax.linalg.schur(a)`,
-        `for row in x`; `jax.lax.linalg` decompositions return one array or a tuple of them); a name the
-        code has already used with `x.at[i].get()`, `.set(...)` or another `.at[...]` method
-        (only JAX arrays have them), or goes on to use so, not rebound, later in the same
-        straight run of statements (no branch between: `x[i] = v` then
-        `x = x.at[j].set(w)`), or a parameter the function never rebinds and uses so anywhere;
-        an attribute that every store in the module sets to such a value (`self.data = jnp.zeros(...)`),
-        a field of a parameter annotated with a class of the module that declares the field a JAX
-        array (`ff: ForceField` with `v1: jax.Array`; the parameter never rebound), or,
-        inside traced code, a traced value indexed as only an array can be (`x[:, 0]`,
-        `x[..., 0]`, an index array) or a traced parameter the function also uses as only an
-        array can be used (`x.shape`, `x @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or
-        `jnp.asarray(x)`, which take a list too), or what a method only arrays have returns
-        from a traced value (`x.reshape(-1)`; not `x.copy()`, which a dict has too). It applies to eager code as much as to traced
-        code. An `isinstance` test overrides all of this where it shows the value is not a JAX
-        array (a JAX array is an instance of `jax.Array` and of no NumPy, builtin or SciPy
-        sparse type): inside `if isinstance(x, np.ndarray):`, or past
-        `if isinstance(x, jax.Array): return ...` (`jax` an import, or a name bound once to
-        `pytest.importorskip("jax")` or `importlib.import_module("jax")`, which return the
-        module). So does a value made by calling a class of the
-        module or of the project (`a = Array([...])`):
-        an instance of that class is not a JAX array, whatever `.at` it offers (a mutable array
-        wrapper offers both). Inside traced code it also reports item assignment on a traced value at
-        an index that is itself a tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned
-        value), whatever the value is. It also reports item assignment on
-        `np.asarray(<JAX array>)`, a read-only view. A store into a Pallas reference
-        (`o_ref[...] = y` in a kernel) is how a kernel writes its results and is not reported.
+        Checks for item assignment (`x[i] = v`, `x[i] += v`, `x[a:b] *= 2`) on a value known to
+        be a JAX array, in eager and traced code alike. JAX arrays are immutable, so the
+        assignment raises `TypeError`; the functional form `x = x.at[i].set(v)` returns an
+        updated copy. NumPy arrays, lists and dicts are mutable and are not reported.
+        """
+    decisions = """
+        **A name is a JAX array** when, on every path reaching the assignment, it was last bound
+        to:
+
+        - a result of `jax.numpy`, `jax.random` or `jax.nn` functions, or a comparison of one
+          with a number or an array (`g < 4.0`);
+        - a result of the `jax.lax` operations that return one array (`lax.select`,
+          `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
+          operations that may return a tuple or a pytree);
+        - a result of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`);
+        - a result of a function of the module (plain or under `@jax.jit`) every `return` of
+          which gives such an array;
+        - a result of an `.at[...]` update, so a parameter counts from a statement that converts
+          it, such as `x = jnp.asarray(x)`, on;
+        - an item of a JAX array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z =
+          lax.linalg.schur(a)`, `for row in x`; `jax.lax.linalg` decompositions return one array
+          or a tuple of them).
+
+        **A name the code uses as only a JAX array can be used** is one too:
+
+        - a name the code has already used with `x.at[i].get()`, `.set(...)` or another
+          `.at[...]` method (only JAX arrays have them), or goes on to use so, not rebound,
+          later in the same straight run of statements (no branch between: `x[i] = v` then `x =
+          x.at[j].set(w)`);
+        - a parameter the function never rebinds and uses so anywhere.
+
+        **Attributes and fields.** An attribute that every store in the module sets to such a
+        value (`self.data = jnp.zeros(...)`) is a JAX array, and so is a field of a parameter
+        annotated with a class of the module that declares the field a JAX array (`ff:
+        ForceField` with `v1: jax.Array`; the parameter never rebound).
+
+        **Inside traced code**, also:
+
+        - a traced value indexed as only an array can be (`x[:, 0]`, `x[..., 0]`, an index
+          array);
+        - a traced parameter the function also uses as only an array can be used (`x.shape`, `x
+          @ w`, `jnp.sum(x)`; not `jnp.stack(x)` or `jnp.asarray(x)`, which take a list too);
+        - what a method only arrays have returns from a traced value (`x.reshape(-1)`; not
+          `x.copy()`, which a dict has too).
+
+        **Also reported.**
+
+        - Inside traced code, item assignment on a traced value at an index that is itself a
+          tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned value), whatever the
+          value is.
+        - Item assignment on `np.asarray(<JAX array>)`, a read-only view.
+
+        **What overrides this, and is not reported.**
+
+        - An `isinstance` test that shows the value is not a JAX array (a JAX array is an
+          instance of `jax.Array` and of no NumPy, builtin or SciPy sparse type): inside `if
+          isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...` (`jax` an
+          import, or a name bound once to `pytest.importorskip("jax")` or
+          `importlib.import_module("jax")`, which return the module).
+        - A value made by calling a class of the module or of the project (`a = Array([...])`):
+          an instance of that class is not a JAX array, whatever `.at` it offers (a mutable
+          array wrapper offers both).
+        - A store into a Pallas reference (`o_ref[...] = y` in a kernel): it is how a kernel
+          writes its results.
         """
     why = """
         JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable

@@ -12,11 +12,16 @@ class LoggingInTracedCode(Rule):
     name = "logging-in-traced-code"
     summary = "Logging a traced value inside staged code happens once, at trace time"
     what = """
-        Checks for `logging` and `absl.logging` calls (module functions and logger methods
-        such as `log.info(...)`) and experiment-tracker calls (`wandb.log`, `mlflow.log_metric`,
-        `tf.summary.scalar`, a TensorBoard `SummaryWriter`'s `add_scalar`/`scalar`) whose
-        arguments show a traced value, inside code staged by `jax.jit`, `jax.pmap` or a `lax`
-        control-flow primitive.
+        Checks for `logging` and `absl.logging` calls, and experiment-tracker calls
+        (`wandb.log`, `mlflow.log_metric`, `tf.summary.scalar`, ...), whose arguments show a
+        traced value inside code staged by `jax.jit`, `jax.pmap` or a `lax` control-flow
+        primitive. The record is written once, while JAX traces the function, and holds a tracer
+        instead of the value.
+        """
+    decisions = """
+        - Logging calls are module functions and logger methods such as `log.info(...)`.
+        - Tracker calls are `wandb.log`, `mlflow.log_metric`, `tf.summary.scalar`, and a
+          TensorBoard `SummaryWriter`'s `add_scalar`/`scalar`.
         """
     why = """
         The body of a staged function runs once, while JAX traces it. The log record is

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.lattice import Trace
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.engine.lattice import Trace
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 
@@ -23,49 +23,67 @@ class OuterMutation(Rule):
     name = "outer-state-mutation"
     summary = "Traced code mutates an object from outside the function: it happens at trace time only"
     what = """
-        Checks for attribute and item stores (`self.step += 1`, `cache[k] = x`,
-        `self.last_hidden = h`) and mutating calls (`outer_list.append(x)`, `d.update(...)`)
-        on objects that live outside the traced code: containers and instances that a module
-        global or a variable of an enclosing eager function holds (`captured = []`), an argument
-        of the eager function a jitted function is nested in when a traced value is stored into
-        it (`def make(total): @jax.jit def f(x): total[0] += x`; a `lax` body nested in a
-        function is left out, since a Pallas kernel writes its results through its reference
-        arguments so), and the Python object `self` of a jitted method (static
-        `self`, a bound method) or of an instance handed to `lax.scan`. Reported inside
-        staged code (`jit`, `pmap`, `lax` bodies) always, and under `vmap` when the stored
-        value is traced. A Flax NNX object from outside (`optimizer = nnx.Optimizer(...)`, an
+        Checks for traced code that mutates an object living outside it: attribute and item
+        stores (`self.step += 1`, `cache[k] = x`, `self.last_hidden = h`) and mutating calls
+        (`outer_list.append(x)`, `d.update(...)`) on module globals, captured variables, or a
+        jitted method's `self`. The write happens once, while JAX traces the function, and what
+        it stores is a tracer that fails when used later. Return values instead.
+        """
+    decisions = """
+        **Objects from outside.**
+
+        - Containers and instances that a module global or a variable of an enclosing eager
+          function holds (`captured = []`).
+        - An argument of the eager function a jitted function is nested in, when a traced value
+          is stored into it (`def make(total): @jax.jit def f(x): total[0] += x`). A `lax` body
+          nested in a function is left out: a Pallas kernel writes its results through its
+          reference arguments so.
+        - The Python object `self` of a jitted method (static `self`, a bound method) or of an
+          instance handed to `lax.scan`.
+
+        **Where.** Inside staged code (`jit`, `pmap`, `lax` bodies) always; under `vmap` when
+        the stored value is traced.
+
+        **Flax NNX.** An NNX object from outside (`optimizer = nnx.Optimizer(...)`, an
         `nnx.Module` instance, `nnx.MultiMetric(...)`) updated inside plain `jax.jit` or a `lax`
         body (`optimizer.update(...)`, `metrics.update(...)`, `model.w.value = ...`) is
-        reported too, and so is a call of such an object there (`counter()`, `model.step(x)`)
-        when its class, defined in the module, updates its own state in the method called
-        (`self.count.value += 1` in `__call__`). So is a Haiku module (`hk.Linear(...)`, a
-        class of the module deriving from `hk.Module`; closed over, made in place, or a
-        `self.core` a Haiku module's class assigns one) or `hk.get_parameter` called inside
-        a function nested in another that a raw JAX transformation or `lax` primitive stages
-        (`jax.lax.scan(step, ...)`, `jax.jit(lambda x: lin(x))`), unless the function around
-        has already called that module itself.
+        reported, and so is a call of such an object there (`counter()`, `model.step(x)`) when
+        its class, defined in the module, updates its own state in the method called
+        (`self.count.value += 1` in `__call__`).
+
+        **Haiku.** A Haiku module (`hk.Linear(...)`, a class of the module deriving from
+        `hk.Module`; closed over, made in place, or a `self.core` a Haiku module's class assigns
+        one) or `hk.get_parameter` called inside a function nested in another that a raw JAX
+        transformation or `lax` primitive stages (`jax.lax.scan(step, ...)`, `jax.jit(lambda x:
+        lin(x))`) is reported, unless the function around has already called that module itself.
+        `jax.vmap`, which Haiku runs as it is, is not reported.
+
+        **Not reported.**
+
+        - Containers built inside the function (`features.append(x)` then
+          `jnp.stack(features)`).
+        - An object the traced code makes itself (`acc = Accumulator()` in a jitted function:
+          what its methods store on `self` is made and dropped within the trace).
+        - Host callbacks.
+        - Flax `self.sow`/`self.variable`/`self.param`, and NNX variable updates
+          (`self.count.value += 1`, `nnx.jit`), except those from outside described above.
+        - Framework modules and registered pytrees.
+        - Counters that a test asserts on.
         """
     why = """
-        The Python body of a staged function runs while JAX traces it, once per compilation.
-        A write to outside state happens on the first call only; later calls run the compiled
+        The Python body of a staged function runs while JAX traces it, once per compilation. A
+        write to outside state happens on the first call only; later calls run the compiled
         program and skip it. What it stores is a tracer: using it after the trace raises
-        `UnexpectedTracerError` (a leaked tracer). Return values from the function instead,
-        or use `jax.debug.callback` for host-side bookkeeping. Not reported: containers built
-        inside the function (`features.append(x)` then `jnp.stack(features)`), an object the
-        traced code makes itself (`acc = Accumulator()` in a jitted function: what its methods
-        store on `self` is made and dropped within the trace), host callbacks,
-        Flax `self.sow`/`self.variable`/`self.param` and NNX variable updates
-        (`self.count.value += 1`, `nnx.jit`), framework modules and registered pytrees, and
-        counters that a test asserts on. NNX objects are the exception to that exception: their
-        variables belong to the trace level they were made at, and Flax refuses to update them
-        from a plain `jax.jit` trace or a `lax.scan` body (`TraceContextError`, or `ValueError:
-        Cannot extract graph node from different trace level`); NNX's own transformations
-        (`nnx.jit`, `nnx.scan`, `nnx.fori_loop`) carry the state in and out. A Haiku module
-        makes its parameters in the frame of `hk.transform` the first time it runs: run first
-        inside a raw `jax.lax` body or `jax.jit`, it creates them as that trace's tracers, and
-        `init` raises `UnexpectedTracerError`. Haiku's lifted forms (`hk.scan`, `hk.fori_loop`,
-        `hk.cond`, `hk.switch`, `hk.while_loop`) carry the frame through; `jax.vmap`, which
-        Haiku runs as it is, is not reported.
+        `UnexpectedTracerError` (a leaked tracer). Return values from the function instead, or
+        use `jax.debug.callback` for host-side bookkeeping. Flax NNX variables belong to the
+        trace level they were made at, and Flax refuses to update them from a plain `jax.jit`
+        trace or a `lax.scan` body (`TraceContextError`, or `ValueError: Cannot extract graph
+        node from different trace level`); NNX's own transformations (`nnx.jit`, `nnx.scan`,
+        `nnx.fori_loop`) carry the state in and out. A Haiku module makes its parameters in the
+        frame of `hk.transform` the first time it runs: run first inside a raw `jax.lax` body or
+        `jax.jit`, it creates them as that trace's tracers, and `init` raises
+        `UnexpectedTracerError`. Haiku's lifted forms (`hk.scan`, `hk.fori_loop`, `hk.cond`,
+        `hk.switch`, `hk.while_loop`) carry the frame through.
         """
     bad = (
         """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
-from jaxlint.analysis.call_index import may_resolve_to
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.engine.call_index import may_resolve_to
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS
 from jaxlint.rules.purity.edits import debug_print
@@ -19,11 +19,19 @@ class PrintInTracedCode(Rule):
     name = "print-in-traced-code"
     summary = "`print` of a traced value inside staged code runs once, at trace time"
     what = """
-        Checks for `print(...)` calls that show a traced value (directly, in an f-string, through
-        `str.format` or `%`) inside code that `jax.jit`, `jax.pmap` or a `lax` control-flow
-        primitive stages: the jitted function, the helpers it calls, scan and loop bodies; and
-        such calls in a function `jax.vmap` maps without `jit`. It also checks for any
-        `print(...)` in a branch handed to `lax.cond` or `lax.switch`, whatever it prints.
+        Checks for `print(...)` of a traced value inside code that `jax.jit`, `jax.pmap` or a
+        `lax` control-flow primitive stages. The print runs once, while JAX traces the function,
+        and shows an abstract tracer instead of the value. Use `jax.debug.print`, which prints
+        the value on every call.
+        """
+    decisions = """
+        - A traced value is shown directly, in an f-string, or through `str.format` or `%`.
+        - Staged code is the jitted function, the helpers it calls, and scan and loop bodies.
+          Such calls in a function `jax.vmap` maps without `jit` are reported too.
+        - Any `print(...)` in a branch handed to `lax.cond` or `lax.switch` is reported,
+          whatever it prints.
+        - Otherwise, printing static information (`x.shape`) is not reported, nor are prints
+          under a plain `jax.grad`, whose tracers show their primal values.
         """
     why = """
         A staged function's Python body runs once per compilation, while JAX traces it; later
@@ -32,12 +40,10 @@ class PrintInTracedCode(Rule):
         not the value. `jax.debug.print("loss {}", loss)` is staged into the program and prints
         the runtime value on every call. Under `jax.vmap` without `jit`, `print` runs on every
         call but shows a batch tracer (`VmapTracer(aval=float32[], batched=float32[3])`), never
-        the values. Printing static information (`x.shape`) and prints under a plain `jax.grad`
-        (whose tracers show their primal values) are not reported, except in a branch of
-        `lax.cond` or `lax.switch`: JAX traces every branch, in
-        eager code as well as under `jit`, so a message meant for one branch ("no step size
-        found") is printed whether or not that branch is taken, and never when it runs later.
-        `jax.debug.print` in the branch prints only when the branch runs.
+        the values. JAX traces every branch of `lax.cond` and `lax.switch`, in eager code as
+        well as under `jit`, so a message meant for one branch ("no step size found") is printed
+        whether or not that branch is taken, and never when it runs later. `jax.debug.print` in
+        the branch prints only when the branch runs.
         """
     fix_safety = """
         The fix replaces the call with `jax.debug.print`, turning every traced argument into a

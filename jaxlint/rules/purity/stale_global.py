@@ -12,23 +12,35 @@ class StaleGlobal(Rule):
     name = "stale-global-in-jit"
     summary = "A jitted function reads a global (or an enclosing local) that is reassigned: its value is frozen at trace time"
     what = """
-        Checks for module-level names read inside staged code (`jax.jit`, `jax.pmap`, `lax`
-        bodies) when the module binds the name again after the function is defined, binds it
-        twice after the definition with a call of one of its own functions in between (that
-        call traced it with the first value: `args = (2.0, 3.0); f_jit(*args); args = ...`), or
-        assigns it from a function through `global` (lazy one-time initialisation,
-        `if _X is None: _X = ...`, and a context manager that sets a switch for its `with`
-        block and restores it in `finally`, excepted: code traced inside the block sees the
-        switch by design). Likewise for a local of the enclosing function that a function jitted
-        inside it reads (`g = jax.jit(loss)`, `loss` reading `a`), when the enclosing function
-        calls `g`, assigns `a` again and calls `g` once more, in that order in its body (a new
-        `jax.jit(loss)` in between changes nothing: JAX caches the trace with the function; a
-        `def loss` run again does, as a new function is traced anew); a name the jitted function
-        reads only in assertions (a probe of whether Python runs) is left alone. So is a lambda
-        a transformation wraps and the code calls at once (`jax.jit(lambda: w.sum())()`, a
-        notebook cell's one-off): each run of the expression makes a new function, which JAX
-        traces then, with the globals' values of that moment, and nothing keeps it to be called
-        again.
+        Checks for a global (or a local of the enclosing function) read inside staged code
+        (`jax.jit`, `jax.pmap`, `lax` bodies) that the code assigns a new value after the
+        function is defined, or between its calls. JAX bakes the value it read at the first call
+        into the compiled program, so later calls silently keep using the old value.
+        """
+    decisions = """
+        **Module-level names.** Reported when the module:
+
+        - binds the name again after the function is defined;
+        - binds it twice after the definition with a call of one of its own functions in between
+          (that call traced it with the first value: `args = (2.0, 3.0); f_jit(*args); args =
+          ...`);
+        - or assigns it from a function through `global`.
+
+        Excepted: lazy one-time initialisation (`if _X is None: _X = ...`), and a context
+        manager that sets a switch for its `with` block and restores it in `finally` (code
+        traced inside the block sees the switch by design).
+
+        **Locals of the enclosing function.** A local that a function jitted inside it reads (`g
+        = jax.jit(loss)`, `loss` reading `a`) is reported when the enclosing function calls `g`,
+        assigns `a` again and calls `g` once more, in that order in its body. A new
+        `jax.jit(loss)` in between changes nothing: JAX caches the trace with the function. A
+        `def loss` run again does, as a new function is traced anew.
+
+        **Not reported:** a name the jitted function reads only in assertions (a probe of
+        whether Python runs); a lambda a transformation wraps and the code calls at once
+        (`jax.jit(lambda: w.sum())()`, a notebook cell's one-off): each run of the expression
+        makes a new function, which JAX traces then, with the globals' values of that moment,
+        and nothing keeps it to be called again.
         """
     why = """
         A global read inside a traced function is a constant of the trace: JAX bakes the value

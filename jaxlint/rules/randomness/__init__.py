@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.walk import spans
+from jaxlint.analysis.engine.walk import spans
 from jaxlint.rule import Rule
 
 # What the key flow analysis cannot see; every key rule's page says it.

@@ -12,28 +12,36 @@ class ConstantSeedInLoop(KeyFlowRule):
     name = "constant-seed-in-loop"
     summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
     what = """
-        Checks for `jax.random.key(0)` / `jax.random.PRNGKey(0)` (a literal seed) whose key is then
-        used for sampling (named, or passed straight to a function of the project that draws
-        from it: `sim(jax.random.key(0), p)`; one passed straight to code not seen, whose draw
-        may be used only for its structure, is not counted), where the code that makes it runs once per step of something meant to
-        change:
+        Checks for `jax.random.key(0)` or `jax.random.PRNGKey(0)` (a literal seed) made and
+        drawn from inside code that runs once per step of something meant to change: a training
+        or sampling loop, a `lax.scan` body, a jitted step function, a model's forward pass. The
+        same seed makes the same key, so every step gets the same dropout mask or noise, and no
+        error says so. Make the key once, outside, and split it per step.
+        """
+    decisions = """
+        **The key must be used for sampling:** named, or passed straight to a function of the
+        project that draws from it (`sim(jax.random.key(0), p)`). A key passed straight to code
+        jaxlint cannot see, whose draw may be used only for its structure, is not counted.
 
-        - inside a Python loop that steps (`range`, `while`, a data iterator), when the draws feed
-          state the loop carries into its next iteration (`x = x + noise`,
-          `params = update(params, noisy)`);
-        - inside a function called from such a loop in the same module, when what it returns feeds
-          the carried state;
-        - inside a `lax.scan`/`fori_loop`/`while_loop`/`lax.map` body, or inside a function of the
-          module such a body calls when what it returns reaches what the body returns;
+        **Where it is reported.** The code that makes the key runs once per step:
+
+        - inside a Python loop that steps (`range`, `while`, a data iterator), when the draws
+          feed state the loop carries into its next iteration (`x = x + noise`, `params =
+          update(params, noisy)`);
+        - inside a function called from such a loop in the same module, when what it returns
+          feeds the carried state;
+        - inside a `lax.scan`, `fori_loop`, `while_loop` or `lax.map` body, or inside a function
+          of the module such a body calls, when what it returns reaches what the body returns;
         - inside a jit-compiled step function: one that returns an update of one of its own
           parameters (`w - lr * g`, `optax.apply_updates(params, updates)`,
           `state.apply_gradients(...)`), so it runs on its own output step after step;
         - inside the forward pass of a Flax, Equinox or Haiku module (`__call__`, `@nn.compact`
           methods), which runs on every training step.
 
-        Loops over a fixed set of configurations (a literal list, `itertools.product`, `.items()`)
-        and loops whose draws feed only a per-iteration result (a fixed evaluation key each epoch)
-        are not reported: there, identical randomness on every run is the point.
+        **Deliberate, and not reported.** Loops over a fixed set of configurations (a literal
+        list, `itertools.product`, `.items()`), and loops whose draws feed only a per-iteration
+        result (a fixed evaluation key each epoch): there, identical randomness on every run is
+        the point.
         """
     why = """
         The same seed makes the same key, so every step draws exactly the same numbers: the same

@@ -12,12 +12,18 @@ class GlobalKeyInJit(KeyFlowRule):
     name = "global-key-in-jit"
     summary = "A jit-compiled function draws from a module-level PRNG key"
     what = """
-        Checks for a jit-compiled function that consumes a key bound at module level
-        (`KEY = jax.random.key(0)`), which it reads as a closed-over global instead of receiving
-        it as an argument, directly or through a function of the module that returns it
-        (`def get_key(): return KEY`; one that advances the global with `global KEY` before
-        returning a key is a different matter). Outside compiled code, two draws through such a
-        getter are two draws from one key (JAX201).
+        Checks for a jit-compiled function that draws from a PRNG key bound at module level
+        (`KEY = jax.random.key(0)`) instead of receiving it as an argument. The global becomes a
+        constant of the compiled program, so every call draws the same numbers. Pass the key in
+        and split it per call.
+        """
+    decisions = """
+        - The key may be read directly, or through a function of the module that returns it
+          (`def get_key(): return KEY`).
+        - A function that advances the global with `global KEY` before returning a key is a
+          different matter: it is not such a getter.
+        - Outside compiled code, two draws through such a getter are two draws from one key
+          (JAX201).
         """
     why = """
         A global read while tracing becomes a constant of the compiled program: every call

@@ -12,87 +12,116 @@ class KeyReuse(KeyFlowRule):
     name = "key-reuse"
     summary = "The same PRNG key is consumed twice on one path"
     what = """
-        Checks for a PRNG key that is consumed again after it was already consumed: two samplers
-        on one key, or passing it to a function that samples from it (`init(key)` then
-        `dropout(key)`), in eager code and in traced code alike. A key consumed in one branch of
-        an `if` and then again after the branches meet is reused on the path that took that
-        branch, and is reported too, unless the later use sits under a condition that tests one of
-        the same names (`if train: ...` then `if not train: ...` are two exclusive cases). A
-        branch a literal test rules out never runs (`if False:`, `x if False else None`): what
-        it does to a key is not counted.
+        Checks for a PRNG key that is consumed a second time on one path: two samplers drawing
+        from the same key, or one key handed to two functions that sample from it (`init(key)`
+        then `dropout(key)`), in eager and traced code alike. Both draws get the same bits, so
+        they are not independent, and training or sampling is silently biased. Split the key and
+        give each part to one consumer.
+        """
+    decisions = """
+        **Which values are keys.**
 
-        A key is a value made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`, or
-        a name the code uses as one: a parameter passed to a sampler, or named `key`, `rng`,
-        `subkey`, `prng_key`, `*_rng` (unless the function uses it as a dictionary key or a
-        string), and a key held on `self` or on a parameter the function never rebinds (`state.key`
-        of a state record passed in), followed within one function; one held on a module's or a
-        local object is not, as its attribute may be a property handing out a fresh key on every
-        read. A guess from the name yields
-        to evidence that the value is data: a jaxtyping annotation of an array of numbers
-        (`key: Float[Array, "b s h d"]`, `Int32[...]`, `Bool[...]`), use as an operand of
-        arithmetic (`query @ key.T`, `key * scale`), or an argument of array math (`jnp.einsum`,
-        `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`), or a parameter that every call
-        in the module passes data (a sampler's draws, `jnp.ones(...)`, arithmetic), or a
-        parameter whose default is a number or a string (`key=0`: an integer seed, which
-        `jax.random` rejects as a key) that the function does not pass to a sampler. JAX's keys
-        support none of these, so the attention `key` of `query, key, value` is not a PRNG key;
-        a name passed to a sampler is a key whatever else the function does with it. The guess
-        also yields to evidence of an object that keeps a generator's state: an attribute stored
-        on it (`rng._state = s`) or read that no JAX array has (`rng._state.split_one()`,
-        `rng.normal(size=3)`, `rng.integers(10)`), in the function itself or in a function or
-        class constructor of the module it is handed to (a function of another module of the
-        project that shows a parameter so does not consume what it is passed there). A key is
-        an immutable array: a traced
-        key takes no attribute and no draw reads one, so such a value is a GalSim-style deviate,
-        a NumPy `Generator` or a `PRNGSequence`, which advances on every draw. When the
-        module shows a parameter name to be such an object in one function and never draws
-        from a value of that name with `jax.random` nor makes one with a key call, a parameter of
-        that name elsewhere in the module, a key by its name alone, is taken to be the same
-        kind of object. A key is consumed by a
-        sampler (`jax.random.normal`, `bernoulli`, `randint`, ...), by a function of the same
-        module that consumes the parameter it is passed in, and by any other function it is
-        passed to directly (`model.init(key, x)`), the name being evidence enough there when
-        nothing says the value is data: code that takes a `key` it cannot see into draws from
-        it (`Linear(d, d, key=key)`). A method called through `self` that the class inherits
-        (`self.finalize(params, key)`) is the one its bases define, searched depth first, left
-        to right, through bases of the module and of the project's other modules: it consumes
-        what that definition consumes. A submodule's call (`self.mix(x, key=key)`) runs the
-        `__call__` of the class the attribute holds, known when every assignment to it in the
-        class's methods calls one class of the project (`self.mix = PartialMix(...)`) or, with
-        none, from the field's annotation (`mix: PartialMix`): a key that `__call__` never draws
-        from (it ignores it, or only tests it against None) is not consumed, and one it draws
-        from on some path is, since which path runs turns on the instance's fields. An attribute
-        whose class is chosen at run time or is another library's stays a call it cannot see. So does a record built around it, a NamedTuple or
-        dataclass of the module included (`return State(x, key=key)` after drawing from `key`):
-        a state that carries a spent key back to its caller hands on a key already drawn from,
-        which the caller's next step draws from again. So does a function of the module that
-        returns, on every path, a key it has drawn from (`key = split(key)[0]`, `choice(key,
-        deck)`, `return card, key`): the key its caller gets back is spent, and the caller's
-        next draw from it is reported. Looking at a key consumes nothing:
-        `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
-        `jax.debug.print`, comparisons and returning it are fine, as in JAX's own checker. A
-        function that consumes its key only when a flag asks for it is not reported at its call
-        sites; one that makes its own key when it is given None (`if key is None: key =
-        jax.random.key(0)`) or draws only when given a key (`if key is not None:`) consumes the
-        key a call passes it, since that call does not take the branch that finds it None. `jax.random.split(key)` after `jax.random.fold_in(key, i)` is reported: in JAX (with
-        its default `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as
-        `split(key, n)[i]` (for `i` below `n`).
+        - A value made by `jax.random.key`, `PRNGKey`, `split`, `fold_in` or `wrap_key_data`.
+        - A name the code uses as one: a parameter passed to a sampler, or a name `key`, `rng`,
+          `subkey`, `prng_key` or `*_rng`, unless the function uses it as a dictionary key or a
+          string.
+        - A key held on `self`, or on a parameter the function never rebinds (`state.key` of a
+          state record passed in), followed within one function. A key held on a module's object
+          or on a local object is not followed: its attribute may be a property that hands out a
+          fresh key on every read.
 
-        A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
-        `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
-        `flax.linen.Module`, builds from a class deriving from one, or runs with `rngs=` in the same
-        function. Flax gives every layer the key with a SHA-1 hash of the layer's module path and
-        a per-call counter folded in (`jax.random.fold_in`, which JAX's checker does not count as
-        a use of the key). So only two runs of one module draw the same numbers: they are
-        reported (`m.apply(v, x, method=m.encode, rngs=r)` then `m.apply(v, z, method=m.decode,
-        rngs=r)`), while one key handed to runs of two different modules (one `rngs` dict for a
-        VAE and the model trained on its codes), directly or through functions of the project
-        (`Model.create(critic_def, inputs=[key, x])`, a class method of another module included),
-        is not. Two `init`s of one module with one key build the same parameters twice: a copy,
-        which is how a target network starts (`target = Model.create(critic_def, [critic_key,
-        x])` after the critic), and is not reported. A key drawn from, split or given to other
-        code as well as to a Flax run is still reported: the numbers stay apart, but the code
-        reads as the split it forgot.
+        **A key-like name that the code shows to be data is not a key.** JAX's keys support none
+        of the following, so the attention `key` of `query, key, value` is not a PRNG key:
+
+        - a jaxtyping annotation of an array of numbers (`key: Float[Array, "b s h d"]`,
+          `Int32[...]`, `Bool[...]`);
+        - use as an operand of arithmetic (`query @ key.T`, `key * scale`), or as an argument of
+          array math (`jnp.einsum`, `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`);
+        - a parameter that every call in the module passes data (a sampler's draws,
+          `jnp.ones(...)`, arithmetic);
+        - a parameter whose default is a number or a string (`key=0`: an integer seed, which
+          `jax.random` rejects as a key) that the function does not pass to a sampler.
+
+        A name passed to a sampler is a key, whatever else the function does with it.
+
+        **A key-like name that the code shows to be a generator object is not a key.** A key is
+        an immutable array: a traced key takes no attribute, and no draw reads one. A value that
+        does is a GalSim-style deviate, a NumPy `Generator` or a `PRNGSequence`, which advances
+        on every draw. The evidence is an attribute stored on it (`rng._state = s`), or read
+        from it that no JAX array has (`rng._state.split_one()`, `rng.normal(size=3)`,
+        `rng.integers(10)`), in the function itself or in a function or class constructor of the
+        module it is handed to.
+
+        - A function of another module of the project that shows a parameter to be such an
+          object does not consume what it is passed there.
+        - When the module shows a parameter name to be such an object in one function, and never
+          draws from a value of that name with `jax.random` nor makes one with a key call, a
+          parameter of that name elsewhere in the module (a key by its name alone) is taken to
+          be the same kind of object.
+
+        **What consumes a key.**
+
+        - A sampler (`jax.random.normal`, `bernoulli`, `randint`, ...).
+        - A function of the same module that consumes the parameter the key is passed in.
+        - Any other function the key is passed to directly (`model.init(key, x)`). The name is
+          evidence enough there when nothing says the value is data: code that takes a `key` it
+          cannot see into draws from it (`Linear(d, d, key=key)`).
+        - A method called through `self` that the class inherits (`self.finalize(params, key)`):
+          it is the one its bases define, searched depth first, left to right, through bases of
+          the module and of the project's other modules, and it consumes what that definition
+          consumes.
+        - A submodule's call (`self.mix(x, key=key)`): it runs the `__call__` of the class the
+          attribute holds. That class is known when every assignment to the attribute in the
+          class's methods calls one class of the project (`self.mix = PartialMix(...)`), or,
+          with none, from the field's annotation (`mix: PartialMix`). A key that `__call__`
+          never draws from (it ignores it, or only tests it against None) is not consumed; one
+          it draws from on some path is, since which path runs turns on the instance's fields.
+          An attribute whose class is chosen at run time, or is another library's, is a call
+          jaxlint cannot see, which consumes the key (see "Known limitations").
+        - A record built around the key, a NamedTuple or dataclass of the module included
+          (`return State(x, key=key)` after drawing from `key`): a state that carries a spent
+          key back to its caller hands on a key already drawn from, which the caller's next step
+          draws from again.
+        - A function of the module that returns, on every path, a key it has drawn from (`key =
+          split(key)[0]`, `choice(key, deck)`, `return card, key`) hands its caller a spent key:
+          the caller's next draw from it is reported.
+        - `jax.random.split(key)` after `jax.random.fold_in(key, i)`: in JAX (with its default
+          `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`
+          (for `i` below `n`).
+
+        **What does not consume a key.** Looking at a key consumes nothing, as in JAX's own
+        checker: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
+        `jax.debug.print`, comparisons and returning it are fine.
+
+        **Branches and flags.**
+
+        - A key consumed in one branch of an `if` and again after the branches meet is reused on
+          the path that took that branch, and is reported, unless the later use sits under a
+          condition that tests one of the same names: `if train: ...` then `if not train: ...`
+          are two exclusive cases.
+        - A branch that a literal test rules out never runs (`if False:`, `x if False else
+          None`): what it does to a key is not counted.
+        - A function that consumes its key only when a flag asks for it is not reported at its
+          call sites.
+        - A function that makes its own key when given None (`if key is None: key =
+          jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
+          the key a call passes it, since that call does not take the branch that finds it None.
+        - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
+          `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
+          `flax.linen.Module`, builds from a class deriving from one, or runs with `rngs=` in the
+          same function. Flax gives every layer the key with a SHA-1 hash of the layer's module
+          path and a per-call counter folded in (`jax.random.fold_in`, which JAX's checker does
+          not count as a use of the key), so only two runs of one module draw the same numbers.
+        - Two runs of one module are reported (`m.apply(v, x, method=m.encode, rngs=r)` then
+          `m.apply(v, z, method=m.decode, rngs=r)`); one key handed to runs of two different
+          modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
+          through functions of the project (`Model.create(critic_def, inputs=[key, x])`, a class
+          method of another module included), is not.
+        - Two `init`s of one module with one key build the same parameters twice: a copy, which
+          is how a target network starts (`target = Model.create(critic_def, [critic_key, x])`
+          after the critic), and is not reported.
+        - A key drawn from, split or given to other code as well as to a Flax run is still
+          reported: the numbers stay apart, but the code reads as the split it forgot.
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis.random_api import TREE_MAPS, short
+from jaxlint.analysis.knowledge.random_api import TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 
@@ -13,33 +13,51 @@ class KeyReuseInLoop(KeyFlowRule):
     name = "key-reuse-in-loop"
     summary = "A PRNG key is consumed on every iteration of a loop, or every call of a method, without being split"
     what = """
-        Checks for a key consumed inside a loop body that does not rebind it: a Python `for` or
-        `while` loop, a comprehension, a `lax.scan`/`lax.fori_loop`/`lax.while_loop`/`lax.map`
-        body that closes over a key from outside, or a function mapped over a pytree
-        (`jax.tree.map(lambda g: g + jax.random.normal(key, g.shape), grads)`: every leaf gets
-        the same noise). Also a `scan`/`fori_loop`/`while_loop` body that consumes a key and
-        hands the same key back in its carry: the next iteration consumes it again.
+        Checks for a key consumed on every iteration of a loop that never rebinds it, or on
+        every call of a method that leaves the key it drew from on `self`: each iteration or
+        call draws exactly the same numbers. Loops include Python `for`/`while` loops,
+        comprehensions, `lax.scan`, `fori_loop`, `while_loop` and `lax.map` bodies, and
+        functions mapped over a pytree. Split the key per iteration, or iterate over
+        `jax.random.split(key, n)`.
+        """
+    decisions = """
+        **Loops.**
 
-        The same holds across calls of a method. A class that advances a key it keeps on `self`
-        where it draws from it (`key, self.rng = jax.random.split(self.rng)`, or
-        `self.rng = jax.random.fold_in(self.rng, t)`) treats that attribute as a stream; a
-        method of the class that splits or samples from `self.rng` after its last store into
-        it (or with none) leaves the consumed key in place, and its next call, or the next
-        draw from the stream, consumes it again. The constructor and `setup` run once and are
-        not counted, nor is a class that never advances the key (the same key on every call
-        may be meant: fixed noise, fixed random features), nor a method that calls a method of
-        `self` or hands `self` to a call (it may store a fresh key: `self.reseed()`).
+        - A Python `for` or `while` loop, or a comprehension, whose body consumes a key it does
+          not rebind.
+        - A `lax.scan`, `lax.fori_loop`, `lax.while_loop` or `lax.map` body that closes over a
+          key from outside and consumes it.
+        - A function mapped over a pytree (`jax.tree.map(lambda g: g + jax.random.normal(key,
+          g.shape), grads)`: every leaf gets the same noise).
+        - A `scan`, `fori_loop` or `while_loop` body that consumes a key and hands the same key
+          back in its carry: the next iteration consumes it again.
 
-        `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key, n)`,
-        indexing `keys[i]` with the loop index, `fold_in(key, i)`, and a scan that carries the key
-        in its state or receives per-step keys as `xs` are all fine. So is one permutation (or
-        `choice`) applied with one key to each array a loop goes through (`[jax.random.permutation(key, a)
-        for a in (x, y)]`, or one for every leaf of a tree): the same order keeps their rows
-        aligned; reordering the same data on every pass (`x = x[permutation(key, n)]`) is
-        reported. Which values are keys is
-        decided as for JAX201: a key-named value shown to be data, or an object that keeps a
-        generator's state (`rng._state = s`, `rng.normal(size=3)`: each draw advances it), is
-        not one.
+        **Methods.** The same holds across calls of a method. A class that advances a key it
+        keeps on `self` where it draws from it (`key, self.rng = jax.random.split(self.rng)`, or
+        `self.rng = jax.random.fold_in(self.rng, t)`) treats that attribute as a stream. A
+        method of the class that splits or samples from `self.rng` after its last store into it
+        (or with none) leaves the consumed key in place, and its next call, or the next draw
+        from the stream, consumes it again. Not counted:
+
+        - the constructor and `setup`, which run once;
+        - a class that never advances the key (the same key on every call may be meant: fixed
+          noise, fixed random features);
+        - a method that calls a method of `self`, or hands `self` to a call: it may store a
+          fresh key (`self.reseed()`).
+
+        **Fine, and not reported.**
+
+        - `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key,
+          n)`, indexing `keys[i]` with the loop index, and `fold_in(key, i)`.
+        - A scan that carries the key in its state, or receives per-step keys as `xs`.
+        - One permutation (or `choice`) applied with one key to each array a loop goes through
+          (`[jax.random.permutation(key, a) for a in (x, y)]`, or one for every leaf of a tree):
+          the same order keeps their rows aligned. Reordering the same data on every pass (`x =
+          x[permutation(key, n)]`) is reported.
+
+        **Which values are keys** is decided as for JAX201: a key-named value shown to be data,
+        or an object that keeps a generator's state (`rng._state = s`, `rng.normal(size=3)`:
+        each draw advances it), is not one.
         """
     why = """
         Every iteration draws from the same key, so every iteration gets the same numbers: the

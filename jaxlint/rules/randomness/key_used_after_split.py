@@ -12,19 +12,25 @@ class KeyUsedAfterSplit(KeyFlowRule):
     name = "key-used-after-split"
     summary = "A PRNG key is used again after it was split, without being rebound"
     what = """
-        Checks for a key that is consumed after `jax.random.split(key)` consumed it, when the
-        result of the split was not assigned back to the same name: `k1, k2 = split(key)` followed
-        by `normal(key)`, or a second `split(key)`. Deriving a key from the split parent with
-        `jax.random.fold_in(key, i)` is reported as well: in JAX (with its default
-        `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`,
-        so it repeats one of the children (unless both are literals and `i` is
-        `n` or more, or `i` is written as the split's own count: `fold_in(key, n)` is child `n`,
-        one past the last). A key split in one branch of an
-        `if` and used again after the branches meet is reported (it is reused on the path that
-        split it), unless the later use sits under a condition that tests one of the same names.
-        A split key handed to a function of the project that draws from it on some of its paths
-        (`if dim == 1: return x` before the draw) is reported too: after a split the parent is
-        spent, and on the paths that draw it repeats the children.
+        Checks for a key that is used again after `jax.random.split` consumed it, when the
+        split's result was not assigned back to the same name: `k1, k2 = split(key)` followed by
+        `normal(key)` or a second `split(key)`. Drawing from the parent repeats bits its
+        children were made from, so the "independent" streams are not. Rebind the parent in the
+        same statement: `key, sub = jax.random.split(key)`.
+        """
+    decisions = """
+        - Deriving a key from the split parent with `jax.random.fold_in(key, i)` is reported as
+          well: in JAX (with its default `jax_threefry_partitionable`), `fold_in(key, i)` is the
+          same key as `split(key, n)[i]`, so it repeats one of the children. It is not reported
+          when both are literals and `i` is `n` or more, nor when `i` is written as the split's
+          own count (`fold_in(key, n)` is child `n`, one past the last).
+        - A key split in one branch of an `if` and used again after the branches meet is
+          reported: it is reused on the path that split it, unless the later use sits under a
+          condition that tests one of the same names.
+        - A split key handed to a function of the project that draws from it on some of its
+          paths (`if dim == 1: return x` before the draw) is reported too: after a split the
+          parent is spent, and on the paths that draw, it repeats the children.
+        - Which values are keys, and what consumes one, is decided as for JAX201.
         """
     why = """
         `split` consumes its argument: the new keys are derived from its bits, and JAX's

@@ -25,15 +25,21 @@ class StatefulRngInTracedCode(Rule):
     name = "stateful-rng-in-traced-code"
     summary = "NumPy or Python `random` draws inside jit-compiled or scanned code run once, at trace time"
     what = """
-        Checks for `np.random.*` draws, `np.random.default_rng(...)`, Python's `random.*` draws,
-        and draws from a NumPy or Python generator object made in the module, inside a function
-        that runs under `jax.jit` (or `pmap`, `shard_map`) or as a `lax.scan`/`fori_loop`/
-        `while_loop`/`cond` body. Host callbacks (`jax.pure_callback`, `jax.debug.callback`) run
-        on the host on every call and are not reported. A draw in a branch that no traced call of
-        the function takes is not reported either: a helper's NumPy fallback under `if rng is
-        None:` runs only in eager code when every traced caller passes a key, since a tracer is
-        never None (the analysis prunes a branch the caller's values decide, as it does `if
-        False:`).
+        Checks for draws from NumPy's or Python's stateful random generators (`np.random.*`,
+        `np.random.default_rng(...)`, `random.*`) inside a function that runs under `jax.jit`
+        (or `pmap`, `shard_map`) or as a `lax.scan`, `fori_loop`, `while_loop` or `cond` body.
+        The draw happens once, while tracing, and its value is baked into the compiled program:
+        every call gets the same "random" number.
+        """
+    decisions = """
+        - Draws from a NumPy or Python generator object made in the module are reported, as well
+          as calls of the `np.random` and `random` module functions.
+        - Host callbacks (`jax.pure_callback`, `jax.debug.callback`) run on the host on every
+          call and are not reported.
+        - A draw in a branch that no traced call of the function takes is not reported: a
+          helper's NumPy fallback under `if rng is None:` runs only in eager code when every
+          traced caller passes a key, since a tracer is never None (the analysis prunes a branch
+          the caller's values decide, as it does `if False:`).
         """
     why = """
         JAX runs the Python body once to trace it, then replays the compiled program. A NumPy or

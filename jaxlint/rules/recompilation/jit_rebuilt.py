@@ -12,42 +12,58 @@ class JitRebuilt(Rule):
     name = "jit-rebuilt"
     summary = "A jitted function is rebuilt for every call: each one starts with an empty cache"
     what = """
-        Checks for `jax.jit` (and `jax.pmap`, `eqx.filter_jit`, `nnx.jit`) applied to a function
-        object that is new every time and then invoked: `jax.jit(lambda x: ...)(x)`,
-        `jax.jit(partial(f, c))`, `jax.jit(jax.vmap(f))`, `jax.jit(jax.grad(loss))`,
-        `jax.jit(self.method)` inside a loop; a `@jax.jit`-decorated closure, or a local
-        `step = jax.jit(...)`, in a function that is called in a loop and calls it itself; a
-        jitted function stored on `self` in `__init__` (`self.step = jax.jit(self._step)`) of a
-        class that is instantiated again and again; `nnx.jit(f)` applied in a loop, whatever `f`.
-        Calling it through a transformation applied on the spot (`eqx.filter_grad(loss_fn)(m, x)`,
-        `jax.grad(step)(w)`) calls it all the same, and a build in a loop stays new for the calls
-        in the loops nested in that one (`for epoch ...: step = jax.jit(closure)`, then
-        `for batch ...: step(batch)`: one compilation per epoch). A jitted function that is
-        returned, stored or passed on, or built in one loop and called in a later one, is not
-        reported.
+        Checks for `jax.jit` applied to a new function object each time it is called:
+        `jax.jit(lambda x: ...)(x)`, a jitted closure made in a function called in a loop, a
+        `jax.jit(self.method)` stored by a class that is instantiated again and again. JAX
+        caches compilations per function object, so each new one traces and compiles again,
+        which often costs far more than running it. Build the jitted function once.
+        """
+    decisions = """
+        **Builds that are new every time, and then invoked.** `jax.jit` (and `jax.pmap`,
+        `eqx.filter_jit`, `nnx.jit`) applied to:
+
+        - a new function object called on the spot: `jax.jit(lambda x: ...)(x)`,
+          `jax.jit(partial(f, c))`, `jax.jit(jax.vmap(f))`, `jax.jit(jax.grad(loss))`,
+          `jax.jit(self.method)` inside a loop;
+        - a `@jax.jit`-decorated closure, or a local `step = jax.jit(...)`, in a function that
+          is called in a loop and calls it itself;
+        - a jitted function stored on `self` in `__init__` (`self.step = jax.jit(self._step)`)
+          of a class that is instantiated again and again;
+        - any `f`, with `nnx.jit(f)` applied in a loop: `nnx.jit` wraps `f` in a new object each
+          time.
+
+        Calling it through a transformation applied on the spot (`eqx.filter_grad(loss_fn)(m,
+        x)`, `jax.grad(step)(w)`) calls it all the same. A build in a loop stays new for the
+        calls in the loops nested in that one (`for epoch ...: step = jax.jit(closure)`, then
+        `for batch ...: step(batch)`: one compilation per epoch).
+
+        **Not reported.**
+
+        - A jitted function that is returned, stored or passed on, or built in one loop and
+          called in a later one; factories that return the jitted function.
+        - Re-wrapping the same module-level function, `jax.jit(f)(x)`: it hits JAX's cache.
+        - A build that is a different function each time: when what is jitted depends on the
+          target of a `for` loop over distinct values written out in the code (`for scheme in
+          ("euler", "rk4")`, `for method in [Euler, RK4]`, a name bound once to such a tuple, or
+          to such a list that the code only extends with `+=` of more of them: `dtypes +=
+          [jnp.float64]`), directly (`make_step(scheme)`), through a value the loop makes from
+          it (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function
+          and compiles once, which no rewrite avoids. So does a helper whose build depends on a
+          parameter that every repeated call passes such a target.
+
+        A loop over anything else (a parameter, a `range`, values computed at run time: data, or
+        a configuration met twice), a build that does not read the target (`partial(f, cfg)` per
+        epoch), or a loop around it, may all build the same function again, and are reported.
         """
     why = """
-        JAX caches compilations per function object. A new lambda, closure,
-        `functools.partial`, bound method or `jax.vmap(...)`/`jax.grad(...)` result is a new
-        function object, so every iteration or call traces and compiles again, which often costs
-        far more than running the function. Build the jitted function once (at module level,
-        or once outside the loop) and pass changing values as arguments; or memoise the factory
-        (`functools.lru_cache`, a dict). Re-wrapping the same module-level function,
-        `jax.jit(f)(x)`, hits JAX's cache and is not reported (`nnx.jit` wraps `f` in a new
-        object each time, so it does not); nor are factories that return the jitted function.
-        A jitted bound method or lambda stored on an instance lives as long as the instance: a
-        trainer or evaluator built per epoch or per call compiles again each time.
-        A build that is a different function each time is not reported: when what is jitted
-        depends on the target of a `for` loop over distinct values written out in the code
-        (`for scheme in ("euler", "rk4")`, `for method in [Euler, RK4]`, a name bound once to
-        such a tuple, or to such a list that the code only extends with `+=` of more of them:
-        `dtypes += [jnp.float64]`), directly (`make_step(scheme)`), through a value the loop makes from it
-        (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function and
-        compiles once, which no rewrite avoids; so does a helper whose build depends on a
-        parameter that every repeated call passes such a target. A loop over anything else (a
-        parameter, a `range`, values computed at run time: data, or a configuration met twice),
-        a build that does not read the target (`partial(f, cfg)` per epoch) or a loop around it
-        all may build the same function again, and are reported.
+        JAX caches compilations per function object. A new lambda, closure, `functools.partial`,
+        bound method or `jax.vmap(...)`/`jax.grad(...)` result is a new function object, so
+        every iteration or call traces and compiles again, which often costs far more than
+        running the function. Build the jitted function once (at module level, or once outside
+        the loop) and pass changing values as arguments; or memoise the factory
+        (`functools.lru_cache`, a dict). A jitted bound method or lambda stored on an instance
+        lives as long as the instance: a trainer or evaluator built per epoch or per call
+        compiles again each time.
         """
     bad = (
         """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jit_signature
-from jaxlint.analysis.tracing import positional_params
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -16,24 +16,47 @@ class UnbucketedShapes(Rule):
     name = "unbucketed-shapes"
     summary = "A jitted function is called in a loop with an argument whose shape changes every iteration"
     what = """
-        Checks for calls of a jit-compiled function inside a loop where a traced argument's shape
-        changes from one iteration to the next: an array that grows by concatenation
-        (`tokens = jnp.concatenate([tokens, nxt])`), an array built from a list the loop appends
-        to (`jnp.array(buffer)`), a slice whose size depends on the loop (`series[:t]`,
-        `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
-        `jnp.zeros((t, d))`, a NumPy draw sized by it: `jnp.asarray(rng.normal(size=t))`), an
-        array the loop trims (`x = x[1:]`), the elements of a list
-        of arrays of different sizes, an array filtered by a boolean mask that changes with the
-        loop (`x[x > t]`), a slice whose bound is computed from changing data
-        (`x[:int(valid.sum())]`), an array built from a list comprehension whose `if` changes
-        with the loop (`jnp.array([r for r in rows if r.user == u])`), or a Python list the loop
-        appends to, passed as it is (each new length is a new pytree structure). A plain function
-        of the module that hands its own parameter straight to the jitted call (`def
-        inference(frames): return model_apply(frames, key)`), called in such a loop with such an
-        argument, is reported where it is called. `xs += value`
-        adds elements only to a sequence: it counts as growth when the added value is a list or
-        tuple (`xs += [x]`) or the name is bound to one (`xs = []`, `list(...)`, a comprehension);
-        on a number (`i = 0 ... i += n`) it is `i = i + n`, a new value of the same shape.
+        Checks for calls of a jit-compiled function inside a loop where a traced argument's
+        shape changes from one iteration to the next: an array that grows, a slice whose size
+        follows the loop, a mask-filtered array. `jax.jit` compiles once per input shape, so
+        every iteration traces and compiles again. Pad inputs to a few bucket sizes and pass a
+        mask.
+        """
+    decisions = """
+        **Shapes that change with the loop.**
+
+        - An array that grows by concatenation (`tokens = jnp.concatenate([tokens, nxt])`).
+        - An array built from a list the loop appends to (`jnp.array(buffer)`).
+        - A slice whose size depends on the loop (`series[:t]`, `x[start:start + n]`).
+        - A new array whose size follows the loop (`jnp.arange(t)`, `jnp.zeros((t, d))`, a NumPy
+          draw sized by it: `jnp.asarray(rng.normal(size=t))`).
+        - An array the loop trims (`x = x[1:]`).
+        - The elements of a list of arrays of different sizes.
+        - An array filtered by a boolean mask that changes with the loop (`x[x > t]`).
+        - A slice whose bound is computed from changing data (`x[:int(valid.sum())]`).
+        - An array built from a list comprehension whose `if` changes with the loop
+          (`jnp.array([r for r in rows if r.user == u])`).
+        - A Python list the loop appends to, passed as it is: each new length is a new pytree
+          structure.
+
+        **Through a helper.** A plain function of the module that hands its own parameter
+        straight to the jitted call (`def inference(frames): return model_apply(frames, key)`),
+        called in such a loop with such an argument, is reported where it is called.
+
+        **`xs += value`** adds elements only to a sequence: it counts as growth when the added
+        value is a list or tuple (`xs += [x]`) or the name is bound to one (`xs = []`,
+        `list(...)`, a comprehension). On a number (`i = 0 ... i += n`) it is `i = i + n`, a new
+        value of the same shape.
+
+        **Not reported.**
+
+        - Fixed-size batches (`x[i:i + bs]`, even with a partial last batch: two shapes) and
+          padded inputs.
+        - The phases of a fixed stride (`x[c::n]`, `x[c:len(x):n]` for each `c`): their length
+          is `ceil((len(x) - c) / n)`, one length for the `n` phases when `n` divides `len(x)`
+          and two otherwise. A slice is reported when its extent follows the loop (`x[:t]`,
+          `x[:t:2]`, `x[s:s + n_t]`), not when only the start of a stride moves; so `x[t::2]`
+          with `t` growing past the step is missed.
         """
     why = """
         `jax.jit` compiles once per input shape and dtype. An argument with a new shape on every
@@ -42,12 +65,7 @@ class UnbucketedShapes(Rule):
         inputs to a few bucket sizes (powers of two, or a fixed maximum length) and pass a mask
         for the valid part. A boolean-mask filter or a data-dependent count gives a new length
         for almost every input: keep the full array and pass the mask (`jnp.where(mask, x, 0)`,
-        `where=` arguments of reductions). Fixed-size batches (`x[i:i + bs]`, even with a partial last batch:
-        two shapes) and padded inputs are not reported, nor are the phases of a fixed stride
-        (`x[c::n]`, `x[c:len(x):n]` for each `c`): their length is `ceil((len(x) - c) / n)`,
-        one length for the `n` phases when `n` divides `len(x)` and two otherwise. A slice is
-        reported when its extent follows the loop (`x[:t]`, `x[:t:2]`, `x[s:s + n_t]`), not when
-        only the start of a stride moves; so `x[t::2]` with `t` growing past the step is missed.
+        `where=` arguments of reductions).
         """
     bad = (
         """

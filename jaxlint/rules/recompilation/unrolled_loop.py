@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.walk import walk
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -17,13 +17,18 @@ class UnrolledLoop(Rule):
     name = "large-unrolled-loop"
     summary = "A long Python loop inside staged code is unrolled: trace and compile time explode"
     what = f"""
-        Checks for `for` loops over `range(...)` with constant bounds (or a static parameter,
-        counted with the largest constant that a call in the module passes for it) inside code
-        staged by
-        `jax.jit`, `jax.pmap` or a `lax` control-flow primitive, when the loop (times the static
-        loops around it) runs at least `unroll-threshold` iterations (default
-        {DEFAULT_THRESHOLD}) and its body stages work (computes a traced value or calls JAX); a
-        loop that only builds Python lists or numbers at trace time is not reported.
+        Checks for `for` loops over `range(...)` inside staged code that run at least
+        `unroll-threshold` iterations (default {DEFAULT_THRESHOLD}). Tracing unrolls a Python
+        loop, so the compiled program holds one copy of the body per iteration, and trace and
+        compile time grow with the trip count. Use `jax.lax.fori_loop` or `jax.lax.scan`.
+        """
+    decisions = """
+        - Staged code is code staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive.
+        - The bounds are constants, or a static parameter, counted with the largest constant
+          that a call in the module passes for it.
+        - The count is the loop's iterations times those of the static loops around it.
+        - The loop's body must stage work (compute a traced value or call JAX): a loop that only
+          builds Python lists or numbers at trace time is not reported.
         """
     why = """
         Tracing runs the Python loop, so the compiled program contains one copy of the loop body

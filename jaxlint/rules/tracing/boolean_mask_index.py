@@ -15,7 +15,8 @@ class BooleanMaskIndex(Rule):
     summary = "Indexing with a traced boolean mask (`x[x > 0]`) inside transformed code"
     what = """
         Checks for `x[mask]` (and `x.at[mask]`) where `mask` is a traced boolean array inside
-        transformed code.
+        transformed code. The result's shape would depend on how many entries of the mask are
+        true, which is not known while JAX traces the function.
         """
     why = """
         The result of boolean-mask indexing has as many elements as the mask has `True`

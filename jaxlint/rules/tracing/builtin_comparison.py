@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.values import element_of
+from jaxlint.analysis.values.values import element_of
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -21,22 +21,30 @@ class BuiltinComparisonOnTracer(Rule):
     name = "builtin-comparison-on-tracer"
     summary = "Python `max`/`min`/`sorted`/`any`/`all` over traced values (use `jnp.maximum`, `jnp.any`, ...)"
     what = """
-        Checks for calls of the builtins `max` and `min` with a traced value among their
-        arguments (`max(0.0, var)`, `min(max(x, lo), hi)`), and for `max`, `min`, `sorted`,
-        `any` and `all` over one iterable whose elements are traced arrays (a traced array, a
-        list of traced arrays, a generator of traced comparisons), inside a function run under
-        `jax.jit`, `jax.vmap`, `jax.pmap`, `jax.checkpoint` or a `lax` control-flow body.
+        Checks for the builtins `max`, `min`, `sorted`, `any` and `all` applied to traced values
+        inside a function run under `jax.jit`, `jax.vmap`, `jax.pmap`, `jax.checkpoint` or a
+        `lax` control-flow body. They compare or test elements with Python's truth, which a
+        traced value does not have. Use `jnp.maximum`, `jnp.any` and the other `jax.numpy`
+        twins.
+        """
+    decisions = """
+        - `max` and `min` are reported with a traced value among their arguments (`max(0.0,
+          var)`, `min(max(x, lo), hi)`).
+        - `max`, `min`, `sorted`, `any` and `all` are reported over one iterable whose elements
+          are traced arrays: a traced array, a list of traced arrays, a generator of traced
+          comparisons.
+        - Static operands are fine and not reported: shapes (`max(x.shape[0], 1)`), lengths
+          (`max(len(xs), n)`), arguments in `static_argnames`, closure constants, and any value
+          under a plain `jax.grad`, where values are concrete.
+        - A `key=` function decides what is compared, and is not followed.
         """
     why = """
         These builtins are Python control flow: `max(a, b)` evaluates `b > a` and picks an
-        operand with the truth value of the result, `any(xs)` calls `bool()` on each element.
-        A traced value has no truth value while tracing, so JAX raises
+        operand with the truth value of the result, `any(xs)` calls `bool()` on each element. A
+        traced value has no truth value while tracing, so JAX raises
         `TracerBoolConversionError`. The `jax.numpy` twins stay traced and work element-wise:
         `jnp.maximum(a, b)`, `jnp.minimum(a, b)`, `jnp.clip(x, lo, hi)`, `jnp.sort(x)`,
-        `jnp.any(x)`, `jnp.all(x)`. Static operands are fine and not reported: shapes
-        (`max(x.shape[0], 1)`), lengths (`max(len(xs), n)`), arguments in `static_argnames`,
-        closure constants, and any value under a plain `jax.grad`, where values are concrete.
-        A `key=` function decides what is compared and is not followed.
+        `jnp.any(x)`, `jnp.all(x)`.
         """
     bad = (
         """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis import jax_api
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -27,15 +27,23 @@ class NumpyOnTracer(Rule):
     name = "numpy-on-tracer"
     summary = "NumPy or `math` function applied to a traced value (use `jax.numpy`)"
     what = """
-        Checks for calls into `numpy` (other than its reductions that delegate to the array's own
-        method, such as `np.sum` or `np.mean`, and the functions that only read the shape, slice
-        and call the array's own `swapaxes`: `np.split`, `np.array_split`, `np.hsplit`,
-        `np.vsplit`, `np.dsplit`, `np.swapaxes`, `np.rollaxis`) and into `math`, with a traced argument; and for a
-        NumPy array (a name bound only to `np.array(...)`, `np.arange(...)` and other NumPy
-        constructors, or such a call itself) indexed by a traced value (`table[i]`,
-        `np.arange(n)[idx]`). A helper's parameter whose default names a module (`xnp=np`, for
-        code shared between NumPy and JAX) is that module where a call leaves the default, so
-        `xnp.stack(...)` there is `np.stack`; a call that passes `xnp=jnp` makes it `jnp.stack`.
+        Checks for calls into `numpy` or `math` with a traced argument, and for a NumPy array
+        indexed by a traced value, inside transformed code. NumPy and `math` need a concrete
+        host value, which a tracer refuses to give. Use the `jax.numpy` twin of the function, or
+        make the table a JAX array.
+        """
+    decisions = """
+        - NumPy's reductions that delegate to the array's own method (`np.sum`, `np.mean` and
+          similar) work on a traced array and are not reported.
+        - A NumPy array is a name bound only to `np.array(...)`, `np.arange(...)` and other
+          NumPy constructors, or such a call itself, indexed by a traced value (`table[i]`,
+          `np.arange(n)[idx]`).
+        - A helper's parameter whose default names a module (`xnp=np`, for code shared between
+          NumPy and JAX) is that module where a call leaves the default, so `xnp.stack(...)`
+          there is `np.stack`; a call that passes `xnp=jnp` makes it `jnp.stack`.
+        - NumPy functions that only read the shape, slice and call the array's own `swapaxes`
+          (`np.split`, `np.array_split`, `np.hsplit`, `np.vsplit`, `np.dsplit`, `np.swapaxes`,
+          `np.rollaxis`) work on a traced array and are not reported.
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX

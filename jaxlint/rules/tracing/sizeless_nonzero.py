@@ -21,9 +21,10 @@ class SizelessNonzero(Rule):
     name = "sizeless-nonzero"
     summary = "`jnp.nonzero`, `argwhere`, `unique` or one-argument `jnp.where` without `size=` in transformed code"
     what = """
-        Checks for data-dependent-size functions (`jnp.nonzero`, `jnp.argwhere`,
-        `jnp.flatnonzero`, `jnp.unique`, set operations, and `jnp.where(cond)` with one argument)
-        called without `size=` inside transformed code.
+        Checks for functions whose output size depends on the data (`jnp.nonzero`,
+        `jnp.argwhere`, `jnp.flatnonzero`, `jnp.unique`, set operations, and `jnp.where(cond)`
+        with one argument) called without `size=` inside transformed code. The output length is
+        not known while JAX traces the function, so it must be fixed with `size=`.
         """
     why = """
         Their output length depends on the input's values, which are unknown while tracing, so

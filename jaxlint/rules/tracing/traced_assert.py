@@ -14,8 +14,10 @@ class TracedAssert(Rule):
     name = "traced-assert"
     summary = "`assert` on a traced value inside transformed code"
     what = """
-        Checks for `assert` statements whose condition is a traced value inside transformed code,
-        or has one among the operands of `and`/`or`/`not` Python takes the truth of.
+        Checks for `assert` statements whose condition is a traced value inside transformed
+        code, or has one among the operands of `and`/`or`/`not` Python takes the truth of. The
+        assertion needs a concrete Python bool, which a traced value does not have while JAX
+        traces the function.
         """
     why = """
         `assert cond` needs a concrete Python bool. Under `jit` the condition is an abstract tracer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.comparisons import elementwise
+from jaxlint.analysis.values.comparisons import elementwise
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -17,10 +17,16 @@ class TracedBoolOperator(Rule):
     name = "traced-bool-operator"
     summary = "`and`, `or`, `not` or a chained comparison on a traced value (use `&`, `|`, `~` or `jnp.logical_*`)"
     what = """
-        Checks for Python's `and`, `or` and `not` applied to traced values inside transformed code,
-        and for a chained comparison on one (`0 < x < 1` is `(0 < x) and (x < 1)`), outside the
-        condition of an `if`/`while`/`assert` (there each operand Python takes the truth of is
-        reported as JAX101/JAX102/JAX104: `if err < 1 and err > 0:`).
+        Checks for Python's `and`, `or` and `not`, and for chained comparisons (`0 < x < 1`),
+        applied to traced values inside transformed code. Each of them takes the truth of a
+        traced array, which has none while JAX traces the function. Use the element-wise
+        operators `&`, `|`, `~` or `jnp.logical_*`.
+        """
+    decisions = """
+        - A chained comparison is an `and`: `0 < x < 1` is `(0 < x) and (x < 1)`.
+        - Inside the condition of an `if`, `while` or `assert`, each operand Python takes the
+          truth of is reported as JAX101, JAX102 or JAX104 instead (`if err < 1 and err > 0:`),
+          not as this rule.
         """
     why = """
         `a and b` calls `bool(a)`, `not a` calls `bool(a)`, and `a < b < c` calls `bool(a < b)`.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.python_sequences import python_sequence
+from jaxlint.analysis.engine.python_sequences import python_sequence
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -20,10 +20,14 @@ class TracedConversion(Rule):
     name = "traced-conversion"
     summary = "`bool()`, `int()`, `float()` or `complex()` of a traced value, or a traced index into a Python list"
     what = """
-        Checks for Python scalar conversions (`bool`, `int`, `float`, `complex`, `operator.index`)
-        applied to traced values inside transformed code, and for a Python list or tuple (a
-        literal, or a name every assignment of which in its scope is one: `TABLE = [1.0, 2.0]`)
-        indexed by a traced value, which converts the index with `__index__`.
+        Checks for Python scalar conversions (`bool`, `int`, `float`, `complex`,
+        `operator.index`) of traced values inside transformed code, and for a Python list or
+        tuple indexed by a traced value, which converts the index to a Python int. A traced
+        value has no concrete value to convert while JAX traces the function.
+        """
+    decisions = """
+        - A Python list or tuple is a literal, or a name every assignment of which in its scope
+          is one (`TABLE = [1.0, 2.0]`). Indexing it converts the index with `__index__`.
         """
     why = """
         A Python scalar must be known when the line runs. Inside `jit` the value is an abstract

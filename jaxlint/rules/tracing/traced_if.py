@@ -16,29 +16,34 @@ class TracedIf(Rule):
     what = """
         Checks for `if`, `elif` and `a if cond else b` whose condition is a traced value inside
         a function run under `jax.jit`, `jax.vmap`, `jax.pmap`, `jax.checkpoint` or a `lax`
-        control-flow body, or has one among the operands Python takes the truth of: each
-        operand of `and`/`or` it evaluates and the operand of `not` (`if err < 1 and done:`).
+        control-flow body. Python needs a concrete `True` or `False` to choose a branch, and a
+        traced value has none while JAX traces the function.
+        """
+    decisions = """
+        - The condition is reported when it is traced, or when it has a traced value among the
+          operands Python takes the truth of: each operand of `and`/`or` it evaluates, and the
+          operand of `not` (`if err < 1 and done:`).
+        - Conditions on static facts are fine and not reported: `x.shape[0] > 1`, `x.ndim == 2`;
+          `x is None` or `x == None`, which a JAX array answers by identity too, as it does a
+          comparison with a string, bytes, `...` or `slice(...)`; the truth of an argument
+          annotated as a sequence (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of
+          them: a Python sequence of tracers, whose truth is its length); arguments in
+          `static_argnames`; closure constants.
+        - A field of a pytree is reported only where it cannot be static. A field of a loop
+          carry that is a `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of
+          such an operand of `lax.cond`, or of a traced argument annotated with such a class
+          (read in the function, or through the closure in a function nested in it), is traced.
+          A dataclass or module field may be metadata, and is left alone.
+        - A NamedTuple or dataclass built in traced code holds what it was given: `State(done=x
+          > 0).done` is traced, `State(done=False).done` a Python value.
+        - In a Pallas kernel, what it loads from a reference (`x_ref[...]`) is traced, and so is
+          a grid index in a block's index map.
         """
     why = """
         Under these transformations the function's arguments are abstract tracers: they have a
         shape and a dtype but no value. Python needs a concrete `True` or `False` to choose a
-        branch, so JAX raises `TracerBoolConversionError` when the function is traced.
-        Conditions on static facts (`x.shape[0] > 1`, `x.ndim == 2`, `x is None` or
-        `x == None`, which a JAX array answers by identity too, as it does a comparison with a
-        string, bytes, `...` or `slice(...)`, the truth of an argument annotated as a sequence
-        (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of them: a Python sequence of
-        tracers, whose truth is its length), arguments in `static_argnames`, closure constants)
-        are fine and not reported. A field of a pytree is
-        reported only where it cannot be static: a field of a loop carry that is a
-        `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of such an operand of
-        `lax.cond`, or of a traced argument annotated with such a class (read in the function, or
-        through the closure in a function nested in it), is traced, while a
-        dataclass or module field may be metadata and is left alone. A NamedTuple or dataclass
-        built in traced code holds what it was given: `State(done=x > 0).done` is traced,
-        `State(done=False).done` a Python value. In a Pallas kernel, what
-        it loads from a reference (`x_ref[...]`) is traced, and so is a grid index in a block's
-        index map. Under a plain
-        `jax.grad` (no `jit` around it) values are concrete and the branch works.
+        branch, so JAX raises `TracerBoolConversionError` when the function is traced. Under a
+        plain `jax.grad` (no `jit` around it) values are concrete and the branch works.
         """
     bad = (
         """

@@ -17,6 +17,7 @@ class TracedItem(Rule):
     summary = "`.item()` or `.tolist()` on a traced value"
     what = """
         Checks for `.item()` and `.tolist()` called on traced arrays inside transformed code.
+        Both copy the array's value to the host, and a traced array has no value yet.
         """
     why = """
         Both copy the array's value to the host as Python objects. Under `jit` (and `vmap`) there

@@ -14,7 +14,9 @@ class TracedRange(Rule):
     name = "traced-range"
     summary = "`range()` with a traced bound inside transformed code"
     what = """
-        Checks for `range(n)` where `n` (or any bound) is a traced value inside transformed code.
+        Checks for `range(n)` where `n` (or any bound) is a traced value inside transformed
+        code. `range` needs Python integers, and a Python loop's trip count must be known while
+        JAX traces the function.
         """
     why = """
         `range` needs Python integers; a tracer cannot be converted, and JAX raises

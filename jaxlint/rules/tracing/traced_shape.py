@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.arrays import is_at_index
+from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 
@@ -221,16 +221,25 @@ class TracedShape(Rule):
     summary = "Array shape or size computed from a traced value"
     what = """
         Checks for calls whose shape, size, width, count, diagonal offset or axis argument is a
-        traced value, where JAX needs a Python int: array constructors and reshapes
-        (`jnp.zeros(n)`, `jnp.arange(n)`, `jnp.linspace(a, b, n)`, `x.reshape(n, -1)`,
-        `jnp.repeat(x, n)` without `total_repeat_length`), padding and slicing (`jnp.pad(x, (0,
-        n))`, `lax.dynamic_slice(x, starts, (n,))`, `lax.slice`, `jnp.split(x, n)`), the sample
-        shape of every `jax.random` distribution (`normal(key, (n,))`, `gamma(key, a, (n,))`,
-        `truncated_normal(key, lo, hi, (n,))`) and `jax.random.split(key, n)`, result sizes
-        (`jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`), the number of steps of a scan
-        (`lax.scan(f, init, xs, length=n)`), diagonal offsets (`jnp.tril(m, k)`), and
-        axes (`jnp.sum(x, axis=a)`, `x.cumsum(a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x, a,
-        b)`). The message names the kind of argument and what to write instead.
+        traced value inside transformed code, where JAX needs a Python int: array constructors,
+        reshapes, padding, slicing, the sample shapes of `jax.random`, result sizes, the length
+        of a scan and axes. XLA compiles for fixed shapes, so such a call fails while JAX traces
+        it. The message names the kind of argument and what to write instead.
+        """
+    decisions = """
+        The arguments it checks:
+
+        - array constructors and reshapes: `jnp.zeros(n)`, `jnp.arange(n)`, `jnp.linspace(a, b,
+          n)`, `x.reshape(n, -1)`, `jnp.repeat(x, n)` without `total_repeat_length`;
+        - padding and slicing: `jnp.pad(x, (0, n))`, `lax.dynamic_slice(x, starts, (n,))`,
+          `lax.slice`, `jnp.split(x, n)`;
+        - the sample shape of every `jax.random` distribution (`normal(key, (n,))`, `gamma(key,
+          a, (n,))`, `truncated_normal(key, lo, hi, (n,))`), and `jax.random.split(key, n)`;
+        - result sizes: `jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`;
+        - the number of steps of a scan: `lax.scan(f, init, xs, length=n)`;
+        - diagonal offsets: `jnp.tril(m, k)`;
+        - axes: `jnp.sum(x, axis=a)`, `x.cumsum(a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x,
+          a, b)`.
         """
     why = """
         XLA compiles for fixed shapes: every shape must be a concrete Python integer when the

@@ -14,7 +14,8 @@ class TracedSlice(Rule):
     name = "traced-slice"
     summary = "Slice with traced start/stop (`x[i:i + k]`) inside transformed code"
     what = """
-        Checks for slices `x[a:b]` whose bounds are traced values inside transformed code.
+        Checks for slices `x[a:b]` whose bounds are traced values inside transformed code. A
+        slice's bounds fix the result's shape, so they must be static.
         """
     why = """
         A slice's bounds fix the result's shape, so they must be static; with a traced `i`, JAX

@@ -14,8 +14,10 @@ class TracedWhile(Rule):
     name = "traced-while"
     summary = "Python `while` loop whose condition is a traced value"
     what = """
-        Checks for `while` loops whose condition depends on a traced value inside transformed code,
-        the condition itself or an operand of `and`/`or`/`not` in it (`while err > tol and i < n:`).
+        Checks for `while` loops whose condition depends on a traced value inside transformed
+        code: the condition itself, or an operand of `and`/`or`/`not` in it (`while err > tol
+        and i < n:`). Python re-evaluates the condition as a `bool` on every iteration, and a
+        traced value has no truth value while JAX traces the function.
         """
     why = """
         A Python `while` re-evaluates its condition as a Python `bool` on each iteration. A traced

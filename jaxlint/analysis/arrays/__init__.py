@@ -1,0 +1,1 @@
+"""The array domain: which expressions are JAX arrays, in eager code too."""

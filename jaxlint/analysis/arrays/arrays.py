@@ -1,0 +1,663 @@
+"""Which expressions are known JAX arrays, in eager code as well as traced code.
+
+The value analysis covers traced code only.  Item assignment on a JAX array fails in eager
+code too, so this module answers "is this a JAX array?" from what the code shows: a
+`jax.numpy`/`jax.random`/`jax.nn` result, the result of a `jax.lax` operation that returns
+one array, a Flax activation or a Flax layer applied to an input, an `.at[...]` update,
+arithmetic, indexing or array methods on such a value, a call of a plain function of the
+module that returns one, and an attribute `self.data` that every
+store in the module sets to such a value.  A name of the function (or module) that reads it
+is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
+from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
+without an array annotation, a loop target over unknown items, a call into unknown code, a
+name that may hold a NumPy array, a branch where an `isinstance` test shows it is not a JAX
+array, an instance of a class of the project) is not known, and rules stay quiet about it.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Tuple
+
+from jaxlint.analysis.arrays.array_flow import (
+    ARRAY,
+    JAX,
+    NUMPY,
+    UNKNOWN,
+    VIEW,
+    Arrays,
+    parallel,
+    possible_arrays,
+    scope_bindings,
+    solve_scope,
+)
+from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
+from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
+from jaxlint.analysis.engine.walk import (
+    children,
+    contains,
+    own_statements,
+    target_names,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.tracing.tracing import first_param, transform_of
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
+
+_Local = Tuple[Scope, Arrays]  # a scope and its names known to be arrays at one point
+_MAX_DEPTH = 6
+# Array methods that Python's containers have too: no evidence that the receiver is an array.
+_CONTAINER_METHODS = frozenset({"copy", "sort"})
+# Packages a call into which is never a class of the project.
+_NOT_THE_PROJECT = frozenset({*jax_api.MODELLED_PACKAGES, "numpy", "builtins"})
+# Expressions `_array` may find to be an array, depending on what they read.
+_MAYBE_ARRAY_SYNTAX = frozenset({ast.Name, ast.BinOp, ast.Subscript, ast.IfExp, ast.Attribute})
+
+
+class ArrayFacts:
+    """Answers `is_array(expr)`: a JAX array for certain, traced or not."""
+
+    def __init__(self, module: TracedModule, effects: Effects):
+        self.module = module
+        self.effects = effects  # where names and attributes are stored
+        self.names: Names = module.names
+        self._bindings: dict[int, dict[str, list[object]]] = {}
+        self._names: dict[tuple[int, str], bool] = {}
+        self._attributes: dict[tuple[int, str], bool] = {}
+        self._returns: dict[int, bool] = {}
+        self._global_names: set[str] | None = None
+        self._used_as_array: dict[tuple[int, str], bool] = {}
+        self._parent_maps: dict[int, dict[int, ast.AST]] = {}
+        self._flows: dict[int, dict[int, Arrays] | None] = {}
+        self._candidates: dict[int, frozenset[str] | None] = {}
+        self._possible: dict[int, tuple[frozenset[str], frozenset[int]] | None] = {}
+        self._graphs: dict[int, cfg.Graph] = {}
+
+    # ---- public -----------------------------------------------------------------------
+    @cached_property
+    def at_updates_in_text(self) -> bool:
+        """Whether `.at[` appears in the module's text at all (most modules: no)."""
+        return mentions_at(self.module.source.text)
+
+    @cached_property
+    def at_calls_in_text(self) -> bool:
+        """Whether `.at[` appears in the text with any gap between its tokens (comments and line
+        continuations too): without one, no step of the array domain shows a name to be an array."""
+        return AT_CALL.search(self.module.source.text) is not None
+
+    def is_array(self, expr: ast.AST, scope: Scope | None = None) -> bool:
+        value = self.module.value(expr)
+        if value is not None and value.ref:
+            return False  # a Pallas reference: a kernel writes its results through it
+        if scope is None:
+            scope = self._scope_of(expr)
+        return self._array(expr, scope, 0)
+
+    def array_in(self, expr: ast.AST, scope: Scope, arrays: Arrays) -> bool:
+        """`is_array`, with `arrays` the names of `scope` known to be arrays at this point."""
+        return self._array(expr, scope, 0, (scope, arrays))
+
+    def indexed_like_array(self, target: ast.Subscript) -> bool:
+        """A store into a traced value with an index only an array accepts: a slice among several axes (`x[:, 0]`), an ellipsis, or a traced index array
+        (a dict may have tuple keys, a list takes `x[1:3]`)."""
+        module = self.module
+        if not module.is_traced(target.value):
+            return False
+        index = target.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(
+            isinstance(part, ast.Slice)
+            and isinstance(index, ast.Tuple)  # `x[1:3]` could be a list
+            or isinstance(part, ast.Constant) and part.value is Ellipsis
+            or module.is_abstract_array(part)
+            for part in parts
+        )
+
+    def traced_key(self, target: ast.Subscript) -> bool:
+        """A store into a traced value under an index that is itself one abstract tracer: it fails
+        whatever the value is (an array is immutable, a list cannot take a tracer as an index,
+        a dict cannot hash one)."""
+        module = self.module
+        if not module.is_traced(target.value):
+            return False
+        index = target.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            value = module.value(part)
+            if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
+                return True
+        return False
+
+    def excluded_by_test(self, name: ast.Name) -> bool:
+        """Whether `name` is read where an `isinstance` test showed it not to be a JAX array
+        (`type_tests.excluded_by_test`)."""
+        scope = self.names.read_scope.get(id(name))
+        if scope is None or scope.kind != "function":
+            return False
+        return type_tests.excluded_by_test(scope.node, name, name.id, self.names, scope)
+
+    def used_as_array(self, name: ast.Name) -> bool:
+        """A traced parameter that its function also uses as only an array can be used
+        (`x.shape`, `x.at[...]`, `x @ w`, `x.reshape(...)`, `jnp.sum(x)`): not a list or dict."""
+        module = self.module
+        if not module.is_traced(name):
+            return False
+        scope = self.names.read_scope.get(id(name))
+        if scope is None or scope.kind != "function" or name.id not in scope.params:
+            return False
+        fn = scope.node
+        if self._rebound(fn, name.id):
+            return False
+        key = (id(fn), name.id)
+        known = self._used_as_array.get(key)
+        if known is not None:
+            return known
+        parents = self._parents(fn)
+        result = False
+        for node in module.body(fn):
+            if not (isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in jax_api.ARRAY_ONLY_ATTRIBUTES:
+                result = True
+            elif isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Mult, ast.Mod)):
+                result = True
+            elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+                callee = module.qualname(parent.func)
+                result = jax_api.array_function(callee) and callee not in jax_api.SEQUENCE_FIRST_ARGUMENT
+            if result:
+                break
+        self._used_as_array[key] = result
+        return result
+
+    def _rebound(self, fn, name: str) -> bool:
+        return any(s.target.id == name for s in self.effects.name_stores(fn))
+
+    def _parents(self, fn) -> dict[int, ast.AST]:
+        cached = self._parent_maps.get(id(fn))
+        if cached is None:
+            cached = {}
+            for node in self.module.body(fn):
+                for child in children(node):
+                    cached[id(child)] = node
+            self._parent_maps[id(fn)] = cached
+        return cached
+
+    def numpy_array(self, expr: ast.AST) -> bool:
+        """A new NumPy array, made in place (`np.arange(n)`) or held by a name
+        (`table = np.array([...])`): a host array."""
+        if isinstance(expr, ast.Call):
+            return self._numpy_array(expr, self._scope_of(expr))
+        return self._holds(expr, NUMPY, self._numpy_array, jax_api.NUMPY_ARRAY_CONSTRUCTORS)
+
+    def read_only_view(self, expr: ast.AST) -> bool:
+        """A name holding `np.asarray(<JAX array>)`: a read-only NumPy view of JAX's buffer."""
+        if not self._views_in_text:
+            return False
+        return self._holds(expr, VIEW, self._view, jax_api.NUMPY_VIEWS)
+
+    @cached_property
+    def _views_in_text(self) -> bool:
+        """Whether the text names a function that makes a view (`asarray`, `asanyarray`): every
+        way to call one (`np.asarray`, an import of it, an alias) spells its name."""
+        text = self.module.source.text
+        return any(name.rsplit(".", 1)[-1] in text for name in jax_api.NUMPY_VIEWS)
+
+    def may_show_at(self, name: str) -> bool:
+        """Whether some `name.at[...]` call may show `name` to be a JAX array (the text decides)."""
+        if not self.at_calls_in_text:
+            return False
+        shown = self._at_updated_names
+        return shown is None or name in shown
+
+    def class_instance(self, value: ast.AST, scope: Scope) -> bool:
+        """`value` calls a class of this module or of the project: it makes an instance of that
+        class, not a JAX array, whatever `.at` the class offers. A class of another library is
+        not seen (the call is opaque)."""
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(self.names.definition(func, scope), ast.ClassDef):
+            return True
+        link = self.module.project
+        name = self.names.qualname(func, scope)
+        if link is None or name is None or name.split(".", 1)[0] in _NOT_THE_PROJECT:
+            return False
+        return link.defines_class(name)
+
+    def unpacks_to_arrays(self, value: ast.AST, scope: Scope, arrays: Arrays) -> bool:
+        """Unpacking `value` gives JAX arrays: it is one (its rows are), or a call that returns a
+        sequence of them (`jnp.split(x, 2)`, `jnp.linalg.qr(a)`)."""
+        if isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.SEQUENCE_OF_ARRAYS:
+            return True
+        return self._array(value, scope, 0, (scope, arrays))
+
+    def kinds_in(self, value: ast.AST, scope: Scope, arrays: Arrays) -> tuple[str, ...]:
+        """The kinds of array `value` is (`JAX`; `NUMPY`, perhaps also `VIEW`), with `arrays`
+        the (name, kind) pairs of `scope` true at this point."""
+        local = (scope, arrays)
+        if self._array(value, scope, 0, local):
+            return (JAX,)
+        if self._numpy_array(value, scope):
+            return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
+        return ()
+
+    def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
+        return isinstance(value, ast.Call) and self.names.qualname(value.func, scope) in jax_api.NUMPY_ARRAY_CONSTRUCTORS
+
+    def _view(self, value: ast.AST, scope: Scope, local: _Local | None = None) -> bool:
+        return (
+            isinstance(value, ast.Call)
+            and self.names.qualname(value.func, scope) in jax_api.NUMPY_VIEWS
+            and len(value.args) == 1
+            and not value.keywords
+            and self._array(value.args[0], scope, 1, local)
+        )
+
+    def _holds(self, expr: ast.AST, kind: str, accepts: Callable[[ast.AST, Scope], bool], makers: frozenset) -> bool:
+        """`expr` is a name that holds an array of this kind where it is read (in its own scope),
+        or that every binding in its scope gives one (read from a nested function). Only a call
+        of one of `makers` gives one: a name never bound to such a call is answered at once."""
+        if not isinstance(expr, ast.Name):
+            return False
+        owner = self.names.lookup(expr.id, self._scope_of(expr))
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        if not any(
+            isinstance(b, ast.Call) and self.names.qualname(b.func, owner) in makers
+            for b in self._scope_bindings(owner).get(expr.id, ())
+        ):
+            return False
+        at = self._state_at(expr, owner)
+        if at is not None:
+            return (expr.id, kind) in at
+        return self._bound_only_to(expr, owner, accepts)
+
+    def _bound_only_to(self, expr: ast.Name, owner: Scope, accepts: Callable[[ast.AST, Scope], bool]) -> bool:
+        """Every value bound to the name in its scope `accepts`."""
+        bindings = self._scope_bindings(owner).get(expr.id, [])
+        return bool(bindings) and all(b is not UNKNOWN and b is not ARRAY and accepts(b, owner) for b in bindings)
+
+    # ---- expressions --------------------------------------------------------------------
+    def _scope_of(self, expr: ast.AST) -> Scope:
+        node = expr
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        if isinstance(node, ast.Name):
+            return self.names.read_scope.get(id(node), self.names.module)
+        return self.names.module
+
+    def _array(self, expr: ast.AST, scope: Scope, depth: int, local: _Local | None = None) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Name):
+            return self._name(expr, scope, depth, local)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            name = self.names.qualname(func, scope)
+            if jax_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
+                return True  # three-argument `jnp.where(c, x, y)` selects into one array
+            if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
+                return True
+            if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in jax_api.ARRAY_LAYERS:
+                return True  # `nn.Dense(4)(x)`: a layer applied to an input
+            if isinstance(func, ast.Call) and self._transformed_array(func, scope, depth):
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in jax_api.AT_UPDATE_METHODS and is_at_index(func.value):
+                    return True
+                if func.attr in jax_api.ARRAY_RETURNING_METHODS:
+                    if self._array(func.value, scope, depth + 1, local):
+                        return True
+                    # a traced value with a method only arrays have is an array (a dict has no
+                    # `.reshape`; it has a `.copy`, and a list a `.sort`)
+                    return func.attr not in _CONTAINER_METHODS and self.module.is_traced(func.value)
+            return False
+        if isinstance(expr, ast.BinOp):
+            if isinstance(expr.left, (ast.Constant, ast.JoinedStr)) and isinstance(expr.op, ast.Mod):
+                return False
+            if self.module.is_traced(expr) and (
+                not isinstance(expr.op, (ast.Add, ast.Mult)) or _float(expr.left) or _float(expr.right)
+            ):
+                return True  # arithmetic on a tracer yields an array (`+` and `*` also join sequences)
+            return self._array(expr.left, scope, depth + 1, local) or self._array(expr.right, scope, depth + 1, local)
+        if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            # An ordering against a JAX array is an array of booleans; so is an equality with a
+            # number or another array (against None or a string, Python answers with a bool).
+            left, right = expr.left, expr.comparators[0]
+            if isinstance(expr.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                return self._array(left, scope, depth + 1, local) or self._array(right, scope, depth + 1, local)
+            if isinstance(expr.ops[0], (ast.Eq, ast.NotEq)):
+                for one, other in ((left, right), (right, left)):
+                    if (_number(other) or self._array(other, scope, depth + 1, local)) and self._array(
+                        one, scope, depth + 1, local
+                    ):
+                        return True
+            return False
+        if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
+            if self.module.is_traced(expr):
+                return True
+            return self._array(expr.operand, scope, depth + 1, local)
+        if isinstance(expr, ast.Subscript):
+            return self._array(expr.value, scope, depth + 1, local)
+        if isinstance(expr, ast.IfExp):
+            return self._array(expr.body, scope, depth + 1, local) and self._array(expr.orelse, scope, depth + 1, local)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in jax_api.ARRAY_VIEW_ATTRIBUTES:
+                return self._array(expr.value, scope, depth + 1, local)
+            return self._attribute(expr, scope, depth)
+        return False
+
+    def _name(self, node: ast.Name, scope: Scope, depth: int, local: _Local | None) -> bool:
+        name = node.id
+        owner = self.names.lookup(name, scope)
+        if owner is None or name in self._declared_global_or_nonlocal():
+            return False
+        if local is not None and owner is local[0]:
+            return (name, JAX) in local[1]
+        candidates = self._may_hold_arrays(owner)
+        if candidates is not None and name not in candidates:
+            return False  # decided without solving the scope: nothing there can make it an array
+        if self.names.read_scope.get(id(node)) is owner:
+            possible = self._possible_arrays(owner)
+            if possible is not None and name not in possible[0] and id(node) not in possible[1]:
+                return False  # a read some step records: no state of the solve holds the name
+        at = self._state_at(node, owner)
+        if at is not None:
+            return (name, JAX) in at
+        # Read from a nested function (or where the flow does not reach): the read may happen
+        # at any time, so every binding of the name in its scope must be an array.
+        key = (id(owner.node), name)
+        known = self._names.get(key)
+        if known is not None:
+            return known
+        self._names[key] = True  # optimistic while in progress: `x = x * 2` keeps x an array
+        bindings = self._scope_bindings(owner).get(name, [])
+        result = bool(bindings) and all(
+            b is not UNKNOWN and (b is ARRAY or self._array(b, owner, depth + 1)) for b in bindings
+        )
+        self._names[key] = result
+        return result
+
+    def _state_at(self, node: ast.Name, owner: Scope) -> Arrays | None:
+        """What the array domain says where `node` is read, if `node` is read in `owner`'s own code."""
+        reads = self._reads(owner)
+        return reads.get(id(node)) if reads is not None else None
+
+    def _reads(self, scope: Scope) -> dict[int, Arrays] | None:
+        """For each read of a name in a function's (or the module's) own code, the names of that
+        scope that hold arrays there; None while that scope is being solved, or for a class or lambda."""
+        node = scope.node
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return None
+        key = id(node)
+        if key in self._flows:
+            return self._flows[key]
+        self._flows[key] = None  # in progress
+        reads = solve_scope(self, scope, self._graph(node))
+        self._flows[key] = reads
+        return reads
+
+    def _graph(self, node: ast.AST) -> cfg.Graph:
+        graph = self._graphs.get(id(node))
+        if graph is None:
+            graph = self._graphs[id(node)] = cfg.build(node)
+        return graph
+
+    def _possible_arrays(self, scope: Scope) -> tuple[frozenset[str], frozenset[int]] | None:
+        """`array_flow.possible_arrays` of a function or the module (None while being found)."""
+        node = scope.node
+        key = id(node)
+        if key in self._possible:
+            return self._possible[key]
+        if isinstance(node, (ast.Lambda, ast.ClassDef)):
+            return None
+        candidates = self._may_hold_arrays(scope)
+        if candidates is None:
+            return None
+        self._possible[key] = None  # in progress
+        found = self._possible[key] = possible_arrays(self, scope, self._graph(node), candidates)
+        return found
+
+    def _may_hold_arrays(self, scope: Scope) -> frozenset[str] | None:
+        """The names of `scope` that could ever hold a JAX array there: a superset of every way
+        the domain of `array_flow.py` (and the bindings read from nested code) makes one an
+        array. A name bound only to values that are never arrays (`{}`, `[]`, `np.zeros(n)`),
+        or only otherwise (a plain parameter, an import, a `with` target), never is one.
+        None: any name may be."""
+        key = id(scope.node)
+        if key in self._candidates:
+            return self._candidates[key]
+        node = scope.node
+        shown = self._at_updated_names  # `x.at[i].get()` shows `x` to be one
+        if shown is None:
+            self._candidates[key] = None
+            return None
+        names: set[str] = set(shown)
+        if isinstance(node, FUNCTION_TYPES):
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if arg is not None and arg.annotation is not None:
+                    names.add(arg.arg)
+        if not isinstance(node, ast.Lambda):
+            for stmt in own_statements(node.body):
+                cls = stmt.__class__
+                if cls is ast.Assign:
+                    for target in stmt.targets:
+                        self._bound_arrays(target, stmt.value, scope, names)
+                elif cls is ast.AnnAssign and (stmt.value is None or self._may_be_array(stmt.value, scope)):
+                    names.update(target_names(stmt.target))
+                elif (cls is ast.For or cls is ast.AsyncFor) and (
+                    isinstance(stmt.iter, ast.Call) or self._may_be_array(stmt.iter, scope)
+                ):
+                    names.update(target_names(stmt.target))
+        found = self._candidates[key] = frozenset(names)
+        return found
+
+    def _bound_arrays(self, target: ast.AST, value: ast.AST, scope: Scope, names: set[str]) -> None:
+        """The names `target = value` could bind to a JAX array (`_may_hold_arrays`)."""
+        if parallel(target, value):
+            for part, item in zip(target.elts, value.elts):
+                self._bound_arrays(part, item, scope, names)
+        elif isinstance(target, ast.Name):
+            if self._may_be_array(value, scope):
+                names.add(target.id)
+        elif isinstance(value, ast.Call) or self._may_be_array(value, scope):
+            names.update(target_names(target))  # unpacking: a call may return a sequence of arrays
+
+    def _may_be_array(self, expr: ast.AST, scope: Scope) -> bool:
+        """Whether `_array` could answer yes for `expr` in some state: what it decides from the
+        syntax alone is decided here, whatever it would look up (a name, a helper) is a maybe."""
+        cls = expr.__class__
+        if cls is ast.Call:
+            func = expr.func
+            if isinstance(func, ast.Name):
+                # `_array` answers yes for an array function or a plain function of the module
+                name = self.names.qualname(func, scope)
+                if jax_api.array_function(name) or name == "jax.numpy.where":
+                    return True
+                return self._follows_returns(self.names.definition(func, scope))
+            if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
+                name = self.names.qualname(func.func, scope)
+                return name in jax_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
+            if isinstance(func, ast.Attribute) and (
+                func.attr in jax_api.AT_UPDATE_METHODS or func.attr in jax_api.ARRAY_RETURNING_METHODS
+            ):
+                return True
+            name = self.names.qualname(func, scope)
+            return jax_api.array_function(name) or name == "jax.numpy.where"
+        if cls is ast.UnaryOp:
+            return not isinstance(expr.op, ast.Not)
+        return cls in _MAYBE_ARRAY_SYNTAX
+
+    @cached_property
+    def _at_updated_names(self) -> frozenset[str] | None:
+        """Every name the text shows before `.at[`: a superset of the `x` of every
+        `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
+        return names_before_at(self.module.source.text)
+
+    def _follows_returns(self, definition: ast.AST | None) -> bool:
+        """A def whose call gives what its `return`s give: undecorated, or only `jax.jit`."""
+        if not isinstance(definition, ast.FunctionDef):
+            return False
+        outer = self.names.enclosing_scope(definition)
+        return all(getattr(transform_of(d, self.names, outer), "name", None) == "jax.jit" for d in definition.decorator_list)
+
+    def _transformed_array(self, transformed: ast.Call, scope: Scope, depth: int) -> bool:
+        """`jax.vmap(f)` (`jit`, `pmap`, ...) of a lambda or function of this module that returns a
+        JAX array: called, even eagerly, it returns a JAX array too."""
+        if self.names.qualname(transformed.func, scope) not in jax_api.OUTPUT_PRESERVING_TRANSFORMS:
+            return False
+        function = transformed.args[0] if transformed.args else None
+        if isinstance(function, ast.Lambda):
+            own = self.names.scopes.get(id(function))
+            return own is not None and self._array(function.body, own, depth + 1)
+        return isinstance(function, ast.Name) and self._returns_array(function, scope, depth)
+
+    def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
+        """A call to a plain function of this module (no decorator that could change what it
+        returns but `jax.jit`, which gives back what the function returns, as JAX arrays; no
+        `yield`) every `return` of which gives a JAX array."""
+        definition = self.names.definition(func, scope)
+        if not self._follows_returns(definition):
+            return False
+        if self.names.rebinding(func, scope) is not None:
+            return False
+        key = id(definition)
+        known = self._returns.get(key)
+        if known is not None:
+            return known
+        self._returns[key] = False  # recursion: not known while in progress
+        own = self.names.scopes.get(key)
+        returns = []
+        result = own is not None
+        if result:
+            for stmt in own_statements(definition.body):
+                if isinstance(stmt, ast.Return):
+                    returns.append(stmt.value)
+            result = bool(returns) and not _generator(definition) and all(
+                value is not None and self._array(value, own, depth + 1) for value in returns
+            )
+        self._returns[key] = result
+        return result
+
+    def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
+        """`self.attr` inside a method, when every store of `.attr` in the module is an array;
+        `param.attr` of a parameter annotated with a class of the module that declares the
+        field a JAX array (`v1: jax.Array`), while the function never rebinds the parameter."""
+        base = expr.value
+        if not isinstance(base, ast.Name) or scope.kind != "function":
+            return False
+        if self._annotated_field(expr, base, scope):
+            return True
+        method = scope.node
+        cls = self.names.parent_class.get(id(method))
+        if cls is None or first_param(method) != base.id or self.names.lookup(base.id, scope) is not scope:
+            return False
+        key = (id(cls), expr.attr)
+        known = self._attributes.get(key)
+        if known is not None:
+            return known
+        self._attributes[key] = False
+        stores = self.effects.attribute_stores.get(expr.attr, [])
+        in_class = False
+        result = bool(stores)
+        for store in stores:
+            if store.kind == "augmented":
+                continue  # `self.x += ...` keeps what x is
+            if store.kind == "unpacked" or store.value is None:
+                result = False
+                break
+            function = store.function
+            where = self.names.scope_of(function) if function is not None else self.names.module
+            if not self._array(store.value, where, depth + 1):
+                result = False
+                break
+            if function is not None and self.names.parent_class.get(id(function)) is cls:
+                in_class = True
+        result = result and in_class
+        self._attributes[key] = result
+        return result
+
+    def _annotated_field(self, expr: ast.Attribute, base: ast.Name, scope: Scope) -> bool:
+        fn = scope.node
+        if isinstance(fn, ast.Lambda) or self.names.lookup(base.id, scope) is not scope:
+            return False
+        if base.id in scope.assigned or base.id in scope.other:
+            return False
+        args = fn.args
+        param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+        if param is None or not isinstance(param.annotation, ast.Name):
+            return False
+        cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        where = self.names.scopes[id(cls)]
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr:
+                return stmt.value is None and self.array_annotation(stmt.annotation, where)
+        return False
+
+    # ---- bindings -------------------------------------------------------------------------
+    def _declared_global_or_nonlocal(self) -> set[str]:
+        if self._global_names is None:
+            found: set[str] = set()
+            for scope in self.names.scopes.values():
+                found.update(scope.globals)
+                found.update(scope.nonlocals)
+            self._global_names = found
+        return self._global_names
+
+    def _scope_bindings(self, scope: Scope) -> dict[str, list[object]]:
+        """Every binding of every name in one scope (`array_flow.scope_bindings`), found once."""
+        cached = self._bindings.get(id(scope.node))
+        if cached is None:
+            cached = self._bindings[id(scope.node)] = scope_bindings(self, scope)
+        return cached
+
+    def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
+        if annotation is None:
+            return False
+        target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        name = self.names.qualname(target, scope)
+        if name is None:
+            return False
+        if name in jax_api.ARRAY_ANNOTATIONS and name not in jax_api.ARRAY_LIKE_ANNOTATIONS:
+            return True
+        return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
+            annotation, ast.Subscript
+        ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:
+    """`Float[Array, "b d"]` is a JAX array; `Float[np.ndarray, ...]` or `Float[ArrayLike, ...]` is not."""
+    inner = annotation.slice
+    first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return names.qualname(first, scope) in ("jax.Array", "jaxtyping.Array")
+
+
+def _float(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, float)
+
+
+def _number(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float, complex, bool)
+
+
+def is_at_index(expr: ast.AST) -> bool:
+    """`x.at[i]`: the index expression of a functional update."""
+    return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
+
+
+def _generator(function: ast.FunctionDef) -> bool:
+    return contains(children(function), _YIELDS, _SCOPES)
+
+
+_YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+

@@ -1,0 +1,1 @@
+"""The effect domain: stores, bare calls and side effects of traced code."""

@@ -1,0 +1,1 @@
+"""The key domain: where PRNG keys are made, consumed and consumed again."""

@@ -1,0 +1,351 @@
+"""The transfer function of a call: what a call does to the keys passed to it.
+
+`jax.random` calls consume or derive as JAX's checker counts; calls into the module's own
+functions consume what their summaries say; calls into code the analysis cannot see
+consume the keys passed to them directly, unless they only read (printing, shapes, tree
+bookkeeping) or their result is only tested (`KeyTransfer.condition`).  Consuming a key
+that every path has consumed before, or one consumed under a condition the later use does
+not share, is reported to the `KeyFlow` (by `KeyTransfer`, once the states are solved).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis.engine.walk import attribute_path
+from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
+from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
+    MAYBE,
+    NONE,
+    Elem,
+    KeyState,
+    Mark,
+    Ref,
+    Use,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import random_api as api
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import Names
+    from jaxlint.analysis.keys.key_state import ModuleKeys
+
+
+class CallTransfer:
+    """Calls and consumption, for `KeyTransfer` (which supplies the state, `expr` and the reports)."""
+
+    flow: ModuleKeys
+    names: "Names"
+    fn: ast.AST
+    loop_body: tuple[ast.Call, str] | None
+    closure: set[int]
+    globals: dict[int, str]
+    arrays: set[int]
+    seeds: dict[int, int]
+    guards: list[ast.AST]
+    loops: list[ast.AST]
+    carried: ast.AST | None
+    quiet: bool
+
+    def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyTransfer
+        raise NotImplementedError
+
+    def module_key(self, name: str) -> int:  # pragma: no cover - supplied by KeyTransfer
+        raise NotImplementedError
+
+    def call(self, node: ast.Call, state: KeyState) -> object:
+        qualname = api.public(self.names.qualname(node.func))
+        if qualname in api.KEY_CONSTRUCTORS:
+            self._args(node, state)
+            if qualname == "jax.random.wrap_key_data" or not api.constant_seed(node):
+                return ("seed", None)
+            return ("seed", None if self.quiet else self.flow.seed_candidate(node, self.fn, self.loops))
+        if qualname in api.KEY_DERIVATIONS or qualname in api.KEY_READERS:
+            key = api.key_argument(node)
+            ref = self.expr(key, state) if key is not None else None
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if arg is not key:
+                    self.expr(arg, state)
+            if qualname == api.FOLD_IN and isinstance(ref, (int, Elem)):
+                self.fold(ref, Use(key, node, "fold_in", "`jax.random.fold_in`"), state)
+            return ("seed", None) if qualname in api.KEY_DERIVATIONS else None
+        if qualname == api.SPLIT or qualname in api.SAMPLERS:
+            key = api.key_argument(node)
+            ref = self.expr(key, state) if key is not None else None
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if arg is not key:
+                    self.expr(arg, state)
+            if ref is not None:
+                kind = "split" if qualname == api.SPLIT else "sample"
+                use = Use(key, node, kind, f"`{qualname}`")
+                if kind == "split" and isinstance(ref, (int, Elem)):
+                    folded = state.mark(("fold", ref))
+                    if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
+                        self.report_reuse(use, folded.first, None)
+                self.consume(ref, use, DEFINITE, state)
+            return ("array",) if qualname == api.SPLIT else None
+        self.expr(node.func, state)
+        refs = self._args(node, state)
+        linen = self.flow.linen.get(id(self.fn))
+        if linen is None:
+            linen = self.flow.linen[id(self.fn)] = linen_receivers(self.fn)
+        run = flax_run(node, self.names, linen)
+        if run is not None:
+            refs = self._flax_run(node, run, refs, state)
+        nested = self._nested_callee(node)
+        if nested is not None:
+            self._closure_uses(node, nested, state)
+        held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
+        if held is not None:
+            return self.module_key(held)
+        if not refs:
+            return None
+        if qualname is not None:
+            if qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES):
+                return None
+            if qualname in jax_api.STATIC_QUERIES:
+                return None
+        if _is_assertion(node.func):
+            return None
+        if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
+            return None
+        helper = self.flow.helper(node, self.quiet)
+        if helper is not None:
+            result = None
+            for arg, ref in refs:
+                param = helper.parameters.get(id(arg))
+                level = helper.summary.params.get(param, NONE) if param is not None else NONE
+                if level == MAYBE and helper.submodule:
+                    level = DEFINITE
+                if level != NONE:
+                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                self._helper_flax_runs(node, helper, arg, ref, param, state)
+                if param in helper.summary.returns:
+                    result = ref
+            if result is None and helper.summary.spent:
+                # What it returns it has drawn from: the caller's next use of it is a reuse.
+                use = Use(node, node, "call", f"`{helper.name}` (which returns the key it drew from)")
+                return ("spent", helper.summary.spent, use)
+            return result
+        if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
+            return None
+        label = _call_label(node.func)
+        for arg, ref in refs:
+            if isinstance(ref, tuple):
+                continue  # a key made in the call, handed to code not seen: what it draws is not known
+            self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
+        return None
+
+    def _flax_run(self, node: ast.Call, run, refs: list, state: KeyState) -> list:
+        """Consume the keys a Flax run carries, as drawn by that module only (`flax_runs`); the
+        other keys passed, left for the call's other consumers."""
+        carried: list[tuple[ast.AST, Ref]] = []
+        for key in run.keys:
+            members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
+            for member in members:
+                ref = state.env.get(member.id) if isinstance(member, ast.Name) else None
+                if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
+                    carried.append((member, ref))
+        label = _call_label(node.func)
+        for member, ref in carried:
+            self.consume(ref, Use(member, node, "flax", label, run.module, run.init), DEFINITE, state)
+        return [(arg, ref) for arg, ref in refs if all(ref != r for _, r in carried)]
+
+    def _helper_flax_runs(self, node: ast.Call, helper, arg: ast.AST, ref: Ref, param: str | None, state: KeyState) -> None:
+        """The Flax runs a helper hands the key passed for `param` (or inside a list, tuple or dict
+        passed for it) to, each of the module the caller passes, or of the one the helper names."""
+        param = param if param is not None else helper.members.get(id(arg))
+        for module, init, level in helper.summary.flax.get(param, ()) if param is not None else ():
+            if level != NONE:
+                module = helper.arguments.get(module, module)
+                self.consume(ref, Use(arg, node, "flax", f"`{helper.name}`", module, init), level, state)
+
+    def _nested_callee(self, node: ast.Call):
+        """The function nested in this one that the call runs, directly or through a transformation
+        (`loss_fn(p)`, `jax.value_and_grad(loss_fn)(p)`), when it reads keys of this function."""
+        func = node.func
+        if isinstance(func, ast.Call) and func.args and self.names.qualname(func.func) in jax_api.TRANSFORMS:
+            func = func.args[0]
+        callee = self.flow.resolve(func)
+        if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
+            return None
+        return callee if self.flow.keynames.enclosing_keys(callee) else None
+
+    def _closure_uses(self, node: ast.Call, callee, state: KeyState) -> None:
+        """The keys of this function that the nested `callee` consumes, consumed by the call."""
+        name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
+        for key, level in self.flow.summary(callee).free.items():
+            ref = state.env.get(key)
+            if level != NONE and ref is not None:
+                where = ast.copy_location(ast.Name(key, ast.Load()), node)  # the key, named at the call
+                self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
+
+    def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
+        """Evaluate a call's arguments; the key values passed directly (or in a literal container)."""
+        refs: list[tuple[ast.AST, Ref]] = []
+        seen: set[object] = set()
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Starred):
+                self.expr(arg.value, state)
+                continue
+            ref = self.expr(arg, state)
+            if isinstance(ref, (int, Elem)) and ref not in seen:
+                seen.add(ref)
+                refs.append((arg, ref))
+            elif isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
+                # A key made in the call (`sim(jax.random.key(0), p)`): drawn from when a
+                # function of the module draws from that parameter.
+                refs.append((arg, ref))
+            elif isinstance(arg, (ast.Dict, ast.Tuple, ast.List)):
+                members = arg.values if isinstance(arg, ast.Dict) else arg.elts
+                for member in members:
+                    inner = None
+                    if isinstance(member, ast.Name):
+                        inner = state.env.get(member.id)
+                    elif attribute_path(member) is not None:
+                        inner = state.env.get(attribute_path(member))
+                    if isinstance(inner, (int, Elem)) and inner not in seen:
+                        seen.add(inner)
+                        refs.append((member, inner))
+        return refs
+
+    # ---- consumption -----------------------------------------------------------------
+    def consume(self, ref: object, use: Use, level: int, state: KeyState) -> None:
+        if isinstance(ref, tuple) and ref and ref[0] == "seed":
+            if ref[1] is not None:
+                self.seed_consumed(ref[1])
+            return
+        if not isinstance(ref, (int, Elem)):
+            return
+        if isinstance(ref, Elem):
+            if ref.index is None:
+                return
+            slots: list[object] = [ref, ref.array]
+        else:
+            slots = [ref]
+            if ref in self.arrays:
+                slots += [s for s in state.used if isinstance(s, Elem) and s.array == ref]
+        if isinstance(ref, int) and ref in self.seeds:
+            self.seed_consumed(self.seeds[ref])
+        plain = slots
+        if use.kind == "flax":
+            # Flax folds each module's path into the key: of two Flax runs, only two of the same
+            # module draw the same numbers, and two `init`s of one module build one copy twice.
+            slots = [("flax", slot, use.module) for slot in plain]
+        if level == DEFINITE and isinstance(ref, int):
+            if ref in self.closure and self.loop_body is not None and not self._aligns_leaves(use):
+                call, primitive = self.loop_body
+                self.report_reuse(use, None, call, primitive)
+            if ref in self.globals:
+                self.report_global(self.globals[ref], use)
+        if level == DEFINITE:
+            # A key drawn from directly and handed to a Flax run is still one key used twice.
+            if not self._reused(use, slots, state) and use.kind == "flax":
+                self._reused(use, plain, state, drawn=True)
+        elif level == MAYBE:
+            # A split key is spent: handing it to a function that draws from it on some path
+            # repeats the split's children on that path.
+            for slot in slots:
+                mark = state.mark(slot)
+                if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+                    self.report_reuse(use, mark.first, self.carried)
+                    break
+        for own in dict.fromkeys((slots[0], plain[0])):
+            current = state.mark(own)
+            if level == DEFINITE and (current.level != DEFINITE or _flax_only(current) and use.kind != "flax"):
+                state.used[own] = Mark(DEFINITE, use)
+            elif current.level == NONE and level == MAYBE:
+                state.used[own] = Mark(MAYBE, use)
+
+    def _reused(self, use: Use, slots: list, state: KeyState, drawn: bool = False) -> bool:
+        """Report `use` when an earlier use marks one of `slots` (`drawn`: only a use other than
+        a Flax run); whether one did."""
+        for slot in slots:
+            mark = state.mark(slot)
+            if mark.first is None or (drawn and _flax_only(mark)):
+                continue
+            if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
+                if not (use.init and mark.first.init):
+                    self.report_reuse(use, mark.first, self.carried)
+                return True
+            if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
+                self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
+                return True
+        return False
+
+    def _aligns_leaves(self, use: Use) -> bool:
+        """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
+        return (
+            self.loop_body is not None
+            and self.loop_body[1] in api.TREE_MAPS
+            and isinstance(use.call, ast.Call)
+            and api.public(self.names.qualname(use.call.func)) in api.REORDERING
+        )
+
+    def _same_condition(self, guard: ast.AST) -> bool:
+        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive).
+
+        On a later iteration of a loop, the loop's own variables hold new values: a test of them
+        is a new condition.
+        """
+        first = _names(guard)
+        if self.carried is not None:
+            for loop in self.loops:
+                if isinstance(loop, (ast.For, ast.AsyncFor)):
+                    first -= _names(loop.target)
+        return any(first & _names(g) for g in self.guards)
+
+    def fold(self, ref: Ref, use: Use, state: KeyState) -> None:
+        """`fold_in(key, i)` is `split(key, n)[i]`: deriving from a split key repeats a child."""
+        mark = state.mark(ref)
+        if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+            if api.may_collide(use.call, mark.first.call):
+                self.report_reuse(use, mark.first, None)
+        state.used.setdefault(("fold", ref), Mark(DEFINITE, use))
+
+    def carry(self, value: ast.AST, state: KeyState) -> None:
+        """A consumed key handed back as a loop primitive's state is consumed again next iteration."""
+        if self.loop_body is None or self.loop_body[1] not in api.CARRYING_PRIMITIVES:
+            return
+        call, primitive = self.loop_body
+        if primitive == "jax.lax.scan":
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+                return
+            value = value.elts[0]
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Tuple, ast.List)):
+                stack.extend(node.elts)
+            elif isinstance(node, ast.Name):
+                ref = state.env.get(node.id)
+                if isinstance(ref, int):
+                    mark = state.mark(ref)
+                    if mark.level == DEFINITE and mark.first is not None:
+                        use = Use(node, mark.first.call, "carry", mark.first.callee)
+                        self.report_reuse(use, mark.first, call, primitive)
+
+
+def _names(node: ast.AST) -> set[str]:
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found.update(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute))
+    return found
+
+
+def _is_assertion(func: ast.AST) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith(("assert", "_assert", "check_"))
+
+
+def _call_label(func: ast.AST) -> str:
+    text = ast.unparse(func)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"`{text}`"
+
+
+def _flax_only(mark: Mark) -> bool:
+    """Whether the key's first consumer on these paths is a Flax run (`flax_runs`)."""
+    return mark.first is not None and mark.first.kind == "flax"

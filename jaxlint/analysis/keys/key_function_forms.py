@@ -1,0 +1,87 @@
+"""What a function's syntax tells the key flow: whether it returns what a call returns, the calls
+inside its loops, whether it only declares an interface, which parameters a caller's value is
+never replaced in, and its literal defaults."""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.engine.walk import children, own_statements, walk
+from jaxlint.analysis.keys.key_transfer import none_test
+from jaxlint.analysis.tracing.parameters import default_of
+from jaxlint.analysis.tracing.tracing import positional_params
+
+
+def returned(fn: FunctionNode, call: ast.Call) -> bool:
+    """Whether what `call` returns reaches what `fn` returns: the call is in a lambda's body, in
+    a `return` of it, or assigned to a name a `return` of it reads."""
+    if isinstance(fn, ast.Lambda):
+        return True
+    bound: set[str] = set()
+    for stmt in own_statements(fn.body):
+        if isinstance(stmt, ast.Assign) and any(inner is call for inner in walk(stmt.value)):
+            bound.update(n.id for t in stmt.targets for n in walk(t) if isinstance(n, ast.Name))
+    for stmt in own_statements(fn.body):
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            for inner in walk(stmt.value):
+                if inner is call or (isinstance(inner, ast.Name) and inner.id in bound):
+                    return True
+    return False
+
+
+def calls_in_loops(owner: ast.AST):
+    """(call, innermost enclosing loop) for every call inside a loop of a function's own body."""
+    body = [owner.body] if isinstance(owner, ast.Lambda) else list(owner.body)
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(node, None) for node in body]
+    while stack:
+        node, loop = stack.pop()
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and loop is not None:
+            yield node, loop
+        inner = node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else loop
+        for child in children(node):
+            if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
+                stack.append((child, loop))
+            else:
+                stack.append((child, inner))
+
+
+def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
+    """A method that only declares an interface: its body (past a docstring) raises
+    `NotImplementedError`, or is `...`/`pass` under `@abc.abstractmethod`."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1:
+        return False
+    stmt = body[0]
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        return names.qualname(raised) == "builtins.NotImplementedError"
+    empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
+    return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
+
+
+def rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Every binding of `param` in the function's own body lies in the body of an
+    `if param is None:` (so a caller that passes a value sees it never rebound)."""
+    guarded: set[int] = set()
+    for node in walk(fn):
+        if isinstance(node, ast.If) and none_test(node.test) == (param, True):
+            guarded.update(id(n) for stmt in node.body for n in walk(stmt))
+    for node in walk(fn):
+        if node is fn or id(node) in guarded:
+            continue
+        if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:
+            return False
+    return True
+
+
+def literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
+    """Parameters whose default is a literal, by name."""
+    defaults = ((p.arg, default_of(fn, p)) for p in (*positional_params(fn), *fn.args.kwonlyargs))
+    return {name: d for name, d in defaults if isinstance(d, ast.Constant)}

@@ -1,0 +1,233 @@
+"""The key state domain: which key each name holds, and whether each key is consumed.
+
+A key value is a number (one per place a key is made or arrives); an element of a key
+array (`keys[0]`) is an `Elem`.  Each value carries a `Mark`: not consumed, consumed on
+every path (with the first consumption), or consumed on some paths only.  States join where
+paths meet: a value consumed on every incoming path stays consumed; consumed on some is
+"maybe", remembering the condition that chose the consuming path; a name bound to different
+values on different paths gets a new value whose mark is the join of theirs.  The join is
+a least upper bound over a finite lattice, so loops reach a fixed point.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Union
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import FunctionNode, Names
+    from jaxlint.analysis.keys.key_names import KeyNames
+
+NONE, MAYBE, DEFINITE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Use:
+    """One consumption of a key (or, for `fold_in`, one derivation from it)."""
+
+    node: ast.AST  # the key expression as written at the consuming call
+    call: ast.AST
+    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry" | "flax"
+    callee: str  # how to name the consumer in a message
+    module: str | None = None  # for "flax": the Flax module the key runs (`flax_runs`)
+    init: bool = False  # for "flax": the run builds parameters (`init`)
+
+
+@dataclass(frozen=True)
+class Elem:
+    """An element of a key array (`keys[0]`); `index` is None when not a constant."""
+
+    array: int
+    index: int | None
+
+
+Ref = Union[int, Elem]
+
+
+@dataclass(frozen=True)
+class Spent:
+    """In a function's summary: the function returns a key it consumed on every path, as its
+    whole result (`position` None) or as the item `position` of the tuple it returns."""
+
+    position: int | None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """What has happened to one key value on the paths that reach a point."""
+
+    level: int  # NONE, MAYBE or DEFINITE
+    first: Use | None = None  # the consumption (the first, where there were several)
+    guard: ast.AST | None = None  # for MAYBE: the condition whose branch consumed it
+
+
+UNUSED = Mark(NONE)
+
+
+@dataclass
+class KeyState:
+    env: dict[str, Ref] = field(default_factory=dict)  # name -> key value
+    used: dict[object, Mark] = field(default_factory=dict)  # slot -> mark
+
+    def copy(self) -> "KeyState":
+        return KeyState(dict(self.env), dict(self.used))
+
+    def mark(self, slot: object) -> Mark:
+        return self.used.get(slot, UNUSED)
+
+    def same(self, other: "KeyState") -> bool:
+        """Equal as lattice elements: the same bindings and the same consumption levels."""
+        if self.env != other.env or self.used.keys() != other.used.keys():
+            return False
+        return all(mark.level == other.used[slot].level for slot, mark in self.used.items())
+
+
+def join_levels(levels: Iterable[int]) -> int:
+    levels = list(levels)
+    if all(level == DEFINITE for level in levels):
+        return DEFINITE
+    if all(level == NONE for level in levels):
+        return NONE
+    return MAYBE
+
+
+def join_marks(marks: list[Mark], guard: ast.AST | None) -> Mark:
+    """The mark of a value reached by several paths; `guard` is the condition that split them."""
+    level = join_levels(m.level for m in marks)
+    first = next((m.first for m in marks if m.first is not None), None)
+    if level != MAYBE:
+        return Mark(level, first)
+    if any(m.level == DEFINITE for m in marks):
+        return Mark(MAYBE, first, guard)
+    guards = {id(m.guard): m.guard for m in marks if m.level == MAYBE}
+    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None)
+
+
+def join(
+    states: list[KeyState | None],
+    fresh: Callable[[str], int],
+    keep: Callable[[str], bool],
+    guard: ast.AST | None = None,
+) -> KeyState | None:
+    """The state where these paths meet (None when none of them continues).
+
+    `fresh(name)` gives the value a name holds when paths bind it differently (always the
+    same value for the same meeting point and name, so loops converge); `keep(name)` says
+    whether a name bound on only some paths is still followed there.
+    """
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    if len(live) == 1:
+        return live[0]
+    used = _join_used(live, guard)
+    env: dict[str, Ref] = {}
+    names: dict[str, None] = {}
+    for s in live:
+        names.update(dict.fromkeys(s.env))
+    for name in names:
+        refs = [s.env.get(name) for s in live]
+        if all(r == refs[0] for r in refs):
+            env[name] = refs[0]  # type: ignore[assignment]
+            continue
+        if any(r is None for r in refs) and not keep(name):
+            continue
+        vid = fresh(name)
+        marks = [s.mark(r) if r is not None else UNUSED for s, r in zip(live, refs)]
+        used[vid] = join_marks(marks, guard)
+        env[name] = vid
+    return KeyState(env, used)
+
+
+def _join_used(live: list[KeyState], guard: ast.AST | None) -> dict[object, Mark]:
+    """The marks where paths meet, slot by slot (in the order the paths list them)."""
+    used = dict(live[0].used)
+    for other in live[1:]:
+        for slot in other.used:
+            if slot not in used:
+                used[slot] = UNUSED
+    others = [s.used for s in live[1:]]
+    for slot, mark in used.items():
+        # Equal marks join to themselves: most slots are untouched by the paths that meet.
+        for other in others:
+            m = other.get(slot, UNUSED)
+            if m is not mark and m != mark:
+                used[slot] = join_marks([s.used.get(slot, UNUSED) for s in live], guard)
+                break
+    return used
+
+
+class Summary:
+    """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
+    which parameters it returns unchanged, and where it returns a key it consumed on every path
+    (`spent`: None for the whole result, else the positions in the tuple it returns)."""
+
+    def __init__(
+        self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
+        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
+        flax: dict[str, tuple[tuple[str, bool, int], ...]] | None = None,
+    ):
+        self.params = params
+        self.key_params = key_params
+        self.returns = returns
+        self.spent = spent
+        self.free = free or {}  # keys it reads from the function around it, and their consumption
+        # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
+        self.flax = flax or {}
+
+
+NO_KEYS = Summary({}, frozenset())
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A call into a function whose key summary is known: the summary, and which parameter each argument binds."""
+
+    name: str
+    summary: Summary
+    parameters: dict[int, str]  # id(argument expression) -> parameter name
+    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
+    # the caller does not see, so a key it draws from on some path counts as drawn.
+    submodule: bool = False
+    arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
+    members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
+
+
+def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
+    """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
+    members = {}
+    for arg, param in bound:
+        items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
+        members.update((id(item), param) for item in items)
+    arguments = {param: ast.unparse(arg) for arg, param in bound}
+    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
+
+
+class ModuleKeys(Protocol):
+    """What the analysis of one function asks of the module's key flow (`keys.KeyFlow`): which
+    function a call runs and what it does to keys, and where to report what the function does."""
+
+    names: Names
+    keynames: KeyNames
+    compiled: set[int]  # id(function) of the module's jitted functions
+    loop_bodies: dict[int, tuple[ast.Call, str]]
+    module_keys: set[str]
+    linen: dict[int, frozenset[str]]  # id(function) -> the modules it runs with `rngs=` (`flax_runs`)
+
+    def resolve(self, func: ast.AST) -> FunctionNode | None: ...
+
+    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None: ...
+
+    def summary(self, fn: FunctionNode) -> Summary: ...
+
+    def report_reuse(
+        self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,
+        primitive: str | None = None, guard: ast.AST | None = None,
+    ) -> None: ...  # `run`: the `key_transfer.KeyTransfer` that found it
+
+    def report_global(self, fn: ast.AST, name: str, use: Use) -> None: ...
+
+    def seed_candidate(self, call: ast.Call, fn: ast.AST, loops: list[ast.AST]) -> int | None: ...
+
+    def seed_consumed(self, index: int) -> None: ...

@@ -1,0 +1,144 @@
+"""Keys a class keeps on `self` as a stream: a method that draws from one and leaves it there
+draws the same numbers again on its next call.
+
+A class that replaces a key held on `self` where it draws from it (`key, self.rng =
+jax.random.split(self.rng)`, `self.rng = jax.random.split(self.rng)[0]`,
+`self.rng = jax.random.fold_in(self.rng, step)`) shows that the
+attribute is a stream, advanced on every use: each call gets a fresh key. A method of the same
+class that splits `self.rng`, or samples from it, after every statement of the method that
+stores into `self.rng` (or with none) leaves the key it consumed in place, so its next call, or
+whatever next draws from the stream, consumes it again. The constructor and `setup` run once
+per instance and are not counted. A class that never advances the attribute shows no stream (a
+key kept on purpose, for the same noise on every call, is not reported), nor does an attribute
+that is a property. A store the method makes after the draw, on any path, is taken to advance
+the key, and so is a call of a method of `self` (or one handed `self`) anywhere in the method:
+it may store a fresh key (`self.reseed()`). Each method's last such draw is the one reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxlint.analysis.engine.call_index import calls_through
+from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.engine.walk import calls_reaching, nodes_run_with, spans
+from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.tracing.tracing import first_param
+
+_DRAWS = api.SAMPLERS | {api.SPLIT}
+_ADVANCING = frozenset({api.SPLIT, api.FOLD_IN})
+_RUN_ONCE = frozenset({"__init__", "__post_init__", "setup"})
+
+
+@dataclass(frozen=True)
+class StaleDraw:
+    """`call` is the last draw from `self.<attr>` in `method`, after the method's last store into
+    it, while `advance` (a statement of the method, or else of another one) advances the stream."""
+
+    call: ast.Call
+    key: ast.expr  # `self.<attr>`, as the call takes it
+    attr: str
+    method: FunctionNode
+    advance: ast.stmt
+
+
+def stale_draws(names: Names) -> list[StaleDraw]:
+    draws: dict[int, list[tuple[ast.Call, str, FunctionNode]]] = {}  # id(class) -> its draws from self
+    classes: dict[int, ast.ClassDef] = {}
+    for call, scope in calls_through(names, {name.rsplit(".", 1)[-1] for name in _DRAWS}):
+        method = scope.node
+        cls = names.parent_class.get(id(method))
+        if cls is not None and any(getattr(d, "id", None) == "staticmethod" for d in method.decorator_list):
+            continue  # its first parameter is no instance
+        attr = _self_attribute(api.key_argument(call), method)
+        if cls is None or attr is None or api.public(names.qualname(call.func, scope)) not in _DRAWS:
+            continue
+        classes[id(cls)] = cls
+        draws.setdefault(id(cls), []).append((call, attr, method))
+    last: dict[tuple[int, str], StaleDraw] = {}  # (id(method), attribute) -> its last such draw
+    for key, cls in classes.items():
+        stores, advances = _stores(cls, names)
+        for call, attr, method in draws[key]:
+            advance = next((a for a in advances.get(attr, ()) if spans(method, a)), None) or next(
+                iter(advances.get(attr, ())), None
+            )
+            later = [at for at in stores.get((id(method), attr), ()) if at > (call.lineno, call.col_offset)]
+            if (
+                advance is not None and method.name not in _RUN_ONCE and not later
+                and attr not in names.scopes[id(cls)].defs and not _hands_on_self(method)
+            ):
+                known = last.get((id(method), attr))
+                if known is None or (known.call.lineno, known.call.col_offset) < (call.lineno, call.col_offset):
+                    last[(id(method), attr)] = StaleDraw(call, api.key_argument(call), attr, method, advance)
+    return sorted(last.values(), key=lambda draw: (draw.call.lineno, draw.call.col_offset))
+
+
+def _hands_on_self(method: FunctionNode) -> bool:
+    """Whether the method calls a method of `self` or hands `self` to a call: either may store a
+    fresh key (`self.reseed()`), so what its draws leave behind is not known."""
+    me = first_param(method)
+    return me is not None and any(True for _ in calls_reaching(method, me))
+
+
+def _stores(
+    cls: ast.ClassDef, names: Names
+) -> tuple[dict[tuple[int, str], list[tuple[int, int]]], dict[str, list[ast.stmt]]]:
+    """Where each method of `cls` stores into each attribute of `self` (nested functions included),
+    and for each attribute the statements outside the run-once methods that advance it."""
+    stores: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    advances: dict[str, list[ast.stmt]] = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for statement in ast.walk(method):
+            if not isinstance(statement, ast.stmt):
+                continue
+            # A statement stores once it has evaluated what it stores: where it ends.
+            end = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+            for target in _targets(statement):
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                        attr = _self_attribute(node, method)
+                        if attr is not None:
+                            stores.setdefault((id(method), attr), []).append(end)
+        if method.name in _RUN_ONCE:
+            continue
+        for node in nodes_run_with(method.body):
+            if not isinstance(node, ast.Assign):
+                continue
+            value = node.value.value if isinstance(node.value, ast.Subscript) else node.value  # `split(k)[0]`
+            if not isinstance(value, ast.Call):
+                continue
+            if api.public(names.qualname(value.func, names.scope_of(method))) not in _ADVANCING:
+                continue
+            drawn = _self_attribute(api.key_argument(value), method)
+            if drawn is not None and any(_stores_into(target, drawn, method) for target in node.targets):
+                advances.setdefault(drawn, []).append(node)
+    return stores, advances
+
+
+def _targets(statement: ast.stmt) -> list[ast.AST]:
+    if isinstance(statement, (ast.Assign, ast.Delete)):
+        return list(statement.targets)
+    if isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [statement.target]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    return []
+
+
+def _stores_into(target: ast.AST, attr: str, method: FunctionNode) -> bool:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_stores_into(element, attr, method) for element in target.elts)
+    if isinstance(target, ast.Starred):
+        return _stores_into(target.value, attr, method)
+    return _self_attribute(target, method) == attr
+
+
+def _self_attribute(node: ast.AST | None, method: FunctionNode) -> str | None:
+    """`attr` for `self.attr`, `self` being the method's first parameter."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return None
+    me = first_param(method)
+    return node.attr if me is not None and node.value.id == me else None

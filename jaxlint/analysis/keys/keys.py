@@ -1,0 +1,636 @@
+"""Where PRNG keys flow: where each key is made, where it is consumed, and where it is consumed again.
+
+A key is made by `jax.random.key`/`PRNGKey`/`split`/`fold_in`/`wrap_key_data`/`clone`, or
+arrives as a parameter (or any other name) that the function uses as one (`key_names`).
+Using a key in a sampler, in `split`, or by passing it to a function that uses it, consumes
+it, as JAX's own checker (`jax_debug_key_reuse`) counts: `fold_in`, `clone`, `key_data`,
+`jax.debug.print`, `.shape`, comparisons and returning a key do not.
+
+Each function (and the module's own statements) is solved once over the key state domain
+(`key_state` the states, `key_domain` the domain and its phases, `key_transfer` what each
+step does) by the shared dataflow solver: branches join, loops run to a fixed point.  Calls
+into functions of the same module are answered by a memoised summary per function (which
+parameters it consumes, on every path or on some, and which it returns unchanged); calls
+into plain functions of the project's other modules by that module's `exported` summary,
+which follows every parameter as a key.
+
+Calls into code the analysis cannot see follow one policy: they consume the keys passed to
+them directly (as the checker's default for an unknown primitive), except a call whose
+result is only tested (`assert is_key(key)`, `if valid(key):`), which looks at a key and
+draws nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.keys.key_domain import analyse
+from jaxlint.analysis.keys.key_function_forms import (
+    calls_in_loops,
+    is_abstract,
+    literal_defaults,
+    rebound_only_when_none,
+    returned,
+)
+from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
+from jaxlint.analysis.keys.key_names import KeyNames
+from jaxlint.analysis.keys.key_seeds import (
+    Candidate,
+    feeds_carried_state,
+    is_step,
+    steps,
+)
+from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
+    MAYBE,
+    NO_KEYS,
+    Helper,
+    Summary,
+    helper_for,
+    Use,
+)
+from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
+from jaxlint.analysis.keys.key_transfer import KeyTransfer
+from jaxlint.analysis.keys.testing_code import (
+    base_label,
+    test_file,
+    test_functions,
+    test_pattern,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
+from jaxlint.analysis.project.project import ProjectFunction
+from jaxlint.analysis.tracing.tracing import Discovery
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.project.project import ModuleLink
+
+# Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
+# `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
+# hands one to an interface (`_abstract_keys`).
+_KEY_WORDS = ("random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod")
+# What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
+_KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
+# How many modules a chain of base classes is followed through to find an inherited method.
+_MAX_BASE_MODULES = 8
+
+
+# ---- facts the rules read ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Reuse:
+    """A key consumed again.
+
+    `loop` is None when both consumptions lie on one path; otherwise the loop (a `for`,
+    `while` or comprehension node) across whose iterations the key is reused, or, for a key
+    closed over by a `lax.scan`/`fori_loop`/`while_loop` body or a tree map's function, the
+    primitive's call.  `guard` is set when the first consumption happened on only some paths:
+    the condition of the branch that consumed it.
+    """
+
+    use: Use  # the second consumption, where it is reported
+    first: Use | None  # the earlier one (None for a key closed over by a loop primitive)
+    name: str
+    loop: ast.AST | None = None
+    primitive: str | None = None  # "jax.lax.scan" for a closed-over key
+    guard: ast.AST | None = None
+
+
+@dataclass(frozen=True)
+class ConstantSeed:
+    """A key made from a constant seed where its draws repeat: in a loop, a loop body, a step function."""
+
+    call: ast.Call  # `jax.random.key(0)`
+    function: FunctionNode | None
+    reason: str  # why the draws repeat, for the message
+
+
+@dataclass(frozen=True)
+class GlobalKey:
+    """A module-level key consumed inside a jit-compiled function: a constant of every compiled call."""
+
+    use: Use
+    name: str
+    function: FunctionNode
+
+
+class KeyFlow:
+    """The key flow of one module: reuses, constant seeds and baked-in keys, found once for every rule."""
+
+    def __init__(
+        self, names: Names, discovery: Discovery, text: str, options: Mapping[str, Any] | None = None,
+        project: "ModuleLink | None" = None, path: str = "",
+    ):
+        self.names = names
+        self.project = project
+        self.discovery = discovery
+        self.reuses: list[Reuse] = []
+        self.constant_seeds: list[ConstantSeed] = []
+        self.global_keys: list[GlobalKey] = []
+        self.loop_bodies: dict[int, tuple[ast.Call, str]] = {}
+        self.compiled: set[int] = set()
+        self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
+        self.module_keys: set[str] = set()
+        self._reported: set[int] = set()
+        self._reused_firsts: set[int] = set()
+        self._globals_seen: set[tuple[int, str]] = set()
+        self._summaries: dict[int, Summary] = {}
+        self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
+        self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
+        self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
+        self._active: set[int] = set()
+        self._relevant: set[int] = set()
+        self._candidates: list[Candidate] = []
+        self._consumed: set[int] = set()
+        self._seed_index: dict[int, int] = {}
+        self.keynames = KeyNames(names)
+        self.tests: set[int] = set()
+        self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
+        self._text = text
+        self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
+        self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
+        if not any(word in text for word in _KEY_WORDS):
+            return  # no key is made, drawn from or declared here, nor handed to an interface (`_abstract_keys`)
+        with self._building():
+            self._relevant = self._key_functions()
+            # Without a function to analyse here, only a caller elsewhere (`exported`) may ask
+            # for the loop bodies, and nothing is reported from test functions.
+            self._bodies_pending = True
+            if not self._relevant:
+                return
+            if test_file(path, options or {}):
+                # Nothing is reported from a test file: what its analyses find matters only to a
+                # caller in another module, whose first question (`exported`) runs them.
+                self.tests = {id(fn) for fn in names.functions} | {id(names.module.node)}
+                self._deferred = True
+                return
+            self.tests = test_functions(names, test_pattern(options or {}))
+            self._shape_only = self._traced_for_shapes()
+            self._analyse_all()
+
+    @contextmanager
+    def _building(self):
+        """The module is marked as having its key flow built (a call into it meanwhile is opaque)."""
+        project = self.project
+        building = project.project.key_flows_building if project is not None else set()
+        building.add(project.path if project is not None else "")
+        try:
+            yield
+        finally:
+            building.discard(project.path if project is not None else "")
+
+    def _analyse_all(self) -> None:
+        """Every function that touches keys, and the module's own statements, in order."""
+        names = self.names
+        self._find_bodies()
+        if id(names.module.node) in self._relevant:
+            self._analyse(names.module.node)
+        for fn in names.functions:
+            if id(fn) in self._relevant:
+                self.summary(fn)
+        self._judge_constant_seeds()
+
+    # ---- what the interpreter asks -----------------------------------------------------
+    def resolve(self, func: ast.AST) -> FunctionNode | None:
+        return self.keynames.resolve(func)
+
+    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None:
+        """The summary of the function a call runs, when the analysis can see it.
+
+        Every question about a callee's keys goes through here: the functions of this module,
+        and plain functions of the project's own modules (`exported`: the summary a caller in
+        another module reads, asked while computing one).
+        """
+        callee = self.resolve(call.func)
+        if callee is None:
+            return self._project_helper(call)
+        bound = bind(callee, call, bound_self(call, callee))
+        summary = self.exported(callee) if exported else self.summary(callee)
+        if not exported:
+            flags = self.deciding_flags(callee, bound, summary)
+            if flags:
+                summary = self._for_flags(callee, flags)
+        name = getattr(callee, "name", "the lambda")
+        if isinstance(call.func, ast.Attribute) and call.func.attr != name:
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return helper_for(name, summary, bound)
+
+    def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
+        """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
+        change what `summary` says it consumes; empty when nothing can."""
+        if all(level == DEFINITE for level in summary.params.values()):
+            return {}
+        flags = self._literal_flags(fn, bound)
+        if MAYBE not in summary.params.values():
+            # Only a key parameter the call shows not None can change what it consumes: the
+            # branch that finds it None, and may rebind it, is not taken.
+            flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
+        return flags
+
+    def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
+        """What the call decides about tests on the function's parameters: the truth of each
+        parameter it gives a literal (or leaves to a literal default), where the function never
+        rebinds it (`train`), and whether such a parameter is None (`key is None`); a parameter
+        it gives a value other than the literal None is not None, where the function rebinds it
+        only in the branch that finds it None (`if key is None: key = ...`)."""
+        if isinstance(fn, ast.Lambda):
+            return {}
+        given = {param: arg for arg, param in bound}
+        literals = {**literal_defaults(fn), **{p: a for p, a in given.items() if isinstance(a, ast.Constant)}}
+        literals = {p: a for p, a in literals.items() if p not in given or given[p] is a}
+        scope = self.names.scope_of(fn)
+        flags: dict[str, bool] = {}
+        for param, arg in literals.items():
+            if param not in scope.assigned and param not in scope.other:
+                flags[param] = bool(arg.value)
+                flags[f"{param} is None"] = arg.value is None
+        for param, arg in given.items():
+            if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
+                flags[f"{param} is None"] = False
+        return flags
+
+    def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
+        """What the function does to its keys when these flags hold (memoised)."""
+        key = (id(fn), tuple(sorted(flags.items())))
+        cached = self._by_flags.get(key)
+        if cached is not None:
+            return cached
+        if id(fn) in self._active:
+            return self.summary(fn)
+        self._active.add(id(fn))
+        try:
+            summary = analyse(self, fn, self.keynames.of(fn), quiet=True, flags=flags)
+        finally:
+            self._active.discard(id(fn))
+        self._by_flags[key] = summary
+        return summary
+
+    def _project_helper(self, call: ast.Call) -> Helper | None:
+        """A call into a function of another module of the project: what it does to the keys passed in.
+
+        Its module's key flow answers, parameter by parameter (`exported`); a module whose key
+        flow is still being built (an import cycle) leaves the call opaque.
+        """
+        if self.project is None:
+            return None
+        qualname = self.names.qualname(call.func)
+        skip = 0
+        target = None
+        if qualname is None:
+            target = self._inherited_method(call.func)
+            if target is not None:
+                skip = 1
+            else:
+                # A submodule (`self.stem(x, key=key)`) of a class another module defines.
+                named = self.keynames.submodule_class(call.func)
+                qualname = self.names.qualname(named) if named is not None else None
+                skip = 1
+        owner = False
+        if target is None:
+            if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+                return None
+            target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
+            if target is None and not skip:
+                target, skip = self._class_method(qualname)
+                owner = target is not None
+        if target is None or target.path in self.project.project.key_flows_building:
+            return None
+        link = target.facts.project
+        keys = target.facts.keys
+        summary = keys.exported(target.node)
+        bound = bind(target.node, call, skip)
+        flags = keys.deciding_flags(target.node, bound, summary)
+        if flags:
+            summary = keys.exported(target.node, flags)
+        self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
+        name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
+        if skip and isinstance(call.func, ast.Attribute) and not owner:
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return helper_for(name, summary, bound)
+
+    def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
+        """The class or static method `Cls.method` names in a class of another project module
+        (`Model.create(...)`), and how many leading parameters the call does not pass (`cls`)."""
+        owner, _, attr = qualname.rpartition(".")
+        located = self.project.project.definition(self.project, owner) if owner else None
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None, 0
+        facts, cls = located
+        method = facts.names.scopes[id(cls)].defs.get(attr)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None, 0
+        kinds = {decorator_name(d) for d in method.decorator_list}
+        if kinds == {"classmethod"}:
+            return ProjectFunction(facts, method), 1
+        if kinds == {"staticmethod"}:
+            return ProjectFunction(facts, method), 0
+        return None, 0
+
+    def _inherited_method(self, func: ast.AST) -> ProjectFunction | None:
+        """The method `self.<attr>(...)` runs when the class inherits it from a class another
+        module of the project defines (`class Optimizer(misc.Finalizable)`), found through the
+        chain of bases, module by module."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        scope = self.names.read_scope.get(id(func.value))
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        if scope is None or func.attr in scope.defs:
+            return None
+        names, cls, link = self.names, scope.node, self.project
+        for _ in range(_MAX_BASE_MODULES):
+            found = inherited(names, cls, func.attr)
+            if not isinstance(found, str) or found.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+                return None  # defined here (`resolve` has answered), outside the project, or nowhere
+            located = link.project.definition(link, found)
+            if located is None or not isinstance(located[1], ast.ClassDef):
+                return None
+            facts, cls = located
+            names, link = facts.names, facts.project
+            method = names.scopes[id(cls)].defs.get(func.attr)
+            if method is None:
+                method = inherited(names, cls, func.attr)
+                if isinstance(method, str):
+                    continue  # from a base of a further module
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+                return None
+            return ProjectFunction(facts, method)
+        return None
+
+    def exported(self, fn: FunctionNode, flags: dict[str, bool] | None = None) -> Summary:
+        """What a function does to a key passed in any of its parameters, for callers elsewhere
+        (with `flags`: for a call that decides these tests, `deciding_flags`).
+
+        Every parameter is followed as a key (the caller knows it passes one), except one the
+        function shows to be an object that keeps a generator's state (`KeyNames.objects`): no
+        key can be one.  Nothing is reported on the way: the function's own findings come from
+        `summary`.
+        """
+        memo = (id(fn), tuple(sorted(flags.items()))) if flags else id(fn)
+        cached = self._exported.get(memo)
+        if cached is not None:
+            return cached
+        if self._deferred:
+            self._deferred = False
+            with self._building():
+                self._analyse_all()  # as a module that is not a test file runs it when built
+        if id(fn) in self._active:
+            return NO_KEYS
+        if self._bodies_pending:
+            self._find_bodies()
+        a = fn.args
+        params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) - self.keynames.objects(fn)
+        self._active.add(id(fn))
+        try:
+            summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True, flags=flags)
+        finally:
+            self._active.discard(id(fn))
+        self._exported[memo] = summary
+        return summary
+
+    def summary(self, fn: FunctionNode) -> Summary:
+        """What a function of this module does to its key parameters (memoised)."""
+        cached = self._summaries.get(id(fn))
+        if cached is not None:
+            return cached
+        if id(fn) in self._active or id(fn) not in self._relevant:
+            return NO_KEYS
+        return self._analyse(fn)
+
+    def report_reuse(
+        self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
+        primitive: str | None = None, guard: ast.AST | None = None,
+    ) -> None:
+        if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
+            return
+        if loop is not None and first is not None and id(first.node) in self._reused_firsts:
+            return  # already reported as reused within one iteration
+        if first is not None and compared(self.keynames, run.fn, first, use):
+            return  # two computations fed one key on purpose, to check that they agree
+        if loop is not None and aligned_permutation(self.names, run.fn, use):
+            return  # one order for every array the loop goes through: rows kept aligned
+        self._reported.add(id(use.node))
+        if loop is None and first is not None:
+            self._reused_firsts.add(id(first.node))
+        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard))
+
+    def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
+        if (id(fn), name) in self._globals_seen or id(fn) in self.tests:
+            return
+        self._globals_seen.add((id(fn), name))
+        self.global_keys.append(GlobalKey(use, name, fn))
+
+    def seed_candidate(self, call: ast.Call, fn: ast.AST, loops: list[ast.AST]) -> int | None:
+        if id(fn) in self.tests:
+            return None
+        index = self._seed_index.get(id(call))
+        if index is None:
+            index = self._seed_index[id(call)] = len(self._candidates)
+            function = fn if isinstance(fn, FUNCTION_TYPES) else None
+            loop = next((l for l in reversed(loops) if steps(l, self.names)), None)
+            self._candidates.append(Candidate(call, function, loop))
+        return index
+
+    def seed_consumed(self, index: int) -> None:
+        self._consumed.add(index)
+
+    # ---- which functions to run ----------------------------------------------------------
+    def _find_bodies(self) -> None:
+        self._bodies_pending = False
+        for fn, call, callee in self.discovery.bodies:
+            if callee in api.LOOP_PRIMITIVES:
+                self.loop_bodies.setdefault(id(fn), (call, callee))
+        # Every spelling of a tree map (`jax.tree.map`, `tree_util.tree_map`, an import of
+        # one) names a tree in the text.
+        tree_calls = self.names.calls if "tree" in self._text else ()
+        for call, scope in tree_calls:
+            func = call.func
+            if call.args and may_resolve_to(self.names, func, _TREE_MAP_ATTRIBUTES) and self.names.qualname(func) in api.TREE_MAPS:
+                fn = self.keynames.function_of(call.args[0])
+                if fn is not None:
+                    self.loop_bodies.setdefault(id(fn), (call, "jax.tree_util.tree_map"))
+        self.compiled = {id(root.node) for root in self.discovery.roots if root.jit is not None}
+        self.forward_passes = {id(root.node) for root in self.discovery.roots if root.framework_method}
+        for stmt in self.names.module.node.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+                if api.public(self.names.qualname(stmt.value.func)) in api.KEY_MAKERS:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    self.module_keys.update(t.id for t in targets if isinstance(t, ast.Name))
+
+    def _key_functions(self) -> set[int]:
+        """Functions (and the module) that touch `jax.random` directly, or call one that does.
+
+        Only these are analysed: a cheap filter on the calls `Names` already lists, by the
+        last name of the callee, before any qualified name is resolved.
+        """
+        names = self.names
+        relevant: set[int] = set()
+        random_api, public = api.RANDOM_API, api.public
+        for call, scope in calls_through(names, api.RANDOM_NAMES):
+            if public(names.qualname(call.func)) in random_api:
+                relevant.add(id(scope.node))
+        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
+            relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
+        if not relevant:
+            return relevant
+        for fn in names.functions:
+            if id(fn) not in relevant and (
+                self.keynames.key_parameters(fn) or self.keynames.unpacked_keys(fn) or self.keynames.keys_passed_in(fn)
+                or self.keynames.enclosing_keys(fn)
+            ):
+                relevant.add(id(fn))
+        callables = {getattr(fn, "name", None) for fn in names.functions if id(fn) in relevant}
+        callables.update(names.call_targets.values())
+        # Only a call by one of these names can ever join: a relevant function's or a call result's.
+        possible = callables | {fn.name for fn in names.functions if not isinstance(fn, ast.Lambda)}
+        others = [(call, scope, base_label(call.func)) for call, scope in calls_through(names, possible)]
+        callees: dict[int, FunctionNode | None] = {}
+        changed = True
+        while changed:
+            changed = False
+            for call, scope, last in others:
+                if last not in callables or id(scope.node) in relevant:
+                    continue
+                callee = callees.get(id(call), False)
+                if callee is False:
+                    callee = callees[id(call)] = self.resolve(call.func)
+                if callee is not None and id(callee) in relevant:
+                    relevant.add(id(scope.node))
+                    if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        callables.add(scope.node.name)
+                    changed = True
+        return relevant
+
+    def _traced_for_shapes(self) -> set[int]:
+        """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
+        for shapes or the program only, they draw no numbers, and a reuse in them is none."""
+        found: set[int] = set()
+        for call, _ in calls_through(self.names, {name.rsplit(".", 1)[-1] for name in api.SHAPE_ONLY}):
+            if call.args and api.public(self.names.qualname(call.func)) in api.SHAPE_ONLY:
+                fn = self.keynames.function_of(call.args[0])
+                if fn is not None:
+                    found.add(id(fn))
+        return found
+
+    def _declares_key(self, fn: FunctionNode) -> bool:
+        """A function with a parameter annotated as a PRNG key (`key: chex.PRNGKey`): a key,
+        whether or not the module draws from one with `jax.random` itself."""
+        if isinstance(fn, ast.Lambda):
+            return False
+        scope = self.names.enclosing_scope(fn)
+        for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            annotation = param.annotation
+            if isinstance(annotation, ast.Subscript):
+                annotation = annotation.value  # `Key[Array, ""]`
+            if annotation is not None and api.public(self.names.qualname(annotation, scope)) in api.KEY_ANNOTATIONS:
+                return True
+        return False
+
+    def _abstract_keys(self, fn: FunctionNode) -> frozenset[str]:
+        """The key parameters of an abstract method (its body only raises `NotImplementedError`,
+        or is `...`/`pass` under `@abstractmethod`): what its overrides do is unknown here, so
+        the interface is taken at its word: a key handed to it is drawn from, as implementations
+        do (`step_env(key, ...)` then `reset_env(key, ...)` reuses the key)."""
+        if id(fn) not in self.names.parent_class or not is_abstract(fn, self.names):
+            return frozenset()
+        return frozenset(self.keynames.key_parameters(fn))
+
+    def _analyse(self, fn: ast.AST) -> Summary:
+        abstract = self._abstract_keys(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else frozenset()
+        if abstract:
+            summary = Summary({name: DEFINITE for name in abstract}, abstract)
+            self._summaries[id(fn)] = summary
+            return summary
+        keynames = self.keynames.of(fn)
+        if not keynames and id(fn) not in self.keynames.makes_keys and not self.keynames.reads_module_key(fn, self.module_keys):
+            summary = Summary({}, frozenset())
+        else:
+            self._active.add(id(fn))
+            try:
+                summary = analyse(self, fn, keynames)
+            finally:
+                self._active.discard(id(fn))
+        if isinstance(fn, FUNCTION_TYPES):
+            self._summaries[id(fn)] = summary
+        return summary
+
+    # ---- constant seeds ----------------------------------------------------------------
+    def _judge_constant_seeds(self) -> None:
+        for index, candidate in enumerate(self._candidates):
+            if index not in self._consumed:
+                continue
+            reason = self._repeats(candidate)
+            if reason is not None:
+                self.constant_seeds.append(ConstantSeed(candidate.call, candidate.function, reason))
+
+    def _repeats(self, candidate: Candidate) -> str | None:
+        """Why the draws of this constant-seed key repeat where they are meant to differ, if they do."""
+        call, fn, loop = candidate.call, candidate.function, candidate.loop
+        if loop is not None:
+            if feeds_carried_state(loop, call):
+                return f"inside the loop at line {loop.lineno}: every iteration"
+            return None
+        if fn is None:
+            return None
+        if id(fn) in self.loop_bodies and self.loop_bodies[id(fn)][1] in api.LOOP_PRIMITIVES:
+            body_call, primitive = self.loop_bodies[id(fn)]
+            return f"inside a `{api.short(primitive)}` body (line {body_call.lineno}): every iteration"
+        name = getattr(fn, "name", "this function")
+        site = self._called_in_loop(fn)
+        if site is not None:
+            return f"inside `{name}`, which is called in the loop at line {site.lineno}: every call"
+        body = self._called_by_loop_body(fn)
+        if body is not None:
+            body_call, primitive = body
+            return (
+                f"inside `{name}`, which a `{api.short(primitive)}` body (line {body_call.lineno}) calls: "
+                "every iteration"
+            )
+        if id(fn) in self.compiled and is_step(fn, self.names):
+            return f"inside the jit-compiled step function `{name}`: every step"
+        if id(fn) in self.forward_passes:
+            return f"inside the forward pass `{name}` of a model: every step"
+        return None
+
+    def _called_in_loop(self, fn: FunctionNode) -> ast.AST | None:
+        """A stepping loop of this module that calls `fn` and carries what the call returns."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        callers = {fn.name} | set(self.names.call_targets.values())
+        owners = {}
+        for call, scope in calls_through(self.names, callers):
+            owners.setdefault(id(scope.node), scope.node)
+        for owner in owners.values():
+            if isinstance(owner, ast.ClassDef):
+                continue
+            for call, loop in calls_in_loops(owner):
+                if self.resolve(call.func) is fn and steps(loop, self.names) and feeds_carried_state(loop, call):
+                    return loop
+        return None
+
+    def _called_by_loop_body(self, fn: FunctionNode) -> tuple[ast.Call, str] | None:
+        """The `lax` loop call whose body calls `fn` and returns what the call returns (as the
+        carry, or part of it), as a stepping loop's body would feed its carried state."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        for body in self.names.functions:
+            entry = self.loop_bodies.get(id(body))
+            if entry is None or entry[1] not in api.LOOP_PRIMITIVES:
+                continue
+            for call in self.keynames.nodes_of(body, (ast.Call,)):
+                if self.resolve(call.func) is fn and returned(body, call):
+                    return entry
+        return None
+
+
+_TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
+
+
+def _expr_name(node: ast.AST) -> str:
+    return ast.unparse(node)

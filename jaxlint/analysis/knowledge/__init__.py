@@ -1,0 +1,1 @@
+"""What jaxlint knows about JAX and the frameworks around it, as data."""

@@ -1,0 +1,643 @@
+"""What jaxlint knows about the JAX API, as data: transformations, control-flow primitives, static queries.
+
+Every name is fully qualified (see `names.canonical`).  Tables, not code, so that
+adding an API is a one-line change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Transformations that make a function's arguments abstract tracers and stage the body
+# once per compilation (side effects run at trace time only).
+STAGING_TRANSFORMS = frozenset({
+    "jax.jit",
+    "jax.pmap",
+    "jax.shard_map",
+    "jax.xla_computation",
+    "equinox.filter_jit",
+    "equinox.filter_pmap",
+    "flax.nnx.jit",
+    "flax.nnx.pmap",
+    "flax.nnx.shard_map",
+    "flax.linen.jit",
+})
+
+# Transformations whose arguments are abstract tracers, but which do not cache a trace.
+ABSTRACT_TRANSFORMS = frozenset({
+    "jax.vmap",
+    "jax.checkpoint",
+    "equinox.filter_vmap",
+    "equinox.filter_checkpoint",
+    "flax.nnx.vmap",
+    "flax.nnx.remat",
+    "flax.linen.vmap",
+    "flax.linen.checkpoint",
+})
+
+# Transformations whose result, called, returns what the function returns, every leaf an array
+# (traced under an outer trace): `jax.vmap(lambda a: a > 0)(x)` is a boolean array. (A
+# differentiation returns the structure of the argument instead.)
+OUTPUT_PRESERVING_TRANSFORMS = frozenset({
+    "jax.jit",
+    "jax.pmap",
+    "jax.shard_map",
+    "jax.vmap",
+    "jax.checkpoint",
+    "flax.nnx.jit",
+    "flax.nnx.pmap",
+    "flax.nnx.shard_map",
+    "flax.nnx.vmap",
+    "flax.nnx.remat",
+})
+
+# Differentiation: the values stay concrete (a Python `if` works) unless a staging
+# transformation is around them.
+CONCRETE_TRANSFORMS = frozenset({
+    "jax.grad",
+    "jax.value_and_grad",
+    "jax.jacfwd",
+    "jax.jacrev",
+    "jax.jacobian",
+    "jax.hessian",
+    "equinox.filter_grad",
+    "equinox.filter_value_and_grad",
+    "flax.nnx.grad",
+    "flax.nnx.value_and_grad",
+})
+
+# Differentiations that call the function at once, on the primals they are given
+# (`jax.jvp(f, primals, tangents)`, `jax.vjp(f, *primals)`, `jax.linearize(f, *primals)`): the
+# function runs as under `jax.grad`, its arguments tracers with concrete values. They return
+# results, not a function, so they are no `TRANSFORMS`.
+CALLING_DIFFERENTIATIONS = frozenset({"jax.jvp", "jax.vjp", "jax.linearize"})
+
+# Wrappers that trace nothing themselves: the function (and, for custom derivatives, the rules
+# it registers) runs on whatever its caller passes, concrete values when called eagerly or under
+# a differentiation, tracers when called from traced code.
+CUSTOM_DERIVATIVES = frozenset({"jax.custom_jvp", "jax.custom_vjp"})
+# Wrappers that run the function on the caller's values: `named_call` passes them unchanged,
+# under a name in profiles; `jnp.vectorize` as arrays, mapped with `vmap` over any batch
+# dimensions. Neither makes tracers of concrete values called eagerly with the core shape, and
+# a tracer the caller passes reaches the function as one.
+IDENTITY_TRANSFORMS = frozenset({"jax.named_call", "jax.numpy.vectorize"})
+PASS_THROUGH_TRANSFORMS = CUSTOM_DERIVATIVES | IDENTITY_TRANSFORMS
+
+TRANSFORMS = STAGING_TRANSFORMS | ABSTRACT_TRANSFORMS | CONCRETE_TRANSFORMS | PASS_THROUGH_TRANSFORMS
+
+# Rematerialisation: `static_argnums` (and `static_argnames` for `jax.checkpoint`) name
+# arguments passed as the caller's Python values, as for `jax.jit`; nothing is compiled or cached.
+CHECKPOINTS = frozenset({"jax.checkpoint", "flax.linen.checkpoint", "flax.nnx.remat"})
+# Transformations that take static arguments (`static_argnums`/`static_argnames`; for custom
+# derivatives, `nondiff_argnums`).
+STATIC_ARG_TRANSFORMS = CHECKPOINTS | {"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}
+
+# Equinox treats every non-array argument as static.
+FILTERING_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "equinox.filter_vmap"})
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """Where a control-flow primitive takes its traced callables, and what it passes them.
+
+    `callables`: positional indices (or keyword names) of the function arguments;
+    a "*" suffix on an index means a sequence of callables (`lax.switch`).
+    `arity`: how many traced positional arguments it receives (OPERANDS: the call's operands
+    after the callables; EVERY_PARAMETER: as many as the callable takes, each a traced array).
+    `given_function`: keyword names of the callables called with a function first, before
+    their traced arguments (`solve(f, y)` of `lax.custom_root`): that parameter is a Python
+    callable, not a tracer.
+    """
+
+    callables: tuple[tuple[int, str], ...]
+    arity: int
+    given_function: frozenset[str] = frozenset()
+
+
+OPERANDS = -1
+EVERY_PARAMETER = -2
+
+
+# Control-flow primitives: their bodies are staged (abstract, traced once), and their
+# arguments are traced values.
+CONTROL_FLOW = {
+    "jax.lax.scan": BodySpec(((0, "f"),), 2),
+    "jax.lax.fori_loop": BodySpec(((2, "body_fun"),), 2),
+    "jax.lax.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
+    "jax.lax.cond": BodySpec(((1, "true_fun"), (2, "false_fun")), OPERANDS),
+    "jax.lax.switch": BodySpec(((1, "branches"),), OPERANDS),
+    "jax.lax.map": BodySpec(((0, "f"),), 1),
+    "jax.lax.associative_scan": BodySpec(((0, "fn"),), 2),
+    "jax.lax.reduce": BodySpec(((2, "computation"),), 2),
+    # The solvers receive the function they solve for (or its linearisation), then a traced
+    # right-hand side: `solve(f, initial_guess)`, `tangent_solve(g, y)`, `solve(matvec, b)`.
+    "jax.lax.custom_root": BodySpec(
+        ((0, "f"), (2, "solve"), (3, "tangent_solve")), 1, frozenset({"solve", "tangent_solve"})
+    ),
+    "jax.lax.custom_linear_solve": BodySpec(
+        ((0, "matvec"), (2, "solve"), (3, "transpose_solve")), 1, frozenset({"solve", "transpose_solve"})
+    ),
+    "equinox.internal.while_loop": BodySpec(((0, "cond_fun"), (1, "body_fun")), 1),
+    # A Pallas block's index map is traced with the grid indices (int32 scalars), then the
+    # scalar-prefetch references, whose loads are traced too.
+    "jax.experimental.pallas.BlockSpec": BodySpec(((1, "index_map"),), EVERY_PARAMETER),
+}
+
+# Primitives that take branches: JAX traces every branch, whichever one runs.
+BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
+
+# Under `with jax.disable_jit():` these call their functions in Python on the values they are
+# given: a jit calls the function, `lax.scan` and the loops iterate in Python, `lax.cond` and
+# `lax.switch` call the branch taken. (`vmap`, `pmap` and `checkpoint` still trace.)
+EAGER_WITHOUT_JIT = frozenset({
+    "jax.jit", "equinox.filter_jit", "flax.nnx.jit",
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch",
+    "jax.lax.map", "jax.lax.associative_scan",
+})
+
+# Host callbacks: the function runs on the host with concrete values; never traced.
+HOST_CALLBACKS = frozenset({
+    "jax.debug.callback",
+    "jax.pure_callback",
+    "jax.experimental.io_callback",
+    "jax.experimental.host_callback.call",
+    "jax.experimental.host_callback.id_tap",
+})
+
+# The libraries these tables describe. Their names are answered by the tables alone, never by
+# reading their source, even when the linted project is one of them; a module that names none
+# of them has nothing to lint.
+MODELLED_PACKAGES = ("jax", "flax", "equinox", "haiku", "optax", "chex")
+
+# Calls whose result is static metadata even when their argument is traced.
+STATIC_QUERIES = frozenset({
+    "builtins.len",
+    "builtins.isinstance",
+    "builtins.issubclass",
+    "builtins.type",
+    "builtins.callable",
+    "builtins.hasattr",
+    "builtins.id",
+    "builtins.repr",
+    "builtins.str",
+    "builtins.print",
+    "builtins.dir",
+    "jax.numpy.shape",
+    "jax.numpy.ndim",
+    "jax.numpy.size",
+    "jax.numpy.dtype",
+    "jax.numpy.result_type",
+    "jax.numpy.issubdtype",
+    "jax.numpy.iinfo",
+    "jax.numpy.finfo",
+    "jax.numpy.promote_types",
+    "jax.numpy.can_cast",
+    "jax.numpy.iscomplexobj",
+    "jax.numpy.isrealobj",
+    "jax.numpy.isscalar",
+    "numpy.shape",
+    "numpy.ndim",
+    "numpy.size",
+    "numpy.dtype",
+    "numpy.result_type",
+    "numpy.issubdtype",
+    "numpy.iinfo",
+    "numpy.finfo",
+    "numpy.isscalar",
+    "jax.dtypes.result_type",
+    "jax.dtypes.issubdtype",
+    "jax.dtypes.canonicalize_dtype",
+    "jax.tree_util.tree_structure",
+    "jax.eval_shape",
+    "jax.devices",
+    "jax.local_devices",
+    "jax.device_count",
+    "jax.local_device_count",
+    "jax.process_index",
+    "jax.process_count",
+    "jax.default_backend",
+    "jax.ShapeDtypeStruct",
+    "jax.core.get_aval",
+    "jax.typeof",
+    "jax.debug.print",
+    "jax.debug.callback",
+    "jax.debug.breakpoint",
+    "jax.lax.axis_size",
+    # Shape arithmetic runs on Python tuples, whatever shapes it is given.
+    "jax.lax.broadcast_shapes",
+    "jax.lax.padtype_to_pads",
+    "jax.lax.conv_dimension_numbers",
+    "jax.lax.conv_general_shape_tuple",
+    "jax.lax.conv_shape_tuple",
+    "jax.lax.conv_transpose_shape_tuple",
+    "jax.lax.reduce_window_shape_tuple",
+    "jax.numpy.broadcast_shapes",
+    "numpy.broadcast_shapes",
+    # Dtype queries: NumPy's read the array's `dtype` attribute, which a tracer has.
+    "jax.lax.dtype",
+    "numpy.iscomplexobj",
+    "numpy.isrealobj",
+})
+
+# Calls that return the pytree (or leaves) of their first argument unchanged in kind.
+TREE_PASSTHROUGH = frozenset({
+    "jax.tree_util.tree_leaves",
+    "jax.tree_util.tree_flatten",
+    "builtins.list",
+    "builtins.tuple",
+    "builtins.sorted",
+    "builtins.reversed",
+    "builtins.iter",
+    "builtins.next",
+    "builtins.dict",
+    "builtins.set",
+    "builtins.frozenset",
+})
+
+# Calls that run a function over the leaves of their tree arguments, in the caller's context.
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
+
+# Attributes of an array that are static metadata.
+STATIC_ATTRIBUTES = frozenset({
+    "shape",
+    "ndim",
+    "dtype",
+    "size",
+    "itemsize",
+    "nbytes",
+    "sharding",
+    "weak_type",
+    "aval",
+    "named_shape",
+    "devices",
+    "device",
+    "__class__",
+    "__name__",
+})
+
+# Methods of a traced container whose result is static (`params.keys()`).
+STATIC_METHODS = frozenset({"keys", "__len__", "get_shape", "ndim", "__class__"})
+# The public methods of a JAX array (`jax.Array`): a value that is sent any other method is
+# some other object, whatever the analysis assumed.
+ARRAY_METHODS = frozenset({
+    "addressable_data", "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype",
+    "block_until_ready", "byteswap", "choose", "clip", "compress", "conj", "conjugate", "copy",
+    "copy_to_host_async", "cumprod", "cumsum", "delete", "devices", "diagonal", "dot", "flatten",
+    "is_deleted", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat",
+    "reshape", "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take",
+    "to_device", "tobytes", "tolist", "trace", "transpose", "var", "view",
+})
+
+# Array-returning namespaces: inside traced code, any call into these is staged, so its
+# result is traced.
+STAGED_NAMESPACES = (
+    "jax.numpy.",
+    "jax.lax.",
+    "jax.nn.",
+    "jax.random.",
+    "jax.scipy.",
+    "jax.image.",
+    "jax.ops.",
+    "jax.experimental.",
+)
+
+# Integer arithmetic helpers inside those namespaces: plain Python on Python integers (a
+# block size, a grid extent), staged only when an argument is traced.
+INTEGER_HELPERS = frozenset({
+    "jax.experimental.pallas.cdiv",
+    "jax.experimental.pallas.align_to",
+    "jax.experimental.pallas.next_power_of_2",
+    "jax.experimental.pallas.strides_from_shape",
+})
+
+# A transformed Haiku function's parameters and state, read inside it: arrays the framework
+# passes in, traced wherever the function's array arguments are.
+FRAMEWORK_ARRAYS = frozenset({"haiku.get_parameter", "haiku.get_state"})
+
+# Pallas calls that build Python objects, not arrays: block and grid specifications, memory
+# spaces, slices, copy descriptors and semaphores, kernels and the functions that run them.
+_PALLAS_OBJECTS = {
+    "jax.experimental.pallas": (
+        "ANY", "BlockDim", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",
+        "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Slice", "Squeezed", "ds",
+        "dslice", "kernel", "loop", "when", "with_scoped", "pallas_call",
+        "core_map", "semaphore_signal", "semaphore_wait", "debug_print", "empty_ref_like",
+    ),
+    "jax.experimental.pallas.tpu": (
+        "async_copy", "async_remote_copy", "make_async_copy", "make_async_remote_copy",
+        "get_barrier_semaphore", "sync_copy", "store", "dma_semaphore", "VMEM", "SMEM", "HBM", "CMEM",
+        "VMEM_SHARED", "SemaphoreType", "PrefetchScalarGridSpec", "CompilerParams", "emit_pipeline",
+        "emit_pipeline_with_allocations", "BufferedRef", "core_barrier", "run_on_first_core",
+        "with_memory_space_constraint", "create_tensorcore_mesh",
+    ),
+    "jax.experimental.pallas.mosaic_gpu": (
+        "SMEM", "GMEM", "Barrier", "ClusterBarrier", "ACC", "kernel", "emit_pipeline",
+        "copy_gmem_to_smem", "copy_smem_to_gmem", "barrier_wait", "barrier_arrive", "commit_smem",
+        "wait_smem_to_gmem", "TilingTransform", "SwizzleTransform", "transpose_ref", "CompilerParams",
+    ),
+}
+PALLAS_OBJECTS = frozenset(f"{namespace}.{name}" for namespace, names in _PALLAS_OBJECTS.items() for name in names)
+
+STAGED_FUNCTIONS = frozenset({
+    "jax.device_put",
+    "jax.block_until_ready",
+    "jax.stop_gradient",
+    # The modelled libraries' functions that compute one array with JAX operations.
+    "equinox.internal.unvmap_any",
+    "equinox.internal.unvmap_all",
+    "equinox.internal.unvmap_max",
+    "optax.global_norm",
+    "optax.safe_norm",
+})
+
+# Annotations that say "this parameter is an array".
+ARRAY_ANNOTATIONS = frozenset({
+    "jax.Array",
+    "jax._src.typing.Array",  # how JAX's own modules name `jax.Array` and `ArrayLike`
+    "jax._src.typing.ArrayLike",
+    "jax.numpy.ndarray",
+    "jax.numpy.DeviceArray",
+    "jax.typing.ArrayLike",
+    "chex.Array",
+    "chex.ArrayDevice",
+    "jaxtyping.Array",
+    "jaxtyping.Scalar",  # `Shaped[Array, ""]`: a 0-d JAX array
+    "jaxtyping.PRNGKeyArray",
+})
+# Of those, the ones that admit Python scalars and NumPy arrays too: not known JAX arrays.
+ARRAY_LIKE_ANNOTATIONS = frozenset({"jax.typing.ArrayLike", "jax._src.typing.ArrayLike"})
+JAXTYPING_DTYPES = frozenset({
+    "Float", "Int", "Bool", "Num", "Shaped", "Real", "Inexact", "Integer", "UInt",
+    "Complex", "Float32", "Float64", "Int32", "Int64", "Key", "PRNGKeyArray",
+})
+
+# Annotations that say "this parameter is a Python value", static under filtering jits.
+# Sequence types: under a transformation such an argument stays a Python sequence (of tracers),
+# whose truth is its length.
+SEQUENCE_ANNOTATIONS = frozenset({
+    "builtins.tuple", "builtins.list", "typing.Sequence", "typing.Tuple", "typing.List",
+    "collections.abc.Sequence",
+})
+PYTHON_ANNOTATIONS = frozenset({
+    "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes",
+    "builtins.tuple", "builtins.list", "builtins.dict", "builtins.type",
+    "typing.Callable", "collections.abc.Callable", "typing.Sequence", "typing.Tuple",
+    "typing.Literal", "typing_extensions.Literal",  # literals are Python constants
+})
+
+# Framework base classes whose `__call__` (and compact methods) run under a transformation
+# in practice; their attributes are static configuration.  Each by its public name and by
+# the public module that defines it (`from flax.linen.module import Module`).
+MODULE_BASES = frozenset({
+    "flax.linen.Module",
+    "flax.linen.module.Module",
+    "flax.nnx.Module",
+    "flax.nnx.module.Module",
+    "equinox.Module",
+    "haiku.Module",
+})
+MODULE_METHOD_DECORATORS = frozenset({
+    "flax.linen.compact", "flax.linen.nowrap", "flax.linen.module.compact", "flax.linen.module.nowrap",
+})
+
+# ---- arrays, functional updates and purity (JAX4xx) --------------------------------------
+
+# Namespaces whose functions return one JAX array (minus NOT_ONE_ARRAY); sub-namespaces
+# (`jax.nn.initializers.`) are not included unless listed.
+ARRAY_NAMESPACES = (
+    "jax.numpy.",
+    "jax.numpy.fft.",
+    "jax.numpy.linalg.",
+    "jax.lax.linalg.",
+    "jax.random.",
+    "jax.nn.",
+)
+# `jax.lax` operations that return one array, whatever they are given (Python scalars and NumPy
+# arrays become JAX arrays). Left out: those that return a tuple or a pytree (`sort`, `top_k`,
+# `split`, `reduce`, `scan`, `cond`, `stop_gradient`, `optimization_barrier`, the collectives).
+LAX_ONE_ARRAY = frozenset("jax.lax." + name for name in (
+    # element-wise
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh", "exp",
+    "exp2", "expm1", "floor", "imag", "real", "conj", "is_finite", "log", "log1p", "logistic", "neg",
+    "reciprocal", "round", "rsqrt", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh",
+    "bessel_i0e", "bessel_i1e", "digamma", "erf", "erf_inv", "erfc", "lgamma", "add", "sub", "mul",
+    "div", "rem", "pow", "integer_pow", "max", "min", "atan2", "nextafter", "complex", "igamma",
+    "igammac", "igamma_grad_a", "polygamma", "zeta", "betainc", "clamp", "bitwise_not", "clz",
+    "population_count", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "mulhi", "convert_element_type",
+    "bitcast_convert_type", "reduce_precision",
+    # comparisons and selections
+    "eq", "ne", "lt", "le", "gt", "ge", "select", "select_n",
+    # contractions and convolutions
+    "dot", "dot_general", "batch_matmul", "conv", "conv_general_dilated", "conv_with_general_padding",
+    "conv_transpose", "conv_general_dilated_local", "conv_general_dilated_patches",
+    # shapes, slices, gathers and scatters, constructors
+    "reshape", "transpose", "squeeze", "expand_dims", "collapse", "rev", "pad", "tile", "slice",
+    "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather",
+    "index_take", "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
+    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcasted_iota", "iota", "full",
+    "full_like", "concatenate", "stack",
+    # reductions and cumulative operations over axes
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor",
+    "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+))
+# Functions outside those namespaces that return one JAX array.
+ARRAY_CREATING_FUNCTIONS = LAX_ONE_ARRAY | frozenset(
+    # the activations Flax re-exports from `jax.nn` and `jax.numpy`
+    f"flax.{api}.{name}"
+    for api in ("linen", "nnx")
+    for name in (
+        "relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "silu", "swish", "elu",
+        "celu", "selu", "leaky_relu", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid",
+        "log_sigmoid", "glu", "one_hot", "standardize", "logsumexp",
+    )
+)
+# Flax layers whose application (`nn.Dense(4)(x)`) returns one array.
+ARRAY_LAYERS = frozenset(
+    f"flax.linen.{name}"
+    for name in (
+        "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "LayerNorm",
+        "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
+    )
+)
+# Decompositions of `jax.lax.linalg` that return a tuple (or list) of arrays; the rest of it
+# (`cholesky`, `triangular_solve`, `tridiagonal_solve`, ...) returns one.
+_LAX_LINALG_TUPLES = ("eig", "eigh", "hessenberg", "lu", "qdwh", "qr", "schur", "svd", "tridiagonal")
+# Functions of those namespaces that return something other than one array (a tuple, a
+# list, a callable, metadata).
+NOT_ONE_ARRAY = frozenset({
+    "jax.numpy." + name for name in (
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays",
+        "unstack", "nonzero", "where", "unravel_index", "indices", "histogram", "histogram2d",
+        "histogramdd", "unique", "unique_all", "unique_counts", "unique_inverse", "divmod",
+        "frexp", "modf", "tril_indices", "triu_indices", "diag_indices", "mask_indices",
+        "tril_indices_from", "triu_indices_from", "diag_indices_from", "ix_", "polyfit",
+        "vectorize", "frompyfunc", "einsum_path", "broadcast_shapes", "printoptions",
+        "get_printoptions", "set_printoptions", "ndarray", "dtype", "load", "save",
+    )
+} | {
+    "jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet", "lstsq")
+} | {
+    "jax.lax.linalg." + name for name in _LAX_LINALG_TUPLES
+} | {
+    "jax.random." + name for name in ("key_impl", "default_prng_impl")
+} | STATIC_QUERIES)
+
+# Functions returning one array whose first argument may be a Python sequence of arrays or
+# scalars (`jnp.stack(xs)`, `jnp.float32(values)`): passing a value to one does not show it to be
+# an array.
+SEQUENCE_FIRST_ARGUMENT = frozenset({
+    "jax.numpy." + name for name in (
+        "array", "asarray", "stack", "concatenate", "concat", "vstack", "hstack", "dstack", "column_stack",
+        "block", "select", "lexsort", "ravel_multi_index", "bool_", "float16", "float32", "float64",
+        "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
+        "complex128",
+    )
+} | {"jax.numpy.linalg.multi_dot", "jax.lax.concatenate", "jax.lax.stack"})
+
+# Functions returning a tuple or list of JAX arrays: unpacking one gives arrays (as does
+# unpacking, or iterating, one JAX array).
+SEQUENCE_OF_ARRAYS = frozenset({
+    "jax.numpy." + name for name in (
+        "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays",
+        "unstack", "nonzero", "unravel_index", "divmod", "frexp", "modf", "tril_indices",
+        "triu_indices", "diag_indices",
+    )
+} | {"jax.numpy.linalg." + name for name in ("eig", "eigh", "svd", "qr", "slogdet")} | {
+    "jax.lax.linalg." + name for name in _LAX_LINALG_TUPLES
+})
+
+# Methods of `x.at[i]` that return the updated array.
+AT_UPDATE_METHODS = frozenset({
+    "set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply",
+})
+# In-place operators and the `.at[...]` method that does the same functionally.
+AT_METHOD_OF_OPERATOR = {
+    "Add": "add",
+    "Sub": "subtract",
+    "Mult": "multiply",
+    "Div": "divide",
+    "Pow": "power",
+}
+# Methods of a JAX array that return a JAX array.
+ARRAY_RETURNING_METHODS = frozenset({
+    "reshape", "astype", "copy", "ravel", "flatten", "transpose", "squeeze", "clip", "sum",
+    "mean", "max", "min", "prod", "cumsum", "cumprod", "round", "conj", "swapaxes", "take",
+    "dot", "std", "var", "sort", "argsort", "repeat", "block_until_ready",
+})
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+
+# Class decorators and registration calls that make a class a pytree: instances are
+# flattened by transformations, so `self` inside its traced methods is not the caller's object.
+PYTREE_CLASS_DECORATORS = frozenset({
+    "jax.tree_util.register_pytree_node_class",
+    "jax.tree_util.register_pytree_with_keys_class",
+    "jax.tree_util.register_dataclass",
+    "flax.struct.dataclass",
+    "chex.dataclass",
+    "dataclasses.dataclass",
+})
+# Dataclass pytrees: every field is a child (a leaf or a subtree) unless declared static (as a
+# bare decorator, `register_dataclass` reads which from the fields' metadata).
+DATACLASS_PYTREE_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "jax.tree_util.register_dataclass"})
+DATACLASS_PYTREE_BASES = frozenset({"flax.struct.PyTreeNode"})
+PYTREE_REGISTRATIONS = frozenset({
+    "jax.tree_util.register_pytree_node",
+    "jax.tree_util.register_pytree_with_keys",
+    "jax.tree_util.register_dataclass",
+    "jax.tree_util.register_static",
+})
+
+# Logging: module-level functions, logger factories and logger methods.
+LOGGING_FUNCTIONS = frozenset({
+    f"{module}.{level}"
+    for module in ("logging", "absl.logging")
+    for level in ("debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal")
+} | {
+    # experiment trackers: a metric logged from traced code is logged once, as a tracer
+    "wandb.log", "mlflow.log_metric", "mlflow.log_metrics", "tensorflow.summary.scalar",
+    "tensorflow.summary.histogram",
+})
+LOGGER_FACTORIES = frozenset({
+    "logging.getLogger", "absl.logging.get_absl_logger", "logging.Logger",
+    "tensorboardX.SummaryWriter", "torch.utils.tensorboard.SummaryWriter",
+    "flax.metrics.tensorboard.SummaryWriter", "clu.metric_writers.create_default_writer",
+})
+LOGGER_METHODS = frozenset({
+    "debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal",
+    "add_scalar", "add_scalars", "add_histogram", "scalar", "histogram", "write_scalars",
+})
+
+# Reads of the host's clock or files: inside staged code they happen once, at trace time.
+HOST_READS = frozenset({
+    "time.time",
+    "time.time_ns",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.process_time",
+    "datetime.datetime.now",
+    "datetime.datetime.utcnow",
+    "datetime.datetime.today",
+    "datetime.date.today",
+    "builtins.open",
+    "builtins.input",
+    "numpy.load",
+    "numpy.loadtxt",
+    "numpy.genfromtxt",
+    "numpy.fromfile",
+    "pickle.load",
+    "json.load",
+})
+
+# Methods that mutate a Python container in place (a bare `outer.append(x)` statement).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft",
+    "put", "put_nowait",
+})
+
+# NumPy functions and methods that users expect to work in place (NumPy's `a.sort()`,
+# `np.clip(a, lo, hi, out=a)`): their JAX versions return a new array.
+IN_PLACE_IN_NUMPY_FUNCTIONS = frozenset({
+    "clip", "sort", "round", "around", "nan_to_num", "fill_diagonal", "put", "place", "copyto",
+    "negative", "abs", "absolute", "sqrt", "exp", "log", "maximum", "minimum", "add", "subtract",
+    "multiply", "divide", "reshape", "squeeze", "transpose", "flip", "roll",
+})
+IN_PLACE_IN_NUMPY_METHODS = frozenset({"sort", "clip", "round", "fill", "resize", "astype", "reshape"})
+
+# Constructors of mutable Python containers.
+PYTHON_CONTAINERS = frozenset({
+    "builtins.list", "builtins.dict", "builtins.set", "builtins.bytearray",
+    "collections.deque", "collections.defaultdict", "collections.OrderedDict", "collections.Counter",
+})
+
+# NumPy conversions that return a view of a JAX array's buffer (read-only), not a copy.
+NUMPY_VIEWS = frozenset({"numpy.asarray", "numpy.asanyarray"})
+# NumPy functions that return a new host array (`table = np.array([...])`).
+NUMPY_ARRAY_CONSTRUCTORS = frozenset("numpy." + name for name in (
+    "array", "asarray", "arange", "zeros", "ones", "full", "empty", "linspace", "logspace", "eye",
+    "identity", "stack", "concatenate", "vstack", "hstack", "zeros_like", "ones_like", "full_like",
+    "load", "loadtxt", "genfromtxt", "fromfunction", "tril_indices", "triu_indices",
+))
+
+# Attributes only an array has (a list or dict of arrays has none of them).
+ARRAY_ONLY_ATTRIBUTES = frozenset({
+    "shape", "ndim", "dtype", "at", "T", "mT", "reshape", "astype", "sum", "mean", "ravel",
+    "flatten", "transpose", "squeeze", "block_until_ready", "real", "imag", "conj", "dot",
+})
+
+
+def array_function(name: str | None) -> bool:
+    """Whether a call to this qualified name returns one JAX array."""
+    if not name:
+        return False
+    if name in ARRAY_CREATING_FUNCTIONS:
+        return True
+    if name in NOT_ONE_ARRAY:
+        return False
+    for prefix in ARRAY_NAMESPACES:
+        if name.startswith(prefix) and "." not in name[len(prefix):]:
+            return True
+    return False

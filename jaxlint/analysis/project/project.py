@@ -1,0 +1,459 @@
+"""The project's own modules: which files form the project, and traced calls followed into them.
+
+Which files: the folder that holds a linted file's top-level package (the folder Python
+would put on `sys.path` to import it), and the project root above it (the nearest folder
+with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
+qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
+relative one, `import pkg.util as u` or read through a re-export in an `__init__.py`)
+resolves to the plain `def` it names in one of those files (`ModuleLink.defines_class` asks
+the same of a `class`). Modules are found on the file
+system when a name asks for them and parsed once per process.
+
+Following: when traced code calls such a function with at least one traced argument, the
+callee is analysed in its own module, in the caller's context and with the caller's
+argument values. The call evaluates to the callee's return value, memoised per (function,
+argument values, context), and is recorded as an `IncomingCall`. Linting the callee's
+module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
+callee does wrong when it runs traced, and each finding there names the entry point that
+traced it. Calls into anything else (other libraries, decorated functions, methods,
+callables assigned at module level, and the libraries `jax_api` describes, even when the
+project is one of them) stay opaque: UNKNOWN. So do functions that test the
+type of a parameter (`isinstance`, `hasattr`, `type`): they are written for Python values
+as well as arrays, and the analysis does not tell which path a tracer takes.
+
+For other facts (the PRNG key flow, for one): `ModuleFacts.project.callee(qualname)`
+resolves a name to a `ProjectFunction`: the callee's own `ModuleFacts` (its `keys`,
+`effects`, `analysis`, ...) and its `def` node. `Project.summary(function)` answers, per
+parameter, whether a traced argument reaches the return value or a Python truth test, and
+whether the function mutates it in place. Every module a resolution reads is added to
+`ModuleLink.deps`, which the cache keys the file's results by: a fact computed from a
+callee's module is re-computed when that module changes. So is every path looked at before
+the module was found (or in vain) and missing: a module created there later takes the name.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Callable, Iterable
+
+from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.engine.submodules import call_method
+from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.parameters import bind_arguments
+from jaxlint.analysis.tracing.tracing import STAGED, Context
+from jaxlint.analysis.values.values import (
+    STATIC,
+    TRACED,
+    UNKNOWN,
+    Trace,
+    Value,
+    ValueAnalysis,
+)
+from jaxlint.source import Source, SourceError, decode
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
+_MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
+
+
+@dataclass(frozen=True)
+class IncomingCall:
+    """A traced call into a project function, to be analysed in the callee's module."""
+
+    path: str  # the callee's file
+    function: str  # its name in that module
+    params: tuple[tuple[str, Value], ...]  # the values its parameters receive
+    context: Context
+    entry: str  # the transformed function that traces it, as `module.function`
+
+
+@dataclass
+class ProjectFunction:
+    """A plain module-level function of a project module."""
+
+    facts: Any  # its module's facts, as the project builds them (`Project.facts`)
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+
+    @property
+    def path(self) -> str:
+        return self.facts.project.path
+
+
+@dataclass(frozen=True)
+class ParameterSummary:
+    """What a function does with one traced parameter (the others static)."""
+
+    reaches_return: bool  # the return value is traced
+    truth_tested: bool  # it decides an `if`, `while`, `assert` or boolean operator
+    mutated: bool  # item or attribute stores into it, or a mutating method call on it
+
+
+@dataclass
+class _Frame:
+    """What one followed call records: the calls it makes in turn, and the modules it reads."""
+
+    calls: set[IncomingCall] = field(default_factory=set)
+    deps: set[str] = field(default_factory=set)
+
+
+class ProjectIndex:
+    """Module names and files, learnt from the file system as questions come (once per run)."""
+
+    def __init__(self) -> None:
+        self.is_package = lru_cache(maxsize=None)(self._is_package)
+        self.module_name = lru_cache(maxsize=None)(self._module_name)
+        self.project_root = lru_cache(maxsize=None)(self._project_root)
+        self.find_module = lru_cache(maxsize=None)(self._find_module)
+
+    @staticmethod
+    def _is_package(directory: str) -> bool:
+        return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+    def _module_name(self, path: str) -> tuple[str, str, str]:
+        """(dotted module name, its package, the folder its top-level package is in)."""
+        directory, filename = os.path.split(os.path.abspath(path))
+        stem = filename.split(".", 1)[0]
+        parts = [] if stem == "__init__" else [stem]
+        while self.is_package(directory):
+            directory, name = os.path.split(directory)
+            parts.insert(0, name)
+            if not name:
+                break
+        name = ".".join(parts)
+        package = name if stem == "__init__" else name.rpartition(".")[0]
+        return name, package, directory
+
+    def _project_root(self, directory: str) -> str | None:
+        """The nearest folder at or above `directory` with a project marker."""
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        return None if parent == directory else self.project_root(parent)
+
+    def search_roots(self, path: str) -> tuple[str, ...]:
+        """The folders a module's absolute imports are looked up in, nearest first."""
+        _, _, top = self.module_name(path)
+        roots = [top]
+        root = self.project_root(top)
+        if root is not None:
+            roots += [root, os.path.join(root, "src")]
+        return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+        """The file of module `name` under one of `roots` (None if none), and the paths looked at
+        before it that do not exist: creating one of them would change the answer."""
+        parts = name.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None, ()
+        absent: list[str] = []
+        for root in roots:
+            base = os.path.join(root, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate, tuple(dict.fromkeys(absent))
+                absent.append(_first_missing(root, candidate))
+        return None, tuple(dict.fromkeys(absent))
+
+
+def _first_missing(root: str, path: str) -> str:
+    """The outermost folder or file on the way from `root` to `path` that does not exist: the one
+    whose creation comes first when `path` appears (one entry stands for a whole missing package)."""
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if not os.path.exists(current):
+            return current
+    return path
+
+
+class ModuleLink:
+    """One module's place in the project: its name, and what following its calls recorded."""
+
+    def __init__(self, project: "Project", path: str):
+        self.project = project
+        self.path = path
+        self.name, self.package, _ = project.index.module_name(path)
+        self.roots = project.index.search_roots(path)
+        self.entry = ""  # the entry point being analysed when a call is followed
+        self.calls: set[IncomingCall] = set()
+        self.deps: set[str] = set()
+
+    def follow(self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int) -> Value:
+        """The value of a call of an imported name inside traced code (the value analysis' hook)."""
+        return self.project.follow(self, callee, args, kwargs, ctx, depth)
+
+    def callee(self, qualname: str) -> ProjectFunction | None:
+        """The project function a qualified name seen in this module stands for, if any."""
+        return self.project.resolve(self, qualname)
+
+    def instance_call(self, qualname: str) -> ProjectFunction | None:
+        """The `__call__` an instance of the project class a qualified name stands for runs, if any."""
+        found = self.project.definition(self, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        method = call_method(found[1])
+        return ProjectFunction(found[0], method) if method is not None else None
+
+    def class_of(self, qualname: str) -> tuple[Names, ast.ClassDef] | None:
+        """The names of the project module that defines the class a qualified name stands for, and its statement."""
+        found = self.project.definition(self, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        return found[0].names, found[1]
+
+    def defines_class(self, qualname: str) -> bool:
+        """Whether a qualified name seen in this module stands for a class of a project module."""
+        found = self.project.definition(self, qualname)
+        return found is not None and isinstance(found[1], ast.ClassDef)
+
+
+class Project:
+    """Follows calls across the project's modules; one per process, shared by every file it lints."""
+
+    def __init__(self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any]):
+        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`.
+        self._facts = facts
+        self.index = ProjectIndex()
+        self.options = options or {}
+        self._modules: dict[str, Any] = {}
+        self._memo: dict[tuple, tuple[Value, frozenset[IncomingCall], frozenset[str]]] = {}
+        self._active: set[tuple] = set()
+        self._frames: list[_Frame] = []
+        self._summaries: dict[int, tuple[ParameterSummary, ...]] = {}
+        self._type_testing: dict[int, bool] = {}
+        self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
+
+    def link(self, path: str) -> ModuleLink:
+        return ModuleLink(self, path)
+
+    def loaded(self, path: str) -> Any:
+        """The module of a file already loaded to follow calls into it: its tree and names are reused."""
+        return self._modules.get(path)
+
+    def module(self, path: str) -> Any:
+        """The facts of a project module (None if it cannot be read or parsed), loaded once."""
+        if path in self._modules:
+            return self._modules[path]
+        facts = None
+        try:
+            with open(path, "rb") as handle:
+                facts = self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
+        except (OSError, SourceError, RecursionError, ValueError):
+            pass
+        self._modules[path] = facts
+        return facts
+
+    # ---- resolving names ---------------------------------------------------------------------
+    def resolve(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
+        """The plain (undecorated) module-level function a qualified name seen in `link`'s module names."""
+        found = self.definition(link, qualname)
+        if found is None:
+            return None
+        facts, node = found
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            return None  # a decorator may replace the function: opaque
+        return ProjectFunction(facts, node)
+
+    def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
+        """The module-level `def` or `class` statement a qualified name seen in `link`'s module
+        names in a project module, with that module's facts."""
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots)
+            self._record((), absent, link)  # a module created there later resolves the name anew
+            if path is None:
+                continue
+            facts = self.module(path)
+            self._record((), (path,), link)
+            if facts is None:
+                return None
+            return self._member(facts, parts[cut:], depth)
+        return None
+
+    def _member(self, facts: Any, attrs: list[str], depth: int) -> tuple[Any, ast.AST] | None:
+        scope: Scope = facts.names.module
+        name = attrs[0]
+        rebound = name in scope.assigned or name in scope.defs
+        if name in scope.imports and not rebound and depth < _MAX_REEXPORTS:
+            # A re-export (`from .impl import clip` in `__init__.py`) or a submodule import.
+            target = ".".join([scope.imports[name], *attrs[1:]])
+            return self.definition(facts.project, target, depth + 1)
+        node = scope.defs.get(name)
+        if len(attrs) != 1 or name in scope.assigned or node is None:
+            return None
+        return facts, node
+
+    # ---- following traced calls --------------------------------------------------------------
+    def follow(
+        self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int
+    ) -> Value:
+        if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not any(
+            v.traced for v in (*args, *kwargs.values())
+        ):
+            return UNKNOWN
+        target = self.resolve(link, callee)
+        if target is None or self._tests_types(target):
+            return UNKNOWN
+        params = bind_arguments(
+            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
+        )
+        values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+        key = (target.path, target.node.name, values, ctx)
+        memo = self._memo.get(key)
+        if memo is None:
+            if key in self._active:
+                return UNKNOWN  # a recursive call: its value is not known yet
+            self._active.add(key)
+            frame = _Frame()
+            self._frames.append(frame)
+            try:
+                there = target.facts.project
+                analysis = ValueAnalysis(target.facts.names, there.follow, classes=there.class_of)
+                result = portable(analysis.analyze(target.node, dict(params), ctx, None, depth + 1))
+            finally:
+                self._frames.pop()
+                self._active.discard(key)
+            memo = self._memo[key] = (result, frozenset(frame.calls), frozenset(frame.deps))
+        result, calls, deps = memo
+        call = IncomingCall(target.path, target.node.name, values, ctx, "")
+        self._record((call, *calls), deps, link)
+        return result
+
+    def _tests_types(self, function: ProjectFunction) -> bool:
+        """Whether the function, or a function of its module it calls, tests the type of a parameter
+        (`isinstance(x, ...)`, `hasattr(x, ...)`, `type(x)`): such code is written for Python values
+        as well as arrays, takes a path for each, and the analysis does not narrow on the test."""
+        return _type_testing(function.node, function.facts.names, self._type_testing, set())
+
+    def _record(self, calls: Iterable[IncomingCall], deps: Iterable[str], link: ModuleLink) -> None:
+        if self._frames:
+            frame = self._frames[-1]
+            frame.calls.update(calls)
+            frame.deps.update(deps)
+            return
+        link.calls.update(replace(call, entry=link.entry) for call in calls)
+        link.deps.update(deps)
+
+    # ---- summaries ---------------------------------------------------------------------------
+    def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
+        """Per positional or keyword parameter, in order: what the function does with it traced."""
+        cached = self._summaries.get(id(function.node))
+        if cached is not None:
+            return cached
+        node = function.node
+        a = node.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        body = own_nodes(node)
+        tests = [n.test for n in body if isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp))]
+        tests += [v for n in body if isinstance(n, ast.BoolOp) for v in n.values]
+        out = []
+        for name in params:
+            analysis = ValueAnalysis(function.facts.names)
+            values = {p: (TRACED if p == name else STATIC) for p in params}
+            result = analysis.analyze(node, values, STAGED)
+            out.append(ParameterSummary(
+                reaches_return=result.traced,
+                truth_tested=any(analysis.value(t) is not None and analysis.value(t).traced for t in tests),
+                mutated=any(_mutates(n, name) for n in body),
+            ))
+        summary = self._summaries[id(node)] = tuple(out)
+        return summary
+
+
+def _type_testing(fn: ast.AST, names: Names, memo: dict[int, bool], seen: set[int]) -> bool:
+    known = memo.get(id(fn))
+    if known is not None:
+        return known
+    seen.add(id(fn))
+    found = False
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        if node.args and isinstance(node.args[0], ast.Name) and names.qualname(node.func) in _TYPE_TESTS:
+            owner = names.lookup(node.args[0].id, names.read_scope.get(id(node.args[0]), names.module))
+            if owner is not None and owner.kind == "function" and node.args[0].id in owner.params:
+                found = True
+                break
+        callee = names.definition(node.func)
+        if (
+            isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and id(callee) not in seen
+            and _type_testing(callee, names, memo, seen)
+        ):
+            found = True
+            break
+    memo[id(fn)] = found
+    return found
+
+
+def _mutates(node: ast.AST, name: str) -> bool:
+    """An item or attribute store into `name`, or a mutating method called on it."""
+    if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return isinstance(node.value, ast.Name) and node.value.id == name
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        func = node.func
+        return func.attr in jax_api.MUTATING_METHODS and isinstance(func.value, ast.Name) and func.value.id == name
+    return False
+
+
+def portable(value: Value) -> Value:
+    """A value without the callables it may hold: those are nodes of the module that made them."""
+    if value.function is None and value.items is None and value.element is None:
+        return value
+    return Value(
+        value.trace,
+        array=value.array,
+        boolean=value.boolean,
+        items=None if value.items is None else tuple(portable(v) for v in value.items),
+        element=None if value.element is None else portable(value.element),
+        not_none=value.none is False,
+    )
+
+
+# ---- values and calls as JSON (the cache) ------------------------------------------------------
+def value_to_json(value: Value) -> list:
+    return [
+        int(value.trace),
+        value.array,
+        value.boolean,
+        None if value.items is None else [value_to_json(v) for v in value.items],
+        None if value.element is None else value_to_json(value.element),
+        value.none is False,
+    ]
+
+
+def value_from_json(data: list) -> Value:
+    trace, array, boolean, items, element, not_none = data
+    return Value(
+        Trace(trace),
+        array=bool(array),
+        boolean=bool(boolean),
+        items=None if items is None else tuple(value_from_json(v) for v in items),
+        element=None if element is None else value_from_json(element),
+        not_none=bool(not_none),
+    )
+
+
+def call_to_json(call: IncomingCall) -> list:
+    return [
+        call.path,
+        call.function,
+        [[name, value_to_json(value)] for name, value in call.params],
+        [call.context.abstract, call.context.staged],
+        call.entry,
+    ]
+
+
+def call_from_json(data: list) -> IncomingCall:
+    path, function, params, context, entry = data
+    return IncomingCall(
+        str(path),
+        str(function),
+        tuple((str(name), value_from_json(value)) for name, value in params),
+        Context(bool(context[0]), bool(context[1])),
+        str(entry),
+    )

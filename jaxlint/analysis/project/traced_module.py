@@ -1,0 +1,385 @@
+"""One module's traced code and its values: the facts every domain reads.
+
+`TracedModule` indexes the module's names, finds which functions JAX traces (`tracing`),
+runs the value analysis over them (`values`) and, linked to the project, over the calls
+into it from other modules (`project.py`). Each is built lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import Any, Callable, Iterable, Iterator
+
+from jaxlint.analysis.engine.lattice import named_of
+from jaxlint.analysis.engine.loop_variance import LoopFacts
+from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.project.project import IncomingCall, ModuleLink
+from jaxlint.analysis.project.project_instance_calls import untraced_parameters
+from jaxlint.analysis.tracing.callsites import CallSite, CallSites
+from jaxlint.analysis.tracing.guards import guarded_nodes
+from jaxlint.analysis.tracing.parameters import (
+    body_parameters,
+    carry_structure,
+    default_of,
+    with_residuals,
+)
+from jaxlint.analysis.tracing.root_parameters import root_parameters
+from jaxlint.analysis.tracing.tracing import (
+    NOTHING_BOUND,
+    STAGED,
+    Context,
+    Discovery,
+    TracedFunction,
+    discover,
+)
+from jaxlint.analysis.values.closure_nullness import closed_not_none
+from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
+from jaxlint.source import Source
+
+
+class TracedModule:
+    """`project` links the module to the project's other modules (None: linted alone);
+    `incoming` are traced calls into it from them, analysed as entry points of their own."""
+
+    def __init__(
+        self,
+        source: Source,
+        options: dict[str, Any] | None = None,
+        project: ModuleLink | None = None,
+        incoming: Iterable[IncomingCall] = (),
+        names: Names | None = None,
+        path: str = "",
+    ):
+        if names is not None:
+            self.names = names  # already built for this tree (see `Project.loaded`)
+        self.source = source
+        self.path = path  # the file's path, where options name files (`test-files`)
+        self.tree = source.tree
+        self.options = options or {}
+        self.project = project
+        # Abstract contexts first: the entry point a finding names is one under which it fails.
+        self.incoming = sorted(
+            incoming, key=lambda c: (not c.context.abstract, c.entry, c.function, repr(c.params), repr(c.context))
+        )
+        # id(function) -> the entry point in another module that traces it (and not this module)
+        self.traced_via: dict[int, str] = {}
+        self._bodies: dict[int, list[ast.AST]] = {}
+        self._unguarded: dict[int, list[ast.AST]] = {}
+        self._unguarded_kinds: dict[int, dict[type, list[ast.AST]]] = {}
+        self._body_kinds: dict[int, dict[type, list[ast.AST]]] = {}
+
+    @cached_property
+    def names(self) -> Names:
+        return Names(self.tree, self.project.package if self.project is not None else None, SPELLING)
+
+    @cached_property
+    def discovery(self) -> Discovery:
+        return discover(self.names)
+
+    @property
+    def traced_roots(self) -> list[TracedFunction]:
+        """Functions transformed by a decorator, a wrapping call, or a framework base class."""
+        return self.discovery.roots
+
+    @cached_property
+    def analysis(self) -> ValueAnalysis:
+        link = self.project
+        analysis = ValueAnalysis(
+            self.names, link.follow if link is not None else None, self.discovery.eager,
+            link.class_of if link is not None else None,
+        )
+        entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
+        for root in self.discovery.roots:
+            params = root_parameters(
+                root, self.names, self.discovery.roots, self._passed_defaults(root), self._callers(root)
+            )
+            entries.append((root.node, params, root.context, False, root))
+        calls: dict[int, list[ast.Call]] = {}
+        for fn, call, callee in self.discovery.bodies:
+            if id(call) in self.discovery.eager:
+                continue  # run eagerly, or from traced code, where the value analysis finds it
+            bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
+            carry = carry_structure(call, callee, self.names)
+            calls.setdefault(id(fn), []).append(call)
+            entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True, None))
+        if len(entries) > 1:  # outermost first, so nested functions are analysed with the values they close over
+            depth = self._depths()
+            entries.sort(key=lambda e: depth.get(id(e[0]), 0))
+        closed: dict[int, frozenset[str]] = {}
+        returned: dict[int, Value] = {}
+        for fn, params, ctx, handed_over, root in entries:
+            if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
+                continue  # already analysed from its enclosing traced function
+            if link is not None:
+                link.entry = self._entry_name(fn)
+            shown = frozenset()
+            if handed_over and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
+                shown = closed.get(id(fn))
+                if shown is None:
+                    shown = closed[id(fn)] = closed_not_none(fn, analysis.graph, calls[id(fn)], self.names, self.body)
+            if root is not None and root.residuals_from is not None:
+                params = with_residuals(fn, params, root.static_params, returned.get(id(root.residuals_from)))
+            returned[id(fn)] = analysis.analyze(fn, params, ctx, closed_not_none=shown)
+        if link is not None:
+            self._analyze_incoming(analysis, link)
+        self._analyze_derivative_rules(analysis, returned)
+        return analysis
+
+    def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool]] | None:
+        """For a framework module's `__call__`: what the project's calls of its instances pass
+        for the parameters asked about."""
+        cls = self.names.parent_class.get(id(root.node))
+        if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
+            return None
+        return lambda asked: untraced_parameters(self, cls, root.node, asked)
+
+    def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
+        """The parameters with a default other than None that a call of the jitted function in
+        this module passes something other than None: `jax.jit` traces what is passed, whatever
+        the default (a method is left out: its calls bind `self` as their own;
+        a None default keeps its None path in view)."""
+        fn = root.node
+        if isinstance(fn, ast.Lambda) or root.kernel or id(fn) in self.names.parent_class:
+            return frozenset()
+        if not root.transforms or any(t.name not in _TRACING_EVERY_ARGUMENT for t in root.transforms):
+            return frozenset()  # a vmap's `in_axes`, a filtering jit: what is passed may stay as it is
+        a = fn.args
+        if not a.defaults and not any(d is not None for d in a.kw_defaults):
+            return frozenset()
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)][root.bound_positional:]
+        passed: set[str] = set()
+        for site in self.call_sites:
+            call = site.call
+            if site.target is not root or any(isinstance(arg, ast.Starred) for arg in call.args):
+                continue
+            given = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            passed.update(name for name, arg in given if not (isinstance(arg, ast.Constant) and arg.value is None))
+        params = {p.arg: p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+        return frozenset(name for name in passed if name in params and _default_not_none(fn, params[name]))
+
+    def _depths(self) -> dict[int, int]:
+        """id(function) -> how many functions it is nested in."""
+        depth: dict[int, int] = {}
+        for fn in self.names.functions:
+            parent = self.names.parent_function.get(id(fn))
+            depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
+        return depth
+
+    def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value]) -> None:
+        """The rules a custom_jvp/custom_vjp function registers, traced where the function itself
+        runs on tracers: it is called from traced code (and differentiated there, or why give it a
+        rule). Called eagerly or under a differentiation alone, it and its rules see concrete values."""
+        pending = dict(self.discovery.derivative_rules)
+        while True:
+            reached = [key for key in pending if (ctx := analysis.contexts.get(key)) is not None and ctx.abstract]
+            if not reached:
+                return
+            for key in reached:
+                for root in pending.pop(key):
+                    params = root_parameters(root, self.names, self.discovery.roots)
+                    if root.residuals_from is not None:
+                        params = with_residuals(root.node, params, root.static_params, returned.get(id(root.residuals_from)))
+                    returned[id(root.node)] = analysis.analyze(root.node, params, root.context)
+
+    def _analyze_incoming(self, analysis: ValueAnalysis, link: ModuleLink) -> None:
+        """Functions traced from other modules, in each calling context; remember who traced them."""
+        local = set(analysis.functions)
+        defs = self.names.module.defs
+        for call in self.incoming:
+            fn = defs.get(call.function)
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            link.entry = call.entry
+            analysis.analyze(fn, dict(call.params), call.context)
+            for key in analysis.functions:
+                if key not in local:
+                    self.traced_via.setdefault(key, call.entry)
+
+    def _entry_name(self, fn: FunctionNode) -> str:
+        """`module.Class.function` of an entry point (a lambda is named by the function around it)."""
+        parts = []
+        node: ast.AST | None = fn
+        while node is not None:
+            if not isinstance(node, ast.Lambda):
+                parts.append(node.name)
+            cls = self.names.parent_class.get(id(node))
+            if cls is not None:
+                parts.append(cls.name)
+            node = self.names.parent_function.get(id(node))
+        parts = parts or ["<lambda>"]
+        module = self.project.name if self.project is not None else ""
+        return ".".join([module, *reversed(parts)] if module else reversed(parts))
+
+    def release(self) -> None:
+        """Drop every fact once the rules are done. The analyses keep the facts they read, so
+        they form reference cycles that only the collector could free, walking all of them;
+        without this module's references, reference counting frees them at once."""
+        self.__dict__.clear()
+
+    def traced_via_spans(self) -> list[tuple[int, int, str]]:
+        """(first row, last row, entry point) of each function traced only from another module."""
+        return [
+            (fn.lineno, fn.end_lineno or fn.lineno, self.traced_via[key])
+            for key, fn in self.analysis.functions.items()
+            if key in self.traced_via
+        ]
+
+    @cached_property
+    def call_sites(self) -> list[CallSite]:
+        """Every call of a transformed callable, with the loops around it."""
+        return self._call_sites.sites
+
+    def loops_around(self, call: ast.Call) -> list:
+        """The loops around a call of the module, outermost first (see `CallSites.loops_around`)."""
+        return self._call_sites.loops_around(call)
+
+    @cached_property
+    def _call_sites(self) -> CallSites:
+        return CallSites(self.names, self.discovery)
+
+    @cached_property
+    def loops(self) -> LoopFacts:
+        """Which values change from one iteration of a Python loop to the next (see `loop_variance.py`)."""
+        return LoopFacts(self.tree)
+
+    def varies_in_loop(self, expr: ast.AST, loop: ast.AST, at: ast.AST | None = None) -> bool:
+        """Whether an expression, read where `at` is (default: where it is), can change from one
+        iteration of `loop` to the next."""
+        return self.loops.varies(expr, loop, at)
+
+    # ---- questions rules ask ---------------------------------------------------------
+    def value(self, node: ast.AST) -> Value | None:
+        """The value of an expression inside traced code; None outside traced code."""
+        return self.analysis.values.get(id(node))
+
+    def is_traced(self, node: ast.AST) -> bool:
+        """Traced in some context (concrete differentiation included)."""
+        value = self.analysis.values.get(id(node))
+        return value is not None and value.trace is Trace.TRACED
+
+    def is_constant(self, node: ast.AST) -> bool:
+        """A Python value in every context the analysis reached (a constant, a NumPy array, an
+        argument passed as it is), not a tracer."""
+        value = self.analysis.values.get(id(node))
+        return value is not None and value.trace is Trace.STATIC
+
+    def is_abstract(self, node: ast.AST) -> bool:
+        """An abstract tracer in some context: Python control flow and concretization on it raise."""
+        return id(node) in self.analysis.abstract
+
+    def is_abstract_array(self, node: ast.AST) -> bool:
+        """An abstract tracer known to be an array (a traced tuple or dict still has a Python truth value)."""
+        if id(node) not in self.analysis.abstract:
+            return False
+        value = self.analysis.values[id(node)]
+        return value.array or value.boolean
+
+    def traced_truth(self, test: ast.AST) -> ast.AST | None:
+        """What in a test Python takes the truth of that is an abstract traced array: the test
+        itself, or an operand of `and`/`or` (each one evaluated is converted to bool) or of
+        `not`, the first found; None when there is none."""
+        if self.is_abstract_array(test):
+            return test
+        if isinstance(test, ast.BoolOp):
+            for operand in test.values:
+                found = self.traced_truth(operand)
+                if found is not None:
+                    return found
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.traced_truth(test.operand)
+        return None
+
+    def runs_eagerly(self, call: ast.Call) -> bool:
+        """A control-flow call made under `with jax.disable_jit():` by code that is not traced:
+        it calls its bodies in Python on concrete values (a `lax.cond` only the branch taken)."""
+        scope = self.discovery.eager.get(id(call))
+        return scope is not None and id(scope) not in self.analysis.contexts
+
+    def traced_functions(self) -> Iterator[tuple[FunctionNode, Context]]:
+        """Every analysed function and the joined context it runs in."""
+        analysis = self.analysis
+        for key, fn in analysis.functions.items():
+            yield fn, analysis.contexts[key]
+
+    def runs_staged(self, fn: FunctionNode | None) -> bool:
+        """Whether a function's body runs while JAX stages it (its loops unroll once per trace)."""
+        ctx = self.analysis.contexts.get(id(fn)) if fn is not None else None
+        return ctx is not None and ctx.staged
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        """What `expr` names: through the module's names, or, inside traced code, through what
+        the value analysis found a name to hold (`xnp.stack` where `xnp` defaults to `numpy`)."""
+        found = self.names.qualname(expr)
+        if found is None and isinstance(expr, ast.Attribute):
+            found = named_of(self.analysis.value(expr))
+        return found
+
+    def cut_short(self) -> list[tuple[ast.AST, str]]:
+        """The functions (or the module body) whose analysis stopped before its end, and why; only
+        analyses that ran are asked."""
+        unsettled = "its loops did not settle within the solver's bound"
+        found: dict[int, tuple[ast.AST, str]] = {}
+        if "analysis" in self.__dict__:
+            found.update((id(fn), (fn, unsettled)) for fn in self.analysis.unconverged)
+            found.update((id(fn), (fn, "an expression in it is nested too deeply to follow")) for fn in self.analysis.skipped)
+        if "loops" in self.__dict__:
+            found.update((id(owner), (owner, unsettled)) for owner in self.loops.unconverged())
+        return sorted(found.values(), key=lambda item: (getattr(item[0], "lineno", 0), getattr(item[0], "col_offset", 0)))
+
+    def body(self, fn: FunctionNode) -> list[ast.AST]:
+        """The nodes of a function's own body (nested functions and lambdas excluded), computed once."""
+        nodes = self._bodies.get(id(fn))
+        if nodes is None:
+            nodes = self._bodies[id(fn)] = own_nodes(fn)
+        return nodes
+
+    def unguarded_body(self, fn: FunctionNode) -> list[ast.AST]:
+        """`body`, less the nodes inside a `try` that catches a tracer's error (`guards.py`):
+        where the code handles a concretization failure itself."""
+        found = self._unguarded.get(id(fn))
+        if found is None:
+            nodes = self.body(fn)
+            guarded = guarded_nodes(nodes, self.names, self.names.scope_of(fn))
+            found = self._unguarded[id(fn)] = [n for n in nodes if id(n) not in guarded] if guarded else nodes
+        return found
+
+    def unguarded(self, fn: FunctionNode, kind: type) -> list[ast.AST]:
+        """The nodes of `unguarded_body` of one node class: each rule asks for the few it reads
+        instead of testing every node of every traced function."""
+        kinds = self._unguarded_kinds.get(id(fn))
+        if kinds is None:
+            nodes = self.unguarded_body(fn)
+            kinds = self._unguarded_kinds[id(fn)] = self._kinds(fn) if nodes is self.body(fn) else _by_class(nodes)
+        return kinds.get(kind, [])
+
+    def nodes_of(self, fn: FunctionNode, kind: type) -> list[ast.AST]:
+        """The nodes of `body` of one node class, in the body's order."""
+        return self._kinds(fn).get(kind, [])
+
+    def _kinds(self, fn: FunctionNode) -> dict[type, list[ast.AST]]:
+        kinds = self._body_kinds.get(id(fn))
+        if kinds is None:
+            kinds = self._body_kinds[id(fn)] = _by_class(self.body(fn))
+        return kinds
+
+
+def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
+    kinds: dict[type, list[ast.AST]] = {}
+    for node in nodes:
+        same = kinds.get(node.__class__)
+        if same is None:  # not `setdefault`, which would build a list for every node
+            kinds[node.__class__] = [node]
+        else:
+            same.append(node)
+    return kinds
+
+
+# Transformations that make a tracer of every argument they are passed, static ones aside.
+_TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
+
+def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:
+    default = default_of(fn, param)
+    return default is not None and not (isinstance(default, ast.Constant) and default.value is None)

@@ -1,0 +1,353 @@
+"""Static arguments that cannot be hashed: what JAX302 reports, read from the code around a jit.
+
+JAX hashes a jit's static arguments to key its cache, so an array, a list, a dict, a set or an
+instance of a class that cannot be hashed raises `ValueError` there. The evidence is what the
+jitted function declares and does with the parameter, and what its calls in the module pass.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxlint.analysis.engine.call_index import may_resolve_to
+from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.names import annotation_name
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.optax_objects import optax_state
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
+from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.tracing.array_annotations import declares_array
+
+_VMAP = attribute_spellings({"jax.vmap"})
+
+_CONTAINER_ANNOTATIONS = {
+    "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
+    "builtins.set": "a set", "typing.Set": "a set",
+}
+# Attributes and methods only arrays have (a tuple, a string, a frozen config or a
+# `ShapeDtypeStruct` has none of them; `shape`, `dtype` and `real` are not among them).
+_ARRAY_ATTRIBUTES = frozenset({
+    "T", "mT", "at", "astype", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "block_until_ready",
+})
+_NUMPY_ARRAYS = frozenset(
+    "numpy." + name
+    for name in (
+        "array asarray zeros ones empty full arange linspace eye identity stack concatenate "
+        "zeros_like ones_like full_like empty_like"
+    ).split()
+)
+_LITERALS = {
+    ast.List: "a list", ast.ListComp: "a list", ast.Dict: "a dict", ast.DictComp: "a dict",
+    ast.Set: "a set", ast.SetComp: "a set",
+}
+_BUILTIN_CONTAINERS = {"builtins.list": "a list", "builtins.dict": "a dict", "builtins.set": "a set"}
+_NAMED_TUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple"})
+
+
+@dataclass(frozen=True)
+class UnhashableStatic:
+    node: ast.AST  # where the jit names the static argument
+    name: str
+    why: str  # what makes it unhashable, as a message says it
+
+
+def unhashable_statics(module) -> list[UnhashableStatic]:
+    """The static arguments of the module's jitted functions that are, or are passed, unhashable
+    values: an array or container annotation, a use only an array allows, an unhashable `self`,
+    an unhashable value at a call site (also through a plain forwarding function), a batched
+    tracer from `jax.vmap` (see JAX302's page)."""
+    found: list[UnhashableStatic] = []
+    sites = vmaps = None
+    for root in jit_signature.innermost_jits(module):
+        static = jit_signature.designated(root, "static")
+        if not static:
+            continue
+        # Under an outer transformation (`custom_jvp`, `vmap`) calls reach the jit through
+        # it: only what the function itself declares and does is judged.
+        plain = len(root.transforms) == 1
+        if plain and sites is None:
+            sites = module.call_sites
+            vmaps = _vmap_calls(module)
+        params = {p.arg: p for p in (*root.node.args.posonlyargs, *root.node.args.args, *root.node.args.kwonlyargs)}
+        for name, entry in static.items():
+            param = params.get(name)
+            if param is None:
+                continue
+            why = None if plain and _hashable_everywhere(root, name, sites, module) else _annotated(param, module)
+            why = why or _used_as_array(root.node, name, module)
+            if plain:
+                why = (
+                    _self_unhashable(root, param, module)
+                    or why
+                    or _passed_unhashable(root, name, sites, module)
+                    or _mapped_by_vmap(root, name, vmaps, module)
+                )
+            if why:
+                found.append(UnhashableStatic(entry.node, name, why))
+    return found
+
+
+def _hashable_everywhere(root, name: str, sites, module) -> bool:
+    """A private function (`_solve`) whose every call in this module passes a value shown to be
+    hashable for `name`: its callers are all in view, so what they pass decides, not a stale
+    annotation."""
+    fn = getattr(root.node, "name", "")
+    if not fn.startswith("_") or fn.endswith("__"):
+        return False
+    args = [
+        jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        for site in sites
+        if site.target is root
+    ]
+    return bool(args) and all(arg is not None and _hashable(arg, module) for arg in args)
+
+
+def _hashable(expr: ast.AST, module, depth: int = 0) -> bool:
+    """A literal, a tuple of hashable values, `tuple(...)`/`frozenset(...)`, or a name bound only to one."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Tuple):
+        return all(_hashable(e, module, depth) for e in expr.elts)
+    if isinstance(expr, ast.Call):
+        return module.qualname(expr.func) in _HASHABLE_BUILDERS
+    if isinstance(expr, ast.Name) and depth < 4:
+        scope = module.names.read_scope.get(id(expr))
+        owner = module.names.lookup(expr.id, scope) if scope is not None else None
+        if owner is None or expr.id in owner.params or expr.id in owner.other:
+            return False
+        values = module.names.assignments(expr, scope)
+        return bool(values) and all(_hashable(v, module, depth + 1) for v in values)
+    return False
+
+
+_HASHABLE_BUILDERS = frozenset({"builtins.tuple", "builtins.frozenset", "builtins.int", "builtins.str", "builtins.float"})
+
+
+def _annotated(param: ast.arg, module) -> str | None:
+    annotation, name = annotation_name(param.annotation, module.names)
+    if name is None and not isinstance(annotation, ast.BinOp):
+        return None
+    if declares_array(annotation, module.names):
+        return f"is annotated as an array (`{ast.unparse(annotation)}`)"
+    if name in _CONTAINER_ANNOTATIONS:
+        return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
+    return None
+
+
+def _used_as_array(fn, name: str, module) -> str | None:
+    scope = module.names.scope_of(fn)
+    if name in scope.assigned or name in scope.other:
+        return None  # rebound inside: the use may be of another value
+    for node in module.body(fn):
+        if isinstance(node, ast.Subscript) and _is(node.value, name) and _array_index(node.slice):
+            return f"is indexed like an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.Attribute) and _is(node.value, name) and node.attr in _ARRAY_ATTRIBUTES:
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and (_is(node.left, name) or _is(node.right, name)):
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+    return None
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _array_index(index: ast.AST) -> bool:
+    """`None`, `...`, or a tuple index holding a slice/`None`/`...`: only arrays take those."""
+    def special(item):
+        return isinstance(item, ast.Slice) or (isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis))
+
+    if isinstance(index, ast.Tuple):
+        return any(special(item) for item in index.elts)
+    return isinstance(index, ast.Constant) and (index.value is None or index.value is Ellipsis)
+
+
+def _passed_unhashable(root, name: str, sites, module) -> str | None:
+    for site in sites:
+        if site.target is not root:
+            continue
+        arg = jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        if arg is None:
+            continue
+        kind = _unhashable_argument(arg, module)
+        if kind:
+            return f"is passed {kind} on line {site.call.lineno}"
+        if isinstance(arg, ast.Name) and site.loops:
+            # In a loop, the value from before it reaches the first call, whatever the loop rebinds.
+            for definition in module.loops.reaching(arg.id, site.loops[-1], site.call):
+                kind = _unhashable_argument(definition.value, module, 1) if definition.kind == "assign" else None
+                if kind:
+                    return f"is passed {kind} (assigned on line {definition.node.lineno}) on line {site.call.lineno}"
+        for call, passed, helper in jit_signature.forwarded(module, site, name):
+            kind = _unhashable_argument(passed, module)
+            if kind:
+                return f"is passed {kind} on line {call.lineno}, through `{helper.name}`"
+    return None
+
+
+def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
+    """What makes the value a call passes unhashable, as the calling code shows it (through a
+    few names bound once: `rng = jax.random.key(0)`, `metric = rng`)."""
+    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
+    if kind is None and depth == 0 and module.is_abstract(arg):
+        kind = "a traced value (a tracer)"
+    if kind is None and depth == 0 and module.arrays.is_array(arg):
+        kind = "a JAX array"  # what the array facts show of it where it is passed (`mask = g < 4.0`)
+    if kind is None and isinstance(arg, ast.Name) and depth < 3:
+        # A name every assignment of which is unhashable, whichever reaches the call.
+        values = module.names.assignments(arg)
+        kinds = [_unhashable_argument(value, module, depth + 1) for value in values]
+        if kinds and all(kinds):
+            kind = kinds[0]
+    return kind
+
+
+def _vmap_calls(module) -> list:
+    """`jax.vmap(name, ...)` calls of the module, with their scopes (found once per module)."""
+    return [
+        (call, scope)
+        for call, scope in module.names.calls
+        if call.args and isinstance(call.args[0], ast.Name) and may_resolve_to(module.names, call.func, _VMAP)
+        and module.qualname(call.func) == "jax.vmap"
+    ]
+
+
+def _mapped_by_vmap(root, name: str, vmaps: list, module) -> str | None:
+    """`jax.vmap(f)(...)` with `in_axes` mapping the static parameter: vmap hands it a batched tracer."""
+    positional = [p.arg for p in (*root.node.args.posonlyargs, *root.node.args.args)]
+    if name not in positional or isinstance(root.node, ast.Lambda):
+        return None
+    index = positional.index(name)
+    for call, scope in vmaps:
+        wrapped = call.args[0]
+        if module.names.definition(wrapped, scope) is not root.node or not any(
+            root.site is d for d in root.node.decorator_list
+        ):
+            continue
+        in_axes = next((k.value for k in call.keywords if k.arg == "in_axes"), call.args[1] if len(call.args) > 1 else None)
+        if in_axes is None:
+            axis = 0
+        elif isinstance(in_axes, ast.Constant) and isinstance(in_axes.value, int):
+            axis = in_axes.value
+        elif isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
+            entry = in_axes.elts[index]
+            if not isinstance(entry, ast.Constant):
+                continue
+            axis = entry.value
+        else:
+            continue
+        if axis is not None:
+            return f"is mapped by `jax.vmap` on line {call.lineno} (it receives a batched tracer)"
+    return None
+
+
+def _unhashable_value(expr: ast.AST, module) -> str | None:
+    for kind, label in _LITERALS.items():
+        if isinstance(expr, kind):
+            return label
+    if isinstance(expr, ast.Tuple):
+        for element in expr.elts:
+            inner = _unhashable_value(element, module)
+            if inner:
+                return f"a tuple holding {inner}"
+        return None
+    if isinstance(expr, ast.Call):
+        if optax_state(module, expr):
+            return "an Optax optimizer state (a pytree of arrays)"
+        callee = module.qualname(expr.func)
+        if callee is None:
+            return None
+        if callee in _BUILTIN_CONTAINERS:
+            return _BUILTIN_CONTAINERS[callee]
+        if callee in _NUMPY_ARRAYS:
+            return "a NumPy array"
+        if callee.startswith("jax.numpy.") and callee not in jax_api.STATIC_QUERIES and not callee.startswith("jax.numpy.dtype"):
+            return "a JAX array"
+        if callee in ("jax.random.key", "jax.random.PRNGKey"):
+            return "a PRNG key (a JAX array)"
+        if callee.startswith("jax.random."):
+            return "a JAX array"
+    return None
+
+
+def _unhashable_instance(expr: ast.AST, module) -> str | None:
+    """`Config(...)` of a class of this module whose instances cannot be hashed; a NamedTuple of
+    the module given an unhashable field (a tuple hashes its items)."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+        return None
+    cls = module.names.definition(expr.func)
+    named_tuple = is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module)
+    if named_tuple or isinstance(cls, ast.ClassDef) and _hashes_fields(cls, module):
+        # Its hash is its fields' hash: one unhashable field makes the instance unhashable.
+        for field in (*expr.args, *(k.value for k in expr.keywords)):
+            inner = _unhashable_argument(field, module, 1)  # names bound to one followed too
+            if inner:
+                what = "a NamedTuple" if named_tuple else "an instance of the dataclass"
+                return f"{what} `{expr.func.id}` (hashed by its fields) holding {inner}"
+        return None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    why = _class_unhashable(cls, module)
+    return f"an instance of `{cls.name}` ({why})" if why else None
+
+
+def _named_tuple_factory(func: ast.Name, module) -> bool:
+    """A name bound once to `collections.namedtuple(...)` (or `typing.NamedTuple("T", ...)`)."""
+    values = module.names.assignments(func)
+    return len(values) == 1 and isinstance(values[0], ast.Call) and module.qualname(values[0].func) in _NAMED_TUPLE_FACTORIES
+
+
+def _hashes_fields(cls: ast.ClassDef, module) -> bool:
+    """A dataclass whose generated `__hash__` hashes its fields (`frozen=True` or
+    `unsafe_hash=True`, with the default `eq`), the class defining no `__hash__` of its own."""
+    if any(isinstance(node, ast.FunctionDef) and node.name == "__hash__" for node in cls.body):
+        return False
+    options = _dataclass_options(cls, module)
+    return options is not None and _literal_true(options.get("eq"), True) and _hashes_by_fields(options)
+
+
+def _dataclass_options(cls: ast.ClassDef, module) -> dict[str, ast.expr] | None:
+    """The keywords of the class's `@dataclasses.dataclass` decorator (none for the bare one);
+    None when it has no such decorator."""
+    for decorator in cls.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if module.qualname(target) == "dataclasses.dataclass":
+            return {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+    return None
+
+
+def _hashes_by_fields(options: dict[str, ast.expr]) -> bool:
+    return _literal_true(options.get("frozen"), False) or _literal_true(options.get("unsafe_hash"), False)
+
+
+def _literal_true(value: ast.expr | None, default: bool) -> bool:
+    return default if value is None else isinstance(value, ast.Constant) and value.value is True
+
+
+def _self_unhashable(root, param: ast.arg, module) -> str | None:
+    fn = root.node
+    cls = module.names.parent_class.get(id(fn))
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if cls is None or not positional or positional[0] is not param or root.bound_positional:
+        return None
+    why = _class_unhashable(cls, module)
+    return f"(an instance of `{cls.name}`, {why}) is unhashable" if why else None
+
+
+def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
+    """Why instances of a class cannot be hashed, when the class says so itself."""
+    defines = {
+        node.name for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    } | {
+        target.id for node in cls.body if isinstance(node, ast.Assign)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+    options = _dataclass_options(cls, module)
+    if "__eq__" in defines and "__hash__" not in defines and not (
+        options is not None and _literal_true(options.get("unsafe_hash"), False)
+    ):
+        return "which defines `__eq__` without `__hash__`"  # `unsafe_hash=True` adds one
+    if options is None or "__hash__" in defines or _hashes_by_fields(options) or not _literal_true(options.get("eq"), True):
+        return None
+    return "a dataclass that is not frozen"

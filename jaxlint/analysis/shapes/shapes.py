@@ -1,0 +1,31 @@
+"""The recompilation rules' loop facts, each computed by its own module.
+
+Which values change between iterations, and which definitions reach a use, come from the
+loop-variance domain of the shared solver (`loop_variance`, `TracedModule.loops`); these
+modules read them.
+
+- does the shape of an argument change between iterations of a loop? (`varying_shapes`)
+- which jitted callables are built anew each time they are used? (`rebuilt_jits`, over the
+  calls that run again and again of `repeated_calls`)
+- how many iterations does a `for` loop over a static `range` make? (`trip_counts`)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
+from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
+from jaxlint.analysis.shapes.trip_counts import TripCounts
+from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
+
+
+class ShapeFacts:
+    def __init__(self, module: TracedModule, effects: Effects):
+        self.varying = VaryingShapes(module).varying
+        self.rebuilt_jits = RebuiltJits(module, effects, RepeatedCalls(module, effects)).find
+        self.trip_count = TripCounts(module, effects).trip_count

@@ -1,0 +1,1 @@
+"""Which code JAX traces, and how: discovery, parameters, static arguments."""

@@ -1,0 +1,75 @@
+"""Which parameters a transformation's arguments make static or leave unbatched, read from its
+keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` of a custom
+derivative, `static_broadcasted_argnums` of `jax.pmap`) and the `None` entries of a vmap's
+`in_axes`."""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.knowledge import jax_api
+
+
+def positional_params(function: FunctionNode) -> list[ast.arg]:
+    return [*function.args.posonlyargs, *function.args.args]
+
+
+def static_parameters(
+    function: FunctionNode, keywords: dict[str, ast.expr], skip: int = 0, transform: str | None = None
+) -> frozenset[str]:
+    """Parameter names made static by `static_argnums` / `static_argnames` of `transform`,
+    resolved as JAX does. A checkpoint honours `static_argnums` only: `jax.checkpoint` accepts
+    `static_argnames` but traces those arguments all the same."""
+    positional = positional_params(function)[skip:]
+    static: set[str] = set()
+    numbers = [
+        *int_values(keywords.get("static_argnums")),
+        *int_values(keywords.get("nondiff_argnums")),
+        *int_values(keywords.get("static_broadcasted_argnums")),  # `jax.pmap`'s name for them
+    ]
+    for index in numbers:
+        if -len(positional) <= index < len(positional):
+            static.add(positional[index].arg)
+    if transform not in jax_api.CHECKPOINTS:
+        static.update(str_values(keywords.get("static_argnames")))
+    return frozenset(static)
+
+
+def int_values(expr: ast.expr | None) -> list[int]:
+    """Literal ints of `3`, `(0, 2)`, `[1]`, `-1`."""
+    if expr is None:
+        return []
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    out = []
+    for item in items:
+        value = _literal(item)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out.append(value)
+    return out
+
+
+def str_values(expr: ast.expr | None) -> list[str]:
+    if expr is None:
+        return []
+    items = expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
+    return [v for item in items if isinstance(v := _literal(item), str)]
+
+
+def _literal(expr: ast.expr):
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def unbatched_positions(site: ast.AST, keywords: dict[str, ast.expr]) -> frozenset[int]:
+    """Argument positions a vmap leaves unbatched: `None` entries of its `in_axes` tuple."""
+    in_axes = keywords.get("in_axes")
+    if in_axes is None and isinstance(site, ast.Call) and len(site.args) > 1:
+        in_axes = site.args[1]  # jax.vmap(f, in_axes, out_axes)
+    if not isinstance(in_axes, (ast.Tuple, ast.List)):
+        return frozenset()
+    return frozenset(
+        i for i, axis in enumerate(in_axes.elts) if isinstance(axis, ast.Constant) and axis.value is None
+    )

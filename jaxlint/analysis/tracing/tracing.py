@@ -1,0 +1,641 @@
+"""Finding traced code: which functions run under a JAX transformation, how, and with which static parameters.
+
+Recognised, through any import alias and `functools.partial`: transformation decorators,
+call-site wrapping (`step = jax.jit(train_step, static_argnames=...)`, `jax.grad(f)(x)`),
+nested transformations (`jax.jit(jax.grad(f))`), bodies handed to control-flow primitives
+(lambdas included), and framework module methods (Flax, Equinox, Haiku).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+from jaxlint.analysis.engine.call_index import calls_through
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
+from jaxlint.analysis.engine.walk import own_statements
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.entry_points import (
+    CLOSES_OVER_ARGUMENTS,
+    ENTRY_POINTS,
+    KERNEL_CALLS,
+    LEADING,
+    MODEL_ARGUMENTS_JITTED,
+    REF_TREE_CALLS,
+    RULE_REGISTRATIONS,
+    SCHEDULE_KEYWORDS,
+    entry_functions,
+)
+from jaxlint.analysis.knowledge.spellings import attribute_spellings
+from jaxlint.analysis.tracing.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
+from jaxlint.analysis.tracing.static_arguments import (
+    positional_params,
+    static_parameters,
+    str_values,
+    unbatched_positions,
+)
+from jaxlint.analysis.tracing.wrapper_calls import own_parameter, wrapper_calls
+
+# Partial application: JAX's `Partial` is `functools.partial` registered as a pytree.
+PARTIAL = frozenset({"functools.partial", "jax.tree_util.Partial"})
+_REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
+SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
+_SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for name in names)
+# Calls that take the function they transform (or differentiate at once) first.
+_FUNCTION_FIRST = jax_api.TRANSFORMS | jax_api.CALLING_DIFFERENTIATIONS
+# What a method call must be named to matter to `discover`: most calls (`x.reshape(...)`,
+# `self.layer(...)`) are not looked up at all.
+_DISCOVERED_ATTRIBUTES = attribute_spellings(
+    [*_FUNCTION_FIRST, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS, DISABLE_JIT]
+) | _REGISTERING_METHODS
+# Batching transformations whose `in_axes=None` arguments pass through unbatched.
+VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """How values behave inside a traced function.
+
+    abstract: arguments are abstract tracers (a Python `if` on them raises).
+    staged:   the body runs once per trace and is then cached (side effects happen at trace time only).
+    """
+
+    abstract: bool
+    staged: bool
+
+    def inside(self, outer: "Context | None") -> "Context":
+        if outer is None:
+            return self
+        return Context(self.abstract or outer.abstract, self.staged or outer.staged)
+
+
+EAGER = None
+CONCRETE = Context(False, False)
+ABSTRACT = Context(True, False)
+STAGED = Context(True, True)
+
+
+def context_of(transform: str) -> Context:
+    if transform in jax_api.STAGING_TRANSFORMS or transform in jax_api.CONTROL_FLOW:
+        return STAGED
+    if transform in jax_api.ABSTRACT_TRANSFORMS:
+        return ABSTRACT
+    return CONCRETE
+
+
+@dataclass
+class Transform:
+    """One transformation applied to a function: `jax.jit` with its keyword arguments."""
+
+    name: str  # qualified name, e.g. "jax.jit"
+    keywords: dict[str, ast.expr]
+    node: ast.AST  # the decorator or the call that applies it
+
+
+@dataclass
+class TracedFunction:
+    """A function run under one or more transformations (outermost first)."""
+
+    node: FunctionNode
+    transforms: list[Transform]
+    context: Context
+    static_params: frozenset[str] = frozenset()
+    bound_name: str | None = None  # the name the transformed callable is bound to, if any
+    site: ast.AST | None = None  # the decorator or wrapping call
+    filtering: bool = False  # equinox-style: non-array arguments are static
+    framework_method: bool = False
+    unbatched_params: frozenset[str] = frozenset()
+    # Arguments a framework entry point's caller supplies, not the framework (keyword-only
+    # extras of an optax `update`): unknown.
+    caller_params: frozenset[str] = frozenset()
+    bound_positional: int = 0  # leading parameters bound by functools.partial
+    bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial
+    bound_values: tuple[tuple[str, ast.expr], ...] = ()  # and the expressions bound to them
+    # A custom_vjp's backward rule: the forward rule whose residuals it receives.
+    residuals_from: FunctionNode | None = None
+    kernel: bool = False  # a Pallas kernel: its positional parameters are references
+    ref_trees: bool = False  # ... or pytrees of references
+    # `jax.jit(f, static_argnames=...)` naming a parameter `f` lacks: JAX raises `ValueError`
+    # when it wraps `f`, so nothing is traced, and which parameters were meant static is unclear.
+    unknown_static_names: bool = False
+
+    @property
+    def static_transform(self) -> Transform | None:
+        """The transformation whose static arguments the function receives as Python values."""
+        for t in self.transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS:
+                return t
+        return None
+
+    @property
+    def jit(self) -> Transform | None:
+        """The compiling transformation that takes static arguments (`jax.jit`, not a checkpoint)."""
+        for t in self.transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS and t.name not in jax_api.CHECKPOINTS:
+                return t
+        return None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Arguments fixed by `functools.partial` (or `self` of a bound method): not traced."""
+
+    positional: int
+    keywords: frozenset[str]
+    values: tuple[tuple[str, ast.expr], ...] = ()  # the keyword arguments' expressions
+    # Parameters after those that a control-flow primitive passes a Python callable to (the
+    # function a `lax.custom_root` solver solves for): static, like the bound ones.
+    given_functions: int = 0
+
+
+NOTHING_BOUND = Bound(0, frozenset())
+ANY_KEYWORD = "**"  # partial(f, **kwargs): any keyword may be bound
+
+
+@dataclass
+class Discovery:
+    roots: list[TracedFunction] = field(default_factory=list)
+    # bodies passed to control-flow primitives, with the call that passes them
+    bodies: list[tuple[FunctionNode, ast.Call, str]] = field(default_factory=list)
+    # (id(body), id(call)) -> the arguments `functools.partial` fixed in the body passed
+    body_bound: dict[tuple[int, int], Bound] = field(default_factory=dict)
+    # id(custom_jvp/custom_vjp function) -> the rules it registers: they run when the function is
+    # differentiated, so they are traced only where the function itself is called from traced code
+    derivative_rules: dict[int, list[TracedFunction]] = field(default_factory=dict)
+    # id(control-flow call in `bodies` made under `with jax.disable_jit():`) -> the node of the
+    # scope that makes it: from eager code, it runs its bodies in Python on concrete values
+    eager: dict[int, ast.AST] = field(default_factory=dict)
+
+    def traces_itself(self, fn: FunctionNode) -> bool:
+        """Whether a transformation or a control-flow primitive traces `fn` (a trace of its own,
+        nested in any trace around the call), not only the code that calls it."""
+        return any(root.node is fn for root in self.roots) or any(body is fn for body, _, _ in self.bodies)
+
+
+def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
+    """The transformation an expression denotes: `jax.jit`, `partial(jax.jit, ...)`, `jax.jit(static_argnames=...)`."""
+    if isinstance(expr, ast.Call):
+        callee = names.qualname(expr.func, scope)
+        if callee in PARTIAL and expr.args:
+            inner = names.qualname(expr.args[0], scope)
+            if inner in jax_api.TRANSFORMS:
+                return Transform(inner, _keywords(expr), expr)
+            return None
+        if callee in jax_api.TRANSFORMS and not expr.args:
+            return Transform(callee, _keywords(expr), expr)
+        return None
+    name = names.qualname(expr, scope)
+    if name in jax_api.TRANSFORMS:
+        return Transform(name, {}, expr)
+    return None
+
+
+def _keywords(call: ast.Call) -> dict[str, ast.expr]:
+    return {k.arg: k.value for k in call.keywords if k.arg}
+
+
+def discover(names: Names) -> Discovery:
+    found = Discovery()
+    for function in names.functions:
+        if isinstance(function, ast.Lambda):
+            continue
+        scope = names.enclosing_scope(function)
+        transforms = [t for d in function.decorator_list if (t := transform_of(d, names, scope))]
+        if _traces(transforms):
+            if not names.unreached(function, scope):  # a def after a `return` defines nothing
+                found.roots.append(_traced(function, transforms, function.name, transforms[0].node))
+        elif any(_registered_rules(d, [function], names, scope)[1] for d in function.decorator_list):
+            for decorator in function.decorator_list:
+                primal, registered = _registered_rules(decorator, [function], names, scope)
+                for rule, static in registered:
+                    found.derivative_rules.setdefault(id(primal), []).append(_framework_root(rule, NOTHING_BOUND, static))
+        elif id(function) in names.parent_class and _is_framework_method(function, names):
+            found.roots.append(
+                TracedFunction(function, [], ABSTRACT, frozenset({first_param(function) or "self"}), framework_method=True)
+            )
+    aliases, Attribute, Name = names.imported_or_assigned, ast.Attribute, ast.Name
+    wrappers: dict[int, list] = {}  # id(function) -> the parameters it transforms (`own_parameter`)
+    disabling: dict[int, Scope] = {}  # the scopes that call `jax.disable_jit`
+    # Names of the packages whose functions run a function given first (`optax.sgd(schedule)`).
+    scheduling = {
+        name for scope in names.scopes.values() for name, target in scope.imports.items()
+        if target.startswith(SCHEDULE_PREFIXES) or target + "." in SCHEDULE_PREFIXES
+    }
+    for call, scope in names.calls:
+        func = call.func
+        if func.__class__ is Attribute:
+            if func.attr not in _DISCOVERED_ATTRIBUTES and not (
+                call.keywords and any(k.arg in _SCHEDULE_NAMES for k in call.keywords)
+            ) and not (call.args and func.value.__class__ is Name and func.value.id in scheduling):
+                continue
+        elif func.__class__ is not Name or func.id not in aliases:
+            continue  # a builtin, a def, a parameter or no name at all: none of them is a JAX callable
+        callee = names.qualname(func, scope)
+        if callee == DISABLE_JIT:
+            disabling[id(scope.node)] = scope
+            continue
+        if callee is None:
+            if (
+                isinstance(call.func, ast.Attribute) and call.func.attr in _REGISTERING_METHODS
+                and not names.unreached(call, scope)
+            ):
+                rules = [fn for arg in call.args for fn, _, _ in _wrapped_functions(arg, names, scope)]
+                primal, registered = _registered_rules(call.func, rules, names, scope)
+                roots = [_framework_root(rule, NOTHING_BOUND, static) for rule, static in registered]
+                if call.func.attr == "defvjp" and len(roots) == 2:
+                    roots[1].residuals_from = roots[0].node  # `f.defvjp(fwd, bwd)`
+                if roots:
+                    found.derivative_rules.setdefault(id(primal), []).extend(roots)
+            continue
+        if callee in _FUNCTION_FIRST:
+            if not call.args:
+                continue
+        elif not (
+            callee in jax_api.CONTROL_FLOW or callee in KERNEL_CALLS or callee in ENTRY_POINTS
+            or callee.startswith(SCHEDULE_PREFIXES)
+        ):
+            continue
+        if names.unreached(call, scope):
+            continue  # a call after a `return` or `raise` is never made: it traces nothing
+        if callee in _FUNCTION_FIRST or callee in KERNEL_CALLS:
+            passed_on = [call.args[0]] if callee not in KERNEL_CALLS else entry_functions(
+                callee, call.args, _keywords(call), KERNEL_CALLS
+            )
+            for passed in passed_on:
+                _apply(found, callee, call, passed, names, scope, names.call_targets.get(id(call)))
+                parameter = own_parameter(passed, scope)
+                if parameter is not None:
+                    wrappers.setdefault(id(scope.node), []).append((parameter, callee, call))
+        elif callee in jax_api.CONTROL_FLOW:
+            for fn, bound, _ in control_flow_bodies(call, callee, names, scope):
+                found.bodies.append((fn, call, callee))
+                found.body_bound[(id(fn), id(call))] = bound
+        elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
+            as_given = callee in CLOSES_OVER_ARGUMENTS and not _jits_model_arguments(names)
+            for passed in entry_functions(callee, call.args, _keywords(call)):
+                for fn, _, bound in _wrapped_functions(passed, names, scope):
+                    root = _framework_root(fn, bound)
+                    if as_given and not isinstance(fn, ast.Lambda):
+                        a = fn.args
+                        root.caller_params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+                    found.roots.append(root)
+    if wrappers:
+        _through_wrappers(found, wrappers, names)
+    if disabling:
+        _run_eagerly(found, eager_calls(names, list(disabling.values())))
+    return found
+
+
+def _apply(
+    found: Discovery, callee: str, call: ast.Call, passed: ast.AST, names: Names, scope, bound,
+    keywords: dict[str, ast.expr] | None = None,
+) -> None:
+    """The roots of a transformation (or kernel call) `call` applied to what `passed` stands for;
+    `keywords`: the transformation's, where they are not `call`'s own."""
+    for fn, inner, partial_args in _wrapped_functions(passed, names, scope):
+        if callee in KERNEL_CALLS:
+            found.roots.append(_kernel_root(fn, partial_args, callee in REF_TREE_CALLS))
+            continue
+        transform = Transform(callee, _keywords(call) if keywords is None else keywords, call)
+        own = [] if isinstance(fn, ast.Lambda) else [
+            t for d in fn.decorator_list if (t := transform_of(d, names, names.enclosing_scope(fn)))
+        ]
+        if _traces([transform, *inner, *own]):  # `jax.grad(f)` of a custom_vjp `f` traces nothing
+            found.roots.append(_traced(fn, [transform, *inner], bound, call, partial_args))
+
+
+def _through_wrappers(found: Discovery, wrappers: dict, names: Names) -> None:
+    """`compile(step)` where `def compile(f): return jax.jit(f, ...)`: the wrapper's
+    transformation applies to what each call of it passes (`wrapper_calls.py`)."""
+    for call, scope, passed, callee, inner, keywords in wrapper_calls(names, wrappers):
+        _apply(found, callee, inner, passed, names, scope, names.call_targets.get(id(call)), keywords)
+
+
+def _run_eagerly(found: Discovery, blocks: EagerCalls) -> None:
+    """Under `with jax.disable_jit():`, `jax.jit(f)(x)` calls `f` on `x` as it is, and a `lax`
+    loop or branch calls its body on the values it is given: nothing of it is traced there."""
+    found.roots = [
+        root for root in found.roots
+        if not (id(root.site) in blocks.applied and all(t.name in jax_api.EAGER_WITHOUT_JIT for t in root.transforms))
+    ]
+    found.eager = {
+        id(call): blocks.calls[id(call)]
+        for _, call, callee in found.bodies
+        if callee in jax_api.EAGER_WITHOUT_JIT and id(call) in blocks.calls
+    }
+
+
+def _jits_model_arguments(names: Names) -> bool:
+    """Whether a call of the module asks its sampler to compile the model's arguments in
+    (`MCMC(kernel, jit_model_args=True)`): then the model receives them traced."""
+    for call, _ in calls_through(names, ("MCMC",)):
+        for keyword in call.keywords:
+            if keyword.arg == MODEL_ARGUMENTS_JITTED and not (
+                isinstance(keyword.value, ast.Constant) and not keyword.value.value
+            ):
+                return True
+    return False
+
+
+def _framework_root(fn: FunctionNode, bound: Bound, static: frozenset[str] = frozenset()) -> TracedFunction:
+    """A function a framework runs traced: its array arguments are traced."""
+    root = TracedFunction(fn, [], ABSTRACT, static, framework_method=True)
+    if not isinstance(fn, ast.Lambda):
+        root.caller_params = frozenset(p.arg for p in fn.args.kwonlyargs)
+    root.bound_positional = bound.positional
+    root.bound_keywords = bound.keywords
+    root.bound_values = bound.values
+    return root
+
+
+def _kernel_root(fn: FunctionNode, bound: Bound, trees: bool) -> TracedFunction:
+    """A Pallas kernel: traced once per `pallas_call` trace, its parameters references."""
+    root = TracedFunction(fn, [], STAGED, kernel=True, ref_trees=trees)
+    root.bound_positional = bound.positional
+    root.bound_keywords = bound.keywords
+    root.bound_values = bound.values
+    return root
+
+
+def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) -> tuple[ast.AST | None, list]:
+    """`f.defvjp(fwd, bwd)` or `@f.defjvp` of a `@jax.custom_vjp`/`custom_jvp` function `f`:
+    `f` and the (rule, its static parameters) pairs it registers."""
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return None, []
+    primal = names.definition(func.value, scope)
+    if not isinstance(primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None, []
+    outer = names.enclosing_scope(primal)
+    for transform in (transform_of(d, names, outer) for d in primal.decorator_list):
+        roles = RULE_REGISTRATIONS.get(transform.name, {}).get(func.attr) if transform else None
+        if roles is None:
+            continue
+        nondiff = static_parameters(primal, {"nondiff_argnums": transform.keywords["nondiff_argnums"]}) \
+            if "nondiff_argnums" in transform.keywords else frozenset()
+        indices = [i for i, p in enumerate(positional_params(primal)) if p.arg in nondiff]
+        out = []
+        for rule, role in zip(rules, roles):
+            params = positional_params(rule)
+            chosen = range(len(indices)) if role == LEADING else indices
+            out.append((rule, frozenset(params[i].arg for i in chosen if i < len(params))))
+        return primal, out
+    return None, []
+
+
+def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope | None):
+    """The functions a control-flow primitive call traces (lambdas and named defs).
+
+    Yields (function, arguments fixed by partial, the expression passed)."""
+    spec = jax_api.CONTROL_FLOW[callee]
+    for index, keyword in spec.callables:
+        arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
+        if arg is None:
+            continue
+        given = 1 if keyword in spec.given_function else 0
+        candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+        for candidate in candidates:
+            for fn, _, bound in _wrapped_functions(candidate, names, scope):
+                yield fn, replace(bound, given_functions=given) if given else bound, candidate
+
+
+def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
+    """Functions an expression passed to a transformation stands for, with inner transforms.
+
+    Yields (function node, inner transforms, arguments bound by partial).
+    """
+    if depth > 4:
+        return
+    if isinstance(expr, ast.Lambda):
+        yield expr, [], NOTHING_BOUND
+        return
+    if isinstance(expr, ast.Name):
+        rebinding = names.rebinding(expr, scope)
+        if isinstance(rebinding, ast.Call):
+            yield from _wrapped_functions(rebinding, names, scope, depth + 1)
+            return
+        definition = names.definition(expr, scope)
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield definition, [], NOTHING_BOUND
+            return
+        values = names.assignments(expr, scope)
+        if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Lambda)):
+            yield from _wrapped_functions(values[0], names, scope, depth + 1)
+        elif values and all(isinstance(v, ast.Name) for v in values):
+            # `kernel = fast_kernel` on one path, `kernel = simple_kernel` on another: either runs.
+            for value in values:
+                yield from _wrapped_functions(value, names, scope, depth + 1)
+        return
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
+        method = _method_of_enclosing_class(expr, names, scope)
+        if method is not None:  # `self.f` binds the instance, unless `f` is a static method
+            yield method, [], _method_binding(method, names)
+        return
+    if isinstance(expr, ast.Attribute):
+        method = _instance_method(expr, names, scope)
+        if method is not None:  # `obj.f` of an instance of a class defined here: a bound method
+            yield method, [], _method_binding(method, names)
+            return
+        found = _class_attribute(expr, names, scope)
+        if found is not None:  # `Cls.f`: a class method binds the class, anything else nothing
+            yield found[0], [], found[1]
+        return
+    if isinstance(expr, ast.Call):
+        method = constructed_call_method(expr, names, scope)
+        if method is not None:  # an instance of a class defined here: its `__call__` runs
+            yield method, [], Bound(1, frozenset())
+            return
+        if isinstance(expr.func, ast.Name):
+            factory = names.definition(expr.func, scope)
+        elif isinstance(expr.func, ast.Attribute):
+            on_self = isinstance(expr.func.value, ast.Name) and expr.func.value.id == receiver(names, scope)
+            factory = (  # `self.make_step()`, `obj.to_reference()`
+                _method_of_enclosing_class(expr.func, names, scope) if on_self else _instance_method(expr.func, names, scope)
+            )
+        else:
+            factory = None
+        if isinstance(factory, ast.FunctionDef) and not factory.decorator_list:
+            # A function of the module returning a function (`return partial(energy, cutoff=c)`,
+            # `return step`): what it returns is what is transformed.
+            inner_scope = names.scopes.get(id(factory))
+            for statement in own_statements(factory.body) if inner_scope is not None else ():
+                if isinstance(statement, ast.Return) and statement.value is not None:
+                    yield from _wrapped_functions(statement.value, names, inner_scope, depth + 1)
+            return
+        callee = names.qualname(expr.func, scope)
+        if callee in PARTIAL and expr.args:
+            keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
+            values = tuple((k.arg, k.value) for k in expr.keywords if k.arg)
+            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
+                yield fn, inner, Bound(
+                    bound.positional + len(expr.args) - 1, bound.keywords | keywords, bound.values + values
+                )
+            return
+        if callee in jax_api.TRANSFORMS and expr.args:
+            transform = Transform(callee, _keywords(expr), expr)
+            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
+                yield fn, [transform, *inner], bound
+
+
+def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
+    """The `__call__` of the object `call` constructs, when it builds a class defined in this
+    module whose own plain `__call__` runs when the object is called (framework modules aside:
+    their methods are traced roots of their own)."""
+    cls = names.definition(call.func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return None
+    method = names.scopes[id(cls)].defs.get("__call__")
+    if not isinstance(method, ast.FunctionDef) or method.decorator_list or _is_framework_method(method, names):
+        return None
+    return method
+
+
+def plain_class(func: ast.expr, names: Names, scope: Scope | None) -> bool:
+    """`func` names a class defined in this module that is no framework module (whose instances
+    the framework manages): calling it makes a plain Python object."""
+    cls = names.definition(func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return False
+    outer = names.enclosing_scope(cls)
+    return not any(names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases)
+
+
+def _method_binding(method: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> Bound:
+    """What a bound method fixes: the instance (or class), unless it is a static method."""
+    static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)
+    return Bound(0 if static else 1, frozenset())
+
+
+def _instance_method(expr: ast.Attribute, names: Names, scope: Scope | None):
+    """The method `obj.f` names, where `obj` is an instance of a class defined in this module
+    that defines `f` itself: `Model(...).f`, or a name whose only assignment constructs one."""
+    instance = expr.value
+    if isinstance(instance, ast.Name):
+        values = names.assignments(instance, scope)
+        instance = values[0] if len(values) == 1 else None
+    if not isinstance(instance, ast.Call):
+        return None
+    cls = names.definition(instance.func, scope)
+    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
+        return None
+    method = names.scopes[id(cls)].defs.get(expr.attr)
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    # Any other decorator (`@property`) may make `obj.f` something else than the method.
+    outer = names.scope_of(cls)
+    if any(names.qualname(d, outer) not in _METHOD_KINDS for d in method.decorator_list):
+        return None
+    return method
+
+
+_METHOD_KINDS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
+
+
+def _class_attribute(expr: ast.Attribute, names: Names, scope: Scope | None):
+    """The method `f` of `Cls.f`, `Cls` a class defined here that defines `f` itself, undecorated
+    or a static or class method; and what reading it through the class binds (the class, for a
+    class method)."""
+    if not isinstance(expr.value, ast.Name):
+        return None
+    cls = names.definition(expr.value, scope)
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    for statement in cls.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == expr.attr:
+            kinds = {names.qualname(d, names.enclosing_scope(statement)) for d in statement.decorator_list}
+            if not kinds <= _METHOD_KINDS:
+                return None
+            return statement, Bound(1 if "builtins.classmethod" in kinds else 0, frozenset())
+    return None
+
+
+def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
+    current = scope
+    while current is not None and current.kind != "class":
+        current = current.parent
+    if current is None:
+        return None
+    method = current.defs.get(expr.attr)
+    return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _traces(transforms: list[Transform]) -> bool:
+    """Whether the transformations (outermost first) trace the function: not when each passes its
+    caller's values through, nor a differentiation around a custom derivative, which calls the
+    rules with the primal values instead of tracing the function."""
+    custom = next((i for i, t in enumerate(transforms) if t.name in jax_api.CUSTOM_DERIVATIVES), -1)
+    return any(
+        t.name not in jax_api.PASS_THROUGH_TRANSFORMS and not (i < custom and t.name in jax_api.CONCRETE_TRANSFORMS)
+        for i, t in enumerate(transforms)
+    )
+
+
+def _traced(
+    function: FunctionNode,
+    transforms: list[Transform],
+    bound_name: str | None,
+    site: ast.AST,
+    bound: Bound = NOTHING_BOUND,
+) -> TracedFunction:
+    context: Context | None = None
+    for t in reversed(transforms):  # innermost first
+        context = context_of(t.name).inside(context)
+    assert context is not None
+    traced = TracedFunction(function, transforms, context, bound_name=bound_name, site=site)
+    traced.bound_positional = bound.positional
+    traced.bound_keywords = bound.keywords
+    traced.bound_values = bound.values
+    traced.filtering = any(t.name in jax_api.FILTERING_TRANSFORMS for t in transforms)
+    jit = traced.static_transform
+    if jit is not None:
+        traced.static_params = static_parameters(function, jit.keywords, bound.positional, jit.name)
+        if jit.name == "jax.jit" and function.args.kwarg is None:
+            a = function.args
+            params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+            traced.unknown_static_names = any(
+                name not in params for name in str_values(jit.keywords.get("static_argnames"))
+            )
+    for t in transforms:
+        if t.name in VMAPS:
+            positional = positional_params(function)[bound.positional:]
+            traced.unbatched_params = frozenset(
+                positional[i].arg for i in unbatched_positions(t.node, t.keywords) if i < len(positional)
+            )
+    return traced
+
+
+def receiver(names: Names, scope: Scope | None) -> str | None:
+    """The name the enclosing method binds its instance (or class) to: its first parameter,
+    whatever it is called; None outside methods and in static methods."""
+    current = scope
+    while current is not None and current.parent is not None and current.parent.kind != "class":
+        current = current.parent
+    if current is None or current.kind != "function" or isinstance(current.node, ast.Lambda):
+        return None
+    if any(names.qualname(d) == "builtins.staticmethod" for d in current.node.decorator_list):
+        return None
+    return first_param(current.node)
+
+
+def first_param(function: ast.AST) -> str | None:
+    """The first positional parameter (`self` of a method), if any."""
+    if not isinstance(function, FUNCTION_TYPES):
+        return None
+    params = positional_params(function)
+    return params[0].arg if params else None
+
+
+def _is_framework_method(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
+    cls = names.parent_class[id(function)]
+    scope = names.enclosing_scope(cls) if id(cls) in names.scopes else names.module
+    if not any(names.qualname(base, scope) in jax_api.MODULE_BASES for base in cls.bases):
+        return False
+    if function.name == "__call__":
+        return True
+    return any(
+        names.qualname(d, names.scope_of(cls)) in jax_api.MODULE_METHOD_DECORATORS
+        for d in function.decorator_list
+    )
+
+
+def is_function(node: ast.AST) -> bool:
+    return isinstance(node, FUNCTION_TYPES)

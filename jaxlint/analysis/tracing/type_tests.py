@@ -1,0 +1,115 @@
+"""What a branch's `isinstance` test shows: the names that are not JAX arrays along one of its edges.
+
+Code written for NumPy and JAX arrays alike picks its path by type: `if isinstance(x, np.ndarray):
+x[i] = v` writes in place into a NumPy array only, and `if isinstance(x, jax.Array): return
+x.at[i].set(v)` leaves the rest of the function to everything else. A JAX array is an instance
+of `jax.Array` (`jnp.ndarray`) and of no NumPy or builtin type (`isinstance(jnp.zeros(3),
+np.ndarray)` is False), so the true edge of `isinstance(x, T)` with every `T` a NumPy or builtin
+type other than `object`, and the false edge of `isinstance(x, T)` with some `T` a JAX array
+type, show that `x` is not one; through `not`, `and` (its true edge) and `or` (its false edge).
+A type the analysis does not know (a class of the project, a protocol) shows nothing. Code in
+the `else` of `if isinstance(x, jax.Array):`, or after such an `if` whose body always leaves,
+never sees `x` as a JAX array (`excluded_by_test`).
+
+No tracer, nor a list, tuple or dict of them, is an instance of a NumPy type or of a Python
+scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either, nor of a SciPy sparse
+matrix or array class (`scipy.sparse.csr_matrix`), which holds a NumPy buffer. So the true edge
+of `isinstance(x, T)` with every `T` one of these shows that `x` holds a value known at trace
+time (`concrete`), and that it is no JAX array.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.engine.reachability import never_completes, push_blocks
+from jaxlint.analysis.engine.walk import spans
+from jaxlint.analysis.knowledge import jax_api
+
+_SCALARS = frozenset({
+    "builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.str", "builtins.bytes",
+})
+_SPARSE = "scipy.sparse."  # its classes hold NumPy buffers, never a tracer
+
+
+def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
+    """The names the edge of `test` taken when it is `outcome` shows not to hold a JAX array."""
+    return _shown(test, outcome, names, scope, _never_jax_arrays, _some_jax_array)
+
+
+def concrete(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
+    """The names the edge of `test` taken when it is `outcome` shows to hold no tracer."""
+    return _shown(test, outcome, names, scope, _never_traced, None)
+
+
+def _shown(test, outcome, names, scope, held, failed) -> Iterator[str]:
+    """The names tested by an `isinstance` on the edge: with types all of which `held` accepts
+    where the test held, or some of which `failed` accepts where it failed."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _shown(test.operand, not outcome, names, scope, held, failed)
+    elif isinstance(test, ast.BoolOp):
+        # Every operand of an `and` that held is true; every operand of an `or` that failed is false.
+        if outcome == isinstance(test.op, ast.And):
+            for value in test.values:
+                yield from _shown(value, outcome, names, scope, held, failed)
+    elif (
+        isinstance(test, ast.Call)
+        and len(test.args) == 2
+        and not test.keywords
+        and isinstance(test.args[0], ast.Name)
+        and names.qualname(test.func, scope) == "builtins.isinstance"
+    ):
+        types = test.args[1]
+        items = types.elts if isinstance(types, ast.Tuple) else [types]
+        kinds = [names.qualname(item, scope) for item in items]
+        if outcome and kinds and held(kinds):
+            yield test.args[0].id
+        elif not outcome and failed is not None and failed(kinds):
+            yield test.args[0].id
+
+
+def _never_jax_arrays(kinds: list) -> bool:
+    return all(_numpy_or_builtin(kind) or _sparse(kind) for kind in kinds)
+
+
+def _some_jax_array(kinds: list) -> bool:
+    return any(kind in jax_api.ARRAY_ANNOTATIONS for kind in kinds)
+
+
+def _never_traced(kinds: list) -> bool:
+    return all(
+        kind in _SCALARS or (_numpy_or_builtin(kind) and kind.startswith("numpy.")) or _sparse(kind)
+        for kind in kinds
+    )
+
+
+def _sparse(kind: str | None) -> bool:
+    return kind is not None and kind.startswith(_SPARSE)
+
+
+def _numpy_or_builtin(kind: str | None) -> bool:
+    if kind is None or kind == "builtins.object" or kind.startswith("numpy.typing."):
+        return False  # `np.typing.ArrayLike` admits anything with `__array__`
+    return kind.startswith("numpy.") or kind.startswith("builtins.")
+
+
+def excluded_by_test(fn: ast.AST, node: ast.AST, name: str, names: Names, scope: Scope) -> bool:
+    """Whether `node`, in `fn`'s own body, runs only where an `isinstance` test showed `name` not
+    to be a JAX array (nor a tracer, which is one): in the `else` of `if isinstance(name,
+    jax.Array):`, or after such an `if` whose body never completes (`return x.at[i].set(v)`)."""
+    body = getattr(fn, "body", None)
+    blocks = [body] if isinstance(body, list) else []
+    while blocks:
+        block = blocks.pop()
+        for index, statement in enumerate(block):
+            if isinstance(statement, ast.If) and name in not_jax_arrays(statement.test, False, names, scope):
+                if any(spans(s, node) for s in statement.orelse):
+                    return True
+                if any(never_completes(s) for s in statement.body) and any(spans(s, node) for s in block[index + 1:]):
+                    return True
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                push_blocks(statement, blocks)
+    return False
+

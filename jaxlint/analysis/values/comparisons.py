@@ -1,0 +1,79 @@
+"""What a comparison gives in traced code: a traced boolean array, or a Python bool.
+
+Comparing arrays compares element by element, so a comparison with a traced operand is a traced
+boolean array. Python answers some comparisons itself: `is`/`is not` test identity, and a JAX
+array returns NotImplemented for `==`/`!=` with None, a string, bytes, `...` or a slice, so
+Python falls back to identity there too. A value compared with a tuple or list display
+(`parts == ()`) is a pytree compared with a Python sequence, and `in` asks the container.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jaxlint.analysis.engine.lattice import STATIC, Trace, Value, constant, join_all
+from jaxlint.analysis.engine.names import Names, Scope
+
+
+def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Scope) -> Value:
+    """The value of `node` given its operands' values (left first)."""
+    if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+        return _identity_test(node, operands)
+    if len(operands) == 2 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        compared = _compared_with_none(node, operands)
+        if compared is not None:
+            return compared
+        if _no_array_compares(node.left, names, scope) or _no_array_compares(node.comparators[0], names, scope):
+            return STATIC
+    joined = join_all(operands)
+    if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+        return Value(min(joined.trace, Trace.UNKNOWN))
+    displays = any(isinstance(e, (ast.Tuple, ast.List)) for e in (node.left, *node.comparators))
+    if displays and not any(v.array for v in operands):
+        return Value(min(joined.trace, Trace.UNKNOWN))
+    return Value(joined.trace, array=joined.traced, boolean=True, not_none=joined.traced)
+
+
+def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, scope: Scope) -> bool:
+    """Whether an array answers `left op right` element by element (with an array of booleans):
+    an ordering, or `==`/`!=` with anything Python does not answer itself (None, a string,
+    bytes, `...`, a slice); never `is` or `in`."""
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return True
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        return not any(
+            isinstance(side, ast.Constant) and side.value is None or _no_array_compares(side, names, scope)
+            for side in (left, right)
+        )
+    return False
+
+
+def _no_array_compares(expr: ast.expr, names: Names, scope: Scope) -> bool:
+    """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (str, bytes)) or expr.value is Ellipsis
+    return isinstance(expr, ast.Call) and names.qualname(expr.func, scope) == "builtins.slice"
+
+
+def _compared_with_none(node: ast.Compare, operands: list[Value]) -> Value | None:
+    """`x == None` / `x != None`: a JAX array returns NotImplemented for None and Python falls back
+    to identity, so it is `x is None` / `x is not None`, a Python bool (None when no side is None)."""
+    left, right = node.left, node.comparators[0]
+    if isinstance(right, ast.Constant) and right.value is None:
+        other = operands[0]
+    elif isinstance(left, ast.Constant) and left.value is None:
+        other = operands[1]
+    else:
+        return None
+    if other.none is not None:
+        return constant(other.none == isinstance(node.ops[0], ast.Eq))
+    return STATIC
+
+
+def _identity_test(node: ast.Compare, operands: list[Value]) -> Value:
+    """`x is None` / `x is not None`: decided when whether x is None is known, static in any case."""
+    if len(operands) == 2 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        none = operands[0].none
+        if none is not None:
+            return constant(none == isinstance(node.ops[0], ast.Is))
+    return STATIC

@@ -1,0 +1,131 @@
+"""Fields of the module's own pytree classes: which attribute of a traced instance is a traced array.
+
+A class defined in the module that annotates a field as an array (`turn: jax.Array`,
+`board: Array`) and does not declare it static holds that array as a pytree leaf, so in a
+traced instance the field is a traced array. A dataclass pytree (`flax.struct.dataclass`,
+`chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) makes every
+field it does not declare static a child, so a field it annotates as a Python number or bool
+(`row: int`, `done: bool`) is a leaf too, which a transformation traces as a scalar array. (An
+`equinox.Module` is left out: under `filter_jit` its non-array fields are static.) A field whose
+annotation admits None is left unknown: None is an empty pytree and stays None.
+
+The instance's class is known from the annotation of the parameter it arrives in
+(`def step(state: State, ...)`, a class of this module or of another module of the project;
+read in the function itself or, through the closure, in a function nested in it),
+kept while the function only rebinds the name to copies of it (`state = state.replace(...)`,
+`dataclasses.replace(state, ...)`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional, Tuple
+
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.array_annotations import declares_array
+from jaxlint.analysis.values.nullness import excludes_none
+
+# A project class's module names and statement, by the class's qualified name (`project.py`).
+ProjectClasses = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
+
+# Copies of a dataclass instance with some fields replaced: still the same class.
+_COPIES = frozenset({"replace", "_replace"})
+# Keywords of field specifiers (`flax.struct.field`, `eqx.field`, `dataclasses.field`, ...) that
+# can make a field static: a field given any of them is left unknown.
+STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
+# How far up the module's own base classes a field is looked for.
+_MAX_BASES = 8
+# Python scalars a dataclass pytree's leaf may be annotated with: traced, each is a scalar array.
+_SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
+
+
+def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: ProjectClasses | None = None) -> bool:
+    """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares
+    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance.
+    `classes` finds a class another module of the project defines, by its qualified name."""
+    base = node.value
+    if not isinstance(base, ast.Name):
+        return False
+    # A nested function (a vmapped member, a `lax.cond` branch) reads the parameter of the
+    # function around it through its closure: that function's annotation says the class.
+    owner = names.lookup(base.id, names.read_scope.get(id(base), names.scope_of(fn)))
+    if owner is None or owner.kind != "function" or isinstance(owner.node, ast.Lambda):
+        return False
+    fn = owner.node
+    args = fn.args
+    param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+    if param is None or param.annotation is None or not _keeps_class(fn, base.id, node.attr, names):
+        return False
+    annotation = param.annotation
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
+        annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
+    scope = names.enclosing_scope(fn)
+    cls = names.definition(annotation, scope) if isinstance(annotation, ast.Name) else None
+    if cls is None and classes is not None and isinstance(annotation, (ast.Name, ast.Attribute)):
+        qualname = names.qualname(annotation, scope)
+        found = classes(qualname) if qualname is not None else None
+        if found is not None:
+            names, cls = found  # read where the class is defined
+    declaring = cls
+    for _ in range(_MAX_BASES):
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr:
+                if _maybe_static(stmt.value):
+                    return False
+                if declares_array(stmt.annotation, names):
+                    return True
+                return _scalar_leaf(stmt, names, names.enclosing_scope(cls)) and _dataclass_pytree(declaring, names)
+        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
+        cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
+    return False
+
+
+def _scalar_leaf(field: ast.AnnAssign, names: Names, scope: Scope) -> bool:
+    """A field annotated as a Python number or bool that cannot be None."""
+    default = field.value
+    if isinstance(default, ast.Constant) and default.value is None:
+        return False
+    return names.qualname(field.annotation, scope) in _SCALARS and excludes_none(field.annotation, names, scope)
+
+
+def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:
+    """A class whose fields are all pytree children unless declared static: a dataclass pytree,
+    or a subclass of one of the module's."""
+    for _ in range(_MAX_BASES):
+        scope = names.enclosing_scope(cls)
+        if any(names.qualname(d, scope) in jax_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
+            return True
+        if any(names.qualname(b, scope) in jax_api.DATACLASS_PYTREE_BASES for b in cls.bases):
+            return True
+        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
+        cls = names.definition(bases[0], scope) if len(bases) == 1 else None
+        if not isinstance(cls, ast.ClassDef):
+            return False
+    return False
+
+
+def _keeps_class(fn: FunctionNode, name: str, field: str, names: Names) -> bool:
+    """The parameter is rebound in `fn` only to copies of itself that leave `field` as it was
+    (a replaced field may hold a Python value now)."""
+    scope = names.scope_of(fn)
+    if name in scope.other:
+        return False
+    return all(_copy_of(value, name, field, names) for value in scope.assigned.get(name, ()))
+
+
+def _copy_of(value: ast.expr, name: str, field: str, names: Names) -> bool:
+    """`name.replace(...)`, `name._replace(...)` or `dataclasses.replace(name, ...)`, not given `field`."""
+    if not isinstance(value, ast.Call) or any(k.arg in (field, None) for k in value.keywords):
+        return False
+    func = value.func
+    if names.qualname(func) == "dataclasses.replace":
+        first = value.args[0] if value.args else None
+        return isinstance(first, ast.Name) and first.id == name
+    return isinstance(func, ast.Attribute) and func.attr in _COPIES and isinstance(func.value, ast.Name) and func.value.id == name
+
+
+def _maybe_static(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Call) and any(k.arg in STATIC_KEYWORDS for k in value.keywords)

@@ -1,0 +1,247 @@
+"""Instances of the module's record classes: what each field holds where traced code builds one.
+
+A record class is a `typing.NamedTuple` or a dataclass (`dataclasses.dataclass`,
+`flax.struct.dataclass`, `chex.dataclass`, a `flax.struct.PyTreeNode` or Equinox module)
+defined in the module whose constructor only stores its arguments: its fields are the
+annotated names of its class body (and of its record bases, first), in order, each taking
+a positional or keyword argument or else its default (a Python value). A class that writes
+its own `__init__`, `__new__` or `__post_init__`, or a field that converts its argument or is
+left out of the constructor, is not one: nothing is known of what such an instance holds.
+Copies with fields replaced (`x._replace(f=v)`, `x.replace(f=v)`, `dataclasses.replace(x, f=v)`)
+keep the other fields.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Optional
+
+from jaxlint.analysis.engine.lattice import (
+    STATIC,
+    FunctionValue,
+    Record,
+    Trace,
+    Value,
+    constant,
+    record_value,
+)
+from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS
+
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
+# Decorators and bases whose classes flatten every field not declared static as a pytree child
+# (an Equinox module too; what a transformation then traces of a non-array field is another matter).
+_PYTREE_DATACLASSES = jax_api.DATACLASS_PYTREE_DECORATORS | jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+_DATACLASS_BASES = jax_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+# Methods that make the constructor do more than store its arguments, or attribute reads do
+# more than return them.
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})
+# Field specifier keywords that change what the constructor stores.
+_TRANSFORMING_KEYWORDS = frozenset({"converter", "init"})
+_SPECIFIERS = frozenset({"field", "static_field"})
+_CLASS_VARIABLES = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
+_MAX_BASES = 8
+# Copies of an instance with some fields replaced that take the instance first.
+_COPY_FUNCTIONS = frozenset({"dataclasses.replace", "copy.replace"})
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    default: Optional[Value]  # None: the constructor must be given it
+    static: bool
+
+
+@dataclass(frozen=True)
+class _RecordClass:
+    cls: ast.ClassDef
+    fields: tuple[_Field, ...]
+    named_tuple: bool
+    leaves_known: bool
+
+
+class RecordClasses:
+    """The module's record classes, each read once."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self._classes: dict[int, Optional[_RecordClass]] = {}
+
+    def construct(self, call: ast.Call, args: list[Value], kwargs: dict[str, Value], scope: Scope) -> Optional[Value]:
+        """The instance `call` builds, when it calls a record class with arguments it can place."""
+        cls = self.names.definition(call.func, scope)
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
+            return None
+        record_class = self._read(cls, call.func, scope)
+        if record_class is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if any(k.arg is None for k in call.keywords) or len(args) > len(record_class.fields):
+            return None
+        values = []
+        kwargs = dict(kwargs)
+        for i, field in enumerate(record_class.fields):
+            value = args[i] if i < len(args) else kwargs.pop(field.name, field.default)
+            if value is None:
+                return None
+            values.append(value)
+        if kwargs:
+            return None  # a keyword that names no field: the call fails anyway
+        return record_value(Record(
+            cls,
+            tuple(f.name for f in record_class.fields),
+            tuple(values),
+            record_class.named_tuple,
+            record_class.leaves_known,
+            frozenset(f.name for f in record_class.fields if f.static),
+        ))
+
+    def _read(self, cls: ast.ClassDef, func: ast.expr, scope: Scope) -> Optional[_RecordClass]:
+        if id(cls) in self._classes:
+            return self._classes[id(cls)]
+        named_tuple = is_named_tuple(func, self.names, scope)
+        fields = _fields(cls, self.names, named_tuple)
+        result = None
+        if fields is not None:
+            kind = named_tuple or bool(self._kinds(cls) & _PYTREE_DATACLASSES)
+            result = _RecordClass(cls, fields, named_tuple, kind)
+        self._classes[id(cls)] = result
+        return result
+
+    def _kinds(self, cls: ast.ClassDef) -> set[str]:
+        outer = self.names.enclosing_scope(cls)
+        decorators = {self.names.qualname(d.func if isinstance(d, ast.Call) else d, outer) for d in cls.decorator_list}
+        return {*decorators, *(self.names.qualname(b, outer) for b in cls.bases)} - {None}
+
+
+def member_of(value: Value, name: str) -> Optional[Value]:
+    """`x.name` of an instance: the field's value, or a plain method its class defines, bound to
+    the instance as it was built."""
+    record = value.record
+    if record is None:
+        return None
+    field = record.field(name)
+    if field is not None:
+        return field
+    for stmt in record.cls.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and not stmt.decorator_list:
+            return Value(Trace.STATIC, function=FunctionValue(stmt, method_self=value))
+    return None
+
+
+def copied(
+    node: ast.Call, callee: Optional[str], args: list[Value], kwargs: dict[str, Value], receiver: Optional[Value]
+) -> Optional[Value]:
+    """A copy of an instance with the fields the call names replaced: `dataclasses.replace(x, ...)`,
+    `x._replace(...)` of a NamedTuple, `x.replace(...)` of a dataclass that does not define it."""
+    if callee is not None:
+        record = args[0].record if callee in _COPY_FUNCTIONS and args else None
+        first = 1
+    else:
+        record = receiver.record if receiver is not None else None
+        first = 0
+        if record is None or not _copy_method(record, node.func.attr):  # type: ignore[attr-defined]
+            return None
+    if record is None or len(node.args) > first or any(k.arg is None for k in node.keywords):
+        return None
+    if not set(kwargs) <= set(record.names):
+        return None
+    return record_value(record.with_values(tuple(kwargs.get(n, v) for n, v in zip(record.names, record.values))))
+
+
+def _copy_method(record: Record, method: str) -> bool:
+    if record.named_tuple:
+        return method == "_replace"
+    return method == "replace" and not any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "replace" for stmt in record.cls.body
+    )
+
+
+def dataclass_like(cls: ast.ClassDef, names: Names) -> bool:
+    """A dataclass, `flax.struct` node or Equinox module: its instances compare field by field."""
+    outer = names.enclosing_scope(cls)
+    return any(
+        names.qualname(d.func if isinstance(d, ast.Call) else d, outer) in _DATACLASS_DECORATORS
+        for d in cls.decorator_list
+    ) or any(names.qualname(base, outer) in _DATACLASS_BASES for base in cls.bases)
+
+
+def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) -> Optional[tuple[_Field, ...]]:
+    """The constructor's fields, in order, or None when the class is not a record class."""
+    outer = names.enclosing_scope(cls)
+    inherited: tuple[_Field, ...] = ()
+    if not named_tuple:
+        decorated = dataclass_like(cls, names)
+        for base in cls.bases:
+            if names.qualname(base, outer) in _DATACLASS_BASES:
+                continue
+            parent = names.definition(base, outer)
+            if not isinstance(parent, ast.ClassDef) or depth >= _MAX_BASES:
+                return None
+            parent_fields = _fields(parent, names, False, depth + 1)
+            if parent_fields is None:
+                return None
+            inherited += parent_fields
+        if not decorated or cls.keywords or _no_constructor(cls, names, outer):
+            return None
+    own = []
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _CONSTRUCTORS:
+            return None
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        if _class_variable(stmt.annotation, names, outer):
+            continue
+        field = _field(stmt)
+        if field is None:
+            return None
+        own.append(field)
+    own_names = {f.name for f in own}
+    return (*(f for f in inherited if f.name not in own_names), *own)
+
+
+def _field(stmt: ast.AnnAssign) -> Optional[_Field]:
+    name = stmt.target.id  # type: ignore[union-attr]
+    value = stmt.value
+    if value is None:
+        return _Field(name, None, False)
+    specifier = _specifier(value)
+    if specifier is None:
+        return _Field(name, _default(value), False)  # a default computed when the class is defined
+    keywords = {k.arg: k.value for k in value.keywords}  # type: ignore[union-attr]
+    if None in keywords or _TRANSFORMING_KEYWORDS & set(keywords) or value.args:  # type: ignore[union-attr]
+        return None
+    static = specifier == "static_field" or bool(STATIC_KEYWORDS & set(keywords))
+    if "default" in keywords:
+        return _Field(name, _default(keywords["default"]), static)
+    return _Field(name, STATIC if "default_factory" in keywords else None, static)
+
+
+def _specifier(value: ast.expr) -> Optional[str]:
+    """The name of a field specifier call (`field(...)`, `eqx.field(...)`, `static_field()`)."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name if name in _SPECIFIERS else None
+
+
+def _no_constructor(cls: ast.ClassDef, names: Names, scope: Scope) -> bool:
+    """`@dataclass(init=False)`: the class's own code fills its fields."""
+    return any(
+        isinstance(d, ast.Call) and names.qualname(d.func, scope) in _DATACLASS_DECORATORS
+        and any(k.arg == "init" for k in d.keywords)
+        for d in cls.decorator_list
+    )
+
+
+def _default(value: ast.expr) -> Value:
+    """A default is a Python value, computed when the class is defined."""
+    return constant(value.value) if isinstance(value, ast.Constant) else STATIC
+
+
+def _class_variable(annotation: ast.expr, names: Names, scope: Scope) -> bool:
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return names.qualname(target, scope) in _CLASS_VARIABLES

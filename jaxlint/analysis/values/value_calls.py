@@ -1,0 +1,287 @@
+"""How the value analysis evaluates calls into libraries and transformations.
+
+A part of `_FunctionRun` (see `values.py`), kept apart because it is the analysis's table of
+library behaviour: `functools.partial`, tree maps, `reduce`, JAX's staged namespaces, NumPy,
+model sites; transformations (`jax.jit(f)` is a callable whose call analyses `f` in the
+combined context) and control-flow primitives (their bodies are analysed staged).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from jaxlint.analysis.engine.lattice import (
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    TRACED_BOOL,
+    UNKNOWN,
+    FunctionValue,
+    Trace,
+    Value,
+    arrays_traced,
+    as_traced,
+    constant,
+    element_of,
+    join,
+    join_all,
+    named,
+    strip,
+)
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.call_results import (
+    BOOLEAN_FUNCTIONS,
+    builtin_result,
+    model_site_result,
+)
+from jaxlint.analysis.tracing.parameters import (
+    bind_arguments,
+    body_parameters,
+    carry_operand,
+    default_of,
+    default_value,
+    fixed_argument,
+    sliced_operand,
+)
+from jaxlint.analysis.tracing.static_arguments import (
+    static_parameters,
+    unbatched_positions,
+)
+from jaxlint.analysis.tracing.tracing import (
+    PARTIAL,
+    STAGED,
+    VMAPS,
+    context_of,
+    control_flow_bodies,
+)
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import FunctionNode
+    from jaxlint.analysis.values.value_env import Env
+
+_COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
+
+
+class CallEvaluation:
+    """Calls whose callee is a library function, a transformation or a control-flow primitive."""
+
+    def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
+        if callee in jax_api.STATIC_QUERIES:
+            return STATIC
+        if callee in PARTIAL:
+            fn = args[0].function if args else None
+            if fn is None:
+                return UNKNOWN
+            # Arguments fixed inside a transformation are its closure constants; fixed outside
+            # one, they enter it as any argument does.
+            kwargs = {
+                k.arg: fixed_argument(fn.node, k.arg, k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs
+            }
+            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
+            return Value(Trace.STATIC, function=replace(
+                fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
+            ))
+        if callee in _COLLECTIVE_SUMS and args and args[0].trace is Trace.STATIC and not args[0].array:
+            # A sum over devices of a Python number is the axis size times it: a concrete value.
+            return STATIC
+        if callee in jax_api.TREE_MAPS:
+            trees = args[1:]
+            # The function gets one leaf of each tree: a leaf of a traced tree is a tracer, an
+            # array (unless `is_leaf` stops the flattening at subtrees of its choosing).
+            whole = "is_leaf" in kwargs
+            leaves = [Value(t.trace, array=t.traced and not whole) for t in trees]
+            result = Value(join_all(trees).trace) if trees else UNKNOWN
+            if node.args:
+                # The result holds what the function returns for each leaf, in the trees' structure.
+                fn = self.eval(node.args[0], env)
+                if fn.function is not None:
+                    paths = [STATIC] if callee.endswith("_with_path") else []
+                    result = self._call_function(fn.function, node, [*paths, *leaves], {}, env)
+                elif self.names.qualname(node.args[0], self.scope) in jax_api.STATIC_QUERIES:
+                    result = STATIC  # `tree_map(jnp.iscomplexobj, tree)`: a tree of Python values
+            return strip(result)
+        if callee in jax_api.TREE_PASSTHROUGH:
+            if not args:
+                return STATIC
+            first = args[0]
+            if callee == "jax.tree_util.tree_flatten":
+                return Value(first.trace, items=(Value(first.trace, element=element_of(first)), STATIC))
+            if callee == "jax.tree_util.tree_leaves":
+                return Value(first.trace, element=Value(first.trace, array=first.traced))
+            return first.but(array=False, boolean=False, function=None, record=None)
+        if callee == "functools.reduce" and len(args) >= 2:
+            return self._reduce(node, args, env)
+        if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:
+            return TRACED  # a copy of a traced pytree dataclass
+        if callee.startswith("builtins."):
+            return builtin_result(callee[9:], args)
+        if callee in jax_api.INTEGER_HELPERS:
+            return strip(join_all(args))
+        if _staged(callee):
+            if id(node) in self.analysis.compile_time_calls:
+                # Under `jax.ensure_compile_time_eval()`, JAX computes on concrete inputs eagerly:
+                # the result is traced only when an input is.
+                inputs = join_all((*args, *kwargs.values()))
+                boolean = inputs.traced and callee in BOOLEAN_FUNCTIONS
+                return Value(inputs.trace, array=True, boolean=boolean, not_none=True)
+            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if callee in jax_api.FRAMEWORK_ARRAYS:
+            return TRACED_ARRAY
+        site = model_site_result(callee, args, kwargs)
+        if site is not None:
+            return site
+        if callee.startswith(("numpy.", "math.")):
+            joined = join_all(args)
+            return Value(joined.trace, array=joined.traced)
+        if self.analysis.imported is not None:
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
+        return UNKNOWN
+
+    def _reduce(self, node: ast.Call, args: list[Value], env: Env) -> Value:
+        """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
+        element = join_all([element_of(args[1]), *args[2:3]])
+        reducer = self.names.qualname(node.args[0], self.scope)
+        if reducer is not None and _staged(reducer):
+            return TRACED_BOOL if reducer in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+        if reducer is not None and reducer.startswith("operator."):
+            return Value(element.trace, array=element.traced)
+        if args[0].function is not None:
+            return join(element, self._call_function(args[0].function, node, [element, element], {}, env))
+        return UNKNOWN
+
+    def _call_function(
+        self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env
+    ) -> Value:
+        ctx = self.ctx
+        for name in reversed(fn.transforms):
+            ctx = context_of(name).inside(ctx)
+        given_args, given_kwargs = args, kwargs
+        if fn.transforms:
+            args, kwargs = _entering(fn, args, kwargs)
+        params = bind_arguments(
+            fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value
+        )
+        if fn.static_params:
+            # A static argument is the caller's Python value itself: what is known of it stays.
+            given = bind_arguments(fn.node, [*fn.bound, *given_args], {**dict(fn.keywords), **given_kwargs}, fn.method_self)
+            for name in fn.static_params:
+                if name in params:
+                    params[name] = _static(given[name])
+        result = self.analysis.analyze(fn.node, params, ctx, self.closure(fn.node, env), self.depth + 1)
+        if fn.transforms and result.trace is not Trace.STATIC:
+            if all(t in jax_api.OUTPUT_PRESERVING_TRANSFORMS for t in fn.transforms):
+                return as_traced(result)
+            return TRACED
+        return result
+
+    def default_value(self, fn: FunctionNode, param: ast.arg) -> Value:
+        """A parameter's default where the call leaves it: a literal, or the module (or member of
+        one) it names (`xnp=np`), so that `xnp.stack(...)` is NumPy's; else a Python value."""
+        default = default_of(fn, param)
+        if isinstance(default, (ast.Name, ast.Attribute)):
+            root = default
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            scope = self.names.enclosing_scope(fn)
+            owner = self.names.lookup(root.id, scope) if isinstance(root, ast.Name) else None
+            qualname = self.names.qualname(default, scope) if owner is not None and root.id in owner.imports else None
+            if qualname is not None:
+                return named(qualname)
+        return default_value(fn, param)
+
+    def _transform(self, node: ast.Call, callee: str, env: Env) -> Value:
+        """`jax.grad(f)` evaluates to a callable; calling it analyses `f` in the combined context."""
+        for arg in node.args[1:]:
+            self.eval(arg, env)
+        for k in node.keywords:
+            self.eval(k.value, env)
+        if not node.args:
+            return UNKNOWN
+        inner = self.eval(node.args[0], env)
+        if inner.function is None:
+            return UNKNOWN
+        if callee in jax_api.IDENTITY_TRANSFORMS:
+            return inner
+        static = inner.function.static_params
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if callee in jax_api.STATIC_ARG_TRANSFORMS:
+            static = static_parameters(inner.function.node, keywords, len(inner.function.bound), callee)
+        unbatched: frozenset[int] = frozenset()
+        if callee in VMAPS:
+            unbatched = unbatched_positions(node, keywords)
+            if inner.function.transforms:
+                unbatched &= inner.function.unbatched
+        return Value(Trace.STATIC, function=replace(
+            inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
+            unbatched=unbatched,
+        ))
+
+    def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
+        operands = [self.eval(arg, env) for arg in node.args]
+        keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
+        init = carry_operand(node, callee, operands, keywords)
+        xs = sliced_operand(node, callee, operands, keywords)
+        ctx = STAGED.inside(self.ctx)
+        index = None
+        if callee == "jax.lax.fori_loop" and id(node) in self.analysis.eager and _python_bounds(node, operands):
+            # Under `with jax.disable_jit():` a fori_loop with Python bounds is a Python loop,
+            # even while tracing: its body runs in the trace around it, its index a Python int.
+            ctx, index = self.ctx, STATIC
+        branch_operands = None
+        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+            # An operand whose pytree children are known keeps its structure in the branches.
+            branch_operands = [
+                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]
+            ]
+        for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
+            value = self.analysis.values.get(id(passed))
+            fixed = value.function if value is not None and value.function is not None else None
+            fixed = fixed if fixed and fixed.node is fn_node else None
+            values = body_parameters(
+                fn_node, node, callee, bound, fixed,
+                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                branch_operands, index,
+            )
+            self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)
+        return TRACED
+
+
+def _python_bounds(node: ast.Call, operands: list[Value]) -> bool:
+    """Whether a fori_loop's bounds (its first two arguments) are Python values."""
+    return len(operands) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and not (
+        operands[0].traced or operands[1].traced
+    )
+
+
+def _staged(callee: str) -> bool:
+    """A JAX operation: inside traced code its result is traced whatever its inputs."""
+    if callee in jax_api.PALLAS_OBJECTS:
+        return False
+    return callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES)
+
+
+def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+    """Arguments as a transformed function receives them: traced, except static ones and a
+    vmap's `in_axes=None` ones, which pass as they are. Equinox's filtering transformations
+    trace arrays only: any other argument passes as it is."""
+    first = len(fn.bound)
+    enter = arrays_traced if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
+    args = [a if first + i in fn.unbatched else enter(a) for i, a in enumerate(args)]
+    return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
+
+
+def _traced(value: Value) -> Value:
+    return TRACED
+
+
+def _static(value: Value) -> Value:
+    """A static argument: a Python value, None or not None as the caller's value is (the
+    literal itself is not kept: a function called with many would be analysed once for each)."""
+    none = value.none
+    return STATIC if none is None else _NONE if none else _NOT_NONE
+
+
+_NONE = constant(None)
+_NOT_NONE = Value(Trace.STATIC, not_none=True)

@@ -1,0 +1,621 @@
+"""Value analysis: which expressions inside traced code are TRACED, STATIC or UNKNOWN.
+
+An abstract interpreter runs over each traced function with its parameters' values
+(traced arguments, static arguments, closure constants), records the value of every
+expression it evaluates, and follows calls into module-local helpers, nested functions,
+instances' `__call__` and control-flow bodies in their calling context.  This module
+evaluates expressions and calls; the statement level is a dataflow domain
+(`value_flow.py`) solved to a fixed point over the function's control-flow graph.
+Calls into code the analysis cannot see are UNKNOWN, never TRACED; rules report only on
+TRACED.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import Callable, Collection
+
+from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.engine.bindings import Bindings
+from jaxlint.analysis.engine.dataflow import solve
+from jaxlint.analysis.engine.lattice import (
+    MADE_SELF,
+    REF,
+    STATIC,
+    TRACED,
+    TRACED_ARRAY,
+    TRACED_BOOL,
+    UNKNOWN,
+    FunctionValue,
+    Trace,
+    Value,
+    constant,
+    element_of,
+    join,
+    join_all,
+    named,
+    named_of,
+    strip,
+)
+from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.walk import children
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
+from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
+from jaxlint.analysis.knowledge.spellings import canonical
+from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.tracing.compile_time import compile_time_calls
+from jaxlint.analysis.tracing.static_arguments import (
+    static_parameters,
+    unbatched_positions,
+)
+from jaxlint.analysis.tracing.tracing import (
+    STAGED,
+    VMAPS,
+    Context,
+    constructed_call_method,
+    plain_class,
+    positional_params,
+    receiver,
+    transform_of,
+)
+from jaxlint.analysis.values.comparisons import comparison
+from jaxlint.analysis.values.module_constants import ModuleConstants
+from jaxlint.analysis.values.nullness import not_none_parameters
+from jaxlint.analysis.values.pytree_fields import ProjectClasses, array_field
+from jaxlint.analysis.values.records import RecordClasses, copied, member_of
+from jaxlint.analysis.values.value_calls import CallEvaluation
+from jaxlint.analysis.values.value_env import Env, frozen
+from jaxlint.analysis.values.value_flow import ValueFlow
+
+_STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
+_ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
+_MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
+# Helpers called from helpers are followed this deep; deeper chains (and expressions nested
+# past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
+_MAX_DEPTH = 24
+_MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain instance the traced code makes
+
+
+# (qualified callee, positional values, keyword values, calling context, depth) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], "Value"]
+
+
+class ValueAnalysis:
+    """Runs the interpreter over traced functions and keeps what it learnt, per node."""
+
+    def __init__(
+        self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = (),
+        classes: ProjectClasses | None = None,
+    ):
+        self.names = names
+        # Answer calls of names imported from the project's own modules, and find the classes
+        # they define (see `project.py`).
+        self.imported = imported
+        self.classes = classes
+        # The ids of the control-flow calls under `with jax.disable_jit():` (`eager_blocks.py`).
+        self.eager = eager
+        self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
+        self.abstract: set[int] = set()  # id(expr) traced in an abstract context
+        self.contexts: dict[int, Context] = {}  # id(function) -> joined context
+        self.functions: dict[int, FunctionNode] = {}
+        self.closures: dict[int, Env] = {}  # id(nested function) -> env at its definition (see `closure`)
+        self.unconverged: list[FunctionNode] = []  # functions whose fixed point was cut short
+        self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
+        self._graphs: dict[int, cfg.Graph] = {}
+        self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
+        self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
+        self._memo: dict[tuple, Value] = {}
+        self._active: set[int] = set()
+        self._count = 0
+
+    @cached_property
+    def constants(self) -> ModuleConstants:
+        return ModuleConstants(self.names)
+
+    @cached_property
+    def compile_time_calls(self) -> frozenset[int]:
+        return compile_time_calls(self.names)
+
+    @cached_property
+    def records(self) -> RecordClasses:
+        return RecordClasses(self.names)
+
+    # ---- public ---------------------------------------------------------------
+    def analyze(
+        self, fn: FunctionNode, params: dict[str, Value], ctx: Context, outer: Env | None = None, depth: int = 0,
+        closed_not_none: frozenset[str] = frozenset(),
+    ) -> Value:
+        """Analyse `fn` with these parameter values in context `ctx`; return its return value.
+        `outer`: the bindings it closes over (by default, those saved where it was defined);
+        `closed_not_none`: names it closes over that are not None wherever it is traced."""
+        params = self._annotated(fn, params)
+        if outer is None:
+            outer = self.closures.get(id(fn))
+        if closed_not_none:
+            shown = {name: ((outer and outer.get(name)) or STATIC).but(not_none=True) for name in closed_not_none}
+            outer = Env(shown, outer, self.names.parent_function.get(id(fn)))
+        key = (id(fn), tuple(sorted(params.items())), ctx, self._closed_values(fn, outer))
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        if depth == 0:
+            self._count = 0
+        if id(fn) in self._active or self._count >= _MAX_ANALYSES_PER_ENTRY or depth > _MAX_DEPTH:
+            return UNKNOWN
+        self._count += 1
+        self._active.add(id(fn))
+        previous = self.contexts.get(id(fn))
+        self.contexts[id(fn)] = ctx if previous is None else Context(
+            ctx.abstract or previous.abstract, ctx.staged or previous.staged
+        )
+        self.functions[id(fn)] = fn
+        run = _FunctionRun(self, fn, Env(dict(params), outer, fn), ctx, depth)
+        try:
+            result = run.execute()
+        except RecursionError:
+            self.skipped.append(fn)
+            result = UNKNOWN
+        finally:
+            self._active.discard(id(fn))
+        self._memo[key] = result
+        return result
+
+    def value(self, node: ast.AST) -> Value | None:
+        return self.values.get(id(node))
+
+    def _closed_values(self, fn: FunctionNode, outer: Env | None) -> tuple:
+        """What `fn` sees of the names it reads from the functions around it: part of what an
+        analysis of it depends on, as its parameters are."""
+        if outer is None:
+            return ()
+        names = self._closed_over.get(id(fn))
+        if names is None:
+            names = self._closed_over[id(fn)] = self.names.closed_over(fn)
+        return tuple(outer.get(name) for name in names)
+
+    def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
+        """The parameters with what their annotations add: a type that excludes None rules None
+        out, unless the argument is a None literal (the caller's value wins over the annotation)."""
+        typed = self._not_none.get(id(fn))
+        if typed is None:
+            typed = self._not_none[id(fn)] = not_none_parameters(fn, self.names)
+        if not typed:
+            return params
+        out = dict(params)
+        for name in typed:
+            value = out.get(name)
+            if value is not None and value.none is None:
+                out[name] = value.but(not_none=True)
+        return out
+
+    def graph(self, fn: FunctionNode) -> cfg.Graph:
+        """The control-flow graph of a def, built once."""
+        graph = self._graphs.get(id(fn))
+        if graph is None:
+            graph = self._graphs[id(fn)] = cfg.build(fn)
+        return graph
+
+    def record(self, node: ast.AST, value: Value, ctx: Context) -> Value:
+        key = id(node)
+        old = self.values.get(key)
+        if old is not value:
+            self.values[key] = value if old is None else join(old, value)
+        if ctx.abstract and value.trace is _TRACED_TRACE:
+            self.abstract.add(key)
+        return value
+
+
+class _FunctionRun(CallEvaluation):
+    """One analysis of one function body."""
+
+    def __init__(self, analysis: ValueAnalysis, fn: FunctionNode, env: Env, ctx: Context, depth: int):
+        self.analysis = analysis
+        self.names = analysis.names
+        self.fn = fn
+        self.scope: Scope = analysis.names.scope_of(fn)
+        self.env = env
+        self.ctx = ctx
+        self.depth = depth
+
+    def execute(self) -> Value:
+        if isinstance(self.fn, ast.Lambda):
+            return self.eval(self.fn.body, self.env)
+        flow = ValueFlow(self, self.env.outer)
+        solution = solve(self.analysis.graph(self.fn), flow, Bindings(self.env.vars))
+        if not solution.converged:
+            self.analysis.unconverged.append(self.fn)
+        return STATIC if flow.returned is None else flow.returned
+
+    def define(self, node: FunctionNode, env: Env) -> None:
+        """Remember the environment a nested function closes over."""
+        old = self.analysis.closures.get(id(node))
+        snapshot = Env(env.vars.copy(), env.outer, env.fn)  # bindings share what they do not change
+        if old is not None and old.outer is snapshot.outer:
+            old.merge(snapshot)
+        else:
+            self.analysis.closures[id(node)] = snapshot
+
+    def closure(self, fn: FunctionNode, env: Env) -> Env | None:
+        """What a function called here sees of the names of the function it is defined in.
+        Python binds them late: while that function runs (it is this one, or one around this
+        call), they hold their values at the call; called from anywhere else (returned, stored
+        and called later), the function sees them as they were where it was defined."""
+        parent = self.names.parent_function.get(id(fn))
+        level: Env | None = env
+        while parent is not None and level is not None:
+            if level.fn is parent:
+                return frozen(level)
+            level = level.outer
+        return self.analysis.closures.get(id(fn))
+
+    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
+        transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
+        if node.decorator_list and not transforms:
+            return UNKNOWN
+        transforms = [t for t in transforms if t.name not in jax_api.IDENTITY_TRANSFORMS]
+        static: frozenset[str] = frozenset()
+        for t in transforms:
+            if t.name in jax_api.STATIC_ARG_TRANSFORMS:
+                static = static_parameters(node, t.keywords, transform=t.name)
+        # The outermost decorator receives the call: a vmap's `in_axes=None` arguments pass as given.
+        unbatched = unbatched_positions(None, transforms[0].keywords) if transforms and transforms[0].name in VMAPS \
+            else frozenset()
+        return Value(Trace.STATIC, function=FunctionValue(
+            node, tuple(t.name for t in transforms), static, unbatched=unbatched
+        ))
+
+    def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A nested def whose decorator runs it where it is defined (`@pl.when(cond)`): analysed
+        there, staged, with what it closes over and its parameters (a loop index) traced."""
+        if not any(
+            isinstance(d, ast.Call) and self.names.qualname(d.func, self.scope) in RUN_AT_DEFINITION
+            for d in node.decorator_list
+        ):
+            return
+        params = {p.arg: TRACED_ARRAY for p in positional_params(node)}
+        self.analysis.analyze(node, params, STAGED.inside(self.ctx), None, self.depth + 1)
+
+    def bind(self, target: ast.AST, value: Value, env: Env) -> None:
+        if isinstance(target, ast.Name):
+            env.vars[target.id] = value
+            self.analysis.record(target, value, self.ctx)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            starred = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
+            if value.items is not None and not starred and len(value.items) == len(elts):
+                for elt, item in zip(elts, value.items):
+                    self.bind(elt, item, env)
+                return
+            # Unpacking a traced pytree binds traced parts; iterating an unknown one does not.
+            element = Value(Trace.TRACED) if value.traced and value.items is None else element_of(value)
+            for elt in elts:
+                if isinstance(elt, ast.Starred):
+                    self.bind(elt.value, Value(element.trace, element=element), env)
+                else:
+                    self.bind(elt, element, env)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, value, env)
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value, env)
+        elif isinstance(target, ast.Subscript):
+            self.eval(target.value, env)
+            self.eval(target.slice, env)
+
+    # ---- expressions -------------------------------------------------------------------
+    def eval(self, node: ast.AST, env: Env) -> Value:
+        value = self._eval(node, env)
+        # `record`, inlined: this runs once per expression evaluated.
+        analysis = self.analysis
+        key = id(node)
+        old = analysis.values.get(key)
+        if old is not value:
+            analysis.values[key] = value if old is None else join(old, value)
+        if value.trace is _TRACED_TRACE and self.ctx.abstract:
+            analysis.abstract.add(key)
+        return value
+
+    def _eval(self, node: ast.AST, env: Env) -> Value:
+        # The most frequent classes first, by identity: `ast.parse` builds these exact classes.
+        cls = node.__class__
+        if cls is ast.Name:
+            return self._name(node, env)
+        if cls is ast.Call:
+            return self._call(node, env)
+        if cls is ast.Constant:
+            return constant(node.value)
+        if cls is ast.Attribute:
+            return self._attribute(node, env)
+        if cls is ast.BinOp:
+            return self._binop_chain(node, env)
+        if isinstance(node, ast.Compare):
+            operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
+            return comparison(node, operands, self.names, self.scope)
+        if isinstance(node, ast.BoolOp):
+            values = self._short_circuit(node, env)
+            if all(v.truth is not None for v in values[:-1]):
+                return values[-1]  # the operands before it are known: `and`/`or` yields this one
+            return strip(join_all(values))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand, env)
+            if isinstance(node.op, ast.Not):
+                if operand.items is not None:  # a tuple's truth is its length, known here
+                    return constant(not operand.items)
+                if operand.element is not None and not operand.array:
+                    return STATIC  # a Python list or iterator: its truth is its length
+                if operand.truth is not None:
+                    return constant(not operand.truth)
+                # An array's negation is a traced bool; a value that may be a pytree keeps its
+                # Python truth (`if not train:` is read as `if train:` is).
+                return Value(operand.trace, boolean=operand.array or operand.boolean)
+            return operand.but(items=None, element=None, function=None, record=None)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, env)
+        if isinstance(node, ast.IfExp):
+            truth = self.eval(node.test, env).truth
+            if truth is not None:  # a branch a known constant rules out is never evaluated
+                return self.eval(node.body if truth else node.orelse, env)
+            return join(self.eval(node.body, self._shown(node.test, True, env)),
+                        self.eval(node.orelse, self._shown(node.test, False, env)))
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = tuple(self.eval(e, env) for e in node.elts)
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return Value(join_all(items).trace)
+            return Value(join_all(items).trace, items=items)
+        if isinstance(node, ast.Set):
+            return strip(join_all(self.eval(e, env) for e in node.elts))
+        if isinstance(node, ast.Dict):
+            for k in node.keys:
+                if k is not None:
+                    self.eval(k, env)
+            return strip(join_all(self.eval(v, env) for v in node.values))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            inner = self._comprehension(node.generators, env)
+            element = self.eval(node.elt, inner)
+            return Value(element.trace, element=element)
+        if isinstance(node, ast.DictComp):
+            inner = self._comprehension(node.generators, env)
+            self.eval(node.key, inner)
+            return strip(self.eval(node.value, inner))
+        if isinstance(node, ast.Lambda):
+            self.define(node, env)
+            return Value(Trace.STATIC, function=FunctionValue(node))
+        if isinstance(node, ast.Starred):
+            return self.eval(node.value, env)
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(node.value, env)
+            self.bind(node.target, value, env)
+            return value
+        if isinstance(node, ast.Slice):
+            parts = [self.eval(p, env) for p in (node.lower, node.upper, node.step) if p is not None]
+            return strip(join_all(parts))
+        if isinstance(node, ast.JoinedStr):
+            for v in node.values:
+                self.eval(v, env)
+            return STATIC
+        if isinstance(node, ast.FormattedValue):
+            self.eval(node.value, env)
+            return STATIC
+        for child in children(node):
+            if isinstance(child, ast.expr):
+                self.eval(child, env)
+        return UNKNOWN
+
+    def _short_circuit(self, node: ast.BoolOp, env: Env) -> list[Value]:
+        """The operands `and`/`or` evaluates: it stops at a known false (`and`) or true (`or`) one."""
+        stop = isinstance(node.op, ast.Or)
+        values = []
+        for operand in node.values:
+            value = self.eval(operand, env)
+            values.append(value)
+            if value.truth is stop:
+                break
+        return values
+
+    def _binop_chain(self, node: ast.BinOp, env: Env) -> Value:
+        """`a + b + c + ...` nests to the left: evaluated along that spine without recursing on it."""
+        spine = [node]
+        while isinstance(spine[-1].left, ast.BinOp):
+            spine.append(spine[-1].left)
+        value = self.eval(spine[-1].left, env)
+        for inner in reversed(spine):
+            value = self.binop(inner.op, value, self.eval(inner.right, env))
+            if inner is not node:
+                self.analysis.record(inner, value, self.ctx)
+        return value
+
+    def _comprehension(self, generators: list[ast.comprehension], env: Env) -> Env:
+        inner = Env({}, env, self.fn)
+        for gen in generators:
+            self.bind(gen.target, element_of(self.eval(gen.iter, inner)), inner)
+            for cond in gen.ifs:
+                self.eval(cond, inner)
+        return inner
+
+    def _shown(self, test: ast.expr, outcome: bool, env: Env) -> Env:
+        """`env`, where `test` came out `outcome`: the names an `isinstance` test shows to hold
+        no tracer are Python values there (`type_tests.concrete`), as on a branch's edge."""
+        names = type_tests.concrete(test, outcome, self.names, self.scope)
+        shown = {name: Value(Trace.STATIC, not_none=True) for name in names}
+        return Env(shown, env, env.fn) if shown else env
+
+    def _name(self, node: ast.Name, env: Env) -> Value:
+        value = env.get(node.id)
+        if value is not None:
+            return value
+        definition = self.names.definition(node, self.scope)
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self.decorated(definition)
+        assigned = self.names.assignments(node, self.scope)
+        if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
+            method = constructed_call_method(assigned[0], self.names, self.scope)
+            if method is not None:  # `cell = Cell(w)` at module level: calling `cell` runs `__call__`
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
+        literal = self.analysis.constants.value(node, self.scope)
+        if literal is not None:
+            return literal
+        owner = self.names.lookup(node.id, self.scope)
+        imported = owner.imports.get(node.id) if owner is not None else None
+        if imported:
+            return named(imported)  # a module or a member of one, as a parameter default may pass it on
+        # Module globals and closure constants from eager code: constants at trace time.
+        return STATIC
+
+    def _attribute(self, node: ast.Attribute, env: Env) -> Value:
+        if self.names.qualname(node, self.scope) is not None:
+            return STATIC
+        base = self.eval(node.value, env)
+        member = member_of(base, node.attr)
+        if member is not None:
+            return member
+        through = named_of(base)
+        if through is not None:
+            return named(canonical(f"{through}.{node.attr}"))  # `xnp.stack`, `xnp` holding `numpy`
+        if node.attr in jax_api.STATIC_ATTRIBUTES:
+            return STATIC
+        if base.ref and node.attr == "at":
+            return REF  # `ref.at[...]` is a view of the same reference, not a load
+        if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
+            return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
+        if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
+            return TRACED
+        if base.traced:
+            # An array has no other data attributes: this is a pytree node, whose fields
+            # may be static (dataclass metadata, equinox static fields), unless its class
+            # is one of the module's and declares the field an array.
+            return TRACED_ARRAY if array_field(self.fn, node, self.names, self.analysis.classes) else UNKNOWN
+        if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
+            # Methods of the same class stay followable.
+            method = self._method(node.attr)
+            if method is not None:
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
+        if isinstance(node.value, ast.Name) and not base.traced:
+            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here (also
+            # where the instance is made in traced code, of Python values or not).
+            method = self._instance_method(node.value, node.attr)
+            if method is not None:
+                return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF if base.made_here else STATIC))
+        return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
+
+    def _instance_method(self, instance: ast.Name, name: str):
+        """The plain method `name` of `instance`, when its only assignment constructs a class
+        defined in this module that defines the method itself."""
+        values = self.names.assignments(instance, self.scope)
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        return self._own_method(values[0].func, name)
+
+    def _own_method(self, func: ast.expr, name: str):
+        """The plain method `name` that the class `func` names (a class of this module) defines itself."""
+        cls = self.names.definition(func, self.scope)
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
+            return None
+        method = self.names.scopes[id(cls)].defs.get(name)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+            return None
+        return method
+
+    def _method(self, name: str):
+        scope: Scope | None = self.scope
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        if scope is None:
+            return None
+        method = scope.defs.get(name)
+        return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def _subscript(self, node: ast.Subscript, env: Env) -> Value:
+        base = self.eval(node.value, env)
+        index = self.eval(node.slice, env)
+        if base.items is not None and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            i = node.slice.value
+            if -len(base.items) <= i < len(base.items):
+                return base.items[i]
+        if base.ref:  # a load, or a narrower reference through `ref.at[...]`
+            view = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
+            # A reference takes integers, slices and arrays; a string key picks from a dict of them.
+            key = isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+            return REF if view or key else TRACED_ARRAY
+        if base.element is not None and base.element.ref and not isinstance(node.slice, ast.Slice):
+            return base.element  # `refs[0]`: one of several references
+        if base.traced:
+            if base.array:
+                return TRACED_ARRAY if not base.boolean else TRACED_BOOL
+            # A list, tuple or dict of a pytree cannot take a tracer as its index or key:
+            # indexed by one, the value is an array (or the indexing fails anyway).
+            return TRACED_ARRAY if index.traced else TRACED
+        if index.traced:
+            return TRACED_ARRAY
+        if base.trace is _STATIC_TRACE and index.trace is _STATIC_TRACE:
+            return STATIC
+        return UNKNOWN
+
+    def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
+        trace = max(left.trace, right.trace)
+        if trace is not _TRACED_TRACE:
+            return Value(trace)
+        boolean = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.boolean and right.boolean
+        return Value(trace, array=True, boolean=boolean, not_none=True)
+
+    # ---- calls ------------------------------------------------------------------------
+    def _call(self, node: ast.Call, env: Env) -> Value:
+        callee = self.names.qualname(node.func, self.scope)
+        if callee in jax_api.CONTROL_FLOW:
+            return self._control_flow(node, callee, env)
+        if callee in jax_api.HOST_CALLBACKS:
+            for arg in node.args[1:]:
+                self.eval(arg, env)
+            return TRACED if callee != "jax.debug.callback" else STATIC
+        if callee in jax_api.TRANSFORMS:
+            return self._transform(node, callee, env)
+        func = None if callee else self.eval(node.func, env)
+        if func is not None and named_of(func) is not None:
+            callee = named_of(func)  # `xnp.stack(...)` with `xnp` holding `numpy`
+            if callee in jax_api.CONTROL_FLOW or callee in jax_api.TRANSFORMS or callee in jax_api.HOST_CALLBACKS:
+                callee = None  # their bodies are followed through the names only
+        args = [self.eval(a, env) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg}
+        for k in node.keywords:
+            if k.arg is None:
+                self.eval(k.value, env)
+        receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
+        copy = copied(node, callee, args, kwargs, receiver_value)
+        if copy is not None:
+            return copy
+        if callee is not None:
+            return self._library_call(node, callee, args, kwargs, env)
+        assert func is not None
+        method = constructed_call_method(node, self.names, self.scope)
+        built = None if method is not None else self.analysis.records.construct(node, args, kwargs, self.scope)
+        if built is not None:
+            # Equinox validates an instance once its fields are set: `__check_init__` runs here.
+            check = self._own_method(node.func, "__check_init__")
+            if check is not None and len(positional_params(check)) == 1:
+                self._call_function(FunctionValue(check, method_self=built), node, [], {}, env)
+            return built
+        if is_named_tuple(node.func, self.names, self.scope):
+            return Value(Trace.UNKNOWN, fields=True)
+        named_tuple_copy = isinstance(node.func, ast.Attribute) and node.func.attr == "_replace"
+        if named_tuple_copy and receiver_value is not None and receiver_value.fields:
+            return Value(Trace.UNKNOWN, fields=True)  # a copy of the same NamedTuple, some fields perhaps Python now
+        if method is not None:
+            # The instance's attributes are Python state to the analysis: its `self` is static,
+            # and made here, in the trace.
+            return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF), made_here=True)
+        if plain_class(node.func, self.names, self.scope):
+            init = self._own_method(node.func, "__init__")
+            if init is not None:  # it runs here, on the arguments given
+                self._call_function(FunctionValue(init, method_self=MADE_SELF), node, args, kwargs, env)
+            return _MADE_OBJECT
+        if func.function is not None:
+            return self._call_function(func.function, node, args, kwargs, env)
+        if isinstance(node.func, ast.Call):
+            maker = self.names.qualname(node.func.func, self.scope)
+            made = made_callable_result(maker, node.func, args, self.ctx is not None and self.ctx.abstract)
+            if made is not None:
+                return made
+        if isinstance(node.func, ast.Attribute):
+            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
+        return UNKNOWN
