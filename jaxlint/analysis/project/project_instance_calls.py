@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.names import Names, Scope
@@ -31,8 +31,15 @@ from jaxlint.analysis.tracing.instance_calls import _python_value
 from jaxlint.analysis.tracing.static_arguments import positional_params
 from jaxlint.analysis.tracing.tracing import first_param
 
-if TYPE_CHECKING:
-    from jaxlint.analysis.project.traced_module import TracedModule
+
+class _Module(Protocol):
+    """What is read of a module (a `traced_module.TracedModule`): its tree, names, file and link."""
+
+    tree: ast.Module
+    names: Names
+    path: Optional[str]
+    project: Any  # its `ModuleLink`, None outside a project
+
 
 PYTHON, QUIET = "python", "quiet"
 _DEPTH = 8  # how deep an argument's expression (names followed) is read
@@ -51,7 +58,7 @@ class _Escaped(Exception):
 
 
 def untraced_parameters(
-    facts: "TracedModule", cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
+    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
 ) -> Dict[str, bool]:
     """The parameters of `cls.__call__` (`method`) among `asked` that every call of the class's
     instances in the project passes a value that is not traced: True where every call passes a
@@ -169,7 +176,7 @@ def _references(names: Names, tree: ast.AST) -> Dict[str, List[ast.expr]]:
 class _Calls:
     """The calls one module makes of the instances of a class (of its own module or another)."""
 
-    def __init__(self, facts: "TracedModule", home: "TracedModule", cls: ast.ClassDef):
+    def __init__(self, facts: _Module, home: _Module, cls: ast.ClassDef):
         self.facts, self.names, self.home, self.cls = facts, facts.names, home, cls
         self.parents = _parents(facts.names, facts.tree)
         self.found: List[_Passed] = []
