@@ -18,6 +18,10 @@ import click
 
 from jaxlint.files import check_glob
 from jaxlint.findings import PARSE_ERROR_CODE
+from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, declared_jax_version, parse_version, show
+
+# The JAX release the code must run on: the upgrade rules (JAX6xx) read it from the rule options.
+TARGET_JAX = "target-jax-version"
 
 # Looked for in this order in each directory, as ruff looks for .ruff.toml, ruff.toml, pyproject.toml.
 CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")
@@ -72,7 +76,7 @@ OUTPUT_FORMATS = (
 LANGUAGES = ("python", "pyi", "ipynb")
 
 _SELECTOR = re.compile(r"ALL|JAX[0-9]{0,3}")
-_CATEGORY_DIGITS = range(6)  # JAX0xx … JAX5xx (docs/contract.md)
+_CATEGORY_DIGITS = range(7)  # JAX0xx … JAX6xx (docs/contract.md)
 
 
 class ConfigError(Exception):
@@ -171,8 +175,8 @@ def load_config(path: Path | None, *, search_from: Path, isolated: bool = False)
     if path is None:
         path = find_config_file(search_from)
         if path is None:
-            return Config(root=Path.cwd())
-    return _load_file(path.resolve(), ())
+            return _with_target_jax(Config(root=Path.cwd()), search_from)
+    return _with_target_jax(_load_file(path.resolve(), ()), search_from)
 
 
 def _settings_table(path: Path) -> tuple[dict[str, Any], str]:
@@ -300,6 +304,10 @@ def _pattern(value: Any) -> str:
     return value
 
 
+def _jax_version(value: Any) -> str:
+    return show(parse_version(_string(value)))
+
+
 # Rule options whose values are checked here, so that a typo stops the run instead of being ignored.
 _OPTIONS: dict[str, Callable[[Any], Any]] = {
     "unroll-threshold": _positive_integer,
@@ -308,6 +316,7 @@ _OPTIONS: dict[str, Callable[[Any], Any]] = {
     "test_functions": _pattern,
     "test-files": _pattern,
     "test_files": _pattern,
+    TARGET_JAX: _jax_version,
 }
 
 
@@ -320,6 +329,34 @@ def _options(value: Any) -> dict[str, Any]:
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"option `{key}`: {exc}") from None
     return options
+
+
+def _set_target_jax(config: Config, value: str) -> None:
+    config.options = {**config.options, TARGET_JAX: value}
+
+
+def _set_options(config: Config, value: dict[str, Any]) -> None:
+    # `target-jax-version` is a setting of its own that rides with the rule options: a table of
+    # options set after it must not drop it.
+    kept = {TARGET_JAX: config.options[TARGET_JAX]} if TARGET_JAX in config.options else {}
+    config.options = {**value, **kept}
+
+
+def _with_target_jax(config: Config, search_from: Path) -> Config:
+    """Without a `target-jax-version` setting, the project's declared `jax` requirement decides
+    it (read in the configuration's folder, else in the nearest folder above the linted path
+    that declares one), else the oldest JAX that `--dynamic` supports."""
+    if TARGET_JAX in config.options:
+        return config
+    start = search_from if search_from.is_dir() else search_from.parent
+    folders = [config.root] if config.sources else [start, *start.parents]
+    for folder in folders:
+        declared = declared_jax_version(folder)
+        if declared is not None:
+            config.options = {**config.options, TARGET_JAX: show(declared[0])}
+            return config
+    config.options = {**config.options, TARGET_JAX: show(OLDEST_SUPPORTED_JAX)}
+    return config
 
 
 def _set(name: str) -> Callable[[Config, Any], None]:
@@ -376,8 +413,9 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "extend-fixable": (_selectors, _set_in_fixable("extend_select")),
     "unfixable": (_selectors, _set_in_fixable("ignore")),
     "extension": (_extension, _set("extension")),
-    "options": (_options, _set("options")),
+    "options": (_options, _set_options),
     "dynamic": (_table, _set("dynamic")),
+    TARGET_JAX: (_jax_version, _set_target_jax),
 }
 
 

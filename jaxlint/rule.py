@@ -24,6 +24,7 @@ CATEGORIES = {
     3: "jit-arguments",
     4: "purity",
     5: "recompilation",
+    6: "upgrade",
 }
 
 DOCS_URL = "https://github.com/jaxlint/jaxlint/blob/main/rules/{code}.md"
@@ -65,6 +66,9 @@ class Rule:
     limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly
     references: ClassVar[tuple[str, ...]] = ()
     fixable: ClassVar[bool] = False
+    # Rule options the examples are linted with, where the default would not show the rule
+    # (a deprecation the default target JAX version does not have yet).
+    example_options: ClassVar[dict] = {}
 
     @property
     def category(self) -> str:

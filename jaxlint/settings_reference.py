@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, show
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -168,6 +170,14 @@ def settings() -> list[Setting]:
             "show-fixes", "bool", "false",
             "List what `--fix` fixed, per file.",
             "show-fixes = true",
+        ),
+        Setting(
+            "target-jax-version", "str", json.dumps(show(OLDEST_SUPPORTED_JAX)),
+            "The oldest JAX the code must run on, read by the upgrade rules (JAX6xx): a fix writes only a "
+            "replacement that version has, and a deprecation is reported once it has it. Without it: the "
+            "lowest version the project's `jax` requirement admits (pyproject.toml, setup.cfg, setup.py, "
+            "requirements*.txt), else 0.4.30, the oldest JAX `--dynamic` supports.",
+            'target-jax-version = "0.4.26"',
         ),
         Setting(
             "options", "dict[str, Any]", "{}",

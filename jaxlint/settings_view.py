@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jaxlint.config import Config
+from jaxlint.config import TARGET_JAX, Config
+from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, show
 from jaxlint.settings_reference import dynamic_defaults, option_defaults
 
 
@@ -22,6 +23,7 @@ def render(config: Config, selected: frozenset[str], fixable: frozenset[str], sh
         f"per-file-ignores = {dict(config.per_file_ignores)}",
         f"ignore-noqa = {str(opts['ignore_noqa']).lower()}",
         f"options = {options}",
+        f"target-jax-version = {config.options.get(TARGET_JAX, show(OLDEST_SUPPORTED_JAX))}",
         "",
         "[files]",
         f"exclude = {list(config.exclude)}",

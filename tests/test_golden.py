@@ -30,9 +30,10 @@ def observed(cli, make_files, code: str) -> list[list[dict]]:
     for index, example in enumerate(RULES[code].bad):
         name = f"example_{index}.py"
         make_files({name: textwrap.dedent(example)})
+        overrides = [a for k, v in RULES[code].example_options.items() for a in ("--config", f"{k} = {v!r}")]
         outcome = cli(
             "check", "--isolated", "--no-cache", "--unsafe-fixes", "--select", code,
-            "--output-format", "json", name,
+            "--output-format", "json", *overrides, name,
         )
         assert outcome.code in (0, 1), outcome.stderr
         results.append([{k: finding[k] for k in KEPT} for finding in outcome.json])

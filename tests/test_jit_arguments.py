@@ -36,6 +36,123 @@ DONATED_READ = "RuntimeError|ValueError"
 
 
 CASES = [
+    Case("a string to a traced parameter of a jitted method and of a jit applied in place", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        def scale(x, unit):
+            return x * 2
+
+        class Decoder:
+            @partial(jax.jit, static_argnums=0)
+            def decode(self, logits, mode):
+                return jnp.argmax(logits, -1)
+
+            def __call__(self, logits, step):
+                jax.jit(scale)(logits, f"step {step}")  # JAX309
+                return self.decode(logits, "greedy")  # JAX309
+
+        def run():
+            return Decoder()(jnp.ones((2, 3)), 1)
+        """, "TypeError"),
+    Case("a lambda to a traced parameter", """
+        import jax
+        import jax.numpy as jnp
+
+        step = jax.jit(lambda x, f: x * 2, out_shardings=None)
+
+        def run():
+            return step(jnp.ones(2), lambda v: v)  # JAX309
+        """, "TypeError"),
+    Case("strings that reach only static parameters, None, and a same-named method of another object", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+        def decode(logits, name, mode="argmax", offset=None):
+            return jnp.argmax(logits, -1) if offset is None else logits + offset
+
+        class Printer:
+            def decode(self, logits, mode):
+                return mode
+
+        def run():
+            mode = "sample"
+            if jnp.ones(1).shape:
+                mode = jnp.zeros(())
+            Printer().decode(jnp.ones(2), "text")
+            return decode(jnp.ones(2), "logits", mode="greedy", offset=None), decode(jnp.ones(2), "x", offset=mode)
+        """, "ok"),
+    Case("static argument reduced along an axis", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("labels",))  # JAX302
+        def accuracy(logits, labels):
+            return jnp.mean(logits.argmax(-1) == labels.argmax(axis=1))
+
+        def run():
+            return accuracy(jnp.ones((2, 3)), jnp.eye(2, 3))
+        """, "ValueError"),
+    Case("static argument with an axis method that is a plain Python object's", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        class Grid:
+            def count(self, axis):
+                return 3 if axis == 0 else 2
+
+        @partial(jax.jit, static_argnames=("grid",))
+        def fill(x, grid):
+            return x * grid.count(axis=0)
+
+        def run():
+            return fill(jnp.ones(2), Grid())
+        """, "ok"),
+    Case("static argument fed the output of another compiled function, in a loop", """
+        import jax
+        import jax.numpy as jnp
+
+        def prefill(x):
+            return x * 2, x + 1
+
+        def sample(state, logits, *, n):
+            return logits[0] * n + state
+
+        def run():
+            logits, cache = jax.jit(prefill)(jnp.ones(3))
+            step = jax.jit(sample, static_argnames=("n", "logits"))  # JAX302
+            extend = jax.jit(prefill, out_shardings=None)
+            state = 0.0
+            for _ in range(2):
+                state = step(state, logits, n=2)
+                logits, cache = extend(cache)
+            return state
+        """, "ValueError"),
+    Case("static argument fed a Python value computed next to a compiled output", """
+        import jax
+        import jax.numpy as jnp
+
+        def prefill(x):
+            return x * 2, x + 1
+
+        def sample(state, logits, *, n):
+            return logits * n + state
+
+        def run():
+            logits, cache = jax.jit(prefill)(jnp.ones(3))
+            n = int(cache.shape[0])
+            step = jax.jit(sample, static_argnames=("n",), out_shardings=None)
+            state = 0.0
+            for _ in range(2):
+                state = step(state, logits, n=n)
+                n = len(cache)
+            return state
+        """, "ok"),
     Case("static array under JAX's own name for it", """
         from functools import partial
         import jax

@@ -81,16 +81,154 @@ CASES = [
         def random_card(key):
             key = jax.random.split(key)[0]
             card = jax.random.choice(key, 10, shape=(1,))
-            return card[0], key
+            return card[0], key  # JAX201
 
         def draw_hand(key):
             a, key = random_card(key)
-            b, key = random_card(key)  # JAX201
+            b, key = random_card(key)
             return a + b, key
 
         def run():
             return draw_hand(jax.random.key(0))
         """, True),
+    Case("a jitted step hands back the key its loss drew from", """
+        import jax
+        import jax.numpy as jnp
+
+        def loss(params, key):
+            return jnp.sum(params * jax.random.normal(key, params.shape))
+
+        def update(key, params):
+            grads = jax.grad(loss)(params, key)
+            return key, params - grads  # JAX201
+
+        step = jax.jit(update)
+
+        def run():
+            key, params = jax.random.key(0), jnp.ones(3)
+            for _ in range(2):
+                key, params = step(key, params)
+            return params
+        """, True),
+    Case("a step hands the loss to code not seen, and returns the key the loss drew from", """
+        import jax
+        import jax.numpy as jnp
+
+        class Model:
+            def apply_gradient(self, loss_fn):
+                return jax.grad(loss_fn)(jnp.ones(3))
+
+        def update(model, rng):
+            def loss_fn(params):
+                return jnp.sum(params * jax.random.normal(rng, params.shape))
+            return (rng, model.apply_gradient(loss_fn))  # JAX201
+
+        def run():
+            rng = jax.random.key(0)
+            for _ in range(2):
+                rng, grads = update(Model(), rng)
+            return grads
+        """, True),
+    Case("a step splits only when a flag asks, then returns the key it drew from", """
+        import jax
+
+        def update(rng, x, train):
+            if train:
+                rng, key = jax.random.split(rng)
+                x = x + jax.random.normal(rng, x.shape)
+            return rng, x  # JAX201
+
+        def run():
+            rng, x = jax.random.key(0), jax.numpy.zeros(2)
+            rng, x = update(rng, x, True)
+            return jax.random.normal(rng, x.shape)
+        """, True),
+    Case("a scan body packs the key it drew from into the state it carries", """
+        import jax
+
+        def epoch(carry, _):
+            params, rng = carry
+            perm = jax.random.permutation(rng, params.shape[0])
+            carry = (params[perm], rng)  # JAX203
+            return carry, None
+
+        def run():
+            return jax.lax.scan(epoch, (jax.numpy.arange(4.0), jax.random.key(0)), None, 3)
+        """, True),
+    Case("a step returns the new key of its split, and a helper returns the key it only looked at", """
+        import jax
+
+        def update(rng, x):
+            rng, key = jax.random.split(rng)
+            return rng, x + jax.random.normal(key, x.shape)
+
+        def describe(key, step):
+            jax.debug.print("{d}", d=jax.random.key_data(key))
+            sub = jax.random.fold_in(key, step)
+            return key, jax.random.normal(sub)
+
+        def epoch(carry, _):
+            params, rng = carry
+            rng, key = jax.random.split(rng)
+            carry = (params[jax.random.permutation(key, params.shape[0])], rng)
+            return carry, None
+
+        def run():
+            rng, x = update(jax.random.key(0), jax.numpy.zeros(2))
+            rng, y = describe(rng, 1)
+            rng, x = update(rng, x)
+            return jax.lax.scan(epoch, (x, rng), None, 3), y
+        """, False),
+    Case("a step hands code not seen a loss that draws from a key split off", """
+        import jax
+        import jax.numpy as jnp
+
+        class Model:
+            def apply_gradient(self, loss_fn):
+                return jax.grad(loss_fn)(jnp.ones(3))
+
+        def update(model, rng):
+            rng, key = jax.random.split(rng)
+            def loss_fn(params):
+                return jnp.sum(params * jax.random.normal(key, params.shape))
+            return rng, model.apply_gradient(loss_fn)
+
+        def run():
+            rng = jax.random.key(0)
+            for _ in range(2):
+                rng, grads = update(Model(), rng)
+            return grads
+        """, False),
+    Case("a helper splits its key in a loop the call makes run, the caller draws again", """
+        import jax
+
+        def sample_batch(key, data, n):
+            out = []
+            for _ in range(n):
+                key, sub = jax.random.split(key)
+                out.append(jax.random.choice(sub, data))
+            return out
+
+        def run():
+            key, data = jax.random.key(0), jax.numpy.arange(5)
+            batch = sample_batch(key, data, 3)
+            return batch, jax.random.normal(key)  # JAX201
+        """, True),
+    Case("a helper's loop the call makes run zero times leaves the key alone", """
+        import jax
+
+        def sample_batch(key, data, n):
+            out = []
+            for _ in range(n):
+                key, sub = jax.random.split(key)
+                out.append(jax.random.choice(sub, data))
+            return out
+
+        def run():
+            key, data = jax.random.key(0), jax.numpy.arange(5)
+            batch = sample_batch(key, data, 0)
+            return batch, jax.random.normal(key)
+        """, False),
     Case("helper returns a fresh key after drawing from its sibling", """
         import jax
 
@@ -112,14 +250,16 @@ CASES = [
 
         def maybe_card(key, draw):
             if draw:
-                return jax.random.choice(key, 10), key
+                return jax.random.choice(key, 10), key  # JAX201
             return 0, key
 
         def run():
             key = jax.random.key(0)
             a, key = maybe_card(key, False)
             return a + jax.random.choice(key, 10)
-        """, False),
+        """, False,
+        disagreement="when it draws, the helper hands back the key it drew from, and the caller's "
+        "next draw repeats it; this `run` never asks it to draw, so the checker sees no reuse"),
     # ---- a key a class keeps on self as a stream ------------------------------------------------
     Case("stream key drawn after the method advanced it, method called twice", """
         import jax
@@ -787,8 +927,10 @@ CASES = [
             jax.debug.print("{d} {s}", d=data, s=key.shape)
             same = key == key
             x = jax.random.normal(key)
-            return x, key, jax.random.key_data(key)
-        """, False),
+            return x, key, jax.random.key_data(key)  # JAX201
+        """, False,
+        disagreement="the key returned was drawn from: a caller's next draw from it would repeat "
+        "this one; the checker raises only when such a caller runs, and `run` has none"),
     Case("scan carries the key", """
         import jax
         from jax import lax
@@ -924,11 +1066,11 @@ CASES = [
         import jax
         def keep(key):
             jax.random.normal(key)
-            return key
+            return key  # JAX201
         def run():
             key = jax.random.key(0)
             key = keep(key)
-            return jax.random.uniform(key)  # JAX201
+            return jax.random.uniform(key)
         """, True),
     Case("results compared on purpose", """
         import jax

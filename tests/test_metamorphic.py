@@ -18,7 +18,7 @@ from jaxlint.rules import all_rules
 INSERTED = ["\x0c", "# before \u2028 after", "# before \x85 after", "# before \x0b after"]
 
 EXAMPLES = [
-    (f"{code}-{kind}-{index}", textwrap.dedent(example))
+    (f"{code}-{kind}-{index}", textwrap.dedent(example), rule.example_options)
     for code, rule in all_rules().items()
     for kind, examples in (("bad", rule.bad), ("good", rule.good))
     for index, example in enumerate(examples)
@@ -54,11 +54,11 @@ def shifted(finding: Finding) -> Finding:
     return finding.with_(start=moved(finding.start), end=moved(finding.end), fix=fix, noqa_row=noqa, message=message)
 
 
-@pytest.mark.parametrize("name,example", EXAMPLES, ids=[name for name, _ in EXAMPLES])
-def test_inserted_line_moves_every_finding_down_one_row(name, example):
+@pytest.mark.parametrize("name,example,options", EXAMPLES, ids=[name for name, _, _ in EXAMPLES])
+def test_inserted_line_moves_every_finding_down_one_row(name, example, options):
     if not line_one_ends_a_logical_line(example):
         pytest.skip("line 1 continues onto line 2")
     first, rest = example.split("\n", 1) if "\n" in example else (example, "")
-    expected = [shifted(f) for f in lint_source(example, "example.py")]
+    expected = [shifted(f) for f in lint_source(example, "example.py", options=options)]
     for line in INSERTED:
-        assert lint_source(f"{first}\n{line}\n{rest}", "example.py") == expected, ascii(line)
+        assert lint_source(f"{first}\n{line}\n{rest}", "example.py", options=options) == expected, ascii(line)

@@ -18,6 +18,74 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    "field_of_a_record_rebound_to_a_declared_instance": """
+        from typing import Callable, Optional
+
+        import flax
+        import jax.numpy as jnp
+        from jax import lax
+
+        @flax.struct.dataclass
+        class LoopState:
+            i: jnp.ndarray
+            confidences: jnp.ndarray
+
+        def advance(state: LoopState) -> LoopState:
+            return state.replace(i=state.i + 1)
+
+        def to_host(state: LoopState):
+            return state
+
+        def run(x, callback: Optional[Callable[[LoopState], LoopState]] = None, other=None):
+            def body(state: LoopState) -> LoopState:
+                if callback is not None:
+                    state = callback(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # JAX401
+                return state.replace(i=state.i + 1, confidences=confidences)
+
+            def body2(state: LoopState) -> LoopState:
+                state = advance(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # JAX401
+                return state
+
+            def body3(state: LoopState) -> LoopState:
+                state = other(state)
+                state = to_host(state)
+                confidences = state.confidences
+                confidences[:, state.i] = 1.0  # rebound to values of unknown type
+                return state
+
+            def cond(state):
+                return state.i < 3
+
+            return lax.while_loop(cond, body, LoopState(jnp.int32(0), x))
+        """,
+    "items_of_a_list_of_jax_arrays": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def excite(pos, mos, n, i, v, fetch):
+            mos = [jnp.reshape(mo, (n, -1)) for mo in mos]
+            alpha = mos[0][..., :n].copy()
+            alpha[..., i] = v  # JAX401
+            pair = (jnp.zeros(3), jnp.ones(3))
+            first = pair[0]
+            first[i] = v  # JAX401
+            mos[1] = jnp.ones(3)  # a list item replaced: the list is Python's
+            rest = mos[1:]
+            rest[0] = v
+            hosts = [np.zeros(3) for _ in range(2)]
+            hosts[0][i] = v  # a NumPy array takes item assignment
+            tables = {"a": jnp.zeros(3)}
+            tables["a"] = v
+            mixed = [jnp.zeros(3), [0.0, 1.0]]
+            mixed[1][0] = v
+            mos = fetch(pos)
+            mos[0][i] = v  # rebound to what a call returned: not known
+            return alpha, first, rest, hosts, tables, mixed, mos
+        """,
     # Past `if isinstance(m, jax.Array): return ...`, `m` is no JAX array (a tracer is one).
     "store_after_the_jax_branch_has_left": """
         import jax
@@ -1307,6 +1375,43 @@ def test_items_of_jax_arrays_are_jax_arrays_under_jax():
         with pytest.raises(TypeError, match="immutable"):
             item[0] = 1.0
     assert isinstance(rest, list)
+
+
+def test_items_of_a_list_of_jax_arrays_are_jax_arrays_under_jax():
+    """What JAX401 says of `mos = [jnp.reshape(...) for ...]` then `mos[0][i] = v`: the list is
+    Python's (its items can be replaced), each item is an immutable JAX array."""
+    jnp = pytest.importorskip("jax.numpy")
+    mos = [jnp.reshape(m, (2, -1)) for m in (jnp.zeros(4), jnp.ones(4))]
+    mos[1] = jnp.zeros((2, 2))
+    alpha = mos[0][..., :1].copy()
+    for item in (mos[0], alpha, (jnp.zeros(3), jnp.ones(3))[0]):
+        with pytest.raises(TypeError, match="immutable"):
+            item[0] = 1.0
+
+
+def test_a_field_of_a_record_a_callback_returns_refuses_item_assignment_under_jax():
+    """What JAX401 says of `state = callback(state)` (declared to return the record) then
+    `state.confidences[:, i] = v` in a `while_loop` body."""
+    jax = pytest.importorskip("jax")
+    flax = pytest.importorskip("flax")
+    jnp = jax.numpy
+
+    @flax.struct.dataclass
+    class LoopState:
+        i: jax.Array
+        confidences: jax.Array
+
+    def callback(s):
+        return s.replace(i=s.i)
+
+    def body(state):
+        state = callback(state)
+        confidences = state.confidences
+        confidences[:, state.i] = 1.0
+        return state
+
+    with pytest.raises(TypeError, match="immutable"):
+        jax.lax.while_loop(lambda s: s.i < 3, body, LoopState(jnp.int32(0), jnp.zeros((2, 3))))
 
 
 def test_results_of_transformed_functions_are_jax_arrays_under_jax():

@@ -19,6 +19,22 @@ CODES = {code for code in all_rules() if code.startswith("JAX2")}
 marked = family_marks(r"JAX2\d\d")
 
 CASES = {
+    "one key in two stream slots of an rngs dict": """
+        import jax
+
+        def train_step(model, params, x, rng):
+            rng, step_rng = jax.random.split(rng)
+            out = model.apply(params, x, rngs={"dropout": step_rng, "noise": step_rng})  # JAX201
+            return out, rng
+
+        def init(model, x, rng):
+            # the params stream draws only while parameters are made; dropout's draws are dropped
+            return model.init({"params": rng, "dropout": rng}, x)
+
+        def evaluate(model, params, x, rng):
+            d, n = jax.random.split(rng)
+            return model.apply(params, x, rngs={"dropout": d, "noise": n}), {"key": rng, "tag": "eval"}
+        """,
     "a helper's parameter that callers pass a key is one, whatever its name": """
         import jax
 
@@ -733,3 +749,28 @@ def test_keys_through_helpers_and_closures_repeat_under_jax():
     assert bool((train_step(x, key) == train_step(x, key)).all())
     small = lambda shape: jax.random.normal(key, shape)  # noqa: E731
     assert bool((small((3, 1)) == small((3, 1))).all())
+
+
+def test_one_key_in_two_flax_streams_draws_the_same_numbers():
+    """What JAX201 says of `rngs={"dropout": k, "noise": k}`: Flax derives each stream's keys
+    from its key the same way, so the two streams are one; and of `{"params": k, "dropout": k}`
+    given to `init`: the parameters are those the params key alone makes."""
+    jax = pytest.importorskip("jax")
+    nn = pytest.importorskip("flax.linen")
+    jnp = jax.numpy
+
+    class Noisy(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.Dense(3)(x)
+            a = jax.random.normal(self.make_rng("dropout"), x.shape)
+            b = jax.random.normal(self.make_rng("noise"), x.shape)
+            return a, b
+
+    k = jax.random.key(0)
+    variables = Noisy().init({"params": k, "dropout": k, "noise": k}, jnp.ones(2))
+    a, b = Noisy().apply(variables, jnp.ones(2), rngs={"dropout": k, "noise": k})
+    assert (a == b).all()
+    other = Noisy().init({"params": k, "dropout": jax.random.key(1), "noise": k}, jnp.ones(2))
+    same = jax.tree.map(lambda u, v: bool((u == v).all()), variables, other)
+    assert all(jax.tree.leaves(same))

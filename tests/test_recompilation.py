@@ -19,6 +19,77 @@ RECOMPILATION = {code for code in all_rules() if code.startswith("JAX5")}
 marked = family_marks(r"JAX5\d\d")
 
 CASES = {
+    "ragged_batches_from_a_loader": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def step(w, x):
+            return w - 0.1 * jnp.mean(x @ w)
+
+        def train_while(w, x, rng):
+            start = 0
+            while start < len(x):
+                size = int(rng.integers(16, 64))
+                w = step(w, x[start:start + size])  # JAX501
+                start += size
+            return w
+
+        def batches(x, y, rng):
+            start = 0
+            while start < len(x):
+                size = int(rng.integers(16, 64))
+                yield x[start:start + size], y[start:start + size]
+                start += size
+
+        def kept(x, threshold):
+            for chunk in np.array_split(x, 4):
+                yield chunk[chunk.sum(axis=1) > threshold]
+
+        def train_loader(w, x, y, rng, threshold):
+            for xb, yb in batches(x, y, rng):
+                w = step(w, xb)  # JAX501
+            for xb in kept(x, threshold):
+                w = step(w, xb)  # JAX501
+            return w
+        """,
+    "fixed_batches_and_loaders_not_shown": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def step(w, x):
+            return w - 0.1 * jnp.mean(x @ w)
+
+        def fixed(x, bs, rng):
+            order = rng.permutation(len(x))
+            for i in range(0, len(x) - bs + 1, bs):
+                yield x[order[i:i + bs]]
+
+        def sized(x, rng):
+            size = int(rng.integers(16, 64))
+            for i in range(0, len(x) - size + 1, size):
+                yield x[i:i + size]
+
+        def noisy(x, rng):
+            for i in range(0, len(x), 32):
+                yield x[i:i + 32] + rng.normal(size=(32, 1))
+
+        def train(w, x, rng, loader):
+            for xb in fixed(x, 32, rng):
+                w = step(w, xb)
+            for xb in sized(x, rng):
+                w = step(w, xb)
+            for xb in noisy(x, rng):
+                w = step(w, xb)
+            for xb in loader:
+                w = step(w, xb)
+            for xb in loader.batches(rng):
+                w = step(w, xb)
+            return w
+        """,
     # ---- JAX501 -------------------------------------------------------------------------------
     "jit_on_instances_and_wrappers": """
         import equinox as eqx
@@ -810,6 +881,71 @@ def test_counter_grown_by_augmented_assignment_is_quiet_from_the_cli(cli, make_f
     )
     (finding,) = cli("check", "--select", "JAX501", "--output-format", "json").json
     assert finding["location"]["row"] == 16 and "`hist`" in finding["message"]
+
+
+def test_ragged_batches_from_a_loader_of_another_module(cli, make_files):
+    """The loader is a generator of another module of the project: its yields are read there,
+    whichever files are named."""
+    make_files({
+        "pkg/__init__.py": "",
+        "pkg/data.py": textwrap.dedent("""
+            def batches(x, rng):
+                start = 0
+                while start < len(x):
+                    size = int(rng.integers(16, 64))
+                    yield x[start:start + size]
+                    start += size
+
+            def fixed(x, bs):
+                for i in range(0, len(x), bs):
+                    yield x[i:i + bs]
+            """),
+        "pkg/train.py": textwrap.dedent("""
+            import jax
+            import jax.numpy as jnp
+
+            from pkg.data import batches, fixed
+
+            @jax.jit
+            def step(w, x):
+                return w - 0.1 * jnp.mean(x @ w)
+
+            def train(w, x, rng):
+                for xb in batches(x, rng):
+                    w = step(w, xb)
+                for xb in fixed(x, 32):
+                    w = step(w, xb)
+                return w
+            """),
+    })
+    for named in ((), ("pkg/train.py",)):
+        out = cli("check", *named, "--select", "JAX501", "--output-format", "json", "--isolated", "--no-cache")
+        assert [(f["filename"].endswith("train.py"), f["location"]["row"]) for f in out.json] == [(True, 13)]
+        assert "comes from `batches`" in out.json[0]["message"]
+
+
+def test_ragged_batches_from_a_loader_compile_again():
+    """What JAX501 says of a generator yielding slices of random sizes into a jitted step."""
+    jax = pytest.importorskip("jax")
+    np = pytest.importorskip("numpy")
+    traces = []
+
+    @jax.jit
+    def step(w, x):
+        traces.append(x.shape)
+        return w - 0.1 * (x @ w).mean()
+
+    def batches(x, rng):
+        start = 0
+        while start < len(x):
+            size = int(rng.integers(16, 64))
+            yield x[start:start + size]
+            start += size
+
+    w, x = np.ones(3), np.ones((400, 3))
+    for xb in batches(x, np.random.default_rng(0)):
+        w = step(w, xb)
+    assert len(traces) > 5
 
 
 def _count_traces(jit, make_step):

@@ -18,7 +18,8 @@ marked = family_marks(r"JAX\d{3}")
 
 def findings(example: str, code: str) -> set[tuple[int, str]]:
     """What a user sees of `code` in the example: every rule run, then its `# noqa` comments applied."""
-    found = apply_noqa(lint_source(example, "example.py", set(RULES)), example, set(RULES), set(RULES))
+    options = RULES[code].example_options
+    found = apply_noqa(lint_source(example, "example.py", set(RULES), options), example, set(RULES), set(RULES))
     return {(f.start.row, f.code) for f in found if f.code == code}
 
 

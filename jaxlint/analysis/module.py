@@ -15,6 +15,7 @@ from jaxlint.analysis.keys.key_streams import StaleDraw, stale_draws
 from jaxlint.analysis.keys.keys import KeyFlow
 from jaxlint.analysis.project.traced_module import TracedModule
 from jaxlint.analysis.shapes.hashability import UnhashableStatic, unhashable_statics
+from jaxlint.analysis.shapes.jit_operands import NonArrayArgument, non_array_arguments
 from jaxlint.analysis.shapes.shapes import ShapeFacts
 from jaxlint.analysis.tracing.stale_closures import StaleClosure, stale_closures
 
@@ -31,6 +32,11 @@ class ModuleFacts(TracedModule):
     def unhashable_statics(self) -> list[UnhashableStatic]:
         """Static arguments of the module's jits that are, or are passed, unhashable (`hashability.py`)."""
         return unhashable_statics(self)
+
+    @cached_property
+    def non_array_arguments(self) -> list[NonArrayArgument]:
+        """Arguments of jitted calls that no array can be made of (`jit_operands.py`)."""
+        return non_array_arguments(self)
 
     @cached_property
     def shapes(self) -> ShapeFacts:

@@ -6,7 +6,9 @@ new host array, `np.array([...])`), `VIEW` (`np.asarray` of a JAX array: a NumPy
 JAX's read-only buffer, so a `NUMPY` one too) and `INSTANCE` (what calling a class of the
 module or of the project made, `a = Array([1.0])`: an instance of that class, never a JAX
 array, though it may offer `.at` as well as item assignment, as a mutable array wrapper
-does). A step binds names: an assignment adds the
+does) and `ITEMS` (a list or tuple literal, or a list comprehension, whose every item is a
+JAX array: `mos = [jnp.reshape(m, s) for m in mos]`, so `mos[0]` is one). A step binds
+names: an assignment adds the
 kinds of its value; unpacking a JAX array or a sequence of them (`q, r = jnp.linalg.qr(a)`),
 or looping over a JAX array, binds JAX arrays (a starred name gets a list); any other binding
 (an unknown value, a `with` target, an import, a def) clears the name; `x += v` keeps what
@@ -44,7 +46,7 @@ from jaxlint.analysis.engine.walk import (
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
 
-JAX, NUMPY, VIEW, INSTANCE = "jax", "numpy", "view", "instance"
+JAX, NUMPY, VIEW, INSTANCE, ITEMS = "jax", "numpy", "view", "instance", "items"
 Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
 NOTHING: Arrays = frozenset()
 NOTHING_NAMES: FrozenSet[str] = frozenset()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, Tuple
 
 from jaxlint.analysis.arrays.array_flow import (
     ARRAY,
+    ITEMS,
     JAX,
     NUMPY,
     UNKNOWN,
@@ -245,6 +246,9 @@ class ArrayFacts:
             return (JAX,)
         if self._numpy_array(value, scope):
             return (NUMPY, VIEW) if self._view(value, scope, local) else (NUMPY,)
+        items = _items_of(value)
+        if items and all(self._array(item, scope, 1, local) for item in items):
+            return (ITEMS,)
         return ()
 
     def _numpy_array(self, value: ast.AST, scope: Scope) -> bool:
@@ -344,6 +348,8 @@ class ArrayFacts:
                 return True
             return self._array(expr.operand, scope, depth + 1, local)
         if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Name) and not _slicing(expr.slice) and self._items(expr.value, scope, local):
+                return True  # an item of a list of JAX arrays
             return self._array(expr.value, scope, depth + 1, local)
         if isinstance(expr, ast.IfExp):
             return self._array(expr.body, scope, depth + 1, local) and self._array(expr.orelse, scope, depth + 1, local)
@@ -383,6 +389,19 @@ class ArrayFacts:
         )
         self._names[key] = result
         return result
+
+    def _items(self, node: ast.Name, scope: Scope, local: _Local | None) -> bool:
+        """The name holds a sequence of JAX arrays where it is read (`array_flow.ITEMS`)."""
+        owner = self.names.lookup(node.id, scope)
+        if owner is None or node.id in self._declared_global_or_nonlocal():
+            return False
+        if local is not None and owner is local[0]:
+            return (node.id, ITEMS) in local[1]
+        candidates = self._may_hold_arrays(owner)
+        if candidates is not None and node.id not in candidates:
+            return False
+        at = self._state_at(node, owner)
+        return at is not None and (node.id, ITEMS) in at
 
     def _state_at(self, node: ast.Name, owner: Scope) -> Arrays | None:
         """What the array domain says where `node` is read, if `node` is read in `owner`'s own code."""
@@ -465,7 +484,8 @@ class ArrayFacts:
             for part, item in zip(target.elts, value.elts):
                 self._bound_arrays(part, item, scope, names)
         elif isinstance(target, ast.Name):
-            if self._may_be_array(value, scope):
+            items = _items_of(value)
+            if self._may_be_array(value, scope) or items and all(self._may_be_array(i, scope) for i in items):
                 names.add(target.id)
         elif isinstance(value, ast.Call) or self._may_be_array(value, scope):
             names.update(target_names(target))  # unpacking: a call may return a sequence of arrays
@@ -549,7 +569,8 @@ class ArrayFacts:
     def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> bool:
         """`self.attr` inside a method, when every store of `.attr` in the module is an array;
         `param.attr` of a parameter annotated with a class of the module that declares the
-        field a JAX array (`v1: jax.Array`), while the function never rebinds the parameter."""
+        field a JAX array (`v1: jax.Array`), while the function rebinds the parameter only to
+        what a callee is declared to return of that class (`_declared_instance`)."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
             return False
@@ -588,7 +609,7 @@ class ArrayFacts:
         fn = scope.node
         if isinstance(fn, ast.Lambda) or self.names.lookup(base.id, scope) is not scope:
             return False
-        if base.id in scope.assigned or base.id in scope.other:
+        if base.id in scope.other:
             return False
         args = fn.args
         param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
@@ -597,11 +618,35 @@ class ArrayFacts:
         cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
         if not isinstance(cls, ast.ClassDef):
             return False
+        if not all(self._declared_instance(value, cls, scope) for value in scope.assigned.get(base.id, ())):
+            return False  # rebound to something else
         where = self.names.scopes[id(cls)]
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr:
                 return stmt.value is None and self.array_annotation(stmt.annotation, where)
         return False
+
+    def _declared_instance(self, value: ast.AST, cls: ast.ClassDef, scope: Scope) -> bool:
+        """A call its callee is declared to return an instance of `cls` from: a function annotated
+        `-> cls`, or a parameter (of this function or one around it) annotated `Callable[..., cls]`
+        (also optional: `Optional[Callable[..., cls]]`), as a state callback is."""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return False
+        name = value.func.id
+        owner = self.names.lookup(name, scope)
+        if owner is None:
+            return False
+        declared = self.names.definition(value.func, scope)
+        if isinstance(declared, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            returned = declared.returns
+        elif name in owner.params and isinstance(owner.node, FUNCTION_TYPES) and not isinstance(owner.node, ast.Lambda):
+            args = owner.node.args
+            param = next(a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                         if a is not None and a.arg == name)
+            returned = _callable_result(param.annotation)
+        else:
+            return False
+        return isinstance(returned, ast.Name) and self.names.definition(returned, owner) is cls
 
     # ---- bindings -------------------------------------------------------------------------
     def _declared_global_or_nonlocal(self) -> set[str]:
@@ -632,6 +677,37 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _callable_result(annotation: ast.AST | None) -> ast.AST | None:
+    """What `Callable[[...], R]` returns (`R`), through `Optional[...]` and `... | None`."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        for side in (annotation.left, annotation.right):
+            if not (isinstance(side, ast.Constant) and side.value is None):
+                return _callable_result(side)
+        return None
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    head = annotation.value.attr if isinstance(annotation.value, ast.Attribute) else getattr(annotation.value, "id", None)
+    if head == "Optional":
+        return _callable_result(annotation.slice)
+    if head == "Callable" and isinstance(annotation.slice, ast.Tuple) and len(annotation.slice.elts) == 2:
+        return annotation.slice.elts[1]
+    return None
+
+
+def _items_of(value: ast.AST) -> list[ast.expr]:
+    """The items a list or tuple literal (without `*`) or a list comprehension holds."""
+    if isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return list(value.elts)
+    if isinstance(value, ast.ListComp):
+        return [value.elt]
+    return []
+
+
+def _slicing(index: ast.AST) -> bool:
+    """`xs[1:]`, `xs[::2]`: a shorter sequence, not an item."""
+    return isinstance(index, (ast.Slice, ast.Tuple))
 
 
 def _jaxtyping_array(annotation: ast.Subscript, names: Names, scope: Scope) -> bool:

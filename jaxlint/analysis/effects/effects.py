@@ -11,6 +11,13 @@ assert on.  On top of that the module answers the questions the purity rules ask
 - does printing or logging an expression show a traced value?
 - is a call a logging call, a clock or file read?
 - which module globals read by jitted code does the module reassign afterwards?
+
+Why a walk and not a domain of the solver: what it collects is where a store or a bare call
+stands in the code, which no path through a function changes; what flows (is the stored
+value traced? is the object an array?) is read from the value analysis and the array facts
+at the few places a rule asks. Solved per function instead, the same facts would cost a
+graph and a fixed point in every function of every module, where the walk is one pass over
+the statements (about 2% of a run over a large corpus).
 """
 
 from __future__ import annotations

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from jaxlint.analysis.keys.key_state import ModuleKeys
 
 
+# JAX's own functions and `functools` take a function to transform it, trace it or fix its
+# arguments (each followed where it is known), not to run it unseen.
+_OWN_API = ("jax.", "functools.")
+
+
 class CallTransfer:
     """Calls and consumption, for `KeyTransfer` (which supplies the state, `expr` and the reports)."""
 
@@ -97,6 +102,13 @@ class CallTransfer:
         nested = self._nested_callee(node)
         if nested is not None:
             self._closure_uses(node, nested, state)
+        elif qualname is None or not qualname.startswith(_OWN_API):
+            # A function of this one handed to code not seen (`model.apply_gradient(loss_fn)`) is
+            # taken to be called there, as a key handed to it is taken to be drawn from.
+            for arg in node.args:
+                handed = self._nested_function(arg)
+                if handed is not None and self.flow.resolve(node.func) is None:
+                    self._closure_uses(node, handed, state)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
             return self.module_key(held)
@@ -122,12 +134,8 @@ class CallTransfer:
                 if level != NONE:
                     self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
-                if param in helper.summary.returns:
-                    result = ref
-            if result is None and helper.summary.spent:
-                # What it returns it has drawn from: the caller's next use of it is a reuse.
-                use = Use(node, node, "call", f"`{helper.name}` (which returns the key it drew from)")
-                return ("spent", helper.summary.spent, use)
+                if param in helper.summary.returns and level != DEFINITE:
+                    result = ref  # one it drew from is reported where it returns it (`hand_back`)
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
             return None
@@ -169,6 +177,13 @@ class CallTransfer:
         if isinstance(func, ast.Call) and func.args and self.names.qualname(func.func) in jax_api.TRANSFORMS:
             func = func.args[0]
         callee = self.flow.resolve(func)
+        if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
+            return None
+        return callee if self.flow.keynames.enclosing_keys(callee) else None
+
+    def _nested_function(self, node: ast.AST):
+        """The function nested in this one that `node` names, when it reads keys of this function."""
+        callee = self.flow.resolve(node) if isinstance(node, ast.Name) else None
         if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None
@@ -313,20 +328,68 @@ class CallTransfer:
         if primitive == "jax.lax.scan":
             if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
                 return
-            value = value.elts[0]
-        stack = [value]
+            value = self._packed(value.elts[0])
+        for node, ref in self._handed_keys(value, state):
+            mark = state.mark(ref)
+            if mark.level == DEFINITE and mark.first is not None:
+                use = Use(node, mark.first.call, "carry", mark.first.callee)
+                self.report_reuse(use, mark.first, call, primitive)
+
+    def hand_back(self, node: ast.Return, state: KeyState) -> None:
+        """A function that returns a key it consumed (on every path, or under a branch condition
+        the return does not share) hands its caller a spent key: the caller's next draw from it
+        (`key, x = f(key)`, the usual contract) repeats this one.
+        A loop primitive's body hands its state to the next iteration instead (`carry`)."""
+        if self.loop_body is not None or node.value is None:
+            return
+        for name, ref in self._handed_keys(node.value, state):
+            mark = state.mark(ref)
+            if mark.first is None:
+                continue
+            use = Use(name, mark.first.call, "return", mark.first.callee)
+            if mark.level == DEFINITE:
+                self.report_reuse(use, mark.first, None)
+            elif mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
+                self.report_reuse(use, mark.first, None, guard=mark.guard)
+
+    def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
+        """The keys a returned value holds: itself, the items of nested tuple and list literals,
+        and those of a literal a name was bound to (`state = (params, key)` then `return state`)."""
+        found: list[tuple[ast.Name, Ref]] = []
+        stack = [self._packed(value)]
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.Tuple, ast.List)):
-                stack.extend(node.elts)
+                stack.extend(self._packed(e) for e in node.elts)
             elif isinstance(node, ast.Name):
                 ref = state.env.get(node.id)
-                if isinstance(ref, int):
-                    mark = state.mark(ref)
-                    if mark.level == DEFINITE and mark.first is not None:
-                        use = Use(node, mark.first.call, "carry", mark.first.callee)
-                        self.report_reuse(use, mark.first, call, primitive)
+                if isinstance(ref, (int, Elem)):
+                    found.append((node, ref))
+        return found
 
+    def _packed(self, value: ast.AST) -> ast.AST:
+        """The tuple or list literal a returned name holds: the function's last top-level
+        assignment of it before the `return`, when the return is a top-level statement too and
+        nothing between them rebinds the name or the literal's names (else the name itself)."""
+        body = getattr(self.fn, "body", None)
+        if not isinstance(value, ast.Name) or not isinstance(body, list):
+            return value
+        literal = None
+        for stmt in body:
+            if isinstance(stmt, ast.Return):
+                return literal if literal is not None and value in ast.walk(stmt) else value
+            if (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == value.id and isinstance(stmt.value, (ast.Tuple, ast.List))
+            ):
+                literal = stmt.value
+            elif literal is not None and _stores(stmt) & ({value.id} | _names(literal)):
+                literal = None
+        return value
+
+
+def _stores(stmt: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 def _names(node: ast.AST) -> set[str]:
     found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}

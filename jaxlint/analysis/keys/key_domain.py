@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
-from jaxlint.analysis.keys.key_state import NONE, KeyState, Spent, Summary, join_levels
+from jaxlint.analysis.keys.key_state import NONE, KeyState, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
 if TYPE_CHECKING:
@@ -80,10 +80,8 @@ def analyse(
     for name, vid in run.free.items():
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
-    returned = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    returns = frozenset(r for r in returned if isinstance(r, str))
-    spent = frozenset(r.position for r in returned if isinstance(r, Spent))
-    return Summary(consumed, frozenset(run.params), returns, spent, free, _flax_runs(run.params, exits))
+    returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
+    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits))
 
 
 def _by_flax(mark) -> bool:
@@ -173,7 +171,7 @@ class KeyDomain(Domain[States]):
         out: States = {}
         for phase, s in state.items():
             if exited:
-                if not phase and source.heads in exited and not _may_skip(source.heads):
+                if not phase and source.heads in exited and not _may_skip(source.heads, self.flags):
                     continue  # the loop runs at least once: it is never left from its first head
                 if phase and phase[0][0] in exited:
                     phase = ()
@@ -329,20 +327,18 @@ _SIMPLE = (
 )
 
 
-def _may_skip(loop: ast.stmt) -> bool:
+def _may_skip(loop: ast.stmt, flags: dict[str, bool]) -> bool:
     """Whether a loop can run zero times: a `for` over anything but a non-empty literal or
-    `range(n)` with a positive literal `n`; a `while` whose test is not a true constant."""
+    `range(n)` with a positive literal `n` (or a parameter `n` the call gives one: `flags`);
+    a `while` whose test is not a true constant."""
     if isinstance(loop, ast.While):
         return not (isinstance(loop.test, ast.Constant) and bool(loop.test.value))
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)) and it.elts:
         return False
-    return not (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and isinstance(it.args[0], ast.Constant)
-        and isinstance(it.args[0].value, int)
-        and it.args[0].value > 0
-    )
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1):
+        return True
+    count = it.args[0]
+    if isinstance(count, ast.Name):
+        return not flags.get(f"{count.id} > 0", False)
+    return not (isinstance(count, ast.Constant) and isinstance(count.value, int) and count.value > 0)

@@ -46,14 +46,6 @@ Ref = Union[int, Elem]
 
 
 @dataclass(frozen=True)
-class Spent:
-    """In a function's summary: the function returns a key it consumed on every path, as its
-    whole result (`position` None) or as the item `position` of the tuple it returns."""
-
-    position: int | None
-
-
-@dataclass(frozen=True)
 class Mark:
     """What has happened to one key value on the paths that reach a point."""
 
@@ -160,18 +152,16 @@ def _join_used(live: list[KeyState], guard: ast.AST | None) -> dict[object, Mark
 
 class Summary:
     """What a function does to its key parameters: NONE, MAYBE or DEFINITE consumption, by name,
-    which parameters it returns unchanged, and where it returns a key it consumed on every path
-    (`spent`: None for the whole result, else the positions in the tuple it returns)."""
+    and which parameters it returns unchanged."""
 
     def __init__(
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
-        spent: frozenset = frozenset(), free: dict[str, int] | None = None,
+        free: dict[str, int] | None = None,
         flax: dict[str, tuple[tuple[str, bool, int], ...]] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
-        self.spent = spent
         self.free = free or {}  # keys it reads from the function around it, and their consumption
         # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
         self.flax = flax or {}

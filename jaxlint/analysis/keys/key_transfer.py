@@ -19,13 +19,10 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import attribute_path, children
 from jaxlint.analysis.keys.key_calls import CallTransfer
 from jaxlint.analysis.keys.key_state import (
-    DEFINITE,
     UNUSED,
     Elem,
     KeyState,
-    Mark,
     Ref,
-    Spent,
     Use,
     join,
 )
@@ -123,25 +120,12 @@ class KeyTransfer(CallTransfer):
             self.globals[vid] = name
         return vid
 
-    def returns_params(self, value: ast.AST | None, state: KeyState) -> frozenset:
-        """The parameters a `return` hands back unchanged (by name), and where what it returns is
-        a key this path has consumed (`Spent`: the whole value or an item of a returned tuple)."""
-        if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
-            return frozenset(
-                Spent(i) for i, element in enumerate(value.elts)
-                if isinstance(element, ast.Name) and self._spent(state.env.get(element.id), state)
-            )
+    def returns_params(self, value: ast.AST | None, state: KeyState) -> frozenset[str]:
+        """The parameters a `return` hands back unchanged, by name."""
         if not isinstance(value, ast.Name):
             return frozenset()
         ref = state.env.get(value.id)
-        found: set = {name for name, vid in self.params.items() if vid == ref}
-        if self._spent(ref, state):
-            found.add(Spent(None))
-        return frozenset(found)
-
-    @staticmethod
-    def _spent(ref: object, state: KeyState) -> bool:
-        return isinstance(ref, int) and state.mark(ref).level == DEFINITE
+        return frozenset(name for name, vid in self.params.items() if vid == ref)
 
     # ---- reports: kept until the states are solved, then made in the interpreter's order ----
     def report_reuse(self, use: Use, first: Use | None, loop: ast.AST | None,
@@ -218,6 +202,7 @@ class KeyTransfer(CallTransfer):
             if node.value is not None:
                 self.carry(node.value, state)
                 self.expr(node.value, state)
+                self.hand_back(node, state)
         elif isinstance(node, ast.Raise):
             if node.exc is not None:
                 self.expr(node.exc, state)
@@ -269,12 +254,10 @@ class KeyTransfer(CallTransfer):
                 state.env[target.id] = ref
                 if isinstance(ref, int):
                     state.used.setdefault(ref, UNUSED)
-            elif target.id in self.keynames or _spent(ref, None):
+            elif target.id in self.keynames:
                 vid = self.value(target)
                 state.env[target.id] = vid
                 self.fresh(vid, state)
-                if _spent(ref, None):
-                    state.used[vid] = Mark(DEFINITE, ref[2])
                 if isinstance(ref, tuple) and ref and ref[0] == "array":
                     self.arrays.add(vid)
                 if isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
@@ -285,14 +268,11 @@ class KeyTransfer(CallTransfer):
             items = None
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not fresh:
                 items = value.elts
-            starred = any(isinstance(element, ast.Starred) for element in target.elts)
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Starred):
                     self.bind(element.value, ("array",), value, state, fresh=True)
                 elif items is not None:
                     self.bind(element, _alias(items[i], state), items[i], state)
-                elif not starred and _spent(ref, i):
-                    self.bind(element, ("spent", frozenset({None}), ref[2]), value, state, fresh=True)
                 else:
                     self.bind(element, None, value, state, fresh=True)
         elif isinstance(target, ast.Starred):
@@ -370,6 +350,9 @@ class KeyTransfer(CallTransfer):
         if cls in _COMPREHENSIONS:
             self.comprehension(node, state)
             return None
+        if cls is ast.Dict:
+            self._streams(node, state)
+            return None
         if cls is ast.IfExp:
             truth = known_truth(node.test, {})
             if truth is not None:  # a literal test: the other branch never runs
@@ -393,6 +376,26 @@ class KeyTransfer(CallTransfer):
         for child in children(node):
             self.expr(child, state)
         return None
+
+    def _streams(self, node: ast.Dict, state: KeyState) -> None:
+        """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
+        slots: each slot is a stream derived from its key the same way, so the two draw the same
+        numbers. A `params` slot is not counted: it draws only while parameters are made, when
+        what the other streams draw decides nothing that is kept."""
+        seen: dict[object, Use] = {}
+        for slot, value in zip(node.keys, node.values):
+            if slot is not None:
+                self.expr(slot, state)
+            ref = self.expr(value, state)
+            if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
+                continue
+            if slot.value == "params":
+                continue
+            use = Use(value, node, "slot", f"the `{slot.value}` stream")
+            if ref in seen:
+                self.report_reuse(use, seen[ref], None)
+            else:
+                seen[ref] = use
 
     def fresh(self, vid: int, state: KeyState) -> None:
         """A new key bound where an earlier iteration bound one: nothing has happened to it yet."""
@@ -509,12 +512,6 @@ def none_test(test: ast.expr) -> tuple[str, bool] | None:
     ):
         return test.left.id, isinstance(test.ops[0], ast.Is)
     return None
-
-
-def _spent(ref: object, position: int | None) -> bool:
-    """Whether a call's result (`("spent", positions, use)`, see `CallTransfer.call`) is, whole or
-    at the item `position` of the tuple it returns, a key the callee consumed."""
-    return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "spent" and position in ref[1]
 
 
 def _flax_slot_of(slot: object, vid: int) -> bool:

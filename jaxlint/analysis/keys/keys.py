@@ -235,7 +235,8 @@ class KeyFlow:
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
         """What the call decides about tests on the function's parameters: the truth of each
         parameter it gives a literal (or leaves to a literal default), where the function never
-        rebinds it (`train`), and whether such a parameter is None (`key is None`); a parameter
+        rebinds it (`train`), whether such a parameter is None (`key is None`) and a positive
+        int (`range(n)` runs); a parameter
         it gives a value other than the literal None is not None, where the function rebinds it
         only in the branch that finds it None (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
@@ -249,6 +250,8 @@ class KeyFlow:
             if param not in scope.assigned and param not in scope.other:
                 flags[param] = bool(arg.value)
                 flags[f"{param} is None"] = arg.value is None
+                # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
+                flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
         for param, arg in given.items():
             if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False

@@ -30,6 +30,11 @@ _CONTAINER_ANNOTATIONS = {
 _ARRAY_ATTRIBUTES = frozenset({
     "T", "mT", "at", "astype", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "block_until_ready",
 })
+# The array methods that take an `axis` (`labels.max(axis=1)`): called so, the value is an
+# array (NumPy's, JAX's, or a data frame, none of them hashable).
+_AXIS_METHODS = frozenset(
+    "all any argmax argmin argsort cumprod cumsum max mean min prod ptp repeat sort std sum take var".split()
+)
 _NUMPY_ARRAYS = frozenset(
     "numpy." + name
     for name in (
@@ -146,6 +151,11 @@ def _used_as_array(fn, name: str, module) -> str | None:
             return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and (_is(node.left, name) or _is(node.right, name)):
             return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is(node.func.value, name)
+            and node.func.attr in _AXIS_METHODS and any(k.arg == "axis" for k in node.keywords)
+        ):
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
     return None
 
 
@@ -176,7 +186,12 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
         if isinstance(arg, ast.Name) and site.loops:
             # In a loop, the value from before it reaches the first call, whatever the loop rebinds.
             for definition in module.loops.reaching(arg.id, site.loops[-1], site.call):
-                kind = _unhashable_argument(definition.value, module, 1) if definition.kind == "assign" else None
+                if definition.kind == "assign":
+                    kind = _unhashable_argument(definition.value, module, 1)
+                elif definition.kind == "unpack":  # `logits, cache = step(...)`: a part of the value
+                    kind = _compiled_output(definition.node.value, module)
+                else:
+                    kind = None
                 if kind:
                     return f"is passed {kind} (assigned on line {definition.node.lineno}) on line {site.call.lineno}"
         for call, passed, helper in jit_signature.forwarded(module, site, name):
@@ -189,7 +204,7 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
 def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
     """What makes the value a call passes unhashable, as the calling code shows it (through a
     few names bound once: `rng = jax.random.key(0)`, `metric = rng`)."""
-    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module)
+    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module) or _compiled_output(arg, module)
     if kind is None and depth == 0 and module.is_abstract(arg):
         kind = "a traced value (a tracer)"
     if kind is None and depth == 0 and module.arrays.is_array(arg):
@@ -201,6 +216,20 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
         if kinds and all(kinds):
             kind = kinds[0]
     return kind
+
+
+def _compiled_output(value: ast.AST, module) -> str | None:
+    """A call of a `jax.jit`- or `jax.pmap`-compiled function: what it returns (and every part of
+    it) is a pytree of JAX arrays, which cannot be hashed."""
+    if not isinstance(value, ast.Call):
+        return None
+    for site in module.call_sites:
+        if site.call is value and site.target.transforms and site.target.transforms[0].name in _COMPILING:
+            return "the output of a compiled function (JAX arrays)"
+    return None
+
+
+_COMPILING = frozenset({"jax.jit", "jax.pmap"})
 
 
 def _vmap_calls(module) -> list:

@@ -6,7 +6,9 @@ array built from a list the loop appends to, a slice whose size depends on the l
 (`series[:t]`, `x[start:start + n]`), a new array whose size follows the loop (`jnp.arange(t)`,
 `jnp.zeros((t, d))`; not over a literal sweep of sizes), an array the loop trims
 (`x = x[1:]`), and elements of a list of arrays of different sizes
-(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`).  A name is followed through the
+(`[rng.normal(size=(n, 3)) for n in (120, 87, 143)]`), and what a generator of the module
+yields from such a loop of its own (a data loader handing out slices of random sizes).  A
+name is followed through the
 definitions that reach its use (from `loop_variance`): growth or trimming counts only when
 it changes what the previous iteration left (`x = x[1:]`, not `x = data; x = x[1:]`).  A slice of a fixed size
 (`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
@@ -251,7 +253,11 @@ class VaryingShapes:
         `x.shape[0]` and `len(x)` do if `x`'s shape does.
         """
         self._steps += 1
-        if depth > _MAX_DEPTH or self._steps > _MAX_STEPS or not self.module.varies_in_loop(expr, loop):
+        if depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
+            return False
+        if any(isinstance(n, ast.Call) and _random_integer(n, self.module.qualname(n.func)) for n in walk(expr)):
+            return True  # `int(rng.integers(16, 64))`: drawn again every iteration
+        if not self.module.varies_in_loop(expr, loop):
             return False
         if isinstance(expr, ast.Constant):
             return False
@@ -318,7 +324,7 @@ class VaryingShapes:
                 return self._elements_vary(iterable.args[path[0]], path[1:], depth + 1)
             if callee == "builtins.enumerate" and path and path[0] == 1 and iterable.args:
                 return self._elements_vary(iterable.args[0], path[1:], depth + 1)
-            return None
+            return self._yields_vary(iterable, path, depth) if isinstance(iterable.func, ast.Name) else None
         if path:
             return None
         collection = iterable
@@ -341,6 +347,31 @@ class VaryingShapes:
                     return "comes from a list of sequences of different lengths"
         return None
 
+    def _yields_vary(self, call: ast.Call, path: tuple[int, ...], depth: int) -> str | None:
+        """A generator of the module or of another module of the project (a data loader) whose
+        `yield`, inside one of its own loops,
+        hands out a value (or, at `path`, an item of a yielded tuple) whose shape changes from
+        one of those iterations to the next: so do the elements the caller's loop receives.
+        A loader whose sizes the code does not show says nothing."""
+        generator = self.names.definition(call.func)
+        varying = self.varying
+        if not isinstance(generator, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            link, qualname = self.module.project, self.module.qualname(call.func)
+            found = link.callee(qualname) if link is not None and qualname is not None else None
+            if found is None:
+                return None
+            generator, varying = found.node, found.facts.shapes.varying  # a loader of another module
+        for loop, value in _loop_yields(generator):
+            for step in path:
+                if not isinstance(value, ast.Tuple) or step >= len(value.elts):
+                    value = None
+                    break
+                value = value.elts[step]
+            reason = varying(value, loop) if value is not None else None
+            if reason is not None:
+                return f"comes from `{generator.name}`, which yields one that {reason}"
+        return None
+
     def _distinct_values(self, iterable: ast.AST) -> bool:
         """A comprehension source that yields more than one value: a literal of distinct items,
         a range, random integers, or a name bound once to one of those."""
@@ -359,6 +390,35 @@ class VaryingShapes:
             return short in shape_api.RANDOM_INTEGERS
         return False
 
+
+
+def _random_integer(call: ast.Call, callee: str | None) -> bool:
+    """A draw of one random integer (`rng.integers(16, 64)`, `np.random.randint(1, 9)`,
+    `random.randint(1, 9)`); with a `size` it is an array of them, not a size."""
+    if any(k.arg == "size" for k in call.keywords):
+        return False
+    if callee is not None:
+        return callee.rsplit(".", 1)[0] in ("numpy.random", "random") and callee.rsplit(".", 1)[-1] in shape_api.RANDOM_INTEGERS
+    return isinstance(call.func, ast.Attribute) and call.func.attr in shape_api.RANDOM_INTEGERS
+
+
+def _loop_yields(generator: ast.AST) -> list[tuple[ast.AST, ast.expr]]:
+    """The `yield value`s of a function's own body (not of functions nested in it) that sit in
+    one of its loops, each with the innermost such loop."""
+    found: list[tuple[ast.AST, ast.expr]] = []
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(stmt, None) for stmt in generator.body]
+    while stack:
+        node, loop = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Yield) and node.value is not None and loop is not None:
+            found.append((loop, node.value))
+        inner = node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else loop
+        for child in children(node):
+            # a loop's iterable and `else` run outside its iterations
+            stays = inner is node and (child is getattr(node, "iter", None) or child in getattr(node, "orelse", ()))
+            stack.append((child, loop if stays else inner))
+    return found
 
 
 def _boolean_mask(index: ast.AST) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.engine.walk import nodes_of_classes
 
@@ -15,12 +16,7 @@ _LAST = COMPILE_TIME_EVAL.rsplit(".", 1)[1]
 def compile_time_calls(names: Names) -> frozenset[int]:
     """The ids of the calls inside `with jax.ensure_compile_time_eval():` blocks of the module."""
     # Only scopes that spell the name are searched: most modules have none.
-    spelled = {}
-    for call, scope in names.calls:
-        func = call.func
-        cls = func.__class__  # tested by identity: this loop sees every call of the module
-        if (cls is ast.Attribute and func.attr == _LAST) or (cls is ast.Name and func.id == _LAST):
-            spelled[id(scope.node)] = scope
+    spelled = {id(scope.node): scope for _, scope in calls_through(names, (_LAST,))}
     found: set[int] = set()
     for scope in spelled.values():
         for block in nodes_of_classes([scope.node], frozenset({ast.With}), frozenset()):

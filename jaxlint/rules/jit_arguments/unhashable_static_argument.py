@@ -26,7 +26,8 @@ class UnhashableStaticArgument(Rule):
           mylib.types import Array, IntArray`), a sequence of them (`Sequence[ArrayLike]`), a
           union of only those, or a list, dict or set.
         - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
-          `x.reshape(...)`, `x @ y`.
+          `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)` (only
+          arrays have those methods with an `axis`).
         - A NamedTuple, or a frozen (or `unsafe_hash`) dataclass of the module, holding such a
           value: its hash is its fields' hash (`State(packed=[x], tree_def=None)`).
         - A parameter mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it that is not
@@ -45,9 +46,12 @@ class UnhashableStaticArgument(Rule):
           a pytree of arrays).
         - Such a value passed through a plain function of the module that hands its own
           parameter to the static position (`def mesh_eval(f, lims): return _eval(f, lims)`).
+        - What a `jax.jit`- or `jax.pmap`-compiled function returns, or a part of it unpacked
+          (`logits, cache = prefill(...)`): every leaf a compiled function returns is a JAX
+          array.
         - A traced value passed from traced code.
         - Inside a loop, the value a name holds before the loop reaches the first call, whatever
-          the loop rebinds it to.
+          the loop rebinds it to (a compiled function's output unpacked there included).
 
         **Another transformation around the jit.** When one wraps it (`@jax.custom_jvp` above
         `@partial(jax.jit, ...)`), whatever it passes on reaches the jit: the annotation and the

@@ -37,7 +37,10 @@ class InPlaceUpdate(Rule):
           it, such as `x = jnp.asarray(x)`, on;
         - an item of a JAX array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z =
           lax.linalg.schur(a)`, `for row in x`; `jax.lax.linalg` decompositions return one array
-          or a tuple of them).
+          or a tuple of them);
+        - an item (not a slice) of a list or tuple the code builds of JAX arrays only, where it
+          is read (`mos = [jnp.reshape(m, s) for m in mos]`, then `mos[0][..., i] = v`);
+          replacing the item itself (`mos[0] = v`) changes the Python list and is fine.
 
         **A name the code uses as only a JAX array can be used** is one too:
 
@@ -50,7 +53,10 @@ class InPlaceUpdate(Rule):
         **Attributes and fields.** An attribute that every store in the module sets to such a
         value (`self.data = jnp.zeros(...)`) is a JAX array, and so is a field of a parameter
         annotated with a class of the module that declares the field a JAX array (`ff:
-        ForceField` with `v1: jax.Array`; the parameter never rebound).
+        ForceField` with `v1: jax.Array`; the parameter never rebound, or rebound only to what a
+        callee is declared to return of that class: `state = advance(state)` with `def
+        advance(s: State) -> State`, `state = callback(state)` with `callback:
+        Optional[Callable[[State], State]]`).
 
         **Inside traced code**, also:
 
@@ -72,9 +78,7 @@ class InPlaceUpdate(Rule):
 
         - An `isinstance` test that shows the value is not a JAX array (a JAX array is an
           instance of `jax.Array` and of no NumPy, builtin or SciPy sparse type): inside `if
-          isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...` (`jax` an
-          import, or a name bound once to `pytest.importorskip("jax")` or
-          `importlib.import_module("jax")`, which return the module).
+          isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...`.
         - A value made by calling a class of the module or of the project (`a = Array([...])`):
           an instance of that class is not a JAX array, whatever `.at` it offers (a mutable
           array wrapper offers both).

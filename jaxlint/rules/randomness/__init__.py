@@ -17,7 +17,10 @@ KEY_FLOW_LIMITATIONS = """
     that did consume it. A helper that draws only under a test of one of its flags (`if train:`,
     `if not deterministic:`) consumes the key, for a call that passes that flag a literal or
     leaves it to a literal default, exactly when the literal takes the drawing branch: two
-    `dropout(key, x, 0.1, True)` calls with one key are reported. A parameter is a key, whatever
+    `dropout(key, x, 0.1, True)` calls with one key are reported. Likewise a helper that
+    splits its key in `for _ in range(n):` consumes it for a call that gives `n` a positive
+    literal (the loop runs); given a count the code does not show, the loop may run zero
+    times and the key is taken to be consumed on some paths only. A parameter is a key, whatever
     its name, when a call in the module passes it one the caller made, split or drew from, or
     received as a key-named parameter (`def step(x, k): return model.apply(..., k)` called as
     `step(x, key)`). A function nested in another that reads that function's keys (a `loss_fn`

@@ -82,9 +82,21 @@ class KeyReuse(KeyFlowRule):
           (`return State(x, key=key)` after drawing from `key`): a state that carries a spent
           key back to its caller hands on a key already drawn from, which the caller's next step
           draws from again.
-        - A function of the module that returns, on every path, a key it has drawn from (`key =
-          split(key)[0]`, `choice(key, deck)`, `return card, key`) hands its caller a spent key:
-          the caller's next draw from it is reported.
+        - A function that returns a key it has consumed on every path, as its result or an item
+          of the tuple it returns (`return key, params` after `jax.grad(loss)(params, key)`;
+          `state = (params, key)` then `return state`), or on the paths through a branch (`if
+          update_actor:`) the return does not test again, is reported at the return, whoever its
+          callers are: the contract of a function handing a key back is that the caller draws
+          from it next, so the caller's next draw repeats this one. Its callers take what it
+          returns as a fresh key, so the one bug is reported once.
+        - A function nested in this one that reads its keys, handed to code jaxlint cannot see
+          (`actor.apply_gradient(loss_fn)`), is taken to be called there: it consumes those keys
+          as its own analysis finds, as a key handed over directly would be.
+        - One key in two slots of a dict of named streams (Flax's `rngs={"dropout": k, "noise":
+          k}`): each stream is derived from its key the same way, so the two draw the same
+          numbers. A `params` slot is not counted: the parameters stream draws only while
+          parameters are made, when what the other streams draw is discarded
+          (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes).
         - `jax.random.split(key)` after `jax.random.fold_in(key, i)`: in JAX (with its default
           `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`
           (for `i` below `n`).
@@ -195,11 +207,11 @@ class KeyReuse(KeyFlowRule):
         def random_card(key):
             key = jax.random.split(key)[0]
             card = jax.random.choice(key, 10)
-            return card, key
+            return card, key  # JAX201
 
         def draw_hand(key):
             first, key = random_card(key)
-            second, key = random_card(key)  # JAX201
+            second, key = random_card(key)
             return first + second, key
         """,
         """
@@ -389,6 +401,21 @@ class KeyReuse(KeyFlowRule):
                     f"PRNG key `{reuse.name}` is split after `jax.random.fold_in` derived a key from it "
                     f"on line {first.call.lineno}: `fold_in(key, i)` is the same key as `split(key, n)[i]`; "
                     "derive every key one way (split once, or fold in distinct data)",
+                )
+            elif reuse.use.kind == "slot":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: each "
+                    "stream is derived from its key the same way, so the two draw the same numbers; "
+                    "split it and give each stream its own key",
+                )
+            elif reuse.use.kind == "return":
+                when = f" {path_of(module.tree, reuse.guard, first.call)}" if reuse.guard is not None else ""
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was consumed by {first.callee} on line {first.call.lineno}{when} and "
+                    "is returned: the caller's next draw from it repeats this one; split it and return "
+                    "the new key (`key, sub = jax.random.split(key)`, draw from `sub`)",
                 )
             elif reuse.guard is not None:
                 report(

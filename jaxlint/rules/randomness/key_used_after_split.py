@@ -30,6 +30,9 @@ class KeyUsedAfterSplit(KeyFlowRule):
         - A split key handed to a function of the project that draws from it on some of its
           paths (`if dim == 1: return x` before the draw) is reported too: after a split the
           parent is spent, and on the paths that draw, it repeats the children.
+        - A function returning, on every path, a key it split without rebinding (`k1, k2 =
+          split(key)`, then `return key`) is reported at the return: the caller's next split or
+          draw repeats the children.
         - Which values are keys, and what consumes one, is decided as for JAX201.
         """
     why = """
@@ -126,6 +129,14 @@ class KeyUsedAfterSplit(KeyFlowRule):
                     f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}; `jax.random.fold_in` "
                     "on it gives the same key as one of the split's children (`fold_in(key, i)` is "
                     "`split(key, n)[i]`); fold in from one of the new keys instead",
+                )
+                continue
+            if reuse.use.kind == "return":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno} and is returned: the "
+                    "caller's next split or draw from it repeats the children; return one of the new keys "
+                    "(`key, sub = jax.random.split(key)`)",
                 )
                 continue
             when = f" {path_of(module.tree, reuse.guard, reuse.first.call)}" if reuse.guard is not None else ""

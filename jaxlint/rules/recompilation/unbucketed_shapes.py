@@ -38,6 +38,14 @@ class UnbucketedShapes(Rule):
           (`jnp.array([r for r in rows if r.user == u])`).
         - A Python list the loop appends to, passed as it is: each new length is a new pytree
           structure.
+        - A size drawn at random in the loop (`size = int(rng.integers(16, 64))`,
+          `np.random.randint`, `random.randint`): it changes every iteration.
+
+        **Through a data loader.** A loop over a generator of the module or of another module of
+        the project (`for xb, yb in batches(x, y, rng)`) receives what its `yield` hands out:
+        when the yielded value, inside one of the generator's own loops, is one of the above for
+        that loop (a slice of random size, a filtered chunk), so is each element. A loader whose
+        sizes the code does not show (an object, another library's loader) is not reported.
 
         **Through a helper.** A plain function of the module that hands its own parameter
         straight to the jitted call (`def inference(frames): return model_apply(frames, key)`),

@@ -1,7 +1,5 @@
-"""Containers and modules the code rebinds: `del d[k]` on a donated dict reads no buffer (JAX304);
-`jax = pytest.importorskip("jax")` is the `jax` module, so `isinstance(x, jax.Array)` narrows
-(JAX401). Still reported: a donated dict read after the `del`, an update the test does not cover.
-JAX agrees on each."""
+"""A container the code rebinds: `del d[k]` on a donated dict reads no buffer (JAX304); a donated
+dict read after the `del` is still reported. JAX agrees."""
 
 from __future__ import annotations
 
@@ -30,26 +28,6 @@ def train(state, batch):
 
 READ_AFTER = DONATED.replace("    return new_state\n", '    return new_state, state["b"] + 1\n')
 
-IMPORTED = """
-import numpy as np
-import pytest
-
-jax = pytest.importorskip("jax")
-
-
-def fill(x):
-    if isinstance(x, jax.Array):
-        return x.at[0].set(1)
-    x[0] = 1
-    return x
-
-
-def fill_all(x):
-    x[0] = 1
-    return x.at[1].set(2)
-"""
-
-
 def _rows(source: str, code: str) -> set[int]:
     return {f.start.row for f in lint_source(source, "case.py", {code})}
 
@@ -59,15 +37,8 @@ def test_deleting_an_entry_of_a_donated_dict_reads_nothing():
     assert _rows(READ_AFTER, "JAX304") == {15}
 
 
-def test_importorskip_binds_the_module():
-    assert _rows(IMPORTED, "JAX401") == {16}  # `fill` narrows; `fill_all` updates an array
-
-
 def test_jax_agrees():
     jax = pytest.importorskip("jax")
-    import numpy as np
-
-    assert pytest.importorskip("jax") is jax
     namespace: dict = {}
     exec(textwrap.dedent(DONATED), namespace)
     batch = jax.numpy.ones(3)
@@ -78,7 +49,3 @@ def test_jax_agrees():
     exec(textwrap.dedent(READ_AFTER), namespace)
     with pytest.raises(RuntimeError, match="deleted"):
         namespace["train"](state, batch)  # the entry left in the dict was donated
-    exec(textwrap.dedent(IMPORTED), namespace)
-    assert namespace["fill"](np.zeros(3))[0] == 1 and namespace["fill"](jax.numpy.zeros(3))[0] == 1
-    with pytest.raises(TypeError):
-        namespace["fill_all"](jax.numpy.zeros(3))

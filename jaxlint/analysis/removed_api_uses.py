@@ -1,0 +1,303 @@
+"""Where a module names a JAX API that was removed or deprecated (`knowledge/removed_apis.py`).
+
+Two kinds of use: an import of such a name or module (`from jax import tree_map`, `import
+jax.experimental.host_callback as hcb`), which fails where the import runs; and an expression
+that spells one through an imported name (`jax.tree_map`, `jnp.product`, `hcb.id_tap`).
+
+Names resolve as `Names` resolves them (scopes, shadowing), but by the name as imported, not
+its canonical alias: `jax.tree_map` and `jax.tree_util.tree_map` name the same object to the
+rest of the analysis, and only one of them is gone. A use whose base name is bound by an
+import that is itself reported is left to that import (the import fails first), unless the
+use names a member with advice of its own (`hcb.id_tap`). A use guarded against the API being
+absent is no use: inside a `try` whose handler catches ImportError or AttributeError, or under
+an `if` whose test asks `hasattr` or reads a `__version__`. Assignments to such a name
+(`jax.tree_map = jax.tree_util.tree_map`, a compatibility patch) are not uses either.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, RemovedApi, lookup
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import Names, Scope
+
+# Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
+# import or in the attribute chain); its last word is written where it is used. A module whose
+# text lacks every entry's words names none, and costs one scan; occurrences spelled through a
+# replacement's module (`tree_util.tree_map`) are not uses of the removed name of the same word.
+_SIGNATURES = tuple(tuple(reversed(api.name.split(".")[1:])) for api in REMOVED_APIS if "." in api.name)
+
+
+def _spelled_elsewhere(word: str) -> tuple[str, ...]:
+    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same word."""
+    return tuple(sorted({
+        replacement.name.rsplit(".", 2)[-2] + "."
+        for api in REMOVED_APIS
+        if api.name.rsplit(".", 1)[-1] == word
+        for replacement in api.replacements
+        if replacement.name.rsplit(".", 1)[-1] == word and replacement.name.count(".") >= 2
+    }))
+
+
+_LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
+_GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    """One use of a removed or deprecated API.
+
+    `node` is the reference (a Name or Attribute) or, for an import, the statement; `alias` the
+    imported name in it. `name` is what is used: `api.name` followed by `rest` (a member of a
+    removed module). `base` is the name an expression spells it through (`jnp` in
+    `jnp.product`) and `bound_to` what that name was imported as; `call` the call whose
+    function the reference is.
+    """
+
+    node: ast.AST
+    api: RemovedApi
+    rest: str
+    scope: "Scope"
+    alias: Optional[ast.alias] = None
+    base: Optional[ast.Name] = None
+    bound_to: str = ""
+    call: Optional[ast.Call] = None
+
+    @property
+    def name(self) -> str:
+        return self.api.name + self.rest
+
+    @property
+    def statement(self) -> Optional[ast.stmt]:
+        return self.node if isinstance(self.node, (ast.Import, ast.ImportFrom)) else None
+
+
+_USES: "weakref.WeakKeyDictionary[Names, list[ApiUse]]" = weakref.WeakKeyDictionary()
+
+
+def removed_api_uses(names: "Names", text: str) -> list[ApiUse]:
+    """Every use in the module, in source order; computed once per module."""
+    found = _USES.get(names)
+    if found is None:
+        found = _USES[names] = _find(names, text)
+    return found
+
+
+def imported(alias: ast.alias, statement: ast.stmt) -> Optional[str]:
+    """The dotted name an import alias brings in, as written (`from jax import tree_map`: `jax.tree_map`)."""
+    if isinstance(statement, ast.Import):
+        return alias.name
+    if isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+        return statement.module if alias.name == "*" else f"{statement.module}.{alias.name}"
+    return None
+
+
+def _bound_name(alias: ast.alias, statement: ast.stmt) -> tuple[str, str]:
+    """The local name an alias binds and the dotted name it is bound to (`import a.b` binds `a` to `a`)."""
+    full = imported(alias, statement) or ""
+    if isinstance(statement, ast.Import) and not alias.asname:
+        top = alias.name.split(".")[0]
+        return top, top
+    return alias.asname or alias.name, full
+
+
+def _find(names: "Names", text: str) -> list[ApiUse]:
+    if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
+        return []
+    present = {word for word in _LAST_WORDS if word in text}  # plain substring scans: the cheap test
+    if not any(sig[0] in present and all(word in text for word in sig[1:]) for sig in _SIGNATURES):
+        return []
+    rows = _rows(text, present)
+    if not rows:
+        return []
+    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})))
+    walk.visit(names.module.node, names.module, False)
+    return walk.resolve()
+
+
+def _rows(text: str, words: dict | set) -> set[int]:
+    """The 1-based rows where one of `words` stands as a word of its own, not after a prefix that
+    spells the replacement (`tree_util.tree_map`)."""
+    found = []
+    for word in words:
+        excluded = _LAST_WORDS.get(word, ())
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (
+                not (at and (text[at - 1].isalnum() or text[at - 1] == "_"))
+                and not (end < len(text) and (text[end].isalnum() or text[end] == "_"))
+                and not any(text.endswith(prefix, 0, at) for prefix in excluded)
+            ):
+                found.append(at)
+            at = text.find(word, end)
+    rows, row, scanned = set(), 1, 0
+    for at in sorted(found):
+        row += text.count("\n", scanned, at)
+        scanned = at
+        rows.add(row)
+    return rows
+
+
+class _Walk:
+    """One pass over the module: imports first bind, then references resolve through them."""
+
+    def __init__(self, names: "Names", rows: list[int]):
+        self.names = names
+        self.rows = rows  # only the nodes over these rows (the words', the imports') are walked
+        self.uses: list[ApiUse] = []
+        # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
+        self.bindings: dict[tuple[int, str], set[str]] = {}
+        self.references: list[tuple[ast.AST, "Scope"]] = []
+        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import the code guards
+        self.calls: dict[int, ast.Call] = {}  # id(func) -> call
+
+    def visit(self, root: ast.AST, scope: "Scope", guarded: bool) -> None:
+        stack: list[tuple[ast.AST, "Scope", bool]] = [(root, scope, guarded)]
+        while stack:
+            node, scope, guarded = stack.pop()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._bind(node, scope, guarded)
+                if not guarded:
+                    self._import(node, scope)
+                continue
+            if isinstance(node, (ast.Attribute, ast.Name)):
+                if not guarded and isinstance(node.ctx, ast.Load):
+                    self.references.append((node, scope))
+                base = node
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if not isinstance(base, ast.Name):  # `f(x).attr`: the chain starts at an expression
+                    stack.append((base, scope, guarded))
+                continue
+            if isinstance(node, ast.Call):
+                self.calls[id(node.func)] = node
+            inner = self.names.scopes.get(id(node)) if isinstance(node, _SCOPES) else None
+            body = _body_ids(node) if inner is not None else ()
+            for child, child_guarded in _children(node, guarded):
+                if self._holds_a_row(child):
+                    stack.append((child, inner if id(child) in body else scope, child_guarded))
+
+    def resolve(self) -> list[ApiUse]:
+        """The uses: the imports found, and the references resolved through every import's binding."""
+        for node, scope in self.references:
+            self._reference(node, scope)
+        self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
+        return self.uses
+
+    def _bind(self, statement: ast.stmt, scope: "Scope", guarded: bool) -> None:
+        for alias in statement.names:
+            local, full = _bound_name(alias, statement)
+            if full:
+                self.bindings.setdefault((id(scope), local), set()).add(full)
+                if guarded and lookup(full) is not None:  # the code handles this import failing, and so its uses
+                    self.guarded.add((id(scope), local))
+
+    def _holds_a_row(self, node: ast.AST) -> bool:
+        """Whether a node spans a row that holds one of the words (a node without a position may)."""
+        first = getattr(node, "lineno", None)
+        if first is None:
+            return not isinstance(node, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+        at = bisect.bisect_left(self.rows, first)
+        return at < len(self.rows) and self.rows[at] <= (node.end_lineno or first)
+
+    def _import(self, statement: ast.stmt, scope: "Scope") -> None:
+        for alias in statement.names:
+            full = imported(alias, statement)
+            hit = lookup(full) if full else None
+            if hit is not None:
+                self.uses.append(ApiUse(statement, hit[0], hit[1], scope, alias=alias))
+
+    def _reference(self, node: ast.AST, scope: "Scope") -> None:
+        chain: list[ast.AST] = []
+        base = node
+        while isinstance(base, ast.Attribute):
+            chain.append(base)
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return
+        read_scope = self.names.read_scope.get(id(base), scope)
+        owner = self.names.lookup(base.id, read_scope)
+        if owner is None or base.id in owner.assigned or base.id in owner.defs or base.id in owner.params:
+            return
+        targets = self.bindings.get((id(owner), base.id))
+        if not targets or len(targets) != 1 or (id(owner), base.id) in self.guarded:
+            return  # not imported, or imported in two spellings (a compatibility fallback)
+        (bound,) = targets
+        chain.append(base)
+        spelled = bound
+        hits = []
+        for part in reversed(chain):  # from the base name outwards
+            if part is not base:
+                spelled = f"{spelled}.{part.attr}"
+            hit = lookup(spelled)
+            if hit is not None:
+                hits.append((part, hit))
+        if not hits:
+            return
+        covered = lookup(bound) is not None
+        exact = [(part, hit) for part, hit in hits if not hit[1] and not hit[0].module]
+        if exact:
+            part, (api, rest) = exact[-1]
+            if covered and api.name == bound:
+                return
+        elif covered:
+            return
+        else:
+            part, (api, rest) = hits[0]
+        self.uses.append(
+            ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)))
+        )
+
+
+def _body_ids(scope_node: ast.AST) -> set[int]:
+    """The children of a def, lambda or class read in its own scope: its body (decorators, defaults,
+    annotations and bases are read in the scope around it)."""
+    body = scope_node.body
+    return {id(body)} if isinstance(body, ast.AST) else {id(child) for child in body}
+
+
+def _children(node: ast.AST, guarded: bool):
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        body_guarded = guarded or any(_catches_absence(handler) for handler in node.handlers)
+        for child in node.body:
+            yield child, body_guarded
+        for child in (*node.handlers, *node.orelse, *node.finalbody):
+            yield child, guarded
+        return
+    if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_presence(node.test):
+        for child in ast.iter_child_nodes(node):
+            yield child, True
+        return
+    for child in ast.iter_child_nodes(node):
+        yield child, guarded
+
+
+def _catches_absence(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        (kind.id if isinstance(kind, ast.Name) else kind.attr if isinstance(kind, ast.Attribute) else "")
+        in _GUARD_ERRORS
+        for kind in kinds
+    )
+
+
+def _asks_presence(test: ast.AST) -> bool:
+    """A test that checks whether an API is there: `hasattr(...)`, or one that reads a `__version__`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__version__":
+            return True
+        if isinstance(node, ast.Name) and node.id == "__version__":
+            return True
+    return False

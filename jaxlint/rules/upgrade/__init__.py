@@ -1,0 +1,107 @@
+"""JAX6xx: upgrade — JAX APIs that were removed, or are deprecated, in the JAX the project targets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, Version, parse_version, show
+from jaxlint.analysis.removed_api_uses import ApiUse, removed_api_uses
+from jaxlint.rules.upgrade.edits import import_replacement
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+
+TARGET_OPTION = "target-jax-version"
+
+UPGRADE_OPTIONS = """
+    `target-jax-version` (a setting of its own, or under `[tool.jaxlint.options]`): the oldest JAX
+    the code must run on. Without it, the lowest version the project's `jax` requirement admits
+    (`pyproject.toml` dependencies and optional dependencies, `setup.cfg`, `setup.py`,
+    `requirements*.txt`), else 0.4.30, the oldest JAX `--dynamic` supports. A fix writes only a
+    replacement that the target JAX has; `jax.tree_map` becomes `jax.tree.map` from 0.4.25 on and
+    `jax.tree_util.tree_map` before. `jaxlint check --show-settings` prints the version in use.
+    """
+
+UPGRADE_DECISIONS = """
+    - A use is an import of the name or of a module it lies in (`from jax import tree_map`,
+      `import jax.experimental.host_callback as hcb`), or an expression that spells it through
+      an import (`jax.tree_map`, `jnp.product`, `hcb.id_tap`).
+    - A use through a name whose own import is reported is left to that import, which fails
+      first, unless the member has advice of its own (`hcb.id_tap`).
+    - Code that checks for the API first is left alone: a `try` whose handler catches
+      ImportError or AttributeError, an `if` on `hasattr(...)` or on a `__version__`, and the
+      uses of a name imported in such a `try`.
+    - An assignment to the name (`jax.tree_map = jax.tree_util.tree_map`, a compatibility
+      patch) is not a use.
+    """
+
+UPGRADE_LIMITATIONS = """
+    Names are followed through imports, not through assignments (`tm = jax.tree_map` is
+    reported where it is written, not where `tm` is called) or `getattr`. The table of removed
+    APIs covers the public APIs JAX's changelog lists that application code uses; JAX's
+    internal modules (`jax.core`, `jax.interpreters`) are covered only for the names listed on
+    these pages.
+    """
+
+UPGRADE_REFERENCES = (
+    "[JAX changelog](https://docs.jax.dev/en/latest/changelog.html)",
+    "[JAX API compatibility policy](https://docs.jax.dev/en/latest/api_compatibility.html)",
+)
+
+
+def target_version(module: "ModuleFacts") -> Version:
+    """The target JAX from the rule options (the configuration fills it in), else the oldest supported."""
+    value = module.options.get(TARGET_OPTION)
+    try:
+        return parse_version(value) if isinstance(value, str) else OLDEST_SUPPORTED_JAX
+    except ValueError:
+        return OLDEST_SUPPORTED_JAX
+
+
+def uses(module: "ModuleFacts") -> Iterator[ApiUse]:
+    return iter(removed_api_uses(module.names, module.source.text))
+
+
+def has_replacement(use: ApiUse) -> bool:
+    """Whether a name, or a call of the same arguments, does what the removed API did."""
+    return bool(use.api.replacements) or use.api.call.startswith("at.")
+
+
+def subject(module: "ModuleFacts", use: ApiUse) -> str:
+    """What the message names: the import statement, or the name as used."""
+    if use.statement is not None:
+        return f"`{module.source.snippet(use.statement, 60)}` imports `{use.name}`, which"
+    return f"`{use.name}`"
+
+
+def versions(use: ApiUse) -> str:
+    api = use.api
+    if api.removed is None:
+        return f"is deprecated since JAX {show(api.deprecated)} and will be removed"
+    deprecated = f" (deprecated since {show(api.deprecated)})" if api.deprecated else ""
+    return f"was removed in JAX {show(api.removed)}{deprecated}"
+
+
+def where(use: ApiUse):
+    """The node a finding points at: the imported name in an import (Python 3.10+ gives it a position), else the use."""
+    if use.alias is not None and getattr(use.alias, "end_col_offset", None) is not None:
+        return use.alias
+    return use.node
+
+
+def advice(use: ApiUse, target: Version) -> str:
+    """What to write instead, under the target JAX."""
+    api = use.api
+    replacement = api.replacement(target)
+    if replacement is not None and use.statement is not None and not api.call:
+        return f"import `{import_replacement(use, target)}`"
+    if replacement is not None:
+        extra = api.call[len("keyword:"):] if api.call.startswith("keyword:") else ""
+        return f"use `{replacement.name + use.rest}`" + (f" with `{extra}`" if extra else "")
+    if api.replacements:
+        first = min(api.replacements, key=lambda r: r.since)
+        return (
+            f"use `{first.name + use.rest}` (from JAX {show(first.since)}; the target is {show(target)})"
+            + (f", or {api.how}" if api.how else "")
+        )
+    return f"use {api.how}" if api.how else "remove it"

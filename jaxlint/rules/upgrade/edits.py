@@ -1,0 +1,284 @@
+"""Fixes the upgrade rules offer: a removed name rewritten to its replacement, where it is used
+and where it is imported.
+
+- a reference (`jax.tree_map`, `jnp.product`) becomes the replacement spelled through a name the
+  module already imports (`jax.tree.map`, `jnp.prod`), or through `jax` with `import jax` added
+  when nothing else spells it and the name `jax` is free;
+- a call that changes shape: `jax.ops.index_update(x, i, v)` -> `x.at[i].set(v)`,
+  `jax.random.shuffle(k, x)` -> `jax.random.permutation(k, x, independent=True)`;
+- an import (`from jax import tree_map`, `import jax.experimental.stax as stax`) imports the
+  replacement under the same local name, so the code that uses it is untouched. The statement is
+  rebuilt with libcst, which keeps the comments, parentheses and other names of an import list.
+
+Every edit covers only the flagged text (and, for `import jax`, inserts a line): nothing else in
+the file changes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Optional
+
+from jaxlint.jax_versions import Version
+from jaxlint.analysis.removed_api_uses import ApiUse, imported, removed_api_uses
+from jaxlint.findings import Edit, Fix, Position
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.module import ModuleFacts
+
+# Expressions that need no parentheses before `.at[...]`.
+_ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+
+
+def fix_for(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional[Fix]:
+    """The fix for one use under the target JAX, or None where no edit is exact."""
+    api = use.api
+    applicability = "safe" if api.safe else "unsafe"
+    if use.statement is not None:
+        return _import_fix(module, use, target)
+    if api.call.startswith("at."):
+        return _at_update(module, use)
+    replacement = api.replacement(target)
+    if replacement is None:
+        return None
+    edits = _reference_edits(module, use, replacement.name + use.rest)
+    if edits is None:
+        return None
+    call = use.call
+    if api.call.startswith("keyword:"):
+        if call is None or call.func is not use.node:
+            return None
+        added = _added_keyword(module, call, api.call[len("keyword:"):])
+        if added is None:
+            return None
+        edits.append(added)
+    if api.keywords_only and not _passes_function_only(use):
+        return None
+    return Fix(applicability, f"Replace with `{replacement.name + use.rest}`", tuple(edits))
+
+
+# ---- references ---------------------------------------------------------------------------------
+def _reference_edits(module: "ModuleFacts", use: ApiUse, new: str) -> Optional[list[Edit]]:
+    """Edits that make the reference read `new`: through its own base name when `new` lies under
+    what that name is bound to, else through a name bound to a module `new` lies under."""
+    source = module.source
+    span = (source.start(use.node), source.end(use.node))
+    if use.base is not None and new.startswith(use.bound_to + "."):
+        return [Edit(use.base.id + new[len(use.bound_to):], *span)]
+    names = module.names
+    for local, target in _module_imports(module):
+        if new.startswith(target + ".") and _visible(names, local, target, use):
+            return [Edit(local + new[len(target):], *span)]
+    if not new.startswith("jax.") or names.lookup("jax", use.scope) is not None:
+        return None  # the name `jax` means something else here
+    where = _import_position(module)
+    if where is None:
+        return None
+    return [Edit("import jax\n", where, where), Edit(new, *span)]
+
+
+def _module_imports(module: "ModuleFacts") -> list[tuple[str, str]]:
+    """(local name, module) of every `import x` / `import x.y as z` at the top of the module, longest module first."""
+    found = []
+    for statement in module.tree.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                found.append((alias.asname, alias.name) if alias.asname else (alias.name.split(".")[0],) * 2)
+    return sorted(found, key=lambda pair: -len(pair[1]))
+
+
+def _visible(names, local: str, target: str, use: ApiUse) -> bool:
+    """Whether `local`, read where the use is, is still the module-level import of `target`."""
+    owner = names.lookup(local, use.scope)
+    return owner is names.module and local not in owner.assigned and local not in owner.defs and owner.imports.get(local) == target
+
+
+def _import_position(module: "ModuleFacts") -> Optional[Position]:
+    """The start of the first top-level import (after `from __future__`), where `import jax` goes."""
+    for statement in module.tree.body:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+            continue
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) and statement.col_offset == 0:
+            return Position(statement.lineno, 1)
+    return None
+
+
+def _passes_function_only(use: ApiUse) -> bool:
+    """`pjit(f, in_shardings=...)` or a bare `@pjit`: every argument after the function is a keyword."""
+    call = use.call
+    if call is None or call.func is not use.node:
+        return _decorates(use)
+    return (
+        len(call.args) == 1
+        and not isinstance(call.args[0], ast.Starred)
+        and all(keyword.arg is not None for keyword in call.keywords)
+    )
+
+
+def _decorates(use: ApiUse) -> bool:
+    node = use.scope.node
+    for statement in ast.walk(node):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            decorator is use.node for decorator in statement.decorator_list
+        ):
+            return True
+    return False
+
+
+def _added_keyword(module: "ModuleFacts", call: ast.Call, keyword: str) -> Optional[Edit]:
+    """`, keyword` inserted after the call's last argument, when it has arguments and no `**`."""
+    name = keyword.split("=", 1)[0]
+    if any(k.arg is None or k.arg == name for k in call.keywords):
+        return None
+    last = max([*call.args, *call.keywords], key=lambda node: (node.end_lineno, node.end_col_offset), default=None)
+    if last is None:
+        return None
+    at = module.source.end(last)
+    return Edit(f", {keyword}", at, at)
+
+
+# ---- jax.ops.index_update(x, i, v) -> x.at[i].set(v) ---------------------------------------------
+def _at_update(module: "ModuleFacts", use: ApiUse) -> Optional[Fix]:
+    call = use.call
+    if call is None or call.func is not use.node or call.keywords or len(call.args) != 3:
+        return None
+    if any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    array, index, value = call.args
+    source = module.source
+    texts = [source.segment(node) for node in (array, index, value)]
+    if not all(texts):
+        return None
+    array_text, index_text, value_text = texts
+    if not isinstance(array, _ATOMS):
+        array_text = f"({array_text})"
+    if isinstance(index, ast.Subscript) and _spells(module, use, index.value, "jax.ops.index"):
+        index_text = source.segment(index.slice)  # `jax.ops.index[0, :]` is the index `0, :`
+        if not index_text:
+            return None
+    method = use.api.call[len("at."):]
+    content = f"{array_text}.at[{index_text}].{method}({value_text})"
+    edit = Edit(content, source.start(call), source.end(call))
+    # `index_update` took any array-like; `.at` is a JAX array's: safe only where `x` is shown to be one.
+    applicability = "safe" if module.arrays.is_array(array) else "unsafe"
+    return Fix(applicability, f"Replace with `x.at[i].{method}(v)`", (edit,))
+
+
+def _spells(module: "ModuleFacts", use: ApiUse, node: ast.AST, name: str) -> bool:
+    return any(other.node is node and other.name == name for other in removed_api_uses(module.names, module.source.text))
+
+
+# ---- imports ------------------------------------------------------------------------------------
+def _import_fix(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional[Fix]:
+    """Import the replacement under the same local name; the other names of the statement stay."""
+    statement = use.statement
+    if not _alone_on_its_lines(module, statement):
+        return None
+    own = _moved(use, target)
+    if own is None:
+        return None
+    applicability = "safe" if use.api.safe else "unsafe"
+    # Every fixable name of the statement moves in one edit, so that fixes of one statement agree.
+    moves = {}
+    for other in removed_api_uses(module.names, module.source.text):
+        if other.statement is statement and ("safe" if other.api.safe else "unsafe") == applicability:
+            moved = _moved(other, target)
+            if moved is not None:
+                moves[id(other.alias)] = moved
+    content = _rewritten(module, statement, moves)
+    if content is None:
+        return None
+    source = module.source
+    return Fix(
+        applicability,
+        f"Import `{own[1]}` from `{own[0]}`" if own[0] else f"Import `{own[1]}`",
+        (Edit(content, source.start(statement), source.end(statement)),),
+    )
+
+
+def import_replacement(use: ApiUse, target: Version) -> Optional[str]:
+    """What an import of a removed name imports instead: of the replacements the target JAX has,
+    the one whose last name is the imported one (`from jax import tree_map` -> `jax.tree_util.tree_map`)."""
+    available = [r.name + use.rest for r in use.api.replacements if r.since <= target]
+    if isinstance(use.statement, ast.ImportFrom):
+        available.sort(key=lambda name: name.rsplit(".", 1)[-1] != use.alias.name)
+    return available[0] if available else None
+
+
+def _moved(use: ApiUse, target: Version) -> Optional[tuple[str, str]]:
+    """(module, name) to import instead, for a `from` import; ("", module) for a plain import."""
+    api = use.api
+    if api.call or api.keywords_only:
+        return None  # the calls that use the name would need rewriting too
+    full = imported(use.alias, use.statement) or ""
+    new = import_replacement(use, target)
+    if new is None or not full:
+        return None
+    if isinstance(use.statement, ast.Import):
+        if not use.alias.asname and new.split(".")[0] != full.split(".")[0]:
+            return None  # `import a.b` binds `a`: the replacement must bind the same name
+        return "", new
+    if use.alias.name == "*":
+        return None
+    parent, _, last = new.rpartition(".")
+    return (parent, last) if parent else None
+
+
+def _alone_on_its_lines(module: "ModuleFacts", statement: ast.stmt) -> bool:
+    """A statement that shares no line with another (`import a; import b`): it can become several lines."""
+    source = module.source
+    before = source.line(statement.lineno)[: source.start(statement).column - 1]
+    after = source.line(statement.end_lineno or statement.lineno)[source.end(statement).column - 1 :]
+    return not before.strip() and (not after.strip() or after.strip().startswith("#"))
+
+
+def _rewritten(module: "ModuleFacts", statement: ast.stmt, moves: dict[int, tuple[str, str]]) -> Optional[str]:
+    import libcst
+
+    text = module.source.segment(statement)
+    try:
+        line = libcst.parse_statement(text)
+    except libcst.ParserSyntaxError:
+        return None
+    node = line.body[0] if isinstance(line, libcst.SimpleStatementLine) and len(line.body) == 1 else None
+    if not isinstance(node, (libcst.Import, libcst.ImportFrom)) or isinstance(node.names, libcst.ImportStar):
+        return None
+    aliases = [alias for alias in statement.names]
+    if len(aliases) != len(node.names):
+        return None
+    indent = " " * statement.col_offset if module.source.line(statement.lineno)[: statement.col_offset].isspace() else ""
+    kept, added = [], []
+    for ast_alias, cst_alias in zip(aliases, node.names):
+        moved = moves.get(id(ast_alias))
+        if moved is None:
+            kept.append(cst_alias)
+            continue
+        local = ast_alias.asname or ast_alias.name
+        parent, name = moved
+        if isinstance(statement, ast.Import):
+            if ast_alias.asname:
+                added.append(f"import {name} as {ast_alias.asname}")
+            else:
+                added.append(f"import {name}")
+        else:
+            added.append(f"from {parent} import {name}" + (f" as {local}" if local != name else ""))
+    lines = []
+    if kept:
+        # The last name takes the comma the list ended with (a trailing comma before `)`, or none).
+        kept[-1] = kept[-1].with_changes(comma=node.names[-1].comma)
+        lines.append(libcst.Module([]).code_for_node(node.with_changes(names=kept)))
+    lines.extend(_merged(added))
+    return ("\n" + indent).join(lines)
+
+
+def _merged(statements: list[str]) -> list[str]:
+    """`from m import a` and `from m import b` as `from m import a, b`; other statements as they are."""
+    merged: dict[str, list[str]] = {}
+    plain: list[str] = []
+    for statement in statements:
+        if statement.startswith("from "):
+            head, _, names = statement.partition(" import ")
+            merged.setdefault(head, []).append(names)
+        else:
+            plain.append(statement)
+    return plain + [f"{head} import {', '.join(names)}" for head, names in merged.items()]
