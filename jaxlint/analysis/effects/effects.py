@@ -479,6 +479,18 @@ class Effects(OuterObjects):
             for statement in module.node.body
         )
 
+    @cached_property
+    def _traced_at_once(self) -> frozenset[int]:
+        """Lambdas a transformation wraps and the code calls at once (`jax.jit(lambda: w.sum())()`):
+        each run of the expression makes a new function, traced then with the globals' values of
+        that moment, and nothing keeps it to be called again with them."""
+        return frozenset(
+            id(call.func.args[0])
+            for call, _ in self.names.calls
+            if isinstance(call.func, ast.Call) and call.func.args and isinstance(call.func.args[0], ast.Lambda)
+            and self.names.qualname(call.func.func) in jax_api.TRANSFORMS
+        )
+
     def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
         """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""
         names = self.names
@@ -487,6 +499,8 @@ class Effects(OuterObjects):
             return None
         module_scope = names.module
         if name.id in module_scope.imports or name.id in module_scope.defs:
+            return None
+        if id(function) in self._traced_at_once:
             return None
         stores = self.module_stores.get(name.id, [])
         defined_at = _definition_line(function)

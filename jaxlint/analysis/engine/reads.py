@@ -126,12 +126,28 @@ def first_read(node: ast.AST, name: str) -> ast.expr | None:
         current = stack.pop()
         if _reads(current, name):
             found.append(current)
+        if isinstance(current, ast.Delete):
+            stack.extend(_deleted_from(current, name))
+            continue
         for child in children(current):
             if not isinstance(child, _FUNCTIONS):
                 stack.append(child)
     if not found:
         return None
     return min(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _deleted_from(stmt: ast.Delete, name: str) -> list[ast.AST]:
+    """What a `del` reads: `del d[k]` and `del d.attr` remove an entry of the container `d`
+    names, reading none of its buffers, so of those only the index counts."""
+    read: list[ast.AST] = []
+    for target in stmt.targets:
+        if isinstance(target, (ast.Subscript, ast.Attribute)) and _reads(target.value, name):
+            if isinstance(target, ast.Subscript):
+                read.append(target.slice)
+        else:
+            read.append(target)
+    return read
 
 
 def _reads_before_rebinding(stmt: ast.stmt, name: str) -> ast.expr | None:

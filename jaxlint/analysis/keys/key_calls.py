@@ -14,6 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path
+from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
@@ -83,6 +84,12 @@ class CallTransfer:
             return ("array",) if qualname == api.SPLIT else None
         self.expr(node.func, state)
         refs = self._args(node, state)
+        linen = self.flow.linen.get(id(self.fn))
+        if linen is None:
+            linen = self.flow.linen[id(self.fn)] = linen_receivers(self.fn)
+        run = flax_run(node, self.names, linen)
+        if run is not None:
+            refs = self._flax_run(node, run, refs, state)
         nested = self._nested_callee(node)
         if nested is not None:
             self._closure_uses(node, nested, state)
@@ -117,6 +124,7 @@ class CallTransfer:
                     level = DEFINITE
                 if level != NONE:
                     self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                self._helper_flax_runs(node, helper, arg, ref, param, state)
                 if param in helper.summary.returns and level != DEFINITE:
                     result = ref  # one it drew from is reported where it returns it (`hand_back`)
             return result
@@ -128,6 +136,30 @@ class CallTransfer:
                 continue  # a key made in the call, handed to code not seen: what it draws is not known
             self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
         return None
+
+    def _flax_run(self, node: ast.Call, run, refs: list, state: KeyState) -> list:
+        """Consume the keys a Flax run carries, as drawn by that module only (`flax_runs`); the
+        other keys passed, left for the call's other consumers."""
+        carried: list[tuple[ast.AST, Ref]] = []
+        for key in run.keys:
+            members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
+            for member in members:
+                ref = state.env.get(member.id) if isinstance(member, ast.Name) else None
+                if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
+                    carried.append((member, ref))
+        label = _call_label(node.func)
+        for member, ref in carried:
+            self.consume(ref, Use(member, node, "flax", label, run.module, run.init), DEFINITE, state)
+        return [(arg, ref) for arg, ref in refs if all(ref != r for _, r in carried)]
+
+    def _helper_flax_runs(self, node: ast.Call, helper, arg: ast.AST, ref: Ref, param: str | None, state: KeyState) -> None:
+        """The Flax runs a helper hands the key passed for `param` (or inside a list, tuple or dict
+        passed for it) to, each of the module the caller passes, or of the one the helper names."""
+        param = param if param is not None else helper.members.get(id(arg))
+        for module, init, level in helper.summary.flax.get(param, ()) if param is not None else ():
+            if level != NONE:
+                module = helper.arguments.get(module, module)
+                self.consume(ref, Use(arg, node, "flax", f"`{helper.name}`", module, init), level, state)
 
     def _nested_callee(self, node: ast.Call):
         """The function nested in this one that the call runs, directly or through a transformation
@@ -203,6 +235,11 @@ class CallTransfer:
                 slots += [s for s in state.used if isinstance(s, Elem) and s.array == ref]
         if isinstance(ref, int) and ref in self.seeds:
             self.seed_consumed(self.seeds[ref])
+        plain = slots
+        if use.kind == "flax":
+            # Flax folds each module's path into the key: of two Flax runs, only two of the same
+            # module draw the same numbers, and two `init`s of one module build one copy twice.
+            slots = [("flax", slot, use.module) for slot in plain]
         if level == DEFINITE and isinstance(ref, int):
             if ref in self.closure and self.loop_body is not None and not self._aligns_leaves(use):
                 call, primitive = self.loop_body
@@ -210,16 +247,9 @@ class CallTransfer:
             if ref in self.globals:
                 self.report_global(self.globals[ref], use)
         if level == DEFINITE:
-            for slot in slots:
-                mark = state.mark(slot)
-                if mark.first is None:
-                    continue
-                if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
-                    self.report_reuse(use, mark.first, self.carried)
-                    break
-                if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
-                    self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
-                    break
+            # A key drawn from directly and handed to a Flax run is still one key used twice.
+            if not self._reused(use, slots, state) and use.kind == "flax":
+                self._reused(use, plain, state, drawn=True)
         elif level == MAYBE:
             # A split key is spent: handing it to a function that draws from it on some path
             # repeats the split's children on that path.
@@ -228,11 +258,28 @@ class CallTransfer:
                 if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
                     self.report_reuse(use, mark.first, self.carried)
                     break
-        current = state.mark(ref)
-        if level == DEFINITE and current.level != DEFINITE:
-            state.used[ref] = Mark(DEFINITE, use)
-        elif current.level == NONE and level == MAYBE:
-            state.used[ref] = Mark(MAYBE, use)
+        for own in dict.fromkeys((slots[0], plain[0])):
+            current = state.mark(own)
+            if level == DEFINITE and (current.level != DEFINITE or _flax_only(current) and use.kind != "flax"):
+                state.used[own] = Mark(DEFINITE, use)
+            elif current.level == NONE and level == MAYBE:
+                state.used[own] = Mark(MAYBE, use)
+
+    def _reused(self, use: Use, slots: list, state: KeyState, drawn: bool = False) -> bool:
+        """Report `use` when an earlier use marks one of `slots` (`drawn`: only a use other than
+        a Flax run); whether one did."""
+        for slot in slots:
+            mark = state.mark(slot)
+            if mark.first is None or (drawn and _flax_only(mark)):
+                continue
+            if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
+                if not (use.init and mark.first.init):
+                    self.report_reuse(use, mark.first, self.carried)
+                return True
+            if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
+                self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
+                return True
+        return False
 
     def _aligns_leaves(self, use: Use) -> bool:
         """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
@@ -351,3 +398,8 @@ def _call_label(func: ast.AST) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"`{text}`"
+
+
+def _flax_only(mark: Mark) -> bool:
+    """Whether the key's first consumer on these paths is a Flax run (`flax_runs`)."""
+    return mark.first is not None and mark.first.kind == "flax"

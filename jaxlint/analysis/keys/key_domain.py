@@ -73,14 +73,37 @@ def analyse(
             report()
     consumed: dict[str, int] = {}
     for name, vid in run.params.items():
-        levels = [s.mark(vid).level for s, _ in exits]
+        # A key only Flax runs consumed is summarised by `_flax_runs`.
+        levels = [NONE if _by_flax(s.mark(vid)) else s.mark(vid).level for s, _ in exits]
         consumed[name] = join_levels(levels) if levels else NONE
     free: dict[str, int] = {}
     for name, vid in run.free.items():
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    return Summary(consumed, frozenset(run.params), returns, free)
+    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits))
+
+
+def _by_flax(mark) -> bool:
+    return mark.first is not None and mark.first.kind == "flax"
+
+
+def _flax_runs(params: dict[str, int], exits: list) -> dict[str, tuple[tuple[str, bool, int], ...]]:
+    """Per parameter, the Flax modules it is handed to (`flax_runs`), whether to build them, and how surely."""
+    found: dict[str, tuple[tuple[str, bool, int], ...]] = {}
+    for name, vid in params.items():
+        runs: dict[str, tuple[bool, list[int]]] = {}
+        for state, _ in exits:
+            for slot, mark in state.used.items():
+                if isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] == vid:
+                    init = mark.first.init if mark.first is not None else False
+                    runs.setdefault(slot[2], (init, []))[1].append(mark.level)
+        if runs:
+            found[name] = tuple(
+                (module, init, join_levels(levels + [NONE] * (len(exits) - len(levels))))
+                for module, (init, levels) in runs.items()
+            )
+    return found
 
 
 class KeyDomain(Domain[States]):

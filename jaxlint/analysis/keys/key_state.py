@@ -28,8 +28,10 @@ class Use:
 
     node: ast.AST  # the key expression as written at the consuming call
     call: ast.AST
-    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry"
+    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry" | "flax"
     callee: str  # how to name the consumer in a message
+    module: str | None = None  # for "flax": the Flax module the key runs (`flax_runs`)
+    init: bool = False  # for "flax": the run builds parameters (`init`)
 
 
 @dataclass(frozen=True)
@@ -155,11 +157,14 @@ class Summary:
     def __init__(
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
         free: dict[str, int] | None = None,
+        flax: dict[str, tuple[tuple[str, bool, int], ...]] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
         self.free = free or {}  # keys it reads from the function around it, and their consumption
+        # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
+        self.flax = flax or {}
 
 
 NO_KEYS = Summary({}, frozenset())
@@ -175,6 +180,18 @@ class Helper:
     # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
     # the caller does not see, so a key it draws from on some path counts as drawn.
     submodule: bool = False
+    arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
+    members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
+
+
+def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
+    """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
+    members = {}
+    for arg, param in bound:
+        items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
+        members.update((id(item), param) for item in items)
+    arguments = {param: ast.unparse(arg) for arg, param in bound}
+    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
 
 
 class ModuleKeys(Protocol):
@@ -187,6 +204,7 @@ class ModuleKeys(Protocol):
     loop_bodies: dict[int, tuple[ast.Call, str]]
     module_keys: set[str]
     forward_passes: set[int]  # id(`__call__`) of the module's Flax, Equinox and Haiku modules
+    linen: dict[int, frozenset[str]]  # id(function) -> the modules it runs with `rngs=` (`flax_runs`)
 
     def resolve(self, func: ast.AST) -> FunctionNode | None: ...
 

@@ -401,6 +401,8 @@ class KeyTransfer(CallTransfer):
         """A new key bound where an earlier iteration bound one: nothing has happened to it yet."""
         state.used[vid] = UNUSED
         state.used.pop(("fold", vid), None)
+        for slot in [s for s in state.used if _flax_slot_of(s, vid)]:
+            del state.used[slot]
         if vid in self.arrays:
             for slot in [s for s in state.used if isinstance(s, Elem) and s.array == vid]:
                 del state.used[slot]
@@ -511,3 +513,10 @@ def none_test(test: ast.expr) -> tuple[str, bool] | None:
         return test.left.id, isinstance(test.ops[0], ast.Is)
     return None
 
+
+def _flax_slot_of(slot: object, vid: int) -> bool:
+    """Whether `slot` records the Flax runs (`CallTransfer.consume`) of the key `vid` or of an element of it."""
+    if not (isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax"):
+        return False
+    key = slot[1]
+    return key == vid or (isinstance(key, Elem) and key.array == vid)

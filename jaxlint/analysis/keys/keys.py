@@ -34,8 +34,8 @@ from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaul
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use
-from jaxlint.analysis.keys.key_syntax import bind, bound_self, inherited
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
+from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
@@ -116,6 +116,7 @@ class KeyFlow:
         self._reused_firsts: set[int] = set()
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
+        self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
@@ -185,7 +186,6 @@ class KeyFlow:
         if callee is None:
             return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
-        parameters = {id(arg): param for arg, param in bound}
         summary = self.exported(callee) if exported else self.summary(callee)
         if not exported:
             flags = self.deciding_flags(callee, bound, summary)
@@ -193,8 +193,8 @@ class KeyFlow:
                 summary = self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
-            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
-        return Helper(name, summary, parameters)
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return helper_for(name, summary, bound)
 
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
         """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
@@ -269,10 +269,14 @@ class KeyFlow:
                 named = self.keynames.submodule_class(call.func)
                 qualname = self.names.qualname(named) if named is not None else None
                 skip = 1
+        owner = False
         if target is None:
             if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
                 return None
             target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
+            if target is None and not skip:
+                target, skip = self._class_method(qualname)
+                owner = target is not None
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
@@ -283,11 +287,28 @@ class KeyFlow:
         if flags:
             summary = keys.exported(target.node, flags)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
-        parameters = {id(arg): param for arg, param in bound}
-        name = f"{link.name}.{target.node.name}"
-        if skip and isinstance(call.func, ast.Attribute):
-            return Helper(f"self.{call.func.attr}", summary, parameters, submodule=True)
-        return Helper(name, summary, parameters)
+        name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
+        if skip and isinstance(call.func, ast.Attribute) and not owner:
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return helper_for(name, summary, bound)
+
+    def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
+        """The class or static method `Cls.method` names in a class of another project module
+        (`Model.create(...)`), and how many leading parameters the call does not pass (`cls`)."""
+        owner, _, attr = qualname.rpartition(".")
+        located = self.project.project.definition(self.project, owner) if owner else None
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None, 0
+        facts, cls = located
+        method = facts.names.scopes[id(cls)].defs.get(attr)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None, 0
+        kinds = {decorator_name(d) for d in method.decorator_list}
+        if kinds == {"classmethod"}:
+            return ProjectFunction(facts, method), 1
+        if kinds == {"staticmethod"}:
+            return ProjectFunction(facts, method), 0
+        return None, 0
 
     def _inherited_method(self, func: ast.AST) -> ProjectFunction | None:
         """The method `self.<attr>(...)` runs when the class inherits it from a class another

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from jaxlint.analysis.engine.lattice import named_of
 from jaxlint.analysis.engine.loop_variance import LoopFacts
@@ -17,6 +17,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink
+from jaxlint.analysis.project.project_instance_calls import untraced_parameters
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
 from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
@@ -81,7 +82,9 @@ class TracedModule:
         )
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
-            params = root_parameters(root, self.names, self.discovery.roots, self._passed_defaults(root))
+            params = root_parameters(
+                root, self.names, self.discovery.roots, self._passed_defaults(root), self._callers(root)
+            )
             entries.append((root.node, params, root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
         for fn, call, callee in self.discovery.bodies:
@@ -113,6 +116,14 @@ class TracedModule:
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool]] | None:
+        """For a framework module's `__call__`: what the project's calls of its instances pass
+        for the parameters asked about."""
+        cls = self.names.parent_class.get(id(root.node))
+        if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
+            return None
+        return lambda asked: untraced_parameters(self, cls, root.node, asked)
 
     def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
         """The parameters with a default other than None that a call of the jitted function in

@@ -5,6 +5,7 @@ a framework traces only arrays."""
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from jaxlint.analysis.engine.lattice import REF, REF_TREE, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, Value
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
@@ -17,10 +18,14 @@ from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, Traced
 
 
 def root_parameters(
-    root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset()
+    root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset(),
+    callers: Callable[[frozenset[str]], dict[str, bool]] | None = None,
 ) -> dict[str, Value]:
     """The values a transformation gives a function's parameters (`roots`: all in the module;
-    `passed`: parameters with a default that a call passes, traced like those without one)."""
+    `passed`: parameters with a default that a call passes, traced like those without one;
+    `callers`: for a framework module's `__call__`, which of the parameters asked about every
+    call in the project passes a value that is not traced, True where always a Python value,
+    `project.project_instance_calls`)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -30,6 +35,10 @@ def root_parameters(
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
         params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed)
+    traced = frozenset(name for name, value in params.items() if value.traced)
+    if traced and root.framework_method and callers is not None:
+        for name, python in callers(traced).items():
+            params[name] = STATIC if python else UNKNOWN  # what every caller passes
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:

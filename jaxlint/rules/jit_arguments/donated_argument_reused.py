@@ -38,6 +38,9 @@ class DonatedArgumentReused(Rule):
           donated name, is the intended use and is not reported.
         - NumPy arrays and Python values are not reported: JAX copies them to the device instead
           of donating them.
+        - `del state["opt"]` (or `del state.opt`) after donating a dict or an object removes an
+          entry of the Python container and reads none of its buffers: it is no read (a read of
+          the index expression is).
         """
     why = """
         Donating an argument lets XLA reuse its memory for an output, and JAX deletes the input
@@ -122,6 +125,19 @@ class DonatedArgumentReused(Rule):
             y = fill(x, 1.0)
             x = y + 1
             return x
+        """,
+        """
+        import jax
+
+        def update(state, batch):
+            return {"w": state["w"] - 0.1 * batch.mean()}
+
+        train_step = jax.jit(update, donate_argnums=(0,))
+
+        def train(state, batch):
+            new_state = train_step(state, batch)
+            del state["w"]  # drops the dict's entry: no buffer read
+            return new_state
         """,
     )
     demo = JaxDemo(

@@ -37,7 +37,10 @@ class StaleGlobal(Rule):
         `def loss` run again does, as a new function is traced anew.
 
         **Not reported:** a name the jitted function reads only in assertions (a probe of
-        whether Python runs).
+        whether Python runs); a lambda a transformation wraps and the code calls at once
+        (`jax.jit(lambda: w.sum())()`, a notebook cell's one-off): each run of the expression
+        makes a new function, which JAX traces then, with the globals' values of that moment,
+        and nothing keeps it to be called again.
         """
     why = """
         A global read inside a traced function is a constant of the trace: JAX bakes the value
@@ -127,6 +130,14 @@ class StaleGlobal(Rule):
         @jax.jit
         def apply(x):
             return x * SCALE
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        w = jnp.ones(3)
+        total = jax.jit(lambda: w.sum())()  # traced now, with this `w`; not kept
+        w = w * 2
         """,
     )
     demo = JaxDemo(

@@ -51,7 +51,17 @@ KEY_FLOW_LIMITATIONS = """
     result with a constant (`out == 0`): a `==` counts when results stand on both sides. The
     same call made twice with one key is a reuse, as in JAX's checker, even when nothing else
     differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a
-    deliberate copy (a target network initialised as its online one) marks with a `# noqa: JAX201`. A function
+    deliberate copy marks with a `# noqa: JAX201`; two `init`s of one Flax module are the one
+    exception (a target network initialised as its online one: JAX201's page). Two uses that
+    are harmless where the numbers go unused are reported all the same, since the code does
+    not show that they do: draws made with a dummy key only to build example values (an
+    action and a state that give a replay buffer its structure), and keys passed again to
+    recompute what a gradient is taken of. A `# noqa: JAX201` records that intent. Flax modules are
+    told apart by how the code writes them (`critic_def`, `self.model`, the argument a helper is
+    passed): two names for one module, and two modules whose layers draw at the same paths (a
+    `Dropout_0` at the root of each, or `self.make_rng` called at the root of each), draw the
+    same numbers and are not reported; nor is an ensemble whose members separate `init`s of one
+    module build with one key (they start identical). A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
     it draws no numbers, and a key it uses twice is not reported.
     """

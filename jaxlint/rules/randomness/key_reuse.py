@@ -118,6 +118,22 @@ class KeyReuse(KeyFlowRule):
         - A function that makes its own key when given None (`if key is None: key =
           jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
           the key a call passes it, since that call does not take the branch that finds it None.
+        - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
+          `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
+          `flax.linen.Module`, builds from a class deriving from one, or runs with `rngs=` in the
+          same function. Flax gives every layer the key with a SHA-1 hash of the layer's module
+          path and a per-call counter folded in (`jax.random.fold_in`, which JAX's checker does
+          not count as a use of the key), so only two runs of one module draw the same numbers.
+        - Two runs of one module are reported (`m.apply(v, x, method=m.encode, rngs=r)` then
+          `m.apply(v, z, method=m.decode, rngs=r)`); one key handed to runs of two different
+          modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
+          through functions of the project (`Model.create(critic_def, inputs=[key, x])`, a class
+          method of another module included), is not.
+        - Two `init`s of one module with one key build the same parameters twice: a copy, which
+          is how a target network starts (`target = Model.create(critic_def, [critic_key, x])`
+          after the critic), and is not reported.
+        - A key drawn from, split or given to other code as well as to a Flax run is still
+          reported: the numbers stay apart, but the code reads as the split it forgot.
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
@@ -197,6 +213,15 @@ class KeyReuse(KeyFlowRule):
             first, key = random_card(key)
             second, key = random_card(key)
             return first + second, key
+        """,
+        """
+        import jax
+
+        def encode_decode(autoencoder, variables, x, key):
+            key, noise = jax.random.split(key)
+            z = autoencoder.apply(variables, x, method=autoencoder.encode, rngs={"noise": noise})
+            y = autoencoder.apply(variables, z, method=autoencoder.decode, rngs={"noise": noise})  # JAX201
+            return y, key
         """,
     )
     good = (
@@ -325,6 +350,21 @@ class KeyReuse(KeyFlowRule):
             eager = jax.random.normal(key, (3,))
             compiled = jax.jit(jax.random.normal, static_argnums=1)(key, (3,))
             assert (eager == compiled).all()
+        """,
+        """
+        import flax.linen as nn
+        import jax
+
+        def build(critic_def: nn.Module, obs, seed):
+            critic_key = jax.random.split(jax.random.key(seed))[1]
+            critic = critic_def.init(critic_key, obs)
+            target_critic = critic_def.init(critic_key, obs)  # a copy, on purpose
+            return critic, target_critic
+
+        def encode_then_train(vae, model, params, x, key):
+            rngs = {"dropout": key}
+            z = vae.apply(params["vae"], x, rngs=rngs)
+            return model.apply(params["model"], z, rngs=rngs)  # another module: other paths
         """,
     )
     demo = JaxDemo(

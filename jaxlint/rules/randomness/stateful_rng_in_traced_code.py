@@ -36,6 +36,10 @@ class StatefulRngInTracedCode(Rule):
           as calls of the `np.random` and `random` module functions.
         - Host callbacks (`jax.pure_callback`, `jax.debug.callback`) run on the host on every
           call and are not reported.
+        - A draw in a branch that no traced call of the function takes is not reported: a
+          helper's NumPy fallback under `if rng is None:` runs only in eager code when every
+          traced caller passes a key, since a tracer is never None (the analysis prunes a branch
+          the caller's values decide, as it does `if False:`).
         """
     why = """
         JAX runs the Python body once to trace it, then replays the compiled program. A NumPy or
@@ -113,6 +117,19 @@ class StatefulRngInTracedCode(Rule):
             np.random.seed(0)
             return x * 2
         """,
+        """
+        import jax
+        import numpy as np
+
+        def jitter(x, rng=None):
+            if rng is None:  # eager callers only: every traced caller passes a key
+                return x + np.random.normal(size=x.shape)
+            return x + jax.random.normal(rng, x.shape)
+
+        @jax.jit
+        def train_step(x, key):
+            return jitter(x, rng=key)
+        """,
     )
     demo = JaxDemo(
         """
@@ -156,7 +173,7 @@ class StatefulRngInTracedCode(Rule):
             if not context.staged:
                 continue
             for node in module.body(fn):
-                if isinstance(node, ast.Call):
+                if isinstance(node, ast.Call) and module.value(node) is not None:  # reached traced
                     what = _stateful_draw(module, node)
                     if what:
                         report(

@@ -146,8 +146,21 @@ TRACED_VALUE_LIMITATIONS = """
       `nn.remat(Skip)`), an `apply` given `method=` or defined by the class itself, or an
       instance whose `apply` or `init` is read (`jax.jit(Skip().apply)`) leaves the
       parameter as its annotation says; so does a class no call of which is in view.
-      Instances kept in a container and called from it, and calls made in other modules,
-      are not seen, so an array passed there is missed. A
+      Instances kept in a container and called from it are not seen, so an array passed
+      there is missed. A parameter taken for traced for lack of evidence (no annotation, no
+      default) is decided from the calls the whole project makes, wherever they are: every
+      module of the project that names the class is read, the instances followed (made and
+      called at once, bound to a name, stored on `self` in any method, or handed as a keyword
+      to a constructor of a class of that module, whose methods call it as `self.<field>`),
+      and when every call passes a Python value (as above, or an attribute of `self` the
+      class only ever sets to one, as a test's `setUp` does) the parameter is one; when every
+      call passes either that or a parameter of the calling function with a literal default,
+      or a conditional choosing between them (`max_len if decode else x.shape[-2]`), it is
+      unknown. A module building a relative-position bias from `np.arange(qlen)` where every
+      block calls it with `x.shape[-2]` folds constants on purpose. One call passing an
+      array, or the class or an instance handed to other code in any module, decides nothing;
+      a module created later that calls the class is read when the module that defines it is
+      linted again. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
       a class defined here (`obj = Stepper(...)`, the only assignment of `obj`, or

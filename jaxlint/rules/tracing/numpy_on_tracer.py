@@ -16,6 +16,8 @@ _DELEGATING = frozenset({
     "squeeze", "swapaxes", "repeat", "shape", "ndim", "size", "flip", "moveaxis", "real",
     "imag", "array_equal", "searchsorted", "result_type", "dtype", "issubdtype", "iinfo",
     "finfo", "isscalar",
+    # Only the shape, slicing and the array's own `swapaxes` (checked under `jax.jit`).
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "rollaxis",
 })
 
 
@@ -39,6 +41,9 @@ class NumpyOnTracer(Rule):
         - A helper's parameter whose default names a module (`xnp=np`, for code shared between
           NumPy and JAX) is that module where a call leaves the default, so `xnp.stack(...)`
           there is `np.stack`; a call that passes `xnp=jnp` makes it `jnp.stack`.
+        - NumPy functions that only read the shape, slice and call the array's own `swapaxes`
+          (`np.split`, `np.array_split`, `np.hsplit`, `np.vsplit`, `np.dsplit`, `np.swapaxes`,
+          `np.rollaxis`) work on a traced array and are not reported.
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
@@ -101,6 +106,15 @@ class NumpyOnTracer(Rule):
         def decode(codes, layers):
             first = CODEBOOK[0]  # a static index
             return jnp.asarray(CODEBOOK)[codes] + first
+        """,
+        """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def gated(x):
+            a, b = np.split(x, 2, axis=-1)  # slices of the tracer: no conversion
+            return np.swapaxes(a * jax.nn.sigmoid(b), 0, 1)
         """,
     )
     demo = JaxDemo(

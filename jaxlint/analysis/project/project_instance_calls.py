@@ -1,0 +1,371 @@
+"""Parameters of a framework module's `__call__` that every call the project makes passes a value
+that is not traced, wherever the calls are.
+
+`instance_calls` reads the calls a module makes of its own classes. A layer is often built in one
+module and called in another: a Flax model's network module makes `rel = layers.Bias(...)`, hands
+it to a block as a field (`Block(bias=rel)`), and the block calls `self.bias(x.shape[-2], ...)`; a
+test calls `self.layer.init(key, self.length, ...)`. Here every module of the project whose text
+names the class is read (the linted one included), and the instances followed: made and called at
+once, bound to a name, stored on `self` in any method, or handed as a keyword to a constructor of a
+class of that module, whose methods then call it as `self.<field>`. Calls are `m(...)`,
+`m.init(rngs, ...)`, `m.init_with_output(rngs, ...)` and `m.apply(variables, ...)` without
+`method=`. Each argument is a Python value (`instance_calls._python_value`; an attribute of `self`
+that the class's methods only ever set to one, as a test's `setUp` does), or a value the analysis
+never takes for traced: a parameter with a literal default of the calling function (a framework
+module's keyword option), or a conditional choosing between such values. A parameter every call
+passes a Python value is static; one that some call passes a parameter with a default is
+unknown; one that any call passes anything else, or a class with no call in view, or an instance
+or the class handed to other code, leaves it as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
+from weakref import WeakKeyDictionary
+
+from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.tracing.instance_calls import _python_value
+from jaxlint.analysis.tracing.static_arguments import positional_params
+from jaxlint.analysis.tracing.tracing import first_param
+
+
+class _Module(Protocol):
+    """What is read of a module (a `traced_module.TracedModule`): its tree, names, file and link."""
+
+    tree: ast.Module
+    names: Names
+    path: Optional[str]
+    project: Any  # its `ModuleLink`, None outside a project
+
+
+PYTHON, QUIET = "python", "quiet"
+_DEPTH = 8  # how deep an argument's expression (names followed) is read
+_MAX_FILES = 5000  # a project larger than this is not searched
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages"})
+# Entry points of a Flax module running `__call__` with the arguments after their first.
+_RUNNERS = frozenset({"init", "init_with_output", "apply"})
+_RUNNER_KEYWORDS = frozenset({"variables", "rngs", "method", "mutable", "capture_intermediates"})
+
+# One call of `__call__`: positional arguments, keywords, the scope they are read in.
+_Passed = Tuple[List[ast.expr], List[ast.keyword], Scope]
+
+
+class _Escaped(Exception):
+    """An instance or the class reaches code whose calls of it are out of view."""
+
+
+def untraced_parameters(
+    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
+) -> Dict[str, bool]:
+    """The parameters of `cls.__call__` (`method`) among `asked` that every call of the class's
+    instances in the project passes a value that is not traced: True where every call passes a
+    Python value, False where some pass a value never taken for traced. The search stops at the
+    first call that decides all of them."""
+    link = facts.project
+    if link is None:
+        return {}
+    positional = [p.arg for p in positional_params(method)[1:]]
+    verdicts: Dict[str, str] = {
+        p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs)) if p in asked
+    }
+    home = os.path.abspath(facts.path) if facts.path else None
+    others = [p for p in _files_naming(link, cls.name) if os.path.abspath(p) != home]
+    seen = False
+    try:
+        for other in (facts, *(link.project.module(p) for p in others)):  # its own module first, as linted
+            if other is None:
+                continue
+            if other is not facts:
+                link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
+            for args, keywords, scope in _Calls(other, facts, cls).calls():
+                seen = True
+                if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+                    return {}
+                passed = dict(zip(positional, args))
+                passed.update((k.arg, k.value) for k in keywords if k.arg is not None)
+                for param in list(verdicts):
+                    value = _untraced(passed[param], other.names, scope, _DEPTH) if param in passed else None
+                    if value is None:
+                        del verdicts[param]
+                    elif value == QUIET:
+                        verdicts[param] = QUIET
+                if not verdicts:
+                    return {}
+    except _Escaped:
+        return {}
+    return {param: verdict == PYTHON for param, verdict in verdicts.items()} if seen else {}
+
+
+def _files_naming(link, name: str) -> List[str]:
+    """The project's Python files whose text names `name` (the project: the folder the module's
+    top-level package sits in and the project root above it), indexed once per run."""
+    cache = _CACHES.get(link.project)
+    if cache is None:
+        cache = _CACHES[link.project] = {}
+    index = cache.get(link.roots)
+    if index is None:
+        index = cache[link.roots] = {}
+        for path in _project_files(link.roots):
+            text = _text(path)
+            for word in set(_WORD.findall(text)) if text is not None else ():
+                index.setdefault(word, []).append(path)
+    return index.get(name, [])
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+# Per run (`Project`), per set of roots: the files naming each identifier.
+_CACHES: "WeakKeyDictionary[object, Dict[Tuple[str, ...], Dict[str, List[str]]]]" = WeakKeyDictionary()
+
+
+def _project_files(roots: Tuple[str, ...]) -> List[str]:
+    seen: Dict[str, None] = {}
+    for root in roots:
+        for directory, folders, names in os.walk(root):
+            folders[:] = [
+                f for f in folders
+                if not f.startswith(".") and f not in _SKIPPED_FOLDERS
+                and not os.path.exists(os.path.join(directory, f, "pyvenv.cfg"))
+            ]
+            seen.update((os.path.join(directory, n), None) for n in names if n.endswith(".py"))
+            if len(seen) > _MAX_FILES:
+                return []
+    return list(seen)
+
+
+def _text(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+_PARENTS: "WeakKeyDictionary[Names, Dict[int, ast.AST]]" = WeakKeyDictionary()
+_REFERENCES: "WeakKeyDictionary[Names, Dict[str, List[ast.expr]]]" = WeakKeyDictionary()
+
+
+def _parents(names: Names, tree: ast.AST) -> Dict[int, ast.AST]:
+    """id(node) -> the node it sits in, for a module (once)."""
+    found = _PARENTS.get(names)
+    if found is None:
+        found = _PARENTS[names] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                found[id(child)] = node
+    return found
+
+
+def _references(names: Names, tree: ast.AST) -> Dict[str, List[ast.expr]]:
+    """The names read and the attributes of a module, by identifier (once)."""
+    found = _REFERENCES.get(names)
+    if found is None:
+        found = _REFERENCES[names] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found.setdefault(node.id, []).append(node)
+            elif isinstance(node, ast.Attribute):
+                found.setdefault(node.attr, []).append(node)
+    return found
+
+
+class _Calls:
+    """The calls one module makes of the instances of a class (of its own module or another)."""
+
+    def __init__(self, facts: _Module, home: _Module, cls: ast.ClassDef):
+        self.facts, self.names, self.home, self.cls = facts, facts.names, home, cls
+        self.parents = _parents(facts.names, facts.tree)
+        self.found: List[_Passed] = []
+        self.followed: set = set()
+
+    def calls(self) -> List[_Passed]:
+        for ref in _references(self.names, self.facts.tree).get(self.cls.name, ()):
+            if not self._is_class(ref):
+                continue
+            parent = self.parents.get(id(ref))
+            if isinstance(parent, ast.Attribute):
+                continue  # `layers.Bias` inside `layers.Bias.attr`: read where the attribute is
+            if not (isinstance(parent, ast.Call) and parent.func is ref):
+                raise _Escaped  # the class itself handed on
+            self._instance(parent)
+        return self.found
+
+    def _is_class(self, ref: ast.expr) -> bool:
+        if self.facts is self.home and isinstance(ref, ast.Name):
+            return self.names.definition(ref) is self.cls
+        qualname = self.names.qualname(ref)
+        link = self.facts.project
+        if qualname is None or link is None:
+            return False
+        located = link.project.definition(link, qualname)
+        return (
+            located is not None and isinstance(located[1], ast.ClassDef)
+            and located[1].name == self.cls.name and located[1].lineno == self.cls.lineno
+            and os.path.abspath(located[0].path or "") == os.path.abspath(self.home.path or "")
+        )
+
+    # -- where an instance goes ------------------------------------------------------------------
+    def _instance(self, made: ast.expr) -> None:
+        """Follow an expression that is an instance of the class."""
+        parent = self.parents.get(id(made))
+        if isinstance(parent, ast.Call) and parent.func is made:
+            self.found.append((parent.args, parent.keywords, self._scope(parent)))
+            return
+        if isinstance(parent, ast.Attribute) and parent.attr in _RUNNERS:
+            self._runner(parent)
+            return
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.value is made:
+            self._bound(parent.targets[0], parent)
+            return
+        if isinstance(parent, ast.keyword) and parent.arg is not None:
+            call = self.parents.get(id(parent))
+            owner = self.names.definition(call.func) if isinstance(call, ast.Call) else None
+            if isinstance(owner, ast.ClassDef):
+                self._field_uses(owner, parent.arg)
+                return
+        raise _Escaped
+
+    def _runner(self, attribute: ast.Attribute) -> None:
+        call = self.parents.get(id(attribute))
+        if not (isinstance(call, ast.Call) and call.func is attribute):
+            raise _Escaped
+        if any(k.arg is None or k.arg == "method" for k in call.keywords):
+            raise _Escaped  # another method, or keywords that may name one
+        first = "variables" if attribute.attr == "apply" else "rngs"
+        skip = 0 if any(k.arg == first for k in call.keywords) else 1
+        keywords = [k for k in call.keywords if k.arg not in _RUNNER_KEYWORDS]
+        self.found.append((call.args[skip:], keywords, self._scope(call)))
+
+    def _bound(self, target: ast.expr, statement: ast.Assign) -> None:
+        scope = self._scope(statement)
+        if isinstance(target, ast.Name):
+            self._name_uses(target.id, scope)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            cls = self._method_class(target.value.id, scope)
+            if cls is None:
+                raise _Escaped
+            self._field_uses(cls, target.attr)
+        else:
+            raise _Escaped
+
+    def _name_uses(self, name: str, scope: Scope) -> None:
+        key = ("name", name, id(scope.node))
+        if key in self.followed:
+            return
+        self.followed.add(key)
+        owner = self.names.lookup(name, scope)
+        if owner is None or owner.kind == "class":
+            raise _Escaped
+        for node in ast.walk(owner.node):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                if self.names.lookup(name, self._scope(node)) is owner:
+                    self._instance(node)
+
+    def _field_uses(self, cls: ast.ClassDef, attr: str) -> None:
+        """Uses of `self.<attr>` in the methods of `cls`."""
+        key = ("field", id(cls), attr)
+        if key in self.followed:
+            return
+        self.followed.add(key)
+        for method in cls.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            owner = first_param(method)
+            for node in ast.walk(method):
+                if (
+                    isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
+                    and isinstance(node.value, ast.Name) and node.value.id == owner
+                ):
+                    self._instance(node)
+
+    # -- scopes -----------------------------------------------------------------------------------
+    def _scope(self, node: ast.AST) -> Scope:
+        current = self.parents.get(id(node))
+        while current is not None:
+            scope = self.names.scopes.get(id(current))
+            if scope is not None and scope.kind != "class":
+                return scope
+            current = self.parents.get(id(current))
+        return self.names.module
+
+    def _method_class(self, name: str, scope: Scope) -> Optional[ast.ClassDef]:
+        """The class whose method's `self` (its first parameter) `name` is, read in `scope`."""
+        owner = self.names.lookup(name, scope)
+        if owner is None or owner.kind != "function" or first_param(owner.node) != name:
+            return None
+        return self.names.parent_class.get(id(owner.node))
+
+
+# -- what a call passes ---------------------------------------------------------------------------
+def _untraced(expr: ast.expr, names: Names, scope: Scope, depth: int) -> Optional[str]:
+    """PYTHON for a Python value, QUIET for a value the analysis never takes for traced, else None."""
+    if depth <= 0:
+        return None
+    if isinstance(expr, ast.IfExp):
+        sides = [_untraced(side, names, scope, depth - 1) for side in (expr.body, expr.orelse)]
+        return None if None in sides else QUIET if QUIET in sides else PYTHON
+    if isinstance(expr, ast.Name):
+        owner = names.lookup(expr.id, scope)
+        if owner is not None and expr.id in owner.params:
+            return QUIET if _literal_default(owner.node, expr.id) else None
+        if owner is not None and expr.id not in owner.other and owner.assigned.get(expr.id):
+            values = [_untraced(v, names, owner, depth - 1) for v in owner.assigned[expr.id]]
+            return None if None in values else QUIET if QUIET in values else PYTHON
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        stored = _self_attribute_values(expr, names, scope)
+        if stored:
+            values = [_untraced(v, names, s, depth - 1) for v, s in stored]
+            return None if None in values else QUIET if QUIET in values else PYTHON
+    return PYTHON if _python_value(expr, names, scope, depth, {}) else None
+
+
+def _literal_default(function: ast.AST, name: str) -> bool:
+    """Whether `name` is a parameter of `function` with a literal default (`max_length=None`)."""
+    args = getattr(function, "args", None)
+    if not isinstance(args, ast.arguments):
+        return False
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    default = defaults.get(name)
+    return isinstance(default, ast.Constant)
+
+
+def _self_attribute_values(expr: ast.Attribute, names: Names, scope: Scope) -> List[Tuple[ast.expr, Scope]]:
+    """What the methods of a class store in `self.<attr>` (`self.length = 5` in `setUp`), for
+    `self.<attr>` read in one of them; empty when it is not such a read, or a store is not a plain one."""
+    owner = names.lookup(expr.value.id, scope)  # type: ignore[union-attr]
+    if owner is None or owner.kind != "function" or first_param(owner.node) != expr.value.id:  # type: ignore[union-attr]
+        return []
+    cls = names.parent_class.get(id(owner.node))
+    if cls is None:
+        return []
+    table = _STORED.setdefault(names, {})
+    key = (id(cls), expr.attr)
+    if key not in table:
+        table[key] = _stored_in_methods(cls, expr.attr, names)
+    return table[key]
+
+
+# Per module: (id(class), attribute) -> what the class's methods store in `self.<attribute>`.
+_STORED: "WeakKeyDictionary[Names, Dict[Tuple[int, str], List[Tuple[ast.expr, Scope]]]]" = WeakKeyDictionary()
+
+
+def _stored_in_methods(cls: ast.ClassDef, attr: str, names: Names) -> List[Tuple[ast.expr, Scope]]:
+    stored: List[Tuple[ast.expr, Scope]] = []
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        self_name = first_param(method)
+        for node in ast.walk(method):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                        return []
+                    stored.append((node.value, names.scopes[id(method)]))
+    return stored

@@ -1,0 +1,192 @@
+"""A key handed to Flax Linen runs: only two runs of one module draw the same numbers (JAX201).
+
+The facts the rule's page states are checked against Flax and JAX where they are installed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxlint.linter import lint_source
+from marks import family_marks
+
+marked = family_marks(r"JAX2\d\d")
+CODES = {"JAX201", "JAX202", "JAX203"}
+
+CASES = {
+    "one rngs dict for two modules": """
+        import jax
+
+        def encode_then_train(vae, model, params, x, key):
+            key, dropout = jax.random.split(key)
+            z = vae.apply(params["vae"], x, method=vae.reparametrize, rngs={"dropout": dropout})
+            return model.apply(params["model"], z, rngs={"dropout": dropout}), key
+        """,
+    "a helper running one module, then another module": """
+        import jax
+
+        def main(patch_pca, model, images, key):
+            def encode(images, rng):
+                return patch_pca.apply({}, images, method=patch_pca.encode, rngs=rng)
+
+            _, rng_dropout = jax.random.split(key)
+            rng_dropout = {"dropout": rng_dropout}
+            tokens = encode(images, rng_dropout)
+            return model.apply({}, tokens, rngs=rng_dropout)
+        """,
+    "two inits of one module: a target network": """
+        import flax.linen as nn
+        import jax
+
+        class Critic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(1)(x)
+
+        def build(obs, seed):
+            rng, critic_key = jax.random.split(jax.random.PRNGKey(seed))
+            critic_def = Critic()
+            critic = critic_def.init(critic_key, obs)
+            target = critic_def.init(critic_key, obs)
+            return critic, target, rng
+        """,
+    "inits of two modules given one key, through a helper": """
+        import flax.linen as nn
+        import jax
+
+        def create(model_def: nn.Module, key, x):
+            return model_def.init(key, x)
+
+        def build(critic_def, value_def, obs, seed):
+            rng, key = jax.random.split(jax.random.PRNGKey(seed))
+            critic = create(critic_def, key, obs)
+            value = create(value_def, key, obs)
+            target = create(value_def, key, obs)
+            return critic, value, target, rng
+        """,
+    "two runs of one module draw the same numbers": """
+        import jax
+
+        def encode_decode(autoencoder, variables, x, key):
+            key, noise = jax.random.split(key)
+            z = autoencoder.apply(variables, x, method=autoencoder.encode, rngs={"noise": noise})
+            y = autoencoder.apply(variables, z, method=autoencoder.decode, rngs={"noise": noise})  # JAX201
+            return y, key
+        """,
+    "one module run twice through a helper": """
+        import jax
+
+        def loss(model, params, x, rng):
+            return model.apply({"params": params}, x, rngs={"dropout": rng})
+
+        def twice(m, params, x, rng):
+            rng, sub = jax.random.split(rng)
+            return loss(m, params, x, sub) + loss(m, params, x, sub), rng  # JAX201
+        """,
+    "a key drawn from and handed to a Flax run": """
+        import jax
+
+        def noisy(model, params, x, rng):
+            y = model.apply({"params": params}, x, rngs={"dropout": rng})
+            return y + jax.random.normal(rng, y.shape)  # JAX201
+        """,
+    "a Flax init, then a split of the same key": """
+        import flax.linen as nn
+        import jax
+
+        def train(network: nn.Module, x, rng):
+            params = network.init(rng, x)
+            rng, sub = jax.random.split(rng)  # JAX201
+            return params, sub
+        """,
+    "the same dropout key in every step of a loop": """
+        import jax
+
+        def fit(model, params, batches, seed):
+            rng = jax.random.PRNGKey(seed)
+            for x in batches:
+                params = model.apply(params, x, rngs={"dropout": rng})  # JAX203
+            return params
+        """,
+    "a Haiku init is no Flax run": """
+        import haiku as hk
+        import jax
+
+        def build(forward, x, seed):
+            net = hk.transform(forward)
+            key = jax.random.PRNGKey(seed)
+            params = net.init(key, x)
+            other = net.init(key, x)  # JAX201
+            return params, other
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name):
+    source = textwrap.dedent(CASES[name])
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+    assert found == marked(source)
+
+
+flax = pytest.importorskip("flax")
+
+
+def _modules():
+    import flax.linen as nn
+    import jax
+
+    class Noisy(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dropout(0.5, deterministic=False)(nn.Dense(4)(x))
+
+        def root_key(self):
+            return self.make_rng("dropout")
+
+    class Other(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            h = nn.Dense(4, name="proj")(x)
+            return nn.Dropout(0.5, deterministic=False, name="drop")(h)
+
+    return jax, Noisy, Other
+
+
+def test_flax_folds_the_module_path_into_the_key():
+    jax, Noisy, Other = _modules()
+    import jax.numpy as jnp
+
+    key, x = jax.random.PRNGKey(0), jnp.ones((1, 4))
+    first = Noisy().init(key, x)["params"]["Dense_0"]["kernel"]
+    copy = Noisy().init(key, x)["params"]["Dense_0"]["kernel"]
+    other = Other().init(key, x)["params"]["proj"]["kernel"]
+    assert jnp.array_equal(first, copy)  # two inits of one module: a copy
+    assert not jnp.array_equal(first, other)  # another module's layers sit at other paths
+    identity = {"params": {"Dense_0": {"kernel": jnp.eye(4), "bias": jnp.zeros(4)}}}
+    identity_other = {"params": {"proj": {"kernel": jnp.eye(4), "bias": jnp.zeros(4)}}}
+    masks = [Noisy().apply(identity, jnp.ones((1, 64, 4)), rngs={"dropout": key}) for _ in range(2)]
+    assert jnp.array_equal(masks[0], masks[1])  # two runs of one module draw the same numbers
+    elsewhere = Other().apply(identity_other, jnp.ones((1, 64, 4)), rngs={"dropout": key})
+    assert not jnp.array_equal(masks[0], elsewhere)
+    # The key a layer draws from is neither the key given nor a child a split or small fold_in makes.
+    drawn = Noisy().apply(identity, method=Noisy.root_key, rngs={"dropout": key})
+    made = [key, *jax.random.split(key, 4), *(jax.random.fold_in(key, i) for i in range(4))]
+    assert not any(jnp.array_equal(drawn, k) for k in made)
+
+
+def test_jax_checker_does_not_count_a_flax_run_as_a_use():
+    jax, Noisy, Other = _modules()
+    import jax.numpy as jnp
+    KeyReuseError = jax.errors.KeyReuseError
+
+    x = jnp.ones((1, 4))
+    with jax.debug_key_reuse(True):
+        key = jax.random.key(0)
+        variables = Noisy().init(key, x)
+        Other().init(key, x)
+        Noisy().apply(variables, x, rngs={"dropout": key})
+        jax.random.split(key)
+        with pytest.raises(KeyReuseError):
+            jax.random.normal(key)

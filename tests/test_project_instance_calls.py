@@ -1,0 +1,127 @@
+"""A framework module's `__call__` parameter holds what the project's calls pass, wherever they
+are: built in one module, handed to a block as a field, called there with shapes and options, and
+called by a test with numbers set in `setUp`, it is no tracer (JAX107/JAX101 stay quiet). A call
+anywhere with an array, or an instance handed to other code, keeps it traced. Flax shows both."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+LAYERS = """
+    import flax.linen as nn
+    import jax.numpy as jnp
+    import numpy as np
+
+
+    class Bias(nn.Module):
+        heads: int
+
+        @nn.compact
+        def __call__(self, qlen, klen):
+            context = np.arange(qlen)[:, None]
+            memory = np.arange(klen)[None, :]
+            table = self.param("table", nn.initializers.zeros, (self.heads, 8))
+            return jnp.take(table, np.clip(memory - context, 0, 7), axis=1)
+    """
+
+NETWORK = """
+    import flax.linen as nn
+
+    from pkg import layers
+
+
+    class Block(nn.Module):
+        bias: nn.Module
+
+        @nn.compact
+        def __call__(self, x, decode=False, max_length=None):
+            length = max_length if decode and max_length else x.shape[-2]
+            return x + self.bias(length, x.shape[-2]).sum()
+
+
+    class Encoder(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            bias = layers.Bias(heads=2, name="bias")
+            for i in range(2):
+                x = Block(bias=bias, name=f"block_{i}")(x)
+            return x
+    """
+
+TEST = """
+    import unittest
+
+    import jax
+
+    from pkg import layers
+
+
+    class BiasTest(unittest.TestCase):
+        def setUp(self):
+            self.qlen = 5
+            self.klen = 7
+            self.bias = layers.Bias(heads=3)
+
+        def test_shapes(self):
+            variables = self.bias.init(jax.random.PRNGKey(0), self.qlen, self.klen)
+            self.assertEqual(self.bias.apply(variables, self.qlen, self.klen).shape, (3, 5, 7))
+    """
+
+
+def _check(cli, make_files, files):
+    make_files({"pyproject.toml": "", "pkg/__init__.py": "", **{k: textwrap.dedent(v) for k, v in files.items()}})
+    out = cli("check", "--no-cache", "--select", "JAX1", "--output-format", "json", ".")
+    return sorted((f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json)
+
+
+def test_shapes_and_options_passed_from_other_modules_are_no_tracers(cli, make_files):
+    assert _check(cli, make_files, {"pkg/layers.py": LAYERS, "pkg/network.py": NETWORK, "pkg/layers_test.py": TEST}) == []
+
+
+@pytest.mark.parametrize("path", ["pkg/layers.py", "pkg/network.py", "pkg/layers_test.py"])
+def test_the_same_answer_for_each_file_checked_alone(cli, make_files, path):
+    make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/layers.py": textwrap.dedent(LAYERS),
+                "pkg/network.py": textwrap.dedent(NETWORK), "pkg/layers_test.py": textwrap.dedent(TEST)})
+    out = cli("check", "--no-cache", "--select", "JAX1", "--output-format", "json", path)
+    assert out.json == []
+
+
+def test_a_call_with_an_array_elsewhere_keeps_the_parameter_traced(cli, make_files):
+    network = NETWORK.replace("self.bias(length, x.shape[-2])", "self.bias(x, x.shape[-2])")
+    found = _check(cli, make_files, {"pkg/layers.py": LAYERS, "pkg/network.py": network})
+    assert ("layers.py", 12, "JAX107") in found  # `qlen`: an array from `Block`
+    assert ("layers.py", 13, "JAX107") not in found  # `klen`: a shape from every call
+
+
+def test_an_instance_handed_to_other_code_decides_nothing(cli, make_files):
+    network = textwrap.dedent(NETWORK).replace("x = Block(bias=bias, name=f\"block_{i}\")(x)", "x = run(bias, x)")
+    network += "\n\ndef run(module, x):\n    return module(x.shape[-2], x.shape[-2])\n"
+    found = _check(cli, make_files, {"pkg/layers.py": LAYERS, "pkg/network.py": network})
+    assert ("layers.py", 12, "JAX107") in found
+
+
+def test_a_parameter_without_a_call_in_view_stays_traced(cli, make_files):
+    found = _check(cli, make_files, {"pkg/layers.py": LAYERS})
+    assert ("layers.py", 12, "JAX107") in found and ("layers.py", 13, "JAX107") in found
+
+
+def test_flax_runs_numpy_on_the_lengths_and_rejects_a_tracer():
+    pytest.importorskip("flax")
+    import jax
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(textwrap.dedent(LAYERS), namespace)
+    network = textwrap.dedent(NETWORK).replace("from pkg import layers", "")
+    namespace["layers"] = type("layers", (), {"Bias": namespace["Bias"]})
+    exec(network, namespace)
+    encoder, x = namespace["Encoder"](), jnp.ones((2, 5, 4))
+    variables = jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
+    assert jax.jit(encoder.apply)(variables, x).shape == (2, 5, 4)  # NumPy on shapes: constants
+
+    bias = namespace["Bias"](heads=2)
+    table = bias.init(jax.random.PRNGKey(0), 3, 3)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(lambda q: bias.apply(table, q, 3))(jnp.int32(3))  # a traced length: NumPy fails
