@@ -34,10 +34,13 @@ the module was found (or in vain) and missing: a module created there later take
 from __future__ import annotations
 
 import ast
+import gc
 import os
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
@@ -50,6 +53,7 @@ from jaxlint.source import Source, SourceError, decode
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
+_SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the project reads again
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
 
 
@@ -213,6 +217,9 @@ class Project:
         self.index = ProjectIndex()
         self.options = options or {}
         self._modules: dict[str, Any] = {}
+        self._scanned: OrderedDict[str, Any] = OrderedDict()  # read by `scanned`, newest last
+        self._evicted: list[Any] = []  # read by `scanned`, no longer kept, released after the search
+        self._searches = 0  # searches under way (`search`)
         self._memo: dict[tuple, tuple[Value, frozenset[IncomingCall], frozenset[str]]] = {}
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
@@ -231,14 +238,57 @@ class Project:
         """The facts of a project module (None if it cannot be read or parsed), loaded once."""
         if path in self._modules:
             return self._modules[path]
-        facts = None
-        try:
-            with open(path, "rb") as handle:
-                facts = self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
-        except (OSError, SourceError, RecursionError, ValueError):
-            pass
+        facts = self._scanned.pop(path) if path in self._scanned else self._read(path)
         self._modules[path] = facts
         return facts
+
+    def scanned(self, path: str) -> Any:
+        """The facts of a project module read only to look something up in it (the calls a search
+        across the project reads). Unlike `module`, only the last few read are kept: one search
+        reads the same modules for the classes of one module, and a project's every module held at
+        once would cost the memory of all their trees."""
+        if path in self._modules:
+            return self._modules[path]
+        if path in self._scanned:
+            self._scanned.move_to_end(path)
+            return self._scanned[path]
+        facts = self._scanned[path] = self._read(path)
+        if len(self._scanned) > _SCANNED_KEPT:
+            self._evicted.append(self._scanned.popitem(last=False)[1])
+            if self._searches <= 1:  # only the search reading `facts` holds modules now
+                self._release_evicted()
+        return facts
+
+    @contextmanager
+    def search(self) -> Iterator[None]:
+        """A search across the project's modules (`scanned`). A module it read and no longer keeps
+        is released at once, or, where one search runs inside another (a module read asks about
+        its own classes), when the outermost ends: the outer one may still hold what it read."""
+        self._searches += 1
+        try:
+            yield
+        finally:
+            self._searches -= 1
+            if not self._searches:
+                self._release_evicted()
+
+    def _release_evicted(self) -> None:
+        if not self._evicted:
+            return
+        for facts in self._evicted:
+            if facts is not None:
+                facts.release()
+        self._evicted.clear()
+        # Their trees are still held by cycles (scopes and their parents), and the runner collects
+        # only after each file: the young objects are freed now, not once the file is done.
+        gc.collect(0)
+
+    def _read(self, path: str) -> Any:
+        try:
+            with open(path, "rb") as handle:
+                return self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
+        except (OSError, SourceError, RecursionError, ValueError):
+            return None
 
     # ---- resolving names ---------------------------------------------------------------------
     def resolve(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from itertools import chain
 from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
 from weakref import WeakKeyDictionary
 
@@ -74,29 +75,30 @@ def untraced_parameters(
     home = os.path.abspath(facts.path) if facts.path else None
     others = [p for p in _files_naming(link, cls.name) if os.path.abspath(p) != home]
     seen = False
-    try:
-        for other in (facts, *(link.project.module(p) for p in others)):  # its own module first, as linted
-            if other is None:
-                continue
-            if other is not facts:
-                link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
-            for args, keywords, scope in _Calls(other, facts, cls).calls():
-                seen = True
-                if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
-                    return {}
-                passed = dict(zip(positional, args))
-                passed.update((k.arg, k.value) for k in keywords if k.arg is not None)
-                for param in list(verdicts):
-                    value = _untraced(passed[param], other.names, scope, _DEPTH) if param in passed else None
-                    if value is None:
-                        del verdicts[param]
-                    elif value == QUIET:
-                        verdicts[param] = QUIET
-                if not verdicts:
-                    return {}
-    except _Escaped:
-        return {}
-    return {param: verdict == PYTHON for param, verdict in verdicts.items()} if seen else {}
+    with link.project.search():  # the modules it reads are released after it
+        try:
+            for other in chain((facts,), (link.project.scanned(p) for p in others)):  # its own first, as linted
+                if other is None:
+                    continue
+                if other is not facts:
+                    link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
+                for args, keywords, scope in _Calls(other, facts, cls).calls():
+                    seen = True
+                    if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+                        return {}
+                    passed = dict(zip(positional, args))
+                    passed.update((k.arg, k.value) for k in keywords if k.arg is not None)
+                    for param in list(verdicts):
+                        value = _untraced(passed[param], other.names, scope, _DEPTH) if param in passed else None
+                        if value is None:
+                            del verdicts[param]
+                        elif value == QUIET:
+                            verdicts[param] = QUIET
+                    if not verdicts:
+                        return {}
+        except _Escaped:
+            return {}
+        return {param: verdict == PYTHON for param, verdict in verdicts.items()} if seen else {}
 
 
 def _files_naming(link, name: str) -> List[str]:
