@@ -53,7 +53,8 @@ def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding]
     cut short (findings may be missing there).
     """
     settings = FileSettings.for_path(path, fix=fix)
-    findings, fixed, _, warnings = lint_in_memory(Module(source), str(path), settings.lint)
+    data = source.encode()
+    findings, fixed, _, warnings = lint_in_memory(Module(source), data, str(path), settings.lint, settings.callers(path))
     return settings.kept(findings), fixed.source, settings.config.unsafe_fixes, warnings
 
 

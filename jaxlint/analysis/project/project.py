@@ -207,9 +207,12 @@ class ModuleLink:
 class Project:
     """Follows calls across the project's modules; one per process, shared by every file it lints."""
 
-    def __init__(self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any]):
+    def __init__(
+        self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any], texts: dict[str, bytes] | None = None
+    ):
         # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`.
         self._facts = facts
+        self.texts = texts or {}  # contents that stand in for files' own (an editor's unsaved buffer)
         self.index = ProjectIndex()
         self.options = options or {}
         self._modules: dict[str, Any] = {}
@@ -233,8 +236,11 @@ class Project:
             return self._modules[path]
         facts = None
         try:
-            with open(path, "rb") as handle:
-                facts = self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
+            data = self.texts.get(path)
+            if data is None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            facts = self._facts(Source.parse(decode(data), path), self.options, self.link(path), path=path)
         except (OSError, SourceError, RecursionError, ValueError):
             pass
         self._modules[path] = facts
