@@ -1,0 +1,50 @@
+"""Which of the project's modules a check of some files lints with them: those that may call into them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxlint.callers import callers
+
+
+def found(root: Path, name: str, excludes: tuple[str, ...] = ()) -> set[str]:
+    return {Path(p).relative_to(root).as_posix() for p in callers([str(root / name)], excludes=excludes, root=root)}
+
+
+def test_importers_and_their_importers_are_kept(make_files):
+    root = make_files({
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "def clip(x):\n    return x\n",
+        "pkg/layers.py": "from pkg.ops import clip\n",
+        "pkg/model.py": "from pkg import (\n    layers,\n)\n",
+        "pkg/train.py": "import pkg.model\n",
+        "pkg/other.py": "# ops, layers\nops = 1\n",
+    })
+    # the third step (train.py) is past the bound; other.py names `ops` only outside an import
+    assert found(root, "pkg/ops.py") == {"pkg/layers.py", "pkg/model.py"}
+
+
+def test_a_packages_reexport_names_what_its_importers_write(make_files):
+    """`from pkg import fit` reaches pkg/fitting.py through pkg/__init__.py; every module of the
+    project names `pkg`, so the re-exported name, not the package's, marks its importers."""
+    root = make_files({
+        "setup.py": "",
+        "pkg/__init__.py": "try:\n    from .fitting import fit as fit_model\nexcept ImportError:\n    pass\n",
+        "pkg/fitting.py": "def fit(x):\n    return x\n",
+        "pkg/app.py": "from pkg import fit_model\n",
+        "pkg/unrelated.py": "from pkg import something_else\n",
+    })
+    assert found(root, "pkg/fitting.py") == {"pkg/__init__.py", "pkg/app.py"}
+
+
+def test_excluded_modules_and_files_outside_a_project_bring_nothing(make_files):
+    root = make_files({
+        "pyproject.toml": "",
+        "ops.py": "def clip(x):\n    return x\n",
+        "build/copy.py": "from ops import clip\n",
+        "uses.py": "from ops import clip\n",
+    })
+    assert found(root, "ops.py", excludes=("build",)) == {"uses.py"}
+    (root / "pyproject.toml").unlink()
+    assert found(root, "ops.py") == set()
