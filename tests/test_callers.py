@@ -48,3 +48,27 @@ def test_excluded_modules_and_files_outside_a_project_bring_nothing(make_files):
     assert found(root, "ops.py", excludes=("build",)) == {"uses.py"}
     (root / "pyproject.toml").unlink()
     assert found(root, "ops.py") == set()
+
+
+def test_callers_are_linted_but_neither_reported_nor_fixed(cli, make_files):
+    root = make_files({
+        "pyproject.toml": "",
+        "ops.py": "def clip(x):\n    return x\n",
+        "uses.py": """\
+            import jax
+            import jax.numpy as jnp
+
+            from ops import clip
+
+
+            @jax.jit
+            def fill(n):
+                counts = jnp.zeros(3)
+                counts[0] = 1.0
+                return clip(counts)
+            """,
+    })
+    before = (root / "uses.py").read_text()
+    assert [f["code"] for f in cli("check", "--output-format", "json", "uses.py").json] == ["JAX401"]
+    assert cli("check", "--fix", "--output-format", "json", "ops.py").json == []
+    assert (root / "uses.py").read_text() == before
