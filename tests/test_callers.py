@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from jaxlint.callers import callers
 
 
@@ -72,3 +74,14 @@ def test_callers_are_linted_but_neither_reported_nor_fixed(cli, make_files):
     assert [f["code"] for f in cli("check", "--output-format", "json", "uses.py").json] == ["JAX401"]
     assert cli("check", "--fix", "--output-format", "json", "ops.py").json == []
     assert (root / "uses.py").read_text() == before
+
+
+def test_the_editors_buffer_is_read_in_the_encoding_its_cookie_declares(make_files):
+    pytest.importorskip("pygls")
+    from jaxlint.server.app import lint_text
+
+    root = make_files({"pyproject.toml": ""})
+    source = '# -*- coding: latin-1 -*-\nimport jax\n\n\n@jax.jit\ndef f(x):\n    s = "é"; y = x if x > 0 else -x\n    return y\n'
+    (found,) = lint_text(source, root / "f.py")[0]
+    # columns are 1-based and count characters: `é` is one, not the two of its UTF-8 bytes read as Latin-1
+    assert (found.code, found.start.column) == ("JAX101", source.splitlines()[6].index("x > 0") + 1)
