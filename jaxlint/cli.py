@@ -17,6 +17,7 @@ import click
 from jaxlint import __version__, settings_view
 from jaxlint.buffers import lint_buffer
 from jaxlint.cache import Cache, settings_key
+from jaxlint.callers import callers
 from jaxlint.config import (
     OUTPUT_FORMATS,
     Config,
@@ -488,7 +489,8 @@ def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[st
         if fix:
             click.echo(data, nl=False)  # an excluded file passes through unchanged
         return 0
-    result = lint_buffer(data, path, _lint_settings(config, selected, rules, opts, fix=fix, diff=opts["diff"]))
+    settings = _lint_settings(config, selected, rules, opts, fix=fix, diff=opts["diff"])
+    result = lint_buffer(data, path, settings, _callers([path] if name else [], config))
     for warning in result.warnings:
         _warn(opts, f"warning: {display_path(path)}: {warning}")
     findings = _kept(result.findings, config, selected, codes)
@@ -680,10 +682,15 @@ def _lint(files, config, selected, rules, opts: dict, *, fix: bool, diff: bool) 
                    "extension": settings.extension}
         cache = Cache(directory.resolve(), settings_key(selected, config.options, **reading))
         _verbose(opts, f"results cache: {directory.resolve()}")
-    results = lint_files(files, settings, cache)
+    results = lint_files(files, settings, cache, callers=_callers(files, config))
     if cache is not None:
         cache.save()
     return results
+
+
+def _callers(files: list[str], config: Config) -> list[str]:
+    """The project's modules that may call into `files`: linted with them, not reported."""
+    return callers(files, excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore)
 
 
 def _kept(

@@ -11,6 +11,7 @@ from jaxlint.config import (
     load_config,
     resolve_selection,
 )
+from jaxlint.callers import callers
 from jaxlint.findings import Finding
 from jaxlint.rules import all_rules
 from jaxlint.runner import LintSettings
@@ -45,6 +46,11 @@ class FileSettings:
             extension=tuple(sorted(config.extension.items())),
         )
         return cls(config, selected, lint, PerFileIgnores(config.per_file_ignores, config.root, codes))
+
+    def callers(self, path: Path) -> list[str]:
+        """The project's modules that may call into the file `path`, linted with it (`callers.py`)."""
+        config = self.config
+        return callers([str(path)], excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore)
 
     def kept(self, findings: list[Finding]) -> list[Finding]:
         """The selected findings that no per-file ignore covers, in position order."""

@@ -2,7 +2,10 @@
 
 Files are linted alone first; the traced calls they make into each other are then handed to
 their callees' modules, which are linted again with those calls until nothing new arrives
-(see `analysis/project.py`).
+(see `analysis/project.py`). Every document goes this way: files named or found in a folder,
+standard input and an editor's buffer (whose text stands in for the file's), each with the
+project's modules that may call into it (`callers.py`), linted in the same rounds but neither
+reported nor fixed.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import threading
 import tokenize
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Iterator, Optional, Tuple, Union
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, calls_key, digest
@@ -83,6 +86,7 @@ class FileResult:
     calls: set[IncomingCall] = field(default_factory=set)  # traced calls into other project modules
     deps: set[str] = field(default_factory=set)  # the project modules its findings depend on
     incoming: str = ""  # `calls_key` of the traced calls into it it was linted with
+    received: tuple[IncomingCall, ...] = ()  # those calls (when linted in this run, not taken from the cache)
     warnings: list[str] = field(default_factory=list)  # analyses cut short in it
 
 
@@ -155,13 +159,14 @@ def lint_file(
     known_digest: str | None = None,
     project: Project | None = None,
     incoming: tuple[IncomingCall, ...] = (),
+    text: bytes | None = None,
 ) -> FileResult:
     """Read, lint, suppress and (if asked) fix one file. Never raises for a bad file: JAX001 instead.
 
     With the `project`, traced calls into its other modules are followed, and the `incoming`
-    ones from them are analysed here."""
+    ones from them are analysed here. `text`, when given, is linted as the file's contents."""
     try:
-        data = read_bytes(path)
+        data = read_bytes(path) if text is None else text
     except OSError as exc:
         return FileResult(
             path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
@@ -178,7 +183,7 @@ def lint_file(
         linted = lint_document(document, path, settings, project, incoming)
         return FileResult(
             path, linted.findings, content_digest, calls=linted.calls, deps=linted.deps, incoming=key,
-            warnings=linted.warnings,
+            received=incoming, warnings=linted.warnings,
         )
     runs: list[Linted] = []
 
@@ -188,7 +193,8 @@ def lint_file(
 
     fixed_document, findings, fixed = fix_until_stable(document, lint, settings.unsafe_fixes)
     result = FileResult(
-        path, findings, fixed=fixed, calls=runs[-1].calls, deps=runs[-1].deps, incoming=key, warnings=runs[-1].warnings
+        path, findings, fixed=fixed, calls=runs[-1].calls, deps=runs[-1].deps, incoming=key, received=incoming,
+        warnings=runs[-1].warnings,
     )
     if fixed and settings.diff:
         result.diff = document.diff(fixed_document, display_path(path))
@@ -202,16 +208,18 @@ def lint_file(
     return result
 
 
-# (path, content digest last seen, traced calls into it)
-_Task = Tuple[str, Optional[str], Tuple[IncomingCall, ...]]
+# (path, content digest last seen, traced calls into it, whether its fixes may be written)
+_Task = Tuple[str, Optional[str], Tuple[IncomingCall, ...], bool]
 
 
 def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResult:
     # A bug in a rule must not stop the other files: report it for this file and carry on.
-    path, known_digest, incoming = task
+    path, known_digest, incoming, writes = task
+    if not writes and (settings.fix or settings.diff):
+        settings = replace(settings, fix=False, diff=False)
     try:
         with _collected_after():
-            return lint_file(path, settings, known_digest, project, incoming)
+            return lint_file(path, settings, known_digest, project, incoming, project.texts.get(path))
     except Exception as exc:  # reported, and the run exits 2
         import traceback
 
@@ -258,10 +266,10 @@ _worker_settings: LintSettings | None = None
 _worker_project: Project | None = None
 
 
-def _start_worker(settings: LintSettings) -> None:
+def _start_worker(settings: LintSettings, texts: dict[str, bytes]) -> None:
     global _worker_settings, _worker_project
     _worker_settings = settings
-    _worker_project = Project(settings.options, facts=module_facts)
+    _worker_project = Project(settings.options, facts=module_facts, texts=texts)
 
 
 def _lint_chunk(chunk: list[_Task]) -> list[FileResult]:
@@ -317,9 +325,10 @@ class _Linters:
     """Lints batches of files: in this process when there is little to lint, else in worker
     processes, started on first need and kept for the later batches."""
 
-    def __init__(self, settings: LintSettings):
+    def __init__(self, settings: LintSettings, texts: dict[str, bytes]):
         self.settings = settings
-        self.project = Project(settings.options, facts=module_facts)
+        self.texts = texts
+        self.project = Project(settings.options, facts=module_facts, texts=texts)
         self.pool = None  # a ProcessPoolExecutor once there is enough to lint
         self.workers = 0
 
@@ -337,7 +346,7 @@ class _Linters:
                 context.set_forkserver_preload(_STATIC_MODULES)
             self.workers = workers
             self.pool = ProcessPoolExecutor(
-                workers, mp_context=context, initializer=_start_worker, initargs=(self.settings,)
+                workers, mp_context=context, initializer=_start_worker, initargs=(self.settings, self.texts)
             )
         chunks = _chunks(tasks, self.workers)
         return [result for chunk in self.pool.map(_lint_chunk, chunks) for result in chunk]
@@ -347,42 +356,67 @@ class _Linters:
             self.pool.shutdown()
 
 
-def lint_files(files: list[str], settings: LintSettings, cache: Cache | None = None) -> list[FileResult]:
-    """Every file's result (cache hits included), linted in parallel when there is enough to lint."""
+def lint_files(
+    files: list[str],
+    settings: LintSettings,
+    cache: Cache | None = None,
+    *,
+    callers: Iterable[str] = (),
+    texts: Mapping[str, bytes] | None = None,
+) -> list[FileResult]:
+    """Every file's result (cache hits included), linted in parallel when there is enough to lint.
+
+    `callers` are linted with them for the traced calls they make into them, and neither reported
+    nor fixed; `texts` stand in for the contents of the files they name (never fixed on disk, nor
+    cached, nor are the results of files that read them)."""
+    texts = dict(texts or {})
+    reported = set(files)
     results: dict[str, FileResult] = {}
     tasks: list[tuple[_Task, int]] = []
     stats: dict[str, os.stat_result] = {}
-    for path in files:
+    for path in dict.fromkeys([*files, *callers]):
+        writes = path in reported and path not in texts
+        if path in texts:
+            tasks.append(((path, None, (), False), len(texts[path])))
+            continue
         try:
             stat = os.stat(path)
         except OSError:
-            tasks.append(((path, None, ()), 0))  # the worker reports why it cannot be read
+            tasks.append(((path, None, (), writes), 0))  # the worker reports why it cannot be read
             continue
         stats[path] = stat
         known = None
         if cache is not None:
             hit, known = cache.lookup(path, stat)
-            if hit is not None:
+            if hit is not None and not hit.deps & texts.keys():
                 results[path] = FileResult(
                     path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming, warnings=hit.warnings
                 )
                 continue
-        tasks.append(((path, known, ()), stat.st_size))
+            if hit is not None:
+                known = None  # its results read a file whose text is replaced: lint it again
+        tasks.append(((path, known, (), writes), stat.st_size))
 
-    linters = _Linters(settings)
+    linters = _Linters(settings, texts)
     try:
-        _collect(linters.lint(tasks), results, stats, cache, settings)
+        _collect(linters.lint(tasks), results, stats, cache, settings, texts)
         for _ in range(_MAX_ROUNDS):
             again = [
-                ((path, None, calls), stats[path].st_size if path in stats else 0)
+                ((path, None, calls, path in reported and path not in texts), _size(path, stats, texts))
                 for path, calls in _changed_incoming(results)
             ]
             if not again:
                 break
-            _collect(linters.lint(again), results, stats, cache, settings)
+            _collect(linters.lint(again), results, stats, cache, settings, texts)
     finally:
         linters.close()
     return [results[path] for path in dict.fromkeys(files) if path in results]
+
+
+def _size(path: str, stats: dict[str, os.stat_result], texts: dict[str, bytes]) -> int:
+    if path in texts:
+        return len(texts[path])
+    return stats[path].st_size if path in stats else 0
 
 
 def _changed_incoming(results: dict[str, FileResult]) -> list[tuple[str, tuple[IncomingCall, ...]]]:
@@ -406,13 +440,15 @@ def _collect(
     stats: dict[str, os.stat_result],
     cache: Cache | None,
     settings: LintSettings,
+    texts: dict[str, bytes],
 ) -> None:
     for result in fresh:
         path = result.path
         previous = results.get(path)
         if previous is not None and settings.fix and not settings.diff:
             result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
-        if cache is not None and result.digest is not None and path in stats and not result.error:
+        stored = path in stats and not result.error and not result.deps & texts.keys()
+        if cache is not None and result.digest is not None and stored:
             cache.store(
                 path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming,
                 result.warnings,

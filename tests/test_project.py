@@ -68,9 +68,9 @@ def test_only_findings_the_trace_causes_name_its_entry_point(cli, shop):
     assert by_file["clip.py"].endswith(ENTRY)
 
 
-def test_linting_the_helpers_alone_does_not_know_their_callers(cli, shop):
+def test_linting_the_helpers_alone_lints_their_callers_and_reports_the_helpers(cli, shop):
     findings = lint(shop / "src" / "shop" / "ops", "--no-cache", cli=cli)
-    assert {(Path(f["filename"]).name, f["code"]) for f in findings} == {("noise.py", "JAX201")}
+    assert reported(findings, shop) == {m for m in marked(shop) if m[0].startswith("src/shop/ops/")}
 
 
 def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, shop, monkeypatch):
@@ -429,3 +429,69 @@ def test_jax_traces_the_array_field_and_not_the_static_one(make_files, monkeypat
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         step.step(state.State(jnp.ones(2), 2))
+
+
+# ---- one way through for a document ------------------------------------------------------------
+CALLERS = Path(__file__).parent / "projects" / "callers"
+
+
+@pytest.fixture
+def callers_project(tmp_path) -> Path:
+    root = tmp_path / "callers"
+    shutil.copytree(CALLERS, root)
+    return root
+
+
+def by_file(findings: list[dict], root: Path) -> dict[str, set[tuple[int, int, str, str]]]:
+    found: dict[str, set] = {}
+    for f in findings:
+        name = Path(f["filename"]).relative_to(root).as_posix()
+        found.setdefault(name, set()).add((f["location"]["row"], f["location"]["column"], f["code"], f["message"]))
+    return found
+
+
+def test_a_file_has_the_same_findings_alone_in_its_folder_and_from_standard_input(cli, callers_project):
+    """helpers.py and scale.py go wrong only when main.py's jitted functions call them (scale.py
+    through the package's re-export, helpers.py directly and through layers.py): checking one file,
+    or its text on standard input, lints those callers too and reports the file alone."""
+    root = callers_project
+    folder = by_file(lint(root, "--no-cache", cli=cli), root)
+    assert {(name, code) for name, found in folder.items() for _, _, code, _ in found} == {
+        (name, code) for name, _, code in marked(root)
+    }
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        alone = by_file(cli("check", "--no-cache", "--output-format", "json", str(path)).json, root)
+        stdin = cli(
+            "check", "--no-cache", "--output-format", "json", "--stdin-filename", str(path), "-",
+            input=path.read_bytes(),
+        ).json
+        assert alone == {name: folder[name]} if name in folder else alone == {}, name
+        assert by_file(stdin, root) == alone, name
+
+
+def test_a_buffer_is_linted_with_its_text_not_the_files(cli, callers_project):
+    """The text on standard input replaces the file's for the whole run: the callers that follow
+    calls into it read the buffer, and the file on disk is neither read for it nor cached."""
+    helpers = callers_project / "pkg" / "helpers.py"
+    fixed = "import jax.numpy as jnp\n\n\ndef clip(x):\n    return jnp.abs(x)\n"
+    out = cli("check", "--output-format", "json", "--stdin-filename", str(helpers), "-", input=fixed).json
+    assert out == []
+    assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]  # the file on disk still has the bug
+
+
+def test_a_checked_file_brings_its_callers_through_the_cache(cli, callers_project, monkeypatch):
+    linted: list[str] = []
+    lint_file = runner.lint_file
+
+    def counting(path, *args, **kwargs):
+        linted.append(Path(path).name)
+        return lint_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "lint_file", counting)
+    helpers = callers_project / "pkg" / "helpers.py"
+    assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]
+    assert {"helpers.py", "layers.py", "main.py"} <= set(linted)
+    linted.clear()
+    assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]
+    assert linted == []  # a repeat run is read from the cache, callers included

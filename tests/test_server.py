@@ -303,3 +303,37 @@ def test_no_noqa_is_offered_where_a_noqa_cannot_suppress(tmp_path):
         await editor.stop()
 
     run(session())
+
+
+def test_each_document_has_the_findings_of_its_file_checked_on_the_command_line(tmp_path, cli):
+    """The editor's buffer goes the way `jaxlint check` takes its file, with the project's modules
+    that call into it: a helper that goes wrong only under another module's jit is reported there."""
+    import shutil
+
+    root = tmp_path / "callers"
+    shutil.copytree(Path(__file__).parent / "projects" / "callers", root)
+    paths = sorted(root.rglob("*.py"))
+    expected = {}
+    for path in paths:
+        findings = cli("check", "--no-cache", "--output-format", "json", str(path)).json
+        expected[path] = sorted((f["location"]["row"] - 1, f["location"]["column"] - 1, f["code"]) for f in findings)
+    assert any(expected.values())
+
+    async def session():
+        editor = Editor(root)
+        await editor.start()
+        shown = {}
+        for path in paths:
+            editor.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
+                    )
+                )
+            )
+            found = await editor.diagnostics(path.as_uri(), 1)
+            shown[path] = sorted((d.range.start.line, d.range.start.character, d.code) for d in found)
+        await editor.stop()
+        return shown
+
+    assert run(session()) == expected

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +55,19 @@ def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding]
     cut short (findings may be missing there).
     """
     settings = FileSettings.for_path(path, fix=fix)
-    findings, fixed, _, warnings = lint_in_memory(Module(source), str(path), settings.lint)
+    module = Module(source, declared_encoding(source))
+    findings, fixed, _, warnings = lint_in_memory(module, module.encode(), str(path), settings.lint, settings.callers(path))
     return settings.kept(findings), fixed.source, settings.config.unsafe_fixes, warnings
+
+
+def declared_encoding(source: str) -> str:
+    """The encoding a buffer's coding cookie declares, if it can hold the text (as its file would), else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source.encode("utf-8")).readline)
+        source.encode(encoding)
+    except (SyntaxError, LookupError, UnicodeEncodeError):
+        return "utf-8"
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 class JaxlintServer(LanguageServer):

@@ -211,9 +211,12 @@ class ModuleLink:
 class Project:
     """Follows calls across the project's modules; one per process, shared by every file it lints."""
 
-    def __init__(self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any]):
+    def __init__(
+        self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any], texts: dict[str, bytes] | None = None
+    ):
         # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`.
         self._facts = facts
+        self.texts = texts or {}  # contents that stand in for files' own (an editor's unsaved buffer)
         self.index = ProjectIndex()
         self.options = options or {}
         self._modules: dict[str, Any] = {}
@@ -284,9 +287,13 @@ class Project:
         gc.collect(0)
 
     def _read(self, path: str) -> Any:
+        """A module's facts from its text: the editor's or stdin's where one stands in for the file."""
         try:
-            with open(path, "rb") as handle:
-                return self._facts(Source.parse(decode(handle.read()), path), self.options, self.link(path), path=path)
+            data = self.texts.get(path)
+            if data is None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            return self._facts(Source.parse(decode(data), path), self.options, self.link(path), path=path)
         except (OSError, SourceError, RecursionError, ValueError):
             return None
 
