@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
+import tokenize
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
@@ -119,7 +121,56 @@ def _find(names: "Names", text: str) -> list[ApiUse]:
         return []
     walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})))
     walk.visit(names.module.node, names.module, False)
-    return walk.resolve()
+    uses = walk.resolve()
+    lines = None
+    for use in uses:
+        if use.alias is not None and getattr(use.alias, "end_col_offset", None) is None:
+            lines = lines if lines is not None else text.splitlines(keepends=True)
+            _place_aliases(use.statement, lines)
+    return uses
+
+
+def _place_aliases(statement: ast.stmt, lines: list[str]) -> None:
+    """Give an import's names the positions Python 3.10 and later give them (the dotted name and its
+    `as NAME`); Python 3.9's parser leaves them without one, and a finding points at the name."""
+    if getattr(statement.names[0], "end_col_offset", None) is not None:
+        return
+    first = lines[statement.lineno - 1].encode("utf-8")
+    head = first[: statement.col_offset].decode("utf-8", "replace")
+    segment = first[statement.col_offset :].decode("utf-8", "replace")
+    segment += "".join(lines[statement.lineno : statement.end_lineno or statement.lineno])
+    spans: list[list] = []  # [start, end] of each name and its `as NAME`, in order
+    started, new_name = False, True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(segment).readline):
+            if not started:
+                started = token.type == tokenize.NAME and token.string == "import"
+            elif token.type == tokenize.NEWLINE or token.string in (";", ")"):
+                break
+            elif token.type == tokenize.NAME and token.string != "as":
+                if new_name:
+                    spans.append([token.start, token.end])
+                else:
+                    spans[-1][1] = token.end  # the next part of a dotted name, or the name after `as`
+                new_name = True  # another name starts another alias unless `.` or `as` comes between
+            elif token.string in (".", "as"):
+                new_name = False
+    except tokenize.TokenError:
+        pass
+    if len(spans) < len(statement.names):
+        return
+    for alias, (start, end) in zip(statement.names, spans):
+        alias.lineno, alias.col_offset = _bytes(start, statement, lines, head)
+        alias.end_lineno, alias.end_col_offset = _bytes(end, statement, lines, head)
+
+
+def _bytes(point: tuple[int, int], statement: ast.stmt, lines: list[str], head: str) -> tuple[int, int]:
+    """A tokenize (row, column) of the statement's text as the parser gives it: the file's row, UTF-8 bytes."""
+    row, column = point
+    line = lines[statement.lineno - 1 + row - 1]
+    if row == 1:
+        column += len(head)
+    return statement.lineno + row - 1, len(line[:column].encode("utf-8"))
 
 
 def _rows(text: str, words: dict | set) -> set[int]:
