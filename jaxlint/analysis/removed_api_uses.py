@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, RemovedApi, lookup
+from jaxlint.source import split_lines
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import Names, Scope
@@ -125,7 +126,7 @@ def _find(names: "Names", text: str) -> list[ApiUse]:
     lines = None
     for use in uses:
         if use.alias is not None and getattr(use.alias, "end_col_offset", None) is None:
-            lines = lines if lines is not None else text.splitlines(keepends=True)
+            lines = lines if lines is not None else split_lines(text, keepends=True)
             _place_aliases(use.statement, lines)
     return uses
 
