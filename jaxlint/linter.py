@@ -101,8 +101,16 @@ def lint_parsed(
     if not incoming and not any(word in text for word in _LINTED_IF_NAMED):
         return Linted([])
     link = project.link(path) if project is not None else None
-    facts = module_facts(source, dict(options or {}), link, incoming, names, path)
+    # The project's calls of a framework module only ever make its parameters untraced, which
+    # removes findings and traced calls into other modules: the search across the project for
+    # them is made only where the module has such a finding or call without it.
+    facts = module_facts(source, dict(options or {}), link, incoming, names, path, search_callers=False)
     findings = _run_rules(facts, codes, source, path)
+    if facts.callers_asked and (link is not None and link.calls or any(_traced_family(f) for f in findings)):
+        facts.release()
+        link = project.link(path) if project is not None else None
+        facts = module_facts(source, dict(options or {}), link, incoming, names, path)
+        findings = _run_rules(facts, codes, source, path)
     if facts.traced_via:
         spans = facts.traced_via_spans()
         traced = [f for f in findings if _entry_point(f, spans)]
@@ -119,6 +127,11 @@ def lint_parsed(
     if link is None:
         return Linted(findings, warnings=warnings)
     return Linted(findings, link.calls, link.deps - {path}, warnings)
+
+
+def _traced_family(finding: Finding) -> bool:
+    """Whether a finding may depend on what is traced (the upgrade rules' and the linter's do not)."""
+    return finding.code[3] not in "06"
 
 
 def cut_short_warning(fn: Any, why: str) -> str:

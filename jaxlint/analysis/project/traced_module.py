@@ -41,6 +41,7 @@ class TracedModule:
         incoming: Iterable[IncomingCall] = (),
         names: Names | None = None,
         path: str = "",
+        search_callers: bool = True,
     ):
         if names is not None:
             self.names = names  # already built for this tree (see `Project.loaded`)
@@ -49,6 +50,10 @@ class TracedModule:
         self.tree = source.tree
         self.options = options or {}
         self.project = project
+        # Whether a framework module's `__call__` parameters are decided by the project's calls
+        # (`project_instance_calls`); off, a search that would have been made is only noted.
+        self.search_callers = search_callers
+        self.callers_asked = False
         # Abstract contexts first: the entry point a finding names is one under which it fails.
         self.incoming = sorted(
             incoming, key=lambda c: (not c.context.abstract, c.entry, c.function, repr(c.params), repr(c.context))
@@ -123,6 +128,12 @@ class TracedModule:
         cls = self.names.parent_class.get(id(root.node))
         if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
             return None
+        if not self.search_callers:
+            def noted(asked: frozenset[str]) -> dict[str, bool]:
+                self.callers_asked = True
+                return {}
+
+            return noted
         return lambda asked: untraced_parameters(self, cls, root.node, asked)
 
     def _passed_defaults(self, root: TracedFunction) -> frozenset[str]:
