@@ -68,20 +68,26 @@ def test_only_findings_the_trace_causes_name_its_entry_point(cli, shop):
     assert by_file["clip.py"].endswith(ENTRY)
 
 
+@pytest.fixture
+def linted(monkeypatch) -> list[str]:
+    """The names of the files linted (not taken from the cache) from here on."""
+    names: list[str] = []
+    lint_file = runner.lint_file
+
+    def counting(path, *args, **kwargs):
+        names.append(Path(path).name)
+        return lint_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "lint_file", counting)
+    return names
+
+
 def test_linting_the_helpers_alone_lints_their_callers_and_reports_the_helpers(cli, shop):
     findings = lint(shop / "src" / "shop" / "ops", "--no-cache", cli=cli)
     assert reported(findings, shop) == {m for m in marked(shop) if m[0].startswith("src/shop/ops/")}
 
 
-def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, shop, monkeypatch):
-    linted: list[str] = []
-    lint_file = runner.lint_file
-
-    def counting(path, *args, **kwargs):
-        linted.append(Path(path).name)
-        return lint_file(path, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "lint_file", counting)
+def test_a_cached_run_reports_an_edited_helper_and_relints_its_dependents(cli, shop, linted):
     first = lint(shop, cli=cli)
     assert reported(first, shop) == marked(shop)
     linted.clear()
@@ -480,15 +486,7 @@ def test_a_buffer_is_linted_with_its_text_not_the_files(cli, callers_project):
     assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]  # the file on disk still has the bug
 
 
-def test_a_checked_file_brings_its_callers_through_the_cache(cli, callers_project, monkeypatch):
-    linted: list[str] = []
-    lint_file = runner.lint_file
-
-    def counting(path, *args, **kwargs):
-        linted.append(Path(path).name)
-        return lint_file(path, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "lint_file", counting)
+def test_a_checked_file_brings_its_callers_through_the_cache(cli, callers_project, linted):
     helpers = callers_project / "pkg" / "helpers.py"
     assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]
     assert {"helpers.py", "layers.py", "main.py"} <= set(linted)
