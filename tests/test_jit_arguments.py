@@ -1470,7 +1470,7 @@ def test_naming_kwargs_itself_leaves_keywords_traced():
         return x.sum() if options["keepdims"] else -x.sum()
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)
+        jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)  # noqa: JAX301
     assert jax.jit(reduce, static_argnames=("keepdims",))(jax.numpy.ones(2), keepdims=True) == 2
 
 
@@ -1619,7 +1619,7 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
         return f(x)
 
     for _ in range(3):
-        apply(lambda y: (y ** 2).mean(), jnp.ones(3))
+        apply(lambda y: (y ** 2).mean(), jnp.ones(3))  # noqa: JAX303
     assert len(traces) == 3
 
     optax = pytest.importorskip("optax")
@@ -1637,7 +1637,7 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
         step(model, nnx.Optimizer(model, tx, wrt=nnx.Param), jnp.ones((1, 2)))
     assert len(steps) == 1  # a new optimizer around the same transformation: one compilation
     for _ in range(2):
-        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
+        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))  # noqa: JAX303
     assert len(steps) == 3
 
 
