@@ -1407,7 +1407,7 @@ def test_a_field_of_a_record_a_callback_returns_refuses_item_assignment_under_ja
     def body(state):
         state = callback(state)
         confidences = state.confidences
-        confidences[:, state.i] = 1.0
+        confidences[:, state.i] = 1.0  # noqa: JAX401
         return state
 
     with pytest.raises(TypeError, match="immutable"):

@@ -1172,7 +1172,7 @@ def test_branching_on_a_named_tuple_argument_field_fails_under_jax():
         q: jax.Array
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))
+        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))  # noqa: JAX101
 
 
 def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
@@ -1185,7 +1185,7 @@ def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
         cooldown: jax.Array
 
     def scale(state):
-        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state
+        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state  # noqa: JAX101
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.lax.cond(True, scale, lambda s: s, State(jnp.asarray(1)))

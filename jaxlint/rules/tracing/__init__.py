@@ -93,7 +93,12 @@ TRACED_VALUE_LIMITATIONS = """
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
       defaulting to None) is traced too, as a scalar array; an Equinox module's is not, as
-      `filter_jit` keeps non-array fields static. Elsewhere attributes of traced pytrees are
+      `filter_jit` keeps non-array fields static. Where nothing says the class (the carry of
+      a `lax.while_loop` that eager code builds with a helper, an unannotated parameter), a
+      field is known by its name: one that the module's classes declare, every one of them,
+      as an array field of a NamedTuple or dataclass pytree (not a sequence of arrays, not
+      static), and that no class of the module makes a method, a class variable or an
+      instance attribute, is a traced array. Elsewhere attributes of traced pytrees are
       unknown.
     - **Instances built in the analysed code.** An instance that the analysed code builds of a
       `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
