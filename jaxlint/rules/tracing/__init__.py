@@ -21,9 +21,13 @@ TRACED_VALUE_LIMITATIONS = """
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
       are not traced eagerly, so their results are traced only when an input is.
     - **Functions it follows.** Functions of the same module, and of the project's own modules
-      when called with a traced argument, are followed in their calling context (a function
-      that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is given
-      traced, and any other argument as it is: Equinox traces arrays only). A nested function
+      when called with a traced argument, are followed in their calling context, also under a
+      decorator that leaves their calls as they were (a runtime type checker:
+      `jaxtyping.jaxtyped`, `beartype`, `typeguard.typechecked`, kauldron's `typechecked`;
+      `typing.override`, `typing.final`), and under no other decorator that is not a JAX
+      transformation (a function that `eqx.filter_jit` or `eqx.filter_vmap` transforms
+      receives the arrays it is given traced, and any other argument as it is: Equinox traces
+      arrays only). A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
