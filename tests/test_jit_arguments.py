@@ -1470,7 +1470,7 @@ def test_naming_kwargs_itself_leaves_keywords_traced():
         return x.sum() if options["keepdims"] else -x.sum()
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)
+        jax.jit(reduce, static_argnames=("options",))(jax.numpy.ones(2), keepdims=True)  # noqa: JAX301
     assert jax.jit(reduce, static_argnames=("keepdims",))(jax.numpy.ones(2), keepdims=True) == 2
 
 
@@ -1574,6 +1574,46 @@ def test_static_arguments_annotated_with_a_projects_own_array_alias(cli, make_fi
     assert ops.zeros((2,)).shape == (2,)  # `Shape` is a tuple: hashable, and quiet
 
 
+LOCAL_ALIASES = """
+from functools import partial
+from typing import Optional, Tuple, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+Array = Union[jnp.ndarray, np.ndarray]
+MaybeArray = Optional[jnp.ndarray]
+Shape = Tuple[int, ...]
+
+
+@partial(jax.jit, static_argnames=("w", "im"))
+def interpolate(im: Array, w: int):
+    return im * w
+
+
+@partial(jax.jit, static_argnames=("mask", "shape"))
+def fill(x, mask: MaybeArray = None, shape: Shape = (2,)):
+    return x if mask is None else jnp.where(mask, x, jnp.zeros(shape))
+"""
+
+
+def test_static_arguments_annotated_with_the_modules_own_alias(cli, make_files):
+    # `Array` is bound once to a union of array types: an array. `Optional[...]` admits None
+    # (hashable, and what the callers pass here); a tuple of ints is hashable.
+    make_files({"m.py": LOCAL_ALIASES})
+    out = cli("check", "--output-format", "json", "--select", "JAX302", "m.py")
+    assert [(f["location"]["row"], f["message"].split(":")[0]) for f in out.json] == [
+        (14, "static argument `im` is annotated as an array (`Array`)"),
+    ]
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(LOCAL_ALIASES, "m.py", "exec"), namespace)
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        namespace["interpolate"](jax.numpy.ones(2), 2)
+    assert namespace["fill"](jax.numpy.ones(2)).shape == (2,)
+
+
 def test_filtering_transformations_key_on_objects_made_per_iteration():
     """What JAX303 says of `eqx.filter_jit` and `nnx.jit`: a new transformation or lambda per
     iteration, or an `nnx.Optimizer` around a new optax transformation, compiles again."""
@@ -1619,7 +1659,7 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
         return f(x)
 
     for _ in range(3):
-        apply(lambda y: (y ** 2).mean(), jnp.ones(3))
+        apply(lambda y: (y ** 2).mean(), jnp.ones(3))  # noqa: JAX303
     assert len(traces) == 3
 
     optax = pytest.importorskip("optax")
@@ -1637,7 +1677,7 @@ def test_filter_jit_and_nnx_jit_compile_again_under_jax():
         step(model, nnx.Optimizer(model, tx, wrt=nnx.Param), jnp.ones((1, 2)))
     assert len(steps) == 1  # a new optimizer around the same transformation: one compilation
     for _ in range(2):
-        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))
+        step(model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param), jnp.ones((1, 2)))  # noqa: JAX303
     assert len(steps) == 3
 
 

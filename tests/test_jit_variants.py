@@ -246,7 +246,7 @@ def _traces_per_build(builds):
 
     x = jax.numpy.ones(3)
     for scheme in builds:
-        jax.jit(make_step(scheme))(x)
+        jax.jit(make_step(scheme))(x)  # noqa: JAX502
     return counts
 
 

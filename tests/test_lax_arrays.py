@@ -126,7 +126,7 @@ def test_select_result_assigned_in_place_raises_eagerly_and_under_jit():
 
     def shift(cond, a, value):
         context = jax.lax.select(cond, a.at[0].set(1.0), a)
-        context[0, 1] = value
+        context[0, 1] = value  # noqa: JAX401
         return context
 
     with pytest.raises(TypeError, match="immutable"):

@@ -944,7 +944,7 @@ def test_ragged_batches_from_a_loader_compile_again():
 
     w, x = np.ones(3), np.ones((400, 3))
     for xb in batches(x, np.random.default_rng(0)):
-        w = step(w, xb)
+        w = step(w, xb)  # noqa: JAX501
     assert len(traces) > 5
 
 
@@ -968,7 +968,7 @@ def test_jit_stored_on_each_instance_compiles_per_instance():
 
     class Trainer:
         def __init__(self):
-            self.step = jax.jit(self._step)
+            self.step = jax.jit(self._step)  # noqa: JAX502
 
         def _step(self, x):
             traces.append(1)
@@ -992,7 +992,7 @@ def test_filter_jit_of_a_new_function_under_filter_grad_compiles_again():
     traces = []
 
     def episode(x):
-        @eqx.filter_jit
+        @eqx.filter_jit  # noqa: JAX502
         def loss_fn(v):
             traces.append(1)
             return jnp.sum(v * 2.0)
@@ -1021,7 +1021,7 @@ def test_boolean_mask_filter_compiles_per_length():
 
     x = jnp.arange(8.0)
     for t in (1.0, 3.0, 5.0):
-        score(x[x > t])
+        score(x[x > t])  # noqa: JAX501
     assert len(traces) == 3
 
 
@@ -1059,7 +1059,7 @@ def test_growing_list_argument_compiles_per_length():
     history = []
     for _ in range(3):
         history.append(jax.numpy.ones(2))
-        total(history)
+        total(history)  # noqa: JAX501
     assert len(traces) == 3
 
 
@@ -1108,7 +1108,7 @@ def test_numpy_draws_sized_by_the_loop_compile_per_size():
 
     rng = np.random.default_rng(0)
     for n in range(1, 4):
-        total(jax.numpy.asarray(rng.normal(size=n)))
+        total(jax.numpy.asarray(rng.normal(size=n)))  # noqa: JAX501
     assert total._cache_size() == 3
     for _ in range(3):
         total(jax.numpy.asarray(rng.normal(size=8)))
@@ -1126,7 +1126,7 @@ def test_list_grown_by_augmented_assignment_compiles_per_length():
     xs = []
     for _ in range(3):
         xs += [jax.numpy.ones(2)]
-        total(xs)
+        total(xs)  # noqa: JAX501
     assert total._cache_size() == 3
 
 
@@ -1151,7 +1151,7 @@ def test_jit_of_equal_callables_still_compiles_again():
             return x * self.c
 
     for _ in range(3):
-        jax.jit(Keyed(2.0))(jax.numpy.ones(2))
+        jax.jit(Keyed(2.0))(jax.numpy.ones(2))  # noqa: JAX502
     assert len(traces) == 3
 
 

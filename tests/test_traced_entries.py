@@ -304,7 +304,7 @@ def test_branching_in_a_jitted_bound_method_fails_under_jax():
         def step(self, g):
             if self.lr > 0.5:  # a Python value: works
                 g = g * 0.5
-            return g if g.sum() > 0 else -g
+            return g if g.sum() > 0 else -g  # noqa: JAX101
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(Stepper().step)(jnp.ones(3))
@@ -433,7 +433,7 @@ def test_a_branch_a_module_constant_rules_out_never_runs():
     @jax.jit
     def f(x):
         if use_eager:
-            return 1 if x > 0 else 0
+            return 1 if x > 0 else 0  # noqa: JAX101
         return jnp.where(x > 0, 1, 0)
 
     assert int(f(1.0)) == 1

@@ -879,6 +879,7 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
     import numpy as np
+    from typing import Sequence
 
     seen = []
 
@@ -892,7 +893,7 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     assert f(jnp.ones(3)).dtype == jnp.int32
     assert seen == [bool] * 4
 
-    def stack(arrays):
+    def stack(arrays: Sequence[jax.Array]):  # as in the case `sequence_argument_truth`
         if not arrays:
             raise ValueError("need arrays")
         return jnp.stack(arrays)
@@ -911,7 +912,7 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
 
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)
+        jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)  # noqa: JAX101
 
 
 def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
@@ -929,7 +930,7 @@ def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
         @classmethod
         def from_factors(cls, factors):
             seen.append(type(factors).__name__)
-            return bool(jnp.any(factors == 0))
+            return bool(jnp.any(factors == 0))  # noqa: JAX105
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(Scale.from_factors)(jnp.ones(3))
@@ -942,7 +943,7 @@ def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit((lambda c: functools.partial(energy, cutoff=c))(1.0))(jnp.ones(3))
     assert seen[-1] == "float"  # the fixed argument stays a Python value
-    g = lambda x: bool(x.sum() > 0)
+    g = lambda x: bool(x.sum() > 0)  # noqa: JAX105
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(g)(jnp.ones(3))
 
@@ -954,9 +955,9 @@ def test_a_python_list_indexed_by_a_tracer_fails_under_jax():
 
     table = [1.0, 2.0, 3.0]
     with pytest.raises(jax.errors.TracerIntegerConversionError):
-        jax.jit(lambda i: table[i])(1)
+        jax.jit(lambda i: table[i])(1)  # noqa: JAX105
     with pytest.raises(jax.errors.TracerIntegerConversionError):
-        jax.jit(lambda i, x: (x, 2 * x)[i])(1, jnp.ones(2))
+        jax.jit(lambda i, x: (x, 2 * x)[i])(1, jnp.ones(2))  # noqa: JAX105
     assert float(jax.jit(lambda i: jnp.asarray(table)[i])(1)) == 2.0
 
 
@@ -966,7 +967,7 @@ def test_a_traced_scan_length_fails_under_jax():
     import functools
 
     def run(n, x):
-        return jax.lax.scan(lambda c, z: (c, c), x, None, length=n)
+        return jax.lax.scan(lambda c, z: (c, c), x, None, length=n)  # noqa: JAX108
 
     with pytest.raises(jax.errors.ConcretizationTypeError):
         jax.jit(run)(3, 1.0)
@@ -986,7 +987,7 @@ def test_what_a_wrapper_of_jit_is_passed_is_traced_under_jax():
         return jax.jit(fn, *args, **kwargs)
 
     def update(x):
-        return x * 2 if x.sum() > 0 else x
+        return x * 2 if x.sum() > 0 else x  # noqa: JAX101
 
     def repeat(n, x):
         return x * n if n > 1 else x
@@ -1024,7 +1025,7 @@ def test_a_tracer_is_no_instance_of_another_array_library():
     def row_sums(ops, convert):
         seen.append(isinstance(ops, sparse.csr_matrix))
         if isinstance(ops, sparse.csr_matrix) or convert:
-            return np.asarray(ops.sum(axis=-1))
+            return np.asarray(ops.sum(axis=-1))  # noqa: JAX107
         return ops.sum(axis=-1)
 
     rows = jax.numpy.ones((2, 3, 3))
@@ -1057,7 +1058,7 @@ def test_numpy_table_indexed_by_a_tracer_fails_under_jax():
 
     table = np.array([0.5, 0.25, 0.25])
     with pytest.raises(jax.errors.TracerArrayConversionError):
-        jax.jit(lambda i: table[i])(1)
+        jax.jit(lambda i: table[i])(1)  # noqa: JAX107
 
 
 def test_numpy_array_made_in_place_and_indexed_by_a_tracer_fails_under_jax():
@@ -1067,7 +1068,7 @@ def test_numpy_array_made_in_place_and_indexed_by_a_tracer_fails_under_jax():
 
     x = jax.numpy.array([0, 1, 2])
     with pytest.raises(jax.errors.TracerArrayConversionError):
-        jax.jit(lambda x: np.arange(x.shape[0])[x])(x)
+        jax.jit(lambda x: np.arange(x.shape[0])[x])(x)  # noqa: JAX107
     assert int(jax.jit(lambda x: np.arange(x.shape[0])[x.shape[0] - 1])(x)) == 2
 
 
@@ -1078,7 +1079,7 @@ def test_branching_on_a_carry_element_at_the_loop_index_fails_under_jax():
 
     def update(i, carry):
         bullets, total = carry
-        step = 1 if bullets[4 - i, 2] else -1
+        step = 1 if bullets[4 - i, 2] else -1  # noqa: JAX101
         return bullets, total + step
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
@@ -1092,7 +1093,7 @@ def test_branching_on_a_tree_map_leaf_fails_under_jit_and_on_a_path_does_not():
 
     tree = {"w": jnp.ones(2), "bias": jnp.zeros(2)}
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(lambda t, m: jax.tree_util.tree_map(lambda a, k: a if k else -a, t, m))(tree, {"w": True, "bias": False})
+        jax.jit(lambda t, m: jax.tree_util.tree_map(lambda a, k: a if k else -a, t, m))(tree, {"w": True, "bias": False})  # noqa: JAX101
     by_path = jax.jit(lambda t: jax.tree_util.tree_map_with_path(lambda p, a: a if p[-1].key == "bias" else 0.9 * a, t))
     assert float(by_path(tree)["w"][0]) == pytest.approx(0.9)
 
@@ -1114,7 +1115,7 @@ def test_branching_on_an_array_field_of_a_pytree_argument_fails_under_jax():
         return board.turn * 2 if board.size > 2 else board.turn
 
     def by_turn(board: Board):
-        return 1 if board.turn == 0 else -1
+        return 1 if board.turn == 0 else -1  # noqa: JAX101
 
     assert int(jax.jit(by_size)(Board(jnp.int32(1)))) == 2
     with pytest.raises(jax.errors.TracerBoolConversionError):
@@ -1137,7 +1138,7 @@ def test_branching_on_a_number_field_of_a_dataclass_pytree_fails_under_jax():
         return x + 2 if state.size > 2 else x
 
     def by_row(state: EnvState, x):
-        return x + 1 if state.row > 0 else x
+        return x + 1 if state.row > 0 else x  # noqa: JAX101
 
     assert int(jax.jit(by_size)(EnvState(1), 1)) == 3
     with pytest.raises(jax.errors.TracerBoolConversionError):
@@ -1154,7 +1155,7 @@ def test_branching_on_a_named_tuple_carry_field_fails_under_jax():
         total: float
 
     def body(state):
-        step = 2.0 if state.i == 1 else 1.0
+        step = 2.0 if state.i == 1 else 1.0  # noqa: JAX101
         return state._replace(i=state.i + 1, total=state.total + step)
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
@@ -1171,7 +1172,7 @@ def test_branching_on_a_named_tuple_argument_field_fails_under_jax():
         q: jax.Array
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
-        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))
+        jax.jit(lambda ids: 1 if ids.q[0] > 0 else 0)(Ids(jnp.arange(3)))  # noqa: JAX101
 
 
 def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
@@ -1184,7 +1185,7 @@ def test_branching_on_a_named_tuple_cond_operand_field_fails_under_jax():
         cooldown: jax.Array
 
     def scale(state):
-        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state
+        return state._replace(cooldown=state.cooldown - 1) if state.cooldown > 0 else state  # noqa: JAX101
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.lax.cond(True, scale, lambda s: s, State(jnp.asarray(1)))
@@ -1264,7 +1265,7 @@ def test_reducing_traced_masks_gives_a_tracer():
 
     def band(x):
         mask = functools.reduce(jnp.logical_and, [x > 0, x < 2])
-        return x if mask.all() else -x
+        return x if mask.all() else -x  # noqa: JAX101
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(band)(jnp.ones(3))

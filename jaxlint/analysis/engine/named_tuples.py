@@ -11,7 +11,7 @@ import ast
 
 from jaxlint.analysis.engine.names import Names, Scope
 
-_NAMED_TUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+NAMED_TUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 # Loops that return their carry as they received it: a NamedTuple in, a NamedTuple out.
 _CARRY_RETURNING = {"jax.lax.while_loop": 2, "jax.lax.fori_loop": 3}
 
@@ -22,7 +22,7 @@ def is_named_tuple(func: ast.expr, names: Names, scope: Scope | None = None) -> 
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return False
     outer = names.enclosing_scope(cls)
-    return any(names.qualname(base, outer) in _NAMED_TUPLE_BASES for base in cls.bases)
+    return any(names.qualname(base, outer) in NAMED_TUPLE_BASES for base in cls.bases)
 
 
 def builds_named_tuple(expr: ast.expr, names: Names, seen: frozenset[int] = frozenset()) -> bool:

@@ -347,6 +347,9 @@ class Names:
             value = values[0]
             if isinstance(value, (ast.Name, ast.Attribute)):
                 return self._qualname(value, owner, _depth + 1)
+            imported = _imported_by_call(value)
+            if imported is not None and self._qualname(value.func, owner, _depth + 1) in _MODULE_IMPORTERS:
+                return self._canonical(imported)  # `jax = pytest.importorskip("jax")` is the module
         return None
 
     def _class_attribute(self, expr: ast.Attribute, scope: Scope | None, _depth: int) -> str | None:
@@ -469,6 +472,18 @@ _SPECIAL = {
     type(None): _SKIP,
     str: _SKIP,
 }
+
+
+# Calls that import the module their first argument names and return it.
+_MODULE_IMPORTERS = frozenset({"pytest.importorskip", "importlib.import_module"})
+
+
+def _imported_by_call(value: ast.expr) -> str | None:
+    """The module name a call passes as a literal first argument (`importorskip("jax")`), if any."""
+    if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant):
+        name = value.args[0].value
+        return name if isinstance(name, str) and all(p.isidentifier() for p in name.split(".")) else None
+    return None
 
 
 def _bind_other(scope: Scope, name: str) -> None:

@@ -131,8 +131,8 @@ _HASHABLE_BUILDERS = frozenset({"builtins.tuple", "builtins.frozenset", "builtin
 
 def _annotated(param: ast.arg, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
-    if name is None and not isinstance(annotation, ast.BinOp):
-        return None
+    if name is None and not isinstance(annotation, (ast.BinOp, ast.Name)):
+        return None  # a Name here is the module's alias of a type (`Array = Union[...]`)
     if declares_array(annotation, module.names):
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:

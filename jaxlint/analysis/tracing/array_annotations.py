@@ -23,11 +23,15 @@ _UNIONS = frozenset({"typing.Union"})
 _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
 
 
-def declares_array(annotation: ast.expr | None, names: Names) -> bool:
+def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) -> bool:
     """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
-    (`Sequence[ArrayLike]`), or a union of only those."""
+    (`Sequence[ArrayLike]`), a union of only those, or a name the module binds once to one of
+    these (`Array = Union[jnp.ndarray, np.ndarray]`)."""
     if annotation is None:
         return False
+    if isinstance(annotation, ast.Name) and names.qualname(annotation) is None:
+        alias = aliased(annotation, names) if depth < ALIAS_DEPTH else None
+        return alias is not None and declares_array(alias, names, depth + 1)
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         return declares_array(annotation.left, names) and declares_array(annotation.right, names)
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -77,3 +81,22 @@ def names_array(annotation: ast.expr | None, names: Names) -> bool:
         if name in _DECLARED_ARRAYS or "Array" in last or last == "ndarray":
             return True
     return False
+
+
+ALIAS_DEPTH = 4
+_TYPE_EXPRESSIONS = (ast.Subscript, ast.Name, ast.Attribute, ast.Constant, ast.BinOp)
+
+
+def aliased(annotation: ast.expr | None, names: Names) -> ast.expr | None:
+    """The type a name stands for when the module binds it once to a type expression:
+    `Shape = tuple[int, ...]`, `Mode: TypeAlias = Literal["train", "decode"]`."""
+    if not isinstance(annotation, ast.Name):
+        return None
+    values = names.assignments(annotation)
+    if not values and names.lookup(annotation.id, names.module) is names.module:
+        values = [
+            stmt.value for stmt in names.module.node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == annotation.id and stmt.value is not None
+        ]
+    return values[0] if len(values) == 1 and isinstance(values[0], _TYPE_EXPRESSIONS) else None

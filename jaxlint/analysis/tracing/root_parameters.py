@@ -11,7 +11,7 @@ from jaxlint.analysis.engine.lattice import REF, REF_TREE, STATIC, TRACED, TRACE
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.tracing.array_annotations import names_array
+from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, aliased, names_array
 from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
 from jaxlint.analysis.tracing.parameters import fixed_argument, has_default, kernel_parameters
 from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, TracedFunction
@@ -122,7 +122,7 @@ def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:
 def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) -> str | None:
     annotation, name = annotation_name(annotation, names)
     if name is None:
-        alias = _aliased(annotation, names) if depth < _ALIAS_DEPTH else None
+        alias = aliased(annotation, names) if depth < ALIAS_DEPTH else None
         return None if alias is None else _annotation_kind(alias, names, depth + 1)
     if name in jax_api.ARRAY_ANNOTATIONS:
         return "array"
@@ -131,22 +131,3 @@ def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) 
     if name in jax_api.PYTHON_ANNOTATIONS:
         return "python"
     return None
-
-
-_ALIAS_DEPTH = 4
-_TYPE_EXPRESSIONS = (ast.Subscript, ast.Name, ast.Attribute, ast.Constant)
-
-
-def _aliased(annotation: ast.expr | None, names: Names) -> ast.expr | None:
-    """The type a name stands for when the module binds it once to a type expression:
-    `Shape = tuple[int, ...]`, `Mode: TypeAlias = Literal["train", "decode"]`."""
-    if not isinstance(annotation, ast.Name):
-        return None
-    values = names.assignments(annotation)
-    if not values and names.lookup(annotation.id, names.module) is names.module:
-        values = [
-            stmt.value for stmt in names.module.node.body
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-            and stmt.target.id == annotation.id and stmt.value is not None
-        ]
-    return values[0] if len(values) == 1 and isinstance(values[0], _TYPE_EXPRESSIONS) else None

@@ -14,13 +14,21 @@ The instance's class is known from the annotation of the parameter it arrives in
 read in the function itself or, through the closure, in a function nested in it),
 kept while the function only rebinds the name to copies of it (`state = state.replace(...)`,
 `dataclasses.replace(state, ...)`).
+
+Where no annotation says the class (the carry of a `lax.while_loop` or `scan` that eager code
+builds, a parameter left unannotated), a field is known by its name: a traced pytree's
+attribute that the module's classes declare, every one of them, as an array field of a pytree
+class (and that no class of the module gives another type, a method or an instance attribute
+of that name) is a traced array.
 """
 
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Callable, Optional, Tuple
 
+from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import declares_array
@@ -38,24 +46,31 @@ STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
 _MAX_BASES = 8
 # Python scalars a dataclass pytree's leaf may be annotated with: traced, each is a scalar array.
 _SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
+_SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple",
+                        "typing.List", "builtins.list"})
 
 
-def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: ProjectClasses | None = None) -> bool:
+def array_field(
+    fn: FunctionNode, node: ast.Attribute, names: Names, classes: ProjectClasses | None = None
+) -> Optional[bool]:
     """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares
     an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance.
+    None where no annotation names a class the analysis can read.
     `classes` finds a class another module of the project defines, by its qualified name."""
     base = node.value
     if not isinstance(base, ast.Name):
-        return False
+        return None
     # A nested function (a vmapped member, a `lax.cond` branch) reads the parameter of the
     # function around it through its closure: that function's annotation says the class.
     owner = names.lookup(base.id, names.read_scope.get(id(base), names.scope_of(fn)))
     if owner is None or owner.kind != "function" or isinstance(owner.node, ast.Lambda):
-        return False
+        return None
     fn = owner.node
     args = fn.args
     param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
-    if param is None or param.annotation is None or not _keeps_class(fn, base.id, node.attr, names):
+    if param is None or param.annotation is None:
+        return None
+    if not _keeps_class(fn, base.id, node.attr, names):
         return False
     annotation = param.annotation
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
@@ -67,6 +82,8 @@ def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: Pr
         found = classes(qualname) if qualname is not None else None
         if found is not None:
             names, cls = found  # read where the class is defined
+    if not isinstance(cls, ast.ClassDef):
+        return None
     declaring = cls
     for _ in range(_MAX_BASES):
         if not isinstance(cls, ast.ClassDef):
@@ -81,6 +98,50 @@ def array_field(fn: FunctionNode, node: ast.Attribute, names: Names, classes: Pr
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
         cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
     return False
+
+
+def array_field_by_name(attr: str, names: Names) -> bool:
+    """Whether the module's classes declare `attr` only as an array field of a pytree class."""
+    fields = _FIELD_KINDS.get(names)
+    if fields is None:
+        fields = _FIELD_KINDS[names] = _field_kinds(names)
+    return fields.get(attr, False)
+
+
+# Per module: each attribute name its classes declare -> whether every declaration is an array
+# field of a pytree class.
+_FIELD_KINDS: "weakref.WeakKeyDictionary[Names, dict[str, bool]]" = weakref.WeakKeyDictionary()
+
+
+def _field_kinds(names: Names) -> dict[str, bool]:
+    kinds: dict[str, bool] = {}
+    for scope in names.scopes.values():
+        cls = scope.node
+        if scope.kind != "class" or not isinstance(cls, ast.ClassDef):
+            continue
+        outer = names.enclosing_scope(cls)
+        pytree = _dataclass_pytree(cls, names) or any(names.qualname(b, outer) in NAMED_TUPLE_BASES for b in cls.bases)
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                array = pytree and not _maybe_static(stmt.value) and _one_array(stmt.annotation, names)
+                kinds[stmt.target.id] = kinds.get(stmt.target.id, True) and array
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                kinds[stmt.name] = False
+                for node in ast.walk(stmt):  # `self.x = ...`: an instance attribute of another kind
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                        kinds[node.attr] = False
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        kinds[target.id] = False
+    return kinds
+
+
+def _one_array(annotation: ast.expr, names: Names) -> bool:
+    """An array annotation that is not a sequence of arrays (whose truth is its length)."""
+    if isinstance(annotation, ast.Subscript) and names.qualname(annotation.value) in _SEQUENCES:
+        return False
+    return declares_array(annotation, names)
 
 
 def _scalar_leaf(field: ast.AnnAssign, names: Names, scope: Scope) -> bool:

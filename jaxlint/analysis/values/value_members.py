@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.names import Scope
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.tracing import receiver
-from jaxlint.analysis.values.pytree_fields import array_field
+from jaxlint.analysis.values.pytree_fields import array_field, array_field_by_name
 from jaxlint.analysis.values.records import member_of
 
 if TYPE_CHECKING:
@@ -46,12 +46,15 @@ class MemberEvaluation:
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
         if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
-            return TRACED
+            return TRACED_ARRAY if array_field_by_name(node.attr, self.names) else TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields), unless its class
             # is one of the module's and declares the field an array.
-            return TRACED_ARRAY if array_field(self.fn, node, self.names, self.analysis.classes) else UNKNOWN
+            known = array_field(self.fn, node, self.names, self.analysis.classes)
+            if known is None:  # no annotation says the class: the field's name may
+                known = array_field_by_name(node.attr, self.names)
+            return TRACED_ARRAY if known else UNKNOWN
         if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
             # Methods of the same class stay followable.
             method = self._method(node.attr)

@@ -28,6 +28,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
+from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.compile_time import compile_time_calls
@@ -232,7 +233,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
 
     def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
-        if node.decorator_list and not transforms:
+        if not transforms and not all(transparent(d, self.names, self.scope) for d in node.decorator_list):
             return UNKNOWN
         transforms = [t for t in transforms if t.name not in jax_api.IDENTITY_TRANSFORMS]
         static: frozenset[str] = frozenset()

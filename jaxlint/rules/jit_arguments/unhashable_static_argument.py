@@ -24,7 +24,8 @@ class UnhashableStaticArgument(Rule):
         - An annotation as an array (`jax.Array`, `jax.typing.ArrayLike`, `np.ndarray`, a
           jaxtyping array, a project's own alias named `Array` or `...Array` such as `from
           mylib.types import Array, IntArray`), a sequence of them (`Sequence[ArrayLike]`), a
-          union of only those, or a list, dict or set.
+          union of only those, a name the module binds once to one of these (`Array =
+          Union[jnp.ndarray, np.ndarray]`), or a list, dict or set.
         - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
           `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)` (only
           arrays have those methods with an `axis`).

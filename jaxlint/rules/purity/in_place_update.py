@@ -78,7 +78,9 @@ class InPlaceUpdate(Rule):
 
         - An `isinstance` test that shows the value is not a JAX array (a JAX array is an
           instance of `jax.Array` and of no NumPy, builtin or SciPy sparse type): inside `if
-          isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...`.
+          isinstance(x, np.ndarray):`, or past `if isinstance(x, jax.Array): return ...`
+          (`jax` imported, or a name bound once to `pytest.importorskip("jax")` or
+          `importlib.import_module("jax")`, which return the module).
         - A value made by calling a class of the module or of the project (`a = Array([...])`):
           an instance of that class is not a JAX array, whatever `.at` it offers (a mutable
           array wrapper offers both).

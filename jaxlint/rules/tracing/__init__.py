@@ -21,9 +21,13 @@ TRACED_VALUE_LIMITATIONS = """
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
       are not traced eagerly, so their results are traced only when an input is.
     - **Functions it follows.** Functions of the same module, and of the project's own modules
-      when called with a traced argument, are followed in their calling context (a function
-      that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is given
-      traced, and any other argument as it is: Equinox traces arrays only). A nested function
+      when called with a traced argument, are followed in their calling context, also under a
+      decorator that leaves their calls as they were (a runtime type checker:
+      `jaxtyping.jaxtyped`, `beartype`, `typeguard.typechecked`, kauldron's `typechecked`;
+      `typing.override`, `typing.final`), and under no other decorator that is not a JAX
+      transformation (a function that `eqx.filter_jit` or `eqx.filter_vmap` transforms
+      receives the arrays it is given traced, and any other argument as it is: Equinox traces
+      arrays only). A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
@@ -93,7 +97,12 @@ TRACED_VALUE_LIMITATIONS = """
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
       defaulting to None) is traced too, as a scalar array; an Equinox module's is not, as
-      `filter_jit` keeps non-array fields static. Elsewhere attributes of traced pytrees are
+      `filter_jit` keeps non-array fields static. Where nothing says the class (the carry of
+      a `lax.while_loop` that eager code builds with a helper, an unannotated parameter), a
+      field is known by its name: one that the module's classes declare, every one of them,
+      as an array field of a NamedTuple or dataclass pytree (not a sequence of arrays, not
+      static), and that no class of the module makes a method, a class variable or an
+      instance attribute, is a traced array. Elsewhere attributes of traced pytrees are
       unknown.
     - **Instances built in the analysed code.** An instance that the analysed code builds of a
       `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
