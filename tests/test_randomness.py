@@ -463,6 +463,52 @@ CASES = {
                 w_key, b_key = jax.random.split(key)
             return jax.random.normal(key, sizes)  # JAX202
         """,
+    "a short-circuit operand draws from the key, then it is drawn from again": """
+        import jax
+
+        def init_params(key):
+            return {"w": jax.random.normal(key, (3,))}
+
+        def restore_or_init(restored, key):
+            params = restored or init_params(key)
+            noise = jax.random.uniform(key, (3,))  # JAX201
+            return params, noise
+
+        def maybe_drop(x, train, key):
+            y = train and x * jax.random.bernoulli(key, 0.9, x.shape)
+            return y, jax.random.normal(key, x.shape)  # JAX201
+
+        def checked_then_drawn(ready, key):
+            ok = ready() and init_params(key)
+            if ok:
+                return jax.random.uniform(key, (3,))  # JAX201
+            return None
+
+        def fresh_half(restored, key):
+            key, sub = jax.random.split(key)
+            params = restored or init_params(sub)
+            return params, jax.random.uniform(key, (3,))
+
+        def only_when_restored(restored, key):
+            params = restored or init_params(key)
+            if restored:
+                return params, jax.random.uniform(key, (3,))
+            return params, None
+
+        def after_an_early_return(restored, key):
+            params = restored or init_params(key)
+            if not restored:
+                return params, None
+            return params, jax.random.uniform(key, (3,))
+
+        def after_an_early_return_of_a_branch(restored, key):
+            params = restored
+            if not restored:
+                params = init_params(key)
+            if not restored:
+                raise ValueError("nothing to fine-tune")
+            return params, jax.random.uniform(key, (3,))
+        """,
     "exclusive branches on one flag, and an imported predicate": """
         import jax
         from mylib.util import is_prng_key
@@ -679,6 +725,42 @@ def test_branch_consumption_message_names_the_path_that_reuses(cli, make_files):
     messages = {f["location"]["row"]: f["message"] for f in out.json}
     assert "one of the paths through the branch on `perturb`" in messages[9]
     assert "when `train` did not hold" in messages[17]
+
+
+def test_short_circuit_consumption_message_names_the_operand_that_chose(cli, make_files):
+    # `a or f(key)` runs `f` when `a` did not hold, `a and f(key)` when it held.
+    make_files({"a.py": textwrap.dedent(CASES["a short-circuit operand draws from the key, then it is drawn from again"])})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    messages = {f["location"]["row"]: f["message"] for f in out.json}
+    assert "when `restored` did not hold" in messages[9] and "`init_params` on line 8" in messages[9]
+    assert "when `train` held" in messages[14] and "line 13" in messages[14]
+
+
+def test_jax_checker_sees_a_key_drawn_from_in_a_short_circuit_operand():
+    """What JAX201 says of `params = restored or init_params(key)` followed by a draw from `key`:
+    JAX's checker raises on the path where `restored` is empty and `init_params` ran, and not
+    where it held, nor after an early return on the path that ran `init_params`."""
+    jax = pytest.importorskip("jax")
+
+    def init_params(key):
+        return {"w": jax.random.normal(key, (3,))}
+
+    def restore_or_init(restored, key):
+        params = restored or init_params(key)
+        return params, jax.random.uniform(key, (3,))
+
+    def after_an_early_return(restored, key):
+        params = restored or init_params(key)
+        if not restored:
+            return params, None
+        return params, jax.random.uniform(key, (3,))
+
+    with jax.debug_key_reuse(True):
+        with pytest.raises(jax.errors.KeyReuseError):
+            restore_or_init({}, jax.random.key(0))
+        restore_or_init({"w": 1.0}, jax.random.key(0))
+        after_an_early_return({}, jax.random.key(0))
+        after_an_early_return({"w": 1.0}, jax.random.key(0))
 
 
 # A mock in a test module returns fixed random numbers on purpose; a helper reuses a key.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
+from jaxlint.analysis.engine.reachability import never_completes
 from jaxlint.analysis.keys.key_state import NONE, KeyState, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
@@ -278,6 +279,10 @@ class KeyDomain(Domain[States]):
                     continue
                 if isinstance(stmt, ast.If):
                     stack.append((stmt.body + stmt.orelse, loops, (*guards, stmt.test)))
+                    if any(never_completes(s) for s in stmt.body + stmt.orelse):
+                        # An arm that returns, raises or leaves the loop: what follows runs only
+                        # when the test took the other arm (`if not restored: return`).
+                        guards = (*guards, stmt.test)
                 elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
                     self.parent[id(stmt)] = loops[-1] if loops else None
                     stack.append((stmt.body, (*loops, stmt), guards))

@@ -90,8 +90,10 @@ def join_marks(marks: list[Mark], guard: ast.AST | None) -> Mark:
     first = next((m.first for m in marks if m.first is not None), None)
     if level != MAYBE:
         return Mark(level, first)
-    if any(m.level == DEFINITE for m in marks):
-        return Mark(MAYBE, first, guard)
+    definite = next((m for m in marks if m.level == DEFINITE), None)
+    if definite is not None:
+        # `guard` chose the path that consumed it for certain: that path's use is the one to name.
+        return Mark(MAYBE, definite.first or first, guard)
     guards = {id(m.guard): m.guard for m in marks if m.level == MAYBE}
     return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None)
 

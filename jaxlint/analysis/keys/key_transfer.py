@@ -307,12 +307,17 @@ class KeyTransfer(CallTransfer):
             self.expr(node, state)
 
     def _short_circuit(self, node: ast.BoolOp, state: KeyState, evaluate: Callable[[ast.AST, KeyState], object]) -> None:
-        """`a and b`: the first operand always runs, the others perhaps not: join both outcomes."""
-        evaluate(node.values[0], state)
+        """`a and b`: the first operand always runs, the others perhaps not: join both outcomes.
+        The first operand chooses whether the others run, as an `if` on it would: a key they
+        consume is consumed when it held (`and`) or did not (`or`)."""
+        first = node.values[0]
+        evaluate(first, state)
         rest = state.copy()
+        self.guards.append(first)
         for value in node.values[1:]:
             evaluate(value, rest)
-        joined = self.join([state.copy(), rest], node)
+        self.guards.pop()
+        joined = self.join([state.copy(), rest], node, first)
         state.env, state.used = joined.env, joined.used
 
     def expr(self, node: ast.AST, state: KeyState) -> object:

@@ -105,5 +105,9 @@ def path_of(tree: ast.AST, guard: ast.AST, inside: ast.AST) -> str:
             for part in arm if isinstance(arm, list) else [arm]:
                 if spans(part, inside):
                     return f"when `{text}` {phrase}"
+    # `a and b` runs `b` when `a` held, `a or b` when it did not.
+    chain = next((n for n in ast.walk(tree) if isinstance(n, ast.BoolOp) and n.values[0] is guard), None)
+    if chain is not None and any(spans(part, inside) for part in chain.values[1:]):
+        return f"when `{text}` {'held' if isinstance(chain.op, ast.And) else 'did not hold'}"
     return f"on one of the paths through the branch on `{text}`"
 

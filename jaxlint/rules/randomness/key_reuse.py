@@ -110,7 +110,12 @@ class KeyReuse(KeyFlowRule):
         - A key consumed in one branch of an `if` and again after the branches meet is reused on
           the path that took that branch, and is reported, unless the later use sits under a
           condition that tests one of the same names: `if train: ...` then `if not train: ...`
-          are two exclusive cases.
+          are two exclusive cases. A use after an `if` whose other arm returns, raises, or leaves
+          the loop (`if not restored: return params`) sits under that `if`'s condition too.
+        - The later operands of `and` and `or` run as a branch on the first does: `params =
+          restored or init_params(key)` consumes `key` when `restored` did not hold, so a draw
+          from `key` after it is reported, and one under `if restored:` (or after `if not
+          restored: return`) is not.
         - A branch that a literal test rules out never runs (`if False:`, `x if False else
           None`): what it does to a key is not counted.
         - A function that consumes its key only when a flag asks for it is not reported at its

@@ -24,9 +24,10 @@ class KeyUsedAfterSplit(KeyFlowRule):
           same key as `split(key, n)[i]`, so it repeats one of the children. It is not reported
           when both are literals and `i` is `n` or more, nor when `i` is written as the split's
           own count (`fold_in(key, n)` is child `n`, one past the last).
-        - A key split in one branch of an `if` and used again after the branches meet is
-          reported: it is reused on the path that split it, unless the later use sits under a
-          condition that tests one of the same names.
+        - A key split in one branch of an `if` (or in a later operand of `and` / `or`) and used
+          again after the branches meet is reported: it is reused on the path that split it,
+          unless the later use sits under a condition that tests one of the same names, or
+          follows an `if` on one of them whose other arm returns, raises or leaves the loop.
         - A split key handed to a function of the project that draws from it on some of its
           paths (`if dim == 1: return x` before the draw) is reported too: after a split the
           parent is spent, and on the paths that draw, it repeats the children.
