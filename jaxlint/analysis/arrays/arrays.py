@@ -210,8 +210,8 @@ class ArrayFacts:
         if isinstance(expr, ast.Call):
             func = expr.func
             name = self.names.qualname(func, scope)
-            if array_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
-                return True  # three-argument `jnp.where(c, x, y)` selects into one array
+            if array_api.one_array_call(name, expr):
+                return True
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
             if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in array_api.ARRAY_LAYERS:
@@ -405,7 +405,7 @@ class ArrayFacts:
             if isinstance(func, ast.Name):
                 # `_array` answers yes for an array function or a plain function of the module
                 name = self.names.qualname(func, scope)
-                if array_api.array_function(name) or name == "jax.numpy.where":
+                if array_api.one_array_call(name, expr):
                     return True
                 return self._follows_returns(self.names.definition(func, scope))
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
@@ -415,8 +415,7 @@ class ArrayFacts:
                 func.attr in array_api.AT_UPDATE_METHODS or func.attr in array_api.ARRAY_RETURNING_METHODS
             ):
                 return True
-            name = self.names.qualname(func, scope)
-            return array_api.array_function(name) or name == "jax.numpy.where"
+            return array_api.one_array_call(self.names.qualname(func, scope), expr)
         if cls is ast.UnaryOp:
             return not isinstance(expr.op, ast.Not)
         return cls in _MAYBE_ARRAY_SYNTAX
