@@ -475,7 +475,8 @@ class ArrayFacts:
         """`self.attr` inside a method, when every store of `.attr` in the module is an array;
         `param.attr` of a parameter annotated with a class of the module that declares the
         field a JAX array (`v1: jax.Array`), while the function rebinds the parameter only to
-        what a callee is declared to return of that class (`_declared_instance`)."""
+        what a callee is declared to return of that class (`_declared_instance`), or with a
+        framework's class that does (`array_api.DECLARED_ARRAY_FIELDS`), never rebound."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
             return False
@@ -518,7 +519,13 @@ class ArrayFacts:
             return False
         args = fn.args
         param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
-        if param is None or not isinstance(param.annotation, ast.Name):
+        if param is None or param.annotation is None:
+            return False
+        annotated = self.names.qualname(param.annotation, self.names.enclosing_scope(fn))
+        declared = array_api.DECLARED_ARRAY_FIELDS.get(annotated)
+        if declared is not None:  # a framework's class: the parameter must keep what it was given
+            return expr.attr in declared and not scope.assigned.get(base.id)
+        if not isinstance(param.annotation, ast.Name):
             return False
         cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
         if not isinstance(cls, ast.ClassDef):

@@ -71,6 +71,18 @@ ARRAY_LAYERS = frozenset(
         "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
     )
 )
+# Fields that frameworks' state classes declare as JAX arrays (`q: jax.Array`): in a parameter
+# annotated with the class, the field holds one. Brax's pipeline state (and the states of its
+# pipelines, subclasses of it) and its environment state.
+_BRAX_PIPELINE_STATE = frozenset({"q", "qd"})
+DECLARED_ARRAY_FIELDS: dict[str, frozenset[str]] = {
+    **{
+        f"brax.{pipeline}base.State": _BRAX_PIPELINE_STATE
+        for pipeline in ("", "generalized.", "positional.", "spring.", "mjx.")
+    },
+    "brax.envs.base.State": frozenset({"reward", "done"}),
+    "brax.envs.State": frozenset({"reward", "done"}),
+}
 # Decompositions of `jax.lax.linalg` that return a tuple (or list) of arrays; the rest of it
 # (`cholesky`, `triangular_solve`, `tridiagonal_solve`, ...) returns one.
 _LAX_LINALG_TUPLES = ("eig", "eigh", "hessenberg", "lu", "qdwh", "qr", "schur", "svd", "tridiagonal")

@@ -61,7 +61,10 @@ class InPlaceUpdate(Rule):
         ForceField` with `v1: jax.Array`; the parameter never rebound, or rebound only to what a
         callee is declared to return of that class: `state = advance(state)` with `def
         advance(s: State) -> State`, `state = callback(state)` with `callback:
-        Optional[Callable[[State], State]]`).
+        Optional[Callable[[State], State]]`). So is a field that a framework's state class
+        declares a JAX array, read from a parameter annotated with that class and never rebound:
+        `q` and `qd` of Brax's pipeline state (`pipeline_state: base.State`), `reward` and `done`
+        of its environment's state (its `obs` may be a dict, its `metrics` is one).
 
         **Inside traced code**, also:
 
