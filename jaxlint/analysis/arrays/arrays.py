@@ -210,8 +210,8 @@ class ArrayFacts:
         if isinstance(expr, ast.Call):
             func = expr.func
             name = self.names.qualname(func, scope)
-            if array_api.array_function(name) or name == "jax.numpy.where" and len(expr.args) + len(expr.keywords) == 3:
-                return True  # three-argument `jnp.where(c, x, y)` selects into one array
+            if array_api.one_array_call(name, expr):
+                return True
             if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
                 return True
             if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in array_api.ARRAY_LAYERS:
@@ -405,7 +405,7 @@ class ArrayFacts:
             if isinstance(func, ast.Name):
                 # `_array` answers yes for an array function or a plain function of the module
                 name = self.names.qualname(func, scope)
-                if array_api.array_function(name) or name == "jax.numpy.where":
+                if array_api.one_array_call(name, expr):
                     return True
                 return self._follows_returns(self.names.definition(func, scope))
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
@@ -415,8 +415,7 @@ class ArrayFacts:
                 func.attr in array_api.AT_UPDATE_METHODS or func.attr in array_api.ARRAY_RETURNING_METHODS
             ):
                 return True
-            name = self.names.qualname(func, scope)
-            return array_api.array_function(name) or name == "jax.numpy.where"
+            return array_api.one_array_call(self.names.qualname(func, scope), expr)
         if cls is ast.UnaryOp:
             return not isinstance(expr.op, ast.Not)
         return cls in _MAYBE_ARRAY_SYNTAX
@@ -476,7 +475,8 @@ class ArrayFacts:
         """`self.attr` inside a method, when every store of `.attr` in the module is an array;
         `param.attr` of a parameter annotated with a class of the module that declares the
         field a JAX array (`v1: jax.Array`), while the function rebinds the parameter only to
-        what a callee is declared to return of that class (`_declared_instance`)."""
+        what a callee is declared to return of that class (`_declared_instance`), or with a
+        framework's class that does (`array_api.DECLARED_ARRAY_FIELDS`), never rebound."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
             return False
@@ -519,7 +519,13 @@ class ArrayFacts:
             return False
         args = fn.args
         param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
-        if param is None or not isinstance(param.annotation, ast.Name):
+        if param is None or param.annotation is None:
+            return False
+        annotated = self.names.qualname(param.annotation, self.names.enclosing_scope(fn))
+        declared = array_api.DECLARED_ARRAY_FIELDS.get(annotated)
+        if declared is not None:  # a framework's class: the parameter must keep what it was given
+            return expr.attr in declared and not scope.assigned.get(base.id)
+        if not isinstance(param.annotation, ast.Name):
             return False
         cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
         if not isinstance(cls, ast.ClassDef):

@@ -8,6 +8,8 @@ API is a one-line change.
 
 from __future__ import annotations
 
+import ast
+
 from jaxlint.analysis.knowledge.jax_api import STATIC_QUERIES
 
 # Namespaces whose functions return one JAX array (minus NOT_ONE_ARRAY); sub-namespaces
@@ -69,6 +71,18 @@ ARRAY_LAYERS = frozenset(
         "BatchNorm", "GroupNorm", "RMSNorm", "InstanceNorm", "Dropout",
     )
 )
+# Fields that frameworks' state classes declare as JAX arrays (`q: jax.Array`): in a parameter
+# annotated with the class, the field holds one. Brax's pipeline state (and the states of its
+# pipelines, subclasses of it) and its environment state.
+_BRAX_PIPELINE_STATE = frozenset({"q", "qd"})
+DECLARED_ARRAY_FIELDS: dict[str, frozenset[str]] = {
+    **{
+        f"brax.{pipeline}base.State": _BRAX_PIPELINE_STATE
+        for pipeline in ("", "generalized.", "positional.", "spring.", "mjx.")
+    },
+    "brax.envs.base.State": frozenset({"reward", "done"}),
+    "brax.envs.State": frozenset({"reward", "done"}),
+}
 # Decompositions of `jax.lax.linalg` that return a tuple (or list) of arrays; the rest of it
 # (`cholesky`, `triangular_solve`, `tridiagonal_solve`, ...) returns one.
 _LAX_LINALG_TUPLES = ("eig", "eigh", "hessenberg", "lu", "qdwh", "qr", "schur", "svd", "tridiagonal")
@@ -104,9 +118,21 @@ SEQUENCE_FIRST_ARGUMENT = frozenset({
     )
 } | {"jax.numpy.linalg.multi_dot", "jax.lax.concatenate", "jax.lax.stack"})
 
+# JAX's own helpers that turn each value given to them into a JAX array (NumPy arrays and
+# Python scalars included): its `jax.numpy` implementation calls them on its arguments.
+# `ensure_arraylike(name, x)` returns one array, and a tuple of them for several values; the
+# others always return a tuple or list of arrays.
+_JAX_NUMPY_UTIL = "jax._src.numpy.util."
+ENSURE_ARRAY = _JAX_NUMPY_UTIL + "ensure_arraylike"
+CONVERSIONS_TO_ARRAYS = frozenset(_JAX_NUMPY_UTIL + name for name in (
+    "ensure_arraylike", "ensure_arraylike_tuple", "promote_dtypes", "promote_dtypes_inexact",
+    "promote_dtypes_numeric", "promote_dtypes_complex", "promote_shapes", "promote_args",
+    "promote_args_inexact", "promote_args_numeric",
+))
+
 # Functions returning a tuple or list of JAX arrays: unpacking one gives arrays (as does
 # unpacking, or iterating, one JAX array).
-SEQUENCE_OF_ARRAYS = frozenset({
+SEQUENCE_OF_ARRAYS = CONVERSIONS_TO_ARRAYS | frozenset({
     "jax.numpy." + name for name in (
         "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_arrays",
         "unstack", "nonzero", "unravel_index", "divmod", "frexp", "modf", "tril_indices",
@@ -235,6 +261,18 @@ ARRAY_ONLY_ATTRIBUTES = frozenset({
     "shape", "ndim", "dtype", "at", "T", "mT", "reshape", "astype", "sum", "mean", "ravel",
     "flatten", "transpose", "squeeze", "block_until_ready", "real", "imag", "conj", "dot",
 })
+
+
+def one_array_call(name: str | None, call: ast.Call) -> bool:
+    """Whether this call of the qualified name returns one JAX array: an array function, or a
+    call whose arguments make it return one (three-argument `jnp.where(c, x, y)` selects into
+    one array; `ensure_arraylike(name, x)` converts one value)."""
+    if array_function(name):
+        return True
+    given = len(call.args) + len(call.keywords)
+    if name == "jax.numpy.where":
+        return given == 3
+    return name == ENSURE_ARRAY and given == 2 and not any(isinstance(arg, ast.Starred) for arg in call.args)
 
 
 def array_function(name: str | None) -> bool:

@@ -31,6 +31,11 @@ class InPlaceUpdate(Rule):
           `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
           operations that may return a tuple or a pytree);
         - a result of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`);
+        - a result of the helpers JAX's own `jax.numpy` functions convert their arguments with
+          (`ensure_arraylike`, `promote_dtypes`, `promote_args`, ... of `jax._src.numpy.util`):
+          each value given comes back as a JAX array, a NumPy array or a Python scalar too
+          (`arr, idx = ensure_arraylike("put", a, i)`); the list the `promote_*` helpers return
+          is a Python list, and replacing one of its items is fine;
         - a result of a function of the module (plain or under `@jax.jit`) every `return` of
           which gives such an array;
         - a result of an `.at[...]` update, so a parameter counts from a statement that converts
@@ -56,7 +61,10 @@ class InPlaceUpdate(Rule):
         ForceField` with `v1: jax.Array`; the parameter never rebound, or rebound only to what a
         callee is declared to return of that class: `state = advance(state)` with `def
         advance(s: State) -> State`, `state = callback(state)` with `callback:
-        Optional[Callable[[State], State]]`).
+        Optional[Callable[[State], State]]`). So is a field that a framework's state class
+        declares a JAX array, read from a parameter annotated with that class and never rebound:
+        `q` and `qd` of Brax's pipeline state (`pipeline_state: base.State`), `reward` and `done`
+        of its environment's state (its `obs` may be a dict, its `metrics` is one).
 
         **Inside traced code**, also:
 
