@@ -46,6 +46,7 @@ from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
@@ -351,6 +352,7 @@ class Project:
         params = bind_arguments(
             target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
         )
+        params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
         key = (target.path, target.node.name, values, ctx)
         memo = self._memo.get(key)

@@ -2,13 +2,15 @@
 
 Read where an annotation is all the analysis knows of a value: a static argument or a static
 field declared as an array (JAX302, JAX307), a field of the module's own pytree classes
-(`pytree_fields.py`).
+(`pytree_fields.py`), a parameter declared a JAX array that traced code calls with a value the
+analysis cannot see (`jax_array_parameters`).
 """
 
 from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.lattice import Trace, Value
 from jaxlint.analysis.engine.names import Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 
@@ -50,6 +52,56 @@ def declares_array(annotation: ast.expr | None, names: Names) -> bool:
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
         return declares_array(members[0], names)
     return False
+
+
+# Annotations every value of which is a JAX array: not NumPy's (a concrete constant inside
+# traced code), nor `ArrayLike` or `chex.Array` (which admit Python and NumPy numbers).
+_JAX_ARRAYS = frozenset({
+    "jax.Array", "jax._src.typing.Array", "jax.numpy.ndarray", "jax.numpy.DeviceArray",
+    "chex.ArrayDevice", "jaxtyping.Array", "jaxtyping.Scalar", "jaxtyping.PRNGKeyArray",
+})
+
+
+def declares_jax_array(annotation: ast.expr | None, names: Names) -> bool:
+    """A JAX array type, or a jaxtyping dtype of one (`Float[jax.Array, "b n"]`)."""
+    annotation, name = annotation_name(annotation, names)
+    if name is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in _JAX_ARRAYS
+    inner = annotation.slice
+    first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and (
+        declares_jax_array(first, names)
+    )
+
+
+def jax_array_parameters(fn: ast.AST, names: Names) -> frozenset[str]:
+    """The parameters of a def declared a JAX array (`logits: jnp.ndarray`, `x: Float[Array, "n"]`)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    a = fn.args
+    return frozenset(
+        p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if declares_jax_array(p.annotation, names)
+    )
+
+
+def traced_where_declared(params: dict[str, Value], declared: frozenset[str]) -> dict[str, Value]:
+    """The values traced code passes a function, where a parameter declared a JAX array gets a
+    value the analysis cannot see (what a library or an unknown object returned): inside a
+    trace, a JAX array that code computes is a tracer. A value it can see keeps what it is."""
+    unseen = [name for name in declared if name in params and _unseen(params[name])]
+    if not unseen:
+        return params
+    return {**params, **{name: _DECLARED_TRACED for name in unseen}}
+
+
+def _unseen(value: Value) -> bool:
+    # A Pallas reference or a callable is known to be what it is, not an array.
+    return value.trace is Trace.UNKNOWN and not value.ref and value.function is None
+
+
+_DECLARED_TRACED = Value(Trace.TRACED, array=True)
 
 
 def _array_alias(name: str) -> bool:

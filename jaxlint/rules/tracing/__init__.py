@@ -30,6 +30,14 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
+    - **Parameters declared JAX arrays.** A parameter of a function traced code calls (of the
+      module or the project), annotated as a JAX array (`jax.Array`, `jnp.ndarray`,
+      `jaxtyping.Array`, a jaxtyping dtype of one such as `Float[Array, "b n"]`), that the
+      call passes a value the analysis cannot see (what another package or an object of
+      unknown type returned, `self.module.apply(...)`) is a traced array: inside a trace, a
+      JAX array the code computes is a tracer. What the call is seen to pass wins (a Python
+      value, None, a Pallas reference); `np.ndarray`, `ArrayLike` and `chex.Array` admit
+      concrete NumPy or Python values and say nothing.
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
