@@ -1,7 +1,8 @@
 """A parameter declared a JAX array, given a value the analysis cannot see by traced code, is
-traced: what an object of unknown type returns there (`model.apply(...)`) is a tracer. What the
-call is seen to pass wins, and types that admit concrete values (`np.ndarray`, `ArrayLike`) say
-nothing. JAX shows both sides."""
+traced: what an object of unknown type returns there (`model.apply(...)`) is a tracer. So is
+what a parameter declared a callable that returns a JAX array returns, called in traced code.
+What the call is seen to pass wins, and types that admit concrete values (`np.ndarray`,
+`ArrayLike`, `bool`) say nothing. JAX shows both sides."""
 
 from __future__ import annotations
 
@@ -129,7 +130,50 @@ def demo():
     return top_two_gap(model.apply(model.init(jax.random.PRNGKey(0), x), x))
 """
 
+# A search whose predicate the caller chooses: declared to return a JAX array, its result is a
+# tracer in the loop body.
+PREDICATE = """
+from typing import Callable
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+def search(shape, predicate: Callable[[jnp.ndarray], RETURNS]):
+    def body(i, bits):
+        bit = jnp.left_shift(jnp.int32(1), 30 - i)
+        satisfied = predicate(bits | bit)
+        return bits | (jnp.int32(0) if satisfied else bit)
+
+    return lax.fori_loop(0, 31, body, jnp.zeros(shape, jnp.int32))
+
+def demo():
+    return search((), lambda x: x > 1000)
+"""
+
+# Python values a declared callable returns: a layer's keep flag, a host table.
+PYTHON_CALLABLES = """
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+def make_step(keep: Callable[[int], bool], table: Callable[[], np.ndarray]):
+    @jax.jit
+    def step(x):
+        for layer in range(3):
+            if keep(layer):
+                x = x * 2
+        return x + np.sort(table())[0] if table().sum() > 0 else x
+    return step
+
+def demo():
+    return make_step(lambda layer: layer != 1, lambda: np.arange(3.0))(jnp.ones(3))
+"""
+
 QUIET = {
+    "callables-of-python-values": PYTHON_CALLABLES,
     "array-like-and-a-python-literal": PYTHON_VALUES,
     "numpy-annotation": NUMPY_TABLE,
     "numpy-annotation-under-while-loop": WHILE_LOOP.replace("ANNOTATION", "np.ndarray").replace(
@@ -143,6 +187,12 @@ REPORTED = {
     ),
     "jax-array-in-a-while-loop": (WHILE_LOOP.replace("ANNOTATION", "jax.Array"), "JAX107", "TracerArrayConversionError"),
     "jaxtyping-keyword-of-a-method": (METHOD, "JAX107", "TracerArrayConversionError"),
+    "callable-returning-jnp-ndarray": (
+        PREDICATE.replace("RETURNS", "jnp.ndarray"), "JAX101", "TracerBoolConversionError"
+    ),
+    "callable-returning-jax-array": (PREDICATE.replace("RETURNS", "jax.Array").replace(
+        "import jax.numpy as jnp", "import jax\nimport jax.numpy as jnp"
+    ), "JAX101", "TracerBoolConversionError"),
 }
 
 (

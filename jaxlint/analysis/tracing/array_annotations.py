@@ -3,7 +3,8 @@
 Read where an annotation is all the analysis knows of a value: a static argument or a static
 field declared as an array (JAX302, JAX307), a field of the module's own pytree classes
 (`pytree_fields.py`), a parameter declared a JAX array that traced code calls with a value the
-analysis cannot see (`jax_array_parameters`).
+analysis cannot see (`jax_array_parameters`), or declared a callable that returns one
+(`calls_declared_array_maker`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.analysis.engine.lattice import Trace, Value
-from jaxlint.analysis.engine.names import Names, annotation_name
+from jaxlint.analysis.engine.names import Names, Scope, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 
 # Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
@@ -84,6 +85,29 @@ def jax_array_parameters(fn: ast.AST, names: Names) -> frozenset[str]:
     return frozenset(
         p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if declares_jax_array(p.annotation, names)
     )
+
+
+_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable", "typing_extensions.Callable"})
+
+
+def calls_declared_array_maker(call: ast.Call, names: Names, scope: Scope) -> bool:
+    """Whether a call's callee is a parameter of a def around it, never rebound there, declared a
+    callable that returns a JAX array (`predicate: Callable[[jnp.ndarray], jnp.ndarray]`)."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    name = call.func.id
+    owner = names.lookup(name, scope)
+    if owner is None or owner.kind != "function" or name not in owner.params:
+        return False
+    if name in owner.assigned or name in owner.defs or name in owner.other:
+        return False
+    a = owner.node.args
+    param = next((p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == name), None)
+    annotation, qualified = annotation_name(param.annotation if param is not None else None, names)
+    if qualified not in _CALLABLES or not isinstance(annotation, ast.Subscript):
+        return False
+    members = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+    return len(members) == 2 and declares_jax_array(members[1], names)
 
 
 def traced_where_declared(params: dict[str, Value], declared: frozenset[str]) -> dict[str, Value]:

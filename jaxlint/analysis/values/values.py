@@ -30,7 +30,9 @@ from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.tracing import type_tests
-from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
+from jaxlint.analysis.tracing.array_annotations import (
+    calls_declared_array_maker, jax_array_parameters, traced_where_declared
+)
 from jaxlint.analysis.tracing.compile_time import compile_time_calls
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
@@ -518,4 +520,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 return made
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
+        if calls_declared_array_maker(node, self.names, self.scope):
+            return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN

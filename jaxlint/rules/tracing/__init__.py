@@ -35,9 +35,12 @@ TRACED_VALUE_LIMITATIONS = """
       `jaxtyping.Array`, a jaxtyping dtype of one such as `Float[Array, "b n"]`), that the
       call passes a value the analysis cannot see (what another package or an object of
       unknown type returned, `self.module.apply(...)`) is a traced array: inside a trace, a
-      JAX array the code computes is a tracer. What the call is seen to pass wins (a Python
-      value, None, a Pallas reference); `np.ndarray`, `ArrayLike` and `chex.Array` admit
-      concrete NumPy or Python values and say nothing.
+      JAX array the code computes is a tracer. So is what a parameter declared a callable
+      that returns a JAX array returns when traced code calls it (`predicate:
+      Callable[[jnp.ndarray], jnp.ndarray]`, `predicate(midpoint)` in a loop body), unless
+      the parameter is rebound. What the call is seen to pass wins (a Python value, None, a
+      Pallas reference, a function of the module); `np.ndarray`, `ArrayLike`, `chex.Array`
+      and Python types admit concrete NumPy or Python values and say nothing.
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
