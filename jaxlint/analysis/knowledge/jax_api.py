@@ -351,6 +351,9 @@ STAGED_FUNCTIONS = frozenset({
 })
 
 # Annotations that say "this parameter is an array".
+# The class of every tracer: code that tests a value against it expects one.
+TRACER_TYPES = frozenset({"jax.core.Tracer"})
+
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",
     "jax._src.typing.Array",  # how JAX's own modules name `jax.Array` and `ArrayLike`
