@@ -10,9 +10,10 @@ the same of a `class`). Modules are found on the file
 system when a name asks for them and parsed once per process.
 
 Following: when traced code calls such a function with at least one traced argument (or an
-unknown one for a parameter declared a JAX array, which is traced there), the callee is analysed in its own module, in the caller's context and with the caller's
-argument values. The call evaluates to the callee's return value, memoised per (function,
-argument values, context), and is recorded as an `IncomingCall`. Linting the callee's
+unknown one for a parameter declared a JAX array, which is traced there), the callee is
+analysed in its own module, in the caller's context and with the caller's argument values.
+The call evaluates to the callee's return value, memoised per (function, argument values,
+context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
 callee does wrong when it runs traced, and each finding there names the entry point that
 traced it. Calls into anything else (other libraries, decorated functions, methods,

@@ -55,21 +55,13 @@ def declares_array(annotation: ast.expr | None, names: Names) -> bool:
     return False
 
 
-# Annotations every value of which is a JAX array: not NumPy's (a concrete constant inside
-# traced code), nor `ArrayLike` or `chex.Array` (which admit Python and NumPy numbers).
-_JAX_ARRAYS = frozenset({
-    "jax.Array", "jax._src.typing.Array", "jax.numpy.ndarray", "jax.numpy.DeviceArray",
-    "chex.ArrayDevice", "jaxtyping.Array", "jaxtyping.Scalar", "jaxtyping.PRNGKeyArray",
-})
-
-
 def declares_jax_array(annotation: ast.expr | None, names: Names) -> bool:
     """A JAX array type, or a jaxtyping dtype of one (`Float[jax.Array, "b n"]`)."""
     annotation, name = annotation_name(annotation, names)
     if name is None:
         return False
     if not isinstance(annotation, ast.Subscript):
-        return name in _JAX_ARRAYS
+        return name in jax_api.JAX_ARRAY_ANNOTATIONS
     inner = annotation.slice
     first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
     return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and (

@@ -58,9 +58,11 @@ def may_be_tracers(test: ast.expr, outcome: bool, names: Names, scope: Scope) ->
     elif isinstance(test, ast.BoolOp):
         for value in test.values:
             yield from may_be_tracers(value, outcome, names, scope)
-    elif outcome and isinstance(test, ast.Call) and len(test.args) >= 1 and isinstance(test.args[0], ast.Name):
-        helper = len(test.args) == 1 and not test.keywords and _returns_tracer_test(names.definition(test.func, scope), names)
-        if helper or _tests_tracer(test, names, scope):
+    elif outcome and isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
+        one_argument = len(test.args) == 1 and not test.keywords
+        if _tests_tracer(test, names, scope) or (
+            one_argument and _returns_tracer_test(names.definition(test.func, scope), names)
+        ):
             yield test.args[0].id
 
 
