@@ -350,6 +350,9 @@ STAGED_FUNCTIONS = frozenset({
     "optax.safe_norm",
 })
 
+# The class of every tracer: code that tests a value against it expects one.
+TRACER_TYPES = frozenset({"jax.core.Tracer"})
+
 # Annotations that say "this parameter is an array".
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",
@@ -364,8 +367,11 @@ ARRAY_ANNOTATIONS = frozenset({
     "jaxtyping.Scalar",  # `Shaped[Array, ""]`: a 0-d JAX array
     "jaxtyping.PRNGKeyArray",
 })
+
 # Of those, the ones that admit Python scalars and NumPy arrays too: not known JAX arrays.
 ARRAY_LIKE_ANNOTATIONS = frozenset({"jax.typing.ArrayLike", "jax._src.typing.ArrayLike"})
+# And the ones every value of which is a JAX array (`chex.Array` admits NumPy arrays too).
+JAX_ARRAY_ANNOTATIONS = ARRAY_ANNOTATIONS - ARRAY_LIKE_ANNOTATIONS - {"chex.Array"}
 JAXTYPING_DTYPES = frozenset({
     "Float", "Int", "Bool", "Num", "Shaped", "Real", "Inexact", "Integer", "UInt",
     "Complex", "Float32", "Float64", "Int32", "Int64", "Key", "PRNGKeyArray",

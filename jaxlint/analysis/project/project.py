@@ -9,10 +9,11 @@ resolves to the plain `def` it names in one of those files (`ModuleLink.defines_
 the same of a `class`). Modules are found on the file
 system when a name asks for them and parsed once per process.
 
-Following: when traced code calls such a function with at least one traced argument, the
-callee is analysed in its own module, in the caller's context and with the caller's
-argument values. The call evaluates to the callee's return value, memoised per (function,
-argument values, context), and is recorded as an `IncomingCall`. Linting the callee's
+Following: when traced code calls such a function with at least one traced argument (or an
+unknown one for a parameter declared a JAX array, which is traced there), the callee is
+analysed in its own module, in the caller's context and with the caller's argument values.
+The call evaluates to the callee's return value, memoised per (function, argument values,
+context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
 callee does wrong when it runs traced, and each finding there names the entry point that
 traced it. Calls into anything else (other libraries, decorated functions, methods,
@@ -46,6 +47,7 @@ from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
@@ -341,8 +343,10 @@ class Project:
     def follow(
         self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int
     ) -> Value:
-        if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not any(
-            v.traced for v in (*args, *kwargs.values())
+        given = (*args, *kwargs.values())
+        traced = any(v.traced for v in given)
+        if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not (
+            traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
         target = self.resolve(link, callee)
@@ -351,6 +355,10 @@ class Project:
         params = bind_arguments(
             target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
         )
+        # An unknown value given to a parameter declared a JAX array is traced there too.
+        params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))
+        if not traced and not any(v.traced for v in params.values()):
+            return UNKNOWN
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
         key = (target.path, target.node.name, values, ctx)
         memo = self._memo.get(key)

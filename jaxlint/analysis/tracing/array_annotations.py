@@ -2,14 +2,17 @@
 
 Read where an annotation is all the analysis knows of a value: a static argument or a static
 field declared as an array (JAX302, JAX307), a field of the module's own pytree classes
-(`pytree_fields.py`).
+(`pytree_fields.py`), a parameter declared a JAX array that traced code calls with a value the
+analysis cannot see (`jax_array_parameters`), or declared a callable that returns one
+(`calls_declared_array_maker`).
 """
 
 from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.engine.names import Names, annotation_name
+from jaxlint.analysis.engine.lattice import Trace, Value
+from jaxlint.analysis.engine.names import Names, Scope, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 
 # Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
@@ -54,6 +57,71 @@ def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) ->
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and members:
         return declares_array(members[0], names)
     return False
+
+
+def declares_jax_array(annotation: ast.expr | None, names: Names) -> bool:
+    """A JAX array type, or a jaxtyping dtype of one (`Float[jax.Array, "b n"]`)."""
+    annotation, name = annotation_name(annotation, names)
+    if name is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in jax_api.JAX_ARRAY_ANNOTATIONS
+    inner = annotation.slice
+    first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and (
+        declares_jax_array(first, names)
+    )
+
+
+def jax_array_parameters(fn: ast.AST, names: Names) -> frozenset[str]:
+    """The parameters of a def declared a JAX array (`logits: jnp.ndarray`, `x: Float[Array, "n"]`)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    a = fn.args
+    return frozenset(
+        p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if declares_jax_array(p.annotation, names)
+    )
+
+
+_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable", "typing_extensions.Callable"})
+
+
+def calls_declared_array_maker(call: ast.Call, names: Names, scope: Scope) -> bool:
+    """Whether a call's callee is a parameter of a def around it, never rebound there, declared a
+    callable that returns a JAX array (`predicate: Callable[[jnp.ndarray], jnp.ndarray]`)."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    name = call.func.id
+    owner = names.lookup(name, scope)
+    if owner is None or owner.kind != "function" or name not in owner.params:
+        return False
+    if name in owner.assigned or name in owner.defs or name in owner.other:
+        return False
+    a = owner.node.args
+    param = next((p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == name), None)
+    annotation, qualified = annotation_name(param.annotation if param is not None else None, names)
+    if qualified not in _CALLABLES or not isinstance(annotation, ast.Subscript):
+        return False
+    members = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+    return len(members) == 2 and declares_jax_array(members[1], names)
+
+
+def traced_where_declared(params: dict[str, Value], declared: frozenset[str]) -> dict[str, Value]:
+    """The values traced code passes a function, where a parameter declared a JAX array gets a
+    value the analysis cannot see (what a library or an unknown object returned): inside a
+    trace, a JAX array that code computes is a tracer. A value it can see keeps what it is."""
+    unseen = [name for name in declared if name in params and _unseen(params[name])]
+    if not unseen:
+        return params
+    return {**params, **{name: _DECLARED_TRACED for name in unseen}}
+
+
+def _unseen(value: Value) -> bool:
+    # A Pallas reference or a callable is known to be what it is, not an array.
+    return value.trace is Trace.UNKNOWN and not value.ref and value.function is None
+
+
+_DECLARED_TRACED = Value(Trace.TRACED, array=True)
 
 
 def _array_alias(name: str) -> bool:

@@ -16,6 +16,12 @@ scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) either, nor of a
 matrix or array class (`scipy.sparse.csr_matrix`), which holds a NumPy buffer. So the true edge
 of `isinstance(x, T)` with every `T` one of these shows that `x` holds a value known at trace
 time (`concrete`), and that it is no JAX array.
+
+The other way round, code that tests `isinstance(x, jax.core.Tracer)` (itself, or through a
+function of the module that only returns that test of its parameter, `def _is_tracer(v): return
+isinstance(v, jax.core.Tracer)`) says that `x` may be a tracer: along an edge where the test may
+have held (the true edge, through `not`, `and` and `or`: `if _is_tracer(topk) or topk:`), `x`
+is taken for traced where nothing else is known of it (`may_be_tracers`).
 """
 
 from __future__ import annotations
@@ -42,6 +48,47 @@ def not_jax_arrays(test: ast.expr, outcome: bool, names: Names, scope: Scope) ->
 def concrete(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
     """The names the edge of `test` taken when it is `outcome` shows to hold no tracer."""
     return _shown(test, outcome, names, scope, _never_traced, None)
+
+
+def may_be_tracers(test: ast.expr, outcome: bool, names: Names, scope: Scope) -> Iterator[str]:
+    """The names a tracer test may have shown to hold a tracer along the edge where `test` is
+    `outcome`: every operand of `and`/`or` may be the one that decided it."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from may_be_tracers(test.operand, not outcome, names, scope)
+    elif isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from may_be_tracers(value, outcome, names, scope)
+    elif outcome and isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
+        one_argument = len(test.args) == 1 and not test.keywords
+        if _tests_tracer(test, names, scope) or (
+            one_argument and _returns_tracer_test(names.definition(test.func, scope), names)
+        ):
+            yield test.args[0].id
+
+
+def _tests_tracer(call: ast.Call, names: Names, scope: Scope) -> bool:
+    """`isinstance(x, jax.core.Tracer)` (or a tuple of types that holds it)."""
+    if len(call.args) != 2 or call.keywords or names.qualname(call.func, scope) != "builtins.isinstance":
+        return False
+    types = call.args[1]
+    items = types.elts if isinstance(types, ast.Tuple) else [types]
+    return any(names.qualname(item, scope) in jax_api.TRACER_TYPES for item in items)
+
+
+def _returns_tracer_test(fn: ast.AST | None, names: Names) -> bool:
+    """A def of one parameter whose body (a docstring aside) is `return isinstance(p, Tracer)`."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+        return False
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+        fn.body[0].value, ast.Constant
+    ) else fn.body
+    if len(params) != 1 or len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    returned = body[0].value
+    if not isinstance(returned, ast.Call) or not returned.args or not isinstance(returned.args[0], ast.Name):
+        return False
+    return returned.args[0].id == params[0].arg and _tests_tracer(returned, names, names.scope_of(fn))
 
 
 def _shown(test, outcome, names, scope, held, failed) -> Iterator[str]:

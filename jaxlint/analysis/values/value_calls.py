@@ -157,6 +157,7 @@ class CallEvaluation:
             for name in fn.static_params:
                 if name in params:
                     params[name] = _static(given[name])
+        params = self.analysis.called(fn.node, params)
         result = self.analysis.analyze(fn.node, params, ctx, self.closure(fn.node, env), self.depth + 1)
         if fn.transforms and result.trace is not Trace.STATIC:
             if all(t in jax_api.OUTPUT_PRESERVING_TRANSFORMS for t in fn.transforms):

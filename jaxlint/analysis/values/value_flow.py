@@ -8,7 +8,9 @@ binds what the statement binds.  A branch whose test is decided by what the stat
 that is taken narrows what its test shows: past `if x is None: return`, `x` is not None;
 inside `if isinstance(x, np.ndarray):`, `x` holds no tracer (`type_tests.concrete`).  Such a
 branch is not pruned where `x` is traced: a traced value may be a join of paths, one of them
-a Python or NumPy value that does take it.
+a Python or NumPy value that does take it.  Inside `if isinstance(x, jax.core.Tracer) or x:`,
+an `x` the analysis took for a constant or does not know may be a tracer, and is taken for one
+(`type_tests.may_be_tracers`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Protocol
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import Domain
-from jaxlint.analysis.engine.lattice import STATIC, UNKNOWN, Value, element_of, join, widen
+from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, Trace, Value, element_of, join, widen
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.values.nullness import narrowed
 
@@ -155,7 +157,16 @@ class ValueFlow(Domain[State]):
             if concrete is None:
                 concrete = state.copy()
             concrete[name] = Value(STATIC.trace, not_none=True)
-        return state if concrete is None else concrete
+        state = state if concrete is None else concrete
+        tracers = None
+        for name in type_tests.may_be_tracers(test, edge.outcome, self.run.names, self.run.scope):
+            value = self.lookup(name, state)
+            # What the analysis has not seen bound (a closure of code it does not analyse, taken
+            # for a constant) or does not know: the code's own test says it may be a tracer.
+            if value is None or (value.trace is Trace.UNKNOWN and not value.ref and value.function is None):
+                tracers = tracers or state.copy()
+                tracers[name] = TRACED_ARRAY
+        return state if tracers is None else tracers
 
     def truth(self, test: ast.expr, state: State) -> Optional[bool]:
         """The truth of a test decided by known constants: literals, names bound to them, `is None`."""

@@ -31,6 +31,9 @@ from jaxlint.analysis.knowledge.call_results import made_callable_result, method
 from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.tracing import type_tests
+from jaxlint.analysis.tracing.array_annotations import (
+    calls_declared_array_maker, jax_array_parameters, traced_where_declared
+)
 from jaxlint.analysis.tracing.compile_time import compile_time_calls
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
@@ -86,6 +89,7 @@ class ValueAnalysis:
         self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
         self._graphs: dict[int, cfg.Graph] = {}
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
+        self._jax_arrays: dict[int, frozenset[str]] = {}  # id(function) -> parameters declared JAX arrays
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -170,6 +174,14 @@ class ValueAnalysis:
             if value is not None and value.none is None:
                 out[name] = value.but(not_none=True)
         return out
+
+    def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
+        """The values traced code gives a function it calls: a parameter declared a JAX array
+        that gets a value the analysis cannot see is a tracer (`array_annotations.py`)."""
+        declared = self._jax_arrays.get(id(fn))
+        if declared is None:
+            declared = self._jax_arrays[id(fn)] = jax_array_parameters(fn, self.names)
+        return traced_where_declared(params, declared) if declared else params
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
         """The control-flow graph of a def, built once."""
@@ -509,4 +521,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 return made
         if isinstance(node.func, ast.Attribute):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
+        if calls_declared_array_maker(node, self.names, self.scope):
+            return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN

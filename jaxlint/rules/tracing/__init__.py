@@ -34,6 +34,25 @@ TRACED_VALUE_LIMITATIONS = """
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
       defined, so a rebinding after the `def` is missed there.
+    - **Parameters declared JAX arrays.** A parameter of a function traced code calls (of the
+      module or the project), annotated as a JAX array (`jax.Array`, `jnp.ndarray`,
+      `jaxtyping.Array`, a jaxtyping dtype of one such as `Float[Array, "b n"]`), that the
+      call passes a value the analysis cannot see (what another package or an object of
+      unknown type returned, `self.module.apply(...)`) is a traced array: inside a trace, a
+      JAX array the code computes is a tracer. So is what a parameter declared a callable
+      that returns a JAX array returns when traced code calls it (`predicate:
+      Callable[[jnp.ndarray], jnp.ndarray]`, `predicate(midpoint)` in a loop body), unless
+      the parameter is rebound. What the call is seen to pass wins (a Python value, None, a
+      Pallas reference, a function of the module); `np.ndarray`, `ArrayLike`, `chex.Array`
+      and Python types admit concrete NumPy or Python values and say nothing.
+    - **The code's own tracer tests.** A name a closure reads from eager code is a constant at
+      trace time, unless the code tests it against `jax.core.Tracer` (`isinstance(topk,
+      jax.core.Tracer)`, or a function of the module whose body only returns that test of its
+      parameter, `def _is_tracer(v): return isinstance(v, jax.core.Tracer)`): where the test
+      may have held (its true edge, through `not`, `and` and `or`: inside `if _is_tracer(topk)
+      or topk:`), the code says it may be a tracer, and it is taken for one (a caller that
+      jits the function may be in another package). A value the analysis sees to be a Python
+      one (a default, a literal fixed by `functools.partial`) stays one.
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a

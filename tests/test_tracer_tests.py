@@ -1,0 +1,90 @@
+"""Code that tests `isinstance(x, jax.core.Tracer)` (itself or through a one-line helper) says
+`x` may be a tracer: where the test may have held, a Python branch on `x` is reported, though
+the analysis takes the closure `x` for a constant of eager code. A value the analysis sees to
+be a Python one stays one. JAX shows both sides."""
+
+from __future__ import annotations
+
+from quiet_and_reported import case_tests
+
+# The samplers are picked from a table, so the analysis sees no jit of `sample` in the module:
+# what it knows of `topk` comes from the tests the code makes.
+SAMPLER = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+def _is_tracer(value):
+    \"\"\"Whether the value is only known at run time.\"\"\"
+    return isinstance(value, jax.core.Tracer)
+
+def sample(logits, topk):
+    def body(i, x):
+        if TEST:
+            x = BRANCH
+        return x
+
+    return lax.fori_loop(0, 3, body, logits)
+
+SAMPLERS = {"top": sample}
+
+def demo():
+    return jax.jit(SAMPLERS["top"])(jnp.ones(3), 2)
+"""
+
+PYTHON_BRANCH = "x * 2 if topk > 0 else x"
+STAGED_BRANCH = "lax.cond(topk > 0, lambda: x * 2, lambda: x)"
+
+# The module's own jit fixes `topk` as a Python int: the tracer test fails there.
+FIXED = """
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+def sample(logits, topk):
+    def body(i, x):
+        if isinstance(topk, jax.core.Tracer) or topk:
+            x = x * 2 if topk > 0 else x
+        return x
+
+    return lax.fori_loop(0, 3, body, logits)
+
+def demo():
+    return jax.jit(functools.partial(sample, topk=2))(jnp.ones(3))
+"""
+
+QUIET = {
+    "staged-branch-under-the-test": SAMPLER.replace("TEST", "_is_tracer(topk) or topk").replace(
+        "BRANCH", STAGED_BRANCH
+    ),
+    "python-branch-where-the-test-failed": SAMPLER.replace("TEST", "not _is_tracer(topk) and topk").replace(
+        "BRANCH", PYTHON_BRANCH
+    ),
+    "python-value-fixed-by-partial": FIXED,
+}
+REPORTED = {
+    "python-branch-under-a-helper-test": (
+        SAMPLER.replace("TEST", "_is_tracer(topk) or topk").replace("BRANCH", PYTHON_BRANCH),
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+    "python-branch-under-isinstance": (
+        SAMPLER.replace("TEST", "isinstance(topk, (int, jax.core.Tracer))").replace("BRANCH", PYTHON_BRANCH),
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+    "python-branch-where-a-negated-test-failed": (
+        SAMPLER.replace("TEST", "not (not _is_tracer(topk) and topk == 0)").replace("BRANCH", PYTHON_BRANCH),
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+}
+
+(
+    test_staged_branches_and_python_values_stay_quiet,
+    test_python_branches_on_tested_tracers_are_reported,
+    test_jax_runs_the_quiet_cases,
+    test_jax_rejects_the_reported_variants,
+) = case_tests(QUIET, REPORTED)
