@@ -45,6 +45,7 @@ from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
 from jaxlint.analysis.values.pytree_fields import ProjectClasses
 from jaxlint.analysis.values.records import RecordClasses, copied
+from jaxlint.analysis.values.string_parameters import string_parameters
 from jaxlint.analysis.values.value_calls import CallEvaluation
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
@@ -85,6 +86,7 @@ class ValueAnalysis:
         self.skipped: list[FunctionNode] = []  # functions nested too deeply to analyse
         self._graphs: dict[int, cfg.Graph] = {}
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
+        self._strings: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed as strings
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -157,17 +159,25 @@ class ValueAnalysis:
 
     def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The parameters with what their annotations add: a type that excludes None rules None
-        out, unless the argument is a None literal (the caller's value wins over the annotation)."""
+        out, unless the argument is a None literal (the caller's value wins over the annotation);
+        a string type rules tracing out (`string_parameters`)."""
         typed = self._not_none.get(id(fn))
         if typed is None:
             typed = self._not_none[id(fn)] = not_none_parameters(fn, self.names)
-        if not typed:
+        strings = self._strings.get(id(fn))
+        if strings is None:
+            strings = self._strings[id(fn)] = string_parameters(fn, self.names)
+        if not typed and not strings:
             return params
         out = dict(params)
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
                 out[name] = value.but(not_none=True)
+        for name in strings:
+            value = out.get(name)
+            if value is not None and value.trace is not _STATIC_TRACE:
+                out[name] = STATIC
         return out
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
