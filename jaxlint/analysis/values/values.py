@@ -278,8 +278,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 for elt, item in zip(elts, value.items):
                     self.bind(elt, item, env)
                 return
-            # Unpacking a traced pytree binds traced parts; iterating an unknown one does not.
-            element = Value(Trace.TRACED) if value.traced and value.items is None else element_of(value)
+            # Unpacking a traced pytree binds traced parts; iterating an unknown one does not;
+            # unpacking an array binds its rows, arrays (so not None).
+            pytree = value.traced and value.items is None and not value.array
+            element = Value(Trace.TRACED) if pytree else element_of(value)
             for elt in elts:
                 if isinstance(elt, ast.Starred):
                     self.bind(elt.value, Value(element.trace, element=element), env)
