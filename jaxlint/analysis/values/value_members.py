@@ -107,6 +107,10 @@ class MemberEvaluation:
         if base.element is not None and base.element.ref and not isinstance(node.slice, ast.Slice):
             return base.element  # `refs[0]`: one of several references
         if base.traced:
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                # JAX does not index an array by a string: the value is a dict of a pytree, and
+                # what its key holds may be an array, a container or a Python value.
+                return TRACED
             if base.array:
                 return TRACED_ARRAY if not base.boolean else TRACED_BOOL
             # A list, tuple or dict of a pytree cannot take a tracer as its index or key:
