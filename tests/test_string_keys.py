@@ -1,6 +1,6 @@
 """A traced value read with a string key is a dict of a pytree: JAX does not index an array by a
 string. Iterating what the key holds binds its keys, so storing under them into a dict the code
-just made is no array update; an array leaf under a string key is still one. JAX shows both
+just made is no array update; what the key holds is still taken for an array leaf. JAX shows both
 sides."""
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ def demo():
 
 QUIET = {"stores-under-the-keys": PER_MODALITY}
 REPORTED = {
+    # What the key holds is still an array leaf where the code takes its truth.
+    "truth-of-a-leaf": (
+        LEAF.replace("STORE", 'batch = {**batch, "y": batch["x"] if batch["i"] else 0}'), "JAX101", "TracerBoolConversionError"
+    ),
     "array-leaf-sliced": (LEAF.replace("STORE", 'batch["x"][:, 0] = 1.0'), "JAX401", "TypeError"),
     "array-leaf-at-a-traced-index": (LEAF.replace("STORE", 'batch["x"][batch["i"]] = 1.0'), "JAX401", "TypeError"),
 }
