@@ -29,6 +29,14 @@ def train_step(x, key):
     return jitter(x, rng=key)
 """
 
+# The key is one of the rows a split unpacks: an array, so not None either.
+UNPACKED_KEY = HELPER + """
+@jax.jit
+def train_step(x, key):
+    key, sub = jax.random.split(key)
+    return jitter(x, rng=sub)
+"""
+
 WITHOUT_KEY = HELPER + """
 @jax.jit
 def eval_step(x):
@@ -42,6 +50,7 @@ def _rows(source: str) -> set[int]:
 
 def test_a_fallback_every_traced_caller_rules_out_is_quiet():
     assert _rows(WITH_KEY) == set()
+    assert _rows(UNPACKED_KEY) == set()
 
 
 def test_a_traced_caller_taking_the_fallback_is_reported():
@@ -57,3 +66,6 @@ def test_jax_never_runs_the_fallback_under_jit():
     first = namespace["train_step"](x, jax.random.key(0))
     second = namespace["train_step"](x, jax.random.key(1))
     assert namespace["calls"] == [] and not (first == second).all()
+    exec(UNPACKED_KEY, namespace)
+    namespace["train_step"](x, jax.random.key(0))
+    assert namespace["calls"] == []

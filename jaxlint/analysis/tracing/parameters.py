@@ -203,11 +203,12 @@ def bind_arguments(
     default: Callable[[FunctionNode, ast.arg], Value] | None = None,
 ) -> dict[str, Value]:
     """Parameter values for a call: positional, keyword, then defaults (STATIC, or what `default`
-    makes of one) or UNKNOWN."""
+    makes of one) or UNKNOWN. `method_self` is the instance a method is called through, which a
+    static method is not given."""
     a = fn.args
     positional = positional_params(fn)
     params: dict[str, Value] = {}
-    if method_self is not None and positional:
+    if method_self is not None and positional and not _static_method(fn):
         params[positional[0].arg] = method_self
         positional = positional[1:]
     for param, value in zip(positional, args):
@@ -226,6 +227,12 @@ def bind_arguments(
         if param.arg not in params:
             params[param.arg] = (default or default_value)(fn, param)
     return params
+
+
+def _static_method(fn: FunctionNode) -> bool:
+    return not isinstance(fn, ast.Lambda) and any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list
+    )
 
 
 def default_value(fn: FunctionNode, param: ast.arg) -> Value:

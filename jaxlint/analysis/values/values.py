@@ -49,6 +49,7 @@ from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
 from jaxlint.analysis.values.pytree_fields import ProjectClasses
 from jaxlint.analysis.values.records import RecordClasses, copied
+from jaxlint.analysis.values.string_parameters import string_parameters
 from jaxlint.analysis.values.value_calls import CallEvaluation
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
@@ -90,6 +91,7 @@ class ValueAnalysis:
         self._graphs: dict[int, cfg.Graph] = {}
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
         self._jax_arrays: dict[int, frozenset[str]] = {}  # id(function) -> parameters declared JAX arrays
+        self._strings: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed as strings
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -162,17 +164,25 @@ class ValueAnalysis:
 
     def _annotated(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The parameters with what their annotations add: a type that excludes None rules None
-        out, unless the argument is a None literal (the caller's value wins over the annotation)."""
+        out, unless the argument is a None literal (the caller's value wins over the annotation);
+        a string type rules tracing out (`string_parameters`)."""
         typed = self._not_none.get(id(fn))
         if typed is None:
             typed = self._not_none[id(fn)] = not_none_parameters(fn, self.names)
-        if not typed:
+        strings = self._strings.get(id(fn))
+        if strings is None:
+            strings = self._strings[id(fn)] = string_parameters(fn, self.names)
+        if not typed and not strings:
             return params
         out = dict(params)
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
                 out[name] = value.but(not_none=True)
+        for name in strings:
+            value = out.get(name)
+            if value is not None and value.trace is not _STATIC_TRACE:
+                out[name] = STATIC
         return out
 
     def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
@@ -281,8 +291,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 for elt, item in zip(elts, value.items):
                     self.bind(elt, item, env)
                 return
-            # Unpacking a traced pytree binds traced parts; iterating an unknown one does not.
-            element = Value(Trace.TRACED) if value.traced and value.items is None else element_of(value)
+            # Unpacking a traced pytree binds traced parts; iterating an unknown one does not;
+            # unpacking an array binds its rows, arrays (so not None).
+            pytree = value.traced and value.items is None and not value.array
+            element = Value(Trace.TRACED) if pytree else element_of(value)
             for elt in elts:
                 if isinstance(elt, ast.Starred):
                     self.bind(elt.value, Value(element.trace, element=element), env)

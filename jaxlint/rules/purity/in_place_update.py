@@ -94,6 +94,10 @@ class InPlaceUpdate(Rule):
           array wrapper offers both).
         - A store into a Pallas reference (`o_ref[...] = y` in a kernel): it is how a kernel
           writes its results.
+        - A traced value read with a string key (`batch["inputs"]`) is a dict of a pytree, not
+          an array (JAX does not index an array by a string). What the key holds is taken for an
+          array leaf, but what iterating it binds is not known (a dict under the key gives its
+          keys: `for name in batch["inputs"]: batch["label"][name] = y` stores under names).
         """
     why = """
         JAX arrays are immutable. Item assignment raises `TypeError: JAX arrays are immutable

@@ -39,7 +39,9 @@ class StatefulRngInTracedCode(Rule):
         - A draw in a branch that no traced call of the function takes is not reported: a
           helper's NumPy fallback under `if rng is None:` runs only in eager code when every
           traced caller passes a key, since a tracer is never None (the analysis prunes a branch
-          the caller's values decide, as it does `if False:`).
+          the caller's values decide, as it does `if False:`). Unpacking an array binds its
+          rows, arrays too: `key, sub = jax.random.split(key)` then `jitter(x, rng=sub)` passes
+          a key.
         """
     why = """
         JAX runs the Python body once to trace it, then replays the compiled program. A NumPy or

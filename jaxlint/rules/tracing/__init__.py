@@ -27,7 +27,9 @@ TRACED_VALUE_LIMITATIONS = """
       `typing.override`, `typing.final`), and under no other decorator that is not a JAX
       transformation (a function that `eqx.filter_jit` or `eqx.filter_vmap` transforms
       receives the arrays it is given traced, and any other argument as it is: Equinox traces
-      arrays only). A nested function
+      arrays only), with the arguments bound as Python binds them: a static method called
+      through `self` is given no instance, so `self.blocks(x, self.size)` binds `x` to its
+      first parameter. A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound

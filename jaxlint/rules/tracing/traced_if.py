@@ -29,6 +29,10 @@ class TracedIf(Rule):
           annotated as a sequence (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of
           them: a Python sequence of tracers, whose truth is its length); arguments in
           `static_argnames`; closure constants.
+        - A parameter annotated as a string (`str`, `bytes`, a `Literal` of strings, or one of
+          these or None) holds a Python value wherever the function is called from: JAX never
+          traces a string (a jitted function refuses one for a parameter that is not static), so
+          a mode a module's `__call__` hands on to a method declaring `mode: str` is that string.
         - A field of a pytree is reported only where it cannot be static. A field of a loop
           carry that is a `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of
           such an operand of `lax.cond`, or of a traced argument annotated with such a class
@@ -198,6 +202,21 @@ class TracedIf(Rule):
             if _EAGER_DEBUG:
                 return x if x.min() > 0 else x * 0
             return jnp.maximum(x, 0)
+        """,
+        """
+        import flax.linen as nn
+        import jax.numpy as jnp
+
+        MAX = "max"
+
+        class Pool(nn.Module):
+            def reduce(self, x, mode: str):
+                if mode == MAX:  # a string: JAX never traces one
+                    return x.max(axis=-1)
+                return x.mean(axis=-1)
+
+            def __call__(self, x, mode):
+                return self.reduce(x, mode)
         """,
     )
     demo = JaxDemo(
