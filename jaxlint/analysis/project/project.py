@@ -179,9 +179,11 @@ class ModuleLink:
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
 
-    def follow(self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int) -> Value:
+    def follow(
+        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False
+    ) -> Value:
         """The value of a call of an imported name inside traced code (the value analysis' hook)."""
-        return self.project.follow(self, callee, args, kwargs, ctx, depth)
+        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread)
 
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
@@ -339,7 +341,8 @@ class Project:
 
     # ---- following traced calls --------------------------------------------------------------
     def follow(
-        self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int
+        self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int,
+        spread: bool = False,
     ) -> Value:
         if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not any(
             v.traced for v in (*args, *kwargs.values())
@@ -349,7 +352,7 @@ class Project:
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
-            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
+            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}, spread=spread
         )
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
         key = (target.path, target.node.name, values, ctx)

@@ -52,6 +52,45 @@ def declares_array(annotation: ast.expr | None, names: Names) -> bool:
     return False
 
 
+# Types whose every value is a JAX array (not `ArrayLike`, not a union with NumPy's types).
+_JAX_ARRAYS = frozenset({"jax.Array", "jax._src.typing.Array", "jax.numpy.ndarray", "jaxtyping.Array"})
+
+
+def declares_jax_array(annotation: ast.expr | None, names: Names) -> bool:
+    """`jax.Array`, or a jaxtyping array of one (`Float[Array, "n"]`): a JAX array, never a
+    Python number, a NumPy array or a container."""
+    annotation, name = annotation_name(annotation, names)
+    if annotation is None:
+        return False
+    if not isinstance(annotation, ast.Subscript):
+        return name in _JAX_ARRAYS
+    if name is None or not name.startswith("jaxtyping.") or name.rsplit(".", 1)[-1] not in jax_api.JAXTYPING_DTYPES:
+        return False
+    inner = annotation.slice
+    first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return names.qualname(first) in _JAX_ARRAYS
+
+
+_HOMOGENEOUS_SEQUENCES = frozenset({
+    "builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence",
+})
+
+
+def declares_jax_arrays(annotation: ast.expr | None, names: Names) -> bool:
+    """A sequence every item of which is a JAX array: `list[jax.Array]`, `tuple[jax.Array, ...]`,
+    `Sequence[jax.Array]`."""
+    annotation, name = annotation_name(annotation, names)
+    if not isinstance(annotation, ast.Subscript) or name not in _HOMOGENEOUS_SEQUENCES:
+        return False
+    inner = annotation.slice
+    members = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    if name in ("builtins.tuple", "typing.Tuple"):
+        if len(members) != 2 or not (isinstance(members[1], ast.Constant) and members[1].value is Ellipsis):
+            return False
+        members = members[:1]
+    return len(members) == 1 and declares_jax_array(members[0], names)
+
+
 def _array_alias(name: str) -> bool:
     """A project's own array type (`from mylib.types import Array, IntArray`; `Array = space.Array`):
     JAX projects name their aliases of `jax.Array` so, and a file linted without its package

@@ -65,9 +65,10 @@ def body_parameters(
         passed[_SLICES[callee][1]] = sliced  # slices of arrays are arrays, of a tuple a tuple
     if fn.args.vararg is None:
         passed = passed[: len(params)]
+    spread = any(isinstance(a, ast.Starred) for a in call.args)  # `lax.cond(p, f, g, *operands)`
     if fixed is not None:
-        return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self)
-    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound))
+        return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self, spread=spread)
+    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound), spread=spread)
 
 
 def with_residuals(
@@ -200,10 +201,11 @@ def _scan_without_xs(call: ast.Call) -> bool:
 
 def bind_arguments(
     fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None,
-    default: Callable[[FunctionNode, ast.arg], Value] | None = None,
+    default: Callable[[FunctionNode, ast.arg], Value] | None = None, spread: bool = False,
 ) -> dict[str, Value]:
     """Parameter values for a call: positional, keyword, then defaults (STATIC, or what `default`
-    makes of one) or UNKNOWN."""
+    makes of one) or UNKNOWN. `spread`: the call unpacks an iterable into its positional
+    arguments (`f(*xs)`), so how many `*args` collects is not known, only what it holds."""
     a = fn.args
     positional = positional_params(fn)
     params: dict[str, Value] = {}
@@ -214,7 +216,9 @@ def bind_arguments(
         params[param.arg] = value
     if a.vararg is not None:
         extra = args[len(positional):]
-        params[a.vararg.arg] = Value(join_all(extra).trace, items=tuple(extra), element=join_all(extra, STATIC))
+        params[a.vararg.arg] = Value(
+            join_all(extra).trace, items=None if spread else tuple(extra), element=join_all(extra, STATIC)
+        )
     for param in (*positional, *a.kwonlyargs):
         if param.arg in kwargs:
             params[param.arg] = kwargs[param.arg]

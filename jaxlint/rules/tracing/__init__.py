@@ -19,7 +19,12 @@ TRACED_VALUE_LIMITATIONS = """
       unannotated one of a jitted function) that is sent a method JAX arrays lack
       (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
-      are not traced eagerly, so their results are traced only when an input is.
+      are not traced eagerly, so their results are traced only when an input is. A function
+      of the module declared to return a JAX array (`-> jax.Array`, `Float[Array, "n"]`; not
+      `ArrayLike`, which admits Python numbers, nor a NumPy type) or a sequence of them
+      (`-> list[jax.Array]`, `tuple[jax.Array, ...]`), whose body returns what it gets from
+      code the analysis cannot see (JAX's internal helpers), returns traced arrays when traced
+      code calls it with a traced argument; where the body shows a Python value, that wins.
     - **Functions it follows.** Functions of the same module, and of the project's own modules
       when called with a traced argument, are followed in their calling context (a function
       that `eqx.filter_jit` or `eqx.filter_vmap` transforms receives the arrays it is given
@@ -198,7 +203,11 @@ TRACED_VALUE_LIMITATIONS = """
       `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out
       is never analysed. A public name, or one the module rebinds, is a setting that a test or
       another module may patch, and both branches are analysed; patching a private constant
-      from outside (`mod._USE_EAGER = True`) is not seen. Inside traced code, the branch of
+      from outside (`mod._USE_EAGER = True`) is not seen. A function's own `*args`, never
+      rebound, holds the positional arguments its call passed beyond the named ones, so
+      `len(args)` is that count, and a comparison of known numbers (`len(args) == 1` where the
+      call passed two) rules out the branch it fails; a call that unpacks an iterable into its
+      arguments (`f(*xs)`) leaves the count unknown. Inside traced code, the branch of
       `isinstance(x, T)` with every `T` a NumPy type (`np.ndarray`, `np.generic`, ...), a
       Python scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) or a SciPy sparse
       class (`scipy.sparse.csr_matrix`) sees `x` as a value known at trace time, which a
