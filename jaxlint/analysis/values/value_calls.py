@@ -33,6 +33,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.tracing.array_annotations import declares_jax_array, declares_jax_arrays
+from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.parameters import (
     bind_arguments,
     body_parameters,
@@ -266,7 +267,8 @@ class CallEvaluation:
             fixed = fixed if fixed and fixed.node is fn_node else None
             values = body_parameters(
                 fn_node, node, callee, bound, fixed,
-                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                with_returned_arrays(None if init is None else as_traced(init), node, callee, self.names),
+                None if xs is None else as_traced(xs),
                 branch_operands, index,
             )
             self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)

@@ -90,7 +90,13 @@ TRACED_VALUE_LIMITATIONS = """
       traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value (a tuple literal handed over by eager
-      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays), or a parameter annotated with a class
+      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays) or from
+      what its body returns: JAX requires the carry a `while_loop`, `fori_loop` or `scan` body
+      returns to have the structure of the one it receives, so where the body returns a tuple
+      display, an item it returns as a JAX array (a `jax.numpy`/`lax` call, or a local name
+      bound only to such calls) is an array on entry too (`enabled, x = carry` where the body
+      returns `(jnp.logical_and(enabled, ...), x)`; a carried tuple, whose truth is its
+      length, stays one), or a parameter annotated with a class
       of the module or of another module of the project that annotates the field as an array
       and does not declare it static, read
       before any copy that replaces it. A dataclass pytree of the module
