@@ -1,6 +1,7 @@
 """A loop body's carry has the structure the body returns (JAX requires it): an item the body
 returns as a JAX array is an array on entry, even where the initial value's syntax does not
-show it (a name, a parameter). A carried tuple stays a tuple, whose truth is its length."""
+show it (a name, a parameter). An initial value bound once to a name, or a tuple repeated, is
+read through. A carried tuple stays a tuple, whose truth is its length."""
 
 from __future__ import annotations
 
@@ -98,17 +99,47 @@ def refine(x, flag, opts):
 """
 
 
+# The initial value, through a name bound once: a tuple of Python ints repeated per grid axis,
+# each a traced scalar in the body.
+REPEATED_INDICES = """
+from jax import lax
+
+def walk(n, grid):
+    start = (0,) * len(grid)
+    def body(step, indices):
+        first = indices[0]
+        return tuple(i + 1 if first > 0 else i for i in indices)  # JAX101
+    return lax.fori_loop(0, n, body, start)
+"""
+
+# Each item is a pair: a Python tuple of tracers, whose truth is its length.
+REPEATED_PAIRS = """
+from jax import lax
+
+def walk(n, grid):
+    start = ((0, 1),) * len(grid)
+    def body(step, pairs):
+        first = pairs[0]
+        return tuple((lo + 1, hi) if first else (lo, hi) for lo, hi in pairs)
+    return lax.fori_loop(0, n, body, start)
+"""
+
+
 def _found(source: str) -> set[tuple[int, str]]:
     return {(f.start.row, f.code) for f in lint_source(textwrap.dedent(source), "case.py", {"JAX101"})}
 
 
-@pytest.mark.parametrize("source", [WHILE_FROM_EAGER, FORI_IN_JIT, SCAN_CARRY], ids=["while", "fori", "scan"])
+@pytest.mark.parametrize(
+    "source", [WHILE_FROM_EAGER, FORI_IN_JIT, SCAN_CARRY, REPEATED_INDICES], ids=["while", "fori", "scan", "repeated"]
+)
 def test_an_item_the_body_returns_as_an_array_is_one_on_entry(source):
     source = textwrap.dedent(source)
     assert _found(source) == marked(source) != set()
 
 
-@pytest.mark.parametrize("source", [CARRIED_PAIR, MIXED_BINDING], ids=["carried-pair", "mixed-binding"])
+@pytest.mark.parametrize(
+    "source", [CARRIED_PAIR, MIXED_BINDING, REPEATED_PAIRS], ids=["carried-pair", "mixed-binding", "repeated-pairs"]
+)
 def test_an_item_not_shown_to_be_an_array_stays_quiet(source):
     assert _found(source) == set()
 
@@ -128,6 +159,8 @@ def test_jax_rejects_the_branch_on_a_carried_array():
         _run(FORI_IN_JIT, "count", jnp.ones(4), (jnp.bool_(False), jnp.float32(0.0)))
     with pytest.raises(jax.errors.TracerBoolConversionError):
         _run(SCAN_CARRY, "run", jnp.ones(3), (jnp.bool_(False), jnp.float32(0.0)))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        _run(REPEATED_INDICES, "walk", 2, (4, 4))
 
 
 def test_jax_takes_the_truth_of_a_carried_tuple():
@@ -135,3 +168,4 @@ def test_jax_takes_the_truth_of_a_carried_tuple():
     jnp = jax.numpy
     going, x, _ = _run(CARRIED_PAIR, "refine", jnp.float32(4.0), (jnp.float32(0.0), jnp.float32(1.0)))
     assert float(x) == 1.0 and not bool(going)
+    assert [(int(lo), int(hi)) for lo, hi in _run(REPEATED_PAIRS, "walk", 2, (4, 4))] == [(2, 1), (2, 1)]

@@ -128,6 +128,8 @@ def _defaults_to_none(fn: FunctionNode, name: str) -> bool:
     return False
 
 
+_MAX_NAME_HOPS = 4  # names bound to names, followed to what they hold
+
 # Loops whose body receives a carry: the position of its initial value among the call's
 # arguments (and its keyword), and the carry's position among the body's parameters.
 _CARRIES = {
@@ -157,7 +159,8 @@ def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
     """What a body called from eager code knows of its carry from the call's syntax alone: a
     NamedTuple's fields are all pytree children, so each is traced; a tuple or list literal
     keeps its items, each a traced array where it is written as a number or a call that makes
-    one JAX array (`(jnp.zeros(n, bool), x, 0)`)."""
+    one JAX array (`(jnp.zeros(n, bool), x, 0)`); a tuple repeated (`(0,) * len(grid)`) holds
+    copies of its items; a name bound once, by a plain assignment, holds what was assigned."""
     spec = _CARRIES.get(callee)
     if spec is None:
         return None
@@ -169,11 +172,29 @@ def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
     return _leaves_traced(init, names)
 
 
-def _leaves_traced(init: ast.expr, names: Names) -> Value | None:
+def _leaves_traced(init: ast.expr, names: Names, depth: int = 0) -> Value | None:
+    if isinstance(init, ast.Name) and depth < _MAX_NAME_HOPS:
+        # A name bound once, by a plain assignment, holds what was assigned (a list may have
+        # been changed in place since).
+        owner = names.lookup(init.id, names.read_scope.get(id(init), names.module))
+        values = owner.assigned.get(init.id, []) if owner is not None else []
+        once = len(values) == 1 and init.id not in owner.other and init.id not in owner.params
+        held = _leaves_traced(values[0], names, depth + 1) if once and not isinstance(values[0], ast.List) else None
+        if held is not None:
+            return held
+    if isinstance(init, ast.BinOp) and isinstance(init.op, ast.Mult):
+        # `(0,) * len(grid)`: a tuple of that many copies of its items.
+        display = next((side for side in (init.left, init.right) if isinstance(side, ast.Tuple)), None)
+        if display is None or not display.elts or any(isinstance(e, ast.Starred) for e in display.elts):
+            return None
+        leaves = [_leaves_traced(e, names, depth) for e in display.elts]
+        if any(leaf is None for leaf in leaves):
+            return None
+        return Value(Trace.TRACED, element=join_all(leaves), not_none=True)
     if builds_named_tuple(init, names):
         return Value(Trace.TRACED, fields=True)
     if isinstance(init, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in init.elts):
-        items = tuple(_leaves_traced(e, names) or TRACED for e in init.elts)
+        items = tuple(_leaves_traced(e, names, depth) or TRACED for e in init.elts)
         return Value(Trace.TRACED, items=items, not_none=True)
     if isinstance(init, ast.Constant) and type(init.value) in (int, float, bool, complex):
         return Value(Trace.TRACED, array=True, boolean=isinstance(init.value, bool), not_none=True)

@@ -90,7 +90,10 @@ TRACED_VALUE_LIMITATIONS = """
       traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value (a tuple literal handed over by eager
-      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays) or from
+      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays; a tuple
+      repeated, `(0,) * len(grid)`, carries copies of its items; a name bound once, by a plain
+      assignment of anything but a list, which may have changed in place, holds what was
+      assigned) or from
       what its body returns: JAX requires the carry a `while_loop`, `fori_loop` or `scan` body
       returns to have the structure of the one it receives, so where the body returns a tuple
       display, an item it returns as a JAX array (a `jax.numpy`/`lax` call, or a local name
