@@ -93,8 +93,7 @@ TRACED_VALUE_LIMITATIONS = """
       code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays; a tuple
       repeated, `(0,) * len(grid)`, carries copies of its items; a name bound once, by a plain
       assignment of anything but a list, which may have changed in place, holds what was
-      assigned) or from
-      what its body returns: JAX requires the carry a `while_loop`, `fori_loop` or `scan` body
+      assigned) or from what its body returns: JAX requires the carry a `while_loop`, `fori_loop` or `scan` body
       returns to have the structure of the one it receives, so where the body returns a tuple
       display, an item it returns as a JAX array (a `jax.numpy`/`lax` call, or a local name
       bound only to such calls) is an array on entry too (`enabled, x = carry` where the body
