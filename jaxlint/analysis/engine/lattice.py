@@ -288,4 +288,6 @@ def as_traced(value: Value) -> Value:
     if value.array or value.known and value.known[0] is not None:
         boolean = value.boolean or isinstance(value.known[0] if value.known else None, bool)
         return Value(Trace.TRACED, array=True, boolean=boolean, not_none=True)
+    if value.element is not None and value.element.array:
+        return Value(Trace.TRACED, element=as_traced(value.element), not_none=value.not_none)  # a list of arrays
     return Value(Trace.TRACED, fields=value.fields, not_none=value.not_none)

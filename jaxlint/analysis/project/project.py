@@ -181,9 +181,11 @@ class ModuleLink:
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
 
-    def follow(self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int) -> Value:
+    def follow(
+        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False
+    ) -> Value:
         """The value of a call of an imported name inside traced code (the value analysis' hook)."""
-        return self.project.follow(self, callee, args, kwargs, ctx, depth)
+        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread)
 
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
@@ -341,7 +343,8 @@ class Project:
 
     # ---- following traced calls --------------------------------------------------------------
     def follow(
-        self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int
+        self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int,
+        spread: bool = False,
     ) -> Value:
         given = (*args, *kwargs.values())
         traced = any(v.traced for v in given)
@@ -353,7 +356,7 @@ class Project:
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
-            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}
+            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}, spread=spread
         )
         # An unknown value given to a parameter declared a JAX array is traced there too.
         params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))

@@ -19,6 +19,7 @@ from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
+from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
@@ -96,7 +97,7 @@ class TracedModule:
             if id(call) in self.discovery.eager:
                 continue  # run eagerly, or from traced code, where the value analysis finds it
             bound = self.discovery.body_bound.get((id(fn), id(call)), NOTHING_BOUND)
-            carry = carry_structure(call, callee, self.names)
+            carry = with_returned_arrays(carry_structure(call, callee, self.names), call, callee, self.names)
             calls.setdefault(id(fn), []).append(call)
             entries.append((fn, body_parameters(fn, call, callee, bound, carry=carry), STAGED, True, None))
         if len(entries) > 1:  # outermost first, so nested functions are analysed with the values they close over

@@ -124,6 +124,26 @@ def _unseen(value: Value) -> bool:
 _DECLARED_TRACED = Value(Trace.TRACED, array=True)
 
 
+_HOMOGENEOUS_SEQUENCES = frozenset({
+    "builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence",
+})
+
+
+def declares_jax_arrays(annotation: ast.expr | None, names: Names) -> bool:
+    """A sequence every item of which is a JAX array: `list[jax.Array]`, `tuple[jax.Array, ...]`,
+    `Sequence[jax.Array]`."""
+    annotation, name = annotation_name(annotation, names)
+    if not isinstance(annotation, ast.Subscript) or name not in _HOMOGENEOUS_SEQUENCES:
+        return False
+    inner = annotation.slice
+    members = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    if name in ("builtins.tuple", "typing.Tuple"):
+        if len(members) != 2 or not (isinstance(members[1], ast.Constant) and members[1].value is Ellipsis):
+            return False
+        members = members[:1]
+    return len(members) == 1 and declares_jax_array(members[0], names)
+
+
 def _array_alias(name: str) -> bool:
     """A project's own array type (`from mylib.types import Array, IntArray`; `Array = space.Array`):
     JAX projects name their aliases of `jax.Array` so, and a file linted without its package

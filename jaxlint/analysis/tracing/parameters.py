@@ -65,9 +65,10 @@ def body_parameters(
         passed[_SLICES[callee][1]] = sliced  # slices of arrays are arrays, of a tuple a tuple
     if fn.args.vararg is None:
         passed = passed[: len(params)]
+    spread = any(isinstance(a, ast.Starred) for a in call.args)  # `lax.cond(p, f, g, *operands)`
     if fixed is not None:
-        return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self)
-    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound))
+        return bind_arguments(fn, [*fixed.bound, *given, *passed], dict(fixed.keywords), fixed.method_self, spread=spread)
+    return bind_arguments(fn, [STATIC] * bound.positional + given + passed, _bound_keywords(fn, bound), spread=spread)
 
 
 def with_residuals(
@@ -127,6 +128,8 @@ def _defaults_to_none(fn: FunctionNode, name: str) -> bool:
     return False
 
 
+_MAX_NAME_HOPS = 4  # names bound to names, followed to what they hold
+
 # Loops whose body receives a carry: the position of its initial value among the call's
 # arguments (and its keyword), and the carry's position among the body's parameters.
 _CARRIES = {
@@ -156,7 +159,8 @@ def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
     """What a body called from eager code knows of its carry from the call's syntax alone: a
     NamedTuple's fields are all pytree children, so each is traced; a tuple or list literal
     keeps its items, each a traced array where it is written as a number or a call that makes
-    one JAX array (`(jnp.zeros(n, bool), x, 0)`)."""
+    one JAX array (`(jnp.zeros(n, bool), x, 0)`); a tuple repeated (`(0,) * len(grid)`) holds
+    copies of its items; a name bound once, by a plain assignment, holds what was assigned."""
     spec = _CARRIES.get(callee)
     if spec is None:
         return None
@@ -168,11 +172,29 @@ def carry_structure(call: ast.Call, callee: str, names: Names) -> Value | None:
     return _leaves_traced(init, names)
 
 
-def _leaves_traced(init: ast.expr, names: Names) -> Value | None:
+def _leaves_traced(init: ast.expr, names: Names, depth: int = 0) -> Value | None:
+    if isinstance(init, ast.Name) and depth < _MAX_NAME_HOPS:
+        # A name bound once, by a plain assignment, holds what was assigned (a list may have
+        # been changed in place since).
+        owner = names.lookup(init.id, names.read_scope.get(id(init), names.module))
+        values = owner.assigned.get(init.id, []) if owner is not None else []
+        once = len(values) == 1 and init.id not in owner.other and init.id not in owner.params
+        held = _leaves_traced(values[0], names, depth + 1) if once and not isinstance(values[0], ast.List) else None
+        if held is not None:
+            return held
+    if isinstance(init, ast.BinOp) and isinstance(init.op, ast.Mult):
+        # `(0,) * len(grid)`: a tuple of that many copies of its items.
+        display = next((side for side in (init.left, init.right) if isinstance(side, ast.Tuple)), None)
+        if display is None or not display.elts or any(isinstance(e, ast.Starred) for e in display.elts):
+            return None
+        leaves = [_leaves_traced(e, names, depth) for e in display.elts]
+        if any(leaf is None for leaf in leaves):
+            return None
+        return Value(Trace.TRACED, element=join_all(leaves), not_none=True)
     if builds_named_tuple(init, names):
         return Value(Trace.TRACED, fields=True)
     if isinstance(init, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in init.elts):
-        items = tuple(_leaves_traced(e, names) or TRACED for e in init.elts)
+        items = tuple(_leaves_traced(e, names, depth) or TRACED for e in init.elts)
         return Value(Trace.TRACED, items=items, not_none=True)
     if isinstance(init, ast.Constant) and type(init.value) in (int, float, bool, complex):
         return Value(Trace.TRACED, array=True, boolean=isinstance(init.value, bool), not_none=True)
@@ -200,11 +222,12 @@ def _scan_without_xs(call: ast.Call) -> bool:
 
 def bind_arguments(
     fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None,
-    default: Callable[[FunctionNode, ast.arg], Value] | None = None,
+    default: Callable[[FunctionNode, ast.arg], Value] | None = None, spread: bool = False,
 ) -> dict[str, Value]:
     """Parameter values for a call: positional, keyword, then defaults (STATIC, or what `default`
     makes of one) or UNKNOWN. `method_self` is the instance a method is called through, which a
-    static method is not given."""
+    static method is not given. `spread`: the call unpacks an iterable into its positional
+    arguments (`f(*xs)`), so how many `*args` collects is not known, only what it holds."""
     a = fn.args
     positional = positional_params(fn)
     params: dict[str, Value] = {}
@@ -215,7 +238,9 @@ def bind_arguments(
         params[param.arg] = value
     if a.vararg is not None:
         extra = args[len(positional):]
-        params[a.vararg.arg] = Value(join_all(extra).trace, items=tuple(extra), element=join_all(extra, STATIC))
+        params[a.vararg.arg] = Value(
+            join_all(extra).trace, items=None if spread else tuple(extra), element=join_all(extra, STATIC)
+        )
     for param in (*positional, *a.kwonlyargs):
         if param.arg in kwargs:
             params[param.arg] = kwargs[param.arg]

@@ -10,6 +10,7 @@ Python falls back to identity there too. A value compared with a tuple or list d
 from __future__ import annotations
 
 import ast
+import operator
 
 from jaxlint.analysis.engine.lattice import STATIC, Trace, Value, constant, join_all
 from jaxlint.analysis.engine.names import Names, Scope
@@ -17,6 +18,9 @@ from jaxlint.analysis.engine.names import Names, Scope
 
 def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Scope) -> Value:
     """The value of `node` given its operands' values (left first)."""
+    decided = _between_numbers(node.ops, operands)
+    if decided is not None:
+        return constant(decided)
     if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
         return _identity_test(node, operands)
     if len(operands) == 2 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
@@ -32,6 +36,29 @@ def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Sc
     if displays and not any(v.array for v in operands):
         return Value(min(joined.trace, Trace.UNKNOWN))
     return Value(joined.trace, array=joined.traced, boolean=True, not_none=joined.traced)
+
+
+_ORDERINGS = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+
+
+def _between_numbers(ops: list[ast.cmpop], operands: list[Value]) -> bool | None:
+    """A comparison of Python numbers the analysis knows (`len(args) == 1` where the call passed
+    two): Python's answer, computed here as Python does, chained comparisons included."""
+    numbers = []
+    for value in operands:
+        if not value.known or type(value.known[0]) not in (int, float, bool):
+            return None
+        numbers.append(value.known[0])
+    answer = True
+    for op, left, right in zip(ops, numbers, numbers[1:]):
+        compare = _ORDERINGS.get(op.__class__)
+        if compare is None:
+            return None
+        answer = answer and compare(left, right)
+    return answer
 
 
 def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, scope: Scope) -> bool:

@@ -32,6 +32,8 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
+from jaxlint.analysis.tracing.array_annotations import declares_jax_array, declares_jax_arrays
+from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.parameters import (
     bind_arguments,
     body_parameters,
@@ -42,7 +44,7 @@ from jaxlint.analysis.tracing.parameters import (
     sliced_operand,
 )
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
-from jaxlint.analysis.tracing.traced_functions import STAGED, context_of
+from jaxlint.analysis.tracing.traced_functions import STAGED, Context, context_of
 from jaxlint.analysis.tracing.tracing import PARTIAL, VMAPS, control_flow_bodies
 
 if TYPE_CHECKING:
@@ -57,7 +59,8 @@ class CallEvaluation:
 
     def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
         if callee in jax_api.STATIC_QUERIES:
-            return STATIC
+            counted = self._collected_count(node, args) if callee == "builtins.len" else None
+            return STATIC if counted is None else constant(counted)
         if callee in PARTIAL:
             fn = args[0].function if args else None
             if fn is None:
@@ -124,8 +127,22 @@ class CallEvaluation:
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
         if self.analysis.imported is not None:
-            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth)
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node))
         return UNKNOWN
+
+    def _collected_count(self, node: ast.Call, args: list[Value]) -> int | None:
+        """`len(args)` of the function's own `*args`, never rebound: the tuple holds the positional
+        arguments the call passed beyond the named parameters, so its length is known where the
+        call passed no `*iterable` (a tuple cannot grow; a list bound elsewhere could)."""
+        vararg = self.fn.args.vararg
+        if vararg is None or len(node.args) != 1 or not args or args[0].items is None:
+            return None
+        arg = node.args[0]
+        if not isinstance(arg, ast.Name) or arg.id != vararg.arg:
+            return None
+        if arg.id in self.scope.assigned or arg.id in self.scope.other:
+            return None
+        return len(args[0].items)
 
     def _reduce(self, node: ast.Call, args: list[Value], env: Env) -> Value:
         """`functools.reduce(f, items[, initial])`: what `f` returns, given two items (or the initial value)."""
@@ -149,7 +166,8 @@ class CallEvaluation:
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
         params = bind_arguments(
-            fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value
+            fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value,
+            spread=spreads(node),
         )
         if fn.static_params:
             # A static argument is the caller's Python value itself: what is known of it stays.
@@ -159,10 +177,30 @@ class CallEvaluation:
                     params[name] = _static(given[name])
         params = self.analysis.called(fn.node, params)
         result = self.analysis.analyze(fn.node, params, ctx, self.closure(fn.node, env), self.depth + 1)
+        result = self._declared_result(fn.node, result, ctx, given_args, given_kwargs)
         if fn.transforms and result.trace is not Trace.STATIC:
             if all(t in jax_api.OUTPUT_PRESERVING_TRANSFORMS for t in fn.transforms):
                 return as_traced(result)
             return TRACED
+        return result
+
+    def _declared_result(
+        self, fn: FunctionNode, result: Value, ctx: Context, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        """What a function declared to return JAX arrays (`-> jax.Array`, `-> list[jax.Array]`)
+        returns where its body does not show it (a call into code the analysis cannot see),
+        called in a trace with a traced argument: arrays computed from a tracer, traced."""
+        if not ctx.abstract or isinstance(fn, ast.Lambda) or result.trace is Trace.STATIC:
+            return result
+        if result.function is not None or result.record is not None or result.fields:
+            return result
+        if not any(v.traced for v in (*args, *kwargs.values())):
+            return result
+        if result.items is None and result.element is None and not result.array:
+            return TRACED_ARRAY if declares_jax_array(fn.returns, self.names) else result
+        element = result.element
+        if result.items is None and element is not None and not element.array and declares_jax_arrays(fn.returns, self.names):
+            return Value(Trace.TRACED, element=TRACED_ARRAY, not_none=True)
         return result
 
     def default_value(self, fn: FunctionNode, param: ast.arg) -> Value:
@@ -230,11 +268,17 @@ class CallEvaluation:
             fixed = fixed if fixed and fixed.node is fn_node else None
             values = body_parameters(
                 fn_node, node, callee, bound, fixed,
-                None if init is None else as_traced(init), None if xs is None else as_traced(xs),
+                with_returned_arrays(None if init is None else as_traced(init), node, callee, self.names),
+                None if xs is None else as_traced(xs),
                 branch_operands, index,
             )
             self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)
         return TRACED
+
+
+def spreads(node: ast.Call) -> bool:
+    """Whether a call unpacks an iterable into its positional arguments (`f(*xs)`)."""
+    return any(isinstance(a, ast.Starred) for a in node.args)
 
 
 def _python_bounds(node: ast.Call, operands: list[Value]) -> bool:

@@ -4,7 +4,8 @@ A state maps the function's local names to their values.  Each step evaluates it
 expressions through the function run (which records every expression's value) and
 binds what the statement binds.  A branch whose test is decided by what the state knows
 (`m is None` for an `m` known not to be None, `while True`, a module constant such as
-`_USE_EAGER = False`) is pruned: its body is never evaluated in that context.  A branch
+`_USE_EAGER = False`, a comparison of known numbers such as `len(args) == 1` where the
+call passed two) is pruned: its body is never evaluated in that context.  A branch
 that is taken narrows what its test shows: past `if x is None: return`, `x` is not None;
 inside `if isinstance(x, np.ndarray):`, `x` holds no tracer (`type_tests.concrete`).  Such a
 branch is not pruned where `x` is traced: a traced value may be a join of paths, one of them
@@ -62,6 +63,9 @@ class ValueFlow(Domain[State]):
         self.outer = outer
         self.returned: Optional[Value] = None
         self.elements: Dict[int, Value] = {}  # id(for loop) -> what its iterable yields
+        # id(test) -> its value where it was last evaluated: the block that evaluates a test
+        # ends with it, so its edges are followed from that state.
+        self.tests: Dict[int, Value] = {}
 
     # ---- lattice ---------------------------------------------------------------------
     def copy(self, state: State) -> State:
@@ -82,7 +86,7 @@ class ValueFlow(Domain[State]):
         if kind == cfg.STMT:
             self.statement(node, env)
         elif kind == cfg.TEST:
-            run.eval(node.test, env)
+            self.tests[id(node.test)] = run.eval(node.test, env)
         elif kind == cfg.ITER:
             element = element_of(run.eval(node.iter, env))
             old = self.elements.get(id(node))
@@ -195,6 +199,9 @@ class ValueFlow(Domain[State]):
             value = self.known(test.left, state)
             none = None if value is None else value.none
             return None if none is None else none == isinstance(test.ops[0], ast.Is)
+        if isinstance(test, ast.Compare):  # numbers the analysis knows (`len(args) == 1`)
+            value = self.tests.get(id(test))
+            return None if value is None else value.truth
         return None
 
     def known(self, name: ast.Name, state: State) -> Optional[Value]:

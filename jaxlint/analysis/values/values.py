@@ -63,8 +63,9 @@ _MAX_DEPTH = 24
 _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain instance the traced code makes
 
 
-# (qualified callee, positional values, keyword values, calling context, depth) -> return value
-ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int], "Value"]
+# (qualified callee, positional values, keyword values, calling context, depth, whether the
+# call unpacks an iterable into its positional arguments) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int, bool], "Value"]
 
 
 class ValueAnalysis:
@@ -292,9 +293,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                     self.bind(elt, item, env)
                 return
             # Unpacking a traced pytree binds traced parts; iterating an unknown one does not;
-            # unpacking an array binds its rows, arrays (so not None).
-            pytree = value.traced and value.items is None and not value.array
-            element = Value(Trace.TRACED) if pytree else element_of(value)
+            # unpacking an array binds its rows, arrays (so not None). A sequence that knows
+            # what it holds (`tuple(f(a) for a in args)`) binds that.
+            unknown_parts = value.traced and value.items is None and value.element is None and not value.array
+            element = Value(Trace.TRACED) if unknown_parts else element_of(value)
             for elt in elts:
                 if isinstance(elt, ast.Starred):
                     self.bind(elt.value, Value(element.trace, element=element), env)

@@ -19,7 +19,12 @@ TRACED_VALUE_LIMITATIONS = """
       unannotated one of a jitted function) that is sent a method JAX arrays lack
       (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
-      are not traced eagerly, so their results are traced only when an input is.
+      are not traced eagerly, so their results are traced only when an input is. A function
+      of the module declared to return a JAX array (`-> jax.Array`, `Float[Array, "n"]`; not
+      `ArrayLike`, which admits Python numbers, nor a NumPy type) or a sequence of them
+      (`-> list[jax.Array]`, `tuple[jax.Array, ...]`), whose body returns what it gets from
+      code the analysis cannot see (JAX's internal helpers), returns traced arrays when traced
+      code calls it with a traced argument; where the body shows a Python value, that wins.
     - **Functions it follows.** Functions of the same module, and of the project's own modules
       when called with a traced argument, are followed in their calling context, also under a
       decorator that leaves their calls as they were (a runtime type checker:
@@ -110,7 +115,15 @@ TRACED_VALUE_LIMITATIONS = """
       traced, Python values (a shape, a callable) as they are.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value (a tuple literal handed over by eager
-      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays), or a parameter annotated with a class
+      code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays; a tuple
+      repeated, `(0,) * len(grid)`, carries copies of its items; a name bound once, by a plain
+      assignment of anything but a list, which may have changed in place, holds what was
+      assigned) or from what its body returns: JAX requires the carry a `while_loop`, `fori_loop` or `scan` body
+      returns to have the structure of the one it receives, so where the body returns a tuple
+      display, an item it returns as a JAX array (a `jax.numpy`/`lax` call, or a local name
+      bound only to such calls) is an array on entry too (`enabled, x = carry` where the body
+      returns `(jnp.logical_and(enabled, ...), x)`; a carried tuple, whose truth is its
+      length, stays one), or a parameter annotated with a class
       of the module or of another module of the project that annotates the field as an array
       and does not declare it static, read
       before any copy that replaces it. A dataclass pytree of the module
@@ -228,7 +241,11 @@ TRACED_VALUE_LIMITATIONS = """
       `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out
       is never analysed. A public name, or one the module rebinds, is a setting that a test or
       another module may patch, and both branches are analysed; patching a private constant
-      from outside (`mod._USE_EAGER = True`) is not seen. Inside traced code, the branch of
+      from outside (`mod._USE_EAGER = True`) is not seen. A function's own `*args`, never
+      rebound, holds the positional arguments its call passed beyond the named ones, so
+      `len(args)` is that count, and a comparison of known numbers (`len(args) == 1` where the
+      call passed two) rules out the branch it fails; a call that unpacks an iterable into its
+      arguments (`f(*xs)`) leaves the count unknown. Inside traced code, the branch of
       `isinstance(x, T)` with every `T` a NumPy type (`np.ndarray`, `np.generic`, ...), a
       Python scalar type (`int`, `float`, `bool`, `complex`, `str`, `bytes`) or a SciPy sparse
       class (`scipy.sparse.csr_matrix`) sees `x` as a value known at trace time, which a
