@@ -47,5 +47,7 @@ def test_jax_agrees():
     assert "w" not in state and float(new_state["w"][0]) < 1.0
     state = {"w": jax.numpy.ones(3), "b": jax.numpy.zeros(3)}
     exec(textwrap.dedent(READ_AFTER), namespace)
-    with pytest.raises(RuntimeError, match="deleted"):
+    # The error class depends on whether `+` on this shape was already compiled in the process
+    # (ValueError from the executable, RuntimeError from a fresh dispatch): both say "deleted".
+    with pytest.raises((RuntimeError, ValueError), match="deleted"):
         namespace["train"](state, batch)  # the entry left in the dict was donated
