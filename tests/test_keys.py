@@ -1354,6 +1354,37 @@ CASES = [
             q = k = v = jax.random.normal(jax.random.key(0), (2, 16, 4, 8))
             return forward(q, k, v, jax.numpy.asarray)
         """, False),
+    Case("attention key tensor that a helper of the module multiplies", """
+        import jax
+
+        def apply_spe(keys, spe):
+            return (spe * keys[..., None]).sum(axis=-1)
+
+        def attend(query, key, value, kernel):
+            key = apply_spe(key, query[..., None]) if query.ndim > 3 else key
+            return kernel(query, key) + kernel(key, query) + value
+
+        def attention(query, key, value):
+            return attend(query, key, value, kernel=lambda a, b: a * b)
+
+        def run():
+            q = jax.random.normal(jax.random.key(0), (2, 16, 8))
+            return jax.jit(attention)(*[q, q, q])
+        """, False),
+    Case("a key handed to a helper of the module that draws from it, twice", """
+        import jax
+
+        def noise(k, shape):
+            return jax.random.normal(k, shape)
+
+        def perturb(x, key, scale):
+            return x + scale * noise(key, x.shape)
+
+        def run():
+            key = jax.random.key(0)
+            x = jax.numpy.zeros(2)
+            return perturb(x, key, 0.1) + perturb(x, key, 0.2)  # JAX201
+        """, True),
     # ---- a key's name on an object that keeps a generator's state --------------------------
     Case("a stateful deviate advanced by every helper it is handed to", """
         import jax

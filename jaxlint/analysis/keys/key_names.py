@@ -10,7 +10,8 @@ an array of numbers (`Float[Array, "b t h d"]`), an operand of arithmetic (`key 
 `key * scale`), or an argument of array math (`jnp.einsum`, `jax.nn.dot_product_attention`).
 JAX's keys support none of these, so a value used so is an attention key tensor, a seed or
 some other number, whatever its name.  So does a parameter that every call in the module
-passes data (`forward(q, jax.random.normal(k, shape), v)`).
+passes data (`forward(q, jax.random.normal(k, shape), v)`), and a name the function passes to
+a function of the module that uses the parameter receiving it as data (`apply_spe(key, spe)`).
 
 They yield as well to evidence of an object that keeps a generator's state (`key_objects`): an
 attribute stored on the value or read that no JAX array has, there or in a function of the
@@ -54,6 +55,7 @@ class KeyNames:
         self._parameters: dict[int, set[str]] = {}
         self._unpacked: dict[int, set[str]] = {}
         self._data: dict[int, frozenset[str]] = {}
+        self._data_pending: set[int] = set()  # functions whose data names are being found
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
         self._self_attributes: dict[int, dict] = {}
@@ -366,8 +368,9 @@ class KeyNames:
     def data_names(self, fn: ast.AST) -> frozenset[str]:
         """Names the function shows to be data, not keys: annotated as an array of numbers
         (`Float[Array, "b d"]`, on the parameter or where it is bound), an operand of
-        arithmetic (`key @ w`, `key.T * s`, `x -= key`), or passed to array math (`jnp.einsum`,
-        `jax.nn.dot_product_attention`).  A key supports none of these."""
+        arithmetic (`key @ w`, `key.T * s`, `x -= key`), passed to array math (`jnp.einsum`,
+        `jax.nn.dot_product_attention`) or to a parameter that a function of the module uses
+        so.  A key supports none of these."""
         found = self._data.get(id(fn))
         if found is not None:
             return found
@@ -390,8 +393,30 @@ class KeyNames:
                     data.add(node.target.id)
             elif self.qualname(node.func) in _ARRAY_MATH:
                 data.update(_operand_names(*node.args, *(k.value for k in node.keywords)))
+            elif isinstance(node.func, ast.Name):
+                data.update(self._passed_as_data(node, fn))
         found = self._data[id(fn)] = frozenset(data)
         return found
+
+    def _passed_as_data(self, call: ast.Call, caller: ast.AST) -> set[str]:
+        """Names passed to a function of the module that uses the parameter receiving them as
+        data (`apply_spe(key, spe)` with `def apply_spe(keys, spe): return spe * keys[..., None]`)."""
+        callee = self.resolve(call.func)
+        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is caller:
+            return set()
+        if id(callee) in self._data_pending or any(isinstance(a, ast.Starred) for a in call.args):
+            return set()  # a cycle of calls, or arguments that may land anywhere
+        self._data_pending.add(id(callee))
+        try:
+            used_as_data = self.data_names(callee)
+        finally:
+            self._data_pending.discard(id(callee))
+        if not used_as_data:
+            return set()
+        positional = [p.arg for p in (*callee.args.posonlyargs, *callee.args.args)]
+        passed = [(positional[i], arg) for i, arg in enumerate(call.args) if i < len(positional)]
+        passed += [(k.arg, k.value) for k in call.keywords if k.arg]
+        return _operand_names(*(arg for param, arg in passed if param in used_as_data))
 
     def objects(self, fn: ast.AST) -> frozenset[str]:
         """Names the function shows to be objects, not keys: assigned an attribute or read one no

@@ -37,6 +37,8 @@ class KeyReuse(KeyFlowRule):
           `Int32[...]`, `Bool[...]`);
         - use as an operand of arithmetic (`query @ key.T`, `key * scale`), or as an argument of
           array math (`jnp.einsum`, `jnp.matmul`, `jnp.dot`, `jax.nn.dot_product_attention`);
+        - passed to a function of the module that uses the parameter receiving it so
+          (`apply_spe(key, spe)` with `def apply_spe(keys, spe): return spe * keys[..., None]`);
         - a parameter that every call in the module passes data (a sampler's draws,
           `jnp.ones(...)`, arithmetic);
         - a parameter whose default is a number or a string (`key=0`: an integer seed, which
