@@ -1562,6 +1562,83 @@ CASES = [
         def run():
             return Block(True)(jax.numpy.ones(3), jax.random.key(0))
         """, True),
+    # ---- a key read from a record's field, tested against None ----------------------------------
+    Case("key read from a carried record, drawn when present, handed back", """
+        from typing import NamedTuple, Optional
+        import jax
+
+        class Carry(NamedTuple):
+            x: jax.Array
+            rng: Optional[jax.Array]
+
+        draw = jax.nn.initializers.normal()
+
+        def layer(carry):
+            rng = carry.rng
+            if rng is None:
+                out = carry.x
+            else:
+                out = carry.x + draw(rng, (3,))
+            return Carry(out, rng)  # JAX201
+
+        def run():
+            carry = Carry(jax.numpy.ones(3), jax.random.key(0))
+            return layer(layer(carry))
+        """, True),
+    Case("key read from a carried record, split before it is handed back", """
+        from typing import NamedTuple, Optional
+        import jax
+
+        class Carry(NamedTuple):
+            x: jax.Array
+            rng: Optional[jax.Array]
+
+        draw = jax.nn.initializers.normal()
+
+        def layer(carry):
+            rng = carry.rng
+            if rng is None:
+                return carry
+            rng, sub = jax.random.split(rng)
+            return Carry(carry.x + draw(sub, (3,)), rng)
+
+        def run():
+            carry = Carry(jax.numpy.ones(3), jax.random.key(0))
+            return layer(layer(carry))
+        """, False),
+    Case("key-named field compared with a string: a name, not a key", """
+        import jax
+
+        def pick(entry, table, log):
+            key = entry.key
+            if key == "params":
+                return None
+            log(key)
+            return table.lookup(key)
+
+        def run():
+            return jax.random.normal(jax.random.key(0))
+        """, False),
+    # ---- a dict of keys bound to a name, then handed on ------------------------------------------
+    Case("dict of keys bound to a name, handed on, then one of its keys drawn from", """
+        import jax
+
+        def run(sample=lambda rngs: [jax.random.normal(k, (2,)) for k in rngs.values()]):
+            key, dropout = jax.random.split(jax.random.key(0))
+            rngs = {"params": key, "dropout": dropout}
+            noise = sample(rngs)
+            return noise, jax.random.normal(key, (2,))  # JAX201
+        """, True),
+    Case("dict of keys bound to a name, its keys split off first", """
+        import jax
+
+        def run(sample=lambda rngs: [jax.random.normal(k, (2,)) for k in rngs.values()]):
+            key, params, dropout = jax.random.split(jax.random.key(0), 3)
+            rngs = {"params": params, "dropout": dropout}
+            print(rngs)
+            noise = sample(rngs)
+            return noise, jax.random.normal(key, (2,))
+        """, False),
     Case("constant seed in a loop", """
         import jax
         def run():
