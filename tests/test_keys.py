@@ -1562,6 +1562,47 @@ CASES = [
         def run():
             return Block(True)(jax.numpy.ones(3), jax.random.key(0))
         """, True),
+    # ---- a key already drawn from, handed to a helper that draws on some path -------------------
+    Case("drawn key to a helper that draws where the data has a point", """
+        import jax
+
+        def pick(key, mask):
+            if not mask.any():
+                return None
+            return jax.random.choice(key, mask.shape[0])
+
+        def run():
+            key = jax.random.key(0)
+            jitter = jax.random.uniform(key, (2,))
+            point = pick(key, jax.numpy.ones(3, bool))  # JAX201
+            return jitter, point
+        """, True),
+    Case("drawn key to a helper whose flag the call turns off", """
+        import jax
+
+        def noisy(x, key, train):
+            if train:
+                x = x + jax.random.normal(key, x.shape)
+            return x
+
+        def run():
+            key = jax.random.key(0)
+            init = jax.random.normal(key, (3,))
+            return noisy(init, key, train=False)
+        """, False),
+    Case("helper that draws on some path, then the caller draws from a child", """
+        import jax
+
+        def pick(key, mask):
+            if not mask.any():
+                return None
+            return jax.random.choice(key, mask.shape[0])
+
+        def run():
+            key, sub = jax.random.split(jax.random.key(0))
+            jitter = jax.random.uniform(sub, (2,))
+            return jitter, pick(key, jax.numpy.ones(3, bool))
+        """, False),
     # ---- a key read from a record's field, tested against None ----------------------------------
     Case("key read from a carried record, drawn when present, handed back", """
         from typing import NamedTuple, Optional

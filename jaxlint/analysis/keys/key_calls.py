@@ -258,11 +258,11 @@ class CallTransfer:
             if not self._reused(use, slots, state) and use.kind == "flax":
                 self._reused(use, plain, state, drawn=True)
         elif level == MAYBE:
-            # A split key is spent: handing it to a function that draws from it on some path
-            # repeats the split's children on that path.
+            # A split or drawn-from key is spent: handing it to a function that draws from it
+            # on some path repeats the split's children, or the draw, on that path.
             for slot in slots:
                 mark = state.mark(slot)
-                if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+                if mark.level == DEFINITE and mark.first is not None and mark.first.kind in ("split", "sample"):
                     self.report_reuse(use, mark.first, self.carried)
                     break
         for own in dict.fromkeys((slots[0], plain[0])):

@@ -125,7 +125,10 @@ class KeyReuse(KeyFlowRule):
         - A branch that a literal test rules out never runs (`if False:`, `x if False else
           None`): what it does to a key is not counted.
         - A function that consumes its key only when a flag asks for it is not reported at its
-          call sites.
+          call sites, unless the key was drawn from before the call: on the path that draws, the
+          draw repeats (`uniform(key)` then `choose_point(key, mask)`, which draws where the mask
+          holds a point). A flag the call gives as a literal is decided (`train=False`). A key
+          split before the call is JAX202's.
         - A function that makes its own key when given None (`if key is None: key =
           jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
           the key a call passes it, since that call does not take the branch that finds it None.
