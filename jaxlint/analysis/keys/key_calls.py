@@ -203,10 +203,10 @@ class CallTransfer:
                 seen.add(ref)
                 refs.append((arg, ref))
             elif isinstance(ref, Streams) and isinstance(arg, ast.Name):
-                for node, inner in _held(arg, ref):
+                for member, inner in _held(arg, ref):
                     if inner not in seen:
                         seen.add(inner)
-                        refs.append((node, inner))
+                        refs.append((member, inner))
             elif isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
                 # A key made in the call (`sim(jax.random.key(0), p)`): drawn from when a
                 # function of the module draws from that parameter.
