@@ -1593,6 +1593,124 @@ CASES = [
         def run():
             return Block(True)(jax.numpy.ones(3), jax.random.key(0))
         """, True),
+    # ---- a key already drawn from, handed to a helper that draws on some path -------------------
+    Case("drawn key to a helper that draws where the data has a point", """
+        import jax
+
+        def pick(key, mask):
+            if not mask.any():
+                return None
+            return jax.random.choice(key, mask.shape[0])
+
+        def run():
+            key = jax.random.key(0)
+            jitter = jax.random.uniform(key, (2,))
+            point = pick(key, jax.numpy.ones(3, bool))  # JAX201
+            return jitter, point
+        """, True),
+    Case("drawn key to a helper whose flag the call turns off", """
+        import jax
+
+        def noisy(x, key, train):
+            if train:
+                x = x + jax.random.normal(key, x.shape)
+            return x
+
+        def run():
+            key = jax.random.key(0)
+            init = jax.random.normal(key, (3,))
+            return noisy(init, key, train=False)
+        """, False),
+    Case("helper that draws on some path, then the caller draws from a child", """
+        import jax
+
+        def pick(key, mask):
+            if not mask.any():
+                return None
+            return jax.random.choice(key, mask.shape[0])
+
+        def run():
+            key, sub = jax.random.split(jax.random.key(0))
+            jitter = jax.random.uniform(sub, (2,))
+            return jitter, pick(key, jax.numpy.ones(3, bool))
+        """, False),
+    # ---- a key read from a record's field, tested against None ----------------------------------
+    Case("key read from a carried record, drawn when present, handed back", """
+        from typing import NamedTuple, Optional
+        import jax
+
+        class Carry(NamedTuple):
+            x: jax.Array
+            rng: Optional[jax.Array]
+
+        draw = jax.nn.initializers.normal()
+
+        def layer(carry):
+            rng = carry.rng
+            if rng is None:
+                out = carry.x
+            else:
+                out = carry.x + draw(rng, (3,))
+            return Carry(out, rng)  # JAX201
+
+        def run():
+            carry = Carry(jax.numpy.ones(3), jax.random.key(0))
+            return layer(layer(carry))
+        """, True),
+    Case("key read from a carried record, split before it is handed back", """
+        from typing import NamedTuple, Optional
+        import jax
+
+        class Carry(NamedTuple):
+            x: jax.Array
+            rng: Optional[jax.Array]
+
+        draw = jax.nn.initializers.normal()
+
+        def layer(carry):
+            rng = carry.rng
+            if rng is None:
+                return carry
+            rng, sub = jax.random.split(rng)
+            return Carry(carry.x + draw(sub, (3,)), rng)
+
+        def run():
+            carry = Carry(jax.numpy.ones(3), jax.random.key(0))
+            return layer(layer(carry))
+        """, False),
+    Case("key-named field compared with a string: a name, not a key", """
+        import jax
+
+        def pick(entry, table, log):
+            key = entry.key
+            if key == "params":
+                return None
+            log(key)
+            return table.lookup(key)
+
+        def run():
+            return jax.random.normal(jax.random.key(0))
+        """, False),
+    # ---- a dict of keys bound to a name, then handed on ------------------------------------------
+    Case("dict of keys bound to a name, handed on, then one of its keys drawn from", """
+        import jax
+
+        def run(sample=lambda rngs: [jax.random.normal(k, (2,)) for k in rngs.values()]):
+            key, dropout = jax.random.split(jax.random.key(0))
+            rngs = {"params": key, "dropout": dropout}
+            noise = sample(rngs)
+            return noise, jax.random.normal(key, (2,))  # JAX201
+        """, True),
+    Case("dict of keys bound to a name, its keys split off first", """
+        import jax
+
+        def run(sample=lambda rngs: [jax.random.normal(k, (2,)) for k in rngs.values()]):
+            key, params, dropout = jax.random.split(jax.random.key(0), 3)
+            rngs = {"params": params, "dropout": dropout}
+            print(rngs)
+            noise = sample(rngs)
+            return noise, jax.random.normal(key, (2,))
+        """, False),
     Case("constant seed in a loop", """
         import jax
         def run():

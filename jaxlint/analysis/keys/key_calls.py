@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Use
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 
@@ -145,8 +145,10 @@ class CallTransfer:
             members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
             for member in members:
                 ref = state.env.get(member.id) if isinstance(member, ast.Name) else None
-                if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
-                    carried.append((member, ref))
+                held = _held(member, ref) if isinstance(ref, Streams) else [(member, ref)]
+                for expr, ref in held:
+                    if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
+                        carried.append((expr, ref))
         label = _call_label(node.func)
         for member, ref in carried:
             self.consume(ref, Use(member, node, "flax", label, run.module, run.init), DEFINITE, state)
@@ -200,6 +202,11 @@ class CallTransfer:
             if isinstance(ref, (int, Elem)) and ref not in seen:
                 seen.add(ref)
                 refs.append((arg, ref))
+            elif isinstance(ref, Streams) and isinstance(arg, ast.Name):
+                for member, inner in _held(arg, ref):
+                    if inner not in seen:
+                        seen.add(inner)
+                        refs.append((member, inner))
             elif isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
                 # A key made in the call (`sim(jax.random.key(0), p)`): drawn from when a
                 # function of the module draws from that parameter.
@@ -251,11 +258,11 @@ class CallTransfer:
             if not self._reused(use, slots, state) and use.kind == "flax":
                 self._reused(use, plain, state, drawn=True)
         elif level == MAYBE:
-            # A split key is spent: handing it to a function that draws from it on some path
-            # repeats the split's children on that path.
+            # A split or drawn-from key is spent: handing it to a function that draws from it
+            # on some path repeats the split's children, or the draw, on that path.
             for slot in slots:
                 mark = state.mark(slot)
-                if mark.level == DEFINITE and mark.first is not None and mark.first.kind == "split":
+                if mark.level == DEFINITE and mark.first is not None and mark.first.kind in ("split", "sample"):
                     self.report_reuse(use, mark.first, self.carried)
                     break
         for own in dict.fromkeys((slots[0], plain[0])):
@@ -377,6 +384,11 @@ class CallTransfer:
             elif literal is not None and _stores(stmt) & ({value.id} | _names(literal)):
                 literal = None
         return value
+
+
+def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:
+    """The keys a dict bound to `name` holds, each named as it was put in, at `name`."""
+    return [(ast.copy_location(ast.Name(text, ast.Load()), name), ref) for text, ref in streams.keys]
 
 
 def _stores(stmt: ast.stmt) -> set[str]:

@@ -309,7 +309,7 @@ class KeyNames:
         """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
 
         Not one that the function itself treats as a dictionary key or a string: used as an
-        index (`d[key]`), compared, formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
+        index (`d[key]`), compared (other than with `is None`), formatted, looked up (`getattr(obj, key)`, `d.get(key)`), or
         annotated as something other than a key or an array.
         """
         found = self._parameters.get(id(fn))
@@ -479,18 +479,29 @@ class KeyNames:
         return bool(_NUMBER_DTYPES.match(name.rsplit(".", 1)[-1]))
 
     def unpacked_keys(self, fn: ast.AST) -> set[str]:
-        """Names with a key's name unpacked from a tuple (`state, key = carry`): a key carried in a loop state."""
+        """Names with a key's name taken out of a record: unpacked from a tuple (`state, key =
+        carry`), or read from a field of a key's name (`rng = carry.rng`). Either is the key the
+        record carries, a loop state's most often."""
         found = self._unpacked.get(id(fn))
         if found is not None:
             return found
         found = set()
-        # Unpacked names are bound "otherwise" in the scope model: without one named as a key, nothing to look for.
-        if any(_KEY_PARAMETER.match(name) for name in self.names.scope_of(fn).other):
+        scope = self.names.scope_of(fn)
+        # Unpacked names are bound "otherwise" in the scope model, fields read "assigned": without
+        # one named as a key, nothing to look for.
+        if any(_KEY_PARAMETER.match(name) for name in (*scope.other, *scope.assigned)):
             for node in self.nodes_of(fn, (ast.Assign,)):
-                if isinstance(node.value, (ast.Name, ast.Attribute)):
-                    for target in node.targets:
-                        if isinstance(target, (ast.Tuple, ast.List)):
-                            found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
+                value = node.value
+                if not isinstance(value, (ast.Name, ast.Attribute)):
+                    continue
+                for target in node.targets:
+                    if isinstance(target, (ast.Tuple, ast.List)):
+                        found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
+                    elif (
+                        isinstance(target, ast.Name) and _KEY_PARAMETER.match(target.id)
+                        and isinstance(value, ast.Attribute) and _KEY_PARAMETER.match(value.attr)
+                    ):
+                        found.add(target.id)
             found = self._not_used_as_strings(fn, found) - self.data_names(fn) - self.objects(fn) - self.object_names()
         self._unpacked[id(fn)] = found
         return found
@@ -503,7 +514,8 @@ class KeyNames:
             if cls is ast.Subscript:
                 found.difference_update(names_in(node.slice))
             elif cls is ast.Compare:
-                found.difference_update(names_in(node))
+                if not _none_test(node):
+                    found.difference_update(names_in(node))
             elif cls is ast.FormattedValue:
                 found.difference_update(names_in(node.value))
             else:
@@ -546,6 +558,13 @@ def _key_parameter_names(fn: FunctionNode) -> set[str]:
         if _KEY_PARAMETER.match(a.arg)
         and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
     }
+
+
+def _none_test(node: ast.Compare) -> bool:
+    """`x is None`, `x is not None`: what an optional key is tested with, not a string's use."""
+    return all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) and all(
+        isinstance(c, ast.Constant) and c.value is None for c in node.comparators
+    )
 
 
 def _operand_names(*operands: ast.AST) -> set[str]:

@@ -46,6 +46,14 @@ Ref = Union[int, Elem]
 
 
 @dataclass(frozen=True)
+class Streams:
+    """A dict of named streams bound to a name (`rngs = {"params": k1, "dropout": k2}`): the keys
+    it holds, each with the expression that put it there, as the dict was built."""
+
+    keys: tuple[tuple[str, Ref], ...]  # (the key as written, its value)
+
+
+@dataclass(frozen=True)
 class Mark:
     """What has happened to one key value on the paths that reach a point."""
 

@@ -23,6 +23,7 @@ from jaxlint.analysis.keys.key_state import (
     Elem,
     KeyState,
     Ref,
+    Streams,
     Use,
     join,
 )
@@ -254,6 +255,8 @@ class KeyTransfer(CallTransfer):
                 state.env[target.id] = ref
                 if isinstance(ref, int):
                     state.used.setdefault(ref, UNUSED)
+            elif isinstance(ref, Streams) and target.id not in self.keynames:
+                state.env[target.id] = ref  # handed on, it hands on its keys (`CallTransfer._args`)
             elif target.id in self.keynames:
                 vid = self.value(target)
                 state.env[target.id] = vid
@@ -356,8 +359,7 @@ class KeyTransfer(CallTransfer):
             self.comprehension(node, state)
             return None
         if cls is ast.Dict:
-            self._streams(node, state)
-            return None
+            return self._streams(node, state)
         if cls is ast.IfExp:
             truth = known_truth(node.test, {})
             if truth is not None:  # a literal test: the other branch never runs
@@ -382,16 +384,22 @@ class KeyTransfer(CallTransfer):
             self.expr(child, state)
         return None
 
-    def _streams(self, node: ast.Dict, state: KeyState) -> None:
+    def _streams(self, node: ast.Dict, state: KeyState) -> Streams | None:
         """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
         slots: each slot is a stream derived from its key the same way, so the two draw the same
         numbers. A `params` slot is not counted: it draws only while parameters are made, when
-        what the other streams draw decides nothing that is kept."""
+        what the other streams draw decides nothing that is kept.
+
+        The keys it holds, when it holds any: bound to a name and handed on, the dict hands them
+        on as the literal would."""
         seen: dict[object, Use] = {}
+        held: list[tuple[str, Ref]] = []
         for slot, value in zip(node.keys, node.values):
             if slot is not None:
                 self.expr(slot, state)
             ref = self.expr(value, state)
+            if isinstance(ref, (int, Elem)) and all(ref != r for _, r in held):
+                held.append((ast.unparse(value), ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
             if slot.value == "params":
@@ -401,6 +409,7 @@ class KeyTransfer(CallTransfer):
                 self.report_reuse(use, seen[ref], None)
             else:
                 seen[ref] = use
+        return Streams(tuple(held)) if held else None
 
     def fresh(self, vid: int, state: KeyState) -> None:
         """A new key bound where an earlier iteration bound one: nothing has happened to it yet."""

@@ -24,7 +24,10 @@ class KeyReuse(KeyFlowRule):
         - A value made by `jax.random.key`, `PRNGKey`, `split`, `fold_in` or `wrap_key_data`.
         - A name the code uses as one: a parameter passed to a sampler, or a name `key`, `rng`,
           `subkey`, `prng_key` or `*_rng`, unless the function uses it as a dictionary key or a
-          string.
+          string (an index, compared with `==`, formatted). Testing it against None (`if rng is
+          None:`) is how an optional key is used, not a string.
+        - A name of that kind taken out of a record: unpacked from it (`x, rng = carry`) or read
+          from a field of a key's name (`rng = carry.rng`), the key a loop's state carries.
         - A key held on `self`, or on a parameter the function never rebinds (`state.key` of a
           state record passed in), followed within one function. A key held on a module's object
           or on a local object is not followed: its attribute may be a property that hands out a
@@ -94,6 +97,9 @@ class KeyReuse(KeyFlowRule):
         - A function nested in this one that reads its keys, handed to code jaxlint cannot see
           (`actor.apply_gradient(loss_fn)`), is taken to be called there: it consumes those keys
           as its own analysis finds, as a key handed over directly would be.
+        - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
+          call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
+          `Trainer(k1, ...)` gives `k1` to two consumers.
         - One key in two slots of a dict of named streams (Flax's `rngs={"dropout": k, "noise":
           k}`): each stream is derived from its key the same way, so the two draw the same
           numbers. A `params` slot is not counted: the parameters stream draws only while
@@ -121,7 +127,10 @@ class KeyReuse(KeyFlowRule):
         - A branch that a literal test rules out never runs (`if False:`, `x if False else
           None`): what it does to a key is not counted.
         - A function that consumes its key only when a flag asks for it is not reported at its
-          call sites.
+          call sites, unless the key was drawn from before the call: on the path that draws, the
+          draw repeats (`uniform(key)` then `choose_point(key, mask)`, which draws where the mask
+          holds a point). A flag the call gives as a literal is decided (`train=False`). A key
+          split before the call is JAX202's.
         - A function that makes its own key when given None (`if key is None: key =
           jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
           the key a call passes it, since that call does not take the branch that finds it None.
