@@ -40,6 +40,7 @@ from jaxlint.analysis.tracing.parameters import (
     default_value,
     fixed_argument,
     sliced_operand,
+    spread_arguments,
 )
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, context_of
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
+# Primitives that call one of their branches with every argument from this position on.
+_BRANCHES_FROM = {"jax.lax.cond": 3, "jax.lax.switch": 2}
 
 
 class CallEvaluation:
@@ -218,10 +221,12 @@ class CallEvaluation:
             # even while tracing: its body runs in the trace around it, its index a Python int.
             ctx, index = self.ctx, STATIC
         branch_operands = None
-        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+        spread = spread_arguments(node.args, operands)
+        if callee in _BRANCHES_FROM and spread is not None:
             # An operand whose pytree children are known keeps its structure in the branches.
             branch_operands = [
-                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]
+                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED
+                for v in spread[_BRANCHES_FROM[callee]:]
             ]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
