@@ -102,6 +102,11 @@ class CallEvaluation:
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return first.but(array=False, boolean=False, function=None, record=None)
+        if callee in jax_api.STRUCTURE_PRESERVING_FUNCTIONS:
+            # A traced tree in gives a tree of the same kind out (a traced array an array);
+            # what they make of a Python value depends on the value: not known here.
+            first = args[0] if args else UNKNOWN
+            return first.but(boolean=False, function=None, record=None) if first.traced else UNKNOWN
         if callee == "functools.reduce" and len(args) >= 2:
             return self._reduce(node, args, env)
         if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:

@@ -15,7 +15,10 @@ TRACED_VALUE_LIMITATIONS = """
       output of `has_aux=True` stays unknown); a Flax layer applied to a traced input
       (`nn.Dense(4)(x)`) returns a traced array; `functools.reduce` returns what its function
       returns; a few functions known to compute one array (`optax.global_norm`,
-      `equinox.internal.unvmap_any`) return a traced one. A parameter taken for an array (an
+      `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
+      shaped like their first argument, each leaf computed with JAX operations (optax's
+      projections, `optax.projections.projection_simplex`), return a traced array for a traced
+      array and a tree of the same kind for a traced tree. A parameter taken for an array (an
       unannotated one of a jitted function) that is sent a method JAX arrays lack
       (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
