@@ -28,6 +28,7 @@ from jaxlint.analysis.engine.lattice import (
     join,
     join_all,
     named,
+    named_of,
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
@@ -64,7 +65,8 @@ class CallEvaluation:
         if callee in PARTIAL:
             fn = args[0].function if args else None
             if fn is None:
-                return UNKNOWN
+                # `partial(jnp.var, keepdims=True)` is still a JAX operation.
+                return self._jax_operation(node.args[0]) if node.args else UNKNOWN
             # Arguments fixed inside a transformation are its closure constants; fixed outside
             # one, they enter it as any argument does.
             kwargs = {
@@ -197,7 +199,8 @@ class CallEvaluation:
             return UNKNOWN
         inner = self.eval(node.args[0], env)
         if inner.function is None:
-            return UNKNOWN
+            # `jax.vmap(jnp.var)` maps a JAX operation: called, it stages one, as the operation does.
+            return self._jax_operation(node.args[0]) if callee in jax_api.OUTPUT_PRESERVING_TRANSFORMS else UNKNOWN
         if callee in jax_api.IDENTITY_TRANSFORMS:
             return inner
         static = inner.function.static_params
@@ -213,6 +216,13 @@ class CallEvaluation:
             inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
             unbatched=unbatched,
         ))
+
+    def _jax_operation(self, func: ast.expr) -> Value:
+        """A callable standing for the JAX operation `func` names (or one already held so), whose
+        call is evaluated as the operation's; UNKNOWN where `func` is no JAX operation."""
+        value = self.analysis.values.get(id(func))
+        qualname = self.names.qualname(func, self.scope) or named_of(value)
+        return named(qualname) if qualname is not None and _staged(qualname) else UNKNOWN
 
     def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
         operands = [self.eval(arg, env) for arg in node.args]

@@ -72,7 +72,10 @@ TRACED_VALUE_LIMITATIONS = """
       every leaf traced, for `jit`, `vmap`, `pmap`, `shard_map` and `checkpoint`:
       `jax.vmap(lambda a: a > 0)(x)` is a traced boolean array, a tuple stays a tuple (whose
       truth is its length). A differentiation returns the structure of the argument instead,
-      taken for a traced value of unknown structure.
+      taken for a traced value of unknown structure. A JAX operation so transformed
+      (`jax.vmap(jnp.var)`), or with arguments fixed by `functools.partial`
+      (`partial(jnp.var, keepdims=True)`, mapped or not), is still that operation: called in
+      traced code, it returns a traced array.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jnp.vectorize` is read the
       same way: called eagerly with its core shape, the function runs on concrete arrays (host
