@@ -181,7 +181,10 @@ TRACED_VALUE_LIMITATIONS = """
       A function handed to an optax function, by `learning_rate=`/`step_size=` or as its
       first argument (`optax.sgd(schedule)`, `optax.scale_by_schedule(fn)`, a schedule a
       module factory returns), runs inside the step that applies the transformation, on a
-      traced step count. The solvers given to `lax.custom_root` and `lax.custom_linear_solve`
+      traced step count. The jittable version of a chex value assertion
+      (`chex_assertion(assert_fn, jittable_assert_fn=fn)`, as chex builds its own) runs only
+      when the assertion's arguments hold tracers: its array arguments are traced, while the
+      static version runs on concrete values. The solvers given to `lax.custom_root` and `lax.custom_linear_solve`
       are traced: their
       first parameter receives the function being solved (a Python callable), the next the
       traced right-hand side. Inside a model that a NumPyro inference entry point traces
