@@ -41,7 +41,7 @@ def demo():
 NESTED_UNDER_JIT = VMAPPED_NESTED.replace(
     "def project(x: Transform, x_prev: Transform):\n    @jax.vmap\n", "@jax.jit\ndef project(x: Transform, x_prev: Transform):\n"
 ).replace("return op(x, x_prev)", "return op(x=x, x_prev=x_prev)").replace(
-    "t = Transform(jnp.ones((2, 3)), jnp.ones((2, 4)))", "t = Transform(jnp.ones(3), jnp.ones(4))"
+    "t = Transform(jnp.ones((2, 3)), jnp.ones((2, 4)))", "t = Transform(jnp.ones(3), jnp.ones(5))"
 )
 
 # Look-alikes JAX accepts: a static field, a field's shape, the same nested function run eagerly.
@@ -53,7 +53,7 @@ SHAPE_OF_A_FIELD = VMAPPED_NESTED.replace(
     "return 1.0 if dq[0] >= 0.0 else -1.0", "return 1.0 if x.rot.shape[0] > 3 else -1.0"
 )
 EAGER_NESTED = VMAPPED_NESTED.replace("    @jax.vmap\n", "").replace(
-    "t = Transform(jnp.ones((2, 3)), jnp.ones((2, 4)))", "t = Transform(jnp.ones(3), jnp.zeros(4))"
+    "t = Transform(jnp.ones((2, 3)), jnp.ones((2, 4)))", "t = Transform(jnp.arange(3.0), jnp.arange(5.0))"
 )
 
 QUIET = {"static-field": STATIC_FIELD, "shape-of-a-field": SHAPE_OF_A_FIELD, "eager-nested": EAGER_NESTED}
