@@ -43,6 +43,10 @@ NESTED_UNDER_JIT = VMAPPED_NESTED.replace(
 ).replace("return op(x, x_prev)", "return op(x=x, x_prev=x_prev)").replace(
     "t = Transform(jnp.ones((2, 3)), jnp.ones((2, 4)))", "t = Transform(jnp.ones(3), jnp.ones(5))"
 )
+# Transformed where it is called: `jax.vmap(op)(x, x_prev)`.
+MAPPED_WHERE_CALLED = VMAPPED_NESTED.replace("    @jax.vmap\n", "").replace(
+    "return op(x, x_prev)", "return jax.vmap(op)(x, x_prev)"
+)
 
 # Look-alikes JAX accepts: a static field, a field's shape, the same nested function run eagerly.
 STATIC_FIELD = VMAPPED_NESTED.replace(
@@ -60,6 +64,7 @@ QUIET = {"static-field": STATIC_FIELD, "shape-of-a-field": SHAPE_OF_A_FIELD, "ea
 REPORTED = {
     "vmapped-nested": (VMAPPED_NESTED, "JAX101", "TracerBoolConversionError"),
     "nested-under-jit": (NESTED_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
+    "mapped-where-called": (MAPPED_WHERE_CALLED, "JAX101", "TracerBoolConversionError"),
 }
 
 (
@@ -84,6 +89,13 @@ def test_the_parameter_every_call_passes():
         def op(x):
             return x
         return op(a) + op(x=a)
+    """) == "outer.a"
+    assert _forwarded("""
+    import jax
+    def outer(a: int):
+        def op(x):
+            return x
+        return jax.vmap(op, in_axes=0)(a) + op(a)
     """) == "outer.a"
 
 
@@ -120,5 +132,12 @@ def test_nothing_when_calls_disagree_or_the_function_escapes():
             return x
         return op(a)
     """
-    for text in (two_arguments, escapes, computed, spread, decorated):
+    handed_on = """
+    import functools
+    def outer(a: int):
+        def op(x):
+            return x
+        return functools.lru_cache(op)(a)
+    """
+    for text in (two_arguments, escapes, computed, spread, decorated, handed_on):
         assert _forwarded(text) is None, text

@@ -1,7 +1,7 @@
 """Which parameter of the function around it a nested function's parameter always receives.
 
 `def project(sys, x: Transform)` with `@jax.vmap def op(x): ...` inside, called only as
-`op(x)`: `op`'s `x` is always `project`'s `x`, so what `project` declares of it (its class)
+`op(x)` (or `jax.vmap(op)(x)`): `op`'s `x` is always `project`'s `x`, so what `project` declares of it (its class)
 holds in `op` too. A transformation maps over the leaves of what it is given and keeps the
 pytree's structure, so a transformed nested function (its decorators all JAX
 transformations) receives an instance of the same class. A nested function whose name is
@@ -31,13 +31,17 @@ def forwarded_parameter(fn: FunctionNode, param: ast.arg, names: Names) -> tuple
     positional = positional_params(fn)
     index = positional.index(param) if param in positional else None
     calls = [
-        (call, scope) for call, scope in calls_through(names, [fn.name])
+        (call, scope, call.func) for call, scope in calls_through(names, [fn.name])
         if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is fn
     ]
-    if not calls or _escapes(fn, outer.node, {id(call.func) for call, _ in calls}):
+    calls += [
+        (node, names.read_scope[id(node.func.args[0])], node.func.args[0]) for node in ast.walk(outer.node)
+        if _transformed_at_once(node, fn, names)
+    ]
+    if not calls or _escapes(fn, outer.node, {id(name) for _, _, name in calls}):
         return None
     passed = set()
-    for call, scope in calls:
+    for call, scope, _ in calls:
         arg = _argument(call, index, param.arg)
         if not isinstance(arg, ast.Name) or arg.id not in outer_params or names.lookup(arg.id, scope) is not outer:
             return None
@@ -45,6 +49,18 @@ def forwarded_parameter(fn: FunctionNode, param: ast.arg, names: Names) -> tuple
     if len(passed) != 1:
         return None
     return outer.node, outer_params[passed.pop()]
+
+
+def _transformed_at_once(node: ast.AST, fn: FunctionNode, names: Names) -> bool:
+    """`jax.vmap(fn)(...)`: a call of what a JAX transformation makes of `fn` alone."""
+    inner = node.func if isinstance(node, ast.Call) else None
+    if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and isinstance(inner.args[0], ast.Name)):
+        return False
+    scope = names.read_scope.get(id(inner.args[0]))
+    return (
+        scope is not None and names.definition(inner.args[0], scope) is fn
+        and names.qualname(inner.func, scope) in jax_api.TRANSFORMS
+    )
 
 
 def _transform(decorator: ast.expr, fn: FunctionNode, names: Names) -> bool:

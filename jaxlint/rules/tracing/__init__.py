@@ -96,10 +96,11 @@ TRACED_VALUE_LIMITATIONS = """
       and does not declare it static, read
       before any copy that replaces it. A nested function's parameter without annotation that
       every call of it passes the enclosing function's annotated parameter, unchanged
-      (`@jax.vmap def op(x)` called as `op(x)` in `def project(x: Transform)`), holds that
-      class too: a transformation keeps a pytree's class. A nested function whose name is read
-      other than to call it (handed on, returned), or whose calls pass different values, is
-      given nothing of the kind. A dataclass pytree of the module
+      (`@jax.vmap def op(x)` called as `op(x)`, or `jax.vmap(op)(x)`, in `def project(x:
+      Transform)`), holds that class too: a transformation keeps a pytree's class. A nested
+      function whose name is read other than to call it or to transform it and call the
+      result at once (handed on, returned), or whose calls pass different values, is given
+      nothing of the kind. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
