@@ -1,27 +1,43 @@
 """Which parameter of the function around it a nested function's parameter always receives.
 
 `def project(sys, x: Transform)` with `@jax.vmap def op(x): ...` inside, called only as
-`op(x)` (or `jax.vmap(op)(x)`): `op`'s `x` is always `project`'s `x`, so what `project` declares of it (its class)
-holds in `op` too. A transformation maps over the leaves of what it is given and keeps the
-pytree's structure, so a transformed nested function (its decorators all JAX
-transformations) receives an instance of the same class. A nested function whose name is
-read anywhere but as the callee of a call (handed to another function, returned, stored)
-may be called elsewhere with anything, and receives nothing known.
+`op(x)` (or `jax.vmap(op)(x)`): `op`'s `x` is always `project`'s `x`, so what `project`
+declares of it (its class) holds in `op` too. A transformation maps over the leaves of what
+it is given and keeps the pytree's structure, so a transformed nested function (its
+decorators all JAX transformations, or a transformation called at once on it) receives an
+instance of the same class. A nested function whose name is read anywhere else (handed to
+another function, returned, stored) may be called elsewhere with anything, and receives
+nothing known.
 """
 
 from __future__ import annotations
 
 import ast
+from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.static_arguments import positional_params
 
+Forwarded = tuple[FunctionNode, ast.arg]  # the enclosing function, and its parameter
 
-def forwarded_parameter(fn: FunctionNode, param: ast.arg, names: Names) -> tuple[FunctionNode, ast.arg] | None:
+
+# Answers per module, kept as long as its `Names`: a function reads its parameters' fields many times.
+_ANSWERS: WeakKeyDictionary[Names, dict[tuple[int, str], Forwarded | None]] = WeakKeyDictionary()
+
+
+def forwarded_parameter(fn: FunctionNode, param: ast.arg, names: Names) -> Forwarded | None:
     """The enclosing function and its parameter that every call of the nested `fn` passes, unchanged
     (a bare name), for `param`; None when some call passes anything else, or `fn` escapes."""
+    answers = _ANSWERS.setdefault(names, {})
+    key = (id(fn), param.arg)
+    if key not in answers:
+        answers[key] = _forwarded(fn, param, names)
+    return answers[key]
+
+
+def _forwarded(fn: FunctionNode, param: ast.arg, names: Names) -> Forwarded | None:
     if isinstance(fn, ast.Lambda) or fn.decorator_list and not all(_transform(d, fn, names) for d in fn.decorator_list):
         return None
     outer = names.enclosing_scope(fn)
