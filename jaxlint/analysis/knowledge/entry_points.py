@@ -25,6 +25,9 @@ ENTRY_POINTS: dict[str, tuple[tuple[int, str], ...]] = {
     "flax.nnx.scan": ((0, "f"),),
     "flax.nnx.while_loop": ((0, "cond_fun"), (1, "body_fun")),
     "flax.nnx.fori_loop": ((2, "body_fun"),),
+    # chex's assertion factory calls the assertion's jittable version only when its arguments
+    # hold tracers (`chex.chexify` checks them inside the trace).
+    "chex._src.asserts_internal.chex_assertion": ((1, "jittable_assert_fn"),),
     "numpyro.infer.NUTS": ((0, "model"),),
     "numpyro.infer.HMC": ((0, "model"),),
     "numpyro.infer.SA": ((0, "model"),),

@@ -353,6 +353,15 @@ STAGED_FUNCTIONS = frozenset({
 # The class of every tracer: code that tests a value against it expects one.
 TRACER_TYPES = frozenset({"jax.core.Tracer"})
 
+# The modelled libraries' functions that return a pytree shaped like their first argument, each
+# leaf computed from it with JAX operations: given a traced array, they return a traced array.
+STRUCTURE_PRESERVING_FUNCTIONS = frozenset({
+    f"optax.projections.projection_{name}" for name in (
+        "box", "halfspace", "hypercube", "hyperplane", "l1_ball", "l1_sphere", "l2_ball", "l2_sphere",
+        "linf_ball", "non_negative", "simplex", "vector",
+    )
+})
+
 # Annotations that say "this parameter is an array".
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",

@@ -50,11 +50,12 @@ def body_parameters(
         if fn.args.vararg is not None:
             values[fn.args.vararg.arg] = Value(Trace.TRACED, element=TRACED_ARRAY)
         return values
-    if arity == jax_api.OPERANDS:  # cond/switch: every operand after the branches
-        arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
-    passed = [TRACED] * arity
-    if operands is not None and len(operands) == arity:  # a cond's operands, as each branch receives them
-        passed = operands
+    if arity == jax_api.OPERANDS and operands is not None:  # a cond's operands, as each branch receives them
+        passed = list(operands)
+    else:
+        if arity == jax_api.OPERANDS:  # cond/switch: every operand after the branches
+            arity = max(len(call.args) - (3 if callee == "jax.lax.cond" else 2), 0)
+        passed = [TRACED] * arity
     if carry is not None:
         passed[_CARRIES[callee][1]] = carry
     if index is not None:
@@ -213,6 +214,21 @@ def _operand(table: dict, call: ast.Call, callee: str, args: list[Value], keywor
     if index < len(args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
         return args[index]
     return keywords.get(keyword)
+
+
+def spread_arguments(args: list[ast.expr], values: list[Value]) -> list[Value] | None:
+    """The positional arguments' values as the callee receives them: a `*` argument of a tuple or
+    list whose length is known (`*(state, params)`) spreads into its items. None when a `*`
+    argument's length is not known: which parameter each later argument reaches is not either."""
+    spread: list[Value] = []
+    for arg, value in zip(args, values):
+        if not isinstance(arg, ast.Starred):
+            spread.append(value)
+        elif value.items is not None:
+            spread.extend(value.items)
+        else:
+            return None
+    return spread
 
 
 def _scan_without_xs(call: ast.Call) -> bool:

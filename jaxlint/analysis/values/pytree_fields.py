@@ -11,7 +11,9 @@ annotation admits None is left unknown: None is an empty pytree and stays None.
 
 The instance's class is known from the annotation of the parameter it arrives in
 (`def step(state: State, ...)`, a class of this module or of another module of the project;
-read in the function itself or, through the closure, in a function nested in it),
+read in the function itself or, through the closure, in a function nested in it; or in the
+parameter of a nested function that every call of it passes the annotated one,
+`forwarded_parameters.py`),
 kept while the function only rebinds the name to copies of it (`state = state.replace(...)`,
 `dataclasses.replace(state, ...)`).
 
@@ -32,6 +34,7 @@ from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import declares_array
+from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
 from jaxlint.analysis.values.nullness import excludes_none
 
 # A project class's module names and statement, by the class's qualified name (`project.py`).
@@ -68,10 +71,18 @@ def array_field(
     fn = owner.node
     args = fn.args
     param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
-    if param is None or param.annotation is None:
+    if param is None:
         return None
     if not _keeps_class(fn, base.id, node.attr, names):
         return False
+    if param.annotation is None:
+        # A nested function's parameter always given the enclosing function's: its class is that one's.
+        forwarded = forwarded_parameter(fn, param, names)
+        if forwarded is None or forwarded[1].annotation is None:
+            return None
+        fn, param = forwarded
+        if not _keeps_class(fn, param.arg, node.attr, names):
+            return False
     annotation = param.annotation
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
         annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`

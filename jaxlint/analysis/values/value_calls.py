@@ -28,6 +28,7 @@ from jaxlint.analysis.engine.lattice import (
     join,
     join_all,
     named,
+    named_of,
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
@@ -42,6 +43,7 @@ from jaxlint.analysis.tracing.parameters import (
     default_value,
     fixed_argument,
     sliced_operand,
+    spread_arguments,
 )
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context, context_of
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
+# Primitives that call one of their branches with every argument from this position on.
+_BRANCHES_FROM = {"jax.lax.cond": 3, "jax.lax.switch": 2}
 
 
 class CallEvaluation:
@@ -64,7 +68,8 @@ class CallEvaluation:
         if callee in PARTIAL:
             fn = args[0].function if args else None
             if fn is None:
-                return UNKNOWN
+                # `partial(jnp.var, keepdims=True)` is still a JAX operation.
+                return self._jax_operation(node.args[0]) if node.args else UNKNOWN
             # Arguments fixed inside a transformation are its closure constants; fixed outside
             # one, they enter it as any argument does.
             kwargs = {
@@ -102,6 +107,11 @@ class CallEvaluation:
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return first.but(array=False, boolean=False, function=None, record=None)
+        if callee in jax_api.STRUCTURE_PRESERVING_FUNCTIONS:
+            # A traced tree in gives a tree of the same kind out (a traced array an array);
+            # what they make of a Python value depends on the value: not known here.
+            first = args[0] if args else UNKNOWN
+            return first.but(boolean=False, function=None, record=None) if first.traced else UNKNOWN
         if callee == "functools.reduce" and len(args) >= 2:
             return self._reduce(node, args, env)
         if callee == "dataclasses.replace" and args and args[0].traced and not args[0].array:
@@ -228,7 +238,8 @@ class CallEvaluation:
             return UNKNOWN
         inner = self.eval(node.args[0], env)
         if inner.function is None:
-            return UNKNOWN
+            # `jax.vmap(jnp.var)` maps a JAX operation: called, it stages one, as the operation does.
+            return self._jax_operation(node.args[0]) if callee in jax_api.OUTPUT_PRESERVING_TRANSFORMS else UNKNOWN
         if callee in jax_api.IDENTITY_TRANSFORMS:
             return inner
         static = inner.function.static_params
@@ -245,6 +256,13 @@ class CallEvaluation:
             unbatched=unbatched,
         ))
 
+    def _jax_operation(self, func: ast.expr) -> Value:
+        """A callable standing for the JAX operation `func` names (or one already held so), whose
+        call is evaluated as the operation's; UNKNOWN where `func` is no JAX operation."""
+        value = self.analysis.values.get(id(func))
+        qualname = self.names.qualname(func, self.scope) or named_of(value)
+        return named(qualname) if qualname is not None and _staged(qualname) else UNKNOWN
+
     def _control_flow(self, node: ast.Call, callee: str, env: Env) -> Value:
         operands = [self.eval(arg, env) for arg in node.args]
         keywords = {k.arg: self.eval(k.value, env) for k in node.keywords}
@@ -257,10 +275,12 @@ class CallEvaluation:
             # even while tracing: its body runs in the trace around it, its index a Python int.
             ctx, index = self.ctx, STATIC
         branch_operands = None
-        if callee == "jax.lax.cond" and not any(isinstance(a, ast.Starred) for a in node.args):
+        spread = spread_arguments(node.args, operands)
+        if callee in _BRANCHES_FROM and spread is not None:
             # An operand whose pytree children are known keeps its structure in the branches.
             branch_operands = [
-                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED for v in operands[3:]
+                as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED
+                for v in spread[_BRANCHES_FROM[callee]:]
             ]
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))

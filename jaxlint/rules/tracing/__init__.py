@@ -15,7 +15,10 @@ TRACED_VALUE_LIMITATIONS = """
       output of `has_aux=True` stays unknown); a Flax layer applied to a traced input
       (`nn.Dense(4)(x)`) returns a traced array; `functools.reduce` returns what its function
       returns; a few functions known to compute one array (`optax.global_norm`,
-      `equinox.internal.unvmap_any`) return a traced one. A parameter taken for an array (an
+      `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
+      shaped like their first argument, each leaf computed with JAX operations (optax's
+      projections, `optax.projections.projection_simplex`), return a traced array for a traced
+      array and a tree of the same kind for a traced tree. A parameter taken for an array (an
       unannotated one of a jitted function) that is sent a method JAX arrays lack
       (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
@@ -99,7 +102,10 @@ TRACED_VALUE_LIMITATIONS = """
       every leaf traced, for `jit`, `vmap`, `pmap`, `shard_map` and `checkpoint`:
       `jax.vmap(lambda a: a > 0)(x)` is a traced boolean array, a tuple stays a tuple (whose
       truth is its length). A differentiation returns the structure of the argument instead,
-      taken for a traced value of unknown structure.
+      taken for a traced value of unknown structure. A JAX operation so transformed
+      (`jax.vmap(jnp.var)`), or with arguments fixed by `functools.partial`
+      (`partial(jnp.var, keepdims=True)`, mapped or not), is still that operation: called in
+      traced code, it returns a traced array.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jnp.vectorize` is read the
       same way: called eagerly with its core shape, the function runs on concrete arrays (host
@@ -126,7 +132,13 @@ TRACED_VALUE_LIMITATIONS = """
       length, stays one), or a parameter annotated with a class
       of the module or of another module of the project that annotates the field as an array
       and does not declare it static, read
-      before any copy that replaces it. A dataclass pytree of the module
+      before any copy that replaces it. A nested function's parameter without annotation that
+      every call of it passes the enclosing function's annotated parameter, unchanged
+      (`@jax.vmap def op(x)` called as `op(x)`, or `jax.vmap(op)(x)`, in `def project(x:
+      Transform)`), holds that class too: a transformation keeps a pytree's class. A nested
+      function whose name is read other than to call it or to transform it and call the
+      result at once (handed on, returned), or whose calls pass different values, is given
+      nothing of the kind. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
@@ -213,7 +225,10 @@ TRACED_VALUE_LIMITATIONS = """
       A function handed to an optax function, by `learning_rate=`/`step_size=` or as its
       first argument (`optax.sgd(schedule)`, `optax.scale_by_schedule(fn)`, a schedule a
       module factory returns), runs inside the step that applies the transformation, on a
-      traced step count. The solvers given to `lax.custom_root` and `lax.custom_linear_solve`
+      traced step count. The jittable version of a chex value assertion
+      (`chex_assertion(assert_fn, jittable_assert_fn=fn)`, as chex builds its own) runs only
+      when the assertion's arguments hold tracers: its array arguments are traced, while the
+      static version runs on concrete values. The solvers given to `lax.custom_root` and `lax.custom_linear_solve`
       are traced: their
       first parameter receives the function being solved (a Python callable), the next the
       traced right-hand side. Inside a model that a NumPyro inference entry point traces

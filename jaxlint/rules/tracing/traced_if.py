@@ -35,8 +35,11 @@ class TracedIf(Rule):
           a mode a module's `__call__` hands on to a method declaring `mode: str` is that string.
         - A field of a pytree is reported only where it cannot be static. A field of a loop
           carry that is a `typing.NamedTuple` (`state.i == 1` in a `lax.while_loop` body), of
-          such an operand of `lax.cond`, or of a traced argument annotated with such a class
-          (read in the function, or through the closure in a function nested in it), is traced.
+          such an operand of `lax.cond` or `lax.switch` (passed one by one, or spread from a
+          tuple whose items are known: `*(x, state)`), or of a traced argument annotated with
+          such a class (read in the function, through the closure in a function nested in it,
+          or in a nested function's parameter that every call of it passes that argument), is
+          traced.
           A dataclass or module field may be metadata, and is left alone.
         - A NamedTuple or dataclass built in traced code holds what it was given: `State(done=x
           > 0).done` is traced, `State(done=False).done` a Python value.
