@@ -73,16 +73,16 @@ def array_field(
     param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
     if param is None:
         return None
-    if not _keeps_class(fn, base.id, node.attr, names):
-        return False
     if param.annotation is None:
         # A nested function's parameter always given the enclosing function's: its class is that one's.
         forwarded = forwarded_parameter(fn, param, names)
         if forwarded is None or forwarded[1].annotation is None:
-            return None
-        fn, param = forwarded
-        if not _keeps_class(fn, param.arg, node.attr, names):
+            return None  # no class known: the field's name may say (`array_field_by_name`)
+        if not _keeps_class(fn, base.id, node.attr, names):
             return False
+        fn, param = forwarded
+    if not _keeps_class(fn, param.arg, node.attr, names):
+        return False
     annotation = param.annotation
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and annotation.value.isidentifier():
         annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
