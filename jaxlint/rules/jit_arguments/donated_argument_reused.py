@@ -44,8 +44,10 @@ class DonatedArgumentReused(Rule):
         """
     why = """
         Donating an argument lets XLA reuse its memory for an output, and JAX deletes the input
-        array. Reading it afterwards raises `RuntimeError: Array has been deleted`; passing it to
-        the jitted function again raises an invalid-buffer error. JAX only donates a buffer that
+        array. Reading it afterwards raises `RuntimeError: Array has been deleted` (an
+        operation JAX has already compiled for that shape raises a `ValueError` about a deleted
+        or donated buffer instead); passing it to the jitted function again raises an
+        invalid-buffer error. JAX only donates a buffer that
         some output can reuse (same shape and dtype); backends that cannot donate warn and keep
         it, but the CPU backend of current JAX does donate. Rebind the result to the same name,
         or drop the argument from `donate_argnums`.
@@ -145,6 +147,7 @@ class DonatedArgumentReused(Rule):
         from functools import partial
         import jax
         import jax.numpy as jnp
+        import numpy as np
 
         @partial(jax.jit, donate_argnums=(0,))
         def sgd(params, grads):
@@ -153,7 +156,7 @@ class DonatedArgumentReused(Rule):
         def demo():
             params = jnp.ones(4)
             new_params = sgd(params, jnp.ones(4))
-            return new_params - params
+            return new_params, np.asarray(params)  # a read on the host: always RuntimeError
         """,
         "raises:RuntimeError",
     )
