@@ -14,7 +14,7 @@ import warnings
 
 import hypothesmith
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from jaxlint import cache
@@ -132,6 +132,10 @@ def test_globs_are_valid_or_a_value_error(pattern):
 
 @QUICK
 @given(st.text(max_size=12), st.lists(st.sampled_from(sorted(FORMATS)), min_size=1, max_size=1))
+@example("\x7f", ["rdjson"])  # DEL, which JSON may hold raw, in every JSON format
+@example("\x7f", ["sarif"])
+@example("\x7f", ["gitlab"])
+@example("\x7f", ["json"])
 def test_any_file_name_gives_valid_output(name, output_format):
     from jaxlint.findings import Finding, Position
 

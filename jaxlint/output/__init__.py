@@ -6,6 +6,7 @@ import importlib
 import os
 import re
 from dataclasses import dataclass, field
+from json import dumps as _dumps  # not `import json`: the submodule `jaxlint.output.json` rebinds that name here
 from typing import IO, Mapping
 
 import click
@@ -71,6 +72,12 @@ def printable(text: str) -> str:
 def valid_unicode(text: str) -> str:
     """`text` with the undecodable bytes of file names as U+FFFD, so that it encodes as UTF-8 (as ruff writes them)."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def json_text(value: object) -> str:
+    """`value` as indented JSON that encodes as UTF-8, with DEL escaped (JSON may hold it raw,
+    and a terminal may act on it)."""
+    return valid_unicode(_dumps(value, indent=2, ensure_ascii=False)).replace("\x7f", "\\u007f")
 
 
 def display_path(path: str) -> str:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections import Counter
 
 from jaxlint.findings import Finding
-from jaxlint.output import Report, valid_unicode
+from jaxlint.output import Report, json_text, valid_unicode
 
 
 def _project_path(path: str) -> str:
@@ -40,5 +39,5 @@ def render(findings: list[Finding], report: Report) -> str:
             }
         )
     # JSON may hold DEL raw, but a report read in a terminal or a log should not: escape it too.
-    text = valid_unicode(json.dumps(issues, indent=2, ensure_ascii=False)).replace("\x7f", "\\u007f")
+    text = json_text(issues)
     return text + "\n"

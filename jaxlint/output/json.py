@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from jaxlint.findings import Finding
-from jaxlint.output import Report, valid_unicode
+from jaxlint.output import Report, json_text
 
 
 def render(findings: list[Finding], report: Report) -> str:
     rows = [f.to_json(url=report.url(f.code)) for f in findings]
     # DEL is valid raw in JSON, but a terminal or log viewer may act on it: escaped as the C0 controls are.
-    return valid_unicode(json.dumps(rows, indent=2, ensure_ascii=False)).replace("\x7f", "\\u007f") + "\n"
+    return json_text(rows) + "\n"

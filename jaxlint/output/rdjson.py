@@ -8,10 +8,8 @@ the cell.
 
 from __future__ import annotations
 
-import json
-
 from jaxlint.findings import Finding, Position
-from jaxlint.output import Report, valid_unicode
+from jaxlint.output import Report, json_text
 from jaxlint.output.full import lines_of
 
 SOURCE = {"name": "jaxlint", "url": "https://github.com/jaxlint/jaxlint"}
@@ -54,4 +52,4 @@ def render(findings: list[Finding], report: Report) -> str:
         "source": SOURCE,
         "diagnostics": [_diagnostic(f, report, lines(f.path, f.cell)) for f in findings],
     }
-    return valid_unicode(json.dumps(result, indent=2, ensure_ascii=False)) + "\n"
+    return json_text(result) + "\n"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jaxlint
 from jaxlint.findings import Finding
-from jaxlint.output import Report, valid_unicode
+from jaxlint.output import Report, json_text, valid_unicode
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jaxlint/jaxlint"
@@ -89,4 +88,4 @@ def render(findings: list[Finding], report: Report) -> str:
             }
         ],
     }
-    return valid_unicode(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
+    return json_text(log) + "\n"
