@@ -1337,6 +1337,53 @@ CASES = [
         """, True,
         disagreement="`jax.eval_shape` traces the function for shapes only: nothing is drawn, "
         "so the reuse the checker sees in the trace makes no two draws alike"),
+    Case("a key fixed by a partial that is only traced for shapes, then drawn from", """
+        import functools
+        import jax
+
+        class Model:
+            def init(self, key, x):
+                return jax.random.normal(key, x.shape) * x
+
+        def shapes_then_noise(model, key, x):
+            shapes = jax.eval_shape(functools.partial(model.init, key), x)
+            return shapes, jax.random.uniform(key, (3,))
+
+        def run():
+            return shapes_then_noise(Model(), jax.random.key(0), jax.numpy.ones(3))
+        """, False),
+    Case("a key fixed by a partial that is only lowered, then drawn from", """
+        import functools
+        import jax
+
+        class Model:
+            def init(self, key, x):
+                return jax.random.normal(key, x.shape) * x
+
+        def lowered_then_noise(model, key, x):
+            make = functools.partial(model.init, key, x)
+            lowered = jax.jit(make).lower()
+            return lowered, jax.random.uniform(key, (3,))
+
+        def run():
+            return lowered_then_noise(Model(), jax.random.key(0), jax.numpy.ones(3))
+        """, False),
+    Case("a key fixed by a partial that is called, then drawn from", """
+        import functools
+        import jax
+
+        class Model:
+            def init(self, key, x):
+                return jax.random.normal(key, x.shape) * x
+
+        def made_then_noise(model, key, x):
+            make = functools.partial(model.init, key)
+            shapes = jax.eval_shape(make, x)
+            return make(x), shapes, jax.random.uniform(key, (3,))  # JAX201
+
+        def run():
+            return made_then_noise(Model(), jax.random.key(0), jax.numpy.ones(3))
+        """, True),
     Case("one key drawn from twice in a function run for its values", """
         import jax
         def run():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from jaxlint.analysis.engine.walk import attribute_path
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
+from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 
@@ -114,6 +115,8 @@ class CallTransfer:
             return None
         if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
             return None
+        if only_traced_for_shapes(node, self.fn, self.names):
+            return None  # the keys a partial fixes draw only where it is called: here never
         helper = self.flow.helper(node, self.quiet)
         if helper is not None:
             result = None

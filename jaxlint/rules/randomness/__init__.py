@@ -63,7 +63,10 @@ KEY_FLOW_LIMITATIONS = """
     same numbers and are not reported; nor is an ensemble whose members separate `init`s of one
     module build with one key (they start identical). A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
-    it draws no numbers, and a key it uses twice is not reported.
+    it draws no numbers, and a key it uses twice is not reported. So is a key that
+    `functools.partial` fixes, where the partial is only handed to those or to a jit that is
+    only lowered or shape-evaluated (`jax.eval_shape(functools.partial(model.init, key), x)`,
+    `jax.jit(p).lower()`): a partial runs nothing until it is called, and this one never is.
     """
 
 # The one naming convention the key rules honour, as an option.
