@@ -34,6 +34,19 @@ def demo():
     return same_pad(jnp.ones((2, 5)))
 """
 
+KERNEL_FROM_CONV_PERMUTATIONS = HEAD + """
+@jax.jit
+def patches(x, window=(1, 2, 2, 1)):
+    lhs_perm = lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))[0]
+    kernel_shape = [window[i] for i in lhs_perm[2:]]
+    size = kernel_shape[0] * kernel_shape[1]
+    eye = lax.eq(lax.broadcasted_iota(jnp.int32, (size, size), 0), lax.broadcasted_iota(jnp.int32, (size, size), 1))
+    return x.sum() * eye
+
+def demo():
+    return patches(jnp.ones((1, 4, 4, 1)))
+"""
+
 PAD_FROM_A_TRACED_LENGTH = HEAD + """
 @jax.jit
 def pad_to(x, length):
@@ -204,6 +217,7 @@ def demo():
 QUIET = {
     "pad-from-the-shape": PAD_FROM_THE_SHAPE,
     "pad-from-padtype-to-pads": PAD_FROM_PADTYPE,
+    "kernel-from-conv-permutations": KERNEL_FROM_CONV_PERMUTATIONS,
     "window-at-a-traced-start": WINDOW_AT_A_TRACED_START,
     "split-into-a-static-count": SPLIT_INTO_A_STATIC_COUNT,
     "permutation-of-an-array": PERMUTATION_OF_AN_ARRAY,

@@ -227,6 +227,7 @@ STATIC_QUERIES = frozenset({
     "jax.lax.broadcast_shapes",
     "jax.lax.padtype_to_pads",
     "jax.lax.conv_dimension_numbers",
+    "jax.lax.conv_general_permutations",
     "jax.lax.conv_general_shape_tuple",
     "jax.lax.conv_shape_tuple",
     "jax.lax.conv_transpose_shape_tuple",

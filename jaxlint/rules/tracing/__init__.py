@@ -18,7 +18,10 @@ TRACED_VALUE_LIMITATIONS = """
       `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
       shaped like their first argument, each leaf computed with JAX operations (optax's
       projections, `optax.projections.projection_simplex`), return a traced array for a traced
-      array and a tree of the same kind for a traced tree. A parameter taken for an array (an
+      array and a tree of the same kind for a traced tree. JAX's shape and layout helpers
+      compute on Python values whatever they are given (`jnp.shape`, `lax.broadcast_shapes`,
+      `lax.padtype_to_pads`, `lax.conv_dimension_numbers`, `lax.conv_general_permutations`):
+      their results are Python values. A parameter taken for an array (an
       unannotated one of a jitted function) that is sent a method JAX arrays lack
       (`obj.batch_axes()`) is some other object, and what that method returns is unknown.
       Inside `with jax.ensure_compile_time_eval():`, JAX evaluates operations on inputs that
