@@ -125,3 +125,46 @@ def test_flax_runs_numpy_on_the_lengths_and_rejects_a_tracer():
     table = bias.init(jax.random.PRNGKey(0), 3, 3)
     with pytest.raises(jax.errors.TracerArrayConversionError):
         jax.jit(lambda q: bias.apply(table, q, 3))(jnp.int32(3))  # a traced length: NumPy fails
+
+
+# Another method of the layer, called through the instance, runs no `__call__`.
+LAYERS_WITH_A_METHOD = LAYERS + """
+
+        def width(self):
+            return self.heads * self.depth()
+
+        def depth(self):
+            return 8
+    """
+NETWORK_CALLING_THE_METHOD = NETWORK.replace(
+    "return x + self.bias(length, x.shape[-2]).sum()",
+    "return x + self.bias(length, x.shape[-2]).sum() / self.bias.width()",
+)
+
+
+def test_another_method_called_through_the_instance_is_no_call_of_it(cli, make_files):
+    files = {"pkg/layers.py": LAYERS_WITH_A_METHOD, "pkg/network.py": NETWORK_CALLING_THE_METHOD}
+    assert _check(cli, make_files, files) == []
+
+
+def test_a_method_that_calls_the_instance_decides_nothing(cli, make_files):
+    layers = LAYERS_WITH_A_METHOD.replace("return self.heads * self.depth()", "return self(x_len, 1).shape[-1]")
+    layers = layers.replace("def width(self):", "def width(self, x_len):")
+    network = NETWORK_CALLING_THE_METHOD.replace("self.bias.width()", "self.bias.width(x)")
+    found = _check(cli, make_files, {"pkg/layers.py": layers, "pkg/network.py": network})
+    assert ("layers.py", 12, "JAX107") in found  # `width` hands `__call__` an array
+
+
+def test_flax_runs_the_other_method_under_jit():
+    pytest.importorskip("flax")
+    import jax
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(textwrap.dedent(LAYERS_WITH_A_METHOD), namespace)
+    network = textwrap.dedent(NETWORK_CALLING_THE_METHOD).replace("from pkg import layers", "")
+    namespace["layers"] = type("layers", (), {"Bias": namespace["Bias"]})
+    exec(network, namespace)
+    encoder, x = namespace["Encoder"](), jnp.ones((2, 5, 4))
+    variables = jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
+    assert jax.jit(encoder.apply)(variables, x).shape == (2, 5, 4)

@@ -49,6 +49,11 @@ _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages"})
 # Entry points of a Flax module running `__call__` with the arguments after their first.
 _RUNNERS = frozenset({"init", "init_with_output", "apply"})
 _RUNNER_KEYWORDS = frozenset({"variables", "rngs", "method", "mutable", "capture_intermediates"})
+# Methods a Flax module inherits that read or make its state and never run its `__call__`.
+_FRAMEWORK_METHODS = frozenset({
+    "param", "variable", "make_rng", "sow", "put_variable", "get_variable", "has_variable", "has_rng",
+    "is_mutable_collection", "is_initializing", "perturb",
+})
 
 # One call of `__call__`: positional arguments, keywords, the scope they are read in.
 _Passed = Tuple[List[ast.expr], List[ast.keyword], Scope]
@@ -220,6 +225,8 @@ class _Calls:
         if isinstance(parent, ast.Attribute) and parent.attr in _RUNNERS:
             self._runner(parent)
             return
+        if isinstance(parent, ast.Attribute) and self._other_method_call(parent):
+            return  # `self.pe_layer.forward_with_coords(...)`: no call of `__call__`
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.value is made:
             self._bound(parent.targets[0], parent)
             return
@@ -230,6 +237,15 @@ class _Calls:
                 self._field_uses(owner, parent.arg)
                 return
         raise _Escaped
+
+    def _other_method_call(self, attribute: ast.Attribute) -> bool:
+        """`instance.method(...)` of a plain method the class defines that never reaches
+        `__call__`: its body reads `self` only as `self.<name>`, and no method it calls so does
+        otherwise (a bare `self` may be called or handed on)."""
+        call = self.parents.get(id(attribute))
+        if not (isinstance(call, ast.Call) and call.func is attribute):
+            return False
+        return _keeps_off_call(self.cls, attribute.attr, self.home.names, set())
 
     def _runner(self, attribute: ast.Attribute) -> None:
         call = self.parents.get(id(attribute))
@@ -303,6 +319,29 @@ class _Calls:
 
 
 # -- what a call passes ---------------------------------------------------------------------------
+def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bool:
+    """Whether the class's own plain method `name` never runs `__call__` on its instance."""
+    if name == "__call__" or name in seen:
+        return name != "__call__"
+    if name in _FRAMEWORK_METHODS:
+        return True
+    seen.add(name)
+    method = names.scopes[id(cls)].defs.get(name) if id(cls) in names.scopes else None
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+        return False
+    self_name = first_param(method)
+    parents = {id(child): node for node in ast.walk(method) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Name) and node.id == self_name and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            if not isinstance(parent, ast.Attribute):
+                return False  # `self` called or handed on
+            caller = parents.get(id(parent))
+            if isinstance(caller, ast.Call) and caller.func is parent and not _keeps_off_call(cls, parent.attr, names, seen):
+                return False
+    return True
+
+
 def _untraced(expr: ast.expr, names: Names, scope: Scope, depth: int) -> Optional[str]:
     """PYTHON for a Python value, QUIET for a value the analysis never takes for traced, else None."""
     if depth <= 0:

@@ -216,8 +216,10 @@ TRACED_VALUE_LIMITATIONS = """
       or a conditional choosing between them (`max_len if decode else x.shape[-2]`), it is
       unknown. A module building a relative-position bias from `np.arange(qlen)` where every
       block calls it with `x.shape[-2]` folds constants on purpose. One call passing an
-      array, or the class or an instance handed to other code in any module, decides nothing;
-      a module created later that calls the class is read when the module that defines it is
+      array, or the class or an instance handed to other code in any module, decides nothing
+      (calling another of its own methods, `self.pe_layer.forward_with_coords(...)`, is no
+      hand-over where that method uses its instance only through `self.<name>` and calls only
+      such methods or Flax's own, `self.param`, `self.make_rng`); a module created later that calls the class is read when the module that defines it is
       linted again. A
       bound method handed to a transformation (`jax.jit(obj.step)`,
       `eqx.filter_jit(model.method)`) is traced when the instance is built in this module from
