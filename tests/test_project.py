@@ -233,38 +233,6 @@ def test_module_names_follow_packages_and_src_layouts(tmp_path):
     # What was looked for and is missing: a whole missing folder stands for the files under it.
     _, absent = index.find_module("pkg.sub.m", roots)
     assert set(absent) == {str(tmp_path / "tools/pkg"), str(tmp_path / "pkg")}
-    # A module of a package, run as a script, imports its neighbours by their bare names too:
-    # its own folder comes last, after the folders a package import would use.
-    roots = index.search_roots(str(tmp_path / "src/pkg/sub/m.py"))
-    assert roots == (src, str(tmp_path), str(tmp_path / "src/pkg/sub"))
-    assert index.find_module("m", roots)[0] == str(tmp_path / "src/pkg/sub/m.py")
-
-
-def test_a_script_in_a_package_follows_its_neighbours(cli, make_files, tmp_path):
-    """`python MaxText/train.py` puts MaxText/ first on `sys.path`: `import max_utils` there is
-    MaxText/max_utils.py, though MaxText is a package too."""
-    make_files({
-        "pyproject.toml": "",
-        "app/__init__.py": "",
-        "app/max_utils.py": """
-            def clip(x):
-                if x > 0:  # JAX101
-                    return x
-                return -x
-            """,
-        "app/train.py": """
-            import jax
-            import max_utils
-
-            @jax.jit
-            def step(x):
-                return max_utils.clip(x) * 2
-            """,
-    })
-    findings = cli("check", "--no-cache", "--output-format", "json", "app").json
-    assert {(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings} == {
-        ("max_utils.py", 3, "JAX101")
-    }
 
 
 @pytest.mark.parametrize(

@@ -134,15 +134,12 @@ class ProjectIndex:
         return None if parent == directory else self.project_root(parent)
 
     def search_roots(self, path: str) -> tuple[str, ...]:
-        """The folders a module's absolute imports are looked up in, nearest first; last, the
-        module's own folder, which Python puts first on `sys.path` when the file is run as a
-        script (`python MaxText/train.py` imports `max_utils` from beside it)."""
+        """The folders a module's absolute imports are looked up in, nearest first."""
         _, _, top = self.module_name(path)
         roots = [top]
         root = self.project_root(top)
         if root is not None:
             roots += [root, os.path.join(root, "src")]
-        roots.append(os.path.dirname(os.path.abspath(path)))
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
     def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
