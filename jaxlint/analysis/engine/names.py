@@ -415,6 +415,11 @@ class Names:
         return tuple(sorted(found))
 
     @cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """id(node) -> the node it sits in, for the whole module (built on first ask)."""
+        return {id(child): node for node in ast.walk(self.module.node) for child in ast.iter_child_nodes(node)}
+
+    @cached_property
     def imported_or_assigned(self) -> frozenset[str]:
         """Every name some scope imports or assigns: a plain name can refer to an imported
         object only through these (any other one is a builtin, a def, a parameter or unknown)."""

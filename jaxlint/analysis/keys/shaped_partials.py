@@ -21,7 +21,7 @@ def only_traced_for_shapes(call: ast.Call, fn: ast.AST, names: Names) -> bool:
     to such a use, or bound once to a name whose every read is one."""
     if names.qualname(call.func) != _PARTIAL:
         return False
-    parents = _parents(fn)
+    parents = names.parents
     if _shape_use(call, parents, names):
         return True
     statement = parents.get(id(call))
@@ -51,7 +51,3 @@ def _shape_use(expr: ast.AST, parents: dict[int, ast.AST], names: Names) -> bool
         isinstance(method, ast.Attribute) and method.attr in _NOT_RUNNING
         and isinstance(parents.get(id(method)), ast.Call) and parents[id(method)].func is method
     )
-
-
-def _parents(fn: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}

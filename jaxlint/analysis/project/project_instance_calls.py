@@ -152,19 +152,7 @@ def _text(path: str) -> Optional[str]:
         return None
 
 
-_PARENTS: "WeakKeyDictionary[Names, Dict[int, ast.AST]]" = WeakKeyDictionary()
 _REFERENCES: "WeakKeyDictionary[Names, Dict[str, List[ast.expr]]]" = WeakKeyDictionary()
-
-
-def _parents(names: Names, tree: ast.AST) -> Dict[int, ast.AST]:
-    """id(node) -> the node it sits in, for a module (once)."""
-    found = _PARENTS.get(names)
-    if found is None:
-        found = _PARENTS[names] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                found[id(child)] = node
-    return found
 
 
 def _references(names: Names, tree: ast.AST) -> Dict[str, List[ast.expr]]:
@@ -185,7 +173,7 @@ class _Calls:
 
     def __init__(self, facts: _Module, home: _Module, cls: ast.ClassDef):
         self.facts, self.names, self.home, self.cls = facts, facts.names, home, cls
-        self.parents = _parents(facts.names, facts.tree)
+        self.parents = facts.names.parents
         self.found: List[_Passed] = []
         self.followed: set = set()
 
@@ -330,7 +318,7 @@ def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bo
     if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
         return False
     self_name = first_param(method)
-    parents = {id(child): node for node in ast.walk(method) for child in ast.iter_child_nodes(node)}
+    parents = names.parents
     for node in ast.walk(method):
         if isinstance(node, ast.Name) and node.id == self_name and isinstance(node.ctx, ast.Load):
             parent = parents.get(id(node))

@@ -124,7 +124,8 @@ def _unseen(value: Value) -> bool:
 _DECLARED_TRACED = Value(Trace.TRACED, array=True)
 
 
-_HOMOGENEOUS_SEQUENCES = frozenset({
+# Sequence types whose one parameter is every item's type (`list[jax.Array]`, `tuple[X, ...]`).
+SEQUENCE_TYPES = frozenset({
     "builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence",
 })
 
@@ -133,7 +134,7 @@ def declares_jax_arrays(annotation: ast.expr | None, names: Names) -> bool:
     """A sequence every item of which is a JAX array: `list[jax.Array]`, `tuple[jax.Array, ...]`,
     `Sequence[jax.Array]`."""
     annotation, name = annotation_name(annotation, names)
-    if not isinstance(annotation, ast.Subscript) or name not in _HOMOGENEOUS_SEQUENCES:
+    if not isinstance(annotation, ast.Subscript) or name not in SEQUENCE_TYPES:
         return False
     inner = annotation.slice
     members = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]

@@ -33,7 +33,7 @@ from typing import Callable, Optional, Tuple
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.knowledge import array_api
-from jaxlint.analysis.tracing.array_annotations import declares_array
+from jaxlint.analysis.tracing.array_annotations import SEQUENCE_TYPES, declares_array
 from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
 from jaxlint.analysis.values.nullness import excludes_none
 
@@ -49,8 +49,6 @@ STATIC_KEYWORDS = frozenset({"static", "pytree_node", "metadata"})
 _MAX_BASES = 8
 # Python scalars a dataclass pytree's leaf may be annotated with: traced, each is a scalar array.
 _SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
-_SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple",
-                        "typing.List", "builtins.list"})
 
 
 def array_field(
@@ -150,7 +148,7 @@ def _field_kinds(names: Names) -> dict[str, bool]:
 
 def _one_array(annotation: ast.expr, names: Names) -> bool:
     """An array annotation that is not a sequence of arrays (whose truth is its length)."""
-    if isinstance(annotation, ast.Subscript) and names.qualname(annotation.value) in _SEQUENCES:
+    if isinstance(annotation, ast.Subscript) and names.qualname(annotation.value) in SEQUENCE_TYPES:
         return False
     return declares_array(annotation, names)
 
