@@ -160,7 +160,7 @@ FIXTURES = {
             for n in range(1, 6):
                 repeat(jnp.ones(2), n)
                 repeat_fixed(jnp.ones(2), 2)
-            w = step(w, g)  # expect: JAX304 not-reproduced
+            w = step(w, g)  # expect: JAX304 inconclusive outside
             w2 = step(w, g)  # expect: JAX304 confirmed donated
             try:
                 pad(jnp.ones(2), [1, 2])
@@ -241,7 +241,7 @@ FIXTURES = {
 
         @jax.jit
         def rolled(x):
-            for i in range(3):  # expect: JAX503 not-reproduced
+            for i in range(3):  # expect: JAX503 not-reproduced once in 3 calls ran 3 times per trace
                 x = x + i
             return x
 
@@ -254,7 +254,7 @@ FIXTURES = {
                 out.append(total(jnp.ones(4)))  # expect: JAX501 not-reproduced
             for k in range(4):
                 f = jax.jit(lambda x: x * k)
-                out.append(f(jnp.ones(3)))  # expect: JAX502 confirmed 4 times
+                out.append(f(jnp.ones(3)))  # expect: JAX502 confirmed compiled <lambda>
             scaled = jax.jit(lambda x: x * 2)
             for _ in range(4):
                 out.append(scaled(jnp.ones(3)))  # expect: JAX502 not-reproduced once
@@ -264,7 +264,8 @@ FIXTURES = {
         def main():
             run_all()
             unrolled(jnp.ones(2))
-            rolled(jnp.ones(2))
+            for _ in range(3):
+                rolled(jnp.ones(2))
 
 
         if __name__ == "__main__":
@@ -467,4 +468,5 @@ def test_recompiles_without_static_arguments_are_not_a_jit_argument_problem(tmp_
     as_jit_argument = finding.with_(code="JAX301")
     out = confirm([finding, as_jit_argument], backend="cpu", timeout=60, settings={}, show_progress=False)
     assert out[0].confirmation["status"] == "confirmed", out[0].confirmation["detail"]
-    assert out[1].confirmation["status"] == "not-reproduced", out[1].confirmation["detail"]
+    assert out[1].confirmation["status"] == "inconclusive", out[1].confirmation["detail"]
+    assert "never compiled" not in out[1].confirmation["detail"]

@@ -53,9 +53,10 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from jaxlint.dynamic import accelerators
+from jaxlint.dynamic import accelerators, names
+from jaxlint.dynamic.claims import traced_via
 from jaxlint.dynamic.processes import hidden
-from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs
+from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs, worker_env
 from jaxlint.findings import Finding
 
 __all__ = ["confirm"]
@@ -88,10 +89,14 @@ def confirm(
 
         raise ConfigError(str(exc)) from None
     refused = containment.unavailable()
-    verdicts: dict[int, dict] = {}
+    # an upgrade finding's name is looked up in JAX, without running the user's code
+    verdicts = names.confirm_names({i: f for i, f in enumerate(findings) if f.category == 6}, timeout,
+                                   worker_env("cpu"))
     by_file: dict[str, list[dict]] = {}
     cells = _Cells()
     for i, finding in enumerate(findings):
+        if i in verdicts:
+            continue
         reason = _not_runnable(finding) or refused or cells.unreadable(finding)
         if reason:
             verdicts[i] = {"status": "inconclusive", "detail": reason, "backend": None}
@@ -174,7 +179,7 @@ class _Cells:
         if finding.cell is not None:
             notebook = self._notebook(finding.path)
             start, end = notebook.module_row(finding.cell, start), notebook.module_row(finding.cell, end)
-        return {"index": index, "code": finding.code, "row": start, "end_row": end}
+        return {"index": index, "code": finding.code, "row": start, "end_row": end, "via": traced_via(finding.message)}
 
     def in_cell(self, finding: Finding, verdict: dict) -> dict:
         notebook = self._notebooks.get(finding.path)
