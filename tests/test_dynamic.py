@@ -7,7 +7,6 @@ findings are built directly from those markers, so these tests do not depend on 
 from __future__ import annotations
 
 import importlib.util
-import re
 import subprocess
 import sys
 import textwrap
@@ -15,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from dynamic_expect import EXPECT, expectations
 from jaxlint.findings import Finding, Position
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
 
-EXPECT = re.compile(r"#\s*expect:\s*(JAX\d{3})\s+(confirmed|not-reproduced|inconclusive)\s*(.*)$")
 
 FIXTURES = {
     "tracing.py": '''
@@ -320,19 +319,6 @@ FIXTURES = {
             main()
     ''',
 }
-
-
-def expectations(path: Path) -> list[tuple[Finding, str, list[str]]]:
-    """Findings (and the expected status and detail words) from the `# expect:` markers of a file."""
-    out = []
-    for row, line in enumerate(path.read_text().splitlines(), start=1):
-        m = EXPECT.search(line)
-        if m:
-            code, status, words = m.groups()
-            col = len(line) - len(line.lstrip()) + 1
-            finding = Finding(code, "test", "test finding", str(path), Position(row, col), Position(row, len(line)))
-            out.append((finding, status, words.split()))
-    return out
 
 
 @pytest.fixture(scope="module")

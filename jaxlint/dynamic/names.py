@@ -79,8 +79,8 @@ def resolve(name: str) -> dict:
             for n, part in enumerate(parts[1:], start=2):
                 try:
                     value = getattr(value, part)
-                except AttributeError:
-                    if not isinstance(value, types.ModuleType):
+                except AttributeError:  # a submodule not imported yet, else JAX's own message
+                    if not (isinstance(value, types.ModuleType) and _module_exists(".".join(parts[:n]))):
                         raise
                     value = importlib.import_module(".".join(parts[:n]))
         except ModuleNotFoundError as exc:
@@ -100,6 +100,15 @@ def resolve(name: str) -> dict:
             return {"status": CONFIRMED, "detail": f"{installed} warns when `{name}` is used: "
                                                    f"{w.category.__name__}: {_first_line(w.message)}"}
     return {"status": NOT_REPRODUCED, "detail": f"`{name}` resolves in {installed} without a warning"}
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # its parent is no package
+        return False
 
 
 def _first_line(value) -> str:
