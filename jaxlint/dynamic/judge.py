@@ -455,12 +455,21 @@ def _frozen(run: Run, ref: Run) -> bool:
 
 def _site_calls(t: Target, run: Run, site: tuple | None) -> int:
     """How often the statement at a call site ran in its own frame (the probe's calls when None)."""
-    if site is None:
-        return run.calls
+    return run.calls if site is None else statement_runs(run.rec, t.source, site)
+
+
+def statement_runs(rec, source: Source, site: tuple) -> int:
+    """How often the statement at `site` ((code, line)) ran in frames of `code`: its most run line,
+    less the returns to a line from later lines of the statement (a call written over several lines
+    comes back to its first line once the arguments are evaluated)."""
     code, line = site
-    stmt = t.source.statement_at(line)
+    stmt = source.statement_at(line)
     lo, hi = header_span(stmt) if stmt is not None else (line, line)
-    return max(run.rec.code_lines.get((code, n), 0) for n in range(lo, hi + 1))
+
+    def runs(n: int) -> int:
+        return rec.code_lines.get((code, n), 0) - sum(rec.back.get((code, n, m), 0) for m in range(n + 1, hi + 1))
+
+    return max(runs(n) for n in range(lo, hi + 1))
 
 
 def is_tracer_error(f: Failure) -> bool:

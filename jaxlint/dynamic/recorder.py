@@ -45,6 +45,7 @@ class _Frame:
     traced: bool
     session: int | None
     site: tuple | None  # (code, line) of the untraced caller that started the trace session
+    line: int = 0  # the line the frame ran last
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Recorder:
         self.names = function_names  # names JAX reports for the file's functions when it traces them
         self.lines: Counter = Counter()
         self.code_lines: Counter = Counter()  # (code, line) -> executions
+        self.back: Counter = Counter()  # (code, line, from_line) -> jumps back to line from a later one
         self.traced: Counter = Counter()
         self.sessions: dict[int, set] = defaultdict(set)
         self.session_site: dict[int, tuple | None] = {}
@@ -175,9 +177,13 @@ class Recorder:
             self.lines[line] += 1
             self.code_lines[(frame.f_code, line)] += 1
             info = self._frames.get(id(frame))
-            if info is not None and info.traced:
-                self.traced[line] += 1
-                self.sessions[line].add(info.session)
+            if info is not None:
+                if info.line > line:
+                    self.back[(frame.f_code, line, info.line)] += 1
+                info.line = line
+                if info.traced:
+                    self.traced[line] += 1
+                    self.sessions[line].add(info.session)
         elif event == "return":
             self._frames.pop(id(frame), None)
         return self._on_event
