@@ -10,24 +10,29 @@ results over a private pipe, and every process a file started killed when that f
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
 does not run at import; a notebook's code cells run as one module), then for each finding:
 
-1. probes the callable that contains the finding's line (its jit wrapper when it has one, a
-   method of an instance built for the purpose, a module-level lambda, the function a factory
-   returns, then module functions that call it), calling it twice with synthesized arguments;
-   callables behind wrappers it does not know, or with computed static options, are left to step 2;
+1. probes the entry point in another module that the finding's message says traces it ("traced
+   via `pkg.module.step`"), then the callable that contains the finding's line (its jit wrapper
+   when it has one, a method of an instance built for the purpose, a module-level lambda, the
+   function a factory returns, then module functions that call it), calling each twice with
+   synthesized arguments; callables behind wrappers it does not know, or with computed static
+   options, are left to step 2;
 2. runs the program's own entry point: the `__main__` block, or a `main()` needing no arguments;
 
-all under line-level instrumentation (which lines ran, which ran while JAX traced, compile
-counts per call site, output and logging while tracing) and, for randomness findings, with
-JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys. An error
-that one file's code raised through a function of another linted file also judges that file's
-findings, at the innermost linted frame.
+all under line-level instrumentation (which lines ran, which ran while JAX traced, the
+compilations JAX reports with the call stack that caused them, output and logging while tracing)
+and, for randomness findings, with JAX's key-reuse checker on and legacy `jax.random.PRNGKey`
+keys routed to typed keys. An error that one file's code raised through a function of another
+linted file also judges that file's findings, at the innermost linted frame. An upgrade
+finding (JAX6xx) runs no code of the user's: the name it reports is looked up in the installed
+JAX (names.py).
 
 A finding is `confirmed` only when JAX misbehaves at that line for that reason (the tracer error
 raised there, the key-reuse checker firing there, the compile count growing with the calls, the
 side effect that ran only while tracing); `not-reproduced` when the line ran and nothing went
-wrong and the check could have seen it (a key reuse: only where the keys there were typed, which
-the checker tracks); `inconclusive` otherwise (the line never ran, arguments could not be built,
-the worker timed out or crashed). Static findings are never dropped.
+wrong and the check could have seen it (a key reuse: only where the checker checked every key
+the line used; a recompilation: only in the program's own run, with enough calls to show it);
+`inconclusive` otherwise (the line never ran, arguments could not be built, the worker timed
+out or crashed). Static findings are never dropped.
 
 Arguments come from, in order: factories declared in `pyproject.toml`, annotations (`jax.Array`,
 jaxtyping such as `Float[Array, "b d"]`, `int`, `float`, `bool`), defaults, and parameter names

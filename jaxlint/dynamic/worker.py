@@ -87,7 +87,8 @@ class Case:
         if negative:  # the user's own program speaks loudest, and its latest run most
             return max(reversed(negative), key=lambda p: p[1])[0]
         reasons: dict[str, str] = {}
-        for v, _ in self.verdicts:  # one reason per event, whichever run showed it first
+        # one reason per event, whichever run showed it first, the user's own program's first
+        for v, _ in sorted(self.verdicts, key=lambda p: not p[1]):
             reasons.setdefault(v.detail.rsplit(" (", 1)[0], v.detail)
         return Verdict(INCONCLUSIVE, "; ".join(list(reasons.values())[:3]))
 
