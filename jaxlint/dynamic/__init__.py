@@ -94,13 +94,15 @@ def confirm(
 
         raise ConfigError(str(exc)) from None
     refused = containment.unavailable()
-    # an upgrade finding's name is looked up in JAX, without running the user's code
-    verdicts = names.confirm_names({i: f for i, f in enumerate(findings) if f.category == 6}, timeout,
-                                   worker_env("cpu"))
+    # an upgrade finding's name is looked up in JAX (no code of the user's runs), while the workers run
+    upgrades = {i: f for i, f in enumerate(findings) if f.category == 6}
+    lookup = ThreadPoolExecutor(max_workers=1)
+    looked_up = lookup.submit(names.confirm_names, upgrades, timeout, worker_env("cpu"))
+    verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}
     cells = _Cells()
     for i, finding in enumerate(findings):
-        if i in verdicts:
+        if i in upgrades:
             continue
         reason = _not_runnable(finding) or refused or cells.unreadable(finding)
         if reason:
@@ -122,6 +124,8 @@ def confirm(
         else:
             merge(verdicts, run_jobs(jobs, backend, timeout, containment, report=progress.job_done))
     progress.close()
+    verdicts.update(looked_up.result())
+    lookup.shutdown()
     out = []
     for i, f in enumerate(findings):
         verdict = {k: v for k, v in verdicts[i].items() if k not in ("needs_accelerator", "elsewhere")}
