@@ -523,7 +523,7 @@ def _judged(source: Source, data, codes: list[str]):
     return run, t, judge(t, run)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_a_key_reuse_is_not_reproduced_only_where_the_checker_checked_every_key(observed_source, data):
     run, t, verdict = _judged(observed_source, data, ["JAX201"])
@@ -538,7 +538,7 @@ def test_a_key_reuse_is_not_reproduced_only_where_the_checker_checked_every_key(
             "constant seed" in verdict.detail, verdict.detail
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_a_recompilation_is_judged_only_by_the_compile_counts_and_unrolling_seen(observed_source, data):
     run, t, verdict = _judged(observed_source, data, ["JAX501", "JAX502", "JAX503"])
@@ -554,7 +554,7 @@ def test_a_recompilation_is_judged_only_by_the_compile_counts_and_unrolling_seen
         assert looked and not any(c.grew for c in seen), verdict.detail
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_a_traced_value_finding_is_judged_by_the_error_or_the_trace_seen(observed_source, data):
     run, t, verdict = _judged(observed_source, data, ["JAX101"])
@@ -567,7 +567,7 @@ def test_a_traced_value_finding_is_judged_by_the_error_or_the_trace_seen(observe
         assert not (f and f.line in t.span), verdict.detail
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_any_verdict_rests_on_an_error_a_count_or_the_line_seen_running(observed_source, data):
     run, t, verdict = _judged(observed_source, data, ["JAX101", "JAX201", "JAX302", "JAX303", "JAX406", "JAX407",
