@@ -153,19 +153,13 @@ def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
 
 
 def _recompilation(t: Target, run: Run, ref: Run | None) -> Verdict | None:
-    verdict = _recompiles(t, run)
-    if verdict is not None and verdict.status == CONFIRMED:
-        return verdict
     sessions = set().union(*(run.rec.sessions.get(line, set()) for line in t.span))
-    if not sessions:
-        return verdict
-    per = _most(run.rec.traced, t.span) // len(sessions)
-    if per >= UNROLL:
+    per = _most(run.rec.traced, t.span) // len(sessions) if sessions else 0
+    unrolled = f"; line {t.row} ran {_times(per)} per trace" if sessions else ""
+    verdict = _recompiles(t, run, also=unrolled)
+    if per >= UNROLL and (verdict is None or verdict.status != CONFIRMED):
         return _say(CONFIRMED, run, f"line {t.row} ran {per} times within a single trace: the Python loop is "
                                     f"unrolled into the compiled program")
-    if verdict is not None and verdict.status == NOT_REPRODUCED:  # and what the line unrolls to
-        event, how = verdict.detail.rsplit(" (", 1)
-        return Verdict(NOT_REPRODUCED, f"{event}; line {t.row} ran {_times(per)} per trace ({how}")
     return verdict
 
 
@@ -290,11 +284,11 @@ def compile_counts(t: Target, run: Run) -> list[_Compiles]:
     return [_Compiles(name, place, n, _site_calls(t, run, place)) for (name, place), n in groups.items()]
 
 
-def _recompiles(t: Target, run: Run, static_only: bool = False) -> Verdict | None:
+def _recompiles(t: Target, run: Run, static_only: bool = False, also: str = "") -> Verdict | None:
     """The verdict of the compile counts (with `static_only`, only of functions compiled with
     static arguments, whose values key the cache): confirmed when a function compiled again and
     again; not-reproduced only when the program's own run called it often enough to show that and
-    it did not; inconclusive when counts were seen but cannot tell."""
+    it did not (saying `also`); inconclusive when counts were seen but cannot tell."""
     seen_any = sorted(compile_counts(t, run), key=lambda c: (-c.compiles, -c.calls))
     counts = [c for c in seen_any if not static_only or t.source.has_static_arguments(c.name)]
     for c in counts:
@@ -306,7 +300,7 @@ def _recompiles(t: Target, run: Run, static_only: bool = False) -> Verdict | Non
         return _say(INCONCLUSIVE, run, f"JAX compiled {seen}, with synthesized arguments, which need not vary as "
                                        f"the program's own do{stopped}")
     if any(c.calls >= MIN_RECOMPILES for c in counts):
-        return _say(NOT_REPRODUCED, run, f"JAX compiled {seen}{stopped}")
+        return _say(NOT_REPRODUCED, run, f"JAX compiled {seen}{also}{stopped}")
     if counts:
         return _say(INCONCLUSIVE, run, f"JAX compiled {seen}: too few calls to show a recompilation{stopped}")
     if seen_any or t.declared:  # compiled, but not what this finding is about; or compiled elsewhere

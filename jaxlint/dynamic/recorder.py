@@ -456,10 +456,11 @@ def install_hooks(sink_output: bool = True) -> None:
     _watch_key_checks()
     _watch_key_reuse_checks()
 
-    # JAX reports a jit trace and a compilation outside any trace as events (a trace's start as a
-    # scalar, where this JAX has scalar listeners); nested jits report none
+    # JAX reports each jit trace and compilation as events (a trace's start as a scalar, where
+    # this JAX has scalar listeners); only those outside any trace count: a jit nested in traced
+    # code is part of its caller's trace
     def on_start(event, value, **kwargs):
-        if event == TRACE_EVENT and ACTIVE is not None:
+        if event == TRACE_EVENT and ACTIVE is not None and clean(None):
             ACTIVE.note_trace_start()
 
     def on_event(event, duration, **kwargs):

@@ -403,17 +403,14 @@ class Executor:
             if found is None:
                 return None
             cls, node = found
-            if cls is not None:
-                entry = self._method_entry(cls, node, source)
-            else:
-                opts = source.jit_options(node.name)
-                if opts.opaque:
-                    return None
-                entry = Entry(callee=f"{node.name}()", name=node.name, node=node,
-                              static=opts.static_names(_param_names(node)), transformed=opts.is_jit,
-                              source=source, factory_names=self._factory_names(node.name, source.path))
+            opts = source.decorator_options(node) if cls is not None else source.jit_options(node.name)
+            if opts.opaque:
+                return None
+            entry = self._method_entry(cls, node, source) if cls is not None else Entry(
+                callee="", name=node.name, node=node, static=opts.static_names(_param_names(node)),
+                transformed=opts.is_jit, source=source, factory_names=self._factory_names(node.name, source.path))
             entry.callee, entry.module = f"{qualified}()", spec.name
-            return None if entry.method and source.decorator_options(node).opaque else entry
+            return entry
         return None
 
     def _factory_names(self, qualname: str, path: str) -> list[str]:
