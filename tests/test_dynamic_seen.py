@@ -56,9 +56,12 @@ def test_an_error_raised_through_a_call_chain_confirms_the_helper_at_its_end(cli
                             "    print('step', x)\n    return clip(x * 2.0)\n"})
     out = cli("check", "--no-cache", "--output-format", "json", "--dynamic", ".")
     found = _verdicts(out)
-    helper = found[("helpers.py", "JAX101", 2)]  # flagged through train.step; probed alone, it never traces
+    # flagged through train.step; probed alone, it never traces: probed through train.step, or the
+    # error of train.py's own probe, confirms it (whichever file's run ends first)
+    helper = found[("helpers.py", "JAX101", 2)]
     assert helper["status"] == "confirmed", helper
-    assert "TracerBoolConversionError at line 2" in helper["detail"] and "in train.py" in helper["detail"]
+    assert "TracerBoolConversionError at line 2" in helper["detail"]
+    assert "calling train.step()" in helper["detail"] or "in train.py" in helper["detail"]
     assert found[("train.py", "JAX404", 8)]["status"] == "confirmed"
 
 

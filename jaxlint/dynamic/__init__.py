@@ -10,24 +10,29 @@ results over a private pipe, and every process a file started killed when that f
 The worker imports the file under a unique module name (its `if __name__ == "__main__":` block
 does not run at import; a notebook's code cells run as one module), then for each finding:
 
-1. probes the callable that contains the finding's line (its jit wrapper when it has one, a
-   method of an instance built for the purpose, a module-level lambda, the function a factory
-   returns, then module functions that call it), calling it twice with synthesized arguments;
-   callables behind wrappers it does not know, or with computed static options, are left to step 2;
+1. probes the entry point in another module that the finding's message says traces it ("traced
+   via `pkg.module.step`"), then the callable that contains the finding's line (its jit wrapper
+   when it has one, a method of an instance built for the purpose, a module-level lambda, the
+   function a factory returns, then module functions that call it), calling each twice with
+   synthesized arguments; callables behind wrappers it does not know, or with computed static
+   options, are left to step 2;
 2. runs the program's own entry point: the `__main__` block, or a `main()` needing no arguments;
 
-all under line-level instrumentation (which lines ran, which ran while JAX traced, compile
-counts per call site, output and logging while tracing) and, for randomness findings, with
-JAX's key-reuse checker on and legacy `jax.random.PRNGKey` keys routed to typed keys. An error
-that one file's code raised through a function of another linted file also judges that file's
-findings, at the innermost linted frame.
+all under line-level instrumentation (which lines ran, which ran while JAX traced, the
+compilations JAX reports with the call stack that caused them, output and logging while tracing)
+and, for randomness findings, with JAX's key-reuse checker on and legacy `jax.random.PRNGKey`
+keys routed to typed keys. An error that one file's code raised through a function of another
+linted file also judges that file's findings, at the innermost linted frame. An upgrade
+finding (JAX6xx) runs no code of the user's: the name it reports is looked up in the installed
+JAX (names.py).
 
 A finding is `confirmed` only when JAX misbehaves at that line for that reason (the tracer error
 raised there, the key-reuse checker firing there, the compile count growing with the calls, the
 side effect that ran only while tracing); `not-reproduced` when the line ran and nothing went
-wrong and the check could have seen it (a key reuse: only where the keys there were typed, which
-the checker tracks); `inconclusive` otherwise (the line never ran, arguments could not be built,
-the worker timed out or crashed). Static findings are never dropped.
+wrong and the check could have seen it (a key reuse: only where the checker checked every key
+the line used; a recompilation: only in the program's own run, with enough calls to show it);
+`inconclusive` otherwise (the line never ran, arguments could not be built, the worker timed
+out or crashed). Static findings are never dropped.
 
 Arguments come from, in order: factories declared in `pyproject.toml`, annotations (`jax.Array`,
 jaxtyping such as `Float[Array, "b d"]`, `int`, `float`, `bool`), defaults, and parameter names
@@ -53,9 +58,10 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from jaxlint.dynamic import accelerators
+from jaxlint.dynamic import accelerators, names
+from jaxlint.dynamic.claims import traced_via
 from jaxlint.dynamic.processes import hidden
-from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs
+from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs, worker_env
 from jaxlint.findings import Finding
 
 __all__ = ["confirm"]
@@ -88,10 +94,16 @@ def confirm(
 
         raise ConfigError(str(exc)) from None
     refused = containment.unavailable()
+    # an upgrade finding's name is looked up in JAX (no code of the user's runs), while the workers run
+    upgrades = {i: f for i, f in enumerate(findings) if f.category == 6}
+    lookup = ThreadPoolExecutor(max_workers=1)
+    looked_up = lookup.submit(names.confirm_names, upgrades, timeout, worker_env("cpu"))
     verdicts: dict[int, dict] = {}
     by_file: dict[str, list[dict]] = {}
     cells = _Cells()
     for i, finding in enumerate(findings):
+        if i in upgrades:
+            continue
         reason = _not_runnable(finding) or refused or cells.unreadable(finding)
         if reason:
             verdicts[i] = {"status": "inconclusive", "detail": reason, "backend": None}
@@ -112,6 +124,8 @@ def confirm(
         else:
             merge(verdicts, run_jobs(jobs, backend, timeout, containment, report=progress.job_done))
     progress.close()
+    verdicts.update(looked_up.result())
+    lookup.shutdown()
     out = []
     for i, f in enumerate(findings):
         verdict = {k: v for k, v in verdicts[i].items() if k not in ("needs_accelerator", "elsewhere")}
@@ -174,7 +188,7 @@ class _Cells:
         if finding.cell is not None:
             notebook = self._notebook(finding.path)
             start, end = notebook.module_row(finding.cell, start), notebook.module_row(finding.cell, end)
-        return {"index": index, "code": finding.code, "row": start, "end_row": end}
+        return {"index": index, "code": finding.code, "row": start, "end_row": end, "via": traced_via(finding.message)}
 
     def in_cell(self, finding: Finding, verdict: dict) -> dict:
         notebook = self._notebooks.get(finding.path)

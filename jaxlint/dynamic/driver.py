@@ -25,7 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from jaxlint.dynamic import imports, processes, runner
+from jaxlint.dynamic import imports, names, processes, runner
 from jaxlint.dynamic.driver_session import REQUEST_ENV
 from jaxlint.findings import Finding, Position
 
@@ -55,9 +55,11 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
     observed ones."""
     from jaxlint.rules import all_rules
 
-    rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
-            for i, f in enumerate(findings) if f.category and f.cell is None and f.path.endswith(".py")]
     verdicts = {i: f.confirmation for i, f in enumerate(findings) if f.confirmation}  # from probing
+    upgrades = {i: f for i, f in enumerate(findings) if f.category == 6 and i not in verdicts}
+    verdicts.update(names.confirm_names(upgrades, timeout, runner.worker_env("cpu")))
+    rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
+            for i, f in enumerate(findings) if f.category not in (0, 6) and f.cell is None and f.path.endswith(".py")]
     observed: dict[tuple, dict] = {}
     for n, driver in enumerate(drivers, start=1):
         line = _ProgressLine(f"jaxlint --dynamic: {driver.label} ({n}/{len(drivers)})", show_progress)

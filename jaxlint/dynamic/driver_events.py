@@ -26,7 +26,7 @@ import os
 import re
 from collections import Counter
 
-from jaxlint.dynamic.judge import MIN_RECOMPILES, OUTPUT_CALLS, is_tracer_error
+from jaxlint.dynamic.judge import MIN_RECOMPILES, OUTPUT_CALLS, is_tracer_error, statement_runs
 from jaxlint.dynamic.locate import FUNCS, first_line
 
 KEY_REUSE, LEAK, PRINT, LOGGING = "JAX201", "JAX407", "JAX404", "JAX405"
@@ -64,7 +64,7 @@ def observed_events(sources, runs, failures, misses, staged, static) -> list[dic
             events.append(_event(code, real, row, f"line {row} wrote a jit tracer instead of a value while "
                                                   f"JAX traced ({_times(n)}): it runs when the function is "
                                                   f"compiled, not when it is called"))
-    events += _recompiles(runs, misses, static)
+    events += _recompiles(sources, runs, misses, static)
     return _unique(events)
 
 
@@ -90,7 +90,7 @@ def _leak(sources, f, static) -> list[dict]:
                                     f"leak checker raised {f.type}: {f.message.rstrip(':')}")]
 
 
-def _recompiles(runs, misses, static) -> list[dict]:
+def _recompiles(sources, runs, misses, static) -> list[dict]:
     by_site: dict[tuple, list[dict]] = {}
     for miss in misses:
         by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss)
@@ -107,7 +107,7 @@ def _recompiles(runs, misses, static) -> list[dict]:
             entries = Counter(id(m["entry"]) for m in site_misses)
             n = max(entries.values())
         run = runs.get(real)
-        calls = run.rec.code_lines.get((code_object, row), 0) if run is not None else 0  # in the caller's frame
+        calls = statement_runs(run.rec, sources[real], (code_object, row)) if run is not None else 0
         if n < MIN_RECOMPILES or 2 * n <= calls:
             continue
         category = int(code[3])

@@ -78,13 +78,25 @@ class _Fanout:
         if rec is not None:
             rec.note_key(seed)
 
-    def note_key_use(self, typed: bool) -> None:
+    def note_key_use(self, function: str, typed: bool) -> None:
         for rec in self.session.recorders.values():
-            rec.note_key_use(typed)
+            rec.note_key_use(function, typed)
+
+    def note_trace_start(self) -> None:
+        for rec in self.session.recorders.values():
+            rec.note_trace_start()
 
     def note_trace(self, fun_name) -> None:
         for rec in self.session.recorders.values():
             rec.note_trace(fun_name)
+
+    def note_key_check(self) -> None:
+        for rec in self.session.recorders.values():
+            rec.note_key_check()
+
+    def note_compile(self) -> None:
+        for rec in self.session.recorders.values():
+            rec.note_compile()
 
 
 class Session:

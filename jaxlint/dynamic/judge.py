@@ -87,14 +87,35 @@ def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
         return effect
     ran = _most(run.rec.lines, t.span)
     if ran and not (f and f.line in t.span):
-        legacy, typed = (_most(run.rec.key_uses[kind], t.span) for kind in ("legacy", "typed"))
-        if legacy:  # the checker tracks typed keys only: it could not have seen this reuse
-            return _say(INCONCLUSIVE, run, f"line {t.row} handed legacy uint32 keys to jax.random {_times(legacy)}: "
-                                           f"JAX's key-reuse checker cannot track them")
-        if typed:
-            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} with JAX's key-reuse checker on "
-                                             f"and no key was reused there")
+        return _key_checker_saw(t, run)
     return None
+
+
+def _key_checker_saw(t: Target, run: Run) -> Verdict | None:
+    """What JAX's key-reuse checker saw of the line's keys: not-reproduced only when it checked
+    every key the line used (typed keys, each used outside a trace or in a jit trace that was
+    checked) and none was reused."""
+    uses = run.rec.key_uses
+    legacy = _most(uses["legacy"], t.span)
+    if legacy:
+        return _say(INCONCLUSIVE, run, f"line {t.row} handed legacy uint32 keys to jax.random {_times(legacy)}: "
+                                       f"JAX's key-reuse checker cannot track them")
+    unchecked = sorted(set().union(*(run.rec.unchecked_uses.get(line, set()) for line in t.span)))
+    if unchecked:
+        names = " and ".join(f"jax.random.{name}" for name in unchecked)
+        return _say(INCONCLUSIVE, run, f"line {t.row} handed its key to {names}, which does not consume its key, "
+                                       f"so JAX's key-reuse checker never checks it")
+    typed = _most(uses["typed"], t.span)
+    if not typed:
+        return None
+    if any(uses["typed"].get(line, 0) > uses["checked"].get(line, 0) for line in t.span):
+        stopped = f": the run stopped with {run.failure.said()}" if run.failure else ""
+        return _say(INCONCLUSIVE, run, f"line {t.row} used its keys while JAX traced, in a trace JAX's key-reuse "
+                                       f"checker never checked (it checks a jit trace once the trace is done)"
+                                       f"{stopped}")
+    routed = " (jax.random.PRNGKey made typed keys, which it tracks)" if run.rec.routing else ""
+    return _say(NOT_REPRODUCED, run, f"line {t.row} used keys {_times(typed)} with JAX's key-reuse checker "
+                                     f"on{routed} and no key was reused there")
 
 
 def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
@@ -104,10 +125,9 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
         if f.type in ("ValueError", "TypeError") and JIT_ARG_WORDS.search(f.message):
             synthesized_value = not run.faithful and "hashable" in f.message
             if not synthesized_value and _failure_is_about(t, run, f):
-                return _say(CONFIRMED, run, f"JAX raised {f.type} {f.where()}: {f.message}")
+                return _say(CONFIRMED, run, f"JAX raised {f.said()}")
         if "has been deleted" in f.message and (f.line in t.span or _donated_here(t, f)):
-            return _say(CONFIRMED, run, f"a donated buffer was used after the call: {f.type} {f.where()}: "
-                                        f"{f.message}")
+            return _say(CONFIRMED, run, f"a donated buffer was used after the call: {f.said()}")
     if any("donated buffers were not usable" in w for w in run.rec.warnings):
         verdict = _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
                                           "cannot be observed there")
@@ -133,19 +153,14 @@ def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
 
 
 def _recompilation(t: Target, run: Run, ref: Run | None) -> Verdict | None:
-    verdict = _recompiles(t, run)
-    if verdict is not None and verdict.status == CONFIRMED:
-        return verdict
     sessions = set().union(*(run.rec.sessions.get(line, set()) for line in t.span))
-    traced = _most(run.rec.traced, t.span)
-    if not sessions:
-        return verdict
-    per = traced // len(sessions)
-    if per >= UNROLL:
+    per = _most(run.rec.traced, t.span) // len(sessions) if sessions else 0
+    unrolled = f"; line {t.row} ran {_times(per)} per trace" if sessions else ""
+    verdict = _recompiles(t, run, also=unrolled)
+    if per >= UNROLL and (verdict is None or verdict.status != CONFIRMED):
         return _say(CONFIRMED, run, f"line {t.row} ran {per} times within a single trace: the Python loop is "
                                     f"unrolled into the compiled program")
-    return verdict or _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(per)} per trace and nothing "
-                                                f"recompiled")
+    return verdict
 
 
 def _fallback(t: Target, run: Run) -> Verdict:
@@ -158,7 +173,7 @@ def _fallback(t: Target, run: Run) -> Verdict:
         return _say(INCONCLUSIVE, run, f"line {t.row} raised {f.type} for another reason: {f.message}")
     if not ran:
         if f:
-            return _say(INCONCLUSIVE, run, f"{f.type} {f.where()} before line {t.row} ran: {f.message}")
+            return _say(INCONCLUSIVE, run, f"{f.said()}, before line {t.row} ran")
         return _say(INCONCLUSIVE, run, f"line {t.row} never ran")
     if not _most(run.rec.traced, t.span):
         if run.faithful and t.category in (1, 4):
@@ -225,32 +240,78 @@ def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]
     return None, ""
 
 
-def _recompiles(t: Target, run: Run, static_only: bool = False) -> Verdict | None:
-    """The compile count of a jitted function called from the finding's line, or declared there
-    (with `static_only`, only functions compiled with static arguments, whose values key the cache)."""
-    if not run.faithful:
-        return None
+@dataclass
+class _Compiles:
+    """How often JAX compiled one function for a finding, and how often its call ran."""
+
+    name: str
+    place: tuple | None  # the (code, line) whose calls are counted; None for the probe's own calls
+    compiles: int
+    calls: int
+
+    @property
+    def grew(self) -> bool:
+        """Compiled on most calls, and more than a last odd-sized call or two would explain."""
+        return self.calls > 0 and self.compiles >= MIN_RECOMPILES and 2 * self.compiles > self.calls
+
+    def __str__(self) -> str:
+        where = f" from line {self.place[1]}" if self.place else ""
+        return f"{self.name} {_times(self.compiles)} in {_calls(self.calls)}{where}"
+
+
+def compile_counts(t: Target, run: Run) -> list[_Compiles]:
+    """The compilations JAX reported of the functions a finding is about, per function and call
+    place: those compiled by a call from the finding's line (on the stack when JAX compiled),
+    those the line declares (`jax.jit(lambda ...)`, a def, a scan body), and those whose trace ran
+    the line itself (a line inside a jitted function). Only compilations of the file's own code or
+    of functions named as the file's count; JAX's compilations of single operations do not."""
     rec = run.rec
-    groups = {(name, site): n for (name, site), n in rec.compiles.items() if site is not None and site[1] in t.span}
-    for (name, first, site), sessions in rec.roots.items():
-        if (name, first) in t.declared and rec.compiles.get((name, site)):
-            groups[(name, site)] = min(sessions, rec.compiles[(name, site)])
-    seen = []
-    for (name, site), n in sorted(groups.items(), key=lambda g: -g[1]):
-        calls = _site_calls(t, run, site)
-        where = f"in {_calls(calls)} from line {site[1]}" if site else f"in {_calls(calls)}"
-        if n >= MIN_RECOMPILES and 2 * n > calls and (not static_only or t.source.has_static_arguments(name)):
-            return _say(CONFIRMED, run, f"JAX compiled {name} {_times(n)} {where}")
-        seen.append(f"{name} {_times(n)} {where}")
-    stopped = f", then the run stopped with {run.failure.type} {run.failure.where()}" if run.failure else ""
-    if not seen:
-        if t.declared_names:
+    here = set().union(*(rec.sessions.get(line, set()) for line in t.span))
+    groups: dict[tuple, int] = {}
+    for c in rec.compiled:
+        if not c.mine(rec.names):
+            continue
+        at_line = [frame for frame in c.stack if frame[1] in t.span]
+        declared = [rec.session_root[s][0] for s in c.sessions if rec.session_root[s] in t.declared]
+        if at_line:
+            place = at_line[0]
+        elif declared or here.intersection(c.sessions):
+            place = c.site
+        else:
+            continue
+        name = declared[0] if declared else c.fun_name or rec.session_root[c.sessions[0]][0]
+        groups[(name, place)] = groups.get((name, place), 0) + 1
+    return [_Compiles(name, place, n, _site_calls(t, run, place)) for (name, place), n in groups.items()]
+
+
+def _recompiles(t: Target, run: Run, static_only: bool = False, also: str = "") -> Verdict | None:
+    """The verdict of the compile counts (with `static_only`, only of functions compiled with
+    static arguments, whose values key the cache): confirmed when a function compiled again and
+    again; not-reproduced only when the program's own run called it often enough to show that and
+    it did not (saying `also`); inconclusive when counts were seen but cannot tell."""
+    seen_any = sorted(compile_counts(t, run), key=lambda c: (-c.compiles, -c.calls))
+    counts = [c for c in seen_any if not static_only or t.source.has_static_arguments(c.name)]
+    for c in counts:
+        if c.grew:
+            return _say(CONFIRMED, run, f"JAX compiled {c}")
+    stopped = f", then the run stopped with {run.failure.said()}" if run.failure else ""
+    seen = "; ".join(str(c) for c in counts[:2])
+    if counts and not run.faithful:
+        return _say(INCONCLUSIVE, run, f"JAX compiled {seen}, with synthesized arguments, which need not vary as "
+                                       f"the program's own do{stopped}")
+    if any(c.calls >= MIN_RECOMPILES for c in counts):
+        return _say(NOT_REPRODUCED, run, f"JAX compiled {seen}{also}{stopped}")
+    if counts:
+        return _say(INCONCLUSIVE, run, f"JAX compiled {seen}: too few calls to show a recompilation{stopped}")
+    if seen_any or t.declared:  # compiled, but not what this finding is about; or compiled elsewhere
+        if t.declared_names and not seen_any:
             return _say(INCONCLUSIVE, run, f"{', '.join(sorted(t.declared_names))} was never compiled{stopped}")
-        ran = _most(rec.lines, t.span)
-        if ran and not _most(rec.traced, t.span):
-            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} and started no new jit compile")
         return None
-    return _say(NOT_REPRODUCED, run, f"JAX compiled {'; '.join(seen[:2])}{stopped}")
+    ran = _most(run.rec.lines, t.span)
+    if run.faithful and ran >= MIN_RECOMPILES and not _most(run.rec.traced, t.span) \
+            and not any(frame[1] in t.span for c in run.rec.compiled for frame in c.stack):
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} and started no jit compile")
+    return None
 
 
 def _constant_key(t: Target, run: Run) -> str | None:
@@ -388,12 +449,21 @@ def _frozen(run: Run, ref: Run) -> bool:
 
 def _site_calls(t: Target, run: Run, site: tuple | None) -> int:
     """How often the statement at a call site ran in its own frame (the probe's calls when None)."""
-    if site is None:
-        return run.calls
+    return run.calls if site is None else statement_runs(run.rec, t.source, site)
+
+
+def statement_runs(rec, source: Source, site: tuple) -> int:
+    """How often the statement at `site` ((code, line)) ran in frames of `code`: its most run line,
+    less the returns to a line from later lines of the statement (a call written over several lines
+    comes back to its first line once the arguments are evaluated)."""
     code, line = site
-    stmt = t.source.statement_at(line)
+    stmt = source.statement_at(line)
     lo, hi = header_span(stmt) if stmt is not None else (line, line)
-    return max(run.rec.code_lines.get((code, n), 0) for n in range(lo, hi + 1))
+
+    def runs(n: int) -> int:
+        return rec.code_lines.get((code, n), 0) - sum(rec.back.get((code, n, m), 0) for m in range(n + 1, hi + 1))
+
+    return max(runs(n) for n in range(lo, hi + 1))
 
 
 def is_tracer_error(f: Failure) -> bool:

@@ -140,6 +140,17 @@ class Source:
                 return node
         return None
 
+    def qualified_def(self, names: list[str]) -> tuple[ast.ClassDef | None, ast.AST] | None:
+        """(class, def) of a module-level function (`[name]`, class None) or method (`[class, name]`)."""
+        found = next((n for n in self.tree.body if isinstance(n, FUNCS + (ast.ClassDef,)) and n.name == names[0]),
+                     None)
+        if len(names) == 1 and isinstance(found, FUNCS):
+            return None, found
+        if len(names) == 2 and isinstance(found, ast.ClassDef):
+            method = next((n for n in found.body if isinstance(n, FUNCS) and n.name == names[1]), None)
+            return (found, method) if method is not None else None
+        return None
+
     def function_names(self) -> set[str]:
         """Names JAX reports for this file's functions when it traces them."""
         names = {"<lambda>"}

@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import io
 import logging
+import os
 import random
 import re
 import sys
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 NUMPY_SAMPLERS = (
     "random rand randn randint random_integers random_sample ranf sample choice bytes shuffle "
     "permutation uniform normal standard_normal beta binomial chisquare dirichlet exponential f "
@@ -30,6 +32,9 @@ LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critic
 STAGED_TRACER = re.compile(r"Traced<|JitTracer\(|DynamicJaxprTracer|JaxprTracer")  # how jit tracers print
 
 KEY_READERS = {"key_data", "key_impl"}  # jax.random functions that look at a key without drawing from it
+# jax.random functions that take a key without consuming it, so JAX's key-reuse checker never
+# checks their key: `fold_in` derives a new key and leaves its input as it was
+UNCHECKED_KEY_USES = {"fold_in"}
 
 ACTIVE: Recorder | None = None
 ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
@@ -40,6 +45,31 @@ class _Frame:
     traced: bool
     session: int | None
     site: tuple | None  # (code, line) of the untraced caller that started the trace session
+    line: int = 0  # the line the frame ran last
+
+
+@dataclass
+class Compile:
+    """One compilation JAX reported outside any trace: of what, from where, and which code of the
+    file its trace ran."""
+
+    fun_name: str | None
+    site: tuple | None  # (code, line) of the innermost frame of the file on the stack
+    stack: tuple  # (code, line) of every frame of the file on the stack, innermost first
+    sessions: tuple  # trace sessions of the file's code that JAX traced for it
+
+    def mine(self, names: set[str]) -> bool:
+        """Whether it compiled the file's own code (or a function named as one of the file's)."""
+        return bool(self.sessions) or self.fun_name in names
+
+
+@dataclass
+class _SiteWork:
+    """What traced code did at one call site since JAX last traced there: its trace sessions, and
+    the lines whose key uses JAX's key-reuse checker sees only once the trace is checked."""
+
+    sessions: list = field(default_factory=list)
+    key_lines: list = field(default_factory=list)
 
 
 @dataclass
@@ -63,28 +93,37 @@ class Recorder:
     def __init__(self, path: str, trace_clean, function_names: set[str]):
         self.path = path
         self._clean = trace_clean
-        self._names = function_names
+        self.names = function_names  # names JAX reports for the file's functions when it traces them
         self.lines: Counter = Counter()
         self.code_lines: Counter = Counter()  # (code, line) -> executions
+        self.back: Counter = Counter()  # (code, line, from_line) -> jumps back to line from a later one
         self.traced: Counter = Counter()
         self.sessions: dict[int, set] = defaultdict(set)
         self.session_site: dict[int, tuple | None] = {}
         # "staged" counts output that showed a jit tracer instead of a value
         self.effects: dict[str, Counter] = {"io": Counter(), "rng": Counter(), "staged": Counter()}
-        self.compiles: Counter = Counter()  # (fun_name, site) -> jit traces JAX reported
-        self.roots: Counter = Counter()  # (co_name, co_firstlineno, site) -> trace sessions started
+        self.compiled: list[Compile] = []
+        self.session_root: dict[int, tuple[str, int]] = {}  # session -> (co_name, co_firstlineno) it began in
         self.keys: list[KeyMade] = []
         # keys handed to jax.random while each line ran: typed ones, which JAX's key-reuse checker
-        # tracks, and legacy uint32 ones, which it cannot see
-        self.key_uses: dict[str, Counter] = {"typed": Counter(), "legacy": Counter()}
+        # tracks; of those, the ones it checked (at once outside a trace, else once the jit trace
+        # they were used in finished and was checked); legacy uint32 ones, which it cannot see; and
+        # uses it never checks (UNCHECKED_KEY_USES), by function name
+        self.key_uses: dict[str, Counter] = {"typed": Counter(), "checked": Counter(), "legacy": Counter()}
+        self.unchecked_uses: dict[int, set[str]] = defaultdict(set)
+        self.routing = ROUTE_KEYS[0]  # legacy `jax.random.PRNGKey` made typed keys during the run
         self.warnings: list[str] = []
         self._frames: dict[int, _Frame] = {}
         self._next_session = 0
-        self._last_root: tuple | None = None  # (co_name, site) of the latest trace session
+        self._open: dict[tuple | None, _SiteWork] = {}  # per call site, since JAX last traced there
+        self._traced: dict[tuple | None, _SiteWork] = {}  # per call site, of the trace JAX just finished
+        self._trace_names: dict[tuple | None, str | None] = {}
+        self._files: dict[str, bool] = {}
 
     def __enter__(self) -> Recorder:
         global ACTIVE
         ACTIVE = self
+        self.routing |= ROUTE_KEYS[0]
         sys.settrace(self._on_call)
         threading.settrace(self._on_call)  # threads the user's code starts meanwhile
         return self
@@ -98,14 +137,22 @@ class Recorder:
 
     # -- settrace callbacks ------------------------------------------------------------------
 
+    def mine(self, filename: str) -> bool:
+        """Whether code of `filename` is the file's (imported by another path to it, too)."""
+        known = self._files.get(filename)
+        if known is None:
+            known = self._files[filename] = filename == self.path or (
+                os.path.realpath(filename) == os.path.realpath(self.path))
+        return known
+
     def _user_caller(self, frame):
         caller = frame.f_back
-        while caller is not None and caller.f_code.co_filename != self.path:
+        while caller is not None and not self.mine(caller.f_code.co_filename):
             caller = caller.f_back
         return caller
 
     def _on_call(self, frame, event, arg):
-        if frame.f_code.co_filename != self.path:
+        if not self.mine(frame.f_code.co_filename):
             return None
         caller = self._user_caller(frame)
         traced = not self._clean(frame)
@@ -119,8 +166,8 @@ class Recorder:
                 self._next_session += 1
                 session = self._next_session
                 self.session_site[session] = site
-                self.roots[(frame.f_code.co_name, frame.f_code.co_firstlineno, site)] += 1
-                self._last_root = (frame.f_code.co_name, site)
+                self.session_root[session] = (frame.f_code.co_name, frame.f_code.co_firstlineno)
+                self._open.setdefault(site, _SiteWork()).sessions.append(session)
         self._frames[id(frame)] = _Frame(traced, session, site)
         return self._on_event
 
@@ -130,9 +177,13 @@ class Recorder:
             self.lines[line] += 1
             self.code_lines[(frame.f_code, line)] += 1
             info = self._frames.get(id(frame))
-            if info is not None and info.traced:
-                self.traced[line] += 1
-                self.sessions[line].add(info.session)
+            if info is not None:
+                if info.line > line:
+                    self.back[(frame.f_code, line, info.line)] += 1
+                info.line = line
+                if info.traced:
+                    self.traced[line] += 1
+                    self.sessions[line].add(info.session)
         elif event == "return":
             self._frames.pop(id(frame), None)
         return self._on_event
@@ -142,9 +193,14 @@ class Recorder:
     def _user_frames(self):
         frame = sys._getframe(1)
         while frame is not None:
-            if frame.f_code.co_filename == self.path:
+            if self.mine(frame.f_code.co_filename):
                 yield frame
             frame = frame.f_back
+
+    def _site(self) -> tuple | None:
+        """(code, line) of the innermost frame of the file on the stack: where JAX was called from."""
+        frame = next(self._user_frames(), None)
+        return (frame.f_code, frame.f_lineno) if frame is not None else None
 
     def note_effect(self, kind: str, staged: bool = False) -> None:
         """A Python side effect (output, logging, stateful RNG) happened; credit traced lines on the stack."""
@@ -168,26 +224,61 @@ class Recorder:
             value = None
         self.keys.append(KeyMade(frame.f_lineno, value, info.session if info and info.traced else None))
 
-    def note_key_use(self, typed: bool) -> None:
-        """jax.random took a key: credit every line of the file on the stack (the call that led there)."""
-        kind = "typed" if typed else "legacy"
-        for line in {frame.f_lineno for frame in self._user_frames()}:
-            self.key_uses[kind][line] += 1
+    def note_key_use(self, function: str, typed: bool) -> None:
+        """jax.random's `function` took a key: credit every line of the file on the stack (the call
+        that led there). A typed key used outside any trace is checked at once; one used while JAX
+        traces, only once that trace is done and checked (note_key_check)."""
+        lines = {frame.f_lineno for frame in self._user_frames()}
+        if function in UNCHECKED_KEY_USES:
+            for line in lines:
+                self.unchecked_uses[line].add(function)
+            return
+        for line in lines:
+            self.key_uses["typed" if typed else "legacy"][line] += 1
+        if not typed:
+            return
+        if not getattr(self._clean, "exact", False):
+            return  # cannot tell a traced use from an eager one: none counts as checked
+        if self._clean(None):
+            for line in lines:
+                self.key_uses["checked"][line] += 1
+        else:
+            frame = next(self._user_frames(), None)
+            info = self._frames.get(id(frame)) if frame is not None else None
+            site = info.site if info is not None and info.traced else self._site()
+            self._open.setdefault(site, _SiteWork()).key_lines.append(lines)
+
+    def note_trace_start(self) -> None:
+        """JAX begins tracing a jit-compiled function outside any trace: what it traced at this
+        site before is not what it will check or compile next."""
+        self._traced.pop(self._site(), None)
 
     def note_trace(self, fun_name: str | None) -> None:
-        """JAX finished tracing a jit-compiled function: count it against its untraced call site.
+        """JAX finished (or gave up) tracing a jit-compiled function outside any trace: what ran
+        traced from this site since its last trace belongs to this one."""
+        site = self._site()
+        self._traced[site] = self._open.pop(site, None) or _SiteWork()
+        self._trace_names[site] = fun_name
 
-        JAX versions that do not name the function get the latest trace session's function."""
-        frame = next(self._user_frames(), None)
-        if frame is not None:
-            info = self._frames.get(id(frame))
-            if info is not None and info.traced:
-                return  # a nested jit inside another trace
-        site = (frame.f_code, frame.f_lineno) if frame is not None else None
-        if fun_name is None and self._last_root is not None and self._last_root[1] == site:
-            fun_name = self._last_root[0]
-        if fun_name in self._names:
-            self.compiles[(fun_name, site)] += 1
+    def note_key_check(self) -> None:
+        """JAX's key-reuse checker checked a jaxpr without error: outside any trace, the jaxpr of
+        the trace just finished at this site."""
+        if not (getattr(self._clean, "exact", False) and self._clean(None)):
+            return
+        for lines in self._traced.get(self._site(), _SiteWork()).key_lines:
+            for line in lines:
+                self.key_uses["checked"][line] += 1
+
+    def note_compile(self) -> None:
+        """JAX compiled what it traced last at this site (outside any trace)."""
+        frames = list(self._user_frames())
+        site = (frames[0].f_code, frames[0].f_lineno) if frames else None
+        work = self._traced.pop(site, None) or _SiteWork()
+        name = self._trace_names.get(site)
+        if name is None and work.sessions:  # JAX versions that do not name the function
+            name = self.session_root[work.sessions[0]][0]
+        stack = tuple((f.f_code, f.f_lineno) for f in frames)
+        self.compiled.append(Compile(name, site, stack, tuple(work.sessions)))
 
 
 class _Sink(io.TextIOBase):
@@ -249,7 +340,8 @@ def _noting(kind: str, fn, tracer_type=None, text: bool = False):
 
 
 def trace_clean_function():
-    """A callable(frame) telling whether no JAX trace is in progress."""
+    """A callable(frame) telling whether no JAX trace is in progress; its `exact` attribute says
+    whether it knows (without a frame, the fallback answers True)."""
     import jax
 
     try:
@@ -262,8 +354,14 @@ def trace_clean_function():
                 return True
             return not any(isinstance(v, tracer) for v in frame.f_locals.values())
 
+        clean.exact = False
         return clean
-    return lambda frame: trace_state_clean()
+
+    def exact(frame):
+        return trace_state_clean()
+
+    exact.exact = True
+    return exact
 
 
 def _watch_key_checks() -> None:
@@ -288,10 +386,32 @@ def _watch_key_checks() -> None:
     def checked(name, key, *args, **kwargs):
         out = check(name, key, *args, **kwargs)
         if ACTIVE is not None and name not in KEY_READERS and isinstance(out, tuple) and len(out) == 2:
-            ACTIVE.note_key_use(typed=not out[1])
+            ACTIVE.note_key_use(name, typed=not out[1])
         return out
 
     module._check_prng_key = checked
+
+
+def _watch_key_reuse_checks() -> None:
+    """Note each check of a finished jit trace by JAX's key-reuse checker (its private
+    `check_key_reuse_jaxpr`, which jit looks up on every trace). Where this JAX has none, no traced
+    key use counts as checked, and key findings on traced lines are not called not-reproduced."""
+    try:
+        from jax.experimental.key_reuse import _core as module
+    except ImportError:
+        return
+    check = getattr(module, "check_key_reuse_jaxpr", None)
+    if not callable(check):
+        return
+
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        out = check(*args, **kwargs)
+        if ACTIVE is not None:
+            ACTIVE.note_key_check()
+        return out
+
+    module.check_key_reuse_jaxpr = checked
 
 
 def install_hooks(sink_output: bool = True) -> None:
@@ -332,13 +452,29 @@ def install_hooks(sink_output: bool = True) -> None:
         return typed(seed, *args, **kwargs)
 
     jax.random.PRNGKey, jax.random.key = prng_key, key
+    clean = trace_clean_function()
     _watch_key_checks()
+    _watch_key_reuse_checks()
+
+    # JAX reports each jit trace and compilation as events (a trace's start as a scalar, where
+    # this JAX has scalar listeners); only those outside any trace count: a jit nested in traced
+    # code is part of its caller's trace
+    def on_start(event, value, **kwargs):
+        if event == TRACE_EVENT and ACTIVE is not None and clean(None):
+            ACTIVE.note_trace_start()
 
     def on_event(event, duration, **kwargs):
-        if event == TRACE_EVENT and ACTIVE is not None:
+        if ACTIVE is None or not clean(None):
+            return
+        if event == TRACE_EVENT:
             name = kwargs.get("fun_name")
             ACTIVE.note_trace(None if name is None else str(name))
+        elif event == COMPILE_EVENT:
+            ACTIVE.note_compile()
 
+    register_scalar = getattr(jax.monitoring, "register_scalar_listener", None)
+    if register_scalar is not None:
+        register_scalar(on_start)
     jax.monitoring.register_event_duration_secs_listener(on_event)
 
     import warnings

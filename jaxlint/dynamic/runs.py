@@ -77,6 +77,10 @@ class Failure:
     def where(self) -> str:
         return f"at line {self.line}" if self.frames else "when called"
 
+    def said(self) -> str:
+        """The failure in words: its type, where, and its message (which names what was missing)."""
+        return f"{self.type} {self.where()}" + (f": {self.message}" if self.message else "")
+
 
 @dataclass
 class Run:
@@ -110,9 +114,11 @@ class Entry:
     node: ast.AST  # the def whose signature and annotations describe the arguments
     static: set[str]
     transformed: bool
+    source: Source  # the file the def is in
     method: str | None = None
     factory_names: list[str] = field(default_factory=list)
     made: object = None  # a callable some probe returned (a factory's product) to call directly
+    module: str | None = None  # the module to import it from, when not the file's own
 
     @property
     def label(self) -> str:
@@ -333,7 +339,8 @@ class Executor:
                     node=node,
                     static=opts.static_names(params),
                     transformed=len(codes) > 1 or opts.is_jit or not isinstance(value, types.FunctionType),
-                    factory_names=self._factory_names(name),
+                    source=self.source,
+                    factory_names=self._factory_names(name, self.path),
                 ))
         found.sort(key=lambda e: (not self.source.jit_options(e.name).is_jit, not e.transformed))
         yield from found
@@ -355,26 +362,61 @@ class Executor:
                     node=node,
                     static=opts.static_names(_param_names(node)),
                     transformed=len(codes) > 1 or opts.is_jit or not isinstance(run.returned, types.FunctionType),
+                    source=self.source,
                     made=run.returned,
                 )
         return None
 
-    def _method_entry(self, cls: ast.ClassDef, method: ast.AST) -> Entry:
-        opts = self.source.decorator_options(method)
+    def _method_entry(self, cls: ast.ClassDef, method: ast.AST, source: Source | None = None) -> Entry:
+        source = source or self.source
+        opts = source.decorator_options(method)
         return Entry(
             callee=f"{cls.name}.{method.name}()",
             name=cls.name,
             node=method,
             static=opts.static_names(_param_names(method)),
             transformed=opts.is_jit,
+            source=source,
             method=method.name,
-            factory_names=self._factory_names(f"{cls.name}.{method.name}"),
+            factory_names=self._factory_names(f"{cls.name}.{method.name}", source.path),
         )
 
-    def _factory_names(self, qualname: str) -> list[str]:
-        rel = os.path.relpath(self.path, self.root)
+    def named_entry(self, qualified: str) -> Entry | None:
+        """The entry point a finding names as tracing it (`pkg.module.function`, `pkg.module.Class.method`),
+        to probe where it lives: its module is found on the import path (importing the packages
+        above it), and only found, not imported, until the probe."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                with self.probe_limit():
+                    spec = importlib.util.find_spec(".".join(parts[:cut]))
+            except BaseException as exc:  # a package above it that does not import, or no such module
+                _reraise_interrupt(exc)
+                continue
+            if spec is None or not (spec.origin or "").endswith(".py"):
+                continue
+            try:
+                source = Source.parse(spec.origin)
+            except (SyntaxError, ValueError, OSError):
+                return None
+            found = source.qualified_def(parts[cut:])
+            if found is None:
+                return None
+            cls, node = found
+            opts = source.decorator_options(node) if cls is not None else source.jit_options(node.name)
+            if opts.opaque:
+                return None
+            entry = self._method_entry(cls, node, source) if cls is not None else Entry(
+                callee="", name=node.name, node=node, static=opts.static_names(_param_names(node)),
+                transformed=opts.is_jit, source=source, factory_names=self._factory_names(node.name, source.path))
+            entry.callee, entry.module = f"{qualified}()", spec.name
+            return entry
+        return None
+
+    def _factory_names(self, qualname: str, path: str) -> list[str]:
+        rel = os.path.relpath(path, self.root)
         dotted = os.path.splitext(rel)[0].replace(os.sep, ".")
-        stem = os.path.splitext(os.path.basename(self.path))[0]
+        stem = os.path.splitext(os.path.basename(path))[0]
         return [f"{dotted}:{qualname}", f"{stem}:{qualname}", f"{rel}:{qualname}"]
 
     def probe(self, entry: Entry, keys: bool, profile: int, eager: bool) -> Run:
@@ -384,7 +426,7 @@ class Executor:
             return self._probes[cache_key]
         run = Run(entry.label, faithful=False,
                   transformed=entry.transformed, eager=eager, rec=self.recorder(),
-                  entry_key=code_key(entry.node), backend=self.backend)
+                  entry_key=code_key(entry.node) if entry.source is self.source else None, backend=self.backend)
         self._probes[cache_key] = run
         module = self.module(keys)
         if module is None:
@@ -393,13 +435,14 @@ class Executor:
         if self.time_left() < 1:
             run.setup = "not run: the time limit was used up"
             return run
-        synth = Synthesizer(profile, typed_keys=keys, resolve=self.source.module_function)
+        synth = Synthesizer(profile, typed_keys=keys, resolve=entry.source.module_function)
         with self.probe_limit(), self.mode(keys, eager), run.rec:
             try:
                 target, skip = self._target(module, entry, synth)
             except BaseException as exc:
                 _reraise_interrupt(exc)
-                run.setup = f"could not construct a {entry.name}: {_describe(exc)}"
+                what = f"construct a {entry.name}" if entry.method else f"import {entry.module or entry.name}"
+                run.setup = f"could not {what}: {_describe(exc)}"
                 return run
             for _ in range(2):
                 try:
@@ -428,6 +471,8 @@ class Executor:
         """The callable to probe, and how many leading parameters of its def it binds itself."""
         if entry.made is not None:
             return entry.made, 0
+        if entry.module is not None:
+            module = importlib.import_module(entry.module)
         value = getattr(module, entry.name)
         if entry.method is None:
             return value, 0
@@ -436,8 +481,8 @@ class Executor:
             return getattr(value, entry.method), 0
         if isinstance(raw, classmethod):
             return getattr(value, entry.method), 1
-        cls_node = self.source.top_level(entry.node.lineno)
-        made = from_factory(self.settings, self._factory_names(entry.name))
+        cls_node = entry.source.top_level(entry.node.lineno)
+        made = from_factory(self.settings, self._factory_names(entry.name, entry.source.path))
         if made is None:
             init = next((n for n in cls_node.body if getattr(n, "name", None) == "__init__"), None)
             made = synth.for_def(init, set(), skip=1) if init is not None else \

@@ -9,6 +9,7 @@ still reports what it decided; the user's prints go to a pipe of their own and c
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -61,9 +62,10 @@ class Results:
 class Case:
     """One finding being decided: its target and the verdicts gathered from runs so far."""
 
-    def __init__(self, index: int, target: Target):
+    def __init__(self, index: int, target: Target, via: str | None = None):
         self.index = index
         self.target = target
+        self.via = via  # the entry point in another module that the finding says traces its code
         self.verdicts: list[tuple[Verdict, bool]] = []  # (verdict, from the user's own program)
 
     def add(self, verdict: Verdict, faithful: bool) -> None:
@@ -85,7 +87,8 @@ class Case:
         if negative:  # the user's own program speaks loudest, and its latest run most
             return max(reversed(negative), key=lambda p: p[1])[0]
         reasons: dict[str, str] = {}
-        for v, _ in self.verdicts:  # one reason per event, whichever run showed it first
+        # one reason per event, whichever run showed it first, the user's own program's first
+        for v, _ in sorted(self.verdicts, key=lambda p: not p[1]):
             reasons.setdefault(v.detail.rsplit(" (", 1)[0], v.detail)
         return Verdict(INCONCLUSIVE, "; ".join(list(reasons.values())[:3]))
 
@@ -107,7 +110,7 @@ class Worker:
                 code=f["code"], row=f["row"], span=source.span(f["row"], f.get("end_row")),
                 declared=source.declared_codes(source.span(f["row"], f.get("end_row"))),
                 writes_state=source.writes_outer_state(f["row"]), source=source,
-            ))
+            ), f.get("via"))
             for f in request["findings"]
         ]
 
@@ -180,8 +183,11 @@ class Worker:
             case.add(verdict, True)
 
     def probe_pass(self, case: Case) -> None:
+        """Probe the callables that run the finding's line: the entry point the finding names first
+        (the code is traced from there), then those of the file."""
         t = case.target
-        for n, entry in enumerate(self.ex.entries(t.row)):
+        named = self.ex.named_entry(case.via) if case.via else None
+        for n, entry in enumerate(itertools.chain([named] if named else [], self.ex.entries(t.row))):
             if n >= MAX_PROBED_ENTRIES or self.ex.time_left() < 2:
                 return
             run = self.try_entry(case, entry)
