@@ -65,7 +65,11 @@ TRACED_VALUE_LIMITATIONS = """
       may have held (its true edge, through `not`, `and` and `or`: inside `if _is_tracer(topk)
       or topk:`), the code says it may be a tracer, and it is taken for one (a caller that
       jits the function may be in another package). A value the analysis sees to be a Python
-      one (a default, a literal fixed by `functools.partial`) stays one.
+      one (a default, a literal fixed by `functools.partial`) stays one. The other way round, a
+      JAX array computed in traced code is a tracer: under `if not isinstance(jnp.atleast_1d(x),
+      jax.core.Tracer):` (a check meant for concrete calls) nothing runs in traced code, and
+      nothing there is reported. A tuple or list of arrays is no tracer: the test says nothing
+      of it.
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
