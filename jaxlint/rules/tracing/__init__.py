@@ -155,8 +155,12 @@ TRACED_VALUE_LIMITATIONS = """
       field is known by its name: one that the module's classes declare, every one of them,
       as an array field of a NamedTuple or dataclass pytree (not a sequence of arrays, not
       static), and that no class of the module makes a method, a class variable or an
-      instance attribute, is a traced array. Elsewhere attributes of traced pytrees are
-      unknown.
+      instance attribute, is a traced array. A property that computes a JAX array (every
+      `return` a `jax.numpy`/`lax` operation returning one: `return jnp.array(self.length -
+      self.t - 1, int)`) runs where it is read, and in traced code JAX stages it: read from a
+      traced instance, whose class an annotation says or, by the same rule, its name, it is a
+      traced array (`range(state.remaining)` fails); a property or method of a NamedTuple is
+      none of its fields. Elsewhere attributes of traced pytrees are unknown.
     - **Instances built in the analysed code.** An instance that the analysed code builds of a
       `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
       keeps what was passed for each field, or its default, a Python value: reading the field
