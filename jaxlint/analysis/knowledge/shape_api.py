@@ -71,7 +71,7 @@ RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson"
 
 
 # Arguments JAX needs concrete while tracing, by kind.
-SHAPE, START, OFFSET, AXIS = "shape", "start", "offset", "axis"
+SHAPE, START, OFFSET, AXIS, STEPS = "shape", "start", "offset", "axis", "steps"
 # Function -> (positional index or None for keyword-only, keyword, kind) of each argument JAX
 # needs concrete; a method of `jax.Array` counts `self` as its first parameter. An argument that
 # may be either a count or an array of values (`jax.random.permutation(key, x)`,
@@ -107,7 +107,10 @@ CONCRETE_ARGUMENTS = {
     "jax.lax.full_like": ((3, "shape", SHAPE),),
     "jax.lax.iota": ((1, "size", SHAPE),),
     # The number of steps, and so the leading dimension of the stacked outputs.
-    "jax.lax.scan": ((3, "length", SHAPE),),
+    "jax.lax.scan": ((3, "length", STEPS),),
+    # The most steps a loop may take, which sizes its checkpoints and saved outputs.
+    "equinox.internal.while_loop": ((None, "max_steps", STEPS),),
+    "diffrax.diffeqsolve": ((None, "max_steps", STEPS),),
     "jax.lax.broadcasted_iota": ((1, "shape", SHAPE), (2, "dimension", AXIS)),
     # ---- reshaping, padding, slicing ------------------------------------------------------------
     "jax.numpy.reshape": ((1, "shape", SHAPE),),
