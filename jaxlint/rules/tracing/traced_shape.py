@@ -167,7 +167,7 @@ class TracedShape(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.unguarded(fn, ast.Call):
-                for arg, kind in concrete_arguments(module, node):
-                    if module.is_abstract(arg):
+                for arg, kind, _ in concrete_arguments(module, node):
+                    if kind in _MESSAGES and module.is_abstract(arg):
                         report(arg, _MESSAGES[kind].format(module.source.snippet(arg)))
                         break
