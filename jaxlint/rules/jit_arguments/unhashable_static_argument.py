@@ -29,8 +29,15 @@ class UnhashableStaticArgument(Rule):
         - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
           `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)` (only
           arrays have those methods with an `axis`).
-        - A NamedTuple, or a frozen (or `unsafe_hash`) dataclass of the module, holding such a
-          value: its hash is its fields' hash (`State(packed=[x], tree_def=None)`).
+        - A NamedTuple, or an instance of a class hashed by its fields, holding such a value: a
+          frozen (or `unsafe_hash`) dataclass, an Equinox module (`eqx.Module.__hash__` hashes
+          its fields), a `flax.struct.dataclass` (frozen), of this module or of another module
+          of the project (`State(packed=[x], tree_def=None)`). Where the class's own `__init__`
+          decides the fields, a field it declares a list, dict, set or array says so.
+        - A half of such an instance from `eqx.partition(model, ...)` (`params, static =
+          ...`) or `eqx.filter`: a list, dict or set is a pytree node, which both halves keep,
+          so a module with a dict field stays unhashable; its array fields are None in the
+          non-array half, which hashes.
         - A parameter mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it that is not
           `None`).
         - A static `self` whose class is a non-frozen dataclass, or defines `__eq__` without
