@@ -10,6 +10,7 @@ the names it needs from there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import textwrap
@@ -44,6 +45,7 @@ class Twins:
     clean: Program
     error: str
     needs: str = "jax"
+    leaks: bool = False  # run `demo()` under `jax.checking_leaks()`: a tracer kept after its trace raises
 
 
 def _cells(twins: dict[str, Twins]):
@@ -75,11 +77,14 @@ def matrix_tests(twins: dict[str, Twins]):
         for file, text in getattr(case, kind).files(placement).items():
             (tmp_path / file).write_text(text, encoding="utf-8")
         sys.path.insert(0, str(tmp_path))
+        jax = importlib.import_module("jax")
+        checking = jax.checking_leaks if case.leaks else contextlib.nullcontext
         try:
             if kind == "clean":
-                importlib.import_module("main").demo()
+                with checking():
+                    importlib.import_module("main").demo()
             else:
-                with pytest.raises(Exception) as info:
+                with pytest.raises(Exception) as info, checking():
                     importlib.import_module("main").demo()
                 assert case.error in {cls.__name__ for cls in type(info.value).__mro__}, repr(info.value)
         finally:
@@ -177,7 +182,9 @@ FRAMEWORKS = {
 }
 
 
-def helper_matrix(helper: str, bug: str, clean: str, error: str, names: tuple[str, ...] = ()) -> dict[str, Twins]:
+def helper_matrix(
+    helper: str, bug: str, clean: str, error: str, names: tuple[str, ...] = (), leaks: bool = False
+) -> dict[str, Twins]:
     """Twins for every framework: a helper defined as `bug` or `clean` (the definitions, which
     define `helper` and the `names` it needs to be imported with), run by each framework's traced code."""
     twins = {}
@@ -185,6 +192,6 @@ def helper_matrix(helper: str, bug: str, clean: str, error: str, names: tuple[st
         use = textwrap.dedent(use).replace("{helper}", helper)
         exported = (helper, *names)
         twins[framework] = Twins(
-            Program(imports, bug, use, exported), Program(imports, clean, use, exported), error, needs
+            Program(imports, bug, use, exported), Program(imports, clean, use, exported), error, needs, leaks
         )
     return twins

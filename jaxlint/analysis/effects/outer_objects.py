@@ -2,7 +2,7 @@
 
 A part of `Effects` (see `effects.py`): the purity rules ask whether a store's object is a
 module global, a closure variable of an eager function or the Python `self` of a jitted
-method; whether the module itself made it as a container or an instance (not a parameter,
+method (also through a local name bound only to a part of one: `env = self.env`); whether the module itself made it as a container or an instance (not a parameter,
 not a library object); and whether it is a Flax NNX object.
 """
 
@@ -24,6 +24,7 @@ class OuterObject:
 
     root: ast.Name
     where: str  # "module" | "closure" | "self"
+    alias: str = ""  # the local name the write goes through, bound to a part of the object
 
 
 class OuterObjects:
@@ -51,10 +52,26 @@ class OuterObjects:
         if id(node) in self.contexts:
             if node is function and self._outer_self(root, function):
                 return OuterObject(root, "self")
+            if node is function:
+                return self._aliased(root, owner, function)
             return None
         if owner.kind == "function":
             return OuterObject(root, "closure")
         return None
+
+    def _aliased(self, root: ast.Name, owner: Scope, function: FunctionNode) -> OuterObject | None:
+        """The outer object a local name of `function` stands for when every binding of it reads a
+        part of one (`env = self.env`): a write through the name mutates that object."""
+        values = owner.assigned.get(root.id, [])
+        if not values or root.id in owner.params or root.id in owner.other:
+            return None
+        found = [
+            self.outer_object(v, function) if isinstance(v, (ast.Attribute, ast.Subscript)) and not _reads(v, root.id) else None
+            for v in values
+        ]
+        if not all(found):
+            return None
+        return OuterObject(found[0].root, found[0].where, found[0].alias or root.id)
 
     def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
         """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
@@ -232,6 +249,11 @@ class OuterObjects:
                 cls = self.names.definition(value.func, scope)
                 return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
         return False
+
+
+def _reads(value: ast.expr, name: str) -> bool:
+    """`value` (`a.b[c]`) reads `name` anywhere: a binding of `name` from itself (`env = env.inner`)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(value))
 
 
 def _writes_own_state(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -40,6 +40,9 @@ class OuterMutation(Rule):
           reference arguments so.
         - The Python object `self` of a jitted method (static `self`, a bound method) or of an
           instance handed to `lax.scan`.
+        - Any of these through a local name every binding of which reads a part of one (`env =
+          self.env`, then `env.unwrapped.sys = sys` under `jax.vmap`; `latest = RECORDER.latest`,
+          then `latest["x"] = x`): the name is the object, not a copy of it.
 
         **Where.** Inside staged code (`jit`, `pmap`, `lax` bodies) always; under `vmap` when
         the stored value is traced.
@@ -327,6 +330,8 @@ class OuterMutation(Rule):
                 if not leaked and _records_trace_metadata(module, values):
                     continue
                 what = _WHERE["parameter" if parameter else outer.where].format(name=outer.root.id)
+                if outer.alias:
+                    what = f"`{outer.alias}`, a part of {what}"
                 if leaked:
                     message = (
                         f"Traced code stores a traced value in {what}: the write happens once, while tracing, "
