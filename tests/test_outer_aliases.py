@@ -102,12 +102,35 @@ def demo():
     return Wrapper(Env()).fresh(jnp.ones(()))
 """
 
+# The fix: the environment gets the batched value for the `with` block only, and gets its own
+# back in `finally`, before the trace ends.
+RESTORED = SHARED_ENVIRONMENT.replace("{mark}", "").replace(
+    """    def _env_fn(self, scale):
+        env = self.env
+        env.scale = scale
+        return env
+""",
+    """    @contextlib.contextmanager
+    def _env_fn(self, scale):
+        env = self.env
+        old = env.scale
+        try:
+            env.scale = scale
+            yield env
+        finally:
+            env.scale = old
+""",
+).replace(
+    "            return self._env_fn(scale).reset(key)",
+    "            with self._env_fn(scale) as env:\n                return env.reset(key)",
+).replace("import jax\n", "import contextlib\n\nimport jax\n", 1)
+
 (
     test_local_objects_stay_quiet,
     test_a_shared_environment_is_reported,
     test_jax_runs_the_local_objects,
     test_jax_rejects_the_shared_environment,
 ) = case_tests(
-    {"local-objects": LOCAL_OBJECTS},
+    {"local-objects": LOCAL_OBJECTS, "restored-in-finally": RESTORED},
     {"shared-environment": (SHARED_ENVIRONMENT.replace("{mark}", ""), "JAX407", "UnexpectedTracerError")},
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
-from jaxlint.analysis.engine.walk import own_nodes, walk
+from jaxlint.analysis.engine.walk import own_nodes, own_statements, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param
 
@@ -72,6 +72,30 @@ class OuterObjects:
         if not all(found):
             return None
         return OuterObject(found[0].root, found[0].where, found[0].alias or root.id)
+
+    def restored(self, stmt: ast.stmt, target: ast.expr) -> bool:
+        """The write `stmt` makes to `target` is undone when the code leaves: a `try` around it
+        whose `finally` writes the same attribute (or constant key) back from a saved name
+        (`old = env.sys; try: env.sys = new; ... finally: env.sys = old`); or it is that
+        write back itself."""
+        last = _last_part(target)
+        if last is None:
+            return False
+        node: ast.AST = stmt
+        parents = self.names.parents
+        while id(node) in parents:
+            parent = parents[id(node)]
+            if isinstance(parent, _TRIES):
+                if node in parent.finalbody:
+                    written = isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and _writes(parent.body, last)
+                else:
+                    written = _writes(parent.finalbody, last, saved=True)
+                if written:
+                    return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False
+            node = parent
+        return False
 
     def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
         """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
@@ -249,6 +273,27 @@ class OuterObjects:
                 cls = self.names.definition(value.func, scope)
                 return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
         return False
+
+
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `try ... except*` from Python 3.11
+
+
+def _last_part(target: ast.expr) -> tuple | None:
+    """The attribute (`.sys`) or constant key (`["sys"]`) a store target ends with."""
+    if isinstance(target, ast.Attribute):
+        return ("attribute", target.attr)
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return ("key", target.slice.value)
+    return None
+
+
+def _writes(block: list[ast.stmt], last: tuple, saved: bool = False) -> bool:
+    """A statement of `block` assigns a target ending with `last` (with `saved`, a name's value)."""
+    return any(
+        isinstance(s, ast.Assign) and (not saved or isinstance(s.value, ast.Name))
+        and any(_last_part(t) == last for t in s.targets)
+        for s in own_statements(block)
+    )
 
 
 def _reads(value: ast.expr, name: str) -> bool:

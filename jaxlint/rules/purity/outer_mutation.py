@@ -68,6 +68,9 @@ class OuterMutation(Rule):
         - An object the traced code makes itself (`acc = Accumulator()` in a jitted function:
           what its methods store on `self` is made and dropped within the trace).
         - Host callbacks.
+        - A write undone before the code leaves: inside a `try` whose `finally` writes the same
+          attribute or key back from a name that saved it (`old = env.sys; try: env.sys = sys;
+          yield env; finally: env.sys = old`), and that write back.
         - Flax `self.sow`/`self.variable`/`self.param`, and NNX variable updates
           (`self.count.value += 1`, `nnx.jit`), except those from outside described above.
         - Framework modules and registered pytrees.
@@ -319,6 +322,8 @@ class OuterMutation(Rule):
                 if _variable_update(target):
                     continue
                 if outer is None or outer.root.id in effects.asserted_names:
+                    continue
+                if isinstance(stmt, ast.stmt) and effects.restored(stmt, target):
                     continue
                 leaked = any(module.is_traced(v) for v in values)
                 origin = effects.mutable_origin(outer)
