@@ -20,7 +20,7 @@ import ast
 from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import Names, annotation_name
-from jaxlint.analysis.engine.walk import own_statements
+from jaxlint.analysis.shapes.single_bindings import single_binding
 from jaxlint.analysis.tracing.array_annotations import declares_array
 
 # A class of the project by its qualified name: the names of its module and its statement.
@@ -109,33 +109,12 @@ def unhashable_field(cls: ast.ClassDef, names: Names, arrays: bool) -> str | Non
 def partitioned(name: ast.Name, names: Names) -> ast.expr | None:
     """The tree that `name` holds a half of: bound once, by `a, b = eqx.partition(tree, ...)` or
     `b = eqx.filter(tree, ...)`, in the scope that binds it."""
-    scope = names.read_scope.get(id(name))
-    owner = names.lookup(name.id, scope) if scope is not None else None
-    if owner is None or name.id in owner.params:
+    binding = single_binding(name, names)
+    if binding is None or not isinstance(binding.value, ast.Call):
         return None
-    values = owner.assigned.get(name.id, [])
-    if len(values) == 1 and name.id not in owner.other:
-        return _partition_argument(values[0], names, owner, "equinox.filter")
-    if values or name.id not in owner.other:
+    call = binding.value
+    if names.qualname(call.func) != ("equinox.partition" if binding.unpacked else "equinox.filter"):
         return None
-    body = owner.node.body if isinstance(owner.node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
-    found = [
-        stmt for stmt in own_statements(body)
-        if isinstance(stmt, ast.Assign) and any(_unpacks(t, name.id) for t in stmt.targets)
-    ]
-    if len(found) != 1:
-        return None
-    return _partition_argument(found[0].value, names, owner, "equinox.partition")
-
-
-def _unpacks(target: ast.expr, name: str) -> bool:
-    return isinstance(target, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == name for e in target.elts)
-
-
-def _partition_argument(value: ast.expr, names: Names, scope, which: str) -> ast.expr | None:
-    if not isinstance(value, ast.Call) or names.qualname(value.func, scope) != which:
-        return None
-    if value.args and not isinstance(value.args[0], ast.Starred):
-        return value.args[0]
-    return next((k.value for k in value.keywords if k.arg == "pytree"), None)
-
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "pytree"), None)

@@ -17,6 +17,7 @@ from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.shapes import field_hashes, jit_signature
+from jaxlint.analysis.shapes.single_bindings import single_binding
 from jaxlint.analysis.tracing.array_annotations import declares_array
 
 _VMAP = attribute_spellings({"jax.vmap"})
@@ -212,6 +213,10 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
         kind = "a traced value (a tracer)"
     if kind is None and depth == 0 and module.arrays.is_array(arg):
         kind = "a JAX array"  # what the array facts show of it where it is passed (`mask = g < 4.0`)
+    if kind is None and isinstance(arg, ast.Name):
+        binding = single_binding(arg, module.names)
+        if binding is not None and binding.unpacked:
+            kind = _compiled_output(binding.value, module)  # `carry, ys = lax.scan(...)`: a part of it
     if kind is None and isinstance(arg, ast.Name) and depth < 3:
         # A name every assignment of which is unhashable, whichever reaches the call.
         values = module.names.assignments(arg)
@@ -222,10 +227,13 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
 
 
 def _compiled_output(value: ast.AST, module) -> str | None:
-    """A call of a `jax.jit`- or `jax.pmap`-compiled function: what it returns (and every part of
-    it) is a pytree of JAX arrays, which cannot be hashed."""
+    """A call of a `jax.jit`- or `jax.pmap`-compiled function, or of a `lax` loop or branch: what
+    it returns (and every part of it) is a pytree of JAX arrays, which cannot be hashed."""
     if not isinstance(value, ast.Call):
         return None
+    callee = module.qualname(value.func)
+    if callee in _LAX_OUTPUTS:
+        return f"the output of `{ast.unparse(value.func)}` (JAX arrays)"
     for site in module.call_sites:
         if site.call is value and site.target.transforms and site.target.transforms[0].name in _COMPILING:
             return "the output of a compiled function (JAX arrays)"
@@ -233,6 +241,12 @@ def _compiled_output(value: ast.AST, module) -> str | None:
 
 
 _COMPILING = frozenset({"jax.jit", "jax.pmap"})
+# `lax` control flow returns what its body returns, every leaf of it a JAX array (a Python
+# number carried in comes back as one), even run eagerly.
+_LAX_OUTPUTS = frozenset({
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch", "jax.lax.map",
+    "jax.lax.associative_scan",
+})
 
 
 def _vmap_calls(module) -> list:

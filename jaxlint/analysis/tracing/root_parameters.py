@@ -83,10 +83,16 @@ def _parameter_value(
 
 
 def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:
-    """Whether a parameter may be an array: it has no annotation, or one that names an array
-    type or a class of this module (a pytree). A type the analysis cannot read that names no
-    array (a `Shape` or a mode type from another package) is not taken for one."""
-    return annotation is None or names_array(annotation, names) or _names_module_class(annotation, names)
+    """Whether a parameter may be an array: it has no annotation, or `Any`, which says no more, or
+    one that names an array type or a class of this module (a pytree). A type the analysis
+    cannot read that names no array (a `Shape` or a mode type from another package) is not
+    taken for one."""
+    if annotation is None or annotation_name(annotation, names)[1] in _ANY:
+        return True
+    return names_array(annotation, names) or _names_module_class(annotation, names)
+
+
+_ANY = frozenset({"typing.Any", "typing_extensions.Any"})
 
 
 def _names_sequence(annotation: ast.expr | None, names: Names) -> bool:

@@ -56,7 +56,9 @@ class UnhashableStaticArgument(Rule):
           parameter to the static position (`def mesh_eval(f, lims): return _eval(f, lims)`).
         - What a `jax.jit`- or `jax.pmap`-compiled function returns, or a part of it unpacked
           (`logits, cache = prefill(...)`): every leaf a compiled function returns is a JAX
-          array.
+          array. So is every leaf `lax` control flow returns (`carry, ys = lax.scan(...)`,
+          `lax.fori_loop`, `lax.while_loop`, `lax.cond`, `lax.switch`, `lax.map`), even run
+          eagerly: a Python number carried in comes back as an array.
         - A traced value passed from traced code.
         - Inside a loop, the value a name holds before the loop reaches the first call, whatever
           the loop rebinds it to (a compiled function's output unpacked there included).
