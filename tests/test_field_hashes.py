@@ -139,3 +139,30 @@ def demo():
 (test_array_fields_only_stay_quiet, _, test_jax_hashes_the_non_array_halves, _) = case_tests(
     {"array-fields-only": ARRAY_FIELDS_ONLY}, {}, needs=("jax", "equinox")
 )
+
+
+# What `lax` control flow returns is JAX arrays, every part of it, even run eagerly: an `int`
+# carried in comes back as an array. Declared static, it cannot be hashed.
+SCAN_OUTPUT = """
+import jax
+import jax.numpy as jnp
+
+
+def body(count, x):
+    return count + 1, x * 2
+
+
+def total(x, ys):
+    return x + ys.sum()
+
+
+def demo():
+    count, ys = jax.lax.scan(body, 0, jnp.arange(3.0))
+    return jax.jit(total, static_argnums=1)(count, ys)
+"""
+
+SCAN_COUNT_TRACED = SCAN_OUTPUT.replace("jax.jit(total, static_argnums=1)(count, ys)", "jax.jit(total)(count, ys)")
+
+(test_scan_outputs_traced_stay_quiet, test_scan_outputs_static_are_reported, test_jax_traces_scan_outputs, test_jax_cannot_hash_scan_outputs) = (
+    case_tests({"scan-outputs-traced": SCAN_COUNT_TRACED}, {"scan-outputs-static": (SCAN_OUTPUT, "JAX302", "ValueError")})
+)
