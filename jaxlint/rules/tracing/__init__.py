@@ -263,7 +263,10 @@ TRACED_VALUE_LIMITATIONS = """
       Copy descriptors, semaphores and block specifications are Python objects, not arrays. A
       kernel is found when the call names it (directly, through `functools.partial`, or
       through a variable every assignment of which names a function), not when it arrives as
-      an argument.
+      an argument. What a `functools.partial` fixes in eager code is a Python value in the
+      kernel; fixed in traced code (`pl.pallas_call(partial(kernel, scale=s), ...)` in a jitted
+      function, `s` computed there), it is a value of that trace, and the kernel is followed
+      with it (JAX refuses a kernel that captures one: pass it as an input).
     - **Branches never analysed.** A private module constant (a name with a leading underscore
       that its module binds once, to a literal, and never rebinds, deletes or declares
       `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out
