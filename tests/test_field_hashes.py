@@ -12,6 +12,16 @@ from quiet_and_reported import case_tests
 
 IMPORTS = "import functools\nimport jax\nimport jax.numpy as jnp\n"
 
+# A configuration object given as a static argument (its class defined per framework below).
+CONFIG_USE = """
+@functools.partial(jax.jit, static_argnames="config")  {mark}
+def apply(x, config):
+    return x * config.scale
+
+def demo():
+    return apply(jnp.ones(2), config=Config({table}))
+"""
+
 CLASSES = {
     "equinox": (
         """
@@ -49,14 +59,7 @@ CLASSES = {
             sizes: {kind}
             scale: float = 2.0
         """,
-        """
-        @functools.partial(jax.jit, static_argnames="config")  {mark}
-        def apply(x, config):
-            return x * config.scale
-
-        def demo():
-            return apply(jnp.ones(2), config=Config({table}))
-        """,
+        CONFIG_USE,
         "flax",
     ),
     "jax": (
@@ -68,14 +71,7 @@ CLASSES = {
             sizes: {kind}
             scale: float = 2.0
         """,
-        """
-        @functools.partial(jax.jit, static_argnames="config")  {mark}
-        def apply(x, config):
-            return x * config.scale
-
-        def demo():
-            return apply(jnp.ones(2), config=Config({table}))
-        """,
+        CONFIG_USE,
         "jax",
     ),
 }
