@@ -16,10 +16,12 @@ or looping over a JAX array, binds JAX arrays (a starred name gets a list); any 
 (`type_tests.py`: `isinstance(x, np.ndarray)` held, `isinstance(x, jax.Array)` failed) drops
 its `JAX` kind. Evaluating `x.at[i].get()` (or `.set`,
 `.add`, ...) shows `x` to be a JAX array from then on, unless it holds an `INSTANCE`: only JAX
-arrays and such wrappers have that indexer with those methods. A parameter starts as a JAX array when it is annotated as one, or when the
-function never rebinds it and uses it with `.at[...]` anywhere; as `ITEMS` when it is annotated
-as a mapping or sequence of JAX arrays (`Dict[str, jnp.ndarray]`, `list[jax.Array]`, through a
-name the module binds once to such a type). After the fixed point, one
+arrays and such wrappers have that indexer with those methods. A parameter starts as a JAX
+array when it is annotated as one, or when the function never rebinds it and uses it with
+`.at[...]` anywhere; as `ITEMS` when it is annotated as a mapping or sequence of JAX arrays
+(`Dict[str, jnp.ndarray]`, `list[jax.Array]`, through a name the module binds once to such a
+type), until an item of it is replaced by something else (`batch["label"] = {}`). After the
+fixed point, one
 backward sweep of each basic block marks a read of a name that the block goes on to use so,
 unrebound: the same value (`x[i] = v` then `x = x.at[j].set(w)`).
 

@@ -2,7 +2,8 @@
 
 A part of `Effects` (see `effects.py`): the purity rules ask whether a store's object is a
 module global, a closure variable of an eager function or the Python `self` of a jitted
-method (also through a local name bound only to a part of one: `env = self.env`); whether the module itself made it as a container or an instance (not a parameter,
+method (also through a local name bound only to a part of one: `env = self.env`); whether the
+module itself made it as a container or an instance (not a parameter,
 not a library object); and whether it is a Flax NNX object.
 """
 
@@ -66,7 +67,8 @@ class OuterObjects:
         if not values or root.id in owner.params or root.id in owner.other:
             return None
         found = [
-            self.outer_object(v, function) if isinstance(v, (ast.Attribute, ast.Subscript)) and not _reads(v, root.id) else None
+            self.outer_object(v, function)
+            if isinstance(v, (ast.Attribute, ast.Subscript)) and not _reads(v, root.id) else None
             for v in values
         ]
         if not all(found):
@@ -87,7 +89,8 @@ class OuterObjects:
             parent = parents[id(node)]
             if isinstance(parent, _TRIES):
                 if node in parent.finalbody:
-                    written = isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and _writes(parent.body, last)
+                    saved = isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name)
+                    written = saved and _writes(parent.body, last)
                 else:
                     written = _writes(parent.finalbody, last, saved=True)
                 if written:

@@ -2,8 +2,9 @@
 
 An Equinox module hashes the tuple of its fields' values (`eqx.Module.__hash__`), and so does a
 dataclass whose `__hash__` is generated: `frozen=True` or `unsafe_hash=True` (with the default
-`eq`), and every `flax.struct.dataclass` and `flax.struct.PyTreeNode`, which are frozen. One field holding a list,
-a dict, a set or an array makes such an instance unhashable, static fields included. A class
+`eq`), and every `flax.struct.dataclass` and `flax.struct.PyTreeNode`, which are frozen. One
+field holding a list, a dict, a set or an array makes such an instance unhashable, static
+fields included. A class
 that defines `__init__` (or `__hash__`) of its own is judged by its annotations, not by what its
 constructor is given: a field declared a list, dict or set, or a JAX array.
 

@@ -405,6 +405,9 @@ def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
         options is not None and field_hashes.literal_true(options.get("unsafe_hash"), False)
     ):
         return "which defines `__eq__` without `__hash__`"  # `unsafe_hash=True` adds one
-    if options is None or "__hash__" in defines or field_hashes.hashes_by_fields(options) or not field_hashes.literal_true(options.get("eq"), True):
+    if (
+        options is None or "__hash__" in defines or field_hashes.hashes_by_fields(options)
+        or not field_hashes.literal_true(options.get("eq"), True)
+    ):
         return None
     return "a dataclass that is not frozen"

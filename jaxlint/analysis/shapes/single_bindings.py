@@ -44,4 +44,5 @@ def single_binding(name: ast.Name, names: Names) -> Binding | None:
 
 
 def _unpacks(target: ast.expr, name: str) -> bool:
-    return isinstance(target, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == name for e in target.elts)
+    elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else ()
+    return any(isinstance(e, ast.Name) and e.id == name for e in elements)

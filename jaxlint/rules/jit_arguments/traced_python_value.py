@@ -14,7 +14,7 @@ from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
 class TracedPythonValue(Rule):
     code = "JAX310"
     name = "traced-python-value"
-    summary = "A traced value is given where JAX or a library needs a Python value (a filter spec, `keepdims`, `reverse`)"
+    summary = "A traced value where JAX or a library needs a Python value (a filter spec, `keepdims`, `reverse`)"
     what = """
         Checks for a traced value given, in transformed code, to an argument that decides what
         program JAX builds and so must be a Python value while it traces: an Equinox filter

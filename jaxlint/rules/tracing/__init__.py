@@ -189,8 +189,9 @@ TRACED_VALUE_LIMITATIONS = """
       from user code jaxlint cannot see is analysed only with what its own body shows, and
       Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
       module method's parameter without a default is taken for traced when it has no
-      annotation (or `Any`, which says no more), or one that names an array type (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union
-      with one, any package's `...Array`) or a class of the module; annotated with a Python
+      annotation (or `Any`, which says no more), or one that names an array type
+      (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union with one, any
+      package's `...Array`) or a class of the module; annotated with a Python
       type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
       binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
       from elsewhere that names no array (another package's `Shape` or mode type), unknown.
