@@ -125,6 +125,43 @@ RESTORED = SHARED_ENVIRONMENT.replace("{mark}", "").replace(
     "            with self._env_fn(scale) as env:\n                return env.reset(key)",
 ).replace("import jax\n", "import contextlib\n\nimport jax\n", 1)
 
+# A body `jax.vmap` runs inside a jitted method writes into the method's own `self`: directly,
+# through `setattr`, or through a name the method binds to a part of it.
+NESTED = """
+import jax
+import jax.numpy as jnp
+
+
+class Env:
+    def __init__(self):
+        self.scale = jnp.ones(())
+
+
+class Wrapper:
+    def __init__(self, env):
+        self.env = env
+
+    def reset(self, scales, keys):
+        env = self.env
+
+        def one(scale, key):
+            WRITE
+            return jax.random.uniform(key) * scale
+
+        return jax.vmap(one)(scales, keys)
+
+
+def demo():
+    wrapper = Wrapper(Env())
+    jax.jit(wrapper.reset)(jnp.ones(4), jax.random.split(jax.random.key(0), 4))
+    return wrapper.env.scale + 1
+"""
+NESTED_WRITES = {
+    "self-in-a-nested-body": "self.env.scale = scale",
+    "setattr-in-a-nested-body": 'setattr(self.env, "scale", scale)',
+    "alias-from-the-method": "env.scale = scale",
+}
+
 (
     test_local_objects_stay_quiet,
     test_a_shared_environment_is_reported,
@@ -132,5 +169,11 @@ RESTORED = SHARED_ENVIRONMENT.replace("{mark}", "").replace(
     test_jax_rejects_the_shared_environment,
 ) = case_tests(
     {"local-objects": LOCAL_OBJECTS, "restored-in-finally": RESTORED},
-    {"shared-environment": (SHARED_ENVIRONMENT.replace("{mark}", ""), "JAX407", "UnexpectedTracerError")},
+    {
+        "shared-environment": (SHARED_ENVIRONMENT.replace("{mark}", ""), "JAX407", "UnexpectedTracerError"),
+        **{
+            name: (NESTED.replace("WRITE", write), "JAX407", "UnexpectedTracerError")
+            for name, write in NESTED_WRITES.items()
+        },
+    },
 )

@@ -51,11 +51,10 @@ class OuterObjects:
             return OuterObject(root, "module")
         node = owner.node
         if id(node) in self.contexts:
-            if node is function and self._outer_self(root, function):
+            # The function itself, or a traced one around it (a body it hands to `jax.vmap`).
+            if self._outer_self(root, node):
                 return OuterObject(root, "self")
-            if node is function:
-                return self._aliased(root, owner, function)
-            return None
+            return self._aliased(root, owner, node)
         if owner.kind == "function":
             return OuterObject(root, "closure")
         return None

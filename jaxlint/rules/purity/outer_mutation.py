@@ -39,7 +39,8 @@ class OuterMutation(Rule):
           nested in a function is left out: a Pallas kernel writes its results through its
           reference arguments so.
         - The Python object `self` of a jitted method (static `self`, a bound method) or of an
-          instance handed to `lax.scan`.
+          instance handed to `lax.scan`, also written from a body the method hands to
+          `jax.vmap` or a `lax` primitive, and through `setattr(self.env, "sys", v)`.
         - Any of these through a local name every binding of which reads a part of one (`env =
           self.env`, then `env.unwrapped.sys = sys` under `jax.vmap`; `latest = RECORDER.latest`,
           then `latest["x"] = x`): the name is the object, not a copy of it.
@@ -284,6 +285,11 @@ class OuterMutation(Rule):
                 if isinstance(func, ast.Attribute) and func.attr in array_api.MUTATING_METHODS:
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
+                elif len(call.args) == 3 and not call.keywords and module.qualname(func) == "builtins.setattr":
+                    # `setattr(obj, "sys", v)` stores as `obj.sys = v` does.
+                    name = call.args[1].value if isinstance(call.args[1], ast.Constant) else ""
+                    target = ast.Attribute(call.args[0], str(name), ast.Store())
+                    writes.append((call, target, [call.args[2]], call))
             if ctx.staged:
                 for call in module.nodes_of(fn, ast.Call):
                     haiku = effects.haiku_module_call(call, fn)
