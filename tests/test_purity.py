@@ -1115,8 +1115,37 @@ CASES = {
             return w - LR * g  # JAX410
 
         if __name__ == "__main__":
+            print(update(jnp.ones(2), jnp.ones(2)))
             LR = 0.01
             print(update(jnp.ones(2), jnp.ones(2)))
+        """,
+    "global_rebound_before_any_call_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        LR = 0.1
+
+        @jax.jit
+        def update(w, g):
+            return w - LR * g
+
+        if __name__ == "__main__":
+            LR = 0.01
+            print(update(jnp.ones(2), jnp.ones(2)))
+        """,
+    "global_rebound_after_the_last_call_quiet": """
+        import jax
+        import jax.numpy as jnp
+
+        model_scale = 1.0
+        apply = jax.jit(lambda x: x * model_scale)
+
+        def accuracy(x):
+            return apply(x).mean()
+
+        accuracy(jnp.ones(2))
+        model_scale = 2.0
+        print(model_scale * 3)
         """,
     "stale_enclosing_local": """
         import jax
@@ -1290,6 +1319,18 @@ def test_a_global_bound_after_the_def_is_frozen_at_the_first_call_under_jax():
     exec(compile(textwrap.dedent(CASES["stale_global_bound_only_after_the_def"]), "case.py", "exec"), namespace)
     assert namespace["r1"].tolist() == namespace["r2"].tolist() == [15.0] * 3  # not 27.0: `args` was frozen
     assert namespace["global_fun"](0, 0).tolist() == [27.0] * 3
+
+
+def test_a_global_rebound_before_the_first_call_is_traced_with_its_new_value_under_jax():
+    """A global rebound before any call, or after the last, is never stale: JAX reads it at the
+    first call, and nothing runs the function after the second binding."""
+    pytest.importorskip("jax")
+    before: dict = {"__name__": "__main__"}
+    exec(compile(textwrap.dedent(CASES["global_rebound_before_any_call_quiet"]), "case.py", "exec"), before)
+    assert before["update"](before["jnp"].ones(2), before["jnp"].ones(2)).tolist() == pytest.approx([0.99, 0.99])
+    stale: dict = {"__name__": "__main__"}
+    exec(compile(textwrap.dedent(CASES["stale_global_main_block"]), "case.py", "exec"), stale)
+    assert stale["update"](stale["jnp"].ones(2), stale["jnp"].ones(2)).tolist() == pytest.approx([0.9, 0.9])  # 0.1 kept
 
 
 def test_a_jax_array_takes_the_isinstance_branch_under_jax():

@@ -5,6 +5,7 @@ be a Python one stays one. JAX shows both sides."""
 
 from __future__ import annotations
 
+from module_matrix import helper_matrix, matrix_tests
 from quiet_and_reported import case_tests
 
 # The samplers are picked from a table, so the analysis sees no jit of `sample` in the module:
@@ -88,3 +89,24 @@ REPORTED = {
     test_jax_runs_the_quiet_cases,
     test_jax_rejects_the_reported_variants,
 ) = case_tests(QUIET, REPORTED)
+
+
+# A check meant for concrete calls, skipped where the value is a tracer: a JAX array computed in
+# traced code is one, so the guarded `assert` never runs there. The bug tests a tuple of arrays,
+# which is no tracer, so the `assert` runs on tracers.
+GUARDED_CHECK = """
+def checked(x):
+    if not isinstance(jnp.atleast_1d(x), jax.core.Tracer):
+        assert jnp.all(jnp.abs(x) <= 1), "out of range"
+    return x
+"""
+UNGUARDED_CHECK = """
+def checked(x):
+    if not isinstance((x,), jax.core.Tracer):
+        assert jnp.all(jnp.abs(x) <= 1), "out of range"  # JAX104
+    return x
+"""
+
+(test_concrete_only_checks_across_frameworks, test_jax_skips_the_concrete_only_checks) = matrix_tests(
+    helper_matrix("checked", UNGUARDED_CHECK, GUARDED_CHECK, "TracerBoolConversionError")
+)

@@ -16,8 +16,12 @@ or looping over a JAX array, binds JAX arrays (a starred name gets a list); any 
 (`type_tests.py`: `isinstance(x, np.ndarray)` held, `isinstance(x, jax.Array)` failed) drops
 its `JAX` kind. Evaluating `x.at[i].get()` (or `.set`,
 `.add`, ...) shows `x` to be a JAX array from then on, unless it holds an `INSTANCE`: only JAX
-arrays and such wrappers have that indexer with those methods. A parameter starts as a JAX array when it is annotated as one, or when the
-function never rebinds it and uses it with `.at[...]` anywhere. After the fixed point, one
+arrays and such wrappers have that indexer with those methods. A parameter starts as a JAX
+array when it is annotated as one, or when the function never rebinds it and uses it with
+`.at[...]` anywhere; as `ITEMS` when it is annotated as a mapping or sequence of JAX arrays
+(`Dict[str, jnp.ndarray]`, `list[jax.Array]`, through a name the module binds once to such a
+type), until an item of it is replaced by something else (`batch["label"] = {}`). After the
+fixed point, one
 backward sweep of each basic block marks a read of a name that the block goes on to use so,
 unrebound: the same value (`x[i] = v` then `x = x.at[j].set(w)`).
 
@@ -68,6 +72,8 @@ class ArrayQuestions(Protocol):
 
     def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool: ...
 
+    def items_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool: ...
+
     def may_show_at(self, name: str) -> bool: ...
 
 
@@ -116,14 +122,15 @@ class ArrayNames(Domain[Arrays]):
         node = step.node
         cleared: set = set(walrus)
         added: set = set()
+        dropped: set = set()  # (name, kind) pairs a step takes away, the name kept
         if step.kind == cfg.STMT:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    self._assign(target, node.value, state, cleared, added)
+                    self._assign(target, node.value, state, cleared, added, dropped)
             elif isinstance(node, ast.AnnAssign):
                 if isinstance(node.target, ast.Name):
                     if node.value is not None:
-                        self._assign(node.target, node.value, state, cleared, added)
+                        self._assign(node.target, node.value, state, cleared, added, dropped)
                     elif self.facts.array_annotation(node.annotation, self.scope):
                         cleared.add(node.target.id)
                         added.add((node.target.id, JAX))
@@ -147,11 +154,13 @@ class ArrayNames(Domain[Arrays]):
                 name = getattr(sub, "name", None) or getattr(sub, "rest", None)
                 if isinstance(name, str):
                     cleared.add(name)
-        if not cleared:
+        if not cleared and not dropped:
             return state
-        return frozenset(p for p in state if p[0] not in cleared) | added
+        return frozenset(p for p in state if p[0] not in cleared and p not in dropped) | added
 
-    def _assign(self, target: ast.AST, value: ast.AST, before: Arrays, cleared: set, added: set) -> None:
+    def _assign(
+        self, target: ast.AST, value: ast.AST, before: Arrays, cleared: set, added: set, dropped: set
+    ) -> None:
         if isinstance(target, ast.Name):
             cleared.add(target.id)
             added.difference_update({p for p in added if p[0] == target.id})
@@ -161,9 +170,14 @@ class ArrayNames(Domain[Arrays]):
             added.update((target.id, kind) for kind in kinds)
         elif parallel(target, value):
             for part, item in zip(target.elts, value.elts):
-                self._assign(part, item, before, cleared, added)
+                self._assign(part, item, before, cleared, added, dropped)
         elif isinstance(target, (ast.Tuple, ast.List)) and self.facts.unpacks_to_arrays(value, self.scope, before):
             _unpack(target, cleared, added)
+        elif (
+            isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and (target.value.id, ITEMS) in before and JAX not in self.facts.kinds_in(value, self.scope, before)
+        ):
+            dropped.add((target.value.id, ITEMS))  # `batch["label"] = {}`: an item no JAX array now
         else:
             cleared.update(target_names(target))
 
@@ -413,7 +427,8 @@ def _array_parameters(facts: ArrayQuestions, scope: Scope, fn: ast.AST) -> Array
             name = at_updated(node)
             if name in unchanged:
                 found.add(name)
-    return frozenset((name, JAX) for name in found)
+    items = {(p.arg, ITEMS) for p in params if p.arg not in found and facts.items_annotation(p.annotation, scope)}
+    return frozenset((name, JAX) for name in found) | items
 
 
 def at_updated(node: ast.AST) -> Optional[str]:

@@ -38,6 +38,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, SEQUENCE_TYPES, aliased
 from jaxlint.analysis.tracing.tracing import first_param, transform_of
 
 if TYPE_CHECKING:
@@ -577,6 +578,19 @@ class ArrayFacts:
             cached = self._bindings[id(scope.node)] = scope_bindings(self, scope)
         return cached
 
+    def items_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
+        """A mapping or sequence of JAX arrays (`Dict[str, jnp.ndarray]`, `Sequence[jax.Array]`), or a
+        name the module binds once to one (`ArrayDict = Dict[str, jnp.ndarray]`)."""
+        for _ in range(ALIAS_DEPTH):
+            if not isinstance(annotation, ast.Name) or self.names.qualname(annotation, scope) is not None:
+                break
+            annotation = aliased(annotation, self.names)
+        if not isinstance(annotation, ast.Subscript):
+            return False
+        name = self.names.qualname(annotation.value, scope)
+        member = _mapping_or_sequence(annotation, name) if name is not None else None
+        return member is not None and self.array_annotation(member, scope)
+
     def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
         if annotation is None:
             return False
@@ -589,6 +603,25 @@ class ArrayFacts:
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
         ) and _jaxtyping_array(annotation, self.names, scope)
+
+
+def _mapping_or_sequence(annotation: ast.Subscript, name: str) -> ast.expr | None:
+    """The type of every value of a mapping (`Dict[str, X]`) or item of a sequence (`list[X]`,
+    `tuple[X, ...]`) an annotation declares."""
+    inner = annotation.slice
+    members = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    if name in _MAPPINGS:
+        return members[1] if len(members) == 2 else None
+    if name in ("builtins.tuple", "typing.Tuple"):
+        ellipsis = len(members) == 2 and isinstance(members[1], ast.Constant) and members[1].value is Ellipsis
+        return members[0] if ellipsis else None
+    return members[0] if name in SEQUENCE_TYPES and len(members) == 1 else None
+
+
+_MAPPINGS = frozenset({
+    "builtins.dict", "typing.Dict", "typing.Mapping", "typing.MutableMapping", "collections.abc.Mapping",
+    "collections.abc.MutableMapping",
+})
 
 
 def _callable_result(annotation: ast.AST | None) -> ast.AST | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from jaxlint.analysis.effects import module_calls
 from jaxlint.analysis.effects.at_text import at_call_lines, mentions_at
 from jaxlint.analysis.effects.outer_objects import OuterObjects
 from jaxlint.analysis.effects.update_liveness import dead_updates
@@ -491,6 +492,13 @@ class Effects(OuterObjects):
             and self.names.qualname(call.func.func) in jax_api.TRANSFORMS
         )
 
+    def _running_calls(self, function: FunctionNode) -> list[ast.Call] | None:
+        """The module-level calls that run `function` (`module_calls.py`); None where no name of
+        the module is seen to run it (a method, a nested function, a helper)."""
+        bound = [r.bound_name for r in self.module.traced_roots if r.node is function and r.bound_name]
+        running = module_calls.running_names(function, bound, self.names)
+        return module_calls.module_level_calls(running, self.names) if running else None
+
     def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
         """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""
         names = self.names
@@ -506,6 +514,10 @@ class Effects(OuterObjects):
         defined_at = _definition_line(function)
         if len(stores) >= 2:
             later = [s for s in stores if s.lineno > defined_at]
+            calls = self._running_calls(function)
+            if calls is not None:
+                # Stale where a call traced it before the rebinding and another runs it after.
+                return next((s for s in later if module_calls.called_around(s, calls, defined_at, names)), None)
             if later and any(s.lineno < defined_at for s in stores):
                 return later[0]
             # Bound only after the def: stale once a call between two bindings has traced it.

@@ -2,7 +2,8 @@
 
 A part of `Effects` (see `effects.py`): the purity rules ask whether a store's object is a
 module global, a closure variable of an eager function or the Python `self` of a jitted
-method; whether the module itself made it as a container or an instance (not a parameter,
+method (also through a local name bound only to a part of one: `env = self.env`); whether the
+module itself made it as a container or an instance (not a parameter,
 not a library object); and whether it is a Flax NNX object.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
-from jaxlint.analysis.engine.walk import own_nodes, walk
+from jaxlint.analysis.engine.walk import own_nodes, own_statements, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param
 
@@ -24,6 +25,7 @@ class OuterObject:
 
     root: ast.Name
     where: str  # "module" | "closure" | "self"
+    alias: str = ""  # the local name the write goes through, bound to a part of the object
 
 
 class OuterObjects:
@@ -49,12 +51,53 @@ class OuterObjects:
             return OuterObject(root, "module")
         node = owner.node
         if id(node) in self.contexts:
-            if node is function and self._outer_self(root, function):
+            # The function itself, or a traced one around it (a body it hands to `jax.vmap`).
+            if self._outer_self(root, node):
                 return OuterObject(root, "self")
-            return None
+            return self._aliased(root, owner, node)
         if owner.kind == "function":
             return OuterObject(root, "closure")
         return None
+
+    def _aliased(self, root: ast.Name, owner: Scope, function: FunctionNode) -> OuterObject | None:
+        """The outer object a local name of `function` stands for when every binding of it reads a
+        part of one (`env = self.env`): a write through the name mutates that object."""
+        values = owner.assigned.get(root.id, [])
+        if not values or root.id in owner.params or root.id in owner.other:
+            return None
+        found = [
+            self.outer_object(v, function)
+            if isinstance(v, (ast.Attribute, ast.Subscript)) and not _reads(v, root.id) else None
+            for v in values
+        ]
+        if not all(found):
+            return None
+        return OuterObject(found[0].root, found[0].where, found[0].alias or root.id)
+
+    def restored(self, stmt: ast.stmt, target: ast.expr) -> bool:
+        """The write `stmt` makes to `target` is undone when the code leaves: a `try` around it
+        whose `finally` writes the same attribute (or constant key) back from a saved name
+        (`old = env.sys; try: env.sys = new; ... finally: env.sys = old`); or it is that
+        write back itself."""
+        last = _last_part(target)
+        if last is None:
+            return False
+        node: ast.AST = stmt
+        parents = self.names.parents
+        while id(node) in parents:
+            parent = parents[id(node)]
+            if isinstance(parent, _TRIES):
+                if node in parent.finalbody:
+                    saved = isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name)
+                    written = saved and _writes(parent.body, last)
+                else:
+                    written = _writes(parent.finalbody, last, saved=True)
+                if written:
+                    return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False
+            node = parent
+        return False
 
     def _outer_self(self, root: ast.Name, function: FunctionNode) -> bool:
         """`self` of a traced method is the Python object itself (static, bound, or the called instance)."""
@@ -232,6 +275,32 @@ class OuterObjects:
                 cls = self.names.definition(value.func, scope)
                 return isinstance(cls, ast.ClassDef) and not self.is_framework_class(cls)
         return False
+
+
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `try ... except*` from Python 3.11
+
+
+def _last_part(target: ast.expr) -> tuple | None:
+    """The attribute (`.sys`) or constant key (`["sys"]`) a store target ends with."""
+    if isinstance(target, ast.Attribute):
+        return ("attribute", target.attr)
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return ("key", target.slice.value)
+    return None
+
+
+def _writes(block: list[ast.stmt], last: tuple, saved: bool = False) -> bool:
+    """A statement of `block` assigns a target ending with `last` (with `saved`, a name's value)."""
+    return any(
+        isinstance(s, ast.Assign) and (not saved or isinstance(s.value, ast.Name))
+        and any(_last_part(t) == last for t in s.targets)
+        for s in own_statements(block)
+    )
+
+
+def _reads(value: ast.expr, name: str) -> bool:
+    """`value` (`a.b[c]`) reads `name` anywhere: a binding of `name` from itself (`env = env.inner`)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(value))
 
 
 def _writes_own_state(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -71,7 +71,10 @@ RANDOM_INTEGERS = frozenset({"integers", "randint", "random_integers", "poisson"
 
 
 # Arguments JAX needs concrete while tracing, by kind.
-SHAPE, START, OFFSET, AXIS = "shape", "start", "offset", "axis"
+SHAPE, START, OFFSET, AXIS, STEPS = "shape", "start", "offset", "axis", "steps"
+# A Python value that decides the program (a flag, a filter): JAX hashes it as a primitive's
+# parameter, or the library tests it in Python.
+PYTHON = "python"
 # Function -> (positional index or None for keyword-only, keyword, kind) of each argument JAX
 # needs concrete; a method of `jax.Array` counts `self` as its first parameter. An argument that
 # may be either a count or an array of values (`jax.random.permutation(key, x)`,
@@ -107,7 +110,19 @@ CONCRETE_ARGUMENTS = {
     "jax.lax.full_like": ((3, "shape", SHAPE),),
     "jax.lax.iota": ((1, "size", SHAPE),),
     # The number of steps, and so the leading dimension of the stacked outputs.
-    "jax.lax.scan": ((3, "length", SHAPE),),
+    "jax.lax.scan": ((3, "length", STEPS), (4, "reverse", PYTHON), (5, "unroll", PYTHON)),
+    "jax.lax.fori_loop": ((None, "unroll", PYTHON),),
+    "jax.lax.cumsum": ((1, "axis", AXIS), (2, "reverse", PYTHON)),
+    "jax.lax.cumprod": ((1, "axis", AXIS), (2, "reverse", PYTHON)),
+    "jax.lax.cummax": ((1, "axis", AXIS), (2, "reverse", PYTHON)),
+    "jax.lax.cummin": ((1, "axis", AXIS), (2, "reverse", PYTHON)),
+    "jax.numpy.round": ((1, "decimals", PYTHON),),
+    # Equinox's filter specs: a pytree of Python bools and callables, tested in Python.
+    "equinox.partition": ((1, "filter_spec", PYTHON),),
+    "equinox.filter": ((1, "filter_spec", PYTHON),),
+    # The most steps a loop may take, which sizes its checkpoints and saved outputs.
+    "equinox.internal.while_loop": ((None, "max_steps", STEPS),),
+    "diffrax.diffeqsolve": ((None, "max_steps", STEPS),),
     "jax.lax.broadcasted_iota": ((1, "shape", SHAPE), (2, "dimension", AXIS)),
     # ---- reshaping, padding, slicing ------------------------------------------------------------
     "jax.numpy.reshape": ((1, "shape", SHAPE),),
@@ -195,15 +210,15 @@ CONCRETE_ARGUMENTS = {
     "jax.random.categorical": ((2, "axis", AXIS), (3, "shape", SHAPE)),
     "jax.random.permutation": ((2, "axis", AXIS),),
     # ---- axes -----------------------------------------------------------------------------------
-    "jax.numpy.sum": _REDUCTION,
-    "jax.numpy.mean": _REDUCTION,
-    "jax.numpy.max": _REDUCTION,
-    "jax.numpy.min": _REDUCTION,
+    "jax.numpy.sum": (*_REDUCTION, (4, "keepdims", PYTHON)),
+    "jax.numpy.mean": (*_REDUCTION, (4, "keepdims", PYTHON)),
+    "jax.numpy.max": (*_REDUCTION, (3, "keepdims", PYTHON)),
+    "jax.numpy.min": (*_REDUCTION, (3, "keepdims", PYTHON)),
     "jax.numpy.amax": _REDUCTION,
     "jax.numpy.amin": _REDUCTION,
-    "jax.numpy.prod": _REDUCTION,
-    "jax.numpy.std": _REDUCTION,
-    "jax.numpy.var": _REDUCTION,
+    "jax.numpy.prod": (*_REDUCTION, (4, "keepdims", PYTHON)),
+    "jax.numpy.std": (*_REDUCTION, (5, "keepdims", PYTHON)),
+    "jax.numpy.var": (*_REDUCTION, (5, "keepdims", PYTHON)),
     "jax.numpy.median": _REDUCTION,
     "jax.numpy.average": _REDUCTION,
     "jax.numpy.nansum": _REDUCTION,
@@ -211,12 +226,12 @@ CONCRETE_ARGUMENTS = {
     "jax.numpy.count_nonzero": _REDUCTION,
     "jax.numpy.argmax": _REDUCTION,
     "jax.numpy.argmin": _REDUCTION,
-    "jax.numpy.any": _REDUCTION,
-    "jax.numpy.all": _REDUCTION,
+    "jax.numpy.any": (*_REDUCTION, (3, "keepdims", PYTHON)),
+    "jax.numpy.all": (*_REDUCTION, (3, "keepdims", PYTHON)),
     "jax.numpy.cumsum": _REDUCTION,
     "jax.numpy.cumprod": _REDUCTION,
-    "jax.numpy.sort": _REDUCTION,
-    "jax.numpy.argsort": _REDUCTION,
+    "jax.numpy.sort": (*_REDUCTION, (None, "descending", PYTHON)),
+    "jax.numpy.argsort": (*_REDUCTION, (None, "descending", PYTHON)),
     "jax.numpy.flip": _REDUCTION,
     "jax.numpy.squeeze": _REDUCTION,
     "jax.numpy.expand_dims": _REDUCTION,
@@ -228,7 +243,7 @@ CONCRETE_ARGUMENTS = {
     "jax.numpy.roll": ((2, "axis", AXIS),),
     "jax.numpy.take": ((2, "axis", AXIS),),
     "jax.numpy.take_along_axis": ((2, "axis", AXIS),),
-    "jax.numpy.linalg.norm": ((2, "axis", AXIS),),
+    "jax.numpy.linalg.norm": ((2, "axis", AXIS), (3, "keepdims", PYTHON)),
     "jax.nn.softmax": _REDUCTION,
     "jax.nn.log_softmax": _REDUCTION,
     "jax.nn.logsumexp": _REDUCTION,

@@ -1,6 +1,7 @@
 """The arguments of a call that JAX needs concrete while tracing (a shape, a static slice's start,
-an axis, a diagonal's offset), each with its kind, read against `shape_api.CONCRETE_ARGUMENTS`.
-An array method counts when the value analysis knows its receiver is a traced array.
+an axis, a diagonal's offset, a loop's length, a flag or a filter), each with its kind, read
+against `shape_api.CONCRETE_ARGUMENTS`. An array method counts when the value analysis knows
+its receiver is a traced array.
 
 `module` is the module's facts: qualified names and the values of traced code.
 """
@@ -14,7 +15,7 @@ from jaxlint.analysis.knowledge import shape_api
 
 
 def concrete_arguments(module, call: ast.Call):
-    """The arguments of a call that JAX needs concrete, each with its kind."""
+    """The arguments of a call that JAX needs concrete, each with its kind and the parameter it binds."""
     name = module.qualname(call.func)
     args = call.args
     if name is None and isinstance(call.func, ast.Attribute) and not is_at_index(call.func.value):
@@ -23,7 +24,7 @@ def concrete_arguments(module, call: ast.Call):
         if call.func.attr in shape_api.SHAPE_METHODS and receiver is not None and receiver.traced:
             # `x.reshape(n, -1)`: every positional argument is a dimension.
             for arg in args:
-                yield arg, shape_api.SHAPE
+                yield arg, shape_api.SHAPE, "shape"
             return
         if receiver is not None and receiver.traced and receiver.array:
             name, args = "jax.Array." + call.func.attr, [call.func.value, *args]
@@ -37,6 +38,6 @@ def concrete_arguments(module, call: ast.Call):
     known = args[: starred[0]] if starred else args
     for index, keyword, kind in shape_api.CONCRETE_ARGUMENTS[name]:
         if index is not None and index < len(known):
-            yield known[index], kind
+            yield known[index], kind, keyword
         elif keyword in keywords:
-            yield keywords[keyword], kind
+            yield keywords[keyword], kind, keyword

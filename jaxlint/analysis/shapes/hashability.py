@@ -16,7 +16,8 @@ from jaxlint.analysis.engine.names import annotation_name
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
-from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.shapes import field_hashes, jit_signature
+from jaxlint.analysis.shapes.single_bindings import single_binding
 from jaxlint.analysis.tracing.array_annotations import declares_array
 
 _VMAP = attribute_spellings({"jax.vmap"})
@@ -204,11 +205,18 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
 def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
     """What makes the value a call passes unhashable, as the calling code shows it (through a
     few names bound once: `rng = jax.random.key(0)`, `metric = rng`)."""
-    kind = _unhashable_value(arg, module) or _unhashable_instance(arg, module) or _compiled_output(arg, module)
+    kind = (
+        _unhashable_value(arg, module) or _unhashable_instance(arg, module) or _compiled_output(arg, module)
+        or _partition_half(arg, module)
+    )
     if kind is None and depth == 0 and module.is_abstract(arg):
         kind = "a traced value (a tracer)"
     if kind is None and depth == 0 and module.arrays.is_array(arg):
         kind = "a JAX array"  # what the array facts show of it where it is passed (`mask = g < 4.0`)
+    if kind is None and isinstance(arg, ast.Name):
+        binding = single_binding(arg, module.names)
+        if binding is not None and binding.unpacked:
+            kind = _compiled_output(binding.value, module)  # `carry, ys = lax.scan(...)`: a part of it
     if kind is None and isinstance(arg, ast.Name) and depth < 3:
         # A name every assignment of which is unhashable, whichever reaches the call.
         values = module.names.assignments(arg)
@@ -219,10 +227,13 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
 
 
 def _compiled_output(value: ast.AST, module) -> str | None:
-    """A call of a `jax.jit`- or `jax.pmap`-compiled function: what it returns (and every part of
-    it) is a pytree of JAX arrays, which cannot be hashed."""
+    """A call of a `jax.jit`- or `jax.pmap`-compiled function, or of a `lax` loop or branch: what
+    it returns (and every part of it) is a pytree of JAX arrays, which cannot be hashed."""
     if not isinstance(value, ast.Call):
         return None
+    callee = module.qualname(value.func)
+    if callee in _LAX_OUTPUTS:
+        return f"the output of `{ast.unparse(value.func)}` (JAX arrays)"
     for site in module.call_sites:
         if site.call is value and site.target.transforms and site.target.transforms[0].name in _COMPILING:
             return "the output of a compiled function (JAX arrays)"
@@ -230,6 +241,12 @@ def _compiled_output(value: ast.AST, module) -> str | None:
 
 
 _COMPILING = frozenset({"jax.jit", "jax.pmap"})
+# `lax` control flow returns what its body returns, every leaf of it a JAX array (a Python
+# number carried in comes back as one), even run eagerly.
+_LAX_OUTPUTS = frozenset({
+    "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch", "jax.lax.map",
+    "jax.lax.associative_scan",
+})
 
 
 def _vmap_calls(module) -> list:
@@ -302,56 +319,67 @@ def _unhashable_value(expr: ast.AST, module) -> str | None:
 
 def _unhashable_instance(expr: ast.AST, module) -> str | None:
     """`Config(...)` of a class of this module whose instances cannot be hashed; a NamedTuple of
-    the module given an unhashable field (a tuple hashes its items)."""
-    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+    the module given an unhashable field (a tuple hashes its items); an instance of a class of
+    the project hashed by its fields that declares, or is given, one (`field_hashes.py`)."""
+    if not isinstance(expr, ast.Call):
         return None
-    cls = module.names.definition(expr.func)
-    named_tuple = is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module)
-    if named_tuple or isinstance(cls, ast.ClassDef) and _hashes_fields(cls, module):
-        # Its hash is its fields' hash: one unhashable field makes the instance unhashable.
+    fields = _fields_unhashable(expr, module, arrays=True)
+    if fields is not None or not isinstance(expr.func, ast.Name):
+        return fields
+    if is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module):
+        # Its hash is its items' hash: one unhashable field makes the instance unhashable.
         for field in (*expr.args, *(k.value for k in expr.keywords)):
             inner = _unhashable_argument(field, module, 1)  # names bound to one followed too
             if inner:
-                what = "a NamedTuple" if named_tuple else "an instance of the dataclass"
-                return f"{what} `{expr.func.id}` (hashed by its fields) holding {inner}"
+                return f"a NamedTuple `{expr.func.id}` (hashed by its fields) holding {inner}"
         return None
-    if not isinstance(cls, ast.ClassDef):
+    cls = module.names.definition(expr.func)
+    if not isinstance(cls, ast.ClassDef) or field_hashes.hashes_fields(cls, module.names):
         return None
     why = _class_unhashable(cls, module)
     return f"an instance of `{cls.name}` ({why})" if why else None
+
+
+def _fields_unhashable(call: ast.Call, module, arrays: bool) -> str | None:
+    """An instance of a class hashed by its fields (a frozen dataclass, an Equinox module, a Flax
+    dataclass; of this module or another of the project) built by `call` that holds an
+    unhashable value: one it is given (with `arrays` false, only a container: arrays are None in
+    the non-array half of `eqx.partition`), or, where its own `__init__` decides the fields, one
+    it declares a list, dict or set (with `arrays`, an array)."""
+    classes = module.project.class_of if module.project is not None else None
+    found = field_hashes.class_of(call.func, module.names, module.names.read_scope.get(id(call.func)), classes)
+    if found is None or not field_hashes.hashes_fields(found[1], found[0]):
+        return None
+    names, cls = found
+    if field_hashes.own_constructor(cls):
+        held = field_hashes.unhashable_field(cls, names, arrays)
+    else:
+        given = (*call.args, *(k.value for k in call.keywords))
+        kinds = (_unhashable_argument(v, module, 1) if arrays else _LITERALS.get(type(v)) for v in given)
+        held = next((kind for kind in kinds if kind), None)
+    return f"an instance of `{cls.name}` (hashed by its fields) holding {held}" if held else None
+
+
+def _partition_half(arg: ast.AST, module) -> str | None:
+    """A half of `eqx.partition(tree, ...)` (or `eqx.filter`) of an instance that keeps a container
+    field: both halves keep it, so neither hashes."""
+    if not isinstance(arg, ast.Name):
+        return None
+    tree = field_hashes.partitioned(arg, module.names)
+    made = tree
+    if isinstance(tree, ast.Name):
+        values = module.names.assignments(tree)
+        made = values[0] if len(values) == 1 else None
+    if not isinstance(made, ast.Call):
+        return None
+    held = _fields_unhashable(made, module, arrays=False)
+    return f"a half of `{ast.unparse(tree)}` from `eqx.partition`, {held}" if held else None
 
 
 def _named_tuple_factory(func: ast.Name, module) -> bool:
     """A name bound once to `collections.namedtuple(...)` (or `typing.NamedTuple("T", ...)`)."""
     values = module.names.assignments(func)
     return len(values) == 1 and isinstance(values[0], ast.Call) and module.qualname(values[0].func) in _NAMED_TUPLE_FACTORIES
-
-
-def _hashes_fields(cls: ast.ClassDef, module) -> bool:
-    """A dataclass whose generated `__hash__` hashes its fields (`frozen=True` or
-    `unsafe_hash=True`, with the default `eq`), the class defining no `__hash__` of its own."""
-    if any(isinstance(node, ast.FunctionDef) and node.name == "__hash__" for node in cls.body):
-        return False
-    options = _dataclass_options(cls, module)
-    return options is not None and _literal_true(options.get("eq"), True) and _hashes_by_fields(options)
-
-
-def _dataclass_options(cls: ast.ClassDef, module) -> dict[str, ast.expr] | None:
-    """The keywords of the class's `@dataclasses.dataclass` decorator (none for the bare one);
-    None when it has no such decorator."""
-    for decorator in cls.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if module.qualname(target) == "dataclasses.dataclass":
-            return {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
-    return None
-
-
-def _hashes_by_fields(options: dict[str, ast.expr]) -> bool:
-    return _literal_true(options.get("frozen"), False) or _literal_true(options.get("unsafe_hash"), False)
-
-
-def _literal_true(value: ast.expr | None, default: bool) -> bool:
-    return default if value is None else isinstance(value, ast.Constant) and value.value is True
 
 
 def _self_unhashable(root, param: ast.arg, module) -> str | None:
@@ -372,11 +400,14 @@ def _class_unhashable(cls: ast.ClassDef, module) -> str | None:
         target.id for node in cls.body if isinstance(node, ast.Assign)
         for target in node.targets if isinstance(target, ast.Name)
     }
-    options = _dataclass_options(cls, module)
+    options = field_hashes.dataclass_options(cls, module.names)
     if "__eq__" in defines and "__hash__" not in defines and not (
-        options is not None and _literal_true(options.get("unsafe_hash"), False)
+        options is not None and field_hashes.literal_true(options.get("unsafe_hash"), False)
     ):
         return "which defines `__eq__` without `__hash__`"  # `unsafe_hash=True` adds one
-    if options is None or "__hash__" in defines or _hashes_by_fields(options) or not _literal_true(options.get("eq"), True):
+    if (
+        options is None or "__hash__" in defines or field_hashes.hashes_by_fields(options)
+        or not field_hashes.literal_true(options.get("eq"), True)
+    ):
         return None
     return "a dataclass that is not frozen"

@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from jaxlint.analysis.engine.lattice import REF, REF_TREE, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, Trace, Value
+from jaxlint.analysis.engine.lattice import (
+    REF, REF_TREE, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, Trace, Value
+)
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
@@ -64,6 +66,8 @@ def _parameter_value(
     annotation = _annotation_kind(param.annotation, names)
     if annotation == "array":
         return TRACED_ARRAY
+    if annotation == "booleans":  # jaxtyping's `Bool[Array, "n"]`: an array of booleans
+        return TRACED_BOOL
     if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
         return Value(Trace.TRACED, fields=True)
     if root.framework_method and annotation is None and not has_default(fn, param):
@@ -83,10 +87,16 @@ def _parameter_value(
 
 
 def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:
-    """Whether a parameter may be an array: it has no annotation, or one that names an array
-    type or a class of this module (a pytree). A type the analysis cannot read that names no
-    array (a `Shape` or a mode type from another package) is not taken for one."""
-    return annotation is None or names_array(annotation, names) or _names_module_class(annotation, names)
+    """Whether a parameter may be an array: it has no annotation, or `Any`, which says no more, or
+    one that names an array type or a class of this module (a pytree). A type the analysis
+    cannot read that names no array (a `Shape` or a mode type from another package) is not
+    taken for one."""
+    if annotation is None or annotation_name(annotation, names)[1] in _ANY:
+        return True
+    return names_array(annotation, names) or _names_module_class(annotation, names)
+
+
+_ANY = frozenset({"typing.Any", "typing_extensions.Any"})
 
 
 def _names_sequence(annotation: ast.expr | None, names: Names) -> bool:
@@ -126,6 +136,8 @@ def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) 
         return None if alias is None else _annotation_kind(alias, names, depth + 1)
     if name in jax_api.ARRAY_ANNOTATIONS:
         return "array"
+    if name == "jaxtyping.Bool":
+        return "booleans"
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES:
         return "array"
     if name in jax_api.PYTHON_ANNOTATIONS:

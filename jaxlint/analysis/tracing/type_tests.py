@@ -21,7 +21,10 @@ The other way round, code that tests `isinstance(x, jax.core.Tracer)` (itself, o
 function of the module that only returns that test of its parameter, `def _is_tracer(v): return
 isinstance(v, jax.core.Tracer)`) says that `x` may be a tracer: along an edge where the test may
 have held (the true edge, through `not`, `and` and `or`: `if _is_tracer(topk) or topk:`), `x`
-is taken for traced where nothing else is known of it (`may_be_tracers`).
+is taken for traced where nothing else is known of it (`may_be_tracers`). And a JAX array the
+traced code holds is a tracer: `isinstance(x, jax.core.Tracer)` holds for it, so the edge where
+the test failed (`if not isinstance(jnp.atleast_1d(spin), jax.core.Tracer): assert ...`, a check
+meant for concrete calls) is never taken there (`tracer_tested`).
 """
 
 from __future__ import annotations
@@ -58,12 +61,23 @@ def may_be_tracers(test: ast.expr, outcome: bool, names: Names, scope: Scope) ->
     elif isinstance(test, ast.BoolOp):
         for value in test.values:
             yield from may_be_tracers(value, outcome, names, scope)
-    elif outcome and isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
-        one_argument = len(test.args) == 1 and not test.keywords
-        if _tests_tracer(test, names, scope) or (
-            one_argument and _returns_tracer_test(names.definition(test.func, scope), names)
-        ):
-            yield test.args[0].id
+    elif outcome:
+        operand = tracer_tested(test, names, scope)
+        if isinstance(operand, ast.Name):
+            yield operand.id
+
+
+def tracer_tested(test: ast.expr, names: Names, scope: Scope) -> ast.expr | None:
+    """The operand of `test` when it is `isinstance(operand, jax.core.Tracer)` (or a function of
+    the module that only returns that test of its parameter)."""
+    if not isinstance(test, ast.Call) or not test.args or isinstance(test.args[0], ast.Starred):
+        return None
+    if _tests_tracer(test, names, scope):
+        return test.args[0]
+    one_argument = len(test.args) == 1 and not test.keywords
+    if one_argument and _returns_tracer_test(names.definition(test.func, scope), names):
+        return test.args[0]
+    return None
 
 
 def _tests_tracer(call: ast.Call, names: Names, scope: Scope) -> bool:

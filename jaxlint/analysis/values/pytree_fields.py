@@ -22,6 +22,9 @@ builds, a parameter left unannotated), a field is known by its name: a traced py
 attribute that the module's classes declare, every one of them, as an array field of a pytree
 class (and that no class of the module gives another type, a method or an instance attribute
 of that name) is a traced array.
+
+A property that computes a JAX array (`array_properties.py`) counts as such a field, read from
+an annotated parameter or known by its name.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import SEQUENCE_TYPES, declares_array
 from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
+from jaxlint.analysis.values.array_properties import computes_array
 from jaxlint.analysis.values.nullness import excludes_none
 
 # A project class's module names and statement, by the class's qualified name (`project.py`).
@@ -104,6 +108,8 @@ def array_field(
                 if declares_array(stmt.annotation, names):
                     return True
                 return _scalar_leaf(stmt, names, names.enclosing_scope(cls)) and _dataclass_pytree(declaring, names)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == node.attr:
+                return computes_array(stmt, names)
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
         cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
     return False
@@ -135,7 +141,7 @@ def _field_kinds(names: Names) -> dict[str, bool]:
                 array = pytree and not _maybe_static(stmt.value) and _one_array(stmt.annotation, names)
                 kinds[stmt.target.id] = kinds.get(stmt.target.id, True) and array
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                kinds[stmt.name] = False
+                kinds[stmt.name] = kinds.get(stmt.name, True) and computes_array(stmt, names)
                 for node in ast.walk(stmt):  # `self.x = ...`: an instance attribute of another kind
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                         kinds[node.attr] = False

@@ -13,6 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.lattice import (
+    REF,
+    REF_TREE,
     STATIC,
     TRACED,
     TRACED_ARRAY,
@@ -33,6 +35,7 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
+from jaxlint.analysis.knowledge.entry_points import KERNEL_CALLS, REF_TREE_CALLS
 from jaxlint.analysis.tracing.array_annotations import declares_jax_array, declares_jax_arrays
 from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.parameters import (
@@ -42,11 +45,13 @@ from jaxlint.analysis.tracing.parameters import (
     default_of,
     default_value,
     fixed_argument,
+    kernel_parameters,
+    positional_params,
     sliced_operand,
     spread_arguments,
 )
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
-from jaxlint.analysis.tracing.traced_functions import STAGED, Context, context_of
+from jaxlint.analysis.tracing.traced_functions import STAGED, Bound, Context, context_of
 from jaxlint.analysis.tracing.tracing import PARTIAL, VMAPS, control_flow_bodies
 
 if TYPE_CHECKING:
@@ -62,6 +67,8 @@ class CallEvaluation:
     """Calls whose callee is a library function, a transformation or a control-flow primitive."""
 
     def _library_call(self, node: ast.Call, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value:
+        if callee in KERNEL_CALLS:
+            self._kernel(callee, args, kwargs, env)
         if callee in jax_api.STATIC_QUERIES:
             counted = self._collected_count(node, args) if callee == "builtins.len" else None
             return STATIC if counted is None else constant(counted)
@@ -165,6 +172,21 @@ class CallEvaluation:
         if args[0].function is not None:
             return join(element, self._call_function(args[0].function, node, [element, element], {}, env))
         return UNKNOWN
+
+    def _kernel(self, callee: str, args: list[Value], kwargs: dict[str, Value], env: Env) -> None:
+        """A Pallas kernel given a `functools.partial` that fixes values of this trace
+        (`pallas_call(partial(kernel, scale=scale), ...)` in a jitted function): the kernel is
+        traced with them, its other parameters references."""
+        (index, keyword), = KERNEL_CALLS[callee]
+        given = args[index] if index < len(args) else kwargs.get(keyword)
+        fn = given.function if given is not None else None
+        if fn is None or not any(v.traced for v in (*fn.bound, *(v for _, v in fn.keywords))):
+            return  # fixed in eager code: the kernel is a root of its own (`kernel_parameters`)
+        bound = Bound(len(fn.bound), frozenset(name for name, _ in fn.keywords))
+        params = kernel_parameters(fn.node, bound, REF_TREE if callee in REF_TREE_CALLS else REF)
+        params.update(zip((p.arg for p in positional_params(fn.node)), fn.bound))
+        params.update((name, value) for name, value in fn.keywords if name in params)
+        self.analysis.analyze(fn.node, params, STAGED, self.closure(fn.node, env), self.depth + 1)
 
     def _call_function(
         self, fn: FunctionValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env

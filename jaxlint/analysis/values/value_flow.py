@@ -11,7 +11,8 @@ inside `if isinstance(x, np.ndarray):`, `x` holds no tracer (`type_tests.concret
 branch is not pruned where `x` is traced: a traced value may be a join of paths, one of them
 a Python or NumPy value that does take it.  Inside `if isinstance(x, jax.core.Tracer) or x:`,
 an `x` the analysis took for a constant or does not know may be a tracer, and is taken for one
-(`type_tests.may_be_tracers`).
+(`type_tests.may_be_tracers`); where `x` is a traced array, the test holds, and its other edge
+is pruned (`type_tests.tracer_tested`).
 """
 
 from __future__ import annotations
@@ -202,6 +203,12 @@ class ValueFlow(Domain[State]):
         if isinstance(test, ast.Compare):  # numbers the analysis knows (`len(args) == 1`)
             value = self.tests.get(id(test))
             return None if value is None else value.truth
+        if isinstance(test, ast.Call):
+            operand = type_tests.tracer_tested(test, self.run.names, self.run.scope)
+            if operand is not None:
+                # A traced array is a tracer; a traced container or pytree is not one.
+                value = self.run.eval(operand, self.env_class(state, self.outer, self.run.fn))
+                return True if value.traced and value.array else None
         return None
 
     def known(self, name: ast.Name, state: State) -> Optional[Value]:

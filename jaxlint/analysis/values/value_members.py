@@ -18,6 +18,7 @@ from jaxlint.analysis.engine.names import Scope
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.tracing import receiver
+from jaxlint.analysis.values.array_properties import method_by_name
 from jaxlint.analysis.values.pytree_fields import array_field, array_field_by_name
 from jaxlint.analysis.values.records import member_of
 
@@ -48,6 +49,9 @@ class MemberEvaluation:
         if base.traced and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             return Value(Trace.TRACED, array=True, boolean=base.boolean and node.attr != "at", not_none=True)
         if base.traced and base.fields and base.record is None and not node.attr.startswith("_"):
+            method = method_by_name(node.attr, self.names)  # not a field: a method or property
+            if method is not None:
+                return TRACED_ARRAY if method else UNKNOWN
             return TRACED_ARRAY if array_field_by_name(node.attr, self.names) else TRACED
         if base.traced:
             # An array has no other data attributes: this is a pytree node, whose fields

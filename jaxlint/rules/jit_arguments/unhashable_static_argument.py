@@ -29,8 +29,15 @@ class UnhashableStaticArgument(Rule):
         - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
           `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)` (only
           arrays have those methods with an `axis`).
-        - A NamedTuple, or a frozen (or `unsafe_hash`) dataclass of the module, holding such a
-          value: its hash is its fields' hash (`State(packed=[x], tree_def=None)`).
+        - A NamedTuple, or an instance of a class hashed by its fields, holding such a value: a
+          frozen (or `unsafe_hash`) dataclass, an Equinox module (`eqx.Module.__hash__` hashes
+          its fields), a `flax.struct.dataclass` (frozen), of this module or of another module
+          of the project (`State(packed=[x], tree_def=None)`). Where the class's own `__init__`
+          decides the fields, a field it declares a list, dict, set or array says so.
+        - A half of such an instance from `eqx.partition(model, ...)` (`params, static =
+          ...`) or `eqx.filter`: a list, dict or set is a pytree node, which both halves keep,
+          so a module with a dict field stays unhashable; its array fields are None in the
+          non-array half, which hashes.
         - A parameter mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it that is not
           `None`).
         - A static `self` whose class is a non-frozen dataclass, or defines `__eq__` without
@@ -49,7 +56,9 @@ class UnhashableStaticArgument(Rule):
           parameter to the static position (`def mesh_eval(f, lims): return _eval(f, lims)`).
         - What a `jax.jit`- or `jax.pmap`-compiled function returns, or a part of it unpacked
           (`logits, cache = prefill(...)`): every leaf a compiled function returns is a JAX
-          array.
+          array. So is every leaf `lax` control flow returns (`carry, ys = lax.scan(...)`,
+          `lax.fori_loop`, `lax.while_loop`, `lax.cond`, `lax.switch`, `lax.map`), even run
+          eagerly: a Python number carried in comes back as an array.
         - A traced value passed from traced code.
         - Inside a loop, the value a name holds before the loop reaches the first call, whatever
           the loop rebinds it to (a compiled function's output unpacked there included).

@@ -45,7 +45,11 @@ class InPlaceUpdate(Rule):
           or a tuple of them);
         - an item (not a slice) of a list or tuple the code builds of JAX arrays only, where it
           is read (`mos = [jnp.reshape(m, s) for m in mos]`, then `mos[0][..., i] = v`);
-          replacing the item itself (`mos[0] = v`) changes the Python list and is fine.
+          replacing the item itself (`mos[0] = v`) changes the Python list and is fine;
+        - an item of a parameter annotated as a mapping or sequence of JAX arrays
+          (`tokens: Dict[str, jnp.ndarray]`, through a name the module binds once to that type,
+          `ArrayDict = Dict[str, jnp.ndarray]`; `list[jax.Array]`), until the code replaces one
+          of its items with something else (`batch["label"] = {}`).
 
         **A name the code uses as only a JAX array can be used** is one too:
 

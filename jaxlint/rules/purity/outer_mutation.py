@@ -39,7 +39,11 @@ class OuterMutation(Rule):
           nested in a function is left out: a Pallas kernel writes its results through its
           reference arguments so.
         - The Python object `self` of a jitted method (static `self`, a bound method) or of an
-          instance handed to `lax.scan`.
+          instance handed to `lax.scan`, also written from a body the method hands to
+          `jax.vmap` or a `lax` primitive, and through `setattr(self.env, "sys", v)`.
+        - Any of these through a local name every binding of which reads a part of one (`env =
+          self.env`, then `env.unwrapped.sys = sys` under `jax.vmap`; `latest = RECORDER.latest`,
+          then `latest["x"] = x`): the name is the object, not a copy of it.
 
         **Where.** Inside staged code (`jit`, `pmap`, `lax` bodies) always; under `vmap` when
         the stored value is traced.
@@ -65,6 +69,9 @@ class OuterMutation(Rule):
         - An object the traced code makes itself (`acc = Accumulator()` in a jitted function:
           what its methods store on `self` is made and dropped within the trace).
         - Host callbacks.
+        - A write undone before the code leaves: inside a `try` whose `finally` writes the same
+          attribute or key back from a name that saved it (`old = env.sys; try: env.sys = sys;
+          yield env; finally: env.sys = old`), and that write back.
         - Flax `self.sow`/`self.variable`/`self.param`, and NNX variable updates
           (`self.count.value += 1`, `nnx.jit`), except those from outside described above.
         - Framework modules and registered pytrees.
@@ -278,6 +285,11 @@ class OuterMutation(Rule):
                 if isinstance(func, ast.Attribute) and func.attr in array_api.MUTATING_METHODS:
                     values = [*call.args, *(k.value for k in call.keywords)]
                     writes.append((call, func.value if not isinstance(func.value, ast.Name) else func, values, call))
+                elif len(call.args) == 3 and not call.keywords and module.qualname(func) == "builtins.setattr":
+                    # `setattr(obj, "sys", v)` stores as `obj.sys = v` does.
+                    name = call.args[1].value if isinstance(call.args[1], ast.Constant) else ""
+                    target = ast.Attribute(call.args[0], str(name), ast.Store())
+                    writes.append((call, target, [call.args[2]], call))
             if ctx.staged:
                 for call in module.nodes_of(fn, ast.Call):
                     haiku = effects.haiku_module_call(call, fn)
@@ -317,6 +329,8 @@ class OuterMutation(Rule):
                     continue
                 if outer is None or outer.root.id in effects.asserted_names:
                     continue
+                if isinstance(stmt, ast.stmt) and effects.restored(stmt, target):
+                    continue
                 leaked = any(module.is_traced(v) for v in values)
                 origin = effects.mutable_origin(outer)
                 parameter = not origin and leaked and effects.enclosing_parameter(outer, fn)
@@ -327,6 +341,8 @@ class OuterMutation(Rule):
                 if not leaked and _records_trace_metadata(module, values):
                     continue
                 what = _WHERE["parameter" if parameter else outer.where].format(name=outer.root.id)
+                if outer.alias:
+                    what = f"`{outer.alias}`, a part of {what}"
                 if leaked:
                     message = (
                         f"Traced code stores a traced value in {what}: the write happens once, while tracing, "

@@ -65,7 +65,11 @@ TRACED_VALUE_LIMITATIONS = """
       may have held (its true edge, through `not`, `and` and `or`: inside `if _is_tracer(topk)
       or topk:`), the code says it may be a tracer, and it is taken for one (a caller that
       jits the function may be in another package). A value the analysis sees to be a Python
-      one (a default, a literal fixed by `functools.partial`) stays one.
+      one (a default, a literal fixed by `functools.partial`) stays one. The other way round, a
+      JAX array computed in traced code is a tracer: under `if not isinstance(jnp.atleast_1d(x),
+      jax.core.Tracer):` (a check meant for concrete calls) nothing runs in traced code, and
+      nothing there is reported. A tuple or list of arrays is no tracer: the test says nothing
+      of it.
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
@@ -151,8 +155,12 @@ TRACED_VALUE_LIMITATIONS = """
       field is known by its name: one that the module's classes declare, every one of them,
       as an array field of a NamedTuple or dataclass pytree (not a sequence of arrays, not
       static), and that no class of the module makes a method, a class variable or an
-      instance attribute, is a traced array. Elsewhere attributes of traced pytrees are
-      unknown.
+      instance attribute, is a traced array. A property that computes a JAX array (every
+      `return` a `jax.numpy`/`lax` operation returning one: `return jnp.array(self.length -
+      self.t - 1, int)`) runs where it is read, and in traced code JAX stages it: read from a
+      traced instance, whose class an annotation says or, by the same rule, its name, it is a
+      traced array (`range(state.remaining)` fails); a property or method of a NamedTuple is
+      none of its fields. Elsewhere attributes of traced pytrees are unknown.
     - **Instances built in the analysed code.** An instance that the analysed code builds of a
       `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
       keeps what was passed for each field, or its default, a Python value: reading the field
@@ -181,8 +189,9 @@ TRACED_VALUE_LIMITATIONS = """
       from user code jaxlint cannot see is analysed only with what its own body shows, and
       Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
       module method's parameter without a default is taken for traced when it has no
-      annotation, or one that names an array type (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union
-      with one, any package's `...Array`) or a class of the module; annotated with a Python
+      annotation (or `Any`, which says no more), or one that names an array type
+      (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union with one, any
+      package's `...Array`) or a class of the module; annotated with a Python
       type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
       binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
       from elsewhere that names no array (another package's `Shape` or mode type), unknown.
@@ -255,7 +264,10 @@ TRACED_VALUE_LIMITATIONS = """
       Copy descriptors, semaphores and block specifications are Python objects, not arrays. A
       kernel is found when the call names it (directly, through `functools.partial`, or
       through a variable every assignment of which names a function), not when it arrives as
-      an argument.
+      an argument. What a `functools.partial` fixes in eager code is a Python value in the
+      kernel; fixed in traced code (`pl.pallas_call(partial(kernel, scale=s), ...)` in a jitted
+      function, `s` computed there), it is a value of that trace, and the kernel is followed
+      with it (JAX refuses a kernel that captures one: pass it as an input).
     - **Branches never analysed.** A private module constant (a name with a leading underscore
       that its module binds once, to a literal, and never rebinds, deletes or declares
       `global`: `_USE_EAGER = False`) keeps its value in traced code, so a branch it rules out

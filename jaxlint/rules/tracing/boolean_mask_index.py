@@ -16,7 +16,10 @@ class BooleanMaskIndex(Rule):
     what = """
         Checks for `x[mask]` (and `x.at[mask]`) where `mask` is a traced boolean array inside
         transformed code. The result's shape would depend on how many entries of the mask are
-        true, which is not known while JAX traces the function.
+        true, which is not known while JAX traces the function. A mask is known to be boolean
+        where it is computed (a comparison, `jnp.logical_and`, `x.astype(bool)`) or declared so:
+        a parameter annotated `Bool[Array, "n"]` (jaxtyping) of a jitted function or of a
+        framework's traced method.
         """
     why = """
         The result of boolean-mask indexing has as many elements as the mask has `True`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge.shape_api import AXIS, OFFSET, SHAPE, START
+from jaxlint.analysis.knowledge.shape_api import AXIS, OFFSET, SHAPE, START, STEPS
 from jaxlint.analysis.shapes.concrete_arguments import concrete_arguments
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
@@ -19,6 +19,8 @@ _MESSAGES = {
     "static argument (`static_argnames`), or mask with `jnp.where` on index arrays",
     AXIS: "axis from traced value `{}`: axes must be Python ints while tracing; make it a static "
     "argument (`static_argnames`)",
+    STEPS: "number of steps from traced value `{}`: a loop's length (or its most steps) sizes the program "
+    "and must be a Python int while tracing; make it a static argument (`static_argnames`) or a constant",
 }
 
 
@@ -44,7 +46,9 @@ class TracedShape(Rule):
         - the sample shape of every `jax.random` distribution (`normal(key, (n,))`, `gamma(key,
           a, (n,))`, `truncated_normal(key, lo, hi, (n,))`), and `jax.random.split(key, n)`;
         - result sizes: `jnp.nonzero(x, size=n)`, `lax.top_k(x, k)`;
-        - the number of steps of a scan: `lax.scan(f, init, xs, length=n)`;
+        - the number of steps of a loop: `lax.scan(f, init, xs, length=n)`, and the most steps of
+          Equinox's `equinox.internal.while_loop(..., max_steps=n)` and of Diffrax's
+          `diffeqsolve(..., max_steps=n)`, which size the checkpoints and saved steps;
         - diagonal offsets: `jnp.tril(m, k)`;
         - axes: `jnp.sum(x, axis=a)`, `x.cumsum(a)`, `jnp.concatenate(xs, a)`, `jnp.moveaxis(x,
           a, b)`.
@@ -163,7 +167,7 @@ class TracedShape(Rule):
     def check(self, module, report):
         for fn, _ in module.traced_functions():
             for node in module.unguarded(fn, ast.Call):
-                for arg, kind in concrete_arguments(module, node):
-                    if module.is_abstract(arg):
+                for arg, kind, _ in concrete_arguments(module, node):
+                    if kind in _MESSAGES and module.is_abstract(arg):
                         report(arg, _MESSAGES[kind].format(module.source.snippet(arg)))
                         break
