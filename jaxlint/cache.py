@@ -14,7 +14,9 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Iterable, Iterator
 
 import click
 
@@ -22,10 +24,18 @@ import jaxlint
 from jaxlint.analysis.project.project import IncomingCall, call_from_json, call_to_json
 from jaxlint.findings import Edit, Finding, Fix, Position
 
+DEFAULT_DIRECTORY = ".jaxlint_cache"  # in the project root, unless configured elsewhere
 _GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxlint.\n"
 )
+
+
+def cache_directory(configured: Path | None, root: Path, given: str | None = None) -> Path:
+    """Where a project's results cache is: the folder `given` (`--cache-dir`), else `JAXLINT_CACHE_DIR`,
+    else the configured `cache-dir`, else `.jaxlint_cache` in the project root `root`."""
+    chosen = given or os.environ.get("JAXLINT_CACHE_DIR")
+    return Path(chosen) if chosen else configured or root / DEFAULT_DIRECTORY
 
 
 def made_by_jaxlint(directory: Path) -> bool:
@@ -60,8 +70,10 @@ class Cached:
     warnings: list[str]  # analyses cut short in the file
 
 
+@lru_cache(maxsize=None)
 def _build_fingerprint() -> str:
-    """The version plus every jaxlint source file's size and mtime, so an edited rule never reads stale results."""
+    """The version plus every jaxlint source file's size and mtime, so an edited rule never reads
+    stale results (taken once per process: the process runs the code it imported)."""
     package = os.path.dirname(jaxlint.__file__)
     parts = [jaxlint.__version__]
     for directory, subdirs, names in os.walk(package):
@@ -166,21 +178,42 @@ def _load(row: Any, path: str) -> Finding:
 
 class Cache:
     """Entries by absolute path: [mtime_ns, size, content digest, findings, [[dependency, mtime_ns,
-    size], ...], traced calls out, incoming calls key, warnings]; JSON, so a cache is never code."""
+    size], ...], traced calls out, incoming calls key, warnings, earlier results]; JSON, so a cache
+    is never code. The earlier results ([findings, dependencies, calls out, incoming calls key,
+    warnings], newest first) are the same content's with other traced calls into it: checking one
+    file lints its callers with the calls of the files checked with it, checking the folder with
+    all of them, and each kept set is linted once.
+
+    Several processes may share a cache (flake8 lints files in several): each saves what it stored
+    over what the others saved since it read the file, under a lock where the platform has one,
+    and `refresh` takes in what they saved meanwhile."""
 
     def __init__(self, directory: Path, key: str):
         self.directory = directory
         self.file = directory / jaxlint.__version__ / f"{key}.json"
-        self._entries: dict[str, list] = {}
         self._touched: set[str] = set()
-        self._changed = False
+        self._stored: set[str] = set()  # paths whose entries this process wrote
+        self._seen: tuple[int, int] | None = None  # the file's (mtime, size) when last read or written
+        self._entries: dict[str, list] = self._read()
+
+    def _read(self) -> dict[str, list]:
         try:
             with open(self.file, encoding="utf-8") as handle:
+                info = os.fstat(handle.fileno())
                 loaded = json.load(handle)
-            if isinstance(loaded, dict):
-                self._entries = loaded
         except (OSError, ValueError, RecursionError):
-            pass  # no cache yet, or an unreadable one (even a hostile one): start afresh, and replace it
+            return {}  # no cache yet, or an unreadable one (even a hostile one): start afresh, and replace it
+        self._seen = (info.st_mtime_ns, info.st_size)
+        return loaded if isinstance(loaded, dict) else {}
+
+    def refresh(self) -> None:
+        """Take in the entries other processes saved since this one last read or wrote the file."""
+        try:
+            info = os.stat(self.file)
+        except OSError:
+            return
+        if (info.st_mtime_ns, info.st_size) != self._seen:
+            self._entries = self._merged(self._read())
 
     def lookup(self, path: str, stat: os.stat_result) -> tuple[Cached | None, str | None]:
         """(results, None) when the file's and its dependencies' size and mtime are unchanged; else
@@ -197,15 +230,25 @@ class Cache:
         except (TypeError, ValueError, IndexError, KeyError, AttributeError):
             return None, None  # no entry, or one this build cannot read: lint the file afresh
 
+    def lookup_incoming(self, path: str, stat: os.stat_result, incoming: str) -> Cached | None:
+        """The file's results when linted with the traced calls whose key is `incoming`, if the
+        file and the modules those results read are unchanged."""
+        entry = self._entries.get(path)
+        try:
+            if entry[0] != stat.st_mtime_ns or entry[1] != stat.st_size:
+                return None
+            for results in (entry[3:8], *entry[8]):
+                if results[3] == incoming:
+                    if not all(_unchanged(dependency, mtime, size) for dependency, mtime, size in results[1]):
+                        return None
+                    self._touched.add(path)
+                    return _cached(results, path)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            pass
+        return None
+
     def cached(self, path: str) -> Cached:
-        _, _, _, rows, deps, calls, incoming, warnings = self._entries[path]
-        return Cached(
-            [_load(row, path) for row in rows],
-            {call_from_json(call) for call in calls},
-            {str(dependency) for dependency, _, _ in deps},
-            str(incoming),
-            [_string(warning) for warning in warnings],
-        )
+        return _cached(self._entries[path][3:8], path)
 
     def store(
         self,
@@ -219,8 +262,9 @@ class Cache:
         warnings: Iterable[str] = (),
     ) -> None:
         """Record a file's results; `findings=None` keeps the old ones (the content hash matched, only mtime moved)."""
+        old = self._entries.get(path)
         if findings is None:
-            entry = list(self._entries[path])
+            entry = list(old)
             entry[:3] = [stat.st_mtime_ns, stat.st_size, content_digest]
         else:
             entry = [
@@ -232,28 +276,48 @@ class Cache:
                 sorted((call_to_json(call) for call in calls), key=json.dumps),
                 incoming,
                 list(warnings),
+                [],
             ]
+            entry[8] = _earlier(entry, old)
         self._entries[path] = entry
         self._touched.add(path)
-        self._changed = True
+        self._stored.add(path)
 
     def save(self) -> None:
-        """Write the cache if it changed (entries of files that no longer exist are dropped); failure only warns."""
-        if not self._changed or _read_only(self.directory):
+        """Write the cache if this process stored anything (entries of files that no longer exist
+        are dropped), over what other processes saved meanwhile; failure only warns."""
+        if not self._stored or _read_only(self.directory):
             return
-        entries = {p: e for p, e in self._entries.items() if p in self._touched or os.path.exists(p)}
         try:
             self._prepare()
-            import tempfile  # only a run that writes pays for it
+            with _locked(self.file.with_suffix(".lock")):
+                entries = self._merged(self._read())
+                entries = {p: e for p, e in entries.items() if p in self._touched or os.path.exists(p)}
+                import tempfile  # only a run that writes pays for it
 
-            fd, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entries, handle, separators=(",", ":"))
-            os.replace(temporary, self.file)
+                fd, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(entries, handle, separators=(",", ":"))
+                    handle.flush()
+                    info = os.fstat(handle.fileno())
+                os.replace(temporary, self.file)
         except OSError as exc:
             click.echo(
                 f"warning: cannot write the cache in {self.directory}: {exc.strerror or exc}", err=True
             )
+            return
+        self._entries = entries
+        self._seen = (info.st_mtime_ns, info.st_size)
+        self._stored.clear()
+
+    def _merged(self, saved: dict[str, list]) -> dict[str, list]:
+        """The entries saved by others, with this process's own on top (each keeping the other's
+        results for the same content with other calls into it)."""
+        merged = dict(saved)
+        for path in self._stored:
+            entry = self._entries[path]
+            merged[path] = [*entry[:8], _earlier(entry, saved.get(path))]
+        return merged
 
     def _prepare(self) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -261,6 +325,57 @@ class Cache:
             marker = self.directory / name
             if not marker.exists():
                 marker.write_text(text, encoding="utf-8")
+
+
+# Results kept per file for other sets of traced calls into it: the folder's, and those of the
+# few files whose checks reach it as a caller.
+_KEPT_RESULTS = 8
+
+
+def _earlier(entry: list, other: Any) -> list:
+    """`entry`'s earlier results, with those of `other` (another entry for the file) for the same
+    content and other calls into it, newest first: the ones to keep besides `entry`'s own."""
+    kept: list = []
+    seen = {entry[6]}
+    candidates = list(entry[8]) if len(entry) > 8 and isinstance(entry[8], list) else []
+    try:
+        if other is not None and other[2] == entry[2]:
+            candidates += [other[3:8], *other[8]]
+    except (TypeError, IndexError, KeyError):
+        pass  # an entry this build cannot read: nothing of it is kept
+    for results in candidates:
+        if isinstance(results, list) and len(results) == 5 and isinstance(results[3], str) and results[3] not in seen:
+            seen.add(results[3])
+            kept.append(results)
+    return kept[:_KEPT_RESULTS]
+
+
+def _cached(results: list, path: str) -> Cached:
+    """One set of a file's results from its cached rows: [findings, dependencies, calls out, incoming key, warnings]."""
+    rows, deps, calls, incoming, warnings = results
+    return Cached(
+        [_load(row, path) for row in rows],
+        {call_from_json(call) for call in calls},
+        {str(dependency) for dependency, _, _ in deps},
+        str(incoming),
+        [_string(warning) for warning in warnings],
+    )
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` for the time of a save, where the platform offers `fcntl`."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: saves may overwrite each other, which costs only a re-lint
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _read_only(directory: Path) -> bool:

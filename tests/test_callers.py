@@ -82,6 +82,6 @@ def test_the_editors_buffer_is_read_in_the_encoding_its_cookie_declares(make_fil
 
     root = make_files({"pyproject.toml": ""})
     source = '# -*- coding: latin-1 -*-\nimport jax\n\n\n@jax.jit\ndef f(x):\n    s = "é"; y = x if x > 0 else -x\n    return y\n'
-    (found,) = lint_text(source, root / "f.py")[0]
+    (found,) = lint_text(source, root / "f.py").findings
     # columns are 1-based and count characters: `é` is one, not the two of its UTF-8 bytes read as Latin-1
     assert (found.code, found.start.column) == ("JAX101", source.splitlines()[6].index("x > 0") + 1)

@@ -560,7 +560,7 @@ def test_ctrl_c_exits_130(cli, make_files, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module, "lint_files", interrupted)
+    monkeypatch.setattr(cli_module, "lint_run", interrupted)
     out = cli("check", ".")
     assert out.code == 130
     assert out.stderr == "Interrupted.\n"
