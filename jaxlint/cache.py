@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
-from pathlib import Path
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import click
@@ -177,12 +177,15 @@ def _load(row: Any, path: str) -> Finding:
 
 
 class Cache:
-    """Entries by absolute path: [mtime_ns, size, content digest, findings, [[dependency, mtime_ns,
-    size], ...], traced calls out, incoming calls key, warnings, earlier results]; JSON, so a cache
-    is never code. The earlier results ([findings, dependencies, calls out, incoming calls key,
-    warnings], newest first) are the same content's with other traced calls into it: checking one
-    file lints its callers with the calls of the files checked with it, checking the folder with
-    all of them, and each kept set is linted once.
+    """Entries by absolute path: [mtime_ns, size, content digest, results], where `results` holds
+    the file's results for each of the last few sets of traced calls into it, newest first:
+    [incoming calls key, findings, [[dependency, mtime_ns, size], ...], traced calls out,
+    warnings]. JSON, so a cache is never code.
+
+    A run lints each file without calls first, then with the calls the others make into it; the
+    cache answers each of those steps with the results it kept for the same calls. Checking one
+    file lints its callers with the calls of the modules checked with it, checking its folder
+    with all of them: both are answered, whichever ran last.
 
     Several processes may share a cache (flake8 lints files in several): each saves what it stored
     over what the others saved since it read the file, under a lock where the platform has one,
@@ -215,14 +218,16 @@ class Cache:
         if (info.st_mtime_ns, info.st_size) != self._seen:
             self._entries = self._merged(self._read())
 
-    def lookup(self, path: str, stat: os.stat_result) -> tuple[Cached | None, str | None]:
-        """(results, None) when the file's and its dependencies' size and mtime are unchanged; else
-        (None, the digest last seen when only the file itself may have changed, or None)."""
+    def lookup(self, path: str, stat: os.stat_result, incoming: str = "") -> tuple[Cached | None, str | None]:
+        """(results, None) of the file linted with the traced calls whose key is `incoming` (none by
+        default), when the file's and its dependencies' size and mtime are unchanged; else (None,
+        the digest last seen when only the file itself may have changed, or None)."""
         entry = self._entries.get(path)
         try:
-            if not all(_unchanged(dependency, mtime, size) for dependency, mtime, size in entry[4]):
+            results = _results(entry, incoming)
+            if results is None or not all(_unchanged(*dependency) for dependency in results[2]):
                 return None, None
-            cached = self.cached(path)  # every field checked, even when only the digest is used
+            cached = _cached(results, path)  # every field checked, even when only the digest is used
             if entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
                 self._touched.add(path)
                 return cached, None
@@ -230,25 +235,8 @@ class Cache:
         except (TypeError, ValueError, IndexError, KeyError, AttributeError):
             return None, None  # no entry, or one this build cannot read: lint the file afresh
 
-    def lookup_incoming(self, path: str, stat: os.stat_result, incoming: str) -> Cached | None:
-        """The file's results when linted with the traced calls whose key is `incoming`, if the
-        file and the modules those results read are unchanged."""
-        entry = self._entries.get(path)
-        try:
-            if entry[0] != stat.st_mtime_ns or entry[1] != stat.st_size:
-                return None
-            for results in (entry[3:8], *entry[8]):
-                if results[3] == incoming:
-                    if not all(_unchanged(dependency, mtime, size) for dependency, mtime, size in results[1]):
-                        return None
-                    self._touched.add(path)
-                    return _cached(results, path)
-        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
-            pass
-        return None
-
-    def cached(self, path: str) -> Cached:
-        return _cached(self._entries[path][3:8], path)
+    def cached(self, path: str, incoming: str = "") -> Cached:
+        return _cached(_results(self._entries[path], incoming), path)
 
     def store(
         self,
@@ -261,24 +249,20 @@ class Cache:
         incoming: str = "",
         warnings: Iterable[str] = (),
     ) -> None:
-        """Record a file's results; `findings=None` keeps the old ones (the content hash matched, only mtime moved)."""
+        """Record a file's results with the traced calls `incoming` into it; `findings=None` keeps
+        the old ones (the content hash matched, only mtime moved)."""
         old = self._entries.get(path)
         if findings is None:
-            entry = list(old)
-            entry[:3] = [stat.st_mtime_ns, stat.st_size, content_digest]
+            entry = [stat.st_mtime_ns, stat.st_size, content_digest, old[3]]
         else:
-            entry = [
-                stat.st_mtime_ns,
-                stat.st_size,
-                content_digest,
+            results = [
+                incoming,
                 [_dump(f) for f in findings],
                 [[dependency, *_stamp(dependency)] for dependency in sorted(deps)],
                 sorted((call_to_json(call) for call in calls), key=json.dumps),
-                incoming,
                 list(warnings),
-                [],
             ]
-            entry[8] = _earlier(entry, old)
+            entry = [stat.st_mtime_ns, stat.st_size, content_digest, _kept([results], old, content_digest)]
         self._entries[path] = entry
         self._touched.add(path)
         self._stored.add(path)
@@ -311,12 +295,12 @@ class Cache:
         self._stored.clear()
 
     def _merged(self, saved: dict[str, list]) -> dict[str, list]:
-        """The entries saved by others, with this process's own on top (each keeping the other's
-        results for the same content with other calls into it)."""
+        """The entries other processes saved, with this process's own on top, each keeping the
+        other's results for the same content with other calls into it."""
         merged = dict(saved)
         for path in self._stored:
             entry = self._entries[path]
-            merged[path] = [*entry[:8], _earlier(entry, saved.get(path))]
+            merged[path] = [*entry[:3], _kept(entry[3], saved.get(path), entry[2])]
         return merged
 
     def _prepare(self) -> None:
@@ -327,37 +311,43 @@ class Cache:
                 marker.write_text(text, encoding="utf-8")
 
 
-# Results kept per file for other sets of traced calls into it: the folder's, and those of the
-# few files whose checks reach it as a caller.
+# Results kept per file for sets of traced calls into it, besides those without any (which every
+# run asks for first): the folder's, and those of the few checks of one file that bring it.
 _KEPT_RESULTS = 8
 
 
-def _earlier(entry: list, other: Any) -> list:
-    """`entry`'s earlier results, with those of `other` (another entry for the file) for the same
-    content and other calls into it, newest first: the ones to keep besides `entry`'s own."""
-    kept: list = []
-    seen = {entry[6]}
-    candidates = list(entry[8]) if len(entry) > 8 and isinstance(entry[8], list) else []
+def _results(entry: Any, incoming: str) -> list | None:
+    """An entry's results with the calls whose key is `incoming`, if it has them."""
+    return next((results for results in entry[3] if results[0] == incoming), None)
+
+
+def _kept(newest: list, other: Any, content_digest: str) -> list:
+    """The results to keep for a file: `newest`, then those of `other` (an earlier or another
+    process's entry for it) if its content is the same, one per set of calls, newest first."""
+    candidates = list(newest)
     try:
-        if other is not None and other[2] == entry[2]:
-            candidates += [other[3:8], *other[8]]
+        if other is not None and other[2] == content_digest:
+            candidates += other[3]
     except (TypeError, IndexError, KeyError):
         pass  # an entry this build cannot read: nothing of it is kept
+    kept, seen = [], set()
     for results in candidates:
-        if isinstance(results, list) and len(results) == 5 and isinstance(results[3], str) and results[3] not in seen:
-            seen.add(results[3])
+        if not (isinstance(results, list) and len(results) == 5 and isinstance(results[0], str)):
+            continue
+        if results[0] not in seen and (not results[0] or len(seen - {""}) < _KEPT_RESULTS):
+            seen.add(results[0])
             kept.append(results)
-    return kept[:_KEPT_RESULTS]
+    return kept
 
 
 def _cached(results: list, path: str) -> Cached:
-    """One set of a file's results from its cached rows: [findings, dependencies, calls out, incoming key, warnings]."""
-    rows, deps, calls, incoming, warnings = results
+    """A file's results from their cached rows: [incoming key, findings, dependencies, calls out, warnings]."""
+    incoming, rows, deps, calls, warnings = results
     return Cached(
         [_load(row, path) for row in rows],
         {call_from_json(call) for call in calls},
         {str(dependency) for dependency, _, _ in deps},
-        str(incoming),
+        _string(incoming),
         [_string(warning) for warning in warnings],
     )
 

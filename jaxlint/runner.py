@@ -3,9 +3,10 @@
 Files are linted alone first; the traced calls they make into each other are then handed to
 their callees' modules, which are linted again with those calls until nothing new arrives
 (see `analysis/project.py`). Every document goes this way: files named or found in a folder,
-standard input and an editor's buffer (whose text stands in for the file's), each with the
-project's modules that may call into it (`callers.py`), linted in the same rounds but neither
-reported nor fixed.
+standard input, an editor's buffers (whose text stands in for the file's) and flake8's files,
+each with the project's modules that may call into it (`callers.py`), linted in the same rounds
+but neither reported nor fixed. The project modules outside the files that their traced calls
+enter can be linted with those calls too, for what the calls cause there (`_Batch.elsewhere`).
 """
 
 from __future__ import annotations
@@ -392,8 +393,8 @@ class Run:
 
     files: list[str]
     results: dict[str, FileResult]
-    # The findings the files' traced calls cause in modules not among them, one result per module
-    # (`lint_run(..., elsewhere=True)`).
+    # The findings the files' traced calls cause in other modules, one result per module (`lint_run`'s
+    # `elsewhere`).
     elsewhere: list[FileResult] = field(default_factory=list)
 
     def reported(self) -> list[FileResult]:
@@ -448,7 +449,7 @@ class _Batch:
         return path in self.reported and path not in self.texts
 
     def first(self, paths: Iterable[str]) -> None:
-        """Each module's result without calls from the others, or the cache's latest."""
+        """Each module's result without calls from the others."""
         tasks: list[tuple[_Task, int]] = []
         for path in dict.fromkeys(paths):
             if path in self.texts:
@@ -536,7 +537,7 @@ class _Batch:
         """The cache's results of a module linted with the traced calls `calls` into it, if it has them."""
         if self.cache is None or path not in self.stats or path in self.texts:
             return None
-        hit = self.cache.lookup_incoming(path, self.stats[path], calls_key(calls))
+        hit, _ = self.cache.lookup(path, self.stats[path], calls_key(calls))
         return _from_cache(path, hit) if hit is not None and self._usable(hit.deps) else None
 
     def _size(self, path: str) -> int:
@@ -558,7 +559,7 @@ class _Batch:
                     result.incoming, result.warnings,
                 )
                 if result.findings is None:  # the content matched the cache's: its old results stand
-                    kept = cache.cached(path)
+                    kept = cache.cached(path, result.incoming)
                     result.findings, result.calls, result.deps, result.incoming, result.warnings = (
                         kept.findings, kept.calls, kept.deps, kept.incoming, kept.warnings
                     )
