@@ -42,6 +42,8 @@ def callers(
     """The Python modules of the projects of `paths` (absolute) that may call into them, `paths`
     excluded; `texts` stand in for the contents of the files they name (an editor's buffers)."""
     paths = list(paths)
+    if not any(p.endswith(".py") for p in paths):  # only a Python module can be imported
+        return []
     modules = project_modules(paths, excludes=excludes, root=root, respect_gitignore=respect_gitignore)
     return importers(paths, modules, texts)
 
@@ -52,7 +54,7 @@ def project_modules(
     """The Python modules under the project roots of `paths` (absolute), with the excludes: those a
     check of the project's folder lints. None for files outside any project."""
     index = ProjectIndex()
-    roots = {r for r in (index.project_root(os.path.dirname(p)) for p in paths if p.endswith(".py")) if r}
+    roots = {r for r in (index.project_root(os.path.dirname(p)) for p in paths) if r}
     if not roots:
         return []
     found = discover(sorted(roots), root=root, excludes=excludes, respect_gitignore=respect_gitignore,
