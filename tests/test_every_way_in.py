@@ -15,8 +15,7 @@ import pytest
 
 pytest.importorskip("flake8")
 pytest.importorskip("pygls")
-from lsprotocol import types  # noqa: E402
-from test_server import Editor, run  # noqa: E402
+from test_server import shown_in_the_editor  # noqa: E402
 
 PROJECT = Path(__file__).parent / "projects" / "everywhere"
 
@@ -36,29 +35,6 @@ def _flake8(root: Path) -> subprocess.CompletedProcess:
          "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s", str(root)],
         capture_output=True, text=True, timeout=300, cwd=root,
     )
-
-
-def _in_the_server(root: Path, paths: list[Path]) -> dict[Path, list[tuple]]:
-    async def session():
-        editor = Editor(root)
-        await editor.start()
-        shown = {}
-        for path in paths:
-            editor.client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
-            found = await editor.diagnostics(path.as_uri(), 1)
-            shown[path] = sorted(
-                (d.range.start.line + 1, d.range.start.character + 1, d.code, d.message) for d in found
-            )
-        await editor.stop()
-        return shown
-
-    return run(session())
 
 
 def test_every_way_in_gives_each_file_the_same_findings(tmp_path, cli):
@@ -86,7 +62,7 @@ def test_every_way_in_gives_each_file_the_same_findings(tmp_path, cli):
         by_flake8[(root / name).resolve()].append((int(row), int(column), code, text))
     assert {path: sorted(found) for path, found in by_flake8.items()} == expected
 
-    assert _in_the_server(root, paths) == expected
+    assert shown_in_the_editor(root, paths) == expected
 
 
 def test_a_flake8_run_reads_what_an_earlier_one_cached(tmp_path):

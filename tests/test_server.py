@@ -56,6 +56,16 @@ class Editor:
         self.client.initialized(types.InitializedParams())
         return result
 
+    def open(self, path: Path) -> None:
+        """Open the file as the editor does, its text as the buffer's (version 1)."""
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
+                )
+            )
+        )
+
     async def diagnostics(self, uri: str, version: int) -> list[types.Diagnostic]:
         while True:
             params = await asyncio.wait_for(self.published.get(), timeout=60)
@@ -320,25 +330,26 @@ def test_each_document_has_the_findings_of_its_file_checked_on_the_command_line(
             (f["location"]["row"] - 1, f["location"]["column"] - 1, f["code"]) for f in findings if f["filename"] == str(path)
         )
     assert any(expected.values())
+    assert {path: [(row - 1, column - 1, code) for row, column, code, _ in found] for path, found in shown_in_the_editor(root, paths).items()} == expected
+
+
+def shown_in_the_editor(root: Path, paths: list[Path]) -> dict[Path, list[tuple]]:
+    """Each file opened in turn: its diagnostics as (row, column, code, message), 1-based, sorted."""
 
     async def session():
         editor = Editor(root)
         await editor.start()
         shown = {}
         for path in paths:
-            editor.client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
+            editor.open(path)
             found = await editor.diagnostics(path.as_uri(), 1)
-            shown[path] = sorted((d.range.start.line, d.range.start.character, d.code) for d in found)
+            shown[path] = sorted(
+                (d.range.start.line + 1, d.range.start.character + 1, d.code, d.message) for d in found
+            )
         await editor.stop()
         return shown
 
-    assert run(session()) == expected
+    return run(session())
 
 
 HELPER = "def clip(x):\n    if x > 0:\n        return x\n    return -x\n"
@@ -359,13 +370,7 @@ def test_a_document_is_linted_again_when_a_document_its_findings_read_changes(tm
         await editor.start()
         client = editor.client
         for path in (helper, caller):
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
+            editor.open(path)
             assert await editor.diagnostics(path.as_uri(), 1) == []
 
         async def helper_shows():
@@ -410,13 +415,7 @@ def test_a_document_that_starts_calling_an_open_one_lints_it_again(tmp_path):
         await editor.start()
         client = editor.client
         for path in (helper, other):
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
+            editor.open(path)
             assert await editor.diagnostics(path.as_uri(), 1) == []
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
