@@ -8,12 +8,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
+from jaxlint.cache import Cache
 from jaxlint.findings import Finding
 from jaxlint.fixes import fix_until_stable
 from jaxlint.analysis.project.project import Project
 from jaxlint.linter import Linted, module_facts, parse_error
 from jaxlint.output import display_path
-from jaxlint.cache import Cache
 from jaxlint.runner import Document, LintSettings, lint_document, lint_run, load_document
 from jaxlint.source import SourceError
 
