@@ -18,7 +18,7 @@ import ast
 import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from jaxlint.analysis.project.project import ProjectIndex
 from jaxlint.files import discover, read_bytes
@@ -32,25 +32,42 @@ _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)
 
 
 def callers(
+    paths: Iterable[str],
+    *,
+    excludes: Iterable[str],
+    root: Path,
+    respect_gitignore: bool = True,
+    texts: Mapping[str, bytes] | None = None,
+) -> list[str]:
+    """The Python modules of the projects of `paths` (absolute) that may call into them, `paths`
+    excluded; `texts` stand in for the contents of the files they name (an editor's buffers)."""
+    paths = list(paths)
+    if not any(p.endswith(".py") for p in paths):  # only a Python module can be imported
+        return []
+    modules = project_modules(paths, excludes=excludes, root=root, respect_gitignore=respect_gitignore)
+    return importers(paths, modules, texts)
+
+
+def project_modules(
     paths: Iterable[str], *, excludes: Iterable[str], root: Path, respect_gitignore: bool = True
 ) -> list[str]:
-    """The Python modules of the projects of `paths` (absolute) that may call into them, `paths` excluded."""
-    given = {os.path.abspath(p) for p in paths}
+    """The Python modules under the project roots of `paths` (absolute), with the excludes: those a
+    check of the project's folder lints. None for files outside any project."""
     index = ProjectIndex()
-    roots = {r for r in (index.project_root(os.path.dirname(p)) for p in given if p.endswith(".py")) if r}
+    roots = {r for r in (index.project_root(os.path.dirname(p)) for p in paths) if r}
     if not roots:
         return []
     found = discover(sorted(roots), root=root, excludes=excludes, respect_gitignore=respect_gitignore,
                      suffixes=(".py",))
-    imports: dict[str, str] = {}
-    for path in found.files:
-        if path in given:
-            continue
-        try:
-            text = read_bytes(path).decode("utf-8", "replace")
-        except OSError:
-            continue
-        imports[path] = "\n".join(m.group(0).lstrip() for m in _IMPORTS.finditer(text))
+    return found.files
+
+
+def importers(paths: Iterable[str], modules: Iterable[str], texts: Mapping[str, bytes] | None = None) -> list[str]:
+    """The `modules` that may call into the files `paths`, in two steps of importers."""
+    given = {os.path.abspath(p) for p in paths}
+    texts = texts or {}
+    index = ProjectIndex()
+    imports = {path: _imports(path, texts.get(path)) for path in modules if path not in given}
     names = {_last_name(index, p) for p in given if p.endswith(".py")}
     kept: list[str] = []
     for _ in range(MAX_DEPTH):
@@ -64,6 +81,36 @@ def callers(
             names |= _reexported(imports.pop(path), pattern) if _is_init(path) else {_last_name(index, path)}
         kept += step
     return sorted(kept)
+
+
+# The import statements of the files read, by path, with the (mtime, size) they were read at:
+# a process that checks many files one by one (flake8's) reads each module once.
+_read_imports: dict[str, tuple[tuple[int, int], str]] = {}
+
+
+def _imports(path: str, text: bytes | None) -> str:
+    """A module's import statements, from `text` when given, else from its file ("" if unreadable)."""
+    if text is not None:
+        return _import_statements(text)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ""
+    stamp = (info.st_mtime_ns, info.st_size)
+    known = _read_imports.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        statements = _import_statements(read_bytes(path))
+    except OSError:
+        return ""
+    _read_imports[path] = (stamp, statements)
+    return statements
+
+
+def _import_statements(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    return "\n".join(m.group(0).lstrip() for m in _IMPORTS.finditer(text))
 
 
 def _is_init(path: str) -> bool:

@@ -16,8 +16,8 @@ import click
 
 from jaxlint import __version__, settings_view
 from jaxlint.buffers import lint_buffer
-from jaxlint.cache import Cache, settings_key
-from jaxlint.callers import callers
+from jaxlint.cache import Cache, cache_directory
+from jaxlint.callers import callers, importers, project_modules
 from jaxlint.config import (
     OUTPUT_FORMATS,
     Config,
@@ -45,12 +45,11 @@ from jaxlint.output import (
     use_colour,
 )
 from jaxlint.rules import all_rules
-from jaxlint.runner import FileResult, LintSettings, lint_files, load_document
+from jaxlint.runner import FileResult, LintSettings, Run, cache_key, lint_run, load_document
 from jaxlint.source import SourceError
 from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
 from jaxlint.watch import WATCH_INTERVAL, watched_state
 
-DEFAULT_CACHE_DIR = ".jaxlint_cache"
 DRIVER_ARGS = "jaxlint.driver_args"
 DRIVER_TIMEOUT = 600.0  # seconds for each driven run (a test suite, a configured command)
 DRIVERS = ("probe", "pytest", "commands")
@@ -423,9 +422,12 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     _verbose(opts, f"{len(found.files)} file(s) to lint")
 
     diff = opts["diff"]
-    results = _lint(found.files, config, selected, rules, opts, fix=config.fix and not diff, diff=diff)
+    run = _lint(found.files, config, selected, rules, opts, fix=config.fix and not diff, diff=diff)
+    results = run.reported()
     missing = [_unreadable(path, reason) for path, reason in found.missing]
-    findings = _kept([f for r in results for f in r.findings or ()] + missing, config, selected, codes)
+    # What the files' traced calls cause in modules not checked is reported there, and never fixed.
+    elsewhere = [f.with_(fix=None) for r in run.elsewhere for f in r.findings or ()]
+    findings = _kept([f for r in results for f in r.findings or ()] + elsewhere + missing, config, selected, codes)
     if opts["dynamic"]:
         findings = _confirm(findings, found.files, config, opts, quiet)
         if not opts["ignore_noqa"]:
@@ -434,13 +436,13 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     _verbose(opts, f"linted in {time.perf_counter() - started:.2f}s")
 
     if opts["add_noqa"]:
-        _add_noqa(findings, opts)
+        _add_noqa(findings, set(found.files), opts)
         return
 
     for result in results:
         for warning in result.warnings:
             _warn(opts, f"warning: {display_path(result.path)}: {warning}")
-    internal_errors = [r for r in results if r.error]
+    internal_errors = [r for r in results + run.elsewhere if r.error]
     for result in internal_errors:
         click.echo(f"error: failed to lint {display_path(result.path)}: {result.error}", err=True)
     unwritten = [r for r in results if r.write_error]
@@ -490,7 +492,11 @@ def _check_stdin(config: Config, selected: frozenset[str], rules, codes: list[st
             click.echo(data, nl=False)  # an excluded file passes through unchanged
         return 0
     settings = _lint_settings(config, selected, rules, opts, fix=fix, diff=opts["diff"])
-    result = lint_buffer(data, path, settings, _callers([path] if name else [], config))
+    # The buffer's own results are never kept; those of the modules linted with it are.
+    cache = None if opts["no_cache"] else _cache(config, settings, opts)
+    result = lint_buffer(data, path, settings, _callers([path] if name else [], config), cache)
+    if cache is not None:
+        cache.save()
     for warning in result.warnings:
         _warn(opts, f"warning: {display_path(path)}: {warning}")
     findings = _kept(result.findings, config, selected, codes)
@@ -562,9 +568,11 @@ def _print(
     return status
 
 
-def _add_noqa(findings: list[Finding], opts: dict) -> None:
+def _add_noqa(findings: list[Finding], checked: set[str], opts: dict) -> None:
     """Write `# noqa: CODE` for every finding on its line (in its cell, in a notebook), as ruff's
-    --add-noqa; the run then passes. A file that cannot take them is named on standard error."""
+    --add-noqa; the run then passes. A file that cannot take them is named on standard error, and
+    so is a file that was not checked (a finding a checked file's traced call causes there): only
+    the files checked are written."""
     from jaxlint.write import WriteError, write_back
 
     added = 0
@@ -573,6 +581,9 @@ def _add_noqa(findings: list[Finding], opts: dict) -> None:
         by_path.setdefault(finding.path, []).append(finding)
     for path, in_file in sorted(by_path.items()):
         if not os.path.isfile(path):
+            continue
+        if path not in checked:
+            _warn(opts, f"warning: {display_path(path)}: no `# noqa` added: the file was not among those checked")
             continue
         try:
             data = read_bytes(path)
@@ -671,21 +682,23 @@ def _fixable(config: Config, opts: dict, codes: list[str]) -> frozenset[str]:
     return resolve_selection([config.fixable, cli], codes)
 
 
-def _lint(files, config, selected, rules, opts: dict, *, fix: bool, diff: bool) -> list[FileResult]:
-    """Lint the files, through the cache unless fixing (a fix run must see and write the files themselves)."""
+def _lint(files, config, selected, rules, opts: dict, *, fix: bool, diff: bool) -> Run:
+    """Lint the files, through the cache unless fixing (a fix run must see and write the files
+    themselves), with the findings their traced calls cause in the project's other modules."""
     use_cache = not (opts["no_cache"] or fix or diff)
     settings = _lint_settings(config, selected, rules, opts, fix=fix, diff=diff, hash_contents=use_cache)
-    cache = None
-    if use_cache:
-        directory = Path(opts["cache_dir"]) if opts["cache_dir"] else config.cache_dir or config.root / DEFAULT_CACHE_DIR
-        reading = {"fixable": sorted(settings.fixable or ()), "ignore_noqa": settings.ignore_noqa,
-                   "extension": settings.extension}
-        cache = Cache(directory.resolve(), settings_key(selected, config.options, **reading))
-        _verbose(opts, f"results cache: {directory.resolve()}")
-    results = lint_files(files, settings, cache, callers=_callers(files, config))
+    cache = _cache(config, settings, opts) if use_cache else None
+    modules = project_modules(files, excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore)
+    run = lint_run(files, settings, cache, callers=importers(files, modules), elsewhere=modules)
     if cache is not None:
         cache.save()
-    return results
+    return run
+
+
+def _cache(config: Config, settings: LintSettings, opts: dict) -> Cache:
+    cache = Cache(cache_directory(config.cache_dir, config.root, opts["cache_dir"]).resolve(), cache_key(settings))
+    _verbose(opts, f"results cache: {cache.directory}")
+    return cache
 
 
 def _callers(files: list[str], config: Config) -> list[str]:
@@ -850,8 +863,7 @@ def clean_command(verbose: bool) -> None:
     from jaxlint.clean import clean
 
     config = load_config(None, search_from=Path.cwd())
-    configured = os.environ.get("JAXLINT_CACHE_DIR")
-    directory = Path(configured) if configured else config.cache_dir or config.root / DEFAULT_CACHE_DIR
+    directory = cache_directory(config.cache_dir, config.root)
     for removed in clean(Path.cwd(), directory):
         if verbose:
             click.echo(f"Removing cache at: {display_path(str(removed))}", err=True)

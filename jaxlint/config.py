@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -215,13 +216,19 @@ def apply_settings(config: Config, data: dict[str, Any], where: str) -> None:
     for key, value in data.items():
         setting = _SETTINGS.get(key)
         if setting is None:
-            click.echo(f"warning: unknown key `{key}` in {where}", err=True)
+            click.echo(f"warning: unknown key `{key}` in {where}{_did_you_mean(key, _SETTINGS)}", err=True)
             continue
         check, store = setting
         try:
             store(config, check(value))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"invalid value for `{key}` in {where}: {exc}") from None
+
+
+def _did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`; did you mean `select`?` for the known key closest to a misspelt one, if one is close."""
+    close = difflib.get_close_matches(key.lower().replace("_", "-"), known, n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def parse_override(text: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from jaxlint.config import (
     Config,
@@ -11,11 +12,16 @@ from jaxlint.config import (
     load_config,
     resolve_selection,
 )
+from jaxlint.cache import Cache, cache_directory
 from jaxlint.callers import callers
 from jaxlint.findings import Finding
 from jaxlint.rules import all_rules
-from jaxlint.runner import LintSettings
+from jaxlint.runner import LintSettings, cache_key
 from jaxlint.suppression import PerFileIgnores
+
+
+# The results caches this process read, by folder and key.
+_caches: dict[tuple[Path, str], Cache] = {}
 
 
 @dataclass
@@ -47,10 +53,26 @@ class FileSettings:
         )
         return cls(config, selected, lint, PerFileIgnores(config.per_file_ignores, config.root, codes))
 
-    def callers(self, path: Path) -> list[str]:
-        """The project's modules that may call into the file `path`, linted with it (`callers.py`)."""
+    def callers(self, path: Path, texts: Mapping[str, bytes] | None = None) -> list[str]:
+        """The project's modules that may call into the file `path`, linted with it (`callers.py`);
+        `texts` stand in for the contents of the files they name."""
         config = self.config
-        return callers([str(path)], excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore)
+        return callers(
+            [str(path)], excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore,
+            texts=texts,
+        )
+
+    def cache(self, settings: LintSettings) -> Cache:
+        """The project's results cache for what `settings` lint. A process that lints file after
+        file (the server, flake8's workers) keeps each cache it read, and takes in what other
+        processes saved since before each use."""
+        where = (cache_directory(self.config.cache_dir, self.config.root).resolve(), cache_key(settings))
+        cache = _caches.get(where)
+        if cache is None:
+            cache = _caches[where] = Cache(*where)
+        else:
+            cache.refresh()
+        return cache
 
     def kept(self, findings: list[Finding]) -> list[Finding]:
         """The selected findings that no per-file ignore covers, in position order."""

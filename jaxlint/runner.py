@@ -3,9 +3,10 @@
 Files are linted alone first; the traced calls they make into each other are then handed to
 their callees' modules, which are linted again with those calls until nothing new arrives
 (see `analysis/project.py`). Every document goes this way: files named or found in a folder,
-standard input and an editor's buffer (whose text stands in for the file's), each with the
-project's modules that may call into it (`callers.py`), linted in the same rounds but neither
-reported nor fixed.
+standard input, an editor's buffers (whose text stands in for the file's) and flake8's files,
+each with the project's modules that may call into it (`callers.py`), linted in the same rounds
+but neither reported nor fixed. The project modules outside the files that their traced calls
+enter can be linted with those calls too, for what the calls cause there (`_Batch.elsewhere`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import tokenize
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Mapping, Optional, Tuple, Union
+from typing import Collection, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from jaxlint.analysis.project.project import IncomingCall, Project
-from jaxlint.cache import Cache, calls_key, digest
+from jaxlint.cache import Cache, Cached, calls_key, digest, settings_key
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
@@ -31,7 +32,7 @@ from jaxlint.notebook import Notebook, NoqaWriter
 from jaxlint.output import display_path
 from jaxlint.analysis.engine.names import Names
 from jaxlint.source import Source, SourceError, decode
-from jaxlint.suppression import apply_noqa
+from jaxlint.suppression import UNUSED_NOQA_CODE, apply_noqa
 
 # Below this much source, starting worker processes costs more than it saves.
 _SERIAL_BYTES = 256 * 1024
@@ -62,6 +63,13 @@ class LintSettings:
     def is_notebook(self, path: str) -> bool:
         """Whether the file at `path` is read as a Jupyter notebook."""
         return language(path, dict(self.extension)) == "ipynb"
+
+
+def cache_key(settings: LintSettings) -> str:
+    """The results cache's key for what `settings` lint and how they read files."""
+    reading = {"fixable": sorted(settings.fixable or ()), "ignore_noqa": settings.ignore_noqa,
+               "extension": settings.extension}
+    return settings_key(settings.codes, settings.options, **reading)
 
 
 def language(path: str, extension: dict[str, str]) -> str:
@@ -304,6 +312,13 @@ def _chunks(tasks: list[tuple[_Task, int]], workers: int) -> list[list[_Task]]:
     return chunks
 
 
+def _daemonic() -> bool:
+    """Whether this process is a worker of another tool's pool (flake8's), which may start none."""
+    import multiprocessing  # only a run with work for several processes pays for these imports
+
+    return bool(multiprocessing.current_process().daemon)
+
+
 # Libraries that start threads when imported: a process forked after that may inherit a lock some
 # other thread held, and hang (Python 3.12 warns of it, and JAX says it is multithreaded).
 _THREADED_MODULES = ("jax", "jaxlib", "torch", "tensorflow", "numba", "grpc")
@@ -334,10 +349,10 @@ class _Linters:
 
     def lint(self, tasks: list[tuple[_Task, int]]) -> list[FileResult]:
         workers = min(worker_count(), len(tasks))
-        if self.pool is None and (workers <= 1 or sum(t[1] for t in tasks) < _SERIAL_BYTES):
+        if self.pool is None and (workers <= 1 or sum(t[1] for t in tasks) < _SERIAL_BYTES or _daemonic()):
             return [_guarded(task, self.settings, self.project) for task, _ in tasks]
         if self.pool is None:
-            import multiprocessing  # only a run with work for several processes pays for these imports
+            import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             method = start_method()
@@ -369,54 +384,194 @@ def lint_files(
     `callers` are linted with them for the traced calls they make into them, and neither reported
     nor fixed; `texts` stand in for the contents of the files they name (never fixed on disk, nor
     cached, nor are the results of files that read them)."""
-    texts = dict(texts or {})
-    reported = set(files)
-    results: dict[str, FileResult] = {}
-    tasks: list[tuple[_Task, int]] = []
-    stats: dict[str, os.stat_result] = {}
-    for path in dict.fromkeys([*files, *callers]):
-        writes = path in reported and path not in texts
-        if path in texts:
-            tasks.append(((path, None, (), False), len(texts[path])))
-            continue
-        try:
-            stat = os.stat(path)
-        except OSError:
-            tasks.append(((path, None, (), writes), 0))  # the worker reports why it cannot be read
-            continue
-        stats[path] = stat
-        known = None
-        if cache is not None:
-            hit, known = cache.lookup(path, stat)
-            if hit is not None and not hit.deps & texts.keys():
-                results[path] = FileResult(
-                    path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming, warnings=hit.warnings
-                )
-                continue
-            if hit is not None:
-                known = None  # its results read a file whose text is replaced: lint it again
-        tasks.append(((path, known, (), writes), stat.st_size))
+    return lint_run(files, settings, cache, callers=callers, texts=texts).reported()
 
-    linters = _Linters(settings, texts)
+
+@dataclass
+class Run:
+    """What one run linted: the files asked for, and every module's result (the callers' too)."""
+
+    files: list[str]
+    results: dict[str, FileResult]
+    # The findings the files' traced calls cause in other modules, one result per module (`lint_run`'s
+    # `elsewhere`).
+    elsewhere: list[FileResult] = field(default_factory=list)
+
+    def reported(self) -> list[FileResult]:
+        return [self.results[path] for path in dict.fromkeys(self.files) if path in self.results]
+
+    def read(self) -> set[str]:
+        """The modules the files' findings may depend on: every module linted, and every module
+        their analyses read."""
+        return set(self.results).union(*(result.deps for result in self.results.values()))
+
+
+def lint_run(
+    files: list[str],
+    settings: LintSettings,
+    cache: Cache | None = None,
+    *,
+    callers: Iterable[str] = (),
+    texts: Mapping[str, bytes] | None = None,
+    elsewhere: Collection[str] = (),
+) -> Run:
+    """`lint_files`, with every module's result, and the findings the files' traced calls cause in
+    those of the modules `elsewhere` that they enter (see `_Batch.elsewhere`)."""
+    batch = _Batch(settings, cache, dict(texts or {}), set(files))
     try:
-        _collect(linters.lint(tasks), results, stats, cache, settings, texts)
-        for _ in range(_MAX_ROUNDS):
-            again = [
-                ((path, None, calls, path in reported and path not in texts), _size(path, stats, texts))
-                for path, calls in _changed_incoming(results)
-            ]
-            if not again:
-                break
-            _collect(linters.lint(again), results, stats, cache, settings, texts)
+        batch.first([*files, *callers])
+        batch.settle()
+        caused = batch.elsewhere(set(elsewhere) - batch.reported) if elsewhere else []
     finally:
-        linters.close()
-    return [results[path] for path in dict.fromkeys(files) if path in results]
+        batch.linters.close()
+    return Run(list(files), batch.results, caused)
 
 
-def _size(path: str, stats: dict[str, os.stat_result], texts: dict[str, bytes]) -> int:
-    if path in texts:
-        return len(texts[path])
-    return stats[path].st_size if path in stats else 0
+class _Batch:
+    """One run's modules: their latest results, their stats, and the cache that keeps them.
+
+    Files are linted alone first (or taken from the cache); then the traced calls they make into
+    each other are handed to the modules they enter, which are linted again with those calls
+    (or taken from the cache, which keeps a file's results for several sets of calls into it)
+    until nothing new arrives."""
+
+    def __init__(self, settings: LintSettings, cache: Cache | None, texts: dict[str, bytes], reported: set[str]):
+        self.settings = settings
+        self.cache = cache
+        self.texts = texts
+        self.reported = reported
+        self.results: dict[str, FileResult] = {}
+        self.stats: dict[str, os.stat_result] = {}
+        self.linters = _Linters(settings, texts)
+
+    def writes(self, path: str) -> bool:
+        """Whether fixes to the file may be written: it is reported, and its text is the file's."""
+        return path in self.reported and path not in self.texts
+
+    def first(self, paths: Iterable[str]) -> None:
+        """Each module's result without calls from the others."""
+        tasks: list[tuple[_Task, int]] = []
+        for path in dict.fromkeys(paths):
+            if path in self.texts:
+                tasks.append(((path, None, (), False), len(self.texts[path])))
+                continue
+            try:
+                stat = os.stat(path)
+            except OSError:
+                tasks.append(((path, None, (), self.writes(path)), 0))  # the worker reports why it cannot be read
+                continue
+            self.stats[path] = stat
+            known = None
+            if self.cache is not None:
+                hit, known = self.cache.lookup(path, stat)
+                if hit is not None and self._usable(hit.deps):
+                    self.results[path] = _from_cache(path, hit)
+                    continue
+                if hit is not None:
+                    known = None  # its results read a file whose text is replaced: lint it again
+            tasks.append(((path, known, (), self.writes(path)), stat.st_size))
+        self._collect(self.linters.lint(tasks), self.results)
+
+    def settle(self) -> None:
+        """Hand each module the traced calls the others make into it, until none changes."""
+        for _ in range(_MAX_ROUNDS):
+            changed = _changed_incoming(self.results)
+            if not changed:
+                break
+            self._collect(self.linters.lint(self._with_calls(changed, self.results)), self.results)
+
+    def _with_calls(
+        self, modules: list[tuple[str, tuple[IncomingCall, ...]]], results: dict[str, FileResult]
+    ) -> list[tuple[_Task, int]]:
+        """The tasks that lint each module with its traced calls; those the cache has results for
+        go straight into `results`."""
+        tasks = []
+        for path, calls in modules:
+            cached = self._cached_with(path, calls)
+            if cached is not None:
+                results[path] = cached
+            else:
+                tasks.append(((path, None, calls, self.writes(path)), self._size(path)))
+        return tasks
+
+    def elsewhere(self, modules: set[str]) -> list[FileResult]:
+        """The findings the reported files' traced calls cause in those of `modules` they enter:
+        each such module is linted with those calls and without any, and the findings only the
+        first has are those calls' (each names the entry point that traces it). Nothing there is
+        fixed, and its `# noqa` comments are not judged (the calls of the rest of the project are
+        missing)."""
+        calls: dict[str, set[IncomingCall]] = {}
+        for path in self.reported:
+            for call in self.results[path].calls if path in self.results else ():
+                if call.path in modules:
+                    calls.setdefault(call.path, set()).add(call)
+        if not calls:
+            return []
+        alone: dict[str, FileResult] = {}
+        traced: dict[str, FileResult] = {}
+        modules = []
+        for path, into in sorted(calls.items()):
+            if path not in self.stats and path not in self.texts:
+                try:
+                    self.stats[path] = os.stat(path)
+                except OSError:
+                    continue
+            modules.append((path, tuple(sorted(into, key=repr))))
+        for received, results in (([(path, ()) for path, _ in modules], alone), (modules, traced)):
+            self._collect(self.linters.lint(self._with_calls(received, results)), results)
+        caused = []
+        for path in sorted(traced):
+            result, eager = traced[path], {_identity(f) for f in alone[path].findings or ()}
+            findings = [
+                f for f in result.findings or () if _identity(f) not in eager and f.code != UNUSED_NOQA_CODE
+            ]
+            if findings or result.error:
+                caused.append(FileResult(path, findings, error=result.error))
+        return caused
+
+    def _usable(self, deps: set[str]) -> bool:
+        """Whether cached results stand: they read no module whose text is replaced."""
+        return not deps & self.texts.keys()
+
+    def _cached_with(self, path: str, calls: tuple[IncomingCall, ...]) -> FileResult | None:
+        """The cache's results of a module linted with the traced calls `calls` into it, if it has them."""
+        if self.cache is None or path not in self.stats or path in self.texts:
+            return None
+        hit, _ = self.cache.lookup(path, self.stats[path], calls_key(calls))
+        return _from_cache(path, hit) if hit is not None and self._usable(hit.deps) else None
+
+    def _size(self, path: str) -> int:
+        if path in self.texts:
+            return len(self.texts[path])
+        return self.stats[path].st_size if path in self.stats else 0
+
+    def _collect(self, fresh: list[FileResult], results: dict[str, FileResult]) -> None:
+        settings, cache = self.settings, self.cache
+        for result in fresh:
+            path = result.path
+            previous = results.get(path)
+            if previous is not None and settings.fix and not settings.diff:
+                result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
+            stored = path in self.stats and not result.error and self._usable(result.deps)
+            if cache is not None and result.digest is not None and stored:
+                cache.store(
+                    path, self.stats[path], result.digest, result.findings, result.calls, result.deps,
+                    result.incoming, result.warnings,
+                )
+                if result.findings is None:  # the content matched the cache's: its old results stand
+                    kept = cache.cached(path, result.incoming)
+                    result.findings, result.calls, result.deps, result.incoming, result.warnings = (
+                        kept.findings, kept.calls, kept.deps, kept.incoming, kept.warnings
+                    )
+            results[path] = result
+
+
+def _from_cache(path: str, hit: Cached) -> FileResult:
+    return FileResult(path, hit.findings, calls=hit.calls, deps=hit.deps, incoming=hit.incoming, warnings=hit.warnings)
+
+
+def _identity(finding: Finding) -> tuple:
+    return (finding.code, finding.cell, finding.start, finding.end)
 
 
 def _changed_incoming(results: dict[str, FileResult]) -> list[tuple[str, tuple[IncomingCall, ...]]]:
@@ -432,30 +587,3 @@ def _changed_incoming(results: dict[str, FileResult]) -> list[tuple[str, tuple[I
         if calls_key(calls) != result.incoming and not result.error:
             changed.append((path, calls))
     return changed
-
-
-def _collect(
-    fresh: list[FileResult],
-    results: dict[str, FileResult],
-    stats: dict[str, os.stat_result],
-    cache: Cache | None,
-    settings: LintSettings,
-    texts: dict[str, bytes],
-) -> None:
-    for result in fresh:
-        path = result.path
-        previous = results.get(path)
-        if previous is not None and settings.fix and not settings.diff:
-            result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already
-        stored = path in stats and not result.error and not result.deps & texts.keys()
-        if cache is not None and result.digest is not None and stored:
-            cache.store(
-                path, stats[path], result.digest, result.findings, result.calls, result.deps, result.incoming,
-                result.warnings,
-            )
-            if result.findings is None:  # the content matched the cache's: its old results stand
-                kept = cache.cached(path)
-                result.findings, result.calls, result.deps, result.incoming, result.warnings = (
-                    kept.findings, kept.calls, kept.deps, kept.incoming, kept.warnings
-                )
-        results[path] = result

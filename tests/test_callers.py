@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,74 @@ def test_the_editors_buffer_is_read_in_the_encoding_its_cookie_declares(make_fil
 
     root = make_files({"pyproject.toml": ""})
     source = '# -*- coding: latin-1 -*-\nimport jax\n\n\n@jax.jit\ndef f(x):\n    s = "é"; y = x if x > 0 else -x\n    return y\n'
-    (found,) = lint_text(source, root / "f.py")[0]
+    (found,) = lint_text(source, root / "f.py").findings
     # columns are 1-based and count characters: `é` is one, not the two of its UTF-8 bytes read as Latin-1
     assert (found.code, found.start.column) == ("JAX101", source.splitlines()[6].index("x > 0") + 1)
+
+
+HELPER = """\
+    import jax
+
+
+    def clip(x):
+        if x > 0:
+            return x
+        return -x
+
+
+    def show(x):
+        print(x)
+        return x
+    """
+CALLER = """\
+    import jax
+
+    import helper
+
+
+    @jax.jit
+    def step(x):
+        return helper.clip(x) * 2
+
+
+    @jax.jit
+    def shown(x):
+        return helper.show(x) + 1
+    """
+
+
+def where(findings: list[dict]) -> list[tuple]:
+    return [(Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"].rpartition(" (")[2]) for f in findings]
+
+
+def test_checking_a_caller_reports_what_its_traced_calls_cause_in_another_file(cli, make_files):
+    """The caller's own findings are none; the helper's, traced by the caller's calls, are reported
+    at the helper's lines, as checking the helper reports them, and naming the caller's entry point."""
+    make_files({"pyproject.toml": "", "helper.py": HELPER, "caller.py": CALLER})
+    caused = [("helper.py", 5, "JAX101", "traced via `caller.step`)"), ("helper.py", 11, "JAX404", "traced via `caller.shown`)")]
+    out = cli("check", "--output-format", "json", "caller.py")
+    assert out.code == 1 and where(out.json) == caused
+    assert [f["fix"] for f in out.json] == [None, None]  # the helper is not among the files checked: never fixed
+    by_itself = cli("check", "--output-format", "json", "helper.py").json
+    assert [f["message"] for f in by_itself] == [f["message"] for f in out.json]
+    assert by_itself[1]["fix"] is not None
+    assert where(cli("check", "--output-format", "json", ".").json) == caused  # each reported once
+
+
+def test_the_other_files_noqa_ignores_and_excludes_apply(cli, make_files):
+    make_files({"caller.py": CALLER, "helper.py": HELPER.replace("if x > 0:", "if x > 0:  # noqa: JAX101")})
+    make_files({"pyproject.toml": '[tool.jaxlint]\nper-file-ignores = { "helper.py" = ["JAX404"] }\n'})
+    assert cli("check", "--output-format", "json", "caller.py").json == []
+    make_files({"pyproject.toml": '[tool.jaxlint]\nextend-exclude = ["helper.py"]\n', "helper.py": HELPER})
+    assert cli("check", "--output-format", "json", "caller.py").json == []
+
+
+def test_fix_and_add_noqa_never_write_a_file_not_checked(cli, make_files):
+    root = make_files({"pyproject.toml": "", "helper.py": HELPER, "caller.py": CALLER})
+    fixed = cli("check", "--fix", "--unsafe-fixes", "--output-format", "json", "caller.py")
+    assert [f["code"] for f in fixed.json] == ["JAX101", "JAX404"]
+    noted = cli("check", "--add-noqa", "caller.py")
+    assert noted.code == 0
+    assert "helper.py: no `# noqa` added: the file was not among those checked" in noted.stderr
+    assert (root / "helper.py").read_text() == textwrap.dedent(HELPER)
+    assert (root / "caller.py").read_text() == textwrap.dedent(CALLER)

@@ -142,6 +142,19 @@ def test_unknown_keys_warn(cli, make_files):
     out = cli("check")
     assert out.code == 0
     assert "unknown key `line-length`" in out.stderr
+    assert "did you mean" not in out.stderr  # no setting is close
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [("selct", "select"), ("extend_ignore", "extend-ignore"), ("per-file-ignore", "per-file-ignores"),
+     ("respect-git-ignore", "respect-gitignore"), ("Exclude", "exclude")],
+)
+def test_a_misspelt_key_names_the_setting_meant(cli, make_files, written, meant):
+    make_files({"pyproject.toml": f"[tool.jaxlint]\n{written} = []\n", "a.py": "x = 1\n"})
+    out = cli("check")
+    assert f"warning: unknown key `{written}` in [tool.jaxlint] of " in out.stderr
+    assert out.stderr.rstrip().endswith(f"; did you mean `{meant}`?")
 
 
 def test_cache_dir_from_config_is_relative_to_the_project(cli, make_files, tmp_path):

@@ -459,7 +459,9 @@ def by_file(findings: list[dict], root: Path) -> dict[str, set[tuple[int, int, s
 def test_a_file_has_the_same_findings_alone_in_its_folder_and_from_standard_input(cli, callers_project):
     """helpers.py and scale.py go wrong only when main.py's jitted functions call them (scale.py
     through the package's re-export, helpers.py directly and through layers.py): checking one file,
-    or its text on standard input, lints those callers too and reports the file alone."""
+    or its text on standard input, lints those callers too and reports the file's findings as the
+    folder's check does. Checking the file also reports what its traced calls cause in the other
+    files (main.py's and layers.py's in helpers.py): those are the other files' own findings."""
     root = callers_project
     folder = by_file(lint(root, "--no-cache", cli=cli), root)
     assert {(name, code) for name, found in folder.items() for _, _, code, _ in found} == {
@@ -472,8 +474,12 @@ def test_a_file_has_the_same_findings_alone_in_its_folder_and_from_standard_inpu
             "check", "--no-cache", "--output-format", "json", "--stdin-filename", str(path), "-",
             input=path.read_bytes(),
         ).json
-        assert alone == {name: folder[name]} if name in folder else alone == {}, name
-        assert by_file(stdin, root) == alone, name
+        own = {name: folder[name]} if name in folder else {}
+        assert by_file(stdin, root) == own, name
+        assert {n: found for n, found in alone.items() if n == name} == own, name
+        assert all(found <= folder.get(other, set()) for other, found in alone.items()), name
+    elsewhere = by_file(cli("check", "--no-cache", "--output-format", "json", str(root / "pkg" / "main.py")).json, root)
+    assert set(elsewhere) == {"pkg/helpers.py", "pkg/norms.py", "pkg/scale.py"}
 
 
 def test_a_buffer_is_linted_with_its_text_not_the_files(cli, callers_project):

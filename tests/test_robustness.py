@@ -306,7 +306,7 @@ def test_cache_rows_of_the_wrong_type_are_not_trusted(cli, make_files, tmp_path,
     [cache_file] = cache_files(tmp_path)
     entries = json.loads(cache_file.read_text(encoding="utf-8"))
     [entry] = entries.values()
-    damage(entry[3][0])
+    damage(entry[3][0][1][0])  # the first finding of the results without calls into the file
     cache_file.write_text(json.dumps(entries), encoding="utf-8")
     assert cli("check", "--output-format", "json").json == first.json
     full = cli("check")  # the format that reads rows and columns to draw the snippet
@@ -560,7 +560,7 @@ def test_ctrl_c_exits_130(cli, make_files, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module, "lint_files", interrupted)
+    monkeypatch.setattr(cli_module, "lint_run", interrupted)
     out = cli("check", ".")
     assert out.code == 130
     assert out.stderr == "Interrupted.\n"

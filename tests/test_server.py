@@ -56,6 +56,16 @@ class Editor:
         self.client.initialized(types.InitializedParams())
         return result
 
+    def open(self, path: Path) -> None:
+        """Open the file as the editor does, its text as the buffer's (version 1)."""
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
+                )
+            )
+        )
+
     async def diagnostics(self, uri: str, version: int) -> list[types.Diagnostic]:
         while True:
             params = await asyncio.wait_for(self.published.get(), timeout=60)
@@ -316,24 +326,106 @@ def test_each_document_has_the_findings_of_its_file_checked_on_the_command_line(
     expected = {}
     for path in paths:
         findings = cli("check", "--no-cache", "--output-format", "json", str(path)).json
-        expected[path] = sorted((f["location"]["row"] - 1, f["location"]["column"] - 1, f["code"]) for f in findings)
+        expected[path] = sorted(
+            (f["location"]["row"] - 1, f["location"]["column"] - 1, f["code"]) for f in findings if f["filename"] == str(path)
+        )
     assert any(expected.values())
+    assert {path: [(row - 1, column - 1, code) for row, column, code, _ in found] for path, found in shown_in_the_editor(root, paths).items()} == expected
+
+
+def shown_in_the_editor(root: Path, paths: list[Path]) -> dict[Path, list[tuple]]:
+    """Each file opened in turn: its diagnostics as (row, column, code, message), 1-based, sorted."""
 
     async def session():
         editor = Editor(root)
         await editor.start()
         shown = {}
         for path in paths:
-            editor.client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=path.as_uri(), language_id="python", version=1, text=path.read_text()
-                    )
-                )
-            )
+            editor.open(path)
             found = await editor.diagnostics(path.as_uri(), 1)
-            shown[path] = sorted((d.range.start.line, d.range.start.character, d.code) for d in found)
+            shown[path] = sorted(
+                (d.range.start.line + 1, d.range.start.character + 1, d.code, d.message) for d in found
+            )
         await editor.stop()
         return shown
 
-    assert run(session()) == expected
+    return run(session())
+
+
+HELPER = "def clip(x):\n    if x > 0:\n        return x\n    return -x\n"
+PLAIN_CALLER = "import jax\n\nimport helper\n\n\ndef step(x):\n    return helper.clip(x) * 2\n"
+JITTED_CALLER = PLAIN_CALLER.replace("def step", "@jax.jit\ndef step")
+
+
+def test_a_document_is_linted_again_when_a_document_its_findings_read_changes(tmp_path):
+    """The helper's findings come from the caller's traced call: editing, saving and closing the
+    caller updates the helper's diagnostics, and the caller's unsaved buffer counts over its file."""
+    (tmp_path / "pyproject.toml").write_text("")
+    helper, caller = tmp_path / "helper.py", tmp_path / "caller.py"
+    helper.write_text(HELPER)
+    caller.write_text(PLAIN_CALLER)
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        client = editor.client
+        for path in (helper, caller):
+            editor.open(path)
+            assert await editor.diagnostics(path.as_uri(), 1) == []
+
+        async def helper_shows():
+            return [(d.range.start.line, d.code, d.message[-22:]) for d in await editor.diagnostics(helper.as_uri(), 1)]
+
+        def edit(version: int, text: str) -> None:
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=caller.as_uri(), version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
+
+        traced = [(1, "JAX101", "(traced via `caller.step`)"[-22:])]
+        edit(2, JITTED_CALLER)  # not saved: the buffer stands in for the file
+        assert await helper_shows() == traced
+        caller.write_text(JITTED_CALLER)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=caller.as_uri()))
+        )
+        assert await helper_shows() == traced
+        edit(3, PLAIN_CALLER)  # the jit removed in the buffer, still in the file
+        assert await helper_shows() == []
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=caller.as_uri()))
+        )
+        assert await helper_shows() == traced  # closed unsaved: the file stands for it again
+        await editor.stop()
+
+    run(session())
+
+
+def test_a_document_that_starts_calling_an_open_one_lints_it_again(tmp_path):
+    """A module that did not import the helper becomes a caller when its buffer imports it and traces it."""
+    (tmp_path / "pyproject.toml").write_text("")
+    helper, other = tmp_path / "helper.py", tmp_path / "other.py"
+    helper.write_text(HELPER)
+    other.write_text("import jax\n")
+
+    async def session():
+        editor = Editor(tmp_path)
+        await editor.start()
+        client = editor.client
+        for path in (helper, other):
+            editor.open(path)
+            assert await editor.diagnostics(path.as_uri(), 1) == []
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=other.as_uri(), version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=JITTED_CALLER)],
+            )
+        )
+        (found,) = await editor.diagnostics(helper.as_uri(), 1)
+        assert (found.code, found.range.start.line) == ("JAX101", 1)
+        assert found.message.endswith("(traced via `other.step`)")
+        await editor.stop()
+
+    run(session())

@@ -1,11 +1,16 @@
-"""The language server: lints open documents off the event loop and answers code-action requests."""
+"""The language server: lints open documents off the event loop and answers code-action requests.
+
+Each document is linted as `jaxlint check` lints its file, with the project modules that may call
+into it, the open documents' texts standing in for their files (an unsaved edit counts). A
+document's findings depend on the other modules its analysis read: when one of those changes,
+is saved or closed, the document is linted again, as it is when a document's imports make it a
+new caller.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
-import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +21,8 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from jaxlint import __version__
-from jaxlint.buffers import lint_in_memory
+from jaxlint.buffers import declared_encoding, encoded, lint_in_memory
+from jaxlint.callers import importers
 from jaxlint.config import ConfigError
 from jaxlint.findings import Finding
 from jaxlint.fixes import applicable
@@ -42,32 +48,41 @@ class Linted:
     unsafe_fixes: bool
 
 
-def document_path(document: TextDocument) -> Path:
+@dataclass
+class Checked:
+    """A document's findings, as `jaxlint check` finds them in its file, and what they depend on."""
+
+    findings: list[Finding]
+    fixed: str  # the source with every applicable fix (itself when not fixing)
+    unsafe_fixes: bool  # whether the project allows unsafe fixes
+    warnings: list[str]  # the analyses cut short (findings may be missing there)
+    read: set[str]  # the files whose text the findings may depend on
+    callers: list[str]  # the project's modules that may call into it
+
+
+def uri_path(uri: str) -> Path:
     """The file a document stands for; an unsaved buffer is taken to live in the working folder."""
-    path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+    path = to_fs_path(uri) if uri.startswith("file:") else None
     return Path(path) if path else Path.cwd() / "untitled.py"
 
 
-def lint_text(source: str, path: Path, fix: bool = False) -> tuple[list[Finding], str, bool, list[str]]:
-    """The findings kept for `source` linted as the file `path` with its project's settings, and the fixed source.
+def document_path(document: TextDocument) -> Path:
+    return uri_path(document.uri)
 
-    The third value says whether the project allows unsafe fixes; the fourth names the analyses
-    cut short (findings may be missing there).
-    """
+
+def lint_text(source: str, path: Path, fix: bool = False, buffers: dict[str, bytes] | None = None) -> Checked:
+    """`source` linted as the file `path`, with its project's settings, through its results cache;
+    `buffers` (the editor's documents, by path) stand in for their files' contents."""
     settings = FileSettings.for_path(path, fix=fix)
     module = Module(source, declared_encoding(source))
-    findings, fixed, _, warnings = lint_in_memory(module, module.encode(), str(path), settings.lint, settings.callers(path))
-    return settings.kept(findings), fixed.source, settings.config.unsafe_fixes, warnings
-
-
-def declared_encoding(source: str) -> str:
-    """The encoding a buffer's coding cookie declares, if it can hold the text (as its file would), else UTF-8."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source.encode("utf-8")).readline)
-        source.encode(encoding)
-    except (SyntaxError, LookupError, UnicodeEncodeError):
-        return "utf-8"
-    return "utf-8" if encoding == "utf-8-sig" else encoding
+    callers = settings.callers(path, buffers)
+    cache = settings.cache(settings.lint)
+    linted = lint_in_memory(module, module.encode(), str(path), settings.lint, callers, texts=buffers, cache=cache)
+    cache.save()
+    return Checked(
+        settings.kept(linted.findings), linted.document.source, settings.config.unsafe_fixes, linted.warnings,
+        linted.read, callers,
+    )
 
 
 class JaxlintServer(LanguageServer):
@@ -77,6 +92,7 @@ class JaxlintServer(LanguageServer):
         )
         self.linted: dict[str, Linted] = {}
         self.warned: dict[str, list[str]] = {}  # the cut-short warnings last logged for each document
+        self.checked: dict[str, Checked] = {}  # each document's last analysis, with what it depends on
         self.pending: dict[str, asyncio.Task] = {}
         # One worker: analyses queue up instead of competing for the interpreter with the event loop.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxlint-lint")
@@ -84,12 +100,33 @@ class JaxlintServer(LanguageServer):
     def wants(self, document: TextDocument) -> bool:
         return document.language_id in _LANGUAGES or document.uri.endswith(_SUFFIXES)
 
+    def buffers(self) -> dict[str, bytes]:
+        """The open documents' texts by path: each stands in for its file in every analysis."""
+        return {
+            str(document_path(document)): encoded(document.source)
+            for document in self.workspace.text_documents.values()
+            if document.uri.startswith("file:") and self.wants(document)
+        }
+
     def schedule(self, uri: str, delay: float) -> None:
         """Lint the document after `delay` seconds, replacing an analysis not started yet."""
         pending = self.pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
         self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_later(uri, delay))
+
+    def schedule_dependents(self, uri: str, delay: float) -> None:
+        """Lint again the other open documents whose findings may depend on the text of `uri`: those
+        whose last analysis read it, and those it may call into now (its imports name the document
+        or one of the modules that may call into it)."""
+        path = str(uri_path(uri))
+        text = self.buffers().get(path)
+        for other, checked in list(self.checked.items()):
+            if other == uri:
+                continue
+            targets = [str(uri_path(other)), *checked.callers]
+            if path in checked.read or importers(targets, [path], None if text is None else {path: text}):
+                self.schedule(other, delay)
 
     async def _lint_later(self, uri: str, delay: float) -> None:
         if delay:
@@ -100,8 +137,8 @@ class JaxlintServer(LanguageServer):
         version, source = document.version, document.source
         loop = asyncio.get_running_loop()
         try:
-            findings, _, unsafe, warnings = await loop.run_in_executor(
-                self.worker, lint_text, source, document_path(document)
+            checked = await loop.run_in_executor(
+                self.worker, lint_text, source, document_path(document), False, self.buffers()
             )
         except ConfigError as exc:
             self.window_show_message(
@@ -114,11 +151,12 @@ class JaxlintServer(LanguageServer):
         current = self.workspace.get_text_document(uri)
         if current.version != version:
             return  # edited meanwhile: the newer version's analysis will publish
-        self.linted[uri] = Linted(version, findings, unsafe)
-        self._log_warnings(uri, document_path(current), warnings)
+        self.linted[uri] = Linted(version, checked.findings, checked.unsafe_fixes)
+        self.checked[uri] = checked
+        self._log_warnings(uri, document_path(current), checked.warnings)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=[diagnostic(current, f) for f in findings]
+                uri=uri, version=version, diagnostics=[diagnostic(current, f) for f in checked.findings]
             )
         )
 
@@ -139,17 +177,24 @@ server = JaxlintServer()
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: JaxlintServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    uri = params.text_document.uri
+    ls.schedule(uri, 0)
+    if not _as_on_disk(uri, params.text_document.text):  # an unsaved buffer reopened stands in for its file
+        ls.schedule_dependents(uri, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: JaxlintServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+    uri = params.text_document.uri
+    ls.schedule(uri, DEBOUNCE_SECONDS)
+    ls.schedule_dependents(uri, DEBOUNCE_SECONDS)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: JaxlintServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)  # the project's configuration may have changed too
+    uri = params.text_document.uri
+    ls.schedule(uri, 0)  # the project's configuration may have changed too
+    ls.schedule_dependents(uri, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -160,7 +205,17 @@ def did_close(ls: JaxlintServer, params: types.DidCloseTextDocumentParams) -> No
         pending.cancel()
     ls.linted.pop(uri, None)
     ls.warned.pop(uri, None)
+    ls.checked.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.schedule_dependents(uri, 0)  # its file stands for it again
+
+
+def _as_on_disk(uri: str, text: str) -> bool:
+    """Whether a document's text is its file's."""
+    try:
+        return uri_path(uri).read_bytes() == encoded(text)
+    except OSError:
+        return False
 
 
 def _same(finding_diagnostic: types.Diagnostic, asked: types.Diagnostic) -> bool:
@@ -204,8 +259,8 @@ async def code_action(ls: JaxlintServer, params: types.CodeActionParams) -> list
     if asked_fix_all or (not only and fixable):
         loop = asyncio.get_running_loop()
         path = document_path(document)
-        _, fixed, _, _ = await loop.run_in_executor(ls.worker, lint_text, document.source, path, True)
-        action = actions.fix_all(document, fixed)
+        checked = await loop.run_in_executor(ls.worker, lint_text, document.source, path, True, ls.buffers())
+        action = actions.fix_all(document, checked.fixed)
         if action is not None:
             result.append(action)
     return result
