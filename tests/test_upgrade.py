@@ -53,6 +53,8 @@ def fixed(source: str, target: str = "0.4.30", unsafe: bool = False) -> str:
         # a guard for JAX being installed is no guard for the removed name
         ("try:\n    import jax\nexcept ImportError:\n    pass\njax.tree_map(f, t)\n", [(5, "JAX601")]),
         ("import jax\n\ndef f(x):\n    return isinstance(x, jax.numpy.DeviceArray)\n", [(4, "JAX601")]),
+        # compared as text, "0.10.2" < "0.4.25": the branch runs on the JAX without the name
+        ("import jax\nif jax.__version__ < '0.4.25':\n    f = jax.tree_map\n", [(3, "JAX601")]),
     ],
 )
 def test_uses_resolve_through_imports(source, expected):
@@ -72,7 +74,7 @@ def test_uses_resolve_through_imports(source, expected):
         "try:\n    from jax import tree_map\nexcept ImportError:\n    from jax.tree_util import tree_map\n",
         "import jax\ntry:\n    leaves = jax.tree_leaves\nexcept AttributeError:\n    leaves = jax.tree_util.tree_leaves\n",
         "import jax\nmap_ = jax.tree_map if hasattr(jax, 'tree_map') else jax.tree_util.tree_map\n",
-        "import jax\nif jax.__version__ < '0.4.25':\n    f = jax.tree_map\n",
+        "import jax\nif jax.__version_info__ < (0, 4, 25):\n    f = jax.tree_map\n",
         "try:\n    from jax.experimental import host_callback as hcb\nexcept ImportError:\n    hcb = None\n"
         "if hcb is not None:\n    hcb.id_tap(f, x)\n",
         "import jax\njax.tree_map = jax.tree_util.tree_map\n",  # a patch that restores the name

@@ -8,10 +8,19 @@ Names resolve as `Names` resolves them (scopes, shadowing), but by the name as i
 its canonical alias: `jax.tree_map` and `jax.tree_util.tree_map` name the same object to the
 rest of the analysis, and only one of them is gone. A use whose base name is bound by an
 import that is itself reported is left to that import (the import fails first), unless the
-use names a member with advice of its own (`hcb.id_tap`). A use guarded against the API being
-absent is no use: inside a `try` whose handler catches ImportError or AttributeError, or under
-an `if` whose test asks `hasattr` or reads a `__version__`. Assignments to such a name
+use names a member with advice of its own (`hcb.id_tap`). Assignments to such a name
 (`jax.tree_map = jax.tree_util.tree_map`, a compatibility patch) are not uses either.
+
+Compatibility code is no use: code that runs only on the JAX releases where the name exists.
+That is code under a test of the JAX version whose branch ends before the release that removes
+(or deprecates) the name (`if jax.__version_info__ < (0, 6):`, its `else` under `>=`, through
+names bound once to the test or the version, in this module or another of the project:
+`engine.conditions`, `knowledge.version_tests`); code whose running a test of the environment
+decides in a way no version span says (`hasattr(jax, "tree")`, a version compared as text,
+another library's version); the body of a `try` whose handler catches ImportError or
+AttributeError (the code handles the name being absent), and such a handler when the `try`
+reaches for a name of JAX (it runs only where that name is missing: the fallback to the old
+one); and the code after an `if` of such a test whose branch returns or raises.
 """
 
 from __future__ import annotations
@@ -24,11 +33,16 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from jaxlint.analysis.engine.conditions import EVERYWHERE, OPAQUE, Reach, branches, single_value
+from jaxlint.analysis.engine.reachability import never_completes
+from jaxlint.analysis.engine.walk import node_fields
 from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, RemovedApi, lookup
+from jaxlint.analysis.knowledge.version_tests import JaxVersionTests
 from jaxlint.source import split_lines
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import Names, Scope
+    from jaxlint.analysis.project.project import ModuleLink
 
 # Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
 # import or in the attribute chain); its last word is written where it is used. A module whose
@@ -61,7 +75,8 @@ class ApiUse:
     imported name in it. `name` is what is used: `api.name` followed by `rest` (a member of a
     removed module). `base` is the name an expression spells it through (`jnp` in
     `jnp.product`) and `bound_to` what that name was imported as; `call` the call whose
-    function the reference is.
+    function the reference is; `reach` the JAX releases the tests of the version around it
+    let it run on (`conditions.Reach`).
     """
 
     node: ast.AST
@@ -72,10 +87,18 @@ class ApiUse:
     base: Optional[ast.Name] = None
     bound_to: str = ""
     call: Optional[ast.Call] = None
+    reach: Reach = EVERYWHERE
 
     @property
     def name(self) -> str:
         return self.api.name + self.rest
+
+    @property
+    def tested_on(self) -> Optional[tuple]:
+        """The first release without the name that a test of the JAX version around the use lets
+        it run on; None where no such test decides it."""
+        gone = self.api.removed or self.api.deprecated
+        return None if self.reach == EVERYWHERE or gone is None else self.reach.first_from(gone)
 
     @property
     def statement(self) -> Optional[ast.stmt]:
@@ -85,11 +108,12 @@ class ApiUse:
 _USES: "weakref.WeakKeyDictionary[Names, list[ApiUse]]" = weakref.WeakKeyDictionary()
 
 
-def removed_api_uses(names: "Names", text: str) -> list[ApiUse]:
-    """Every use in the module, in source order; computed once per module."""
+def removed_api_uses(names: "Names", text: str, link: Optional["ModuleLink"] = None) -> list[ApiUse]:
+    """Every use in the module, in source order; computed once per module. `link` places the module
+    in its project, where a flag it imports is read (None: linted alone)."""
     found = _USES.get(names)
     if found is None:
-        found = _USES[names] = _find(names, text)
+        found = _USES[names] = _find(names, text, link)
     return found
 
 
@@ -111,7 +135,23 @@ def _bound_name(alias: ast.alias, statement: ast.stmt) -> tuple[str, str]:
     return alias.asname or alias.name, full
 
 
-def _find(names: "Names", text: str) -> list[ApiUse]:
+def _project_values(link: Optional["ModuleLink"]):
+    """How a name imported from another module of the project is read: the value that module binds it to once."""
+    if link is None:
+        return None
+
+    def imported_value(expr: ast.expr, names: "Names", scope: "Scope") -> Optional[tuple]:
+        qualname = names.qualname(expr, scope)
+        found = link.module_value(qualname) if qualname and "." in qualname else None
+        if found is None:
+            return None
+        other, name = found
+        return single_value(other, name, other.module)
+
+    return imported_value
+
+
+def _find(names: "Names", text: str, link: Optional["ModuleLink"]) -> list[ApiUse]:
     if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
         return []
     present = {word for word in _LAST_WORDS if word in text}  # plain substring scans: the cheap test
@@ -120,8 +160,8 @@ def _find(names: "Names", text: str) -> list[ApiUse]:
     rows = _rows(text, present)
     if not rows:
         return []
-    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})))
-    walk.visit(names.module.node, names.module, False)
+    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})), JaxVersionTests(_project_values(link)))
+    walk.visit(names.module.node, names.module, EVERYWHERE)
     uses = walk.resolve()
     lines = None
     for use in uses:
@@ -201,56 +241,130 @@ def _rows(text: str, words: dict | set) -> set[int]:
 class _Walk:
     """One pass over the module: imports first bind, then references resolve through them."""
 
-    def __init__(self, names: "Names", rows: list[int]):
+    def __init__(self, names: "Names", rows: list[int], leaves: JaxVersionTests):
         self.names = names
         self.rows = rows  # only the nodes over these rows (the words', the imports') are walked
+        self.leaves = leaves
         self.uses: list[ApiUse] = []
         # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
         self.bindings: dict[tuple[int, str], set[str]] = {}
-        self.references: list[tuple[ast.AST, "Scope"]] = []
-        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import the code guards
+        self.references: list[tuple[ast.AST, "Scope", Reach]] = []
+        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import in compatibility code
         self.calls: dict[int, ast.Call] = {}  # id(func) -> call
+        self._branches: dict[int, tuple[Reach, Reach]] = {}
 
-    def visit(self, root: ast.AST, scope: "Scope", guarded: bool) -> None:
-        stack: list[tuple[ast.AST, "Scope", bool]] = [(root, scope, guarded)]
+    def visit(self, root: ast.AST, scope: "Scope", reach: Reach) -> None:
+        stack: list[tuple[ast.AST, "Scope", Reach]] = [(root, scope, reach)]
         while stack:
-            node, scope, guarded = stack.pop()
+            node, scope, reach = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._bind(node, scope, guarded)
-                if not guarded:
-                    self._import(node, scope)
+                self._import(node, scope, reach)
                 continue
             if isinstance(node, (ast.Attribute, ast.Name)):
-                if not guarded and isinstance(node.ctx, ast.Load):
-                    self.references.append((node, scope))
+                if isinstance(node.ctx, ast.Load):
+                    self.references.append((node, scope, reach))
                 base = node
                 while isinstance(base, ast.Attribute):
                     base = base.value
                 if not isinstance(base, ast.Name):  # `f(x).attr`: the chain starts at an expression
-                    stack.append((base, scope, guarded))
+                    stack.append((base, scope, reach))
                 continue
             if isinstance(node, ast.Call):
                 self.calls[id(node.func)] = node
             inner = self.names.scopes.get(id(node)) if isinstance(node, _SCOPES) else None
             body = _body_ids(node) if inner is not None else ()
-            for child, child_guarded in _children(node, guarded):
+            for child, child_reach in self._children(node, scope, reach):
                 if self._holds_a_row(child):
-                    stack.append((child, inner if id(child) in body else scope, child_guarded))
+                    stack.append((child, inner if id(child) in body else scope, child_reach))
 
     def resolve(self) -> list[ApiUse]:
         """The uses: the imports found, and the references resolved through every import's binding."""
-        for node, scope in self.references:
-            self._reference(node, scope)
+        for node, scope, reach in self.references:
+            self._reference(node, scope, reach)
         self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
         return self.uses
 
-    def _bind(self, statement: ast.stmt, scope: "Scope", guarded: bool) -> None:
+    # ---- where code runs ----------------------------------------------------------------------
+    def _children(self, node: ast.AST, scope: "Scope", reach: Reach):
+        """Each child node with the reach it runs under (`conditions.Reach`)."""
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            true, false = self._tested(node.test, scope)
+            yield node.test, reach
+            if isinstance(node, ast.IfExp):
+                yield node.body, reach.both(true)
+                yield node.orelse, reach.both(false)
+                return
+            yield from self._block(node.body, scope, reach.both(true))
+            yield from self._block(node.orelse, scope, reach.both(false))
+            return
+        if isinstance(node, ast.BoolOp):
+            conjunction = isinstance(node.op, ast.And)
+            for value in node.values:  # each operand runs only where the ones before it let it
+                yield value, reach
+                true, false = self._tested(value, scope)
+                reach = reach.both(true if conjunction else false)
+            return
+        if isinstance(node, _TRIES):
+            absent = [h for h in node.handlers if _catches_absence(h)]
+            fallback = bool(absent) and self._reaches_for_jax(node.body)
+            yield from self._block(node.body, scope, reach.both(OPAQUE) if absent else reach)
+            for handler in node.handlers:
+                yield handler, reach.both(OPAQUE) if fallback and handler in absent else reach
+            yield from self._block(node.orelse, scope, reach)
+            yield from self._block(node.finalbody, scope, reach)
+            return
+        for name in node_fields(node.__class__):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    yield from self._block(value, scope, reach)
+                else:
+                    yield from ((child, reach) for child in value if isinstance(child, ast.AST))
+            elif isinstance(value, ast.AST):
+                yield value, reach
+
+    def _block(self, statements: list, scope: "Scope", reach: Reach):
+        """The statements of a block: after `if T: return ...`, the rest runs only where T is false."""
+        for statement in statements:
+            yield statement, reach
+            if isinstance(statement, ast.If):
+                body_ends = any(never_completes(s) for s in statement.body)
+                else_ends = any(never_completes(s) for s in statement.orelse)
+                if body_ends != else_ends:
+                    true, false = self._tested(statement.test, scope)
+                    reach = reach.both(false if body_ends else true)
+
+    def _tested(self, test: ast.expr, scope: "Scope") -> tuple[Reach, Reach]:
+        found = self._branches.get(id(test))
+        if found is None:
+            found = self._branches[id(test)] = branches(test, self.names, scope, self.leaves)
+        return found
+
+    def _reaches_for_jax(self, body: list) -> bool:
+        """Whether a `try` body imports or reads a name of JAX: its handler runs where that name is missing."""
+        for statement in body:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Import) and any(_of_jax(alias.name) for alias in node.names):
+                    return True
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and _of_jax(node.module or ""):
+                    return True
+                if isinstance(node, ast.Attribute) and _of_jax(self.names.qualname(node) or ""):
+                    return True
+        return False
+
+    # ---- imports and references -----------------------------------------------------------------
+    def _import(self, statement: ast.stmt, scope: "Scope", reach: Reach) -> None:
         for alias in statement.names:
             local, full = _bound_name(alias, statement)
             if full:
                 self.bindings.setdefault((id(scope), local), set()).add(full)
-                if guarded and lookup(full) is not None:  # the code handles this import failing, and so its uses
-                    self.guarded.add((id(scope), local))
+            hit = lookup(imported(alias, statement) or "")
+            if hit is None:
+                continue
+            if _compatible(hit[0], reach):  # the import runs only where it succeeds, and so do its uses
+                self.guarded.add((id(scope), local))
+            else:
+                self.uses.append(ApiUse(statement, hit[0], hit[1], scope, alias=alias, reach=reach))
 
     def _holds_a_row(self, node: ast.AST) -> bool:
         """Whether a node spans a row that holds one of the words (a node without a position may)."""
@@ -260,14 +374,7 @@ class _Walk:
         at = bisect.bisect_left(self.rows, first)
         return at < len(self.rows) and self.rows[at] <= (node.end_lineno or first)
 
-    def _import(self, statement: ast.stmt, scope: "Scope") -> None:
-        for alias in statement.names:
-            full = imported(alias, statement)
-            hit = lookup(full) if full else None
-            if hit is not None:
-                self.uses.append(ApiUse(statement, hit[0], hit[1], scope, alias=alias))
-
-    def _reference(self, node: ast.AST, scope: "Scope") -> None:
+    def _reference(self, node: ast.AST, scope: "Scope", reach: Reach) -> None:
         chain: list[ast.AST] = []
         base = node
         while isinstance(base, ast.Attribute):
@@ -304,9 +411,25 @@ class _Walk:
             return
         else:
             part, (api, rest) = hits[0]
+        if _compatible(api, reach):
+            return
         self.uses.append(
-            ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)))
+            ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)), reach=reach)
         )
+
+
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _compatible(api: RemovedApi, reach: Reach) -> bool:
+    """Whether code under `reach` runs only on the JAX releases where `api` is still there (and,
+    for a deprecated one, not yet deprecated), or where a test no version span says decides it."""
+    gone = api.removed or api.deprecated
+    return reach.opaque or (gone is not None and reach.before(gone))
+
+
+def _of_jax(name: str) -> bool:
+    return name.split(".", 1)[0] in ("jax", "jaxlib")
 
 
 def _body_ids(scope_node: ast.AST) -> set[int]:
@@ -314,22 +437,6 @@ def _body_ids(scope_node: ast.AST) -> set[int]:
     annotations and bases are read in the scope around it)."""
     body = scope_node.body
     return {id(body)} if isinstance(body, ast.AST) else {id(child) for child in body}
-
-
-def _children(node: ast.AST, guarded: bool):
-    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-        body_guarded = guarded or any(_catches_absence(handler) for handler in node.handlers)
-        for child in node.body:
-            yield child, body_guarded
-        for child in (*node.handlers, *node.orelse, *node.finalbody):
-            yield child, guarded
-        return
-    if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_presence(node.test):
-        for child in ast.iter_child_nodes(node):
-            yield child, True
-        return
-    for child in ast.iter_child_nodes(node):
-        yield child, guarded
 
 
 def _catches_absence(handler: ast.ExceptHandler) -> bool:
@@ -341,15 +448,3 @@ def _catches_absence(handler: ast.ExceptHandler) -> bool:
         in _GUARD_ERRORS
         for kind in kinds
     )
-
-
-def _asks_presence(test: ast.AST) -> bool:
-    """A test that checks whether an API is there: `hasattr(...)`, or one that reads a `__version__`."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr"):
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "__version__":
-            return True
-        if isinstance(node, ast.Name) and node.id == "__version__":
-            return True
-    return False

@@ -59,7 +59,7 @@ def target_version(module: "ModuleFacts") -> Version:
 
 
 def uses(module: "ModuleFacts") -> Iterator[ApiUse]:
-    return iter(removed_api_uses(module.names, module.source.text))
+    return iter(removed_api_uses(module.names, module.source.text, module.project))
 
 
 def has_replacement(use: ApiUse) -> bool:
@@ -76,10 +76,12 @@ def subject(module: "ModuleFacts", use: ApiUse) -> str:
 
 def versions(use: ApiUse) -> str:
     api = use.api
+    tested = use.tested_on
+    on = f"; the test of the JAX version around it holds on JAX {show(tested)}" if tested else ""
     if api.removed is None:
-        return f"is deprecated since JAX {show(api.deprecated)} and will be removed"
+        return f"is deprecated since JAX {show(api.deprecated)} and will be removed{on}"
     deprecated = f" (deprecated since {show(api.deprecated)})" if api.deprecated else ""
-    return f"was removed in JAX {show(api.removed)}{deprecated}"
+    return f"was removed in JAX {show(api.removed)}{deprecated}{on}"
 
 
 def where(use: ApiUse):

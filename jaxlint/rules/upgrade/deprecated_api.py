@@ -60,7 +60,7 @@ class DeprecatedApi(Rule):
         import jax.experimental.pjit
 
         def compile_step(step, shardings):
-            if jax.__version__ < "0.8":  # checks the JAX version first
+            if jax.__version_info__ < (0, 8):  # checks the JAX version first
                 return jax.experimental.pjit.pjit(step, in_shardings=shardings)
             return jax.jit(step, in_shardings=shardings)
         """,

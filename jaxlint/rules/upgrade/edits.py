@@ -165,7 +165,7 @@ def _at_update(module: "ModuleFacts", use: ApiUse) -> Optional[Fix]:
 
 
 def _spells(module: "ModuleFacts", use: ApiUse, node: ast.AST, name: str) -> bool:
-    return any(other.node is node and other.name == name for other in removed_api_uses(module.names, module.source.text))
+    return any(other.node is node and other.name == name for other in removed_api_uses(module.names, module.source.text, module.project))
 
 
 # ---- imports ------------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def _import_fix(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional
     applicability = "safe" if use.api.safe else "unsafe"
     # Every fixable name of the statement moves in one edit, so that fixes of one statement agree.
     moves = {}
-    for other in removed_api_uses(module.names, module.source.text):
+    for other in removed_api_uses(module.names, module.source.text, module.project):
         if other.statement is statement and ("safe" if other.api.safe else "unsafe") == applicability:
             moved = _moved(other, target)
             if moved is not None:
