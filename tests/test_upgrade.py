@@ -3,11 +3,16 @@ each target JAX version allows, and the target version a project declares."""
 
 from __future__ import annotations
 
+import importlib
+import re
+import subprocess
+import sys
 import textwrap
+import warnings
 
 import pytest
 
-from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX, REMOVED_APIS
 from jaxlint.fixes import apply_fixes, parses
 from jaxlint.jax_versions import declared_jax_version, lower_bound, parse_version
 from jaxlint.linter import lint_source
@@ -86,12 +91,59 @@ def test_look_alikes_are_quiet(source):
     assert found(source) == []
 
 
-def test_every_row_names_a_version_and_a_source():
+def _names(text: str, version: tuple) -> bool:
+    """Whether `text` names the version (`0.4.1` is not named by `0.4.16`)."""
+    return re.search(r"(?<![\d.])" + re.escape(".".join(map(str, version))) + r"(?![\d])", text) is not None
+
+
+def test_every_row_carries_its_evidence():
     for api in REMOVED_APIS:
-        assert api.source and (api.removed or api.deprecated), api.name
+        assert api.removed or api.deprecated, api.name
         assert api.deprecated is None or api.removed is None or api.deprecated < api.removed, api.name
+        for version in (api.deprecated, api.removed):
+            assert version is None or _names(api.source, version), (api.name, version)
+        assert api.replacements or api.how or api.call, api.name
         for replacement in api.replacements:
-            assert replacement.name.startswith("jax."), api.name
+            assert replacement.name.startswith("jax.") or replacement.name in CONSTANTS, api.name
+            assert replacement.since == (0, 1, 0) or _names(replacement.source, replacement.since), api.name
+
+
+def _resolve(name: str):
+    """The object a dotted name stands for in the installed JAX (its longest importable module, then
+    attributes), DeprecationWarning raised as an error."""
+    parts = name.split(".")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for cut in range(len(parts), 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for part in parts[cut:]:
+                found = getattr(found, part)
+            return found
+    raise ImportError(name)
+
+
+def test_installed_jax_agrees_with_the_table():
+    jax = pytest.importorskip("jax")
+    installed = jax.__version_info__
+    for api in REMOVED_APIS:
+        if api.removed is not None and api.removed <= installed:
+            with pytest.raises((ImportError, AttributeError)):
+                _resolve(api.name)
+        elif api.deprecated is not None and api.deprecated <= installed:
+            with pytest.raises(DeprecationWarning):
+                _resolve(api.name)
+        for replacement in api.replacements:
+            if replacement.name not in CONSTANTS and replacement.since <= installed:
+                assert _resolve(replacement.name) is not None, replacement.name
+
+
+def test_import_jax_loads_the_modules_fixes_reach_through_it():
+    pytest.importorskip("jax")
+    program = "import jax, sys\nfor m in sys.argv[1:]:\n    obj = jax\n    for p in m.split('.')[1:]: obj = getattr(obj, p)\n"
+    subprocess.run([sys.executable, "-c", program, *sorted(LOADED_WITH_JAX)], check=True)
 
 
 # ---- the target version ----------------------------------------------------------------------
@@ -110,7 +162,7 @@ def test_each_target_version_gets_the_fixes_it_has():
     # JAX 0.4.20: no jax.tree (0.4.25) and no jnp.trapezoid (0.4.26); pjit is not deprecated yet.
     old = fixed(SAME_FILE, "0.4.20")
     assert "jax.tree_util.tree_map(lambda p: p + 1, params)" in old
-    assert "jnp.trapz(y)" in old and "jax.experimental.pjit.pjit(" in old
+    assert "jax.scipy.integrate.trapezoid(y)" in old and "jax.experimental.pjit.pjit(" in old
     # JAX 0.8.0: the newer spellings, and pjit becomes jax.jit.
     new = fixed(SAME_FILE, "0.8.0")
     assert "jax.tree.map(lambda p: p + 1, params)" in new
@@ -120,10 +172,10 @@ def test_each_target_version_gets_the_fixes_it_has():
 
 
 def test_without_the_replacement_the_message_says_when_it_came():
-    findings = lint_source("import jax.numpy as jnp\njnp.trapz(y)\n", "case.py", UPGRADE, {"target-jax-version": "0.4.20"})
+    findings = lint_source("import jax.numpy as jnp\njnp.trapz(y)\n", "case.py", UPGRADE, {"target-jax-version": "0.4.10"})
     (finding,) = findings
     assert finding.fix is None
-    assert "0.4.26" in finding.message and "0.4.20" in finding.message
+    assert "0.4.16" in finding.message and "0.4.10" in finding.message
 
 
 # ---- fixes --------------------------------------------------------------------------------------
@@ -263,12 +315,12 @@ def test_declared_version_from_pyproject(tmp_path):
 
 def test_setting_defaults_to_the_declared_version_and_can_be_overridden(cli, make_files):
     make_files({
-        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.20"]\n\n[tool.jaxlint]\nselect = ["JAX6"]\n',
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.10"]\n\n[tool.jaxlint]\nselect = ["JAX6"]\n',
         "m.py": "import jax.numpy as jnp\ny = jnp.trapz(x)\n",
     })
-    assert "target-jax-version = 0.4.20" in cli("check", "--show-settings", "m.py").stdout
+    assert "target-jax-version = 0.4.10" in cli("check", "--show-settings", "m.py").stdout
     old = cli("check", "--output-format", "json", "m.py").json
-    assert old[0]["fix"] is None  # jnp.trapezoid came in 0.4.26
+    assert old[0]["fix"] is None  # jax.scipy.integrate.trapezoid came in 0.4.16, jnp.trapezoid in 0.4.26
     new = cli("check", "--output-format", "json", "--config", "target-jax-version = '0.4.26'", "m.py").json
     assert new[0]["fix"]["edits"][0]["content"] == "jnp.trapezoid"
 

@@ -263,6 +263,9 @@ class _Walk:
             if isinstance(node, (ast.Attribute, ast.Name)):
                 if isinstance(node.ctx, ast.Load):
                     self.references.append((node, scope, reach))
+                elif isinstance(node, ast.Attribute):  # `a.b.c = v` stores into what `a.b` reads
+                    stack.append((node.value, scope, reach))
+                    continue
                 base = node
                 while isinstance(base, ast.Attribute):
                     base = base.value

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, Version, parse_version, show
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS
 from jaxlint.analysis.removed_api_uses import ApiUse, removed_api_uses
 from jaxlint.rules.upgrade.edits import import_replacement
 
@@ -95,7 +96,7 @@ def advice(use: ApiUse, target: Version) -> str:
     """What to write instead, under the target JAX."""
     api = use.api
     replacement = api.replacement(target)
-    if replacement is not None and use.statement is not None and not api.call:
+    if replacement is not None and use.statement is not None and not api.call and replacement.name not in CONSTANTS:
         return f"import `{import_replacement(use, target)}`"
     if replacement is not None:
         extra = api.call[len("keyword:"):] if api.call.startswith("keyword:") else ""
@@ -106,4 +107,4 @@ def advice(use: ApiUse, target: Version) -> str:
             f"use `{first.name + use.rest}` (from JAX {show(first.since)}; the target is {show(target)})"
             + (f", or {api.how}" if api.how else "")
         )
-    return f"use {api.how}" if api.how else "remove it"
+    return api.how or "remove it"

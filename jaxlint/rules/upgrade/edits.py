@@ -20,6 +20,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from jaxlint.jax_versions import Version
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX
 from jaxlint.analysis.removed_api_uses import ApiUse, imported, removed_api_uses
 from jaxlint.findings import Edit, Fix, Position
 
@@ -60,21 +61,53 @@ def fix_for(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional[Fix
 # ---- references ---------------------------------------------------------------------------------
 def _reference_edits(module: "ModuleFacts", use: ApiUse, new: str) -> Optional[list[Edit]]:
     """Edits that make the reference read `new`: through its own base name when `new` lies under
-    what that name is bound to, else through a name bound to a module `new` lies under."""
+    what that name is bound to, else through a name bound to a module `new` lies under, else
+    through `jax`. The module that holds `new` must be loaded: one the file imports, or one
+    `import jax` loads (`LOADED_WITH_JAX`); another is imported (`import jax.extend.backend`)."""
     source = module.source
     span = (source.start(use.node), source.end(use.node))
-    if use.base is not None and new.startswith(use.bound_to + "."):
-        return [Edit(use.base.id + new[len(use.bound_to):], *span)]
-    names = module.names
-    for local, target in _module_imports(module):
-        if new.startswith(target + ".") and _visible(names, local, target, use):
-            return [Edit(local + new[len(target):], *span)]
-    if not new.startswith("jax.") or names.lookup("jax", use.scope) is not None:
+    if new in CONSTANTS:
+        return [Edit(new, *span)]
+    loaded = _loaded_modules(module)
+    holder = new.rpartition(".")[0]
+    if use.api.module:  # a module renamed: the file's import of the old one imports the new one (`_import_fix`)
+        holder = new[: len(new) - len(use.rest)]
+        loaded = loaded | {holder} if use.api.name in loaded else loaded
+    if holder in LOADED_WITH_JAX or holder in loaded:
+        if use.base is not None and new.startswith(use.bound_to + "."):
+            return [Edit(use.base.id + new[len(use.bound_to):], *span)]
+        for local, target in _module_imports(module):
+            if new.startswith(target + ".") and _visible(module.names, local, target, use):
+                return [Edit(local + new[len(target):], *span)]
+        needed = "jax"
+    else:
+        needed = holder
+    owner = module.names.lookup("jax", use.scope)
+    if not new.startswith("jax."):
+        return None
+    if owner is not None and not _visible(module.names, "jax", "jax", use):
         return None  # the name `jax` means something else here
     where = _import_position(module)
     if where is None:
         return None
-    return [Edit("import jax\n", where, where), Edit(new, *span)]
+    added = [] if owner is not None and needed == "jax" else [Edit(f"import {needed}\n", where, where)]
+    return [*added, Edit(new, *span)]
+
+
+def _loaded_modules(module: "ModuleFacts") -> frozenset:
+    """The modules the file's top-level imports load (`import a.b` loads `a` and `a.b`)."""
+    found = set()
+    for statement in module.tree.body:
+        if isinstance(statement, ast.Import):
+            dotted = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            dotted = [f"{statement.module}.{alias.name}" for alias in statement.names]
+        else:
+            continue
+        for name in dotted:
+            parts = name.split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return frozenset(found)
 
 
 def _module_imports(module: "ModuleFacts") -> list[tuple[str, str]]:
