@@ -204,6 +204,41 @@ def test_import_fix_keeps_the_other_names_and_the_comments():
     )
 
 
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        # a comment on a moved name's line goes with its new import; the others stay where they were
+        (
+            "from jax import (\n    tree_map,  # mapping\n    # about vmap\n    vmap,  # vectorising\n)\n",
+            "from jax import (\n    # about vmap\n    vmap,  # vectorising\n)\nfrom jax.tree_util import tree_map  # mapping\n",
+        ),
+        (
+            "from jax import (\n    vmap,  # v\n    tree_map  # m\n)\n",
+            "from jax import (\n    vmap  # v\n)\nfrom jax.tree_util import tree_map  # m\n",
+        ),
+        (
+            "from jax import (\n    # leading\n    tree_leaves,\n    jit,\n)\n",
+            "from jax import (\n    # leading\n    jit,\n)\nfrom jax.tree_util import tree_leaves\n",
+        ),
+        # one name left in parentheses loses them
+        ("from jax import (tree_leaves, jit)\n", "from jax import jit\nfrom jax.tree_util import tree_leaves\n"),
+        ("from jax import (\n    tree_leaves,\n    jit,\n)\n", "from jax import jit\nfrom jax.tree_util import tree_leaves\n"),
+        # a name the block imports already is not imported twice
+        (
+            "from jax.tree_util import tree_flatten\nfrom jax import tree_flatten, grad\n",
+            "from jax.tree_util import tree_flatten\nfrom jax import grad\n",
+        ),
+        ("import jax\nfrom jax.tree_util import tree_map\nfrom jax import tree_map\nx = 1\n", "import jax\nfrom jax.tree_util import tree_map\nx = 1\n"),
+        (
+            "def g():\n    from jax.tree_util import tree_map\n    from jax import tree_map\n    return tree_map\n",
+            "def g():\n    from jax.tree_util import tree_map\n    return tree_map\n",
+        ),
+    ],
+)
+def test_rebuilt_imports_keep_comments_and_never_repeat(before, after):
+    assert fixed(before) == after
+
+
 def test_import_fix_inside_a_function_keeps_its_indentation():
     result = fixed("def f(t):\n    from jax import tree_map\n    return tree_map(abs, t)\n")
     assert result == "def f(t):\n    from jax.tree_util import tree_map\n    return tree_map(abs, t)\n"
