@@ -343,6 +343,14 @@ def test_declared_version_from_setup_py_constants_and_requirements(tmp_path):
     assert declared_jax_version(tmp_path) == ((0, 4, 16), "setup.py")
 
 
+def test_declared_version_from_setup_py_lists_held_in_names(tmp_path):
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nCORE = ['numpy', 'jax>=0.4.16']\nEXTRA = ['tf2jax']\n"
+        "JAX = {'tpu': ['jax[tpu]>=0.4.20']}\nsetup(install_requires=CORE + EXTRA, extras_require=JAX)\n"
+    )
+    assert declared_jax_version(tmp_path) == ((0, 4, 16), "setup.py")
+
+
 def test_declared_version_from_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["jax>=0.4.23"]\n')
     assert declared_jax_version(tmp_path) == ((0, 4, 23), "pyproject.toml")

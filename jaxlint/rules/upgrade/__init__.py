@@ -17,8 +17,8 @@ TARGET_OPTION = "target-jax-version"
 UPGRADE_OPTIONS = """
     `target-jax-version` (a setting of its own, or under `[tool.jaxlint.options]`): the oldest JAX
     the code must run on. Without it, the lowest version the project's `jax` requirement admits
-    (`pyproject.toml` dependencies and optional dependencies, `setup.cfg`, `setup.py`,
-    `requirements*.txt`), else 0.4.30, the oldest JAX `--dynamic` supports. A fix writes only a
+    (`pyproject.toml` dependencies and optional dependencies, `setup.cfg`, `setup.py` with the
+    lists its `install_requires` names, `requirements*.txt`), else 0.4.30, the oldest JAX `--dynamic` supports. A fix writes only a
     replacement that the target JAX has; `jax.tree_map` becomes `jax.tree.map` from 0.4.25 on and
     `jax.tree_util.tree_map` before. `jaxlint check --show-settings` prints the version in use.
     """
