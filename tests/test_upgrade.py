@@ -276,6 +276,35 @@ def test_call_fixes(before, after):
     assert fixed(f"import jax\ny = {before}\n", unsafe=True) == f"import jax\ny = {after}\n"
 
 
+@pytest.mark.parametrize(
+    "before, after, target",
+    [
+        # the module that holds the replacement is imported where `import jax` does not load it
+        ("import jax\nx = jax.core.Jaxpr\n", "import jax.extend.core\nimport jax\nx = jax.extend.core.Jaxpr\n", "0.4.30"),
+        (
+            "import jax\nfrom jax import core\ny = core.Var\n",
+            "import jax.extend.core\nimport jax\nfrom jax import core\ny = jax.extend.core.Var\n",
+            "0.4.30",
+        ),
+        (
+            "import jax.extend.core\nimport jax\nx = jax.core.Literal\n",
+            "import jax.extend.core\nimport jax\nx = jax.extend.core.Literal\n",
+            "0.4.30",
+        ),
+        # before jnp.trapezoid (0.4.26), through `jax`, which loads jax.scipy.integrate
+        ("import jax.numpy as jnp\ny = jnp.trapz(x)\n", "import jax\nimport jax.numpy as jnp\ny = jax.scipy.integrate.trapezoid(x)\n", "0.4.20"),
+        # a constant replaces the name as it is
+        (
+            "from jax.interpreters import batching\nd = batching.not_mapped\nok = d is batching.not_mapped\n",
+            "from jax.interpreters import batching\nd = None\nok = d is None\n",
+            "0.4.30",
+        ),
+    ],
+)
+def test_fixes_reach_their_replacement(before, after, target):
+    assert fixed(before, target) == after
+
+
 def test_at_update_is_safe_only_on_a_jax_array():
     # `index_update` took any array-like (a NumPy array, a list); `.at` exists on JAX arrays only.
     unknown = "import jax\n\ndef f(x, i):\n    return jax.ops.index_update(x, i, 0.0)\n"

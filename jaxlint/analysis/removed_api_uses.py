@@ -52,14 +52,16 @@ _SIGNATURES = tuple(tuple(reversed(api.name.split(".")[1:])) for api in REMOVED_
 
 
 def _spelled_elsewhere(word: str) -> tuple[str, ...]:
-    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same word."""
+    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same
+    word, and no removed name does (`core.Jaxpr` is `jax.core.Jaxpr` as much as `jax.extend.core.Jaxpr`)."""
+    removed = {api.name.rsplit(".", 2)[-2] + "." for api in REMOVED_APIS if api.name.count(".") >= 2 and api.name.rsplit(".", 1)[-1] == word}
     return tuple(sorted({
         replacement.name.rsplit(".", 2)[-2] + "."
         for api in REMOVED_APIS
         if api.name.rsplit(".", 1)[-1] == word
         for replacement in api.replacements
         if replacement.name.rsplit(".", 1)[-1] == word and replacement.name.count(".") >= 2
-    }))
+    } - removed))
 
 
 _LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
