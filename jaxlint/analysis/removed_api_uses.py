@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import re
 import tokenize
 import weakref
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ def _spelled_elsewhere(word: str) -> tuple[str, ...]:
 
 
 _LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -156,14 +158,15 @@ def _project_values(link: Optional["ModuleLink"]):
 def _find(names: "Names", text: str, link: Optional["ModuleLink"]) -> list[ApiUse]:
     if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
         return []
-    present = {word for word in _LAST_WORDS if word in text}  # plain substring scans: the cheap test
-    if not any(sig[0] in present and all(word in text for word in sig[1:]) for sig in _SIGNATURES):
+    words = set(_WORD.findall(text))  # one pass over the text: the cheap test
+    present = words.intersection(_LAST_WORDS)
+    if not any(sig[0] in present and words.issuperset(sig[1:]) for sig in _SIGNATURES):
         return []
     rows = _rows(text, present)
     if not rows:
         return []
     walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})), JaxVersionTests(_project_values(link)))
-    walk.visit(names.module.node, names.module, EVERYWHERE)
+    walk.visit(names.module.node, names.module)
     uses = walk.resolve()
     lines = None
     for use in uses:
@@ -250,99 +253,116 @@ class _Walk:
         self.uses: list[ApiUse] = []
         # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
         self.bindings: dict[tuple[int, str], set[str]] = {}
-        self.references: list[tuple[ast.AST, "Scope", Reach]] = []
+        self.references: list[tuple[ast.AST, "Scope", Optional[tuple]]] = []
         self.guarded: set[tuple[int, str]] = set()  # bindings made by an import in compatibility code
         self.calls: dict[int, ast.Call] = {}  # id(func) -> call
-        self._branches: dict[int, tuple[Reach, Reach]] = {}
+        self._branches: dict[int, tuple[Reach, Reach]] = {}  # id(test) -> the reach of each outcome
+        self._reaches: dict[int, tuple] = {}  # id(path) -> (path, where code under it runs)
 
-    def visit(self, root: ast.AST, scope: "Scope", reach: Reach) -> None:
-        stack: list[tuple[ast.AST, "Scope", Reach]] = [(root, scope, reach)]
+    def visit(self, root: ast.AST, scope: "Scope") -> None:
+        stack: list[tuple[ast.AST, "Scope", Optional[tuple]]] = [(root, scope, None)]
         while stack:
-            node, scope, reach = stack.pop()
+            node, scope, path = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._import(node, scope, reach)
+                self._import(node, scope, path)
                 continue
             if isinstance(node, (ast.Attribute, ast.Name)):
                 if isinstance(node.ctx, ast.Load):
-                    self.references.append((node, scope, reach))
+                    self.references.append((node, scope, path))
                 elif isinstance(node, ast.Attribute):  # `a.b.c = v` stores into what `a.b` reads
-                    stack.append((node.value, scope, reach))
+                    stack.append((node.value, scope, path))
                     continue
                 base = node
                 while isinstance(base, ast.Attribute):
                     base = base.value
                 if not isinstance(base, ast.Name):  # `f(x).attr`: the chain starts at an expression
-                    stack.append((base, scope, reach))
+                    stack.append((base, scope, path))
                 continue
             if isinstance(node, ast.Call):
                 self.calls[id(node.func)] = node
             inner = self.names.scopes.get(id(node)) if isinstance(node, _SCOPES) else None
             body = _body_ids(node) if inner is not None else ()
-            for child, child_reach in self._children(node, scope, reach):
+            for child, child_path in self._children(node, scope, path):
                 if self._holds_a_row(child):
-                    stack.append((child, inner if id(child) in body else scope, child_reach))
+                    stack.append((child, inner if id(child) in body else scope, child_path))
 
     def resolve(self) -> list[ApiUse]:
         """The uses: the imports found, and the references resolved through every import's binding."""
-        for node, scope, reach in self.references:
-            self._reference(node, scope, reach)
+        for node, scope, path in self.references:
+            self._reference(node, scope, path)
         self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
         return self.uses
 
     # ---- where code runs ----------------------------------------------------------------------
-    def _children(self, node: ast.AST, scope: "Scope", reach: Reach):
-        """Each child node with the reach it runs under (`conditions.Reach`)."""
+    # The tests on the way to a node are a path, `(the path before, step)`, None at the top; a step
+    # is `(test, scope, outcome)`, or `(_TRY, body)` for the handler of a `try` that runs where its
+    # body failed. A path is read (`_reach`) only for a use of a removed name: tests cost nothing
+    # where nothing is used.
+    def _children(self, node: ast.AST, scope: "Scope", path: Optional[tuple]):
+        """Each child node with the path of tests it runs under."""
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
-            true, false = self._tested(node.test, scope)
-            yield node.test, reach
+            yield node.test, path
+            true, false = (path, (node.test, scope, True)), (path, (node.test, scope, False))
             if isinstance(node, ast.IfExp):
-                yield node.body, reach.both(true)
-                yield node.orelse, reach.both(false)
+                yield node.body, true
+                yield node.orelse, false
                 return
-            yield from self._block(node.body, scope, reach.both(true))
-            yield from self._block(node.orelse, scope, reach.both(false))
+            yield from self._block(node.body, scope, true)
+            yield from self._block(node.orelse, scope, false)
             return
         if isinstance(node, ast.BoolOp):
             conjunction = isinstance(node.op, ast.And)
             for value in node.values:  # each operand runs only where the ones before it let it
-                yield value, reach
-                true, false = self._tested(value, scope)
-                reach = reach.both(true if conjunction else false)
+                yield value, path
+                path = (path, (value, scope, conjunction))
             return
         if isinstance(node, _TRIES):
             absent = [h for h in node.handlers if _catches_absence(h)]
-            fallback = bool(absent) and self._reaches_for_jax(node.body)
-            yield from self._block(node.body, scope, reach.both(OPAQUE) if absent else reach)
+            yield from self._block(node.body, scope, (path, _OPAQUE_STEP) if absent else path)
             for handler in node.handlers:
-                yield handler, reach.both(OPAQUE) if fallback and handler in absent else reach
-            yield from self._block(node.orelse, scope, reach)
-            yield from self._block(node.finalbody, scope, reach)
+                yield handler, (path, (_TRY, node.body)) if handler in absent else path
+            yield from self._block(node.orelse, scope, path)
+            yield from self._block(node.finalbody, scope, path)
             return
         for name in node_fields(node.__class__):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
-                    yield from self._block(value, scope, reach)
+                    yield from self._block(value, scope, path)
                 else:
-                    yield from ((child, reach) for child in value if isinstance(child, ast.AST))
+                    yield from ((child, path) for child in value if isinstance(child, ast.AST))
             elif isinstance(value, ast.AST):
-                yield value, reach
+                yield value, path
 
-    def _block(self, statements: list, scope: "Scope", reach: Reach):
+    def _block(self, statements: list, scope: "Scope", path: Optional[tuple]):
         """The statements of a block: after `if T: return ...`, the rest runs only where T is false."""
         for statement in statements:
-            yield statement, reach
+            yield statement, path
             if isinstance(statement, ast.If):
                 body_ends = any(never_completes(s) for s in statement.body)
-                else_ends = any(never_completes(s) for s in statement.orelse)
-                if body_ends != else_ends:
-                    true, false = self._tested(statement.test, scope)
-                    reach = reach.both(false if body_ends else true)
+                if body_ends != any(never_completes(s) for s in statement.orelse):
+                    path = (path, (statement.test, scope, not body_ends))
 
-    def _tested(self, test: ast.expr, scope: "Scope") -> tuple[Reach, Reach]:
-        found = self._branches.get(id(test))
-        if found is None:
-            found = self._branches[id(test)] = branches(test, self.names, scope, self.leaves)
+    def _reach(self, path: Optional[tuple]) -> Reach:
+        """Where code under a path of tests runs (`conditions.Reach`)."""
+        if path is None:
+            return EVERYWHERE
+        kept = self._reaches.get(id(path))
+        if kept is not None and kept[0] is path:
+            return kept[1]
+        before, step = path
+        if step is _OPAQUE_STEP:
+            here = OPAQUE
+        elif step[0] is _TRY:
+            here = OPAQUE if self._reaches_for_jax(step[1]) else EVERYWHERE
+        else:
+            test, scope, outcome = step
+            outcomes = self._branches.get(id(test))
+            if outcomes is None:
+                outcomes = self._branches[id(test)] = branches(test, self.names, scope, self.leaves)
+            here = outcomes[0] if outcome else outcomes[1]
+        found = self._reach(before).both(here)
+        self._reaches[id(path)] = (path, found)  # the path kept alive, so that its id stays its own
         return found
 
     def _reaches_for_jax(self, body: list) -> bool:
@@ -358,7 +378,7 @@ class _Walk:
         return False
 
     # ---- imports and references -----------------------------------------------------------------
-    def _import(self, statement: ast.stmt, scope: "Scope", reach: Reach) -> None:
+    def _import(self, statement: ast.stmt, scope: "Scope", path: Optional[tuple]) -> None:
         for alias in statement.names:
             local, full = _bound_name(alias, statement)
             if full:
@@ -366,6 +386,7 @@ class _Walk:
             hit = lookup(imported(alias, statement) or "")
             if hit is None:
                 continue
+            reach = self._reach(path)
             if _compatible(hit[0], reach):  # the import runs only where it succeeds, and so do its uses
                 self.guarded.add((id(scope), local))
             else:
@@ -379,7 +400,7 @@ class _Walk:
         at = bisect.bisect_left(self.rows, first)
         return at < len(self.rows) and self.rows[at] <= (node.end_lineno or first)
 
-    def _reference(self, node: ast.AST, scope: "Scope", reach: Reach) -> None:
+    def _reference(self, node: ast.AST, scope: "Scope", path: Optional[tuple]) -> None:
         chain: list[ast.AST] = []
         base = node
         while isinstance(base, ast.Attribute):
@@ -416,6 +437,7 @@ class _Walk:
             return
         else:
             part, (api, rest) = hits[0]
+        reach = self._reach(path)
         if _compatible(api, reach):
             return
         self.uses.append(
@@ -424,6 +446,8 @@ class _Walk:
 
 
 _TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
+_TRY = object()  # a path step: the handler of a `try`, opaque where the body reaches for a name of JAX
+_OPAQUE_STEP = (None, None, None)  # a path step: the body of a `try` that handles a name's absence
 
 
 def _compatible(api: RemovedApi, reach: Reach) -> bool:
