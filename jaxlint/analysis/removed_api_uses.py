@@ -15,12 +15,13 @@ Compatibility code is no use: code that runs only on the JAX releases where the 
 That is code under a test of the JAX version whose branch ends before the release that removes
 (or deprecates) the name (`if jax.__version_info__ < (0, 6):`, its `else` under `>=`, through
 names bound once to the test or the version, in this module or another of the project:
-`engine.conditions`, `knowledge.version_tests`); code whose running a test of the environment
-decides in a way no version span says (`hasattr(jax, "tree")`, a version compared as text,
-another library's version); the body of a `try` whose handler catches ImportError or
-AttributeError (the code handles the name being absent), and such a handler when the `try`
-reaches for a name of JAX (it runs only where that name is missing: the fallback to the old
-one); and the code after an `if` of such a test whose branch returns or raises.
+`engine.conditions`, `knowledge.version_tests`; a version compared as text is compared as
+text); code whose running a test of the environment decides in a way no version span says
+(`hasattr(jax, "tree")`, another library's version); the body of a `try` whose handler catches
+ImportError or AttributeError (the code handles the name being absent), and such a handler
+when the `try` reaches for a name of JAX (it runs only where that name is missing: the
+fallback to the old one); and the code after an `if` of such a test whose branch returns or
+raises.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ Code written for several releases of a library tests the release (`if version < 
 or whether a name exists (`hasattr(m, "tree")`), directly or through a name bound once to
 such a test (`OLD = version < (0, 4, 25)`, then `if OLD:` or `f if OLD else g`). A `Reach` is
 what those tests say about a piece of code: the releases it may run on, a union of half-open
-spans of version tuples, and whether a test that no span expresses (a name's presence, a
-version compared as text) decides it as well. `branches(test)` gives the reach of each outcome
-of a test; `not`, `and`, `or`, chained comparisons and names bound once are followed.
+spans of version tuples, and whether a test that no span expresses (a name's presence, another
+library's version) decides it as well. A version compared as text is compared as Python
+compares text, release by release (`"0.10.0" < "0.4.26"`). `branches(test)` gives the reach of
+each outcome of a test; `not`, `and`, `or`, chained comparisons and names bound once are followed.
 
 The engine knows no library: what the tested version is, which expressions are constant
 versions and which ones read the environment at all are handed in (`Leaves`).
@@ -123,7 +124,7 @@ class Leaves(Protocol):
     """What the tests are about, for one library (handed in: the engine knows none)."""
 
     def version(self, expr: ast.expr, names: "Names", scope: "Scope") -> Optional[str]:
-        """TUPLE or RELEASE where `expr` is the library's version, compared that way."""
+        """TUPLE, RELEASE or TEXT where `expr` is the library's version, compared that way."""
 
     def constant(self, expr: ast.expr, names: "Names", scope: "Scope") -> Optional[Version]:
         """The version a literal written to be compared with it stands for (`(0, 4)`, `parse("0.4")`)."""

@@ -4,9 +4,10 @@ Code written for several JAX releases asks which one it runs on (`jax.__version_
 (0, 4, 25)`, `version.parse(jax.__version__) >= version.parse("0.4.16")`, a tuple built from
 `jax.__version__`) or whether a name exists (`hasattr(jax, "tree")`, `getattr(jax.tree,
 "map", None)`, `importlib.util.find_spec("jax.extend")`). `JaxVersionTests` reads these for
-`engine.conditions`: which expression is JAX's version and how it compares, which literal is
-a version, and which expressions read the environment at all (another library's version, a
-version compared as text, a name's presence), so that a test of them is known to be one.
+`engine.conditions`: which expression is JAX's version and how it compares (as a tuple, as a
+parsed release, as text), which literal is a version, and which expressions read the
+environment at all (another library's version, a name's presence), so that a test of them is
+known to be one.
 """
 
 from __future__ import annotations

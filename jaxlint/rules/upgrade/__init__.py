@@ -94,7 +94,7 @@ def subject(module: "ModuleFacts", use: ApiUse) -> str:
 def versions(use: ApiUse) -> str:
     api = use.api
     tested = use.tested_on
-    on = f"; the test of the JAX version around it holds on JAX {show(tested)}" if tested else ""
+    on = f"; the test of the JAX version around it lets it run on JAX {show(tested)}" if tested else ""
     if api.removed is None:
         return f"is deprecated since JAX {show(api.deprecated)} and will be removed{on}"
     deprecated = f" (deprecated since {show(api.deprecated)})" if api.deprecated else ""
