@@ -458,10 +458,14 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         )
     ),
     RemovedApi(
-        "jax.tools.colab_tpu", None, (0, 4, 26),
-        "jax/tools/colab_tpu.py at jax-v0.4.26: setup_tpu() raises RuntimeError ('should no longer be used'); the "
-        "module is gone at jax-v0.9.2",
-        how="delete the `setup_tpu()` call: only the old Colab TPU driver needed it", module=True,
+        "jax.tools.colab_tpu", None, (0, 9, 2),
+        "jax/tools/colab_tpu.py is gone at jax-v0.9.2 (commit 67da5f940e); its one function raises from jax-v0.4.26",
+        how="delete the import and the `setup_tpu()` call: only the old Colab TPU driver needed them", module=True,
+    ),
+    RemovedApi(
+        "jax.tools.colab_tpu.setup_tpu", None, (0, 4, 26),
+        "jax/tools/colab_tpu.py at jax-v0.4.26: setup_tpu() raises RuntimeError ('should no longer be used')",
+        how="delete the call: only the old Colab TPU driver needed it",
     ),
     # ---- internal modules, name by name ---------------------------------------------------------
     RemovedApi(
