@@ -229,6 +229,11 @@ def test_import_fix_keeps_the_other_names_and_the_comments():
             "from jax.tree_util import tree_flatten\nfrom jax import grad\n",
         ),
         ("import jax\nfrom jax.tree_util import tree_map\nfrom jax import tree_map\nx = 1\n", "import jax\nfrom jax.tree_util import tree_map\nx = 1\n"),
+        # `import jax` binds the name `jax` too, but does not load the module the fix imports
+        (
+            "import jax\nimport jax.experimental.optimizers\n",
+            "import jax\nimport jax.example_libraries.optimizers\n",
+        ),
         (
             "def g():\n    from jax.tree_util import tree_map\n    from jax import tree_map\n    return tree_map\n",
             "def g():\n    from jax.tree_util import tree_map\n    return tree_map\n",

@@ -318,7 +318,7 @@ def _rewritten(module: "ModuleFacts", statement: ast.stmt, moves: dict[int, tupl
         parent, name = moved
         if isinstance(statement, ast.Import):
             new = f"import {name}" + (f" as {ast_alias.asname}" if ast_alias.asname else "")
-            full = name if ast_alias.asname else name.split(".")[0]
+            full = name  # `import a.b` loads `a.b`: only the same import makes it a repeat
         else:
             new = f"from {parent} import {name}" + (f" as {local}" if local != name else "")
             full = f"{parent}.{name}"
@@ -411,7 +411,7 @@ def _block_imports(block: list, statement: ast.stmt) -> set[tuple[str, str]]:
             full = imported(alias, other)
             if full:
                 local = alias.asname or (alias.name.split(".")[0] if isinstance(other, ast.Import) else alias.name)
-                found.add((local, full if alias.asname or isinstance(other, ast.ImportFrom) else local))
+                found.add((local, full))
     return found
 
 
