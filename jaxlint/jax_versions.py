@@ -5,7 +5,7 @@ The target is the oldest release the project's declared `jax` requirement admits
 Read, where they are simple to read, from the project folder's `pyproject.toml` (`[project]`
 `dependencies` and `optional-dependencies`), `setup.cfg` (`install_requires`, `extras_require`),
 `setup.py` (string literals, and f-strings of module-level string constants, in
-`install_requires` and `extras_require`) and `requirements*.txt`. A requirement's lower bound
+`install_requires` and `extras_require`, or in the module-level lists they name) and `requirements*.txt`. A requirement's lower bound
 is the version after `>=`, `==`, `~=` or `>`; a requirement without one admits any JAX and
 says nothing. Of several requirements the lowest bound wins: the project claims to run there.
 """
@@ -119,22 +119,28 @@ def _setup_cfg(path: Path) -> list[str]:
 
 def _setup_py(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    constants = {
-        target.id: statement.value.value
+    values = {  # module-level names, each with the value it is bound to (the last binding wins)
+        target.id: statement.value
         for statement in tree.body
         if isinstance(statement, ast.Assign)
-        and isinstance(statement.value, ast.Constant)
-        and isinstance(statement.value.value, str)
         for target in statement.targets
         if isinstance(target, ast.Name)
+    }
+    constants = {
+        name: value.value for name, value in values.items() if isinstance(value, ast.Constant) and isinstance(value.value, str)
     }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require"):
-            for item in ast.walk(node.value):
-                text = _string(item, constants)
-                if text is not None:
-                    found.append(text)
+            pending, seen = [node.value], set()
+            while pending:  # the value, and the lists it names (`install_requires=REQUIRED + extra`)
+                for item in ast.walk(pending.pop()):
+                    text = _string(item, constants)
+                    if text is not None:
+                        found.append(text)
+                    elif isinstance(item, ast.Name) and item.id in values and item.id not in seen:
+                        seen.add(item.id)
+                        pending.append(values[item.id])
     return found
 
 

@@ -72,10 +72,15 @@ def _cell_text(cell: dict, index: int) -> str:
 
 
 class Notebook:
-    """A notebook's JSON and the Python module made of its code cells, one after another."""
+    """A notebook's JSON and the Python module made of its code cells, one after another.
 
-    def __init__(self, data: dict):
+    `text` is the JSON as read, and `changed` the cells whose source an edit rewrote: writing the
+    notebook back splices those sources into the text and leaves every other byte as it was."""
+
+    def __init__(self, data: dict, text: Optional[str] = None, changed: frozenset = frozenset()):
         self.data = data
+        self.text = text
+        self.changed = changed
         cells = data.get("cells")
         if not isinstance(cells, list):
             raise SourceError("not a notebook: no `cells` list")
@@ -102,7 +107,11 @@ class Notebook:
             raise SourceError(f"notebook is not valid JSON: {exc}") from None
         if not isinstance(loaded, dict):
             raise SourceError("not a notebook: the JSON is not an object")
-        return cls(loaded)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None  # another encoding JSON allows: written back whole
+        return cls(loaded, text)
 
     def cell_source(self, index: int) -> str:
         """The text of cell `index` (0-based) as the user wrote it, magics included."""
@@ -178,6 +187,7 @@ class Notebook:
         returns the new text and what it did (a count); and the sum of those counts."""
         data = copy.deepcopy(self.data)
         by_cell: dict[int, list[Finding]] = {}
+        changed = set(self.changed)
         for finding in findings:
             if finding.cell is not None:
                 by_cell.setdefault(finding.cell, []).append(finding)
@@ -188,8 +198,9 @@ class Notebook:
                 data["cells"][cell - 1]["source"] = (
                     split_lines(new_text, keepends=True) if isinstance(original, list) else new_text
                 )
+                changed.add(cell - 1)
                 total += done
-        return (Notebook(data) if total else self), total
+        return (Notebook(data, self.text, frozenset(changed)) if total else self), total
 
     def diff(self, fixed: "Notebook", name: str) -> str:
         """A unified diff per changed cell, each headed `NAME:cell N`."""
@@ -200,5 +211,94 @@ class Notebook:
         )
 
     def encode(self) -> bytes:
-        """The notebook's JSON as Jupyter writes it (one-space indent, UTF-8, final newline)."""
+        """The notebook's JSON: the text as read with the changed cells' sources spliced in, or,
+        without that text, as Jupyter writes it (one-space indent, UTF-8, final newline)."""
+        if self.text is not None:
+            spliced = _splice_sources(self.text, {i: self.data["cells"][i]["source"] for i in self.changed})
+            if spliced is not None:
+                return spliced.encode("utf-8")
         return (json.dumps(self.data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+# ---- writing back: the changed sources spliced into the JSON as read --------------------------------
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _splice_sources(text: str, sources: dict) -> Optional[str]:
+    """`text`, a notebook's JSON, with the `source` of each cell in `sources` (index -> new value)
+    replaced and every other byte kept; None where the text cannot be followed."""
+    spans = _source_spans(text)
+    if spans is None or any(index not in spans for index in sources):
+        return None
+    pieces, cursor = [], 0
+    for index in sorted(sources):
+        start, end = spans[index]
+        pieces += [text[cursor:start], _encoded(text, start, end, sources[index])]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _source_spans(text: str) -> Optional[dict]:
+    """cell index -> (start, end) of its `source` value in the JSON text."""
+    try:
+        at = _SPACE.match(text).end()
+        for key, start, _ in _members(text, at):
+            if key == "cells":
+                spans = {}
+                for index, (item, _) in enumerate(_items(text, start)):
+                    for name, value, end in _members(text, item) if text[item] == "{" else ():
+                        if name == "source":
+                            spans[index] = (value, end)
+                return spans
+    except (ValueError, IndexError):
+        return None
+    return None
+
+
+def _members(text: str, at: int):
+    """(key, value start, value end) of each member of the JSON object at `at`."""
+    if text[at] != "{":
+        raise ValueError("not an object")
+    at = _SPACE.match(text, at + 1).end()
+    while text[at] != "}":
+        key, at = json.decoder.scanstring(text, at + 1)
+        at = _SPACE.match(text, at).end()
+        if text[at] != ":":
+            raise ValueError("no colon")
+        start = _SPACE.match(text, at + 1).end()
+        _, end = _DECODER.raw_decode(text, start)
+        yield key, start, end
+        at = _SPACE.match(text, end).end()
+        if text[at] == ",":
+            at = _SPACE.match(text, at + 1).end()
+
+
+def _items(text: str, at: int):
+    """(start, end) of each element of the JSON array at `at`."""
+    if text[at] != "[":
+        raise ValueError("not an array")
+    at = _SPACE.match(text, at + 1).end()
+    while text[at] != "]":
+        _, end = _DECODER.raw_decode(text, at)
+        yield at, end
+        at = _SPACE.match(text, end).end()
+        if text[at] == ",":
+            at = _SPACE.match(text, at + 1).end()
+
+
+def _encoded(text: str, start: int, end: int, value) -> str:
+    """The JSON of a new source, laid out as the one at text[start:end] was: a list keeps its
+    indentation, and each line the edit left as it was keeps its own spelling."""
+    elements = list(_items(text, start)) if isinstance(value, list) and text[start] == "[" else []
+    if not value or not elements:  # a string, or a list that was empty (an edit never makes one grow)
+        return json.dumps(value, ensure_ascii=False)
+    spelled: dict = {}
+    for first, last in elements:
+        spelled.setdefault(json.loads(text[first:last]), []).append(text[first:last])
+    lead = text[start + 1 : elements[0][0]]
+    separator = text[elements[0][1] : elements[1][0]] if len(elements) > 1 else "," + lead
+    tail = text[elements[-1][1] : end - 1]
+    lines = [spelled[line].pop(0) if spelled.get(line) else json.dumps(line, ensure_ascii=False) for line in value]
+    return "[" + lead + separator.join(lines) + tail + "]"

@@ -114,3 +114,40 @@ def test_lines_named_in_messages_are_counted_within_cells(cli, make_files):
     # the first use is line 1 of cell 2, wherever the message is read from
     assert "line 1" in found[0]["message"] and "line 3" not in found[0]["message"]
     assert "line 1 of cell 2" in found[1]["message"]
+
+
+# A notebook as another tool wrote it: two-space indentation, escapes Jupyter would not write
+# (`\u001B` in an output, `\u00e9` in a source line), a string source, no final newline.
+WRITTEN_ELSEWHERE = (
+    '{\n  "cells": [\n    {\n      "cell_type": "code",\n      "execution_count": 1,\n      "metadata": {},\n'
+    '      "outputs": [{"name": "stdout", "output_type": "stream", "text": ["\\u001B[31mred\\u001B[0m\\n"]}],\n'
+    '      "source": [\n        "import jax\\n",\n        "# caf\\u00e9\\n",\n        "t = jax.tree_map(abs, [1])\\n",\n'
+    '        "u = 1"\n      ]\n    },\n'
+    '    {\n      "cell_type": "code",\n      "execution_count": null,\n      "metadata": {"tags": ["\\u00e9"]},\n'
+    '      "outputs": [],\n      "source": "v = jax.tree_leaves([1])\\n"\n    },\n'
+    '    {\n      "cell_type": "code",\n      "execution_count": null,\n      "metadata": {},\n      "outputs": [],\n'
+    '      "source": "w = 2\\n"\n    }\n  ],\n'
+    '  "metadata": {"kernelspec": {"display_name": "k", "language": "python", "name": "k"}},\n'
+    '  "nbformat": 4,\n  "nbformat_minor": 5\n}'
+)
+
+
+def test_fix_changes_only_the_edited_cells_source(cli, make_files, tmp_path):
+    make_files({"n.ipynb": WRITTEN_ELSEWHERE, "jaxlint.toml": 'select = ["JAX6"]\n'})
+    assert cli("check", "--fix", "n.ipynb").code == 0
+    expected = WRITTEN_ELSEWHERE.replace("jax.tree_map(", "jax.tree.map(").replace("jax.tree_leaves(", "jax.tree.leaves(")
+    assert (tmp_path / "n.ipynb").read_text(encoding="utf-8") == expected
+    # the untouched lines of an edited cell keep their own spelling; the notebook still reads
+    assert '"# caf\\u00e9\\n"' in expected and json.loads(expected)["cells"][0]["source"][2] == "t = jax.tree.map(abs, [1])\n"
+
+
+def test_a_source_that_grows_lines_keeps_the_list_layout(cli, make_files, tmp_path):
+    text = (
+        '{\n "cells": [\n  {\n   "cell_type": "code",\n   "metadata": {},\n   "outputs": [],\n   "source": [\n'
+        '    "import jax.numpy as jnp\\n",\n    "def f(x: jnp.DeviceArray):\\n",\n    "    return x"\n   ]\n  }\n ],\n'
+        ' "metadata": {},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n'
+    )
+    make_files({"n.ipynb": text, "jaxlint.toml": 'select = ["JAX6"]\n'})
+    cli("check", "--fix", "n.ipynb")
+    expected = text.replace('"import jax.numpy', '"import jax\\n",\n    "import jax.numpy').replace("jnp.DeviceArray", "jax.Array")
+    assert (tmp_path / "n.ipynb").read_text() == expected

@@ -3,11 +3,16 @@ each target JAX version allows, and the target version a project declares."""
 
 from __future__ import annotations
 
+import importlib
+import re
+import subprocess
+import sys
 import textwrap
+import warnings
 
 import pytest
 
-from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX, REMOVED_APIS
 from jaxlint.fixes import apply_fixes, parses
 from jaxlint.jax_versions import declared_jax_version, lower_bound, parse_version
 from jaxlint.linter import lint_source
@@ -53,6 +58,8 @@ def fixed(source: str, target: str = "0.4.30", unsafe: bool = False) -> str:
         # a guard for JAX being installed is no guard for the removed name
         ("try:\n    import jax\nexcept ImportError:\n    pass\njax.tree_map(f, t)\n", [(5, "JAX601")]),
         ("import jax\n\ndef f(x):\n    return isinstance(x, jax.numpy.DeviceArray)\n", [(4, "JAX601")]),
+        # compared as text, "0.10.2" < "0.4.25": the branch runs on the JAX without the name
+        ("import jax\nif jax.__version__ < '0.4.25':\n    f = jax.tree_map\n", [(3, "JAX601")]),
     ],
 )
 def test_uses_resolve_through_imports(source, expected):
@@ -72,7 +79,7 @@ def test_uses_resolve_through_imports(source, expected):
         "try:\n    from jax import tree_map\nexcept ImportError:\n    from jax.tree_util import tree_map\n",
         "import jax\ntry:\n    leaves = jax.tree_leaves\nexcept AttributeError:\n    leaves = jax.tree_util.tree_leaves\n",
         "import jax\nmap_ = jax.tree_map if hasattr(jax, 'tree_map') else jax.tree_util.tree_map\n",
-        "import jax\nif jax.__version__ < '0.4.25':\n    f = jax.tree_map\n",
+        "import jax\nif jax.__version_info__ < (0, 4, 25):\n    f = jax.tree_map\n",
         "try:\n    from jax.experimental import host_callback as hcb\nexcept ImportError:\n    hcb = None\n"
         "if hcb is not None:\n    hcb.id_tap(f, x)\n",
         "import jax\njax.tree_map = jax.tree_util.tree_map\n",  # a patch that restores the name
@@ -84,12 +91,59 @@ def test_look_alikes_are_quiet(source):
     assert found(source) == []
 
 
-def test_every_row_names_a_version_and_a_source():
+def _names(text: str, version: tuple) -> bool:
+    """Whether `text` names the version (`0.4.1` is not named by `0.4.16`)."""
+    return re.search(r"(?<![\d.])" + re.escape(".".join(map(str, version))) + r"(?![\d])", text) is not None
+
+
+def test_every_row_carries_its_evidence():
     for api in REMOVED_APIS:
-        assert api.source and (api.removed or api.deprecated), api.name
+        assert api.removed or api.deprecated, api.name
         assert api.deprecated is None or api.removed is None or api.deprecated < api.removed, api.name
+        for version in (api.deprecated, api.removed):
+            assert version is None or _names(api.source, version), (api.name, version)
+        assert api.replacements or api.how or api.call, api.name
         for replacement in api.replacements:
-            assert replacement.name.startswith("jax."), api.name
+            assert replacement.name.startswith("jax.") or replacement.name in CONSTANTS, api.name
+            assert replacement.since == (0, 1, 0) or _names(replacement.source, replacement.since), api.name
+
+
+def _resolve(name: str):
+    """The object a dotted name stands for in the installed JAX (its longest importable module, then
+    attributes), DeprecationWarning raised as an error."""
+    parts = name.split(".")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for cut in range(len(parts), 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for part in parts[cut:]:
+                found = getattr(found, part)
+            return found
+    raise ImportError(name)
+
+
+def test_installed_jax_agrees_with_the_table():
+    jax = pytest.importorskip("jax")
+    installed = jax.__version_info__
+    for api in REMOVED_APIS:
+        if api.removed is not None and api.removed <= installed:
+            with pytest.raises((ImportError, AttributeError)):
+                _resolve(api.name)
+        elif api.deprecated is not None and api.deprecated <= installed:
+            with pytest.raises(DeprecationWarning):
+                _resolve(api.name)
+        for replacement in api.replacements:
+            if replacement.name not in CONSTANTS and replacement.since <= installed:
+                assert _resolve(replacement.name) is not None, replacement.name
+
+
+def test_import_jax_loads_the_modules_fixes_reach_through_it():
+    pytest.importorskip("jax")
+    program = "import jax, sys\nfor m in sys.argv[1:]:\n    obj = jax\n    for p in m.split('.')[1:]: obj = getattr(obj, p)\n"
+    subprocess.run([sys.executable, "-c", program, *sorted(LOADED_WITH_JAX)], check=True)
 
 
 # ---- the target version ----------------------------------------------------------------------
@@ -108,7 +162,7 @@ def test_each_target_version_gets_the_fixes_it_has():
     # JAX 0.4.20: no jax.tree (0.4.25) and no jnp.trapezoid (0.4.26); pjit is not deprecated yet.
     old = fixed(SAME_FILE, "0.4.20")
     assert "jax.tree_util.tree_map(lambda p: p + 1, params)" in old
-    assert "jnp.trapz(y)" in old and "jax.experimental.pjit.pjit(" in old
+    assert "jax.scipy.integrate.trapezoid(y)" in old and "jax.experimental.pjit.pjit(" in old
     # JAX 0.8.0: the newer spellings, and pjit becomes jax.jit.
     new = fixed(SAME_FILE, "0.8.0")
     assert "jax.tree.map(lambda p: p + 1, params)" in new
@@ -118,10 +172,10 @@ def test_each_target_version_gets_the_fixes_it_has():
 
 
 def test_without_the_replacement_the_message_says_when_it_came():
-    findings = lint_source("import jax.numpy as jnp\njnp.trapz(y)\n", "case.py", UPGRADE, {"target-jax-version": "0.4.20"})
+    findings = lint_source("import jax.numpy as jnp\njnp.trapz(y)\n", "case.py", UPGRADE, {"target-jax-version": "0.4.10"})
     (finding,) = findings
     assert finding.fix is None
-    assert "0.4.26" in finding.message and "0.4.20" in finding.message
+    assert "0.4.16" in finding.message and "0.4.10" in finding.message
 
 
 # ---- fixes --------------------------------------------------------------------------------------
@@ -148,6 +202,46 @@ def test_import_fix_keeps_the_other_names_and_the_comments():
             return tree_map(abs, leaves(t))
         """
     )
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        # a comment on a moved name's line goes with its new import; the others stay where they were
+        (
+            "from jax import (\n    tree_map,  # mapping\n    # about vmap\n    vmap,  # vectorising\n)\n",
+            "from jax import (\n    # about vmap\n    vmap,  # vectorising\n)\nfrom jax.tree_util import tree_map  # mapping\n",
+        ),
+        (
+            "from jax import (\n    vmap,  # v\n    tree_map  # m\n)\n",
+            "from jax import (\n    vmap  # v\n)\nfrom jax.tree_util import tree_map  # m\n",
+        ),
+        (
+            "from jax import (\n    # leading\n    tree_leaves,\n    jit,\n)\n",
+            "from jax import (\n    # leading\n    jit,\n)\nfrom jax.tree_util import tree_leaves\n",
+        ),
+        # one name left in parentheses loses them
+        ("from jax import (tree_leaves, jit)\n", "from jax import jit\nfrom jax.tree_util import tree_leaves\n"),
+        ("from jax import (\n    tree_leaves,\n    jit,\n)\n", "from jax import jit\nfrom jax.tree_util import tree_leaves\n"),
+        # a name the block imports already is not imported twice
+        (
+            "from jax.tree_util import tree_flatten\nfrom jax import tree_flatten, grad\n",
+            "from jax.tree_util import tree_flatten\nfrom jax import grad\n",
+        ),
+        ("import jax\nfrom jax.tree_util import tree_map\nfrom jax import tree_map\nx = 1\n", "import jax\nfrom jax.tree_util import tree_map\nx = 1\n"),
+        # `import jax` binds the name `jax` too, but does not load the module the fix imports
+        (
+            "import jax\nimport jax.experimental.optimizers\n",
+            "import jax\nimport jax.example_libraries.optimizers\n",
+        ),
+        (
+            "def g():\n    from jax.tree_util import tree_map\n    from jax import tree_map\n    return tree_map\n",
+            "def g():\n    from jax.tree_util import tree_map\n    return tree_map\n",
+        ),
+    ],
+)
+def test_rebuilt_imports_keep_comments_and_never_repeat(before, after):
+    assert fixed(before) == after
 
 
 def test_import_fix_inside_a_function_keeps_its_indentation():
@@ -185,6 +279,35 @@ def test_no_fix_where_the_name_jax_means_something_else():
 )
 def test_call_fixes(before, after):
     assert fixed(f"import jax\ny = {before}\n", unsafe=True) == f"import jax\ny = {after}\n"
+
+
+@pytest.mark.parametrize(
+    "before, after, target",
+    [
+        # the module that holds the replacement is imported where `import jax` does not load it
+        ("import jax\nx = jax.core.Jaxpr\n", "import jax.extend.core\nimport jax\nx = jax.extend.core.Jaxpr\n", "0.4.30"),
+        (
+            "import jax\nfrom jax import core\ny = core.Var\n",
+            "import jax.extend.core\nimport jax\nfrom jax import core\ny = jax.extend.core.Var\n",
+            "0.4.30",
+        ),
+        (
+            "import jax.extend.core\nimport jax\nx = jax.core.Literal\n",
+            "import jax.extend.core\nimport jax\nx = jax.extend.core.Literal\n",
+            "0.4.30",
+        ),
+        # before jnp.trapezoid (0.4.26), through `jax`, which loads jax.scipy.integrate
+        ("import jax.numpy as jnp\ny = jnp.trapz(x)\n", "import jax\nimport jax.numpy as jnp\ny = jax.scipy.integrate.trapezoid(x)\n", "0.4.20"),
+        # a constant replaces the name as it is
+        (
+            "from jax.interpreters import batching\nd = batching.not_mapped\nok = d is batching.not_mapped\n",
+            "from jax.interpreters import batching\nd = None\nok = d is None\n",
+            "0.4.30",
+        ),
+    ],
+)
+def test_fixes_reach_their_replacement(before, after, target):
+    assert fixed(before, target) == after
 
 
 def test_at_update_is_safe_only_on_a_jax_array():
@@ -254,6 +377,14 @@ def test_declared_version_from_setup_py_constants_and_requirements(tmp_path):
     assert declared_jax_version(tmp_path) == ((0, 4, 16), "setup.py")
 
 
+def test_declared_version_from_setup_py_lists_held_in_names(tmp_path):
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nCORE = ['numpy', 'jax>=0.4.16']\nEXTRA = ['tf2jax']\n"
+        "JAX = {'tpu': ['jax[tpu]>=0.4.20']}\nsetup(install_requires=CORE + EXTRA, extras_require=JAX)\n"
+    )
+    assert declared_jax_version(tmp_path) == ((0, 4, 16), "setup.py")
+
+
 def test_declared_version_from_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["jax>=0.4.23"]\n')
     assert declared_jax_version(tmp_path) == ((0, 4, 23), "pyproject.toml")
@@ -261,12 +392,12 @@ def test_declared_version_from_pyproject(tmp_path):
 
 def test_setting_defaults_to_the_declared_version_and_can_be_overridden(cli, make_files):
     make_files({
-        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.20"]\n\n[tool.jaxlint]\nselect = ["JAX6"]\n',
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.10"]\n\n[tool.jaxlint]\nselect = ["JAX6"]\n',
         "m.py": "import jax.numpy as jnp\ny = jnp.trapz(x)\n",
     })
-    assert "target-jax-version = 0.4.20" in cli("check", "--show-settings", "m.py").stdout
+    assert "target-jax-version = 0.4.10" in cli("check", "--show-settings", "m.py").stdout
     old = cli("check", "--output-format", "json", "m.py").json
-    assert old[0]["fix"] is None  # jnp.trapezoid came in 0.4.26
+    assert old[0]["fix"] is None  # jax.scipy.integrate.trapezoid came in 0.4.16, jnp.trapezoid in 0.4.26
     new = cli("check", "--output-format", "json", "--config", "target-jax-version = '0.4.26'", "m.py").json
     assert new[0]["fix"]["edits"][0]["content"] == "jnp.trapezoid"
 

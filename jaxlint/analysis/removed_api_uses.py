@@ -8,10 +8,20 @@ Names resolve as `Names` resolves them (scopes, shadowing), but by the name as i
 its canonical alias: `jax.tree_map` and `jax.tree_util.tree_map` name the same object to the
 rest of the analysis, and only one of them is gone. A use whose base name is bound by an
 import that is itself reported is left to that import (the import fails first), unless the
-use names a member with advice of its own (`hcb.id_tap`). A use guarded against the API being
-absent is no use: inside a `try` whose handler catches ImportError or AttributeError, or under
-an `if` whose test asks `hasattr` or reads a `__version__`. Assignments to such a name
+use names a member with advice of its own (`hcb.id_tap`). Assignments to such a name
 (`jax.tree_map = jax.tree_util.tree_map`, a compatibility patch) are not uses either.
+
+Compatibility code is no use: code that runs only on the JAX releases where the name exists.
+That is code under a test of the JAX version whose branch ends before the release that removes
+(or deprecates) the name (`if jax.__version_info__ < (0, 6):`, its `else` under `>=`, through
+names bound once to the test or the version, in this module or another of the project:
+`engine.conditions`, `knowledge.version_tests`; a version compared as text is compared as
+text); code whose running a test of the environment decides in a way no version span says
+(`hasattr(jax, "tree")`, another library's version); the body of a `try` whose handler catches
+ImportError or AttributeError (the code handles the name being absent), and such a handler
+when the `try` reaches for a name of JAX (it runs only where that name is missing: the
+fallback to the old one); and the code after an `if` of such a test whose branch returns or
+raises.
 """
 
 from __future__ import annotations
@@ -19,16 +29,22 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import re
 import tokenize
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from jaxlint.analysis.engine.conditions import EVERYWHERE, OPAQUE, Reach, branches, single_value
+from jaxlint.analysis.engine.reachability import never_completes
+from jaxlint.analysis.engine.walk import node_fields
 from jaxlint.analysis.knowledge.removed_apis import REMOVED_APIS, ROOTS, RemovedApi, lookup
+from jaxlint.analysis.knowledge.version_tests import JaxVersionTests
 from jaxlint.source import split_lines
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import Names, Scope
+    from jaxlint.analysis.project.project import ModuleLink
 
 # Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
 # import or in the attribute chain); its last word is written where it is used. A module whose
@@ -38,17 +54,20 @@ _SIGNATURES = tuple(tuple(reversed(api.name.split(".")[1:])) for api in REMOVED_
 
 
 def _spelled_elsewhere(word: str) -> tuple[str, ...]:
-    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same word."""
+    """`tree_util.` for `tree_map`: the module prefixes under which a replacement spells the same
+    word, and no removed name does (`core.Jaxpr` is `jax.core.Jaxpr` as much as `jax.extend.core.Jaxpr`)."""
+    removed = {api.name.rsplit(".", 2)[-2] + "." for api in REMOVED_APIS if api.name.count(".") >= 2 and api.name.rsplit(".", 1)[-1] == word}
     return tuple(sorted({
         replacement.name.rsplit(".", 2)[-2] + "."
         for api in REMOVED_APIS
         if api.name.rsplit(".", 1)[-1] == word
         for replacement in api.replacements
         if replacement.name.rsplit(".", 1)[-1] == word and replacement.name.count(".") >= 2
-    }))
+    } - removed))
 
 
 _LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -61,7 +80,8 @@ class ApiUse:
     imported name in it. `name` is what is used: `api.name` followed by `rest` (a member of a
     removed module). `base` is the name an expression spells it through (`jnp` in
     `jnp.product`) and `bound_to` what that name was imported as; `call` the call whose
-    function the reference is.
+    function the reference is; `reach` the JAX releases the tests of the version around it
+    let it run on (`conditions.Reach`).
     """
 
     node: ast.AST
@@ -72,10 +92,18 @@ class ApiUse:
     base: Optional[ast.Name] = None
     bound_to: str = ""
     call: Optional[ast.Call] = None
+    reach: Reach = EVERYWHERE
 
     @property
     def name(self) -> str:
         return self.api.name + self.rest
+
+    @property
+    def tested_on(self) -> Optional[tuple]:
+        """The first release without the name that a test of the JAX version around the use lets
+        it run on; None where no such test decides it."""
+        gone = self.api.removed or self.api.deprecated
+        return None if self.reach == EVERYWHERE or gone is None else self.reach.first_from(gone)
 
     @property
     def statement(self) -> Optional[ast.stmt]:
@@ -85,11 +113,12 @@ class ApiUse:
 _USES: "weakref.WeakKeyDictionary[Names, list[ApiUse]]" = weakref.WeakKeyDictionary()
 
 
-def removed_api_uses(names: "Names", text: str) -> list[ApiUse]:
-    """Every use in the module, in source order; computed once per module."""
+def removed_api_uses(names: "Names", text: str, link: Optional["ModuleLink"] = None) -> list[ApiUse]:
+    """Every use in the module, in source order; computed once per module. `link` places the module
+    in its project, where a flag it imports is read (None: linted alone)."""
     found = _USES.get(names)
     if found is None:
-        found = _USES[names] = _find(names, text)
+        found = _USES[names] = _find(names, text, link)
     return found
 
 
@@ -111,17 +140,34 @@ def _bound_name(alias: ast.alias, statement: ast.stmt) -> tuple[str, str]:
     return alias.asname or alias.name, full
 
 
-def _find(names: "Names", text: str) -> list[ApiUse]:
+def _project_values(link: Optional["ModuleLink"]):
+    """How a name imported from another module of the project is read: the value that module binds it to once."""
+    if link is None:
+        return None
+
+    def imported_value(expr: ast.expr, names: "Names", scope: "Scope") -> Optional[tuple]:
+        qualname = names.qualname(expr, scope)
+        found = link.module_value(qualname) if qualname and "." in qualname else None
+        if found is None:
+            return None
+        other, name = found
+        return single_value(other, name, other.module)
+
+    return imported_value
+
+
+def _find(names: "Names", text: str, link: Optional["ModuleLink"]) -> list[ApiUse]:
     if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
         return []
-    present = {word for word in _LAST_WORDS if word in text}  # plain substring scans: the cheap test
-    if not any(sig[0] in present and all(word in text for word in sig[1:]) for sig in _SIGNATURES):
+    words = set(_WORD.findall(text))  # one pass over the text: the cheap test
+    present = words.intersection(_LAST_WORDS)
+    if not any(sig[0] in present and words.issuperset(sig[1:]) for sig in _SIGNATURES):
         return []
     rows = _rows(text, present)
     if not rows:
         return []
-    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})))
-    walk.visit(names.module.node, names.module, False)
+    walk = _Walk(names, sorted(rows | _rows(text, {"import": ()})), JaxVersionTests(_project_values(link)))
+    walk.visit(names.module.node, names.module)
     uses = walk.resolve()
     lines = None
     for use in uses:
@@ -201,56 +247,151 @@ def _rows(text: str, words: dict | set) -> set[int]:
 class _Walk:
     """One pass over the module: imports first bind, then references resolve through them."""
 
-    def __init__(self, names: "Names", rows: list[int]):
+    def __init__(self, names: "Names", rows: list[int], leaves: JaxVersionTests):
         self.names = names
         self.rows = rows  # only the nodes over these rows (the words', the imports') are walked
+        self.leaves = leaves
         self.uses: list[ApiUse] = []
         # (id(scope), local name) -> the dotted names imports in that scope bind it to, as written
         self.bindings: dict[tuple[int, str], set[str]] = {}
-        self.references: list[tuple[ast.AST, "Scope"]] = []
-        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import the code guards
+        self.references: list[tuple[ast.AST, "Scope", Optional[tuple]]] = []
+        self.guarded: set[tuple[int, str]] = set()  # bindings made by an import in compatibility code
         self.calls: dict[int, ast.Call] = {}  # id(func) -> call
+        self._branches: dict[int, tuple[Reach, Reach]] = {}  # id(test) -> the reach of each outcome
+        self._reaches: dict[int, tuple] = {}  # id(path) -> (path, where code under it runs)
 
-    def visit(self, root: ast.AST, scope: "Scope", guarded: bool) -> None:
-        stack: list[tuple[ast.AST, "Scope", bool]] = [(root, scope, guarded)]
+    def visit(self, root: ast.AST, scope: "Scope") -> None:
+        stack: list[tuple[ast.AST, "Scope", Optional[tuple]]] = [(root, scope, None)]
         while stack:
-            node, scope, guarded = stack.pop()
+            node, scope, path = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._bind(node, scope, guarded)
-                if not guarded:
-                    self._import(node, scope)
+                self._import(node, scope, path)
                 continue
             if isinstance(node, (ast.Attribute, ast.Name)):
-                if not guarded and isinstance(node.ctx, ast.Load):
-                    self.references.append((node, scope))
+                if isinstance(node.ctx, ast.Load):
+                    self.references.append((node, scope, path))
+                elif isinstance(node, ast.Attribute):  # `a.b.c = v` stores into what `a.b` reads
+                    stack.append((node.value, scope, path))
+                    continue
                 base = node
                 while isinstance(base, ast.Attribute):
                     base = base.value
                 if not isinstance(base, ast.Name):  # `f(x).attr`: the chain starts at an expression
-                    stack.append((base, scope, guarded))
+                    stack.append((base, scope, path))
                 continue
             if isinstance(node, ast.Call):
                 self.calls[id(node.func)] = node
             inner = self.names.scopes.get(id(node)) if isinstance(node, _SCOPES) else None
             body = _body_ids(node) if inner is not None else ()
-            for child, child_guarded in _children(node, guarded):
+            for child, child_path in self._children(node, scope, path):
                 if self._holds_a_row(child):
-                    stack.append((child, inner if id(child) in body else scope, child_guarded))
+                    stack.append((child, inner if id(child) in body else scope, child_path))
 
     def resolve(self) -> list[ApiUse]:
         """The uses: the imports found, and the references resolved through every import's binding."""
-        for node, scope in self.references:
-            self._reference(node, scope)
+        for node, scope, path in self.references:
+            self._reference(node, scope, path)
         self.uses.sort(key=lambda use: (use.node.lineno, use.node.col_offset))
         return self.uses
 
-    def _bind(self, statement: ast.stmt, scope: "Scope", guarded: bool) -> None:
+    # ---- where code runs ----------------------------------------------------------------------
+    # The tests on the way to a node are a path, `(the path before, step)`, None at the top; a step
+    # is `(test, scope, outcome)`, or `(_TRY, body)` for the handler of a `try` that runs where its
+    # body failed. A path is read (`_reach`) only for a use of a removed name: tests cost nothing
+    # where nothing is used.
+    def _children(self, node: ast.AST, scope: "Scope", path: Optional[tuple]):
+        """Each child node with the path of tests it runs under."""
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            yield node.test, path
+            true, false = (path, (node.test, scope, True)), (path, (node.test, scope, False))
+            if isinstance(node, ast.IfExp):
+                yield node.body, true
+                yield node.orelse, false
+                return
+            yield from self._block(node.body, scope, true)
+            yield from self._block(node.orelse, scope, false)
+            return
+        if isinstance(node, ast.BoolOp):
+            conjunction = isinstance(node.op, ast.And)
+            for value in node.values:  # each operand runs only where the ones before it let it
+                yield value, path
+                path = (path, (value, scope, conjunction))
+            return
+        if isinstance(node, _TRIES):
+            absent = [h for h in node.handlers if _catches_absence(h)]
+            yield from self._block(node.body, scope, (path, _OPAQUE_STEP) if absent else path)
+            for handler in node.handlers:
+                yield handler, (path, (_TRY, node.body)) if handler in absent else path
+            yield from self._block(node.orelse, scope, path)
+            yield from self._block(node.finalbody, scope, path)
+            return
+        for name in node_fields(node.__class__):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    yield from self._block(value, scope, path)
+                else:
+                    yield from ((child, path) for child in value if isinstance(child, ast.AST))
+            elif isinstance(value, ast.AST):
+                yield value, path
+
+    def _block(self, statements: list, scope: "Scope", path: Optional[tuple]):
+        """The statements of a block: after `if T: return ...`, the rest runs only where T is false."""
+        for statement in statements:
+            yield statement, path
+            if isinstance(statement, ast.If):
+                body_ends = any(never_completes(s) for s in statement.body)
+                if body_ends != any(never_completes(s) for s in statement.orelse):
+                    path = (path, (statement.test, scope, not body_ends))
+
+    def _reach(self, path: Optional[tuple]) -> Reach:
+        """Where code under a path of tests runs (`conditions.Reach`)."""
+        if path is None:
+            return EVERYWHERE
+        kept = self._reaches.get(id(path))
+        if kept is not None and kept[0] is path:
+            return kept[1]
+        before, step = path
+        if step is _OPAQUE_STEP:
+            here = OPAQUE
+        elif step[0] is _TRY:
+            here = OPAQUE if self._reaches_for_jax(step[1]) else EVERYWHERE
+        else:
+            test, scope, outcome = step
+            outcomes = self._branches.get(id(test))
+            if outcomes is None:
+                outcomes = self._branches[id(test)] = branches(test, self.names, scope, self.leaves)
+            here = outcomes[0] if outcome else outcomes[1]
+        found = self._reach(before).both(here)
+        self._reaches[id(path)] = (path, found)  # the path kept alive, so that its id stays its own
+        return found
+
+    def _reaches_for_jax(self, body: list) -> bool:
+        """Whether a `try` body imports or reads a name of JAX: its handler runs where that name is missing."""
+        for statement in body:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Import) and any(_of_jax(alias.name) for alias in node.names):
+                    return True
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and _of_jax(node.module or ""):
+                    return True
+                if isinstance(node, ast.Attribute) and _of_jax(self.names.qualname(node) or ""):
+                    return True
+        return False
+
+    # ---- imports and references -----------------------------------------------------------------
+    def _import(self, statement: ast.stmt, scope: "Scope", path: Optional[tuple]) -> None:
         for alias in statement.names:
             local, full = _bound_name(alias, statement)
             if full:
                 self.bindings.setdefault((id(scope), local), set()).add(full)
-                if guarded and lookup(full) is not None:  # the code handles this import failing, and so its uses
-                    self.guarded.add((id(scope), local))
+            hit = lookup(imported(alias, statement) or "")
+            if hit is None:
+                continue
+            reach = self._reach(path)
+            if _compatible(hit[0], reach):  # the import runs only where it succeeds, and so do its uses
+                self.guarded.add((id(scope), local))
+            else:
+                self.uses.append(ApiUse(statement, hit[0], hit[1], scope, alias=alias, reach=reach))
 
     def _holds_a_row(self, node: ast.AST) -> bool:
         """Whether a node spans a row that holds one of the words (a node without a position may)."""
@@ -260,14 +401,7 @@ class _Walk:
         at = bisect.bisect_left(self.rows, first)
         return at < len(self.rows) and self.rows[at] <= (node.end_lineno or first)
 
-    def _import(self, statement: ast.stmt, scope: "Scope") -> None:
-        for alias in statement.names:
-            full = imported(alias, statement)
-            hit = lookup(full) if full else None
-            if hit is not None:
-                self.uses.append(ApiUse(statement, hit[0], hit[1], scope, alias=alias))
-
-    def _reference(self, node: ast.AST, scope: "Scope") -> None:
+    def _reference(self, node: ast.AST, scope: "Scope", path: Optional[tuple]) -> None:
         chain: list[ast.AST] = []
         base = node
         while isinstance(base, ast.Attribute):
@@ -304,9 +438,28 @@ class _Walk:
             return
         else:
             part, (api, rest) = hits[0]
+        reach = self._reach(path)
+        if _compatible(api, reach):
+            return
         self.uses.append(
-            ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)))
+            ApiUse(part, api, rest, read_scope, base=base, bound_to=bound, call=self.calls.get(id(part)), reach=reach)
         )
+
+
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
+_TRY = object()  # a path step: the handler of a `try`, opaque where the body reaches for a name of JAX
+_OPAQUE_STEP = (None, None, None)  # a path step: the body of a `try` that handles a name's absence
+
+
+def _compatible(api: RemovedApi, reach: Reach) -> bool:
+    """Whether code under `reach` runs only on the JAX releases where `api` is still there (and,
+    for a deprecated one, not yet deprecated), or where a test no version span says decides it."""
+    gone = api.removed or api.deprecated
+    return reach.opaque or (gone is not None and reach.before(gone))
+
+
+def _of_jax(name: str) -> bool:
+    return name.split(".", 1)[0] in ("jax", "jaxlib")
 
 
 def _body_ids(scope_node: ast.AST) -> set[int]:
@@ -314,22 +467,6 @@ def _body_ids(scope_node: ast.AST) -> set[int]:
     annotations and bases are read in the scope around it)."""
     body = scope_node.body
     return {id(body)} if isinstance(body, ast.AST) else {id(child) for child in body}
-
-
-def _children(node: ast.AST, guarded: bool):
-    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-        body_guarded = guarded or any(_catches_absence(handler) for handler in node.handlers)
-        for child in node.body:
-            yield child, body_guarded
-        for child in (*node.handlers, *node.orelse, *node.finalbody):
-            yield child, guarded
-        return
-    if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_presence(node.test):
-        for child in ast.iter_child_nodes(node):
-            yield child, True
-        return
-    for child in ast.iter_child_nodes(node):
-        yield child, guarded
 
 
 def _catches_absence(handler: ast.ExceptHandler) -> bool:
@@ -341,15 +478,3 @@ def _catches_absence(handler: ast.ExceptHandler) -> bool:
         in _GUARD_ERRORS
         for kind in kinds
     )
-
-
-def _asks_presence(test: ast.AST) -> bool:
-    """A test that checks whether an API is there: `hasattr(...)`, or one that reads a `__version__`."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr"):
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "__version__":
-            return True
-        if isinstance(node, ast.Name) and node.id == "__version__":
-            return True
-    return False

@@ -206,6 +206,11 @@ class ModuleLink:
             return None
         return found[0].names, found[1]
 
+    def module_value(self, qualname: str) -> tuple[Names, str] | None:
+        """The names of the project module a qualified name seen in this module lies in, and the
+        name it binds there (a module-level name; re-exports followed)."""
+        return self.project.module_name_of(self, qualname)
+
     def defines_class(self, qualname: str) -> bool:
         """Whether a qualified name seen in this module stands for a class of a project module."""
         found = self.project.definition(self, qualname)
@@ -327,6 +332,22 @@ class Project:
                 return None
             return self._member(facts, parts[cut:], depth)
         return None
+
+    def module_name_of(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Names, str] | None:
+        """`ModuleLink.module_value`: a module-level name of a project module, and that module's names."""
+        module, _, name = qualname.rpartition(".")
+        path, absent = self.index.find_module(module, link.roots)
+        self._record((), absent, link)
+        if path is None:
+            return None
+        facts = self.module(path)
+        self._record((), (path,), link)
+        if facts is None:
+            return None
+        scope: Scope = facts.names.module
+        if name in scope.imports and depth < _MAX_REEXPORTS:  # `from .flags import OLD` in `__init__.py`
+            return self.module_name_of(link, scope.imports[name], depth + 1)
+        return facts.names, name
 
     def _member(self, facts: Any, attrs: list[str], depth: int) -> tuple[Any, ast.AST] | None:
         scope: Scope = facts.names.module

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, Version, parse_version, show
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS
 from jaxlint.analysis.removed_api_uses import ApiUse, removed_api_uses
 from jaxlint.rules.upgrade.edits import import_replacement
 
@@ -16,31 +17,47 @@ TARGET_OPTION = "target-jax-version"
 UPGRADE_OPTIONS = """
     `target-jax-version` (a setting of its own, or under `[tool.jaxlint.options]`): the oldest JAX
     the code must run on. Without it, the lowest version the project's `jax` requirement admits
-    (`pyproject.toml` dependencies and optional dependencies, `setup.cfg`, `setup.py`,
-    `requirements*.txt`), else 0.4.30, the oldest JAX `--dynamic` supports. A fix writes only a
-    replacement that the target JAX has; `jax.tree_map` becomes `jax.tree.map` from 0.4.25 on and
-    `jax.tree_util.tree_map` before. `jaxlint check --show-settings` prints the version in use.
+    (`pyproject.toml` dependencies and optional dependencies, `setup.cfg`, `setup.py` with the
+    lists its `install_requires` names, `requirements*.txt`), else 0.4.30, the oldest JAX
+    `--dynamic` supports. A fix writes only a replacement that the target JAX has; `jax.tree_map`
+    becomes `jax.tree.map` from 0.4.25 on and `jax.tree_util.tree_map` before. `jaxlint check
+    --show-settings` prints the version in use.
     """
 
 UPGRADE_DECISIONS = """
     - A use is an import of the name or of a module it lies in (`from jax import tree_map`,
       `import jax.experimental.host_callback as hcb`), or an expression that spells it through
-      an import (`jax.tree_map`, `jnp.product`, `hcb.id_tap`).
+      an import (`jax.tree_map`, `jnp.product`, `hcb.id_tap`); storing into `a.b.c` reads `a.b`.
     - A use through a name whose own import is reported is left to that import, which fails
       first, unless the member has advice of its own (`hcb.id_tap`).
-    - Code that checks for the API first is left alone: a `try` whose handler catches
-      ImportError or AttributeError, an `if` on `hasattr(...)` or on a `__version__`, and the
-      uses of a name imported in such a `try`.
+    - Compatibility code is left alone: code that runs only on the JAX releases where the name
+      exists. Under a test of the JAX version (`jax.__version_info__ < (0, 6)`,
+      `version.parse(jax.__version__) >= version.parse("0.4.25")`, a tuple made of
+      `jax.__version__`), each branch runs on the releases the test admits, read through `not`,
+      `and`, `or`, chained comparisons and names bound once to the test or to the version, in
+      the module or in another module of the project (`from .compat import OLD_JAX`,
+      `compat.OLD_JAX`). A use there is reported only when those releases reach the one that
+      removed the name (deprecated it, for JAX603), and the message names the first such
+      release. A version compared as text is compared as Python compares text: `"0.10.0" <
+      "0.4.26"`, so `if jax.__version__ < "0.4.26":` also runs on JAX 0.10.
+    - A test that no span of releases says leaves both its branches alone: `hasattr(jax,
+      "tree")`, `getattr(jax.tree, "map", None)`, `find_spec(...)`, another library's version,
+      a slice of the version. So do the body of a `try` whose handler catches ImportError or
+      AttributeError, such a handler when the `try` reaches for a name of JAX (the fallback to
+      the old name), and the uses of a name imported in such code. The operands of `and`/`or`
+      after such a test, and the code after an `if` on one whose branch returns or raises, are
+      decided the same way.
     - An assignment to the name (`jax.tree_map = jax.tree_util.tree_map`, a compatibility
       patch) is not a use.
     """
 
 UPGRADE_LIMITATIONS = """
     Names are followed through imports, not through assignments (`tm = jax.tree_map` is
-    reported where it is written, not where `tm` is called) or `getattr`. The table of removed
-    APIs covers the public APIs JAX's changelog lists that application code uses; JAX's
-    internal modules (`jax.core`, `jax.interpreters`) are covered only for the names listed on
-    these pages.
+    reported where it is written, not where `tm` is called) or `getattr`. A flag bound more
+    than once (`HAS_TREE = True` in a `try`, `HAS_TREE = False` in its handler) is not read, so
+    its branches are judged as any other code. The table of removed APIs covers the public APIs
+    JAX's changelog lists and the internal names of `jax.core` and `jax.interpreters` that
+    application code uses, name by name; a name JAX never had is not reported.
     """
 
 UPGRADE_REFERENCES = (
@@ -59,7 +76,7 @@ def target_version(module: "ModuleFacts") -> Version:
 
 
 def uses(module: "ModuleFacts") -> Iterator[ApiUse]:
-    return iter(removed_api_uses(module.names, module.source.text))
+    return iter(removed_api_uses(module.names, module.source.text, module.project))
 
 
 def has_replacement(use: ApiUse) -> bool:
@@ -76,10 +93,12 @@ def subject(module: "ModuleFacts", use: ApiUse) -> str:
 
 def versions(use: ApiUse) -> str:
     api = use.api
+    tested = use.tested_on
+    on = f"; the test of the JAX version around it lets it run on JAX {show(tested)}" if tested else ""
     if api.removed is None:
-        return f"is deprecated since JAX {show(api.deprecated)} and will be removed"
+        return f"is deprecated since JAX {show(api.deprecated)} and will be removed{on}"
     deprecated = f" (deprecated since {show(api.deprecated)})" if api.deprecated else ""
-    return f"was removed in JAX {show(api.removed)}{deprecated}"
+    return f"was removed in JAX {show(api.removed)}{deprecated}{on}"
 
 
 def where(use: ApiUse):
@@ -93,7 +112,7 @@ def advice(use: ApiUse, target: Version) -> str:
     """What to write instead, under the target JAX."""
     api = use.api
     replacement = api.replacement(target)
-    if replacement is not None and use.statement is not None and not api.call:
+    if replacement is not None and use.statement is not None and not api.call and replacement.name not in CONSTANTS:
         return f"import `{import_replacement(use, target)}`"
     if replacement is not None:
         extra = api.call[len("keyword:"):] if api.call.startswith("keyword:") else ""
@@ -104,4 +123,4 @@ def advice(use: ApiUse, target: Version) -> str:
             f"use `{first.name + use.rest}` (from JAX {show(first.since)}; the target is {show(target)})"
             + (f", or {api.how}" if api.how else "")
         )
-    return f"use {api.how}" if api.how else "remove it"
+    return api.how or "remove it"

@@ -16,9 +16,11 @@ class DeprecatedApi(Rule):
     summary = "A JAX API the target JAX deprecates: it warns now and will be removed"
     what = """
         Checks for uses and imports of JAX APIs that are deprecated in the target JAX version
-        and not yet removed: `jax.experimental.pjit.pjit` (use `jax.jit`) and
-        `jax.experimental.shard_map.shard_map` (use `jax.shard_map`). Nothing is reported when the
-        target JAX predates the deprecation.
+        and not yet removed: `jax.experimental.pjit.pjit` (use `jax.jit`),
+        `jax.experimental.shard_map.shard_map` (use `jax.shard_map`),
+        `jax.interpreters.pxla.thread_resources`, `jax.scipy.special.lpmn_values` and
+        `jax.core.valid_jaxtype`. Nothing is reported when the target JAX predates the
+        deprecation.
         """
     why = """
         A deprecated API still works but emits a DeprecationWarning, and JAX's compatibility
@@ -60,7 +62,7 @@ class DeprecatedApi(Rule):
         import jax.experimental.pjit
 
         def compile_step(step, shardings):
-            if jax.__version__ < "0.8":  # checks the JAX version first
+            if jax.__version_info__ < (0, 8):  # checks the JAX version first
                 return jax.experimental.pjit.pjit(step, in_shardings=shardings)
             return jax.jit(step, in_shardings=shardings)
         """,

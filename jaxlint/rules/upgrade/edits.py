@@ -20,6 +20,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from jaxlint.jax_versions import Version
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX
 from jaxlint.analysis.removed_api_uses import ApiUse, imported, removed_api_uses
 from jaxlint.findings import Edit, Fix, Position
 
@@ -60,21 +61,53 @@ def fix_for(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional[Fix
 # ---- references ---------------------------------------------------------------------------------
 def _reference_edits(module: "ModuleFacts", use: ApiUse, new: str) -> Optional[list[Edit]]:
     """Edits that make the reference read `new`: through its own base name when `new` lies under
-    what that name is bound to, else through a name bound to a module `new` lies under."""
+    what that name is bound to, else through a name bound to a module `new` lies under, else
+    through `jax`. The module that holds `new` must be loaded: one the file imports, or one
+    `import jax` loads (`LOADED_WITH_JAX`); another is imported (`import jax.extend.backend`)."""
     source = module.source
     span = (source.start(use.node), source.end(use.node))
-    if use.base is not None and new.startswith(use.bound_to + "."):
-        return [Edit(use.base.id + new[len(use.bound_to):], *span)]
-    names = module.names
-    for local, target in _module_imports(module):
-        if new.startswith(target + ".") and _visible(names, local, target, use):
-            return [Edit(local + new[len(target):], *span)]
-    if not new.startswith("jax.") or names.lookup("jax", use.scope) is not None:
+    if new in CONSTANTS:
+        return [Edit(new, *span)]
+    loaded = _loaded_modules(module)
+    holder = new.rpartition(".")[0]
+    if use.api.module:  # a module renamed: the file's import of the old one imports the new one (`_import_fix`)
+        holder = new[: len(new) - len(use.rest)]
+        loaded = loaded | {holder} if use.api.name in loaded else loaded
+    if holder in LOADED_WITH_JAX or holder in loaded:
+        if use.base is not None and new.startswith(use.bound_to + "."):
+            return [Edit(use.base.id + new[len(use.bound_to):], *span)]
+        for local, target in _module_imports(module):
+            if new.startswith(target + ".") and _visible(module.names, local, target, use):
+                return [Edit(local + new[len(target):], *span)]
+        needed = "jax"
+    else:
+        needed = holder
+    owner = module.names.lookup("jax", use.scope)
+    if not new.startswith("jax."):
+        return None
+    if owner is not None and not _visible(module.names, "jax", "jax", use):
         return None  # the name `jax` means something else here
     where = _import_position(module)
     if where is None:
         return None
-    return [Edit("import jax\n", where, where), Edit(new, *span)]
+    added = [] if owner is not None and needed == "jax" else [Edit(f"import {needed}\n", where, where)]
+    return [*added, Edit(new, *span)]
+
+
+def _loaded_modules(module: "ModuleFacts") -> frozenset:
+    """The modules the file's top-level imports load (`import a.b` loads `a` and `a.b`)."""
+    found = set()
+    for statement in module.tree.body:
+        if isinstance(statement, ast.Import):
+            dotted = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            dotted = [f"{statement.module}.{alias.name}" for alias in statement.names]
+        else:
+            continue
+        for name in dotted:
+            parts = name.split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return frozenset(found)
 
 
 def _module_imports(module: "ModuleFacts") -> list[tuple[str, str]]:
@@ -165,7 +198,7 @@ def _at_update(module: "ModuleFacts", use: ApiUse) -> Optional[Fix]:
 
 
 def _spells(module: "ModuleFacts", use: ApiUse, node: ast.AST, name: str) -> bool:
-    return any(other.node is node and other.name == name for other in removed_api_uses(module.names, module.source.text))
+    return any(other.node is node and other.name == name for other in removed_api_uses(module.names, module.source.text, module.project))
 
 
 # ---- imports ------------------------------------------------------------------------------------
@@ -180,7 +213,7 @@ def _import_fix(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional
     applicability = "safe" if use.api.safe else "unsafe"
     # Every fixable name of the statement moves in one edit, so that fixes of one statement agree.
     moves = {}
-    for other in removed_api_uses(module.names, module.source.text):
+    for other in removed_api_uses(module.names, module.source.text, module.project):
         if other.statement is statement and ("safe" if other.api.safe else "unsafe") == applicability:
             moved = _moved(other, target)
             if moved is not None:
@@ -189,10 +222,13 @@ def _import_fix(module: "ModuleFacts", use: ApiUse, target: Version) -> Optional
     if content is None:
         return None
     source = module.source
+    start, end = source.start(statement), source.end(statement)
+    if not content and not source.line(end.row)[end.column - 1 :].strip():
+        start, end = Position(start.row, 1), Position(end.row + 1, 1)  # the statement's lines go
     return Fix(
         applicability,
         f"Import `{own[1]}` from `{own[0]}`" if own[0] else f"Import `{own[1]}`",
-        (Edit(content, source.start(statement), source.end(statement)),),
+        (Edit(content, start, end),),
     )
 
 
@@ -233,6 +269,11 @@ def _alone_on_its_lines(module: "ModuleFacts", statement: ast.stmt) -> bool:
 
 
 def _rewritten(module: "ModuleFacts", statement: ast.stmt, moves: dict[int, tuple[str, str]]) -> Optional[str]:
+    """The statement with the moved names taken out, followed by the imports of their replacements.
+
+    Every comment stays: one on a moved name's line goes with its new import, the others stay where
+    they were. A name the statement's block already imports under the same local name is not
+    imported twice. One name left in parentheses loses them (`from jax import (vmap)`)."""
     import libcst
 
     text = module.source.segment(statement)
@@ -247,28 +288,131 @@ def _rewritten(module: "ModuleFacts", statement: ast.stmt, moves: dict[int, tupl
     if len(aliases) != len(node.names):
         return None
     indent = " " * statement.col_offset if module.source.line(statement.lineno)[: statement.col_offset].isspace() else ""
-    kept, added = [], []
-    for ast_alias, cst_alias in zip(aliases, node.names):
+    block = _block(module, statement)
+    imported_already = _block_imports(block, statement)
+    names = list(node.names)
+    last = len(names) - 1
+    rpar = getattr(node, "rpar", None)
+    kept: list = []
+    added: list[tuple[str, str]] = []  # (statement, the comment of the moved name's line)
+    held: list = []  # own-line comments inside the parentheses that were a moved name's to carry
+    for index, (ast_alias, cst_alias) in enumerate(zip(aliases, names)):
         moved = moves.get(id(ast_alias))
         if moved is None:
+            if held:
+                kept, node = _hand_on(kept, node, held, libcst)
+                held = []
             kept.append(cst_alias)
             continue
+        after = cst_alias.comma.whitespace_after if isinstance(cst_alias.comma, libcst.Comma) else None
+        if index == last and rpar is not None and after is None:
+            after = rpar.whitespace_before  # `tree_map  # mapping` then `)` on the next line
+            if isinstance(after, libcst.ParenthesizedWhitespace):
+                node = node.with_changes(rpar=rpar.with_changes(whitespace_before=after.with_changes(
+                    first_line=libcst.TrailingWhitespace(), empty_lines=[]
+                )))
+        comment = after.first_line.comment.value if isinstance(after, libcst.ParenthesizedWhitespace) and after.first_line.comment else ""
+        if isinstance(after, libcst.ParenthesizedWhitespace):
+            held.extend(after.empty_lines)
         local = ast_alias.asname or ast_alias.name
         parent, name = moved
         if isinstance(statement, ast.Import):
-            if ast_alias.asname:
-                added.append(f"import {name} as {ast_alias.asname}")
-            else:
-                added.append(f"import {name}")
+            new = f"import {name}" + (f" as {ast_alias.asname}" if ast_alias.asname else "")
+            full = name  # `import a.b` loads `a.b`: only the same import makes it a repeat
         else:
-            added.append(f"from {parent} import {name}" + (f" as {local}" if local != name else ""))
+            new = f"from {parent} import {name}" + (f" as {local}" if local != name else "")
+            full = f"{parent}.{name}"
+        if (local, full) not in imported_already:
+            added.append((new, comment))
+    if held:
+        kept, node = _hand_on(kept, node, held, libcst)
     lines = []
     if kept:
-        # The last name takes the comma the list ended with (a trailing comma before `)`, or none).
-        kept[-1] = kept[-1].with_changes(comma=node.names[-1].comma)
-        lines.append(libcst.Module([]).code_for_node(node.with_changes(names=kept)))
-    lines.extend(_merged(added))
+        node = _closed(kept, names[last], node, libcst)
+        if len(kept) == 1 and rpar is not None and not _has_comment(libcst.Module([]).code_for_node(node)):
+            node = node.with_changes(lpar=None, rpar=None, names=[kept[0].with_changes(comma=libcst.MaybeSentinel.DEFAULT)])
+        lines.append(libcst.Module([]).code_for_node(node))
+    lines.extend(_merged([new for new, comment in added if not comment]))
+    lines.extend(f"{new}  {comment}" for new, comment in added if comment)
+    if not lines:  # every name was imported already: the statement goes
+        return "" if len(block) > 1 else "pass"
     return ("\n" + indent).join(lines)
+
+
+def _closed(kept: list, last, node, libcst):
+    """The statement with the kept names, the last one ending as the list ended: a trailing comma
+    stays before `)`, a last name without one leaves none, and each kept name keeps its comment."""
+    final = kept[-1]
+    if final is last:
+        return node.with_changes(names=kept)
+    own = final.comma.whitespace_after if isinstance(final.comma, libcst.Comma) else None
+    if isinstance(last.comma, libcst.Comma):
+        ending = last.comma.whitespace_after
+        if isinstance(own, libcst.ParenthesizedWhitespace) and isinstance(ending, libcst.ParenthesizedWhitespace):
+            comma = final.comma.with_changes(whitespace_after=own.with_changes(last_line=ending.last_line))
+        else:
+            comma = last.comma
+        return node.with_changes(names=kept[:-1] + [final.with_changes(comma=comma)])
+    node = node.with_changes(names=kept[:-1] + [final.with_changes(comma=libcst.MaybeSentinel.DEFAULT)])
+    rpar = getattr(node, "rpar", None)
+    if rpar is not None and isinstance(own, libcst.ParenthesizedWhitespace):
+        # its comment now ends the list, where the moved last name's comment was
+        ending = rpar.whitespace_before
+        last_line = ending.last_line if isinstance(ending, libcst.ParenthesizedWhitespace) else own.last_line
+        node = node.with_changes(rpar=rpar.with_changes(whitespace_before=own.with_changes(last_line=last_line)))
+    return node
+
+
+def _hand_on(kept: list, node, held: list, libcst):
+    """Put the own-line comments a moved name's line led into after the name kept before it (or
+    after `(`): they stay where they were."""
+    if kept and isinstance(kept[-1].comma, libcst.Comma) and isinstance(
+        kept[-1].comma.whitespace_after, libcst.ParenthesizedWhitespace
+    ):
+        space = kept[-1].comma.whitespace_after
+        kept = kept[:-1] + [kept[-1].with_changes(comma=kept[-1].comma.with_changes(
+            whitespace_after=space.with_changes(empty_lines=[*space.empty_lines, *held])
+        ))]
+    elif getattr(node, "lpar", None) is not None and isinstance(node.lpar.whitespace_after, libcst.ParenthesizedWhitespace):
+        space = node.lpar.whitespace_after
+        node = node.with_changes(lpar=node.lpar.with_changes(
+            whitespace_after=space.with_changes(empty_lines=[*space.empty_lines, *held])
+        ))
+    return kept, node
+
+
+def _has_comment(code: str) -> bool:
+    import io
+    import tokenize
+
+    try:
+        return any(token.type == tokenize.COMMENT for token in tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return True
+
+
+def _block(module: "ModuleFacts", statement: ast.stmt) -> list:
+    """The statements of the block the statement is in."""
+    parent = module.names.parents.get(id(statement), module.tree)
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(parent, field, None)
+        if isinstance(value, list) and statement in value:
+            return value
+    return [statement]
+
+
+def _block_imports(block: list, statement: ast.stmt) -> set[tuple[str, str]]:
+    """(local name, dotted name) bound by the other import statements of the block."""
+    found = set()
+    for other in block:
+        if other is statement or not isinstance(other, (ast.Import, ast.ImportFrom)):
+            continue
+        for alias in other.names:
+            full = imported(alias, other)
+            if full:
+                local = alias.asname or (alias.name.split(".")[0] if isinstance(other, ast.Import) else alias.name)
+                found.add((local, full))
+    return found
 
 
 def _merged(statements: list[str]) -> list[str]:

@@ -17,10 +17,14 @@ class RemovedApi(Rule):
     summary = "A JAX API that was removed: the code fails on current JAX; its replacement is exact"
     what = """
         Checks for uses and imports of JAX APIs that JAX has removed and that another name
-        replaces exactly: `jax.tree_map` and the other top-level `jax.tree_*` functions,
+        replaces: `jax.tree_map` and the other top-level `jax.tree_*` functions,
         `jax.ops.index_update`/`index_add`, `jnp.product`/`cumproduct`/`sometrue`/`alltrue`/
-        `row_stack`/`round_`, `jnp.DeviceArray`, `jax.random.KeyArray`, `jax.random.shuffle`,
-        `jax.experimental.stax`/`optimizers`, `jax.experimental.maps.Mesh` and others.
+        `row_stack`/`trapz`/`round_`, `jnp.DeviceArray`, `jax.random.KeyArray`/`shuffle`/
+        `threefry_2x32`, `jax.experimental.stax`/`optimizers`/`enable_x64`, the experimental
+        spellings of `Mesh`, `PartitionSpec`, `NamedSharding` and `with_sharding_constraint`,
+        `from jax.config import config`, `jax.lib.xla_bridge.get_backend`, the `jax.core` names
+        that moved to `jax.extend.core`, `jax.interpreters.batching.not_mapped` (now `None`) and
+        others.
         """
     why = """
         On a JAX release without the name, the import raises ImportError and the attribute
@@ -31,19 +35,23 @@ class RemovedApi(Rule):
         the target JAX: `jax.tree.map` from JAX 0.4.25, `jax.tree_util.tree_map` before it;
         `x.at[idx].set(y)` for `jax.ops.index_update(x, idx, y)`; `jax.random.permutation(key, x,
         independent=True)` for `jax.random.shuffle(key, x)`, the same shuffle. Each row of the
-        table (`jaxlint/analysis/knowledge/removed_apis.py`) cites the changelog entry it comes from.
+        table (`jaxlint/analysis/knowledge/removed_apis.py`) carries its evidence: the changelog
+        entry, or the release tag of JAX's source, for the name and for its replacement.
         """
     fix_safety = """
         The fix writes the replacement where the name is used, through a name the module already
         imports (`jnp.product` becomes `jnp.prod`), adding `import jax` when the replacement needs
-        it and the name `jax` is free; an import of the removed name imports the replacement under
-        the same local name (`from jax import tree_map` becomes `from jax.tree_util import
-        tree_map`), so the code using it does not change. It is offered only when the target JAX
-        has the replacement. `x.at[idx].set(y)` is safe where `x` is shown to be a JAX array
-        (`index_update` also took NumPy arrays, which have no `.at`), unsafe elsewhere. The other
-        fixes are safe, except for `jax.random.KeyArray`/`PRNGKeyArray`,
-        `ShardedDeviceArray` (an `isinstance` test against `jax.Array` also accepts other arrays)
-        and `jax.linear_util` (`jax.extend.linear_util` keeps only part of it): unsafe.
+        it and the name `jax` is free, or the import of the module that holds the replacement
+        when `import jax` does not load it (`import jax.extend.backend`); an import of the
+        removed name imports the replacement under the same local name (`from jax import
+        tree_map` becomes `from jax.tree_util import tree_map`), keeping every comment and
+        importing nothing the block imports already, so the code using it does not change. It is
+        offered only when the target JAX has the replacement. `x.at[idx].set(y)` is safe where
+        `x` is shown to be a JAX array (`index_update` also took NumPy arrays, which have no
+        `.at`), unsafe elsewhere. The other fixes are safe, except where the replacement is
+        another class (`jax.random.KeyArray`/`PRNGKeyArray`, `jax.interpreters.xla.DeviceArray`,
+        `ShardedDeviceArray`: an `isinstance` test against `jax.Array` answers otherwise) or
+        keeps only part of the module (`jax.linear_util`): unsafe.
         """
     decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
@@ -77,6 +85,15 @@ class RemovedApi(Rule):
         def is_array(x):
             return isinstance(x, jnp.DeviceArray)  # JAX601
         """,
+        """
+        import jax
+
+        # compared as text, "0.10.0" < "0.4.26": this runs on JAX 0.10 too
+        if jax.__version__ < "0.4.26":
+            tree_map = jax.tree_map  # JAX601
+        else:
+            tree_map = jax.tree.map
+        """,
     )
     good = (
         """
@@ -101,6 +118,12 @@ class RemovedApi(Rule):
             from jax.tree_util import tree_map
 
         tree_leaves = jax.tree_leaves if hasattr(jax, "tree_leaves") else jax.tree_util.tree_leaves
+        """,
+        """
+        import jax
+
+        OLD_JAX = jax.__version_info__ < (0, 4, 25)  # jax.tree_map exists on every release before
+        tree_map = jax.tree_map if OLD_JAX else jax.tree.map
         """,
         """
         import numpy as np
