@@ -6,7 +6,8 @@ modules read them.
 
 - does the shape of an argument change between iterations of a loop? (`varying_shapes`)
 - which jitted callables are built anew each time they are used? (`rebuilt_jits`, over the
-  calls that run again and again of `repeated_calls`)
+  calls that run again and again of `repeated_calls`; and, through another module's function
+  that builds one on every call, `repeated_builders`)
 - how many iterations does a `for` loop over a static `range` make? (`trip_counts`)
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
+from jaxlint.analysis.shapes.repeated_builders import RepeatedBuilders
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 from jaxlint.analysis.shapes.trip_counts import TripCounts
 from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
@@ -27,5 +29,10 @@ if TYPE_CHECKING:
 class ShapeFacts:
     def __init__(self, module: TracedModule, effects: Effects):
         self.varying = VaryingShapes(module).varying
-        self.rebuilt_jits = RebuiltJits(module, effects, RepeatedCalls(module, effects)).find
+        repeated = RepeatedCalls(module, effects)
+        rebuilt = RebuiltJits(module, effects, repeated)
+        self.rebuilt_jits = rebuilt.find
+        self.rebuilt_per_call = rebuilt.per_call_of
+        self.repeated_builders = RepeatedBuilders(module, repeated, rebuilt.variants).find
+        self.method_of = repeated.method_of
         self.trip_count = TripCounts(module, effects).trip_count

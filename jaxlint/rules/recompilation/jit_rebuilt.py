@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from jaxlint.analysis.knowledge.shape_api import EAGER_COMPILED_LOOPS
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -230,10 +233,25 @@ class JitRebuilt(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        for node, transform, what, why in module.shapes.rebuilt_jits():
-            short = ".".join(transform.split(".")[-2:])  # `jax.jit`, `equinox.filter_jit`, `nnx.jit`
-            report(
-                node,
-                f"`{short}` of {what} is rebuilt again and again ({why}): each one starts with an empty "
-                "cache and compiles again; build it once and pass changing values as arguments",
-            )
+        shapes = module.shapes
+        for rebuild in shapes.rebuilt_jits():
+            report(rebuild.node, _message(rebuild.transform, rebuild.what, rebuild.why))
+        for repeat in shapes.repeated_builders():
+            rebuild = repeat.rebuild
+            where = f"{os.path.basename(repeat.path)}, line {rebuild.node.lineno}"
+            why = f"`{repeat.callee}` builds it anew on every call ({where}) and {repeat.where}"
+            report(repeat.call, _message(rebuild.transform, rebuild.what, why))
+
+
+def _message(transform: str, what: str, why: str) -> str:
+    short = ".".join(transform.split(".")[-2:])  # `jax.jit`, `equinox.filter_jit`, `lax.scan`
+    if transform in EAGER_COMPILED_LOOPS:
+        return (
+            f"`{short}` runs outside any jit over {what}, a new function again and again ({why}): it traces "
+            "and compiles the loop again each time; define the function once and pass what it reads as "
+            "arguments (or jit the code around it once)"
+        )
+    return (
+        f"`{short}` of {what} is rebuilt again and again ({why}): each one starts with an empty "
+        "cache and compiles again; build it once and pass changing values as arguments"
+    )
