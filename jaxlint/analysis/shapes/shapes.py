@@ -13,8 +13,10 @@ modules read them.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.shapes.jit_calls import JitCall, forwarded, jit_calls
 from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
 from jaxlint.analysis.shapes.repeated_builders import RepeatedBuilders
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
@@ -22,6 +24,7 @@ from jaxlint.analysis.shapes.trip_counts import TripCounts
 from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
 
 if TYPE_CHECKING:
+    from jaxlint.analysis.engine.names import FunctionNode
     from jaxlint.analysis.effects.effects import Effects
     from jaxlint.analysis.project.traced_module import TracedModule
 
@@ -36,3 +39,16 @@ class ShapeFacts:
         self.repeated_builders = RepeatedBuilders(module, repeated, rebuilt.variants).find
         self.method_of = repeated.method_of
         self.trip_count = TripCounts(module, effects).trip_count
+        self._module = module
+        self._effects = effects
+        self._jit_calls: list[JitCall] | None = None
+
+    def jit_calls(self) -> list[JitCall]:
+        """Calls of jitted callables, with their traced arguments (`jit_calls.py`)."""
+        if self._jit_calls is None:
+            self._jit_calls = jit_calls(self._module, self._effects)
+        return self._jit_calls
+
+    def forwarded(self, call: JitCall, arg: ast.expr) -> list[tuple[ast.Call, ast.expr, FunctionNode]]:
+        """The calls of the plain function a jitted call sits in whose parameter has `arg`'s shape."""
+        return forwarded(self._module, call, arg)

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.project.traced_module import TracedModule
 
 _MAX_DEPTH = 8
+# Calls a size passes through unchanged in what it follows.
+_SIZE_CONVERSIONS = frozenset({"builtins.len", "builtins.int"})
 _MAX_STEPS = 20000
 
 
@@ -170,7 +172,7 @@ class VaryingShapes:
         """`jnp.arange(t)`, `jnp.zeros((t, d))`: a new array whose size follows the loop.  A loop
         over a literal collection of sizes (`for n in (8, 16, 32)`) is a deliberate sweep."""
         positions, keywords = where
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.Tuple, ast.List, ast.Set)):
+        if self._sweep(loop):
             return None
         if (self.module.qualname(call.func) or "").endswith(".arange") and (len(call.args) > 1 or call.keywords):
             if len(call.args) < 2 or call.keywords:
@@ -193,14 +195,27 @@ class VaryingShapes:
                 return f"has a size, `{ast.unparse(part)}`, that changes every iteration"
         return None
 
+    def _sweep(self, loop: ast.AST) -> bool:
+        """A `for` loop over a collection of values written out in the code (`for n in (8, 16,
+        32)`, through `enumerate` or a name bound once to one): a deliberate sweep, not data."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        iterable = loop.iter
+        if isinstance(iterable, ast.Call) and self.module.qualname(iterable.func) == "builtins.enumerate" and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, ast.Name):
+            values = self.names.assignments(iterable)
+            iterable = values[0] if len(values) == 1 else iterable
+        return isinstance(iterable, (ast.Tuple, ast.List, ast.Set))
+
     def _size_follows_loop(self, expr: ast.AST, loop: ast.AST, depth: int) -> bool:
-        """A size made of loop variables, constants, arithmetic, `len(...)` and `.shape`, that
-        differs between iterations; a size that passes through any other call (a bucketing
-        helper, `max(...)`) is not known to."""
+        """A size made of loop variables, constants, arithmetic, `len(...)`, `int(...)` and
+        `.shape`, that differs between iterations; a size that passes through any other call (a
+        bucketing helper, `max(...)`) is not known to."""
         if depth > _MAX_DEPTH or not self.module.varies_in_loop(expr, loop):
             return False
         for node in walk(expr):
-            if isinstance(node, ast.Call) and self.module.qualname(node.func) != "builtins.len":
+            if isinstance(node, ast.Call) and self.module.qualname(node.func) not in _SIZE_CONVERSIONS:
                 return False
             if isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp)):
                 return False

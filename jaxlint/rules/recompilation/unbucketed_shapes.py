@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.shapes import jit_signature
-from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -215,31 +213,26 @@ class UnbucketedShapes(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        sites = [s for s in module.call_sites if s.target.context.staged]
-        if not sites:
-            return
         shapes = module.shapes
-        for site in sites:
-            name = getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
-            for param, arg, label in _traced_arguments(site, module):
+        for site in shapes.jit_calls():
+            for _, arg in site.arguments:
+                label = ast.unparse(arg)
                 reason = _varying(shapes, arg, site.loops)
                 if reason is not None:
                     report(
                         site.call,
-                        f"`{name}` is called in a loop with `{label}`, which {reason}: every new shape "
+                        f"`{site.name}` is called in a loop with `{label}`, which {reason}: every new shape "
                         "compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
                     )
                     break
-                if param is None:
-                    continue
-                # A plain function of the module that hands its parameter straight to the call
-                # (`def inference(frames): return model_apply(frames, key)`), called in a loop.
-                for call, passed, helper in jit_signature.forwarded(module, site, param):
+                # A plain function of the module whose parameter has the argument's shape
+                # (`def inference(frames): return model_apply(frames / 255, key)`), called in a loop.
+                for call, passed, helper in shapes.forwarded(site, arg):
                     reason = _varying(shapes, passed, module.loops_around(call))
                     if reason is not None:
                         report(
                             call,
-                            f"`{helper.name}` passes `{param}` to the jitted `{name}` (line {site.call.lineno}) "
+                            f"`{helper.name}` passes `{label}` to the jitted `{site.name}` (line {site.call.lineno}) "
                             f"and is called in a loop with `{ast.unparse(passed)}`, which {reason}: every new "
                             "shape compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
                         )
@@ -252,25 +245,3 @@ def _varying(shapes, arg, loops) -> str | None:
         if reason is not None:
             return reason
     return None
-
-
-def _traced_arguments(site, module):
-    """The call's arguments that reach traced (non-static) parameters, with their text."""
-    target = site.target
-    fn = target.node
-    skip = target.bound_positional
-    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
-        skip = 1  # `self.method(x)`: `self` is bound by the attribute access
-    params = positional_params(fn)[skip:]
-    static = set(target.static_params)
-    for i, arg in enumerate(site.call.args):
-        if isinstance(arg, ast.Starred):
-            return
-        param = params[i].arg if i < len(params) else None
-        if param is not None and param in static:
-            continue
-        yield param, arg, ast.unparse(arg)
-    for keyword in site.call.keywords:
-        if keyword.arg is None or keyword.arg in static:
-            continue
-        yield keyword.arg, keyword.value, ast.unparse(keyword.value)
