@@ -16,10 +16,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.shapes.call_signatures import SignatureChange, signature_changes
 from jaxlint.analysis.shapes.jit_calls import JitCall, forwarded, jit_calls
 from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
 from jaxlint.analysis.shapes.repeated_builders import RepeatedBuilders
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
+from jaxlint.analysis.shapes.static_bounds import StaticBounds
+from jaxlint.analysis.shapes.static_leaves import ChangingLeaf, changing_leaves
 from jaxlint.analysis.shapes.trip_counts import TripCounts
 from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
 
@@ -39,6 +42,7 @@ class ShapeFacts:
         self.repeated_builders = RepeatedBuilders(module, repeated, rebuilt.variants).find
         self.method_of = repeated.method_of
         self.trip_count = TripCounts(module, effects).trip_count
+        self.changing_bound = StaticBounds(module, repeated).changing_bound
         self._module = module
         self._effects = effects
         self._jit_calls: list[JitCall] | None = None
@@ -48,6 +52,14 @@ class ShapeFacts:
         if self._jit_calls is None:
             self._jit_calls = jit_calls(self._module, self._effects)
         return self._jit_calls
+
+    def signature_changes(self) -> list[SignatureChange]:
+        """Calls of one jit that pass the same computation another way (`call_signatures.py`)."""
+        return signature_changes(self._module)
+
+    def changing_leaves(self) -> list[ChangingLeaf]:
+        """Static leaves a jitted function changes in what a loop passes back (`static_leaves.py`)."""
+        return changing_leaves(self._module, self._effects)
 
     def forwarded(self, call: JitCall, arg: ast.expr) -> list[tuple[ast.Call, ast.expr, FunctionNode]]:
         """The calls of the plain function a jitted call sits in whose parameter has `arg`'s shape."""

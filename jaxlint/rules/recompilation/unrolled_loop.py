@@ -154,15 +154,24 @@ class UnrolledLoop(Rule):
                 continue
             for node in module.effects.traced_nodes[id(fn)].loops:
                 count = shapes.trip_count(node)
-                if count is None or count < 2 or not _stages(node, module):
+                if count is not None and count < 2 or not _stages(node, module):
                     continue
                 outer = _outer_trips(node, module)
-                if count * outer >= threshold and outer < threshold:
+                if count is not None and count * outer >= threshold and outer < threshold:
                     total = f"{count * outer} iterations" if outer > 1 else f"{count} iterations"
                     report(
                         node.iter,
                         f"This Python loop is unrolled into the compiled program ({total}): trace and compile "
                         "time grow with it; use `jax.lax.fori_loop` or `jax.lax.scan`",
+                    )
+                    continue
+                changing = shapes.changing_bound(node) if outer < threshold else None
+                if changing is not None:
+                    report(
+                        node.iter,
+                        f"This Python loop over a static bound is unrolled into the compiled program, and {changing}: "
+                        "each new bound compiles a new program that grows with it; use `jax.lax.fori_loop` "
+                        "with the count as a traced argument",
                     )
 
 

@@ -1,0 +1,194 @@
+"""Non-array leaves of a jitted function's argument that change from one call to the next.
+
+`eqx.filter_jit` (and `filter_pmap`) makes every leaf of its arguments that is not an array
+static: part of the compilation key, compared by value. So does any jit for a pytree field
+declared static (`eqx.field(static=True)`, `flax.struct.field(pytree_node=False)`). A field of
+a pytree class of the project is such a leaf when its annotation is a Python number or bool
+(`step: int`) and the jit is a filtering one, or when it is declared static. It changes from
+one call to the next when a loop around the call passes back what the jitted function
+returned, and the function returns the class with that field computed from the argument's own
+(`MyModule(x=module.x + 1, ...)`, `replace(state, step=state.step + 1)`): a new value, so a new
+compilation, on every iteration.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterator, NamedTuple
+
+from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
+from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.tracing.callsites import CallSite
+from jaxlint.analysis.tracing.tracing import positional_params
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.effects.effects import Effects
+    from jaxlint.analysis.project.traced_module import TracedModule
+
+# Jits that make every non-array leaf static.
+FILTERING_JITS = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
+_SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
+# Copies of a pytree with some fields replaced (`dataclasses.replace(s, step=...)`, `s.replace(...)`).
+_REPLACING = frozenset({"dataclasses.replace"})
+_REPLACING_METHODS = frozenset({"replace", "_replace"})
+
+
+class ChangingLeaf(NamedTuple):
+    value: ast.expr  # the new value the jitted function gives the field
+    field: str
+    kind: str  # why the leaf is static: "a Python `int`" ...
+    cls: str  # the class
+    function: str  # the jitted function
+    call: ast.Call  # the call in the loop that passes the result back
+    loop: ast.AST
+
+
+def changing_leaves(module: TracedModule, effects: Effects) -> list[ChangingLeaf]:
+    found = []
+    for site in module.call_sites:
+        if not site.loops or module.runs_staged(site.function):
+            continue
+        filtering = any(t.name in FILTERING_JITS for t in site.target.transforms)
+        for param, position in _carried(site, module):
+            for value, field, kind, cls in _changed_fields(site.target.node, param, position, filtering, module, effects):
+                found.append(ChangingLeaf(value, field, kind, cls, _label(site), site.call, site.loops[-1]))
+    return found
+
+
+def _label(site: CallSite) -> str:
+    return getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
+
+
+def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | None]]:
+    """The parameters whose argument the loop rebinds from this call's result, and where in the
+    result it comes from (None: the whole result; k: the k-th item of a returned tuple)."""
+    parent = module.names.parents.get(id(site.call))
+    if not (isinstance(parent, ast.Assign) and parent.value is site.call and len(parent.targets) == 1):
+        return
+    target = parent.targets[0]
+    if isinstance(target, ast.Name):
+        bound = {target.id: None}
+    elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        bound = {e.id: i for i, e in enumerate(target.elts)}
+    else:
+        return
+    fn = site.target.node
+    skip = site.target.bound_positional
+    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
+        skip = 1
+    params = [p.arg for p in positional_params(fn)[skip:]]
+    static = site.target.static_params
+    for i, arg in enumerate(site.call.args):
+        if isinstance(arg, ast.Starred):
+            return
+        if i < len(params) and isinstance(arg, ast.Name) and arg.id in bound and params[i] not in static:
+            yield params[i], bound[arg.id]
+    for keyword in site.call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and isinstance(value, ast.Name) and value.id in bound and keyword.arg not in static:
+            yield keyword.arg, bound[value.id]
+
+
+def _changed_fields(fn, param: str, position: int | None, filtering: bool, module, effects):
+    """(new value, field, why static, class) for each static leaf the function returns computed
+    from `param`'s own."""
+    for node in walk(fn):
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        if _owner(node, module) is not fn:
+            continue  # a nested function's return
+        value = node.value
+        if position is not None:
+            if not isinstance(value, ast.Tuple) or position >= len(value.elts):
+                continue
+            value = value.elts[position]
+        yield from _rebuilt_fields(value, param, filtering, module, effects)
+
+
+def _owner(node: ast.AST, module) -> ast.AST | None:
+    parents = module.names.parents
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        current = parents.get(id(current))
+    return current
+
+
+def _rebuilt_fields(value: ast.expr, param: str, filtering: bool, module, effects):
+    if not isinstance(value, ast.Call):
+        return
+    callee = module.qualname(value.func)
+    cls = module.names.definition(value.func) if isinstance(value.func, ast.Name) else None
+    given: list[tuple[str, ast.expr]] = []
+    if isinstance(cls, ast.ClassDef):
+        fields = _fields(cls)
+        given = [(k.arg, k.value) for k in value.keywords if k.arg is not None]
+        given += [(name, arg) for (name, _, _), arg in zip(fields, value.args)]
+    elif (callee in _REPLACING and value.args and _is(value.args[0], param)) or (
+        isinstance(value.func, ast.Attribute) and value.func.attr in _REPLACING_METHODS and _is(value.func.value, param)
+    ):
+        cls = _annotated_class(param, value, module)
+        given = [(k.arg, k.value) for k in value.keywords if k.arg is not None]
+    if not isinstance(cls, ast.ClassDef) or not _pytree_class(cls, module, effects):
+        return
+    declared = {name: (annotation, default) for name, annotation, default in _fields(cls)}
+    for field, new in given:
+        if field not in declared:
+            continue
+        kind = _static_kind(*declared[field], filtering, module)
+        if kind is not None and _updated_from(new, param, field):
+            yield new, field, kind, cls.name
+
+
+def _fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr, ast.expr | None]]:
+    return [
+        (stmt.target.id, stmt.annotation, stmt.value)
+        for stmt in cls.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+    ]
+
+
+def _static_kind(annotation: ast.expr, default: ast.expr | None, filtering: bool, module) -> str | None:
+    """Why a field is static: declared so, or, under a filtering jit, a Python number."""
+    if isinstance(default, ast.Call):
+        for keyword in default.keywords:
+            if keyword.arg == "static" and _constant(keyword.value) is True:
+                return "a field declared static"
+            if keyword.arg == "pytree_node" and _constant(keyword.value) is False:
+                return "a field declared static"
+    if filtering and module.names.qualname(annotation) in _SCALARS:
+        return f"a Python `{module.names.qualname(annotation).split('.')[-1]}` (a non-array leaf, static under a filtering jit)"
+    return None
+
+
+def _updated_from(new: ast.expr, param: str, field: str) -> bool:
+    """`new` computes a number from the argument's own field (`module.x + 1`), not the field itself."""
+    if not isinstance(new, (ast.BinOp, ast.UnaryOp)):
+        return False
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == field and _is(node.value, param) for node in walk(new)
+    )
+
+
+def _annotated_class(param: str, call: ast.Call, module) -> ast.AST | None:
+    """The class a parameter is annotated with, in the function the call sits in."""
+    fn = _owner(call, module)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+        if arg.arg == param and arg.annotation is not None:
+            return module.names.definition(arg.annotation)
+    return None
+
+
+def _pytree_class(cls: ast.ClassDef, module, effects) -> bool:
+    if effects.is_framework_class(cls):
+        return True
+    return any(module.names.qualname(base) in NAMED_TUPLE_BASES for base in cls.bases)
+
+
+def _constant(expr: ast.expr):
+    return expr.value if isinstance(expr, ast.Constant) else None
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
