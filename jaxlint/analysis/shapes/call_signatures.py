@@ -5,9 +5,10 @@ exact types: a parameter given by keyword in one call and by position in another
 signatures (two compilations of the same computation), and so are a Python number and an
 array (a Python scalar is weakly typed). Two ways the code shows it:
 
-- the same parameter of a jitted function passed by position in one call and by keyword in
-  another, directly or through a `functools.partial` / `jax.tree_util.Partial` that binds it
-  by keyword (`Partial(step, scale=1.0)` called where `step(x, 1.0)` is called too);
+- a `functools.partial` / `jax.tree_util.Partial` of a jitted function that binds a parameter
+  by keyword where calls pass it by position, or the other way round (`Partial(step,
+  scale=1.0)` called where `step(x, 1.0)` is called too): the partial hides the difference
+  (calls that show both forms are a visible choice, and are left alone);
 - a loop carry that starts as a Python number and comes back from the jitted call as an array
   (`total = 0.0`, then `total = accumulate(total, x)` in a loop): the first iteration compiles
   for the Python scalar, the next ones again for the array.
@@ -43,6 +44,7 @@ class _Use(NamedTuple):
     node: ast.AST  # the call, or the partial that binds by keyword
     positional: frozenset[str]
     keyword: frozenset[str]
+    bound: frozenset[str] = frozenset()  # what a partial bound, out of sight of the call
 
 
 def signature_changes(module: TracedModule) -> list[SignatureChange]:
@@ -75,18 +77,17 @@ def _mixed_passing(module: TracedModule) -> list[SignatureChange]:
             use = _passing(call, bound, module, given_positional, given_keyword, partial if given_keyword else call,
                            skip=len(positional))
             if use is not None:
+                use = use._replace(bound=given_positional | given_keyword)
                 uses.setdefault(id(bound), []).append(use)
                 roots[id(bound)] = bound
     found = []
     for key, group in uses.items():
         group.sort(key=lambda u: (u.node.lineno, u.node.col_offset))
         for i, later in enumerate(group):
-            earlier = next(
-                (u for u in group[:i] if (u.positional & later.keyword) or (u.keyword & later.positional)), None
-            )
+            earlier = next((u for u in group[:i] if _hidden_conflict(u, later)), None)
             if earlier is None:
                 continue
-            param = sorted((earlier.positional & later.keyword) | (earlier.keyword & later.positional))[0]
+            param = sorted(_hidden_conflict(earlier, later))[0]
             how = "by keyword" if param in later.keyword else "by position"
             other = "by position" if param in later.keyword else "by keyword"
             name = roots[key].node.name
@@ -98,6 +99,13 @@ def _mixed_passing(module: TracedModule) -> list[SignatureChange]:
             ))
             break
     return found
+
+
+def _hidden_conflict(one: _Use, other: _Use) -> frozenset[str]:
+    """The parameters one use passes by position and the other by keyword, where a partial made
+    the difference (bound one of them): calls that show both forms are a visible choice."""
+    mixed = (one.positional & other.keyword) | (one.keyword & other.positional)
+    return mixed & (one.bound | other.bound)
 
 
 def _positional_params(root: TracedFunction, module: TracedModule, call: ast.Call) -> list[str]:

@@ -193,14 +193,13 @@ class RebuiltJits:
         scope = self.names.scopes.get(id(function))
         params = set(scope.params) if scope is not None else set()
         jitted = {id(site.call) for site in self.module.call_sites if site.function is function}
-        for loop, owner in self.effects.loops:
-            if owner is not function or _inside(built, loop):
+        for call, _ in self.names.calls:
+            if repeated.function_of(call) is not function or _inside(call, built):
                 continue
-            for node in walk(loop):
-                if isinstance(node, ast.Call) and (
-                    id(node) in jitted or isinstance(node.func, ast.Name) and node.func.id in params
-                ):
-                    return True
+            if not (id(call) in jitted or isinstance(call.func, ast.Name) and call.func.id in params):
+                continue
+            if repeated.in_loop(call, function) is not None or repeated.in_comprehension(call, function):
+                return True
         return False
 
     def _fresh(self, wrapped: ast.AST, function: FunctionNode | None, loop: ast.AST | None) -> str | None:

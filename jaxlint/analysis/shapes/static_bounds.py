@@ -61,10 +61,15 @@ class StaticBounds:
         if module.runs_staged(function):
             return None  # staged code runs once per trace
         for loop in reversed(module.loops_around(call)):
+            heads = [loop] if isinstance(loop, (ast.For, ast.AsyncFor)) else getattr(loop, "generators", [])
+            for head in heads:
+                if isinstance(arg, ast.Name) and _binds(head.target, arg.id):
+                    return (
+                        f"takes each value of the loop on line {loop.lineno} "
+                        f"(`for {ast.unparse(head.target)} in {_short(head.iter)}`)"
+                    )
             if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                 continue
-            if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(arg, ast.Name) and _binds(loop.target, arg.id):
-                return f"takes each value of the loop on line {loop.lineno} (`for {ast.unparse(loop.target)} in {_short(loop.iter)}`)"
             number = module.varies_in_loop(arg, loop) and changing_number(arg, loop, module)
             if number:
                 return f"is {number} in the loop on line {loop.lineno}"

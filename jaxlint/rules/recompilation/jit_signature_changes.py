@@ -13,18 +13,17 @@ class JitSignatureChanges(Rule):
     summary = "A jitted function is called with a different signature for the same computation: it compiles again"
     what = """
         Checks for calls of a jitted function that change its signature without changing what it
-        computes: a parameter passed by position in one call and by keyword in another (also
-        through a `functools.partial` or `jax.tree_util.Partial` that binds it by keyword), and a
-        loop carry that starts as a Python number and comes back from the jitted call as an
-        array. JAX keys its compilation cache by how each argument is passed and by its exact
+        computes: a `functools.partial` or `jax.tree_util.Partial` that binds a parameter by
+        keyword where other calls pass it by position, and a loop carry that starts as a Python
+        number and comes back from the jitted call as an array. JAX keys its compilation cache by how each argument is passed and by its exact
         type, so each form compiles again.
         """
     decisions = """
-        **Keyword and position.** Among the calls of one jitted function made outside staged
-        code (directly, or through a name bound once to a `partial`/`Partial` of it), one that
-        passes a parameter by keyword where an earlier one passes it by position, or the other
-        way round, is reported: at the `partial` when the partial binds it by keyword, else at
-        the call.
+        **Keyword and position, hidden by a partial.** A name bound once to a
+        `functools.partial` or `jax.tree_util.Partial` of a jitted function that binds a
+        parameter by keyword, called outside staged code where another call passes that
+        parameter by position (or binds it by position where a call passes it by keyword), is
+        reported at the `partial`: the call through it does not show the keyword it adds.
 
         **A carry that changes type.** `total = 0.0` (or any Python `int`/`float` literal) bound
         before a loop, and rebound in it only to the result of a jitted call that takes it as a
@@ -32,8 +31,9 @@ class JitSignatureChanges(Rule):
         Python scalar, the following ones the array the function returns.
 
         **Not reported.** Calls inside staged code (inlined into the caller's program); a
-        parameter passed the same way everywhere; a carry started as an array; a static
-        parameter (its value is the key: see JAX303).
+        parameter passed the same way everywhere; direct calls that pass it by keyword in one
+        place and by position in another (a choice the calls show, one compilation each); a
+        carry started as an array; a static parameter (its value is the key: see JAX303).
         """
     why = """
         `jax.jit` looks up a compiled function by the structure of its call: which arguments
