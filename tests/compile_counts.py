@@ -14,14 +14,15 @@ _active: list[list[str]] = []
 _registered = False
 
 
-def _listen(event: str, duration: float, **_) -> None:
+def _listen(event: str, duration: float, fun_name: str = "", **_) -> None:
     if event == _EVENT and _active:
-        _active[-1].append(event)
+        _active[-1].append(fun_name)
 
 
 @contextmanager
 def counting_compiles(jax) -> Iterator[list[str]]:
-    """The backend compilations JAX makes inside the block, one entry each."""
+    """The backend compilations JAX makes inside the block: the name of the function each
+    compiles (`jit(step)`)."""
     global _registered
     if not _registered:
         jax.monitoring.register_event_duration_secs_listener(_listen)

@@ -49,8 +49,9 @@ def changing_leaves(module: TracedModule, effects: Effects) -> list[ChangingLeaf
         if not site.loops or module.runs_staged(site.function):
             continue
         filtering = any(t.name in FILTERING_JITS for t in site.target.transforms)
-        for param, position in _carried(site, module):
-            for value, field, kind, cls in _changed_fields(site.target.node, param, position, filtering, module, effects):
+        for param, position, arg in _carried(site, module):
+            made = _class_made(arg, module)
+            for value, field, kind, cls in _changed_fields(site.target.node, param, position, made, filtering, module, effects):
                 found.append(ChangingLeaf(value, field, kind, cls, _label(site), site.call, site.loops[-1]))
     return found
 
@@ -59,9 +60,10 @@ def _label(site: CallSite) -> str:
     return getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
 
 
-def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | None]]:
-    """The parameters whose argument the loop rebinds from this call's result, and where in the
-    result it comes from (None: the whole result; k: the k-th item of a returned tuple)."""
+def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | None, ast.Name]]:
+    """The parameters whose argument the loop rebinds from this call's result, where in the
+    result it comes from (None: the whole result; k: the k-th item of a returned tuple), and
+    the argument."""
     parent = module.names.parents.get(id(site.call))
     if not (isinstance(parent, ast.Assign) and parent.value is site.call and len(parent.targets) == 1):
         return
@@ -82,16 +84,16 @@ def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | 
         if isinstance(arg, ast.Starred):
             return
         if i < len(params) and isinstance(arg, ast.Name) and arg.id in bound and params[i] not in static:
-            yield params[i], bound[arg.id]
+            yield params[i], bound[arg.id], arg
     for keyword in site.call.keywords:
         value = keyword.value
         if keyword.arg is not None and isinstance(value, ast.Name) and value.id in bound and keyword.arg not in static:
-            yield keyword.arg, bound[value.id]
+            yield keyword.arg, bound[value.id], value
 
 
-def _changed_fields(fn, param: str, position: int | None, filtering: bool, module, effects):
+def _changed_fields(fn, param: str, position: int | None, made, filtering: bool, module, effects):
     """(new value, field, why static, class) for each static leaf the function returns computed
-    from `param`'s own."""
+    from `param`'s own (`made`: the class the caller passes, when its code shows it)."""
     for node in walk(fn):
         if not isinstance(node, ast.Return) or node.value is None:
             continue
@@ -102,7 +104,14 @@ def _changed_fields(fn, param: str, position: int | None, filtering: bool, modul
             if not isinstance(value, ast.Tuple) or position >= len(value.elts):
                 continue
             value = value.elts[position]
-        yield from _rebuilt_fields(value, param, filtering, module, effects)
+        yield from _rebuilt_fields(value, param, made, filtering, module, effects)
+
+
+def _class_made(arg: ast.Name, module) -> ast.ClassDef | None:
+    """The class of this module every binding of the argument's name outside the call makes."""
+    made = [module.names.definition(v.func) for v in module.names.assignments(arg) if isinstance(v, ast.Call)]
+    classes = {id(cls): cls for cls in made if isinstance(cls, ast.ClassDef)}
+    return next(iter(classes.values())) if len(classes) == 1 else None
 
 
 def _owner(node: ast.AST, module) -> ast.AST | None:
@@ -113,7 +122,7 @@ def _owner(node: ast.AST, module) -> ast.AST | None:
     return current
 
 
-def _rebuilt_fields(value: ast.expr, param: str, filtering: bool, module, effects):
+def _rebuilt_fields(value: ast.expr, param: str, made, filtering: bool, module, effects):
     if not isinstance(value, ast.Call):
         return
     callee = module.qualname(value.func)
@@ -126,7 +135,7 @@ def _rebuilt_fields(value: ast.expr, param: str, filtering: bool, module, effect
     elif (callee in _REPLACING and value.args and _is(value.args[0], param)) or (
         isinstance(value.func, ast.Attribute) and value.func.attr in _REPLACING_METHODS and _is(value.func.value, param)
     ):
-        cls = _annotated_class(param, value, module)
+        cls = _annotated_class(param, value, module) or made
         given = [(k.arg, k.value) for k in value.keywords if k.arg is not None]
     if not isinstance(cls, ast.ClassDef) or not _pytree_class(cls, module, effects):
         return
