@@ -83,7 +83,7 @@ class RebuiltJits:
                     found.append(Rebuild(call, transform, _describe(call.args[0]), stored, None))
                 continue
             why = self._repeated(call, call.args[0], function, transform)
-            if why is not None and self._used_once(bound, function, call):
+            if why is not None and self._used_once(bound, function, call, per_call=why[1] is not None):
                 found.append(Rebuild(call, transform, _describe(call.args[0]), *why))
         for root in self.module.traced_roots:
             fn = root.node
@@ -101,7 +101,7 @@ class RebuiltJits:
                 why = (f"`{_name(function)}` defines it anew on every call", function)
             else:
                 continue
-            if self._used_once(fn.name, function, fn):
+            if self._used_once(fn.name, function, fn, per_call=why[1] is not None):
                 found.append(Rebuild(root.site, transform, f"`{fn.name}`", *why))
         flow = shape_api.EAGER_COMPILED_LOOPS
         for call, scope in calls_through(names, self.effects.module_short_names(flow)):
@@ -192,7 +192,11 @@ class RebuiltJits:
             return False
         scope = self.names.scopes.get(id(function))
         params = set(scope.params) if scope is not None else set()
-        jitted = {id(site.call) for site in self.module.call_sites if site.function is function}
+        jitted = {
+            id(site.call) for site in self.module.call_sites
+            if site.function is function and site.target.node is not built
+            and (site.target.site is None or not _inside(built, site.target.site))
+        }
         for call, _ in self.names.calls:
             if repeated.function_of(call) is not function or _inside(call, built):
                 continue
@@ -268,12 +272,15 @@ class RebuiltJits:
             scope = scope.parent
         return scope is not None and isinstance(scope.defs.get(attribute.attr), (ast.FunctionDef, ast.AsyncFunctionDef))
 
-    def _used_once(self, name: str, function: FunctionNode, built: ast.AST) -> bool:
+    def _used_once(self, name: str, function: FunctionNode, built: ast.AST, per_call: bool = False) -> bool:
         """Inside `function`, `name` is only ever called (never returned, stored or passed on,
         nor read by a function that `function` hands out: a thread's target, a returned
-        closure), and not again and again per build (in a loop the build is not in; a loop
-        nested in the build's loop still meets a new build on each of its iterations). What
-        the build itself reads (`step = jax.jit(step)`) is the function before it."""
+        closure), and, for a build in a loop, not again and again per build (in a loop the
+        build is not in; a loop nested in the build's loop still meets a new build on each of
+        its iterations). A build made on every call of a function called again and again
+        (`per_call`) may be called in that function's loops: each call compiles it again, once
+        for its loop. What the build itself reads (`step = jax.jit(step)`) is the function
+        before it."""
         called = set()
         loads = []
         for node in walk(function):
@@ -288,6 +295,8 @@ class RebuiltJits:
             return False
         if any(self._handed_out(load, function) for load in loads):
             return False  # kept: built once per call of a factory, reused by what it hands out
+        if per_call:
+            return True
         build_loop = self.repeated.in_loop(built, function)
         for load in loads:
             loop = self.repeated.in_loop(load, function)

@@ -75,7 +75,8 @@ class JitRebuilt(Rule):
           target of a `for` loop over distinct values written out in the code (`for scheme in
           ("euler", "rk4")`, `for method in [Euler, RK4]`, a name bound once to such a tuple, or
           to such a list that the code only extends with `+=` of more of them: `dtypes +=
-          [jnp.float64]`), directly (`make_step(scheme)`), through a value the loop makes from
+          [jnp.float64]`), or over a mapping's entries (`for name, cfg in datasets.items()`,
+          `.keys()`: its keys differ), directly (`make_step(scheme)`), through a value the loop makes from
           it (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function
           and compiles once, which no rewrite avoids. So does a helper whose build depends on a
           parameter that every repeated call passes such a target.
