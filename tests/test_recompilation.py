@@ -934,6 +934,45 @@ CASES = {
                 count += 1
             return total, count
     """,
+    "grouped_by_length_and_drawn_lengths": """
+        from collections import defaultdict
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def encode(batch):
+            return jnp.tanh(batch).sum(-1)
+
+        def by_length(seqs):
+            groups = defaultdict(list)
+            for s in seqs:
+                groups[len(s)].append(s)
+            return [encode(jnp.stack(group)) for length, group in groups.items()]  # JAX501
+
+        def by_shape(seqs):
+            groups = {}
+            for s in seqs:
+                groups.setdefault(s.shape, []).append(s)
+            for group in groups.values():
+                encode(jnp.stack(group))  # JAX501
+
+        def sample_lengths(rng, n):
+            for _ in range(n):
+                length = rng.integers(5, 50)
+                yield rng.normal(size=(length, 8))
+
+        def fixed_lengths(rng, n):
+            length = rng.integers(5, 50)  # drawn once: one shape
+            for _ in range(n):
+                yield rng.normal(size=(length, 8))
+
+        def stream(rng):
+            for x in sample_lengths(rng, 10):
+                encode(x)  # JAX501
+            for x in fixed_lengths(rng, 10):
+                encode(x)
+    """,
 }
 
 

@@ -212,7 +212,11 @@ class VaryingShapes:
         """A size made of loop variables, constants, arithmetic, `len(...)`, `int(...)` and
         `.shape`, that differs between iterations; a size that passes through any other call (a
         bucketing helper, `max(...)`) is not known to."""
-        if depth > _MAX_DEPTH or not self.module.varies_in_loop(expr, loop):
+        if depth > _MAX_DEPTH:
+            return False
+        if any(isinstance(n, ast.Call) and _random_integer(n, self.module.qualname(n.func)) for n in walk(expr)):
+            return True  # `rng.integers(5, 50)`: drawn again every iteration
+        if not self.module.varies_in_loop(expr, loop):
             return False
         for node in walk(expr):
             if isinstance(node, ast.Call) and self.module.qualname(node.func) not in _SIZE_CONVERSIONS:
@@ -333,6 +337,9 @@ class VaryingShapes:
                 return self._elements_vary(iterable.args[path[0]], path[1:], depth + 1)
             if callee == "builtins.enumerate" and path and path[0] == 1 and iterable.args:
                 return self._elements_vary(iterable.args[0], path[1:], depth + 1)
+            grouped = self._groups_by_length(iterable, path)
+            if grouped is not None:
+                return grouped
             return self._yields_vary(iterable, path, depth) if isinstance(iterable.func, ast.Name) else None
         if path:
             return None
@@ -354,6 +361,34 @@ class VaryingShapes:
             if all(isinstance(e, (ast.List, ast.Tuple)) for e in collection.elts):
                 if len({len(e.elts) for e in collection.elts}) > 1:
                     return "comes from a list of sequences of different lengths"
+        return None
+
+    def _groups_by_length(self, iterable: ast.Call, path: tuple[int, ...]) -> str | None:
+        """The groups of a mapping the code fills by length (`groups[len(s)].append(s)`,
+        `groups.setdefault(x.shape[0], []).append(x)`), met through `groups.items()` (the value)
+        or `groups.values()`: one length per group, so one shape per distinct length."""
+        func = iterable.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        if not (func.attr == "items" and path == (1,) or func.attr == "values" and path == ()):
+            return None
+        mapping = func.value
+        owner = self.names.lookup(mapping.id, self.names.read_scope.get(id(mapping), self.names.module))
+        for call, scope in self.names.calls:
+            target = call.func
+            if not (isinstance(target, ast.Attribute) and target.attr in ("append", "extend")):
+                continue
+            group = target.value
+            if isinstance(group, ast.Subscript):
+                base, key = group.value, group.slice
+            elif isinstance(group, ast.Call) and isinstance(group.func, ast.Attribute) and group.func.attr == "setdefault" and group.args:
+                base, key = group.func.value, group.args[0]
+            else:
+                continue
+            if not (isinstance(base, ast.Name) and base.id == mapping.id and self.names.lookup(base.id, scope) is owner):
+                continue
+            if _length_key(key, self.module):
+                return f"comes from groups keyed by `{ast.unparse(key)}`, one length each"
         return None
 
     def _yields_vary(self, call: ast.Call, path: tuple[int, ...], depth: int) -> str | None:
@@ -399,6 +434,19 @@ class VaryingShapes:
             return short in shape_api.RANDOM_INTEGERS
         return False
 
+
+
+def _length_key(key: ast.AST, module: TracedModule) -> bool:
+    """A key that is a length: `len(x)`, `x.shape`, `x.shape[0]`, or a tuple holding one."""
+    parts = key.elts if isinstance(key, ast.Tuple) else [key]
+    for part in parts:
+        if isinstance(part, ast.Call) and module.qualname(part.func) == "builtins.len":
+            return True
+        if isinstance(part, ast.Subscript):
+            part = part.value
+        if isinstance(part, ast.Attribute) and part.attr == "shape":
+            return True
+    return False
 
 
 def _random_integer(call: ast.Call, callee: str | None) -> bool:

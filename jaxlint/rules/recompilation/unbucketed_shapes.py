@@ -38,6 +38,12 @@ class UnbucketedShapes(Rule):
           structure.
         - A size drawn at random in the loop (`size = int(rng.integers(16, 64))`,
           `np.random.randint`, `random.randint`): it changes every iteration.
+        - A size taken from data, one element per iteration (`for n in sizes_array`, also
+          through `int(n)`); a loop over sizes written out in the code (`for n in (8, 16, 32)`,
+          through `enumerate` or a name bound once to such a tuple) is a deliberate sweep.
+        - The groups of a mapping filled by length (`groups[len(s)].append(s)`,
+          `groups.setdefault(x.shape, []).append(x)`), met through `.items()` or `.values()`:
+          each group has one length, so each is a new shape.
 
         **Through a data loader.** A loop over a generator of the module or of another module of
         the project (`for xb, yb in batches(x, y, rng)`) receives what its `yield` hands out:
@@ -45,9 +51,15 @@ class UnbucketedShapes(Rule):
         that loop (a slice of random size, a filtered chunk), so is each element. A loader whose
         sizes the code does not show (an object, another library's loader) is not reported.
 
-        **Through a helper.** A plain function of the module that hands its own parameter
-        straight to the jitted call (`def inference(frames): return model_apply(frames, key)`),
-        called in such a loop with such an argument, is reported where it is called.
+        **Through a helper.** A plain function of the module that hands its own parameter to
+        the jitted call, as it is or through shape-keeping steps (`def inference(frames):
+        frames = frames.astype(np.float32) / 255; return model_apply(params, frames)`), called
+        in such a loop with such an argument, is reported where it is called.
+
+        **Jits of what jaxlint does not see into.** A name bound once to `jax.jit(model.apply)`
+        (or another jit of a callable that is not a function of the module) traces every
+        argument its literal `static_argnums`/`static_argnames` do not name, so each of them
+        keys the cache by its shape.
 
         **`xs += value`** adds elements only to a sequence: it counts as growth when the added
         value is a list or tuple (`xs += [x]`) or the name is bound to one (`xs = []`,
