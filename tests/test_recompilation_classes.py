@@ -227,6 +227,37 @@ PAIRS = {
                 state = refine(state)
         """,
     ),
+    # A tolerance in an options dict, halved every iteration, under `eqx.filter_jit`.
+    "tolerance_in_options": (
+        """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def refine(x, options):
+            return x - options["tol"] * jnp.tanh(x)
+
+        def run():
+            x, tol = jnp.ones(3), 1e-1
+            for _ in range(4):
+                x = refine(x, {"tol": tol})  # JAX504
+                tol *= 0.5
+        """,
+        """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def refine(x, options):
+            return x - options["tol"] * jnp.tanh(x)
+
+        def run():
+            x, tol = jnp.ones(3), jnp.asarray(1e-1)
+            for _ in range(4):
+                x = refine(x, {"tol": tol})  # an array leaf: traced
+                tol *= 0.5
+        """,
+    ),
     # A partial that binds by keyword what the other calls pass by position.
     "partial_by_keyword": (
         """
@@ -301,6 +332,7 @@ COMPILES = {
     "static_bound_per_call": ("jit(refine)", 3, 1),
     "counter_in_a_module": ("jit(update)", 4, 1),
     "static_field_swept": ("jit(refine)", 4, 1),
+    "tolerance_in_options": ("jit(refine)", 4, 1),
     "partial_by_keyword": ("jit(scaled)", 2, 1),
     "scalar_carry": ("jit(accumulate)", 2, 1),
 }

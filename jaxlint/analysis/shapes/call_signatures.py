@@ -23,7 +23,7 @@ import ast
 from typing import TYPE_CHECKING, NamedTuple
 
 from jaxlint.analysis.engine.call_index import calls_through
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
@@ -194,8 +194,8 @@ def _python_number_start(name: str, site, module: TracedModule) -> ast.expr | No
         return None
     loop = site.loops[0]
     values = scope.assigned.get(name, [])
-    outside = [v for v in values if not _within(v, loop)]
-    inside = [v for v in values if _within(v, loop)]
+    outside = [v for v in values if not spans(loop, v)]
+    inside = [v for v in values if spans(loop, v)]
     if not outside or any(v is not site.call for v in inside):
         return None
     if not all(isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in outside):
@@ -203,9 +203,3 @@ def _python_number_start(name: str, site, module: TracedModule) -> ast.expr | No
     if any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name for n in walk(loop)):
         return None
     return outside[-1]
-
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and (
-        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
-    )

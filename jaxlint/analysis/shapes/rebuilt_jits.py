@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.loop_variance import ASSIGN, UNPACK
 from jaxlint.analysis.engine.names import FunctionNode
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.shapes.jit_variants import JitVariants
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
@@ -359,11 +359,7 @@ def _functions_given(call: ast.Call, positions: tuple[int, ...], keywords: tuple
 
 def _inside(node: ast.AST, loop: ast.AST | None) -> bool:
     """`node` lies within `loop`'s statement (nodes nest as their source ranges do)."""
-    if loop is None:
-        return False
-    return (loop.lineno, loop.col_offset) <= (node.lineno, node.col_offset) and (
-        (node.end_lineno, node.end_col_offset) <= (loop.end_lineno, loop.end_col_offset)
-    )
+    return loop is not None and spans(loop, node)
 
 
 def _name(function: FunctionNode) -> str:

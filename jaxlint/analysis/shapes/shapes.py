@@ -22,7 +22,7 @@ from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
 from jaxlint.analysis.shapes.repeated_builders import RepeatedBuilders
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 from jaxlint.analysis.shapes.static_bounds import StaticBounds
-from jaxlint.analysis.shapes.static_leaves import ChangingLeaf, changing_leaves
+from jaxlint.analysis.shapes.static_leaves import ChangingLeaf, ChangingNumber, changing_leaves, changing_numbers
 from jaxlint.analysis.shapes.trip_counts import TripCounts
 from jaxlint.analysis.shapes.varying_shapes import VaryingShapes
 
@@ -60,6 +60,10 @@ class ShapeFacts:
     def changing_leaves(self) -> list[ChangingLeaf]:
         """Static leaves a jitted function changes in what a loop passes back (`static_leaves.py`)."""
         return changing_leaves(self._module, self._effects)
+
+    def changing_numbers(self) -> list[ChangingNumber]:
+        """Python numbers a loop changes, passed to a filtering jit (`static_leaves.py`)."""
+        return changing_numbers(self._module)
 
     def forwarded(self, call: JitCall, arg: ast.expr) -> list[tuple[ast.Call, ast.expr, FunctionNode]]:
         """The calls of the plain function a jitted call sits in whose parameter has `arg`'s shape."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.tracing.callsites import CallSite
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -43,6 +44,17 @@ class ChangingLeaf(NamedTuple):
     loop: ast.AST
 
 
+class ChangingNumber(NamedTuple):
+    """A Python number that changes every iteration, given to a filtering jit as (part of) an argument."""
+
+    value: ast.expr  # the number, where the call's argument holds it
+    why: str  # how it changes
+    argument: ast.expr  # the argument that holds it
+    function: str  # the jitted function
+    transform: str
+    loop: ast.AST
+
+
 def changing_leaves(module: TracedModule, effects: Effects) -> list[ChangingLeaf]:
     found = []
     for site in module.call_sites:
@@ -54,6 +66,133 @@ def changing_leaves(module: TracedModule, effects: Effects) -> list[ChangingLeaf
             for value, field, kind, cls in _changed_fields(site.target.node, param, position, made, filtering, module, effects):
                 found.append(ChangingLeaf(value, field, kind, cls, _label(site), site.call, site.loops[-1]))
     return found
+
+
+def changing_numbers(module: TracedModule) -> list[ChangingNumber]:
+    """Python numbers that change every iteration of a loop around a call of a filtering jit,
+    passed as an argument or inside one: a dict, list or tuple display, or a constructor call
+    (`solve(x, {"tol": tol})`, `step(Config(lr=lr), x)`), or a name the loop binds to one."""
+    found = []
+    for site in module.call_sites:
+        transform = next((t.name for t in site.target.transforms if t.name in FILTERING_JITS), None)
+        if transform is None or not site.loops or module.runs_staged(site.function):
+            continue
+        arguments = [*site.call.args, *(k.value for k in site.call.keywords)]
+        for arg in arguments:
+            for loop in reversed(site.loops):
+                hit = _number_inside(arg, loop, module, 0)
+                if hit is not None:
+                    found.append(ChangingNumber(hit[0], hit[1], arg, _label(site), transform, loop))
+                    break
+    return found
+
+
+def _number_inside(expr: ast.expr, loop: ast.AST, module, depth: int) -> tuple[ast.expr, str] | None:
+    """A Python number inside `expr` that changes every iteration of `loop`, and how."""
+    if depth > 3 or isinstance(expr, ast.Starred):
+        return None
+    if isinstance(expr, ast.Dict):
+        parts = list(expr.values)
+    elif isinstance(expr, (ast.Tuple, ast.List)):
+        parts = list(expr.elts)
+    elif isinstance(expr, ast.Call) and _holds_values(expr, module):
+        parts = [*expr.args, *(k.value for k in expr.keywords)]
+    elif isinstance(expr, ast.Name) and depth == 0:
+        definitions = module.loops.definitions(expr.id, loop, expr)
+        if len(definitions) == 1 and definitions[0].kind == ASSIGN and _holds_values(definitions[0].value, module):
+            return _number_inside(definitions[0].value, loop, module, depth + 1)
+        why = python_number_change(expr, loop, module)
+        return (expr, why) if why is not None else None
+    else:
+        why = python_number_change(expr, loop, module)
+        return (expr, why) if why is not None else None
+    for part in parts:
+        hit = _number_inside(part, loop, module, depth + 1)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _holds_values(expr: ast.expr | None, module) -> bool:
+    """A dict, tuple or list display, or a call of a class of the module."""
+    if isinstance(expr, (ast.Dict, ast.Tuple, ast.List)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(module.names.definition(expr.func), ast.ClassDef)
+
+
+def python_number_change(expr: ast.expr, loop: ast.AST, module) -> str | None:
+    """How a Python number (not an array) changes every iteration of `loop`: the index of a
+    `range` loop, a number swept over a written-out collection, or one the loop updates from a
+    number bound before it (`tol = 1e-2`, then `tol *= 0.5`)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)):
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if _number_literal(other):
+                return python_number_change(side, loop, module)
+        return None
+    if not isinstance(expr, ast.Name) or not module.varies_in_loop(expr, loop):
+        return None
+    name = expr.id
+    heads = [loop] if isinstance(loop, (ast.For, ast.AsyncFor)) else getattr(loop, "generators", [])
+    for head in heads:
+        iterable, target = head.iter, head.target
+        if (
+            isinstance(iterable, ast.Call) and module.qualname(iterable.func) == "builtins.enumerate"
+            and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2
+        ):
+            if _is(target.elts[0], name):
+                return f"`{name}`, the loop index"
+            iterable, target = iterable.args[0], target.elts[1]
+        if not _is(target, name):
+            continue
+        if isinstance(iterable, ast.Call) and module.qualname(iterable.func) == "builtins.range":
+            return f"`{name}`, the loop index"
+        if isinstance(iterable, (ast.Tuple, ast.List)) and len(iterable.elts) > 1 and all(_number_literal(e) for e in iterable.elts):
+            return f"`{name}`, swept over `{ast.unparse(iterable)}`"
+        return None
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return None
+    definitions = module.loops.definitions(name, loop, expr)
+    if not definitions or not all(d.kind in (AUGMENT, ASSIGN) for d in definitions):
+        return None
+    if not all(d.kind == AUGMENT or _self_update(d.value, name) for d in definitions):
+        return None
+    scope = module.names.read_scope.get(id(expr))
+    owner = module.names.lookup(name, scope) if scope is not None else None
+    if owner is None or name in owner.params:
+        return None
+    before = [v for v in _bound_values(name, owner) if not spans(loop, v)]
+    if not before or not all(_number_literal(v) for v in before):
+        return None
+    return f"`{name}`, a Python number updated on every iteration"
+
+
+def _bound_values(name: str, owner) -> list[ast.expr]:
+    """What a scope assigns to `name`: plainly, or item by item from a tuple (`x, tol = a, 0.1`)."""
+    values = list(owner.assigned.get(name, []))
+    if name in owner.other and not isinstance(owner.node, ast.Lambda):
+        body = owner.node.body if isinstance(owner.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
+        for stmt in body:
+            for node in walk(stmt):
+                if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)):
+                    continue
+                for target in node.targets:
+                    if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                        values += [v for t, v in zip(target.elts, node.value.elts) if _is(t, name)]
+    return values
+
+
+def _self_update(value: ast.expr | None, name: str) -> bool:
+    return isinstance(value, ast.BinOp) and any(_is(n, name) for n in walk(value)) and all(
+        _is(n, name) or _number_literal(n) or isinstance(n, (ast.BinOp, ast.operator, ast.UnaryOp, ast.unaryop, ast.expr_context))
+        for n in walk(value)
+    )
+
+
+def _number_literal(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
+
 
 
 def _label(site: CallSite) -> str:

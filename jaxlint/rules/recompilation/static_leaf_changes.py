@@ -15,7 +15,9 @@ class StaticLeafChanges(Rule):
     summary = "A static leaf of a jitted function's argument changes on every call: one compile per value"
     what = """
         Checks for a jitted function that returns a pytree with a static leaf computed from the
-        argument's own, `MyModule(x=module.x + 1, ...)`, when a loop passes the result back in.
+        argument's own, `MyModule(x=module.x + 1, ...)`, when a loop passes the result back in;
+        and for a Python number that changes on every iteration of a loop, passed to
+        `eqx.filter_jit` as an argument or inside one (`solve(x, {"tol": tol})`).
         `eqx.filter_jit` makes every leaf that is not an array static (a Python `int` or `float`
         field of an `eqx.Module`), and any jit makes a field declared static
         (`eqx.field(static=True)`, `flax.struct.field(pytree_node=False)`) part of the
@@ -33,6 +35,15 @@ class StaticLeafChanges(Rule):
         arithmetic (`module.x + 1`), and the call sits in a loop that rebinds the argument to
         the result (`module = step(module, data)`, or one item of a returned tuple). The finding
         is the new value, inside the jitted function.
+
+        **A number that changes, passed in.** Under `eqx.filter_jit`/`filter_pmap`, a Python
+        number given as an argument, or inside a dict, list or tuple display or a call of a
+        class of the module given as one (or a name the loop binds to such a display), that is
+        the index of a `range` loop around the call, a number swept over a written-out
+        collection of numbers, or one the loop updates from a number bound before it (`tol =
+        1e-2`, then `tol *= 0.5`), is reported where the argument holds it. (A single value, or
+        the same one on every iteration, compiles once.) (Under `jax.jit`
+        such a number is traced; made static by name, it is JAX303's.)
 
         **Not reported.** A field passed through unchanged (`x=module.x`) or set to a constant
         (one value after the first call); a field of the argument that the loop does not feed
@@ -87,6 +98,26 @@ class StaticLeafChanges(Rule):
             for _ in range(20):
                 state = refine(state)
             return state
+        """,
+        """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def solve(a, b, options):
+            x = jnp.linalg.solve(a, b)
+            return x, jnp.linalg.norm(a @ x - b) < options["tol"]
+
+        def sweep(a, b):
+            return [solve(a, b, {"tol": tol}) for tol in (1e-2, 1e-4, 1e-6)] + [  # JAX504
+                solve(a, b, {"tol": t}) for t in (1e-3,)
+            ]
+
+        def anneal(a, b):
+            tol = 1e-2
+            for _ in range(10):
+                solve(a, b, {"tol": tol})  # JAX504
+                tol *= 0.5
         """,
     )
     good = (
@@ -162,7 +193,17 @@ class StaticLeafChanges(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        for leaf in module.shapes.changing_leaves():
+        shapes = module.shapes
+        for number in shapes.changing_numbers():
+            short = ".".join(number.transform.split(".")[-2:])
+            inside = "" if number.value is number.argument else f" in `{_short(number.argument)}`"
+            report(
+                number.value,
+                f"`{number.function}` is passed {number.why}{inside}: a Python number is a non-array leaf, "
+                f"static under `{short}`, and it changes on every iteration of the loop on line "
+                f"{number.loop.lineno}: every iteration compiles again; pass it as an array (`jnp.asarray(...)`)",
+            )
+        for leaf in shapes.changing_leaves():
             report(
                 leaf.value,
                 f"`{leaf.function}` returns `{leaf.cls}` with its field `{leaf.field}`, {leaf.kind}, changed "
