@@ -26,6 +26,7 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
+from jaxlint.analysis.shapes.static_leaves import call_assignments
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
 if TYPE_CHECKING:
@@ -154,12 +155,14 @@ def _function(scope):
 def _scalar_carries(module: TracedModule) -> list[SignatureChange]:
     """`total = 0.0` before a loop, `total = step(total, x)` in it."""
     found = []
-    names = module.names
-    for site in module.call_sites:
-        if not site.loops or not _caching(site.target) or module.runs_staged(site.function):
-            continue
-        parent = names.parents.get(id(site.call))
-        if not (isinstance(parent, ast.Assign) and parent.value is site.call and len(parent.targets) == 1):
+    sites = [
+        site for site in module.call_sites
+        if site.loops and _caching(site.target) and not module.runs_staged(site.function)
+    ]
+    assigned = call_assignments(module) if sites else {}
+    for site in sites:
+        parent = assigned.get(id(site.call))
+        if parent is None:
             continue
         target = parent.targets[0]
         carried = {target.id} if isinstance(target, ast.Name) else {

@@ -12,6 +12,7 @@ may build a different function each time, and is left alone.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from jaxlint.analysis.engine.walk import walk
@@ -52,52 +53,82 @@ class RepeatedBuilders:
         found = []
         repeated = self.repeated
         for call, _ in self.names.calls:
-            target = self._callee(call)
-            if target is None:
+            named = self._named(call)
+            if named is None:
                 continue
             caller = repeated.function_of(call)
-            if repeated.may_be_traced(caller):
-                continue  # traced code runs once per trace
             looped = repeated.in_loop(call, caller) is not None or repeated.in_comprehension(call, caller)
+            if not looped and (caller is None or repeated.called_repeatedly(caller) is None):
+                continue  # made once: whatever it builds is built once
+            target = self._callee(call, *named)
+            if target is None or repeated.may_be_traced(caller):
+                continue  # traced code runs once per trace
             if looped:
                 if self.variants.per_iteration(call, call, caller):
                     continue  # each iteration passes another value written in the code
                 where = "this loop calls it on every iteration"
-            elif caller is not None and repeated.called_repeatedly(caller) is not None:
+            else:
                 if self.variants.per_call(call, caller):
                     continue
                 where = f"`{getattr(caller, 'name', 'the function')}` calls it here and is itself called again and again"
-            else:
-                continue
             facts, node, label = target
             for rebuild in facts.shapes.rebuilt_per_call(node):
                 found.append(RepeatedBuild(call, label, facts.project.path, rebuild, where))
                 break
         return found
 
-    def _callee(self, call: ast.Call):
+    @cached_property
+    def _project_imports(self) -> frozenset[str]:
+        """The names the module imports from the project's own modules (found on the file system,
+        not read): only a call through one of them can reach another module's function."""
+        link = self.module.project
+        index = link.project.index
+        found = set()
+        for scope in self.names.scopes.values():
+            for alias, qualname in scope.imports.items():
+                if not _maybe_project(qualname):
+                    continue
+                parts = qualname.split(".")
+                if any(index.find_module(".".join(parts[:cut]), link.roots)[0] for cut in range(len(parts), 0, -1)):
+                    found.add(alias)
+        return frozenset(found)
+
+    def _named(self, call: ast.Call) -> tuple[str, bool] | None:
+        """What a call may call in another module, before anything is resolved: the qualified name
+        of a function, or of the class whose instance's method it calls (then True)."""
+        imported = self._project_imports
+        func = call.func
+        root = _root(func)
+        if not imported or root is None:
+            return None
+        if root in imported:
+            qualname = self.names.qualname(func)
+            if qualname is not None:
+                return (qualname, False) if _maybe_project(qualname) else None
+        if not (func.__class__ is ast.Attribute and func.value.__class__ is ast.Name):
+            return None
+        values = self.names.assignments(func.value)
+        if not any(isinstance(v, ast.Call) and _root(v.func) in imported for v in values):
+            return None
+        if not values or not all(isinstance(v, ast.Call) for v in values):
+            return None
+        classes = {self.names.qualname(v.func) for v in values}
+        if len(classes) != 1 or None in classes:
+            return None
+        qualname = classes.pop()
+        return (qualname, True) if _maybe_project(qualname) else None
+
+    def _callee(self, call: ast.Call, qualname: str, method: bool):
         """(its module's facts, its `def`, its name) for a call of a plain function or of a method
         of an instance of a class that another module of the project defines, when its body
         names something that builds a cache; else None."""
-        func = call.func
         link = self.module.project
-        qualname = self.module.qualname(func)
-        if qualname is not None:
-            if qualname.split(".", 1)[0] in (*jax_api.MODELLED_PACKAGES, "builtins", "numpy"):
-                return None
+        if not method:
             found = link.callee(qualname)
             if found is None or found.path == link.path or not self._names_a_builder(found.node):
                 return None
             return found.facts, found.node, f"{found.facts.project.name}.{found.node.name}"
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-            return None
-        values = self.names.assignments(func.value)
-        classes = {self.module.qualname(v.func) for v in values if isinstance(v, ast.Call)}
-        if not values or len(classes) != 1 or None in classes or not all(isinstance(v, ast.Call) for v in values):
-            return None
-        qualname = classes.pop()
-        if qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
-            return None
+        func = call.func
         located = link.project.definition(link, qualname)
         if located is None or not isinstance(located[1], ast.ClassDef) or located[0].project.path == link.path:
             return None
@@ -117,3 +148,15 @@ class RepeatedBuilders:
                 for node in walk(function)
             )
         return known
+
+
+def _maybe_project(qualname: str) -> bool:
+    """A qualified name that may name something of the project: not Python's, NumPy's or a
+    library the analysis models."""
+    return qualname.split(".", 1)[0] not in (*jax_api.MODELLED_PACKAGES, "builtins", "numpy")
+
+
+def _root(expr: ast.expr) -> str | None:
+    while expr.__class__ is ast.Attribute:
+        expr = expr.value
+    return expr.id if expr.__class__ is ast.Name else None

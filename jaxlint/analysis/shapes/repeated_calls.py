@@ -35,6 +35,7 @@ class RepeatedCalls:
         self._comprehensions: dict[int, list[tuple]] = {}
         self._calls: dict[int, list[ast.Call]] = {}
         self._traced: dict[int, bool] = {}  # `may_be_traced`
+        self._repeating: dict[tuple[int, int], ast.AST | None] = {}  # `called_repeatedly`
 
     def in_loop(self, node: ast.AST, function: FunctionNode | None) -> ast.stmt | None:
         """The innermost loop of `function`'s own body whose body contains `node`."""
@@ -50,7 +51,13 @@ class RepeatedCalls:
 
     def called_repeatedly(self, function: FunctionNode, depth: int = 0) -> ast.AST | None:
         """A call of `function` that runs again and again: inside a loop, or inside a function
-        that is itself called in a loop (a few levels up)."""
+        that is itself called in a loop (a few levels up). Memoised."""
+        key = (id(function), depth)
+        if key not in self._repeating:
+            self._repeating[key] = self._called_repeatedly(function, depth)
+        return self._repeating[key]
+
+    def _called_repeatedly(self, function: FunctionNode, depth: int) -> ast.AST | None:
         if depth > 2 or isinstance(function, ast.Lambda):
             return None
         for call in self.calls_of(function):
@@ -100,21 +107,21 @@ class RepeatedCalls:
         return False
 
     def _hands_to_traced(self, use: ast.Name, seen: frozenset[int]) -> bool:
-        parent = self.names.parents.get(id(use))
-        if parent.__class__ is ast.Call and (self.module.qualname(parent.func) or "").split(".", 1)[0] in MODELLED_PACKAGES:
-            return True
+        for call, _ in self.names.calls:
+            if any(arg is use for arg in (*call.args, *(k.value for k in call.keywords))):
+                if (self.module.qualname(call.func) or "").split(".", 1)[0] in MODELLED_PACKAGES:
+                    return True
+                break
         return self.may_be_traced(function_in(self.names.read_scope.get(id(use))), seen)
 
     @cached_property
     def _value_uses(self) -> dict[str, list[ast.Name]]:
         """The module's reads of each name otherwise than as the function of a call."""
-        parents = self.names.parents
+        called = {id(call.func) for call, _ in self.names.calls}
         found: dict[str, list[ast.Name]] = {}
         for node in walk(self.module.tree):
-            if node.__class__ is ast.Name and node.ctx.__class__ is ast.Load:
-                parent = parents.get(id(node))
-                if not (parent.__class__ is ast.Call and parent.func is node):
-                    found.setdefault(node.id, []).append(node)
+            if node.__class__ is ast.Name and node.ctx.__class__ is ast.Load and id(node) not in called:
+                found.setdefault(node.id, []).append(node)
         return found
 
     def _foreign_base(self, cls: ast.ClassDef, seen: set[int]) -> bool:

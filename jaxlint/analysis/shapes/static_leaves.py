@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
-from jaxlint.analysis.engine.walk import spans, walk
+from jaxlint.analysis.engine.walk import own_nodes, spans, walk
 from jaxlint.analysis.tracing.callsites import CallSite
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -57,11 +57,11 @@ class ChangingNumber(NamedTuple):
 
 def changing_leaves(module: TracedModule, effects: Effects) -> list[ChangingLeaf]:
     found = []
-    for site in module.call_sites:
-        if not site.loops or module.runs_staged(site.function):
-            continue
+    sites = [site for site in module.call_sites if site.loops and not module.runs_staged(site.function)]
+    assigned = call_assignments(module) if sites else {}
+    for site in sites:
         filtering = any(t.name in FILTERING_JITS for t in site.target.transforms)
-        for param, position, arg in _carried(site, module):
+        for param, position, arg in _carried(site, assigned.get(id(site.call)), module):
             made = _class_made(arg, module)
             for value, field, kind, cls in _changed_fields(site.target.node, param, position, made, filtering, module, effects):
                 found.append(ChangingLeaf(value, field, kind, cls, _label(site), site.call, site.loops[-1]))
@@ -199,12 +199,20 @@ def _label(site: CallSite) -> str:
     return getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
 
 
-def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | None, ast.Name]]:
-    """The parameters whose argument the loop rebinds from this call's result, where in the
-    result it comes from (None: the whole result; k: the k-th item of a returned tuple), and
-    the argument."""
-    parent = module.names.parents.get(id(site.call))
-    if not (isinstance(parent, ast.Assign) and parent.value is site.call and len(parent.targets) == 1):
+def call_assignments(module: TracedModule) -> dict[int, ast.Assign]:
+    """id(call) -> the statement `target = call(...)` that binds its result to one target."""
+    return {
+        id(node.value): node
+        for node in walk(module.tree)
+        if node.__class__ is ast.Assign and node.value.__class__ is ast.Call and len(node.targets) == 1
+    }
+
+
+def _carried(site: CallSite, parent: ast.Assign | None, module: TracedModule) -> Iterator[tuple[str, int | None, ast.Name]]:
+    """The parameters whose argument the loop rebinds from this call's result (`parent`, the
+    assignment of it), where in the result it comes from (None: the whole result; k: the k-th
+    item of a returned tuple), and the argument."""
+    if parent is None:
         return
     target = parent.targets[0]
     if isinstance(target, ast.Name):
@@ -233,17 +241,15 @@ def _carried(site: CallSite, module: TracedModule) -> Iterator[tuple[str, int | 
 def _changed_fields(fn, param: str, position: int | None, made, filtering: bool, module, effects):
     """(new value, field, why static, class) for each static leaf the function returns computed
     from `param`'s own (`made`: the class the caller passes, when its code shows it)."""
-    for node in walk(fn):
+    for node in own_nodes(fn):
         if not isinstance(node, ast.Return) or node.value is None:
             continue
-        if _owner(node, module) is not fn:
-            continue  # a nested function's return
         value = node.value
         if position is not None:
             if not isinstance(value, ast.Tuple) or position >= len(value.elts):
                 continue
             value = value.elts[position]
-        yield from _rebuilt_fields(value, param, made, filtering, module, effects)
+        yield from _rebuilt_fields(value, fn, param, made, filtering, module, effects)
 
 
 def _class_made(arg: ast.Name, module) -> ast.ClassDef | None:
@@ -253,15 +259,7 @@ def _class_made(arg: ast.Name, module) -> ast.ClassDef | None:
     return next(iter(classes.values())) if len(classes) == 1 else None
 
 
-def _owner(node: ast.AST, module) -> ast.AST | None:
-    parents = module.names.parents
-    current = parents.get(id(node))
-    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        current = parents.get(id(current))
-    return current
-
-
-def _rebuilt_fields(value: ast.expr, param: str, made, filtering: bool, module, effects):
+def _rebuilt_fields(value: ast.expr, fn, param: str, made, filtering: bool, module, effects):
     if not isinstance(value, ast.Call):
         return
     callee = module.qualname(value.func)
@@ -274,7 +272,7 @@ def _rebuilt_fields(value: ast.expr, param: str, made, filtering: bool, module, 
     elif (callee in _REPLACING and value.args and _is(value.args[0], param)) or (
         isinstance(value.func, ast.Attribute) and value.func.attr in _REPLACING_METHODS and _is(value.func.value, param)
     ):
-        cls = _annotated_class(param, value, module) or made
+        cls = _annotated_class(param, fn, module) or made
         given = [(k.arg, k.value) for k in value.keywords if k.arg is not None]
     if not isinstance(cls, ast.ClassDef) or not _pytree_class(cls, module, effects):
         return
@@ -317,9 +315,8 @@ def _updated_from(new: ast.expr, param: str, field: str) -> bool:
     )
 
 
-def _annotated_class(param: str, call: ast.Call, module) -> ast.AST | None:
-    """The class a parameter is annotated with, in the function the call sits in."""
-    fn = _owner(call, module)
+def _annotated_class(param: str, fn, module) -> ast.AST | None:
+    """The class of this module a parameter of `fn` is annotated with."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
