@@ -99,12 +99,42 @@ class RepeatedCalls:
             if cls is not None and self._foreign_base(cls, set()):
                 return True
             if not isinstance(function, ast.Lambda):
-                if any(self.module.qualname(d) not in _PLAIN_DECORATORS for d in function.decorator_list):
+                if any(self._may_trace(d) for d in function.decorator_list):
                     return True
                 if cls is None and any(self._hands_to_traced(use, seen) for use in self._value_uses.get(function.name, ())):
                     return True
             function = names.parent_function.get(id(function))
         return False
+
+    def _may_trace(self, decorator: ast.expr) -> bool:
+        """A decorator that may run the function under a transformation: one of JAX or a library
+        it models, or one of the project's own (a module's `my_jit`); not another library's
+        (`pytest.mark.parametrize`, `functools.wraps`) nor a method kind."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualname = self.module.qualname(target)
+        if qualname is None and isinstance(target, ast.Name):
+            # A name the module binds: its own decorator function, or a value made by another call.
+            if isinstance(self.names.definition(target), (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return True
+            values = self.names.assignments(target)
+            return not values or any(self._may_trace(v) for v in values)
+        if qualname is None or qualname in _PLAIN_DECORATORS:
+            return qualname is None
+        return qualname.split(".", 1)[0] in MODELLED_PACKAGES or not self._imported(target)
+
+    def _imported(self, target: ast.expr) -> bool:
+        """`target` is read through a name imported from another package than the module's own."""
+        root = target
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        owner = self.names.lookup(root.id, self.names.read_scope.get(id(root), self.names.module))
+        if owner is None or root.id not in owner.imports:
+            return False
+        package = self.module.project.package if self.module.project is not None else None
+        top = owner.imports[root.id].split(".", 1)[0]
+        return not (package and top == package.split(".", 1)[0]) and not owner.imports[root.id].startswith(".")
 
     def _hands_to_traced(self, use: ast.Name, seen: frozenset[int]) -> bool:
         for call, _ in self.names.calls:
