@@ -52,7 +52,7 @@ class StaticBounds:
                 arg = jit_signature.argument(site.call, root, bound.id, method_call)
                 why = self._changes(arg, site.call, site.function, 0) if arg is not None else None
                 if why is not None:
-                    return f"`{bound.id}` {why}"
+                    return f"`{bound.id}`, static in `{getattr(owner.node, 'name', 'the jitted function')}`, {why}"
         return None
 
     def _changes(self, arg: ast.expr, call: ast.Call, function: FunctionNode | None, depth: int) -> str | None:
@@ -66,13 +66,13 @@ class StaticBounds:
                 if isinstance(arg, ast.Name) and _binds(head.target, arg.id):
                     return (
                         f"takes each value of the loop on line {loop.lineno} "
-                        f"(`for {ast.unparse(head.target)} in {_short(head.iter)}`)"
+                        f"(`for {ast.unparse(head.target)} in {_short(head.iter)}`) at the call on line {call.lineno}"
                     )
             if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                 continue
             number = module.varies_in_loop(arg, loop) and changing_number(arg, loop, module)
             if number:
-                return f"is {number} in the loop on line {loop.lineno}"
+                return f"is {number} in the loop on line {loop.lineno}, at the call on line {call.lineno}"
         if depth >= _MAX_DEPTH or not isinstance(arg, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         scope = module.names.scopes.get(id(function))
