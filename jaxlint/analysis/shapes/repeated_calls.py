@@ -70,11 +70,6 @@ class RepeatedCalls:
                 return call
         return None
 
-    def staged(self, function: FunctionNode | None) -> bool:
-        """`function` runs under a jit or `lax` control flow: its body runs once per trace."""
-        context = self.effects.contexts.get(id(function)) if function is not None else None
-        return context is not None and context.staged
-
     def may_be_traced(self, function: FunctionNode | None, seen: frozenset[int] = frozenset()) -> bool:
         """`function` runs under a transformation, or may: it is traced, or lies in a function that
         is; it is a method of a class with a base from another module (a framework module's

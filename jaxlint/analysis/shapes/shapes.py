@@ -8,7 +8,11 @@ modules read them.
 - which jitted callables are built anew each time they are used? (`rebuilt_jits`, over the
   calls that run again and again of `repeated_calls`; and, through another module's function
   that builds one on every call, `repeated_builders`)
-- how many iterations does a `for` loop over a static `range` make? (`trip_counts`)
+- how many iterations does a `for` loop over a static `range` make? (`trip_counts`), and does
+  its static bound change between calls? (`static_bounds`)
+- which calls of jitted callables key the cache on which arguments? (`jit_calls`)
+- which static leaves of a jit's arguments change between calls? (`static_leaves`)
+- which calls of one jit change its signature where nothing else changes? (`call_signatures`)
 """
 
 from __future__ import annotations

@@ -101,10 +101,10 @@ def _number_inside(expr: ast.expr, loop: ast.AST, module, depth: int) -> tuple[a
         definitions = module.loops.definitions(expr.id, loop, expr)
         if len(definitions) == 1 and definitions[0].kind == ASSIGN and _holds_values(definitions[0].value, module):
             return _number_inside(definitions[0].value, loop, module, depth + 1)
-        why = python_number_change(expr, loop, module)
+        why = _python_number_change(expr, loop, module)
         return (expr, why) if why is not None else None
     else:
-        why = python_number_change(expr, loop, module)
+        why = _python_number_change(expr, loop, module)
         return (expr, why) if why is not None else None
     for part in parts:
         hit = _number_inside(part, loop, module, depth + 1)
@@ -120,14 +120,14 @@ def _holds_values(expr: ast.expr | None, module) -> bool:
     return isinstance(expr, ast.Call) and isinstance(module.names.definition(expr.func), ast.ClassDef)
 
 
-def python_number_change(expr: ast.expr, loop: ast.AST, module) -> str | None:
+def _python_number_change(expr: ast.expr, loop: ast.AST, module) -> str | None:
     """How a Python number (not an array) changes every iteration of `loop`: the index of a
     `range` loop, a number swept over a written-out collection, or one the loop updates from a
     number bound before it (`tol = 1e-2`, then `tol *= 0.5`)."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)):
         for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
             if _number_literal(other):
-                return python_number_change(side, loop, module)
+                return _python_number_change(side, loop, module)
         return None
     if not isinstance(expr, ast.Name) or not module.varies_in_loop(expr, loop):
         return None
