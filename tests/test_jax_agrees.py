@@ -7,7 +7,9 @@ text jaxlint wrote.
 
 from __future__ import annotations
 
+import sys
 import textwrap
+import types
 
 import pytest
 
@@ -19,9 +21,13 @@ DEMOS = {code: rule.demo for code, rule in sorted(all_rules().items()) if rule.d
 
 
 def run_demo(source: str):
-    namespace: dict = {"__name__": "jaxlint_demo"}
-    exec(compile(textwrap.dedent(source), "<demo>", "exec"), namespace)
-    return namespace["demo"]()
+    module = types.ModuleType("jaxlint_demo")
+    sys.modules[module.__name__] = module  # run as a module is: dataclasses (an Equinox module) look it up
+    try:
+        exec(compile(textwrap.dedent(source), "<demo>", "exec"), module.__dict__)
+        return module.demo()
+    finally:
+        sys.modules.pop(module.__name__, None)
 
 
 def exception_names(exc: BaseException) -> set[str]:

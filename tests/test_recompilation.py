@@ -631,7 +631,7 @@ CASES = {
         def built_once(params, data):
             def foo(p, x):
                 return p * x
-            step = jax.jit(foo)
+            step = jax.jit(foo)  # JAX502 (once per call of `built_once`, which `main` calls per item)
             for epoch in range(3):
                 for x in data:
                     params = step(params, x)
@@ -766,6 +766,213 @@ CASES = {
                 table.append((i * 7) % 13)
             return x[jax.numpy.array(table[:8])]
         """,
+    "eager_lax_loops_rebuilt": """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def body(c, x):
+            return c + x, c
+
+        class Rollout:
+            def __init__(self, w):
+                self.w = w
+
+            def _step(self, c, x):
+                return c * self.w + x, c
+
+            def run(self, xs):
+                def step(c, x):
+                    return jnp.tanh(c * self.w + x), c
+                out = lax.scan(step, 0.0, xs)  # JAX502
+                out = lax.scan(self._step, 0.0, xs)  # JAX502
+                out = lax.fori_loop(0, 3, lambda i, c: c * self.w, out[0])  # JAX502
+                return lax.scan(body, 0.0, xs)  # a module-level body: one compilation
+
+        def main(w, batches):
+            rollout = Rollout(w)
+            for xs in batches:
+                rollout.run(xs)
+
+        def inner(xs, w):
+            def step(c, x):
+                return c * w + x, c
+            return lax.scan(step, 0.0, xs)
+
+        @jax.jit
+        def staged(w, batches):
+            for xs in batches:
+                inner(xs, w)  # traced: the loops are part of one program
+    """,
+    "repeated_only_from_eager_code_quiet": """
+        import flax.linen as nn
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+        from models import Base
+
+        def merge(a, b):
+            def step(c, x):
+                return c + x, c
+            return lax.scan(step, a, b)[0]
+
+        class Block(Base):  # a base from another module: may be a framework module
+            def __call__(self, xs):
+                for x in xs:
+                    merge(x, xs)
+                return xs
+
+        class Layer(nn.Module):
+            @nn.compact
+            def __call__(self, xs):
+                for x in xs:
+                    merge(x, xs)
+                return xs
+
+        def epoch(state, keys):
+            for key in keys:
+                merge(state, key)
+            return state
+
+        parallel_epoch = jax.pmap(epoch)  # handed to JAX: its loop runs traced
+
+        def pick(use_merge):
+            fn = merge if use_merge else jnp.add
+            return [fn(x, x) for x in range(3)]
+    """,
+    "kept_and_once_per_pass_quiet": """
+        import threading
+
+        import jax
+        import jax.numpy as jnp
+
+        def make_actor(params):
+            prepare = jax.jit(lambda xs: jnp.stack(xs))
+
+            @jax.jit
+            def act(obs):
+                return jnp.tanh(obs @ params)
+
+            def run(stream):
+                for obs in stream:
+                    act(prepare(obs))
+
+            return run
+
+        def start(params, streams):
+            for stream in streams:
+                threading.Thread(target=make_actor(params), args=(stream,)).start()
+
+        def evaluate(eval_step, state, batches):
+            metrics = []
+            for batch in batches:
+                metrics.append(eval_step(state, batch))
+            return jax.pmap(lambda m: jax.lax.all_gather(m, "i"), "i")(metrics)
+
+        def train(eval_step, state, batches, rounds):
+            for _ in range(rounds):
+                evaluate(eval_step, state, batches)
+    """,
+    "static_leaves_quiet": """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        class State(eqx.Module):
+            step: int
+            w: jax.Array
+
+        @eqx.filter_jit
+        def reset(state, x):
+            return State(step=0, w=state.w - x)  # a constant: the same value after the first call
+
+        @eqx.filter_jit
+        def keep(state, x):
+            return State(step=state.step, w=state.w - x)  # passed through
+
+        @jax.jit
+        def plain(state, x):
+            return State(step=state.step + 1, w=state.w - x)  # `jax.jit` traces the int leaf
+
+        def run(state, xs):
+            for x in xs:
+                state = reset(state, x)
+                state = keep(state, x)
+                state = plain(state, x)
+            fresh = [keep(State(step=1, w=x), x) for x in xs]  # not fed back
+            return state, fresh
+    """,
+    "signatures_quiet": """
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(x, scale):
+            return x * scale
+
+        def direct(x):
+            a = step(x, 2.0)
+            b = step(x, scale=2.0)  # both forms written at the calls: a visible choice
+            return a, b
+
+        @jax.jit
+        def scaled(x, scale):
+            return x * scale
+
+        def bound_alike(x):
+            half = functools.partial(scaled, scale=0.5)
+            return scaled(x, scale=1.0), half(x)
+
+        def carried_array(xs):
+            total = jnp.zeros(3)
+            for x in xs:
+                total = step(total, 2.0) + x  # the result is not what is passed back
+            count = 0
+            for x in xs:
+                count += 1
+            return total, count
+    """,
+    "grouped_by_length_and_drawn_lengths": """
+        from collections import defaultdict
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def encode(batch):
+            return jnp.tanh(batch).sum(-1)
+
+        def by_length(seqs):
+            groups = defaultdict(list)
+            for s in seqs:
+                groups[len(s)].append(s)
+            return [encode(jnp.stack(group)) for length, group in groups.items()]  # JAX501
+
+        def by_shape(seqs):
+            groups = {}
+            for s in seqs:
+                groups.setdefault(s.shape, []).append(s)
+            for group in groups.values():
+                encode(jnp.stack(group))  # JAX501
+
+        def sample_lengths(rng, n):
+            for _ in range(n):
+                length = rng.integers(5, 50)
+                yield rng.normal(size=(length, 8))
+
+        def fixed_lengths(rng, n):
+            length = rng.integers(5, 50)  # drawn once: one shape
+            for _ in range(n):
+                yield rng.normal(size=(length, 8))
+
+        def stream(rng):
+            for x in sample_lengths(rng, 10):
+                encode(x)  # JAX501
+            for x in fixed_lengths(rng, 10):
+                encode(x)
+    """,
 }
 
 

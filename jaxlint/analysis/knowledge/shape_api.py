@@ -54,6 +54,15 @@ CACHING_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "eq
 # Of those, the ones whose every application starts a new cache, even for the same function
 # (`nnx.jit(f)` wraps `f` in a new object that `jax.jit` then sees for the first time).
 NEW_CACHE_PER_APPLICATION = frozenset({"flax.nnx.jit"})
+# `lax` loops compile what they are given when they run outside a trace, and cache it per
+# function object as a jit does: a body made anew each time compiles the loop again each time.
+# (qualified name) -> the positional indices and keyword names of its function arguments.
+EAGER_COMPILED_LOOPS = {
+    "jax.lax.scan": ((0,), ("f",)),
+    "jax.lax.fori_loop": ((2,), ("body_fun",)),
+    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "jax.lax.map": ((0,), ("f",)),
+}
 # Decorators that memoise a function's result (a factory of jitted functions called once per key).
 MEMOIZING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 

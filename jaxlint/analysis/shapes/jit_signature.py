@@ -225,7 +225,7 @@ def donating_helpers(module) -> list[DonatingCall]:
         if id(helper) not in donors or helper.decorator_list:
             continue
         for param, inner, label in donors[id(helper)]:
-            arg = _plain_argument(call, helper, param)
+            arg = plain_argument(call, helper, param)
             if isinstance(arg, ast.Name):
                 caller = scope.node if scope is not None and scope.kind == "function" else None
                 found.append(DonatingCall(call, arg, helper, inner, label, caller))
@@ -249,7 +249,7 @@ def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, Functi
         return []
     found = []
     for call in plain_calls(module, helper):
-        passed = _plain_argument(call, helper, arg.id)
+        passed = plain_argument(call, helper, arg.id)
         if passed is not None:
             found.append((call, passed, helper))
     return found
@@ -264,7 +264,7 @@ def plain_calls(module, function: FunctionNode) -> list[ast.Call]:
     ]
 
 
-def _plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:
+def plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:
     """The expression a plain call passes for `param`, when it is plain to see."""
     for keyword in call.keywords:
         if keyword.arg == param:

@@ -4,7 +4,8 @@ A build that runs again and again compiles again each time, and that is a waste 
 is the same function each time. It is a different one when the function handed to the
 transformation depends on a Python value that is different on each run: the target of a
 `for` loop over values written out in the code (`for scheme in ("euler", "rk4")`,
-`for method in [Euler, RK4]`, a name bound once to such a tuple), whether the build reads it
+`for method in [Euler, RK4]`, a name bound once to such a tuple) or over a mapping's entries
+(`for name, cfg in datasets.items()`: its keys differ), whether the build reads it
 directly (`make_step(scheme)`), through a name the loop binds from it
 (`eq = replace(cfg, smoothed=flag)`) or as a closure (`lambda x: step(x, scheme)`). Such a loop
 runs once per value and the values are distinct, so each variant compiles once: nothing is
@@ -50,14 +51,14 @@ class JitVariants:
         if not loops and not comprehensions:
             return False
         for loop in loops:
-            if not isinstance(loop, (ast.For, ast.AsyncFor)) or not self.written_out(loop.iter, scope):
+            if not isinstance(loop, (ast.For, ast.AsyncFor)) or not self.distinct(loop.iter, scope):
                 return False
             if not self._reads_target(built, loop, at, scope, 0):
                 return False
         for comprehension in comprehensions:
             read = {n.id for n in self._reads(built, scope)}
             for generator in comprehension.generators:
-                if generator.ifs or not self.written_out(generator.iter, scope):
+                if generator.ifs or not self.distinct(generator.iter, scope):
                     return False
                 if read.isdisjoint(target_names(generator.target)):
                     return False
@@ -131,6 +132,16 @@ class JitVariants:
         return found
 
     # ---- values written out -----------------------------------------------------------------
+    def distinct(self, iterable: ast.AST, scope: Scope) -> bool:
+        """An iterable whose items are distinct: values written out in the code, or the entries of
+        a mapping (`cfgs.items()`, `cfgs.keys()`), whose keys differ."""
+        if (
+            isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("items", "keys") and not iterable.args and not iterable.keywords
+        ):
+            return True
+        return self.written_out(iterable, scope)
+
     def written_out(self, iterable: ast.AST, scope: Scope) -> bool:
         """A tuple, list or set display of distinct values written out in the code (constants,
         classes, functions, imported objects, tuples of these), or a name bound only to one tuple,

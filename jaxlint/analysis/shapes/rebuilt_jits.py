@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.loop_variance import ASSIGN, UNPACK
 from jaxlint.analysis.engine.names import FunctionNode
-from jaxlint.analysis.engine.walk import walk
+from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.shapes.jit_variants import JitVariants
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
@@ -18,6 +18,16 @@ if TYPE_CHECKING:
     from jaxlint.analysis.project.traced_module import TracedModule
 
 
+class Rebuild(NamedTuple):
+    """A jitted callable (or a `lax` loop's body run outside a trace) built anew again and again."""
+
+    node: ast.AST  # the build: the wrapping call or the decorator
+    transform: str  # `jax.jit`, `jax.lax.scan`, ...
+    what: str  # what is wrapped, as the message says it
+    why: str  # why it is built again and again
+    builder: FunctionNode | None  # the function each of whose calls builds it (None: a loop does)
+
+
 class RebuiltJits:
     def __init__(self, module: TracedModule, effects: Effects, repeated: RepeatedCalls):
         self.module = module
@@ -25,16 +35,32 @@ class RebuiltJits:
         self.names = module.names
         self.repeated = repeated
         self.variants = JitVariants(module, effects, repeated)
+        self._assumed: FunctionNode | None = None  # see `per_call_of`
+        self._per_call: dict[int, list[Rebuild]] = {}
 
-    def find(self) -> list[tuple[ast.AST, str, str, str]]:
-        """Jitted callables created anew each time they are used: (where, transformation, what, why).
+    def per_call_of(self, function: FunctionNode) -> list[Rebuild]:
+        """The builds `function` makes anew on each of its calls and does not keep: what a caller
+        that calls it again and again (in another module) compiles again each time. Memoised."""
+        found = self._per_call.get(id(function))
+        if found is None:
+            self._assumed = function
+            try:
+                found = [r for r in self.find() if r.builder is function]
+            finally:
+                self._assumed = None
+            self._per_call[id(function)] = found
+        return found
+
+    def find(self) -> list[Rebuild]:
+        """Jitted callables created anew each time they are used.
 
         `jax.jit(lambda x: ...)(x)` in a loop; `@jax.jit` on a closure defined in a function that
         is called in a loop and calls it; `step = jax.jit(partial(f, c))` then `step(x)` in such
-        a function.  A module-level function re-wrapped with `jax.jit(f)` hits JAX's cache and
-        is not reported; nor is a jitted callable that escapes (returned, stored: a factory).
+        a function; `lax.scan` run outside a trace over a body such a function defines.  A
+        module-level function re-wrapped with `jax.jit(f)` hits JAX's cache and is not reported;
+        nor is a jitted callable that escapes (returned, stored: a factory).
         """
-        found: list[tuple[ast.AST, str, str, str]] = []
+        found: list[Rebuild] = []
         names = self.names
         wanted = self.effects.module_short_names(shape_api.CACHING_TRANSFORMS)
         for call, scope in calls_through(names, wanted, curried=True):
@@ -45,7 +71,7 @@ class RebuiltJits:
                 if transform in shape_api.CACHING_TRANSFORMS and inner.args:
                     why = self._repeated(inner, inner.args[0], function, transform)
                     if why is not None:
-                        found.append((inner, transform, _describe(inner.args[0]), why))
+                        found.append(Rebuild(inner, transform, _describe(inner.args[0]), *why))
                 continue
             transform = self.module.qualname(call.func)
             if transform not in shape_api.CACHING_TRANSFORMS or not call.args or function is None:
@@ -54,11 +80,11 @@ class RebuiltJits:
             if bound is None:
                 stored = self._rebuilt_per_instance(call, function)
                 if stored is not None:
-                    found.append((call, transform, _describe(call.args[0]), stored))
+                    found.append(Rebuild(call, transform, _describe(call.args[0]), stored, None))
                 continue
             why = self._repeated(call, call.args[0], function, transform)
-            if why is not None and self._used_once(bound, function, call):
-                found.append((call, transform, _describe(call.args[0]), why))
+            if why is not None and self._used_once(bound, function, call, per_call=why[1] is not None):
+                found.append(Rebuild(call, transform, _describe(call.args[0]), *why))
         for root in self.module.traced_roots:
             fn = root.node
             if isinstance(fn, ast.Lambda) or root.site is None or root.site not in fn.decorator_list:
@@ -67,16 +93,27 @@ class RebuiltJits:
             if transform is None:
                 continue
             function = names.parent_function.get(id(fn))
-            if function is None or self._staged(function):
+            if function is None or self.repeated.may_be_traced(function):
                 continue
             if self.repeated.in_loop(fn, function) is not None and not self.variants.per_iteration(fn, fn, function):
-                why = "it is defined inside a loop"
+                why: tuple[str, FunctionNode | None] = ("it is defined inside a loop", None)
             elif self._rebuilt_per_call(fn, function):
-                why = f"`{_name(function)}` defines it anew on every call"
+                why = (f"`{_name(function)}` defines it anew on every call", function)
             else:
                 continue
-            if self._used_once(fn.name, function, fn):
-                found.append((root.site, transform, f"`{fn.name}`", why))
+            if self._used_once(fn.name, function, fn, per_call=why[1] is not None):
+                found.append(Rebuild(root.site, transform, f"`{fn.name}`", *why))
+        flow = shape_api.EAGER_COMPILED_LOOPS
+        for call, scope in calls_through(names, self.effects.module_short_names(flow)):
+            primitive = self.module.qualname(call.func)
+            function = function_in(scope)
+            if primitive not in flow or function is None:
+                continue
+            for body in _functions_given(call, *flow[primitive]):
+                why = self._repeated(call, body, function, primitive)
+                if why is not None:
+                    found.append(Rebuild(call, primitive, _describe(body), *why))
+                    break
         return found
 
     def _rebuilt_per_instance(self, jit_call: ast.Call, function: FunctionNode) -> str | None:
@@ -113,9 +150,10 @@ class RebuiltJits:
 
     def _repeated(
         self, jit_call: ast.Call, wrapped: ast.AST, function: FunctionNode | None, transform: str
-    ) -> str | None:
-        """Why wrapping `wrapped` at `jit_call` builds a new cache again and again, or None."""
-        if self._staged(function):
+    ) -> tuple[str, FunctionNode | None] | None:
+        """Why wrapping `wrapped` at `jit_call` builds a new cache again and again, and the
+        function each of whose calls does (None: a loop does), or None."""
+        if self.repeated.may_be_traced(function):
             return None  # the enclosing function's body runs once per trace, not per call
         loop = self.repeated.in_loop(jit_call, function)
         in_comprehension = self.repeated.in_comprehension(jit_call, function)
@@ -127,16 +165,46 @@ class RebuiltJits:
             return None
         if (loop is not None or in_comprehension) and fresh == "loop":
             if not self.variants.per_iteration(wrapped, jit_call, function):
-                return "it is built inside a loop"
+                return "it is built inside a loop", None
         if function is not None and self._rebuilt_per_call(wrapped, function):
-            return f"`{_name(function)}` builds it anew on every call"
+            return f"`{_name(function)}` builds it anew on every call", function
         return None
 
     def _rebuilt_per_call(self, built: ast.AST, function: FunctionNode) -> bool:
-        """`function` is called again and again, and builds the same function on each call."""
-        if self._memoized(function) or self.repeated.called_repeatedly(function) is None:
+        """`function` is called again and again, and builds the same function on each call.
+        (Asked for one function's builds, `per_call_of`: whether `function` is that one.)"""
+        if self._memoized(function) or self._once_per_pass(built, function):
+            return False
+        if self._assumed is not None:
+            return function is self._assumed
+        if self.repeated.called_repeatedly(function) is None:
             return False
         return not self.variants.per_call(built, function)
+
+    def _once_per_pass(self, built: ast.AST, function: FunctionNode) -> bool:
+        """`function` builds it outside its own loops, and on each call also runs a pass: a loop of
+        its own that calls a jitted function of this module or a function its caller hands in (an
+        evaluation over a dataset). Called once per build, it compiles once per pass, one
+        compilation next to the pass's many steps, as a jit built per call and then called in a
+        loop does (`_used_once`)."""
+        repeated = self.repeated
+        if repeated.in_loop(built, function) is not None or repeated.in_comprehension(built, function):
+            return False
+        scope = self.names.scopes.get(id(function))
+        params = set(scope.params) if scope is not None else set()
+        jitted = {
+            id(site.call) for site in self.module.call_sites
+            if site.function is function and site.target.node is not built
+            and (site.target.site is None or not _inside(built, site.target.site))
+        }
+        for call, _ in self.names.calls:
+            if repeated.function_of(call) is not function or _inside(call, built):
+                continue
+            if not (id(call) in jitted or isinstance(call.func, ast.Name) and call.func.id in params):
+                continue
+            if repeated.in_loop(call, function) is not None or repeated.in_comprehension(call, function):
+                return True
+        return False
 
     def _fresh(self, wrapped: ast.AST, function: FunctionNode | None, loop: ast.AST | None) -> str | None:
         """"loop" if `wrapped` is a new object on every loop iteration, "call" if on every call
@@ -204,10 +272,15 @@ class RebuiltJits:
             scope = scope.parent
         return scope is not None and isinstance(scope.defs.get(attribute.attr), (ast.FunctionDef, ast.AsyncFunctionDef))
 
-    def _used_once(self, name: str, function: FunctionNode, built: ast.AST) -> bool:
-        """Inside `function`, `name` is only ever called (never returned, stored or passed on),
-        and not again and again per build (in a loop the build is not in; a loop nested in the
-        build's loop still meets a new build on each of its iterations)."""
+    def _used_once(self, name: str, function: FunctionNode, built: ast.AST, per_call: bool = False) -> bool:
+        """Inside `function`, `name` is only ever called (never returned, stored or passed on,
+        nor read by a function that `function` hands out: a thread's target, a returned
+        closure), and, for a build in a loop, not again and again per build (in a loop the
+        build is not in; a loop nested in the build's loop still meets a new build on each of
+        its iterations). A build made on every call of a function called again and again
+        (`per_call`) may be called in that function's loops: each call compiles it again, once
+        for its loop. What the build itself reads (`step = jax.jit(step)`) is the function
+        before it."""
         called = set()
         loads = []
         for node in walk(function):
@@ -216,9 +289,14 @@ class RebuiltJits:
             elif isinstance(node, ast.Call) and self._transformed_and_called(node):
                 called.add(id(node.func.args[0]))  # `jax.grad(step)(x)`: called, through a transformation
             elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                loads.append(node)
+                if not _inside(node, built):
+                    loads.append(node)
         if not loads or not all(id(n) in called for n in loads):
             return False
+        if any(self._handed_out(load, function) for load in loads):
+            return False  # kept: built once per call of a factory, reused by what it hands out
+        if per_call:
+            return True
         build_loop = self.repeated.in_loop(built, function)
         for load in loads:
             loop = self.repeated.in_loop(load, function)
@@ -228,6 +306,32 @@ class RebuiltJits:
                 return False
         return True
 
+    def _handed_out(self, load: ast.Name, function: FunctionNode) -> bool:
+        """`load` is read inside a function nested in `function` that outlives the call that made
+        it: returned, stored or passed on (a thread's target, a callback), not only called there."""
+        inner = function_in(self.names.read_scope.get(id(load)))
+        while inner is not None and inner is not function:
+            outer = self.names.parent_function.get(id(inner))
+            if self._escapes(inner, outer):
+                return True
+            inner = outer
+        return False
+
+    def _escapes(self, inner: FunctionNode, outer: FunctionNode | None) -> bool:
+        """A nested function is used otherwise than by calling it in the function that defines it."""
+        parents = self.names.parents
+        if isinstance(inner, ast.Lambda):
+            parent = parents.get(id(inner))
+            return not (isinstance(parent, ast.Call) and parent.func is inner)
+        if inner.decorator_list or outer is None:
+            return True
+        for node in walk(outer):
+            if isinstance(node, ast.Name) and node.id == inner.name and isinstance(node.ctx, ast.Load):
+                parent = parents.get(id(node))
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    return True
+        return False
+
     def _transformed_and_called(self, call: ast.Call) -> bool:
         """`transform(name)(...)`: a JAX transformation of a name, applied and called at once,
         which keeps nothing of it."""
@@ -236,12 +340,6 @@ class RebuiltJits:
             isinstance(inner, ast.Call) and len(inner.args) >= 1 and isinstance(inner.args[0], ast.Name)
             and self.module.qualname(inner.func) in jax_api.TRANSFORMS
         )
-
-    def _staged(self, function: FunctionNode | None) -> bool:
-        if function is None:
-            return False
-        context = self.effects.contexts.get(id(function))
-        return context is not None and context.staged
 
     def _memoized(self, function: FunctionNode) -> bool:
         if isinstance(function, ast.Lambda):
@@ -253,13 +351,15 @@ class RebuiltJits:
         return False
 
 
+def _functions_given(call: ast.Call, positions: tuple[int, ...], keywords: tuple[str, ...]) -> list[ast.expr]:
+    """The function arguments of a control-flow call, by position or keyword."""
+    given = [call.args[i] for i in positions if i < len(call.args)]
+    return given + [k.value for k in call.keywords if k.arg in keywords]
+
+
 def _inside(node: ast.AST, loop: ast.AST | None) -> bool:
     """`node` lies within `loop`'s statement (nodes nest as their source ranges do)."""
-    if loop is None:
-        return False
-    return (loop.lineno, loop.col_offset) <= (node.lineno, node.col_offset) and (
-        (node.end_lineno, node.end_col_offset) <= (loop.end_lineno, loop.end_col_offset)
-    )
+    return loop is not None and spans(loop, node)
 
 
 def _name(function: FunctionNode) -> str:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.project.traced_module import TracedModule
 
 _MAX_DEPTH = 8
+# Calls a size passes through unchanged in what it follows.
+_SIZE_CONVERSIONS = frozenset({"builtins.len", "builtins.int"})
 _MAX_STEPS = 20000
 
 
@@ -170,7 +172,7 @@ class VaryingShapes:
         """`jnp.arange(t)`, `jnp.zeros((t, d))`: a new array whose size follows the loop.  A loop
         over a literal collection of sizes (`for n in (8, 16, 32)`) is a deliberate sweep."""
         positions, keywords = where
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.Tuple, ast.List, ast.Set)):
+        if self._sweep(loop):
             return None
         if (self.module.qualname(call.func) or "").endswith(".arange") and (len(call.args) > 1 or call.keywords):
             if len(call.args) < 2 or call.keywords:
@@ -193,14 +195,31 @@ class VaryingShapes:
                 return f"has a size, `{ast.unparse(part)}`, that changes every iteration"
         return None
 
+    def _sweep(self, loop: ast.AST) -> bool:
+        """A `for` loop over a collection of values written out in the code (`for n in (8, 16,
+        32)`, through `enumerate` or a name bound once to one): a deliberate sweep, not data."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        iterable = loop.iter
+        if isinstance(iterable, ast.Call) and self.module.qualname(iterable.func) == "builtins.enumerate" and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, ast.Name):
+            values = self.names.assignments(iterable)
+            iterable = values[0] if len(values) == 1 else iterable
+        return isinstance(iterable, (ast.Tuple, ast.List, ast.Set))
+
     def _size_follows_loop(self, expr: ast.AST, loop: ast.AST, depth: int) -> bool:
-        """A size made of loop variables, constants, arithmetic, `len(...)` and `.shape`, that
-        differs between iterations; a size that passes through any other call (a bucketing
-        helper, `max(...)`) is not known to."""
-        if depth > _MAX_DEPTH or not self.module.varies_in_loop(expr, loop):
+        """A size made of loop variables, constants, arithmetic, `len(...)`, `int(...)` and
+        `.shape`, that differs between iterations; a size that passes through any other call (a
+        bucketing helper, `max(...)`) is not known to."""
+        if depth > _MAX_DEPTH:
+            return False
+        if any(isinstance(n, ast.Call) and _random_integer(n, self.module.qualname(n.func)) for n in walk(expr)):
+            return True  # `rng.integers(5, 50)`: drawn again every iteration
+        if not self.module.varies_in_loop(expr, loop):
             return False
         for node in walk(expr):
-            if isinstance(node, ast.Call) and self.module.qualname(node.func) != "builtins.len":
+            if isinstance(node, ast.Call) and self.module.qualname(node.func) not in _SIZE_CONVERSIONS:
                 return False
             if isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp)):
                 return False
@@ -318,6 +337,9 @@ class VaryingShapes:
                 return self._elements_vary(iterable.args[path[0]], path[1:], depth + 1)
             if callee == "builtins.enumerate" and path and path[0] == 1 and iterable.args:
                 return self._elements_vary(iterable.args[0], path[1:], depth + 1)
+            grouped = self._groups_by_length(iterable, path)
+            if grouped is not None:
+                return grouped
             return self._yields_vary(iterable, path, depth) if isinstance(iterable.func, ast.Name) else None
         if path:
             return None
@@ -339,6 +361,34 @@ class VaryingShapes:
             if all(isinstance(e, (ast.List, ast.Tuple)) for e in collection.elts):
                 if len({len(e.elts) for e in collection.elts}) > 1:
                     return "comes from a list of sequences of different lengths"
+        return None
+
+    def _groups_by_length(self, iterable: ast.Call, path: tuple[int, ...]) -> str | None:
+        """The groups of a mapping the code fills by length (`groups[len(s)].append(s)`,
+        `groups.setdefault(x.shape[0], []).append(x)`), met through `groups.items()` (the value)
+        or `groups.values()`: one length per group, so one shape per distinct length."""
+        func = iterable.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        if not (func.attr == "items" and path == (1,) or func.attr == "values" and path == ()):
+            return None
+        mapping = func.value
+        owner = self.names.lookup(mapping.id, self.names.read_scope.get(id(mapping), self.names.module))
+        for call, scope in self.names.calls:
+            target = call.func
+            if not (isinstance(target, ast.Attribute) and target.attr in ("append", "extend")):
+                continue
+            group = target.value
+            if isinstance(group, ast.Subscript):
+                base, key = group.value, group.slice
+            elif isinstance(group, ast.Call) and isinstance(group.func, ast.Attribute) and group.func.attr == "setdefault" and group.args:
+                base, key = group.func.value, group.args[0]
+            else:
+                continue
+            if not (isinstance(base, ast.Name) and base.id == mapping.id and self.names.lookup(base.id, scope) is owner):
+                continue
+            if _length_key(key, self.module):
+                return f"comes from groups keyed by `{ast.unparse(key)}`, one length each"
         return None
 
     def _yields_vary(self, call: ast.Call, path: tuple[int, ...], depth: int) -> str | None:
@@ -384,6 +434,19 @@ class VaryingShapes:
             return short in shape_api.RANDOM_INTEGERS
         return False
 
+
+
+def _length_key(key: ast.AST, module: TracedModule) -> bool:
+    """A key that is a length: `len(x)`, `x.shape`, `x.shape[0]`, or a tuple holding one."""
+    parts = key.elts if isinstance(key, ast.Tuple) else [key]
+    for part in parts:
+        if isinstance(part, ast.Call) and module.qualname(part.func) == "builtins.len":
+            return True
+        if isinstance(part, ast.Subscript):
+            part = part.value
+        if isinstance(part, ast.Attribute) and part.attr == "shape":
+            return True
+    return False
 
 
 def _random_integer(call: ast.Call, callee: str | None) -> bool:

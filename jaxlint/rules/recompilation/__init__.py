@@ -1,4 +1,5 @@
-"""JAX5xx: recompilation — shapes that change on every call, jit rebuilt on every call, unrolled loops."""
+"""JAX5xx: recompilation — shapes that change on every call, jit rebuilt on every call, unrolled
+loops, static leaves that change, call signatures that change."""
 
 from __future__ import annotations
 

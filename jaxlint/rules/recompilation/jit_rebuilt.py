@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from jaxlint.analysis.knowledge.shape_api import EAGER_COMPILED_LOOPS
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -14,9 +17,11 @@ class JitRebuilt(Rule):
     what = """
         Checks for `jax.jit` applied to a new function object each time it is called:
         `jax.jit(lambda x: ...)(x)`, a jitted closure made in a function called in a loop, a
-        `jax.jit(self.method)` stored by a class that is instantiated again and again. JAX
-        caches compilations per function object, so each new one traces and compiles again,
-        which often costs far more than running it. Build the jitted function once.
+        `jax.jit(self.method)` stored by a class that is instantiated again and again; and for
+        `lax.scan`, `fori_loop`, `while_loop` or `map` run outside any jit over a body made anew
+        on each call. JAX caches compilations per function object, so each new one traces and
+        compiles again, which often costs far more than running it. Build the jitted function
+        (or the loop's body) once.
         """
     decisions = """
         **Builds that are new every time, and then invoked.** `jax.jit` (and `jax.pmap`,
@@ -37,16 +42,41 @@ class JitRebuilt(Rule):
         calls in the loops nested in that one (`for epoch ...: step = jax.jit(closure)`, then
         `for batch ...: step(batch)`: one compilation per epoch).
 
+        **`lax` loops outside a trace.** Run eagerly, `lax.scan`, `fori_loop`, `while_loop` and
+        `map` compile the loop for the function they are given and cache it per function
+        object, as a jit does: a body defined in a function called again and again (a closure,
+        a lambda, a `partial`, a bound method) compiles the loop on every call. Inside a trace
+        the loop is part of the caller's program and is not reported.
+
+        **Called again and again.** In a loop or a comprehension, or in a function that is
+        itself called so (a few levels up), by its name, as a method of `self`, or as a method
+        of an instance of its class or of a subclass that inherits it. The repeating call must
+        be in code that runs eagerly: not in a traced function, nor one the module hands to JAX
+        or uses as a value in traced code, nor a method of a class whose base comes from another
+        module (a framework module's methods run traced), nor one under an unknown decorator.
+
+        **Across modules.** A function of another project module that builds one of the above
+        on each of its calls (and does not keep it), called again and again here, is reported
+        at the repeating call, naming the function and the line of its build: the summary of
+        what the function builds is read from its module, the repetition from this one.
+
         **Not reported.**
 
         - A jitted function that is returned, stored or passed on, or built in one loop and
-          called in a later one; factories that return the jitted function.
+          called in a later one; factories that return the jitted function, or a closure that
+          calls it (a thread's target, a rollout function): built once per call of the factory
+          (at start-up, once per thread), and kept by what it hands out.
+        - A build once per pass: a function that builds and calls a jit once, outside its loops,
+          and on each call runs a loop of its own over jitted work (a jitted function of the
+          module, or a step its caller hands in): one compilation per pass over the data (an
+          evaluation round), as a jit built per call and then called in a loop is.
         - Re-wrapping the same module-level function, `jax.jit(f)(x)`: it hits JAX's cache.
         - A build that is a different function each time: when what is jitted depends on the
           target of a `for` loop over distinct values written out in the code (`for scheme in
           ("euler", "rk4")`, `for method in [Euler, RK4]`, a name bound once to such a tuple, or
           to such a list that the code only extends with `+=` of more of them: `dtypes +=
-          [jnp.float64]`), directly (`make_step(scheme)`), through a value the loop makes from
+          [jnp.float64]`), or over a mapping's entries (`for name, cfg in datasets.items()`,
+          `.keys()`: its keys differ), directly (`make_step(scheme)`), through a value the loop makes from
           it (`replace(cfg, smoothed=flag)`) or as a closure, each value picks its own function
           and compiles once, which no rewrite avoids. So does a helper whose build depends on a
           parameter that every repeated call passes such a target.
@@ -131,6 +161,28 @@ class JitRebuilt(Rule):
                 evaluate(model, batches[0])
             return w
         """,
+        """
+        import jax.numpy as jnp
+        from jax import lax
+
+        class Generator:
+            def __init__(self, w):
+                self.w = w
+
+            def generate(self, x, steps):
+                def step(h, _):
+                    h = jnp.tanh(h @ self.w)
+                    return h, h
+
+                return lax.scan(step, x, None, length=steps)  # JAX502
+
+        class Sampler(Generator):
+            pass
+
+        def sample(w, prompts):
+            sampler = Sampler(w)
+            return [sampler.generate(p, 8) for p in prompts]
+        """,
     )
     good = (
         """
@@ -200,6 +252,42 @@ class JitRebuilt(Rule):
                     w = trainer.step(w, x)
             return w
         """,
+        """
+        import threading
+
+        import jax
+        import jax.numpy as jnp
+
+        def make_actor(params):
+            @jax.jit
+            def act(obs):
+                return jnp.tanh(obs @ params)
+
+            def run(observations):
+                return [act(o) for o in observations]
+
+            return run  # the jitted `act` lives on in `run`: one compilation per actor
+
+        def start(params, streams):
+            for stream in streams:
+                threading.Thread(target=make_actor(params), args=(stream,)).start()
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def eval_step(w, x):
+            return jnp.mean(jnp.tanh(x @ w))
+
+        def evaluate(w, batches):
+            scores = [eval_step(w, x) for x in batches]  # the pass over the data
+            gathered = jax.jit(lambda s: jnp.stack(s))(scores)  # once per pass
+            return gathered.mean()
+
+        def train(w, batches, rounds):
+            return [evaluate(w, batches) for _ in range(rounds)]
+        """,
     )
     demo = JaxDemo(
         """
@@ -230,10 +318,25 @@ class JitRebuilt(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        for node, transform, what, why in module.shapes.rebuilt_jits():
-            short = ".".join(transform.split(".")[-2:])  # `jax.jit`, `equinox.filter_jit`, `nnx.jit`
-            report(
-                node,
-                f"`{short}` of {what} is rebuilt again and again ({why}): each one starts with an empty "
-                "cache and compiles again; build it once and pass changing values as arguments",
-            )
+        shapes = module.shapes
+        for rebuild in shapes.rebuilt_jits():
+            report(rebuild.node, _message(rebuild.transform, rebuild.what, rebuild.why))
+        for repeat in shapes.repeated_builders():
+            rebuild = repeat.rebuild
+            where = f"{os.path.basename(repeat.path)}, line {rebuild.node.lineno}"
+            why = f"`{repeat.callee}` builds it anew on every call ({where}) and {repeat.where}"
+            report(repeat.call, _message(rebuild.transform, rebuild.what, why))
+
+
+def _message(transform: str, what: str, why: str) -> str:
+    short = ".".join(transform.split(".")[-2:])  # `jax.jit`, `equinox.filter_jit`, `lax.scan`
+    if transform in EAGER_COMPILED_LOOPS:
+        return (
+            f"`{short}` runs outside any jit over {what}, a new function again and again ({why}): it traces "
+            "and compiles the loop again each time; define the function once and pass what it reads as "
+            "arguments (or jit the code around it once)"
+        )
+    return (
+        f"`{short}` of {what} is rebuilt again and again ({why}): each one starts with an empty "
+        "cache and compiles again; build it once and pass changing values as arguments"
+    )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.shapes import jit_signature
-from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -40,6 +38,12 @@ class UnbucketedShapes(Rule):
           structure.
         - A size drawn at random in the loop (`size = int(rng.integers(16, 64))`,
           `np.random.randint`, `random.randint`): it changes every iteration.
+        - A size taken from data, one element per iteration (`for n in sizes_array`, also
+          through `int(n)`); a loop over sizes written out in the code (`for n in (8, 16, 32)`,
+          through `enumerate` or a name bound once to such a tuple) is a deliberate sweep.
+        - The groups of a mapping filled by length (`groups[len(s)].append(s)`,
+          `groups.setdefault(x.shape, []).append(x)`), met through `.items()` or `.values()`:
+          each group has one length, so each is a new shape.
 
         **Through a data loader.** A loop over a generator of the module or of another module of
         the project (`for xb, yb in batches(x, y, rng)`) receives what its `yield` hands out:
@@ -47,9 +51,15 @@ class UnbucketedShapes(Rule):
         that loop (a slice of random size, a filtered chunk), so is each element. A loader whose
         sizes the code does not show (an object, another library's loader) is not reported.
 
-        **Through a helper.** A plain function of the module that hands its own parameter
-        straight to the jitted call (`def inference(frames): return model_apply(frames, key)`),
-        called in such a loop with such an argument, is reported where it is called.
+        **Through a helper.** A plain function of the module that hands its own parameter to
+        the jitted call, as it is or through shape-keeping steps (`def inference(frames):
+        frames = frames.astype(np.float32) / 255; return model_apply(params, frames)`), called
+        in such a loop with such an argument, is reported where it is called.
+
+        **Jits of what jaxlint does not see into.** A name bound once to `jax.jit(model.apply)`
+        (or another jit of a callable that is not a function of the module) traces every
+        argument its literal `static_argnums`/`static_argnames` do not name, so each of them
+        keys the cache by its shape.
 
         **`xs += value`** adds elements only to a sequence: it counts as growth when the added
         value is a list or tuple (`xs += [x]`) or the name is bound to one (`xs = []`,
@@ -215,31 +225,26 @@ class UnbucketedShapes(Rule):
     limitations = RECOMPILATION_LIMITATIONS
 
     def check(self, module, report):
-        sites = [s for s in module.call_sites if s.target.context.staged]
-        if not sites:
-            return
         shapes = module.shapes
-        for site in sites:
-            name = getattr(site.target.node, "name", None) or site.target.bound_name or "the jitted function"
-            for param, arg, label in _traced_arguments(site, module):
+        for site in shapes.jit_calls():
+            for _, arg in site.arguments:
+                label = ast.unparse(arg)
                 reason = _varying(shapes, arg, site.loops)
                 if reason is not None:
                     report(
                         site.call,
-                        f"`{name}` is called in a loop with `{label}`, which {reason}: every new shape "
+                        f"`{site.name}` is called in a loop with `{label}`, which {reason}: every new shape "
                         "compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
                     )
                     break
-                if param is None:
-                    continue
-                # A plain function of the module that hands its parameter straight to the call
-                # (`def inference(frames): return model_apply(frames, key)`), called in a loop.
-                for call, passed, helper in jit_signature.forwarded(module, site, param):
+                # A plain function of the module whose parameter has the argument's shape
+                # (`def inference(frames): return model_apply(frames / 255, key)`), called in a loop.
+                for call, passed, helper in shapes.forwarded(site, arg):
                     reason = _varying(shapes, passed, module.loops_around(call))
                     if reason is not None:
                         report(
                             call,
-                            f"`{helper.name}` passes `{param}` to the jitted `{name}` (line {site.call.lineno}) "
+                            f"`{helper.name}` passes `{label}` to the jitted `{site.name}` (line {site.call.lineno}) "
                             f"and is called in a loop with `{ast.unparse(passed)}`, which {reason}: every new "
                             "shape compiles again; pad it to a few bucket sizes (with a mask for the valid part)",
                         )
@@ -252,25 +257,3 @@ def _varying(shapes, arg, loops) -> str | None:
         if reason is not None:
             return reason
     return None
-
-
-def _traced_arguments(site, module):
-    """The call's arguments that reach traced (non-static) parameters, with their text."""
-    target = site.target
-    fn = target.node
-    skip = target.bound_positional
-    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
-        skip = 1  # `self.method(x)`: `self` is bound by the attribute access
-    params = positional_params(fn)[skip:]
-    static = set(target.static_params)
-    for i, arg in enumerate(site.call.args):
-        if isinstance(arg, ast.Starred):
-            return
-        param = params[i].arg if i < len(params) else None
-        if param is not None and param in static:
-            continue
-        yield param, arg, ast.unparse(arg)
-    for keyword in site.call.keywords:
-        if keyword.arg is None or keyword.arg in static:
-            continue
-        yield keyword.arg, keyword.value, ast.unparse(keyword.value)

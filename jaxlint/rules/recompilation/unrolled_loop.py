@@ -15,12 +15,14 @@ DEFAULT_THRESHOLD = 100
 class UnrolledLoop(Rule):
     code = "JAX503"
     name = "large-unrolled-loop"
-    summary = "A long Python loop inside staged code is unrolled: trace and compile time explode"
+    summary = "A Python loop inside staged code is unrolled: long, or over a static bound that changes between calls"
     what = f"""
         Checks for `for` loops over `range(...)` inside staged code that run at least
-        `unroll-threshold` iterations (default {DEFAULT_THRESHOLD}). Tracing unrolls a Python
-        loop, so the compiled program holds one copy of the body per iteration, and trace and
-        compile time grow with the trip count. Use `jax.lax.fori_loop` or `jax.lax.scan`.
+        `unroll-threshold` iterations (default {DEFAULT_THRESHOLD}), or whose bound is a static
+        parameter that the program passes a new value on each iteration of a loop. Tracing
+        unrolls a Python loop, so the compiled program holds one copy of the body per
+        iteration, trace and compile time grow with the trip count, and every new bound is a
+        new compilation. Use `jax.lax.fori_loop` or `jax.lax.scan`.
         """
     decisions = """
         - Staged code is code staged by `jax.jit`, `jax.pmap` or a `lax` control-flow primitive.
@@ -29,6 +31,17 @@ class UnrolledLoop(Rule):
         - The count is the loop's iterations times those of the static loops around it.
         - The loop's body must stage work (compute a traced value or call JAX): a loop that only
           builds Python lists or numbers at trace time is not reported.
+
+        **A static bound that changes between calls**, whatever its size: `range(steps)` with
+        `steps` a static parameter of the jitted function, where a call of the jit, made
+        outside staged code, passes it the target of a loop around the call (`for steps in
+        (1, 8, 32)`) or a number that loop updates. It is followed through the plain functions
+        and methods that pass their own parameter on to the jit (`def train(self, steps):
+        return self._train(..., steps)`, called in such a loop), a few levels up. Each value
+        compiles its own program, as long as the value; `lax.fori_loop` with the count as a
+        traced argument compiles once. A static depth that the calls give as different
+        constants (`mlp(x, layers=4) + mlp(x, layers=8)`) is a choice among a few programs, and
+        is not reported.
         """
     why = """
         Tracing runs the Python loop, so the compiled program contains one copy of the loop body
@@ -86,6 +99,28 @@ class UnrolledLoop(Rule):
 
         def main(x):
             return rollout(x, steps=5000)
+        """,
+        """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames="steps")
+        def refine(x, steps):
+            for _ in range(steps):  # JAX503
+                x = x - 0.1 * jnp.tanh(x)
+            return x
+
+        class Solver:
+            def solve(self, x, steps):
+                return refine(x, steps)
+
+        def sweep(x):
+            solver = Solver()
+            return [solver.solve(x, steps) for steps in (4, 16, 64)] + [
+                solver.solve(x, n) for n in range(3)
+            ]
         """,
     )
     good = (
@@ -154,15 +189,24 @@ class UnrolledLoop(Rule):
                 continue
             for node in module.effects.traced_nodes[id(fn)].loops:
                 count = shapes.trip_count(node)
-                if count is None or count < 2 or not _stages(node, module):
+                if count is not None and count < 2 or not _stages(node, module):
                     continue
                 outer = _outer_trips(node, module)
-                if count * outer >= threshold and outer < threshold:
+                if count is not None and count * outer >= threshold and outer < threshold:
                     total = f"{count * outer} iterations" if outer > 1 else f"{count} iterations"
                     report(
                         node.iter,
                         f"This Python loop is unrolled into the compiled program ({total}): trace and compile "
                         "time grow with it; use `jax.lax.fori_loop` or `jax.lax.scan`",
+                    )
+                    continue
+                changing = shapes.changing_bound(node) if outer < threshold else None
+                if changing is not None:
+                    report(
+                        node.iter,
+                        f"This Python loop over a static bound is unrolled into the compiled program, and {changing}: "
+                        "each new bound compiles a new program that grows with it; use `jax.lax.fori_loop` "
+                        "with the count as a traced argument",
                     )
 
 
