@@ -298,23 +298,16 @@ class Source:
             return False
         owned = _owned_names(func)
         declared = _declared_outer(func)
-        targets: list[ast.AST] = []
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        elif isinstance(stmt, ast.Delete):
-            targets = stmt.targets
-        for target in targets:
-            for t in _unpack(target):
-                if isinstance(t, ast.Name) and t.id in declared:
-                    return True
-                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in owned:
-                    return True
+        for t in _store_targets(stmt):
+            if isinstance(t, ast.Name) and t.id in declared:
+                return True
+            if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in owned:
+                return True
         for call in self.calls_at(row):
             f = call.func
             if isinstance(f, ast.Attribute) and f.attr in MUTATORS and _root(f.value) not in owned:
                 return True
         return False
-
 
     def stores_at(self, row: int) -> list[tuple]:
         """The writes the statement at `row` makes to objects outside its own values, as the objects
@@ -325,22 +318,16 @@ class Source:
         func = next((s for s in self.scopes(row) if isinstance(s, FUNCS + (ast.Lambda,))), None)
         if stmt is None or func is None:
             return []
-        targets: list[ast.AST] = []
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        elif isinstance(stmt, ast.Delete):
-            targets = stmt.targets
         stores = []
-        for target in targets:
-            for t in _unpack(target):
-                if isinstance(t, ast.Attribute):
-                    stores.append(("attribute", t.value, t.attr))
-                elif isinstance(t, ast.Subscript):
-                    stores.append(("container", t.value, None))
-                elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Global):
-                    stores.append(("global", t.id, None))
-                elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Nonlocal):
-                    stores.append(("nonlocal", t.id, None))
+        for t in _store_targets(stmt):
+            if isinstance(t, ast.Attribute):
+                stores.append(("attribute", t.value, t.attr))
+            elif isinstance(t, ast.Subscript):
+                stores.append(("container", t.value, None))
+            elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Global):
+                stores.append(("global", t.id, None))
+            elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Nonlocal):
+                stores.append(("nonlocal", t.id, None))
         for call in self.calls_at(row):
             if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
                 stores.append(("container", call.func.value, None))
@@ -397,6 +384,17 @@ def _root(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _store_targets(stmt: ast.stmt):
+    """What an assignment, augmented assignment or `del` statement stores to, unpacked."""
+    targets: list[ast.AST] = []
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    elif isinstance(stmt, ast.Delete):
+        targets = stmt.targets
+    for target in targets:
+        yield from _unpack(target)
 
 
 def _unpack(target: ast.AST):

@@ -326,8 +326,10 @@ class Recorder:
         self.compiled.append(Compile(name, site, stack, tuple(work.sessions), work.reason))
 
 
-class Sink(io.TextIOBase):
+class _Sink(io.TextIOBase):
     """Stands in for sys.stdout/stderr: notes writes made while tracing, keeps nothing."""
+
+    noted = True  # what is written here is noted (writes.py asks)
 
     def __init__(self, fd: int):
         self._fd = fd
@@ -353,9 +355,9 @@ class Sink(io.TextIOBase):
 
 
 class _ByteSink(io.RawIOBase):
-    """The `buffer` of a Sink, for code that writes bytes to sys.stdout.buffer."""
+    """The `buffer` of a _Sink, for code that writes bytes to sys.stdout.buffer."""
 
-    def __init__(self, text: Sink):
+    def __init__(self, text: _Sink):
         self._text = text
 
     def writable(self) -> bool:
@@ -526,8 +528,8 @@ def install_hooks(sink_output: bool = True) -> None:
     import numpy as np
 
     if sink_output:
-        sys.stdout = Sink(1)
-        sys.stderr = Sink(2)
+        sys.stdout = _Sink(1)
+        sys.stderr = _Sink(2)
     else:
         builtins.print = _noting("io", builtins.print, jax.core.Tracer, text=True)
     for name in LOG_METHODS:

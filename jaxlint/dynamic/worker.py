@@ -107,7 +107,7 @@ class Worker:
         self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline,
                            results.backend, request["timeout"])
         self.cases = [Case(f["index"], Target.of(source, f), f.get("via")) for f in request["findings"]]
-        self.ex.watched = watch(source, [f["row"] for f in request["findings"] if f["code"].startswith("JAX4")])
+        self.ex.watched = watch(source, [c.target.row for c in self.cases if c.target.category == 4])
 
     def run(self) -> None:
         self.decide_here()

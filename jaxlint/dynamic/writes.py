@@ -225,10 +225,8 @@ def _heard(fn) -> bool:
     (`print`, `jax.debug.print`, the recorder's own streams) and Python's logging."""
     import jax
 
-    from jaxlint.dynamic.recorder import Sink
-
     if fn is None:
         return False
     owner = getattr(fn, "__self__", None)
-    return fn is builtins.print or fn is jax.debug.print or isinstance(owner, (logging.Logger, Sink)) \
-        or getattr(fn, "__module__", None) in ("logging", "absl.logging")
+    return fn is builtins.print or fn is jax.debug.print or isinstance(owner, logging.Logger) \
+        or getattr(owner, "noted", False) is True or getattr(fn, "__module__", None) in ("logging", "absl.logging")
