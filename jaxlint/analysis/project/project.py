@@ -107,6 +107,7 @@ class ProjectIndex:
         self.module_name = lru_cache(maxsize=None)(self._module_name)
         self.project_root = lru_cache(maxsize=None)(self._project_root)
         self.find_module = lru_cache(maxsize=None)(self._find_module)
+        self.namespace_root = lru_cache(maxsize=None)(self._namespace_root)
 
     @staticmethod
     def _is_package(directory: str) -> bool:
@@ -141,6 +142,18 @@ class ProjectIndex:
         if root is not None:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def _namespace_root(self, directory: str, package: str) -> str | None:
+        """The folder above the nearest folder at or above `directory` named `package`: where the
+        top-level package of a module in a namespace package (a folder without `__init__.py` on the
+        way up) sits, found from the package's name in the module's own absolute imports."""
+        while True:
+            parent, name = os.path.split(directory)
+            if name == package:
+                return parent
+            if parent == directory:
+                return None
+            directory = parent
 
     def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
         """The file of module `name` under one of `roots` (None if none), and the paths looked at
@@ -177,6 +190,7 @@ class ModuleLink:
         self.path = path
         self.name, self.package, _ = project.index.module_name(path)
         self.roots = project.index.search_roots(path)
+        self._directory = os.path.dirname(os.path.abspath(path))
         self.entry = ""  # the entry point being analysed when a call is followed
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
@@ -186,6 +200,13 @@ class ModuleLink:
     ) -> Value:
         """The value of a call of an imported name inside traced code (the value analysis' hook)."""
         return self.project.follow(self, callee, args, kwargs, ctx, depth, spread)
+
+    def roots_for(self, package: str) -> tuple[str, ...]:
+        """The folders an absolute import of top-level package `package` is looked up in: `roots`,
+        then, where the module sits in a folder of that name, the folder above it (a namespace
+        package's modules import each other by absolute names)."""
+        found = self.project.index.namespace_root(self._directory, package)
+        return self.roots if found is None or found in self.roots else (*self.roots, found)
 
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
@@ -317,7 +338,7 @@ class Project:
         names in a project module, with that module's facts."""
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots)
+            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots_for(parts[0]))
             self._record((), absent, link)  # a module created there later resolves the name anew
             if path is None:
                 continue

@@ -28,6 +28,8 @@ from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.array_annotations import python_annotation
 from jaxlint.analysis.tracing.instance_calls import _python_value
 from jaxlint.analysis.tracing.static_arguments import positional_params
 from jaxlint.analysis.tracing.tracing import first_param
@@ -215,6 +217,8 @@ class _Calls:
             return
         if isinstance(parent, ast.Attribute) and self._other_method_call(parent):
             return  # `self.pe_layer.forward_with_coords(...)`: no call of `__call__`
+        if _only_tested(made, parent):
+            return  # `if self.rpe is not None:`: the instance's identity or truth, no call
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.value is made:
             self._bound(parent.targets[0], parent)
             return
@@ -306,6 +310,16 @@ class _Calls:
         return self.names.parent_class.get(id(owner.node))
 
 
+def _only_tested(made: ast.expr, parent: Optional[ast.AST]) -> bool:
+    """Whether an expression's value is only compared by identity (`x is None`) or taken the truth
+    of (`if x:`, `not x`): neither calls the instance nor hands it on."""
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)):
+        return parent.test is made
+    return isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+
+
 # -- what a call passes ---------------------------------------------------------------------------
 def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bool:
     """Whether the class's own plain method `name` never runs `__call__` on its instance."""
@@ -349,6 +363,8 @@ def _untraced(expr: ast.expr, names: Names, scope: Scope, depth: int) -> Optiona
         if stored:
             values = [_untraced(v, names, s, depth - 1) for v, s in stored]
             return None if None in values else QUIET if QUIET in values else PYTHON
+        if _python_field(expr, names, scope):
+            return PYTHON
     return PYTHON if _python_value(expr, names, scope, depth, {}) else None
 
 
@@ -378,6 +394,30 @@ def _self_attribute_values(expr: ast.Attribute, names: Names, scope: Scope) -> L
     if key not in table:
         table[key] = _stored_in_methods(cls, expr.attr, names)
     return table[key]
+
+
+def _python_field(expr: ast.Attribute, names: Names, scope: Scope) -> bool:
+    """`self.<attr>` read in a method of a framework module (whose fields are its configuration)
+    that declares the field a Python number, string or bool, or a tuple of those
+    (`image_embedding_size: Tuple[int, int] = (64, 64)`), and whose methods never store into it."""
+    owner = names.lookup(expr.value.id, scope)  # type: ignore[union-attr]
+    if owner is None or owner.kind != "function" or first_param(owner.node) != expr.value.id:  # type: ignore[union-attr]
+        return False
+    cls = names.parent_class.get(id(owner.node))
+    if cls is None:
+        return False
+    outer = names.enclosing_scope(cls)
+    if not any(names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases):
+        return False
+    declared = any(
+        isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr
+        and python_annotation(stmt.annotation, names, outer)
+        for stmt in cls.body
+    )
+    return declared and not any(
+        isinstance(node, ast.Attribute) and node.attr == expr.attr and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(cls)
+    )
 
 
 # Per module: (id(class), attribute) -> what the class's methods store in `self.<attribute>`.
