@@ -235,6 +235,57 @@ def test_module_names_follow_packages_and_src_layouts(tmp_path):
     assert set(absent) == {str(tmp_path / "tools/pkg"), str(tmp_path / "pkg")}
 
 
+NAMESPACED = {
+    # No project marker, and `systems/` has no `__init__.py`: a namespace package inside `app`.
+    "repo/app/__init__.py": "",
+    "repo/app/types.py": """
+        from typing import NamedTuple
+
+        import jax
+
+
+        class Transition(NamedTuple):
+            reward: jax.Array
+        """,
+    "repo/app/systems/dqn.py": """
+        import jax
+
+        from app.types import Transition
+
+
+        @jax.jit
+        def loss(batch: Transition):
+            return min(max(batch.reward, -1.0), 1.0)
+        """,
+}
+
+
+def test_a_namespace_package_imports_its_package_by_absolute_name(cli, make_files):
+    """A module in a folder without `__init__.py` inside package `app` imports `app.types`: the
+    folder above `app` is where Python, run from the repository, finds it."""
+    root = make_files(NAMESPACED)
+    index = ProjectIndex()
+    dqn = str(root / "repo/app/systems/dqn.py")
+    assert index.module_name(dqn) == ("dqn", "", str(root / "repo/app/systems"))
+    assert index.namespace_root(str(root / "repo/app/systems"), "app") == str(root / "repo")
+    assert index.namespace_root(str(root / "repo/app/systems"), "other") is None
+    out = cli("check", "--no-cache", "--output-format", "json", "repo/app/systems/dqn.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
+
+
+def test_python_imports_the_namespace_package_from_the_repository(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    root = make_files(NAMESPACED)
+    monkeypatch.syspath_prepend(str(root / "repo"))
+    for name in ("app", "app.types", "app.systems", "app.systems.dqn"):
+        sys.modules.pop(name, None)
+    from app.systems import dqn
+    from app.types import Transition
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        dqn.loss(Transition(jax.numpy.float32(2.0)))
+
+
 @pytest.mark.parametrize(
     "statement, package, expected",
     [

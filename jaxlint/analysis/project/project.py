@@ -2,7 +2,9 @@
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
 would put on `sys.path` to import it), and the project root above it (the nearest folder
-with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
+with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder; for a module
+in a namespace package (a folder without `__init__.py` on the way up), also the folder above
+the nearest folder named as the top-level package of an absolute import (`roots_for`). A
 qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
 relative one, `import pkg.util as u` or read through a re-export in an `__init__.py`)
 resolves to the plain `def` it names in one of those files (`ModuleLink.defines_class` asks
@@ -11,12 +13,14 @@ system when a name asks for them and parsed once per process.
 
 Following: when traced code calls such a function with at least one traced argument (or an
 unknown one for a parameter declared a JAX array, which is traced there), the callee is
-analysed in its own module, in the caller's context and with the caller's argument values.
+analysed in its own module, in the caller's context and with the caller's argument values; so
+is the `__call__` of a plain class of a project module (no framework module) whose instance
+traced code calls (`instance=True`).
 The call evaluates to the callee's return value, memoised per (function, argument values,
 context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
 callee does wrong when it runs traced, and each finding there names the entry point that
-traced it. Calls into anything else (other libraries, decorated functions, methods,
+traced it. Calls into anything else (other libraries, decorated functions, other methods,
 callables assigned at module level, and the libraries `jax_api` describes, even when the
 project is one of them) stay opaque: UNKNOWN. So do functions that test the
 type of a parameter (`isinstance`, `hasattr`, `type`): they are written for Python values
@@ -56,6 +60,9 @@ from jaxlint.source import Source, SourceError, decode
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
 _SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the project reads again
+# Packages whose classes the tables describe (`jax_api`), or Python's and NumPy's own: no class
+# facts are read from their source, even in a project that is one of them.
+_NO_PROJECT_CLASSES = frozenset({*jax_api.MODELLED_PACKAGES, "builtins", "typing", "typing_extensions", "numpy"})
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
 
 
@@ -64,7 +71,7 @@ class IncomingCall:
     """A traced call into a project function, to be analysed in the callee's module."""
 
     path: str  # the callee's file
-    function: str  # its name in that module
+    function: str  # its name in that module (`Class.__call__` for an instance's call)
     params: tuple[tuple[str, Value], ...]  # the values its parameters receive
     context: Context
     entry: str  # the transformed function that traces it, as `module.function`
@@ -72,14 +79,20 @@ class IncomingCall:
 
 @dataclass
 class ProjectFunction:
-    """A plain module-level function of a project module."""
+    """A plain module-level function of a project module, or the `__call__` of one of its classes."""
 
     facts: Any  # its module's facts, as the project builds them (`Project.facts`)
     node: ast.FunctionDef | ast.AsyncFunctionDef
+    owner: str | None = None  # the class whose method it is
 
     @property
     def path(self) -> str:
         return self.facts.project.path
+
+    @property
+    def name(self) -> str:
+        """Its name in its module: `function`, or `Class.method`."""
+        return self.node.name if self.owner is None else f"{self.owner}.{self.node.name}"
 
 
 @dataclass(frozen=True)
@@ -196,10 +209,12 @@ class ModuleLink:
         self.deps: set[str] = set()
 
     def follow(
-        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False
+        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False,
+        instance: bool = False,
     ) -> Value:
-        """The value of a call of an imported name inside traced code (the value analysis' hook)."""
-        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread)
+        """The value of a call of an imported name inside traced code (the value analysis' hook);
+        `instance`: a call of an instance of the class the name stands for."""
+        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread, instance)
 
     def roots_for(self, package: str) -> tuple[str, ...]:
         """The folders an absolute import of top-level package `package` is looked up in: `roots`,
@@ -214,14 +229,12 @@ class ModuleLink:
 
     def instance_call(self, qualname: str) -> ProjectFunction | None:
         """The `__call__` an instance of the project class a qualified name stands for runs, if any."""
-        found = self.project.definition(self, qualname)
-        if found is None or not isinstance(found[1], ast.ClassDef):
-            return None
-        method = call_method(found[1])
-        return ProjectFunction(found[0], method) if method is not None else None
+        return self.project.instance_call(self, qualname)
 
     def class_of(self, qualname: str) -> tuple[Names, ast.ClassDef] | None:
         """The names of the project module that defines the class a qualified name stands for, and its statement."""
+        if qualname.split(".", 1)[0] in _NO_PROJECT_CLASSES:
+            return None
         found = self.project.definition(self, qualname)
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
@@ -333,6 +346,19 @@ class Project:
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
+    def instance_call(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
+        """The `__call__` an instance of the project class a qualified name seen in `link`'s module
+        stands for runs: its own undecorated one (None for a framework module, whose `__call__` the
+        framework runs, a traced root decided by its callers)."""
+        found = self.definition(link, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        facts, cls = found
+        method = call_method(cls)
+        if method is None or any(facts.names.qualname(b, facts.names.enclosing_scope(cls)) in jax_api.MODULE_BASES for b in cls.bases):
+            return None
+        return ProjectFunction(facts, method, cls.name)
+
     def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
         """The module-level `def` or `class` statement a qualified name seen in `link`'s module
         names in a project module, with that module's facts."""
@@ -365,7 +391,7 @@ class Project:
     # ---- following traced calls --------------------------------------------------------------
     def follow(
         self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int,
-        spread: bool = False,
+        spread: bool = False, instance: bool = False,
     ) -> Value:
         given = (*args, *kwargs.values())
         traced = any(v.traced for v in given)
@@ -373,18 +399,19 @@ class Project:
             traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
-        target = self.resolve(link, callee)
+        target = self.instance_call(link, callee) if instance else self.resolve(link, callee)
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
-            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}, spread=spread
+            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()},
+            STATIC if instance else None, spread=spread,
         )
         # An unknown value given to a parameter declared a JAX array is traced there too.
         params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))
         if not traced and not any(v.traced for v in params.values()):
             return UNKNOWN
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
-        key = (target.path, target.node.name, values, ctx)
+        key = (target.path, target.name, values, ctx)
         memo = self._memo.get(key)
         if memo is None:
             if key in self._active:
@@ -401,7 +428,7 @@ class Project:
                 self._active.discard(key)
             memo = self._memo[key] = (result, frozenset(frame.calls), frozenset(frame.deps))
         result, calls, deps = memo
-        call = IncomingCall(target.path, target.node.name, values, ctx, "")
+        call = IncomingCall(target.path, target.name, values, ctx, "")
         self._record((call, *calls), deps, link)
         return result
 

@@ -186,6 +186,8 @@ class _Calls:
             parent = self.parents.get(id(ref))
             if isinstance(parent, ast.Attribute):
                 continue  # `layers.Bias` inside `layers.Bias.attr`: read where the attribute is
+            if self._in_annotation(ref):
+                continue  # `positions: Optional[Bias]`: a type, no instance made or handed on
             if not (isinstance(parent, ast.Call) and parent.func is ref):
                 raise _Escaped  # the class itself handed on
             self._instance(parent)
@@ -204,6 +206,17 @@ class _Calls:
             and located[1].name == self.cls.name and located[1].lineno == self.cls.lineno
             and os.path.abspath(located[0].path or "") == os.path.abspath(self.home.path or "")
         )
+
+    def _in_annotation(self, node: ast.AST) -> bool:
+        """Whether `node` is part of an annotation (of a field, a variable or a parameter, or a return type)."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.arg):
+                return parent.annotation is child
+            child, parent = parent, self.parents.get(id(parent))
+        if isinstance(parent, ast.AnnAssign):
+            return parent.annotation is child
+        return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child
 
     # -- where an instance goes ------------------------------------------------------------------
     def _instance(self, made: ast.expr) -> None:

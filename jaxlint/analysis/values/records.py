@@ -1,14 +1,16 @@
-"""Instances of the module's record classes: what each field holds where traced code builds one.
+"""Instances of record classes: what each field holds where traced code builds one, or receives one.
 
 A record class is a `typing.NamedTuple` or a dataclass (`dataclasses.dataclass`,
 `flax.struct.dataclass`, `chex.dataclass`, a `flax.struct.PyTreeNode` or Equinox module)
-defined in the module whose constructor only stores its arguments: its fields are the
+defined in the module or another module of the project whose constructor only stores its
+arguments: its fields are the
 annotated names of its class body (and of its record bases, first), in order, each taking
 a positional or keyword argument or else its default (a Python value). A class that writes
 its own `__init__`, `__new__` or `__post_init__`, or a field that converts its argument or is
 left out of the constructor, is not one: nothing is known of what such an instance holds.
 Copies with fields replaced (`x._replace(f=v)`, `x.replace(f=v)`, `dataclasses.replace(x, f=v)`)
-keep the other fields.
+keep the other fields. A traced instance that arrives under an annotation naming a NamedTuple
+or a dataclass pytree class holds what each field's declaration says (`traced_instance`).
 """
 
 from __future__ import annotations

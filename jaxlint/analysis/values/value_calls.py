@@ -140,7 +140,7 @@ class CallEvaluation:
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
         if self.analysis.imported is not None:
-            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node))
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node), False)
         return UNKNOWN
 
     def _collected_count(self, node: ast.Call, args: list[Value]) -> int | None:

@@ -25,6 +25,7 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation_name
+from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
@@ -42,6 +43,7 @@ from jaxlint.analysis.tracing.tracing import (
     constructed_call_method,
     plain_class,
     positional_params,
+    receiver,
     transform_of,
 )
 from jaxlint.analysis.values.comparisons import comparison
@@ -50,7 +52,7 @@ from jaxlint.analysis.values.nullness import not_none_parameters
 from jaxlint.analysis.values.pytree_fields import ProjectClasses, one_array
 from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.string_parameters import string_parameters
-from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array
+from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array, spreads
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
 from jaxlint.analysis.values.value_members import MemberEvaluation
@@ -70,8 +72,9 @@ _LIBRARIES = tuple(f"{package}." for package in (*jax_api.MODELLED_PACKAGES, "bu
 
 
 # (qualified callee, positional values, keyword values, calling context, depth, whether the
-# call unpacks an iterable into its positional arguments) -> return value
-ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int, bool], "Value"]
+# call unpacks an iterable into its positional arguments, whether it calls an instance of the
+# class the name stands for) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int, bool, bool], "Value"]
 
 
 class ValueAnalysis:
@@ -100,6 +103,7 @@ class ValueAnalysis:
         self._jax_arrays: dict[int, frozenset[str]] = {}  # id(function) -> parameters declared JAX arrays
         self._strings: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed as strings
         self._declared: dict[int, dict[str, Value]] = {}  # id(function) -> `_declared_types`
+        self._stored: dict[int, dict] = {}  # id(class) -> what its methods store on `self` (`self_attributes`)
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -224,6 +228,27 @@ class ValueAnalysis:
             if instance is not None:
                 declared[param.arg] = instance
         return declared
+
+    def held_instances(self, scope: Scope, attr: str) -> tuple[ast.Call, Scope] | None:
+        """The constructor call that makes every instance the methods of the class around `scope`
+        store in `self.<attr>` (None aside), with the scope it is read in; None where they store
+        anything else, or instances of more than one class."""
+        method = scope
+        while method.parent is not None and method.parent.kind != "class":
+            method = method.parent
+        if method.parent is None or not isinstance(method.parent.node, ast.ClassDef):
+            return None
+        cls = method.parent.node
+        stored = self._stored.get(id(cls))
+        if stored is None:
+            stored = self._stored[id(cls)] = self_attributes(cls)
+        values = [v for v in stored.get(attr) or () if not (isinstance(v, ast.Constant) and v.value is None)]
+        calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
+        if not calls or len(calls) != len(values):
+            return None
+        made = [(call, self.names.read_scope.get(id(_root(call.func)), self.names.module)) for call in calls]
+        kinds = {self.names.qualname(call.func, where) or id(self.names.definition(call.func, where)) for call, where in made}
+        return made[0] if len(kinds) == 1 else None
 
     def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The values traced code gives a function it calls: a parameter declared a JAX array
@@ -533,6 +558,28 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             and id(node) not in self.analysis.compile_time_operations
         )
 
+    def _held_instance_call(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value | None:
+        """`self.layer(...)` in a method, where every instance the class's methods store in
+        `self.layer` (None aside: a call of it fails) is made by one plain class of this module or
+        another module of the project: that class's `__call__`, followed with the call's values
+        (a framework module's `__call__` is a traced root of its own, decided by its callers)."""
+        func = node.func
+        if not isinstance(func.value, ast.Name) or func.value.id != receiver(self.names, self.scope):
+            return None
+        made = self.analysis.held_instances(self.scope, func.attr)
+        if made is None:
+            return None
+        call, scope = made
+        if isinstance(self.names.definition(call.func, scope), ast.ClassDef):
+            method = constructed_call_method(call, self.names, scope)
+            if method is None:
+                return None
+            return self._call_function(FunctionValue(method, method_self=STATIC), node, args, kwargs, env)
+        qualname = self.names.qualname(call.func, scope)
+        if qualname is None or self.analysis.imported is None:
+            return None
+        return self.analysis.imported(qualname, args, kwargs, self.ctx, self.depth, spreads(node), True)
+
     # ---- calls ------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: Env) -> Value:
         callee = self.names.qualname(node.func, self.scope)
@@ -595,7 +642,17 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             if made is not None:
                 return made
         if isinstance(node.func, ast.Attribute):
+            held = self._held_instance_call(node, args, kwargs, env)
+            if held is not None:
+                return held
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN
+
+
+def _root(expr: ast.expr) -> ast.expr:
+    """The name an attribute chain starts from (`layers` of `layers.Bias`)."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr
