@@ -432,6 +432,56 @@ def test_summaries_say_what_a_function_does_with_each_parameter(tmp_path):
     assert (flag.mutated, flag.reaches_return, flag.truth_tested) == (False, False, True)
 
 
+def test_summaries_say_what_every_call_in_the_project_passes(tmp_path):
+    """Top down: `span` is given a Python value by every call in the project (a shape, a literal),
+    wherever the calls are; `x` an array by one of them; `Window.__call__`'s `size` shapes only.
+    Each is read once per run: asked again, the answer is kept, and the modules read are the
+    asking module's dependencies each time."""
+    files = {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": """\
+            import jax
+            import numpy as np
+
+
+            def window(x: jax.Array, span, scale=1.0):
+                return x[: np.arange(span).size] * scale
+
+
+            class Window:
+                def __call__(self, x, size):
+                    return x[: np.arange(size).size]
+            """,
+        "pkg/main.py": """\
+            import jax
+
+            from pkg import helpers
+            from pkg.helpers import Window, window
+
+
+            @jax.jit
+            def step(x):
+                return window(x, x.shape[0], 2.0) + helpers.window(x, 3, x.sum()) + Window()(x, x.shape[-1])
+            """,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    project = Project(facts=ModuleFacts)
+    link = project.link(str(tmp_path / "pkg/other.py"))
+    x, span, scale = link.summary(link.callee("pkg.helpers.window"))
+    assert (x.array, x.python) == (True, False)
+    assert (span.array, span.python) == (False, True)
+    assert scale.python is False  # `x.sum()`: an array
+    x, size = link.summary(link.instance_call("pkg.helpers.Window"))
+    assert (x.python, size.python) == (False, True)
+    assert link.summary(link.callee("pkg.helpers.window")) is project.summary(link.callee("pkg.helpers.window"))
+    again = project.link(str(tmp_path / "pkg/another.py"))
+    again.summary(again.callee("pkg.helpers.window"))
+    assert str(tmp_path / "pkg/main.py") in link.deps and str(tmp_path / "pkg/main.py") in again.deps
+
+
 def test_incoming_calls_survive_the_cache_format():
     nested = Value(Trace.TRACED, items=(TRACED_ARRAY, Value(Trace.STATIC)), element=TRACED)
     call = IncomingCall("/p/helpers.py", "clip", (("limit", Value(Trace.STATIC)), ("x", nested)), STAGED, "main.step")

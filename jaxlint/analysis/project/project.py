@@ -28,9 +28,11 @@ as well as arrays, and the analysis does not tell which path a tracer takes.
 
 For other facts (the PRNG key flow, for one): `ModuleFacts.project.callee(qualname)`
 resolves a name to a `ProjectFunction`: the callee's own `ModuleFacts` (its `keys`,
-`effects`, `analysis`, ...) and its `def` node. `Project.summary(function)` answers, per
-parameter, whether a traced argument reaches the return value or a Python truth test, and
-whether the function mutates it in place. Every module a resolution reads is added to
+`effects`, `analysis`, ...) and its `def` node (`instance_call` the `__call__` of a class).
+`ModuleLink.summary(function)` answers, per parameter, bottom up, whether a traced argument
+reaches the return value or a Python truth test, whether the function mutates it in place and
+whether it is declared an array; top down, whether every call of the function in the project
+passes a Python value. Computed once per function per run. Every module a resolution reads is added to
 `ModuleLink.deps`, which the cache keys the file's results by: a fact computed from a
 callee's module is re-computed when that module changes. So is every path looked at before
 the module was found (or in vain) and missing: a module created there later takes the name.
@@ -54,6 +56,8 @@ from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
+from jaxlint.analysis.project.project_instance_calls import untraced_arguments, untraced_parameters
+from jaxlint.analysis.values.pytree_fields import one_array
 from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.source import Source, SourceError, decode
 
@@ -97,11 +101,13 @@ class ProjectFunction:
 
 @dataclass(frozen=True)
 class ParameterSummary:
-    """What a function does with one traced parameter (the others static)."""
+    """What a function does with one parameter traced (the others static), and what it is given."""
 
     reaches_return: bool  # the return value is traced
     truth_tested: bool  # it decides an `if`, `while`, `assert` or boolean operator
     mutated: bool  # item or attribute stores into it, or a mutating method call on it
+    array: bool  # declared an array type (not a sequence of arrays): an array wherever it is traced
+    python: bool  # every call of the function in the project passes a Python value (a shape, a literal)
 
 
 @dataclass
@@ -227,6 +233,10 @@ class ModuleLink:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
 
+    def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
+        """`Project.summary` of a function this module reaches, its modules read as this module's dependencies."""
+        return self.project.summary(function, self)
+
     def instance_call(self, qualname: str) -> ProjectFunction | None:
         """The `__call__` an instance of the project class a qualified name stands for runs, if any."""
         return self.project.instance_call(self, qualname)
@@ -264,7 +274,7 @@ class Project:
         self._memo: dict[tuple, tuple[Value, frozenset[IncomingCall], frozenset[str]]] = {}
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
-        self._summaries: dict[int, tuple[ParameterSummary, ...]] = {}
+        self._summaries: dict[int, tuple[tuple[ParameterSummary, ...], frozenset[str]]] = {}
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
 
@@ -448,14 +458,27 @@ class Project:
         link.deps.update(deps)
 
     # ---- summaries ---------------------------------------------------------------------------
-    def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
-        """Per positional or keyword parameter, in order: what the function does with it traced."""
+    def summary(self, function: ProjectFunction, asker: ModuleLink | None = None) -> tuple[ParameterSummary, ...]:
+        """Per positional or keyword parameter, in order (a method's instance aside): what the
+        function does with it traced, bottom up, and what the project's calls of it pass, top
+        down (`project_instance_calls`: every module naming it read once per run). Computed once
+        per function and kept; the modules read are dependencies of `asker`, the module asking."""
         cached = self._summaries.get(id(function.node))
         if cached is not None:
-            return cached
+            summary, deps = cached
+            if asker is not None:
+                asker.deps.update(deps)
+            return summary
         node = function.node
         a = node.args
-        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)][1 if function.owner else 0:]
+        names = function.facts.names
+        read = _Frame()  # collects the modules the search reads
+        if function.owner is None:
+            python = untraced_arguments(function.facts, node, frozenset(params), read)
+        else:
+            cls = names.parent_class.get(id(node))
+            python = untraced_parameters(function.facts, cls, node, frozenset(params), read) if cls is not None else {}
         body = own_nodes(node)
         tests = [n.test for n in body if isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp))]
         tests += [v for n in body if isinstance(n, ast.BoolOp) for v in n.values]
@@ -464,12 +487,18 @@ class Project:
             analysis = ValueAnalysis(function.facts.names)
             values = {p: (TRACED if p == name else STATIC) for p in params}
             result = analysis.analyze(node, values, STAGED)
+            annotation = next(p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == name)
             out.append(ParameterSummary(
                 reaches_return=result.traced,
                 truth_tested=any(analysis.value(t) is not None and analysis.value(t).traced for t in tests),
                 mutated=any(_mutates(n, name) for n in body),
+                array=annotation is not None and one_array(annotation, names),
+                python=python.get(name, False),
             ))
-        summary = self._summaries[id(node)] = tuple(out)
+        summary = tuple(out)
+        self._summaries[id(node)] = (summary, frozenset(read.deps))
+        if asker is not None:
+            asker.deps.update(read.deps)
         return summary
 
 

@@ -24,7 +24,7 @@ import ast
 import os
 import re
 from itertools import chain
-from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Protocol, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.names import Names, Scope
@@ -66,21 +66,65 @@ class _Escaped(Exception):
 
 
 def untraced_parameters(
-    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
+    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
 ) -> Dict[str, bool]:
     """The parameters of `cls.__call__` (`method`) among `asked` that every call of the class's
     instances in the project passes a value that is not traced: True where every call passes a
     Python value, False where some pass a value never taken for traced. The search stops at the
-    first call that decides all of them."""
+    first call that decides all of them. The modules read are dependencies of `asker` (a
+    `ModuleLink`; default: that of `facts`)."""
+    return _decided(
+        facts, cls.name, method, positional_params(method)[1:], asked, lambda other: _Calls(other, facts, cls), asker
+    )
+
+
+def untraced_arguments(
+    facts: _Module, function: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
+) -> Dict[str, bool]:
+    """The same of a module-level function of the module `facts`, from every call of it in the
+    project: called by its name (or through its module, `helpers.clip(...)`), and not handed
+    to other code (a transformation, `functools.partial`), which calls it out of view."""
+    return _decided(
+        facts, function.name, function, positional_params(function), asked,
+        lambda other: _FunctionCalls(other, facts, function), asker,
+    )
+
+
+def _decided(
+    facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
+    calls_in: Callable[[_Module], "_Calls"], asker: Any,
+) -> Dict[str, bool]:
+    """What every call of the function (or instance) named `name` passes, read once per run (the
+    modules it was read from are recorded as the asker's dependencies each time)."""
     link = facts.project
     if link is None:
         return {}
-    positional = [p.arg for p in positional_params(method)[1:]]
+    home = os.path.abspath(facts.path) if facts.path else None
+    memo = _DECIDED.setdefault(link.project, {})
+    key = (home, method.lineno, method.col_offset, name, asked)
+    if key not in memo:
+        deps: set = set()
+        memo[key] = (_read_calls(facts, name, method, positional_params_, asked, calls_in, home, deps), frozenset(deps))
+    verdicts, deps = memo[key]
+    (asker or link).deps.update(deps)  # a result computed from those modules: re-linted when one changes
+    return dict(verdicts)
+
+
+# Per run (`Project`): (module, function, name, parameters asked) -> what every call passes, and
+# the modules read to find out.
+_DECIDED: "WeakKeyDictionary[object, Dict[tuple, Tuple[Dict[str, bool], FrozenSet[str]]]]" = WeakKeyDictionary()
+
+
+def _read_calls(
+    facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
+    calls_in: Callable[[_Module], "_Calls"], home: Optional[str], deps: set,
+) -> Dict[str, bool]:
+    link = facts.project
+    positional = [p.arg for p in positional_params_]
     verdicts: Dict[str, str] = {
         p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs)) if p in asked
     }
-    home = os.path.abspath(facts.path) if facts.path else None
-    others = [p for p in _files_naming(link, cls.name) if os.path.abspath(p) != home]
+    others = [p for p in _files_naming(link, name) if os.path.abspath(p) != home]
     seen = False
     with link.project.search():  # the modules it reads are released after it
         try:
@@ -88,8 +132,8 @@ def untraced_parameters(
                 if other is None:
                     continue
                 if other is not facts:
-                    link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
-                for args, keywords, scope in _Calls(other, facts, cls).calls():
+                    deps.add(other.path)
+                for args, keywords, scope in calls_in(other).calls():
                     seen = True
                     if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
                         return {}
@@ -181,7 +225,7 @@ class _Calls:
 
     def calls(self) -> List[_Passed]:
         for ref in _references(self.names, self.facts.tree).get(self.cls.name, ()):
-            if not self._is_class(ref):
+            if not self._is_target(ref):
                 continue
             parent = self.parents.get(id(ref))
             if isinstance(parent, ast.Attribute):
@@ -193,7 +237,8 @@ class _Calls:
             self._instance(parent)
         return self.found
 
-    def _is_class(self, ref: ast.expr) -> bool:
+    def _is_target(self, ref: ast.expr) -> bool:
+        """Whether `ref` names the class (the function) whose calls are read."""
         if self.facts is self.home and isinstance(ref, ast.Name):
             return self.names.definition(ref) is self.cls
         qualname = self.names.qualname(ref)
@@ -202,7 +247,7 @@ class _Calls:
             return False
         located = link.project.definition(link, qualname)
         return (
-            located is not None and isinstance(located[1], ast.ClassDef)
+            located is not None and type(located[1]) is type(self.cls)
             and located[1].name == self.cls.name and located[1].lineno == self.cls.lineno
             and os.path.abspath(located[0].path or "") == os.path.abspath(self.home.path or "")
         )
@@ -321,6 +366,25 @@ class _Calls:
         if owner is None or owner.kind != "function" or first_param(owner.node) != name:
             return None
         return self.names.parent_class.get(id(owner.node))
+
+
+class _FunctionCalls(_Calls):
+    """The calls one module makes of a module-level function (of its own module or another)."""
+
+    def __init__(self, facts: _Module, home: _Module, function: ast.FunctionDef):
+        super().__init__(facts, home, function)  # type: ignore[arg-type]
+
+    def calls(self) -> List[_Passed]:
+        for ref in _references(self.names, self.facts.tree).get(self.cls.name, ()):
+            if not self._is_target(ref):
+                continue
+            parent = self.parents.get(id(ref))
+            if isinstance(parent, ast.Attribute):
+                continue  # `helpers.clip` inside `helpers.clip.attr`: read where the attribute is
+            if not (isinstance(parent, ast.Call) and parent.func is ref):
+                raise _Escaped  # handed to other code, which calls it out of view
+            self.found.append((parent.args, parent.keywords, self._scope(parent)))
+        return self.found
 
 
 def _only_tested(made: ast.expr, parent: Optional[ast.AST]) -> bool:
