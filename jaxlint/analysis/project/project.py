@@ -275,6 +275,8 @@ class Project:
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
         self._summaries: dict[int, tuple[tuple[ParameterSummary, ...], frozenset[str]]] = {}
+        # (qualified name, search roots) -> its definition, and the paths read to find it
+        self._definitions: dict[tuple, tuple[tuple[Any, ast.AST] | None, frozenset[str]]] = {}
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
 
@@ -371,7 +373,22 @@ class Project:
 
     def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
         """The module-level `def` or `class` statement a qualified name seen in `link`'s module
-        names in a project module, with that module's facts."""
+        names in a project module, with that module's facts. Found once per name and search
+        roots; the paths it reads are recorded for every module that asks."""
+        key = (qualname, link.roots_for(qualname.split(".", 1)[0]))
+        known = self._definitions.get(key)
+        if known is None:
+            read = _Frame()
+            self._frames.append(read)
+            try:
+                found = self._definition(link, qualname, depth)
+            finally:
+                self._frames.pop()
+            known = self._definitions[key] = (found, frozenset(read.deps))
+        self._record((), known[1], link)
+        return known[0]
+
+    def _definition(self, link: ModuleLink, qualname: str, depth: int) -> tuple[Any, ast.AST] | None:
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             path, absent = self.index.find_module(".".join(parts[:cut]), link.roots_for(parts[0]))

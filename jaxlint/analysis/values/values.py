@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
+from weakref import WeakKeyDictionary
 from typing import Callable, Collection
 
 from jaxlint.analysis.engine import cfg
@@ -63,7 +64,6 @@ _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can caus
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
 _MAX_DEPTH = 24
 _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain instance the traced code makes
-_ARRAY = Value(Trace.TRACED, array=True)  # `_declared_types`: a parameter declared an array
 # A JAX array eager code computed (`t = jnp.asarray(t)`) that traced code closes over: a Python
 # constant to the trace, until an operation in staged code makes a tracer of it.
 _CONCRETE_ARRAY = Value(Trace.STATIC, array=True, not_none=True)
@@ -102,8 +102,8 @@ class ValueAnalysis:
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
         self._jax_arrays: dict[int, frozenset[str]] = {}  # id(function) -> parameters declared JAX arrays
         self._strings: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed as strings
-        self._declared: dict[int, dict[str, Value]] = {}  # id(function) -> `_declared_types`
-        self._stored: dict[int, dict] = {}  # id(class) -> what its methods store on `self` (`self_attributes`)
+        self._declared: dict[int, dict[str, ast.expr | None]] = {}  # id(function) -> `_declared_types`
+        self._instances: dict[int, Value | None] = {}  # id(annotation) -> `_traced_instance`
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -190,14 +190,16 @@ class ValueAnalysis:
         if not typed and not strings and not declared:
             return params
         out = dict(params)
-        for name, kind in declared.items():
+        for name, annotation in declared.items():
             value = out.get(name)
             if value is None or not value.traced or value.record is not None or value.array:
                 continue
-            if kind is _ARRAY:
+            if annotation is None:
                 out[name] = value.but(array=True, not_none=True, items=None, element=None, fields=False)
             elif value.items is None:
-                out[name] = kind.but(not_none=value.not_none)
+                instance = self._traced_instance(fn, annotation)
+                if instance is not None:
+                    out[name] = instance.but(not_none=value.not_none)
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
@@ -208,26 +210,30 @@ class ValueAnalysis:
                 out[name] = STATIC
         return out
 
-    def _declared_types(self, fn: FunctionNode) -> dict[str, Value]:
+    def _declared_types(self, fn: FunctionNode) -> dict[str, ast.expr | None]:
         """The parameters of `fn` a traced argument makes an array or a record instance of known
-        fields: declared an array (not a sequence of them: `x: jax.Array`, `mask: chex.Array`),
-        or declared a pytree record class of any module of the project (`batch: Transition`),
-        as `RecordClasses.traced_instance` reads it."""
+        fields: declared an array (None: not a sequence of them, `x: jax.Array`, `mask:
+        chex.Array`), or declared a name that may be a pytree record class of any module of the
+        project (its annotation: `batch: Transition`, read by `_traced_instance`)."""
         if isinstance(fn, ast.Lambda):
             return {}
-        scope = self.names.enclosing_scope(fn)
-        declared: dict[str, Value] = {}
+        declared: dict[str, ast.expr | None] = {}
         for param in (*positional_params(fn), *fn.args.kwonlyargs):
             annotation, _ = annotation_name(param.annotation, self.names)
             if annotation is None:
                 continue
             if one_array(annotation, self.names):
-                declared[param.arg] = _ARRAY
-                continue
-            instance = self.records.traced_instance(annotation, scope)
-            if instance is not None:
-                declared[param.arg] = instance
+                declared[param.arg] = None
+            elif isinstance(annotation, (ast.Name, ast.Attribute)):
+                declared[param.arg] = annotation
         return declared
+
+    def _traced_instance(self, fn: FunctionNode, annotation: ast.expr) -> Value | None:
+        """A traced instance of the record class an annotation of `fn` names (read once), if it is one."""
+        key = id(annotation)
+        if key not in self._instances:
+            self._instances[key] = self.records.traced_instance(annotation, self.names.enclosing_scope(fn))
+        return self._instances[key]
 
     def held_instances(self, scope: Scope, attr: str) -> tuple[ast.Call, Scope] | None:
         """The constructor call that makes every instance the methods of the class around `scope`
@@ -239,9 +245,9 @@ class ValueAnalysis:
         if method.parent is None or not isinstance(method.parent.node, ast.ClassDef):
             return None
         cls = method.parent.node
-        stored = self._stored.get(id(cls))
+        stored = _STORED.setdefault(self.names, {}).get(id(cls))
         if stored is None:
-            stored = self._stored[id(cls)] = self_attributes(cls)
+            stored = _STORED[self.names][id(cls)] = self_attributes(cls)
         values = [v for v in stored.get(attr) or () if not (isinstance(v, ast.Constant) and v.value is None)]
         calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
         if not calls or len(calls) != len(values):
@@ -606,7 +612,9 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         if copy is not None:
             return copy
         if callee is not None:
-            if self.analysis.classes is not None and not callee.startswith(_LIBRARIES):
+            if self.analysis.classes is not None and not callee.startswith(_LIBRARIES) and any(
+                v.trace is not _STATIC_TRACE for v in (*args, *kwargs.values())
+            ):
                 built = self.analysis.records.construct(node, args, kwargs, self.scope)
                 if built is not None:
                     return built  # a record class of another module of the project
@@ -649,6 +657,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN
+
+
+# Per module: id(class) -> what its methods store on `self` (`self_attributes`).
+_STORED: "WeakKeyDictionary[Names, dict[int, dict]]" = WeakKeyDictionary()
 
 
 def _root(expr: ast.expr) -> ast.expr:
