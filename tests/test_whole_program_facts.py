@@ -66,118 +66,47 @@ def _run(source: str, name: str = "check"):
 # ---- a layer kept on an attribute ------------------------------------------------------------
 # The owner stores the layer (or None) on `self` and calls it, after testing it for None, with a
 # shape (clean) or with an array (the bug): NumPy on the length is a constant, or fails on a tracer.
-LAYERS = {
-    "linen": """
-        class Positions(nn.Module):
-            @nn.compact
-            def __call__(self, length):
-                return jnp.asarray(np.arange(length), jnp.float32)
-        """,
-    "nnx": """
-        class Positions(nnx.Module):
-            def __call__(self, length):
-                return jnp.asarray(np.arange(length), jnp.float32)
-        """,
-    "haiku": """
-        class Positions(hk.Module):
-            def __call__(self, length):
-                return jnp.asarray(np.arange(length), jnp.float32)
-        """,
-    "equinox": """
-        class Positions(eqx.Module):
-            def __call__(self, length):
-                return jnp.asarray(np.arange(length), jnp.float32)
-        """,
-    "plain": """
-        class Positions:
-            def __call__(self, length):
-                return jnp.asarray(np.arange(length), jnp.float32)
-        """,
-}
-CALL = """
-                if self.positions is not None:
-                    x = x + self.positions({length})
-                return x
+BASES = {"linen": "(nn.Module)", "nnx": "(nnx.Module)", "haiku": "(hk.Module)", "equinox": "(eqx.Module)", "plain": ""}
+COMPACT = {"linen": "@nn.compact\n    "}
+LAYER = """
+class Positions{base}:
+    {compact}def __call__(self, length):
+        return jnp.asarray(np.arange(length), jnp.float32)
 """
-OWNERS = {
-    "linen": """
-        class Model(nn.Module):
-            with_positions: bool = True
-
-            def setup(self):
-                if self.with_positions:
-                    self.positions = Positions()
-                else:
-                    self.positions = None
-
-            def __call__(self, x):""" + CALL + """
-
-        def check(x):
-            model = Model()
-            variables = model.init(jax.random.PRNGKey(0), x)
-            return jax.jit(model.apply)(variables, x)
-        """,
-    "nnx": """
-        class Model(nnx.Module):
-            def __init__(self, with_positions=True):
-                if with_positions:
-                    self.positions = Positions()
-                else:
-                    self.positions = None
-
-            def __call__(self, x):""" + CALL + """
-
-        def check(x):
-            return nnx.jit(lambda model, x: model(x))(Model(), x)
-        """,
-    "haiku": """
-        class Model(hk.Module):
-            def __init__(self, with_positions=True, name=None):
-                super().__init__(name=name)
-                if with_positions:
-                    self.positions = Positions()
-                else:
-                    self.positions = None
-
-            def __call__(self, x):""" + CALL + """
-
-        def check(x):
-            forward = hk.without_apply_rng(hk.transform(lambda x: Model()(x)))
-            return jax.jit(forward.apply)(forward.init(jax.random.PRNGKey(0), x), x)
-        """,
-    "equinox": """
-        class Model(eqx.Module):
-            positions: Optional[Positions]
-
-            def __init__(self, with_positions=True):
-                if with_positions:
-                    self.positions = Positions()
-                else:
-                    self.positions = None
-
-            def __call__(self, x):""" + CALL + """
-
-        def check(x):
-            return eqx.filter_jit(lambda model, x: model(x))(Model(), x)
-        """,
-    "plain": """
-        class Model:
-            def __init__(self, with_positions=True):
-                if with_positions:
-                    self.positions = Positions()
-                else:
-                    self.positions = None
-
-            def __call__(self, x):""" + CALL + """
-
-        model = Model()
-
-
-        @jax.jit
-        def check(x):
-            return model(x)
-        """,
+LAYERS = {f: LAYER.format(base=BASES[f], compact=COMPACT.get(f, "")) for f in FRAMEWORKS}
+# How each framework's owner starts keeping the layer, and how a jitted call runs it.
+KEEPS = {
+    "linen": "with_positions: bool = True\n\n    def setup(self):\n        with_positions = self.with_positions",
+    "nnx": "def __init__(self, with_positions=True):",
+    "haiku": "def __init__(self, with_positions=True, name=None):\n        super().__init__(name=name)",
+    "equinox": "positions: Optional[Positions]\n\n    def __init__(self, with_positions=True):",
+    "plain": "def __init__(self, with_positions=True):",
 }
+RUNS = {
+    "linen": "def check(x):\n    model = Model()\n    return jax.jit(model.apply)(model.init(jax.random.PRNGKey(0), x), x)",
+    "nnx": "def check(x):\n    return nnx.jit(lambda model, x: model(x))(Model(), x)",
+    "haiku": "def check(x):\n    forward = hk.without_apply_rng(hk.transform(lambda x: Model()(x)))\n"
+             "    return jax.jit(forward.apply)(forward.init(jax.random.PRNGKey(0), x), x)",
+    "equinox": "def check(x):\n    return eqx.filter_jit(lambda model, x: model(x))(Model(), x)",
+    "plain": "model = Model()\n\n\n@jax.jit\ndef check(x):\n    return model(x)",
+}
+OWNER = """
+class Model{base}:
+    {keeps}
+        if with_positions:
+            self.positions = Positions()
+        else:
+            self.positions = None
+
+    def __call__(self, x):
+        if self.positions is not None:
+            x = x + self.positions({{length}})
+        return x
+
+
+{run}
+"""
+OWNERS = {f: OWNER.format(base=BASES[f], keeps=KEEPS[f], run=RUNS[f]) for f in FRAMEWORKS}
 TWINS = {"bug": "(x >= 0).sum()", "clean": "x.shape[0]"}
 
 
@@ -236,66 +165,41 @@ RECORDS = {
 # The loss reads the reward of a batch annotated with the record class: clipped with Python's
 # `min`/`max` (the bug: a traced comparison) or with `jnp.clip`.
 CLIPS = {"bug": "min(max(batch.reward, -1.0), 1.0)", "clean": "jnp.clip(batch.reward, -1.0, 1.0)"}
-LOSSES = {
-    "linen": """
-        class Loss(nn.Module):
-            @nn.compact
-            def __call__(self, batch: Batch):
-                reward = {clip}
-                return (reward * (1.0 - batch.done)).sum()
+LOSS = """
+class Loss{base}:
+    {compact}def __call__(self, batch: Batch):
+        reward = {{clip}}
+        return (reward * (1.0 - batch.done)).sum()
 
 
-        def check(batch):
-            return jax.jit(Loss().init)(jax.random.PRNGKey(0), batch)
-        """,
-    "nnx": """
-        class Loss(nnx.Module):
-            def __call__(self, batch: Batch):
-                reward = {clip}
-                return (reward * (1.0 - batch.done)).sum()
-
-
-        def check(batch):
-            return nnx.jit(lambda loss, batch: loss(batch))(Loss(), batch)
-        """,
-    "haiku": """
-        class Loss(hk.Module):
-            def __call__(self, batch: Batch):
-                reward = {clip}
-                return (reward * (1.0 - batch.done)).sum()
-
-
-        def check(batch):
-            return jax.jit(hk.transform(lambda batch: Loss()(batch)).init)(jax.random.PRNGKey(0), batch)
-        """,
-    "equinox": """
-        class Loss(eqx.Module):
-            def __call__(self, batch: Batch):
-                reward = {clip}
-                return (reward * (1.0 - batch.done)).sum()
-
-
-        def check(batch):
-            return eqx.filter_jit(lambda loss, batch: loss(batch))(Loss(), batch)
-        """,
-    "plain": """
-        def loss(w, batch: Batch):
-            reward = {clip}
-            return ((w - reward) ** 2 * (1.0 - batch.done)).sum()
-
-
-        def update(w, batch: Batch):
-            return w - 0.1 * jax.grad(loss)(w, batch)
-
-
-        @jax.jit
-        def check(batches):
-            def body(w, batch):
-                return update(w, batch), None
-
-            return jax.lax.scan(body, 0.0, batches)[0]
-        """,
+def check(batch):
+    {run}
+"""
+LOSS_RUNS = {
+    "linen": "return jax.jit(Loss().init)(jax.random.PRNGKey(0), batch)",
+    "nnx": "return nnx.jit(lambda loss, batch: loss(batch))(Loss(), batch)",
+    "haiku": "return jax.jit(hk.transform(lambda batch: Loss()(batch)).init)(jax.random.PRNGKey(0), batch)",
+    "equinox": "return eqx.filter_jit(lambda loss, batch: loss(batch))(Loss(), batch)",
 }
+LOSSES = {f: LOSS.format(base=BASES[f], compact=COMPACT.get(f, ""), run=run) for f, run in LOSS_RUNS.items()}
+# Plain JAX: the loss differentiated inside an update step, scanned over stacked batches.
+LOSSES["plain"] = """
+def loss(w, batch: Batch):
+    reward = {clip}
+    return ((w - reward) ** 2 * (1.0 - batch.done)).sum()
+
+
+def update(w, batch: Batch):
+    return w - 0.1 * jax.grad(loss)(w, batch)
+
+
+@jax.jit
+def check(batches):
+    def body(w, batch):
+        return update(w, batch), None
+
+    return jax.lax.scan(body, 0.0, batches)[0]
+"""
 
 
 @pytest.mark.parametrize("layout", ["same module", "another module"])

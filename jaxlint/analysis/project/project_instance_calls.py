@@ -233,9 +233,13 @@ class _Calls:
             if self._in_annotation(ref):
                 continue  # `positions: Optional[Bias]`: a type, no instance made or handed on
             if not (isinstance(parent, ast.Call) and parent.func is ref):
-                raise _Escaped  # the class itself handed on
-            self._instance(parent)
+                raise _Escaped  # the class (the function) itself handed on, called out of view
+            self._called(parent)
         return self.found
+
+    def _called(self, call: ast.Call) -> None:
+        """The class called: an instance made, followed where it goes."""
+        self._instance(call)
 
     def _is_target(self, ref: ast.expr) -> bool:
         """Whether `ref` names the class (the function) whose calls are read."""
@@ -374,17 +378,8 @@ class _FunctionCalls(_Calls):
     def __init__(self, facts: _Module, home: _Module, function: ast.FunctionDef):
         super().__init__(facts, home, function)  # type: ignore[arg-type]
 
-    def calls(self) -> List[_Passed]:
-        for ref in _references(self.names, self.facts.tree).get(self.cls.name, ()):
-            if not self._is_target(ref):
-                continue
-            parent = self.parents.get(id(ref))
-            if isinstance(parent, ast.Attribute):
-                continue  # `helpers.clip` inside `helpers.clip.attr`: read where the attribute is
-            if not (isinstance(parent, ast.Call) and parent.func is ref):
-                raise _Escaped  # handed to other code, which calls it out of view
-            self.found.append((parent.args, parent.keywords, self._scope(parent)))
-        return self.found
+    def _called(self, call: ast.Call) -> None:
+        self.found.append((call.args, call.keywords, self._scope(call)))
 
 
 def _only_tested(made: ast.expr, parent: Optional[ast.AST]) -> bool:
