@@ -372,3 +372,39 @@ def test_jax_maps_the_selection_and_rejects_a_python_branch():
     assert clean(features, mask, lambda f: f * 2).shape == (2, 3)
     with pytest.raises(jax.errors.TracerBoolConversionError):
         _run(_source(MAPPED.replace("{select}", SELECTS["bug"]), framework="plain"))(features, mask, lambda f: f * 2)
+
+
+# ---- a dataclass pytree's number fields ---------------------------------------------------------
+STATE = """
+    import flax.struct
+
+
+    @flax.struct.dataclass
+    class State:
+        params: jax.Array
+        step: {step}
+    """
+LOGGED = """
+    @jax.jit
+    def check(state: State):
+        return jnp.asarray(np.asarray([state.step])) + state.params.sum()
+    """
+
+
+@pytest.mark.parametrize("layout", ["same module", "another module"])
+@pytest.mark.parametrize("step, found", [("int", True), ("Optional[int] = 0", False)])
+def test_a_number_field_of_a_dataclass_pytree_is_traced_unless_it_may_be_none(cli, make_files, layout, step, found):
+    files = _layouts(_source, "plain", STATE.replace("{step}", step), LOGGED, "State")[layout]
+    row = _row(files["pkg/model.py"], "np.asarray")
+    assert _findings(cli, make_files, files) == ({("model.py", row, "JAX107")} if found else set())
+
+
+def test_jax_traces_a_number_field_and_numpy_rejects_it():
+    pytest.importorskip("flax")
+    import jax
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(compile(_source(STATE.replace("{step}", "int"), LOGGED, framework="plain"), "<matrix>", "exec"), namespace)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        namespace["check"](namespace["State"](params=jnp.ones(2), step=3))

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from jaxlint.analysis.engine.lattice import (
-    STATIC, TRACED, TRACED_ARRAY, FunctionValue, Record, Trace, Value, constant, record_value
+    STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Record, Trace, Value, constant, record_value
 )
 from jaxlint.analysis.engine.named_tuples import named_tuple_class
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.knowledge import array_api
+from jaxlint.analysis.values.nullness import excludes_none
 from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS, ProjectClasses, one_array, scalar_leaf
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
@@ -117,7 +118,9 @@ class RecordClasses:
         each field what its declaration says a traced pytree holds there. A field declared an
         array (not a sequence of them) is a traced array, and so is one a dataclass pytree declares
         a Python number; one declared a record class is such an instance in turn; one declared
-        static is a Python value; any other is a pytree child, traced, of a structure not known."""
+        static is a Python value; one that may be None (its type admits None, or its default is
+        None) is not known, None being an empty pytree; any other is a pytree child, traced, of a
+        structure not known."""
         if not isinstance(annotation, (ast.Name, ast.Attribute)):
             return None
         found = self.class_of(annotation, scope, names)
@@ -127,18 +130,20 @@ class RecordClasses:
         there, outer = record_class.names, record_class.names.enclosing_scope(record_class.cls)
         values = []
         for field in record_class.fields:
-            value = TRACED
+            annotation = field.annotation
             if field.static:
                 value = STATIC
-            elif field.annotation is None:
-                pass
-            elif one_array(field.annotation, there) or (
-                record_class.dataclass_pytree and not (field.default is not None and field.default.none)
-                and scalar_leaf(field.annotation, there, outer)
-            ):
+            elif annotation is None or field.default is not None and field.default.none:
+                value = UNKNOWN  # None is an empty pytree: it stays None
+            elif one_array(annotation, there):
                 value = TRACED_ARRAY
-            elif depth < _MAX_NESTING:
-                value = self.traced_instance(field.annotation, outer, there, depth + 1) or TRACED
+            elif not excludes_none(annotation, there, outer):
+                value = UNKNOWN
+            elif record_class.dataclass_pytree and scalar_leaf(annotation, there, outer):
+                value = TRACED_ARRAY
+            else:
+                nested = self.traced_instance(annotation, outer, there, depth + 1) if depth < _MAX_NESTING else None
+                value = TRACED if nested is None else nested
             values.append(value)
         return record_value(_record(record_class, tuple(values))).but(trace=Trace.TRACED)
 

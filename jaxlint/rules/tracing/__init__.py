@@ -159,8 +159,8 @@ TRACED_VALUE_LIMITATIONS = """
       module of the project (`def loss(params, batch: Transition)`) is an instance of that
       class whose fields are what the class declares: an array field is a traced array, a
       field annotated with such a class is such an instance in turn, a static field a Python
-      value, any other a traced pytree child; unpacked or indexed, a NamedTuple gives its
-      fields in order. A `lax` loop returns its carry with the structure of the initial one
+      value, one that may be None (`Optional[int]`, a None default) unknown, any other a
+      traced pytree child; unpacked or indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the structure of the initial one
       (JAX requires it), every leaf traced: what `while_loop` and `fori_loop` return, and
       the carry `scan` returns, keep the items and records of the carry; the outputs `scan`
       stacks, and what `lax.map`, `cond` and `switch` return, keep those of what the body
