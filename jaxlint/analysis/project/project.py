@@ -367,7 +367,8 @@ class Project:
             return None
         facts, cls = found
         method = call_method(cls)
-        if method is None or any(facts.names.qualname(b, facts.names.enclosing_scope(cls)) in jax_api.MODULE_BASES for b in cls.bases):
+        outer = facts.names.enclosing_scope(cls)
+        if method is None or any(facts.names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases):
             return None
         return ProjectFunction(facts, method, cls.name)
 

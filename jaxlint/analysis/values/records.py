@@ -33,6 +33,8 @@ _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.datacla
 # (an Equinox module too; what a transformation then traces of a non-array field is another matter).
 _PYTREE_DATACLASSES = array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
 _DATACLASS_BASES = array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+# Those whose every field not declared static is a child, a Python number a scalar leaf.
+_DATACLASS_PYTREES = array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES
 # Methods that make the constructor do more than store its arguments, or attribute reads do
 # more than return them.
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})
@@ -156,7 +158,7 @@ class RecordClasses:
         if fields is not None:
             kinds = _kinds(cls, names)
             kind = named_tuple or bool(kinds & _PYTREE_DATACLASSES)
-            pytree = not named_tuple and bool(kinds & (array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES))
+            pytree = not named_tuple and bool(kinds & _DATACLASS_PYTREES)
             result = _RecordClass(cls, names, fields, named_tuple, kind, pytree)
         self._classes[id(cls)] = result
         return result

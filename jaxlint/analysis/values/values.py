@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from weakref import WeakKeyDictionary
 from typing import Callable, Collection
+from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import solve
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, FunctionValue, Trace, Value, constant, element_of, join,
-    join_all, named, named_of, strip
+    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, FunctionValue, Trace, Value, constant, element_of,
+    join, join_all, named, named_of, strip
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation_name
@@ -253,7 +253,9 @@ class ValueAnalysis:
         if not calls or len(calls) != len(values):
             return None
         made = [(call, self.names.read_scope.get(id(_root(call.func)), self.names.module)) for call in calls]
-        kinds = {self.names.qualname(call.func, where) or id(self.names.definition(call.func, where)) for call, where in made}
+        kinds = {
+            self.names.qualname(call.func, where) or id(self.names.definition(call.func, where)) for call, where in made
+        }
         return made[0] if len(kinds) == 1 else None
 
     def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
