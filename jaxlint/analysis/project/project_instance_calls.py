@@ -1,5 +1,6 @@
-"""Parameters of a framework module's `__call__` that every call the project makes passes a value
-that is not traced, wherever the calls are.
+"""Parameters of a framework module's `__call__` (and of any module-level function, for the
+summaries `Project.summary` gives) that every call the project makes passes a value that is not
+traced, wherever the calls are. Each is read once per run.
 
 `instance_calls` reads the calls a module makes of its own classes. A layer is often built in one
 module and called in another: a Flax model's network module makes `rel = layers.Bias(...)`, hands
