@@ -358,17 +358,17 @@ class Project:
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
-    def instance_call(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
+    def instance_call(self, link: ModuleLink, qualname: str, plain: bool = False) -> ProjectFunction | None:
         """The `__call__` an instance of the project class a qualified name seen in `link`'s module
-        stands for runs: its own undecorated one (None for a framework module, whose `__call__` the
-        framework runs, a traced root decided by its callers)."""
+        stands for runs: its own undecorated one; with `plain`, None for a framework module's,
+        which the framework runs, a traced root decided by its callers."""
         found = self.definition(link, qualname)
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
         facts, cls = found
         method = call_method(cls)
         outer = facts.names.enclosing_scope(cls)
-        if method is None or any(facts.names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases):
+        if method is None or plain and any(facts.names.qualname(b, outer) in jax_api.MODULE_BASES for b in cls.bases):
             return None
         return ProjectFunction(facts, method, cls.name)
 
@@ -427,7 +427,7 @@ class Project:
             traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
-        target = self.instance_call(link, callee) if instance else self.resolve(link, callee)
+        target = self.instance_call(link, callee, plain=True) if instance else self.resolve(link, callee)
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
