@@ -20,9 +20,9 @@ import ast
 from dataclasses import dataclass
 
 from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.random_api import MODULE_INITS
 
-_RUNS = frozenset({"apply", "init", "init_with_output"})
-_INITS = frozenset({"init", "init_with_output"})
+_RUNS = MODULE_INITS | {"apply"}
 _LINEN_MODULE = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
 _DEPTH = 4  # how many module classes a base chain is followed through
 
@@ -42,7 +42,7 @@ def flax_run(call: ast.Call, names: Names, linen: frozenset[str] = frozenset()) 
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _RUNS:
         return None
-    init = func.attr in _INITS
+    init = func.attr in MODULE_INITS
     module = ast.unparse(func.value)
     for keyword in call.keywords:
         if keyword.arg == "rngs":

@@ -11,10 +11,12 @@ not share, is reported to the `KeyFlow` (by `KeyTransfer`, once the states are s
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
+from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
@@ -45,6 +47,7 @@ class CallTransfer:
     loops: list[ast.AST]
     carried: ast.AST | None
     quiet: bool
+    draws: Draws
 
     def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyTransfer
         raise NotImplementedError
@@ -76,14 +79,24 @@ class CallTransfer:
                     self.expr(arg, state)
             if ref is not None:
                 kind = "split" if qualname == api.SPLIT else "sample"
-                use = Use(key, node, kind, f"`{qualname}`")
+                draws = None if kind == "split" else not only_example_inputs(node, self.fn, self.names)
+                use = Use(key, node, kind, f"`{qualname}`", draws=draws)
                 if kind == "split" and isinstance(ref, (int, Elem)):
                     folded = state.mark(("fold", ref))
                     if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
                         self.report_reuse(use, folded.first, None)
                 self.consume(ref, use, DEFINITE, state)
             return ("array",) if qualname == api.SPLIT else None
-        self.expr(node.func, state)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
+            # `keys.reshape(n, -1)`: the same keys in another shape, not a use of them.
+            receiver = self.expr(func.value, state)
+            self._args(node, state)
+            if isinstance(receiver, (int, Elem)):
+                self.draws.read(func.value)
+                return receiver
+            return None
+        self.expr(func, state)
         refs = self._args(node, state)
         linen = self.flow.linen.get(id(self.fn))
         if linen is None:
@@ -106,6 +119,12 @@ class CallTransfer:
             return self.module_key(held)
         if not refs:
             return None
+        if (
+            qualname in api.KEY_COPIES and len(refs) == 1 and node.args and refs[0][0] is node.args[0]
+            and isinstance(refs[0][1], (int, Elem))
+        ):
+            self.draws.read(node.args[0])
+            return refs[0][1]  # `jax.device_put(key)`, `jnp.stack(keys)`: the same key elsewhere
         if qualname is not None:
             if qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES):
                 return None
@@ -126,7 +145,11 @@ class CallTransfer:
                 if level == MAYBE and helper.submodule:
                     level = DEFINITE
                 if level != NONE:
-                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                    handed = helper.summary.undrawn.get(param) if param is not None else None
+                    draws = handed is None or not dropped(node, handed, self.fn, self.names)
+                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`", draws=draws), level, state)
+                else:
+                    self.draws.read(arg)  # looked at, kept or discarded: nothing drawn
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
                 if param in helper.summary.returns and level != DEFINITE:
                     result = ref  # one it drew from is reported where it returns it (`hand_back`)
@@ -235,6 +258,7 @@ class CallTransfer:
             return
         if not isinstance(ref, (int, Elem)):
             return
+        self.draws.consumed(ref, use)
         if isinstance(ref, Elem):
             if ref.index is None:
                 return
@@ -271,7 +295,9 @@ class CallTransfer:
         for own in dict.fromkeys((slots[0], plain[0])):
             current = state.mark(own)
             if level == DEFINITE and (current.level != DEFINITE or _flax_only(current) and use.kind != "flax"):
-                state.used[own] = Mark(DEFINITE, use)
+                state.used[own] = Mark(DEFINITE, use, drawn=use if use.draws else None)
+            elif level == DEFINITE and current.drawn is None and use.draws:
+                state.used[own] = replace(current, drawn=use)
             elif current.level == NONE and level == MAYBE:
                 state.used[own] = Mark(MAYBE, use)
 
@@ -284,7 +310,7 @@ class CallTransfer:
                 continue
             if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
                 if not (use.init and mark.first.init):
-                    self.report_reuse(use, mark.first, self.carried)
+                    self.report_reuse(use, mark.first, self.carried, other=mark.drawn)
                 return True
             if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
                 self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
@@ -354,18 +380,22 @@ class CallTransfer:
                 self.report_reuse(use, mark.first, None, guard=mark.guard)
 
     def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
-        """The keys a returned value holds: itself, the items of nested tuple and list literals,
-        and those of a literal a name was bound to (`state = (params, key)` then `return state`)."""
-        found: list[tuple[ast.Name, Ref]] = []
-        stack = [self._packed(value)]
+        return [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
+
+    def returned_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref, tuple[int, ...]]]:
+        """The keys a returned value holds, each with its place in it (indices into nested tuples):
+        itself, the items of nested tuple and list literals, and those of a literal a name was bound
+        to (`state = (params, key)` then `return state`)."""
+        found: list[tuple[ast.Name, Ref, tuple[int, ...]]] = []
+        stack: list[tuple[ast.AST, tuple[int, ...]]] = [(self._packed(value), ())]
         while stack:
-            node = stack.pop()
+            node, position = stack.pop()
             if isinstance(node, (ast.Tuple, ast.List)):
-                stack.extend(self._packed(e) for e in node.elts)
+                stack.extend((self._packed(e), (*position, i)) for i, e in enumerate(node.elts))
             elif isinstance(node, ast.Name):
                 ref = state.env.get(node.id)
                 if isinstance(ref, (int, Elem)):
-                    found.append((node, ref))
+                    found.append((node, ref, position))
         return found
 
     def _packed(self, value: ast.AST) -> ast.AST:

@@ -67,6 +67,7 @@ def analyse(
                 domain = KeyDomain(run, fn, graph, flags or {})
                 solution = solve(graph, domain, {(): state})
                 exits, reports = domain.results(graph, solution.entry_states)
+        run.undrawn = run.draws.undrawn(fn)
     except RecursionError:
         return Summary({}, frozenset(run.params))
     finally:
@@ -82,7 +83,18 @@ def analyse(
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits))
+    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
+
+
+def _undrawn(run: KeyTransfer) -> dict[str, frozenset[tuple[int, ...]]]:
+    """The parameters the function consumes only by splits nothing draws from, each with where the
+    children come back in what it returns (`Summary.undrawn`)."""
+    found: dict[str, frozenset[tuple[int, ...]]] = {}
+    for name, vid in run.params.items():
+        uses = run.draws.consumers.get(vid)
+        if uses and all(use.kind == "split" and id(use.call) in run.undrawn for use in uses):
+            found[name] = frozenset().union(*(run.undrawn[id(use.call)] for use in uses))
+    return found
 
 
 def _by_flax(mark) -> bool:

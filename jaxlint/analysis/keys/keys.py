@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
@@ -75,6 +76,9 @@ class Reuse:
     loop: ast.AST | None = None
     primitive: str | None = None  # "jax.lax.scan" for a closed-over key
     guard: ast.AST | None = None
+    # Whether both consumptions draw numbers, so that the second repeats the first's
+    # (`key_draws`); otherwise only JAX's checker objects.
+    dependent: bool = True
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,11 @@ class KeyFlow:
         """
         callee = self.resolve(call.func)
         if callee is None:
+            cls = self.names.definition(call.func) if isinstance(call.func, ast.Name) else None
+            init = constructor(cls) if isinstance(cls, ast.ClassDef) else None
+            if init is not None:
+                made = construction(cls, init, self.exported(init))
+                return helper_for(cls.name, made, bind(init, call, 1))
             return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
         summary = self.exported(callee) if exported else self.summary(callee)
@@ -260,6 +269,7 @@ class KeyFlow:
         qualname = self.names.qualname(call.func)
         skip = 0
         target = None
+        made = False  # a class constructed: its `__init__` runs
         if qualname is None:
             target = self._inherited_method(call.func)
             if target is not None:
@@ -277,6 +287,9 @@ class KeyFlow:
             if target is None and not skip:
                 target, skip = self._class_method(qualname)
                 owner = target is not None
+            if target is None and not skip:
+                target, made = self._constructed(qualname), True
+                skip = 1
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
@@ -286,11 +299,25 @@ class KeyFlow:
         flags = keys.deciding_flags(target.node, bound, summary)
         if flags:
             summary = keys.exported(target.node, flags)
+        if made:
+            cls = target.facts.names.parent_class[id(target.node)]
+            summary = construction(cls, target.node, summary)
+            self.project.deps.update(link.deps)
+            return helper_for(f"{link.name}.{cls.name}", summary, bound)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
         name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
         if skip and isinstance(call.func, ast.Attribute) and not owner:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
+
+    def _constructed(self, qualname: str) -> ProjectFunction | None:
+        """The `__init__` constructing the class a qualified name stands for in another project
+        module runs (`key_constructors.constructor`)."""
+        located = self.project.project.definition(self.project, qualname)
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None
+        init = constructor(located[1])
+        return ProjectFunction(located[0], init) if init is not None else None
 
     def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
         """The class or static method `Cls.method` names in a class of another project module
@@ -383,10 +410,13 @@ class KeyFlow:
 
     def report_reuse(
         self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
-        primitive: str | None = None, guard: ast.AST | None = None,
+        primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
+        dependent = run.draws_numbers(use) and (first is None or run.draws_numbers(first))
+        if not dependent and other is not None and other.node is not use.node and run.draws_numbers(use):
+            first, dependent = other, True  # an earlier draw this one repeats
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
         if first is not None and compared(self.keynames, run.fn, first, use):
@@ -396,7 +426,7 @@ class KeyFlow:
         self._reported.add(id(use.node))
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
-        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard))
+        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard, dependent))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
         if (id(fn), name) in self._globals_seen or id(fn) in self.tests:

@@ -56,6 +56,20 @@ READING_PREFIXES = (
     "jax.dtypes.", "pprint.", "warnings.",
 )
 
+# Calls that hand back the key they are given, placed or shaped anew: the same key, not a use.
+KEY_COPIES = frozenset({
+    "jax.device_put", "jax.numpy.asarray", "jax.numpy.array", "jax.numpy.stack", "jax.numpy.reshape",
+    "jax.lax.with_sharding_constraint", "flax.jax_utils.replicate",
+})
+# Methods of a key array that do the same (`keys.reshape(n, -1)`).
+KEY_COPY_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze"})
+
+# The methods that build a module's parameters from a key and example inputs: Flax linen's
+# `Module.init` / `init_with_output`, Haiku's `Transformed.init`.
+MODULE_INITS = frozenset({"init", "init_with_output"})
+# Keywords that pass a key, not an example input.
+KEY_KEYWORDS = frozenset({"key", "rng", "rngs", "seed", "rng_key"})
+
 # Control-flow primitives that run their body again and again with the same closure.
 LOOP_PRIMITIVES = frozenset({
     "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",

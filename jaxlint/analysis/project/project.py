@@ -57,6 +57,7 @@ MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
 _SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the project reads again
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
+_MAX_NAMESPACE_FOLDERS = 4  # folders without `__init__.py` between a module and the package holding it
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,27 @@ class ProjectIndex:
         _, _, top = self.module_name(path)
         roots = [top]
         root = self.project_root(top)
+        enclosing = self._enclosing_package_root(top, root)
+        if enclosing is not None:
+            roots.append(enclosing)
         if root is not None:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def _enclosing_package_root(self, top: str, root: str | None) -> str | None:
+        """The folder above a package that holds `top` through namespace folders (no `__init__.py`:
+        `stoix/systems/awr/` inside the package `stoix/`): an absolute import of that package
+        (`stoix.evaluator`) needs that folder on `sys.path`. Looked for up to the project root."""
+        found = None
+        directory = top
+        for _ in range(_MAX_NAMESPACE_FOLDERS):
+            parent = os.path.dirname(directory)
+            if parent == directory or directory == root:
+                break
+            if self.is_package(directory):
+                found = parent
+            directory = parent
+        return found
 
     def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
         """The file of module `name` under one of `roots` (None if none), and the paths looked at

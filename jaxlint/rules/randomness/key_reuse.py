@@ -408,7 +408,7 @@ class KeyReuse(KeyFlowRule):
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
-            if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split":
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split" or not reuse.dependent:
                 continue
             first = reuse.first
             if first.kind == "fold_in":

@@ -260,7 +260,7 @@ class KeyReuseInLoop(KeyFlowRule):
                     f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
                 )
         for reuse in module.keys.reuses:
-            if reuse.loop is None:
+            if reuse.loop is None or not reuse.dependent:
                 continue
             if reuse.primitive is None:
                 report(

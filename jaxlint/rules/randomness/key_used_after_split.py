@@ -122,7 +122,7 @@ class KeyUsedAfterSplit(KeyFlowRule):
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
-            if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split":
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split" or not reuse.dependent:
                 continue
             if reuse.use.kind == "fold_in":
                 report(
