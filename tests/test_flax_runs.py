@@ -117,8 +117,15 @@ CASES = {
             net = hk.transform(forward)
             key = jax.random.PRNGKey(seed)
             params = net.init(key, x)
-            other = net.init(key, x)  # JAX201
-            return params, other
+            noise = jax.random.normal(key, x.shape)  # JAX201
+            return params, noise
+
+        def target(forward, x, seed):
+            net = hk.transform(forward)
+            key = jax.random.PRNGKey(seed)
+            params = net.init(key, x)
+            target_params = net.init(key, x)  # a copy, as for a Flax module
+            return params, target_params
         """,
 }
 

@@ -8,6 +8,12 @@ Runs of different modules, and the key's own draws, splits and `fold_in`s, stay 
 Two `init`s of one module with one key build the same parameters twice: a copy, which is how a
 target network starts.
 
+Which paths a module's `init` draws its parameters at is known for a class of the project: Flax
+names a submodule made without `name=` `{Class}_{n}`, counting per class in the order they are
+made (`Dense_0`, `Dense_1`, `MLP_0`), and one set up in `setup` after its attribute. Two `init`s of
+different modules with one key draw the same numbers where both make a parameter-drawing
+submodule at the same path (an actor and a critic that each start with an `MLP`).
+
 Evidence that a call runs a Flax Linen module: the `rngs=` keyword (Linen's; Haiku takes its
 key positionally), or `init` / `init_with_output` of a module the same function runs with
 `rngs=`, of a name declared as a `flax.linen.Module` (a parameter's annotation), or of one bound
@@ -19,8 +25,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from typing import Callable, Optional, Tuple
+
 from jaxlint.analysis.engine.names import Names
-from jaxlint.analysis.knowledge.random_api import MODULE_INITS
+from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS
 
 _RUNS = MODULE_INITS | {"apply"}
 _LINEN_MODULE = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
@@ -82,6 +90,11 @@ def _linen_module(expr: ast.expr, names: Names) -> bool:
     )
 
 
+def linen_class(cls: ast.ClassDef, names: Names) -> bool:
+    """Whether a class derives from `flax.linen.Module` (through classes of its module)."""
+    return _linen_class(cls, names, _DEPTH)
+
+
 def _linen_class(cls: ast.AST | None, names: Names, depth: int) -> bool:
     if not isinstance(cls, ast.ClassDef) or depth <= 0:
         return False
@@ -94,3 +107,74 @@ def _linen_class(cls: ast.AST | None, names: Names, depth: int) -> bool:
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+# Where a class named in a module is defined: its module's names and statement (another module's too).
+ClassOf = Callable[[ast.expr, Names], Optional[Tuple[Names, ast.ClassDef]]]
+
+
+def draw_paths(names: Names, cls: ast.ClassDef, class_of: ClassOf, depth: int = _DEPTH) -> frozenset[str]:
+    """The paths, below the module, of the submodules a Flax Linen class makes that draw parameters
+    when it is initialised (`Dense_0`, `MLP_0`, `encoder` of `self.encoder = ...` in `setup`)."""
+    found: set[str] = set()
+    scope = names.scopes[id(cls)].parent or names.module
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        setup = method.name == "setup"
+        if not setup and not any(_decorator(d) == "compact" for d in method.decorator_list):
+            continue
+        counters: dict[str, int | None] = {}
+        calls = sorted((n for n in ast.walk(method) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for call in calls:
+            kind = _layer(call.func, names, scope, class_of, depth)
+            if kind is None:
+                continue
+            layer, draws = kind
+            named = next((k.value for k in call.keywords if k.arg == "name"), None)
+            path = None
+            if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                path = named.value
+            elif setup:
+                parent = names.parents.get(id(call))
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
+                    path = parent.targets[0].attr
+            elif named is None:
+                count = counters.get(layer, 0)
+                if count is not None:
+                    path = f"{layer}_{count}"
+                    # Made in a loop, the later ones' numbers are not known.
+                    counters[layer] = None if _in_loop(call, method, names) else count + 1
+            if path is not None and draws:
+                found.add(path)
+    return frozenset(found)
+
+
+def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -> tuple[str, bool] | None:
+    """(class name, whether its `init` draws parameters) of a Flax Linen module class a call makes."""
+    qualname = names.qualname(func, scope) or ""
+    if qualname.startswith("flax.linen."):
+        name = qualname.rsplit(".", 1)[-1]
+        return (name, name in FLAX_DRAWING_LAYERS) if name[:1].isupper() else None
+    located = class_of(func, names)
+    if located is None or depth <= 0:
+        return None
+    there, cls = located
+    if not _linen_class(cls, there, _DEPTH):
+        return None
+    return cls.name, bool(draw_paths(there, cls, class_of, depth - 1))
+
+
+def _in_loop(node: ast.AST, method: ast.AST, names: Names) -> bool:
+    parent = names.parents.get(id(node))
+    while parent is not None and parent is not method:
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return True
+        parent = names.parents.get(id(parent))
+    return False
+
+
+def _decorator(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None

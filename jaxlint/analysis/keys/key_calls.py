@@ -283,7 +283,8 @@ class CallTransfer:
         if level == DEFINITE:
             # A key drawn from directly and handed to a Flax run is still one key used twice.
             if not self._reused(use, slots, state) and use.kind == "flax":
-                self._reused(use, plain, state, drawn=True)
+                if not self._reused(use, plain, state, drawn=True) and use.init:
+                    self._shared_paths(use, plain, state)
         elif level == MAYBE:
             # A split or drawn-from key is spent: handing it to a function that draws from it
             # on some path repeats the split's children, or the draw, on that path.
@@ -309,13 +310,47 @@ class CallTransfer:
             if mark.first is None or (drawn and _flax_only(mark)):
                 continue
             if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
-                if not (use.init and mark.first.init):
+                if not (use.init and mark.first.init) and not self._rebuilt(use, mark.first):
                     self.report_reuse(use, mark.first, self.carried, other=mark.drawn)
                 return True
             if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
                 self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
                 return True
         return False
+
+    def _rebuilt(self, use: Use, first: Use) -> bool:
+        """Two `init`s of one module (Flax linen's, Haiku's, any `init` building parameters) on the
+        same inputs, none rebound in between: the second builds a copy of the first's parameters,
+        which is how a target network starts, not a second draw."""
+        a, b = first.call, use.call
+        if not (
+            isinstance(a, ast.Call) and isinstance(b, ast.Call) and isinstance(a.func, ast.Attribute)
+            and isinstance(b.func, ast.Attribute) and a.func.attr in api.MODULE_INITS
+        ):
+            return False
+        if _signature(a) != _signature(b):
+            return False
+        read = _names(a)
+        return not any(
+            isinstance(n.ctx, ast.Store) and n.id in read and (a.lineno, a.col_offset) < (n.lineno, n.col_offset) < (b.lineno, b.col_offset)
+            for n in self.flow.keynames.nodes_of(self.fn, (ast.Name,))
+        )
+
+    def _shared_paths(self, use: Use, plain: list, state: KeyState) -> None:
+        """An `init` of one Flax module after an `init` of another with the same key: reported where
+        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`)."""
+        mine = self.flow.flax_paths(use.call)
+        if not mine:
+            return
+        for slot, mark in state.used.items():
+            if (
+                isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] in plain
+                and slot[2] != use.module and mark.level == DEFINITE and mark.first is not None and mark.first.init
+            ):
+                theirs = self.flow.flax_paths(mark.first.call)
+                if theirs and mine & theirs:
+                    self.report_reuse(use, mark.first, self.carried)
+                    return
 
     def _aligns_leaves(self, use: Use) -> bool:
         """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
@@ -327,17 +362,19 @@ class CallTransfer:
         )
 
     def _same_condition(self, guard: ast.AST) -> bool:
-        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive).
+        """Whether an enclosing condition here tests what the earlier one tested (often exclusive):
+        a name, or an attribute (`config.noise`, not any other field of `config`).
 
         On a later iteration of a loop, the loop's own variables hold new values: a test of them
         is a new condition.
         """
-        first = _names(guard)
+        first = _subjects(guard)
         if self.carried is not None:
             for loop in self.loops:
                 if isinstance(loop, (ast.For, ast.AsyncFor)):
-                    first -= _names(loop.target)
-        return any(first & _names(g) for g in self.guards)
+                    renewed = _names(loop.target)
+                    first = {s for s in first if s.split(".", 1)[0] not in renewed}
+        return any(_overlap(first, _subjects(g)) for g in self.guards)
 
     def fold(self, ref: Ref, use: Use, state: KeyState) -> None:
         """`fold_in(key, i)` is `split(key, n)[i]`: deriving from a split key repeats a child."""
@@ -433,6 +470,28 @@ def _names(node: ast.AST) -> set[str]:
     return found
 
 
+def _subjects(node: ast.AST) -> set[str]:
+    """What a condition tests: the names it reads and the attributes (`config.noise`) it reads of
+    names, each as written."""
+    found: set[str] = set()
+    inside: set[int] = set()
+    for inner in ast.walk(node):
+        if id(inner) in inside:
+            continue
+        path = attribute_path(inner) if isinstance(inner, ast.Attribute) else None
+        if path is not None:
+            found.add(path)
+            inside.update(id(n) for n in ast.walk(inner))
+        elif isinstance(inner, ast.Name):
+            found.add(inner.id)
+    return found
+
+
+def _overlap(first: set[str], second: set[str]) -> bool:
+    """Whether two conditions test one thing: a name or attribute, or one inside the other."""
+    return any(a == b or a.startswith(b + ".") or b.startswith(a + ".") for a in first for b in second)
+
+
 def _is_assertion(func: ast.AST) -> bool:
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name.startswith(("assert", "_assert", "check_"))
@@ -443,6 +502,11 @@ def _call_label(func: ast.AST) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"`{text}`"
+
+
+def _signature(call: ast.Call) -> tuple:
+    """A call as written: its callee and arguments."""
+    return (ast.dump(call.func), [ast.dump(a) for a in call.args], sorted(ast.dump(k) for k in call.keywords))
 
 
 def _flax_only(mark: Mark) -> bool:

@@ -234,6 +234,8 @@ class ModuleKeys(Protocol):
 
     def summary(self, fn: FunctionNode) -> Summary: ...
 
+    def flax_paths(self, call: ast.AST) -> frozenset[str] | None: ...
+
     def report_reuse(
         self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,

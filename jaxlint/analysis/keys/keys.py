@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
@@ -122,6 +123,7 @@ class KeyFlow:
         self._summaries: dict[int, Summary] = {}
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
+        self._flax_paths: dict[int, frozenset[str] | None] = {}  # id(`init` call) -> `flax_paths`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -318,6 +320,35 @@ class KeyFlow:
             return None
         init = constructor(located[1])
         return ProjectFunction(located[0], init) if init is not None else None
+
+    def flax_paths(self, call: ast.AST) -> frozenset[str] | None:
+        """Where the Flax Linen module whose `init` a call runs draws parameters (`flax_runs.draw_paths`),
+        when the module is an instance of a class the project defines (`critic = Critic(...)`)."""
+        if id(call) in self._flax_paths:
+            return self._flax_paths[id(call)]
+        found = None
+        func = call.func if isinstance(call, ast.Call) else None
+        module = func.value if isinstance(func, ast.Attribute) else None
+        if isinstance(module, ast.Name):
+            values = self.names.assignments(module)
+            module = values[0] if len(values) == 1 else None
+        located = self.class_of(module.func, self.names) if isinstance(module, ast.Call) else None
+        if located is not None and linen_class(located[1], located[0]):
+            found = draw_paths(located[0], located[1], self.class_of)
+        self._flax_paths[id(call)] = found
+        return found
+
+    def class_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.ClassDef] | None:
+        """The class a name stands for, in its module or (seen in this module) another of the project."""
+        definition = names.definition(expr)
+        if isinstance(definition, ast.ClassDef):
+            return names, definition
+        if names is not self.names or self.project is None:
+            return None
+        qualname = names.qualname(expr)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+            return None
+        return self.project.class_of(qualname)
 
     def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
         """The class or static method `Cls.method` names in a class of another project module

@@ -59,7 +59,7 @@ READING_PREFIXES = (
 # Calls that hand back the key they are given, placed or shaped anew: the same key, not a use.
 KEY_COPIES = frozenset({
     "jax.device_put", "jax.numpy.asarray", "jax.numpy.array", "jax.numpy.stack", "jax.numpy.reshape",
-    "jax.lax.with_sharding_constraint", "flax.jax_utils.replicate",
+    "jax.lax.with_sharding_constraint",
 })
 # Methods of a key array that do the same (`keys.reshape(n, -1)`).
 KEY_COPY_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze"})
@@ -67,6 +67,13 @@ KEY_COPY_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze"})
 # The methods that build a module's parameters from a key and example inputs: Flax linen's
 # `Module.init` / `init_with_output`, Haiku's `Transformed.init`.
 MODULE_INITS = frozenset({"init", "init_with_output"})
+# Flax Linen layers whose `init` draws parameters from the `params` stream (normalisations start
+# at ones and zeros; `Dropout` draws only from its own stream, when applied).
+FLAX_DRAWING_LAYERS = frozenset({
+    "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "Einsum",
+    "MultiHeadDotProductAttention", "MultiHeadAttention", "SelfAttention",
+    "LSTMCell", "OptimizedLSTMCell", "GRUCell", "SimpleCell", "MGUCell",
+})
 # Keywords that pass a key, not an example input.
 KEY_KEYWORDS = frozenset({"key", "rng", "rngs", "seed", "rng_key"})
 
