@@ -27,7 +27,7 @@ import re
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
-from jaxlint.analysis.engine.walk import body_nodes, returned_name
+from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import (
     base_name,
@@ -101,8 +101,8 @@ class KeyNames:
                     if callee is not None:
                         params = self.of(callee)
                         for arg, param in bind(callee, node, bound_self(node, callee)):
-                            if param in params and isinstance(arg, ast.Name):
-                                found.add(arg.id)
+                            if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
+                                found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 if not (isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS):
                     aliases.append((node.targets if isinstance(node, ast.Assign) else [node.target], node.value))
@@ -242,6 +242,14 @@ class KeyNames:
                 decorator_name(d) == "property" for d in definition.decorator_list
             ):
                 return None  # `self.prop(...)` calls what the property returns
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # `Cls.method(...)`: a static or class method of a class of this module.
+            cls = names.definition(func.value)
+            method = names.scopes[id(cls)].defs.get(func.attr) if isinstance(cls, ast.ClassDef) else None
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                decorator_name(d) in ("staticmethod", "classmethod") for d in method.decorator_list
+            ):
+                definition = method
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = names.enclosing_scope(definition)
             for decorator in definition.decorator_list:

@@ -35,6 +35,7 @@ from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames
+from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
@@ -113,6 +114,7 @@ class KeyFlow:
         self.reuses: list[Reuse] = []
         self.constant_seeds: list[ConstantSeed] = []
         self.global_keys: list[GlobalKey] = []
+        self.defaulted_seeds: list[DefaultedSeed] = []  # `key_seed_parameters`
         self.loop_bodies: dict[int, tuple[ast.Call, str]] = {}
         self.compiled: set[int] = set()
         self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
@@ -602,6 +604,7 @@ class KeyFlow:
 
     # ---- constant seeds ----------------------------------------------------------------
     def _judge_constant_seeds(self) -> None:
+        self.defaulted_seeds = [found for found in defaulted_seeds(self.names) if id(found.function) not in self.tests]
         for index, candidate in enumerate(self._candidates):
             if index not in self._consumed:
                 continue

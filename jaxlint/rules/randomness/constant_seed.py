@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 
@@ -170,6 +172,14 @@ class ConstantSeedInLoop(KeyFlowRule):
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
+        for found in module.keys.defaulted_seeds:
+            report(
+                found.call,
+                f"`{found.callee}` makes its PRNG key from `{found.param}`, left here to its default "
+                f"`{ast.unparse(found.default)}` while this function reads `{ast.unparse(found.read)}` on line "
+                f"{found.read.lineno}: every run draws the same numbers, whatever seed it is given; pass "
+                f"`{found.param}=` on",
+            )
         for seed in module.keys.constant_seeds:
             report(
                 seed.call,

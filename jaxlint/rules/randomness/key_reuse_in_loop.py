@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from jaxlint.analysis.knowledge.random_api import TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
@@ -251,14 +253,24 @@ class KeyReuseInLoop(KeyFlowRule):
     def check(self, module, report):
         reused = {id(reuse.use.node) for reuse in module.keys.reuses}
         for draw in module.stale_key_draws:
-            if id(draw.method) not in module.keys.tests and id(draw.key) not in reused:
+            if id(draw.method) in module.keys.tests or id(draw.key) in reused:
+                continue
+            if draw.owner:
+                key = ast.unparse(draw.key)
                 report(
                     draw.key,
-                    f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
-                    f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
-                    f"again and draws the same numbers; store a fresh key where you draw "
-                    f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
+                    f"PRNG key `{key}` is the stream `{draw.owner}` advances (its line {draw.advance.lineno}); "
+                    f"consumed here and left in place, it is split again by the next advance, which "
+                    f"repeats these numbers; consume a key split off the stream, and store the rest back",
                 )
+                continue
+            report(
+                draw.key,
+                f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
+                f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
+                f"again and draws the same numbers; store a fresh key where you draw "
+                f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
+            )
         for reuse in module.keys.reuses:
             if reuse.loop is None or not reuse.dependent:
                 continue
