@@ -1,10 +1,10 @@
 """What constructing an object of a project class does with the keys passed to it.
 
-`Cls(..., rng)` runs `Cls.__init__`. What `__init__` itself does to a key is its summary; a key it
-only stores (`self.rng = rng`) is drawn from by the object later, in whichever method reads the
-attribute, so it counts as consumed there. An attribute no other method of the class reads is
-never drawn from: storing the key consumed nothing (an evaluation manager that keeps a key for
-its own use and never uses it). Only a class of the project's own, with no base class (whose
+`Cls(..., rng)` runs `Cls.__init__`; the object may draw from what it keeps later, in any
+method, along paths its fields choose. So constructing an object consumes the keys passed to it,
+as a call of code not followed does, but for a key `__init__` neither draws from nor splits (on
+any path) and stores only where no other method of the class reads it: that key is never drawn
+from (an evaluation manager that keeps a key it never uses), or `__init__` ignores it. Only a class of the project's own, with no base class (whose
 methods could read the attribute) and no method reading its attributes by name (`getattr`,
 `vars`, `__dict__`), is known so; subclasses elsewhere are not looked for.
 """
@@ -42,11 +42,9 @@ def construction(cls: ast.ClassDef, init: ast.FunctionDef, summary: Summary) -> 
     read = _read_attributes(cls, init)
     params = dict(summary.params)
     for param in summary.key_params:
-        attrs = stored.get(param)
-        if attrs and (read is None or attrs & read):
+        attrs = stored.get(param, set())
+        if params.get(param, NONE) != NONE or read is None or attrs & read:
             params[param] = DEFINITE
-        elif attrs is not None:
-            params[param] = params.get(param, NONE)
     return Summary(params, summary.key_params, frozenset(), summary.free, summary.flax, summary.undrawn)
 
 

@@ -200,10 +200,9 @@ class KeyFlow:
             return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
         summary = self.exported(callee) if exported else self.summary(callee)
-        if not exported:
-            flags = self.deciding_flags(callee, bound, summary)
-            if flags:
-                summary = self._for_flags(callee, flags)
+        flags = self.deciding_flags(callee, bound, summary)
+        if flags:
+            summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
@@ -226,8 +225,9 @@ class KeyFlow:
         parameter it gives a literal (or leaves to a literal default), where the function never
         rebinds it (`train`), whether such a parameter is None (`key is None`) and a positive
         int (`range(n)` runs); a parameter
-        it gives a value other than the literal None is not None, where the function rebinds it
-        only in the branch that finds it None (`if key is None: key = ...`)."""
+        it gives a value other than the literal None is not None, and one it leaves to a default of
+        None is None, where the function rebinds it only in the branch that finds it None
+        (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
@@ -244,6 +244,10 @@ class KeyFlow:
         for param, arg in given.items():
             if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
+        for param, arg in literals.items():
+            # Left to a default of None that the function replaces only when it is None: it is None.
+            if param not in given and arg.value is None and param not in scope.other and rebound_only_when_none(fn, param):
+                flags[f"{param} is None"] = True
         return flags
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
@@ -454,7 +458,7 @@ class KeyFlow:
             return  # already reported as reused within one iteration
         if first is not None and compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
-        if loop is not None and aligned_permutation(self.names, run.fn, use):
+        if loop is not None and aligned_permutation(self.keynames, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported.add(id(use.node))
         if loop is None and first is not None:

@@ -89,6 +89,8 @@ CARRYING_PRIMITIVES = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.w
 TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
 # Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.
 REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
+# Draws of positions in an array: an order, or an offset to crop at.
+POSITION_DRAWS = REORDERING | {"jax.random.randint"}
 
 # Methods that look at their arguments without running them: lowering and tracing a jitted
 # function, container bookkeeping.
