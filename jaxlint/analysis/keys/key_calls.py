@@ -88,6 +88,12 @@ class CallTransfer:
                 self.consume(ref, use, DEFINITE, state)
             return ("array",) if qualname == api.SPLIT else None
         func = node.func
+        if _builds_record(node, qualname):
+            # `state.replace(key=key)`: a record keeping the key, not a use of it (one returned
+            # spent is reported, `hand_back`).
+            self.expr(func, state)
+            self._args(node, state)
+            return None
         if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
             # `keys.reshape(n, -1)`: the same keys in another shape, not a use of them.
             receiver = self.expr(func.value, state)
@@ -417,7 +423,20 @@ class CallTransfer:
                 self.report_reuse(use, mark.first, None, guard=mark.guard)
 
     def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
-        return [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
+        """The keys a returned value holds (`returned_keys`), records built around keys
+        (`state.replace(key=key)`) and dicts of keys bound to names included."""
+        found = [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Tuple, ast.List)):
+                stack.extend(node.elts)
+            elif isinstance(node, ast.Call) and _builds_record(node, api.public(self.names.qualname(node.func))):
+                args = [*node.args, *(k.value for k in node.keywords)]
+                found.extend((a, state.env[a.id]) for a in args if isinstance(a, ast.Name) and isinstance(state.env.get(a.id), (int, Elem)))
+            elif isinstance(node, ast.Name) and isinstance(state.env.get(node.id), Streams):
+                found.extend(_held(node, state.env[node.id]))  # type: ignore[arg-type]
+        return found
 
     def returned_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref, tuple[int, ...]]]:
         """The keys a returned value holds, each with its place in it (indices into nested tuples):
@@ -454,6 +473,15 @@ class CallTransfer:
             elif literal is not None and _stores(stmt) & ({value.id} | _names(literal)):
                 literal = None
         return value
+
+
+def _builds_record(call: ast.Call, qualname: str | None) -> bool:
+    """`state.replace(...)`, `state._replace(...)`, `dataclasses.replace(state, ...)`: a record
+    built anew with some fields changed."""
+    func = call.func
+    return qualname in api.RECORD_BUILDERS or (
+        qualname is None and isinstance(func, ast.Attribute) and func.attr in api.RECORD_METHODS
+    )
 
 
 def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:

@@ -559,6 +559,11 @@ _NEW_ARRAYS = frozenset(
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
+def key_named(name: str) -> bool:
+    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
+    return bool(_KEY_PARAMETER.match(name))
+
+
 def _key_parameter_names(fn: FunctionNode) -> set[str]:
     args = fn.args
     return {

@@ -31,10 +31,11 @@ from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
+from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
-from jaxlint.analysis.keys.key_names import KeyNames
+from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
@@ -52,8 +53,12 @@ if TYPE_CHECKING:
 
 # Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
 # `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
-# hands one to an interface (`_abstract_keys`).
-_KEY_WORDS = ("random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod")
+# hands one to an interface (`_abstract_keys`) or to code outside `jax.random` that draws from it
+# (`key_consumers`).
+_KEY_WORDS = (
+    "random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod",
+    "key=", "seed=", "Rngs", ".init(", "initializers",  # code outside `jax.random` drawing from a key
+)
 # What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
 _KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
 # How many modules a chain of base classes is followed through to find an inherited method.
@@ -521,6 +526,7 @@ class KeyFlow:
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        relevant.update(self._feeding_consumers())
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
@@ -552,6 +558,18 @@ class KeyFlow:
                         callables.add(scope.node.name)
                     changed = True
         return relevant
+
+    def _feeding_consumers(self) -> set[int]:
+        """The functions that hand a key-named value to code outside `jax.random` that draws from
+        it (`key_consumers`)."""
+        found: set[int] = set()
+        for call, scope in self.names.calls:
+            if id(scope.node) in found or not isinstance(scope.node, FUNCTION_TYPES):
+                continue
+            for arg in handed_keys(call, self.names):
+                if isinstance(arg, ast.Name) and key_named(arg.id):
+                    found.add(id(scope.node))
+        return found
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced

@@ -75,7 +75,21 @@ FLAX_DRAWING_LAYERS = frozenset({
     "LSTMCell", "OptimizedLSTMCell", "GRUCell", "SimpleCell", "MGUCell",
 })
 # Keywords that pass a key, not an example input.
-KEY_KEYWORDS = frozenset({"key", "rng", "rngs", "seed", "rng_key"})
+KEY_KEYWORDS = frozenset({"key", "rng", "rngs", "seed", "rng_key", "prng_key"})
+
+# Code outside `jax.random` that draws from a key it is given: Equinox's layers and functions
+# (`key=`), Flax NNX's `Rngs`, distributions (`sample(seed=key)`), initialisers called with
+# `(key, shape)`, a module's `init` with `(key, inputs)`.
+KEY_TAKING_PACKAGES = ("equinox.", "flax.nnx.", "distrax.", "numpyro.", "tensorflow_probability.")
+KEY_HOLDERS = frozenset({"flax.nnx.Rngs"})
+INITIALIZER_PACKAGES = ("jax.nn.initializers.", "flax.linen.initializers.", "flax.nnx.initializers.")
+SAMPLE_METHODS = frozenset({"sample", "sample_and_log_prob"})
+
+# Methods that build a record anew with some fields changed (`flax.struct`, chex and
+# `dataclasses` dataclasses, `NamedTuple`), and the function that does it: the record holds the
+# keys it is given, it does not draw from them.
+RECORD_METHODS = frozenset({"replace", "_replace"})
+RECORD_BUILDERS = frozenset({"dataclasses.replace"})
 
 # Control-flow primitives that run their body again and again with the same closure.
 LOOP_PRIMITIVES = frozenset({
