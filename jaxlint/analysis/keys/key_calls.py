@@ -119,7 +119,7 @@ class CallTransfer:
             for arg in node.args:
                 handed = self._nested_function(arg)
                 if handed is not None and self.flow.resolve(node.func) is None:
-                    self._closure_uses(node, handed, state)
+                    self._closure_uses(node, handed, state, inside=True)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
             return self.module_key(held)
@@ -213,13 +213,17 @@ class CallTransfer:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None
 
-    def _closure_uses(self, node: ast.Call, callee, state: KeyState) -> None:
-        """The keys of this function that the nested `callee` consumes, consumed by the call."""
+    def _closure_uses(self, node: ast.Call, callee, state: KeyState, inside: bool = False) -> None:
+        """The keys of this function that the nested `callee` consumes, consumed by the call: named
+        at the call, or (`inside`: the function is handed to code that calls it elsewhere) where the
+        function consumes them."""
         name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
-        for key, level in self.flow.summary(callee).free.items():
+        summary = self.flow.summary(callee)
+        for key, level in summary.free.items():
             ref = state.env.get(key)
             if level != NONE and ref is not None:
-                where = ast.copy_location(ast.Name(key, ast.Load()), node)  # the key, named at the call
+                at = summary.free_uses.get(key, node) if inside else node
+                where = ast.copy_location(ast.Name(key, ast.Load()), at)
                 self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
 
     def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:

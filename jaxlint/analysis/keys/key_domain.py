@@ -79,11 +79,17 @@ def analyse(
         levels = [NONE if _by_flax(s.mark(vid)) else s.mark(vid).level for s, _ in exits]
         consumed[name] = join_levels(levels) if levels else NONE
     free: dict[str, int] = {}
+    free_uses: dict[str, ast.AST] = {}
     for name, vid in run.free.items():
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
+        used = next((s.mark(vid).first for s, _ in exits if s.mark(vid).first is not None), None)
+        if used is not None:
+            free_uses[name] = used.node
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
+    summary = Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
+    summary.free_uses = free_uses
+    return summary
 
 
 def _undrawn(run: KeyTransfer) -> dict[str, frozenset[tuple[int, ...]]]:
