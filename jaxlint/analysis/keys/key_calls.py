@@ -89,11 +89,11 @@ class CallTransfer:
             return ("array",) if qualname == api.SPLIT else None
         func = node.func
         if _builds_record(node, qualname):
-            # `state.replace(key=key)`: a record keeping the key, not a use of it (one returned
-            # spent is reported, `hand_back`).
+            # `state.replace(key=key)`: a record keeping the key, not a use of it; returned
+            # spent, it is reported (`hand_back`).
             self.expr(func, state)
-            self._args(node, state)
-            return None
+            held = [(arg, ref) for arg, ref in self._args(node, state) if isinstance(ref, (int, Elem))]
+            return Streams(tuple(held), record=True) if held else None
         if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
             # `keys.reshape(n, -1)`: the same keys in another shape, not a use of them.
             receiver = self.expr(func.value, state)
@@ -140,6 +140,8 @@ class CallTransfer:
             return None
         if only_traced_for_shapes(node, self.fn, self.names):
             return None  # the keys a partial fixes draw only where it is called: here never
+        if isinstance(func, ast.Call) and self.names.qualname(func.func) in api.BATCHING:
+            self._broadcast(node, func, refs, state)
         helper = self.flow.helper(node, self.quiet)
         if helper is not None:
             result = None
@@ -177,7 +179,7 @@ class CallTransfer:
             members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
             for member in members:
                 ref = state.env.get(member.id) if isinstance(member, ast.Name) else None
-                held = _held(member, ref) if isinstance(ref, Streams) else [(member, ref)]
+                held = _held(member, ref) if isinstance(ref, Streams) and not ref.record else [(member, ref)]
                 for expr, ref in held:
                     if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
                         carried.append((expr, ref))
@@ -238,7 +240,7 @@ class CallTransfer:
             if isinstance(ref, (int, Elem)) and ref not in seen:
                 seen.add(ref)
                 refs.append((arg, ref))
-            elif isinstance(ref, Streams) and isinstance(arg, ast.Name):
+            elif isinstance(ref, Streams) and isinstance(arg, ast.Name) and not ref.record:
                 for member, inner in _held(arg, ref):
                     if inner not in seen:
                         seen.add(inner)
@@ -362,11 +364,34 @@ class CallTransfer:
                     self.report_reuse(use, mark.first, self.carried)
                     return
 
+    def _broadcast(self, node: ast.Call, batching: ast.Call, refs: list, state: KeyState) -> None:
+        """`jax.vmap(f, in_axes=(0, None))(xs, key)`: a key given to every element of the batch,
+        which `f` draws from, draws the same numbers in each (a key made in the call aside)."""
+        mapped = self.flow.keynames.function_of(batching.args[0]) if batching.args else None
+        if mapped is None or isinstance(mapped, ast.Lambda) and not mapped.args.args:
+            return
+        axes = batching.args[1] if len(batching.args) > 1 else next(
+            (k.value for k in batching.keywords if k.arg == "in_axes"), None
+        )
+        summary = self.flow.summary(mapped)
+        params = [p.arg for p in (*mapped.args.posonlyargs, *mapped.args.args)]
+        for arg, ref in refs:
+            if not isinstance(ref, (int, Elem)) or arg not in node.args:
+                continue
+            index = node.args.index(arg)
+            axis = axes.elts[index] if isinstance(axes, (ast.Tuple, ast.List)) and index < len(axes.elts) else axes
+            if not (isinstance(axis, ast.Constant) and axis.value is None) or index >= len(params):
+                continue
+            if summary.params.get(params[index], NONE) != NONE:
+                primitive = self.names.qualname(batching.func) or "jax.vmap"
+                self.report_reuse(Use(arg, node, "call", f"`{api.short(primitive)}`"), None, node, primitive)
+
     def _aligns_leaves(self, use: Use) -> bool:
-        """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
+        """A permutation drawn from one key for every leaf of a pytree (or element of a batch): the
+        rows stay aligned, on purpose."""
         return (
             self.loop_body is not None
-            and self.loop_body[1] in api.TREE_MAPS
+            and (self.loop_body[1] in api.TREE_MAPS or self.loop_body[1] in api.BATCHING)
             and isinstance(use.call, ast.Call)
             and api.public(self.names.qualname(use.call.func)) in api.REORDERING
         )
@@ -414,7 +439,7 @@ class CallTransfer:
         the return does not share) hands its caller a spent key: the caller's next draw from it
         (`key, x = f(key)`, the usual contract) repeats this one.
         A loop primitive's body hands its state to the next iteration instead (`carry`)."""
-        if self.loop_body is not None or node.value is None:
+        if self.loop_body is not None and self.loop_body[1] not in api.BATCHING or node.value is None:
             return
         for name, ref in self._handed_keys(node.value, state):
             mark = state.mark(ref)
@@ -428,7 +453,7 @@ class CallTransfer:
 
     def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
         """The keys a returned value holds (`returned_keys`), records built around keys
-        (`state.replace(key=key)`) and dicts of keys bound to names included."""
+        (`state.replace(key=key)`) and dicts of keys or records bound to names included."""
         found = [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
         stack = [value]
         while stack:
@@ -489,8 +514,11 @@ def _builds_record(call: ast.Call, qualname: str | None) -> bool:
 
 
 def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:
-    """The keys a dict bound to `name` holds, each named as it was put in, at `name`."""
-    return [(ast.copy_location(ast.Name(text, ast.Load()), name), ref) for text, ref in streams.keys]
+    """The keys a dict or record bound to `name` holds: a dict's each named as it was put in, at
+    `name` (where it is handed on); a record's where it was put in."""
+    if streams.record:
+        return list(streams.keys)
+    return [(ast.copy_location(ast.Name(ast.unparse(key), ast.Load()), name), ref) for key, ref in streams.keys]
 
 
 def _stores(stmt: ast.stmt) -> set[str]:

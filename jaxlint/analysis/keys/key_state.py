@@ -52,10 +52,12 @@ Ref = Union[int, Elem]
 
 @dataclass(frozen=True)
 class Streams:
-    """A dict of named streams bound to a name (`rngs = {"params": k1, "dropout": k2}`): the keys
-    it holds, each with the expression that put it there, as the dict was built."""
+    """A dict of named streams bound to a name (`rngs = {"params": k1, "dropout": k2}`), or a record
+    built around keys (`state.replace(rng=k)`, `record`): the keys it holds, each with the
+    expression that put it there, as it was built."""
 
-    keys: tuple[tuple[str, Ref], ...]  # (the key as written, its value)
+    keys: tuple[tuple[ast.expr, Ref], ...]  # (the key as it was put in, its value)
+    record: bool = False  # a record: handed to a call, it hands on no key (it keeps them)
 
 
 @dataclass(frozen=True)

@@ -430,13 +430,13 @@ class KeyTransfer(CallTransfer):
         The keys it holds, when it holds any: bound to a name and handed on, the dict hands them
         on as the literal would."""
         seen: dict[object, Use] = {}
-        held: list[tuple[str, Ref]] = []
+        held: list[tuple[ast.expr, Ref]] = []
         for slot, value in zip(node.keys, node.values):
             if slot is not None:
                 self.expr(slot, state)
             ref = self.expr(value, state)
             if isinstance(ref, (int, Elem)) and all(ref != r for _, r in held):
-                held.append((ast.unparse(value), ref))
+                held.append((value, ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
             if slot.value == "params":

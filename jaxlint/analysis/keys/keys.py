@@ -496,6 +496,11 @@ class KeyFlow:
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
+        for call, _ in calls_through(self.names, _BATCHING_NAMES):
+            callee = self.names.qualname(call.func)
+            fn = self.keynames.function_of(call.args[0]) if call.args and callee in api.BATCHING else None
+            if fn is not None:
+                self.loop_bodies.setdefault(id(fn), (call, callee))
         # Every spelling of a tree map (`jax.tree.map`, `tree_util.tree_map`, an import of
         # one) names a tree in the text.
         tree_calls = self.names.calls if "tree" in self._text else ()
@@ -636,6 +641,7 @@ class KeyFlow:
 
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
+_BATCHING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in api.BATCHING)
 
 
 def _expr_name(node: ast.AST) -> str:

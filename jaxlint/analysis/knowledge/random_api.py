@@ -99,6 +99,9 @@ LOOP_PRIMITIVES = frozenset({
 # Primitives whose body returns the loop state that the next iteration receives: for `scan`
 # the first element of the returned pair, for the others the whole value.
 CARRYING_PRIMITIVES = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop"})
+# Transformations that run the function they are given once per element of a batch: a key it
+# closes over, or is given with `in_axes=None`, is the same key in every element.
+BATCHING = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
 # Calls that run the function they are given once per leaf of a pytree.
 TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
 # Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.knowledge.random_api import TREE_MAPS, short
+from jaxlint.analysis.knowledge.random_api import BATCHING, TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 
@@ -289,6 +289,13 @@ class KeyReuseInLoop(KeyFlowRule):
                     f"PRNG key `{reuse.name}` was consumed by {reuse.use.callee} on line {reuse.use.call.lineno} "
                     f"and is handed back in the `{where}` carry: the next iteration consumes it again; "
                     "split it and carry the new key (`key, sub = jax.random.split(key)`)",
+                )
+            elif reuse.primitive in BATCHING:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is the same key in every element `{where}` maps over (line "
+                    f"{reuse.loop.lineno}): every element draws the same numbers; map over one key per "
+                    "element (`jax.random.split(key, n)` with `in_axes=0`)",
                 )
             elif reuse.primitive in TREE_MAPS:
                 report(
