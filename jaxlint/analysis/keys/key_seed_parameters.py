@@ -3,7 +3,7 @@ constant default (`def __init__(self, seed=0): self.rng = jax.random.PRNGKey(see
 without that parameter by code that reads a seed of its own (`args.seed`).
 
 The seed reaches the key through the function itself, or through functions and constructors of
-the module it hands the parameter to. A call leaves the parameter to its default when it passes
+the project it hands the parameter to. A call leaves the parameter to its default when it passes
 it neither by position nor by name, nor in a `**` dict literal (or a name bound once to one and
 never stored into). The caller shows it has a seed to give when it reads a name or an attribute
 called like the parameter: every run then draws the same numbers, whatever seed it was given.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
@@ -21,6 +22,10 @@ from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
 
 _DEPTH = 4  # functions and constructors a seed is followed through to the key
+
+# The `def` or `class` a callee names, in its module or another of the project, with that
+# module's names (`KeyFlow.definition_of`).
+Locate = Callable[[ast.expr, Names], Optional[Tuple[Names, ast.AST]]]
 
 
 @dataclass(frozen=True)
@@ -33,15 +38,15 @@ class DefaultedSeed:
     read: ast.AST  # the caller's own seed (`args.seed`)
 
 
-def defaulted_seeds(names: Names) -> list[DefaultedSeed]:
+def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
     found: list[DefaultedSeed] = []
     seeded: dict[int, frozenset[str]] = {}
     for call, scope in _calls(names):
-        callee = _callee(call, names)
+        callee = _callee(call, names, locate)
         if callee is None:
             continue
-        function, skip = callee
-        params = _seeded(function, names, seeded, _DEPTH)
+        there, function, skip = callee
+        params = _seeded(there, function, locate, seeded, _DEPTH)
         if not params:
             continue
         spread = _spread(call, names)
@@ -66,19 +71,25 @@ def _calls(names: Names):
                 yield node, scope
 
 
-def _callee(call: ast.Call, names: Names) -> tuple[FunctionNode, int] | None:
-    """The module's function (or class's `__init__`) a call runs, and the parameters it binds itself."""
-    definition = names.definition(call.func) if isinstance(call.func, ast.Name) else None
+def _callee(call: ast.Call, names: Names, locate: Locate) -> tuple[Names, FunctionNode, int] | None:
+    """The function (or class's `__init__`) of the project a call runs, its module's names, and
+    how many parameters the call binds itself."""
+    located = locate(call.func, names)
+    if located is None:
+        return None
+    there, definition = located
     if isinstance(definition, ast.ClassDef):
         init = next((s for s in definition.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-        return (init, 1) if init is not None else None
+        return (there, init, 1) if init is not None else None
     if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and not definition.decorator_list:
-        return definition, bound_self(call, definition)
+        return there, definition, bound_self(call, definition)
     return None
 
 
-def _seeded(function: FunctionNode, names: Names, memo: dict[int, frozenset[str]], depth: int) -> frozenset[str]:
-    """The parameters of `function` that reach a key constructor's seed."""
+def _seeded(
+    names: Names, function: FunctionNode, locate: Locate, memo: dict[int, frozenset[str]], depth: int,
+) -> frozenset[str]:
+    """The parameters of `function` (of the module `names` describes) that reach a key constructor's seed."""
     known = memo.get(id(function))
     if known is not None:
         return known
@@ -91,11 +102,11 @@ def _seeded(function: FunctionNode, names: Names, memo: dict[int, frozenset[str]
         if api.public(names.qualname(node.func)) in api.KEY_CONSTRUCTORS:
             found.update(a.id for a in node.args[:1] if isinstance(a, ast.Name) and a.id in params)
         elif depth > 0:
-            callee = _callee(node, names)
+            callee = _callee(node, names, locate)
             if callee is not None:
-                inner = _seeded(callee[0], names, memo, depth - 1)
+                inner = _seeded(callee[0], callee[1], locate, memo, depth - 1)
                 found.update(
-                    arg.id for arg, param in bind(callee[0], node, callee[1])
+                    arg.id for arg, param in bind(callee[1], node, callee[2])
                     if param in inner and isinstance(arg, ast.Name) and arg.id in params
                 )
     result = memo[id(function)] = frozenset(found)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
@@ -88,7 +88,7 @@ def feeds_carried_state(loop: ast.AST, source: ast.AST) -> bool:
     return False
 
 
-def identical_iterations(loop: ast.AST, source: ast.AST, names: Names) -> bool:
+def identical_iterations(loop: ast.AST, source: ast.AST, names: Names, follows: Callable[[ast.Call], bool]) -> bool:
     """Whether every iteration of the loop collects the same values: what is computed from
     `source` is appended to (or stored in) a container from outside the loop or yielded, while
     the body reads neither the loop's variable nor anything an earlier iteration left, and calls
@@ -116,7 +116,7 @@ def identical_iterations(loop: ast.AST, source: ast.AST, names: Names) -> bool:
     first = {name: min(s.lineno for t, _, s in assigns if name in t) for name in bound}
     if any(isinstance(n, ast.Name) and n.id in bound and isinstance(n.ctx, ast.Load) and n.lineno < first[n.id] for n in nodes):
         return False  # read before the body binds it: what the previous iteration left
-    if not all(_computes(call, names) for call in nodes if isinstance(call, ast.Call)):
+    if not all(_computes(call, names) or follows(call) for call in nodes if isinstance(call, ast.Call)):
         return False
     tainted: set[str] = set()
     for targets, value, _ in assigns:
@@ -244,7 +244,7 @@ def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
     if loop is not None:
         if feeds_carried_state(loop, call):
             return f"inside the loop at line {loop.lineno}: every iteration"
-        if identical_iterations(loop, call, flow.names):
+        if identical_iterations(loop, call, flow.names, lambda inner: flow.helper(inner, True) is not None):
             return f"inside the loop at line {loop.lineno}, whose iterations differ in nothing else: every iteration"
         return None
     if fn is None:

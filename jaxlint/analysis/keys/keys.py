@@ -349,17 +349,23 @@ class KeyFlow:
         self._flax_paths[id(call)] = found
         return found
 
-    def class_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.ClassDef] | None:
-        """The class a name stands for, in its module or (seen in this module) another of the project."""
+    def definition_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.AST] | None:
+        """The `def` or `class` a name stands for, in its module or (seen in this module) another of the project."""
         definition = names.definition(expr)
-        if isinstance(definition, ast.ClassDef):
+        if definition is not None:
             return names, definition
         if names is not self.names or self.project is None:
             return None
         qualname = names.qualname(expr)
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
             return None
-        return self.project.class_of(qualname)
+        located = self.project.project.definition(self.project, qualname)
+        return (located[0].names, located[1]) if located is not None else None
+
+    def class_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.ClassDef] | None:
+        """The class a name stands for, in its module or (seen in this module) another of the project."""
+        located = self.definition_of(expr, names)
+        return located if located is not None and isinstance(located[1], ast.ClassDef) else None  # type: ignore[return-value]
 
     def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
         """The class or static method `Cls.method` names in a class of another project module
@@ -631,7 +637,9 @@ class KeyFlow:
 
     # ---- constant seeds ----------------------------------------------------------------
     def _judge_constant_seeds(self) -> None:
-        self.defaulted_seeds = [found for found in defaulted_seeds(self.names) if id(found.function) not in self.tests]
+        self.defaulted_seeds = [
+            found for found in defaulted_seeds(self.names, self.definition_of) if id(found.function) not in self.tests
+        ]
         for index, candidate in enumerate(self._candidates):
             if index not in self._consumed:
                 continue
