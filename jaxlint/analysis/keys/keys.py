@@ -462,7 +462,9 @@ class KeyFlow:
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
-        dependent = run.draws_numbers(use) and (first is None or run.draws_numbers(first))
+        # A Flax run folds its module's path into the key: no use of the key itself repeats its numbers.
+        mixed = first is not None and (first.kind == "flax") != (use.kind == "flax")
+        dependent = not mixed and run.draws_numbers(use) and (first is None or run.draws_numbers(first))
         if not dependent and other is not None and other.node is not use.node and run.draws_numbers(use):
             first, dependent = other, True  # an earlier draw this one repeats
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
