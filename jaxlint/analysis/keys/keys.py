@@ -462,10 +462,8 @@ class KeyFlow:
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
-        # A Flax run folds its module's path into the key: no use of the key itself repeats its numbers.
-        mixed = first is not None and (first.kind == "flax") != (use.kind == "flax")
-        dependent = not mixed and run.draws_numbers(use) and (first is None or run.draws_numbers(first))
-        if not dependent and other is not None and other.node is not use.node and run.draws_numbers(use):
+        dependent = _repeats(run, first, use)
+        if not dependent and other is not None and other.node is not use.node and _repeats(run, other, use):
             first, dependent = other, True  # an earlier draw this one repeats
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
@@ -652,6 +650,15 @@ class KeyFlow:
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
 _BATCHING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in api.BATCHING)
+
+
+def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:
+    """Whether `use` repeats numbers `first` drew (or, with no `first`, its own of an earlier
+    iteration): both draw (`key_draws`), and neither is a Flax run while the other is not (a run
+    folds its module's path into the key: no use of the key itself repeats its numbers)."""
+    if first is not None and (first.kind == "flax") != (use.kind == "flax"):
+        return False
+    return run.draws_numbers(use) and (first is None or run.draws_numbers(first))
 
 
 def _expr_name(node: ast.AST) -> str:
