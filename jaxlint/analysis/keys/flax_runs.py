@@ -73,7 +73,10 @@ def linen_receivers(fn: ast.AST) -> frozenset[str]:
 
 
 def _linen_module(expr: ast.expr, names: Names) -> bool:
-    """Whether a name is declared as, or bound only to instances of, a Flax Linen module."""
+    """Whether an expression makes a Flax Linen module (`nn.Dense(3)`, `Model(...)` of a class of
+    this module deriving from one), or is a name declared as, or bound only to, such a module."""
+    if isinstance(expr, ast.Call):
+        return _makes_linen(expr, names, names.read_scope.get(id(expr), names.module))
     if not isinstance(expr, ast.Name):
         return False
     scope = names.read_scope.get(id(expr), names.module)
@@ -85,9 +88,14 @@ def _linen_module(expr: ast.expr, names: Names) -> bool:
         declared = [a.annotation for a in _all_args(args) if a.arg == expr.id] if args is not None else []
         return any(a is not None and names.qualname(a, owner) in _LINEN_MODULE for a in declared)
     values = owner.assigned.get(expr.id, [])
-    return bool(values) and all(
-        isinstance(v, ast.Call) and _linen_class(names.definition(v.func, owner), names, _DEPTH) for v in values
-    )
+    return bool(values) and all(isinstance(v, ast.Call) and _makes_linen(v, names, owner) for v in values)
+
+
+def _makes_linen(call: ast.Call, names: Names, scope) -> bool:
+    qualname = names.qualname(call.func, scope) or ""
+    if qualname.startswith("flax.linen.") and qualname.rsplit(".", 1)[-1][:1].isupper():
+        return True
+    return _linen_class(names.definition(call.func, scope), names, _DEPTH)
 
 
 def linen_class(cls: ast.ClassDef, names: Names) -> bool:

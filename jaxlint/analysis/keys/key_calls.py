@@ -475,13 +475,27 @@ class CallTransfer:
         stack: list[tuple[ast.AST, tuple[int, ...]]] = [(self._packed(value), ())]
         while stack:
             node, position = stack.pop()
-            if isinstance(node, (ast.Tuple, ast.List)):
+            copied = self._copied(node)
+            if copied is not None:
+                stack.append((copied, position))
+            elif isinstance(node, (ast.Tuple, ast.List)):
                 stack.extend((self._packed(e), (*position, i)) for i, e in enumerate(node.elts))
             elif isinstance(node, ast.Name):
                 ref = state.env.get(node.id)
                 if isinstance(ref, (int, Elem)):
                     found.append((node, ref, position))
         return found
+
+    def _copied(self, node: ast.AST) -> ast.AST | None:
+        """What a copy of a key hands back (`jnp.stack(keys)`, `keys.reshape(n, -1)`), else None."""
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
+            return func.value
+        if node.args and api.public(self.names.qualname(func)) in api.KEY_COPIES:
+            return node.args[0]
+        return None
 
     def _packed(self, value: ast.AST) -> ast.AST:
         """The tuple or list literal a returned name holds: the function's last top-level

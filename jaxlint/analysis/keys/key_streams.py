@@ -55,10 +55,14 @@ class StaleDraw:
 ClassOf = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
 
 
-def stale_draws(names: Names, class_of: ClassOf | None = None) -> list[StaleDraw]:
+# Whether a call draws from the key it is given as an argument (`KeyFlow.draws_from`).
+DrawsFrom = Callable[[ast.Call, ast.expr], bool]
+
+
+def stale_draws(names: Names, class_of: ClassOf | None = None, draws_from: DrawsFrom | None = None) -> list[StaleDraw]:
     """Draws from a stream a class keeps on `self`, within the class and from outside it."""
     return sorted(
-        _own_stale_draws(names) + _outside_stale_draws(names, class_of),
+        _own_stale_draws(names) + _outside_stale_draws(names, class_of, draws_from or (lambda call, arg: True)),
         key=lambda draw: (draw.call.lineno, draw.call.col_offset),
     )
 
@@ -94,27 +98,34 @@ def _own_stale_draws(names: Names) -> list[StaleDraw]:
     return list(last.values())
 
 
-def _outside_stale_draws(names: Names, class_of: ClassOf | None) -> list[StaleDraw]:
+def _outside_stale_draws(names: Names, class_of: ClassOf | None, draws_from: DrawsFrom) -> list[StaleDraw]:
     """Consumptions of `obj.<attr>`, a stream of the class a parameter is annotated with, that
     leave it in place."""
     found: list[StaleDraw] = []
     for fn in names.functions:
         if isinstance(fn, ast.Lambda):
             continue
+        handed = {
+            arg.value.id for call in own_nodes(fn) if isinstance(call, ast.Call)
+            for arg in (*call.args, *(k.value for k in call.keywords))
+            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)
+        }
         for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
-            located = _annotated_class(param.annotation, names, fn, class_of) if param.annotation is not None else None
+            if param.arg not in handed or param.annotation is None:
+                continue  # only an object whose attribute is handed to a call is looked up
+            located = _annotated_class(param.annotation, names, fn, class_of)
             if located is None:
                 continue
             cls_names, cls = located
             advances = _stores(cls, cls_names)[1]
             if advances:
-                found.extend(_left_in_place(fn, param.arg, advances, cls, names, class_of))
+                found.extend(_left_in_place(fn, param.arg, advances, cls, names, class_of, draws_from))
     return found
 
 
 def _left_in_place(
     fn: FunctionNode, holder: str, advances: dict[str, list[ast.stmt]], cls: ast.ClassDef, names: Names,
-    class_of: ClassOf | None,
+    class_of: ClassOf | None, draws_from: DrawsFrom,
 ):
     """The last call of `fn` consuming each stream of `holder` that nothing after it replaces."""
     body = own_nodes(fn)
@@ -126,21 +137,30 @@ def _left_in_place(
             if (
                 isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == holder
                 and arg.attr in advances and isinstance(arg.ctx, ast.Load)
-                and not _ignored(call, arg, fn, names, class_of)
+                and not _ignored(call, arg, fn, names, class_of) and draws_from(call, arg)
             ):
                 known = last.get(arg.attr)
                 if known is None or (known[0].lineno, known[0].col_offset) < (call.lineno, call.col_offset):
                     last[arg.attr] = (call, arg)
     for attr, (call, arg) in last.items():
         after = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+        statement = _statement_of(call, names)
         stored = any(
             isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.attr == attr
-            and isinstance(n.value, ast.Name) and n.value.id == holder and (n.lineno, n.col_offset) > after
+            and isinstance(n.value, ast.Name) and n.value.id == holder
+            and ((n.lineno, n.col_offset) > after or statement is not None and spans(statement, n))
             for n in body
         )
         handed = any((c.lineno, c.col_offset) > after for c in calls_reaching(fn, holder))
         if not stored and not handed:
             yield StaleDraw(call, arg, attr, fn, advances[attr][0], cls.name)
+
+
+def _statement_of(node: ast.AST, names: Names) -> ast.stmt | None:
+    """The statement a node is part of (its stores happen once the node is evaluated)."""
+    while node is not None and not isinstance(node, ast.stmt):
+        node = names.parents.get(id(node))
+    return node
 
 
 def _ignored(call: ast.Call, arg: ast.expr, fn: FunctionNode, names: Names, class_of: ClassOf | None) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 from contextlib import contextmanager
+from functools import cached_property
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -38,7 +39,7 @@ from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
@@ -53,11 +54,12 @@ if TYPE_CHECKING:
 
 # Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
 # `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
-# hands one to an interface (`_abstract_keys`) or to code outside `jax.random` that draws from it
-# (`key_consumers`).
+# hands one to an interface (`_abstract_keys`), to code outside `jax.random` that draws from it
+# (`key_consumers`) or to a function of another module that does (`_handing_on`).
 _KEY_WORDS = (
     "random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod",
     "key=", "seed=", "Rngs", ".init(", "initializers",  # code outside `jax.random` drawing from a key
+    "key", "rng",  # a key-named parameter handed to a function of another module that draws from it
 )
 # What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
 _KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
@@ -119,7 +121,6 @@ class KeyFlow:
         self.reuses: list[Reuse] = []
         self.constant_seeds: list[ConstantSeed] = []
         self.global_keys: list[GlobalKey] = []
-        self.defaulted_seeds: list[DefaultedSeed] = []  # `key_seed_parameters`
         self.loop_bodies: dict[int, tuple[ast.Call, str]] = {}
         self.compiled: set[int] = set()
         self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
@@ -141,6 +142,8 @@ class KeyFlow:
         self.tests: set[int] = set()
         self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
         self._text = text
+        self._options = options or {}
+        self._path = path
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
         if not any(word in text for word in _KEY_WORDS):
@@ -349,6 +352,15 @@ class KeyFlow:
         self._flax_paths[id(call)] = found
         return found
 
+    def draws_from(self, call: ast.Call, arg: ast.expr) -> bool:
+        """Whether a call draws from (or splits) the key given as `arg`: what the function it runs
+        does to that parameter, outside a Flax run; code not seen does."""
+        helper = self.helper(call)
+        param = helper.parameters.get(id(arg)) if helper is not None else None
+        if helper is None or param is None:
+            return True
+        return helper.summary.params.get(param, NONE) != NONE
+
     def definition_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.AST] | None:
         """The `def` or `class` a name stands for, in its module or (seen in this module) another of the project."""
         definition = names.definition(expr)
@@ -538,6 +550,8 @@ class KeyFlow:
                 relevant.add(id(scope.node))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
         relevant.update(self._feeding_consumers())
+        if not relevant:
+            relevant.update(self._handing_on())
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
@@ -581,6 +595,38 @@ class KeyFlow:
                 if isinstance(arg, ast.Name) and key_named(arg.id):
                     found.add(id(scope.node))
         return found
+
+    def _handing_on(self) -> set[int]:
+        """The functions that hand a key-named value to a function of another project module that
+        draws from it: one its module analyses for keys (it calls `jax.random` or another consumer
+        of keys), whose summary consumes that parameter."""
+        found: set[int] = set()
+        if self.project is None:
+            return found
+        for call, scope in self.names.calls:
+            fn = scope.node
+            if id(fn) in found or not isinstance(fn, FUNCTION_TYPES):
+                continue
+            handed = [x for x in (*call.args, *(k.value for k in call.keywords)) if isinstance(x, ast.Name) and key_named(x.id)]
+            if handed and self._drawn_elsewhere(call, handed):
+                found.add(id(fn))
+        return found
+
+    def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
+        qualname = self.names.qualname(call.func)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
+            return False
+        target = self.project.callee(qualname)  # type: ignore[union-attr]
+        if target is None or target.path in self.project.project.key_flows_building:  # type: ignore[union-attr]
+            return False
+        keys = target.facts.keys
+        if id(target.node) not in keys._relevant:
+            return False
+        summary = keys.exported(target.node)
+        return any(
+            summary.params.get(param, NONE) != NONE or param in summary.flax
+            for arg, param in bind(target.node, call, 0) if arg in handed
+        )
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
@@ -636,10 +682,15 @@ class KeyFlow:
         return summary
 
     # ---- constant seeds ----------------------------------------------------------------
+    @cached_property
+    def defaulted_seeds(self) -> list[DefaultedSeed]:
+        """Seeds left to a constant default by callers with a seed of their own (`key_seed_parameters`)."""
+        if "seed" not in self._text or test_file(self._path, self._options):
+            return []
+        tests = test_functions(self.names, test_pattern(self._options))
+        return [found for found in defaulted_seeds(self.names, self.definition_of) if id(found.function) not in tests]
+
     def _judge_constant_seeds(self) -> None:
-        self.defaulted_seeds = [
-            found for found in defaulted_seeds(self.names, self.definition_of) if id(found.function) not in self.tests
-        ]
         for index, candidate in enumerate(self._candidates):
             if index not in self._consumed:
                 continue
