@@ -79,7 +79,8 @@ class CallTransfer:
                     self.expr(arg, state)
             if ref is not None:
                 kind = "split" if qualname == api.SPLIT else "sample"
-                draws = None if kind == "split" else not only_example_inputs(node, self.fn, self.names)
+                example = kind == "sample" and self.flow.keynames.inits and only_example_inputs(node, self.fn, self.names)
+                draws = None if kind == "split" else not example
                 use = Use(key, node, kind, f"`{qualname}`", draws=draws)
                 if kind == "split" and isinstance(ref, (int, Elem)):
                     folded = state.mark(("fold", ref))

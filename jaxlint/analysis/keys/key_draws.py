@@ -23,6 +23,7 @@ import ast
 from typing import TYPE_CHECKING, Iterable
 
 from jaxlint.analysis.effects.update_liveness import dead_updates
+from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.walk import target_names
 from jaxlint.analysis.knowledge import random_api as api
 
@@ -84,11 +85,12 @@ class Draws:
     def undrawn(self, fn: ast.AST) -> dict[int, frozenset[tuple[int, ...]]]:
         """The splits of `fn` nothing here draws from, by id of the call, each with where its
         children are handed back (a caller that keeps them may draw from them)."""
+        candidates = {split: statement for split, statement in self.statements.items() if split not in self.drawn}
+        if not candidates:
+            return {}
         loads = _loads(fn)
         found: dict[int, frozenset[tuple[int, ...]]] = {}
-        for split_id, statement in self.statements.items():
-            if split_id in self.drawn:
-                continue
+        for split_id, statement in candidates.items():
             returned = frozenset(self.returned.get(split_id, ()))
             if any(id(node) not in self.seen for node in self._reads_of(statement, loads)):
                 continue
@@ -175,6 +177,15 @@ def only_example_inputs(call: ast.Call, fn: ast.AST, names: Names) -> bool:
     to a name only ever handed so, or scanned over (`xs=`) by a `lax.scan` body that hands its
     slice so."""
     return _example_input(call, fn, names, 0)
+
+
+def has_inits(names: Names) -> bool:
+    """Whether the module calls a module's `init` or binds a name to one (`init_fn =
+    hk.transform(f).init`): where a draw may serve as its example inputs."""
+    return bool(calls_through(names, api.MODULE_INITS)) or any(
+        isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS
+        for scope in names.scopes.values() for values in scope.assigned.values() for v in values
+    )
 
 
 _MAX_DEPTH = 3  # names and scan bodies followed from the draw to the `init` it feeds

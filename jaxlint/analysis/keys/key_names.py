@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cached_property
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
+from jaxlint.analysis.keys.key_draws import has_inits
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import (
     base_name,
@@ -63,6 +65,11 @@ class KeyNames:
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
         self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
+
+    @cached_property
+    def inits(self) -> bool:
+        """Whether the module runs a module's `init` (`key_draws.has_inits`)."""
+        return has_inits(self.names)
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""

@@ -41,7 +41,11 @@ class DefaultedSeed:
 def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
     found: list[DefaultedSeed] = []
     seeded: dict[int, frozenset[str]] = {}
-    for call, scope in _calls(names):
+    readers = _seed_readers(names)
+    for call, scope in names.calls:
+        caller = scope.node
+        if id(caller) not in readers:
+            continue
         callee = _callee(call, names, locate)
         if callee is None:
             continue
@@ -53,7 +57,6 @@ def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
         if spread is None:
             continue  # a `**` argument that may pass anything
         given = {param for _, param in bind(function, call, skip)} | spread
-        caller = scope.node
         for param in sorted(params - given):
             default = default_of(function, next(a for a in _params(function) if a.arg == param))
             read = _reads_seed(caller, param) if isinstance(default, ast.Constant) else None
@@ -62,13 +65,19 @@ def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
     return found
 
 
-def _calls(names: Names):
-    for scope in names.scopes.values():
-        if scope.kind != "function":
+def _seed_readers(names: Names) -> set[int]:
+    """The functions that read a name or an attribute called like a seed (`seed`, `args.seed`)."""
+    found: set[int] = set()
+    for node in ast.walk(names.module.node):
+        if isinstance(node, ast.Attribute) and "seed" in node.attr:
+            while isinstance(node, ast.Attribute):
+                node = node.value
+        elif not (isinstance(node, ast.Name) and "seed" in node.id):
             continue
-        for node in own_nodes(scope.node):
-            if isinstance(node, ast.Call):
-                yield node, scope
+        scope = names.read_scope.get(id(node)) if isinstance(node, ast.Name) else None
+        if scope is not None and scope.kind == "function":
+            found.add(id(scope.node))
+    return found
 
 
 def _callee(call: ast.Call, names: Names, locate: Locate) -> tuple[Names, FunctionNode, int] | None:

@@ -69,6 +69,7 @@ class KeyTransfer(CallTransfer):
         self.at: tuple = (-1, (), None)  # the block, phase and step being run
         self._seq = itertools.count()
         self.draws = Draws()  # what the splits' children become (`key_draws`)
+        self._binding: ast.stmt | None = None  # the assignment being run
         # id(split call) -> where its undrawn children are handed back (`Draws.undrawn`), once solved.
         self.undrawn: dict[int, frozenset[tuple[int, ...]]] = {}
 
@@ -202,6 +203,7 @@ class KeyTransfer(CallTransfer):
         # an except clause, a match case: nothing binds a key
 
     def stmt(self, node: ast.stmt, state: KeyState) -> None:
+        self._binding = node if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(node, ast.Assign):
             ref = self.expr(node.value, state)
             for target in node.targets:
@@ -272,7 +274,8 @@ class KeyTransfer(CallTransfer):
                 state.env[target.id] = ref
                 if isinstance(ref, int):
                     state.used.setdefault(ref, UNUSED)
-                    self.draws.copied(ref, value, self._statement(value))
+                    if ref in self.draws.children:
+                        self.draws.copied(ref, value, self._statement(value))
             elif isinstance(ref, Streams) and target.id not in self.keynames:
                 state.env[target.id] = ref  # handed on, it hands on its keys (`CallTransfer._args`)
             elif target.id in self.keynames:
@@ -323,11 +326,9 @@ class KeyTransfer(CallTransfer):
         return None
 
     def _statement(self, value: ast.AST) -> ast.stmt | None:
-        """The assignment that binds `value` (a statement itself, for a loop's target)."""
-        if isinstance(value, ast.stmt):
-            return value
-        parent = self.names.parents.get(id(value))
-        return parent if isinstance(parent, (ast.Assign, ast.AnnAssign)) else None
+        """The statement that binds `value`: the assignment being run (a loop's own statement, for
+        its target)."""
+        return value if isinstance(value, ast.stmt) else self._binding
 
     # ---- expressions -----------------------------------------------------------------
     def condition(self, node: ast.AST, state: KeyState) -> None:

@@ -34,7 +34,7 @@ from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
@@ -132,6 +132,8 @@ class KeyFlow:
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._flax_paths: dict[int, frozenset[str] | None] = {}  # id(`init` call) -> `flax_paths`
+        self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`
+        self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_none`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -250,13 +252,30 @@ class KeyFlow:
                 # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
         for param, arg in given.items():
-            if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
+            if param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
         for param, arg in literals.items():
             # Left to a default of None that the function replaces only when it is None: it is None.
-            if param not in given and arg.value is None and param not in scope.other and rebound_only_when_none(fn, param):
+            if (
+                param not in given and arg.value is None and param not in scope.other
+                and self._rebound_only_when_none(fn, param)
+            ):
                 flags[f"{param} is None"] = True
         return flags
+
+    def _rebound_only_when_none(self, fn: FunctionNode, param: str) -> bool:
+        """`key_function_forms.rebound_only_when_none`, asked once per function and parameter, and
+        only of a parameter the function tests against None."""
+        tested = self._none_tested.get(id(fn))
+        if tested is None:
+            tested = self._none_tested[id(fn)] = none_tested(fn)
+        if param not in tested:
+            return False
+        memo = (id(fn), param)
+        known = self._rebound.get(memo)
+        if known is None:
+            known = self._rebound[memo] = rebound_only_when_none(fn, param)
+        return known
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
         """What the function does to its keys when these flags hold (memoised)."""

@@ -10,16 +10,17 @@ from jaxlint.rules.randomness import KeyFlowRule
 class KeyReuseWithoutDraws(KeyFlowRule):
     code = "JAX207"
     name = "key-reuse-without-draws"
-    summary = "A PRNG key is used again where no numbers repeat: only JAX's key reuse checker raises"
+    summary = "A PRNG key is used twice where no numbers repeat (off by default: for code run under the key reuse checker)"
     opt_in = True
     what = """
-        Checks for a key used a second time where the first use drew no numbers: a split whose
-        children nobody draws from, a helper that only splits the key and hands back children its
-        caller drops, a draw made only to give an `init` example inputs. No two draws coincide,
-        so nothing is biased, but JAX's key reuse checker (`jax_debug_key_reuse`) counts every
-        split as a use and raises `KeyReuseError` there. Off unless selected by its code:
-        projects that run their tests under the checker turn it on, to fix these before the
-        checker stops the run.
+        Checks for a key used a second time where one of the two uses draws no numbers: a split
+        whose children nobody draws from, a helper that only splits the key and hands back
+        children its caller drops, a draw made only to give an `init` example inputs, or a key
+        handed both to a Flax run (which folds its module's path into the key) and to another
+        use. No two draws coincide, so nothing is biased, but JAX's key reuse checker
+        (`jax_debug_key_reuse`) counts every split and draw as a use and raises `KeyReuseError`
+        there (a Flax run it does not count). Off unless selected by its code: projects that run
+        their tests under the checker, or keep to one use per key, turn it on.
         """
     decisions = """
         **Which uses draw.** A sampler draws. A split draws through its children: when one of
@@ -38,7 +39,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         depend on the inputs' shapes, not their values.
 
         **What is reported here, and not as JAX201, JAX202 or JAX203.** A second use of a key
-        whose first (or second) use draws nothing. Two uses that both draw are the other rules'.
+        whose first (or second) use draws nothing, and a Flax run with any other use of its key
+        (Flax gives each layer the key with a hash of its module path folded in, which no draw,
+        split or small `fold_in` of the key itself repeats). Two uses that both draw are the
+        other rules'.
 
         **Who should turn it on.** Projects whose tests run with
         `jax.config.update("jax_debug_key_reuse", True)`: each finding is a `KeyReuseError` the
@@ -129,7 +133,7 @@ class KeyReuseWithoutDraws(KeyFlowRule):
             report(
                 reuse.use.node,
                 f"PRNG key `{reuse.name}` was already used by {first.callee} on line {first.call.lineno}; one "
-                "of the two uses draws no numbers (a split whose children nobody draws from, or numbers only "
-                "used as example inputs), so nothing repeats, but JAX's key reuse checker raises here; split "
-                "the key once and use each child once",
+                "of the two uses draws no numbers (a split whose children nobody draws from, numbers only "
+                "used as example inputs, a Flax run's keys folded from it), so nothing repeats, but the key is "
+                "used twice; split the key once and use each child once",
             )
