@@ -15,7 +15,8 @@ the key, and so is a call of a method of `self` (or one handed `self`) anywhere 
 it may store a fresh key (`self.reseed()`). Each method's last such draw is the one reported.
 
 The same holds from outside the class: a function handed the object (a parameter annotated with
-the class, of this module or another of the project) that consumes its stream, `obj.key`, in a
+the class, of this module or another of the project) that consumes its stream (held under a
+key's name: `obj.key`, `obj.rng`, `obj._rng`; only such classes are looked up), in a
 sampler or any call but a reading one (`q.random_action(schedule.key)`), and neither stores into
 `obj.key` after that nor hands the object on (or calls a method of it), leaves the consumed key
 in place for the class's next advance to split again.
@@ -30,6 +31,7 @@ from typing import Callable, Optional, Tuple
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.engine.walk import calls_reaching, nodes_run_with, own_nodes, spans
+from jaxlint.analysis.keys.key_names import key_named
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.tracing import first_param
 
@@ -108,11 +110,11 @@ def _outside_stale_draws(names: Names, class_of: ClassOf | None, draws_from: Dra
         handed = {
             arg.value.id for call in own_nodes(fn) if isinstance(call, ast.Call)
             for arg in (*call.args, *(k.value for k in call.keywords))
-            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)
+            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and key_named(arg.attr.lstrip("_"))
         }
         for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
             if param.arg not in handed or param.annotation is None:
-                continue  # only an object whose attribute is handed to a call is looked up
+                continue  # only a class whose key-named attribute is handed to a call is looked up
             located = _annotated_class(param.annotation, names, fn, class_of)
             if located is None:
                 continue
