@@ -23,7 +23,6 @@ import ast
 from typing import TYPE_CHECKING, Iterable
 
 from jaxlint.analysis.effects.update_liveness import dead_updates
-from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.walk import target_names
 from jaxlint.analysis.knowledge import random_api as api
 
@@ -177,15 +176,6 @@ def only_example_inputs(call: ast.Call, fn: ast.AST, names: Names) -> bool:
     to a name only ever handed so, or scanned over (`xs=`) by a `lax.scan` body that hands its
     slice so."""
     return _example_input(call, fn, names, 0)
-
-
-def has_inits(names: Names) -> bool:
-    """Whether the module calls a module's `init` or binds a name to one (`init_fn =
-    hk.transform(f).init`): where a draw may serve as its example inputs."""
-    return bool(calls_through(names, api.MODULE_INITS)) or any(
-        isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS
-        for scope in names.scopes.values() for values in scope.assigned.values() for v in values
-    )
 
 
 _MAX_DEPTH = 3  # names and scan bodies followed from the draw to the `init` it feeds

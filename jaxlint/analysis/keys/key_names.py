@@ -29,7 +29,6 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
-from jaxlint.analysis.keys.key_draws import has_inits
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import (
     base_name,
@@ -68,8 +67,12 @@ class KeyNames:
 
     @cached_property
     def inits(self) -> bool:
-        """Whether the module runs a module's `init` (`key_draws.has_inits`)."""
-        return has_inits(self.names)
+        """Whether the module calls a module's `init` or binds a name to one (`init_fn =
+        hk.transform(f).init`): where a draw may serve as its example inputs (`key_draws`)."""
+        return bool(calls_through(self.names, api.MODULE_INITS)) or any(
+            isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS
+            for scope in self.names.scopes.values() for values in scope.assigned.values() for v in values
+        )
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""

@@ -13,14 +13,13 @@ class KeyReuseWithoutDraws(KeyFlowRule):
     summary = "A PRNG key is used twice where no numbers repeat (off by default: for code run under the key reuse checker)"
     opt_in = True
     what = """
-        Checks for a key used a second time where one of the two uses draws no numbers: a split
-        whose children nobody draws from, a helper that only splits the key and hands back
-        children its caller drops, a draw made only to give an `init` example inputs, or a key
-        handed both to a Flax run (which folds its module's path into the key) and to another
-        use. No two draws coincide, so nothing is biased, but JAX's key reuse checker
-        (`jax_debug_key_reuse`) counts every split and draw as a use and raises `KeyReuseError`
-        there (a Flax run it does not count). Off unless selected by its code: projects that run
-        their tests under the checker, or keep to one use per key, turn it on.
+        Checks for a key used twice where one of the two uses draws no numbers: a split whose
+        children nobody draws from, a helper that only splits the key and hands back children its
+        caller drops, a draw made only to give an `init` example inputs, a key handed both to a
+        Flax run (which folds its module's path into the key) and to another use. Nothing
+        repeats, so nothing is biased, but JAX's key reuse checker (`jax_debug_key_reuse`) counts
+        every split and draw as a use and raises `KeyReuseError` there. Off unless selected by
+        its code: projects that run their tests under the checker turn it on.
         """
     decisions = """
         **Which uses draw.** A sampler draws. A split draws through its children: when one of
@@ -34,7 +33,7 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         those places to names it overwrites before reading them draws nothing
         (`evaluator, (params, eval_keys) = evaluator_setup(key)` with `eval_keys` rebound in the
         loop that follows). A draw whose result is only handed to a module's `init` as an example
-        input (Flax linen's `Module.init`, Haiku's `Transformed.init`, directly, through a name,
+        input (Flax linen's `init`, Haiku's `Transformed.init`, directly, through a name,
         or as the `xs` a `lax.scan` body hands on) draws nothing that matters: the parameters
         depend on the inputs' shapes, not their values.
 
