@@ -59,15 +59,17 @@ class Principle:
 
 
 ALL = tuple(FRAMEWORKS)
+# The helper each principle hands the key to: the framework's consumer of it.
+BUILD = """
+            def build(key):
+                return {draw}
+            """
 UNFOLDED = ("plain", "equinox", "nnx", "haiku")  # whose runs do not fold a module path into the key
 
 PRINCIPLES = {
     # A key handed to two consumers, wherever they are defined, draws the same numbers twice.
     "two consumers of one key": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-            """,
+        parts=BUILD,
         bug="""
             def run(key):
                 first = build(key)
@@ -110,10 +112,7 @@ PRINCIPLES = {
     ),
     # An object that keeps a key no method reads never draws from it.
     "a key kept on an object, read or not": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-
+        parts=BUILD + """
             class Sampler:
                 def __init__(self, key, steps):
                     self.key = key
@@ -145,10 +144,7 @@ PRINCIPLES = {
     ),
     # One key in every element of a batch draws the same numbers in each.
     "one key for every element of a vmap": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-            """,
+        parts=BUILD,
         bug="""
             def run(key):
                 batch = jax.vmap(lambda i: build(key))(jnp.arange(2))  # JAX203
@@ -163,10 +159,7 @@ PRINCIPLES = {
     ),
     # A stream an object advances, consumed from outside and left in place, is split again.
     "a stream consumed from outside its object": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-
+        parts=BUILD + """
             class Schedule:
                 def __init__(self, key):
                     self.key = key
@@ -200,10 +193,7 @@ PRINCIPLES = {
     ),
     # A key made from a constant seed in a loop whose iterations differ in nothing else.
     "a constant seed in a loop of identical iterations": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-            """,
+        parts=BUILD,
         bug="""
             def run(key):
                 collected = []
@@ -225,10 +215,7 @@ PRINCIPLES = {
     ),
     # A seed parameter left to its constant default by a caller that has a seed of its own.
     "a seed left to its default": Principle(
-        parts="""
-            def build(key):
-                return {draw}
-
+        parts=BUILD + """
             class Agent:
                 def __init__(self, dim, seed=0):
                     self.params = build(jax.random.PRNGKey(seed))
