@@ -434,3 +434,26 @@ def test_marks_are_codes():
         for principle in table.values():
             for twin in (principle.bug, principle.clean):
                 assert all(re.fullmatch(r"JAX20\d", code) for _, code in marked(twin))
+
+
+def test_children_a_helper_hands_back_reshaped_are_drawn_from():
+    """Children handed through `jnp.stack` to a helper that returns them reshaped are followed no
+    further: they count as drawn from, so a second split of the key repeats them (JAX202)."""
+    from jaxlint.linter import lint_source
+
+    source = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+        def reshape_keys(x):
+            return x.reshape((2, 2) + x.shape[1:])
+
+        def run(key):
+            step_keys = jax.random.split(key, 4)
+            warmup_keys = jax.random.split(key, 4)  # JAX202
+            step_keys = reshape_keys(jnp.stack(step_keys))
+            warmup_keys = reshape_keys(jnp.stack(warmup_keys))
+            return jax.vmap(jax.vmap(jax.random.normal))(step_keys), warmup_keys
+        """)
+    found = {(f.start.row, f.code) for f in lint_source(source, "case.py", {"JAX202", "JAX207"})}
+    assert found == marked(source)

@@ -100,7 +100,6 @@ class CallTransfer:
             receiver = self.expr(func.value, state)
             self._args(node, state)
             if isinstance(receiver, (int, Elem)):
-                self.draws.read(func.value)
                 return receiver
             return None
         self.expr(func, state)
@@ -130,8 +129,8 @@ class CallTransfer:
             qualname in api.KEY_COPIES and len(refs) == 1 and node.args and refs[0][0] is node.args[0]
             and isinstance(refs[0][1], (int, Elem))
         ):
-            self.draws.read(node.args[0])
-            return refs[0][1]  # `jax.device_put(key)`, `jnp.stack(keys)`: the same key elsewhere
+            # The same key elsewhere: where the copy goes is followed, as the key's own would be.
+            return refs[0][1]  # `jax.device_put(key)`, `jnp.stack(keys)`
         if qualname is not None:
             if qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES):
                 return None
@@ -155,8 +154,8 @@ class CallTransfer:
                     handed = helper.summary.undrawn.get(param) if param is not None else None
                     draws = handed is None or not dropped(node, handed, self.fn, self.names)
                     self.consume(ref, Use(arg, node, "call", f"`{helper.name}`", draws=draws), level, state)
-                else:
-                    self.draws.read(arg)  # looked at, kept or discarded: nothing drawn
+                elif param in helper.summary.key_params and param not in helper.summary.returned_from:
+                    self.draws.read(arg)  # followed as a key, kept or discarded, not handed back: nothing drawn
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
                 if param in helper.summary.returns and level != DEFINITE:
                     result = ref  # one it drew from is reported where it returns it (`hand_back`)

@@ -28,6 +28,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.reachability import never_completes
+from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.keys.key_state import NONE, KeyState, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
@@ -89,7 +90,18 @@ def analyse(
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
     summary = Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
     summary.free_uses = free_uses
+    summary.returned_from = _returned_from(fn, frozenset(run.params))
     return summary
+
+
+def _returned_from(fn: ast.AST, params: frozenset[str]) -> frozenset[str]:
+    """The parameters a `return` of the function (a lambda's body) mentions: what it hands back
+    may be the key, or computed from it (`return key.reshape(n, -1)`)."""
+    if isinstance(fn, ast.Lambda):
+        values = [fn.body]
+    else:
+        values = [n.value for n in own_nodes(fn) if isinstance(n, ast.Return) and n.value is not None]
+    return frozenset(n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name) and n.id in params)
 
 
 def _undrawn(run: KeyTransfer) -> dict[str, frozenset[tuple[int, ...]]]:

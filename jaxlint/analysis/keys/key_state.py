@@ -184,6 +184,7 @@ class Summary:
         self.returns = returns
         self.free = free or {}  # keys it reads from the function around it, and their consumption
         self.free_uses: dict[str, ast.AST] = {}  # where it first consumes each of them
+        self.returned_from: frozenset[str] = frozenset()  # parameters its returns mention
         # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
         self.flax = flax or {}
         # Parameters it consumes only by splitting them, drawing from none of the children: per
