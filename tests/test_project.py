@@ -235,6 +235,19 @@ def test_module_names_follow_packages_and_src_layouts(tmp_path):
     assert set(absent) == {str(tmp_path / "tools/pkg"), str(tmp_path / "pkg")}
 
 
+def test_a_module_in_namespace_folders_imports_the_package_around_them(tmp_path):
+    """`repo/pkg/systems/algo/train.py` under `repo/pkg/__init__.py`, with no `__init__.py` in
+    `systems/` or `algo/` and no project marker: `import pkg.evaluator` there needs `repo/` on
+    `sys.path`, so `repo/` is a search root."""
+    for name in ("repo/pkg/__init__.py", "repo/pkg/evaluator.py", "repo/pkg/systems/algo/train.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    index = ProjectIndex()
+    roots = index.search_roots(str(tmp_path / "repo/pkg/systems/algo/train.py"))
+    assert roots == (str(tmp_path / "repo/pkg/systems/algo"), str(tmp_path / "repo"))
+    assert index.find_module("pkg.evaluator", roots)[0] == str(tmp_path / "repo/pkg/evaluator.py")
+
+
 @pytest.mark.parametrize(
     "statement, package, expected",
     [

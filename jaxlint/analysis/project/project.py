@@ -1,8 +1,9 @@
 """The project's own modules: which files form the project, and traced calls followed into them.
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
-would put on `sys.path` to import it), and the project root above it (the nearest folder
-with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
+would put on `sys.path` to import it; for a file in namespace folders inside a package, the
+folder holding that package too), and the project root above it (the nearest folder with
+`pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
 qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
 relative one, `import pkg.util as u` or read through a re-export in an `__init__.py`)
 resolves to the plain `def` it names in one of those files (`ModuleLink.defines_class` asks
