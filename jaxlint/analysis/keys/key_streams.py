@@ -177,9 +177,9 @@ def _ignored(call: ast.Call, arg: ast.expr, fn: FunctionNode, names: Names, clas
         None,
     )
     located = _annotated_class(annotation, names, fn, class_of) if annotation is not None else None
-    method = located[1] and next(
-        (m for m in located[1].body if isinstance(m, ast.FunctionDef) and m.name == func.attr), None
-    ) if located is not None else None
+    if located is None:
+        return False
+    method = next((m for m in located[1].body if isinstance(m, ast.FunctionDef) and m.name == func.attr), None)
     if method is None:
         return False
     static = any(getattr(d, "id", None) == "staticmethod" for d in method.decorator_list)

@@ -86,7 +86,7 @@ class Reuse:
     primitive: str | None = None  # "jax.lax.scan" for a closed-over key
     guard: ast.AST | None = None
     # Whether both consumptions draw numbers, so that the second repeats the first's
-    # (`key_draws`); otherwise only JAX's checker objects.
+    # (`key_draws`); otherwise the reuse is JAX207's: nothing repeats.
     dependent: bool = True
 
 
@@ -478,6 +478,10 @@ class KeyFlow:
         self._exported[memo] = summary
         return summary
 
+    def analysed(self, fn: FunctionNode) -> bool:
+        """Whether the module's key flow analyses `fn`: it touches keys (`_key_functions`)."""
+        return id(fn) in self._relevant
+
     def summary(self, fn: FunctionNode) -> Summary:
         """What a function of this module does to its key parameters (memoised)."""
         cached = self._summaries.get(id(fn))
@@ -632,6 +636,8 @@ class KeyFlow:
         return found
 
     def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
+        """Whether a call runs a function of another project module, analysed there for keys,
+        that draws from (or hands to a Flax run) a parameter one of `handed` is passed to."""
         qualname = self.names.qualname(call.func)
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
             return False
@@ -639,7 +645,7 @@ class KeyFlow:
         if target is None or target.path in self.project.project.key_flows_building:  # type: ignore[union-attr]
             return False
         keys = target.facts.keys
-        if id(target.node) not in keys._relevant:
+        if not keys.analysed(target.node):
             return False
         summary = keys.exported(target.node)
         return any(
