@@ -235,6 +235,57 @@ def test_module_names_follow_packages_and_src_layouts(tmp_path):
     assert set(absent) == {str(tmp_path / "tools/pkg"), str(tmp_path / "pkg")}
 
 
+NAMESPACED = {
+    # No project marker, and `systems/` has no `__init__.py`: a namespace package inside `app`.
+    "repo/app/__init__.py": "",
+    "repo/app/types.py": """
+        from typing import NamedTuple
+
+        import jax
+
+
+        class Transition(NamedTuple):
+            reward: jax.Array
+        """,
+    "repo/app/systems/dqn.py": """
+        import jax
+
+        from app.types import Transition
+
+
+        @jax.jit
+        def loss(batch: Transition):
+            return min(max(batch.reward, -1.0), 1.0)
+        """,
+}
+
+
+def test_a_namespace_package_imports_its_package_by_absolute_name(cli, make_files):
+    """A module in a folder without `__init__.py` inside package `app` imports `app.types`: the
+    folder above `app` is where Python, run from the repository, finds it."""
+    root = make_files(NAMESPACED)
+    index = ProjectIndex()
+    dqn = str(root / "repo/app/systems/dqn.py")
+    assert index.module_name(dqn) == ("dqn", "", str(root / "repo/app/systems"))
+    assert index.namespace_root(str(root / "repo/app/systems"), "app") == str(root / "repo")
+    assert index.namespace_root(str(root / "repo/app/systems"), "other") is None
+    out = cli("check", "--no-cache", "--output-format", "json", "repo/app/systems/dqn.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
+
+
+def test_python_imports_the_namespace_package_from_the_repository(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    root = make_files(NAMESPACED)
+    monkeypatch.syspath_prepend(str(root / "repo"))
+    for name in ("app", "app.types", "app.systems", "app.systems.dqn"):
+        sys.modules.pop(name, None)
+    from app.systems import dqn
+    from app.types import Transition
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        dqn.loss(Transition(jax.numpy.float32(2.0)))
+
+
 @pytest.mark.parametrize(
     "statement, package, expected",
     [
@@ -379,6 +430,56 @@ def test_summaries_say_what_a_function_does_with_each_parameter(tmp_path):
     assert (state.mutated, state.reaches_return, state.truth_tested) == (True, False, False)
     assert (x.mutated, x.reaches_return, x.truth_tested) == (False, True, False)
     assert (flag.mutated, flag.reaches_return, flag.truth_tested) == (False, False, True)
+
+
+def test_summaries_say_what_every_call_in_the_project_passes(tmp_path):
+    """Top down: `span` is given a Python value by every call in the project (a shape, a literal),
+    wherever the calls are; `x` an array by one of them; `Window.__call__`'s `size` shapes only.
+    Each is read once per run: asked again, the answer is kept, and the modules read are the
+    asking module's dependencies each time."""
+    files = {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": """\
+            import jax
+            import numpy as np
+
+
+            def window(x: jax.Array, span, scale=1.0):
+                return x[: np.arange(span).size] * scale
+
+
+            class Window:
+                def __call__(self, x, size):
+                    return x[: np.arange(size).size]
+            """,
+        "pkg/main.py": """\
+            import jax
+
+            from pkg import helpers
+            from pkg.helpers import Window, window
+
+
+            @jax.jit
+            def step(x):
+                return window(x, x.shape[0], 2.0) + helpers.window(x, 3, x.sum()) + Window()(x, x.shape[-1])
+            """,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    project = Project(facts=ModuleFacts)
+    link = project.link(str(tmp_path / "pkg/other.py"))
+    x, span, scale = link.summary(link.callee("pkg.helpers.window"))
+    assert (x.array, x.python) == (True, False)
+    assert (span.array, span.python) == (False, True)
+    assert scale.python is False  # `x.sum()`: an array
+    x, size = link.summary(link.instance_call("pkg.helpers.Window"))
+    assert (x.python, size.python) == (False, True)
+    assert link.summary(link.callee("pkg.helpers.window")) is project.summary(link.callee("pkg.helpers.window"))
+    again = project.link(str(tmp_path / "pkg/another.py"))
+    again.summary(again.callee("pkg.helpers.window"))
+    assert str(tmp_path / "pkg/main.py") in link.deps and str(tmp_path / "pkg/main.py") in again.deps
 
 
 def test_incoming_calls_survive_the_cache_format():

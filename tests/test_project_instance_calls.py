@@ -168,3 +168,52 @@ def test_flax_runs_the_other_method_under_jit():
     encoder, x = namespace["Encoder"](), jnp.ones((2, 5, 4))
     variables = jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
     assert jax.jit(encoder.apply)(variables, x).shape == (2, 5, 4)
+
+
+# A field the module declares a Python tuple of ints (`Tuple[int, int]`) is its configuration:
+# passed to a layer's `__call__`, a shape.
+GRID = """
+    from typing import Tuple
+
+    import flax.linen as nn
+    import jax.numpy as jnp
+
+
+    class Grid(nn.Module):
+        @nn.compact
+        def __call__(self, size):
+            h, w = size
+            return jnp.ones((h, w)).cumsum(0)
+
+
+    class Encoder(nn.Module):
+        size: Tuple[int, int] = (4, 4)
+
+        def setup(self):
+            self.grid = Grid()
+
+        def __call__(self, x):
+            return x + self.grid({size}).sum()
+    """
+
+
+@pytest.mark.parametrize("size, found", [("self.size", []), ("(x.shape[0], x.sum().astype(int))", ["JAX108"])])
+def test_a_field_declared_a_python_tuple_is_a_shape(cli, make_files, size, found):
+    files = {"pkg/grid.py": textwrap.dedent(GRID).replace("{size}", size)}
+    assert [code for _, _, code in _check(cli, make_files, files)] == found
+
+
+def test_flax_builds_the_grid_from_the_field_and_rejects_a_traced_size():
+    pytest.importorskip("flax")
+    import jax
+    import jax.numpy as jnp
+
+    for size, fails in (("self.size", False), ("(x.shape[0], x.sum().astype(int))", True)):
+        namespace: dict = {}
+        exec(textwrap.dedent(GRID).replace("{size}", size), namespace)
+        encoder, x = namespace["Encoder"](), jnp.ones(4)
+        if fails:
+            with pytest.raises(TypeError):
+                jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
+        else:
+            jax.jit(encoder.init)(jax.random.PRNGKey(0), x)

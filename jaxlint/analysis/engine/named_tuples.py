@@ -21,6 +21,11 @@ def is_named_tuple(func: ast.expr, names: Names, scope: Scope | None = None) -> 
     cls = names.definition(func, scope)
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return False
+    return named_tuple_class(cls, names)
+
+
+def named_tuple_class(cls: ast.ClassDef, names: Names) -> bool:
+    """Whether a class of the module `names` indexes subclasses `typing.NamedTuple`."""
     outer = names.enclosing_scope(cls)
     return any(names.qualname(base, outer) in NAMED_TUPLE_BASES for base in cls.bases)
 

@@ -111,7 +111,8 @@ def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], t
     Inside traced code, derivatives are traced whatever the function is: `grad` gives a pytree
     of traced gradients, `value_and_grad` the traced value with them (its auxiliary output,
     with `has_aux=True`, is the function's own and stays unknown). A layer applied to a traced
-    input gives a traced array."""
+    input gives a traced array. A staging or batching transformation (`jit`, `vmap`, ...) of any
+    callable returns JAX arrays: called in traced code with a tracer, a pytree of tracers."""
     if maker in jax_api.CONCRETE_TRANSFORMS and traced_context:
         aux = next((k.value for k in made.keywords if k.arg == "has_aux"), None)
         if aux is not None and not (isinstance(aux, ast.Constant) and isinstance(aux.value, bool)):
@@ -123,4 +124,6 @@ def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], t
         return Value(Trace.TRACED, items=(TRACED, UNKNOWN)) if has_aux else TRACED
     if maker in array_api.ARRAY_LAYERS and args and join_all(args).traced:
         return TRACED_ARRAY
+    if maker in jax_api.OUTPUT_PRESERVING_TRANSFORMS and traced_context and args and join_all(args).traced:
+        return TRACED  # a jit's or vmap's outputs are JAX arrays: inside a trace, given tracers, tracers
     return None

@@ -2,7 +2,9 @@
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
 would put on `sys.path` to import it), and the project root above it (the nearest folder
-with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder. A
+with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder; for a module
+in a namespace package (a folder without `__init__.py` on the way up), also the folder above
+the nearest folder named as the top-level package of an absolute import (`roots_for`). A
 qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
 relative one, `import pkg.util as u` or read through a re-export in an `__init__.py`)
 resolves to the plain `def` it names in one of those files (`ModuleLink.defines_class` asks
@@ -11,12 +13,14 @@ system when a name asks for them and parsed once per process.
 
 Following: when traced code calls such a function with at least one traced argument (or an
 unknown one for a parameter declared a JAX array, which is traced there), the callee is
-analysed in its own module, in the caller's context and with the caller's argument values.
+analysed in its own module, in the caller's context and with the caller's argument values; so
+is the `__call__` of a plain class of a project module (no framework module) whose instance
+traced code calls (`instance=True`).
 The call evaluates to the callee's return value, memoised per (function, argument values,
 context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
 callee does wrong when it runs traced, and each finding there names the entry point that
-traced it. Calls into anything else (other libraries, decorated functions, methods,
+traced it. Calls into anything else (other libraries, decorated functions, other methods,
 callables assigned at module level, and the libraries `jax_api` describes, even when the
 project is one of them) stay opaque: UNKNOWN. So do functions that test the
 type of a parameter (`isinstance`, `hasattr`, `type`): they are written for Python values
@@ -24,9 +28,11 @@ as well as arrays, and the analysis does not tell which path a tracer takes.
 
 For other facts (the PRNG key flow, for one): `ModuleFacts.project.callee(qualname)`
 resolves a name to a `ProjectFunction`: the callee's own `ModuleFacts` (its `keys`,
-`effects`, `analysis`, ...) and its `def` node. `Project.summary(function)` answers, per
-parameter, whether a traced argument reaches the return value or a Python truth test, and
-whether the function mutates it in place. Every module a resolution reads is added to
+`effects`, `analysis`, ...) and its `def` node (`instance_call` the `__call__` of a class).
+`ModuleLink.summary(function)` answers, per parameter, bottom up, whether a traced argument
+reaches the return value or a Python truth test, whether the function mutates it in place and
+whether it is declared an array; top down, whether every call of the function in the project
+passes a Python value. Computed once per function per run. Every module a resolution reads is added to
 `ModuleLink.deps`, which the cache keys the file's results by: a fact computed from a
 callee's module is re-computed when that module changes. So is every path looked at before
 the module was found (or in vain) and missing: a module created there later takes the name.
@@ -50,12 +56,17 @@ from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
+from jaxlint.analysis.project.project_instance_calls import untraced_arguments, untraced_parameters
+from jaxlint.analysis.values.pytree_fields import one_array
 from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.source import Source, SourceError, decode
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _TYPE_TESTS = frozenset({"builtins.isinstance", "builtins.hasattr", "builtins.type", "builtins.issubclass"})
 _SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the project reads again
+# Packages whose classes the tables describe (`jax_api`), or Python's and NumPy's own: no class
+# facts are read from their source, even in a project that is one of them.
+_NO_PROJECT_CLASSES = frozenset({*jax_api.MODELLED_PACKAGES, "builtins", "typing", "typing_extensions", "numpy"})
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
 
 
@@ -64,7 +75,7 @@ class IncomingCall:
     """A traced call into a project function, to be analysed in the callee's module."""
 
     path: str  # the callee's file
-    function: str  # its name in that module
+    function: str  # its name in that module (`Class.__call__` for an instance's call)
     params: tuple[tuple[str, Value], ...]  # the values its parameters receive
     context: Context
     entry: str  # the transformed function that traces it, as `module.function`
@@ -72,23 +83,31 @@ class IncomingCall:
 
 @dataclass
 class ProjectFunction:
-    """A plain module-level function of a project module."""
+    """A plain module-level function of a project module, or the `__call__` of one of its classes."""
 
     facts: Any  # its module's facts, as the project builds them (`Project.facts`)
     node: ast.FunctionDef | ast.AsyncFunctionDef
+    owner: str | None = None  # the class whose method it is
 
     @property
     def path(self) -> str:
         return self.facts.project.path
 
+    @property
+    def name(self) -> str:
+        """Its name in its module: `function`, or `Class.method`."""
+        return self.node.name if self.owner is None else f"{self.owner}.{self.node.name}"
+
 
 @dataclass(frozen=True)
 class ParameterSummary:
-    """What a function does with one traced parameter (the others static)."""
+    """What a function does with one parameter traced (the others static), and what it is given."""
 
     reaches_return: bool  # the return value is traced
     truth_tested: bool  # it decides an `if`, `while`, `assert` or boolean operator
     mutated: bool  # item or attribute stores into it, or a mutating method call on it
+    array: bool  # declared an array type (not a sequence of arrays): an array wherever it is traced
+    python: bool  # every call of the function in the project passes a Python value (a shape, a literal)
 
 
 @dataclass
@@ -107,6 +126,7 @@ class ProjectIndex:
         self.module_name = lru_cache(maxsize=None)(self._module_name)
         self.project_root = lru_cache(maxsize=None)(self._project_root)
         self.find_module = lru_cache(maxsize=None)(self._find_module)
+        self.namespace_root = lru_cache(maxsize=None)(self._namespace_root)
 
     @staticmethod
     def _is_package(directory: str) -> bool:
@@ -141,6 +161,18 @@ class ProjectIndex:
         if root is not None:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def _namespace_root(self, directory: str, package: str) -> str | None:
+        """The folder above the nearest folder at or above `directory` named `package`: where the
+        top-level package of a module in a namespace package (a folder without `__init__.py` on the
+        way up) sits, found from the package's name in the module's own absolute imports."""
+        while True:
+            parent, name = os.path.split(directory)
+            if name == package:
+                return parent
+            if parent == directory:
+                return None
+            directory = parent
 
     def _find_module(self, name: str, roots: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
         """The file of module `name` under one of `roots` (None if none), and the paths looked at
@@ -177,30 +209,42 @@ class ModuleLink:
         self.path = path
         self.name, self.package, _ = project.index.module_name(path)
         self.roots = project.index.search_roots(path)
+        self._directory = os.path.dirname(os.path.abspath(path))
         self.entry = ""  # the entry point being analysed when a call is followed
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
 
     def follow(
-        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False
+        self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False,
+        instance: bool = False,
     ) -> Value:
-        """The value of a call of an imported name inside traced code (the value analysis' hook)."""
-        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread)
+        """The value of a call of an imported name inside traced code (the value analysis' hook);
+        `instance`: a call of an instance of the class the name stands for."""
+        return self.project.follow(self, callee, args, kwargs, ctx, depth, spread, instance)
+
+    def roots_for(self, package: str) -> tuple[str, ...]:
+        """The folders an absolute import of top-level package `package` is looked up in: `roots`,
+        then, where the module sits in a folder of that name, the folder above it (a namespace
+        package's modules import each other by absolute names)."""
+        found = self.project.index.namespace_root(self._directory, package)
+        return self.roots if found is None or found in self.roots else (*self.roots, found)
 
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
 
+    def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
+        """`Project.summary` of a function this module reaches, its modules read as this module's dependencies."""
+        return self.project.summary(function, self)
+
     def instance_call(self, qualname: str) -> ProjectFunction | None:
         """The `__call__` an instance of the project class a qualified name stands for runs, if any."""
-        found = self.project.definition(self, qualname)
-        if found is None or not isinstance(found[1], ast.ClassDef):
-            return None
-        method = call_method(found[1])
-        return ProjectFunction(found[0], method) if method is not None else None
+        return self.project.instance_call(self, qualname)
 
     def class_of(self, qualname: str) -> tuple[Names, ast.ClassDef] | None:
         """The names of the project module that defines the class a qualified name stands for, and its statement."""
+        if qualname.split(".", 1)[0] in _NO_PROJECT_CLASSES:
+            return None
         found = self.project.definition(self, qualname)
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
@@ -235,7 +279,9 @@ class Project:
         self._memo: dict[tuple, tuple[Value, frozenset[IncomingCall], frozenset[str]]] = {}
         self._active: set[tuple] = set()
         self._frames: list[_Frame] = []
-        self._summaries: dict[int, tuple[ParameterSummary, ...]] = {}
+        self._summaries: dict[int, tuple[tuple[ParameterSummary, ...], frozenset[str]]] = {}
+        # (qualified name, search roots) -> its definition, and the paths read to find it
+        self._definitions: dict[tuple, tuple[tuple[Any, ast.AST] | None, frozenset[str]]] = {}
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
 
@@ -317,12 +363,41 @@ class Project:
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
+    def instance_call(self, link: ModuleLink, qualname: str, plain: bool = False) -> ProjectFunction | None:
+        """The `__call__` an instance of the project class a qualified name seen in `link`'s module
+        stands for runs: its own undecorated one; with `plain`, None for a framework module's,
+        which the framework runs, a traced root decided by its callers."""
+        found = self.definition(link, qualname)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        facts, cls = found
+        method = call_method(cls)
+        outer = facts.names.enclosing_scope(cls)
+        if method is None or plain and any(facts.names.qualname(b, outer) in jax_api.MODULE_BASES for b in cls.bases):
+            return None
+        return ProjectFunction(facts, method, cls.name)
+
     def definition(self, link: ModuleLink, qualname: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
         """The module-level `def` or `class` statement a qualified name seen in `link`'s module
-        names in a project module, with that module's facts."""
+        names in a project module, with that module's facts. Found once per name and search
+        roots; the paths it reads are recorded for every module that asks."""
+        key = (qualname, link.roots_for(qualname.split(".", 1)[0]))
+        known = self._definitions.get(key)
+        if known is None:
+            read = _Frame()
+            self._frames.append(read)
+            try:
+                found = self._definition(link, qualname, depth)
+            finally:
+                self._frames.pop()
+            known = self._definitions[key] = (found, frozenset(read.deps))
+        self._record((), known[1], link)
+        return known[0]
+
+    def _definition(self, link: ModuleLink, qualname: str, depth: int) -> tuple[Any, ast.AST] | None:
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots)
+            path, absent = self.index.find_module(".".join(parts[:cut]), link.roots_for(parts[0]))
             self._record((), absent, link)  # a module created there later resolves the name anew
             if path is None:
                 continue
@@ -365,7 +440,7 @@ class Project:
     # ---- following traced calls --------------------------------------------------------------
     def follow(
         self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int,
-        spread: bool = False,
+        spread: bool = False, instance: bool = False,
     ) -> Value:
         given = (*args, *kwargs.values())
         traced = any(v.traced for v in given)
@@ -373,18 +448,19 @@ class Project:
             traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
-        target = self.resolve(link, callee)
+        target = self.instance_call(link, callee, plain=True) if instance else self.resolve(link, callee)
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
-            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()}, spread=spread
+            target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()},
+            STATIC if instance else None, spread=spread,
         )
         # An unknown value given to a parameter declared a JAX array is traced there too.
         params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))
         if not traced and not any(v.traced for v in params.values()):
             return UNKNOWN
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
-        key = (target.path, target.node.name, values, ctx)
+        key = (target.path, target.name, values, ctx)
         memo = self._memo.get(key)
         if memo is None:
             if key in self._active:
@@ -401,7 +477,7 @@ class Project:
                 self._active.discard(key)
             memo = self._memo[key] = (result, frozenset(frame.calls), frozenset(frame.deps))
         result, calls, deps = memo
-        call = IncomingCall(target.path, target.node.name, values, ctx, "")
+        call = IncomingCall(target.path, target.name, values, ctx, "")
         self._record((call, *calls), deps, link)
         return result
 
@@ -421,14 +497,27 @@ class Project:
         link.deps.update(deps)
 
     # ---- summaries ---------------------------------------------------------------------------
-    def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
-        """Per positional or keyword parameter, in order: what the function does with it traced."""
+    def summary(self, function: ProjectFunction, asker: ModuleLink | None = None) -> tuple[ParameterSummary, ...]:
+        """Per positional or keyword parameter, in order (a method's instance aside): what the
+        function does with it traced, bottom up, and what the project's calls of it pass, top
+        down (`project_instance_calls`: every module naming it read once per run). Computed once
+        per function and kept; the modules read are dependencies of `asker`, the module asking."""
         cached = self._summaries.get(id(function.node))
         if cached is not None:
-            return cached
+            summary, deps = cached
+            if asker is not None:
+                asker.deps.update(deps)
+            return summary
         node = function.node
         a = node.args
-        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)][1 if function.owner else 0:]
+        names = function.facts.names
+        read = _Frame()  # collects the modules the search reads
+        if function.owner is None:
+            python = untraced_arguments(function.facts, node, frozenset(params), read)
+        else:
+            cls = names.parent_class.get(id(node))
+            python = untraced_parameters(function.facts, cls, node, frozenset(params), read) if cls is not None else {}
         body = own_nodes(node)
         tests = [n.test for n in body if isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp))]
         tests += [v for n in body if isinstance(n, ast.BoolOp) for v in n.values]
@@ -437,12 +526,18 @@ class Project:
             analysis = ValueAnalysis(function.facts.names)
             values = {p: (TRACED if p == name else STATIC) for p in params}
             result = analysis.analyze(node, values, STAGED)
+            annotation = next(p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == name)
             out.append(ParameterSummary(
                 reaches_return=result.traced,
                 truth_tested=any(analysis.value(t) is not None and analysis.value(t).traced for t in tests),
                 mutated=any(_mutates(n, name) for n in body),
+                array=annotation is not None and one_array(annotation, names),
+                python=python.get(name, False),
             ))
-        summary = self._summaries[id(node)] = tuple(out)
+        summary = tuple(out)
+        self._summaries[id(node)] = (summary, frozenset(read.deps))
+        if asker is not None:
+            asker.deps.update(read.deps)
         return summary
 
 

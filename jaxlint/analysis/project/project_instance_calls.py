@@ -1,5 +1,6 @@
-"""Parameters of a framework module's `__call__` that every call the project makes passes a value
-that is not traced, wherever the calls are.
+"""Parameters of a framework module's `__call__` (and of any module-level function, for the
+summaries `Project.summary` gives) that every call the project makes passes a value that is not
+traced, wherever the calls are. Each is read once per run.
 
 `instance_calls` reads the calls a module makes of its own classes. A layer is often built in one
 module and called in another: a Flax model's network module makes `rel = layers.Bias(...)`, hands
@@ -24,10 +25,12 @@ import ast
 import os
 import re
 from itertools import chain
-from typing import Any, Dict, FrozenSet, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Protocol, Tuple
 from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.tracing.array_annotations import python_annotation
 from jaxlint.analysis.tracing.instance_calls import _python_value
 from jaxlint.analysis.tracing.static_arguments import positional_params
 from jaxlint.analysis.tracing.tracing import first_param
@@ -64,21 +67,65 @@ class _Escaped(Exception):
 
 
 def untraced_parameters(
-    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str]
+    facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
 ) -> Dict[str, bool]:
     """The parameters of `cls.__call__` (`method`) among `asked` that every call of the class's
     instances in the project passes a value that is not traced: True where every call passes a
     Python value, False where some pass a value never taken for traced. The search stops at the
-    first call that decides all of them."""
+    first call that decides all of them. The modules read are dependencies of `asker` (a
+    `ModuleLink`; default: that of `facts`)."""
+    return _decided(
+        facts, cls.name, method, positional_params(method)[1:], asked, lambda other: _Calls(other, facts, cls), asker
+    )
+
+
+def untraced_arguments(
+    facts: _Module, function: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
+) -> Dict[str, bool]:
+    """The same of a module-level function of the module `facts`, from every call of it in the
+    project: called by its name (or through its module, `helpers.clip(...)`), and not handed
+    to other code (a transformation, `functools.partial`), which calls it out of view."""
+    return _decided(
+        facts, function.name, function, positional_params(function), asked,
+        lambda other: _FunctionCalls(other, facts, function), asker,
+    )
+
+
+def _decided(
+    facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
+    calls_in: Callable[[_Module], "_Calls"], asker: Any,
+) -> Dict[str, bool]:
+    """What every call of the function (or instance) named `name` passes, read once per run (the
+    modules it was read from are recorded as the asker's dependencies each time)."""
     link = facts.project
     if link is None:
         return {}
-    positional = [p.arg for p in positional_params(method)[1:]]
+    home = os.path.abspath(facts.path) if facts.path else None
+    memo = _DECIDED.setdefault(link.project, {})
+    key = (home, method.lineno, method.col_offset, name, asked)
+    if key not in memo:
+        deps: set = set()
+        memo[key] = (_read_calls(facts, name, method, positional_params_, asked, calls_in, home, deps), frozenset(deps))
+    verdicts, deps = memo[key]
+    (asker or link).deps.update(deps)  # a result computed from those modules: re-linted when one changes
+    return dict(verdicts)
+
+
+# Per run (`Project`): (module, function, name, parameters asked) -> what every call passes, and
+# the modules read to find out.
+_DECIDED: "WeakKeyDictionary[object, Dict[tuple, Tuple[Dict[str, bool], FrozenSet[str]]]]" = WeakKeyDictionary()
+
+
+def _read_calls(
+    facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
+    calls_in: Callable[[_Module], "_Calls"], home: Optional[str], deps: set,
+) -> Dict[str, bool]:
+    link = facts.project
+    positional = [p.arg for p in positional_params_]
     verdicts: Dict[str, str] = {
         p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs)) if p in asked
     }
-    home = os.path.abspath(facts.path) if facts.path else None
-    others = [p for p in _files_naming(link, cls.name) if os.path.abspath(p) != home]
+    others = [p for p in _files_naming(link, name) if os.path.abspath(p) != home]
     seen = False
     with link.project.search():  # the modules it reads are released after it
         try:
@@ -86,8 +133,8 @@ def untraced_parameters(
                 if other is None:
                     continue
                 if other is not facts:
-                    link.deps.add(other.path)  # a result computed from that module: re-linted when it changes
-                for args, keywords, scope in _Calls(other, facts, cls).calls():
+                    deps.add(other.path)
+                for args, keywords, scope in calls_in(other).calls():
                     seen = True
                     if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
                         return {}
@@ -179,17 +226,24 @@ class _Calls:
 
     def calls(self) -> List[_Passed]:
         for ref in _references(self.names, self.facts.tree).get(self.cls.name, ()):
-            if not self._is_class(ref):
+            if not self._is_target(ref):
                 continue
             parent = self.parents.get(id(ref))
             if isinstance(parent, ast.Attribute):
                 continue  # `layers.Bias` inside `layers.Bias.attr`: read where the attribute is
+            if self._in_annotation(ref):
+                continue  # `positions: Optional[Bias]`: a type, no instance made or handed on
             if not (isinstance(parent, ast.Call) and parent.func is ref):
-                raise _Escaped  # the class itself handed on
-            self._instance(parent)
+                raise _Escaped  # the class (the function) itself handed on, called out of view
+            self._called(parent)
         return self.found
 
-    def _is_class(self, ref: ast.expr) -> bool:
+    def _called(self, call: ast.Call) -> None:
+        """The class called: an instance made, followed where it goes."""
+        self._instance(call)
+
+    def _is_target(self, ref: ast.expr) -> bool:
+        """Whether `ref` names the class (the function) whose calls are read."""
         if self.facts is self.home and isinstance(ref, ast.Name):
             return self.names.definition(ref) is self.cls
         qualname = self.names.qualname(ref)
@@ -198,10 +252,21 @@ class _Calls:
             return False
         located = link.project.definition(link, qualname)
         return (
-            located is not None and isinstance(located[1], ast.ClassDef)
+            located is not None and type(located[1]) is type(self.cls)
             and located[1].name == self.cls.name and located[1].lineno == self.cls.lineno
             and os.path.abspath(located[0].path or "") == os.path.abspath(self.home.path or "")
         )
+
+    def _in_annotation(self, node: ast.AST) -> bool:
+        """Whether `node` is part of an annotation (of a field, a variable or a parameter, or a return type)."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.arg):
+                return parent.annotation is child
+            child, parent = parent, self.parents.get(id(parent))
+        if isinstance(parent, ast.AnnAssign):
+            return parent.annotation is child
+        return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child
 
     # -- where an instance goes ------------------------------------------------------------------
     def _instance(self, made: ast.expr) -> None:
@@ -215,6 +280,8 @@ class _Calls:
             return
         if isinstance(parent, ast.Attribute) and self._other_method_call(parent):
             return  # `self.pe_layer.forward_with_coords(...)`: no call of `__call__`
+        if _only_tested(made, parent):
+            return  # `if self.rpe is not None:`: the instance's identity or truth, no call
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.value is made:
             self._bound(parent.targets[0], parent)
             return
@@ -306,6 +373,26 @@ class _Calls:
         return self.names.parent_class.get(id(owner.node))
 
 
+class _FunctionCalls(_Calls):
+    """The calls one module makes of a module-level function (of its own module or another)."""
+
+    def __init__(self, facts: _Module, home: _Module, function: ast.FunctionDef):
+        super().__init__(facts, home, function)  # type: ignore[arg-type]
+
+    def _called(self, call: ast.Call) -> None:
+        self.found.append((call.args, call.keywords, self._scope(call)))
+
+
+def _only_tested(made: ast.expr, parent: Optional[ast.AST]) -> bool:
+    """Whether an expression's value is only compared by identity (`x is None`) or taken the truth
+    of (`if x:`, `not x`): neither calls the instance nor hands it on."""
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)):
+        return parent.test is made
+    return isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+
+
 # -- what a call passes ---------------------------------------------------------------------------
 def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bool:
     """Whether the class's own plain method `name` never runs `__call__` on its instance."""
@@ -349,6 +436,8 @@ def _untraced(expr: ast.expr, names: Names, scope: Scope, depth: int) -> Optiona
         if stored:
             values = [_untraced(v, names, s, depth - 1) for v, s in stored]
             return None if None in values else QUIET if QUIET in values else PYTHON
+        if _python_field(expr, names, scope):
+            return PYTHON
     return PYTHON if _python_value(expr, names, scope, depth, {}) else None
 
 
@@ -378,6 +467,30 @@ def _self_attribute_values(expr: ast.Attribute, names: Names, scope: Scope) -> L
     if key not in table:
         table[key] = _stored_in_methods(cls, expr.attr, names)
     return table[key]
+
+
+def _python_field(expr: ast.Attribute, names: Names, scope: Scope) -> bool:
+    """`self.<attr>` read in a method of a framework module (whose fields are its configuration)
+    that declares the field a Python number, string or bool, or a tuple of those
+    (`image_embedding_size: Tuple[int, int] = (64, 64)`), and whose methods never store into it."""
+    owner = names.lookup(expr.value.id, scope)  # type: ignore[union-attr]
+    if owner is None or owner.kind != "function" or first_param(owner.node) != expr.value.id:  # type: ignore[union-attr]
+        return False
+    cls = names.parent_class.get(id(owner.node))
+    if cls is None:
+        return False
+    outer = names.enclosing_scope(cls)
+    if not any(names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases):
+        return False
+    declared = any(
+        isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr
+        and python_annotation(stmt.annotation, names, outer)
+        for stmt in cls.body
+    )
+    return declared and not any(
+        isinstance(node, ast.Attribute) and node.attr == expr.attr and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(cls)
+    )
 
 
 # Per module: (id(class), attribute) -> what the class's methods store in `self.<attribute>`.

@@ -89,7 +89,8 @@ class TracedModule:
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:
             params = root_parameters(
-                root, self.names, self.discovery.roots, self._passed_defaults(root), self._callers(root)
+                root, self.names, self.discovery.roots, self._passed_defaults(root), self._callers(root),
+                (lambda qualname: link.class_of(qualname) is not None) if link is not None else None,
             )
             entries.append((root.node, params, root.context, False, root))
         calls: dict[int, list[ast.Call]] = {}
@@ -188,9 +189,8 @@ class TracedModule:
     def _analyze_incoming(self, analysis: ValueAnalysis, link: ModuleLink) -> None:
         """Functions traced from other modules, in each calling context; remember who traced them."""
         local = set(analysis.functions)
-        defs = self.names.module.defs
         for call in self.incoming:
-            fn = defs.get(call.function)
+            fn = self._defined(call.function)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             link.entry = call.entry
@@ -198,6 +198,15 @@ class TracedModule:
             for key in analysis.functions:
                 if key not in local:
                     self.traced_via.setdefault(key, call.entry)
+
+    def _defined(self, name: str) -> ast.AST | None:
+        """The module-level def `name`, or the method `Class.method`, of the module."""
+        owner, _, method = name.rpartition(".")
+        if not owner:
+            return self.names.module.defs.get(name)
+        cls = self.names.module.defs.get(owner)
+        scope = self.names.scopes.get(id(cls)) if isinstance(cls, ast.ClassDef) else None
+        return scope.defs.get(method) if scope is not None else None
 
     def _entry_name(self, fn: FunctionNode) -> str:
         """`module.Class.function` of an entry point (a lambda is named by the function around it)."""

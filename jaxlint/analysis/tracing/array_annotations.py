@@ -189,3 +189,30 @@ def aliased(annotation: ast.expr | None, names: Names) -> ast.expr | None:
             and stmt.target.id == annotation.id and stmt.value is not None
         ]
     return values[0] if len(values) == 1 and isinstance(values[0], _TYPE_EXPRESSIONS) else None
+
+
+# Python scalars and strings: a value declared one of these holds no tracer.
+_PYTHON_SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes"})
+_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
+
+
+def python_annotation(annotation: ast.expr | None, names: Names, scope: Scope | None = None, depth: int = 0) -> bool:
+    """A Python number, string or bool, a `Literal`, or a tuple or sequence of only those
+    (`Tuple[int, int]`, `tuple[int, ...]`): a type no tracer belongs to."""
+    annotation, _ = annotation_name(annotation, names)
+    if annotation is None or depth > ALIAS_DEPTH:
+        return False
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = names.qualname(target, scope)
+    if not isinstance(annotation, ast.Subscript):
+        return name in _PYTHON_SCALARS
+    if name in _LITERALS:
+        return True
+    if name not in SEQUENCE_TYPES:
+        return False
+    inner = annotation.slice
+    members = [
+        m for m in (inner.elts if isinstance(inner, ast.Tuple) else [inner])
+        if not (isinstance(m, ast.Constant) and m.value is Ellipsis)
+    ]
+    return bool(members) and all(python_annotation(m, names, scope, depth + 1) for m in members)

@@ -13,8 +13,11 @@ COMPILE_TIME_EVAL = "jax.ensure_compile_time_eval"
 _LAST = COMPILE_TIME_EVAL.rsplit(".", 1)[1]
 
 
-def compile_time_calls(names: Names) -> frozenset[int]:
-    """The ids of the calls inside `with jax.ensure_compile_time_eval():` blocks of the module."""
+_OPERATIONS = (ast.Call, ast.BinOp, ast.AugAssign, ast.Compare, ast.UnaryOp)
+
+
+def compile_time_operations(names: Names) -> frozenset[int]:
+    """The ids of the calls and operators inside `with jax.ensure_compile_time_eval():` blocks of the module."""
     # Only scopes that spell the name are searched: most modules have none.
     spelled = {id(scope.node): scope for _, scope in calls_through(names, (_LAST,))}
     found: set[int] = set()
@@ -25,5 +28,5 @@ def compile_time_calls(names: Names) -> frozenset[int]:
                 and names.qualname(item.context_expr.func, scope) == COMPILE_TIME_EVAL
                 for item in block.items
             ):
-                found.update(id(n) for stmt in block.body for n in ast.walk(stmt) if isinstance(n, ast.Call))
+                found.update(id(n) for stmt in block.body for n in ast.walk(stmt) if isinstance(n, _OPERATIONS))
     return frozenset(found)

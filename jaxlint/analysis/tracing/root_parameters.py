@@ -22,12 +22,14 @@ from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, Traced
 def root_parameters(
     root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset(),
     callers: Callable[[frozenset[str]], dict[str, bool]] | None = None,
+    project_class: Callable[[str], bool] | None = None,
 ) -> dict[str, Value]:
     """The values a transformation gives a function's parameters (`roots`: all in the module;
     `passed`: parameters with a default that a call passes, traced like those without one;
     `callers`: for a framework module's `__call__`, which of the parameters asked about every
     call in the project passes a value that is not traced, True where always a Python value,
-    `project.project_instance_calls`)."""
+    `project.project_instance_calls`; `project_class`: whether a qualified name stands for a class
+    another module of the project defines)."""
     fn = root.node
     if root.kernel:
         bound = Bound(root.bound_positional, root.bound_keywords, root.bound_values)
@@ -36,7 +38,7 @@ def root_parameters(
     positional = [*a.posonlyargs, *a.args][root.bound_positional:]
     params: dict[str, Value] = {p.arg: STATIC for p in [*a.posonlyargs, *a.args][: root.bound_positional]}
     for param in (*positional, *a.kwonlyargs):
-        params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed)
+        params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed, project_class)
     traced = frozenset(name for name, value in params.items() if value.traced)
     if traced and root.framework_method and callers is not None:
         for name, python in callers(traced).items():
@@ -50,7 +52,7 @@ def root_parameters(
 
 def _parameter_value(
     root: TracedFunction, fn: FunctionNode, param: ast.arg, names: Names, roots: list[TracedFunction],
-    passed: bool = False,
+    passed: bool = False, project_class: Callable[[str], bool] | None = None,
 ) -> Value:
     if param.arg in root.bound_keywords:
         fixed = dict(root.bound_values).get(param.arg)
@@ -71,7 +73,7 @@ def _parameter_value(
     if not has_default(fn, param) and _names_named_tuple(param.annotation, names):
         return Value(Trace.TRACED, fields=True)
     if root.framework_method and annotation is None and not has_default(fn, param):
-        if _may_hold_array(param.annotation, names):
+        if _may_hold_array(param.annotation, names, project_class):
             return TRACED
     if root.framework_method or root.filtering:
         # Framework methods and filtering jits: only arrays are traced.
@@ -79,21 +81,21 @@ def _parameter_value(
     if has_default(fn, param) and not passed:
         # Under jit, a default that the caller does not override stays a Python value.
         return UNKNOWN
-    if _names_module_class(param.annotation, names):
-        return TRACED  # a pytree of the module's own class: traced, but not an array
+    if _names_module_class(param.annotation, names, project_class):
+        return TRACED  # a pytree of a class of the project: traced, but not an array
     if _names_sequence(param.annotation, names):
         return Value(Trace.TRACED, element=TRACED)  # a sequence of tracers: its truth is its length
     return TRACED_ARRAY if root.context.staged else TRACED
 
 
-def _may_hold_array(annotation: ast.expr | None, names: Names) -> bool:
+def _may_hold_array(annotation: ast.expr | None, names: Names, project_class: Callable[[str], bool] | None) -> bool:
     """Whether a parameter may be an array: it has no annotation, or `Any`, which says no more, or
-    one that names an array type or a class of this module (a pytree). A type the analysis
+    one that names an array type or a class of the project (a pytree). A type the analysis
     cannot read that names no array (a `Shape` or a mode type from another package) is not
     taken for one."""
     if annotation is None or annotation_name(annotation, names)[1] in _ANY:
         return True
-    return names_array(annotation, names) or _names_module_class(annotation, names)
+    return names_array(annotation, names) or _names_module_class(annotation, names, project_class)
 
 
 _ANY = frozenset({"typing.Any", "typing_extensions.Any"})
@@ -111,10 +113,16 @@ def _names_sequence(annotation: ast.expr | None, names: Names) -> bool:
     return qualified in jax_api.SEQUENCE_ANNOTATIONS
 
 
-def _names_module_class(annotation: ast.expr | None, names: Names) -> bool:
-    """Whether an annotation is a class defined in this module (`state: State`)."""
-    annotation, _ = annotation_name(annotation, names)
-    return isinstance(annotation, ast.Name) and isinstance(names.definition(annotation), ast.ClassDef)
+def _names_module_class(annotation: ast.expr | None, names: Names, project_class: Callable[[str], bool] | None) -> bool:
+    """Whether an annotation is a class defined in this module (`state: State`) or in another
+    module of the project (`batch: types.Transition`)."""
+    annotation, qualified = annotation_name(annotation, names)
+    if isinstance(annotation, ast.Name) and isinstance(names.definition(annotation), ast.ClassDef):
+        return True
+    return (
+        project_class is not None and isinstance(annotation, (ast.Name, ast.Attribute)) and qualified is not None
+        and project_class(qualified)
+    )
 
 
 def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:

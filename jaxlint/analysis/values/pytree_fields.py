@@ -107,7 +107,9 @@ def array_field(
                     return False
                 if declares_array(stmt.annotation, names):
                     return True
-                return _scalar_leaf(stmt, names, names.enclosing_scope(cls)) and _dataclass_pytree(declaring, names)
+                none = isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+                scalar = not none and scalar_leaf(stmt.annotation, names, names.enclosing_scope(cls))
+                return scalar and _dataclass_pytree(declaring, names)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == node.attr:
                 return computes_array(stmt, names)
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
@@ -138,7 +140,7 @@ def _field_kinds(names: Names) -> dict[str, bool]:
         pytree = _dataclass_pytree(cls, names) or any(names.qualname(b, outer) in NAMED_TUPLE_BASES for b in cls.bases)
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                array = pytree and not _maybe_static(stmt.value) and _one_array(stmt.annotation, names)
+                array = pytree and not _maybe_static(stmt.value) and one_array(stmt.annotation, names)
                 kinds[stmt.target.id] = kinds.get(stmt.target.id, True) and array
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kinds[stmt.name] = kinds.get(stmt.name, True) and computes_array(stmt, names)
@@ -152,19 +154,16 @@ def _field_kinds(names: Names) -> dict[str, bool]:
     return kinds
 
 
-def _one_array(annotation: ast.expr, names: Names) -> bool:
+def one_array(annotation: ast.expr, names: Names) -> bool:
     """An array annotation that is not a sequence of arrays (whose truth is its length)."""
     if isinstance(annotation, ast.Subscript) and names.qualname(annotation.value) in SEQUENCE_TYPES:
         return False
     return declares_array(annotation, names)
 
 
-def _scalar_leaf(field: ast.AnnAssign, names: Names, scope: Scope) -> bool:
-    """A field annotated as a Python number or bool that cannot be None."""
-    default = field.value
-    if isinstance(default, ast.Constant) and default.value is None:
-        return False
-    return names.qualname(field.annotation, scope) in _SCALARS and excludes_none(field.annotation, names, scope)
+def scalar_leaf(annotation: ast.expr, names: Names, scope: Scope) -> bool:
+    """A field annotated as a Python number or bool that cannot be None (its default aside)."""
+    return names.qualname(annotation, scope) in _SCALARS and excludes_none(annotation, names, scope)
 
 
 def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:

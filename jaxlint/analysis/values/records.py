@@ -1,14 +1,16 @@
-"""Instances of the module's record classes: what each field holds where traced code builds one.
+"""Instances of record classes: what each field holds where traced code builds one, or receives one.
 
 A record class is a `typing.NamedTuple` or a dataclass (`dataclasses.dataclass`,
 `flax.struct.dataclass`, `chex.dataclass`, a `flax.struct.PyTreeNode` or Equinox module)
-defined in the module whose constructor only stores its arguments: its fields are the
+defined in the module or another module of the project whose constructor only stores its
+arguments: its fields are the
 annotated names of its class body (and of its record bases, first), in order, each taking
 a positional or keyword argument or else its default (a Python value). A class that writes
 its own `__init__`, `__new__` or `__post_init__`, or a field that converts its argument or is
 left out of the constructor, is not one: nothing is known of what such an instance holds.
 Copies with fields replaced (`x._replace(f=v)`, `x.replace(f=v)`, `dataclasses.replace(x, f=v)`)
-keep the other fields.
+keep the other fields. A traced instance that arrives under an annotation naming a NamedTuple
+or a dataclass pytree class holds what each field's declaration says (`traced_instance`).
 """
 
 from __future__ import annotations
@@ -17,17 +19,22 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlint.analysis.engine.lattice import STATIC, FunctionValue, Record, Trace, Value, constant, record_value
-from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.lattice import (
+    STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Record, Trace, Value, constant, record_value
+)
+from jaxlint.analysis.engine.named_tuples import named_tuple_class
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.knowledge import array_api
-from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS
+from jaxlint.analysis.values.nullness import excludes_none
+from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS, ProjectClasses, one_array, scalar_leaf
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child
 # (an Equinox module too; what a transformation then traces of a non-array field is another matter).
 _PYTREE_DATACLASSES = array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
 _DATACLASS_BASES = array_api.DATACLASS_PYTREE_BASES | {"equinox.Module"}
+# Those whose every field not declared static is a child, a Python number a scalar leaf.
+_DATACLASS_PYTREES = array_api.DATACLASS_PYTREE_DECORATORS | array_api.DATACLASS_PYTREE_BASES
 # Methods that make the constructor do more than store its arguments, or attribute reads do
 # more than return them.
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__getattr__", "__getattribute__"})
@@ -45,29 +52,51 @@ class _Field:
     name: str
     default: Optional[Value]  # None: the constructor must be given it
     static: bool
+    annotation: Optional[ast.expr] = None
 
 
 @dataclass(frozen=True)
 class _RecordClass:
     cls: ast.ClassDef
+    names: Names  # those of the module that defines it
     fields: tuple[_Field, ...]
     named_tuple: bool
     leaves_known: bool
+    dataclass_pytree: bool  # every field not declared static is a child, a number one a scalar leaf
 
 
 class RecordClasses:
-    """The module's record classes, each read once."""
+    """The record classes the module's code uses, its own or another project module's, each read
+    once. `classes` finds a class of another module by its qualified name (`project.py`)."""
 
-    def __init__(self, names: Names):
+    def __init__(self, names: Names, classes: ProjectClasses | None = None):
         self.names = names
+        self.classes = classes
         self._classes: dict[int, Optional[_RecordClass]] = {}
+        self._imported: dict[str, Optional[tuple[Names, ast.ClassDef]]] = {}
+
+    def class_of(
+        self, expr: ast.expr, scope: Scope | None, names: Names | None = None
+    ) -> Optional[tuple[Names, ast.ClassDef]]:
+        """The class an expression of the module `names` (default: this one) names, with the names
+        of the module defining it: one of that module's, or one another module of the project defines."""
+        names = names or self.names
+        cls = names.definition(expr, scope)
+        if isinstance(cls, ast.ClassDef):
+            return (names, cls) if id(cls) in names.scopes else None
+        if cls is not None or self.classes is None or not isinstance(expr, (ast.Name, ast.Attribute)):
+            return None
+        qualname = names.qualname(expr, scope)
+        if qualname is None:
+            return None
+        if qualname not in self._imported:
+            self._imported[qualname] = self.classes(qualname)
+        return self._imported[qualname]
 
     def construct(self, call: ast.Call, args: list[Value], kwargs: dict[str, Value], scope: Scope) -> Optional[Value]:
         """The instance `call` builds, when it calls a record class with arguments it can place."""
-        cls = self.names.definition(call.func, scope)
-        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
-            return None
-        record_class = self._read(cls, call.func, scope)
+        found = self.class_of(call.func, scope)
+        record_class = self._read(*found) if found is not None else None
         if record_class is None or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         if any(k.arg is None for k in call.keywords) or len(args) > len(record_class.fields):
@@ -81,42 +110,92 @@ class RecordClasses:
             values.append(value)
         if kwargs:
             return None  # a keyword that names no field: the call fails anyway
-        return record_value(Record(
-            cls,
-            tuple(f.name for f in record_class.fields),
-            tuple(values),
-            record_class.named_tuple,
-            record_class.leaves_known,
-            frozenset(f.name for f in record_class.fields if f.static),
-        ))
+        return record_value(_record(record_class, tuple(values)))
 
-    def _read(self, cls: ast.ClassDef, func: ast.expr, scope: Scope) -> Optional[_RecordClass]:
+    def traced_instance(
+        self, annotation: ast.expr, scope: Scope | None, names: Names | None = None, depth: int = 0
+    ) -> Optional[Value]:
+        """A traced instance of the pytree record class an annotation (of the module `names`,
+        default this one) names, a NamedTuple or a dataclass pytree of any module of the project:
+        each field what its declaration says a traced pytree holds there. A field declared an
+        array (not a sequence of them) is a traced array, and so is one a dataclass pytree declares
+        a Python number; one declared a record class is such an instance in turn; one declared
+        static is a Python value; one that may be None (its type admits None, or its default is
+        None) is not known, None being an empty pytree; any other is a pytree child, traced, of a
+        structure not known."""
+        if not isinstance(annotation, (ast.Name, ast.Attribute)):
+            return None
+        found = self.class_of(annotation, scope, names)
+        record_class = self._read(*found) if found is not None else None
+        if record_class is None or not (record_class.named_tuple or record_class.dataclass_pytree):
+            return None
+        there, outer = record_class.names, record_class.names.enclosing_scope(record_class.cls)
+        values = []
+        for field in record_class.fields:
+            annotation = field.annotation
+            if field.static:
+                value = STATIC
+            elif annotation is None or field.default is not None and field.default.none:
+                value = UNKNOWN  # None is an empty pytree: it stays None
+            elif one_array(annotation, there):
+                value = TRACED_ARRAY
+            elif not excludes_none(annotation, there, outer):
+                value = UNKNOWN
+            elif record_class.dataclass_pytree and scalar_leaf(annotation, there, outer):
+                value = TRACED_ARRAY
+            else:
+                nested = self.traced_instance(annotation, outer, there, depth + 1) if depth < _MAX_NESTING else None
+                value = TRACED if nested is None else nested
+            values.append(value)
+        return record_value(_record(record_class, tuple(values))).but(trace=Trace.TRACED)
+
+    def _read(self, names: Names, cls: ast.ClassDef) -> Optional[_RecordClass]:
         if id(cls) in self._classes:
             return self._classes[id(cls)]
-        named_tuple = is_named_tuple(func, self.names, scope)
-        fields = _fields(cls, self.names, named_tuple)
+        named_tuple = named_tuple_class(cls, names)
+        fields = _fields(cls, names, named_tuple)
         result = None
         if fields is not None:
-            kind = named_tuple or bool(self._kinds(cls) & _PYTREE_DATACLASSES)
-            result = _RecordClass(cls, fields, named_tuple, kind)
+            kinds = _kinds(cls, names)
+            kind = named_tuple or bool(kinds & _PYTREE_DATACLASSES)
+            pytree = not named_tuple and bool(kinds & _DATACLASS_PYTREES)
+            result = _RecordClass(cls, names, fields, named_tuple, kind, pytree)
         self._classes[id(cls)] = result
         return result
 
-    def _kinds(self, cls: ast.ClassDef) -> set[str]:
-        outer = self.names.enclosing_scope(cls)
-        decorators = {self.names.qualname(d.func if isinstance(d, ast.Call) else d, outer) for d in cls.decorator_list}
-        return {*decorators, *(self.names.qualname(b, outer) for b in cls.bases)} - {None}
+
+_MAX_NESTING = 3  # how deep records held in the fields of an annotated record are read
 
 
-def member_of(value: Value, name: str) -> Optional[Value]:
-    """`x.name` of an instance: the field's value, or a plain method its class defines, bound to
-    the instance as it was built."""
+def _record(record_class: _RecordClass, values: tuple[Value, ...]) -> Record:
+    return Record(
+        record_class.cls,
+        tuple(f.name for f in record_class.fields),
+        values,
+        record_class.named_tuple,
+        record_class.leaves_known,
+        frozenset(f.name for f in record_class.fields if f.static),
+    )
+
+
+def _kinds(cls: ast.ClassDef, names: Names) -> set[str]:
+    outer = names.enclosing_scope(cls)
+    decorators = {names.qualname(d.func if isinstance(d, ast.Call) else d, outer) for d in cls.decorator_list}
+    return {*decorators, *(names.qualname(b, outer) for b in cls.bases)} - {None}
+
+
+def member_of(value: Value, name: str, names: Names) -> Optional[Value]:
+    """`x.name` of an instance: the field's value, or a plain method its class defines (a class of
+    the module `names` indexes: a method is followed in its own module), bound to the instance as
+    it was built."""
     record = value.record
     if record is None:
         return None
     field = record.field(name)
     if field is not None:
         return field
+    if id(record.cls) not in names.scopes:
+        return None
     for stmt in record.cls.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name and not stmt.decorator_list:
             return Value(Trace.STATIC, function=FunctionValue(stmt, method_self=value))
@@ -198,17 +277,17 @@ def _field(stmt: ast.AnnAssign) -> Optional[_Field]:
     name = stmt.target.id  # type: ignore[union-attr]
     value = stmt.value
     if value is None:
-        return _Field(name, None, False)
+        return _Field(name, None, False, stmt.annotation)
     specifier = _specifier(value)
     if specifier is None:
-        return _Field(name, _default(value), False)  # a default computed when the class is defined
+        return _Field(name, _default(value), False, stmt.annotation)  # a default computed when the class is defined
     keywords = {k.arg: k.value for k in value.keywords}  # type: ignore[union-attr]
     if None in keywords or _TRANSFORMING_KEYWORDS & set(keywords) or value.args:  # type: ignore[union-attr]
         return None
     static = specifier == "static_field" or bool(STATIC_KEYWORDS & set(keywords))
     if "default" in keywords:
-        return _Field(name, _default(keywords["default"]), static)
-    return _Field(name, STATIC if "default_factory" in keywords else None, static)
+        return _Field(name, _default(keywords["default"]), static, stmt.annotation)
+    return _Field(name, STATIC if "default_factory" in keywords else None, static, stmt.annotation)
 
 
 def _specifier(value: ast.expr) -> Optional[str]:

@@ -31,6 +31,7 @@ from jaxlint.analysis.engine.lattice import (
     join_all,
     named,
     named_of,
+    record_value,
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
@@ -102,6 +103,8 @@ class CallEvaluation:
                 if fn.function is not None:
                     paths = [STATIC] if callee.endswith("_with_path") else []
                     result = self._call_function(fn.function, node, [*paths, *leaves], {}, env)
+                    if trees and not whole:
+                        return _mapped(trees[0], result)
                 elif self.names.qualname(node.args[0], self.scope) in jax_api.STATIC_QUERIES:
                     result = STATIC  # `tree_map(jnp.iscomplexobj, tree)`: a tree of Python values
             return strip(result)
@@ -128,7 +131,7 @@ class CallEvaluation:
         if callee in jax_api.INTEGER_HELPERS:
             return strip(join_all(args))
         if _staged(callee):
-            if id(node) in self.analysis.compile_time_calls:
+            if id(node) in self.analysis.compile_time_operations:
                 # Under `jax.ensure_compile_time_eval()`, JAX computes on concrete inputs eagerly:
                 # the result is traced only when an input is.
                 inputs = join_all((*args, *kwargs.values()))
@@ -144,7 +147,7 @@ class CallEvaluation:
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
         if self.analysis.imported is not None:
-            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node))
+            return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node), False)
         return UNKNOWN
 
     def _collected_count(self, node: ast.Call, args: list[Value]) -> int | None:
@@ -304,18 +307,54 @@ class CallEvaluation:
                 as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED
                 for v in spread[_BRANCHES_FROM[callee]:]
             ]
+        carry = with_returned_arrays(None if init is None else as_traced(init), node, callee, self.names)
+        returned = []
         for fn_node, bound, passed in control_flow_bodies(node, callee, self.names, self.scope):
             value = self.analysis.values.get(id(passed))
             fixed = value.function if value is not None and value.function is not None else None
             fixed = fixed if fixed and fixed.node is fn_node else None
             values = body_parameters(
-                fn_node, node, callee, bound, fixed,
-                with_returned_arrays(None if init is None else as_traced(init), node, callee, self.names),
-                None if xs is None else as_traced(xs),
-                branch_operands, index,
+                fn_node, node, callee, bound, fixed, carry, None if xs is None else as_traced(xs), branch_operands, index,
             )
-            self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1)
-        return TRACED
+            returned.append(self.analysis.analyze(fn_node, values, ctx, self.closure(fn_node, env), self.depth + 1))
+        return _control_flow_result(callee, carry, returned)
+
+
+# What the primitives return, by the structure JAX requires: a loop's final carry has the
+# structure of its initial carry, a scan's stacked outputs (and a map's) that of what its body
+# returns beside the carry, a branch's result that of what each branch returns; every leaf a
+# traced array.
+_CARRY_RESULTS = frozenset({"jax.lax.while_loop", "jax.lax.fori_loop", "equinox.internal.while_loop"})
+_BODY_RESULTS = frozenset({"jax.lax.map", "jax.lax.cond", "jax.lax.switch"})
+
+
+def _control_flow_result(callee: str, carry: Value | None, returned: list[Value]) -> Value:
+    if callee in _CARRY_RESULTS:
+        return TRACED if carry is None else as_traced(carry)
+    if callee in _BODY_RESULTS and returned:
+        return as_traced(join_all(returned))
+    if callee == "jax.lax.scan":
+        body = join_all(returned, UNKNOWN)
+        stacked = as_traced(body.items[1]) if body.items is not None and len(body.items) == 2 else TRACED
+        return Value(Trace.TRACED, items=(TRACED if carry is None else as_traced(carry), stacked), not_none=True)
+    return TRACED
+
+
+def _mapped(tree: Value, leaf: Value) -> Value:
+    """What a tree map returns for a tree whose structure is known, the function returning `leaf`
+    for a traced array leaf: the same structure (a record's fields, a tuple's items), each array
+    leaf `leaf`, None staying None, any other part a tree of what the function returns."""
+    record = tree.record
+    if record is not None and record.leaves_known:
+        return record_value(record.with_values(tuple(
+            v if name in record.static else _mapped(v, leaf) for name, v in zip(record.names, record.values)
+        )))
+    if tree.items is not None:
+        items = tuple(_mapped(item, leaf) for item in tree.items)
+        return Value(join_all(items).trace, items=items, not_none=True)
+    if tree.array:
+        return leaf
+    return tree if tree.none else strip(leaf)
 
 
 def spreads(node: ast.Call) -> bool:
@@ -335,6 +374,20 @@ def _staged(callee: str) -> bool:
     if callee in jax_api.PALLAS_OBJECTS:
         return False
     return callee in jax_api.STAGED_FUNCTIONS or callee.startswith(jax_api.STAGED_NAMESPACES)
+
+
+# Namespaces among the staged ones whose functions make other objects than arrays (meshes,
+# shardings, initialisers).
+_NOT_ARRAY_MAKERS = ("jax.experimental.", "jax.nn.initializers.")
+
+
+def computes_array(callee: str | None) -> bool:
+    """A call of a JAX operation that computes an array (not a query of metadata, an integer
+    helper, or a maker of meshes, shardings or initialisers)."""
+    return (
+        callee is not None and _staged(callee) and callee not in jax_api.STATIC_QUERIES
+        and callee not in jax_api.INTEGER_HELPERS and not callee.startswith(_NOT_ARRAY_MAKERS)
+    )
 
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:

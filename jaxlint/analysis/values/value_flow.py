@@ -48,7 +48,7 @@ class FunctionRun(Protocol):
 
     def bind(self, target: ast.AST, value: Value, env: Env) -> None: ...
 
-    def binop(self, op: ast.operator, left: Value, right: Value) -> Value: ...
+    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value: ...
 
     def define(self, node: FunctionNode, env: Env) -> None: ...
 
@@ -116,7 +116,7 @@ class ValueFlow(Domain[State]):
         elif isinstance(node, ast.AugAssign):
             value = run.eval(node.value, env)
             current = run.eval(node.target, env)
-            run.bind(node.target, run.binop(node.op, current, value), env)
+            run.bind(node.target, run.binop(node.op, current, value, node), env)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 run.bind(node.target, run.eval(node.value, env), env)

@@ -36,7 +36,7 @@ class MemberEvaluation:
         if self.names.qualname(node, self.scope) is not None:
             return STATIC
         base = self.eval(node.value, env)
-        member = member_of(base, node.attr)
+        member = member_of(base, node.attr, self.names)
         if member is not None:
             return member
         through = named_of(base)
@@ -123,11 +123,20 @@ class MemberEvaluation:
                 return _KEYED_LEAF
             if base.array:
                 return TRACED_ARRAY if not base.boolean else TRACED_BOOL
-            # A list, tuple or dict of a pytree cannot take a tracer as its index or key:
-            # indexed by one, the value is an array (or the indexing fails anyway).
-            return TRACED_ARRAY if index.traced else TRACED
+            # A list, tuple or dict of a pytree cannot take a tracer as its index or key, nor a
+            # multi-dimensional index (`x[:, None]`): indexed by one, the value is an array (or
+            # the indexing fails anyway).
+            return TRACED_ARRAY if index.traced or _array_index(node.slice) else TRACED
         if index.traced:
             return TRACED_ARRAY
         if base.trace is _STATIC_TRACE and index.trace is _STATIC_TRACE:
             return STATIC
         return UNKNOWN
+
+
+def _array_index(index: ast.expr) -> bool:
+    """A multi-dimensional index only arrays take: a tuple holding a slice, None or `...`."""
+    return isinstance(index, ast.Tuple) and any(
+        isinstance(e, ast.Slice) or isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis)
+        for e in index.elts
+    )

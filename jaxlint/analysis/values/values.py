@@ -15,16 +15,18 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 from typing import Callable, Collection
+from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import solve
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Trace, Value, constant, element_of, join,
-    join_all, named, named_of, strip
+    MADE_SELF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, FunctionValue, Trace, Value, constant, element_of,
+    join, join_all, named, named_of, strip
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
-from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation_name
+from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
@@ -34,7 +36,7 @@ from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.array_annotations import (
     calls_declared_array_maker, jax_array_parameters, traced_where_declared
 )
-from jaxlint.analysis.tracing.compile_time import compile_time_calls
+from jaxlint.analysis.tracing.compile_time import compile_time_operations
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.tracing import (
@@ -42,15 +44,16 @@ from jaxlint.analysis.tracing.tracing import (
     constructed_call_method,
     plain_class,
     positional_params,
+    receiver,
     transform_of,
 )
 from jaxlint.analysis.values.comparisons import comparison
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
-from jaxlint.analysis.values.pytree_fields import ProjectClasses
+from jaxlint.analysis.values.pytree_fields import ProjectClasses, one_array
 from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.string_parameters import string_parameters
-from jaxlint.analysis.values.value_calls import CallEvaluation
+from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array, spreads
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
 from jaxlint.analysis.values.value_members import MemberEvaluation
@@ -61,11 +64,17 @@ _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can caus
 # past Python's recursion limit) leave that one call UNKNOWN, never the file unanalysed.
 _MAX_DEPTH = 24
 _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain instance the traced code makes
+# A JAX array eager code computed (`t = jnp.asarray(t)`) that traced code closes over: a Python
+# constant to the trace, until an operation in staged code makes a tracer of it.
+_CONCRETE_ARRAY = Value(Trace.STATIC, array=True, not_none=True)
+# Qualified names that are no class of the project: JAX's and the frameworks', Python's, NumPy's.
+_LIBRARIES = tuple(f"{package}." for package in (*jax_api.MODELLED_PACKAGES, "builtins", "numpy", "math"))
 
 
 # (qualified callee, positional values, keyword values, calling context, depth, whether the
-# call unpacks an iterable into its positional arguments) -> return value
-ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int, bool], "Value"]
+# call unpacks an iterable into its positional arguments, whether it calls an instance of the
+# class the name stands for) -> return value
+ImportedCall = Callable[[str, "list[Value]", "dict[str, Value]", Context, int, bool, bool], "Value"]
 
 
 class ValueAnalysis:
@@ -93,6 +102,8 @@ class ValueAnalysis:
         self._not_none: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed not None
         self._jax_arrays: dict[int, frozenset[str]] = {}  # id(function) -> parameters declared JAX arrays
         self._strings: dict[int, frozenset[str]] = {}  # id(function) -> parameters typed as strings
+        self._declared: dict[int, dict[str, ast.expr | None]] = {}  # id(function) -> `_declared_types`
+        self._instances: dict[int, Value | None] = {}  # id(annotation) -> `_traced_instance`
         self._closed_over: dict[int, tuple[str, ...]] = {}  # id(function) -> names it reads from around it
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
@@ -103,12 +114,12 @@ class ValueAnalysis:
         return ModuleConstants(self.names)
 
     @cached_property
-    def compile_time_calls(self) -> frozenset[int]:
-        return compile_time_calls(self.names)
+    def compile_time_operations(self) -> frozenset[int]:
+        return compile_time_operations(self.names)
 
     @cached_property
     def records(self) -> RecordClasses:
-        return RecordClasses(self.names)
+        return RecordClasses(self.names, self.classes)
 
     # ---- public ---------------------------------------------------------------
     def analyze(
@@ -173,9 +184,22 @@ class ValueAnalysis:
         strings = self._strings.get(id(fn))
         if strings is None:
             strings = self._strings[id(fn)] = string_parameters(fn, self.names)
-        if not typed and not strings:
+        declared = self._declared.get(id(fn))
+        if declared is None:
+            declared = self._declared[id(fn)] = self._declared_types(fn)
+        if not typed and not strings and not declared:
             return params
         out = dict(params)
+        for name, annotation in declared.items():
+            value = out.get(name)
+            if value is None or not value.traced or value.record is not None or value.array:
+                continue
+            if annotation is None:
+                out[name] = value.but(array=True, not_none=True, items=None, element=None, fields=False)
+            elif value.items is None:
+                instance = self._traced_instance(fn, annotation)
+                if instance is not None:
+                    out[name] = instance.but(not_none=value.not_none)
         for name in typed:
             value = out.get(name)
             if value is not None and value.none is None:
@@ -185,6 +209,54 @@ class ValueAnalysis:
             if value is not None and value.trace is not _STATIC_TRACE:
                 out[name] = STATIC
         return out
+
+    def _declared_types(self, fn: FunctionNode) -> dict[str, ast.expr | None]:
+        """The parameters of `fn` a traced argument makes an array or a record instance of known
+        fields: declared an array (None: not a sequence of them, `x: jax.Array`, `mask:
+        chex.Array`), or declared a name that may be a pytree record class of any module of the
+        project (its annotation: `batch: Transition`, read by `_traced_instance`)."""
+        if isinstance(fn, ast.Lambda):
+            return {}
+        declared: dict[str, ast.expr | None] = {}
+        for param in (*positional_params(fn), *fn.args.kwonlyargs):
+            annotation, _ = annotation_name(param.annotation, self.names)
+            if annotation is None:
+                continue
+            if one_array(annotation, self.names):
+                declared[param.arg] = None
+            elif isinstance(annotation, (ast.Name, ast.Attribute)):
+                declared[param.arg] = annotation
+        return declared
+
+    def _traced_instance(self, fn: FunctionNode, annotation: ast.expr) -> Value | None:
+        """A traced instance of the record class an annotation of `fn` names (read once), if it is one."""
+        key = id(annotation)
+        if key not in self._instances:
+            self._instances[key] = self.records.traced_instance(annotation, self.names.enclosing_scope(fn))
+        return self._instances[key]
+
+    def held_instances(self, scope: Scope, attr: str) -> tuple[ast.Call, Scope] | None:
+        """The constructor call that makes every instance the methods of the class around `scope`
+        store in `self.<attr>` (None aside), with the scope it is read in; None where they store
+        anything else, or instances of more than one class."""
+        method = scope
+        while method.parent is not None and method.parent.kind != "class":
+            method = method.parent
+        if method.parent is None or not isinstance(method.parent.node, ast.ClassDef):
+            return None
+        cls = method.parent.node
+        stored = _STORED.setdefault(self.names, {}).get(id(cls))
+        if stored is None:
+            stored = _STORED[self.names][id(cls)] = self_attributes(cls)
+        values = [v for v in stored.get(attr) or () if not (isinstance(v, ast.Constant) and v.value is None)]
+        calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
+        if not calls or len(calls) != len(values):
+            return None
+        made = [(call, self.names.read_scope.get(id(_root(call.func)), self.names.module)) for call in calls]
+        kinds = {
+            self.names.qualname(call.func, where) or id(self.names.definition(call.func, where)) for call, where in made
+        }
+        return made[0] if len(kinds) == 1 else None
 
     def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The values traced code gives a function it calls: a parameter declared a JAX array
@@ -338,7 +410,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
-            return comparison(node, operands, self.names, self.scope)
+            compared = comparison(node, operands, self.names, self.scope)
+            if compared.trace is not _TRACED_TRACE and compared.boolean and self.staged_constant(node, *operands):
+                return TRACED_BOOL
+            return compared
         if isinstance(node, ast.BoolOp):
             values = self._short_circuit(node, env)
             if all(v.truth is not None for v in values[:-1]):
@@ -356,6 +431,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 # An array's negation is a traced bool; a value that may be a pytree keeps its
                 # Python truth (`if not train:` is read as `if train:` is).
                 return Value(operand.trace, boolean=operand.array or operand.boolean)
+            if self.staged_constant(node, operand):
+                return TRACED_ARRAY.but(boolean=operand.boolean)
             return operand.but(items=None, element=None, function=None, record=None)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, env)
@@ -427,7 +504,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             spine.append(spine[-1].left)
         value = self.eval(spine[-1].left, env)
         for inner in reversed(spine):
-            value = self.binop(inner.op, value, self.eval(inner.right, env))
+            value = self.binop(inner.op, value, self.eval(inner.right, env), inner)
             if inner is not node:
                 self.analysis.record(inner, value, self.ctx)
         return value
@@ -466,15 +543,50 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         imported = owner.imports.get(node.id) if owner is not None else None
         if imported:
             return named(imported)  # a module or a member of one, as a parameter default may pass it on
-        # Module globals and closure constants from eager code: constants at trace time.
+        # Module globals and closure constants from eager code: constants at trace time, a
+        # concrete JAX array where every assignment computes one.
+        if assigned and owner is not None and node.id not in owner.other and all(
+            isinstance(v, ast.Call) and computes_array(self.names.qualname(v.func, owner)) for v in assigned
+        ):
+            return _CONCRETE_ARRAY
         return STATIC
 
-    def binop(self, op: ast.operator, left: Value, right: Value) -> Value:
+    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
         trace = max(left.trace, right.trace)
         if trace is not _TRACED_TRACE:
-            return Value(trace)
+            return TRACED_ARRAY if self.staged_constant(node, left, right) else Value(trace)
         boolean = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.boolean and right.boolean
         return Value(trace, array=True, boolean=boolean, not_none=True)
+
+    def staged_constant(self, node: ast.AST, *operands: Value) -> bool:
+        """An operator applied, in staged code, to a concrete JAX array (`_CONCRETE_ARRAY`): JAX
+        stages it, so the result is a tracer (outside `jax.ensure_compile_time_eval()`)."""
+        return (
+            self.ctx.staged and any(v.array and v.trace is _STATIC_TRACE for v in operands)
+            and id(node) not in self.analysis.compile_time_operations
+        )
+
+    def _held_instance_call(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value | None:
+        """`self.layer(...)` in a method, where every instance the class's methods store in
+        `self.layer` (None aside: a call of it fails) is made by one plain class of this module or
+        another module of the project: that class's `__call__`, followed with the call's values
+        (a framework module's `__call__` is a traced root of its own, decided by its callers)."""
+        func = node.func
+        if not isinstance(func.value, ast.Name) or func.value.id != receiver(self.names, self.scope):
+            return None
+        made = self.analysis.held_instances(self.scope, func.attr)
+        if made is None:
+            return None
+        call, scope = made
+        if isinstance(self.names.definition(call.func, scope), ast.ClassDef):
+            method = constructed_call_method(call, self.names, scope)
+            if method is None:
+                return None
+            return self._call_function(FunctionValue(method, method_self=STATIC), node, args, kwargs, env)
+        qualname = self.names.qualname(call.func, scope)
+        if qualname is None or self.analysis.imported is None:
+            return None
+        return self.analysis.imported(qualname, args, kwargs, self.ctx, self.depth, spreads(node), True)
 
     # ---- calls ------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: Env) -> Value:
@@ -502,6 +614,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         if copy is not None:
             return copy
         if callee is not None:
+            if self.analysis.classes is not None and not callee.startswith(_LIBRARIES) and any(
+                v.trace is not _STATIC_TRACE for v in (*args, *kwargs.values())
+            ):
+                built = self.analysis.records.construct(node, args, kwargs, self.scope)
+                if built is not None:
+                    return built  # a record class of another module of the project
             return self._library_call(node, callee, args, kwargs, env)
         assert func is not None
         method = constructed_call_method(node, self.names, self.scope)
@@ -534,7 +652,21 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             if made is not None:
                 return made
         if isinstance(node.func, ast.Attribute):
+            held = self._held_instance_call(node, args, kwargs, env)
+            if held is not None:
+                return held
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN
+
+
+# Per module: id(class) -> what its methods store on `self` (`self_attributes`).
+_STORED: "WeakKeyDictionary[Names, dict[int, dict]]" = WeakKeyDictionary()
+
+
+def _root(expr: ast.expr) -> ast.expr:
+    """The name an attribute chain starts from (`layers` of `layers.Bias`)."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr

@@ -46,7 +46,14 @@ TRACED_VALUE_LIMITATIONS = """
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
-      defined, so a rebinding after the `def` is missed there.
+      defined, so a rebinding after the `def` is missed there. The `__call__` of a plain class
+      (no framework module) is followed where a method calls an instance it keeps on `self`:
+      every value its class's methods store in `self.layer` (None aside: calling None fails) is
+      made by that one class, of the module or of another module of the project, and
+      `self.layer(...)` runs its `__call__` with the call's values. A module of a namespace
+      package (a folder without `__init__.py`) that imports its own package by absolute name
+      (`from app.types import Transition` in `app/systems/dqn.py`) finds it in the folder
+      above the package, as Python run from the repository does.
     - **Parameters declared JAX arrays.** A parameter of a function traced code calls (of the
       module or the project), annotated as a JAX array (`jax.Array`, `jnp.ndarray`,
       `jaxtyping.Array`, a jaxtyping dtype of one such as `Float[Array, "b n"]`), that the
@@ -57,7 +64,10 @@ TRACED_VALUE_LIMITATIONS = """
       Callable[[jnp.ndarray], jnp.ndarray]`, `predicate(midpoint)` in a loop body), unless
       the parameter is rebound. What the call is seen to pass wins (a Python value, None, a
       Pallas reference, a function of the module); `np.ndarray`, `ArrayLike`, `chex.Array`
-      and Python types admit concrete NumPy or Python values and say nothing.
+      and Python types admit concrete NumPy or Python values and say nothing. A traced value a
+      function receives for a parameter declared any array type (`chex.Array` and
+      `np.ndarray` too, not a sequence of arrays) is a traced array there, not a pytree: a
+      tracer is no NumPy array.
     - **The code's own tracer tests.** A name a closure reads from eager code is a constant at
       trace time, unless the code tests it against `jax.core.Tracer` (`isinstance(topk,
       jax.core.Tracer)`, or a function of the module whose body only returns that test of its
@@ -109,7 +119,10 @@ TRACED_VALUE_LIMITATIONS = """
       every leaf traced, for `jit`, `vmap`, `pmap`, `shard_map` and `checkpoint`:
       `jax.vmap(lambda a: a > 0)(x)` is a traced boolean array, a tuple stays a tuple (whose
       truth is its length). A differentiation returns the structure of the argument instead,
-      taken for a traced value of unknown structure. A JAX operation so transformed
+      taken for a traced value of unknown structure. A `jit`, `vmap`, `pmap`, `shard_map` or
+      `checkpoint` of a callable the analysis cannot see (`jax.vmap(self.recurrent_fn)`),
+      called in traced code with a traced argument, returns traced values: such a
+      transformation returns JAX arrays. A JAX operation so transformed
       (`jax.vmap(jnp.var)`), or with arguments fixed by `functools.partial`
       (`partial(jnp.var, keepdims=True)`, mapped or not), is still that operation: called in
       traced code, it returns a traced array.
@@ -145,7 +158,17 @@ TRACED_VALUE_LIMITATIONS = """
       Transform)`), holds that class too: a transformation keeps a pytree's class. A nested
       function whose name is read other than to call it or to transform it and call the
       result at once (handed on, returned), or whose calls pass different values, is given
-      nothing of the kind. A dataclass pytree of the module
+      nothing of the kind. A traced value a function receives for a parameter annotated with
+      a `typing.NamedTuple` or a dataclass pytree class (below) of the module or of another
+      module of the project (`def loss(params, batch: Transition)`) is an instance of that
+      class whose fields are what the class declares: an array field is a traced array, a
+      field annotated with such a class is such an instance in turn, a static field a Python
+      value, one that may be None (`Optional[int]`, a None default) unknown, any other a
+      traced pytree child; unpacked or indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the structure of the initial one
+      (JAX requires it), every leaf traced: what `while_loop` and `fori_loop` return, and
+      the carry `scan` returns, keep the items and records of the carry; the outputs `scan`
+      stacks, and what `lax.map`, `cond` and `switch` return, keep those of what the body
+      returns, every leaf a traced array. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
@@ -162,7 +185,8 @@ TRACED_VALUE_LIMITATIONS = """
       traced array (`range(state.remaining)` fails); a property or method of a NamedTuple is
       none of its fields. Elsewhere attributes of traced pytrees are unknown.
     - **Instances built in the analysed code.** An instance that the analysed code builds of a
-      `typing.NamedTuple` or a dataclass of the module (`dataclasses`, Flax, chex, Equinox)
+      `typing.NamedTuple` or a dataclass (`dataclasses`, Flax, chex, Equinox) of the module or
+      of another module of the project
       keeps what was passed for each field, or its default, a Python value: reading the field
       back (`state.done`, `state[1]`, unpacking) gives that value, through copies that replace
       some fields (`_replace`, `.replace`, `dataclasses.replace`), helpers and loops; where two
@@ -179,11 +203,22 @@ TRACED_VALUE_LIMITATIONS = """
       code, its own `__init__` runs there on the arguments given, and so does an Equinox
       module's `__check_init__` on the fields the constructor sets.
     - **Items and leaves.** An item of a traced pytree picked by a traced index is an array,
-      since no list, tuple or dict takes a tracer as its index. The function `jax.tree.map`
+      since no list, tuple or dict takes a tracer as its index, nor a multi-dimensional one (a
+      tuple holding a slice, None or `...`: `mask[:, None]`). The function `jax.tree.map`
       applies to traced trees receives traced arrays, their leaves (with `is_leaf`, the
       subtrees it picks are taken for unknown values), and the tree it returns holds what the
       function returns (`tree_map(jnp.iscomplexobj, tree)` and `tree_map(lambda x: x.size,
-      tree)` give Python values).
+      tree)` give Python values), in the first tree's structure where it is known (a record's
+      fields, a tuple's items): `tree_map(lambda x: x[::-1], steps)` of a record of arrays is
+      a record of arrays.
+    - **JAX arrays computed by eager code.** A name that traced code reads from the eager code
+      around it (or from its module) is a constant at trace time; where every assignment of
+      it computes a JAX array (`temperature = jnp.asarray(temperature)`, not a metadata query
+      such as `jnp.finfo`, nor a mesh, sharding or initialiser), an operator applied to it in
+      staged code (under `jit`, in a `lax` loop or branch; not under a `vmap` alone, nor
+      inside `jax.ensure_compile_time_eval()`) is staged like any JAX operation and gives a
+      tracer: `if temperature > 0.5:` in a `while_loop` body fails. Such a constant imported
+      from another module is not seen.
     - **Frameworks.** Flax, Equinox and Haiku module methods count as traced where the
       framework traces them (`__call__`, `@nn.compact`, transformed functions); a method called
       from user code jaxlint cannot see is analysed only with what its own body shows, and
@@ -191,7 +226,8 @@ TRACED_VALUE_LIMITATIONS = """
       module method's parameter without a default is taken for traced when it has no
       annotation (or `Any`, which says no more), or one that names an array type
       (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union with one, any
-      package's `...Array`) or a class of the module; annotated with a Python
+      package's `...Array`) or a class of the module or of another module of the project;
+      annotated with a Python
       type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
       binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
       from elsewhere that names no array (another package's `Shape` or mode type), unknown.
@@ -219,14 +255,17 @@ TRACED_VALUE_LIMITATIONS = """
       module of the project that names the class is read, the instances followed (made and
       called at once, bound to a name, stored on `self` in any method, or handed as a keyword
       to a constructor of a class of that module, whose methods call it as `self.<field>`),
-      and when every call passes a Python value (as above, or an attribute of `self` the
-      class only ever sets to one, as a test's `setUp` does) the parameter is one; when every
+      and when every call passes a Python value (as above, an attribute of `self` the class
+      only ever sets to one, as a test's `setUp` does, or a field a framework module declares
+      a Python number, string, bool or tuple of them, `size: Tuple[int, int] = (64, 64)`, that
+      its methods never set) the parameter is one; when every
       call passes either that or a parameter of the calling function with a literal default,
       or a conditional choosing between them (`max_len if decode else x.shape[-2]`), it is
       unknown. A module building a relative-position bias from `np.arange(qlen)` where every
       block calls it with `x.shape[-2]` folds constants on purpose. One call passing an
       array, or the class or an instance handed to other code in any module, decides nothing
-      (calling another of its own methods, `self.pe_layer.forward_with_coords(...)`, is no
+      (testing an instance's identity or truth, `if self.rpe is not None:`, hands nothing on,
+      nor does naming the class in an annotation; calling another of its own methods, `self.pe_layer.forward_with_coords(...)`, is no
       hand-over where that method uses its instance only through `self.<name>` and calls only
       such methods or Flax's own, `self.param`, `self.make_rng`); a module created later that calls the class is read when the module that defines it is
       linted again. A

@@ -85,7 +85,7 @@ class SizelessNonzero(Rule):
     limitations = TRACED_VALUE_LIMITATIONS
 
     def check(self, module, report):
-        compile_time = module.analysis.compile_time_calls
+        compile_time = module.analysis.compile_time_operations
         for fn, ctx in module.traced_functions():
             for node in module.unguarded(fn, ast.Call):
                 if _method_nonzero(module, node):
