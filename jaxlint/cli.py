@@ -44,7 +44,7 @@ from jaxlint.output import (
     summary,
     use_colour,
 )
-from jaxlint.rules import all_rules
+from jaxlint.rules import all_rules, opt_in_codes
 from jaxlint.runner import FileResult, LintSettings, Run, cache_key, lint_run, load_document
 from jaxlint.source import SourceError
 from jaxlint.suppression import UNUSED_NOQA_CODE, PerFileIgnores, apply_noqa, unused_message, with_noqa
@@ -401,7 +401,7 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     cli_selection = Selection(
         opts["select"], opts["extend_select"] or [], (opts["ignore"] or []) + (opts["extend_ignore"] or [])
     )
-    selected = resolve_selection([*config.selections, cli_selection], codes)
+    selected = resolve_selection([*config.selections, cli_selection], codes, opt_in_codes())
     if opts["show_settings"]:
         shown = opts["stdin_filename"] or "-" if reads_stdin else paths[0]
         fixable = _fixable(config, opts, codes)

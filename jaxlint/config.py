@@ -466,15 +466,20 @@ def known_codes(rule_codes: Iterable[str]) -> list[str]:
     return sorted({PARSE_ERROR_CODE, *rule_codes})
 
 
-def resolve_selection(layers: Iterable[Selection], codes: list[str]) -> frozenset[str]:
+def resolve_selection(
+    layers: Iterable[Selection], codes: list[str], opt_in: Iterable[str] = (),
+) -> frozenset[str]:
     """The selected codes after applying each layer in turn, as ruff does.
 
     Within a layer the most specific selector that matches a code decides it (an ignore
     wins a tie); a layer with `select` starts afresh, one without it edits the previous
     result. The parse error (JAX001) stays on unless an ignore turns it off, because a
-    file that cannot be read must never pass silently.
+    file that cannot be read must never pass silently. A code of `opt_in` (a rule off by
+    default, `Rule.opt_in`) starts off, and only a selector that is the code itself turns it
+    on, as ruff's `explicit-preview-rules` does: `ALL`, `JAX` or a prefix leave it off.
     """
-    selected: set[str] = {code for code in codes}
+    opt_in = frozenset(opt_in)
+    selected: set[str] = {code for code in codes if code not in opt_in}
     for layer in layers:
         if not layer:
             continue
@@ -485,7 +490,10 @@ def resolve_selection(layers: Iterable[Selection], codes: list[str]) -> frozense
         result = set()
         for code in codes:
             # (specificity, is-an-ignore): the largest decides, so an ignore wins a tie.
-            ranks = [(_specificity(s), not on) for s, on in entries if _matches(s, code)]
+            ranks = [
+                (_specificity(s), not on) for s, on in entries
+                if _matches(s, code) and (not on or code not in opt_in or s == code)
+            ]
             if (not max(ranks)[1]) if ranks else code in base:
                 result.add(code)
         selected = result

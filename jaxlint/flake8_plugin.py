@@ -9,7 +9,8 @@ once per file that imports them.
 
 flake8 does the rest as it does for every plugin: selection, `# noqa`, per-file ignores, output.
 So the two codes about jaxlint itself stay out: flake8 reports syntax errors as E999, and judges
-its own `# noqa` comments.
+its own `# noqa` comments. A rule that is off unless selected by its code (`Rule.opt_in`) runs
+where the project's own configuration selects it, flake8 having no such notion.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.linter import PARSE_ERROR_CODE, lint_source
 from jaxlint.project import FileSettings
-from jaxlint.rules import all_rules
+from jaxlint.rules import all_rules, opt_in_codes
 from jaxlint.runner import lint_files
 from jaxlint.source import SourceError, decode
 from jaxlint.suppression import UNUSED_NOQA_CODE
@@ -52,7 +53,8 @@ class JaxlintChecker:
 def findings(text: str, filename: str) -> list[Finding]:
     """Every rule's findings in `text`, flake8's view of the file `filename`, as `jaxlint check`
     finds them in that file (`# noqa` comments left to flake8)."""
-    codes = frozenset(all_rules()) - {PARSE_ERROR_CODE, UNUSED_NOQA_CODE}
+    # An opt-in rule runs only where the project's configuration selects it by its code.
+    codes = frozenset(all_rules()) - {PARSE_ERROR_CODE, UNUSED_NOQA_CODE} - opt_in_codes()
     if filename in _NO_PATH:
         return lint_source(text, filename, codes)
     path = os.path.abspath(filename)
@@ -60,6 +62,7 @@ def findings(text: str, filename: str) -> list[Finding]:
         project = FileSettings.for_path(Path(path))
     except ConfigError:  # flake8 has no way to say so: the file is linted alone, with the defaults
         return lint_source(text, path, codes)
+    codes |= opt_in_codes() & project.selected
     settings = replace(project.lint, codes=codes, ignore_noqa=True, fix=False, hash_contents=True)
     cache = project.cache(settings)
     texts = {} if _on_disk(path, text) else {path: encoded(text)}

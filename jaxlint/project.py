@@ -15,7 +15,7 @@ from jaxlint.config import (
 from jaxlint.cache import Cache, cache_directory
 from jaxlint.callers import callers
 from jaxlint.findings import Finding
-from jaxlint.rules import all_rules
+from jaxlint.rules import all_rules, opt_in_codes
 from jaxlint.runner import LintSettings, cache_key
 from jaxlint.suppression import PerFileIgnores
 
@@ -39,7 +39,7 @@ class FileSettings:
         config = load_config(None, search_from=path)
         rules = all_rules()
         codes = known_codes(rules)
-        selected = resolve_selection(config.selections, codes)
+        selected = resolve_selection(config.selections, codes, opt_in_codes())
         unsafe = config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
         fixable = resolve_selection([config.fixable], codes)
         lint = LintSettings(

@@ -69,6 +69,9 @@ class Rule:
     # Rule options the examples are linted with, where the default would not show the rule
     # (a deprecation the default target JAX version does not have yet).
     example_options: ClassVar[dict] = {}
+    # Off unless a selector names its code exactly (`extend-select = ["JAX207"]`): a finding only
+    # some projects want, whose page says which (`config.resolve_selection`).
+    opt_in: ClassVar[bool] = False
 
     @property
     def category(self) -> str:
@@ -87,7 +90,8 @@ class Rule:
         parts = [
             f"# {self.code}: {self.name}",
             "",
-            f"Category: {self.category}. Autofix: {'yes' if self.fixable else 'no'}.",
+            f"Category: {self.category}. Autofix: {'yes' if self.fixable else 'no'}."
+            + (" Off unless selected by its code." if self.opt_in else ""),
             "",
             "## What it does",
             _para(self.what),

@@ -68,13 +68,14 @@ def settings() -> list[Setting]:
         Setting(
             "select", "list[RuleSelector]", '["ALL"]',
             "The rules to enable: codes or prefixes (`JAX101`, `JAX1`, `ALL`). Replaces the selection of "
-            "the files this one extends.",
+            "the files this one extends. A rule that is off by default (its page says so: `JAX207`) is "
+            "turned on only by its own code, never by a prefix or `ALL`.",
             'select = ["JAX1", "JAX2"]',
         ),
         Setting(
             "extend-select", "list[RuleSelector]", "[]",
-            "Rules to enable on top of those selected.",
-            'extend-select = ["JAX5"]',
+            "Rules to enable on top of those selected (a rule off by default by its own code only).",
+            'extend-select = ["JAX207"]',
         ),
         Setting(
             "ignore", "list[RuleSelector]", "[]",

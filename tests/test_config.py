@@ -239,3 +239,33 @@ def test_bad_extend_is_exit_2(cli, make_files, files, message):
     outcome = cli("check", "project")
     assert outcome.code == 2
     assert message in outcome.stderr
+
+
+@pytest.mark.parametrize(
+    "layers,expected",
+    [
+        ([], ["JAX001", "JAX101", "JAX201"]),  # off by default
+        ([Selection(select=["ALL"])], ["JAX001", "JAX101", "JAX201"]),  # ALL leaves it off
+        ([Selection(select=["JAX2"])], ["JAX001", "JAX201"]),  # and so does a prefix
+        ([Selection(extend_select=["JAX207"])], ["JAX001", "JAX101", "JAX201", "JAX207"]),
+        ([Selection(select=["JAX2", "JAX207"])], ["JAX001", "JAX201", "JAX207"]),
+        ([Selection(extend_select=["JAX207"]), Selection(ignore=["JAX2"])], ["JAX001", "JAX101"]),
+        ([Selection(extend_select=["JAX207"], ignore=["JAX207"])], ["JAX001", "JAX101", "JAX201"]),
+    ],
+)
+def test_a_rule_off_by_default_is_selected_by_its_code_only(layers, expected):
+    codes = ["JAX001", "JAX101", "JAX201", "JAX207"]
+    assert sorted(resolve_selection(layers, codes, opt_in={"JAX207"})) == expected
+
+
+def test_the_opt_in_rule_runs_only_when_named(cli, make_files):
+    make_files({"a.py": """
+        import jax
+
+        def init(key, sizes):
+            w_key, b_key = jax.random.split(key)
+            return jax.random.normal(key, sizes)
+        """})
+    assert cli("check", "--no-cache", "--output-format", "json", "--select", "ALL", "a.py").json == []
+    found = cli("check", "--no-cache", "--output-format", "json", "--extend-select", "JAX207", "a.py").json
+    assert [f["code"] for f in found] == ["JAX207"]

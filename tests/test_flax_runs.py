@@ -12,7 +12,7 @@ from jaxlint.linter import lint_source
 from marks import family_marks
 
 marked = family_marks(r"JAX2\d\d")
-CODES = {"JAX201", "JAX202", "JAX203"}
+CODES = {"JAX201", "JAX202", "JAX203", "JAX207"}
 
 CASES = {
     "one rngs dict for two modules": """
@@ -84,20 +84,20 @@ CASES = {
             rng, sub = jax.random.split(rng)
             return loss(m, params, x, sub) + loss(m, params, x, sub), rng  # JAX201
         """,
-    "a key drawn from and handed to a Flax run": """
+    "a key drawn from and handed to a Flax run: the run's keys are folded": """
         import jax
 
         def noisy(model, params, x, rng):
             y = model.apply({"params": params}, x, rngs={"dropout": rng})
-            return y + jax.random.normal(rng, y.shape)  # JAX201
+            return y + jax.random.normal(rng, y.shape)  # JAX207
         """,
-    "a Flax init, then a split of the same key": """
+    "a Flax init, then a split of the same key: no child is a key the init draws with": """
         import flax.linen as nn
         import jax
 
         def train(network: nn.Module, x, rng):
             params = network.init(rng, x)
-            rng, sub = jax.random.split(rng)  # JAX201
+            rng, sub = jax.random.split(rng)  # JAX207
             return params, sub
         """,
     "the same dropout key in every step of a loop": """
@@ -117,8 +117,15 @@ CASES = {
             net = hk.transform(forward)
             key = jax.random.PRNGKey(seed)
             params = net.init(key, x)
-            other = net.init(key, x)  # JAX201
-            return params, other
+            noise = jax.random.normal(key, x.shape)  # JAX201
+            return params, noise
+
+        def target(forward, x, seed):
+            net = hk.transform(forward)
+            key = jax.random.PRNGKey(seed)
+            params = net.init(key, x)
+            target_params = net.init(key, x)  # a copy, as for a Flax module
+            return params, target_params
         """,
 }
 

@@ -1082,18 +1082,20 @@ CASES = [
         """, True,
         disagreement="two computations fed one key and compared are a deliberate check, "
         "not a reuse that biases anything"),
-    Case("a method of an object not seen, called again as before on one key", """
+    Case("a module's init called again as before on one key: a copy", """
         import jax
         class Net:
             def init(self, key, x):
                 return jax.random.normal(key, x.shape) * x
         def make_states(net, key, x):
             online = net.init(key, x)
-            target = net.init(key, x)  # JAX201
+            target = net.init(key, x)
             return online, target
         def run():
             return make_states(Net(), jax.random.key(0), jax.numpy.ones(3))
-        """, True),
+        """, True,
+        disagreement="two inits of one module on the same inputs build one set of parameters twice, "
+        "a copy (how a target network starts): nothing is drawn anew"),
     Case("a method of an object not seen, called again after its input changed", """
         import jax
         class Net:
@@ -1251,8 +1253,10 @@ CASES = [
         import jax
         def run():
             key = jax.random.key(0)
-            return jax.vmap(lambda x: x + jax.random.normal(key))(jax.numpy.ones(3))
-        """, False),
+            return jax.vmap(lambda x: x + jax.random.normal(key))(jax.numpy.ones(3))  # JAX203
+        """, False,
+        disagreement="one key in every element of a batch: JAX consumes it once, but every element "
+        "draws the same numbers (tests/test_key_draws.py runs it)"),
     Case("opaque function that does not sample", """
         import jax
         def run():

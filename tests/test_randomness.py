@@ -461,6 +461,7 @@ CASES = {
         def init(key, sizes, with_bias):
             if with_bias:
                 w_key, b_key = jax.random.split(key)
+                print(jax.random.normal(b_key, sizes[-1:]))
             return jax.random.normal(key, sizes)  # JAX202
         """,
     "a short-circuit operand draws from the key, then it is drawn from again": """
@@ -694,7 +695,7 @@ def test_branch_consumption_message_names_the_condition(cli, make_files):
     out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
     messages = {f["location"]["row"]: f["message"] for f in out.json}
     assert "when `train` held" in messages[7] and "line 6" in messages[7]
-    assert "when `with_bias` held" in messages[13] and "line 12" in messages[13]
+    assert "when `with_bias` held" in messages[14] and "line 12" in messages[14]
 
 
 BRANCH_PATHS = """

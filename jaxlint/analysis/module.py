@@ -77,5 +77,10 @@ class ModuleFacts(TracedModule):
     @cached_property
     @timed("key streams")
     def stale_key_draws(self) -> list[StaleDraw]:
-        """Draws from a key a class keeps on `self` as a stream that leave it in place (`key_streams.py`)."""
-        return stale_draws(self.names) if "random" in self.source.text else []
+        """Draws from a key a class keeps on `self` as a stream that leave it in place, in the class
+        or through an instance handed in (`key_streams.py`)."""
+        text = self.source.text
+        if "random" not in text and "key" not in text and "rng" not in text:
+            return []
+        class_of = self.project.class_of if self.project is not None else None
+        return stale_draws(self.names, class_of, self.keys.draws_from)

@@ -20,6 +20,11 @@ def all_rules() -> dict[str, Rule]:
     return dict(sorted(interface.REGISTRY.items()))
 
 
+def opt_in_codes() -> frozenset[str]:
+    """The codes of the rules that are off unless selected by their code (`Rule.opt_in`)."""
+    return frozenset(code for code, rule in all_rules().items() if rule.opt_in)
+
+
 def iter_rules(codes: set[str] | None = None) -> Iterator[Rule]:
     for code, rule in all_rules().items():
         if codes is None or code in codes:

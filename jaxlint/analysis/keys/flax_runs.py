@@ -8,6 +8,12 @@ Runs of different modules, and the key's own draws, splits and `fold_in`s, stay 
 Two `init`s of one module with one key build the same parameters twice: a copy, which is how a
 target network starts.
 
+Which paths a module's `init` draws its parameters at is known for a class of the project: Flax
+names a submodule made without `name=` `{Class}_{n}`, counting per class in the order they are
+made (`Dense_0`, `Dense_1`, `MLP_0`), and one set up in `setup` after its attribute. Two `init`s of
+different modules with one key draw the same numbers where both make a parameter-drawing
+submodule at the same path (an actor and a critic that each start with an `MLP`).
+
 Evidence that a call runs a Flax Linen module: the `rngs=` keyword (Linen's; Haiku takes its
 key positionally), or `init` / `init_with_output` of a module the same function runs with
 `rngs=`, of a name declared as a `flax.linen.Module` (a parameter's annotation), or of one bound
@@ -19,10 +25,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.analysis.engine.names import Names
+from typing import Callable, Optional, Tuple
 
-_RUNS = frozenset({"apply", "init", "init_with_output"})
-_INITS = frozenset({"init", "init_with_output"})
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS
+
+_RUNS = MODULE_INITS | {"apply"}
 _LINEN_MODULE = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
 _DEPTH = 4  # how many module classes a base chain is followed through
 
@@ -42,7 +50,7 @@ def flax_run(call: ast.Call, names: Names, linen: frozenset[str] = frozenset()) 
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _RUNS:
         return None
-    init = func.attr in _INITS
+    init = func.attr in MODULE_INITS
     module = ast.unparse(func.value)
     for keyword in call.keywords:
         if keyword.arg == "rngs":
@@ -65,7 +73,10 @@ def linen_receivers(fn: ast.AST) -> frozenset[str]:
 
 
 def _linen_module(expr: ast.expr, names: Names) -> bool:
-    """Whether a name is declared as, or bound only to instances of, a Flax Linen module."""
+    """Whether an expression makes a Flax Linen module (`nn.Dense(3)`, `Model(...)` of a class of
+    this module deriving from one), or is a name declared as, or bound only to, such a module."""
+    if isinstance(expr, ast.Call):
+        return _makes_linen(expr, names, names.read_scope.get(id(expr), names.module))
     if not isinstance(expr, ast.Name):
         return False
     scope = names.read_scope.get(id(expr), names.module)
@@ -77,9 +88,19 @@ def _linen_module(expr: ast.expr, names: Names) -> bool:
         declared = [a.annotation for a in _all_args(args) if a.arg == expr.id] if args is not None else []
         return any(a is not None and names.qualname(a, owner) in _LINEN_MODULE for a in declared)
     values = owner.assigned.get(expr.id, [])
-    return bool(values) and all(
-        isinstance(v, ast.Call) and _linen_class(names.definition(v.func, owner), names, _DEPTH) for v in values
-    )
+    return bool(values) and all(isinstance(v, ast.Call) and _makes_linen(v, names, owner) for v in values)
+
+
+def _makes_linen(call: ast.Call, names: Names, scope) -> bool:
+    qualname = names.qualname(call.func, scope) or ""
+    if qualname.startswith("flax.linen.") and qualname.rsplit(".", 1)[-1][:1].isupper():
+        return True
+    return _linen_class(names.definition(call.func, scope), names, _DEPTH)
+
+
+def linen_class(cls: ast.ClassDef, names: Names) -> bool:
+    """Whether a class derives from `flax.linen.Module` (through classes of its module)."""
+    return _linen_class(cls, names, _DEPTH)
 
 
 def _linen_class(cls: ast.AST | None, names: Names, depth: int) -> bool:
@@ -94,3 +115,74 @@ def _linen_class(cls: ast.AST | None, names: Names, depth: int) -> bool:
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+# Where a class named in a module is defined: its module's names and statement (another module's too).
+ClassOf = Callable[[ast.expr, Names], Optional[Tuple[Names, ast.ClassDef]]]
+
+
+def draw_paths(names: Names, cls: ast.ClassDef, class_of: ClassOf, depth: int = _DEPTH) -> frozenset[str]:
+    """The paths, below the module, of the submodules a Flax Linen class makes that draw parameters
+    when it is initialised (`Dense_0`, `MLP_0`, `encoder` of `self.encoder = ...` in `setup`)."""
+    found: set[str] = set()
+    scope = names.scopes[id(cls)].parent or names.module
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        setup = method.name == "setup"
+        if not setup and not any(_decorator(d) == "compact" for d in method.decorator_list):
+            continue
+        counters: dict[str, int | None] = {}
+        calls = sorted((n for n in ast.walk(method) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for call in calls:
+            kind = _layer(call.func, names, scope, class_of, depth)
+            if kind is None:
+                continue
+            layer, draws = kind
+            named = next((k.value for k in call.keywords if k.arg == "name"), None)
+            path = None
+            if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                path = named.value
+            elif setup:
+                parent = names.parents.get(id(call))
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
+                    path = parent.targets[0].attr
+            elif named is None:
+                count = counters.get(layer, 0)
+                if count is not None:
+                    path = f"{layer}_{count}"
+                    # Made in a loop, the later ones' numbers are not known.
+                    counters[layer] = None if _in_loop(call, method, names) else count + 1
+            if path is not None and draws:
+                found.add(path)
+    return frozenset(found)
+
+
+def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -> tuple[str, bool] | None:
+    """(class name, whether its `init` draws parameters) of a Flax Linen module class a call makes."""
+    qualname = names.qualname(func, scope) or ""
+    if qualname.startswith("flax.linen."):
+        name = qualname.rsplit(".", 1)[-1]
+        return (name, name in FLAX_DRAWING_LAYERS) if name[:1].isupper() else None
+    located = class_of(func, names)
+    if located is None or depth <= 0:
+        return None
+    there, cls = located
+    if not _linen_class(cls, there, _DEPTH):
+        return None
+    return cls.name, bool(draw_paths(there, cls, class_of, depth - 1))
+
+
+def _in_loop(node: ast.AST, method: ast.AST, names: Names) -> bool:
+    parent = names.parents.get(id(node))
+    while parent is not None and parent is not method:
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return True
+        parent = names.parents.get(id(parent))
+    return False
+
+
+def _decorator(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None

@@ -11,10 +11,12 @@ not share, is reported to the `KeyFlow` (by `KeyTransfer`, once the states are s
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
+from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
@@ -45,6 +47,7 @@ class CallTransfer:
     loops: list[ast.AST]
     carried: ast.AST | None
     quiet: bool
+    draws: Draws
 
     def expr(self, node: ast.AST, state: KeyState) -> object:  # pragma: no cover - supplied by KeyTransfer
         raise NotImplementedError
@@ -76,14 +79,30 @@ class CallTransfer:
                     self.expr(arg, state)
             if ref is not None:
                 kind = "split" if qualname == api.SPLIT else "sample"
-                use = Use(key, node, kind, f"`{qualname}`")
+                example = kind == "sample" and self.flow.keynames.inits and only_example_inputs(node, self.fn, self.names)
+                draws = None if kind == "split" else not example
+                use = Use(key, node, kind, f"`{qualname}`", draws=draws)
                 if kind == "split" and isinstance(ref, (int, Elem)):
                     folded = state.mark(("fold", ref))
                     if folded.level == DEFINITE and folded.first is not None and api.may_collide(folded.first.call, node):
                         self.report_reuse(use, folded.first, None)
                 self.consume(ref, use, DEFINITE, state)
             return ("array",) if qualname == api.SPLIT else None
-        self.expr(node.func, state)
+        func = node.func
+        if _builds_record(node, qualname):
+            # `state.replace(key=key)`: a record keeping the key, not a use of it; returned
+            # spent, it is reported (`hand_back`).
+            self.expr(func, state)
+            held = [(arg, ref) for arg, ref in self._args(node, state) if isinstance(ref, (int, Elem))]
+            return Streams(tuple(held), record=True) if held else None
+        if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
+            # `keys.reshape(n, -1)`: the same keys in another shape, not a use of them.
+            receiver = self.expr(func.value, state)
+            self._args(node, state)
+            if isinstance(receiver, (int, Elem)):
+                return receiver
+            return None
+        self.expr(func, state)
         refs = self._args(node, state)
         linen = self.flow.linen.get(id(self.fn))
         if linen is None:
@@ -100,23 +119,29 @@ class CallTransfer:
             for arg in node.args:
                 handed = self._nested_function(arg)
                 if handed is not None and self.flow.resolve(node.func) is None:
-                    self._closure_uses(node, handed, state)
+                    self._closure_uses(node, handed, state, inside=True)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
             return self.module_key(held)
         if not refs:
             return None
+        if (
+            qualname in api.KEY_COPIES and len(refs) == 1 and node.args and refs[0][0] is node.args[0]
+            and isinstance(refs[0][1], (int, Elem))
+        ):
+            # The same key elsewhere: where the copy goes is followed, as the key's own would be.
+            return refs[0][1]  # `jax.device_put(key)`, `jnp.stack(keys)`
         if qualname is not None:
             if qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES):
                 return None
             if qualname in jax_api.STATIC_QUERIES:
                 return None
-        if _is_assertion(node.func):
-            return None
         if isinstance(node.func, ast.Call) and self.names.qualname(node.func.func) in api.TRACING_ONLY:
             return None
         if only_traced_for_shapes(node, self.fn, self.names):
             return None  # the keys a partial fixes draw only where it is called: here never
+        if isinstance(func, ast.Call) and self.names.qualname(func.func) in api.BATCHING:
+            self._broadcast(node, func, refs, state)
         helper = self.flow.helper(node, self.quiet)
         if helper is not None:
             result = None
@@ -126,13 +151,19 @@ class CallTransfer:
                 if level == MAYBE and helper.submodule:
                     level = DEFINITE
                 if level != NONE:
-                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`"), level, state)
+                    handed = helper.summary.undrawn.get(param) if param is not None else None
+                    draws = handed is None or not dropped(node, handed, self.fn, self.names)
+                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`", draws=draws), level, state)
+                elif param in helper.summary.key_params and param not in helper.summary.returned_from:
+                    self.draws.read(arg)  # followed as a key, kept or discarded, not handed back: nothing drawn
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
                 if param in helper.summary.returns and level != DEFINITE:
                     result = ref  # one it drew from is reported where it returns it (`hand_back`)
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
             return None
+        if _is_assertion(node.func):
+            return None  # code not seen that, by its name, only checks the key
         label = _call_label(node.func)
         for arg, ref in refs:
             if isinstance(ref, tuple):
@@ -148,7 +179,7 @@ class CallTransfer:
             members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
             for member in members:
                 ref = state.env.get(member.id) if isinstance(member, ast.Name) else None
-                held = _held(member, ref) if isinstance(ref, Streams) else [(member, ref)]
+                held = _held(member, ref) if isinstance(ref, Streams) and not ref.record else [(member, ref)]
                 for expr, ref in held:
                     if isinstance(ref, (int, Elem)) and all(ref != r for _, r in carried):
                         carried.append((expr, ref))
@@ -184,13 +215,17 @@ class CallTransfer:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None
 
-    def _closure_uses(self, node: ast.Call, callee, state: KeyState) -> None:
-        """The keys of this function that the nested `callee` consumes, consumed by the call."""
+    def _closure_uses(self, node: ast.Call, callee, state: KeyState, inside: bool = False) -> None:
+        """The keys of this function that the nested `callee` consumes, consumed by the call: named
+        at the call, or (`inside`: the function is handed to code that calls it elsewhere) where the
+        function consumes them."""
         name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
-        for key, level in self.flow.summary(callee).free.items():
+        summary = self.flow.summary(callee)
+        for key, level in summary.free.items():
             ref = state.env.get(key)
             if level != NONE and ref is not None:
-                where = ast.copy_location(ast.Name(key, ast.Load()), node)  # the key, named at the call
+                at = summary.free_uses.get(key, node) if inside else node
+                where = ast.copy_location(ast.Name(key, ast.Load()), at)
                 self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
 
     def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
@@ -205,7 +240,7 @@ class CallTransfer:
             if isinstance(ref, (int, Elem)) and ref not in seen:
                 seen.add(ref)
                 refs.append((arg, ref))
-            elif isinstance(ref, Streams) and isinstance(arg, ast.Name):
+            elif isinstance(ref, Streams) and isinstance(arg, ast.Name) and not ref.record:
                 for member, inner in _held(arg, ref):
                     if inner not in seen:
                         seen.add(inner)
@@ -235,6 +270,7 @@ class CallTransfer:
             return
         if not isinstance(ref, (int, Elem)):
             return
+        self.draws.consumed(ref, use)
         if isinstance(ref, Elem):
             if ref.index is None:
                 return
@@ -259,7 +295,8 @@ class CallTransfer:
         if level == DEFINITE:
             # A key drawn from directly and handed to a Flax run is still one key used twice.
             if not self._reused(use, slots, state) and use.kind == "flax":
-                self._reused(use, plain, state, drawn=True)
+                if not self._reused(use, plain, state, drawn=True) and use.init:
+                    self._shared_paths(use, plain, state)
         elif level == MAYBE:
             # A split or drawn-from key is spent: handing it to a function that draws from it
             # on some path repeats the split's children, or the draw, on that path.
@@ -271,7 +308,9 @@ class CallTransfer:
         for own in dict.fromkeys((slots[0], plain[0])):
             current = state.mark(own)
             if level == DEFINITE and (current.level != DEFINITE or _flax_only(current) and use.kind != "flax"):
-                state.used[own] = Mark(DEFINITE, use)
+                state.used[own] = Mark(DEFINITE, use, drawn=use if use.draws else None)
+            elif level == DEFINITE and current.drawn is None and use.draws:
+                state.used[own] = replace(current, drawn=use)
             elif current.level == NONE and level == MAYBE:
                 state.used[own] = Mark(MAYBE, use)
 
@@ -283,35 +322,94 @@ class CallTransfer:
             if mark.first is None or (drawn and _flax_only(mark)):
                 continue
             if mark.level == DEFINITE and (mark.first.node is not use.node or self.carried is not None):
-                if not (use.init and mark.first.init):
-                    self.report_reuse(use, mark.first, self.carried)
+                if not (use.init and mark.first.init) and not self._rebuilt(use, mark.first):
+                    self.report_reuse(use, mark.first, self.carried, other=mark.drawn)
                 return True
             if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
                 self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
                 return True
         return False
 
+    def _rebuilt(self, use: Use, first: Use) -> bool:
+        """Two `init`s of one module (Flax linen's, Haiku's, any `init` building parameters) on the
+        same inputs, none rebound in between: the second builds a copy of the first's parameters,
+        which is how a target network starts, not a second draw."""
+        a, b = first.call, use.call
+        if not (
+            isinstance(a, ast.Call) and isinstance(b, ast.Call) and isinstance(a.func, ast.Attribute)
+            and isinstance(b.func, ast.Attribute) and a.func.attr in api.MODULE_INITS
+        ):
+            return False
+        if _signature(a) != _signature(b):
+            return False
+        read = _names(a)
+        return not any(
+            isinstance(n.ctx, ast.Store) and n.id in read and (a.lineno, a.col_offset) < (n.lineno, n.col_offset) < (b.lineno, b.col_offset)
+            for n in self.flow.keynames.nodes_of(self.fn, (ast.Name,))
+        )
+
+    def _shared_paths(self, use: Use, plain: list, state: KeyState) -> None:
+        """An `init` of one Flax module after an `init` of another with the same key: reported where
+        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`)."""
+        mine = self.flow.flax_paths(use.call)
+        if not mine:
+            return
+        for slot, mark in state.used.items():
+            if (
+                isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] in plain
+                and slot[2] != use.module and mark.level == DEFINITE and mark.first is not None and mark.first.init
+            ):
+                theirs = self.flow.flax_paths(mark.first.call)
+                if theirs and mine & theirs:
+                    self.report_reuse(use, mark.first, self.carried)
+                    return
+
+    def _broadcast(self, node: ast.Call, batching: ast.Call, refs: list, state: KeyState) -> None:
+        """`jax.vmap(f, in_axes=(0, None))(xs, key)`: a key given to every element of the batch,
+        which `f` draws from, draws the same numbers in each (a key made in the call aside)."""
+        mapped = self.flow.keynames.function_of(batching.args[0]) if batching.args else None
+        if mapped is None or isinstance(mapped, ast.Lambda) and not mapped.args.args:
+            return
+        axes = batching.args[1] if len(batching.args) > 1 else next(
+            (k.value for k in batching.keywords if k.arg == "in_axes"), None
+        )
+        summary = self.flow.summary(mapped)
+        params = [p.arg for p in (*mapped.args.posonlyargs, *mapped.args.args)]
+        for arg, ref in refs:
+            if not isinstance(ref, (int, Elem)) or arg not in node.args:
+                continue
+            index = node.args.index(arg)
+            axis = axes.elts[index] if isinstance(axes, (ast.Tuple, ast.List)) and index < len(axes.elts) else axes
+            if not (isinstance(axis, ast.Constant) and axis.value is None) or index >= len(params):
+                continue
+            if summary.params.get(params[index], NONE) != NONE:
+                primitive = self.names.qualname(batching.func) or "jax.vmap"
+                self.report_reuse(Use(arg, node, "call", f"`{api.short(primitive)}`"), None, node, primitive)
+
     def _aligns_leaves(self, use: Use) -> bool:
-        """A permutation drawn from one key for every leaf of a pytree: the rows stay aligned, on purpose."""
+        """A permutation drawn from one key for every leaf of a pytree (or element of a batch): the
+        rows stay aligned, on purpose."""
         return (
             self.loop_body is not None
-            and self.loop_body[1] in api.TREE_MAPS
+            and (self.loop_body[1] in api.TREE_MAPS or self.loop_body[1] in api.BATCHING)
             and isinstance(use.call, ast.Call)
             and api.public(self.names.qualname(use.call.func)) in api.REORDERING
         )
 
     def _same_condition(self, guard: ast.AST) -> bool:
-        """Whether an enclosing condition here tests a name the earlier one tested (often exclusive).
+        """Whether an enclosing condition here tests what the earlier one tested (often exclusive):
+        a name, or an attribute (`config.noise`, not any other field of `config`).
 
         On a later iteration of a loop, the loop's own variables hold new values: a test of them
         is a new condition.
         """
-        first = _names(guard)
+        first = _subjects(guard)
         if self.carried is not None:
             for loop in self.loops:
                 if isinstance(loop, (ast.For, ast.AsyncFor)):
-                    first -= _names(loop.target)
-        return any(first & _names(g) for g in self.guards)
+                    renewed = _names(loop.target)
+                    first = {s for s in first if s.split(".", 1)[0] not in renewed}
+        return any(_overlap(first, _subjects(g)) for g in self.guards)
 
     def fold(self, ref: Ref, use: Use, state: KeyState) -> None:
         """`fold_in(key, i)` is `split(key, n)[i]`: deriving from a split key repeats a child."""
@@ -341,7 +439,7 @@ class CallTransfer:
         the return does not share) hands its caller a spent key: the caller's next draw from it
         (`key, x = f(key)`, the usual contract) repeats this one.
         A loop primitive's body hands its state to the next iteration instead (`carry`)."""
-        if self.loop_body is not None or node.value is None:
+        if self.loop_body is not None and self.loop_body[1] not in api.BATCHING or node.value is None:
             return
         for name, ref in self._handed_keys(node.value, state):
             mark = state.mark(ref)
@@ -354,19 +452,50 @@ class CallTransfer:
                 self.report_reuse(use, mark.first, None, guard=mark.guard)
 
     def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
-        """The keys a returned value holds: itself, the items of nested tuple and list literals,
-        and those of a literal a name was bound to (`state = (params, key)` then `return state`)."""
-        found: list[tuple[ast.Name, Ref]] = []
-        stack = [self._packed(value)]
+        """The keys a returned value holds (`returned_keys`), records built around keys
+        (`state.replace(key=key)`) and dicts of keys or records bound to names included."""
+        found = [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
+        stack = [value]
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.Tuple, ast.List)):
-                stack.extend(self._packed(e) for e in node.elts)
+                stack.extend(node.elts)
+            elif isinstance(node, ast.Call) and _builds_record(node, api.public(self.names.qualname(node.func))):
+                args = [*node.args, *(k.value for k in node.keywords)]
+                found.extend((a, state.env[a.id]) for a in args if isinstance(a, ast.Name) and isinstance(state.env.get(a.id), (int, Elem)))
+            elif isinstance(node, ast.Name) and isinstance(state.env.get(node.id), Streams):
+                found.extend(_held(node, state.env[node.id]))  # type: ignore[arg-type]
+        return found
+
+    def returned_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref, tuple[int, ...]]]:
+        """The keys a returned value holds, each with its place in it (indices into nested tuples):
+        itself, the items of nested tuple and list literals, and those of a literal a name was bound
+        to (`state = (params, key)` then `return state`)."""
+        found: list[tuple[ast.Name, Ref, tuple[int, ...]]] = []
+        stack: list[tuple[ast.AST, tuple[int, ...]]] = [(self._packed(value), ())]
+        while stack:
+            node, position = stack.pop()
+            copied = self._copied(node)
+            if copied is not None:
+                stack.append((copied, position))
+            elif isinstance(node, (ast.Tuple, ast.List)):
+                stack.extend((self._packed(e), (*position, i)) for i, e in enumerate(node.elts))
             elif isinstance(node, ast.Name):
                 ref = state.env.get(node.id)
                 if isinstance(ref, (int, Elem)):
-                    found.append((node, ref))
+                    found.append((node, ref, position))
         return found
+
+    def _copied(self, node: ast.AST) -> ast.AST | None:
+        """What a copy of a key hands back (`jnp.stack(keys)`, `keys.reshape(n, -1)`), else None."""
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
+            return func.value
+        if node.args and api.public(self.names.qualname(func)) in api.KEY_COPIES:
+            return node.args[0]
+        return None
 
     def _packed(self, value: ast.AST) -> ast.AST:
         """The tuple or list literal a returned name holds: the function's last top-level
@@ -389,9 +518,21 @@ class CallTransfer:
         return value
 
 
+def _builds_record(call: ast.Call, qualname: str | None) -> bool:
+    """`state.replace(...)`, `state._replace(...)`, `dataclasses.replace(state, ...)`: a record
+    built anew with some fields changed."""
+    func = call.func
+    return qualname in api.RECORD_BUILDERS or (
+        qualname is None and isinstance(func, ast.Attribute) and func.attr in api.RECORD_METHODS
+    )
+
+
 def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:
-    """The keys a dict bound to `name` holds, each named as it was put in, at `name`."""
-    return [(ast.copy_location(ast.Name(text, ast.Load()), name), ref) for text, ref in streams.keys]
+    """The keys a dict or record bound to `name` holds: a dict's each named as it was put in, at
+    `name` (where it is handed on); a record's where it was put in."""
+    if streams.record:
+        return list(streams.keys)
+    return [(ast.copy_location(ast.Name(ast.unparse(key), ast.Load()), name), ref) for key, ref in streams.keys]
 
 
 def _stores(stmt: ast.stmt) -> set[str]:
@@ -401,6 +542,28 @@ def _names(node: ast.AST) -> set[str]:
     found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     found.update(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute))
     return found
+
+
+def _subjects(node: ast.AST) -> set[str]:
+    """What a condition tests: the names it reads and the attributes (`config.noise`) it reads of
+    names, each as written."""
+    found: set[str] = set()
+    inside: set[int] = set()
+    for inner in ast.walk(node):
+        if id(inner) in inside:
+            continue
+        path = attribute_path(inner) if isinstance(inner, ast.Attribute) else None
+        if path is not None:
+            found.add(path)
+            inside.update(id(n) for n in ast.walk(inner))
+        elif isinstance(inner, ast.Name):
+            found.add(inner.id)
+    return found
+
+
+def _overlap(first: set[str], second: set[str]) -> bool:
+    """Whether two conditions test one thing: a name or attribute, or one inside the other."""
+    return any(a == b or a.startswith(b + ".") or b.startswith(a + ".") for a in first for b in second)
 
 
 def _is_assertion(func: ast.AST) -> bool:
@@ -413,6 +576,11 @@ def _call_label(func: ast.AST) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"`{text}`"
+
+
+def _signature(call: ast.Call) -> tuple:
+    """A call as written: its callee and arguments."""
+    return (ast.dump(call.func), [ast.dump(a) for a in call.args], sorted(ast.dump(k) for k in call.keywords))
 
 
 def _flax_only(mark: Mark) -> bool:

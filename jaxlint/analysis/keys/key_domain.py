@@ -28,6 +28,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.reachability import never_completes
+from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.keys.key_state import NONE, KeyState, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
@@ -67,6 +68,7 @@ def analyse(
                 domain = KeyDomain(run, fn, graph, flags or {})
                 solution = solve(graph, domain, {(): state})
                 exits, reports = domain.results(graph, solution.entry_states)
+        run.undrawn = run.draws.undrawn(fn)
     except RecursionError:
         return Summary({}, frozenset(run.params))
     finally:
@@ -78,11 +80,39 @@ def analyse(
         levels = [NONE if _by_flax(s.mark(vid)) else s.mark(vid).level for s, _ in exits]
         consumed[name] = join_levels(levels) if levels else NONE
     free: dict[str, int] = {}
+    free_uses: dict[str, ast.AST] = {}
     for name, vid in run.free.items():
         levels = [s.mark(vid).level for s, _ in exits]
         free[name] = join_levels(levels) if levels else NONE
+        used = next((s.mark(vid).first for s, _ in exits if s.mark(vid).first is not None), None)
+        if used is not None:
+            free_uses[name] = used.node
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
-    return Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits))
+    summary = Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
+    summary.free_uses = free_uses
+    summary.returned_from = _returned_from(fn, frozenset(run.params))
+    return summary
+
+
+def _returned_from(fn: ast.AST, params: frozenset[str]) -> frozenset[str]:
+    """The parameters a `return` of the function (a lambda's body) mentions: what it hands back
+    may be the key, or computed from it (`return key.reshape(n, -1)`)."""
+    if isinstance(fn, ast.Lambda):
+        values = [fn.body]
+    else:
+        values = [n.value for n in own_nodes(fn) if isinstance(n, ast.Return) and n.value is not None]
+    return frozenset(n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name) and n.id in params)
+
+
+def _undrawn(run: KeyTransfer) -> dict[str, frozenset[tuple[int, ...]]]:
+    """The parameters the function consumes only by splits nothing draws from, each with where the
+    children come back in what it returns (`Summary.undrawn`)."""
+    found: dict[str, frozenset[tuple[int, ...]]] = {}
+    for name, vid in run.params.items():
+        uses = run.draws.consumers.get(vid)
+        if uses and all(use.kind == "split" and id(use.call) in run.undrawn for use in uses):
+            found[name] = frozenset().union(*(run.undrawn[id(use.call)] for use in uses))
+    return found
 
 
 def _by_flax(mark) -> bool:

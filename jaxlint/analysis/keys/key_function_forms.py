@@ -81,6 +81,13 @@ def rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: st
     return True
 
 
+def none_tested(fn: FunctionNode) -> frozenset[str]:
+    """The names the function tests with `is None` (`if key is None:`)."""
+    return frozenset(
+        tested[0] for node in walk(fn) if isinstance(node, ast.If) and (tested := none_test(node.test)) is not None
+    )
+
+
 def literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.Constant]:
     """Parameters whose default is a literal, by name."""
     defaults = ((p.arg, default_of(fn, p)) for p in (*positional_params(fn), *fn.args.kwonlyargs))

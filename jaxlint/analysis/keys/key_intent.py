@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path, spans, walk
 from jaxlint.analysis.keys.key_state import Use
-from jaxlint.analysis.keys.key_syntax import target_names
+from jaxlint.analysis.keys.key_syntax import bind, bound_self, target_names
 from jaxlint.analysis.knowledge import random_api as api
 
 if TYPE_CHECKING:
@@ -68,17 +68,25 @@ def _mentioned(node: ast.AST) -> set:
     return mentioned
 
 
-def aligned_permutation(names: Names, fn: ast.AST, use: Use) -> bool:
+def aligned_permutation(keynames: KeyNames, fn: ast.AST, use: Use) -> bool:
     """A permutation (or `choice`) drawn with one key for each array a loop goes through
-    (`[jax.random.permutation(key, a) for a in (x, y)]`): every iteration reorders a different
-    array the same way, which keeps their rows aligned, as one permutation for every leaf of a
-    tree does. A loop that reorders the same data on every pass is not this."""
+    (`[jax.random.permutation(key, a) for a in (x, y)]`), or a function of the module that draws
+    only positions from its key (a permutation, a `randint` crop offset) handed each array with
+    that key: every iteration reorders or crops a different array the same way, which keeps them
+    aligned, as one permutation for every leaf of a tree does. A loop that reorders the same data
+    on every pass is not this."""
+    names = keynames.names
     call = use.call
-    if not isinstance(call, ast.Call) or api.public(names.qualname(call.func)) not in api.REORDERING:
+    if not isinstance(call, ast.Call):
         return False
-    operand = call.args[1] if len(call.args) > 1 else next(
-        (k.value for k in call.keywords if k.arg in ("x", "a")), None
-    )
+    if api.public(names.qualname(call.func)) in api.REORDERING:
+        operand = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg in ("x", "a")), None
+        )
+    elif _draws_positions(keynames, call, use.node):
+        operand = ast.Tuple([a for a in (*call.args, *(k.value for k in call.keywords)) if a is not use.node], ast.Load())
+    else:
+        return False
     if operand is None:
         return False
     # The innermost loop around the call (whose passes are the ones run with one key): its target.
@@ -94,6 +102,23 @@ def aligned_permutation(names: Names, fn: ast.AST, use: Use) -> bool:
             innermost, targets = node, bound_there
     bound = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in bound for n in walk(operand))
+
+
+def _draws_positions(keynames: KeyNames, call: ast.Call, key: ast.AST) -> bool:
+    """Whether `call` runs a function of the module (mapped with `jax.vmap` or not) whose every
+    draw from the parameter `key` binds draws positions (`api.POSITION_DRAWS`)."""
+    callee = keynames.resolve(call.func) or keynames.names.definition(call.func)  # a `jax.vmap`ped one too
+    if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    param = next((p for a, p in bind(callee, call, bound_self(call, callee)) if a is key), None)
+    if param is None:
+        return False
+    draws = [
+        c for c in keynames.nodes_of(callee, (ast.Call,))
+        if api.public(keynames.names.qualname(c.func)) in api.KEY_POSITION
+        and isinstance(api.key_argument(c), ast.Name) and api.key_argument(c).id == param
+    ]
+    return bool(draws) and all(api.public(keynames.names.qualname(c.func)) in api.POSITION_DRAWS for c in draws)
 
 
 def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cached_property
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
-from jaxlint.analysis.engine.walk import body_nodes, returned_name
+from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import (
     base_name,
@@ -63,6 +64,15 @@ class KeyNames:
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
         self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
+
+    @cached_property
+    def inits(self) -> bool:
+        """Whether the module calls a module's `init` or binds a name to one (`init_fn =
+        hk.transform(f).init`): where a draw may serve as its example inputs (`key_draws`)."""
+        return bool(calls_through(self.names, api.MODULE_INITS)) or any(
+            isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS
+            for scope in self.names.scopes.values() for values in scope.assigned.values() for v in values
+        )
 
     def nodes(self, fn: ast.AST) -> list[ast.AST]:
         """`walk.body_nodes(fn)`, walked once per function."""
@@ -101,8 +111,8 @@ class KeyNames:
                     if callee is not None:
                         params = self.of(callee)
                         for arg, param in bind(callee, node, bound_self(node, callee)):
-                            if param in params and isinstance(arg, ast.Name):
-                                found.add(arg.id)
+                            if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
+                                found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 if not (isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS):
                     aliases.append((node.targets if isinstance(node, ast.Assign) else [node.target], node.value))
@@ -242,6 +252,14 @@ class KeyNames:
                 decorator_name(d) == "property" for d in definition.decorator_list
             ):
                 return None  # `self.prop(...)` calls what the property returns
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # `Cls.method(...)`: a static or class method of a class of this module.
+            cls = names.definition(func.value)
+            method = names.scopes[id(cls)].defs.get(func.attr) if isinstance(cls, ast.ClassDef) else None
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                decorator_name(d) in ("staticmethod", "classmethod") for d in method.decorator_list
+            ):
+                definition = method
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = names.enclosing_scope(definition)
             for decorator in definition.decorator_list:
@@ -549,6 +567,11 @@ _NEW_ARRAYS = frozenset(
     "jax.numpy." + name for name in ("zeros", "ones", "full", "empty", "arange", "linspace", "eye")
 )
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
+
+
+def key_named(name: str) -> bool:
+    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
+    return bool(_KEY_PARAMETER.match(name))
 
 
 def _key_parameter_names(fn: FunctionNode) -> set[str]:

@@ -3,8 +3,10 @@
 A constant-seed key is harmless in code that runs once, and in a loop whose draws are meant
 to repeat (a fixed evaluation key each epoch).  It is a bug where the code that makes it
 runs once per step of something that is meant to change: its draws feed state that the
-loop carries into its next iteration (`x = x + noise`, `params = update(params, noisy)`),
-it sits in a `lax.scan`/`fori_loop`/`while_loop` body, in a jit-compiled step function (one
+loop carries into its next iteration (`x = x + noise`, `params = update(params, noisy)`), or
+they are what the loop collects (`results.append(...)`) while nothing else the iterations read
+changes (the loop's variable unread, nothing carried, every call one that computes from its
+arguments): every iteration collects the same values. Or it sits in a `lax.scan`/`fori_loop`/`while_loop` body, in a jit-compiled step function (one
 that returns an update of its own parameter, `w - lr * g`), or in a model's forward pass.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
@@ -84,6 +86,83 @@ def feeds_carried_state(loop: ast.AST, source: ast.AST) -> bool:
             ):
                 return True
     return False
+
+
+def identical_iterations(loop: ast.AST, source: ast.AST, names: Names, follows: Callable[[ast.Call], bool]) -> bool:
+    """Whether every iteration of the loop collects the same values: what is computed from
+    `source` is appended to (or stored in) a container from outside the loop or yielded, while
+    the body reads neither the loop's variable nor anything an earlier iteration left, and calls
+    only what computes from its arguments (JAX, NumPy but its stateful `numpy.random`, builtins,
+    functions of the module, the container's own methods)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or isinstance(loop, ast.While) and not _constant(loop.test):
+        return False
+    body = list(loop.body)
+    nodes = list(_nodes(body))
+    loop_targets = set(target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    if any(isinstance(n, ast.Name) and n.id in loop_targets and isinstance(n.ctx, ast.Load) for n in nodes):
+        return False
+    assigns: list[tuple[list[str], ast.AST, ast.stmt]] = []
+    for stmt in _statements(body):
+        if isinstance(stmt, ast.AugAssign):
+            return False  # carried from one iteration to the next
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets):
+                return False
+            assigns.append(([n for t in targets for n in target_names(t)], stmt.value, stmt))
+        elif not isinstance(stmt, (ast.Expr, ast.Pass)):
+            return False
+    bound = {name for targets, _, _ in assigns for name in targets}
+    first = {name: min(s.lineno for t, _, s in assigns if name in t) for name in bound}
+    if any(isinstance(n, ast.Name) and n.id in bound and isinstance(n.ctx, ast.Load) and n.lineno < first[n.id] for n in nodes):
+        return False  # read before the body binds it: what the previous iteration left
+    if not all(_computes(call, names) or follows(call) for call in nodes if isinstance(call, ast.Call)):
+        return False
+    tainted: set[str] = set()
+    for targets, value, _ in assigns:
+        if _contains(value, source) or _reads(value) & tainted:
+            tainted.update(targets)
+    for node in nodes:
+        collected = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _COLLECTING:
+            holder = node.func.value
+            if isinstance(holder, ast.Name) and holder.id not in bound:
+                collected = node.args
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)) and node.value is not None:
+            collected = [node.value]
+        if collected and any(_contains(arg, source) or _reads(arg) & tainted for arg in collected):
+            return True
+    return False
+
+
+_COLLECTING = frozenset({"append", "extend", "add", "insert"})
+# Calls that compute from their arguments alone (a `numpy.random` draw does not).
+_COMPUTING = ("jax.", "numpy.", "math.", "builtins.")
+# Builtins whose result changes from one call to the next.
+_STATEFUL_BUILTINS = frozenset({"builtins.next", "builtins.iter", "builtins.input", "builtins.open"})
+
+
+def _computes(call: ast.Call, names: Names) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _COLLECTING:
+        return True
+    qualname = names.qualname(func) or ""
+    if qualname.startswith("numpy.random.") or qualname in _STATEFUL_BUILTINS:
+        return False
+    if qualname.startswith(_COMPUTING):
+        return True
+    if isinstance(func, ast.Name):
+        definition = names.definition(func)
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        values = names.assignments(func)
+        # A module-level name bound once to a transformation of a function (`jax.jit(vmap(f))`).
+        return len(values) == 1 and isinstance(values[0], ast.Call) and (names.qualname(values[0].func) or "").startswith("jax.")
+    return False
+
+
+def _constant(test: ast.AST) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
 
 
 def is_step(fn: FunctionNode, names: Names) -> bool:
@@ -165,6 +244,8 @@ def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
     if loop is not None:
         if feeds_carried_state(loop, call):
             return f"inside the loop at line {loop.lineno}: every iteration"
+        if identical_iterations(loop, call, flow.names, lambda inner: flow.helper(inner, True) is not None):
+            return f"inside the loop at line {loop.lineno}, whose iterations differ in nothing else: every iteration"
         return None
     if fn is None:
         return None

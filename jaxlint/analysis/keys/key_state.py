@@ -32,6 +32,11 @@ class Use:
     callee: str  # how to name the consumer in a message
     module: str | None = None  # for "flax": the Flax module the key runs (`flax_runs`)
     init: bool = False  # for "flax": the run builds parameters (`init`)
+    # Whether numbers come of it (`key_draws`): False for a consumption that draws nothing (a
+    # helper that only splits the key and hands back children its caller drops, a draw only
+    # made to give an `init` example inputs); None for a split, which draws through its
+    # children, decided once the whole function is solved.
+    draws: bool | None = True
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,12 @@ Ref = Union[int, Elem]
 
 @dataclass(frozen=True)
 class Streams:
-    """A dict of named streams bound to a name (`rngs = {"params": k1, "dropout": k2}`): the keys
-    it holds, each with the expression that put it there, as the dict was built."""
+    """A dict of named streams bound to a name (`rngs = {"params": k1, "dropout": k2}`), or a record
+    built around keys (`state.replace(rng=k)`, `record`): the keys it holds, each with the
+    expression that put it there, as it was built."""
 
-    keys: tuple[tuple[str, Ref], ...]  # (the key as written, its value)
+    keys: tuple[tuple[ast.expr, Ref], ...]  # (the key as it was put in, its value)
+    record: bool = False  # a record: handed to a call, it hands on no key (it keeps them)
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Mark:
     level: int  # NONE, MAYBE or DEFINITE
     first: Use | None = None  # the consumption (the first, where there were several)
     guard: ast.AST | None = None  # for MAYBE: the condition whose branch consumed it
+    drawn: Use | None = None  # the first consumption known to draw numbers, where `first` may not
 
 
 UNUSED = Mark(NONE)
@@ -96,14 +104,15 @@ def join_marks(marks: list[Mark], guard: ast.AST | None) -> Mark:
     """The mark of a value reached by several paths; `guard` is the condition that split them."""
     level = join_levels(m.level for m in marks)
     first = next((m.first for m in marks if m.first is not None), None)
+    drawn = next((m.drawn for m in marks if m.drawn is not None), None)
     if level != MAYBE:
-        return Mark(level, first)
+        return Mark(level, first, drawn=drawn)
     definite = next((m for m in marks if m.level == DEFINITE), None)
     if definite is not None:
         # `guard` chose the path that consumed it for certain: that path's use is the one to name.
-        return Mark(MAYBE, definite.first or first, guard)
+        return Mark(MAYBE, definite.first or first, guard, drawn)
     guards = {id(m.guard): m.guard for m in marks if m.level == MAYBE}
-    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None)
+    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None, drawn)
 
 
 def join(
@@ -168,13 +177,20 @@ class Summary:
         self, params: dict[str, int], key_params: frozenset[str], returns: frozenset[str] = frozenset(),
         free: dict[str, int] | None = None,
         flax: dict[str, tuple[tuple[str, bool, int], ...]] | None = None,
+        undrawn: dict[str, frozenset[tuple[int, ...]]] | None = None,
     ):
         self.params = params
         self.key_params = key_params
         self.returns = returns
         self.free = free or {}  # keys it reads from the function around it, and their consumption
+        self.free_uses: dict[str, ast.AST] = {}  # where it first consumes each of them
+        self.returned_from: frozenset[str] = frozenset()  # parameters its returns mention
         # Parameters it hands to Flax runs: (module as written, `init`, level) per run's module.
         self.flax = flax or {}
+        # Parameters it consumes only by splitting them, drawing from none of the children: per
+        # parameter, where in the returned value (indices into nested tuples) children come back.
+        # A caller that drops what comes back there draws nothing from the key (`key_draws`).
+        self.undrawn = undrawn or {}
 
 
 NO_KEYS = Summary({}, frozenset())
@@ -222,9 +238,11 @@ class ModuleKeys(Protocol):
 
     def summary(self, fn: FunctionNode) -> Summary: ...
 
+    def flax_paths(self, call: ast.AST) -> frozenset[str] | None: ...
+
     def report_reuse(
         self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,
-        primitive: str | None = None, guard: ast.AST | None = None,
+        primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
     ) -> None: ...  # `run`: the `key_transfer.KeyTransfer` that found it
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None: ...

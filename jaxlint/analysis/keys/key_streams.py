@@ -13,16 +13,25 @@ key kept on purpose, for the same noise on every call, is not reported), nor doe
 that is a property. A store the method makes after the draw, on any path, is taken to advance
 the key, and so is a call of a method of `self` (or one handed `self`) anywhere in the method:
 it may store a fresh key (`self.reseed()`). Each method's last such draw is the one reported.
+
+The same holds from outside the class: a function handed the object (a parameter annotated with
+the class, of this module or another of the project) that consumes its stream (held under a
+key's name: `obj.key`, `obj.rng`, `obj._rng`; only such classes are looked up), in a
+sampler or any call but a reading one (`q.random_action(schedule.key)`), and neither stores into
+`obj.key` after that nor hands the object on (or calls a method of it), leaves the consumed key
+in place for the class's next advance to split again.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.engine.walk import calls_reaching, nodes_run_with, spans
+from jaxlint.analysis.engine.walk import calls_reaching, nodes_run_with, own_nodes, spans
+from jaxlint.analysis.keys.key_names import key_named
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.tracing import first_param
 
@@ -41,9 +50,26 @@ class StaleDraw:
     attr: str
     method: FunctionNode
     advance: ast.stmt
+    owner: str = ""  # the class that advances it, when the draw is made from outside it
 
 
-def stale_draws(names: Names) -> list[StaleDraw]:
+# Where a class a module names is defined: its module's names and statement (`ModuleLink.class_of`).
+ClassOf = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
+
+
+# Whether a call draws from the key it is given as an argument (`KeyFlow.draws_from`).
+DrawsFrom = Callable[[ast.Call, ast.expr], bool]
+
+
+def stale_draws(names: Names, class_of: ClassOf | None = None, draws_from: DrawsFrom | None = None) -> list[StaleDraw]:
+    """Draws from a stream a class keeps on `self`, within the class and from outside it."""
+    return sorted(
+        _own_stale_draws(names) + _outside_stale_draws(names, class_of, draws_from or (lambda call, arg: True)),
+        key=lambda draw: (draw.call.lineno, draw.call.col_offset),
+    )
+
+
+def _own_stale_draws(names: Names) -> list[StaleDraw]:
     draws: dict[int, list[tuple[ast.Call, str, FunctionNode]]] = {}  # id(class) -> its draws from self
     classes: dict[int, ast.ClassDef] = {}
     for call, scope in calls_through(names, {name.rsplit(".", 1)[-1] for name in _DRAWS}):
@@ -71,7 +97,124 @@ def stale_draws(names: Names) -> list[StaleDraw]:
                 known = last.get((id(method), attr))
                 if known is None or (known.call.lineno, known.call.col_offset) < (call.lineno, call.col_offset):
                     last[(id(method), attr)] = StaleDraw(call, api.key_argument(call), attr, method, advance)
-    return sorted(last.values(), key=lambda draw: (draw.call.lineno, draw.call.col_offset))
+    return list(last.values())
+
+
+def _outside_stale_draws(names: Names, class_of: ClassOf | None, draws_from: DrawsFrom) -> list[StaleDraw]:
+    """Consumptions of `obj.<attr>`, a stream of the class a parameter is annotated with, that
+    leave it in place."""
+    found: list[StaleDraw] = []
+    for fn in names.functions:
+        if isinstance(fn, ast.Lambda):
+            continue
+        handed = {
+            arg.value.id for call in own_nodes(fn) if isinstance(call, ast.Call)
+            for arg in (*call.args, *(k.value for k in call.keywords))
+            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and key_named(arg.attr.lstrip("_"))
+        }
+        for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if param.arg not in handed or param.annotation is None:
+                continue  # only a class whose key-named attribute is handed to a call is looked up
+            located = _annotated_class(param.annotation, names, fn, class_of)
+            if located is None:
+                continue
+            cls_names, cls = located
+            advances = _stores(cls, cls_names)[1]
+            if advances:
+                found.extend(_left_in_place(fn, param.arg, advances, cls, names, class_of, draws_from))
+    return found
+
+
+def _left_in_place(
+    fn: FunctionNode, holder: str, advances: dict[str, list[ast.stmt]], cls: ast.ClassDef, names: Names,
+    class_of: ClassOf | None, draws_from: DrawsFrom,
+):
+    """The last call of `fn` consuming each stream of `holder` that nothing after it replaces."""
+    body = own_nodes(fn)
+    last: dict[str, tuple[ast.Call, ast.Attribute]] = {}
+    for call in (n for n in body if isinstance(n, ast.Call)):
+        if _reads_only(call, names, fn):
+            continue
+        for arg in (*call.args, *(k.value for k in call.keywords)):
+            if (
+                isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == holder
+                and arg.attr in advances and isinstance(arg.ctx, ast.Load)
+                and not _ignored(call, arg, fn, names, class_of) and draws_from(call, arg)
+            ):
+                known = last.get(arg.attr)
+                if known is None or (known[0].lineno, known[0].col_offset) < (call.lineno, call.col_offset):
+                    last[arg.attr] = (call, arg)
+    for attr, (call, arg) in last.items():
+        after = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+        statement = _statement_of(call, names)
+        stored = any(
+            isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.attr == attr
+            and isinstance(n.value, ast.Name) and n.value.id == holder
+            and ((n.lineno, n.col_offset) > after or statement is not None and spans(statement, n))
+            for n in body
+        )
+        handed = any((c.lineno, c.col_offset) > after for c in calls_reaching(fn, holder))
+        if not stored and not handed:
+            yield StaleDraw(call, arg, attr, fn, advances[attr][0], cls.name)
+
+
+def _statement_of(node: ast.AST, names: Names) -> ast.stmt | None:
+    """The statement a node is part of (its stores happen once the node is evaluated)."""
+    while node is not None and not isinstance(node, ast.stmt):
+        node = names.parents.get(id(node))
+    return node
+
+
+def _ignored(call: ast.Call, arg: ast.expr, fn: FunctionNode, names: Names, class_of: ClassOf | None) -> bool:
+    """A method of a parameter's annotated class (`q.best_action(..., key)`) that never reads the
+    parameter the key is passed to: it consumes nothing."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return False
+    annotation = next(
+        (p.annotation for p in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+         if p.arg == func.value.id and p.annotation is not None),
+        None,
+    )
+    located = _annotated_class(annotation, names, fn, class_of) if annotation is not None else None
+    if located is None:
+        return False
+    method = next((m for m in located[1].body if isinstance(m, ast.FunctionDef) and m.name == func.attr), None)
+    if method is None:
+        return False
+    static = any(getattr(d, "id", None) == "staticmethod" for d in method.decorator_list)
+    params = [p.arg for p in (*method.args.posonlyargs, *method.args.args)][0 if static else 1:]
+    if arg in call.args:
+        index = call.args.index(arg)
+        param = params[index] if index < len(params) else None
+    else:
+        param = next(k.arg for k in call.keywords if k.value is arg)
+    if param is None:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load) for n in ast.walk(method))
+
+
+def _reads_only(call: ast.Call, names: Names, fn: FunctionNode) -> bool:
+    """A call that looks at a key without consuming it (printing, `key_data`, `fold_in`)."""
+    qualname = api.public(names.qualname(call.func, names.scope_of(fn)))
+    if qualname is None:
+        return False
+    return (
+        qualname in api.READING_CALLS or qualname.startswith(api.READING_PREFIXES)
+        or qualname in api.KEY_DERIVATIONS or qualname in api.KEY_READERS
+    )
+
+
+def _annotated_class(annotation: ast.expr, names: Names, fn: FunctionNode, class_of: ClassOf | None):
+    """The class of this module or the project a parameter's annotation names."""
+    scope = names.enclosing_scope(fn)
+    definition = names.definition(annotation, scope)
+    if isinstance(definition, ast.ClassDef):
+        return names, definition
+    qualname = names.qualname(annotation, scope)
+    if class_of is None or qualname is None or "." not in qualname:
+        return None
+    return class_of(qualname)
 
 
 def _hands_on_self(method: FunctionNode) -> bool:

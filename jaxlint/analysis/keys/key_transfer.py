@@ -18,6 +18,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import attribute_path, children
 from jaxlint.analysis.keys.key_calls import CallTransfer
+from jaxlint.analysis.keys.key_draws import Draws
 from jaxlint.analysis.keys.key_state import (
     UNUSED,
     Elem,
@@ -67,6 +68,10 @@ class KeyTransfer(CallTransfer):
         self.reports: dict[tuple, list[tuple[tuple, Callable[[], None]]]] = {}
         self.at: tuple = (-1, (), None)  # the block, phase and step being run
         self._seq = itertools.count()
+        self.draws = Draws()  # what the splits' children become (`key_draws`)
+        self._binding: ast.stmt | None = None  # the assignment being run
+        # id(split call) -> where its undrawn children are handed back (`Draws.undrawn`), once solved.
+        self.undrawn: dict[int, frozenset[tuple[int, ...]]] = {}
 
     def value(self, node: object, part: object = None, array: bool = False) -> int:
         key = (node if isinstance(node, tuple) else id(node), part)
@@ -130,9 +135,16 @@ class KeyTransfer(CallTransfer):
 
     # ---- reports: kept until the states are solved, then made in the interpreter's order ----
     def report_reuse(self, use: Use, first: Use | None, loop: ast.AST | None,
-                     primitive: str | None = None, guard: ast.AST | None = None) -> None:
+                     primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None) -> None:
+        """`other`: a consumption before `use` known to draw, where `first` may draw nothing."""
         if not self.quiet:
-            self._defer(lambda: self.flow.report_reuse(self, use, first, loop, primitive, guard))
+            self._defer(lambda: self.flow.report_reuse(self, use, first, loop, primitive, guard, other))
+
+    def draws_numbers(self, use: Use) -> bool:
+        """Whether numbers come of a consumption (`key_draws`); a split's is known once solved."""
+        if use.draws is not None:
+            return use.draws
+        return self.undrawn.get(id(use.call)) != frozenset()
 
     def report_global(self, name: str, use: Use) -> None:
         if not self.quiet:
@@ -178,6 +190,10 @@ class KeyTransfer(CallTransfer):
             self.expr(node.iter, state)
         elif kind == cfg.TARGET:
             self.bind(node.target, None, node, state, fresh=True)
+            if self.splits(node.iter):
+                for name in target_names(node.target):
+                    if isinstance(state.env.get(name), int):
+                        self.draws.bound(state.env[name], node.iter, node)
         elif kind == cfg.WITH:
             self.expr(node.context_expr, state)
             if node.optional_vars is not None:
@@ -187,6 +203,7 @@ class KeyTransfer(CallTransfer):
         # an except clause, a match case: nothing binds a key
 
     def stmt(self, node: ast.stmt, state: KeyState) -> None:
+        self._binding = node if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(node, ast.Assign):
             ref = self.expr(node.value, state)
             for target in node.targets:
@@ -204,6 +221,8 @@ class KeyTransfer(CallTransfer):
                 self.carry(node.value, state)
                 self.expr(node.value, state)
                 self.hand_back(node, state)
+                for name, ref, position in self.returned_keys(node.value, state):
+                    self.draws.handed_back(ref, name, position)
         elif isinstance(node, ast.Raise):
             if node.exc is not None:
                 self.expr(node.exc, state)
@@ -255,6 +274,8 @@ class KeyTransfer(CallTransfer):
                 state.env[target.id] = ref
                 if isinstance(ref, int):
                     state.used.setdefault(ref, UNUSED)
+                    if ref in self.draws.children:
+                        self.draws.copied(ref, value, self._statement(value))
             elif isinstance(ref, Streams) and target.id not in self.keynames:
                 state.env[target.id] = ref  # handed on, it hands on its keys (`CallTransfer._args`)
             elif target.id in self.keynames:
@@ -263,6 +284,9 @@ class KeyTransfer(CallTransfer):
                 self.fresh(vid, state)
                 if isinstance(ref, tuple) and ref and ref[0] == "array":
                     self.arrays.add(vid)
+                split = self.splits(value)
+                if split is not None:
+                    self.draws.bound(vid, split, self._statement(value))
                 if isinstance(ref, tuple) and ref and ref[0] == "seed" and ref[1] is not None:
                     self.seeds[vid] = ref[1]
             else:
@@ -291,6 +315,20 @@ class KeyTransfer(CallTransfer):
         else:
             # attribute or subscript target: the key escapes into an object; not followed
             self.expr(target, state)
+
+    def splits(self, value: ast.AST) -> ast.Call | None:
+        """The `jax.random.split` call whose children `value` holds: the call, an element of it
+        (`split(k)[0]`), or a starred rest."""
+        while isinstance(value, (ast.Subscript, ast.Starred)):
+            value = value.value
+        if isinstance(value, ast.Call) and api.public(self.names.qualname(value.func)) == api.SPLIT:
+            return value
+        return None
+
+    def _statement(self, value: ast.AST) -> ast.stmt | None:
+        """The statement that binds `value`: the assignment being run (a loop's own statement, for
+        its target)."""
+        return value if isinstance(value, ast.stmt) else self._binding
 
     # ---- expressions -----------------------------------------------------------------
     def condition(self, node: ast.AST, state: KeyState) -> None:
@@ -393,13 +431,13 @@ class KeyTransfer(CallTransfer):
         The keys it holds, when it holds any: bound to a name and handed on, the dict hands them
         on as the literal would."""
         seen: dict[object, Use] = {}
-        held: list[tuple[str, Ref]] = []
+        held: list[tuple[ast.expr, Ref]] = []
         for slot, value in zip(node.keys, node.values):
             if slot is not None:
                 self.expr(slot, state)
             ref = self.expr(value, state)
             if isinstance(ref, (int, Elem)) and all(ref != r for _, r in held):
-                held.append((ast.unparse(value), ref))
+                held.append((value, ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
             if slot.value == "params":

@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import ast
 from contextlib import contextmanager
+from functools import cached_property
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
+from jaxlint.analysis.keys.key_constructors import construction, constructor
+from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, rebound_only_when_none
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
-from jaxlint.analysis.keys.key_names import KeyNames
+from jaxlint.analysis.keys.key_names import KeyNames, key_named
+from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
@@ -49,8 +54,13 @@ if TYPE_CHECKING:
 
 # Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
 # `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
-# hands one to an interface (`_abstract_keys`).
-_KEY_WORDS = ("random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod")
+# hands one to an interface (`_abstract_keys`), to code outside `jax.random` that draws from it
+# (`key_consumers`) or to a function of another module that does (`_handing_on`).
+_KEY_WORDS = (
+    "random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod",
+    "key=", "seed=", "Rngs", ".init(", "initializers",  # code outside `jax.random` drawing from a key
+    "key", "rng",  # a key-named parameter handed to a function of another module that draws from it
+)
 # What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
 _KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
 # How many modules a chain of base classes is followed through to find an inherited method.
@@ -75,6 +85,9 @@ class Reuse:
     loop: ast.AST | None = None
     primitive: str | None = None  # "jax.lax.scan" for a closed-over key
     guard: ast.AST | None = None
+    # Whether both consumptions draw numbers, so that the second repeats the first's
+    # (`key_draws`); otherwise the reuse is JAX207's: nothing repeats.
+    dependent: bool = True
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,9 @@ class KeyFlow:
         self._summaries: dict[int, Summary] = {}
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
+        self._flax_paths: dict[int, frozenset[str] | None] = {}  # id(`init` call) -> `flax_paths`
+        self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`
+        self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_none`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -128,6 +144,8 @@ class KeyFlow:
         self.tests: set[int] = set()
         self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
         self._text = text
+        self._options = options or {}
+        self._path = path
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
         if not any(word in text for word in _KEY_WORDS):
@@ -184,13 +202,17 @@ class KeyFlow:
         """
         callee = self.resolve(call.func)
         if callee is None:
+            cls = self.names.definition(call.func) if isinstance(call.func, ast.Name) else None
+            init = constructor(cls) if isinstance(cls, ast.ClassDef) else None
+            if init is not None:
+                made = construction(cls, init, self.exported(init))
+                return helper_for(cls.name, made, bind(init, call, 1))
             return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
         summary = self.exported(callee) if exported else self.summary(callee)
-        if not exported:
-            flags = self.deciding_flags(callee, bound, summary)
-            if flags:
-                summary = self._for_flags(callee, flags)
+        flags = self.deciding_flags(callee, bound, summary)
+        if flags:
+            summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
@@ -213,8 +235,9 @@ class KeyFlow:
         parameter it gives a literal (or leaves to a literal default), where the function never
         rebinds it (`train`), whether such a parameter is None (`key is None`) and a positive
         int (`range(n)` runs); a parameter
-        it gives a value other than the literal None is not None, where the function rebinds it
-        only in the branch that finds it None (`if key is None: key = ...`)."""
+        it gives a value other than the literal None is not None, and one it leaves to a default of
+        None is None, where the function rebinds it only in the branch that finds it None
+        (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
@@ -229,9 +252,30 @@ class KeyFlow:
                 # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
         for param, arg in given.items():
-            if param not in literals and param not in scope.other and rebound_only_when_none(fn, param):
+            if param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
+        for param, arg in literals.items():
+            # Left to a default of None that the function replaces only when it is None: it is None.
+            if (
+                param not in given and arg.value is None and param not in scope.other
+                and self._rebound_only_when_none(fn, param)
+            ):
+                flags[f"{param} is None"] = True
         return flags
+
+    def _rebound_only_when_none(self, fn: FunctionNode, param: str) -> bool:
+        """`key_function_forms.rebound_only_when_none`, asked once per function and parameter, and
+        only of a parameter the function tests against None."""
+        tested = self._none_tested.get(id(fn))
+        if tested is None:
+            tested = self._none_tested[id(fn)] = none_tested(fn)
+        if param not in tested:
+            return False
+        memo = (id(fn), param)
+        known = self._rebound.get(memo)
+        if known is None:
+            known = self._rebound[memo] = rebound_only_when_none(fn, param)
+        return known
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
         """What the function does to its keys when these flags hold (memoised)."""
@@ -260,6 +304,7 @@ class KeyFlow:
         qualname = self.names.qualname(call.func)
         skip = 0
         target = None
+        made = False  # a class constructed: its `__init__` runs
         if qualname is None:
             target = self._inherited_method(call.func)
             if target is not None:
@@ -277,6 +322,9 @@ class KeyFlow:
             if target is None and not skip:
                 target, skip = self._class_method(qualname)
                 owner = target is not None
+            if target is None and not skip:
+                target, made = self._constructed(qualname), True
+                skip = 1
         if target is None or target.path in self.project.project.key_flows_building:
             return None
         link = target.facts.project
@@ -286,11 +334,69 @@ class KeyFlow:
         flags = keys.deciding_flags(target.node, bound, summary)
         if flags:
             summary = keys.exported(target.node, flags)
+        if made:
+            cls = target.facts.names.parent_class[id(target.node)]
+            summary = construction(cls, target.node, summary)
+            self.project.deps.update(link.deps)
+            return helper_for(f"{link.name}.{cls.name}", summary, bound)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
         name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
         if skip and isinstance(call.func, ast.Attribute) and not owner:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
+
+    def _constructed(self, qualname: str) -> ProjectFunction | None:
+        """The `__init__` constructing the class a qualified name stands for in another project
+        module runs (`key_constructors.constructor`)."""
+        located = self.project.project.definition(self.project, qualname)
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None
+        init = constructor(located[1])
+        return ProjectFunction(located[0], init) if init is not None else None
+
+    def flax_paths(self, call: ast.AST) -> frozenset[str] | None:
+        """Where the Flax Linen module whose `init` a call runs draws parameters (`flax_runs.draw_paths`),
+        when the module is an instance of a class the project defines (`critic = Critic(...)`)."""
+        if id(call) in self._flax_paths:
+            return self._flax_paths[id(call)]
+        found = None
+        func = call.func if isinstance(call, ast.Call) else None
+        module = func.value if isinstance(func, ast.Attribute) else None
+        if isinstance(module, ast.Name):
+            values = self.names.assignments(module)
+            module = values[0] if len(values) == 1 else None
+        located = self.class_of(module.func, self.names) if isinstance(module, ast.Call) else None
+        if located is not None and linen_class(located[1], located[0]):
+            found = draw_paths(located[0], located[1], self.class_of)
+        self._flax_paths[id(call)] = found
+        return found
+
+    def draws_from(self, call: ast.Call, arg: ast.expr) -> bool:
+        """Whether a call draws from (or splits) the key given as `arg`: what the function it runs
+        does to that parameter, outside a Flax run; code not seen does."""
+        helper = self.helper(call)
+        param = helper.parameters.get(id(arg)) if helper is not None else None
+        if helper is None or param is None:
+            return True
+        return helper.summary.params.get(param, NONE) != NONE
+
+    def definition_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.AST] | None:
+        """The `def` or `class` a name stands for, in its module or (seen in this module) another of the project."""
+        definition = names.definition(expr)
+        if definition is not None:
+            return names, definition
+        if names is not self.names or self.project is None:
+            return None
+        qualname = names.qualname(expr)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
+            return None
+        located = self.project.project.definition(self.project, qualname)
+        return (located[0].names, located[1]) if located is not None else None
+
+    def class_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.ClassDef] | None:
+        """The class a name stands for, in its module or (seen in this module) another of the project."""
+        located = self.definition_of(expr, names)
+        return located if located is not None and isinstance(located[1], ast.ClassDef) else None  # type: ignore[return-value]
 
     def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
         """The class or static method `Cls.method` names in a class of another project module
@@ -372,6 +478,10 @@ class KeyFlow:
         self._exported[memo] = summary
         return summary
 
+    def analysed(self, fn: FunctionNode) -> bool:
+        """Whether the module's key flow analyses `fn`: it touches keys (`_key_functions`)."""
+        return id(fn) in self._relevant
+
     def summary(self, fn: FunctionNode) -> Summary:
         """What a function of this module does to its key parameters (memoised)."""
         cached = self._summaries.get(id(fn))
@@ -383,20 +493,23 @@ class KeyFlow:
 
     def report_reuse(
         self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
-        primitive: str | None = None, guard: ast.AST | None = None,
+        primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
+        dependent = _repeats(run, first, use)
+        if not dependent and other is not None and other.node is not use.node and _repeats(run, other, use):
+            first, dependent = other, True  # an earlier draw this one repeats
         if loop is not None and first is not None and id(first.node) in self._reused_firsts:
             return  # already reported as reused within one iteration
         if first is not None and compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
-        if loop is not None and aligned_permutation(self.names, run.fn, use):
+        if loop is not None and aligned_permutation(self.keynames, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported.add(id(use.node))
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
-        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard))
+        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard, dependent))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
         if (id(fn), name) in self._globals_seen or id(fn) in self.tests:
@@ -423,6 +536,11 @@ class KeyFlow:
         self._bodies_pending = False
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
+                self.loop_bodies.setdefault(id(fn), (call, callee))
+        for call, _ in calls_through(self.names, _BATCHING_NAMES):
+            callee = self.names.qualname(call.func)
+            fn = self.keynames.function_of(call.args[0]) if call.args and callee in api.BATCHING else None
+            if fn is not None:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
         # Every spelling of a tree map (`jax.tree.map`, `tree_util.tree_map`, an import of
         # one) names a tree in the text.
@@ -454,6 +572,9 @@ class KeyFlow:
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        relevant.update(self._feeding_consumers())
+        if not relevant:
+            relevant.update(self._handing_on())
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
@@ -485,6 +606,52 @@ class KeyFlow:
                         callables.add(scope.node.name)
                     changed = True
         return relevant
+
+    def _feeding_consumers(self) -> set[int]:
+        """The functions that hand a key-named value to code outside `jax.random` that draws from
+        it (`key_consumers`)."""
+        found: set[int] = set()
+        for call, scope in self.names.calls:
+            if id(scope.node) in found or not isinstance(scope.node, FUNCTION_TYPES):
+                continue
+            for arg in handed_keys(call, self.names):
+                if isinstance(arg, ast.Name) and key_named(arg.id):
+                    found.add(id(scope.node))
+        return found
+
+    def _handing_on(self) -> set[int]:
+        """The functions that hand a key-named value to a function of another project module that
+        draws from it: one its module analyses for keys (it calls `jax.random` or another consumer
+        of keys), whose summary consumes that parameter."""
+        found: set[int] = set()
+        if self.project is None:
+            return found
+        for call, scope in self.names.calls:
+            fn = scope.node
+            if id(fn) in found or not isinstance(fn, FUNCTION_TYPES):
+                continue
+            handed = [x for x in (*call.args, *(k.value for k in call.keywords)) if isinstance(x, ast.Name) and key_named(x.id)]
+            if handed and self._drawn_elsewhere(call, handed):
+                found.add(id(fn))
+        return found
+
+    def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
+        """Whether a call runs a function of another project module, analysed there for keys,
+        that draws from (or hands to a Flax run) a parameter one of `handed` is passed to."""
+        qualname = self.names.qualname(call.func)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
+            return False
+        target = self.project.callee(qualname)  # type: ignore[union-attr]
+        if target is None or target.path in self.project.project.key_flows_building:  # type: ignore[union-attr]
+            return False
+        keys = target.facts.keys
+        if not keys.analysed(target.node):
+            return False
+        summary = keys.exported(target.node)
+        return any(
+            summary.params.get(param, NONE) != NONE or param in summary.flax
+            for arg, param in bind(target.node, call, 0) if arg in handed
+        )
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
@@ -540,6 +707,14 @@ class KeyFlow:
         return summary
 
     # ---- constant seeds ----------------------------------------------------------------
+    @cached_property
+    def defaulted_seeds(self) -> list[DefaultedSeed]:
+        """Seeds left to a constant default by callers with a seed of their own (`key_seed_parameters`)."""
+        if "seed" not in self._text or test_file(self._path, self._options):
+            return []
+        tests = test_functions(self.names, test_pattern(self._options))
+        return [found for found in defaulted_seeds(self.names, self.definition_of) if id(found.function) not in tests]
+
     def _judge_constant_seeds(self) -> None:
         for index, candidate in enumerate(self._candidates):
             if index not in self._consumed:
@@ -550,6 +725,16 @@ class KeyFlow:
 
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
+_BATCHING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in api.BATCHING)
+
+
+def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:
+    """Whether `use` repeats numbers `first` drew (or, with no `first`, its own of an earlier
+    iteration): both draw (`key_draws`), and neither is a Flax run while the other is not (a run
+    folds its module's path into the key: no use of the key itself repeats its numbers)."""
+    if first is not None and (first.kind == "flax") != (use.kind == "flax"):
+        return False
+    return run.draws_numbers(use) and (first is None or run.draws_numbers(first))
 
 
 def _expr_name(node: ast.AST) -> str:

@@ -56,6 +56,41 @@ READING_PREFIXES = (
     "jax.dtypes.", "pprint.", "warnings.",
 )
 
+# Calls that hand back the key they are given, placed or shaped anew: the same key, not a use.
+KEY_COPIES = frozenset({
+    "jax.device_put", "jax.numpy.asarray", "jax.numpy.array", "jax.numpy.stack", "jax.numpy.reshape",
+    "jax.lax.with_sharding_constraint",
+})
+# Methods of a key array that do the same (`keys.reshape(n, -1)`).
+KEY_COPY_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze"})
+
+# The methods that build a module's parameters from a key and example inputs: Flax linen's
+# `Module.init` / `init_with_output`, Haiku's `Transformed.init`.
+MODULE_INITS = frozenset({"init", "init_with_output"})
+# Flax Linen layers whose `init` draws parameters from the `params` stream (normalisations start
+# at ones and zeros; `Dropout` draws only from its own stream, when applied).
+FLAX_DRAWING_LAYERS = frozenset({
+    "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "Einsum",
+    "MultiHeadDotProductAttention", "MultiHeadAttention", "SelfAttention",
+    "LSTMCell", "OptimizedLSTMCell", "GRUCell", "SimpleCell", "MGUCell",
+})
+# Keywords that pass a key, not an example input.
+KEY_KEYWORDS = frozenset({"key", "rng", "rngs", "seed", "rng_key", "prng_key"})
+
+# Code outside `jax.random` that draws from a key it is given: Equinox's layers and functions
+# (`key=`), Flax NNX's `Rngs`, distributions (`sample(seed=key)`), initialisers called with
+# `(key, shape)`, a module's `init` with `(key, inputs)`.
+KEY_TAKING_PACKAGES = ("equinox.", "flax.nnx.", "distrax.", "numpyro.", "tensorflow_probability.")
+KEY_HOLDERS = frozenset({"flax.nnx.Rngs"})
+INITIALIZER_PACKAGES = ("jax.nn.initializers.", "flax.linen.initializers.", "flax.nnx.initializers.")
+SAMPLE_METHODS = frozenset({"sample", "sample_and_log_prob"})
+
+# Methods that build a record anew with some fields changed (`flax.struct`, chex and
+# `dataclasses` dataclasses, `NamedTuple`), and the function that does it: the record holds the
+# keys it is given, it does not draw from them.
+RECORD_METHODS = frozenset({"replace", "_replace"})
+RECORD_BUILDERS = frozenset({"dataclasses.replace"})
+
 # Control-flow primitives that run their body again and again with the same closure.
 LOOP_PRIMITIVES = frozenset({
     "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",
@@ -64,10 +99,15 @@ LOOP_PRIMITIVES = frozenset({
 # Primitives whose body returns the loop state that the next iteration receives: for `scan`
 # the first element of the returned pair, for the others the whole value.
 CARRYING_PRIMITIVES = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop"})
+# Transformations that run the function they are given once per element of a batch: a key it
+# closes over, or is given with `in_axes=None`, is the same key in every element.
+BATCHING = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
 # Calls that run the function they are given once per leaf of a pytree.
 TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
 # Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.
 REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
+# Draws of positions in an array: an order, or an offset to crop at.
+POSITION_DRAWS = REORDERING | {"jax.random.randint"}
 
 # Methods that look at their arguments without running them: lowering and tracing a jitted
 # function, container bookkeeping.

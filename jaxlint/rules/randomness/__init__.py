@@ -35,10 +35,19 @@ KEY_FLOW_LIMITATIONS = """
     `NotImplementedError`, or is `...` under `@abc.abstractmethod`) consumes the keys its
     key-named parameters receive, as its implementations will: handing one key to
     `self.step_env` and then `self.reset_env` is reported. A module is searched for reuses
-    when it calls `jax.random`, has an abstract method taking a key, or annotates a parameter as
+    when it calls `jax.random`, has an abstract method taking a key, annotates a parameter as
     a PRNG key (`key: chex.PRNGKey`, `jax.random.PRNGKeyArray`, jaxtyping's `PRNGKeyArray` or
-    `Key[...]`); one that does none of these is not, even when it hands one key to two
-    helpers that consume it. Loops are followed to a
+    `Key[...]`), hands a key-named value to code known to draw from it (an Equinox `key=`,
+    `nnx.Rngs`, `sample(seed=...)`, an initialiser, a module's `init`), or hands one to a
+    function of another module of the project that draws from it; one that does none of these
+    is not, even when it hands one key to two helpers that consume it. A callable chosen at run
+    time (`fn = builders[name]`) is code jaxlint cannot see, even where every candidate ignores
+    the key (`del rng`). Flax NNX's `Rngs(key)` is taken to draw from the key: it derives its
+    keys by `fold_in(key, n)`, so two `Rngs` of one key repeat numbers, and an `Rngs` and a
+    split of the key repeat them only where the split's child at the same index is drawn
+    from, which is not told apart. A class constructed from a key consumes it unless its
+    `__init__` only keeps it where no other method of the class reads it; a subclass defined
+    elsewhere that reads it is not looked for. Loops are followed to a
     fixed point, telling apart the first, the second and the later iterations of the
     outermost loop being repeated: a key that comes back through a chain of more than two
     names, or a reuse that shows only in a later pass of an inner loop, is not seen.
@@ -51,17 +60,22 @@ KEY_FLOW_LIMITATIONS = """
     result with a constant (`out == 0`): a `==` counts when results stand on both sides. The
     same call made twice with one key is a reuse, as in JAX's checker, even when nothing else
     differs: the two results are equal (`c` and `h` of a recurrent carry made alike), which a
-    deliberate copy marks with a `# noqa: JAX201`; two `init`s of one Flax module are the one
-    exception (a target network initialised as its online one: JAX201's page). Two uses that
+    deliberate copy marks with a `# noqa: JAX201`; two `init`s of one module on the same inputs
+    are the one exception (a target network initialised as its online one: JAX201's page). Two uses that
     are harmless where the numbers go unused are reported all the same, since the code does
     not show that they do: draws made with a dummy key only to build example values (an
     action and a state that give a replay buffer its structure), and keys passed again to
     recompute what a gradient is taken of. A `# noqa: JAX201` records that intent. Flax modules are
     told apart by how the code writes them (`critic_def`, `self.model`, the argument a helper is
-    passed): two names for one module, and two modules whose layers draw at the same paths (a
-    `Dropout_0` at the root of each, or `self.make_rng` called at the root of each), draw the
-    same numbers and are not reported; nor is an ensemble whose members separate `init`s of one
-    module build with one key (they start identical). A function
+    passed): two names for one module, and two runs of modules whose layers draw at the same
+    paths (a `Dropout_0` at the root of each, or `self.make_rng` called at the root of each),
+    draw the same numbers and are not reported, except two `init`s of modules whose classes the
+    project defines, whose layers' paths are known (JAX201's page); nor is an ensemble whose
+    members separate `init`s of one module build with one key (they start identical). A split's
+    children count as drawn from unless every read of the names they are bound to is one the
+    analysis follows (a draw, a split, a call of a function of the project, a copy into another
+    name, a `return`); a child stored on an object or handed inside a container to code not
+    seen counts as drawn, as does one a caller keeps when a function hands it back. A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
     it draws no numbers, and a key it uses twice is not reported. So is a key that
     `functools.partial` fixes, where the partial is only handed to those or to a jit that is

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 
@@ -10,7 +12,7 @@ from jaxlint.rules.randomness import KeyFlowRule
 class ConstantSeedInLoop(KeyFlowRule):
     code = "JAX204"
     name = "constant-seed-in-loop"
-    summary = "A PRNG key is made from a constant seed inside a loop, a loop body, or a step function"
+    summary = "A PRNG key is made from a constant seed where its draws are meant to differ: a loop, a step, a run"
     what = """
         Checks for `jax.random.key(0)` or `jax.random.PRNGKey(0)` (a literal seed) made and
         drawn from inside code that runs once per step of something meant to change: a training
@@ -37,6 +39,19 @@ class ConstantSeedInLoop(KeyFlowRule):
           `state.apply_gradients(...)`), so it runs on its own output step after step;
         - inside the forward pass of a Flax, Equinox or Haiku module (`__call__`, `@nn.compact`
           methods), which runs on every training step.
+
+        - inside a loop whose iterations differ in nothing else: what the loop collects
+          (`results.append(...)`, `yield`) is computed from the draws, while the body reads
+          neither the loop's variable nor anything an earlier iteration left, and calls only what
+          computes from its arguments (JAX, NumPy but `numpy.random`, functions of the project):
+          every iteration collects the same values.
+
+        **A seed that never reaches the key.** A function or class that makes its key from a seed
+        parameter with a constant default (`def __init__(self, seed=0): ...
+        jax.random.PRNGKey(seed)`, directly or through functions and constructors of the project
+        it hands the seed to), called without that parameter (by position, by name, or in a
+        `**` dict literal) by a function that reads a seed of its own under that name
+        (`args.seed`, `seed`): every run draws the same numbers, whatever seed it is given.
 
         **Deliberate, and not reported.** Loops over a fixed set of configurations (a literal
         list, `itertools.product`, `.items()`), and loops whose draws feed only a per-iteration
@@ -81,7 +96,38 @@ class ConstantSeedInLoop(KeyFlowRule):
             for batch in batches:
                 params = update(params, augment(batch))
             return params
-        """,        """
+        """,
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def rotate(images, turns):
+            return jnp.where(turns[:, None, None] == 1, jnp.swapaxes(images, 1, 2), images)
+
+        def augment_batches(images, num_batches):
+            rotations = []
+            for _ in range(num_batches):
+                key = jax.random.PRNGKey(0)  # JAX204
+                rotations.append(rotate(images, jax.random.randint(key, (8,), 0, 2)))
+            return rotations
+        """,
+        """
+        import argparse
+        import jax
+
+        class Agent:
+            def __init__(self, dim, seed=0):
+                self.key = jax.random.PRNGKey(seed)
+                self.dim = dim
+
+        def main(argv):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", default=0, type=int)
+            args = parser.parse_args(argv)
+            print("seed", args.seed)
+            return Agent(3)  # JAX204
+        """,
+        """
         import jax
         import flax.linen as nn
 
@@ -146,6 +192,24 @@ class ConstantSeedInLoop(KeyFlowRule):
                 score = evaluate(params, x) + jax.random.normal(eval_key)
             return params, score
         """,
+        """
+        import jax
+
+        def evaluate_all(models, x):
+            scores = []
+            for model in models:
+                key = jax.random.PRNGKey(0)  # the same noise for every model, to compare them
+                scores.append(model(x + jax.random.normal(key, x.shape)))
+            return scores
+
+        class Agent:
+            def __init__(self, dim, seed=0):
+                self.key = jax.random.PRNGKey(seed)
+
+        def main(seed):
+            print("seed", seed)
+            return Agent(3, seed=seed)
+        """,
     )
     demo = JaxDemo(
         """
@@ -170,6 +234,14 @@ class ConstantSeedInLoop(KeyFlowRule):
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):
+        for found in module.keys.defaulted_seeds:
+            report(
+                found.call,
+                f"`{found.callee}` makes its PRNG key from `{found.param}`, left here to its default "
+                f"`{ast.unparse(found.default)}` while this function reads `{ast.unparse(found.read)}` on line "
+                f"{found.read.lineno}: every run draws the same numbers, whatever seed it is given; pass "
+                f"`{found.param}=` on",
+            )
         for seed in module.keys.constant_seeds:
             report(
                 seed.call,

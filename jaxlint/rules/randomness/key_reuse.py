@@ -68,9 +68,21 @@ class KeyReuse(KeyFlowRule):
 
         - A sampler (`jax.random.normal`, `bernoulli`, `randint`, ...).
         - A function of the same module that consumes the parameter the key is passed in.
+        - A function of another module of the project that draws from the parameter, wherever
+          the call is: a module that hands a key-named value to one is searched even if it never
+          calls `jax.random` itself.
+        - Code outside `jax.random` known to draw from a key: an Equinox layer's `key=`, Flax
+          NNX's `nnx.Rngs(key)`, a distribution's `sample(seed=key)`, an initialiser called with
+          `(key, shape)`, a module's `init(key, x)`. A module that hands a key-named value to one
+          of these is searched even if it never calls `jax.random`.
         - Any other function the key is passed to directly (`model.init(key, x)`). The name is
           evidence enough there when nothing says the value is data: code that takes a `key` it
           cannot see into draws from it (`Linear(d, d, key=key)`).
+        - Constructing an object of a class of the project (`Sampler(key)`): it may draw from what
+          it keeps later, in any method, so it consumes the keys passed to it, except a key
+          `__init__` neither draws from nor splits and keeps only under an attribute no other
+          method of the class reads (a manager that stores a key it never uses): nothing ever
+          draws from that one.
         - A method called through `self` that the class inherits (`self.finalize(params, key)`):
           it is the one its bases define, searched depth first, left to right, through bases of
           the module and of the project's other modules, and it consumes what that definition
@@ -86,7 +98,10 @@ class KeyReuse(KeyFlowRule):
         - A record built around the key, a NamedTuple or dataclass of the module included
           (`return State(x, key=key)` after drawing from `key`): a state that carries a spent
           key back to its caller hands on a key already drawn from, which the caller's next step
-          draws from again.
+          draws from again. A record rebuilt with a field changed (`state.replace(rng=key)`,
+          `state._replace(key=key)`, `dataclasses.replace`) keeps the key and draws nothing:
+          handed to other code (a checkpoint) it hands on no key; returned spent, it is reported
+          where the key was put in.
         - A function that returns a key it has consumed on every path, as its result or an item
           of the tuple it returns (`return key, params` after `jax.grad(loss)(params, key)`;
           `state = (params, key)` then `return state`), or on the paths through a branch (`if
@@ -111,7 +126,21 @@ class KeyReuse(KeyFlowRule):
 
         **What does not consume a key.** Looking at a key consumes nothing, as in JAX's own
         checker: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
-        `jax.debug.print`, comparisons and returning it are fine.
+        `jax.debug.print`, comparisons and returning it are fine. Nor does placing or reshaping
+        it: `jax.device_put(key)`, `jnp.asarray(key)`, `jnp.stack(keys)`, `keys.reshape(n, -1)`
+        hand back the same keys, and a use of the copy is a use of the key.
+
+        **Only uses that both draw numbers are reported.** Two uses of one key repeat numbers when
+        both draw (JAX 0.10.2): two draws from one key share a prefix whatever their distributions
+        and shapes, and a draw from a split key is computed from the very words its children are
+        made of (`bits(k)[i]` is the exclusive or of `split(k)[i]`'s two words). A split draws
+        through its children: one whose children nobody draws from (overwritten or deleted
+        before any read, or handed only to functions that keep or discard them) draws nothing,
+        and neither does a function that only splits the key and hands back children its caller
+        drops (`evaluator, (params, eval_keys) = evaluator_setup(key)` with `eval_keys` rebound
+        before it is read), nor a draw whose numbers only serve as an `init`'s example inputs
+        (the parameters depend on shapes). A reuse where one of the two uses draws nothing is
+        JAX207's (off by default): JAX's checker still raises there.
 
         **Branches and flags.**
 
@@ -124,6 +153,9 @@ class KeyReuse(KeyFlowRule):
           restored or init_params(key)` consumes `key` when `restored` did not hold, so a draw
           from `key` after it is reported, and one under `if restored:` (or after `if not
           restored: return`) is not.
+        - Two conditions test one thing when they read one of the same names, or the same
+          attribute of one (`config.noise` twice): `if config.noise:` then `if config.dropout:`
+          test different fields, both may hold, and a key drawn under each is reported.
         - A branch that a literal test rules out never runs (`if False:`, `x if False else
           None`): what it does to a key is not counted.
         - A function that consumes its key only when a flag asks for it is not reported at its
@@ -144,12 +176,19 @@ class KeyReuse(KeyFlowRule):
           `m.apply(v, z, method=m.decode, rngs=r)`); one key handed to runs of two different
           modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
           through functions of the project (`Model.create(critic_def, inputs=[key, x])`, a class
-          method of another module included), is not.
+          method of another module included), is not, except two `init`s of modules whose
+          classes the project defines and that both make a parameter-drawing layer at one path:
+          Flax names a layer made without `name=` `{Class}_{n}`, counting per class in the order
+          made, so an actor and a critic that each start with an `MLP` (or a `Dense`) both draw
+          its parameters at `MLP_0`, the same numbers (a prefix where shapes differ).
         - Two `init`s of one module with one key build the same parameters twice: a copy, which
           is how a target network starts (`target = Model.create(critic_def, [critic_key, x])`
-          after the critic), and is not reported.
-        - A key drawn from, split or given to other code as well as to a Flax run is still
-          reported: the numbers stay apart, but the code reads as the split it forgot.
+          after the critic), and is not reported. So are two `init`s of one module on the same
+          inputs in any framework (`net.init(key, x)` twice for a Haiku `net`), none rebound in
+          between.
+        - A key drawn from, split or given to other code as well as to a Flax run repeats none
+          of the run's numbers, and JAX's checker does not count the run as a use: JAX207's, off
+          by default.
         """
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
@@ -229,6 +268,33 @@ class KeyReuse(KeyFlowRule):
             first, key = random_card(key)
             second, key = random_card(key)
             return first + second, key
+        """,
+        """
+        import equinox as eqx
+
+        def autoencoder(key):
+            encoder = eqx.nn.Linear(2, 4, key=key)
+            decoder = eqx.nn.Linear(4, 2, key=key)  # JAX201
+            return encoder, decoder
+        """,
+        """
+        import flax.linen as nn
+
+        class Actor(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(2)(nn.relu(nn.Dense(64)(x)))
+
+        class Critic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                h = nn.relu(nn.Dense(64)(x))
+                return nn.Dense(1)(h)
+
+        def create(key, obs):
+            actor = Actor().init(key, obs)
+            critic = Critic().init(key, obs)  # JAX201
+            return actor, critic
         """,
         """
         import jax
@@ -382,6 +448,32 @@ class KeyReuse(KeyFlowRule):
             z = vae.apply(params["vae"], x, rngs=rngs)
             return model.apply(params["model"], z, rngs=rngs)  # another module: other paths
         """,
+        """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+        class EvalManager:
+            def __init__(self, config, rng):
+                self.config = config
+                self.rng = rng  # kept, never drawn from
+
+            def steps(self):
+                return self.config.steps
+
+        def setup(forward, config, key):
+            params = hk.transform(forward).init(key, jnp.ones((1, 3)))
+            target = hk.transform(forward).init(key, jnp.ones((1, 3)))  # a copy, on purpose
+            return params, target, EvalManager(config, key)
+
+        def checkpointed(meta, key, save, steps):
+            for _ in range(steps):
+                key, sub = jax.random.split(key)
+                save(jax.random.normal(sub, (3,)))
+                meta = meta.replace(rng=key)  # the record keeps the key
+                save(meta)
+            return meta
+        """,
     )
     demo = JaxDemo(
         """
@@ -408,7 +500,7 @@ class KeyReuse(KeyFlowRule):
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
-            if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split":
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split" or not reuse.dependent:
                 continue
             first = reuse.first
             if first.kind == "fold_in":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from jaxlint.analysis.knowledge.random_api import TREE_MAPS, short
+import ast
+
+from jaxlint.analysis.knowledge.random_api import BATCHING, TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
 from jaxlint.rules.randomness import KeyFlowRule
 
@@ -29,6 +31,10 @@ class KeyReuseInLoop(KeyFlowRule):
           key from outside and consumes it.
         - A function mapped over a pytree (`jax.tree.map(lambda g: g + jax.random.normal(key,
           g.shape), grads)`: every leaf gets the same noise).
+        - A function `jax.vmap` (or `eqx.filter_vmap`, `nnx.vmap`) maps over a batch that draws
+          from a key it closes over, or that it is given with `in_axes=None`
+          (`jax.vmap(add_noise, in_axes=(0, None))(xs, key)`): every element of the batch draws
+          the same numbers. JAX's checker counts one use there; the numbers are the same.
         - A `scan`, `fori_loop` or `while_loop` body that consumes a key and hands the same key
           back in its carry: the next iteration consumes it again.
 
@@ -45,14 +51,25 @@ class KeyReuseInLoop(KeyFlowRule):
         - a method that calls a method of `self`, or hands `self` to a call: it may store a
           fresh key (`self.reseed()`).
 
+        **Objects handed in.** A function given such an object (a parameter annotated with its
+        class, of this module or another of the project) that consumes its stream
+        (`q.random_action(schedule.key)`, after `schedule.explore()` advanced it) and neither
+        stores into the attribute after that nor hands the object on or calls a method of it
+        leaves the consumed key in place: the class's next advance splits it again, and what it
+        splits off repeats what was drawn (a `randint` draws from the very children a split of
+        its key makes). A call that draws nothing from the key (a method that never reads the
+        parameter, a Flax run) does not consume it.
+
         **Fine, and not reported.**
 
         - `key, sub = jax.random.split(key)` in the loop, iterating over `jax.random.split(key,
           n)`, indexing `keys[i]` with the loop index, and `fold_in(key, i)`.
         - A scan that carries the key in its state, or receives per-step keys as `xs`.
         - One permutation (or `choice`) applied with one key to each array a loop goes through
-          (`[jax.random.permutation(key, a) for a in (x, y)]`, or one for every leaf of a tree):
-          the same order keeps their rows aligned. Reordering the same data on every pass (`x =
+          (`[jax.random.permutation(key, a) for a in (x, y)]`, or one for every leaf of a tree,
+          or every element of a batch), or a function of the module that draws only positions
+          (a permutation, a `randint` crop offset) handed each array with one key: the same order
+          or crop keeps the arrays aligned. Reordering the same data on every pass (`x =
           x[permutation(key, n)]`) is reported.
 
         **Which values are keys** is decided as for JAX201: a key-named value shown to be data,
@@ -133,6 +150,31 @@ class KeyReuseInLoop(KeyFlowRule):
             def step(self, state):
                 rngs = jax.random.split(self.rng, self.num_envs)  # JAX203
                 return state + jax.vmap(jax.random.normal)(rngs)
+        """,
+        """
+        import jax
+
+        class Schedule:
+            def __init__(self, key):
+                self.key = key
+
+            def explore(self):
+                self.key, key = jax.random.split(self.key)
+                return jax.random.uniform(key) < 0.1
+
+        def act(schedule: Schedule, n_actions):
+            if schedule.explore():
+                return jax.random.randint(schedule.key, (), 0, n_actions)  # JAX203
+            return 0
+        """,
+        """
+        import jax
+
+        def add_noise(x, key):
+            return x + 0.1 * jax.random.normal(key, x.shape)
+
+        def augment(batch, key):
+            return jax.vmap(add_noise, in_axes=(0, None))(batch, key)  # JAX203
         """,
     )
     good = (
@@ -227,6 +269,25 @@ class KeyReuseInLoop(KeyFlowRule):
             def __call__(self, x):
                 return x + jax.random.normal(self.key, x.shape)  # the same noise on purpose
         """,
+        """
+        import jax
+
+        def add_noise(x, key):
+            return x + 0.1 * jax.random.normal(key, x.shape)
+
+        def augment(batch, key):
+            keys = jax.random.split(key, batch.shape[0])
+            return jax.vmap(add_noise)(batch, keys)
+
+        @jax.vmap
+        def crop(key, image):
+            start = jax.random.randint(key, (2,), 0, 4)
+            return jax.lax.dynamic_slice(image, (start[0], start[1]), (28, 28))
+
+        def crop_views(views, key):
+            keys = jax.random.split(key, 8)
+            return [crop(keys, view) for view in views]  # one crop for every view: aligned
+        """,
     )
     demo = JaxDemo(
         """
@@ -251,16 +312,26 @@ class KeyReuseInLoop(KeyFlowRule):
     def check(self, module, report):
         reused = {id(reuse.use.node) for reuse in module.keys.reuses}
         for draw in module.stale_key_draws:
-            if id(draw.method) not in module.keys.tests and id(draw.key) not in reused:
+            if id(draw.method) in module.keys.tests or id(draw.key) in reused:
+                continue
+            if draw.owner:
+                key = ast.unparse(draw.key)
                 report(
                     draw.key,
-                    f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
-                    f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
-                    f"again and draws the same numbers; store a fresh key where you draw "
-                    f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
+                    f"PRNG key `{key}` is the stream `{draw.owner}` advances (its line {draw.advance.lineno}); "
+                    f"consumed here and left in place, it is split again by the next advance, which "
+                    f"repeats these numbers; consume a key split off the stream, and store the rest back",
                 )
+                continue
+            report(
+                draw.key,
+                f"PRNG key `self.{draw.attr}` is consumed here and left in place, while line "
+                f"{draw.advance.lineno} advances it: the next call of `{draw.method.name}` consumes it "
+                f"again and draws the same numbers; store a fresh key where you draw "
+                f"(`key, self.{draw.attr} = jax.random.split(self.{draw.attr})`)",
+            )
         for reuse in module.keys.reuses:
-            if reuse.loop is None:
+            if reuse.loop is None or not reuse.dependent:
                 continue
             if reuse.primitive is None:
                 report(
@@ -277,6 +348,13 @@ class KeyReuseInLoop(KeyFlowRule):
                     f"PRNG key `{reuse.name}` was consumed by {reuse.use.callee} on line {reuse.use.call.lineno} "
                     f"and is handed back in the `{where}` carry: the next iteration consumes it again; "
                     "split it and carry the new key (`key, sub = jax.random.split(key)`)",
+                )
+            elif reuse.primitive in BATCHING:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is the same key in every element `{where}` maps over (line "
+                    f"{reuse.loop.lineno}): every element draws the same numbers; map over one key per "
+                    "element (`jax.random.split(key, n)` with `in_axes=0`)",
                 )
             elif reuse.primitive in TREE_MAPS:
                 report(

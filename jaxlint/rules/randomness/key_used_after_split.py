@@ -34,6 +34,11 @@ class KeyUsedAfterSplit(KeyFlowRule):
         - A function returning, on every path, a key it split without rebinding (`k1, k2 =
           split(key)`, then `return key`) is reported at the return: the caller's next split or
           draw repeats the children.
+        - A split draws through its children: one whose children nobody draws from (overwritten,
+          deleted, or handed only to functions that keep or discard them: a data loader that
+          `del`s its key, a manager that stores one it never uses) leaves nothing to repeat, and
+          using the parent after it is JAX207's (off by default; JAX's checker still raises). So
+          is a split whose children a function hands back to a caller that drops them.
         - Which values are keys, and what consumes one, is decided as for JAX201.
         """
     why = """
@@ -122,7 +127,7 @@ class KeyUsedAfterSplit(KeyFlowRule):
 
     def check(self, module, report):
         for reuse in module.keys.reuses:
-            if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split":
+            if reuse.loop is not None or reuse.first is None or reuse.first.kind != "split" or not reuse.dependent:
                 continue
             if reuse.use.kind == "fold_in":
                 report(
