@@ -572,9 +572,11 @@ class KeyFlow:
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
-        relevant.update(self._feeding_consumers())
-        if not relevant:
-            relevant.update(self._handing_on())
+        # Both hand on a key-named name, which the module's words (`Names.words`) then hold.
+        if any(key_named(word) for word in names.words):
+            relevant.update(self._feeding_consumers())
+            if not relevant:
+                relevant.update(self._handing_on())
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
