@@ -16,6 +16,8 @@ passes may itself be None. An expression may be None when it is:
   `next(it, None)`);
 - a conditional expression an arm of which may be, an `or` whose last operand may be, an `and`
   any operand of which may be, an assignment expression whose value may be.
+- anything the analysis does not follow to the end (more than `_DEPTH` steps deep, or a call of
+  a function that is being solved: recursion).
 
 Anything else is a value: an attribute, an item, an arithmetic result, a literal, a call of code
 the analysis cannot see, a name a loop, a `with` or an `except` binds.
@@ -93,7 +95,7 @@ class _NoneFlow:
         """`local`: the function being solved and its state where `expr` is evaluated; `shown`:
         names a test around `expr` shows are not None (a conditional expression's)."""
         if depth <= 0:
-            return False
+            return True  # not followed to the end: it may be, as far as the analysis knows
         cls = expr.__class__
         if cls is ast.Constant:
             return expr.value is None
@@ -122,7 +124,7 @@ class _NoneFlow:
         if local is not None and owner is local[0]:
             return node.id in local[1]
         if owner is scope and owner.kind == "function" and not isinstance(owner.node, ast.Lambda):
-            state = self._state_before(node, owner.node, functions, depth)
+            state = self._state_before(node, owner.node, functions)
             if state is not None:
                 return node.id in state
         return self._ever(owner, node.id, functions, depth)
@@ -147,15 +149,15 @@ class _NoneFlow:
         definition = self.names.definition(func) if isinstance(func, ast.Name) else None
         if definition is not None:
             if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and not definition.decorator_list:
-                return self.returns_none(definition, functions, depth - 1)
+                return self.returns_none(definition, functions)
             return False  # a class (an instance), or a decorated def
         found = functions(qualname) if qualname is not None and functions is not None else None
         if found is None or isinstance(found.node, ast.ClassDef):
             return False
-        return _flow(found.names).returns_none(found.node, found.definitions, depth - 1)
+        return _flow(found.names).returns_none(found.node, found.definitions)
 
     # ---- functions --------------------------------------------------------------------------
-    def returns_none(self, fn: ast.AST, functions: ProjectDefinitions | None, depth: int) -> bool:
+    def returns_none(self, fn: ast.AST, functions: ProjectDefinitions | None) -> bool:
         """Whether a plain def may return None: a `return` of a value that may be, a bare one, or
         the end of its body reached. A generator or a coroutine function returns neither."""
         known = self._returns.get(id(fn))
@@ -165,15 +167,15 @@ class _NoneFlow:
             ):
                 self._returns[id(fn)] = False
                 return False
-            self._solve(fn, functions, depth)
-            known = self._returns.get(id(fn), False)
+            self._solve(fn, functions)
+            known = self._returns.get(id(fn), True)  # unknown while it is being solved (recursion): it may
         return known
 
-    def _state_before(self, node: ast.AST, fn: ast.AST, functions: ProjectDefinitions | None, depth: int) -> Optional[State]:
+    def _state_before(self, node: ast.AST, fn: ast.AST, functions: ProjectDefinitions | None) -> Optional[State]:
         """The state before the step of `fn` that evaluates `node`; None where no path reaches it."""
         states = self._before.get(id(fn))
         if states is None:
-            states = self._solve(fn, functions, depth)
+            states = self._solve(fn, functions)
         parents = self.names.parents
         current: Optional[ast.AST] = node
         while current is not None and current is not fn:
@@ -183,13 +185,15 @@ class _NoneFlow:
             current = parents.get(id(current))
         return None
 
-    def _solve(self, fn: ast.AST, functions: ProjectDefinitions | None, depth: int) -> Dict[int, State]:
+    def _solve(self, fn: ast.AST, functions: ProjectDefinitions | None) -> Dict[int, State]:
+        """Solved with the whole depth, whoever asks first: a function's answers do not depend on
+        the order of the questions (the same findings in a folder run and a one-file run)."""
         if id(fn) in self._active:
             return {}  # asked again while being solved (a recursive function): not yet known
         self._active.add(id(fn))
         try:
             graph = cfg.build(fn)
-            domain = _Domain(self, self.names.scope_of(fn), functions, depth)
+            domain = _Domain(self, self.names.scope_of(fn), functions, _DEPTH)
             solution = solve(graph, domain, optional_parameters(fn, self.names))  # type: ignore[arg-type]
             states: Dict[int, State] = {}
             returns = False
