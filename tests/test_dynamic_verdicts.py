@@ -187,7 +187,7 @@ KEYS = '''
 
 
     def noise_from(schedule: Schedule, x):
-        return x + jax.random.normal(schedule.key, x.shape)  # expect: JAX203 inconclusive second use
+        return x + jax.random.normal(schedule.key, x.shape)  # expect: JAX203 inconclusive first used
 '''
 
 KEY_TESTS = '''
