@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 import click
 
-from jaxlint import __version__, settings_view
+from jaxlint import __version__, settings_view, timings
 from jaxlint.buffers import lint_buffer
 from jaxlint.cache import Cache, cache_directory
 from jaxlint.callers import callers, importers, project_modules
@@ -249,6 +249,12 @@ class _CheckCommand(click.Command):
 )
 @click.option("-v", "--verbose", is_flag=True, help="Say on standard error what the run does and how long it took.")
 @click.option(
+    "--timings",
+    is_flag=True,
+    help="Print on standard error where the run's time went: each stage, and each phase of linting the files "
+    "(reading, parsing, each fact of the analysis, each rule).",
+)
+@click.option(
     "--color",
     "colour",
     type=click.Choice(["auto", "always", "never"]),
@@ -384,6 +390,8 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
         raise click.UsageError("arguments after `--` are for --driver pytest")
     opts["quiet"] = opts["quiet"] or opts["silent"]  # silent is quiet, and prints no findings either
     started = time.perf_counter()
+    if opts["timings"]:
+        timings.start()
     reads_stdin = _reads_stdin(paths, opts)
     paths = paths or (".",)
     config = _configure((opts["stdin_filename"] or ".",) if reads_stdin else paths, opts)
@@ -401,8 +409,11 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
         return
     if reads_stdin:
         status = _check_stdin(config, selected, rules, codes, opts)
+        _show_timings(opts, None)
         sys.exit(0 if opts["exit_zero"] else status)
-    found = discover(
+    found = timings.run(
+        "find files",
+        discover,
         paths,
         root=config.root,
         excludes=config.excludes,
@@ -449,12 +460,43 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     for result in unwritten:
         click.echo(f"error: failed to fix {display_path(result.path)}: {result.write_error}", err=True)
     with _output():
-        status = _print(results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts)
+        status = timings.run(
+            "output", _print, results, findings, Report(rules, unsafe_fixes=config.unsafe_fixes), config, opts
+        )
+    _show_timings(opts, run)
     if internal_errors:
         raise Failure(f"{len(internal_errors)} file(s) could not be linted because of an internal error")
     if unwritten:
         raise Failure(f"{len(unwritten)} file(s) could not be fixed; their findings are reported above")
     sys.exit(0 if opts["exit_zero"] else status)
+
+
+def _show_timings(opts: dict, run: Run | None) -> None:
+    """What `--timings` prints on standard error: the wall seconds of each step of the run in this
+    process, then the CPU seconds of each phase of linting the files, summed over the files and the
+    worker processes, per stage of the run (`runner.lint_run`), most first."""
+    if not opts["timings"]:
+        return
+    steps = timings.stop()
+    stages = run.stages if run is not None else {}
+    phases: dict[str, float] = {}
+    for stage in stages.values():
+        timings.add(phases, stage.seconds)
+    width = max(map(len, [*steps, *phases, "phase"])) + 2
+    lines = ["timings: the run (wall seconds, this process)"]
+    for step, seconds in sorted(steps.items(), key=lambda item: -item[1]):
+        lines.append(f"  {step:<{width}}{seconds:9.3f}")
+        if step == "lint":
+            lines += [f"    {name:<{width - 2}}{stage.wall:9.3f}  ({stage.files} files)" for name, stage in stages.items()]
+    if phases:
+        total = sum(phases.values())
+        lines.append("timings: linting the files (CPU seconds per phase, summed over the files and processes)")
+        lines.append(f"  {'phase':<{width}}{''.join(f'{name:>10}' for name in stages)}{'total':>10}{'share':>8}")
+        rows = [*sorted(phases.items(), key=lambda item: -item[1]), ("all", total)]
+        for phase, seconds in rows:
+            spent = [sum(s.seconds.values()) if phase == "all" else s.seconds.get(phase, 0.0) for s in stages.values()]
+            lines.append(f"  {phase:<{width}}{''.join(f'{t:10.3f}' for t in spent)}{seconds:10.3f}{seconds / total:8.1%}")
+    click.echo("\n".join(lines), err=True)
 
 
 def _warn(opts: dict, text: str) -> None:
@@ -672,6 +714,7 @@ def _lint_settings(config: Config, selected, rules, opts: dict, **run) -> LintSe
         fixable=None if fixable == frozenset(codes) else fixable,
         ignore_noqa=opts["ignore_noqa"],
         extension=tuple(sorted(config.extension.items())),
+        timings=opts["timings"],
         **run,
     )
 
@@ -688,8 +731,12 @@ def _lint(files, config, selected, rules, opts: dict, *, fix: bool, diff: bool) 
     use_cache = not (opts["no_cache"] or fix or diff)
     settings = _lint_settings(config, selected, rules, opts, fix=fix, diff=diff, hash_contents=use_cache)
     cache = _cache(config, settings, opts) if use_cache else None
-    modules = project_modules(files, excludes=config.excludes, root=config.root, respect_gitignore=config.respect_gitignore)
-    run = lint_run(files, settings, cache, callers=importers(files, modules), elsewhere=modules)
+    modules = timings.run(
+        "project modules", project_modules, files, excludes=config.excludes, root=config.root,
+        respect_gitignore=config.respect_gitignore,
+    )
+    callers = timings.run("project modules", importers, files, modules)
+    run = timings.run("lint", lint_run, files, settings, cache, callers=callers, elsewhere=modules)
     if cache is not None:
         cache.save()
     return run

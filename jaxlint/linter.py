@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from jaxlint import timings
 from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.engine.names import Names
@@ -123,7 +124,7 @@ def lint_parsed(
             findings = _name_entry_points(findings, spans, eager)
     findings.sort(key=Finding.sort_key)
     warnings = [cut_short_warning(fn, why) for fn, why in facts.cut_short()]
-    facts.release()
+    timings.run("release", facts.release)
     if link is None:
         return Linted(findings, warnings=warnings)
     return Linted(findings, link.calls, link.deps - {path}, warnings)
@@ -146,7 +147,7 @@ def _run_rules(facts: Any, codes: set[str] | None, source: Source, path: str) ->
     findings: list[Finding] = []
     for rule in iter_rules(codes):
         reporter = Reporter(rule, source, path)
-        rule.check(facts, reporter)
+        timings.run(f"{rule.code} {rule.name}", rule.check, facts, reporter)
         findings.extend(reporter.findings)
     return findings
 

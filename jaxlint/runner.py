@@ -16,12 +16,14 @@ import io
 import os
 import sys
 import threading
+import time
 import tokenize
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Collection, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
+from jaxlint import timings
 from jaxlint.analysis.project.project import IncomingCall, Project
 from jaxlint.cache import Cache, Cached, calls_key, digest, settings_key
 from jaxlint.files import read_bytes
@@ -59,6 +61,7 @@ class LintSettings:
     fixable: Optional[frozenset] = None  # the codes whose fixes may apply (None: every code's)
     ignore_noqa: bool = False  # `# noqa` comments suppress nothing (they are still judged unused or not)
     extension: Tuple[Tuple[str, str], ...] = ()  # (file extension, language) beyond .py, .pyi, .ipynb
+    timings: bool = False  # record the seconds each file spends in each phase (`FileResult.seconds`)
 
     def is_notebook(self, path: str) -> bool:
         """Whether the file at `path` is read as a Jupyter notebook."""
@@ -96,6 +99,7 @@ class FileResult:
     incoming: str = ""  # `calls_key` of the traced calls into it it was linted with
     received: tuple[IncomingCall, ...] = ()  # those calls (when linted in this run, not taken from the cache)
     warnings: list[str] = field(default_factory=list)  # analyses cut short in it
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase, when the settings ask for timings
 
 
 class Module:
@@ -150,8 +154,9 @@ def lint_document(
             linted = lint_parsed(source, names, path, settings.codes, settings.options, project, incoming)
     except RecursionError:
         return Linted([parse_error(path, SourceError("the file is too deeply nested to analyse"))])
-    findings = apply_noqa(
-        linted.findings, document.source, settings.codes, settings.known, path, ignore=settings.ignore_noqa
+    findings = timings.run(
+        "noqa", apply_noqa, linted.findings, document.source, settings.codes, settings.known, path,
+        settings.ignore_noqa,
     )
     if settings.fixable is not None:  # as ruff: a rule that may not be fixed shows no fix at all
         findings = [f if f.fix is None or f.code in settings.fixable else f.with_(fix=None) for f in findings]
@@ -174,7 +179,7 @@ def lint_file(
     With the `project`, traced calls into its other modules are followed, and the `incoming`
     ones from them are analysed here. `text`, when given, is linted as the file's contents."""
     try:
-        data = read_bytes(path) if text is None else text
+        data = timings.run("read", read_bytes, path) if text is None else text
     except OSError as exc:
         return FileResult(
             path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
@@ -183,7 +188,7 @@ def lint_file(
     if known_digest is not None and content_digest == known_digest:
         return FileResult(path, None, content_digest)
     try:
-        document = load_document(path, data, settings.is_notebook(path))
+        document = timings.run("read", load_document, path, data, settings.is_notebook(path))
     except SourceError as err:
         return FileResult(path, [parse_error(path, err)], content_digest)
     key = calls_key(incoming)
@@ -226,8 +231,14 @@ def _guarded(task: _Task, settings: LintSettings, project: Project) -> FileResul
     if not writes and (settings.fix or settings.diff):
         settings = replace(settings, fix=False, diff=False)
     try:
-        with _collected_after():
-            return lint_file(path, settings, known_digest, project, incoming, project.texts.get(path))
+        if not settings.timings:
+            with _collected_after():
+                return lint_file(path, settings, known_digest, project, incoming, project.texts.get(path))
+        with timings.recording() as seconds:
+            with _collected_after():
+                result = lint_file(path, settings, known_digest, project, incoming, project.texts.get(path))
+        result.seconds = seconds
+        return result
     except Exception as exc:  # reported, and the run exits 2
         import traceback
 
@@ -248,7 +259,8 @@ _freezing = False  # inside `_collected_after`, where what `_parse` freezes is u
 def _parse(text: str, path: str, project: Project | None) -> tuple[Source, Names | None]:
     if not _freezing:  # a buffer linted on its own, outside the batch: the collector as usual
         return parse_module(text, path, project)
-    gc.collect(0)  # what an earlier pass over the file left unreachable is freed now, not frozen
+    # What an earlier pass over the file left unreachable is freed now, not frozen.
+    timings.run("collect", gc.collect, 0)
     parsed = parse_module(text, path, project)
     gc.freeze()
     return parsed
@@ -264,7 +276,7 @@ def _collected_after() -> Iterator[None]:
         yield
     finally:
         _freezing = freezing
-        gc.collect(0)
+        timings.run("collect", gc.collect, 0)
         gc.unfreeze()  # the module's tree is freed by now: unfreezing moves only what lives on
         if enabled:
             gc.enable()
@@ -388,6 +400,15 @@ def lint_files(
 
 
 @dataclass
+class Stage:
+    """What one stage of a run (`_Batch.first`, `settle`, `elsewhere`) took, when timed."""
+
+    wall: float = 0.0  # seconds from its start to its end
+    files: int = 0  # the files it linted (not taken from the cache)
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase, summed over its files
+
+
+@dataclass
 class Run:
     """What one run linted: the files asked for, and every module's result (the callers' too)."""
 
@@ -396,6 +417,7 @@ class Run:
     # The findings the files' traced calls cause in other modules, one result per module (`lint_run`'s
     # `elsewhere`).
     elsewhere: list[FileResult] = field(default_factory=list)
+    stages: dict[str, Stage] = field(default_factory=dict)  # by name, when the settings ask for timings
 
     def reported(self) -> list[FileResult]:
         return [self.results[path] for path in dict.fromkeys(self.files) if path in self.results]
@@ -419,12 +441,15 @@ def lint_run(
     those of the modules `elsewhere` that they enter (see `_Batch.elsewhere`)."""
     batch = _Batch(settings, cache, dict(texts or {}), set(files))
     try:
-        batch.first([*files, *callers])
-        batch.settle()
-        caused = batch.elsewhere(set(elsewhere) - batch.reported) if elsewhere else []
+        with batch.stage("first"):
+            batch.first([*files, *callers])
+        with batch.stage("settle"):
+            batch.settle()
+        with batch.stage("elsewhere"):
+            caused = batch.elsewhere(set(elsewhere) - batch.reported) if elsewhere else []
     finally:
         batch.linters.close()
-    return Run(list(files), batch.results, caused)
+    return Run(list(files), batch.results, caused, batch.stages)
 
 
 class _Batch:
@@ -443,6 +468,22 @@ class _Batch:
         self.results: dict[str, FileResult] = {}
         self.stats: dict[str, os.stat_result] = {}
         self.linters = _Linters(settings, texts)
+        self.stages: dict[str, Stage] = {}
+        self._stage: Stage | None = None  # the stage running, when timed
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """A stage of the run, timed when the settings ask: its wall time, and its files' phases."""
+        if not self.settings.timings:
+            yield
+            return
+        self._stage = self.stages[name] = Stage()
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._stage.wall = time.perf_counter() - started
+            self._stage = None
 
     def writes(self, path: str) -> bool:
         """Whether fixes to the file may be written: it is reported, and its text is the file's."""
@@ -549,6 +590,9 @@ class _Batch:
         settings, cache = self.settings, self.cache
         for result in fresh:
             path = result.path
+            if self._stage is not None:
+                self._stage.files += 1
+                timings.add(self._stage.seconds, result.seconds)
             previous = results.get(path)
             if previous is not None and settings.fix and not settings.diff:
                 result.fixed = previous.fixed + result.fixed  # the earlier round's fixes are written already

@@ -13,6 +13,7 @@ from functools import cached_property
 from itertools import accumulate
 
 from jaxlint.findings import Position
+from jaxlint.timings import timed
 
 
 # The line breaks of Python's tokenizer. `str.splitlines` also breaks at form feeds, \x0b,
@@ -76,6 +77,7 @@ class Source:
     )
 
     @classmethod
+    @timed("parse")
     def parse(cls, text: str, filename: str = "<string>") -> "Source":
         try:
             tree = ast.parse(text, filename=filename)

@@ -1,5 +1,6 @@
 """Findings a dynamic-check fixture expects, from `# expect: CODE STATUS [words the detail must
-contain]` markers on its lines: built directly, so such tests do not depend on the static rules."""
+contain] [| the finding's message]` markers on its lines: built directly, so such tests do not
+depend on the static rules (a message is given where the check reads it, as for JAX505)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ def expectations(path: Path) -> list[tuple[Finding, str, list[str]]]:
     for row, line in enumerate(path.read_text().splitlines(), start=1):
         m = EXPECT.search(line)
         if m:
-            code, status, words = m.groups()
+            code, status, rest = m.groups()
+            words, _, message = rest.partition(" | ")
             col = len(line) - len(line.lstrip()) + 1
-            finding = Finding(code, "test", "test finding", str(path), Position(row, col), Position(row, len(line)))
+            finding = Finding(code, "test", message or "test finding", str(path), Position(row, col),
+                              Position(row, len(line)))
             out.append((finding, status, words.split()))
     return out

@@ -52,7 +52,7 @@ FIXTURES = {
 
 
         def smooth_l1(r, beta=1.0):
-            if r.mean() < beta:  # expect: JAX101 not-reproduced
+            if r.mean() < beta:  # expect: JAX101 inconclusive concrete jax.grad
                 return 0.5 * (r ** 2).mean()
             return r.mean()
 
@@ -77,6 +77,28 @@ FIXTURES = {
         if __name__ == "__main__":
             main()
     ''',
+    # An eager run first, then a traced one that stops before the later lines: they ran, but never
+    # under a trace, so nothing says their tracing bug is not there.
+    "stopped.py": '''
+        import jax
+        import jax.numpy as jnp
+
+
+        def check(x):
+            assert jnp.all(x > -1)  # expect: JAX104 confirmed TracerBoolConversionError
+            assert jnp.all(x < 1)  # expect: JAX104 inconclusive only outside stopped while JAX traced line 6
+            n = int(jnp.ceil(x.sum()))  # expect: JAX105 inconclusive only outside TracerBoolConversionError
+            return x * n
+
+
+        def main():
+            check(jnp.zeros(3))
+            jax.jit(check)(jnp.zeros(3))
+
+
+        if __name__ == "__main__":
+            main()
+    ''',
     "randomness.py": '''
         import numpy as np
         import jax
@@ -84,7 +106,7 @@ FIXTURES = {
 
 
         def noisy(key, x):
-            a = jax.random.normal(key, x.shape)  # expect: JAX201 not-reproduced
+            a = jax.random.normal(key, x.shape)  # expect: JAX201 inconclusive first
             b = jax.random.uniform(key, x.shape)  # expect: JAX201 confirmed KeyReuseError
             return x + a + b
 
@@ -121,6 +143,7 @@ FIXTURES = {
     "jit_arguments.py": '''
         from functools import partial
 
+        import equinox as eqx
         import jax
         import jax.numpy as jnp
 
@@ -145,6 +168,21 @@ FIXTURES = {
             return w - 0.1 * g
 
 
+        @jax.jit
+        def trainable(params, mask):
+            return eqx.partition(params, filter_spec=mask)[0]  # expect: JAX310 confirmed cannot be traced
+
+
+        @partial(jax.jit, static_argnames=("mask",))
+        def trainable_static(params, mask):
+            return eqx.partition(params, filter_spec=mask)[0]  # expect: JAX310 inconclusive
+
+
+        @jax.jit
+        def totals(x, keep):
+            return jnp.sum(x, axis=0, keepdims=keep)  # expect: JAX310 confirmed traced
+
+
         class Model:
             def __init__(self, scale):
                 self.scale = scale
@@ -159,6 +197,7 @@ FIXTURES = {
             for n in range(1, 6):
                 repeat(jnp.ones(2), n)
                 repeat_fixed(jnp.ones(2), 2)
+            trainable_static((w, g), mask=(True, False))
             w = step(w, g)  # expect: JAX304 inconclusive outside
             w2 = step(w, g)  # expect: JAX304 confirmed donated
             try:
@@ -184,13 +223,13 @@ FIXTURES = {
         @jax.jit
         def step(x):
             global calls
-            calls += 1  # expect: JAX403 confirmed only while JAX traced
-            print("step", x)  # expect: JAX402 confirmed jit tracer instead of a value
-            log.debug("step %s", x)  # expect: JAX402 confirmed
-            seen.append(x)  # expect: JAX404 confirmed
-            jax.debug.print("x = {}", x)  # expect: JAX402 not-reproduced
+            calls += 1  # expect: JAX406 confirmed only while JAX traced the module's globals
+            print("step", x)  # expect: JAX404 confirmed jit tracer instead of a value
+            log.debug("step %s", x)  # expect: JAX405 confirmed
+            seen.append(x)  # expect: JAX407 confirmed leaked tracer
+            jax.debug.print("x = {}", x)  # expect: JAX404 not-reproduced wrote no output
             local = []
-            local.append(x)  # expect: JAX404 not-reproduced
+            local.append(x)  # expect: JAX407 inconclusive cannot be followed
             return x + 1
 
 
@@ -199,23 +238,79 @@ FIXTURES = {
             return table
 
 
+        class Tracker:
+            def log(self, data):
+                return data
+
+
+        tracker = Tracker()
+
+
+        class Box:
+            value = None
+
+
+        @jax.jit
+        def report(x):
+            tracker.log({"x": x})  # expect: JAX405 inconclusive does not listen
+            box = Box()
+            box.value = x * 2  # expect: JAX407 not-reproduced left no tracer
+            return box.value
+
+
         class Cell:
             def __init__(self):
                 self.last = None
 
             def __call__(self, h, x):
-                h = jnp.tanh(h + x)  # expect: JAX405 not-reproduced
-                self.last = h  # expect: JAX405 confirmed without
+                h = jnp.tanh(h + x)  # expect: JAX407 inconclusive
+                self.last = h  # expect: JAX407 confirmed leaked tracer in a Cell
                 return h, h
+
+
+        class Env:
+            def __init__(self):
+                self.scale = jnp.ones(())
+
+            @property
+            def unwrapped(self):
+                return self
+
+
+        class Randomized:
+            def __init__(self, env):
+                self.env = env
+
+            def _with(self, scale):
+                env = self.env
+                env.unwrapped.scale = scale  # expect: JAX407 confirmed leaked tracer BatchTracer in a Env
+                return env
+
+            def reset(self, scales):
+                return jax.vmap(lambda s: self._with(s).scale * 2)(scales)
+
+
+        class Counter:
+            def __init__(self):
+                self.calls = 0
+
+            def __call__(self, x):
+                self.calls += 1  # expect: JAX407 not-reproduced re-traced
+                return x * 2
 
 
         def main():
             for _ in range(2):
                 step(jnp.ones(2))
-            print(calls)  # expect: JAX403 not-reproduced never under a JAX trace
+                report(jnp.ones(2))
+            print(calls)  # expect: JAX404 inconclusive only outside JAX transformations
             cell = Cell()
+            counter = Counter()
+            for _ in range(2):
+                jax.vmap(counter)(jnp.ones(3))
+            Randomized(Env()).reset(jnp.ones(3))
             jax.jit(lambda h, xs: jax.lax.scan(cell, h, xs))(jnp.zeros(2), jnp.ones((3, 2)))
-            print(jnp.sum(cell.last))  # expect: JAX405 confirmed UnexpectedTracerError
+            print(jnp.sum(cell.last))  # expect: JAX407 confirmed UnexpectedTracerError
 
 
         if __name__ == "__main__":

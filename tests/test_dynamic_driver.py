@@ -313,16 +313,20 @@ def test_driven_verdicts_for_lines_that_ran_cleanly_or_never_ran(tmp_path):
 
 
 @needs_jax
-def test_cache_miss_reasons_from_jax_name_the_matching_rule():
-    """JAX's own `jax_explain_cache_misses` explanations, read as the driven run reads them."""
+def test_cache_miss_reasons_from_jax_name_the_kind_of_change():
+    """JAX's own `jax_explain_cache_misses` explanations, read as the runs read them: one program
+    per kind of change, with JAX compiling the function again for it."""
     import logging
     from functools import partial
 
+    import equinox as eqx
     import jax
     import jax.numpy as jnp
+    from flax import struct
+    from jax.tree_util import Partial
 
-    from jaxlint.dynamic.driver_events import _miss_kind
-    from jaxlint.dynamic.driver_session import CACHE_MISS
+    from jaxlint.dynamic import misses
+    from jaxlint.dynamic.recorder import CACHE_MISS
 
     reasons = []
 
@@ -332,10 +336,10 @@ def test_cache_miss_reasons_from_jax_name_the_matching_rule():
             if m:
                 reasons.append(m.group("reason"))
 
-    def last_kind(run):
+    def last(run):
         reasons.clear()
         run()
-        return _miss_kind(reasons[-1])[0]
+        return reasons[-1]
 
     @jax.jit
     def total(x):
@@ -345,19 +349,72 @@ def test_cache_miss_reasons_from_jax_name_the_matching_rule():
     def scale(x, k):
         return x * k
 
+    class Model(eqx.Module):
+        step: int
+        w: jax.Array
+
+    @eqx.filter_jit
+    def advance(model):
+        return Model(model.step + 1, model.w)
+
+    @struct.dataclass
+    class State:
+        w: jax.Array
+        count: int = struct.field(pytree_node=False)
+
+    @jax.jit
+    def tick(s):
+        return State(s.w + 1, s.count + 1)  # noqa: JAX504
+
+    @jax.jit
+    def shift(x, by):
+        return x + by
+
+    @jax.jit
+    def accumulate(t, x):
+        return t + x
+
+    def carry():
+        t = 0.0
+        for _ in range(2):
+            t = accumulate(t, jnp.ones(()))  # noqa: JAX505
+
+    def keyword():
+        shift(jnp.ones(2), 1.0)
+        Partial(shift, by=1.0)(jnp.ones(2))
+
+    def ticks():
+        s = State(jnp.ones(2), 0)
+        for _ in range(3):
+            s = tick(s)
+
+    def states(step):
+        m = Model(0, jnp.ones(2))
+        for _ in range(3):
+            m = step(m)
+
     logger, handler = logging.getLogger("jax"), Collect()
     logger.addHandler(handler)
     level = logger.level
     logger.setLevel(logging.WARNING)
     jax.config.update("jax_explain_cache_misses", True)
     try:
-        assert last_kind(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]) == "JAX501"  # noqa: JAX501
-        assert last_kind(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)]) == "JAX502"  # noqa: JAX502
-        kind = last_kind(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)])
-        if "explanation unavailable" in reasons[-1]:  # JAX on some Pythons (3.13) cannot say why: no guess
-            assert kind is None
-        else:
-            assert kind == "JAX303"
+        assert misses.kind(last(lambda: [jax.jit(lambda x: x + 1)(jnp.ones(2)) for _ in range(3)])) == misses.REBUILT  # noqa: JAX502
+        explained = {
+            misses.SHAPES: last(lambda: [total(jnp.ones(n)) for n in (1, 2, 3)]),  # noqa: JAX501
+            misses.STATIC: last(lambda: [scale(jnp.ones(2), k) for k in (1, 2, 3)]),
+            misses.STATIC_LEAF: last(lambda: states(advance)),
+            misses.KEYWORD: last(keyword),
+            misses.WEAK_TYPE: last(carry),
+        }
+        flax_leaf = last(ticks)
+        if any("explanation unavailable" in r for r in explained.values()):  # JAX on some Pythons (3.13) cannot say why
+            assert {misses.kind(r) for r in explained.values() if "explanation unavailable" in r} == {None}
+            return
+        for kind, reason in explained.items():
+            assert misses.kind(reason) == kind, reason
+        assert misses.kind(flax_leaf) == misses.STATIC_LEAF, flax_leaf
+        assert misses.keywords(explained[misses.KEYWORD]) == {"by"}
     finally:
         jax.config.update("jax_explain_cache_misses", False)
         logger.removeHandler(handler)

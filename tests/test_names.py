@@ -201,3 +201,27 @@ def test_expressions_parsed_from_strings_resolve_and_stay_alive():
         assert names.qualname(names.parse_expression("np.ndarray")) == "numpy.ndarray"
         assert names.qualname(names.parse_expression("jnp.ndarray")) == "jax.numpy.ndarray"
     assert names.parse_expression("not an expression(") is None
+
+
+def test_words_are_what_the_code_spells_not_its_comments_or_strings():
+    source = textwrap.dedent('''\
+        """Uses tree_map."""
+        import jax.experimental.host_callback as hcb
+        from jax import numpy as jnp, lax
+        from . import sibling
+        from .pkg import *
+        # jax.tree_map is gone
+        x, y = jnp.product, "alltrue"
+        z = hcb.id_tap(x.shape.rank)
+
+        def f(a, *, key=None):
+            global counter
+            return lax.scan(a)
+
+        class C(Base):
+            attr: int = g(kw=1)
+        ''')
+    words = Names(ast.parse(source), spelling=SPELLING).words
+    assert {"jax", "experimental", "host_callback", "hcb", "numpy", "jnp", "lax", "sibling", "pkg"} <= words
+    assert {"x", "y", "product", "z", "id_tap", "shape", "rank", "scan", "a", "Base", "attr", "int", "g"} <= words
+    assert not words & {"tree_map", "alltrue", "Uses", "is", "gone", "*", ""}

@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import bisect
 import io
-import re
 import tokenize
 import weakref
 from dataclasses import dataclass
@@ -46,9 +45,9 @@ if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import Names, Scope
     from jaxlint.analysis.project.project import ModuleLink
 
-# Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module (in the
-# import or in the attribute chain); its last word is written where it is used. A module whose
-# text lacks every entry's words names none, and costs one scan; occurrences spelled through a
+# Any spelling of `jax.a.b` through imports writes `a` and `b` somewhere in the module's code (in
+# the import or in the attribute chain, `Names.words`); its last word is written where it is
+# used. A module whose code lacks every entry's words names none; occurrences spelled through a
 # replacement's module (`tree_util.tree_map`) are not uses of the removed name of the same word.
 _SIGNATURES = tuple(tuple(reversed(api.name.split(".")[1:])) for api in REMOVED_APIS if "." in api.name)
 
@@ -67,7 +66,6 @@ def _spelled_elsewhere(word: str) -> tuple[str, ...]:
 
 
 _LAST_WORDS = {signature[0]: _spelled_elsewhere(signature[0]) for signature in _SIGNATURES}
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -159,7 +157,7 @@ def _project_values(link: Optional["ModuleLink"]):
 def _find(names: "Names", text: str, link: Optional["ModuleLink"]) -> list[ApiUse]:
     if not any(target.split(".")[0] in ROOTS for s in names.scopes.values() for target in s.imports.values()):
         return []
-    words = set(_WORD.findall(text))  # one pass over the text: the cheap test
+    words = names.words  # what the code spells: a use of a name is spelled there
     present = words.intersection(_LAST_WORDS)
     if not any(sig[0] in present and words.issuperset(sig[1:]) for sig in _SIGNATURES):
         return []

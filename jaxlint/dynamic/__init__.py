@@ -18,21 +18,25 @@ does not run at import; a notebook's code cells run as one module), then for eac
    options, are left to step 2;
 2. runs the program's own entry point: the `__main__` block, or a `main()` needing no arguments;
 
-all under line-level instrumentation (which lines ran, which ran while JAX traced, the
-compilations JAX reports with the call stack that caused them, output and logging while tracing)
-and, for randomness findings, with JAX's key-reuse checker on and legacy `jax.random.PRNGKey`
+all under line-level instrumentation (which lines ran, which ran while JAX traced and whether
+with abstract values, the compilations JAX reports with the call stack that caused them and its
+explanation of each cache miss, output and logging while tracing, what the objects written by a
+purity finding's line held once the trace was over: writes.py) and, for randomness findings, with JAX's key-reuse checker on and legacy `jax.random.PRNGKey`
 keys routed to typed keys. An error that one file's code raised through a function of another
 linted file also judges that file's findings, at the innermost linted frame. An upgrade
 finding (JAX6xx) runs no code of the user's: the name it reports is looked up in the installed
 JAX (names.py).
 
 A finding is `confirmed` only when JAX misbehaves at that line for that reason (the tracer error
-raised there, the key-reuse checker firing there, the compile count growing with the calls, the
-side effect that ran only while tracing); `not-reproduced` when the line ran and nothing went
-wrong and the check could have seen it (a key reuse: only where the checker checked every key
-the line used; a recompilation: only in the program's own run, with enough calls to show it);
-`inconclusive` otherwise (the line never ran, arguments could not be built, the worker timed
-out or crashed). Static findings are never dropped.
+raised there, the key-reuse checker firing there, the compile count growing with the calls or
+JAX explaining a compilation as the signature change the finding names, a tracer left in an
+object written there, the side effect that ran only while tracing); `not-reproduced` only when
+the line ran where the bug would show and the check could have seen it go wrong (judge.py: a
+tracing error under a trace with abstract values; a key reuse where the checker checked every
+key the line used; a recompilation in the program's own run, with enough calls to show it; a
+purity bug whose effect a run shows); `inconclusive` otherwise (the line never ran or ran only
+where the bug cannot show, arguments could not be built, the worker timed out or crashed).
+Static findings are never dropped.
 
 Arguments come from, in order: factories declared in `pyproject.toml`, annotations (`jax.Array`,
 jaxtyping such as `Float[Array, "b d"]`, `int`, `float`, `bool`), defaults, and parameter names
@@ -59,7 +63,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from jaxlint.dynamic import accelerators, names
-from jaxlint.dynamic.claims import traced_via
+from jaxlint.dynamic.claims import signature_change, traced_via
 from jaxlint.dynamic.processes import hidden
 from jaxlint.dynamic.runner import Containment, job, max_parallel, merge, run_jobs, worker_env
 from jaxlint.findings import Finding
@@ -185,10 +189,14 @@ class _Cells:
 
     def row(self, index: int, finding: Finding) -> dict:
         start, end = finding.start.row, finding.end.row
+        signature = signature_change(finding.message)
         if finding.cell is not None:
             notebook = self._notebook(finding.path)
             start, end = notebook.module_row(finding.cell, start), notebook.module_row(finding.cell, end)
-        return {"index": index, "code": finding.code, "row": start, "end_row": end, "via": traced_via(finding.message)}
+            if signature and "carry_start" in signature:
+                signature = {"carry_start": notebook.module_row(finding.cell, signature["carry_start"])}
+        return {"index": index, "code": finding.code, "row": start, "end_row": end, "via": traced_via(finding.message),
+                "signature": signature}
 
     def in_cell(self, finding: Finding, verdict: dict) -> dict:
         notebook = self._notebooks.get(finding.path)

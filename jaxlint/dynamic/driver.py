@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from jaxlint.dynamic import imports, names, processes, runner
+from jaxlint.dynamic.claims import signature_change
 from jaxlint.dynamic.driver_session import REQUEST_ENV
 from jaxlint.findings import Finding, Position
 
@@ -58,7 +59,8 @@ def drive(findings: list[Finding], files: list[str], drivers: list[Driver], *, r
     verdicts = {i: f.confirmation for i, f in enumerate(findings) if f.confirmation}  # from probing
     upgrades = {i: f for i, f in enumerate(findings) if f.category == 6 and i not in verdicts}
     verdicts.update(names.confirm_names(upgrades, timeout, runner.worker_env("cpu")))
-    rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row}
+    rows = [{"index": i, "path": f.path, "code": f.code, "row": f.start.row, "end_row": f.end.row,
+             "signature": signature_change(f.message)}
             for i, f in enumerate(findings) if f.category not in (0, 6) and f.cell is None and f.path.endswith(".py")]
     observed: dict[tuple, dict] = {}
     for n, driver in enumerate(drivers, start=1):

@@ -11,12 +11,16 @@ matching rule, with the confirmation status "observed".
   that writes outer state, else at the function;
 - output showing a jit tracer while tracing (JAX404 for `print`, JAX405 for logging);
 - a call site whose jitted callee missed JAX's cache on most of its calls and at least
-  MIN_RECOMPILES times, by JAX's own reason: new input shapes or dtypes (JAX501), a function
-  object made anew each time (JAX502), a different static argument (JAX303); for shapes and
-  static values, within one call into the linted code, so a test trying several shapes of a
-  function is not a recompilation bug of that function.
+  MIN_RECOMPILES times, by JAX's own reason (misses.py): new input shapes or dtypes (JAX501), a
+  function object made anew each time (JAX502), a different static argument (JAX303), a changed
+  static leaf of a pytree argument (JAX504); and one that JAX traced again only because an argument
+  came as a weakly typed Python scalar, then as an array (JAX505: one extra compilation is the whole
+  bug). Except for a function made anew, within one call into the linted code, so a test trying
+  several shapes of a function is not a recompilation bug of that function.
 
-An event is dropped when a static finding of the same category already sits on one of its lines.
+An event is dropped when a static finding of the same category already sits on one of its lines,
+and a recompilation when the compile counts a static recompilation finding is judged by include
+its call site (a JAX503 loop over a static bound is the same bug as the JAX303 its calls show).
 """
 
 from __future__ import annotations
@@ -26,24 +30,33 @@ import os
 import re
 from collections import Counter
 
-from jaxlint.dynamic.judge import MIN_RECOMPILES, OUTPUT_CALLS, is_tracer_error, statement_runs
-from jaxlint.dynamic.locate import FUNCS, first_line
+from jaxlint.dynamic import misses
+from jaxlint.dynamic.judge import MIN_RECOMPILES, is_tracer_error, statement_runs
+from jaxlint.dynamic.locate import FUNCS, OUTPUT_CALLS, first_line
 
 KEY_REUSE, LEAK, PRINT, LOGGING = "JAX201", "JAX407", "JAX404", "JAX405"
-SHAPES, REBUILT, STATIC = "JAX501", "JAX502", "JAX303"
+# the rule of each kind of cache miss JAX explains, and how it reads in a verdict
+MISS_RULES = {
+    misses.SHAPES: ("JAX501", "the argument shapes or dtypes changed"),
+    misses.REBUILT: ("JAX502", "a new function object on every call"),
+    misses.STATIC: ("JAX303", "a static argument changed"),
+    misses.STATIC_LEAF: ("JAX504", "a static leaf of a pytree argument changed"),
+    misses.WEAK_TYPE: ("JAX505", "an argument came as a weakly typed Python scalar, then as an array"),
+}
+RECOMPILATION_RULES = frozenset({"JAX303", "JAX501", "JAX502", "JAX503", "JAX504", "JAX505"})
 TRACED_FUNCTION = re.compile(r"while tracing the function \S+ at (?P<path>.+?):(?P<line>\d+)")
 TRACER_STATEMENTS = {ast.If: "JAX101", ast.While: "JAX102", ast.Assert: "JAX104"}
 CONVERSIONS = {"int", "float", "bool", "complex"}
 ITEM_ASSIGNMENT = re.compile(r"does not support item assignment|immutable")
-DEFINED_AT = re.compile(r"defined at (?P<path>\S+?):(?P<line>\d+)")
 
 
-def observed_events(sources, runs, failures, misses, staged, static) -> list[dict]:
+def observed_events(sources, runs, failures, cache_misses, staged, static, covered) -> list[dict]:
     """Events of one run. `runs` are per linted file (real path); `failures` (real path, failure,
     linted places of its traceback, whether a reused key came from outside the linted files) per
-    exception; `misses` the jit cache misses at linted call sites;
+    exception; `cache_misses` the jit cache misses at linted call sites;
     `staged` output lines that showed a tracer; `static` the (real path, row, category) of every
-    static finding."""
+    static finding; `covered` the (real path, row) of call sites a static recompilation finding's
+    compile counts include."""
     events = []
     for real, failure, places, handed_in in failures:
         for f in failure.all():
@@ -64,7 +77,7 @@ def observed_events(sources, runs, failures, misses, staged, static) -> list[dic
             events.append(_event(code, real, row, f"line {row} wrote a jit tracer instead of a value while "
                                                   f"JAX traced ({_times(n)}): it runs when the function is "
                                                   f"compiled, not when it is called"))
-    events += _recompiles(sources, runs, misses, static)
+    events += _recompiles(sources, runs, cache_misses, static, covered)
     return _unique(events)
 
 
@@ -90,46 +103,35 @@ def _leak(sources, f, static) -> list[dict]:
                                     f"leak checker raised {f.type}: {f.message.rstrip(':')}")]
 
 
-def _recompiles(sources, runs, misses, static) -> list[dict]:
+def _recompiles(sources, runs, cache_misses, static, covered) -> list[dict]:
     by_site: dict[tuple, list[dict]] = {}
-    for miss in misses:
+    for miss in cache_misses:
         by_site.setdefault((miss["path"], miss["row"], miss["code"]), []).append(miss)
     events = []
     for (real, row, code_object), site_misses in by_site.items():
-        reasons = [m["reason"] for m in site_misses]
-        code, why = _miss_kind(reasons[-1])
-        if code is None:
+        reason = site_misses[-1]["reason"]
+        kind = misses.kind(reason)
+        if kind not in MISS_RULES or (real, row) in covered:
             continue
-        n = len(reasons)
-        if code != REBUILT:
+        code, why = MISS_RULES[kind]
+        n = len(site_misses)
+        if kind != misses.REBUILT:
             # new shapes or static values come from the arguments: they count only when the linted
             # code itself makes the calls, within one call into it (not a test trying three shapes)
             entries = Counter(id(m["entry"]) for m in site_misses)
             n = max(entries.values())
         run = runs.get(real)
         calls = statement_runs(run.rec, sources[real], (code_object, row)) if run is not None else 0
-        if n < MIN_RECOMPILES or 2 * n <= calls:
+        if kind == misses.WEAK_TYPE:
+            if n < 2:  # the first trace, then the one for the array
+                continue
+        elif n < MIN_RECOMPILES or 2 * n <= calls:
             continue
-        category = int(code[3])
-        d = DEFINED_AT.search(reasons[-1])
-        defined = (os.path.realpath(d.group("path")), int(d.group("line"))) if d else None
-        if (real, row, category) in static or (defined and (*defined, category) in static):
-            continue  # reported at the call or at the jitted function's definition
-        events.append(_event(code, real, row, f"JAX compiled the function called at line {row} "
-                                              f"{n} times in {calls} calls: {why}"))
+        if (real, row, int(code[3])) in static:
+            continue  # reported at the call
+        events.append(_event(code, real, row, f"JAX compiled the function called at line {row} {n} times in "
+                                              f"{calls} calls: {why} (JAX: {misses.summary(reason)})"))
     return events
-
-
-def _miss_kind(reason: str) -> tuple[str | None, str]:
-    """The rule a cache miss reason points at, and the reason in one line."""
-    text = " ".join(line.strip() for line in reason.splitlines() if line.strip())
-    if "never seen function" in text and "same line" in text:
-        return REBUILT, "a new function object on every call (JAX: " + text[:160] + ")"
-    if "Static(" in text or "static argument" in text:
-        return STATIC, "a static argument changed (JAX: " + text[-160:] + ")"
-    if "different input types" in text:
-        return SHAPES, "the argument shapes or dtypes changed (JAX: " + text[-160:] + ")"
-    return None, text
 
 
 def _raising_rule(source, f) -> str | None:

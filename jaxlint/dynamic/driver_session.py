@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
 import os
-import re
 import sys
 import threading
 from collections import Counter
 
 from jaxlint.dynamic import accelerators
 from jaxlint.dynamic import recorder as rec_mod
-from jaxlint.dynamic.driver_events import observed_events
-from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, judge, key_ids
+from jaxlint.dynamic.driver_events import RECOMPILATION_RULES, observed_events
+from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Target, Verdict, compile_counts, judge, \
+    key_ids
 from jaxlint.dynamic.locate import Source
 from jaxlint.dynamic.runs import Failure, Run, capture
+from jaxlint.dynamic.writes import watch
 
 REQUEST_ENV = "JAXLINT_DRIVER_REQUEST"
 BUSY_EXIT = 75  # the exit status of a run whose accelerator another process holds
-CACHE_MISS = re.compile(r"TRACING CACHE MISS at .*?\n(?P<reason>.*)", re.S)
 
 
 class Case:
@@ -90,6 +89,11 @@ class _Fanout:
         for rec in self.session.recorders.values():
             rec.note_trace(fun_name)
 
+    def note_miss(self, reason: str) -> None:
+        self.session.note_miss(reason)
+        for rec in self.session.recorders.values():
+            rec.note_miss(reason)
+
     def note_key_check(self) -> None:
         for rec in self.session.recorders.values():
             rec.note_key_check()
@@ -120,10 +124,9 @@ class Session:
             source = self.sources.get(os.path.realpath(f["path"]))
             if source is None:
                 continue
-            span = source.span(f["row"], f.get("end_row"))
-            target = Target(code=f["code"], row=f["row"], span=span, declared=source.declared_codes(span),
-                            writes_state=source.writes_outer_state(f["row"]), source=source)
-            self.cases.setdefault(os.path.realpath(f["path"]), []).append(Case(f["index"], target))
+            self.cases.setdefault(os.path.realpath(f["path"]), []).append(Case(f["index"], Target.of(source, f)))
+        self.watched = {real: watch(self.sources[real], [c.target.row for c in cases if c.target.category == 4])
+                        for real, cases in self.cases.items()}
         self.static = {(os.path.realpath(f["path"]), f["row"], int(f["code"][3])) for f in request["findings"]}
         self.names = {real: source.function_names() for real, source in self.sources.items()}
         self._by_code_path: dict = {}
@@ -148,16 +151,10 @@ class Session:
     # -- instrumentation ----------------------------------------------------------------------
 
     def _switch_on(self) -> None:
-        rec_mod.install_hooks(sink_output=False)
+        rec_mod.install_hooks(sink_output=False)  # JAX's explanations of its cache misses among them
         rec_mod.ROUTE_KEYS[0] = True
         self.jax.config.update("jax_debug_key_reuse", True)
         self.jax.config.update("jax_check_tracer_leaks", True)
-        self.jax.config.update("jax_explain_cache_misses", True)
-        handler = _CacheMisses(self)
-        logger = logging.getLogger("jax")
-        logger.addHandler(handler)
-        if logger.getEffectiveLevel() > logging.WARNING:
-            logger.setLevel(logging.WARNING)
 
     def begin(self, label: str) -> None:
         """Start recording one run (a test, the collection of tests, a command)."""
@@ -167,7 +164,7 @@ class Session:
         # collecting what is already garbage) keeps each search to the objects the run made.
         gc.collect()
         gc.freeze()
-        self.recorders = {real: rec_mod.Recorder(source.path, self.clean, self.names[real])
+        self.recorders = {real: rec_mod.Recorder(source.path, self.clean, self.names[real], self.watched.get(real))
                           for real, source in self.sources.items()}
         self._by_code_path = {}
         self.failures, self.misses = [], []
@@ -240,13 +237,17 @@ class Session:
         label = f"running {self.label} {self._run_label}"
         runs: dict[str, Run] = {}
         for real, rec in self.recorders.items():
+            rec.settle()
             failure = self._failure(rec.path)
             runs[real] = Run(label, faithful=True, rec=rec, failure=failure, backend=self.backend)
+        covered = set()  # call sites whose compilations a static finding is judged by
         for real, cases in self.cases.items():
             run = runs.get(real)
             if run is None:
                 continue
             for case in cases:
+                if case.target.code in RECOMPILATION_RULES:
+                    covered.update((real, c.place[1]) for c in compile_counts(case.target, run) if c.place)
                 if not _touched(case.target, run):
                     continue
                 case.reached = case.reached or any(run.rec.lines.get(line) for line in case.target.span)
@@ -255,7 +256,7 @@ class Session:
                 except Exception as exc:  # noqa: BLE001 - a failure of the check affects only this finding
                     case.add(Verdict(INCONCLUSIVE, f"the dynamic check failed: {type(exc).__name__}: {exc}"))
         failures = [self._innermost_failure(exc) for exc in self.failures]
-        for event in observed_events(self.sources, runs, failures, self.misses, self.staged, self.static):
+        for event in observed_events(self.sources, runs, failures, self.misses, self.staged, self.static, covered):
             key = (event["code"], event["path"], event["row"])
             if key not in self.observed:
                 event["detail"] = f"{event['detail']} ({label} on {self.backend})"
@@ -303,22 +304,6 @@ class Session:
         out = {"runs": self.run_count, "backend": self.backend, "verdicts": verdicts,
                "observed": [{**e, "path": self.paths.get(e["path"], e["path"])} for e in self.observed.values()]}
         _write_json(self.result_path, out)
-
-
-class _CacheMisses(logging.Handler):
-    """Collects JAX's explanations of jit cache misses (`jax_explain_cache_misses`)."""
-
-    def __init__(self, session: Session):
-        super().__init__(logging.WARNING)
-        self.session = session
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            m = CACHE_MISS.match(record.getMessage())
-        except Exception:  # noqa: BLE001 - a record that cannot be formatted
-            return
-        if m:
-            self.session.note_miss(m.group("reason").strip())
 
 
 def _touched(t: Target, run: Run) -> bool:

@@ -1,14 +1,24 @@
-"""Deciding, from one run, whether JAX misbehaved at a finding's line for the finding's reason."""
+"""Deciding, from one run, whether JAX misbehaved at a finding's line for the finding's reason.
+
+`confirmed` needs JAX misbehaving there for that reason; `not-reproduced` needs the line to have
+run where the bug would show, with a check that could have seen it go wrong, and nothing going
+wrong: a tracing bug (JAX1xx) under a trace that gives the line abstract values; a key reuse
+(JAX201/202/203/206) with every key the line used checked by JAX's key-reuse checker and none
+of them the first use of a key reported reused elsewhere (JAX raises at the second use); a
+recompilation (JAX303, JAX5xx) over enough calls of the program's own run; a purity bug only
+where its effect is one a run shows (PURITY_EFFECTS). Anything else is `inconclusive`, saying why.
+"""
 
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from dataclasses import dataclass
 
-from jaxlint.dynamic.locate import Source, header_span
+from jaxlint.dynamic import misses
+from jaxlint.dynamic.locate import OUTPUT_CALLS, Source, header_span
 from jaxlint.dynamic.runs import Failure, Run, unwrap_codes
+from jaxlint.dynamic.writes import resolve
 
 CONFIRMED, NOT_REPRODUCED, INCONCLUSIVE = "confirmed", "not-reproduced", "inconclusive"
 TRACER_ERRORS = {
@@ -18,9 +28,28 @@ TRACER_ERRORS = {
 TRACER_WORDS = re.compile(r"Traced<|tracer|concrete value|abstract value", re.I)
 JIT_ARG_WORDS = re.compile(r"static_arg|argnums|argnames|hashable|abstract array|not a valid JAX type", re.I)
 DONATED_TWICE = "previously donated in the same call"  # XLA's refusal of one buffer in two arguments
-OUTPUT_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+# a library refusing a traced value where it needs a Python one (Equinox's filter specs)
+TRACED_REFUSED = re.compile(r"cannot be traced|traced array", re.I)
 MIN_RECOMPILES = 3  # fewer compiles than this never count as a recompilation problem
 UNROLL = 50  # executions of a line within one trace that count as a huge unrolled loop
+# key findings JAX's key-reuse checker sees go wrong: a key consumed twice, in one call or across
+# calls (a global or captured key in a jit is checked too); not a key made anew from a constant
+# seed (JAX204) or a stateful NumPy/Python generator (JAX205)
+KEY_REUSE_RULES = frozenset({"JAX201", "JAX202", "JAX203", "JAX206"})
+# ... and those whose bug shows as "random" values that a compiled function returns again and again
+# (a key baked in, a stateful generator drawn from while tracing); a stateful draw while tracing
+# is itself JAX205's bug
+FROZEN_RANDOMNESS_RULES, STATEFUL_RNG = frozenset({"JAX204", "JAX205", "JAX206"}), "JAX205"
+STATIC_ARGUMENT_VARIES, TRACED_PYTHON_VALUE = "JAX303", "JAX310"
+UNROLLED_LOOP, SIGNATURE_CHANGES = "JAX503", "JAX505"
+# what a purity bug does that running the code shows: an error (item assignment on an array
+# raises, traced or not), output while tracing (where the check listens), a write while tracing
+# (whose object is looked at once the trace is over). A discarded result (JAX403), a write to a
+# copy JAX made (JAX408), a host read (JAX409) or a stale global (JAX410) leave nothing a run
+# shows, so they are never not-reproduced.
+ERROR, OUTPUT, STATE, RNG = "error", "output", "state", "rng"
+PURITY_EFFECTS = {"JAX401": ERROR, "JAX402": ERROR, "JAX404": OUTPUT, "JAX405": OUTPUT, "JAX406": STATE,
+                  "JAX407": STATE}
 
 
 @dataclass
@@ -41,6 +70,15 @@ class Target:
     declared: set[tuple[str, int]]  # functions the finding's line defines or wraps
     writes_state: bool
     source: Source
+    signature: dict | None = None  # the signature change a JAX505 finding names (claims.signature_change)
+
+    @classmethod
+    def of(cls, source: Source, finding: dict) -> Target:
+        """A finding as the linter hands it over (code, row, end_row, signature) in `source`."""
+        span = source.span(finding["row"], finding.get("end_row"))
+        return cls(code=finding["code"], row=finding["row"], span=span, declared=source.declared_codes(span),
+                   writes_state=source.writes_outer_state(finding["row"]), source=source,
+                   signature=finding.get("signature"))
 
     @property
     def category(self) -> int:
@@ -68,10 +106,10 @@ def _tracing(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     for f in _failures(run):
         if is_tracer_error(f) and f.innermost_lines() & t.span:
             return _say(CONFIRMED, run, f"JAX raised {f.type} at line {t.row}: {f.message}")
-    f = run.failure
-    traced = _most(run.rec.traced, t.span)
-    if traced and not (f and f.line in t.span):
-        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(traced)} under a JAX trace without error")
+    abstract = _most(run.rec.abstract or {}, t.span)
+    if abstract and not _interrupted(t, run):
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(abstract)} under a JAX trace, with abstract "
+                                         f"values, without error")
     return None
 
 
@@ -82,11 +120,11 @@ def _randomness(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     made = _constant_key(t, run)
     if made:
         return _say(CONFIRMED, run, made)
-    effect = _side_effect(t, run, ref, ("rng",))
+    effect = _side_effect(t, run, ref, RNG)
     if effect is not None and (effect.status == CONFIRMED or effect.needs_reference):
         return effect
     ran = _most(run.rec.lines, t.span)
-    if ran and not (f and f.line in t.span):
+    if ran and t.code in KEY_REUSE_RULES and not _interrupted(t, run):
         return _key_checker_saw(t, run)
     return None
 
@@ -109,10 +147,14 @@ def _key_checker_saw(t: Target, run: Run) -> Verdict | None:
     if not typed:
         return None
     if any(uses["typed"].get(line, 0) > uses["checked"].get(line, 0) for line in t.span):
-        stopped = f": the run stopped with {run.failure.said()}" if run.failure else ""
         return _say(INCONCLUSIVE, run, f"line {t.row} used its keys while JAX traced, in a trace JAX's key-reuse "
                                        f"checker never checked (it checks a jit trace once the trace is done)"
-                                       f"{stopped}")
+                                       f"{_stopped(run)}")
+    f = run.failure
+    if f is not None and "KeyReuseError" in f.classes and _maybe_first_use(f, t):
+        return _say(INCONCLUSIVE, run, f"line {t.row} used keys {_times(typed)}, and JAX's key-reuse checker then "
+                                       f"raised KeyReuseError {f.where()}: {f.message}; it names the second use "
+                                       f"of a key this line may have consumed first")
     routed = " (jax.random.PRNGKey made typed keys, which it tracks)" if run.rec.routing else ""
     return _say(NOT_REPRODUCED, run, f"line {t.row} used keys {_times(typed)} with JAX's key-reuse checker "
                                      f"on{routed} and no key was reused there")
@@ -128,6 +170,10 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
                 return _say(CONFIRMED, run, f"JAX raised {f.said()}")
         if "has been deleted" in f.message and (f.line in t.span or _donated_here(t, f)):
             return _say(CONFIRMED, run, f"a donated buffer was used after the call: {f.said()}")
+        if t.code == TRACED_PYTHON_VALUE and f.line in t.span and (is_tracer_error(f) or
+                                                                   TRACED_REFUSED.search(f.message)):
+            return _say(CONFIRMED, run, f"a value that must be a Python value while JAX traces was a traced one: "
+                                        f"{f.said()}")
     if any("donated buffers were not usable" in w for w in run.rec.warnings):
         verdict = _say(INCONCLUSIVE, run, "the backend ignored the donation, so reuse of a donated buffer "
                                           "cannot be observed there")
@@ -136,7 +182,9 @@ def _jit_arguments(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     if not run.faithful and run.entry_key in t.declared and run.calls and not run.failure:
         return _say(INCONCLUSIVE, run, "the calls succeeded, but synthesized arguments cannot show how the "
                                        "program's own arguments behave")
-    return _recompiles(t, run, static_only=True)
+    if t.code == STATIC_ARGUMENT_VARIES:  # a recompilation: only the compile counts speak to it
+        return _recompiles(t, run, static_only=True)
+    return None
 
 
 def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
@@ -149,10 +197,22 @@ def _purity(t: Target, run: Run, ref: Run | None) -> Verdict | None:
             if is_tracer_error(f) and _writes_output(t):
                 return _say(CONFIRMED, run, f"formatting a traced value for output raised {f.type} at line "
                                             f"{t.row} while JAX traced: {f.message}")
-    return _side_effect(t, run, ref, ("io", "state"))
+    leaked = _first(run.rec.writes.leaked, t.span)
+    if leaked:
+        return _say(CONFIRMED, run, f"line {t.row} stored {leaked} while JAX traced, and it still held it once the "
+                                    f"trace was over: a leaked tracer")
+    effect = PURITY_EFFECTS.get(t.code)
+    if effect == ERROR:
+        ran = _statement_times(t, run)
+        if ran and not _interrupted(t, run):
+            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} without error")
+        return None
+    return _side_effect(t, run, ref, effect)
 
 
 def _recompilation(t: Target, run: Run, ref: Run | None) -> Verdict | None:
+    if t.code == SIGNATURE_CHANGES:
+        return _signature_changes(t, run)
     sessions = set().union(*(run.rec.sessions.get(line, set()) for line in t.span))
     per = _most(run.rec.traced, t.span) // len(sessions) if sessions else 0
     unrolled = f"; line {t.row} ran {_times(per)} per trace" if sessions else ""
@@ -160,13 +220,17 @@ def _recompilation(t: Target, run: Run, ref: Run | None) -> Verdict | None:
     if per >= UNROLL and (verdict is None or verdict.status != CONFIRMED):
         return _say(CONFIRMED, run, f"line {t.row} ran {per} times within a single trace: the Python loop is "
                                     f"unrolled into the compiled program")
+    if t.code == UNROLLED_LOOP and not sessions and verdict is not None and verdict.status == NOT_REPRODUCED:
+        # the compile counts speak to a changing bound, not to how far the loop unrolls
+        return Verdict(INCONCLUSIVE, verdict.detail.replace(f" ({run.doing})", "")
+                       + f", but line {t.row} never ran under a JAX trace, so its unrolling was not seen ({run.doing})")
     return verdict
 
 
 def _fallback(t: Target, run: Run) -> Verdict:
-    """No evidence either way: say how far the run got."""
+    """No evidence either way: say how far the run got, and why what ran could not show the bug."""
     f = run.failure
-    ran = _most(run.rec.lines, t.span)
+    ran = _statement_times(t, run)
     if f and f.type == "RunTimeout":
         return _say(INCONCLUSIVE, run, f"{f.message} at line {f.line}" if f.line else f.message)
     if f and f.line in t.span:
@@ -176,49 +240,81 @@ def _fallback(t: Target, run: Run) -> Verdict:
             return _say(INCONCLUSIVE, run, f"{f.said()}, before line {t.row} ran")
         return _say(INCONCLUSIVE, run, f"line {t.row} never ran")
     if not _most(run.rec.traced, t.span):
-        if run.faithful and t.category in (1, 4):
-            consequence = "Python saw concrete values" if t.category == 1 else "it runs on every call"
-            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)}, never under a JAX trace, so "
-                                             f"{consequence}")
-        return _say(INCONCLUSIVE, run, f"line {t.row} ran only outside JAX transformations")
-    return _say(INCONCLUSIVE, run, f"line {t.row} ran but showed nothing to judge by")
+        return _say(INCONCLUSIVE, run, f"line {t.row} ran {_times(ran)}, only outside JAX transformations"
+                                       f"{_stopped(run)}")
+    if t.category == 1 and run.rec.abstract is None:
+        return _say(INCONCLUSIVE, run, f"line {t.row} ran under a JAX trace, but this JAX does not tell whether the "
+                                       f"trace gave it abstract values{_stopped(run)}")
+    if t.category == 1 and not _most(run.rec.abstract, t.span):
+        return _say(INCONCLUSIVE, run, f"line {t.row} ran only outside JAX transformations or under ones that keep "
+                                       f"its values concrete (such as jax.grad){_stopped(run)}")
+    return _say(INCONCLUSIVE, run, f"line {t.row} ran but showed nothing to judge by{_stopped(run)}")
 
 
 # -- evidence -------------------------------------------------------------------------------
 
 
-def _side_effect(t: Target, run: Run, ref: Run | None, kinds: tuple[str, ...]) -> Verdict | None:
-    """A Python side effect that happens while tracing only, so later (cached) calls skip it."""
+def _side_effect(t: Target, run: Run, ref: Run | None, effect: str | None) -> Verdict | None:
+    """A Python side effect that happens while tracing only, so later (cached) calls skip it.
+    `effect` is what the finding's bug does (OUTPUT, STATE, RNG; None: nothing a run shows)."""
     rec = run.rec
     if run.eager or not _most(rec.traced, t.span):
         return None
-    witness = []
-    if "io" in kinds and _most(rec.effects["io"], t.span):
-        witness.append("it wrote output or logged while tracing")
-    if "state" in kinds and t.writes_state:
-        witness.append("it writes state that outlives the call")
-    if "rng" in kinds and _most(rec.effects["rng"], t.span):
-        witness.append("it drew from a stateful random generator while tracing")
-    if "rng" in kinds and ref is not None and _frozen(run, ref):
-        witness.append("the compiled function returned the same 'random' values on every call")
-    if "io" in kinds and _most(rec.effects["staged"], t.span):
+    if effect == OUTPUT and _most(rec.effects["staged"], t.span):
         return _say(CONFIRMED, run, f"line {t.row} wrote a jit tracer instead of a value while JAX traced "
                                     f"(it runs when the function is compiled, not when it is called)")
+    witness, unseen = _witness(t, run, ref, effect)
     only, how = _trace_only(t, run, ref)
     if not witness:
-        if "rng" in kinds:
+        if effect == RNG:
             return None  # randomness findings are also about keys: let the key evidence speak
-        return _say(NOT_REPRODUCED, run, f"line {t.row} ran under a JAX trace but did nothing outside the "
-                                         f"traced computation (no output, logging or outside write)")
+        if unseen:
+            return _say(INCONCLUSIVE, run, f"line {t.row} ran under a JAX trace, but {unseen}")
+        nothing = "wrote no output while tracing" if effect == OUTPUT else \
+            "its writes left no tracer in an object that outlived the trace"
+        return _say(NOT_REPRODUCED, run, f"line {t.row} ran under a JAX trace and {nothing}")
     if only is None:
         verdict = _say(INCONCLUSIVE, run, f"line {t.row} ran while tracing, too few times to tell whether "
                                           f"it runs on every call")
         verdict.needs_reference = ref is None
         return verdict
     if only:
-        return _say(CONFIRMED, run, f"line {t.row} ran only while JAX traced ({how}) and {witness[0]}, so "
+        return _say(CONFIRMED, run, f"line {t.row} ran only while JAX traced ({how}) and {witness}, so "
                                     f"cached calls skip it")
+    if unseen:
+        return _say(INCONCLUSIVE, run, f"line {t.row} ran on every call ({how}), but {unseen}")
     return _say(NOT_REPRODUCED, run, f"line {t.row} ran on every call ({how}): JAX re-traced it each time")
+
+
+def _witness(t: Target, run: Run, ref: Run | None, effect: str | None) -> tuple[str, str]:
+    """What the line was seen doing outside the traced computation while JAX traced (empty when
+    nothing), and what of it the check could not see (empty when it saw all the bug could do)."""
+    rec = run.rec
+    if effect == RNG:
+        if t.code == STATEFUL_RNG and _most(rec.effects["rng"], t.span):
+            return "it drew from a stateful random generator while tracing", ""
+        if t.code in FROZEN_RANDOMNESS_RULES and ref is not None and _frozen(run, ref):
+            return "the compiled function returned the same 'random' values on every call", ""
+        return "", ""
+    if effect == OUTPUT:
+        witness = "it wrote output or logged while tracing" if _most(rec.effects["io"], t.span) else ""
+        channels = set().union(*(rec.writes.channels.get(line, set()) for line in t.span))
+        if channels == {"heard"}:
+            return witness, ""
+        return witness, "its output goes where the check does not listen (only standard output and error, " \
+                        "and Python's logging, are heard)"
+    writes = rec.writes
+    outlived, unseen = _first(writes.outlived, t.span), _first(writes.unseen, t.span)
+    if effect == STATE:
+        if outlived:
+            return f"it wrote to {outlived}, which outlived the trace", unseen
+        if unseen:
+            return ("it writes state that outlives the call" if t.writes_state else ""), unseen
+        if _most(writes.inside, t.span):
+            return "", ""
+        return "", "none of its writes could be followed"
+    return ("it writes state that outlives the call" if t.writes_state else ""), \
+        f"what {t.code}'s bug does cannot be seen by running the code"
 
 
 def _trace_only(t: Target, run: Run, ref: Run | None) -> tuple[bool | None, str]:
@@ -248,6 +344,7 @@ class _Compiles:
     place: tuple | None  # the (code, line) whose calls are counted; None for the probe's own calls
     compiles: int
     calls: int
+    reasons: list[str]  # JAX's explanations of the cache misses that led to compilations
 
     @property
     def grew(self) -> bool:
@@ -267,7 +364,7 @@ def compile_counts(t: Target, run: Run) -> list[_Compiles]:
     of functions named as the file's count; JAX's compilations of single operations do not."""
     rec = run.rec
     here = set().union(*(rec.sessions.get(line, set()) for line in t.span))
-    groups: dict[tuple, int] = {}
+    groups: dict[tuple, list] = {}
     for c in rec.compiled:
         if not c.mine(rec.names):
             continue
@@ -280,8 +377,9 @@ def compile_counts(t: Target, run: Run) -> list[_Compiles]:
         else:
             continue
         name = declared[0] if declared else c.fun_name or rec.session_root[c.sessions[0]][0]
-        groups[(name, place)] = groups.get((name, place), 0) + 1
-    return [_Compiles(name, place, n, _site_calls(t, run, place)) for (name, place), n in groups.items()]
+        groups.setdefault((name, place), []).append(c)
+    return [_Compiles(name, place, len(cs), _site_calls(t, run, place), [c.reason for c in cs if c.reason])
+            for (name, place), cs in groups.items()]
 
 
 def _recompiles(t: Target, run: Run, static_only: bool = False, also: str = "") -> Verdict | None:
@@ -293,8 +391,8 @@ def _recompiles(t: Target, run: Run, static_only: bool = False, also: str = "") 
     counts = [c for c in seen_any if not static_only or t.source.has_static_arguments(c.name)]
     for c in counts:
         if c.grew:
-            return _say(CONFIRMED, run, f"JAX compiled {c}")
-    stopped = f", then the run stopped with {run.failure.said()}" if run.failure else ""
+            return _say(CONFIRMED, run, f"JAX compiled {c}{_why(c)}")
+    stopped = _stopped(run, ", then")
     seen = "; ".join(str(c) for c in counts[:2])
     if counts and not run.faithful:
         return _say(INCONCLUSIVE, run, f"JAX compiled {seen}, with synthesized arguments, which need not vary as "
@@ -307,11 +405,50 @@ def _recompiles(t: Target, run: Run, static_only: bool = False, also: str = "") 
         if t.declared_names and not seen_any:
             return _say(INCONCLUSIVE, run, f"{', '.join(sorted(t.declared_names))} was never compiled{stopped}")
         return None
-    ran = _most(run.rec.lines, t.span)
+    ran = _statement_times(t, run)
     if run.faithful and ran >= MIN_RECOMPILES and not _most(run.rec.traced, t.span) \
             and not any(frame[1] in t.span for c in run.rec.compiled for frame in c.stack):
         return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(ran)} and started no jit compile")
     return None
+
+
+def _signature_changes(t: Target, run: Run) -> Verdict | None:
+    """JAX505: confirmed when JAX explained a compilation of the function as the change the
+    finding names (a keyword where a position was, or the reverse; a Python scalar, then an
+    array): that is the bug however few the compilations. Not-reproduced only when a carry was
+    seen coming back as an array (its call ran more often than its start) and nothing recompiled."""
+    counts = sorted(compile_counts(t, run), key=lambda c: -c.compiles)
+    claim = t.signature or {}
+    for c in counts:
+        for reason in c.reasons:
+            kind = misses.kind(reason)
+            if kind == misses.KEYWORD and claim.get("keyword") in misses.keywords(reason):
+                why = f"`{claim['keyword']}` was passed by keyword in one call and by position in the other"
+            elif kind == misses.WEAK_TYPE and "carry_start" in claim:
+                why = "an argument was a weakly typed Python scalar, then an array"
+            else:
+                continue
+            where = f" for the call at line {c.place[1]}" if c.place else ""
+            return _say(CONFIRMED, run, f"JAX compiled {c.name} again{where} because {why} "
+                                        f"(JAX: {misses.summary(reason)})")
+    seen = "; ".join(str(c) for c in counts[:2])
+    stopped = _stopped(run, ", then")
+    start = claim.get("carry_start")
+    if start is not None and run.faithful and sum(c.compiles for c in counts) <= 1:
+        calls, starts = _statement_times(t, run), _statement_times(t, run, start)
+        if 0 < starts < calls:  # some call had the carry back from an earlier one
+            compiled = f"JAX compiled {seen}" if counts else "JAX compiled nothing there"
+            return _say(NOT_REPRODUCED, run, f"line {t.row} ran {_times(calls)}, the carry started {_times(starts)} "
+                                             f"(line {start}), so it came back as an array; {compiled}{stopped}")
+    if counts:
+        return _say(INCONCLUSIVE, run, f"JAX compiled {seen}, and explained no compilation as the change of "
+                                       f"signature the finding names{stopped}")
+    return None
+
+
+def _why(c: _Compiles) -> str:
+    return f" (JAX: {misses.summary(c.reasons[-1])})" if c.reasons else ""
+
 
 
 def _constant_key(t: Target, run: Run) -> str | None:
@@ -353,6 +490,13 @@ def _key_reuse_lines(f: Failure) -> set[int]:
     return lines
 
 
+def _maybe_first_use(f: Failure, t: Target) -> bool:
+    """Whether the finding's line may be where the key a KeyReuseError reports was first used: JAX
+    names that place in a chained exception; without one, any line may be."""
+    first = [cause for cause in f.chain if "first used" in cause.text]
+    return not first or any(line in t.span for cause in first for line, _ in cause.frames)
+
+
 def key_ids(frame) -> set[int]:
     """Ids of the typed PRNG keys a frame's locals hold."""
     import jax
@@ -376,7 +520,7 @@ def _failure_is_about(t: Target, run: Run, f: Failure) -> bool:
         return run.entry_key in t.declared
     line, frame = f.frames[-1]
     for call in t.source.calls_at(line):
-        callee = _resolve(call.func, frame)
+        callee = resolve(call.func, frame)
         for code in unwrap_codes(callee):
             if code.co_filename == t.source.path and (code.co_name, code.co_firstlineno) in t.declared:
                 return True
@@ -416,22 +560,6 @@ def _writes_output(t: Target) -> bool:
             if name in OUTPUT_CALLS:
                 return True
     return False
-
-
-def _resolve(expr: ast.AST, frame):
-    """Evaluate a dotted name in a frame without running arbitrary code."""
-    if isinstance(expr, ast.Name):
-        for scope in (frame.f_locals, frame.f_globals, vars(builtins)):
-            if expr.id in scope:
-                return scope[expr.id]
-        return None
-    if isinstance(expr, ast.Attribute):
-        base = _resolve(expr.value, frame)
-        try:
-            return getattr(base, expr.attr, None) if base is not None else None
-        except Exception:  # hostile descriptors
-            return None
-    return None
 
 
 def _frozen(run: Run, ref: Run) -> bool:
@@ -484,6 +612,35 @@ def _same_stop(a: Failure | None, b: Failure | None) -> bool:
 
 def _failures(run: Run) -> list[Failure]:
     return run.failure.all() if run.failure else []
+
+
+def _interrupted(t: Target, run: Run) -> bool:
+    """The run's failure went through the finding's line: its last run there did not finish."""
+    return run.failure is not None and any(line in t.span for line, _ in run.failure.frames)
+
+
+def _stopped(run: Run, lead: str = ";") -> str:
+    """How the run ended, when it failed: where, and whether JAX was tracing there."""
+    f = run.failure
+    if f is None:
+        return ""
+    traced = " while JAX traced," if f.line is not None and run.rec.traced.get(f.line) else ""
+    return f"{lead} the run stopped{traced} with {f.said()}"
+
+
+def _statement_times(t: Target, run: Run, row: int | None = None) -> int:
+    """How often the finding's statement (or the one at `row`) ran (a statement over several lines
+    comes back to its first line once: that is not a second run)."""
+    rows = t.span if row is None else t.source.span(row)
+    events = _most(run.rec.lines, rows)
+    codes = {code for code, line in run.rec.code_lines if line in rows}
+    runs = sum(statement_runs(run.rec, t.source, (code, min(rows))) for code in codes)
+    return min(events, runs) if codes else events
+
+
+def _first(found: dict, lines):
+    """The value `found` holds for the first of `lines` it has one for."""
+    return next((found[line] for line in sorted(lines) if line in found), None)
 
 
 def _most(counter, lines) -> int:

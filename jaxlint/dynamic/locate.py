@@ -20,6 +20,8 @@ MUTATORS = frozenset(
     "append extend insert add update setdefault pop popitem remove discard clear sort reverse "
     "__setitem__ __delitem__ put put_nowait write".split()
 )
+# Names of calls that write output or log (`print`, `logger.info`, `wandb.log`, ...).
+OUTPUT_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 
 
 def first_line(node: ast.AST) -> int:
@@ -296,22 +298,44 @@ class Source:
             return False
         owned = _owned_names(func)
         declared = _declared_outer(func)
-        targets: list[ast.AST] = []
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        elif isinstance(stmt, ast.Delete):
-            targets = stmt.targets
-        for target in targets:
-            for t in _unpack(target):
-                if isinstance(t, ast.Name) and t.id in declared:
-                    return True
-                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in owned:
-                    return True
+        for t in _store_targets(stmt):
+            if isinstance(t, ast.Name) and t.id in declared:
+                return True
+            if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in owned:
+                return True
         for call in self.calls_at(row):
             f = call.func
             if isinstance(f, ast.Attribute) and f.attr in MUTATORS and _root(f.value) not in owned:
                 return True
         return False
+
+    def stores_at(self, row: int) -> list[tuple]:
+        """The writes the statement at `row` makes to objects outside its own values, as the objects
+        can be found once it ran: ("attribute", base, name) for `base.name = ...`; ("container",
+        base, None) for `base[...] = ...`, `del base[...]` and `base.append(...)` (a mutating
+        method); ("global", name, None) and ("nonlocal", name, None) for a name declared so."""
+        stmt = self.statement_at(row)
+        func = next((s for s in self.scopes(row) if isinstance(s, FUNCS + (ast.Lambda,))), None)
+        if stmt is None or func is None:
+            return []
+        stores = []
+        for t in _store_targets(stmt):
+            if isinstance(t, ast.Attribute):
+                stores.append(("attribute", t.value, t.attr))
+            elif isinstance(t, ast.Subscript):
+                stores.append(("container", t.value, None))
+            elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Global):
+                stores.append(("global", t.id, None))
+            elif isinstance(t, ast.Name) and t.id in _declared_outer(func, ast.Nonlocal):
+                stores.append(("nonlocal", t.id, None))
+        for call in self.calls_at(row):
+            if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
+                stores.append(("container", call.func.value, None))
+        return stores
+
+    def output_calls_at(self, row: int) -> list[ast.expr]:
+        """The callees of the statement's calls that write output or log, by name (OUTPUT_CALLS)."""
+        return [call.func for call in self.calls_at(row) if _last_name(call.func) in OUTPUT_CALLS]
 
 
 def _options_in(exprs: list[ast.AST]) -> JitOptions:
@@ -362,6 +386,17 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _store_targets(stmt: ast.stmt):
+    """What an assignment, augmented assignment or `del` statement stores to, unpacked."""
+    targets: list[ast.AST] = []
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    elif isinstance(stmt, ast.Delete):
+        targets = stmt.targets
+    for target in targets:
+        yield from _unpack(target)
+
+
 def _unpack(target: ast.AST):
     if isinstance(target, (ast.Tuple, ast.List)):
         for elt in target.elts:
@@ -382,10 +417,11 @@ def _own_body(func: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _declared_outer(func: ast.AST) -> set[str]:
+def _declared_outer(func: ast.AST, kinds=(ast.Global, ast.Nonlocal)) -> set[str]:
+    """Names the function declares `global` or `nonlocal` (or only those of `kinds`)."""
     names = set()
     for node in _own_body(func):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
+        if isinstance(node, kinds):
             names.update(node.names)
     return names
 

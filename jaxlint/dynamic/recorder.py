@@ -13,6 +13,8 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from jaxlint.dynamic.writes import Watched, Writes
+
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 NUMPY_SAMPLERS = (
@@ -36,13 +38,21 @@ KEY_READERS = {"key_data", "key_impl"}  # jax.random functions that look at a ke
 # checks their key: `fold_in` derives a new key and leaves its input as it was
 UNCHECKED_KEY_USES = {"fold_in"}
 
+# traces in which the code sees abstract values (a jit, scan or other staging trace; vmap's
+# batching): Python's `if`, `int()` or NumPy on a traced value fail there, where under
+# `jax.grad` alone the values stay concrete
+ABSTRACT_TRACES = frozenset({"DynamicJaxprTrace", "BatchTrace"})
+CACHE_MISS = re.compile(r"TRACING CACHE MISS at .*?\n(?P<reason>.*)", re.S)
+
 ACTIVE: Recorder | None = None
 ROUTE_KEYS = [False]  # route legacy jax.random.PRNGKey to typed keys, which the reuse checker tracks
+JAX_LOGGING = [0]  # > 0 while JAX's own logging runs: its output is not the program's
 
 
 @dataclass
 class _Frame:
     traced: bool
+    abstract: bool  # the trace gives the code abstract values
     session: int | None
     site: tuple | None  # (code, line) of the untraced caller that started the trace session
     line: int = 0  # the line the frame ran last
@@ -57,6 +67,7 @@ class Compile:
     site: tuple | None  # (code, line) of the innermost frame of the file on the stack
     stack: tuple  # (code, line) of every frame of the file on the stack, innermost first
     sessions: tuple  # trace sessions of the file's code that JAX traced for it
+    reason: str | None = None  # JAX's explanation of the cache miss that led to it, when it gave one
 
     def mine(self, names: set[str]) -> bool:
         """Whether it compiled the file's own code (or a function named as one of the file's)."""
@@ -70,6 +81,7 @@ class _SiteWork:
 
     sessions: list = field(default_factory=list)
     key_lines: list = field(default_factory=list)
+    reason: str | None = None
 
 
 @dataclass
@@ -90,14 +102,18 @@ class Recorder:
     count is not inflated by a lambda defined on the same line.
     """
 
-    def __init__(self, path: str, trace_clean, function_names: set[str]):
+    def __init__(self, path: str, trace_clean, function_names: set[str], watched: dict[int, Watched] | None = None):
         self.path = path
         self._clean = trace_clean
+        self._abstract = getattr(trace_clean, "abstract", None)
         self.names = function_names  # names JAX reports for the file's functions when it traces them
         self.lines: Counter = Counter()
         self.code_lines: Counter = Counter()  # (code, line) -> executions
         self.back: Counter = Counter()  # (code, line, from_line) -> jumps back to line from a later one
         self.traced: Counter = Counter()
+        # lines run where the trace gave them abstract values; None where this JAX does not tell
+        self.abstract: Counter | None = Counter() if self._abstract is not None else None
+        self.writes = Writes(watched or {}, trace_clean)
         self.sessions: dict[int, set] = defaultdict(set)
         self.session_site: dict[int, tuple | None] = {}
         # "staged" counts output that showed a jit tracer instead of a value
@@ -133,7 +149,13 @@ class Recorder:
         sys.settrace(None)
         threading.settrace(None)
         ACTIVE = None
+        self.settle()
         self._frames.clear()
+
+    def settle(self) -> None:
+        """Look at what the watched statements left behind, where no trace is in progress."""
+        if self.writes.pending and self._clean(None):
+            self.writes.settle()
 
     # -- settrace callbacks ------------------------------------------------------------------
 
@@ -156,6 +178,7 @@ class Recorder:
             return None
         caller = self._user_caller(frame)
         traced = not self._clean(frame)
+        abstract = traced and self._abstract is not None and self._abstract()
         session = site = None
         if traced:
             up = self._frames.get(id(caller)) if caller is not None else None
@@ -168,7 +191,7 @@ class Recorder:
                 self.session_site[session] = site
                 self.session_root[session] = (frame.f_code.co_name, frame.f_code.co_firstlineno)
                 self._open.setdefault(site, _SiteWork()).sessions.append(session)
-        self._frames[id(frame)] = _Frame(traced, session, site)
+        self._frames[id(frame)] = _Frame(traced, abstract, session, site)
         return self._on_event
 
     def _on_event(self, frame, event, arg):
@@ -180,13 +203,29 @@ class Recorder:
             if info is not None:
                 if info.line > line:
                     self.back[(frame.f_code, line, info.line)] += 1
+                self._left(frame, info, line)
                 info.line = line
                 if info.traced:
                     self.traced[line] += 1
                     self.sessions[line].add(info.session)
+                    if info.abstract:
+                        self.abstract[line] += 1
+                elif self.writes.pending:
+                    self.settle()
         elif event == "return":
-            self._frames.pop(id(frame), None)
+            info = self._frames.pop(id(frame), None)
+            if info is not None:
+                self._left(frame, info, None)
+                if not info.traced and self.writes.pending:
+                    self.settle()
         return self._on_event
+
+    def _left(self, frame, info: _Frame, line: int | None) -> None:
+        """The frame moves on to `line` (None: it returns): a watched statement it ran while JAX
+        traced is done."""
+        watched = self.writes.watched.get(info.line)
+        if watched is not None and info.traced and line not in watched.lines:
+            self.writes.ran(frame, info.line)
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -204,7 +243,7 @@ class Recorder:
 
     def note_effect(self, kind: str, staged: bool = False) -> None:
         """A Python side effect (output, logging, stateful RNG) happened; credit traced lines on the stack."""
-        if self._clean(None):
+        if JAX_LOGGING[0] or self._clean(None):
             return
         for frame in self._user_frames():
             info = self._frames.get(id(frame))
@@ -259,6 +298,12 @@ class Recorder:
         site = self._site()
         self._traced[site] = self._open.pop(site, None) or _SiteWork()
         self._trace_names[site] = fun_name
+        self.settle()
+
+    def note_miss(self, reason: str) -> None:
+        """JAX explained a cache miss of a jit-compiled function called outside any trace (as it
+        finishes tracing it again): the reason of the trace, and of the compilation that follows."""
+        self._open.setdefault(self._site(), _SiteWork()).reason = reason
 
     def note_key_check(self) -> None:
         """JAX's key-reuse checker checked a jaxpr without error: outside any trace, the jaxpr of
@@ -278,11 +323,13 @@ class Recorder:
         if name is None and work.sessions:  # JAX versions that do not name the function
             name = self.session_root[work.sessions[0]][0]
         stack = tuple((f.f_code, f.f_lineno) for f in frames)
-        self.compiled.append(Compile(name, site, stack, tuple(work.sessions)))
+        self.compiled.append(Compile(name, site, stack, tuple(work.sessions), work.reason))
 
 
 class _Sink(io.TextIOBase):
     """Stands in for sys.stdout/stderr: notes writes made while tracing, keeps nothing."""
+
+    noted = True  # what is written here is noted (writes.py asks)
 
     def __init__(self, fd: int):
         self._fd = fd
@@ -339,9 +386,44 @@ def _noting(kind: str, fn, tracer_type=None, text: bool = False):
     return wrapper
 
 
+def _logging(fn, tracer_type):
+    """`_noting` for a `logging.Logger` method, but not for JAX's own loggers: what JAX logs (its
+    cache-miss explanations among it), and what handlers write for it, is not the program's output."""
+    noting = _noting("io", fn, tracer_type)
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if self.name != "jax" and not self.name.startswith("jax."):
+            return noting(self, *args, **kwargs)
+        JAX_LOGGING[0] += 1
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            JAX_LOGGING[0] -= 1
+
+    return wrapper
+
+
+class _CacheMisses(logging.Handler):
+    """Hands JAX's explanations of its jit cache misses (`jax_explain_cache_misses`) to ACTIVE."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            m = CACHE_MISS.match(record.getMessage())
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted
+            return
+        if m and ACTIVE is not None:
+            ACTIVE.note_miss(m.group("reason").strip())
+
+
 def trace_clean_function():
     """A callable(frame) telling whether no JAX trace is in progress; its `exact` attribute says
-    whether it knows (without a frame, the fallback answers True)."""
+    whether it knows (without a frame, the fallback answers True), its `abstract` attribute is a
+    callable() telling whether the trace in progress gives the code abstract values (None where
+    this JAX does not say)."""
     import jax
 
     try:
@@ -355,13 +437,34 @@ def trace_clean_function():
             return not any(isinstance(v, tracer) for v in frame.f_locals.values())
 
         clean.exact = False
+        clean.abstract = None
         return clean
 
     def exact(frame):
         return trace_state_clean()
 
     exact.exact = True
+    exact.abstract = _abstract_function()
     return exact
+
+
+def _abstract_function():
+    """A callable() telling whether one of the traces in progress is one of ABSTRACT_TRACES (JAX's
+    current trace and the traces it was started in); None where this JAX keeps no such chain."""
+    try:
+        from jax._src.core import trace_ctx
+    except ImportError:
+        return None
+
+    def abstract() -> bool:
+        trace = trace_ctx.trace
+        while trace is not None:
+            if type(trace).__name__ in ABSTRACT_TRACES:
+                return True
+            trace = getattr(trace, "parent_trace", None)
+        return False
+
+    return abstract
 
 
 def _watch_key_checks() -> None:
@@ -430,7 +533,12 @@ def install_hooks(sink_output: bool = True) -> None:
     else:
         builtins.print = _noting("io", builtins.print, jax.core.Tracer, text=True)
     for name in LOG_METHODS:
-        setattr(logging.Logger, name, _noting("io", getattr(logging.Logger, name), jax.core.Tracer))
+        setattr(logging.Logger, name, _logging(getattr(logging.Logger, name), jax.core.Tracer))
+    jax.config.update("jax_explain_cache_misses", True)
+    logger = logging.getLogger("jax")
+    logger.addHandler(_CacheMisses())
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
     for name in NUMPY_SAMPLERS:
         if callable(getattr(np.random, name, None)):
             setattr(np.random, name, _noting("rng", getattr(np.random, name)))

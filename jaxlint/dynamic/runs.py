@@ -182,6 +182,7 @@ class Executor:
         self.deadline = deadline
         self.clean = rec_mod.trace_clean_function()
         self.names = source.function_names()
+        self.watched: dict = {}  # statements whose writes and output are observed (writes.watch)
         self.modules: dict[bool, object] = {}
         self.import_runs: dict[bool, Run] = {}
         self._probes: dict[tuple, Run] = {}
@@ -192,7 +193,7 @@ class Executor:
         return [*self.import_runs.values(), *self._probes.values(), *self._entries.values()]
 
     def recorder(self) -> rec_mod.Recorder:
-        return rec_mod.Recorder(self.path, self.clean, self.names)
+        return rec_mod.Recorder(self.path, self.clean, self.names, self.watched)
 
     def time_left(self) -> float:
         return self.deadline - time.monotonic()

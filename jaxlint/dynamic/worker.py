@@ -22,6 +22,7 @@ from jaxlint.dynamic.judge import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Targe
 from jaxlint.dynamic.locate import Source
 from jaxlint.dynamic.recorder import Recorder
 from jaxlint.dynamic.runs import Run, capture
+from jaxlint.dynamic.writes import watch
 
 MAX_PROBED_ENTRIES = 4
 MARGIN = 1.0  # seconds kept back for writing the result before the runner's own time limit
@@ -105,14 +106,8 @@ class Worker:
         source = Source.parse(self.path)
         self.ex = Executor(self.path, source, request.get("settings") or {}, request["root"], deadline,
                            results.backend, request["timeout"])
-        self.cases = [
-            Case(f["index"], Target(
-                code=f["code"], row=f["row"], span=source.span(f["row"], f.get("end_row")),
-                declared=source.declared_codes(source.span(f["row"], f.get("end_row"))),
-                writes_state=source.writes_outer_state(f["row"]), source=source,
-            ), f.get("via"))
-            for f in request["findings"]
-        ]
+        self.cases = [Case(f["index"], Target.of(source, f), f.get("via")) for f in request["findings"]]
+        self.ex.watched = watch(source, [c.target.row for c in self.cases if c.target.category == 4])
 
     def run(self) -> None:
         self.decide_here()
@@ -156,10 +151,7 @@ class Worker:
             for f in wanted[path]:
                 if str(f["index"]) in self.results.verdicts:
                     continue
-                span = source.span(f["row"], f.get("end_row"))
-                target = Target(code=f["code"], row=f["row"], span=span, declared=source.declared_codes(span),
-                                writes_state=source.writes_outer_state(f["row"]), source=source)
-                verdict = judge(target, there)
+                verdict = judge(Target.of(source, f), there)
                 if verdict.status == CONFIRMED:
                     self.results.set(f["index"], verdict, final=True, elsewhere=True)
         self.results.write()

@@ -10,5 +10,5 @@ os.write(1, b"y" * (10 * 1024 * 1024))
 
 @jax.jit
 def f(x):
-    print("tracing", x)  # expect: JAX402 confirmed jit tracer
+    print("tracing", x)  # expect: JAX404 confirmed jit tracer
     return x + 1

@@ -35,6 +35,6 @@ write_everywhere(records())
 @jax.jit
 def f(x):
     write_everywhere(records())
-    print("tracing", x)  # expect: JAX402 confirmed
+    print("tracing", x)  # expect: JAX404 confirmed
     y = x + 1  # expect: JAX101 not-reproduced
     return y

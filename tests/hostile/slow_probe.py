@@ -11,7 +11,7 @@ def wait_until_small(x):
 
 @jax.jit
 def step(x):
-    print("tracing step")  # expect: JAX402 confirmed
+    print("tracing step")  # expect: JAX404 confirmed
     return x + 1
 
 

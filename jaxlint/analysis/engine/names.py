@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Callable, Iterator, Union
 
 from jaxlint.analysis.engine.reachability import dead_nodes
-from jaxlint.analysis.engine.walk import _AST, _FIELDS, node_fields, nodes_of_classes
+from jaxlint.analysis.engine.walk import _AST, _FIELDS, node_fields, nodes_of_classes, walk
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -83,6 +83,10 @@ class Names:
         self.parent_function: dict[int, FunctionNode | None] = {}
         self.parent_class: dict[int, ast.ClassDef] = {}  # id(method) -> class
         self.call_targets: dict[int, str] = {}  # id(call) -> name in `name = call(...)`
+        # Every name and attribute name the module's expressions spell, and each part of each
+        # module name its imports spell: the words a search of the code for a name can find,
+        # comments and strings left out.
+        self.words: set[str] = set()
         self._resolved: dict[tuple[int, int], str | None] = {}  # qualname's answers, asked again and again
         self._resolved_here: dict[int, str | None] = {}  # ... and those asked without a scope
         self._names: dict[tuple[str, int, int], str | None] = {}  # (name, id(scope), depth) -> what it names
@@ -103,6 +107,7 @@ class Names:
         stack: list = list(reversed(tree.body))
         read_scope = self.read_scope
         calls = self.calls
+        spelled = self.words.add
         fields_of = _FIELDS
         Name, Attribute, Constant, Call, Load = ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Load
         Subscript, BinOp, Compare, Tuple, Expr = ast.Subscript, ast.BinOp, ast.Compare, ast.Tuple, ast.Expr
@@ -111,12 +116,14 @@ class Names:
             node = pop()
             cls = node.__class__
             if cls is Name:
+                spelled(node.id)
                 if node.ctx.__class__ is Load:
                     read_scope[id(node)] = scope
                 else:
                     _bind_other(scope, node.id)
                 continue
             if cls is Attribute:
+                spelled(node.attr)
                 push(node.value)
                 continue
             if cls is Constant:
@@ -171,6 +178,7 @@ class Names:
         self.functions.append(node)
         self.parent_function[id(node)] = function
         if not isinstance(node, ast.Lambda):
+            self._type_parameters(node)
             scope.defs[node.name] = node
             stack.extend(node.decorator_list)
             if node.returns:
@@ -194,6 +202,7 @@ class Names:
 
     def _class(self, node: ast.ClassDef, scope: Scope, function, stack) -> tuple[Scope, FunctionNode | None]:
         scope.defs[node.name] = node
+        self._type_parameters(node)
         self.classes.append(node)
         inner = Scope(node, scope, "class")
         self.scopes[id(node)] = inner
@@ -207,8 +216,18 @@ class Names:
         stack.extend(reversed(node.body))
         return inner, function
 
+    def _type_parameters(self, node: ast.AST) -> None:
+        """The words of a def's or class's type parameters (Python 3.12), which name no binding here."""
+        for parameter in getattr(node, "type_params", ()):
+            for part in walk(parameter):
+                if isinstance(part, ast.Name):
+                    self.words.add(part.id)
+                elif isinstance(part, ast.Attribute):
+                    self.words.add(part.attr)
+
     def _import(self, node: ast.Import, scope: Scope, function, stack) -> None:
         for alias in node.names:
+            self._imported_words(alias)
             if alias.asname:
                 scope.imports[alias.asname] = self._canonical(alias.name)
             else:
@@ -216,6 +235,10 @@ class Names:
                 scope.imports[top] = top
 
     def _import_from(self, node: ast.ImportFrom, scope: Scope, function, stack) -> None:
+        if node.module:
+            self.words.update(node.module.split("."))
+        for alias in node.names:
+            self._imported_words(alias)
         base = self._imported_module(node)
         if base:
             for alias in node.names:
@@ -225,12 +248,19 @@ class Names:
             for alias in node.names:
                 _bind_other(scope, alias.asname or alias.name)
 
+    def _imported_words(self, alias: ast.alias) -> None:
+        if alias.name != "*":
+            self.words.update(alias.name.split("."))
+        if alias.asname:
+            self.words.add(alias.asname)
+
     def _assign(self, node: ast.Assign, scope: Scope, function, stack) -> None:
         if isinstance(node.value, ast.Call) and len(node.targets) == 1:
             if isinstance(node.targets[0], ast.Name):
                 self.call_targets[id(node.value)] = node.targets[0].id
         for target in node.targets:
             if isinstance(target, ast.Name):
+                self.words.add(target.id)
                 scope.assigned.setdefault(target.id, []).append(node.value)
             else:
                 stack.append(target)

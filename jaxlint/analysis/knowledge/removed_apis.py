@@ -521,8 +521,9 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         how="drop it: JAX no longer has dynamic shapes",
     ),
     RemovedApi(
-        "jax.core.valid_jaxtype", (0, 10, 0), None,
-        "jax/core.py at jax-v0.10.0: 'jax.core.valid_jaxtype is deprecated. Use jax.extend.core.valid_jaxtype'",
+        "jax.core.valid_jaxtype", (0, 10, 0), (0, 11, 0),
+        "jax/core.py at jax-v0.10.0: 'jax.core.valid_jaxtype is deprecated. Use jax.extend.core.valid_jaxtype'; "
+        "at jax-v0.11.0: 'jax.core.valid_jaxtype was deprecated in JAX v0.10.0 and removed in JAX v0.11.0'",
         (Replacement("jax.extend.core.valid_jaxtype", (0, 10, 0), "jax/extend/core/__init__.py at jax-v0.10.0"),),
     ),
     RemovedApi(

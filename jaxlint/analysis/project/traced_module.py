@@ -28,6 +28,7 @@ from jaxlint.analysis.tracing.tracing import discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source
+from jaxlint.timings import timed
 
 
 class TracedModule:
@@ -67,10 +68,12 @@ class TracedModule:
         self._body_kinds: dict[int, dict[type, list[ast.AST]]] = {}
 
     @cached_property
+    @timed("names")
     def names(self) -> Names:
         return Names(self.tree, self.project.package if self.project is not None else None, SPELLING)
 
     @cached_property
+    @timed("tracing")
     def discovery(self) -> Discovery:
         return discover(self.names)
 
@@ -80,6 +83,7 @@ class TracedModule:
         return self.discovery.roots
 
     @cached_property
+    @timed("values")
     def analysis(self) -> ValueAnalysis:
         link = self.project
         analysis = ValueAnalysis(
@@ -247,10 +251,12 @@ class TracedModule:
         return self._call_sites.loops_around(call)
 
     @cached_property
+    @timed("call sites")
     def _call_sites(self) -> CallSites:
         return CallSites(self.names, self.discovery)
 
     @cached_property
+    @timed("loop variance")
     def loops(self) -> LoopFacts:
         """Which values change from one iteration of a Python loop to the next (see `loop_variance.py`)."""
         return LoopFacts(self.tree)
