@@ -134,6 +134,7 @@ class KeyFlow:
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
+        self.stores: dict[int, dict[str, list[tuple[int, int]]]] = {}  # id(function) -> where it binds each name
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._flax_paths: dict[int, frozenset[str] | None] = {}  # id(`init` call) -> `flax_paths`
         self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`

@@ -118,7 +118,10 @@ class KeyReuse(KeyFlowRule):
           returns as a fresh key, so the one bug is reported once.
         - A function nested in this one that reads its keys, handed to code jaxlint cannot see
           (`actor.apply_gradient(loss_fn)`), is taken to be called there: it consumes those keys
-          as its own analysis finds, as a key handed over directly would be.
+          as its own analysis finds, as a key handed over directly would be. Such a function reads
+          a key when it runs, though, which may be later (a solver's term, kept and run after): a
+          name the function around binds again after the hand-off may then hold another key, so
+          that key is not counted as consumed there.
         - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
           call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
           `Trainer(k1, ...)` gives `k1` to two consumers.
