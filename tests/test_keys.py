@@ -182,6 +182,23 @@ CASES = [
         def run():
             return sample(Solver(), jax.random.key(0), jnp.zeros(2))
         """, False),
+    Case("a Haiku state name held in a parameter named key", """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+        def cached(x):
+            def update_cache(key, value):
+                cache = hk.get_state(key, shape=value.shape, dtype=value.dtype, init=jnp.zeros)
+                hk.set_state(key, cache + value)
+                return cache + value
+            return update_cache("k", x) + update_cache("v", x)
+
+        def run():
+            model = hk.transform_with_state(cached)
+            params, state = model.init(jax.random.key(0), jnp.ones(2))
+            return model.apply(params, state, None, jnp.ones(2))
+        """, False),
     Case("a step splits only when a flag asks, then returns the key it drew from", """
         import jax
 

@@ -136,7 +136,9 @@ class KeyReuse(KeyFlowRule):
 
         **What does not consume a key.** Looking at a key consumes nothing, as in JAX's own
         checker: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
-        `jax.debug.print`, comparisons and returning it are fine. Nor does placing or reshaping
+        `jax.debug.print`, comparisons and returning it are fine, and so is a name handed to an
+        API that takes a name (`hk.get_state(key, ...)`, `hk.set_state(key, v)`: a Haiku state's
+        name, whatever the variable is called). Nor does placing or reshaping
         it: `jax.device_put(key)`, `jnp.asarray(key)`, `jnp.stack(keys)`, `keys.reshape(n, -1)`
         hand back the same keys, and a use of the copy is a use of the key.
 
