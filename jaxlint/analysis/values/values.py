@@ -69,6 +69,8 @@ _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain in
 # A JAX array eager code computed (`t = jnp.asarray(t)`) that traced code closes over: a Python
 # constant to the trace, until an operation in staged code makes a tracer of it.
 _CONCRETE_ARRAY = Value(Trace.STATIC, array=True, not_none=True)
+_NO_KEY = object()  # a dict key that is not a constant string or int
+_DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__"})
 # Qualified names that are no class of the project: JAX's and the frameworks', Python's, NumPy's.
 _LIBRARIES = tuple(f"{package}." for package in (*jax_api.MODELLED_PACKAGES, "builtins", "numpy", "math"))
 
@@ -402,8 +404,18 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         elif isinstance(target, ast.Attribute):
             self.eval(target.value, env)
         elif isinstance(target, ast.Subscript):
-            self.eval(target.value, env)
+            base = self.eval(target.value, env)
             self.eval(target.slice, env)
+            if base.entries is not None and isinstance(target.value, ast.Name):
+                # a store into a dict built here: what the key holds from now on
+                key = target.slice.value if isinstance(target.slice, ast.Constant) else _NO_KEY
+                if key.__class__ in (str, int):
+                    entries = dict(base.entries)
+                    entries[key] = value
+                    stored = Value(join(base, value).trace, not_none=True, entries=tuple(entries.items()))
+                else:
+                    stored = strip(join(base, value))
+                env.vars[target.value.id] = stored
 
     # ---- expressions -------------------------------------------------------------------
     def eval(self, node: ast.AST, env: Env) -> Value:
@@ -476,7 +488,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             for k in node.keys:
                 if k is not None:
                     self.eval(k, env)
-            return strip(join_all(self.eval(v, env) for v in node.values))
+            values = [self.eval(v, env) for v in node.values]
+            keys = [k.value if isinstance(k, ast.Constant) and k.value.__class__ in (str, int) else _NO_KEY
+                    for k in node.keys]
+            if _NO_KEY in keys or len(set(keys)) != len(keys):
+                return strip(join_all(values))
+            return Value(join_all(values).trace, not_none=True, entries=tuple(zip(keys, values)))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             inner = self._comprehension(node.generators, env)
             element = self.eval(node.elt, inner)
@@ -634,6 +651,13 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             if k.arg is None:
                 self.eval(k.value, env)
         receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
+        if (
+            receiver_value is not None and receiver_value.entries is not None and isinstance(node.func.value, ast.Name)
+            and node.func.attr not in _DICT_READS
+        ):
+            # a method that may change a dict built here (`update`, `pop`, `setdefault`): what it
+            # holds is no longer known key by key
+            env.vars[node.func.value.id] = strip(join_all([receiver_value, *args, *kwargs.values()]))
         copy = copied(node, callee, args, kwargs, receiver_value)
         if copy is not None:
             return copy
