@@ -106,7 +106,7 @@ FIXTURES = {
 
 
         def noisy(key, x):
-            a = jax.random.normal(key, x.shape)  # expect: JAX201 not-reproduced
+            a = jax.random.normal(key, x.shape)  # expect: JAX201 inconclusive first
             b = jax.random.uniform(key, x.shape)  # expect: JAX201 confirmed KeyReuseError
             return x + a + b
 

@@ -175,6 +175,19 @@ KEYS = '''
         sub, _ = jax.random.split(key)
         other = jax.random.fold_in(key, 1)  # expect: JAX202 inconclusive jax.random.fold_in
         return x + jax.random.normal(sub, x.shape) + jax.random.normal(other, x.shape)
+
+
+    class Schedule:
+        def __init__(self, key):
+            self.key = key
+
+        def advance(self):
+            self.key, sub = jax.random.split(self.key)
+            return sub
+
+
+    def noise_from(schedule: Schedule, x):
+        return x + jax.random.normal(schedule.key, x.shape)  # expect: JAX203 inconclusive first used
 '''
 
 KEY_TESTS = '''
@@ -204,6 +217,12 @@ KEY_TESTS = '''
 
     def test_fold_in():
         lib.fold_after_split(jax.random.key(0), X)
+
+
+    def test_a_stream_drawn_from_and_left_in_place():
+        schedule = lib.Schedule(jax.random.key(0))
+        lib.noise_from(schedule, X)
+        schedule.advance()  # JAX's checker raises here, at the key's second use
 '''
 
 

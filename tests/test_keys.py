@@ -129,6 +129,76 @@ CASES = [
                 rng, grads = update(Model(), rng)
             return grads
         """, True),
+    Case("a function kept by code not seen draws from a key already drawn from", """
+        import jax
+        import jax.numpy as jnp
+
+        class Solver:
+            def __init__(self):
+                self.terms = []
+
+            def add(self, term):
+                self.terms.append(term)
+
+            def run(self, y):
+                for term in self.terms:
+                    y = term(y)
+                return y
+
+        def sample(solver, key, x):
+            key, sub = jax.random.split(key)
+            drift = lambda y: y + jax.random.normal(key, y.shape)  # JAX201
+            noise = jax.random.normal(key, x.shape)
+            solver.add(drift)
+            return solver.run(x + noise)
+
+        def run():
+            return sample(Solver(), jax.random.key(0), jnp.zeros(2))
+        """, True),
+    Case("a function kept by code not seen reads the key its maker binds after handing it on", """
+        import jax
+        import jax.numpy as jnp
+
+        class Solver:
+            def __init__(self):
+                self.terms = []
+
+            def add(self, term):
+                self.terms.append(term)
+
+            def run(self, y):
+                for term in self.terms:
+                    y = term(y)
+                return y
+
+        def sample(solver, key, x):
+            key, sub = jax.random.split(key)
+            drift = lambda y: y + jax.random.normal(key, y.shape)
+            noise = jax.random.normal(key, x.shape)
+            solver.add(drift)
+            key, sub = jax.random.split(sub)  # what `drift` reads when the solver runs it
+            return solver.run(x + noise)
+
+        def run():
+            return sample(Solver(), jax.random.key(0), jnp.zeros(2))
+        """, False),
+    Case("a Haiku state name held in a parameter named key", """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+        def cached(x):
+            def update_cache(key, value):
+                cache = hk.get_state(key, shape=value.shape, dtype=value.dtype, init=jnp.zeros)
+                hk.set_state(key, cache + value)
+                return cache + value
+            return update_cache("k", x) + update_cache("v", x)
+
+        def run():
+            model = hk.transform_with_state(cached)
+            params, state = model.init(jax.random.key(0), jnp.ones(2))
+            return model.apply(params, state, None, jnp.ones(2))
+        """, False),
     Case("a step splits only when a flag asks, then returns the key it drew from", """
         import jax
 

@@ -12,9 +12,9 @@ import warnings
 
 import pytest
 
-from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX, REMOVED_APIS
+from jaxlint.analysis.knowledge.removed_apis import CONSTANTS, LOADED_WITH_JAX, NEWEST_KNOWN, REMOVED_APIS, RemovedApi, Replacement
 from jaxlint.fixes import apply_fixes, parses
-from jaxlint.jax_versions import declared_jax_version, lower_bound, parse_version
+from jaxlint.jax_versions import declared_jax_version, lower_bound, parse_version, show
 from jaxlint.linter import lint_source
 
 UPGRADE = {"JAX601", "JAX602", "JAX603"}
@@ -125,19 +125,74 @@ def _resolve(name: str):
     raise ImportError(name)
 
 
-def test_installed_jax_agrees_with_the_table():
-    jax = pytest.importorskip("jax")
-    installed = jax.__version_info__
-    for api in REMOVED_APIS:
-        if api.removed is not None and api.removed <= installed:
-            with pytest.raises((ImportError, AttributeError)):
-                _resolve(api.name)
-        elif api.deprecated is not None and api.deprecated <= installed:
-            with pytest.raises(DeprecationWarning):
-                _resolve(api.name)
+def _state(name: str) -> str:
+    """"removed", "deprecated" or "present": what the installed JAX does with the name."""
+    try:
+        _resolve(name)
+    except DeprecationWarning:
+        return "deprecated"
+    except (ImportError, AttributeError):
+        return "removed"
+    return "present"
+
+
+def _expected(api: RemovedApi, version: tuple) -> str:
+    if api.removed is not None and api.removed <= version:
+        return "removed"
+    return "deprecated" if api.deprecated is not None and api.deprecated <= version else "present"
+
+
+def _drift(rows, installed: tuple, newest_known: tuple) -> tuple[list[str], list[str]]:
+    """What the installed JAX contradicts in `rows` (failures) and, for a JAX newer than the table
+    knows, what it changed since (news). On a JAX the table knows, every row must agree exactly.
+    On a newer one, what the table says is removed stays removed and every replacement resolves;
+    a name it newly deprecates or removes, or a replacement it deprecates, is news, not an error."""
+    newer = installed > newest_known
+    failures, news = [], []
+    for api in rows:
+        expected, state = _expected(api, installed), _state(api.name)
+        if state != expected:
+            (news if newer and expected != "removed" else failures).append(f"{api.name}: {expected} in the table, {state} in JAX")
         for replacement in api.replacements:
             if replacement.name not in CONSTANTS and replacement.since <= installed:
-                assert _resolve(replacement.name) is not None, replacement.name
+                replaced = _state(replacement.name)
+                if replaced != "present":
+                    (news if newer and replaced == "deprecated" else failures).append(f"{replacement.name} (replacing {api.name}): {replaced}")
+    return failures, news
+
+
+def test_installed_jax_agrees_with_the_table():
+    jax = pytest.importorskip("jax")
+    failures, news = _drift(REMOVED_APIS, jax.__version_info__, NEWEST_KNOWN)
+    assert not failures
+    if news:
+        warnings.warn(f"the table knows JAX {show(NEWEST_KNOWN)}; JAX {jax.__version__} also changed: {'; '.join(news)}")
+
+
+# A row that is wrong on every JAX: jax.jit has never been deprecated, jax.numpy.prod never removed.
+_WRONG_DEPRECATION = RemovedApi("jax.jit", (0, 4, 1), None, "a wrong row", how="-")
+_WRONG_REMOVAL = RemovedApi("jax.numpy.prod", None, (0, 4, 1), "a wrong row", how="-")
+_MISSING_REPLACEMENT = RemovedApi(
+    "jax.numpy.product", (0, 4, 12), (0, 4, 16), "-", (Replacement("jax.numpy.no_such_name", (0, 1, 0), "-"),),
+)
+
+
+def test_drift_fails_on_a_wrong_row_for_a_jax_the_table_knows():
+    jax = pytest.importorskip("jax")
+    installed = jax.__version_info__
+    for row in (_WRONG_DEPRECATION, _WRONG_REMOVAL, _MISSING_REPLACEMENT):
+        failures, news = _drift([row], installed, installed)
+        assert len(failures) == 1 and not news, row.name
+
+
+def test_drift_on_a_newer_jax_reports_its_changes_and_keeps_what_the_table_says_removed():
+    jax = pytest.importorskip("jax")
+    older = (0, 4, 0)  # a table that knows only an older JAX than the one installed
+    failures, news = _drift([_WRONG_DEPRECATION], jax.__version_info__, older)
+    assert not failures and news == ["jax.jit: deprecated in the table, present in JAX"]
+    for row in (_WRONG_REMOVAL, _MISSING_REPLACEMENT):
+        failures, news = _drift([row], jax.__version_info__, older)
+        assert len(failures) == 1 and not news, row.name
 
 
 def test_import_jax_loads_the_modules_fixes_reach_through_it():

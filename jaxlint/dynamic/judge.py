@@ -3,7 +3,8 @@
 `confirmed` needs JAX misbehaving there for that reason; `not-reproduced` needs the line to have
 run where the bug would show, with a check that could have seen it go wrong, and nothing going
 wrong: a tracing bug (JAX1xx) under a trace that gives the line abstract values; a key reuse
-(JAX201/202/203/206) with every key the line used checked by JAX's key-reuse checker; a
+(JAX201/202/203/206) with every key the line used checked by JAX's key-reuse checker and none
+of them the first use of a key reported reused elsewhere (JAX raises at the second use); a
 recompilation (JAX303, JAX5xx) over enough calls of the program's own run; a purity bug only
 where its effect is one a run shows (PURITY_EFFECTS). Anything else is `inconclusive`, saying why.
 """
@@ -149,6 +150,11 @@ def _key_checker_saw(t: Target, run: Run) -> Verdict | None:
         return _say(INCONCLUSIVE, run, f"line {t.row} used its keys while JAX traced, in a trace JAX's key-reuse "
                                        f"checker never checked (it checks a jit trace once the trace is done)"
                                        f"{_stopped(run)}")
+    f = run.failure
+    if f is not None and "KeyReuseError" in f.classes and _maybe_first_use(f, t):
+        return _say(INCONCLUSIVE, run, f"line {t.row} used keys {_times(typed)}, and JAX's key-reuse checker then "
+                                       f"raised KeyReuseError {f.where()}: {f.message}; it names the second use "
+                                       f"of a key this line may have consumed first")
     routed = " (jax.random.PRNGKey made typed keys, which it tracks)" if run.rec.routing else ""
     return _say(NOT_REPRODUCED, run, f"line {t.row} used keys {_times(typed)} with JAX's key-reuse checker "
                                      f"on{routed} and no key was reused there")
@@ -482,6 +488,13 @@ def _key_reuse_lines(f: Failure) -> set[int]:
                 break
             lines.add(line)
     return lines
+
+
+def _maybe_first_use(f: Failure, t: Target) -> bool:
+    """Whether the finding's line may be where the key a KeyReuseError reports was first used: JAX
+    names that place in a chained exception; without one, any line may be."""
+    first = [cause for cause in f.chain if "first used" in cause.text]
+    return not first or any(line in t.span for cause in first for line, _ in cause.frames)
 
 
 def key_ids(frame) -> set[int]:

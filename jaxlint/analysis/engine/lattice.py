@@ -54,6 +54,9 @@ class Value:
     # An instance of a plain class of the module that the traced code itself constructs: it
     # lives and dies within the trace, so what its methods store on it stays there.
     made_here: bool = False
+    # A dict built here from a literal whose keys are constants: each key and what it holds
+    # (`{"w": x, "n": 3}["n"]` is the Python int, whatever the other entries are).
+    entries: tuple[tuple[object, "Value"], ...] | None = None
 
     def __eq__(self, other: object) -> bool:
         # Every field, stopping at the first that differs (the generated method builds two tuples).
@@ -66,7 +69,7 @@ class Value:
             and self.known == other.known and self.not_none == other.not_none and self.fields == other.fields
             and self.ref == other.ref and self.items == other.items and self.element == other.element
             and self.function == other.function and self.record == other.record
-            and self.made_here == other.made_here
+            and self.made_here == other.made_here and self.entries == other.entries
         )
 
     def but(self, **changes) -> "Value":
@@ -206,7 +209,15 @@ def join(a: Value, b: Value) -> Value:
         not_none=not known and _not_none(a) and _not_none(b),
         record=record,
         made_here=a.made_here and b.made_here,
+        entries=_join_entries(a.entries, b.entries),
     )
+
+
+def _join_entries(a, b):
+    """Key by key for two dicts with the same keys; nothing is known of two dicts' keys else."""
+    if a is None or b is None or [k for k, _ in a] != [k for k, _ in b]:
+        return None
+    return tuple((k, join(x, y)) for (k, x), (_, y) in zip(a, b))
 
 
 def _join_records(a: Optional[Record], b: Optional[Record]) -> Optional[Record]:

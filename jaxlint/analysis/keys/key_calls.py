@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.engine.walk import attribute_path
+from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
@@ -218,15 +218,27 @@ class CallTransfer:
     def _closure_uses(self, node: ast.Call, callee, state: KeyState, inside: bool = False) -> None:
         """The keys of this function that the nested `callee` consumes, consumed by the call: named
         at the call, or (`inside`: the function is handed to code that calls it elsewhere) where the
-        function consumes them."""
+        function consumes them. A handed function reads a key of this one when it runs, which may be
+        after the hand-off: a name this function binds again later may then hold another key, so
+        which one it reads is not known."""
         name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
         summary = self.flow.summary(callee)
         for key, level in summary.free.items():
             ref = state.env.get(key)
+            if inside and self._bound_after(key, node):
+                continue
             if level != NONE and ref is not None:
                 at = summary.free_uses.get(key, node) if inside else node
                 where = ast.copy_location(ast.Name(key, ast.Load()), at)
                 self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
+
+    def _bound_after(self, name: str, node: ast.AST) -> bool:
+        """Whether this function binds `name` in a statement that starts after `node` ends."""
+        stores = self.flow.stores.get(id(self.fn))
+        if stores is None:
+            stores = self.flow.stores[id(self.fn)] = _bindings(self.fn)
+        end = (node.end_lineno, node.end_col_offset)
+        return any(at > end for at in stores.get(name, ()))
 
     def _args(self, node: ast.Call, state: KeyState) -> list[tuple[ast.AST, Ref]]:
         """Evaluate a call's arguments; the key values passed directly (or in a literal container)."""
@@ -586,3 +598,12 @@ def _signature(call: ast.Call) -> tuple:
 def _flax_only(mark: Mark) -> bool:
     """Whether the key's first consumer on these paths is a Flax run (`flax_runs`)."""
     return mark.first is not None and mark.first.kind == "flax"
+
+
+def _bindings(fn: ast.AST) -> dict[str, list[tuple[int, int]]]:
+    """Where a function (not the functions nested in it) binds each name."""
+    stores: dict[str, list[tuple[int, int]]] = {}
+    for node in own_nodes(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else nodes_run_with([fn]):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores.setdefault(node.id, []).append((node.lineno, node.col_offset))
+    return stores

@@ -50,6 +50,8 @@ READING_CALLS = frozenset({
     "jax.core.get_aval", "jax.ShapeDtypeStruct", "jax.lax.stop_gradient",
     "jax.block_until_ready", "jax.tree_util.tree_structure", "jax.tree_util.tree_leaves",
     "jax.tree_util.tree_flatten", "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path",
+    # Haiku's state and parameters, looked up by name (`hk.set_state(key, value)`: a name)
+    "haiku.get_state", "haiku.set_state", "haiku.get_parameter",
 })
 READING_PREFIXES = (
     "jax.debug.", "jax.numpy.", "numpy.", "logging.", "absl.logging.", "chex.assert",

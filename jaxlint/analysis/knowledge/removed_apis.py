@@ -1,10 +1,11 @@
 """JAX APIs that were removed or deprecated: when, and what to write instead.
 
 Every row carries its evidence (`source`): the CHANGELOG.md entry and the release heading it sits
-under, or, where the changelog is silent or wrong, JAX's git history (the release tag whose
-source first warns, first lacks the name, or first has the replacement). A version is the first
+under, or, where the changelog is silent or wrong, JAX's source: the release tag (or, for a
+release whose tag JAX's repository lacks, the wheel on PyPI) that first warns, first lacks the
+name, or first has the replacement. A version is the first
 release that deprecated or removed the name; `removed` None means the name still works in the
-newest JAX this table knows (0.10.2) and only warns. Internal modules (`jax.core`,
+newest JAX this table knows (`NEWEST_KNOWN`, 0.12.0.1) and only warns. Internal modules (`jax.core`,
 `jax.interpreters`) are listed name by name, for the names application code uses.
 
 A replacement is *exact* when writing it instead changes nothing the program does; it is
@@ -18,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from jaxlint.jax_versions import Version
+from jaxlint.jax_versions import Version, show
+
+# The newest JAX release whose deprecations and removals this table records.
+NEWEST_KNOWN: Version = (0, 12, 0, 1)
 
 @dataclass(frozen=True)
 class Replacement:
@@ -75,8 +79,8 @@ def _array(safe_note: str) -> Tuple[Replacement, ...]:
     return (Replacement("jax.Array", _ARRAY, _IS_ARRAY + "; " + safe_note),)
 
 
-def _extend_core(name: str) -> Tuple[Replacement, ...]:
-    return (Replacement(f"jax.extend.core.{name}", (0, 4, 27), "jax/extend/core/__init__.py at jax-v0.4.27"),)
+def _extend_core(name: str, since: Version = (0, 4, 27)) -> Tuple[Replacement, ...]:
+    return (Replacement(f"jax.extend.core.{name}", since, f"jax/extend/core/__init__.py at jax-v{show(since)}"),)
 
 
 _TOP_LEVEL_TREE = tuple(
@@ -97,6 +101,46 @@ _CORE_MOVED = tuple(
         "jax/core.py at jax-v0.4.38 (deprecated), CHANGELOG JAX 0.6.0 (removed)", _extend_core(name),
     )
     for name in ("Jaxpr", "JaxprEqn", "Literal", "Primitive", "Var")
+)
+
+_JAX_0_11_CORE = "jax/core.py at jax-v0.11.0: 'jax.core.{} was deprecated in JAX v0.10.0 and removed in JAX v0.11.0'"
+
+_CORE_REMOVED_0_11 = (
+    # jax/core.py at jax-v0.10.0 warns for each ("Use jax.extend.core.<name>"); CHANGELOG JAX 0.11.0 lists them
+    # among "previously-deprecated APIs from jax.core" that "have been removed".
+    *(
+        RemovedApi(f"jax.core.{name}", (0, 10, 0), (0, 11, 0), _JAX_0_11_CORE.format(name), _extend_core(name, (0, 10, 0)))
+        for name in (
+            "DebugInfo", "DropVar", "Effect", "Effects", "check_jaxpr", "concrete_or_error", "find_top_trace", "gensym",
+            "get_opaque_trace_state", "jaxprs_in_params", "new_jaxpr_eqn", "no_effects", "primal_dtype_to_tangent_dtype",
+            "valid_jaxtype", "nonempty_axis_env_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+            "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE",
+        )
+    ),
+    *(
+        RemovedApi(
+            f"jax.core.{name}", (0, 10, 0), (0, 11, 0), _JAX_0_11_CORE.format(name) + f" ('Use jax.errors.{name}')",
+            (Replacement(f"jax.errors.{name}", (0, 10, 1), "jax/errors.py at jax-v0.10.1, the same class"),),
+        )
+        for name in ("InconclusiveDimensionOperation", "JaxprTypeError")
+    ),
+    RemovedApi(
+        "jax.core.abstract_token", (0, 10, 0), (0, 11, 0),
+        _JAX_0_11_CORE.format("abstract_token") + " ('Use jax.ffi.abstract_token, available in JAX v0.11.0')",
+        (Replacement("jax.ffi.abstract_token", (0, 11, 0), "jax/ffi.py at jax-v0.11.0"),),
+    ),
+    *(
+        RemovedApi(f"jax.core.{name}", (0, 10, 0), (0, 11, 0), _JAX_0_11_CORE.format(name), how=how)
+        for name, how in (
+            (
+                "is_concrete",
+                "test `not isinstance(x, jax.core.Tracer)` (`is_concrete` was True also for a tracer whose value is known)",
+            ),
+            ("is_constant_dim", "test whether `operator.index(d)` succeeds, as it did (a symbolic dimension raises TypeError)"),
+            ("is_constant_shape", "test whether `operator.index(d)` succeeds for every `d` in the shape, as it did"),
+            ("trace_ctx", "drop it: it is internal to JAX, with no public counterpart"),
+        )
+    ),
 )
 
 REMOVED_APIS: Tuple[RemovedApi, ...] = (
@@ -302,6 +346,12 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         "CHANGELOG JAX 0.8.1 (deprecated, use jax.NamedSharding), JAX 0.10.0 (removed with the C++ pmap)",
         how="use `jax.NamedSharding`",
     ),
+    RemovedApi(
+        "jax.experimental.shard_alike", None, (0, 11, 2),
+        "jax/experimental/shard_alike.py is in the jax 0.11.1 wheel and not in the jax 0.11.2 wheel (removed; the "
+        "CHANGELOG is silent)",
+        how="give both arrays one explicit sharding with `jax.lax.with_sharding_constraint`", module=True,
+    ),
     # CHANGELOG jax 0.4.26: jax.experimental.maps and xmap deprecated; jax 0.4.31: "xmap has been deleted"
     # (jax/experimental/maps.py is gone from jax-v0.4.31).
     RemovedApi(
@@ -373,6 +423,14 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         "jax.lax.tie_in", (0, 4, 24), (0, 4, 29),
         "CHANGELOG jax 0.4.24 (deprecated: a no-op since JAX v0.2.0), jax 0.4.29 (removed)",
         how="write its second argument: `tie_in(x, y)` has returned `y` since JAX 0.2.0",
+    ),
+    *(
+        RemovedApi(
+            f"jax.lax.{name}", (0, 12, 0), None,
+            f"jax/lax/__init__.py in the jax 0.12.0 wheel: 'jax.lax.{name} is deprecated.' (deprecated)",
+            how="stop using it: JAX names no replacement",
+        )
+        for name in ("psend", "precv")
     ),
     RemovedApi(
         "jax.custom_transforms", (0, 1, 63), (0, 2, 12),
@@ -458,6 +516,12 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         )
     ),
     RemovedApi(
+        "jax.cloud_tpu_init", (0, 8, 1), (0, 11, 0),
+        "jax/cloud_tpu_init.py at jax-v0.8.1: 'jax.cloud_tpu_init was deprecated in JAX v0.8.1'; CHANGELOG JAX 0.11.0: "
+        "'The deprecated module jax.cloud_tpu_init was removed. This did nothing'",
+        how="delete the import and the call: JAX initializes Cloud TPUs itself", module=True,
+    ),
+    RemovedApi(
         "jax.tools.colab_tpu", None, (0, 9, 2),
         "jax/tools/colab_tpu.py is gone at jax-v0.9.2 (commit 67da5f940e); its one function raises from jax-v0.4.26",
         how="delete the import and the `setup_tpu()` call: only the old Colab TPU driver needed them", module=True,
@@ -499,6 +563,7 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         )
     ),
     *_CORE_MOVED,
+    *_CORE_REMOVED_0_11,
     RemovedApi(
         "jax.core.ConcretizationTypeError", (0, 4, 38), (0, 7, 0),
         "jax/core.py at jax-v0.4.38 (deprecated: use jax.errors.ConcretizationTypeError), CHANGELOG JAX 0.7.0 (removed)",
@@ -519,12 +584,6 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         "jax.core.DShapedArray", None, (0, 8, 2),
         "jax/core.py exports DShapedArray through jax-v0.8.1 and not at jax-v0.8.2 (removed)",
         how="drop it: JAX no longer has dynamic shapes",
-    ),
-    RemovedApi(
-        "jax.core.valid_jaxtype", (0, 10, 0), (0, 11, 0),
-        "jax/core.py at jax-v0.10.0: 'jax.core.valid_jaxtype is deprecated. Use jax.extend.core.valid_jaxtype'; "
-        "at jax-v0.11.0: 'jax.core.valid_jaxtype was deprecated in JAX v0.10.0 and removed in JAX v0.11.0'",
-        (Replacement("jax.extend.core.valid_jaxtype", (0, 10, 0), "jax/extend/core/__init__.py at jax-v0.10.0"),),
     ),
     RemovedApi(
         "jax.interpreters.batching.not_mapped", None, (0, 10, 2),
@@ -570,6 +629,82 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
             ),
         )
         for old, new in (("TPUCompilerParams", "CompilerParams"), ("TPUMemorySpace", "MemorySpace"))
+    ),
+    # jax/experimental/pallas/tpu.py at jax-v0.10.0: "pltpu.semaphore_read is deprecated, use pl.semaphore_read
+    # instead" (and the others); at jax-v0.11.0: "was deprecated in JAX v0.10.0, and removed in JAX v0.11.0".
+    *(
+        RemovedApi(
+            f"jax.experimental.pallas.tpu.{name}", (0, 10, 0), (0, 11, 0),
+            f"jax/experimental/pallas/tpu.py at jax-v0.11.0: 'pltpu.{name} was deprecated in JAX v0.10.0, and removed in "
+            f"JAX v0.11.0. Use pl.{name} instead.'",
+            (
+                Replacement(
+                    f"jax.experimental.pallas.{name}", (0, 6, 0),
+                    f"jax/experimental/pallas/__init__.py at jax-v0.6.0, the object pltpu.{name} was",
+                ),
+            ),
+        )
+        for name in ("semaphore", "semaphore_read", "semaphore_signal", "semaphore_wait")
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.tpu.DeviceIdType", (0, 10, 0), (0, 11, 0),
+        "jax/experimental/pallas/tpu.py at jax-v0.11.0: 'pltpu.DeviceIdType was deprecated in JAX v0.10.0, and removed "
+        "in JAX v0.11.0. Use pl.DeviceIdType instead.'",
+        how="use `jax.experimental.pallas.DeviceIdType`, itself deprecated from JAX 0.12.0",
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.DeviceIdType", (0, 12, 0), None,
+        "jax/experimental/pallas/__init__.py in the jax 0.12.0 wheel: 'jax.experimental.pallas.DeviceIdType is "
+        "deprecated and will be removed along with the device_id_type= parameter in semaphore and DMA operations'",
+        how="stop using it: JAX is removing it with the `device_id_type=` argument of semaphore and DMA operations",
+    ),
+    # The messages name v0.10.0 and v0.11.0 as the deprecation; the jax-v0.10.2 tag is the first to warn.
+    RemovedApi(
+        "jax.experimental.pallas.tpu.HOST", (0, 10, 2), (0, 11, 2),
+        "jax/experimental/pallas/tpu.py at jax-v0.10.2: 'pltpu.HOST is deprecated, use pl.HOST instead'; the jax "
+        "0.11.2 wheel has no value for it ('removed in JAX v0.12.0', it says)",
+        (Replacement("jax.experimental.pallas.HOST", (0, 7, 0), "jax/experimental/pallas/__init__.py at jax-v0.7.0"),),
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.dot", (0, 10, 2), (0, 11, 2),
+        "jax/experimental/pallas/__init__.py at jax-v0.10.2: 'jax.experimental.pallas.dot was moved to "
+        "jax.experimental.pallas.triton'; the jax 0.11.2 wheel has no value for it ('removed in JAX v0.12.0', it says)",
+        how="use `jax.numpy.dot`, `jax.numpy.einsum` or the `@` operator",
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.debug_checks_enabled", (0, 10, 2), (0, 11, 2),
+        "jax/experimental/pallas/__init__.py at jax-v0.10.2: 'debug_checks_enabled is deprecated, use "
+        "pl.enable_debug_checks.value instead'; the jax 0.11.2 wheel has no value for it",
+        how="read `jax.experimental.pallas.enable_debug_checks.value`",
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.tpu.create_tensorcore_mesh", (0, 11, 0), None,
+        "jax/experimental/pallas/tpu.py at jax-v0.11.0: 'pltpu.create_tensorcore_mesh is deprecated, use "
+        "pltpu.TensorCoreMesh instead'",
+        how="use `jax.experimental.pallas.tpu.TensorCoreMesh(axis_name=..., num_cores=...)` (from JAX 0.11.0)",
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.core_map", (0, 11, 1), None,
+        "jax/experimental/pallas/__init__.py in the jax 0.11.1 wheel: 'jax.experimental.pallas.core_map is "
+        "deprecated, use jax.experimental.pallas.kernel instead'",
+        how="use `jax.experimental.pallas.kernel` (it takes other arguments)",
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.reciprocal", (0, 11, 2), None,
+        "jax/experimental/pallas/__init__.py in the jax 0.11.2 wheel: 'jax.experimental.pallas.reciprocal was moved to "
+        "jax.experimental.pallas.tpu'",
+        (
+            Replacement(
+                "jax.experimental.pallas.tpu.reciprocal", (0, 11, 0),
+                "jax/experimental/pallas/tpu.py at jax-v0.11.0 exports the same function",
+            ),
+        ),
+    ),
+    RemovedApi(
+        "jax.experimental.pallas.tpu.BufferedRefBase", (0, 12, 0), None,
+        "jax/experimental/pallas/tpu.py in the jax 0.12.0 wheel: 'pltpu.BufferedRefBase is deprecated. It is internal "
+        "to the pipeline implementation'",
+        how="drop it: it is internal to the pipeline implementation",
     ),
 )
 

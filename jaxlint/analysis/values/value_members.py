@@ -108,6 +108,10 @@ class MemberEvaluation:
             i = node.slice.value
             if -len(base.items) <= i < len(base.items):
                 return base.items[i]
+        if base.entries is not None and isinstance(node.slice, ast.Constant):
+            for key, held in base.entries:
+                if key == node.slice.value and key.__class__ is node.slice.value.__class__:
+                    return held
         if base.ref:  # a load, or a narrower reference through `ref.at[...]`
             view = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
             # A reference takes integers, slices and arrays; a string key picks from a dict of them.

@@ -48,8 +48,10 @@ from jaxlint.analysis.tracing.tracing import (
     transform_of,
 )
 from jaxlint.analysis.values.comparisons import comparison
+from jaxlint.analysis.values.maybe_none import may_be_none
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
+from jaxlint.analysis.values.project_defs import ProjectDefinitions
 from jaxlint.analysis.values.pytree_fields import ProjectClasses, one_array
 from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.string_parameters import string_parameters
@@ -67,6 +69,8 @@ _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain in
 # A JAX array eager code computed (`t = jnp.asarray(t)`) that traced code closes over: a Python
 # constant to the trace, until an operation in staged code makes a tracer of it.
 _CONCRETE_ARRAY = Value(Trace.STATIC, array=True, not_none=True)
+_NO_KEY = object()  # a dict key that is not a constant string or int
+_DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__"})
 # Qualified names that are no class of the project: JAX's and the frameworks', Python's, NumPy's.
 _LIBRARIES = tuple(f"{package}." for package in (*jax_api.MODELLED_PACKAGES, "builtins", "numpy", "math"))
 
@@ -82,13 +86,14 @@ class ValueAnalysis:
 
     def __init__(
         self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = (),
-        classes: ProjectClasses | None = None,
+        classes: ProjectClasses | None = None, definitions: ProjectDefinitions | None = None,
     ):
         self.names = names
         # Answer calls of names imported from the project's own modules, and find the classes
-        # they define (see `project.py`).
+        # and functions they define (see `project.py`).
         self.imported = imported
         self.classes = classes
+        self.definitions = definitions
         # The ids of the control-flow calls under `with jax.disable_jit():` (`eager_blocks.py`).
         self.eager = eager
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
@@ -266,6 +271,26 @@ class ValueAnalysis:
             declared = self._jax_arrays[id(fn)] = jax_array_parameters(fn, self.names)
         return traced_where_declared(params, declared) if declared else params
 
+    def passed(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+        """The values a followed call gives the function it calls: an argument the analysis cannot
+        tell None or not, whose expression cannot be None as far as the code shows (`maybe_none`),
+        is not None there. A parameter's default of None marks "not given", and a call that passes
+        a value gives one."""
+        if not any(v.none is None for v in (*args, *kwargs.values())):
+            return args, kwargs
+        given = list(args)
+        for index, expr in enumerate(node.args):
+            if isinstance(expr, ast.Starred):
+                break
+            if given[index].none is None and not may_be_none(expr, self.names, self.definitions):
+                given[index] = given[index].but(not_none=True)
+        passed = dict(kwargs)
+        for keyword in node.keywords:
+            value = passed.get(keyword.arg) if keyword.arg is not None else None
+            if value is not None and value.none is None and not may_be_none(keyword.value, self.names, self.definitions):
+                passed[keyword.arg] = value.but(not_none=True)
+        return given, passed
+
     def graph(self, fn: FunctionNode) -> cfg.Graph:
         """The control-flow graph of a def, built once."""
         graph = self._graphs.get(id(fn))
@@ -379,8 +404,18 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         elif isinstance(target, ast.Attribute):
             self.eval(target.value, env)
         elif isinstance(target, ast.Subscript):
-            self.eval(target.value, env)
+            base = self.eval(target.value, env)
             self.eval(target.slice, env)
+            if base.entries is not None and isinstance(target.value, ast.Name):
+                # a store into a dict built here: what the key holds from now on
+                key = target.slice.value if isinstance(target.slice, ast.Constant) else _NO_KEY
+                if key.__class__ in (str, int):
+                    entries = dict(base.entries)
+                    entries[key] = value
+                    stored = Value(join(base, value).trace, not_none=True, entries=tuple(entries.items()))
+                else:
+                    stored = strip(join(base, value))
+                env.vars[target.value.id] = stored
 
     # ---- expressions -------------------------------------------------------------------
     def eval(self, node: ast.AST, env: Env) -> Value:
@@ -453,7 +488,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             for k in node.keys:
                 if k is not None:
                     self.eval(k, env)
-            return strip(join_all(self.eval(v, env) for v in node.values))
+            values = [self.eval(v, env) for v in node.values]
+            keys = [k.value if isinstance(k, ast.Constant) and k.value.__class__ in (str, int) else _NO_KEY
+                    for k in node.keys]
+            if _NO_KEY in keys or len(set(keys)) != len(keys):
+                return strip(join_all(values))
+            return Value(join_all(values).trace, not_none=True, entries=tuple(zip(keys, values)))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             inner = self._comprehension(node.generators, env)
             element = self.eval(node.elt, inner)
@@ -577,6 +617,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         made = self.analysis.held_instances(self.scope, func.attr)
         if made is None:
             return None
+        args, kwargs = self.analysis.passed(node, args, kwargs)
         call, scope = made
         if isinstance(self.names.definition(call.func, scope), ast.ClassDef):
             method = constructed_call_method(call, self.names, scope)
@@ -610,6 +651,13 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             if k.arg is None:
                 self.eval(k.value, env)
         receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
+        if (
+            receiver_value is not None and receiver_value.entries is not None and isinstance(node.func.value, ast.Name)
+            and node.func.attr not in _DICT_READS
+        ):
+            # a method that may change a dict built here (`update`, `pop`, `setdefault`): what it
+            # holds is no longer known key by key
+            env.vars[node.func.value.id] = strip(join_all([receiver_value, *args, *kwargs.values()]))
         copy = copied(node, callee, args, kwargs, receiver_value)
         if copy is not None:
             return copy
@@ -645,6 +693,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 self._call_function(FunctionValue(init, method_self=MADE_SELF), node, args, kwargs, env)
             return _MADE_OBJECT
         if func.function is not None:
+            args, kwargs = self.analysis.passed(node, args, kwargs)
             return self._call_function(func.function, node, args, kwargs, env)
         if isinstance(node.func, ast.Call):
             maker = self.names.qualname(node.func.func, self.scope)

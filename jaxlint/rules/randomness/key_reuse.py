@@ -95,6 +95,13 @@ class KeyReuse(KeyFlowRule):
           it draws from on some path is, since which path runs turns on the instance's fields.
           An attribute whose class is chosen at run time, or is another library's, is a call
           jaxlint cannot see, which consumes the key (see "Known limitations").
+        - A call of what a function of the project returned (`fn = get_fn(name)`, `make_policy(
+          scale)(x, key)`, a name a loop binds from a list of such calls), where every `return`
+          of the factory names a function of the project, a nested `def` or a lambda: it runs
+          one of them, and consumes a key any of them draws from on some path (which path runs
+          turns on what the factory closed over, which the call does not show). A key none of
+          them draws from (`del key`) is not consumed. A factory that may return anything else
+          leaves the call one jaxlint cannot see, which consumes the key.
         - A record built around the key, a NamedTuple or dataclass of the module included
           (`return State(x, key=key)` after drawing from `key`): a state that carries a spent
           key back to its caller hands on a key already drawn from, which the caller's next step
@@ -111,7 +118,10 @@ class KeyReuse(KeyFlowRule):
           returns as a fresh key, so the one bug is reported once.
         - A function nested in this one that reads its keys, handed to code jaxlint cannot see
           (`actor.apply_gradient(loss_fn)`), is taken to be called there: it consumes those keys
-          as its own analysis finds, as a key handed over directly would be.
+          as its own analysis finds, as a key handed over directly would be. Such a function reads
+          a key when it runs, though, which may be later (a solver's term, kept and run after): a
+          name the function around binds again after the hand-off may then hold another key, so
+          that key is not counted as consumed there.
         - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
           call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
           `Trainer(k1, ...)` gives `k1` to two consumers.
@@ -126,7 +136,9 @@ class KeyReuse(KeyFlowRule):
 
         **What does not consume a key.** Looking at a key consumes nothing, as in JAX's own
         checker: `jax.random.fold_in`, `jax.random.key_data`, `jax.random.clone`, `.shape`,
-        `jax.debug.print`, comparisons and returning it are fine. Nor does placing or reshaping
+        `jax.debug.print`, comparisons and returning it are fine, and so is a name handed to an
+        API that takes a name (`hk.get_state(key, ...)`, `hk.set_state(key, v)`: a Haiku state's
+        name, whatever the variable is called). Nor does placing or reshaping
         it: `jax.device_put(key)`, `jnp.asarray(key)`, `jnp.stack(keys)`, `keys.reshape(n, -1)`
         hand back the same keys, and a use of the copy is a use of the key.
 

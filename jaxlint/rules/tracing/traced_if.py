@@ -43,6 +43,10 @@ class TracedIf(Rule):
           A dataclass or module field may be metadata, and is left alone.
         - A NamedTuple or dataclass built in traced code holds what it was given: `State(done=x
           > 0).done` is traced, `State(done=False).done` a Python value.
+        - So does a dict built in traced code from a literal with constant keys: `{"w": x, "n":
+          3}["n"]` is a Python int, the array under `"w"` traced; a store (`cfg["n"] = x.sum()`)
+          changes what its key holds, and a method that may change the dict (`update`, `pop`)
+          leaves nothing known key by key.
         - In a Pallas kernel, what it loads from a reference (`x_ref[...]`) is traced, and so is
           a grid index in a block's index map.
         """

@@ -18,9 +18,9 @@ class DeprecatedApi(Rule):
         Checks for uses and imports of JAX APIs that are deprecated in the target JAX version
         and not yet removed: `jax.experimental.pjit.pjit` (use `jax.jit`),
         `jax.experimental.shard_map.shard_map` (use `jax.shard_map`),
-        `jax.interpreters.pxla.thread_resources`, `jax.scipy.special.lpmn_values` and
-        `jax.core.valid_jaxtype`. Nothing is reported when the target JAX predates the
-        deprecation.
+        `jax.interpreters.pxla.thread_resources`, `jax.scipy.special.lpmn_values`,
+        `jax.lax.psend`/`precv`, and Pallas names such as `pl.core_map` (use `pl.kernel`).
+        Nothing is reported when the target JAX predates the deprecation.
         """
     why = """
         A deprecated API still works but emits a DeprecationWarning, and JAX's compatibility

@@ -23,8 +23,9 @@ class RemovedApi(Rule):
         `threefry_2x32`, `jax.experimental.stax`/`optimizers`/`enable_x64`, the experimental
         spellings of `Mesh`, `PartitionSpec`, `NamedSharding` and `with_sharding_constraint`,
         `from jax.config import config`, `jax.lib.xla_bridge.get_backend`, the `jax.core` names
-        that moved to `jax.extend.core`, `jax.interpreters.batching.not_mapped` (now `None`) and
-        others.
+        that moved to `jax.extend.core` and `jax.errors`, the Pallas TPU semaphore functions that
+        moved to `jax.experimental.pallas`, `jax.interpreters.batching.not_mapped` (now `None`)
+        and others.
         """
     why = """
         On a JAX release without the name, the import raises ImportError and the attribute
@@ -36,7 +37,8 @@ class RemovedApi(Rule):
         `x.at[idx].set(y)` for `jax.ops.index_update(x, idx, y)`; `jax.random.permutation(key, x,
         independent=True)` for `jax.random.shuffle(key, x)`, the same shuffle. Each row of the
         table (`jaxlint/analysis/knowledge/removed_apis.py`) carries its evidence: the changelog
-        entry, or the release tag of JAX's source, for the name and for its replacement.
+        entry, or JAX's source at the release tag or in the released wheel, for the name and for
+        its replacement.
         """
     fix_safety = """
         The fix writes the replacement where the name is used, through a name the module already

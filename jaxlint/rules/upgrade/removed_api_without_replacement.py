@@ -19,10 +19,11 @@ class RemovedApiWithoutReplacement(Rule):
         replacement: `jax.experimental.host_callback`, `jax.experimental.maps` and `xmap`,
         `jax.xla_computation`, `jax.lax.tie_in`, `jax.device_put_replicated`/`sharded`,
         `jax.lib.xla_bridge`/`xla_client`/`xla_extension`, `jax.util`,
-        `jax.sharding.PositionalSharding`/`PmapSharding`, `jax.tools.colab_tpu`,
-        `jax.custom_transforms`, `jax.config.FLAGS`, `jax.abstract_arrays`,
-        `jnp.in1d`/`msort`/`NINF`/`issubsctype`, and internal names of `jax.core` and
-        `jax.interpreters` with no public counterpart.
+        `jax.sharding.PositionalSharding`/`PmapSharding`, `jax.experimental.shard_alike`,
+        `jax.tools.colab_tpu`, `jax.cloud_tpu_init`, `jax.custom_transforms`, `jax.config.FLAGS`,
+        `jax.abstract_arrays`, `jnp.in1d`/`msort`/`NINF`/`issubsctype`, `pl.dot`, and internal
+        names of `jax.core` and `jax.interpreters` with no public counterpart
+        (`jax.core.is_concrete`, `jax.core.trace_ctx`).
         """
     why = """
         On a JAX release without the API, the import raises ImportError and the attribute
