@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Callable, Iterator, Union
 
 from jaxlint.analysis.engine.reachability import dead_nodes
-from jaxlint.analysis.engine.walk import _AST, _FIELDS, node_fields, nodes_of_classes, walk
+from jaxlint.analysis.engine.walk import _AST, _FIELDS, children, node_fields, nodes_of_classes, walk
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -446,8 +446,9 @@ class Names:
 
     @cached_property
     def parents(self) -> dict[int, ast.AST]:
-        """id(node) -> the node it sits in, for the whole module (built on first ask)."""
-        return {id(child): node for node in ast.walk(self.module.node) for child in ast.iter_child_nodes(node)}
+        """id(node) -> the node it sits in, for the whole module (built on first ask); the context
+        and operator singletons, shared by many nodes, have no one parent to ask for."""
+        return {id(child): node for node in walk(self.module.node) for child in children(node)}
 
     @cached_property
     def imported_or_assigned(self) -> frozenset[str]:

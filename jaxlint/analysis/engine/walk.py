@@ -222,13 +222,27 @@ _NO_BLOCKS = frozenset(
 )
 
 
+# ... and those whose blocks, when they have any, are another scope's.
+_NO_OWN_BLOCKS = _NO_BLOCKS - _SCOPE_CLASSES
+
+
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of one scope, nested blocks included, nested function and class bodies excluded."""
+    return _statements(body, _NO_BLOCKS)
+
+
+def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body` or below it, nested function and class bodies included: no
+    statement sits in an expression, so the walk never enters one."""
+    return _statements(body, _NO_OWN_BLOCKS)
+
+
+def _statements(body: list[ast.stmt], leaves: frozenset[type]) -> Iterator[ast.stmt]:
     stack = list(body)
     while stack:
         stmt = stack.pop()
         yield stmt
-        if stmt.__class__ in _NO_BLOCKS:
+        if stmt.__class__ in leaves:
             continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)

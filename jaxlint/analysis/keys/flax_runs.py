@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS
 
 _RUNS = MODULE_INITS | {"apply"}
@@ -66,7 +67,7 @@ def linen_receivers(fn: ast.AST) -> frozenset[str]:
     whose `init` is Flax's too."""
     return frozenset(
         ast.unparse(node.func.value)
-        for node in ast.walk(fn)
+        for node in walk(fn)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS
         and any(k.arg == "rngs" for k in node.keywords)
     )

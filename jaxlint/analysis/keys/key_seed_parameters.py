@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import FunctionNode, Names
-from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.engine.walk import own_nodes, walk
 from jaxlint.analysis.keys.key_syntax import bind, bound_self
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
@@ -68,7 +68,9 @@ def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
 def _seed_readers(names: Names) -> set[int]:
     """The functions that read a name or an attribute called like a seed (`seed`, `args.seed`)."""
     found: set[int] = set()
-    for node in ast.walk(names.module.node):
+    if not any("seed" in word for word in names.words):
+        return found  # the module spells no such name (`Names.words`): nothing to walk for
+    for node in walk(names.module.node):
         if isinstance(node, ast.Attribute) and "seed" in node.attr:
             while isinstance(node, ast.Attribute):
                 node = node.value

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Callable, Iterable, Optional, Tuple
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
@@ -104,15 +104,19 @@ def _outside_stale_draws(names: Names, class_of: ClassOf | None, draws_from: Dra
     """Consumptions of `obj.<attr>`, a stream of the class a parameter is annotated with, that
     leave it in place."""
     found: list[StaleDraw] = []
+    # The holders any call of the module hands a key-named attribute of: a function's own calls
+    # are among the module's, so a function with no parameter of these names needs no walk.
+    anywhere = _holders(call for call, _ in names.calls)
+    if not anywhere:
+        return found
     for fn in names.functions:
         if isinstance(fn, ast.Lambda):
             continue
-        handed = {
-            arg.value.id for call in own_nodes(fn) if isinstance(call, ast.Call)
-            for arg in (*call.args, *(k.value for k in call.keywords))
-            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and key_named(arg.attr.lstrip("_"))
-        }
-        for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+        params = (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+        if not any(param.arg in anywhere and param.annotation is not None for param in params):
+            continue
+        handed = _holders(call for call in own_nodes(fn) if isinstance(call, ast.Call))
+        for param in params:
             if param.arg not in handed or param.annotation is None:
                 continue  # only a class whose key-named attribute is handed to a call is looked up
             located = _annotated_class(param.annotation, names, fn, class_of)
@@ -123,6 +127,14 @@ def _outside_stale_draws(names: Names, class_of: ClassOf | None, draws_from: Dra
             if advances:
                 found.extend(_left_in_place(fn, param.arg, advances, cls, names, class_of, draws_from))
     return found
+
+
+def _holders(calls: Iterable[ast.Call]) -> set[str]:
+    """The names `obj` of the calls' arguments `obj.<key-named attribute>`."""
+    return {
+        arg.value.id for call in calls for arg in (*call.args, *(k.value for k in call.keywords))
+        if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and key_named(arg.attr.lstrip("_"))
+    }
 
 
 def _left_in_place(

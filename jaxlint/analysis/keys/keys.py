@@ -622,9 +622,11 @@ class KeyFlow:
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
         relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
-        relevant.update(self._feeding_consumers())
-        if not relevant:
-            relevant.update(self._handing_on())
+        # Both hand on a key-named name, which the module's words (`Names.words`) then hold.
+        if any(key_named(word) for word in names.words):
+            relevant.update(self._feeding_consumers())
+            if not relevant:
+                relevant.update(self._handing_on())
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
@@ -663,6 +665,13 @@ class KeyFlow:
         found: set[int] = set()
         for call, scope in self.names.calls:
             if id(scope.node) in found or not isinstance(scope.node, FUNCTION_TYPES):
+                continue
+            # A consumer takes a key as its first argument or a keyword: a call handing neither a
+            # key-named value needs no resolving.
+            first = call.args[0] if call.args else None
+            if not (isinstance(first, ast.Name) and key_named(first.id)) and not any(
+                isinstance(k.value, ast.Name) and key_named(k.value.id) for k in call.keywords
+            ):
                 continue
             for arg in handed_keys(call, self.names):
                 if isinstance(arg, ast.Name) and key_named(arg.id):

@@ -93,6 +93,16 @@ class RepeatedBuilders:
                     found.add(alias)
         return frozenset(found)
 
+    @cached_property
+    def _instances(self) -> frozenset[str]:
+        """The names some scope assigns a call through a project import: the receivers `_named`
+        looks up are among them (`Names.assignments` answers with one scope's values)."""
+        imported = self._project_imports
+        return frozenset(
+            name for scope in self.names.scopes.values() for name, values in scope.assigned.items()
+            if any(isinstance(v, ast.Call) and _root(v.func) in imported for v in values)
+        )
+
     def _named(self, call: ast.Call) -> tuple[str, bool] | None:
         """What a call may call in another module, before anything is resolved: the qualified name
         of a function, or of the class whose instance's method it calls (then True)."""
@@ -106,6 +116,8 @@ class RepeatedBuilders:
             if qualname is not None:
                 return (qualname, False) if _maybe_project(qualname) else None
         if not (func.__class__ is ast.Attribute and func.value.__class__ is ast.Name):
+            return None
+        if func.value.id not in self._instances:
             return None
         values = self.names.assignments(func.value)
         if not any(isinstance(v, ast.Call) and _root(v.func) in imported for v in values):

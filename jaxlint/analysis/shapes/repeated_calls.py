@@ -132,12 +132,17 @@ class RepeatedCalls:
         return not (package and top == package.split(".", 1)[0]) and not owner.imports[root.id].startswith(".")
 
     def _hands_to_traced(self, use: ast.Name, seen: frozenset[int]) -> bool:
-        for call, _ in self.names.calls:
-            if any(arg is use for arg in (*call.args, *(k.value for k in call.keywords))):
-                if (self.module.qualname(call.func) or "").split(".", 1)[0] in MODELLED_PACKAGES:
-                    return True
-                break
+        call = self._argument_of.get(id(use))
+        if call is not None and (self.module.qualname(call.func) or "").split(".", 1)[0] in MODELLED_PACKAGES:
+            return True
         return self.may_be_traced(function_in(self.names.read_scope.get(id(use))), seen)
+
+    @cached_property
+    def _argument_of(self) -> dict[int, ast.Call]:
+        """id(argument) -> the call it is passed to (a node is an argument of one call at most)."""
+        return {
+            id(arg): call for call, _ in self.names.calls for arg in (*call.args, *(k.value for k in call.keywords))
+        }
 
     @cached_property
     def _value_uses(self) -> dict[str, list[ast.Name]]:

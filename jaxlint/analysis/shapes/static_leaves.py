@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
-from jaxlint.analysis.engine.walk import own_nodes, spans, walk
+from jaxlint.analysis.engine.walk import all_statements, own_nodes, spans, walk
 from jaxlint.analysis.tracing.callsites import CallSite
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -203,7 +203,7 @@ def call_assignments(module: TracedModule) -> dict[int, ast.Assign]:
     """id(call) -> the statement `target = call(...)` that binds its result to one target."""
     return {
         id(node.value): node
-        for node in walk(module.tree)
+        for node in all_statements(module.tree.body)
         if node.__class__ is ast.Assign and node.value.__class__ is ast.Call and len(node.targets) == 1
     }
 

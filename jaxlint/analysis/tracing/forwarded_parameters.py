@@ -17,6 +17,7 @@ from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.tracing.static_arguments import positional_params
 
@@ -51,7 +52,7 @@ def _forwarded(fn: FunctionNode, param: ast.arg, names: Names) -> Forwarded | No
         if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is fn
     ]
     calls += [
-        (node, names.read_scope[id(node.func.args[0])], node.func.args[0]) for node in ast.walk(outer.node)
+        (node, names.read_scope[id(node.func.args[0])], node.func.args[0]) for node in walk(outer.node)
         if _transformed_at_once(node, fn, names)
     ]
     if not calls or _escapes(fn, outer.node, {id(name) for _, _, name in calls}):
@@ -103,5 +104,5 @@ def _escapes(fn: FunctionNode, outer: FunctionNode, callees: set[int]) -> bool:
     return any(
         isinstance(node, ast.Name) and node.id == fn.name and id(node) not in callees
         and isinstance(node.ctx, ast.Load)
-        for node in ast.walk(outer)
+        for node in walk(outer)
     )

@@ -35,6 +35,7 @@ from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import SEQUENCE_TYPES, declares_array
 from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
@@ -144,7 +145,7 @@ def _field_kinds(names: Names) -> dict[str, bool]:
                 kinds[stmt.target.id] = kinds.get(stmt.target.id, True) and array
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kinds[stmt.name] = kinds.get(stmt.name, True) and computes_array(stmt, names)
-                for node in ast.walk(stmt):  # `self.x = ...`: an instance attribute of another kind
+                for node in walk(stmt):  # `self.x = ...`: an instance attribute of another kind
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                         kinds[node.attr] = False
             elif isinstance(stmt, ast.Assign):
