@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 
 import pytest
@@ -120,9 +121,22 @@ def _resolve(name: str):
             except ImportError:
                 continue
             for part in parts[cut:]:
-                found = getattr(found, part)
+                found = _attribute(found, part)
             return found
     raise ImportError(name)
+
+
+def _attribute(owner, name: str):
+    """`getattr`, with a module's deprecated names looked up in JAX's own table of them: JAX
+    warns only on a name's first lookup in the process (its module `__getattr__` is cached), and
+    another test may have made it."""
+    deprecated = getattr(owner, "_deprecations", None) if isinstance(owner, types.ModuleType) else None
+    if isinstance(deprecated, dict) and name in deprecated and name not in vars(owner):
+        message, value = deprecated[name]
+        if value is None:
+            raise AttributeError(message)
+        raise DeprecationWarning(message)
+    return getattr(owner, name)
 
 
 def _state(name: str) -> str:

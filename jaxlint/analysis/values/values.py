@@ -413,8 +413,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                     entries = dict(base.entries)
                     entries[key] = value
                     stored = Value(join(base, value).trace, not_none=True, entries=tuple(entries.items()))
-                else:
-                    stored = strip(join(base, value))
+                else:  # which key is not known: nothing is known key by key
+                    stored = base.but(entries=None)
                 env.vars[target.value.id] = stored
 
     # ---- expressions -------------------------------------------------------------------
