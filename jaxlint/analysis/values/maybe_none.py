@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 from typing import Dict, FrozenSet, Optional, Tuple
-from weakref import WeakKeyDictionary, ref
+from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.dataflow import Domain, solve
@@ -84,14 +84,10 @@ class _NoneFlow:
     whether it may return None; each function solved once, on first ask."""
 
     def __init__(self, names: Names):
-        self._names = ref(names)  # held weakly: the flow lives as long as `names`, as `_FLOWS`'s value
+        self.names = names
         self._before: Dict[int, Dict[int, State]] = {}  # id(function) -> id(step's node) -> state
         self._returns: Dict[int, bool] = {}  # id(function) -> whether it may return None
         self._active: set[int] = set()
-
-    @property
-    def names(self) -> Names:
-        return self._names()  # type: ignore[return-value]
 
     # ---- expressions ------------------------------------------------------------------------
     def may(self, expr: ast.AST, functions: ProjectDefinitions | None, depth: int,
@@ -291,6 +287,5 @@ class _Domain(Domain[State]):
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# Per module: what is known of its functions. Nothing in a flow refers back to its `Names`, so
-# the entry goes when the module does (reference counting alone frees a linted module).
+# Per module: what is known of its functions.
 _FLOWS: "WeakKeyDictionary[Names, _NoneFlow]" = WeakKeyDictionary()

@@ -72,7 +72,10 @@ def _returns(factory: ast.FunctionDef | ast.AsyncFunctionDef, names: Names, defi
              home: Any, depth: int) -> Found:
     """The functions every `return` of `factory` names (None returned aside); `home`: the
     `ProjectDef` of the factory where another module defines it (what it returns is then told
-    apart from the asking module's own functions)."""
+    apart from the asking module's own functions, and not kept)."""
+    memo = _RETURNS.setdefault(names, {}) if home is None else {}
+    if id(factory) in memo:
+        return memo[id(factory)]
     found: list[Returned] = []
     known = not isinstance(factory, ast.AsyncFunctionDef) and not any(
         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(factory)
@@ -84,7 +87,9 @@ def _returns(factory: ast.FunctionDef | ast.AsyncFunctionDef, names: Names, defi
                 known = False
                 break
             found.extend(named)
-    return tuple(dict.fromkeys(found)) if known and found else None
+    result = tuple(dict.fromkeys(found)) if known and found else None
+    memo[id(factory)] = result
+    return result
 
 
 def _named(expr: ast.expr, names: Names, definitions: ProjectDefinitions | None, home: Any, depth: int) -> Found:
@@ -216,7 +221,6 @@ def _none(value: Optional[ast.expr]) -> bool:
     return value is None or isinstance(value, ast.Constant) and value.value is None
 
 
-# Per module: (id(scope), name) -> the name's bindings (nodes of its tree only: nothing refers back
-# to its `Names`, so the entry goes with the module). What a factory returns is not kept: it names
-# the `Names` of modules, and depends on how deep the question goes.
+# Per module: id(factory) -> what it returns, asked from the module; (id(scope), name) -> the name's bindings.
+_RETURNS: "WeakKeyDictionary[Names, Dict[int, Found]]" = WeakKeyDictionary()
 _BINDINGS: "WeakKeyDictionary[Names, Dict[tuple, list]]" = WeakKeyDictionary()
