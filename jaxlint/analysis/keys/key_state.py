@@ -203,9 +203,8 @@ class Helper:
     name: str
     summary: Summary
     parameters: dict[int, str]  # id(argument expression) -> parameter name
-    # A submodule's `__call__`, or a function a factory returned: which of its paths runs turns
-    # on the instance's fields (what the factory closed over), which the caller does not see, so
-    # a key it draws from on some path counts as drawn.
+    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
+    # the caller does not see, so a key it draws from on some path counts as drawn.
     submodule: bool = False
     arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
     members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
@@ -219,29 +218,6 @@ def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False
         members.update((id(item), param) for item in items)
     arguments = {param: ast.unparse(arg) for arg, param in bound}
     return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
-
-
-def one_of_helpers(helpers: list[Helper]) -> Helper:
-    """A call that runs one of several functions, not known which: each key passed is consumed
-    as the paths through them would join (by all: as they do; by some: maybe), and comes back
-    unchanged where every one of them returns it so."""
-    arguments = list(dict.fromkeys(arg for helper in helpers for arg in helper.parameters))
-    slots = {arg: f"#{index}" for index, arg in enumerate(arguments)}
-    params: dict[str, int] = {}
-    key_params, returns, returned_from = set(), set(), set()
-    for arg, slot in slots.items():
-        bound = [(helper.summary, helper.parameters.get(arg)) for helper in helpers]
-        params[slot] = join_levels(summary.params.get(param, NONE) if param else NONE for summary, param in bound)
-        if any(param in summary.key_params for summary, param in bound):
-            key_params.add(slot)
-        if all(param in summary.returns for summary, param in bound):
-            returns.add(slot)
-        if any(param in summary.returned_from for summary, param in bound):
-            returned_from.add(slot)
-    summary = Summary(params, frozenset(key_params), frozenset(returns))
-    summary.returned_from = frozenset(returned_from)
-    name = " or ".join(dict.fromkeys(helper.name for helper in helpers))
-    return Helper(name, summary, slots, any(helper.submodule for helper in helpers))
 
 
 class ModuleKeys(Protocol):

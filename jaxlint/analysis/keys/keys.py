@@ -39,9 +39,7 @@ from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import (
-    DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for, one_of_helpers
-)
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
@@ -50,8 +48,6 @@ from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.project.project import ProjectFunction
 from jaxlint.analysis.tracing.traced_functions import Discovery
-from jaxlint.analysis.values.maybe_none import may_be_none
-from jaxlint.analysis.values.returned_callables import Returned, returned_callables
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project.project import ModuleLink
@@ -212,10 +208,10 @@ class KeyFlow:
             if init is not None:
                 made = construction(cls, init, self.exported(init))
                 return helper_for(cls.name, made, bind(init, call, 1))
-            return self._project_helper(call) or self._returned_helper(call, exported)
+            return self._project_helper(call)
         bound = bind(callee, call, bound_self(call, callee))
         summary = self.exported(callee) if exported else self.summary(callee)
-        flags = self.deciding_flags(callee, bound, summary, self)
+        flags = self.deciding_flags(callee, bound, summary)
         if flags:
             summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
         name = getattr(callee, "name", "the lambda")
@@ -223,26 +219,25 @@ class KeyFlow:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
 
-    def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary, caller: "KeyFlow") -> dict[str, bool]:
+    def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
         """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
-        change what `summary` says it consumes; empty when nothing can. `caller`: the key flow
-        of the module the call is written in."""
+        change what `summary` says it consumes; empty when nothing can."""
         if all(level == DEFINITE for level in summary.params.values()):
             return {}
-        flags = self._literal_flags(fn, bound, caller)
+        flags = self._literal_flags(fn, bound)
         if MAYBE not in summary.params.values():
             # Only a key parameter the call shows not None can change what it consumes: the
             # branch that finds it None, and may rebind it, is not taken.
             flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
         return flags
 
-    def _literal_flags(self, fn: FunctionNode, bound: list, caller: "KeyFlow") -> dict[str, bool]:
+    def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
         """What the call decides about tests on the function's parameters: the truth of each
         parameter it gives a literal (or leaves to a literal default), where the function never
         rebinds it (`train`), whether such a parameter is None (`key is None`) and a positive
         int (`range(n)` runs); a parameter
-        it gives a value that cannot be None (`maybe_none`) is not None, and one it leaves to a
-        default of None is None, where the function rebinds it only in the branch that finds it None
+        it gives a value other than the literal None is not None, and one it leaves to a default of
+        None is None, where the function rebinds it only in the branch that finds it None
         (`if key is None: key = ...`)."""
         if isinstance(fn, ast.Lambda):
             return {}
@@ -257,12 +252,8 @@ class KeyFlow:
                 flags[f"{param} is None"] = arg.value is None
                 # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
-        functions = caller.project.definition_of if caller.project is not None else None
         for param, arg in given.items():
-            if (
-                param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param)
-                and not may_be_none(arg, caller.names, functions)
-            ):
+            if param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
         for param, arg in literals.items():
             # Left to a default of None that the function replaces only when it is None: it is None.
@@ -341,7 +332,7 @@ class KeyFlow:
         keys = target.facts.keys
         summary = keys.exported(target.node)
         bound = bind(target.node, call, skip)
-        flags = keys.deciding_flags(target.node, bound, summary, self)
+        flags = keys.deciding_flags(target.node, bound, summary)
         if flags:
             summary = keys.exported(target.node, flags)
         if made:
@@ -354,46 +345,6 @@ class KeyFlow:
         if skip and isinstance(call.func, ast.Attribute) and not owner:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
-
-    def _returned_helper(self, call: ast.Call, exported: bool) -> Helper | None:
-        """A call of what a factory of the project returned (`returned_callables`): what the
-        function it returns does to the keys passed in; of several, what any of them may do
-        (`one_of_helpers`). A key none of them draws from is not consumed; one drawn from on
-        some path is."""
-        definitions = self.project.definition_of if self.project is not None else None
-        found = returned_callables(call.func, self.names, definitions)
-        helpers = []
-        for returned in found or ():
-            helper = self._returned_one(returned, call, exported)
-            if helper is None:
-                return None
-            helpers.append(helper)
-        if not helpers:
-            return None
-        return helpers[0] if len(helpers) == 1 else one_of_helpers(helpers)
-
-    def _returned_one(self, returned: Returned, call: ast.Call, exported: bool) -> Helper | None:
-        keys: KeyFlow = self if returned.facts is None else returned.facts.keys
-        if keys is not self:
-            link = returned.facts.project
-            if self.project is None or link.path in self.project.project.key_flows_building:
-                return None  # its key flow still being built (an import cycle): opaque
-            self.project.deps.update(link.deps)
-        node = returned.node
-        if isinstance(node, ast.ClassDef):
-            init = constructor(node)
-            if init is None:
-                return None
-            return helper_for(node.name, construction(node, init, keys.exported(init)), bind(init, call, 1))
-        outside = exported or keys is not self
-        summary = keys.exported(node) if outside else keys.summary(node)
-        bound = bind(node, call, 0)
-        flags = keys.deciding_flags(node, bound, summary, self)
-        if flags:
-            summary = keys.exported(node, flags) if outside else keys._for_flags(node, flags)
-        # Which of its paths runs turns on what the factory closed over, which the call does not
-        # show: a key it draws from on some path counts as drawn, as in a submodule's `__call__`.
-        return helper_for(getattr(node, "name", "the lambda"), summary, bound, submodule=True)
 
     def _constructed(self, qualname: str) -> ProjectFunction | None:
         """The `__init__` constructing the class a qualified name stands for in another project

@@ -57,7 +57,6 @@ from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, tra
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.project.project_instance_calls import untraced_arguments, untraced_parameters
-from jaxlint.analysis.values.project_defs import ProjectDef
 from jaxlint.analysis.values.pytree_fields import one_array
 from jaxlint.analysis.values.values import STATIC, TRACED, UNKNOWN, Trace, Value, ValueAnalysis
 from jaxlint.source import Source, SourceError, decode
@@ -233,17 +232,6 @@ class ModuleLink:
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
-
-    def definition_of(self, qualname: str) -> ProjectDef | None:
-        """The plain module-level function or the class of a project module a qualified name seen in
-        this module stands for, as the domains below the project ask (`project_defs`)."""
-        found = self.project.definition(self, qualname)
-        if found is None:
-            return None
-        facts, node = found
-        if not isinstance(node, ast.ClassDef) and (not isinstance(node, ast.FunctionDef) or node.decorator_list):
-            return None
-        return ProjectDef(facts.names, node, f"{facts.project.name}.{node.name}", facts, facts.project.definition_of)
 
     def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
         """`Project.summary` of a function this module reaches, its modules read as this module's dependencies."""
@@ -482,9 +470,7 @@ class Project:
             self._frames.append(frame)
             try:
                 there = target.facts.project
-                analysis = ValueAnalysis(
-                    target.facts.names, there.follow, classes=there.class_of, definitions=there.definition_of
-                )
+                analysis = ValueAnalysis(target.facts.names, there.follow, classes=there.class_of)
                 result = portable(analysis.analyze(target.node, dict(params), ctx, None, depth + 1))
             finally:
                 self._frames.pop()

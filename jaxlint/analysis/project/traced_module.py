@@ -88,7 +88,7 @@ class TracedModule:
         link = self.project
         analysis = ValueAnalysis(
             self.names, link.follow if link is not None else None, self.discovery.eager,
-            link.class_of if link is not None else None, link.definition_of if link is not None else None,
+            link.class_of if link is not None else None,
         )
         entries: list[tuple[FunctionNode, dict[str, Value], Context, bool, TracedFunction | None]] = []
         for root in self.discovery.roots:

@@ -77,38 +77,6 @@ def excludes_none(annotation: ast.expr, names: Names, scope: Scope | None, depth
     return True
 
 
-def declares_optional(annotation: ast.expr, names: Names, scope: Scope | None, depth: int = 0) -> bool:
-    """Whether an annotation names None as one of its types: `None`, `Optional[T]`, `T | None`,
-    `Union[T, None]` (through `Annotated` and the module's type aliases). `Any` says nothing."""
-    if depth > _MAX_ALIASES:
-        return False
-    if isinstance(annotation, ast.Constant):
-        if isinstance(annotation.value, str):
-            parsed = names.parse_expression(annotation.value)
-            return parsed is not None and declares_optional(parsed, names, scope, depth + 1)
-        return annotation.value is None
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return declares_optional(annotation.left, names, scope, depth) or declares_optional(annotation.right, names, scope, depth)
-    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    qualified = names.qualname(base, scope)
-    if qualified in _OPTIONAL:
-        return True
-    if isinstance(annotation, ast.Subscript) and qualified in _UNIONS | _ANNOTATED:
-        parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-        if qualified in _ANNOTATED:
-            parts = parts[:1]
-        return any(declares_optional(part, names, scope, depth) for part in parts)
-    if isinstance(annotation, ast.Name):
-        return any(
-            not isinstance(value, ast.Call) and declares_optional(value, names, scope, depth + 1)
-            for value in names.assignments(annotation, scope)
-        )
-    return False
-
-
-_OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional"})
-
-
 def narrowed(test: ast.expr, outcome: bool) -> Iterator[str]:
     """The names a branch edge shows are not None: the false edge of `x is None`, the true edge of
     `x is not None` or of a bare `x` (a truthy value is not None), through `not`, `and` and `or`."""

@@ -147,7 +147,6 @@ class CallEvaluation:
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)
         if self.analysis.imported is not None:
-            args, kwargs = self.analysis.passed(node, args, kwargs)
             return self.analysis.imported(callee, args, kwargs, self.ctx, self.depth, spreads(node), False)
         return UNKNOWN
 

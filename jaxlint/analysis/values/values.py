@@ -48,10 +48,8 @@ from jaxlint.analysis.tracing.tracing import (
     transform_of,
 )
 from jaxlint.analysis.values.comparisons import comparison
-from jaxlint.analysis.values.maybe_none import may_be_none
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
-from jaxlint.analysis.values.project_defs import ProjectDefinitions
 from jaxlint.analysis.values.pytree_fields import ProjectClasses, one_array
 from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.string_parameters import string_parameters
@@ -86,14 +84,13 @@ class ValueAnalysis:
 
     def __init__(
         self, names: Names, imported: "ImportedCall | None" = None, eager: Collection[int] = (),
-        classes: ProjectClasses | None = None, definitions: ProjectDefinitions | None = None,
+        classes: ProjectClasses | None = None,
     ):
         self.names = names
         # Answer calls of names imported from the project's own modules, and find the classes
-        # and functions they define (see `project.py`).
+        # they define (see `project.py`).
         self.imported = imported
         self.classes = classes
-        self.definitions = definitions
         # The ids of the control-flow calls under `with jax.disable_jit():` (`eager_blocks.py`).
         self.eager = eager
         self.values: dict[int, Value] = {}  # id(expr) -> joined value over all analyses
@@ -270,26 +267,6 @@ class ValueAnalysis:
         if declared is None:
             declared = self._jax_arrays[id(fn)] = jax_array_parameters(fn, self.names)
         return traced_where_declared(params, declared) if declared else params
-
-    def passed(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
-        """The values a followed call gives the function it calls: an argument the analysis cannot
-        tell None or not, whose expression cannot be None as far as the code shows (`maybe_none`),
-        is not None there. A parameter's default of None marks "not given", and a call that passes
-        a value gives one."""
-        if not any(v.none is None for v in (*args, *kwargs.values())):
-            return args, kwargs
-        given = list(args)
-        for index, expr in enumerate(node.args):
-            if isinstance(expr, ast.Starred):
-                break
-            if given[index].none is None and not may_be_none(expr, self.names, self.definitions):
-                given[index] = given[index].but(not_none=True)
-        passed = dict(kwargs)
-        for keyword in node.keywords:
-            value = passed.get(keyword.arg) if keyword.arg is not None else None
-            if value is not None and value.none is None and not may_be_none(keyword.value, self.names, self.definitions):
-                passed[keyword.arg] = value.but(not_none=True)
-        return given, passed
 
     def graph(self, fn: FunctionNode) -> cfg.Graph:
         """The control-flow graph of a def, built once."""
@@ -617,7 +594,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         made = self.analysis.held_instances(self.scope, func.attr)
         if made is None:
             return None
-        args, kwargs = self.analysis.passed(node, args, kwargs)
         call, scope = made
         if isinstance(self.names.definition(call.func, scope), ast.ClassDef):
             method = constructed_call_method(call, self.names, scope)
@@ -693,7 +669,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 self._call_function(FunctionValue(init, method_self=MADE_SELF), node, args, kwargs, env)
             return _MADE_OBJECT
         if func.function is not None:
-            args, kwargs = self.analysis.passed(node, args, kwargs)
             return self._call_function(func.function, node, args, kwargs, env)
         if isinstance(node.func, ast.Call):
             maker = self.names.qualname(node.func.func, self.scope)

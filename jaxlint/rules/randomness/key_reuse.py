@@ -95,13 +95,6 @@ class KeyReuse(KeyFlowRule):
           it draws from on some path is, since which path runs turns on the instance's fields.
           An attribute whose class is chosen at run time, or is another library's, is a call
           jaxlint cannot see, which consumes the key (see "Known limitations").
-        - A call of what a function of the project returned (`fn = get_fn(name)`, `make_policy(
-          scale)(x, key)`, a name a loop binds from a list of such calls), where every `return`
-          of the factory names a function of the project, a nested `def` or a lambda: it runs
-          one of them, and consumes a key any of them draws from on some path (which path runs
-          turns on what the factory closed over, which the call does not show). A key none of
-          them draws from (`del key`) is not consumed. A factory that may return anything else
-          leaves the call one jaxlint cannot see, which consumes the key.
         - A record built around the key, a NamedTuple or dataclass of the module included
           (`return State(x, key=key)` after drawing from `key`): a state that carries a spent
           key back to its caller hands on a key already drawn from, which the caller's next step

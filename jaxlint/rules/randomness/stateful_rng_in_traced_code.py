@@ -42,14 +42,6 @@ class StatefulRngInTracedCode(Rule):
           the caller's values decide, as it does `if False:`). Unpacking an array binds its
           rows, arrays too: `key, sub = jax.random.split(key)` then `jitter(x, rng=sub)` passes
           a key.
-        - A None default marks "not given": an argument that cannot be None as far as the code
-          shows gives a value, in this module or another of the project. An item
-          (`rngs["mixup"]`), an attribute (`state.rng`), a call of code not seen or of a function
-          of the project that never returns None, are values; the literal None, a name that may
-          be bound to None on some path (a parameter with a None default or an `Optional`
-          annotation, not tested since), a lookup with a None default (`rngs.get("mixup")`,
-          `getattr(o, n, None)`) or a function that may return None may be None, and the
-          fallback is reported.
         """
     why = """
         JAX runs the Python body once to trace it, then replays the compiled program. A NumPy or
