@@ -1246,7 +1246,10 @@ def body(x_ref, o_ref, scratch):
 
 
 def double(x):
-    mesh = pltpu.create_tensorcore_mesh("core", num_cores=1)
+    if hasattr(pltpu, "TensorCoreMesh"):  # JAX 0.11 on
+        mesh = pltpu.TensorCoreMesh(axis_name="core", num_cores=1)
+    else:
+        mesh = pltpu.create_tensorcore_mesh("core", num_cores=1)
     run = pl.kernel(
         body, out_type=jax.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh,
         scratch_types=[pltpu.VMEM(x.shape, x.dtype)], interpret=True,

@@ -5,7 +5,7 @@ under, or, where the changelog is silent or wrong, JAX's source: the release tag
 release whose tag JAX's repository lacks, the wheel on PyPI) that first warns, first lacks the
 name, or first has the replacement. A version is the first
 release that deprecated or removed the name; `removed` None means the name still works in the
-newest JAX this table knows (`NEWEST_KNOWN`, 0.12.0.1) and only warns. Internal modules (`jax.core`,
+newest JAX this table knows (`NEWEST_KNOWN`, 0.12.1) and only warns. Internal modules (`jax.core`,
 `jax.interpreters`) are listed name by name, for the names application code uses.
 
 A replacement is *exact* when writing it instead changes nothing the program does; it is
@@ -22,7 +22,7 @@ from typing import Optional, Tuple
 from jaxlint.jax_versions import Version, show
 
 # The newest JAX release whose deprecations and removals this table records.
-NEWEST_KNOWN: Version = (0, 12, 0, 1)
+NEWEST_KNOWN: Version = (0, 12, 1)
 
 @dataclass(frozen=True)
 class Replacement:
@@ -678,10 +678,23 @@ REMOVED_APIS: Tuple[RemovedApi, ...] = (
         how="read `jax.experimental.pallas.enable_debug_checks.value`",
     ),
     RemovedApi(
-        "jax.experimental.pallas.tpu.create_tensorcore_mesh", (0, 11, 0), None,
+        "jax.experimental.pallas.tpu.create_tensorcore_mesh", (0, 11, 0), (0, 12, 1),
         "jax/experimental/pallas/tpu.py at jax-v0.11.0: 'pltpu.create_tensorcore_mesh is deprecated, use "
-        "pltpu.TensorCoreMesh instead'",
+        "pltpu.TensorCoreMesh instead'; in the jax 0.12.1 wheel its entry holds no function (AttributeError)",
         how="use `jax.experimental.pallas.tpu.TensorCoreMesh(axis_name=..., num_cores=...)` (from JAX 0.11.0)",
+    ),
+    RemovedApi(
+        "jax.scipy.special.bessel_jn", (0, 12, 1), None,
+        "jax/scipy/special.py in the jax 0.12.1 wheel: 'jax.scipy.special.bessel_jn is deprecated; use "
+        "jax.scipy.special.jn instead, and note that unlike bessel_jn(), jn() returns results for a single n.'",
+        how="use `jax.scipy.special.jn(n, z)` once per order `n` (it returns one order, not all up to `n`)",
+    ),
+    RemovedApi(
+        "jax.sharding.SingleDeviceSharding", (0, 12, 1), None,
+        "jax/sharding.py in the jax 0.12.1 wheel: 'jax.sharding.SingleDeviceSharding is deprecated; use "
+        "jax.sharding.make_single_device_sharding or jax.sharding.is_single_device_sharding instead.'",
+        how="build one with `jax.sharding.make_single_device_sharding(device)` and test for one with "
+        "`jax.sharding.is_single_device_sharding(s)` (from JAX 0.12.1)",
     ),
     RemovedApi(
         "jax.experimental.pallas.core_map", (0, 11, 1), None,
