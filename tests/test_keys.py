@@ -29,6 +29,25 @@ class Case:
     disagreement: str | None = None  # why the linter and the checker differ, when they do
 
 
+# Code not seen (a solver) that keeps the functions handed to it and runs them later.
+_SOLVER = """
+        import jax
+        import jax.numpy as jnp
+
+        class Solver:
+            def __init__(self):
+                self.terms = []
+
+            def add(self, term):
+                self.terms.append(term)
+
+            def run(self, y):
+                for term in self.terms:
+                    y = term(y)
+                return y
+
+"""
+
 CASES = [
     # ---- an interface's methods draw from the keys handed to them ----------------------------
     # ---- a split key handed to a helper that draws from it on some path ----------------------
@@ -129,22 +148,7 @@ CASES = [
                 rng, grads = update(Model(), rng)
             return grads
         """, True),
-    Case("a function kept by code not seen draws from a key already drawn from", """
-        import jax
-        import jax.numpy as jnp
-
-        class Solver:
-            def __init__(self):
-                self.terms = []
-
-            def add(self, term):
-                self.terms.append(term)
-
-            def run(self, y):
-                for term in self.terms:
-                    y = term(y)
-                return y
-
+    Case("a function kept by code not seen draws from a key already drawn from", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)
             drift = lambda y: y + jax.random.normal(key, y.shape)  # JAX201
@@ -155,22 +159,7 @@ CASES = [
         def run():
             return sample(Solver(), jax.random.key(0), jnp.zeros(2))
         """, True),
-    Case("a function kept by code not seen reads the key its maker binds after handing it on", """
-        import jax
-        import jax.numpy as jnp
-
-        class Solver:
-            def __init__(self):
-                self.terms = []
-
-            def add(self, term):
-                self.terms.append(term)
-
-            def run(self, y):
-                for term in self.terms:
-                    y = term(y)
-                return y
-
+    Case("a function kept by code not seen reads the key its maker binds after handing it on", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)
             drift = lambda y: y + jax.random.normal(key, y.shape)
