@@ -86,14 +86,7 @@ def timed(phase: str) -> Callable[[F], F]:
     def decorate(function: F) -> F:
         @wraps(function)
         def timed_function(*args: Any, **kwargs: Any) -> Any:
-            clock = _clock
-            if clock is None:
-                return function(*args, **kwargs)
-            previous = clock.switch(phase)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                clock.switch(previous)
+            return run(phase, function, *args, **kwargs)
 
         return timed_function  # type: ignore[return-value]
 

@@ -14,6 +14,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
@@ -584,10 +585,7 @@ def _is_assertion(func: ast.AST) -> bool:
 
 
 def _call_label(func: ast.AST) -> str:
-    text = ast.unparse(func)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"`{text}`"
+    return f"`{short_source(func)}`"
 
 
 def _signature(call: ast.Call) -> tuple:

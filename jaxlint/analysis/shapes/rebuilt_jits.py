@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.loop_variance import ASSIGN, UNPACK
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.shapes.jit_variants import JitVariants
@@ -369,6 +370,5 @@ def _name(function: FunctionNode) -> str:
 def _describe(wrapped: ast.AST) -> str:
     if isinstance(wrapped, ast.Lambda):
         return "a `lambda`"
-    text = ast.unparse(wrapped)
-    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+    return f"`{short_source(wrapped)}`"
 

@@ -16,6 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.shapes.changing_numbers import changing_number
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
@@ -66,7 +67,8 @@ class StaticBounds:
                 if isinstance(arg, ast.Name) and _binds(head.target, arg.id):
                     return (
                         f"takes each value of the loop on line {loop.lineno} "
-                        f"(`for {ast.unparse(head.target)} in {_short(head.iter)}`) at the call on line {call.lineno}"
+                        f"(`for {ast.unparse(head.target)} in {short_source(head.iter, 30)}`) at the call on line "
+                        f"{call.lineno}"
                     )
             if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                 continue
@@ -108,8 +110,3 @@ def _static_method(function: FunctionNode) -> bool:
 
 def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
-
-
-def _short(expr: ast.expr) -> str:
-    text = ast.unparse(expr)
-    return text if len(text) <= 30 else text[:27] + "..."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import spans
 from jaxlint.rule import Rule
 
@@ -108,8 +109,7 @@ class KeyFlowRule(Rule):
 
 def condition_text(node: ast.AST) -> str:
     """A branch condition as a message quotes it: short."""
-    text = ast.unparse(node)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return short_source(node)
 
 
 def path_of(tree: ast.AST, guard: ast.AST, inside: ast.AST) -> str:

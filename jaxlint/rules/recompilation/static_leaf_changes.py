@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ast
-
+from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
 
@@ -196,7 +195,7 @@ class StaticLeafChanges(Rule):
         shapes = module.shapes
         for number in shapes.changing_numbers():
             short = ".".join(number.transform.split(".")[-2:])
-            inside = "" if number.value is number.argument else f" in `{_short(number.argument)}`"
+            inside = "" if number.value is number.argument else f" in `{short_source(number.argument)}`"
             report(
                 number.value,
                 f"`{number.function}` is passed {number.why}{inside}: a Python number is a non-array leaf, "
@@ -207,12 +206,7 @@ class StaticLeafChanges(Rule):
             report(
                 leaf.value,
                 f"`{leaf.function}` returns `{leaf.cls}` with its field `{leaf.field}`, {leaf.kind}, changed "
-                f"(`{leaf.field}={_short(leaf.value)}`), and the loop on line {leaf.loop.lineno} passes the result "
+                f"(`{leaf.field}={short_source(leaf.value)}`), and the loop on line {leaf.loop.lineno} passes the result "
                 f"back (line {leaf.call.lineno}): every call compiles again; keep it as an array "
                 "(`jnp.asarray(...)`, a `jax.Array` field) so that it is traced",
             )
-
-
-def _short(expr: ast.expr) -> str:
-    text = ast.unparse(expr)
-    return text if len(text) <= 40 else text[:37] + "..."
