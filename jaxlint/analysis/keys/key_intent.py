@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.walk import attribute_path, spans, walk
 from jaxlint.analysis.keys.key_state import Use
-from jaxlint.analysis.keys.key_syntax import bind, bound_self, target_names
+from jaxlint.analysis.keys.key_syntax import bind, target_names
 from jaxlint.analysis.knowledge import random_api as api
 
 if TYPE_CHECKING:
@@ -107,10 +107,11 @@ def aligned_permutation(keynames: KeyNames, fn: ast.AST, use: Use) -> bool:
 def _draws_positions(keynames: KeyNames, call: ast.Call, key: ast.AST) -> bool:
     """Whether `call` runs a function of the module (mapped with `jax.vmap` or not) whose every
     draw from the parameter `key` binds draws positions (`api.POSITION_DRAWS`)."""
-    callee = keynames.resolve(call.func) or keynames.names.definition(call.func)  # a `jax.vmap`ped one too
+    target = keynames.target(call.func)
+    callee = target.function if target is not None else keynames.names.definition(call.func)  # a `jax.vmap`ped one too
     if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    param = next((p for a, p in bind(callee, call, bound_self(call, callee)) if a is key), None)
+    param = next((p for a, p in bind(callee, call, target.implicit if target else 0) if a is key), None)
     if param is None:
         return False
     draws = [

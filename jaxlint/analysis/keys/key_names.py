@@ -27,21 +27,13 @@ from functools import cached_property
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.engine.submodules import attribute_class
 from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
-from jaxlint.analysis.keys.key_syntax import (
-    base_name,
-    bind,
-    bound_self,
-    decorator_name,
-    inherited,
-    names_in,
-    target_names,
-)
+from jaxlint.analysis.keys.key_syntax import base_name, names_in, target_names
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
-from jaxlint.analysis.tracing.tracing import transform_of
+from jaxlint.analysis.tracing.callees import Callees, Target
 
 
 class KeyNames:
@@ -59,7 +51,7 @@ class KeyNames:
         self._data_pending: set[int] = set()  # functions whose data names are being found
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
-        self._self_attributes: dict[int, dict] = {}
+        self.callees = Callees(names, api.PRESERVING_TRANSFORMS)
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
@@ -107,10 +99,10 @@ class KeyNames:
                 if qualname in api.KEY_CONSTRUCTORS:
                     self.makes_keys.add(id(fn))
                 elif qualname is None:
-                    callee = self.resolve(node.func)
-                    if callee is not None:
-                        params = self.of(callee)
-                        for arg, param in bind(callee, node, bound_self(node, callee)):
+                    target = self.target(node.func)
+                    if target is not None:
+                        params = self.of(target.function)
+                        for arg, param in target.bind(node).pairs():
                             if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
                                 found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -156,9 +148,10 @@ class KeyNames:
                 known = self._made_here(caller) & passed  # only a name can hold the caller's key
                 if isinstance(caller, FUNCTION_TYPES) and any(_KEY_PARAMETER.match(name) for name in passed - known):
                     known = known | (self.key_parameters(caller) & passed)
-                if not known or self.resolve(call.func) is not fn:
+                target = self.target(call.func) if known else None
+                if target is None or target.function is not fn:
                     continue
-                for arg, param in bind(fn, call, bound_self(call, fn)):
+                for arg, param in target.bind(call).pairs():
                     if isinstance(arg, ast.Name) and arg.id in known:
                         found.add(param)
         result = self._passed_in[id(fn)] = frozenset(found)
@@ -220,56 +213,14 @@ class KeyNames:
         result = self._made[id(fn)] = frozenset(names)
         return result
 
+    def target(self, func: ast.AST) -> Target | None:
+        """The def (or lambda) of this module a call runs as written, and how it binds (`Callees`)."""
+        return self.callees.target(func)
+
     def resolve(self, func: ast.AST) -> FunctionNode | None:
-        """The def (or lambda) of this module a call goes to, when the call runs it as written."""
-        names = self.names
-        definition = None
-        if isinstance(func, ast.Name):
-            definition = names.definition(func)
-            if definition is None:
-                values = names.assignments(func)
-                if len(values) == 1:
-                    value = values[0]
-                    if isinstance(value, ast.Lambda):
-                        return value
-                    if isinstance(value, ast.Call) and value.args:
-                        if names.qualname(value.func) in api.PRESERVING_TRANSFORMS:
-                            inner = value.args[0]
-                            if isinstance(inner, ast.Name):
-                                definition = names.definition(inner)
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            scope = names.read_scope.get(id(func.value))
-            while scope is not None and scope.kind != "class":
-                scope = scope.parent
-            if scope is not None:
-                definition = scope.defs.get(func.attr)
-                if definition is None:
-                    found = inherited(names, scope.node, func.attr)
-                    definition = found if isinstance(found, ast.AST) else None
-            if definition is None:
-                return self._submodule_call(func)
-            if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                decorator_name(d) == "property" for d in definition.decorator_list
-            ):
-                return None  # `self.prop(...)` calls what the property returns
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            # `Cls.method(...)`: a static or class method of a class of this module.
-            cls = names.definition(func.value)
-            method = names.scopes[id(cls)].defs.get(func.attr) if isinstance(cls, ast.ClassDef) else None
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                decorator_name(d) in ("staticmethod", "classmethod") for d in method.decorator_list
-            ):
-                definition = method
-        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope = names.enclosing_scope(definition)
-            for decorator in definition.decorator_list:
-                if decorator_name(decorator) in ("staticmethod", "classmethod"):
-                    continue
-                transform = transform_of(decorator, names, scope)
-                if transform is None or transform.name not in api.PRESERVING_TRANSFORMS:
-                    return None
-            return definition
-        return None
+        """The def (or lambda) of this module a call runs as written."""
+        target = self.callees.target(func)
+        return target.function if target is not None else None
 
     def returned_module_key(self, call: ast.Call, module_keys: set[str]) -> str | None:
         """The module-level key the function a call runs returns, when every `return` of it
@@ -306,22 +257,9 @@ class KeyNames:
             for node in self.nodes(fn)
         )
 
-    def _submodule_call(self, func: ast.Attribute) -> FunctionNode | None:
-        """The `__call__` that calling `self.<attr>` runs, when the attribute holds an instance
-        of a class of this module (`submodules`)."""
-        named = self.submodule_class(func)
-        cls = self.names.definition(named) if named is not None else None
-        return call_method(cls) if isinstance(cls, ast.ClassDef) else None
-
     def submodule_class(self, func: ast.AST) -> ast.expr | None:
         """`submodules.attribute_class`, each class's attributes read once."""
-        return attribute_class(self.names, func, self._attributes_of)
-
-    def _attributes_of(self, cls: ast.ClassDef) -> dict:
-        table = self._self_attributes.get(id(cls))
-        if table is None:
-            table = self._self_attributes[id(cls)] = self_attributes(cls)
-        return table
+        return attribute_class(self.names, func, self.callees.attributes_of)
 
     def key_parameters(self, fn: FunctionNode) -> set[str]:
         """Parameters whose names say they are PRNG keys (`key`, `rng`, `dropout_rng`).
@@ -364,9 +302,10 @@ class KeyNames:
             return set()
         given: dict[str, bool] = {}
         for call, _ in calls_through(self.names, (fn.name,)):
-            if self.resolve(call.func) is not fn:
+            target = self.target(call.func)
+            if target is None or target.function is not fn:
                 continue
-            bound = {param: arg for arg, param in bind(fn, call, bound_self(call, fn))}
+            bound = target.bind(call).arguments
             for param in params:
                 arg = bound.get(param)
                 given[param] = given.get(param, True) and arg is not None and self._data_value(arg, 0)
@@ -419,7 +358,8 @@ class KeyNames:
     def _passed_as_data(self, call: ast.Call, caller: ast.AST) -> set[str]:
         """Names passed to a function of the module that uses the parameter receiving them as
         data (`apply_spe(key, spe)` with `def apply_spe(keys, spe): return spe * keys[..., None]`)."""
-        callee = self.resolve(call.func)
+        target = self.target(call.func)
+        callee = target.function if target is not None else None
         if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is caller:
             return set()
         if id(callee) in self._data_pending or any(isinstance(a, ast.Starred) for a in call.args):
@@ -431,10 +371,8 @@ class KeyNames:
             self._data_pending.discard(id(callee))
         if not used_as_data:
             return set()
-        positional = [p.arg for p in (*callee.args.posonlyargs, *callee.args.args)]
-        passed = [(positional[i], arg) for i, arg in enumerate(call.args) if i < len(positional)]
-        passed += [(k.arg, k.value) for k in call.keywords if k.arg]
-        return _operand_names(*(arg for param, arg in passed if param in used_as_data))
+        bound = target.bind(call).arguments
+        return _operand_names(*(arg for param, arg in bound.items() if param in used_as_data))
 
     def objects(self, fn: ast.AST) -> frozenset[str]:
         """Names the function shows to be objects, not keys: assigned an attribute or read one no
@@ -448,15 +386,15 @@ class KeyNames:
         for call in self.nodes_of(fn, (ast.Call,)):
             if not any(isinstance(arg, ast.Name) for arg in (*call.args, *(k.value for k in call.keywords))):
                 continue
-            callee: FunctionNode | None = self.resolve(call.func)
-            skip = bound_self(call, callee)
-            if callee is None:
-                callee, skip = constructor(call.func, self.names), 1
-            if callee is None:
+            target = self.target(call.func)
+            if target is None:
+                init = constructor(call.func, self.names)
+                target = Target(init, 1) if init is not None else None
+            if target is None:
                 continue
-            params = self.objects(callee)
+            params = self.objects(target.function)
             if params:
-                shown.update(arg.id for arg, param in bind(callee, call, skip)
+                shown.update(arg.id for arg, param in target.bind(call).pairs()
                              if param in params and isinstance(arg, ast.Name))
         found = self._objects[id(fn)] = frozenset(shown)
         return found

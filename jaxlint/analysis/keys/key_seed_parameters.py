@@ -17,7 +17,8 @@ from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes, walk
-from jaxlint.analysis.keys.key_syntax import bind, bound_self
+from jaxlint.analysis.engine.arguments import Receiver, implicit_count
+from jaxlint.analysis.keys.key_syntax import bind
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
 
@@ -93,7 +94,9 @@ def _callee(call: ast.Call, names: Names, locate: Locate) -> tuple[Names, Functi
         init = next((s for s in definition.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         return (there, init, 1) if init is not None else None
     if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and not definition.decorator_list:
-        return there, definition, bound_self(call, definition)
+        # `helpers.f(x)` reaches a module's function, `obj.f(x)` a method through its instance.
+        method = isinstance(call.func, ast.Attribute) and id(definition) in there.parent_class
+        return there, definition, implicit_count(definition, Receiver.INSTANCE if method else Receiver.FUNCTION)
     return None
 
 

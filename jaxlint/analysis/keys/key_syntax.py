@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.engine import arguments
+from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.engine.walk import attribute_path, walk
 
 
@@ -42,32 +43,10 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
-def bound_self(call: ast.Call, callee: FunctionNode | None = None) -> int:
-    """How many leading parameters the call binds implicitly (`self` of `obj.method(...)`,
-    `cls` of a class method; none of a static method's)."""
-    if not isinstance(call.func, ast.Attribute):
-        return 0
-    static = isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        decorator_name(d) == "staticmethod" for d in callee.decorator_list
-    )
-    return 0 if static else 1
-
-
-def bind(callee: FunctionNode, call: ast.Call, skip: int) -> list[tuple[ast.AST, str]]:
-    """(argument expression, parameter name) pairs for a call of a known function."""
-    args = callee.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
-    pairs = []
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if i < len(positional):
-            pairs.append((arg, positional[i]))
-    names = {a.arg for a in (*args.args, *args.kwonlyargs)}
-    for keyword in call.keywords:
-        if keyword.arg in names:
-            pairs.append((keyword.value, keyword.arg))
-    return pairs
+def bind(callee: FunctionNode, call: ast.Call, implicit: int) -> list[tuple[ast.AST, str]]:
+    """(argument expression, parameter name) pairs for a call of a known function, after its
+    first `implicit` parameters (`engine.arguments.bind`)."""
+    return arguments.bind(callee, call, implicit).pairs()
 
 
 def decorator_name(decorator: ast.AST) -> str | None:
@@ -75,25 +54,4 @@ def decorator_name(decorator: ast.AST) -> str | None:
         return decorator.id
     if isinstance(decorator, ast.Attribute):
         return decorator.attr
-    return None
-
-
-def inherited(names: Names, cls: ast.ClassDef, attr: str, seen: set[int] | None = None) -> ast.AST | str | None:
-    """What `self.<attr>` finds in the bases of a class that does not define it: the statement a
-    base of the same module defines it by, or the qualified name of the first base defined
-    elsewhere (whose module answers). Bases are searched depth first, left to right, as Python's
-    method resolution does for a single chain of bases."""
-    seen = set() if seen is None else seen
-    scope = names.scopes[id(cls)].parent or names.module
-    for base in cls.bases:
-        definition = names.definition(base, scope)
-        if isinstance(definition, ast.ClassDef):
-            if id(definition) in seen:
-                continue
-            seen.add(id(definition))
-            found = names.scopes[id(definition)].defs.get(attr) or inherited(names, definition, attr, seen)
-        else:
-            found = names.qualname(base, scope)
-        if found is not None:
-            return found
     return None

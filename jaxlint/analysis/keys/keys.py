@@ -40,7 +40,8 @@ from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
-from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited
+from jaxlint.analysis.keys.key_syntax import bind, decorator_name
+from jaxlint.analysis.tracing.callees import inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
@@ -201,20 +202,21 @@ class KeyFlow:
         and plain functions of the project's own modules (`exported`: the summary a caller in
         another module reads, asked while computing one).
         """
-        callee = self.resolve(call.func)
-        if callee is None:
+        target = self.keynames.target(call.func)
+        if target is None:
             cls = self.names.definition(call.func) if isinstance(call.func, ast.Name) else None
             init = constructor(cls) if isinstance(cls, ast.ClassDef) else None
             if init is not None:
                 made = construction(cls, init, self.exported(init))
                 return helper_for(cls.name, made, bind(init, call, 1))
             return self._project_helper(call)
-        bound = bind(callee, call, bound_self(call, callee))
+        callee = target.function
+        bound = target.bind(call).pairs()
         summary = self.exported(callee) if exported else self.summary(callee)
         flags = self.deciding_flags(callee, bound, summary)
         if flags:
             summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
-        name = getattr(callee, "name", "the lambda")
+        name = getattr(target.forwarder or callee, "name", "the lambda")
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)

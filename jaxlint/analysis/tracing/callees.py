@@ -1,0 +1,166 @@
+"""Which function of the module a call runs, and how the call binds its parameters.
+
+One resolver for every analysis that follows calls inside a module:
+
+- a name bound to a def (`step(x)`), to a lambda once (`noise = lambda k: ...`), or once to a
+  transformation that keeps the function callable as written (`step = jax.jit(train_step)`);
+- `self.method(x)` in a method: the class's own def or one inherited from a base of the
+  module; `self.layer(x)` where the attribute holds an instance of a class of the module: its
+  `__call__`;
+- `Cls.method(x)` for a class of the module: a static method binds nothing, a class method the
+  class, and a plain function the instance passed first (`Base.step(self, x)`);
+- through a function that only forwards its arguments (`def f(*args, **kwargs): return
+  _f_impl(*args, **kwargs)`), to the function it forwards to.
+
+A def decorated with anything but `staticmethod`, `classmethod` or a transformation that keeps
+the function callable as written (`jax.jit`, `partial(jax.jit, ...)`) is not followed: what
+the decorator returns is not seen. `property` is not followed either (the call runs what the
+property returns). Each answer is a `Target`: the function and how many of its leading
+parameters the call binds implicitly, which `engine.arguments.bind` needs.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, NamedTuple
+
+from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.tracing.tracing import transform_of
+
+_FORWARDS = 4  # forwarding functions followed in a row at most
+
+
+class Target(NamedTuple):
+    function: FunctionNode
+    implicit: int  # leading parameters the call binds without an argument (`self`, `cls`)
+    forwarder: FunctionNode | None = None  # the function the call names, when it forwards to `function`
+
+    def bind(self, call: ast.Call) -> Binding:
+        return bind(self.function, call, self.implicit)
+
+
+class Callees:
+    """The functions of one module that its calls run."""
+
+    def __init__(self, names: Names, preserving: frozenset[str] | Callable[[str], bool]):
+        self.names = names
+        self._preserving = preserving.__contains__ if isinstance(preserving, frozenset) else preserving
+        self._attributes: dict[int, dict] = {}
+        self._cache: dict[int, Target | None] = {}
+
+    def target(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
+        """What calling `func` (a call's `func`) runs, when it is a def or lambda of this module."""
+        key = id(func)
+        if scope is None and key in self._cache:
+            return self._cache[key]
+        found = self._direct(func, scope)
+        if found is not None:
+            found = self.through_forwarders(found)
+        if scope is None:
+            self._cache[key] = found
+        return found
+
+    def through_forwarders(self, target: Target) -> Target:
+        """The function a call of `target` ends up binding its arguments to: `target` itself, or
+        the function it forwards them to as received, followed a few steps."""
+        named = target.function
+        for _ in range(_FORWARDS):
+            forwarded = forwarded_call(target.function)
+            if forwarded is None or forwarded[1] != target.implicit:
+                break
+            inner = self._direct(forwarded[0].func, self.names.scopes.get(id(target.function)))
+            if inner is None:
+                break
+            target = inner._replace(forwarder=named)
+        return target
+
+    def _direct(self, func: ast.AST, scope: Scope | None) -> Target | None:
+        names = self.names
+        if isinstance(func, ast.Lambda):
+            return Target(func, 0)
+        if isinstance(func, ast.Name):
+            definition = names.definition(func, scope)
+            if definition is None:
+                values = names.assignments(func, scope)
+                if len(values) != 1:
+                    return None
+                value = values[0]
+                if isinstance(value, ast.Lambda):
+                    return Target(value, 0)
+                if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
+                    if self._preserving(names.qualname(value.func, scope) or ""):
+                        definition = names.definition(value.args[0], scope)
+            return self._function(definition, Receiver.FUNCTION)
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return None
+        receiver = func.value
+        cls = names.definition(receiver, scope)
+        if isinstance(cls, ast.ClassDef):
+            return self._function(self._method(cls, func.attr), Receiver.CLASS)
+        if receiver.id != "self":
+            return None
+        read = names.read_scope.get(id(receiver)) if scope is None else scope
+        while read is not None and read.kind != "class":
+            read = read.parent
+        if read is None:
+            return None
+        method = self._method(read.node, func.attr)
+        if method is None:
+            named = attribute_class(names, func, self.attributes_of)
+            held = names.definition(named) if named is not None else None
+            method = call_method(held) if isinstance(held, ast.ClassDef) else None
+            return Target(method, 1) if method is not None else None
+        if decorated_as(method, "property"):
+            return None  # `self.prop(...)` calls what the property returns
+        return self._function(method, Receiver.INSTANCE)
+
+    def _method(self, cls: ast.ClassDef, attr: str) -> ast.AST | None:
+        """The def `cls.<attr>` finds in the class or, depth first, its bases of this module."""
+        found = self.names.scopes[id(cls)].defs.get(attr)
+        if found is not None:
+            return found
+        found = inherited(self.names, cls, attr)
+        return found if isinstance(found, ast.AST) else None
+
+    def _function(self, definition: ast.AST | None, receiver: Receiver) -> Target | None:
+        if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        scope = self.names.enclosing_scope(definition)
+        for decorator in definition.decorator_list:
+            if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+                continue
+            transform = transform_of(decorator, self.names, scope)
+            if transform is None or not self._preserving(transform.name):
+                return None
+        return Target(definition, implicit_count(definition, receiver))
+
+    def attributes_of(self, cls: ast.ClassDef) -> dict:
+        """`submodules.self_attributes` of a class, read once."""
+        table = self._attributes.get(id(cls))
+        if table is None:
+            table = self._attributes[id(cls)] = self_attributes(cls)
+        return table
+
+
+def inherited(names: Names, cls: ast.ClassDef, attr: str, seen: set[int] | None = None) -> ast.AST | str | None:
+    """What `cls.<attr>` finds in the bases of a class that does not define it: the statement a
+    base of the same module defines it by, or the qualified name of the first base defined
+    elsewhere (whose module answers). Bases are searched depth first, left to right, as Python's
+    method resolution does for a single chain of bases."""
+    seen = set() if seen is None else seen
+    scope = names.scopes[id(cls)].parent or names.module
+    for base in cls.bases:
+        definition = names.definition(base, scope)
+        if isinstance(definition, ast.ClassDef):
+            if id(definition) in seen:
+                continue
+            seen.add(id(definition))
+            found = names.scopes[id(definition)].defs.get(attr) or inherited(names, definition, attr, seen)
+        else:
+            found = names.qualname(base, scope)
+        if found is not None:
+            return found
+    return None
+
