@@ -19,7 +19,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.engine.names import FunctionNode, Names
 
 
 class Receiver(enum.Enum):
@@ -46,6 +46,17 @@ def implicit_count(function: FunctionNode, receiver: Receiver) -> int:
     if decorated_as(function, "classmethod"):
         return 1
     return 1 if receiver is Receiver.INSTANCE else 0
+
+
+def receiver(func: ast.expr, function: FunctionNode, names: Names) -> Receiver:
+    """How a call whose callee is written `func` reaches `function` (a def of the module `names`
+    describes): through a class of the module (`Cls.method`), through an instance
+    (`obj.method`, for a def of a class), or as a plain function (`f`, `helpers.f`)."""
+    if not isinstance(func, ast.Attribute) or id(function) not in names.parent_class:
+        return Receiver.FUNCTION
+    if isinstance(func.value, ast.Name) and isinstance(names.definition(func.value), ast.ClassDef):
+        return Receiver.CLASS
+    return Receiver.INSTANCE
 
 
 def positional_parameters(function: FunctionNode) -> list[ast.arg]:

@@ -33,7 +33,7 @@ from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import base_name, names_in, target_names
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
-from jaxlint.analysis.tracing.callees import Callees, Target
+from jaxlint.analysis.tracing.callees import Target, module_callees
 
 
 class KeyNames:
@@ -51,7 +51,7 @@ class KeyNames:
         self._data_pending: set[int] = set()  # functions whose data names are being found
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
-        self.callees = Callees(names, api.PRESERVING_TRANSFORMS)
+        self.callees = module_callees(names)
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`

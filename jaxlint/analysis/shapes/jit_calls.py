@@ -13,13 +13,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from jaxlint.analysis.engine.arguments import bind
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.shapes.repeated_calls import function_in
 from jaxlint.analysis.tracing.callsites import CallSite
-from jaxlint.analysis.tracing.tracing import positional_params
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -45,25 +45,19 @@ def jit_calls(module: TracedModule, effects: Effects) -> list[JitCall]:
 
 
 def _site_arguments(site: CallSite, module: TracedModule) -> Iterator[tuple[str | None, ast.expr]]:
-    """The call's arguments that reach traced (non-static) parameters."""
+    """The call's arguments that reach traced (non-static) parameters: (the parameter, or None
+    for what `*args`/`**kwargs` collects, and the argument)."""
     target = site.target
-    fn = target.node
-    skip = target.bound_positional
-    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
-        skip = 1  # `self.method(x)`: `self` is bound by the attribute access
-    params = positional_params(fn)[skip:]
+    implicit = target.bound_positional + jit_signature.is_method_call(site.call, target, module)
+    bound = bind(target.node, site.call, implicit)
     static = set(target.static_params)
-    for i, arg in enumerate(site.call.args):
-        if isinstance(arg, ast.Starred):
-            return
-        param = params[i].arg if i < len(params) else None
-        if param is not None and param in static:
-            continue
-        yield param, arg
-    for keyword in site.call.keywords:
-        if keyword.arg is None or keyword.arg in static:
-            continue
-        yield keyword.arg, keyword.value
+    for param, arg in bound.arguments.items():
+        if param not in static:
+            yield param, arg
+    if bound.vararg not in static:
+        yield from ((None, arg) for arg in bound.collected)
+    if bound.kwarg not in static:
+        yield from bound.collected_names.items()
 
 
 def _opaque_calls(module: TracedModule, effects: Effects) -> Iterator[JitCall]:

@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
+from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
@@ -136,29 +137,13 @@ def designated(root: TracedFunction, kind: str) -> dict[str, Entry]:
 
 def argument(call: ast.Call, root: TracedFunction, param: str, method_call: bool) -> ast.expr | None:
     """The expression a call passes for a parameter, when it is passed visibly."""
-    sig = signature(root)
-    positional = sig.positional[1:] if method_call else sig.positional
-    index = positional.index(param) if param in positional else None
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            return None
-        if index is not None and i == index:
-            return arg
-    for keyword in call.keywords:
-        if keyword.arg == param and param not in sig.positional_only:
-            return keyword.value
-    return None
+    return bind(root.node, call, root.bound_positional + method_call).argument(param)
 
 
 def is_method_call(call: ast.Call, root: TracedFunction, module) -> bool:
-    """`self.step(x)` / `obj.step(x)` of a jitted method: the instance is the first argument."""
-    fn = root.node
-    if not isinstance(call.func, ast.Attribute) or id(fn) not in module.names.parent_class:
-        return False
-    return not any(
-        (d.id if isinstance(d, ast.Name) else getattr(d, "attr", None)) == "staticmethod"
-        for d in getattr(fn, "decorator_list", [])
-    )
+    """`self.step(x)` / `obj.step(x)` of a jitted method: the instance (or a class method's
+    class) is bound without an argument."""
+    return implicit_count(root.node, receiver(call.func, root.node, module.names)) == 1
 
 
 def function_label(fn: FunctionNode) -> str:
@@ -266,14 +251,7 @@ def plain_calls(module, function: FunctionNode) -> list[ast.Call]:
 
 def plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:
     """The expression a plain call passes for `param`, when it is plain to see."""
-    for keyword in call.keywords:
-        if keyword.arg == param:
-            return keyword.value
-    positional = [p.arg for p in (*function.args.posonlyargs, *function.args.args)]
-    if param not in positional or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    index = positional.index(param)
-    return call.args[index] if index < len(call.args) else None
+    return bind(function, call).argument(param)
 
 
 def identity_hashed(cls: ast.ClassDef, module, seen: frozenset[int] = frozenset()) -> bool:

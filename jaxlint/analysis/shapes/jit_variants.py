@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT, ELEMENT, OTHER, UNPACK
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.engine.walk import target_names, walk
@@ -257,18 +258,4 @@ def _in_element(node: ast.AST, comprehension: ast.AST) -> bool:
 
 def _argument(call: ast.Call, function: FunctionNode, param: str, names) -> ast.AST | None:
     """The expression `call` passes to `function`'s parameter `param` (None: its default, or unknown)."""
-    for keyword in call.keywords:
-        if keyword.arg == param:
-            return keyword.value
-    args = function.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if isinstance(call.func, ast.Attribute) and names.parent_class.get(id(function)) is not None:
-        if not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list):
-            positional = positional[1:]  # `self.f(x)`: the instance is the first parameter
-    if param not in positional:
-        return None
-    index = positional.index(param)
-    passed = call.args[: index + 1]
-    if index >= len(call.args) or any(isinstance(a, ast.Starred) for a in passed):
-        return None
-    return call.args[index]
+    return bind(function, call, implicit_count(function, receiver(call.func, function, names))).argument(param)

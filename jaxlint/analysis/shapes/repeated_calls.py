@@ -10,6 +10,7 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.engine.walk import nodes_of_classes, walk
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
+from jaxlint.analysis.tracing.callees import Target, module_callees
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -192,12 +193,15 @@ class RepeatedCalls:
         out = []
         cls = names.parent_class.get(id(function))
         name = function.name
+        callees = module_callees(names)
         for call, scope in calls_through(names, (name,)):
             func = call.func
             kind = func.__class__
             if kind is ast.Name:
                 if func.id == name and names.definition(func, scope) is function:
                     out.append(call)
+            elif kind is ast.Attribute and func.attr == name and _runs(callees.target(func, scope), function):
+                out.append(call)  # `Ops.step(x)`, `self.step(x)`: the module's resolver says so
             elif (
                 cls is not None
                 and kind is ast.Attribute
@@ -266,3 +270,7 @@ def _start(node: ast.AST) -> tuple[int, int]:
 
 def _end(node: ast.AST) -> tuple[int, int]:
     return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _runs(target: Target | None, function: FunctionNode) -> bool:
+    return target is not None and (target.function is function or target.forwarder is function)

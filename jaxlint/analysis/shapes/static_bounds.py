@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.shapes import jit_signature
@@ -80,32 +81,15 @@ class StaticBounds:
         scope = module.names.scopes.get(id(function))
         if scope is None or arg.id not in scope.params or arg.id in scope.assigned or arg.id in scope.other:
             return None
-        skip = 1 if id(function) in module.names.parent_class and not _static_method(function) else 0
         for outer in self.repeated.calls_of(function):
-            passed = _argument(outer, function, arg.id, skip if isinstance(outer.func, ast.Attribute) else 0)
+            implicit = implicit_count(function, receiver(outer.func, function, module.names))
+            passed = bind(function, outer, implicit).argument(arg.id)
             if passed is None:
                 continue
             why = self._changes(passed, outer, self.repeated.function_of(outer), depth + 1)
             if why is not None:
                 return f"{why}, through `{function.name}`"
         return None
-
-
-def _argument(call: ast.Call, function: FunctionNode, param: str, skip: int) -> ast.expr | None:
-    """What a call of `function` passes for `param` (`skip`: the leading parameters the call binds
-    otherwise, `self` of a method called on an instance)."""
-    for keyword in call.keywords:
-        if keyword.arg == param:
-            return keyword.value
-    positional = [p.arg for p in (*function.args.posonlyargs, *function.args.args)][skip:]
-    if param not in positional or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    index = positional.index(param)
-    return call.args[index] if index < len(call.args) else None
-
-
-def _static_method(function: FunctionNode) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
 def _binds(target: ast.AST, name: str) -> bool:

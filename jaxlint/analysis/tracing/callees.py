@@ -22,11 +22,13 @@ parameters the call binds implicitly, which `engine.arguments.bind` needs.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Callable, NamedTuple
 
 from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
 from jaxlint.analysis.tracing.tracing import transform_of
 
 _FORWARDS = 4  # forwarding functions followed in a row at most
@@ -142,6 +144,18 @@ class Callees:
         if table is None:
             table = self._attributes[id(cls)] = self_attributes(cls)
         return table
+
+
+_MODULE_CALLEES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def module_callees(names: Names) -> Callees:
+    """The module's one resolver, shared by every analysis of it: decorators followed are the
+    transformations that keep a function callable as written (`jax.jit`, `jax.checkpoint`)."""
+    callees = _MODULE_CALLEES.get(names)
+    if callees is None:
+        callees = _MODULE_CALLEES[names] = Callees(names, PRESERVING_TRANSFORMS)
+    return callees
 
 
 def inherited(names: Names, cls: ast.ClassDef, attr: str, seen: set[int] | None = None) -> ast.AST | str | None:

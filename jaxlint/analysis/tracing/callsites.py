@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from jaxlint.analysis.engine.arguments import Receiver, implicit_count
 from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
@@ -125,7 +126,7 @@ class CallSites:
                     return root
         if isinstance(func, ast.Attribute) and func.attr in methods:
             root = methods[func.attr]
-            return root if self._may_be_instance(func, self.names.parent_class.get(id(root.node)), scope) else None
+            return root if self._may_be_instance(func, root.node, scope) else None
         return None
 
     def _stored_jit(self, site: ast.Call, scope: Scope | None) -> tuple[int, str] | None:
@@ -140,16 +141,22 @@ class CallSites:
                 return id(cls), attr
         return None
 
-    def _may_be_instance(self, func: ast.Attribute, cls: ast.ClassDef | None, scope: Scope) -> bool:
-        """Whether the receiver of `receiver.step(...)` may be an instance of `cls`, the class whose
-        jitted `step` it names: not when it is shown to be something else."""
+    def _may_be_instance(self, func: ast.Attribute, method: FunctionNode, scope: Scope) -> bool:
+        """Whether `receiver.step(...)` may call `method`, the jitted `step` of a class `cls`: the
+        receiver may be an instance of `cls` (not when it is shown to be something else), or is
+        `cls` itself and the method binds alike through both (a static or class method)."""
         names, receiver = self.names, func.value
+        cls = names.parent_class.get(id(method))
         if isinstance(receiver, ast.Name):
             owner = names.lookup(receiver.id, scope)
             if owner is None or receiver.id in owner.imports:
                 return False  # an unknown module-level name or a module, not an instance
-            # `Base.step(self, x)`: a class's own function, called with `self` passed explicitly
-            return not isinstance(names.definition(receiver, scope), ast.ClassDef)
+            # `Ops.step(x)` calls a static or class method of the class (or of a subclass);
+            # `Base.step(self, x)` is a class's own function, called with `self` passed explicitly.
+            through = names.definition(receiver, scope)
+            if isinstance(through, ast.ClassDef):
+                return through is cls and implicit_count(method, Receiver.CLASS) == implicit_count(method, Receiver.INSTANCE)
+            return True
         if isinstance(receiver, ast.Call):
             # `factory().step(x)`: an instance of the method's class only if built right there
             built = names.definition(receiver.func, scope) if isinstance(receiver.func, ast.Name) else None
