@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import cached_property
+from typing import Callable
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
@@ -52,6 +53,9 @@ class KeyNames:
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
         self.callees = module_callees(names)
+        # The arguments a call into another module of the project hands to parameters used as
+        # keys there; set by the key flow, which sees the project.
+        self.elsewhere: Callable[[ast.Call], list[ast.expr]] | None = None
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
@@ -105,6 +109,10 @@ class KeyNames:
                         for arg, param in target.bind(node).pairs():
                             if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
                                 found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
+                elif self.elsewhere is not None and any(isinstance(a, ast.Name) for a in (*node.args, *(k.value for k in node.keywords))):
+                    # A function of another module of the project that uses the parameter a name
+                    # is handed to as a key: the name is a key here too, as for one of this module.
+                    found.update(a.id for a in self.elsewhere(node) if isinstance(a, ast.Name))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 if not (isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS):
                     aliases.append((node.targets if isinstance(node, ast.Assign) else [node.target], node.value))

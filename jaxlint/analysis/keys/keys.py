@@ -23,6 +23,7 @@ draws nothing.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from contextlib import contextmanager
 from functools import cached_property
 from dataclasses import dataclass
@@ -143,6 +144,8 @@ class KeyFlow:
         self._consumed: set[int] = set()
         self._seed_index: dict[int, int] = {}
         self.keynames = KeyNames(names)
+        if project is not None:
+            self.keynames.elsewhere = self._keys_handed_elsewhere
         self.tests: set[int] = set()
         self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
         self._text = text
@@ -295,6 +298,18 @@ class KeyFlow:
             self._active.discard(id(fn))
         self._by_flags[key] = summary
         return summary
+
+    def _keys_handed_elsewhere(self, call: ast.Call) -> list[ast.expr]:
+        """The arguments of a call into another module of the project that reach a parameter its
+        key flow consumes as a key."""
+        helper = self._project_helper(call)
+        if helper is None:
+            return []
+        consumed = helper.summary.params
+        return [
+            arg for arg in (*call.args, *(k.value for k in call.keywords))
+            if consumed.get(helper.parameters.get(id(arg), ""), NONE) != NONE
+        ]
 
     def _project_helper(self, call: ast.Call) -> Helper | None:
         """A call into a function of another module of the project: what it does to the keys passed in.
@@ -578,8 +593,7 @@ class KeyFlow:
         # Both hand on a key-named name, which the module's words (`Names.words`) then hold.
         if any(key_named(word) for word in names.words):
             relevant.update(self._feeding_consumers())
-            if not relevant:
-                relevant.update(self._handing_on())
+        relevant.update(self._handing_on(relevant))
         if any(word in self._text for word in _KEY_ANNOTATION_WORDS):
             relevant.update(id(fn) for fn in names.functions if self._declares_key(fn))
         if not relevant:
@@ -631,20 +645,26 @@ class KeyFlow:
                     found.add(id(scope.node))
         return found
 
-    def _handing_on(self) -> set[int]:
-        """The functions that hand a key-named value to a function of another project module that
-        draws from it: one its module analyses for keys (it calls `jax.random` or another consumer
-        of keys), whose summary consumes that parameter."""
+    def _handing_on(self, relevant: set[int]) -> set[int]:
+        """The functions (other than those already `relevant`) that hand a value to a function of
+        another project module that draws from it: one its module analyses for keys, whose summary
+        consumes that parameter. Only a key-named value, or one the function hands to two such
+        calls (what a reuse looks like), is asked about."""
         found: set[int] = set()
         if self.project is None:
             return found
+        by_function: dict[int, list[ast.Call]] = {}
         for call, scope in self.names.calls:
             fn = scope.node
-            if id(fn) in found or not isinstance(fn, FUNCTION_TYPES):
-                continue
-            handed = [x for x in (*call.args, *(k.value for k in call.keywords)) if isinstance(x, ast.Name) and key_named(x.id)]
-            if handed and self._drawn_elsewhere(call, handed):
-                found.add(id(fn))
+            if isinstance(fn, FUNCTION_TYPES) and id(fn) not in relevant and _may_be_project_call(call, self.names):
+                by_function.setdefault(id(fn), []).append(call)
+        for fn_id, calls in by_function.items():
+            counts = Counter(x.id for call in calls for x in _handed_names(call))
+            for call in calls:
+                handed = [x for x in _handed_names(call) if key_named(x.id) or counts[x.id] > 1]
+                if handed and self._drawn_elsewhere(call, handed):
+                    found.add(fn_id)
+                    break
         return found
 
     def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
@@ -751,3 +771,21 @@ def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:
 
 def _expr_name(node: ast.AST) -> str:
     return ast.unparse(node)
+
+
+def _handed_names(call: ast.Call) -> list[ast.Name]:
+    return [x for x in (*call.args, *(k.value for k in call.keywords)) if isinstance(x, ast.Name)]
+
+
+def _may_be_project_call(call: ast.Call, names: Names) -> bool:
+    """A call through an imported name that JAX or a library it models does not own: perhaps a
+    function of another module of the project (the cheap test before asking the project)."""
+    func = call.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    scope = names.read_scope.get(id(func))
+    owner = names.lookup(func.id, scope) if scope is not None else None
+    imported = owner.imports.get(func.id) if owner is not None else None
+    return imported is not None and imported.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES

@@ -198,7 +198,7 @@ class RepeatedCalls:
             func = call.func
             kind = func.__class__
             if kind is ast.Name:
-                if func.id == name and names.definition(func, scope) is function:
+                if func.id == name and (names.definition(func, scope) is function or _runs(callees.target(func, scope), function)):
                     out.append(call)
             elif kind is ast.Attribute and func.attr == name and _runs(callees.target(func, scope), function):
                 out.append(call)  # `Ops.step(x)`, `self.step(x)`: the module's resolver says so

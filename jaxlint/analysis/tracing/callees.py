@@ -2,8 +2,10 @@
 
 One resolver for every analysis that follows calls inside a module:
 
-- a name bound to a def (`step(x)`), to a lambda once (`noise = lambda k: ...`), or once to a
-  transformation that keeps the function callable as written (`step = jax.jit(train_step)`);
+- a name bound to a def (`step(x)`), to a lambda once (`noise = lambda k: ...`), once to a
+  transformation that keeps the function callable as written (`step = jax.jit(train_step)`),
+  or once to a call of a factory of the module that returns the def it defines (`step =
+  make_step()`);
 - `self.method(x)` in a method: the class's own def or one inherited from a base of the
   module; `self.layer(x)` where the attribute holds an instance of a class of the module: its
   `__call__`;
@@ -28,6 +30,7 @@ from typing import Callable, NamedTuple
 from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
+from jaxlint.analysis.engine.walk import returned_name
 from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
 from jaxlint.analysis.tracing.tracing import transform_of
 
@@ -94,6 +97,8 @@ class Callees:
                 if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
                     if self._preserving(names.qualname(value.func, scope) or ""):
                         definition = names.definition(value.args[0], scope)
+                if definition is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                    definition = self._made_by(names.definition(value.func, scope))
             return self._function(definition, Receiver.FUNCTION)
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return None
@@ -117,6 +122,17 @@ class Callees:
         if decorated_as(method, "property"):
             return None  # `self.prop(...)` calls what the property returns
         return self._function(method, Receiver.INSTANCE)
+
+    def _made_by(self, factory: ast.AST | None) -> ast.AST | None:
+        """The def a factory of the module returns on every `return` (`def make(): def step(...):
+        ...; return step`): what the name bound to a call of it runs."""
+        if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or factory.decorator_list:
+            return None
+        name = returned_name(factory)
+        made = self.names.scopes[id(factory)].defs.get(name) if name is not None else None
+        if made is None or name in self.names.scopes[id(factory)].assigned:
+            return None
+        return made
 
     def _method(self, cls: ast.ClassDef, attr: str) -> ast.AST | None:
         """The def `cls.<attr>` finds in the class or, depth first, its bases of this module."""
