@@ -11,6 +11,7 @@ from jaxlint.analysis.engine.names import Names, Scope
 TRANSPARENT_DECORATORS = frozenset({
     "typing.override", "typing_extensions.override", "typing.final", "typing_extensions.final",
     "typing.no_type_check",
+    "builtins.staticmethod",  # read through its class or an instance, the function itself
     "typeguard.typechecked", "beartype.beartype", "jaxtyping.jaxtyped",
     "kauldron.typing.typechecked", "kauldron.ktyping.typechecked",
 })

@@ -16,7 +16,6 @@ from jaxlint.analysis.engine.lattice import (
     arrays_traced,
     constant,
     join_all,
-    strip,
 )
 from jaxlint.analysis.engine.named_tuples import builds_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names
@@ -262,8 +261,10 @@ def bind_arguments(
             params[param.arg] = kwargs[param.arg]
     if a.kwarg is not None:
         known = {p.arg for p in (*positional, *a.kwonlyargs)}
-        rest = [v for k, v in kwargs.items() if k not in known]
-        params[a.kwarg.arg] = strip(join_all(rest)) if rest else STATIC
+        rest = {k: v for k, v in kwargs.items() if k not in known}
+        # What `**kwargs` collects is a dict whose keys are known: forwarded on
+        # (`g(**kwargs)`), each keyword reaches its parameter with its own value.
+        params[a.kwarg.arg] = Value(join_all(list(rest.values()), STATIC).trace, not_none=True, entries=tuple(rest.items()))
     for param in (*positional, *a.kwonlyargs):
         if param.arg not in params:
             params[param.arg] = (default or default_value)(fn, param)

@@ -17,6 +17,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.engine.names import Scope
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.tracing import receiver
 from jaxlint.analysis.values.array_properties import method_by_name
 from jaxlint.analysis.values.pytree_fields import array_field, array_field_by_name
@@ -72,6 +73,13 @@ class MemberEvaluation:
             method = self._instance_method(node.value, node.attr)
             if method is not None:
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF if base.made_here else STATIC))
+        if isinstance(node.value, ast.Name) and isinstance(self.names.definition(node.value, self.scope), ast.ClassDef):
+            # `Ops.step`: a function of a class of this module, read through the class, as the
+            # module's resolver finds it (a static method, or a function given its instance explicitly).
+            target = module_callees(self.names).target(node, self.scope)
+            if target is not None and not isinstance(target.function, ast.Lambda):
+                if not target.implicit:  # a class method, which binds its class, is not followed
+                    return self.decorated(target.function)
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 
     def _instance_method(self, instance: ast.Name, name: str):

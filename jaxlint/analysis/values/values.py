@@ -39,6 +39,7 @@ from jaxlint.analysis.tracing.array_annotations import (
 from jaxlint.analysis.tracing.compile_time import compile_time_operations
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.tracing import (
     VMAPS,
     constructed_call_method,
@@ -553,6 +554,9 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             method = constructed_call_method(assigned[0], self.names, self.scope)
             if method is not None:  # `cell = Cell(w)` at module level: calling `cell` runs `__call__`
                 return Value(Trace.STATIC, function=FunctionValue(method, method_self=STATIC))
+            made = module_callees(self.names).target(node, self.scope)
+            if made is not None and isinstance(made.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return self.decorated(made.function)  # `step = make_step()`: the def the factory returns
         literal = self.analysis.constants.value(node, self.scope)
         if literal is not None:
             return literal
@@ -625,7 +629,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg}
         for k in node.keywords:
             if k.arg is None:
-                self.eval(k.value, env)
+                spread = self.eval(k.value, env)
+                # `**kwargs` of a dict whose keys are known (collected by a `**` parameter, or a
+                # literal): each key is a keyword argument with its own value.
+                for key, value in spread.entries or ():
+                    if isinstance(key, str):
+                        kwargs.setdefault(key, value)
         receiver_value = self.analysis.values.get(id(node.func.value)) if isinstance(node.func, ast.Attribute) else None
         if (
             receiver_value is not None and receiver_value.entries is not None and isinstance(node.func.value, ast.Name)
