@@ -24,14 +24,14 @@ from jaxlint.config import (
     ConfigError,
     Selection,
     LANGUAGES,
-    apply_settings,
+    apply_override,
     check_selector,
     find_config_file,
     known_codes,
     load_config,
-    parse_override,
     resolve_selection,
 )
+from jaxlint.dynamic_settings import DRIVERS as DRIVERS_SETTING
 from jaxlint.files import SUFFIXES, PathPatterns, check_glob, discover, read_bytes
 from jaxlint.findings import Finding
 from jaxlint.linter import parse_error
@@ -681,7 +681,7 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
         search_from = Path.cwd()  # a path outside any project: the working folder's config applies, as ruff's
     config = load_config(explicit, search_from=search_from, isolated=opts["isolated"])
     for override in overrides:
-        apply_settings(config, parse_override(override), f"--config {override!r}")
+        apply_override(config, override)
     if opts["exclude"]:
         config.exclude = list(opts["exclude"])
     config.extend_exclude += opts["extend_exclude"]
@@ -775,9 +775,7 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
         raise Failure(
             f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)"
         ) from None
-    commands = config.dynamic.get("drivers", [])
-    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
-        raise Failure("[tool.jaxlint.dynamic] drivers must be a list of command strings")
+    commands = config.dynamic.get(DRIVERS_SETTING, [])
     kinds = opts["drivers"] or (("probe", "commands") if commands else ("probe",))
     output_format = opts["output_format"] or config.output_format or "full"
     show_progress = not quiet and output_format in TEXT_FORMATS and _stderr_is_terminal()
@@ -787,7 +785,7 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
                 findings,
                 backend=opts["backend"],
                 timeout=opts["dynamic_timeout"] or 60.0,
-                settings={k: v for k, v in config.dynamic.items() if k != "drivers"},
+                settings={k: v for k, v in config.dynamic.items() if k != DRIVERS_SETTING},
                 show_progress=show_progress,
                 sandboxed=opts["sandbox"],
             )
@@ -799,8 +797,6 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
             findings = drive(findings, [str(Path(f).resolve()) for f in files], drivers,
                              root=str(config.root), backend=opts["backend"],
                              timeout=opts["dynamic_timeout"] or DRIVER_TIMEOUT, show_progress=show_progress)
-    except ConfigError:
-        raise
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
     return findings
