@@ -287,10 +287,10 @@ def test_dynamic_passes_findings_to_the_confirmer(cli, make_files, test_rules, m
         return [f.with_(confirmation={"status": "confirmed", "detail": "raised here"}) for f in findings]
 
     monkeypatch.setitem(sys.modules, "jaxlint.dynamic", types.SimpleNamespace(confirm=confirm))
-    make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": "[tool.jaxlint.dynamic]\nexamples = 3\n"})
+    make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": '[tool.jaxlint.dynamic]\nmemory-limit = "2GiB"\n'})
     out = cli("check", "--dynamic", "--backend", "cpu", "--dynamic-timeout", "5", "--output-format", "json")
     assert out.json[0]["confirmation"] == {"status": "confirmed", "detail": "raised here"}
-    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}, "sandboxed": False}
+    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"memory-limit": "2GiB"}, "sandboxed": False}
 
 
 @needs_jax
