@@ -34,7 +34,7 @@ from jaxlint.config import (
 from jaxlint.dynamic_settings import DRIVERS as DRIVERS_SETTING
 from jaxlint.files import SUFFIXES, PathPatterns, check_glob, discover, read_bytes
 from jaxlint.findings import Finding
-from jaxlint.linter import parse_error
+from jaxlint.linter import io_error
 from jaxlint.output import (
     TEXT_FORMATS,
     Report,
@@ -185,7 +185,8 @@ class _CheckCommand(click.Command):
     multiple=True,
     callback=_selectors,
     metavar="CODES",
-    help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection.",
+    help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection. "
+    "JAX001 (a file that cannot be read or parsed) is reported whatever is selected, unless ignored.",
 )
 @click.option(
     "--extend-select",
@@ -435,7 +436,7 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     diff = opts["diff"]
     run = _lint(found.files, config, selected, rules, opts, fix=config.fix and not diff, diff=diff)
     results = run.reported()
-    missing = [_unreadable(path, reason) for path, reason in found.missing]
+    missing = [io_error(path, reason) for path, reason in found.missing]
     # What the files' traced calls cause in modules not checked is reported there, and never fixed.
     elsewhere = [f.with_(fix=None) for r in run.elsewhere for f in r.findings or ()]
     findings = _kept([f for r in results for f in r.findings or ()] + elsewhere + missing, config, selected, codes)
@@ -604,10 +605,21 @@ def _print(
             emit(summary.check_summary(findings, fixed_count, report))
         status = 1 if findings or (opts["exit_non_zero_on_fix"] and fixed_count) else 0
     if opts["output_file"]:
-        target = Path(opts["output_file"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("".join(written), encoding="utf-8")
+        _write_output_file(Path(opts["output_file"]), "".join(written))
     return status
+
+
+def _write_output_file(path: Path, text: str) -> None:
+    """`-o PATH`: the output written there, its folders made; a path that cannot be is named, with why
+    (the system says only "File exists" of a file where a folder must be)."""
+    blocker = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocker is not None:
+        raise Failure(f"cannot write the output to {path}: {blocker} is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise Failure(f"cannot write the output to {path}: {exc.strerror or exc}") from None
 
 
 def _add_noqa(findings: list[Finding], checked: set[str], opts: dict) -> None:
@@ -695,11 +707,6 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
         config.per_file_ignores.setdefault(pattern, []).extend(selectors)
     config.extension.update(opts["extension"])
     return config
-
-
-def _unreadable(path: str, reason: str) -> Finding:
-    """A path on the command line that cannot be read: JAX001 with the system's reason, as ruff's E902."""
-    return parse_error(path, SourceError(reason)).with_(message=reason)
 
 
 def _lint_settings(config: Config, selected, rules, opts: dict, **run) -> LintSettings:

@@ -20,6 +20,8 @@ from jaxlint.timings import timed
 # \x1c-\x1e, \x85, U+2028 and U+2029, which `ast` counts as ordinary characters.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+_CODING = re.compile(rb"[ \t\f]*#.*?coding[:=]")  # PEP 263's declaration, as `tokenize` looks for it
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
@@ -51,18 +53,50 @@ class SourceError(Exception):
 
 
 def decode(data: bytes) -> str:
-    """Decode Python source bytes, honouring a BOM and a PEP 263 coding cookie."""
+    """Decode Python source bytes, honouring a BOM and a PEP 263 coding cookie. SourceError, at the
+    place that cannot be decoded, if they are not text in that encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"cannot detect the file's encoding: {exc}") from None
+        row = _declaration_row(data)
+        raise SourceError(f"line {row}: cannot detect the file's encoding: {exc}", row) from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"file is not valid {encoding}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise _undecodable(data, encoding, exc) from None
     if text.startswith(codecs.BOM_UTF8.decode("utf-8")):
         text = text[1:]
     return text
+
+
+def _undecodable(data: bytes, encoding: str, exc: UnicodeDecodeError) -> SourceError:
+    """Where the bytes stop being `encoding`: the row, the column in characters, and the byte offset."""
+    before = data[:exc.start]
+    breaks = list(_LINE_BREAK_BYTES.finditer(before))
+    line_start = breaks[-1].end() if breaks else 0
+    row, column = len(breaks) + 1, len(before[line_start:].decode(encoding, "replace")) + 1
+    held = " ".join(f"0x{byte:02x}" for byte in data[exc.start:exc.end])
+    return SourceError(
+        f"the file is not valid {encoding}: line {row}, column {column} (byte offset {exc.start}) holds "
+        f"{held}: {exc.reason}",
+        row,
+        column,
+    )
+
+
+def _declaration_row(data: bytes) -> int:
+    """The line (1 or 2, where PEP 263 puts it) of the coding declaration that cannot be used, or
+    without one the first of those lines that is not UTF-8."""
+    lines = data.splitlines()[:2]
+    for row, line in enumerate(lines, 1):
+        if _CODING.match(line):
+            return row
+    for row, line in enumerate(lines, 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return row
+    return 1
 
 
 @dataclass
