@@ -58,8 +58,7 @@ def decode(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        row = _declaration_row(data)
-        raise SourceError(f"line {row}: cannot detect the file's encoding: {exc}", row) from None
+        raise _no_encoding(data, exc) from None
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -84,19 +83,23 @@ def _undecodable(data: bytes, encoding: str, exc: UnicodeDecodeError) -> SourceE
     )
 
 
-def _declaration_row(data: bytes) -> int:
-    """The line (1 or 2, where PEP 263 puts it) of the coding declaration that cannot be used, or
-    without one the first of those lines that is not UTF-8."""
-    lines = data.splitlines()[:2]
-    for row, line in enumerate(lines, 1):
-        if _CODING.match(line):
-            return row
-    for row, line in enumerate(lines, 1):
+def _no_encoding(data: bytes, exc: SyntaxError) -> SourceError:
+    """Why `tokenize` found no encoding: a declaration it cannot use, or, with none, where the file
+    stops being UTF-8 (which `tokenize` reads undeclared first lines as)."""
+    row = _declaration_row(data)
+    if row is None:
         try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            return row
-    return 1
+            data.decode("utf-8")
+        except UnicodeDecodeError as undecodable:
+            return _undecodable(data, "utf-8", undecodable)
+    row = row or 1
+    return SourceError(f"line {row}: cannot use the file's encoding declaration: {exc}", row)
+
+
+def _declaration_row(data: bytes) -> int | None:
+    """The line (1 or 2, where PEP 263 puts it) of the file's coding declaration, if it has one."""
+    lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
+    return next((row for row, line in enumerate(lines, 1) if _CODING.match(line)), None)
 
 
 @dataclass
