@@ -162,6 +162,8 @@ def _glob_patterns(ctx: click.Context, param: click.Parameter, values: tuple[str
         raise click.BadParameter(str(exc)) from None
 
 
+# Every command names its `short_help`: click would cut a summary taken from the docstring to the
+# terminal's width, mid-sentence.
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="jaxlint", message="%(prog)s %(version)s")
 def main() -> None:
@@ -178,7 +180,7 @@ class _CheckCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@main.command(cls=_CheckCommand)
+@main.command(cls=_CheckCommand, short_help="Lint files and folders (default: the current folder).")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select",
@@ -849,7 +851,7 @@ def _rule_entry(rule) -> dict:
     }
 
 
-@main.command("rules")
+@main.command("rules", short_help="List every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Table or JSON.")
 @_guard
 def rules_command(output_format: str) -> None:
@@ -868,7 +870,7 @@ def rules_command(output_format: str) -> None:
             click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
 
 
-@main.command("rule")
+@main.command("rule", short_help="Print a rule's documentation.")
 @click.argument("code", required=False)
 @click.option("--all", "every", is_flag=True, help="Every rule's page.")
 @click.option(
@@ -895,7 +897,7 @@ def rule_command(code: str | None, every: bool, output_format: str) -> None:
         click.echo(json.dumps(pages if every else pages[0], indent=2))
 
 
-@main.command("version")
+@main.command("version", short_help="Print jaxlint's version.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
 def version_command(output_format: str) -> None:
     """Print jaxlint's version."""
@@ -905,7 +907,7 @@ def version_command(output_format: str) -> None:
         click.echo(f"jaxlint {__version__}")
 
 
-@main.command("clean")
+@main.command("clean", short_help="Remove the results cache.")
 @click.option("-v", "--verbose", is_flag=True, help="Name each cache removed.")
 @_guard
 def clean_command(verbose: bool) -> None:
@@ -919,7 +921,7 @@ def clean_command(verbose: bool) -> None:
             click.echo(f"Removing cache at: {display_path(str(removed))}", err=True)
 
 
-@main.command("config")
+@main.command("config", short_help="List the settings, or describe one.")
 @click.argument("key", required=False)
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
 @_guard
@@ -944,7 +946,7 @@ def config_command(key: str | None, output_format: str) -> None:
             click.echo(reference.describe(setting), nl=False)
 
 
-@main.command("server")
+@main.command("server", short_help="Run the language server for editors.")
 @_guard
 def server_command() -> None:
     """Run the language server for editors (LSP over standard input and output)."""

@@ -10,7 +10,9 @@ import sys
 import types
 
 import pytest
+from click.testing import CliRunner
 
+from jaxlint.cli import main
 from jaxlint.rules import all_rules
 
 # `--dynamic` stops with exit 2 before anything else when JAX is not installed (Python 3.9 has
@@ -442,3 +444,20 @@ def test_read_only_checkout_gets_no_cache_and_no_warning(cli, make_files, test_r
     assert codes(out) == ["JAX098"]
     assert not (tmp_path / ".jaxlint_cache").exists()
     assert "cache" not in out.stderr
+
+
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_every_command_is_summed_up_whole_in_help(width):
+    out = CliRunner().invoke(main, ["--help"], terminal_width=width)
+    assert out.exit_code == 0
+    listed = out.output.split("Commands:\n", 1)[1]
+    summaries = {}
+    for line in listed.splitlines():  # a summary wider than the terminal wraps onto indented lines
+        name, _, text = line.strip().partition(" ")
+        if line.startswith("  ") and not line.startswith("   "):
+            summaries[name] = text.strip()
+        else:
+            summaries[list(summaries)[-1]] += " " + line.strip()
+    assert set(summaries) == set(main.commands)
+    for name, summary in summaries.items():
+        assert summary and not summary.endswith("..."), (name, summary)
