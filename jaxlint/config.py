@@ -380,7 +380,9 @@ RULE_OPTIONS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _keyed(check_for: Callable[[str], Callable[[Any], Any] | None], known: Iterable[str]) -> Callable[[Any], dict]:
+def _keyed(
+    check_for: Callable[[str], Callable[[Any], Any] | None], known: Iterable[str]
+) -> Callable[[Any], dict]:
     """The check of a table of named settings: every key one it has (`check_for` gives its value's
     check), every value valid; `known` are the keys to suggest for a misspelt one."""
 

@@ -1,4 +1,4 @@
-"""`--statistics`: how many findings of each code (and name), most frequent first (text, or JSON for machine formats)."""
+"""`--statistics`: how many findings of each code and name, most frequent first (text, or JSON for machine formats)."""
 
 from __future__ import annotations
 
