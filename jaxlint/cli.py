@@ -24,17 +24,17 @@ from jaxlint.config import (
     ConfigError,
     Selection,
     LANGUAGES,
-    apply_settings,
+    apply_override,
     check_selector,
     find_config_file,
     known_codes,
     load_config,
-    parse_override,
     resolve_selection,
 )
+from jaxlint.dynamic_settings import DRIVERS as DRIVERS_SETTING
 from jaxlint.files import SUFFIXES, PathPatterns, check_glob, discover, read_bytes
 from jaxlint.findings import Finding
-from jaxlint.linter import parse_error
+from jaxlint.linter import io_error
 from jaxlint.output import (
     TEXT_FORMATS,
     Report,
@@ -162,6 +162,8 @@ def _glob_patterns(ctx: click.Context, param: click.Parameter, values: tuple[str
         raise click.BadParameter(str(exc)) from None
 
 
+# Every command names its `short_help`: click would cut a summary taken from the docstring to the
+# terminal's width, mid-sentence.
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="jaxlint", message="%(prog)s %(version)s")
 def main() -> None:
@@ -178,14 +180,15 @@ class _CheckCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@main.command(cls=_CheckCommand)
+@main.command(cls=_CheckCommand, short_help="Lint files and folders (default: the current folder).")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select",
     multiple=True,
     callback=_selectors,
     metavar="CODES",
-    help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection.",
+    help="Rules to enable: codes or prefixes (JAX101, JAX1, ALL); replaces the configured selection. "
+    "JAX001 (a file that cannot be read or parsed) is reported whatever is selected, unless ignored.",
 )
 @click.option(
     "--extend-select",
@@ -435,7 +438,7 @@ def _check_once(paths: tuple[str, ...], opts: dict) -> None:
     diff = opts["diff"]
     run = _lint(found.files, config, selected, rules, opts, fix=config.fix and not diff, diff=diff)
     results = run.reported()
-    missing = [_unreadable(path, reason) for path, reason in found.missing]
+    missing = [io_error(path, reason) for path, reason in found.missing]
     # What the files' traced calls cause in modules not checked is reported there, and never fixed.
     elsewhere = [f.with_(fix=None) for r in run.elsewhere for f in r.findings or ()]
     findings = _kept([f for r in results for f in r.findings or ()] + elsewhere + missing, config, selected, codes)
@@ -604,10 +607,21 @@ def _print(
             emit(summary.check_summary(findings, fixed_count, report))
         status = 1 if findings or (opts["exit_non_zero_on_fix"] and fixed_count) else 0
     if opts["output_file"]:
-        target = Path(opts["output_file"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("".join(written), encoding="utf-8")
+        _write_output_file(Path(opts["output_file"]), "".join(written))
     return status
+
+
+def _write_output_file(path: Path, text: str) -> None:
+    """`-o PATH`: the output written there, its folders made; a path that cannot be is named, with why
+    (the system says only "File exists" of a file where a folder must be)."""
+    blocker = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocker is not None:
+        raise Failure(f"cannot write the output to {path}: {blocker} is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise Failure(f"cannot write the output to {path}: {exc.strerror or exc}") from None
 
 
 def _add_noqa(findings: list[Finding], checked: set[str], opts: dict) -> None:
@@ -681,7 +695,7 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
         search_from = Path.cwd()  # a path outside any project: the working folder's config applies, as ruff's
     config = load_config(explicit, search_from=search_from, isolated=opts["isolated"])
     for override in overrides:
-        apply_settings(config, parse_override(override), f"--config {override!r}")
+        apply_override(config, override)
     if opts["exclude"]:
         config.exclude = list(opts["exclude"])
     config.extend_exclude += opts["extend_exclude"]
@@ -695,11 +709,6 @@ def _configure(paths: tuple[str, ...], opts: dict) -> Config:
         config.per_file_ignores.setdefault(pattern, []).extend(selectors)
     config.extension.update(opts["extension"])
     return config
-
-
-def _unreadable(path: str, reason: str) -> Finding:
-    """A path on the command line that cannot be read: JAX001 with the system's reason, as ruff's E902."""
-    return parse_error(path, SourceError(reason)).with_(message=reason)
 
 
 def _lint_settings(config: Config, selected, rules, opts: dict, **run) -> LintSettings:
@@ -775,9 +784,7 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
         raise Failure(
             f"--dynamic is unavailable: {exc} (it needs JAX: install the `dynamic` extra)"
         ) from None
-    commands = config.dynamic.get("drivers", [])
-    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
-        raise Failure("[tool.jaxlint.dynamic] drivers must be a list of command strings")
+    commands = config.dynamic.get(DRIVERS_SETTING, [])
     kinds = opts["drivers"] or (("probe", "commands") if commands else ("probe",))
     output_format = opts["output_format"] or config.output_format or "full"
     show_progress = not quiet and output_format in TEXT_FORMATS and _stderr_is_terminal()
@@ -787,7 +794,7 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
                 findings,
                 backend=opts["backend"],
                 timeout=opts["dynamic_timeout"] or 60.0,
-                settings={k: v for k, v in config.dynamic.items() if k != "drivers"},
+                settings={k: v for k, v in config.dynamic.items() if k != DRIVERS_SETTING},
                 show_progress=show_progress,
                 sandboxed=opts["sandbox"],
             )
@@ -799,8 +806,6 @@ def _confirm(findings: list[Finding], files, config: Config, opts: dict, quiet: 
             findings = drive(findings, [str(Path(f).resolve()) for f in files], drivers,
                              root=str(config.root), backend=opts["backend"],
                              timeout=opts["dynamic_timeout"] or DRIVER_TIMEOUT, show_progress=show_progress)
-    except ConfigError:
-        raise
     except Exception as exc:  # the static findings stand on their own
         click.echo(f"warning: dynamic confirmation failed: {type(exc).__name__}: {exc}", err=True)
     return findings
@@ -846,7 +851,7 @@ def _rule_entry(rule) -> dict:
     }
 
 
-@main.command("rules")
+@main.command("rules", short_help="List every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Table or JSON.")
 @_guard
 def rules_command(output_format: str) -> None:
@@ -865,7 +870,7 @@ def rules_command(output_format: str) -> None:
             click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4])
 
 
-@main.command("rule")
+@main.command("rule", short_help="Print a rule's documentation.")
 @click.argument("code", required=False)
 @click.option("--all", "every", is_flag=True, help="Every rule's page.")
 @click.option(
@@ -892,7 +897,7 @@ def rule_command(code: str | None, every: bool, output_format: str) -> None:
         click.echo(json.dumps(pages if every else pages[0], indent=2))
 
 
-@main.command("version")
+@main.command("version", short_help="Print jaxlint's version.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
 def version_command(output_format: str) -> None:
     """Print jaxlint's version."""
@@ -902,7 +907,7 @@ def version_command(output_format: str) -> None:
         click.echo(f"jaxlint {__version__}")
 
 
-@main.command("clean")
+@main.command("clean", short_help="Remove the results cache.")
 @click.option("-v", "--verbose", is_flag=True, help="Name each cache removed.")
 @_guard
 def clean_command(verbose: bool) -> None:
@@ -916,7 +921,7 @@ def clean_command(verbose: bool) -> None:
             click.echo(f"Removing cache at: {display_path(str(removed))}", err=True)
 
 
-@main.command("config")
+@main.command("config", short_help="List the settings, or describe one.")
 @click.argument("key", required=False)
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="Text or JSON.")
 @_guard
@@ -941,7 +946,7 @@ def config_command(key: str | None, output_format: str) -> None:
             click.echo(reference.describe(setting), nl=False)
 
 
-@main.command("server")
+@main.command("server", short_help="Run the language server for editors.")
 @_guard
 def server_command() -> None:
     """Run the language server for editors (LSP over standard input and output)."""

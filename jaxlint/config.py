@@ -15,11 +15,11 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.9 and 3.10
     import tomli as tomllib
 
-import click
-
+from jaxlint import dynamic_settings
 from jaxlint.files import check_glob
 from jaxlint.findings import PARSE_ERROR_CODE
 from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, declared_jax_version, parse_version, show
+from jaxlint.toml_keys import KeyPath, key_lines
 
 # The JAX release the code must run on: the upgrade rules (JAX6xx) read it from the rule options.
 TARGET_JAX = "target-jax-version"
@@ -82,6 +82,44 @@ _CATEGORY_DIGITS = range(7)  # JAX0xx … JAX6xx (docs/contract.md)
 
 class ConfigError(Exception):
     """A configuration problem the user must fix: reported on stderr with exit status 2."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where settings come from, to name in an error: a file and the line of each key in it, or a
+    `--config` override."""
+
+    label: str  # the file, or `--config '…'`
+    table: KeyPath = ()  # the settings' own key path in the document: ("tool", "jaxlint") in pyproject.toml
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def at(self, key: KeyPath) -> str:
+        """`FILE:LINE` of a key (of the key that holds it, in an inline table), else the label alone."""
+        path = (*self.table, *key)
+        while len(path) > len(self.table) and path not in self.lines:
+            path = path[:-1]
+        line = self.lines.get(path)
+        return f"{self.label}:{line}" if line else self.label
+
+    def unknown(self, key: KeyPath, known: Iterable[str]) -> str:
+        return f"{self.at(key)}: unknown key `{key[-1]}`{self._in(key)}{_did_you_mean(key[-1], known)}"
+
+    def invalid(self, key: KeyPath, reason: object) -> str:
+        return f"{self.at(key)}: invalid value for `{key[-1]}`{self._in(key)}: {reason}"
+
+    def _in(self, key: KeyPath) -> str:
+        """` in [tool.jaxlint.options]`: the table that holds the key, as the file writes its header."""
+        table = (*self.table, *key[:-1])
+        return f" in [{'.'.join(table)}]" if table else ""
+
+
+class _InTable(Exception):
+    """A key of a table setting (`options`, `dynamic`) that is unknown, or whose value is not valid
+    (`reason`): the setting's own check cannot say where the key is, so it says which."""
+
+    def __init__(self, key: str, reason: str | None = None, known: Iterable[str] = ()):
+        super().__init__(key)
+        self.key, self.reason, self.known = key, reason, tuple(known)
 
 
 @dataclass
@@ -158,9 +196,14 @@ def _mentions_jaxlint(pyproject: Path) -> bool:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    return _read_toml_text(path)[0]
+
+
+def _read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
+    """The file's TOML, and its text (where the keys are written)."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        text = path.read_bytes().decode("utf-8")
+        return tomllib.loads(text), text
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -180,49 +223,56 @@ def load_config(path: Path | None, *, search_from: Path, isolated: bool = False)
     return _with_target_jax(_load_file(path.resolve(), ()), search_from)
 
 
-def _settings_table(path: Path) -> tuple[dict[str, Any], str]:
-    data = _read_toml(path)
+def _settings_table(path: Path) -> tuple[dict[str, Any], Origin]:
+    data, text = _read_toml_text(path)
     if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("jaxlint", {}), f"[tool.jaxlint] of {path}"
-    return data, str(path)
+        return data.get("tool", {}).get("jaxlint", {}), Origin(str(path), ("tool", "jaxlint"), key_lines(text))
+    return data, Origin(str(path), (), key_lines(text))
 
 
 def _load_file(path: Path, extending: tuple[Path, ...]) -> Config:
     """One file's configuration, on top of the file its `extend` names (as ruff's `extend`)."""
-    data, where = _settings_table(path)
+    data, origin = _settings_table(path)
     base = data.get("extend")
     if base is None:
         config = Config(root=path.parent)
     else:
         if not isinstance(base, str):
-            raise ConfigError(f"invalid value for `extend` in {where}: expected a path")
+            raise ConfigError(origin.invalid(("extend",), "expected a path"))
         base_path = (path.parent / os.path.expandvars(os.path.expanduser(base))).resolve()
         if base_path == path or base_path in extending:
-            raise ConfigError(f"`extend` in {where} makes a cycle through {base_path}")
+            raise ConfigError(f"{origin.at(('extend',))}: `extend` makes a cycle through {base_path}")
         if not base_path.is_file():
-            raise ConfigError(f"`extend` in {where} names {base_path}, which does not exist")
+            raise ConfigError(f"{origin.at(('extend',))}: `extend` names {base_path}, which does not exist")
         config = _load_file(base_path, (*extending, path))
         # The extending file is the project's: its folder is the root, its selection the top layer.
         config.root = path.parent
         config.extended_selections.append(config.selection)
         config.selection = Selection()
     config.sources.append(path)
-    apply_settings(config, {k: v for k, v in data.items() if k != "extend"}, where)
+    apply_settings(config, {k: v for k, v in data.items() if k != "extend"}, origin)
     return config
 
 
-def apply_settings(config: Config, data: dict[str, Any], where: str) -> None:
-    """Validate the settings table `data` and store it in `config`; unknown keys only warn."""
+def apply_settings(config: Config, data: dict[str, Any], origin: Origin) -> None:
+    """Validate the settings table `data` and store it in `config`. An unknown key, in any table, and
+    a value that cannot be read are ConfigErrors that say where they are written (as ruff's)."""
     for key, value in data.items():
         setting = _SETTINGS.get(key)
         if setting is None:
-            click.echo(f"warning: unknown key `{key}` in {where}{_did_you_mean(key, _SETTINGS)}", err=True)
-            continue
+            if key == "extend":  # a real key, but only a file can name a file to read first
+                raise ConfigError(f"{origin.at((key,))}: `extend` works only in a configuration file")
+            raise ConfigError(origin.unknown((key,), _SETTINGS))
         check, store = setting
         try:
             store(config, check(value))
+        except _InTable as exc:
+            inner = (key, exc.key)
+            raise ConfigError(
+                origin.unknown(inner, exc.known) if exc.reason is None else origin.invalid(inner, exc.reason)
+            ) from None
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"invalid value for `{key}` in {where}: {exc}") from None
+            raise ConfigError(origin.invalid((key,), exc)) from None
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:
@@ -231,14 +281,16 @@ def _did_you_mean(key: str, known: Iterable[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def parse_override(text: str) -> dict[str, Any]:
-    """A `--config "KEY = VALUE"` override, read as one line of TOML (as ruff's --config accepts)."""
+def apply_override(config: Config, text: str) -> None:
+    """A `--config "KEY = VALUE"` override, read as one line of TOML (as ruff's --config accepts) and
+    checked as a configuration file's settings are."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"--config {text!r} is neither a file nor a valid `key = value` TOML pair: {exc}"
         ) from None
+    apply_settings(config, data, Origin(f"--config {text!r}"))
 
 
 # ---------------------------------------------------------------- validating values
@@ -315,8 +367,9 @@ def _jax_version(value: Any) -> str:
     return show(parse_version(_string(value)))
 
 
-# Rule options whose values are checked here, so that a typo stops the run instead of being ignored.
-_OPTIONS: dict[str, Callable[[Any], Any]] = {
+# The rule options, each with the check of its value: any other key is a typo that stops the run
+# (`jaxlint config options` documents them). The rules read each in either spelling.
+RULE_OPTIONS: dict[str, Callable[[Any], Any]] = {
     "unroll-threshold": _positive_integer,
     "unroll_threshold": _positive_integer,
     "test-functions": _pattern,
@@ -327,15 +380,30 @@ _OPTIONS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _options(value: Any) -> dict[str, Any]:
-    options = _table(value)
-    for key, check in _OPTIONS.items():
-        if key in options:
+def _keyed(
+    check_for: Callable[[str], Callable[[Any], Any] | None], known: Iterable[str]
+) -> Callable[[Any], dict]:
+    """The check of a table of named settings: every key one it has (`check_for` gives its value's
+    check), every value valid; `known` are the keys to suggest for a misspelt one."""
+
+    def check(value: Any) -> dict[str, Any]:
+        table = _table(value)
+        for key, item in table.items():
+            check_item = check_for(key)
+            if check_item is None:
+                raise _InTable(key, known=known)
             try:
-                check(options[key])
+                check_item(item)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"option `{key}`: {exc}") from None
-    return options
+                raise _InTable(key, reason=str(exc)) from None
+        return table
+
+    return check
+
+
+# A misspelt option is pointed to the spelling the documentation uses.
+_options = _keyed(RULE_OPTIONS.get, [k for k in RULE_OPTIONS if "_" not in k])
+_dynamic = _keyed(dynamic_settings.check_for, dynamic_settings.KEYS)
 
 
 def _set_target_jax(config: Config, value: str) -> None:
@@ -421,7 +489,7 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Callable[[Config, Any], None]]]
     "unfixable": (_selectors, _set_in_fixable("ignore")),
     "extension": (_extension, _set("extension")),
     "options": (_options, _set_options),
-    "dynamic": (_table, _set("dynamic")),
+    "dynamic": (_dynamic, _set("dynamic")),
     TARGET_JAX: (_jax_version, _set_target_jax),
 }
 

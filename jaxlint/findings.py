@@ -6,9 +6,12 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 # The finding of a file that does not parse (made by the linter; the configuration and
-# suppression treat it apart).
+# suppression treat it apart). A path that cannot be read at all has the same code under a name
+# of its own, as ruff tells its `io-error` (E902) from `invalid-syntax`: a typo in a path given
+# to a CI job is no broken file.
 PARSE_ERROR_CODE = "JAX001"
 PARSE_ERROR_NAME = "syntax-error"
+IO_ERROR_NAME = "io-error"
 
 
 @dataclass(frozen=True, order=True)

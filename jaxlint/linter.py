@@ -11,7 +11,7 @@ from jaxlint.analysis.knowledge.entry_points import ENTRY_POINTS
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.project.project import IncomingCall, Project
-from jaxlint.findings import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Finding, Position
+from jaxlint.findings import IO_ERROR_NAME, PARSE_ERROR_CODE, PARSE_ERROR_NAME, Finding, Position
 from jaxlint.report import Reporter
 from jaxlint.rules import iter_rules
 from jaxlint.source import Source, SourceError
@@ -177,8 +177,17 @@ def _name_entry_points(
     return out
 
 
+def io_error(path: str, reason: str) -> Finding:
+    """The JAX001 finding, named `io-error`, for a path that cannot be read at all (missing, a folder
+    without read permission, not a regular file): its message is the reason, as ruff's E902."""
+    start = Position(1, 1)
+    return Finding(code=PARSE_ERROR_CODE, name=IO_ERROR_NAME, message=reason, path=path, start=start, end=start,
+                   noqa_row=None)
+
+
 def parse_error(path: str, err: SourceError) -> Finding:
-    """The JAX001 finding for a file that could not be read or parsed."""
+    """The JAX001 finding for a file that was read but is not Python: not text in its encoding, not
+    valid syntax, or too deeply nested."""
     where = Position(err.row, err.column)
     return Finding(
         code=PARSE_ERROR_CODE,

@@ -29,7 +29,7 @@ from jaxlint.cache import Cache, Cached, calls_key, digest, settings_key
 from jaxlint.files import read_bytes
 from jaxlint.findings import Finding
 from jaxlint.fixes import apply_fixes, fix_until_stable, unified_diff
-from jaxlint.linter import Linted, lint_parsed, module_facts, parse_error, parse_module
+from jaxlint.linter import Linted, io_error, lint_parsed, module_facts, parse_error, parse_module
 from jaxlint.notebook import Notebook, NoqaWriter
 from jaxlint.output import display_path
 from jaxlint.analysis.engine.names import Names
@@ -181,9 +181,7 @@ def lint_file(
     try:
         data = timings.run("read", read_bytes, path) if text is None else text
     except OSError as exc:
-        return FileResult(
-            path, [parse_error(path, SourceError(f"cannot read the file: {exc.strerror or exc}"))]
-        )
+        return FileResult(path, [io_error(path, f"cannot read the file: {exc.strerror or exc}")])
     content_digest = digest(data) if settings.hash_contents else None
     if known_digest is not None and content_digest == known_digest:
         return FileResult(path, None, content_digest)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from jaxlint.dynamic_settings import DEFAULT_MEMORY
 from jaxlint.jax_versions import OLDEST_SUPPORTED_JAX, show
 
 
@@ -34,7 +35,6 @@ class Setting:
 def _option_defaults() -> dict[str, str]:
     # The defaults live with the code that reads them; imported here only when asked for.
     from jaxlint.analysis.keys.testing_code import DEFAULT_TEST_FILES, DEFAULT_TEST_FUNCTIONS
-    from jaxlint.dynamic.limits import DEFAULT_MEMORY
     from jaxlint.rules.recompilation.unrolled_loop import DEFAULT_THRESHOLD
 
     return {

@@ -20,6 +20,8 @@ from jaxlint.timings import timed
 # \x1c-\x1e, \x85, U+2028 and U+2029, which `ast` counts as ordinary characters.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+_CODING = re.compile(rb"[ \t\f]*#.*?coding[:=]")  # PEP 263's declaration, as `tokenize` looks for it
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
@@ -51,18 +53,53 @@ class SourceError(Exception):
 
 
 def decode(data: bytes) -> str:
-    """Decode Python source bytes, honouring a BOM and a PEP 263 coding cookie."""
+    """Decode Python source bytes, honouring a BOM and a PEP 263 coding cookie. SourceError, at the
+    place that cannot be decoded, if they are not text in that encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"cannot detect the file's encoding: {exc}") from None
+        raise _no_encoding(data, exc) from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"file is not valid {encoding}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise _undecodable(data, encoding, exc) from None
     if text.startswith(codecs.BOM_UTF8.decode("utf-8")):
         text = text[1:]
     return text
+
+
+def _undecodable(data: bytes, encoding: str, exc: UnicodeDecodeError) -> SourceError:
+    """Where the bytes stop being `encoding`: the row, the column in characters, and the byte offset."""
+    before = data[:exc.start]
+    breaks = list(_LINE_BREAK_BYTES.finditer(before))
+    line_start = breaks[-1].end() if breaks else 0
+    row, column = len(breaks) + 1, len(before[line_start:].decode(encoding, "replace")) + 1
+    held = " ".join(f"0x{byte:02x}" for byte in data[exc.start:exc.end])
+    return SourceError(
+        f"the file is not valid {encoding}: line {row}, column {column} (byte offset {exc.start}) holds "
+        f"{held}: {exc.reason}",
+        row,
+        column,
+    )
+
+
+def _no_encoding(data: bytes, exc: SyntaxError) -> SourceError:
+    """Why `tokenize` found no encoding: a declaration it cannot use, or, with none, where the file
+    stops being UTF-8 (which `tokenize` reads undeclared first lines as)."""
+    row = _declaration_row(data)
+    if row is None:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as undecodable:
+            return _undecodable(data, "utf-8", undecodable)
+    row = row or 1
+    return SourceError(f"line {row}: cannot use the file's encoding declaration: {exc}", row)
+
+
+def _declaration_row(data: bytes) -> int | None:
+    """The line (1 or 2, where PEP 263 puts it) of the file's coding declaration, if it has one."""
+    lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
+    return next((row for row, line in enumerate(lines, 1) if _CODING.match(line)), None)
 
 
 @dataclass

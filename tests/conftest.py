@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from jaxlint import config as config_module
 from jaxlint import rule as rule_module
 from jaxlint.cli import main
 from jaxlint.findings import Edit, Fix
@@ -56,12 +57,20 @@ class BadName(Rule):
                 report(node, "the name `bad`", Fix("unsafe", "Rename to `good`", (edit,)))
 
 
+def _a_name(value):
+    if not isinstance(value, str):
+        raise TypeError("expected a name")
+    return value
+
+
 @pytest.fixture
 def test_rules(monkeypatch):
-    """Make the two test rules the only rules for one test, so the CLI tests do not depend on the real ones."""
+    """Make the two test rules the only rules for one test, so the CLI tests do not depend on the real
+    ones; the configuration knows BadName's option."""
     monkeypatch.setattr(rule_module, "REGISTRY", {})
     for cls in (PrintCall, BadName):
         rule_module.register(cls)
+    monkeypatch.setitem(config_module.RULE_OPTIONS, "bad-name", _a_name)
     yield
 
 

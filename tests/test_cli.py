@@ -10,7 +10,9 @@ import sys
 import types
 
 import pytest
+from click.testing import CliRunner
 
+from jaxlint.cli import main
 from jaxlint.rules import all_rules
 
 # `--dynamic` stops with exit 2 before anything else when JAX is not installed (Python 3.9 has
@@ -153,8 +155,50 @@ def test_missing_path_is_a_finding(cli):
     out = cli("check", "--output-format", "json", "nope.py")
     assert out.code == 1
     assert codes(out) == ["JAX001"]
-    # the system's reason, as ruff's E902: nothing was parsed
+    # the system's reason, and named as ruff's E902: nothing was parsed
     assert out.json[0]["message"] == "No such file or directory"
+    assert out.json[0]["name"] == "io-error"
+
+
+def test_statistics_tell_a_missing_path_from_a_broken_file(cli, make_files):
+    make_files({"bad.py": "def f(:\n", "worse.py": "x = (\n"})
+    out = cli("check", "--statistics", "nope.py", "bad.py", "worse.py")
+    assert out.code == 1
+    rows = [line.split("\t") for line in out.stdout.splitlines() if "\t" in line]
+    assert rows == [["2", "JAX001", "syntax-error"], ["1", "JAX001", "io-error"]]
+    out = cli("check", "--statistics", "--output-format", "json", "nope.py", "bad.py")
+    assert [(row["code"], row["name"], row["count"]) for row in out.json] == [
+        ("JAX001", "io-error", 1), ("JAX001", "syntax-error", 1)]
+    assert set(out.json[0]) == {"code", "name", "count", "fixable", "fixable_count"}
+
+
+def test_a_missing_path_is_reported_whatever_is_selected(cli, make_files, test_rules):
+    make_files({"a.py": "x = 1\n"})
+    out = cli("check", "--output-format", "json", "--select", "JAX099", "a.py", "nope.py")
+    assert out.code == 1
+    assert [(f["code"], f["name"], os.path.basename(f["filename"])) for f in out.json] == [
+        ("JAX001", "io-error", "nope.py")]
+    assert cli("check", "--ignore", "JAX001", "a.py", "nope.py").code == 0
+
+
+def test_an_undecodable_file_is_reported_where_it_stops_being_text(cli, make_files):
+    make_files({"latin.py": b"x = 1\ny = '\xe9t\xe9'\n", "declared.py": b"# coding: ascii\nx = 1\ny = '\xc3\xa9'\n"})
+    found = cli("check", "--output-format", "json", "latin.py", "declared.py").json
+    where = {os.path.basename(f["filename"]): (f["name"], f["location"], f["message"]) for f in found}
+    name, location, message = where["latin.py"]
+    assert (name, location) == ("syntax-error", {"row": 2, "column": 6})
+    assert "line 2" in message and "offset 11" in message and "0xe9" in message
+    name, location, message = where["declared.py"]
+    assert (name, location) == ("syntax-error", {"row": 3, "column": 6})
+    assert "ascii" in message and "line 3" in message and "offset 27" in message
+
+
+def test_an_output_file_under_a_file_names_both(cli, make_files, tmp_path):
+    make_files({"a.py": "x = 1\n"})
+    out = cli("check", "a.py", "-o", "a.py/out/x.json")
+    assert out.code == 2
+    assert "a.py/out/x.json" in out.stderr and " a.py " in out.stderr
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
 
 
 def test_symlink_loop_on_the_command_line_is_a_finding(cli, tmp_path):
@@ -165,7 +209,7 @@ def test_symlink_loop_on_the_command_line_is_a_finding(cli, tmp_path):
     assert "Traceback" not in out.stderr
     (finding,) = out.json
     assert finding["code"] == "JAX001" and finding["filename"].endswith("loop1")
-    assert not finding["message"].startswith("Failed to parse")
+    assert finding["name"] == "io-error" and not finding["message"].startswith("Failed to parse")
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads any file")
@@ -287,10 +331,10 @@ def test_dynamic_passes_findings_to_the_confirmer(cli, make_files, test_rules, m
         return [f.with_(confirmation={"status": "confirmed", "detail": "raised here"}) for f in findings]
 
     monkeypatch.setitem(sys.modules, "jaxlint.dynamic", types.SimpleNamespace(confirm=confirm))
-    make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": "[tool.jaxlint.dynamic]\nexamples = 3\n"})
+    make_files({"a.py": "import jax\nprint(1)\n", "pyproject.toml": '[tool.jaxlint.dynamic]\nmemory-limit = "2GiB"\n'})
     out = cli("check", "--dynamic", "--backend", "cpu", "--dynamic-timeout", "5", "--output-format", "json")
     assert out.json[0]["confirmation"] == {"status": "confirmed", "detail": "raised here"}
-    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"examples": 3}, "sandboxed": False}
+    assert seen == {"backend": "cpu", "timeout": 5.0, "settings": {"memory-limit": "2GiB"}, "sandboxed": False}
 
 
 @needs_jax
@@ -400,3 +444,20 @@ def test_read_only_checkout_gets_no_cache_and_no_warning(cli, make_files, test_r
     assert codes(out) == ["JAX098"]
     assert not (tmp_path / ".jaxlint_cache").exists()
     assert "cache" not in out.stderr
+
+
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_every_command_is_summed_up_whole_in_help(width):
+    out = CliRunner().invoke(main, ["--help"], terminal_width=width)
+    assert out.exit_code == 0
+    listed = out.output.split("Commands:\n", 1)[1]
+    summaries = {}
+    for line in listed.splitlines():  # a summary wider than the terminal wraps onto indented lines
+        name, _, text = line.strip().partition(" ")
+        if line.startswith("  ") and not line.startswith("   "):
+            summaries[name] = text.strip()
+        else:
+            summaries[list(summaries)[-1]] += " " + line.strip()
+    assert set(summaries) == set(main.commands)
+    for name, summary in summaries.items():
+        assert summary and not summary.endswith("..."), (name, summary)

@@ -246,7 +246,7 @@ def test_a_bad_configured_selector_names_its_setting(cli, make_files, tmp_path, 
     make_files({"pyproject.toml": f'[tool.jaxlint]\nignore = ["{selector}"]\n', "a.py": "x = 1\n"})
     out = cli("check", "a.py")
     assert out.code == 2
-    assert f"invalid value for `ignore` in [tool.jaxlint] of {tmp_path / 'pyproject.toml'}: " in out.stderr
+    assert f"{tmp_path / 'pyproject.toml'}:2: invalid value for `ignore` in [tool.jaxlint]: " in out.stderr
     assert f"unknown rule selector `{selector}`: " in out.stderr
 
 

@@ -137,24 +137,122 @@ def test_invalid_values_are_exit_2(cli, make_files, setting):
     assert "jaxlint.toml" in out.stderr
 
 
-def test_unknown_keys_warn(cli, make_files):
-    make_files({"pyproject.toml": "[tool.jaxlint]\nline-length = 88\n", "a.py": "x = 1\n"})
+def test_an_unknown_key_stops_the_run_naming_its_file_and_line(cli, make_files, tmp_path):
+    make_files({"pyproject.toml": "[project]\nname = 'x'\n\n[tool.jaxlint]\nline-length = 88\n", "a.py": "x = 1\n"})
     out = cli("check")
-    assert out.code == 0
-    assert "unknown key `line-length`" in out.stderr
+    assert out.code == 2, out.stderr  # as ruff's `unknown field`
+    assert f"{tmp_path / 'pyproject.toml'}:5: unknown key `line-length`" in out.stderr
     assert "did you mean" not in out.stderr  # no setting is close
 
 
+# (file, its text, the line of the misspelt key, the key written, the key meant)
+MISSPELT = [
+    ("pyproject.toml", "[tool.jaxlint]\n{} = []\n", 2, written, meant)
+    for written, meant in [("selct", "select"), ("extend_ignore", "extend-ignore"),
+                           ("per-file-ignore", "per-file-ignores"), ("respect-git-ignore", "respect-gitignore"),
+                           ("Exclude", "exclude")]
+] + [
+    ("pyproject.toml", "[tool.jaxlint.options]\n# the loop bound\n{} = 3\n", 3, "unrol-threshold",
+     "unroll-threshold"),
+    ("pyproject.toml", "[tool.jaxlint.options]\n{} = '^t'\n", 2, "test_function", "test-functions"),
+    ("pyproject.toml", '[tool.jaxlint.dynamic]\n"m:f" = "m:g"\n{} = ["x.py"]\n', 3, "driver", "drivers"),
+    ("pyproject.toml", '[tool.jaxlint.dynamic]\n{} = "8GiB"\n', 2, "memroy-limit", "memory-limit"),
+    ("pyproject.toml", '[tool.jaxlint]\nselect = ["JAX1"]\ndynamic.{} = "bwrap"\n', 3, "sandbx", "sandbox"),
+    ("jaxlint.toml", "select = []\n[options]\n{} = 3\n", 3, "unroll-treshold", "unroll-threshold"),
+    ("jaxlint.toml", "\noptions = {{ {} = 3 }}\n", 2, "unroll-threshhold", "unroll-threshold"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "line", "written", "meant"), MISSPELT)
+def test_a_misspelt_key_in_any_table_names_the_setting_meant(cli, make_files, tmp_path, name, text, line, written,
+                                                             meant):
+    make_files({name: text.format(written), "a.py": "x = 1\n"})
+    for args in ((), ("--show-settings",), ("--statistics", "--exit-zero")):
+        out = cli("check", *args)
+        assert out.code == 2, (args, out.stdout)
+        assert f"{tmp_path / name}:{line}: unknown key `{written}`" in out.stderr
+        assert out.stderr.rstrip().endswith(f"; did you mean `{meant}`?")
+        assert out.stdout == ""
+
+
+def test_a_misspelt_dynamic_key_stops_a_dynamic_run_before_anything_runs(cli, make_files, tmp_path):
+    make_files({"pyproject.toml": '[tool.jaxlint.dynamic]\ndriver = ["boom.py"]\n',
+                "boom.py": "open('ran', 'w').close()\n"})
+    out = cli("check", "--dynamic", "boom.py")
+    assert out.code == 2
+    assert f"{tmp_path / 'pyproject.toml'}:2: unknown key `driver`" in out.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 @pytest.mark.parametrize(
-    ("written", "meant"),
-    [("selct", "select"), ("extend_ignore", "extend-ignore"), ("per-file-ignore", "per-file-ignores"),
-     ("respect-git-ignore", "respect-gitignore"), ("Exclude", "exclude")],
+    ("setting", "line"),
+    [('memory-limit = "lots"', 3), ("memory-limit = true", 3), ('sandbox = "docker"', 3), ('drivers = "x.py"', 3),
+     ('"mypkg.train:train_step" = "no factory"', 3), ("'mypkg.train:train_step' = 1", 3)],
 )
-def test_a_misspelt_key_names_the_setting_meant(cli, make_files, written, meant):
-    make_files({"pyproject.toml": f"[tool.jaxlint]\n{written} = []\n", "a.py": "x = 1\n"})
+def test_a_dynamic_value_is_checked_on_every_run(cli, make_files, tmp_path, setting, line):
+    make_files({"pyproject.toml": f"[tool.jaxlint.dynamic]\n# --dynamic only\n{setting}\n", "a.py": "x = 1\n"})
+    out = cli("check", "a.py")  # without --dynamic
+    assert out.code == 2
+    key = setting.split(" =")[0].strip("\"'")
+    assert f"{tmp_path / 'pyproject.toml'}:{line}: invalid value for `{key}` in [tool.jaxlint.dynamic]: " in out.stderr
+
+
+def test_entry_point_keys_of_the_dynamic_table_are_settings(cli, make_files):
+    make_files({"pyproject.toml": """
+        [tool.jaxlint.dynamic]
+        "mypkg.train:train_step" = "tests.factories:train_step_args"
+        "mypkg.model:Model.apply" = "tests.factories:model_apply_args"
+        memory-limit = "none"
+        """, "a.py": "x = 1\n"})
     out = cli("check")
-    assert f"warning: unknown key `{written}` in [tool.jaxlint] of " in out.stderr
+    assert (out.code, out.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "meant"),
+    [("options.unrol-threshold = 3", "unrol-threshold", "unroll-threshold"),
+     ("dynamic = { driver = ['x.py'] }", "driver", "drivers"),
+     ("selct = ['JAX1']", "selct", "select")],
+)
+def test_a_misspelt_override_is_refused_as_in_a_file(cli, make_files, override, key, meant):
+    make_files({"a.py": "x = 1\n"})
+    out = cli("check", "--config", override)
+    assert out.code == 2
+    assert f"--config {override!r}: unknown key `{key}`" in out.stderr
     assert out.stderr.rstrip().endswith(f"; did you mean `{meant}`?")
+
+
+def test_a_wrong_override_value_is_refused_as_in_a_file(cli, make_files):
+    make_files({"a.py": "x = 1\n"})
+    out = cli("check", "--config", "dynamic.memory-limit = 'lots'")
+    assert out.code == 2
+    assert "invalid value for `memory-limit` in [dynamic]: " in out.stderr
+
+
+def test_extend_cannot_be_an_override(cli, make_files):
+    make_files({"a.py": "x = 1\n", "base.toml": "select = []\n"})
+    out = cli("check", "--config", "extend = 'base.toml'")
+    assert out.code == 2 and "`extend`" in out.stderr and "did you mean" not in out.stderr
+
+
+@pytest.mark.parametrize("table", ["options", "dynamic"])
+def test_every_documented_key_of_a_table_is_accepted_with_its_example(cli, make_files, table):
+    keys = cli("config", table, "--output-format", "json").json
+    assert keys
+    for key in keys:
+        example = cli("config", f"{table}.{key}", "--output-format", "json").json["example"]
+        make_files({"pyproject.toml": f"[tool.jaxlint.{table}]\n{example}\n", "a.py": "x = 1\n"})
+        out = cli("check", "--show-settings")
+        assert out.code == 0, (key, out.stderr)
+
+
+def test_the_tables_accept_no_key_the_documentation_leaves_out():
+    from jaxlint import dynamic_settings, settings_reference
+    from jaxlint.config import RULE_OPTIONS
+
+    assert {k.replace("_", "-") for k in RULE_OPTIONS} - {"target-jax-version"} == set(
+        settings_reference.keys_under("options"))
+    assert set(dynamic_settings.KEYS) == set(settings_reference.keys_under("dynamic"))
 
 
 def test_cache_dir_from_config_is_relative_to_the_project(cli, make_files, tmp_path):

@@ -20,7 +20,8 @@ import pytest
 
 from jaxlint.dynamic import processes
 from jaxlint.dynamic.channel import Channel, ChannelReader
-from jaxlint.dynamic.limits import Limits, LimitError, parse_memory
+from jaxlint.dynamic.limits import Limits
+from jaxlint.dynamic_settings import parse_memory
 from jaxlint.dynamic.runner import _ending, _verdicts
 from jaxlint.dynamic.supervisor import FAILED
 
@@ -237,7 +238,7 @@ def test_memory_sizes(text, size):
 
 @pytest.mark.parametrize("text", ["", "0", "-1GiB", "8 parsecs", 0, True, 1.5])
 def test_memory_sizes_that_are_not(text):
-    with pytest.raises(LimitError):
+    with pytest.raises(ValueError):
         parse_memory(text)
 
 

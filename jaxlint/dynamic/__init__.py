@@ -88,15 +88,9 @@ def confirm(
     buffers) is the same on every backend, and the CPU starts in a second where a TPU takes ten
     and admits one process. A finding the CPU cannot show (a donation it ignored) runs again on
     the accelerator JAX would pick (`detect`), when there is one. With an accelerator `backend`,
-    every file runs there, in one worker that takes the files in turn.
-
-    Raises ConfigError for a `[tool.jaxlint.dynamic]` setting it cannot read."""
-    try:
-        containment = Containment.configured(settings, timeout, sandboxed)
-    except ValueError as exc:
-        from jaxlint.config import ConfigError
-
-        raise ConfigError(str(exc)) from None
+    every file runs there, in one worker that takes the files in turn. `settings` are those of
+    `[tool.jaxlint.dynamic]`, as the configuration checked them."""
+    containment = Containment.configured(settings, timeout, sandboxed)
     refused = containment.unavailable()
     # an upgrade finding's name is looked up in JAX (no code of the user's runs), while the workers run
     upgrades = {i: f for i, f in enumerate(findings) if f.category == 6}

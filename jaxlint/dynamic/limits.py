@@ -13,35 +13,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass, replace
 
-DEFAULT_MEMORY = 8 << 30
-MEMORY_SETTING = "memory-limit"
+from jaxlint.dynamic_settings import DEFAULT_MEMORY, MEMORY, parse_memory
+
 OPEN_FILES = 4096
 PROCESS_MARGIN = 4096  # threads and processes the worker may add to what the user already runs
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
-
-
-class LimitError(ValueError):
-    """A limit in the configuration that cannot be read."""
-
-
-def parse_memory(value) -> int | None:
-    """Bytes from `8GiB`, `512MB`, `2g` or an integer; None for `none` (no limit)."""
-    if isinstance(value, bool):
-        raise LimitError(f"`{MEMORY_SETTING}` must be a size such as \"8GiB\" or \"none\", not {value!r}")
-    if isinstance(value, int) and value > 0:
-        return value
-    if isinstance(value, str):
-        if value.strip().lower() == "none":
-            return None
-        m = _SIZE.fullmatch(value)
-        if m and float(m.group(1)) > 0:
-            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    raise LimitError(f"`{MEMORY_SETTING}` must be a size such as \"8GiB\" or \"none\", not {value!r}")
 
 
 def describe_memory(size: int) -> str:
@@ -60,7 +38,7 @@ class Limits:
 
     @classmethod
     def for_run(cls, settings: dict, timeout: float) -> Limits:
-        memory = parse_memory(settings.get(MEMORY_SETTING, DEFAULT_MEMORY))
+        memory = parse_memory(settings.get(MEMORY, DEFAULT_MEMORY))
         # Threads of one process share its CPU clock: allow every core busy for the whole time
         # limit, so this only ever stops a worker whose linter is gone.
         cpu = math.ceil(timeout) * (os.cpu_count() or 1) + 10

@@ -65,11 +65,11 @@ class Containment:
     """How every run of one `--dynamic` check is held: its resource limits and its sandbox."""
 
     limits: Limits
-    sandbox: str  # one of sandbox.KINDS
+    sandbox: str  # one of dynamic_settings.SANDBOXES
 
     @classmethod
     def configured(cls, settings: dict, timeout: float, sandboxed: bool = False) -> Containment:
-        """From `[tool.jaxlint.dynamic]` and `--sandbox`; raises ValueError for a setting it cannot read."""
+        """From `[tool.jaxlint.dynamic]` (as the configuration checked it) and `--sandbox`."""
         return cls(Limits.for_run(settings, timeout), sandbox.chosen(settings, sandboxed))
 
     def unavailable(self) -> str | None:

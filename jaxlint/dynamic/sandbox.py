@@ -16,24 +16,15 @@ import shutil
 import subprocess
 import sys
 
-SETTING = "sandbox"
-KINDS = ("none", "bwrap")
+from jaxlint.dynamic_settings import SANDBOX
+
 ACCELERATORS = ("/dev/nvidia*", "/dev/accel*", "/dev/dri", "/dev/kfd", "/dev/vfio")
 
 
-class SandboxError(ValueError):
-    """A sandbox setting that names no known sandbox."""
-
-
 def chosen(settings: dict, requested: bool) -> str:
-    """The sandbox to use: `--sandbox` wins, then the setting; "none" when neither asks for one."""
-    if requested:
-        return "bwrap"
-    kind = settings.get(SETTING, "none")
-    if kind not in KINDS:
-        raise SandboxError(f"`{SETTING}` in [tool.jaxlint.dynamic] must be one of {', '.join(map(repr, KINDS))}, "
-                           f"not {kind!r}")
-    return kind
+    """The sandbox to use (one of `dynamic_settings.SANDBOXES`, as the configuration checked it):
+    `--sandbox` wins, then the setting; "none" when neither asks for one."""
+    return "bwrap" if requested else settings.get(SANDBOX, "none")
 
 
 def command(root: str, needed: tuple[str, ...] = ()) -> list[str]:
