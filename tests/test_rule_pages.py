@@ -29,8 +29,9 @@ SECTIONS = {
     "Limitations": True,
     "References": False,
 }
-# A limitation is a principle stated in one line, not a case.
+# A limitation is a principle stated in one line, not a case; a page states a few.
 MAX_LIMIT_CHARS = 160
+MAX_LIMITS = 10
 marked = family_marks(r"JAX\d{3}")
 
 
@@ -79,6 +80,7 @@ def test_page_is_short(code, cli):
 def test_limitations_are_principles_one_line_each(code, printed):
     rule = RULES[code]
     assert rule.limits, f"{code} states no limitation: where does it stay silent?"
+    assert len(rule.limits) <= MAX_LIMITS, f"{code} states {len(rule.limits)} limitations: keep the principles"
     assert len(set(rule.limits)) == len(rule.limits)
     for limit in rule.limits:
         assert "\n" not in limit and len(limit) <= MAX_LIMIT_CHARS, limit

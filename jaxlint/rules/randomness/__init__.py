@@ -112,10 +112,6 @@ KEY_FLOW_LIMITS = (
     "Two draws whose results are compared (`assert`, `==`) are a deliberate check: not reported.",
     "Flax modules are told apart by how the code writes them: two names for one module, or two modules"
     " drawing at the same layer paths, are missed.",
-    "A function handed to `jax.eval_shape` or `jax.make_jaxpr` draws no numbers: its keys are not"
-    " counted.",
-    "Test code is left alone: the functions and files the `test-functions` and `test-files` options"
-    " match.",
 )
 
 

@@ -372,6 +372,6 @@ TRACED_VALUE_LIMITS = (
     " `jax.disable_jit()`, on a branch a private constant rules out.",
     "A `try` that catches `TypeError` or a JAX tracer error is a deliberate probe for a concrete value:"
     " nothing in it is reported.",
-    "A framework module's parameter is traced or a Python value as its annotation, and every call of"
-    " the module in the project, say.",
+    "A framework module's parameter is judged by its annotation and by what every call of the module"
+    " in the project passes it.",
 )
