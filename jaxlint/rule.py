@@ -74,7 +74,7 @@ class Rule:
     # The page's limitations: one line each, a principle of what the rule cannot see or where
     # it stays silent, not a case (the cases are in `decisions` and `limitations`).
     limits: ClassVar[tuple[str, ...]] = ()
-    # The full account, on the rule's page under `docs/rules/`:
+    # Its full account (`docs/rules/CODE.md`, linked from the page):
     # how it decides, precisely: what counts, which look-alikes are deliberate and left alone
     decisions: ClassVar[str | None] = None
     limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +17,7 @@ from jaxlint.rules import all_rules
 from marks import family_marks
 
 RULES = all_rules()
+ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 120
 # Every page's sections, in this order; those marked False only where the rule has them.
 SECTIONS = {
@@ -90,7 +92,15 @@ def test_limitations_are_principles_one_line_each(code, printed):
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_page_links_to_its_full_account(code, printed):
     rule = RULES[code]
-    assert rule.details_url in "\n".join(_sections(printed[code])["Limitations"])
+    links = re.findall(r"\[([^\]]+)\]\(([^)]+)\)", "\n".join(_sections(printed[code])["Limitations"]))
+    assert len(links) == 1
+    path, url = links[0]
+    assert url == rule.details_url and url.endswith("/" + path)
+    account = (ROOT / path).read_text(encoding="utf-8")
+    assert account == rule.details()
+    for text in (rule.decisions, rule.limitations):
+        if text:
+            assert textwrap.dedent(text).strip() in account
 
 
 def _silencing(page: str) -> list[str]:
