@@ -1,11 +1,11 @@
-"""The rule interface, the registry of every rule, and the documentation page each rule carries.
+"""The rule interface, the registry of every rule, and the documentation pages each rule carries.
 
 A rule is one small module under `jaxlint/rules/`: its code, name, message, its page (what
-it does, in a few sentences / why is this bad / example / use instead / how it decides,
-precisely), its bad and good examples as data, a runnable demonstration of what JAX does
-with the bad code, and a `check` that asks the analysis questions and reports.  Tests and
-the `rules/` catalogue are generated from these fields, so the code and its documentation
-cannot drift apart.
+it does, in a few sentences / why is this bad / example / use instead / its limits, one line
+each), the full account of how it decides and what it cannot see, its bad and good examples
+as data, a runnable demonstration of what JAX does with the bad code, and a `check` that asks
+the analysis questions and reports.  Tests, the `rules/` catalogue and the `docs/rules/` full
+accounts are generated from these fields, so the code and its documentation cannot drift apart.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
+
+from jaxlint.findings import PARSE_ERROR_CODE
+from jaxlint.suppression import UNUSED_NOQA_CODE
 
 if TYPE_CHECKING:
     from jaxlint.analysis.module import ModuleFacts
@@ -27,7 +30,14 @@ CATEGORIES = {
     6: "upgrade",
 }
 
-DOCS_URL = "https://github.com/jaxlint/jaxlint/blob/main/rules/{code}.md"
+REPOSITORY_URL = "https://github.com/jaxlint/jaxlint/blob/main"
+DOCS_URL = REPOSITORY_URL + "/rules/{code}.md"
+# Where each rule's full account lives, beside `rules/`: how it decides, what it cannot see.
+DETAILS_FOLDER = "docs/rules"
+
+# The findings no `# noqa` comment silences (`suppression.apply_noqa`): a file that cannot be
+# parsed, and a directive that suppressed nothing.
+NOT_SILENCED_BY_NOQA = frozenset({PARSE_ERROR_CODE, UNUSED_NOQA_CODE})
 
 
 @dataclass(frozen=True)
@@ -59,10 +69,14 @@ class Rule:
     bad: ClassVar[tuple[str, ...]]  # examples that must be reported, marked inline `# JAXnnn`
     good: ClassVar[tuple[str, ...]]  # look-alikes that must stay quiet
     demo: ClassVar[JaxDemo | None] = None
-    # how it decides, precisely: what counts, which look-alikes are deliberate and left alone
-    decisions: ClassVar[str | None] = None
     fix_safety: ClassVar[str | None] = None
     options: ClassVar[str | None] = None
+    # The page's limitations: one line each, a principle of what the rule cannot see or where
+    # it stays silent, not a case (the cases are in `decisions` and `limitations`).
+    limits: ClassVar[tuple[str, ...]] = ()
+    # Its full account (`docs/rules/CODE.md`, linked from the page):
+    # how it decides, precisely: what counts, which look-alikes are deliberate and left alone
+    decisions: ClassVar[str | None] = None
     limitations: ClassVar[str | None] = None  # what the analysis cannot see, stated plainly
     references: ClassVar[tuple[str, ...]] = ()
     fixable: ClassVar[bool] = False
@@ -81,12 +95,17 @@ class Rule:
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
 
+    @property
+    def details_url(self) -> str:
+        return f"{REPOSITORY_URL}/{DETAILS_FOLDER}/{self.code}.md"
+
     def check(self, module: "ModuleFacts", report: Callable[..., None]) -> None:
         """Report, through `report(node, message, fix=None)`, what the module's facts show."""
         raise NotImplementedError
 
     def page(self) -> str:
-        """The rule's documentation page in Markdown (`jaxlint rule CODE` and `rules/CODE.md`)."""
+        """The rule's page in Markdown (`jaxlint rule CODE` and `rules/CODE.md`): the same sections on
+        every rule, in one order; Fix safety, Options and References only where the rule has them."""
         parts = [
             f"# {self.code}: {self.name}",
             "",
@@ -104,14 +123,43 @@ class Rule:
         ]
         if self.fix_safety:
             parts += ["## Fix safety", _para(self.fix_safety)]
-        if self.decisions:
-            parts += ["## How it decides", _para(self.decisions)]
+        parts += ["## How to silence", self._silencing()]
         if self.options:
             parts += ["## Options", _para(self.options)]
-        if self.limitations:
-            parts += ["## Known limitations", _para(self.limitations)]
+        parts += [
+            "## Limitations",
+            "".join(f"- {limit}\n" for limit in self.limits),
+            f"How it decides, in full, and what it cannot see: [{DETAILS_FOLDER}/{self.code}.md]({self.details_url})\n",
+        ]
         if self.references:
             parts += ["## References", "\n".join(f"- {r}" for r in self.references) + "\n"]
+        return "\n".join(parts).rstrip() + "\n"
+
+    def _silencing(self) -> str:
+        """One line, the same for every rule: a comment on the line, some files, everywhere."""
+        code = self.code
+        line = "`# noqa` cannot silence it" if code in NOT_SILENCED_BY_NOQA else (
+            f"`# noqa: {code}` at the end of the line it reports"
+        )
+        return (
+            f"{line}; in `[tool.jaxlint]`, `per-file-ignores = {{ \"tests/**\" = [\"{code}\"] }}` "
+            f"silences it in some files, `ignore = [\"{code}\"]` everywhere.\n"
+        )
+
+    def details(self) -> str:
+        """The rule's full account in Markdown (`docs/rules/CODE.md`): how it decides, what it cannot see."""
+        parts = [
+            f"# {self.code}: {self.name}, in full",
+            "",
+            f"The rule's page, with its example and how to silence it, is `jaxlint rule {self.code}`"
+            f" ([rules/{self.code}.md]({self.url})). This is its full account: each case it decides,"
+            " and what the analysis cannot see.",
+            "",
+        ]
+        if self.decisions:
+            parts += ["## How it decides", _para(self.decisions)]
+        if self.limitations:
+            parts += ["## Known limitations", _para(self.limitations)]
         return "\n".join(parts).rstrip() + "\n"
 
 

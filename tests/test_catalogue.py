@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.catalogue import differences, main, pages, sync_readme, write
+from jaxlint.catalogue import details, differences, folders, main, pages, sync_readme, write
 from jaxlint.cli import main as cli
-from jaxlint.rule import Rule
+from jaxlint.rule import DETAILS_FOLDER, Rule
 from jaxlint.rules import all_rules
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+DETAILS_DIR = RULES_DIR.parent / DETAILS_FOLDER
 PACKAGE_DIR = RULES_DIR.parent / "jaxlint"
 
 # "What it does" is read in half a minute: a few sentences, never the rule's whole contract.
@@ -25,27 +26,36 @@ WHAT_IT_DOES_MAX_WORDS = 120
 
 
 def test_checked_in_pages_match_the_rules():
-    stale = differences(RULES_DIR, all_rules())
-    assert not stale, f"out of date: {stale}; run `python -m jaxlint.catalogue` from the checkout's root"
+    for folder, expected in folders(RULES_DIR, all_rules()):
+        stale = differences(folder, expected)
+        assert not stale, f"out of date in {folder.name}: {stale}; run `python -m jaxlint.catalogue` from the checkout's root"
 
 
-def test_every_rule_has_a_page_equal_to_rule_page():
+def test_every_rule_has_a_page_and_a_full_account():
     for code, rule in all_rules().items():
         assert (RULES_DIR / f"{code}.md").read_text(encoding="utf-8") == rule.page()
+        assert (DETAILS_DIR / f"{code}.md").read_text(encoding="utf-8") == rule.details()
 
 
 def test_write_then_check(tmp_path, test_rules):
     rules = all_rules()
-    (tmp_path / "JAX997.md").write_text("a rule that is gone\n")
-    assert "JAX997.md" in write(tmp_path, rules)
-    assert not (tmp_path / "JAX997.md").exists()
-    assert differences(tmp_path, rules) == []
-    assert (tmp_path / "JAX098.md").read_text() == rules["JAX098"].page()
-    index = (tmp_path / "README.md").read_text()
+    directory = tmp_path / "rules"
+    directory.mkdir()
+    (directory / "JAX997.md").write_text("a rule that is gone\n")
+    assert "JAX997.md" in write(directory, pages(rules))
+    assert not (directory / "JAX997.md").exists()
+    assert differences(directory, pages(rules)) == []
+    assert (directory / "JAX098.md").read_text() == rules["JAX098"].page()
+    index = (directory / "README.md").read_text()
     assert "| [JAX098](JAX098.md) | test-print-call | linter | Test rule: a `print` call | yes |" in index
-    assert main(["--check", str(tmp_path)]) == 0
-    (tmp_path / "JAX098.md").write_text("edited by hand\n")
-    assert main(["--check", str(tmp_path)]) == 1
+    assert main([str(directory)]) == 0
+    assert (tmp_path / DETAILS_FOLDER / "JAX098.md").read_text() == rules["JAX098"].details()
+    assert main(["--check", str(directory)]) == 0
+    (directory / "JAX098.md").write_text("edited by hand\n")
+    assert main(["--check", str(directory)]) == 1
+    main([str(directory)])
+    (tmp_path / DETAILS_FOLDER / "JAX099.md").write_text("edited by hand\n")
+    assert main(["--check", str(directory)]) == 1
 
 
 def test_index_lists_every_rule():
@@ -94,16 +104,13 @@ def test_what_it_does_stays_short(code):
     )
 
 
-def test_every_page_that_decides_says_how_under_its_own_heading():
+def test_the_full_account_says_how_each_rule_decides():
     for code, rule in all_rules().items():
-        headings = list(_sections(rule.page()))
-        if rule.decisions:
-            assert "How it decides" in headings, code
-            assert headings.index("Use instead") < headings.index("How it decides"), code
-            if "Known limitations" in headings:
-                assert headings.index("How it decides") < headings.index("Known limitations"), code
-        else:
-            assert "How it decides" not in headings, code
+        account = details(all_rules())[f"{code}.md"]
+        headings = list(_sections(account))
+        assert ("How it decides" in headings) == bool(rule.decisions), code
+        assert ("Known limitations" in headings) == bool(rule.limitations), code
+        assert headings, f"{code} has no full account: give it `decisions` or `limitations`"
     assert sum(1 for rule in all_rules().values() if rule.decisions) >= len(all_rules()) // 2
 
 
@@ -121,7 +128,9 @@ class _Decides(Rule):
         """
     fix_safety = "Safe."
     options = "None."
-    limitations = "It cannot see `z`."
+    limits = ("It cannot see `z`.",)
+    limitations = "It cannot see `z`, nor `w` when `z` is `v`."
+    references = ("https://docs.jax.dev",)
 
 
 def test_page_orders_its_sections():
@@ -132,19 +141,30 @@ def test_page_orders_its_sections():
         "Example",
         "Use instead",
         "Fix safety",
-        "How it decides",
+        "How to silence",
         "Options",
-        "Known limitations",
+        "Limitations",
+        "References",
     ]
-    assert "## How it decides\n- `x` counts;\n- `y` does not.\n" in page
+    assert "## Limitations\n- It cannot see `z`.\n" in page
+    assert "`x` counts" not in page and "nor `w`" not in page
+    assert f"[{DETAILS_FOLDER}/JAX097.md]({_Decides().details_url})" in page
 
 
-def test_rule_command_prints_how_it_decides():
+def test_full_account_keeps_the_decisions_and_limitations():
+    account = _Decides().details()
+    assert list(_sections(account)) == ["How it decides", "Known limitations"]
+    assert "## How it decides\n- `x` counts;\n- `y` does not.\n" in account
+    assert "nor `w` when `z` is `v`." in account
+    assert _Decides().url in account
+
+
+def test_rule_command_prints_the_page():
     rule = next(rule for rule in all_rules().values() if rule.decisions)
     text = CliRunner().invoke(cli, ["rule", rule.code])
     assert text.exit_code == 0, text.output
-    assert "\n## How it decides\n" in text.output
     assert text.output == rule.page()
+    assert rule.details_url in text.output
     explained = CliRunner().invoke(cli, ["rule", rule.code, "--output-format", "json"])
     assert json.loads(explained.output)["explanation"] == rule.page()
 
@@ -165,8 +185,8 @@ def test_pages_speak_of_the_users_code_not_of_jaxlints_internals():
     internal = _internal_names()
     odd = {name for name in internal if name.startswith("_") or sum(c.isupper() for c in name) > 1}
     for code, rule in all_rules().items():
-        sections = _sections(rule.page())
-        text = sections["What it does"] + sections.get("How it decides", "")
+        text = _sections(rule.page())["What it does"] + "\n".join(rule.limits)
+        text += _sections(rule.details()).get("How it decides", "")
         for word in re.findall(r"\b_?[A-Za-z]\w*", text):
             assert word not in odd, f"{code}'s page names jaxlint's internal {word!r}"
         for owner in re.findall(r"`(_?[A-Z]\w*)\.\w", text):

@@ -26,3 +26,16 @@ JIT_SIGNATURE_LIMITATIONS = """
     `Array`, as JAX projects name their aliases of `jax.Array`: a hashable class of a project
     so named would be reported.
     """
+
+# The same policy as one-line principles, for every page of the family.
+JIT_SIGNATURE_LIMITS = (
+    "A function is known to be jitted only where the code shows it: a decorator, a `jax.jit(f)` call, a"
+    " jitted callable on `self` or returned by a factory.",
+    "A jitted callable built by code it cannot see, or handed around in containers and other objects'"
+    " attributes, is not checked.",
+    "`static_argnums`, `static_argnames` and `donate_argnums` computed at run time are not read.",
+    "Arguments are judged by what the calling code shows (a literal, an array-returning call, an"
+    " annotation); an unknown argument is never reported.",
+    "Another project's type named `Array` or `...Array` is taken for an array: a hashable class so named"
+    " would be reported.",
+)

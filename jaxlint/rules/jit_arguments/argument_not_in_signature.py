@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -138,6 +138,10 @@ class JitArgumentNotInSignature(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "What JAX accepts is not reported: duplicates, an index into `*args`, a name a keyword-only"
+        " parameter or `**kwargs` takes.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for root in jit_signature.plain_jits(module):

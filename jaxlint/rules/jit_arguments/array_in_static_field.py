@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.tracing.array_annotations import declares_array
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 # Field constructors, and the keyword and value that make the field static.
 _STATIC_FIELDS = {
@@ -116,6 +116,10 @@ class ArrayInStaticField(Rule):
     )
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "A field is an array only by its annotation, and static only through `eqx.field`,"
+        " `flax.struct.field` or `register_dataclass` metadata.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         if "field" not in module.source.text:

@@ -7,7 +7,7 @@ import ast
 from jaxlint.analysis.engine import reads
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -99,6 +99,10 @@ class BufferDonatedTwice(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "The same buffer is known only as one variable, an item or attribute of it, or a plain copy"
+        " made outside any loop.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):

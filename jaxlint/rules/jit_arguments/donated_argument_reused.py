@@ -8,7 +8,7 @@ from jaxlint.analysis.engine import reads
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.tracing import first_param
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 _HOST_VALUES = ("numpy.", "builtins.")
 
@@ -163,6 +163,12 @@ class DonatedArgumentReused(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#buffer-donation",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "Reads are looked for later in the same function, its loop's next iteration, and callers of"
+        " a function that donates its parameter.",
+        "An attribute of `self` is followed only until a call that may assign it.",
+        "NumPy arrays and Python values are not reported: JAX copies them instead of donating them.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):

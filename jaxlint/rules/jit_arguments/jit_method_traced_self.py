@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 # Class decorators and registration calls that make instances pytrees (or static).
 _PYTREE_DECORATORS = frozenset({
@@ -173,6 +173,11 @@ class JitMethodTracedSelf(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#how-to-use-jit-with-methods",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "A class that may be a pytree (a framework module, a registered class, an unknown base or"
+        " class decorator) is left alone.",
+        "`jax.jit(self.method)` is not reported: the bound method has `self` already bound.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         registered = None

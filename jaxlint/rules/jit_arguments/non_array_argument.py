@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -95,6 +95,12 @@ class NonArrayArgument(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "Only literals no array is made of are reported (strings, bytes, lambdas): values made at"
+        " run time, parameters and `None` are not.",
+        "A call `obj.method(...)` on another object is not judged: it may reach another method of"
+        " that name.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for found in module.non_array_arguments:

@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -123,6 +123,11 @@ class StaleStaticSelf(Rule):
     references = ("https://docs.jax.dev/en/latest/faq.html#strategy-2-marking-self-as-static",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "Only plain classes hashed by identity are checked: no `__hash__` or `__eq__`, no class"
+        " decorator.",
+        "Attributes set only while the object is constructed are not reported.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for root in jit_signature.plain_jits(module):

@@ -8,7 +8,7 @@ from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.shapes.changing_numbers import changing_number
 from jaxlint.analysis.shapes.fresh_objects import fresh_object, made_per_call
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -377,6 +377,12 @@ class StaticArgumentVariesInLoop(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "Values taken from a fixed collection of other kinds (`for mode in (\"train\", \"eval\")`) are a"
+        " deliberate choice: not reported.",
+        "A loop inside jitted code is not reported: it unrolls once, while the outer function is"
+        " traced.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         plain = {id(root) for root in jit_signature.plain_jits(module)}

@@ -7,7 +7,7 @@ import ast
 from jaxlint.analysis.knowledge.shape_api import PYTHON
 from jaxlint.analysis.shapes.concrete_arguments import concrete_arguments
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 
 @register
@@ -97,6 +97,9 @@ class TracedPythonValue(Rule):
         "https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",
     )
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "Shapes, sizes and axes are JAX108's, not this rule's.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

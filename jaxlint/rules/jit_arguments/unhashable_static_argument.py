@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS
+from jaxlint.rules.jit_arguments import JIT_SIGNATURE_LIMITATIONS, JIT_SIGNATURE_LIMITS
 
 
 @register
@@ -251,6 +251,14 @@ class UnhashableStaticArgument(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.jit.html",)
 
     limitations = JIT_SIGNATURE_LIMITATIONS
+    limits = (
+        "A value is unhashable only where an annotation, a use as an array in the body, or a call in"
+        " the same module shows it.",
+        "A private function's stale `list` or `Array` annotation yields to its callers where every"
+        " call passes a hashable value.",
+        "Where another transformation wraps the jit, its calls are not judged: only the annotation"
+        " and the body.",
+    ) + JIT_SIGNATURE_LIMITS
 
     def check(self, module, report):
         for found in module.unhashable_statics:

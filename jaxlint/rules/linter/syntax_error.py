@@ -29,6 +29,12 @@ class SyntaxErrorRule(Rule):
         path that is not there. Only an ignore that names it (`--ignore JAX001`, or `JAX0`) turns
         it off, and no `# noqa` suppresses it.
         """
+    limits = (
+        "A file is parsed as the running interpreter's Python: syntax of a newer Python is reported"
+        " under an older one.",
+        "A path that cannot be read (no permission, a FIFO, a link loop, a file over 128 MiB) is"
+        " reported, not analysed.",
+    )
     why = """
         A file jaxlint cannot parse is a file it cannot check: this finding makes that visible
         instead of silently skipping it. Python would refuse to import the file too.

@@ -22,6 +22,12 @@ class UnusedNoqa(Rule):
         - Codes of other tools (`F401`, `E501`, ...) and a bare `# noqa` are left alone: they
           may serve another linter.
         """
+    limits = (
+        "Codes of other tools (`F401`, `E501`) and a bare `# noqa` are left alone: they may serve"
+        " another linter.",
+        "A code is judged only when its rule ran: the code of a rule not selected is not reported,"
+        " unless no rule has it.",
+    )
     why = """
         A suppression outlives the problem it hid: after the code is fixed (or jaxlint stops
         reporting it), the comment stays and would silently hide the next real finding on that

@@ -15,3 +15,15 @@ PURITY_LIMITATIONS = """
     `lax.cond` takes) runs in Python on concrete values, so its side effects happen on every
     call and are not reported, unless the same function is traced elsewhere.
     """
+
+# The same policy as one-line principles, for every page of the family.
+PURITY_LIMITS = (
+    "An object is a JAX array, or lives outside the traced function, only where the code shows it:"
+    " JAX calls, `.at[...]` updates, annotations, uses.",
+    "An object that code it cannot see returns (other packages, callables chosen at run time) is"
+    " unknown, and nothing done to it is reported.",
+    "Helpers are followed in their calling context: those of the module, and the project's when called"
+    " with a traced argument.",
+    "Code run under `with jax.disable_jit():` runs on concrete values on every call: its side effects"
+    " are not reported.",
+)

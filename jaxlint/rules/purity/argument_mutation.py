@@ -10,7 +10,7 @@ from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 
 @register
@@ -111,6 +111,11 @@ class ArgumentMutation(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "A write is reported only where the function neither returns the parameter nor reads it"
+        " after the write.",
+        "Flax NNX transformations and Pallas kernels write their arguments on purpose: not reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

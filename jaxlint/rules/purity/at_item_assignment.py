@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 from jaxlint.rules.purity.edits import in_place_fix, text
 
 _DATAFRAME_LIBRARIES = ("pandas", "modin", "databricks.koalas", "pyspark.pandas")
@@ -85,6 +85,10 @@ class AtItemAssignment(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",)
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "In a module that uses a data-frame library, whose `.at` is assignable, only values known to"
+        " be JAX arrays are reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

@@ -8,7 +8,7 @@ from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.knowledge.optax_objects import optax_transformation
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 from jaxlint.rules.purity.edits import rebind
 
 
@@ -153,6 +153,12 @@ class DiscardedUpdate(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "A name a nested function or lambda reads may be read later: not reported.",
+        "Calls in `pytest.raises` blocks, in test functions, and in a `try` whose every handler"
+        " raises are checks: not reported.",
+        "In a Pallas kernel, `ref.at[i].set(v)` on a reference is a store, not a discarded update.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 
 @register
@@ -177,6 +177,13 @@ class GlobalWrite(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "Under `jax.vmap` or a differentiation, where the body runs on every call, only writes of"
+        " traced values are reported.",
+        "A `nonlocal` of an enclosing traced function is local to that trace, unless written from a"
+        " trace of its own.",
+        "Counters a test asserts on (trace counters) are not reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

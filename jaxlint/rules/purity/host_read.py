@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 
 @register
@@ -91,6 +91,7 @@ class HostRead(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.arrays.arrays import is_at_index
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 from jaxlint.rules.purity.edits import in_place_fix, text
 
 
@@ -275,6 +275,14 @@ class InPlaceUpdate(Rule):
     A class of another package is not seen: a value made by calling one, which the code also
     uses with `.at[...]`, is taken for a JAX array.
     """
+    limits = (
+        "A class of another package is not seen: a value made by calling one that the code also"
+        " updates with `.at[...]` is taken for a JAX array.",
+        "A value an `isinstance` test shows is no JAX array, or one made by calling a class of the"
+        " project, is not reported.",
+        "A store into a Pallas reference (`o_ref[...] = y`) is how a kernel writes its results: not"
+        " reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

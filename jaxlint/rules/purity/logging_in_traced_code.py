@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 
 @register
@@ -118,6 +118,10 @@ class LoggingInTracedCode(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "Only `logging` and `absl.logging` calls and the known experiment trackers (`wandb`,"
+        " `mlflow`, `tf.summary`, TensorBoard) are recognised.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

@@ -7,7 +7,7 @@ import ast
 from jaxlint.analysis.engine.lattice import Trace
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 _WHERE = {
     "module": "`{name}`, a module-level object",
@@ -269,6 +269,13 @@ class OuterMutation(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "Containers and objects the traced code makes itself are not reported.",
+        "Framework modules, registered pytrees, Flax `sow`/`variable`/`param` and NNX variables"
+        " updated from inside are left alone.",
+        "Host callbacks, a write undone in a `finally` before the code leaves, and counters a test"
+        " asserts on are not reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

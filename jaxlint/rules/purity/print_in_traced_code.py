@@ -7,7 +7,7 @@ import ast
 from jaxlint.analysis.engine.call_index import may_resolve_to
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 from jaxlint.rules.purity.edits import debug_print
 
 _PRINT = frozenset({"print"})  # how a call of `builtins.print` can end
@@ -190,6 +190,10 @@ class PrintInTracedCode(Rule):
     references = ("https://docs.jax.dev/en/latest/debugging/print_breakpoint.html",)
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "Printing static information (`x.shape`) is not reported outside `lax.cond` and `lax.switch`"
+        " branches, nor under a plain `jax.grad`.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects

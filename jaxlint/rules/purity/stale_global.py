@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.purity import PURITY_LIMITATIONS
+from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
 
 
 @register
@@ -168,6 +168,14 @@ class StaleGlobal(Rule):
     )
 
     limitations = PURITY_LIMITATIONS
+    limits = (
+        "A rebinding counts where the module's code calls the function before and after it; where no"
+        " call is seen, any later one does.",
+        "Lazy one-time initialisation (`if _X is None:`) and a switch a context manager restores in"
+        " `finally` are not reported.",
+        "A name read only in assertions, and a lambda a transformation wraps and calls at once, are"
+        " not reported.",
+    ) + PURITY_LIMITS
 
     def check(self, module, report):
         for stale in module.stale_closures:

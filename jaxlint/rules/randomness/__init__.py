@@ -99,12 +99,29 @@ TEST_FUNCTIONS_OPTION = r"""
     """
 
 
+# The same policy as one-line principles, for every key rule's page.
+KEY_FLOW_LIMITS = (
+    "Code it cannot see (other libraries, decorated functions, callables chosen at run time) consumes"
+    " every key passed to it, as JAX's checker assumes.",
+    "A module is searched only where it shows keys: it calls `jax.random`, annotates a key, or hands"
+    " one to code known to draw from it.",
+    "A key stored in a container or an attribute (but `self.key`, or `state.key` of a parameter never"
+    " rebound) is not followed.",
+    "Loops are followed through their first, second and later iterations: a reuse showing only in a"
+    " later pass of an inner loop is missed.",
+    "Two draws whose results are compared (`assert`, `==`) are a deliberate check: not reported.",
+    "Flax modules are told apart by how the code writes them: two names for one module, or two modules"
+    " drawing at the same layer paths, are missed.",
+)
+
+
 class KeyFlowRule(Rule):
     """A rule that reads the key flow: its page states what that analysis cannot see, and it
     honours the option that leaves test code alone."""
 
     options = TEST_FUNCTIONS_OPTION
     limitations = KEY_FLOW_LIMITATIONS
+    limits = KEY_FLOW_LIMITS
 
 
 def condition_text(node: ast.AST) -> str:

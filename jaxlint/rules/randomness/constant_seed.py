@@ -58,6 +58,12 @@ class ConstantSeedInLoop(KeyFlowRule):
         result (a fixed evaluation key each epoch): there, identical randomness on every run is
         the point.
         """
+    limits = (
+        "A key passed straight to code it cannot see is not counted: that draw may serve only for"
+        " its structure.",
+        "Loops over a fixed set of configurations, and draws that feed only one iteration's result,"
+        " are deliberate: not reported.",
+    ) + KeyFlowRule.limits
     why = """
         The same seed makes the same key, so every step draws exactly the same numbers: the same
         dropout mask on every training step, the same noise on every sampling step. No error is

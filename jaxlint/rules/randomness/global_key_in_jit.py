@@ -25,6 +25,10 @@ class GlobalKeyInJit(KeyFlowRule):
         - Outside compiled code, two draws through such a getter are two draws from one key
           (JAX201).
         """
+    limits = (
+        "The global key is seen read directly or through a function of the module that returns it,"
+        " not through one that advances it with `global`.",
+    ) + KeyFlowRule.limits
     why = """
         A global read while tracing becomes a constant of the compiled program: every call
         draws from the same key, so every call gets the same "random" numbers (the same dropout

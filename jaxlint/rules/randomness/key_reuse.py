@@ -195,6 +195,16 @@ class KeyReuse(KeyFlowRule):
           of the run's numbers, and JAX's checker does not count the run as a use: JAX207's, off
           by default.
         """
+    limits = (
+        "Only two uses that both draw numbers are reported: a reuse where one use draws nothing is"
+        " JAX207's, off by default.",
+        "A key-like name the code shows to be data (an attention `key`) or a generator object is not"
+        " a key.",
+        "A later use under a condition testing one of the same names as the first is an exclusive"
+        " case: not reported.",
+        "Two `init`s of one module with one key build the same parameters on purpose (a target"
+        " network): not reported.",
+    ) + KeyFlowRule.limits
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
         key are not independent (the dropout mask is the same as the initialisation noise, the

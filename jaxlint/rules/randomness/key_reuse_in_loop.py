@@ -76,6 +76,14 @@ class KeyReuseInLoop(KeyFlowRule):
         or an object that keeps a generator's state (`rng._state = s`, `rng.normal(size=3)`:
         each draw advances it), is not one.
         """
+    limits = (
+        "One permutation applied with one key to each array a loop goes through keeps them aligned:"
+        " not reported.",
+        "A class that never advances the key it keeps on `self` may mean the same key on every call:"
+        " not reported.",
+        "A method that calls a method of `self`, or hands `self` on, may store a fresh key: not"
+        " counted.",
+    ) + KeyFlowRule.limits
     why = """
         Every iteration draws from the same key, so every iteration gets the same numbers: the
         Langevin noise, the dropout mask, the random walk step repeat exactly. Eagerly, JAX's key

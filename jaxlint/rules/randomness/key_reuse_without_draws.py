@@ -48,6 +48,11 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         checker raises. Select it by its code (`extend-select = ["JAX207"]`): `ALL`, `JAX` and
         `JAX2` do not turn it on.
         """
+    limits = (
+        "Code it cannot see is taken to draw from the children it is handed: their split is not"
+        " reported here.",
+        "Two uses that both draw are JAX201's, JAX202's or JAX203's, not this rule's.",
+    ) + KeyFlowRule.limits
     why = """
         Nothing repeats: the numbers stay independent. But JAX's key reuse checker cannot tell a
         split whose children are dropped from one whose children are used, and raises

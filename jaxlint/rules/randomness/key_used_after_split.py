@@ -41,6 +41,12 @@ class KeyUsedAfterSplit(KeyFlowRule):
           is a split whose children a function hands back to a caller that drops them.
         - Which values are keys, and what consumes one, is decided as for JAX201.
         """
+    limits = (
+        "A split whose children nobody draws from leaves nothing to repeat: the parent's later use"
+        " is JAX207's.",
+        "A later use under a condition testing one of the same names as the split's branch is not"
+        " reported.",
+    ) + KeyFlowRule.limits
     why = """
         `split` consumes its argument: the new keys are derived from its bits, and JAX's
         guarantee that draws are independent holds only for keys used once, so drawing from the

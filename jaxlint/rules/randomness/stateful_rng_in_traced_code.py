@@ -165,6 +165,15 @@ class StatefulRngInTracedCode(Rule):
         the traced function; a generator passed in as an argument or kept in an attribute
         (`self.rng`) is not followed. Only functions jaxlint knows to be traced are checked.
         """
+    limits = (
+        "A generator object is recognised only where a name is bound once, by a direct call of"
+        " `np.random.default_rng`, `RandomState` or `random.Random`.",
+        "A generator passed in as an argument or kept in an attribute (`self.rng`) is not followed.",
+        "Only functions jaxlint knows to be traced are checked.",
+        "Host callbacks (`jax.pure_callback`, `jax.debug.callback`) run on every call: not reported.",
+        "A draw on a branch no traced call takes (a NumPy fallback under `if rng is None:`) is not"
+        " reported.",
+    )
     references = ("https://docs.jax.dev/en/latest/random-numbers.html",)
 
     def check(self, module, report):

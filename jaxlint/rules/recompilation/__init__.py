@@ -12,3 +12,12 @@ RECOMPILATION_LIMITATIONS = """
     loader's ragged batches are missed unless the loop shows them. A jitted function rebuilt
     by code jaxlint cannot see is not judged.
     """
+
+# The same policy as one-line principles, for every page of the family.
+RECOMPILATION_LIMITS = (
+    "Shapes, sizes and trip counts are known only where the code shows how they change: sliced, grown"
+    " or filtered in the loop, sized from its values.",
+    "A size from code it cannot see (a data loader, a configuration read at run time, another package)"
+    " is unknown, and never reported.",
+    "A jitted function rebuilt by code it cannot see is not judged.",
+)

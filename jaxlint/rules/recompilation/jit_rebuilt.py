@@ -6,7 +6,7 @@ import os
 
 from jaxlint.analysis.knowledge.shape_api import EAGER_COMPILED_LOOPS
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
 
 
 @register
@@ -316,6 +316,15 @@ class JitRebuilt(Rule):
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html#caching",)
 
     limitations = RECOMPILATION_LIMITATIONS
+    limits = (
+        "A jitted function returned, stored or passed on, or built in one loop and called in a later"
+        " one, is not reported.",
+        "Re-wrapping the same module-level function (`jax.jit(f)(x)`) hits JAX's cache: not reported.",
+        "A build that differs with each value of a loop over values written out in the code compiles"
+        " once per value: not reported.",
+        "The repeating call must run eagerly: not in traced code, a framework module's method, or"
+        " under an unknown decorator.",
+    ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
         shapes = module.shapes

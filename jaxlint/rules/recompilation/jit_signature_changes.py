@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
 
 
 @register
@@ -132,6 +132,12 @@ class JitSignatureChanges(Rule):
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html#caching",)
 
     limitations = RECOMPILATION_LIMITATIONS
+    limits = (
+        "Direct calls passing a parameter by keyword in one place and by position in another show"
+        " the choice: not reported.",
+        "Calls inside staged code, a carry started as an array, and static parameters (JAX303's) are"
+        " not reported.",
+    ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
         for change in module.shapes.signature_changes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
 
 
 @register
@@ -190,6 +190,12 @@ class StaticLeafChanges(Rule):
     )
 
     limitations = RECOMPILATION_LIMITATIONS
+    limits = (
+        "A field is static only as its class declares it, or under `eqx.filter_jit` as a Python"
+        " `int`, `float` or `bool` annotation.",
+        "A field passed through unchanged or set to a constant, one the loop does not feed back, and"
+        " loops in staged code are not reported.",
+    ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
         shapes = module.shapes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
 
 
 @register
@@ -223,6 +223,14 @@ class UnbucketedShapes(Rule):
     references = ("https://docs.jax.dev/en/latest/jit-compilation.html",)
 
     limitations = RECOMPILATION_LIMITATIONS
+    limits = (
+        "Fixed-size batches (a partial last batch included), padded inputs and the phases of a fixed"
+        " stride are not reported.",
+        "A sweep over sizes written out in the code (`for n in (8, 16, 32)`) is deliberate: not"
+        " reported.",
+        "A slice is reported when its extent follows the loop, not when only a stride's start moves:"
+        " `x[t::2]` is missed.",
+    ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
         shapes = module.shapes

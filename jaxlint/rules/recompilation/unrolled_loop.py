@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS
+from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
 
 DEFAULT_THRESHOLD = 100
 
@@ -180,6 +180,13 @@ class UnrolledLoop(Rule):
     references = ("https://docs.jax.dev/en/latest/control-flow.html#fori-loop",)
 
     limitations = RECOMPILATION_LIMITATIONS
+    limits = (
+        "A trip count is known only from constants, or the largest constant a call in the module"
+        " passes for a static bound.",
+        "A loop whose body only builds Python lists or numbers at trace time is not reported.",
+        "A static depth the calls give as different constants (`layers=4`, `layers=8`) is a choice"
+        " among a few programs: not reported.",
+    ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
         threshold = _threshold(module.options)

@@ -357,3 +357,21 @@ TRACED_VALUE_LIMITATIONS = """
       is not reported either (`try: v = np.asarray(n)` / `except TypeError: return x` /
       `if np.any(v <= 0): ...`).
     """
+
+# The same policy as one-line principles, for every page of the family.
+TRACED_VALUE_LIMITS = (
+    "Only values known to be traced are reported: what code it cannot see returns (another package, a"
+    " callable chosen at run time) is unknown.",
+    "The module's and the project's functions are followed where called; not through decorators other"
+    " than JAX transformations and type checkers.",
+    "A pytree's fields are traced only where its structure is known: a `lax` loop carry, an annotated"
+    " or locally built NamedTuple or dataclass.",
+    "A name traced code reads from the eager code around it is a constant, unless the code tests it"
+    " against `jax.core.Tracer`.",
+    "Code that never runs traced is not analysed: after an unconditional `return` or `raise`, under"
+    " `jax.disable_jit()`, on a branch a private constant rules out.",
+    "A `try` that catches `TypeError` or a JAX tracer error is a deliberate probe for a concrete value:"
+    " nothing in it is reported.",
+    "A framework module's parameter is judged by its annotation and by what every call of the module"
+    " in the project passes it.",
+)

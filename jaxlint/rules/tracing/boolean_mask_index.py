@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 
 @register
@@ -68,6 +68,10 @@ class BooleanMaskIndex(Rule):
     )
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "A mask is known to be boolean only where it is computed so (a comparison, `astype(bool)`)"
+        " or annotated `Bool[Array, ...]`.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

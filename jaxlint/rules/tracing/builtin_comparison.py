@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.values.values import element_of
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 # Builtins that compare their operands with `<`/`>` and branch on the result.
 _COMPARING = {"builtins.max": "max", "builtins.min": "min", "builtins.sorted": "sorted"}
@@ -137,6 +137,11 @@ class BuiltinComparisonOnTracer(Rule):
     references = ("https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError",)
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "Static operands are not reported: shapes, lengths, static arguments, closure constants,"
+        " values under a plain `jax.grad`.",
+        "A `key=` function decides what is compared, and is not followed.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

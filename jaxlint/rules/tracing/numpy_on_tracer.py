@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 # NumPy functions that call the array's own method (or only read metadata), checked
 # against JAX: they work on tracers.
@@ -134,6 +134,11 @@ class NumpyOnTracer(Rule):
     )
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "NumPy functions that delegate to the array's own methods (`np.sum`, `np.mean`, `np.split`)"
+        " work on a tracer and are not reported.",
+        "A NumPy array is known only as a NumPy constructor's result, or a name bound only to one.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

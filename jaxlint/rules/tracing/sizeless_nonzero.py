@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 _SIZED = frozenset({
     "jax.numpy.nonzero", "jax.numpy.argwhere", "jax.numpy.flatnonzero", "jax.numpy.unique",
@@ -83,6 +83,7 @@ class SizelessNonzero(Rule):
     )
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         compile_time = module.analysis.compile_time_operations

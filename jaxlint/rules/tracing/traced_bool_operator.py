@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.values.comparisons import elementwise
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
@@ -86,6 +86,10 @@ class TracedBoolOperator(Rule):
     )
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "In the condition of an `if`, `while` or `assert`, the operands are reported as JAX101,"
+        " JAX102 or JAX104 instead.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.engine.python_sequences import python_sequence
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 # float() and complex() of a differentiated value raise even under a plain jax.grad;
 # bool() and int() only under abstract tracing.
@@ -106,6 +106,9 @@ class TracedConversion(Rule):
     )
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "A Python list or tuple is known only as a literal, or a name every assignment of which is one.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

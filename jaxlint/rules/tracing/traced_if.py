@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 
 @register
@@ -246,6 +246,11 @@ class TracedIf(Rule):
     references = ("https://docs.jax.dev/en/latest/control-flow.html",)
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = (
+        "Conditions on static facts are not reported: shapes, `ndim`, `is None`, static arguments,"
+        " closure constants.",
+        "A field of a dataclass or framework module may be metadata, and is left alone.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -7,7 +7,7 @@ import ast
 from jaxlint.analysis.knowledge.shape_api import AXIS, OFFSET, SHAPE, START, STEPS
 from jaxlint.analysis.shapes.concrete_arguments import concrete_arguments
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 # What JAX needs concrete in an argument, and what to write instead (the message of each kind).
 _MESSAGES = {
@@ -163,6 +163,12 @@ class TracedShape(Rule):
     """
         + TRACED_VALUE_LIMITATIONS
     )
+    limits = (
+        "An argument JAX takes as a count or as an array of values (`jax.random.choice(key, a)`,"
+        " `jnp.histogram(x, bins)`) is not checked.",
+        "An array method (`x.sum(axis=a)`) is checked only where its receiver is known to be a"
+        " traced array.",
+    ) + TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from jaxlint.rule import JaxDemo, Rule, register
-from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS
+from jaxlint.rules.tracing import TRACED_VALUE_LIMITATIONS, TRACED_VALUE_LIMITS
 
 
 @register
@@ -92,6 +92,7 @@ class TracedWhile(Rule):
     references = ("https://docs.jax.dev/en/latest/_autosummary/jax.lax.while_loop.html",)
 
     limitations = TRACED_VALUE_LIMITATIONS
+    limits = TRACED_VALUE_LIMITS
 
     def check(self, module, report):
         for fn, _ in module.traced_functions():

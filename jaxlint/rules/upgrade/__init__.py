@@ -60,6 +60,18 @@ UPGRADE_LIMITATIONS = """
     application code uses, name by name; a name JAX never had is not reported.
     """
 
+# The decisions and limitations as one-line principles, for every page of the family.
+UPGRADE_LIMITS = (
+    "Names are followed through imports, not through assignments (`tm = jax.tree_map`) or `getattr`.",
+    "Compatibility code is left alone: a branch a JAX version test keeps from the releases without the"
+    " name, `hasattr` tests, `try` fallbacks.",
+    "An assignment to the name (`jax.tree_map = ...`, a compatibility patch) is not a use.",
+    "A flag bound more than once (`HAS_TREE = True` in a `try`, `False` in its handler) is not read: its"
+    " branches are judged as any code.",
+    "Only the names of its table are known: the public APIs JAX's changelog lists, and the internal"
+    " names application code uses.",
+)
+
 UPGRADE_REFERENCES = (
     "[JAX changelog](https://docs.jax.dev/en/latest/changelog.html)",
     "[JAX API compatibility policy](https://docs.jax.dev/en/latest/api_compatibility.html)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.upgrade import (
-    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, subject, target_version, uses, versions,
+    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_LIMITS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, subject, target_version, uses, versions,
 )
 from jaxlint.rules.upgrade.edits import fix_for
 
@@ -39,6 +39,9 @@ class DeprecatedApi(Rule):
     decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
     limitations = UPGRADE_LIMITATIONS
+    limits = (
+        "Nothing is reported while the target JAX predates the deprecation.",
+    ) + UPGRADE_LIMITS
     references = UPGRADE_REFERENCES
     fixable = True
     example_options = {"target-jax-version": "0.8.0"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.upgrade import (
-    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
+    UPGRADE_DECISIONS, UPGRADE_LIMITATIONS, UPGRADE_LIMITS, UPGRADE_OPTIONS, UPGRADE_REFERENCES, advice, where, has_replacement, subject, target_version, uses,
     versions,
 )
 from jaxlint.rules.upgrade.edits import fix_for
@@ -58,6 +58,7 @@ class RemovedApi(Rule):
     decisions = UPGRADE_DECISIONS
     options = UPGRADE_OPTIONS
     limitations = UPGRADE_LIMITATIONS
+    limits = UPGRADE_LIMITS
     references = UPGRADE_REFERENCES
     fixable = True
     bad = (
