@@ -48,8 +48,7 @@ def _site_arguments(site: CallSite, module: TracedModule) -> Iterator[tuple[str 
     """The call's arguments that reach traced (non-static) parameters: (the parameter, or None
     for what `*args`/`**kwargs` collects, and the argument)."""
     target = site.target
-    implicit = target.bound_positional + jit_signature.is_method_call(site.call, target, module)
-    bound = bind(target.node, site.call, implicit)
+    bound = bind(target.node, site.call, site.implicit)
     static = set(target.static_params)
     for param, arg in bound.arguments.items():
         if param not in static:
@@ -115,7 +114,7 @@ def forwarded(module: TracedModule, jit_call: JitCall, arg: ast.expr) -> list[tu
     (`def inference(frames): frames = frames / 255; return apply(params, frames)`): the calls of
     that function in the module, each with what it passes for that parameter, and the function."""
     helper = jit_call.function
-    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.decorator_list:
+    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or not jit_signature.plain_function(helper):
         return []
     if id(helper) in module.effects.contexts:
         return []  # traced itself: its callers' values reach the jit through a trace

@@ -17,6 +17,7 @@ from typing import Iterator
 from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
 JIT = "jax.jit"
@@ -222,7 +223,7 @@ def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, Functi
     that function never rebinds (`def mesh_eval(f, lims): return _eval(f, lims)`): the calls of
     that function in the module, each with what it passes there, and the function."""
     helper = site.function
-    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.decorator_list:
+    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or not plain_function(helper):
         return []
     if id(helper) in module.effects.contexts:
         return []  # traced itself: its callers' values reach the jit through a trace
@@ -241,12 +242,14 @@ def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, Functi
 
 
 def plain_calls(module, function: FunctionNode) -> list[ast.Call]:
-    """The calls of a module function by its own name, in the module."""
-    names = module.names
-    return [
-        call for call, scope in calls_through(names, {function.name})
-        if isinstance(call.func, ast.Name) and names.definition(call.func, scope) is function
-    ]
+    """The calls of a module function in the module, by its own name or another one that runs
+    it (`module_callees(...).calls_of`), where it is called as a plain function."""
+    return [call for call, _, target in module_callees(module.names).calls_of(function) if target.implicit == 0]
+
+
+def plain_function(function: FunctionNode) -> bool:
+    """A def its calls run as written: undecorated, or a static method."""
+    return all(isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(function, "decorator_list", ()))
 
 
 def plain_argument(call: ast.Call, function: FunctionNode, param: str) -> ast.expr | None:

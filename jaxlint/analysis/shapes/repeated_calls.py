@@ -10,7 +10,7 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
 from jaxlint.analysis.engine.walk import nodes_of_classes, walk
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
-from jaxlint.analysis.tracing.callees import Target, module_callees
+from jaxlint.analysis.tracing.callees import module_callees
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -190,26 +190,24 @@ class RepeatedCalls:
 
     def _find_calls_of(self, function: FunctionNode) -> list[ast.Call]:
         names = self.names
-        out = []
-        cls = names.parent_class.get(id(function))
-        name = function.name
         callees = module_callees(names)
+        out = [call for call, _, _ in callees.calls_of(function)]
+        cls = names.parent_class.get(id(function))
+        seen = {id(call) for call in out}
+        name = function.name
         for call, scope in calls_through(names, (name,)):
             func = call.func
-            kind = func.__class__
-            if kind is ast.Name:
-                if func.id == name and (names.definition(func, scope) is function or _runs(callees.target(func, scope), function)):
-                    out.append(call)
-            elif kind is ast.Attribute and func.attr == name and _runs(callees.target(func, scope), function):
-                out.append(call)  # `Ops.step(x)`, `self.step(x)`: the module's resolver says so
+            if id(call) not in seen and func.__class__ is ast.Name and names.definition(func, scope) is function:
+                out.append(call)  # a decorated function's name: what the decorator returns runs it
             elif (
-                cls is not None
-                and kind is ast.Attribute
+                id(call) not in seen
+                and cls is not None
+                and func.__class__ is ast.Attribute
                 and func.attr == name
                 and func.value.__class__ is ast.Name
                 and (func.value.id in ("self", "cls") or self._instance_of(func.value, function, scope))
             ):
-                out.append(call)
+                out.append(call)  # `self.step(x)` of a subclass, `model.step(x)` of an instance made here
         return out
 
     def _instance_of(self, name: ast.Name, method: FunctionNode, scope) -> bool:
@@ -271,6 +269,3 @@ def _start(node: ast.AST) -> tuple[int, int]:
 def _end(node: ast.AST) -> tuple[int, int]:
     return (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
-
-def _runs(target: Target | None, function: FunctionNode) -> bool:
-    return target is not None and (target.function is function or target.forwarder is function)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from jaxlint.analysis.engine.arguments import bind
 from jaxlint.analysis.engine.loop_variance import ASSIGN, AUGMENT
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.walk import all_statements, own_nodes, spans, walk
 from jaxlint.analysis.tracing.callsites import CallSite
-from jaxlint.analysis.tracing.tracing import positional_params
+
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -221,21 +222,10 @@ def _carried(site: CallSite, parent: ast.Assign | None, module: TracedModule) ->
         bound = {e.id: i for i, e in enumerate(target.elts)}
     else:
         return
-    fn = site.target.node
-    skip = site.target.bound_positional
-    if isinstance(site.call.func, ast.Attribute) and id(fn) in module.names.parent_class and skip == 0:
-        skip = 1
-    params = [p.arg for p in positional_params(fn)[skip:]]
     static = site.target.static_params
-    for i, arg in enumerate(site.call.args):
-        if isinstance(arg, ast.Starred):
-            return
-        if i < len(params) and isinstance(arg, ast.Name) and arg.id in bound and params[i] not in static:
-            yield params[i], bound[arg.id], arg
-    for keyword in site.call.keywords:
-        value = keyword.value
-        if keyword.arg is not None and isinstance(value, ast.Name) and value.id in bound and keyword.arg not in static:
-            yield keyword.arg, bound[value.id], value
+    for param, arg in bind(site.target.node, site.call, site.implicit).arguments.items():
+        if isinstance(arg, ast.Name) and arg.id in bound and param not in static:
+            yield param, bound[arg.id], arg
 
 
 def _changed_fields(fn, param: str, position: int | None, made, filtering: bool, module, effects):

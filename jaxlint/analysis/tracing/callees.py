@@ -28,6 +28,7 @@ import weakref
 from typing import Callable, NamedTuple
 
 from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
+from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import returned_name
@@ -54,6 +55,7 @@ class Callees:
         self._preserving = preserving.__contains__ if isinstance(preserving, frozenset) else preserving
         self._attributes: dict[int, dict] = {}
         self._cache: dict[int, Target | None] = {}
+        self._names_of: dict[int, set[str]] | None = None  # `_other_names`
 
     def target(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
         """What calling `func` (a call's `func`) runs, when it is a def or lambda of this module."""
@@ -66,6 +68,39 @@ class Callees:
         if scope is None:
             self._cache[key] = found
         return found
+
+    def calls_of(self, function: FunctionNode) -> list[tuple[ast.Call, Scope, Target]]:
+        """The calls of the module that run `function` (as `target` answers), each with the scope
+        it is made in and its target: by the function's own name, through a method of `self` or
+        a class, through a forwarder to it, or through a name bound once to it (`step =
+        jax.jit(f)`, `step = make_step()`)."""
+        if isinstance(function, ast.Lambda):
+            return []
+        spelled = {function.name} | self._other_names().get(id(function), set())
+        found = []
+        for call, scope in calls_through(self.names, spelled):
+            target = self.target(call.func)
+            if target is not None and (target.function is function or target.forwarder is function):
+                found.append((call, scope, target))
+        return found
+
+    def _other_names(self) -> dict[int, set[str]]:
+        """For each function of the module, the other names a call may run it through: those of
+        the functions forwarding to it, and names bound once to a call that yields it."""
+        if self._names_of is None:
+            self._names_of = {}
+            for fn in self.names.functions:
+                if not isinstance(fn, ast.Lambda) and forwarded_call(fn) is not None:
+                    target = self.through_forwarders(Target(fn, 0))
+                    if target.function is not fn:
+                        self._names_of.setdefault(id(target.function), set()).add(fn.name)
+            for scope in self.names.scopes.values():
+                for name, values in scope.assigned.items():
+                    if len(values) == 1 and isinstance(values[0], ast.Call) and name not in scope.defs:
+                        target = self._direct(ast.Name(id=name, ctx=ast.Load()), scope)
+                        if target is not None:
+                            self._names_of.setdefault(id(target.function), set()).add(name)
+        return self._names_of
 
     def through_forwarders(self, target: Target) -> Target:
         """The function a call of `target` ends up binding its arguments to: `target` itself, or

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from jaxlint.analysis.engine.arguments import Receiver, implicit_count
+from jaxlint.analysis.engine.arguments import Receiver, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import self_attributes
@@ -31,6 +31,10 @@ class CallSite:
     target: TracedFunction
     function: FunctionNode | None  # the enclosing function, None at module level
     loops: list[Loop] = field(default_factory=list)  # enclosing loops in that function, outermost first
+    # Leading parameters of the target's function the call binds without an argument: those a
+    # `partial` or a bound method fixed, and `self` (or a class method's class) of a jitted
+    # method called through an instance or its class.
+    implicit: int = 0
 
 
 class CallSites:
@@ -83,7 +87,10 @@ class CallSites:
             target = self._target(call, scope, by_binding, by_site, methods)
             if target is not None:
                 function = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
-                self.sites.append(CallSite(call, target, function, self._enclosing_loops(scope, call)))
+                implicit = target.bound_positional
+                if isinstance(call.func, ast.Attribute) and methods.get(call.func.attr) is target:
+                    implicit += implicit_count(target.node, receiver(call.func, target.node, self.names))
+                self.sites.append(CallSite(call, target, function, self._enclosing_loops(scope, call), implicit))
 
     def _made_by_factories(self, by_binding: dict[tuple[int, str], TracedFunction]) -> None:
         """`step = make_update()` where the module function `make_update` returns, on every
