@@ -42,6 +42,20 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
+def rebinds(parents: dict[int, ast.AST], call: ast.AST, name: str) -> bool:
+    """Whether what `call` returns is bound back to `name` (`rng, _rng = split(rng)`,
+    `key = split(key)[0]`, `key, x = step(key, x)`): the call hands back the key's successor."""
+    node = call
+    parent = parents.get(id(node))
+    while isinstance(parent, (ast.Subscript, ast.Starred)) and parent.value is node:
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.Assign) and parent.value is node:
+        return any(name in target_names(target) for target in parent.targets)
+    if isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
+        return name in target_names(parent.target)
+    return False
+
+
 def bound_self(call: ast.Call, callee: FunctionNode | None = None) -> int:
     """How many leading parameters the call binds implicitly (`self` of `obj.method(...)`,
     `cls` of a class method; none of a static method's)."""

@@ -107,6 +107,16 @@ class KeyFlowRule(Rule):
     limitations = KEY_FLOW_LIMITATIONS
 
 
+def child_of(name: str) -> str:
+    """The name a suggested split gives the new key it hands out besides `name`'s successor."""
+    return "subkey" if name == "sub" else "sub"
+
+
+def split_text(name: str) -> str:
+    """The split a message suggests for the key `name`, quoted with the code's own name."""
+    return f"`{name}, {child_of(name)} = jax.random.split({name})`"
+
+
 def condition_text(node: ast.AST) -> str:
     """A branch condition as a message quotes it: short."""
     return short_source(node)
