@@ -42,18 +42,18 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
-def rebinds(parents: dict[int, ast.AST], call: ast.AST, name: str) -> bool:
-    """Whether what `call` returns is bound back to `name` (`rng, _rng = split(rng)`,
-    `key = split(key)[0]`, `key, x = step(key, x)`): the call hands back the key's successor."""
+def bound_to(parents: dict[int, ast.AST], call: ast.AST) -> tuple[str, ...] | None:
+    """The names the statement around `call` binds what it returns to (`rng, _rng = split(rng)`,
+    `key = split(key)[0]`, `key, x = step(key, x)`); None when its result is not assigned."""
     node = call
     parent = parents.get(id(node))
     while isinstance(parent, (ast.Subscript, ast.Starred)) and parent.value is node:
         node, parent = parent, parents.get(id(parent))
     if isinstance(parent, ast.Assign) and parent.value is node:
-        return any(name in target_names(target) for target in parent.targets)
+        return tuple(name for target in parent.targets for name in target_names(target))
     if isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
-        return name in target_names(parent.target)
-    return False
+        return tuple(target_names(parent.target))
+    return None
 
 
 def bound_self(call: ast.Call, callee: FunctionNode | None = None) -> int:

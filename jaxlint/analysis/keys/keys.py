@@ -40,7 +40,7 @@ from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
-from jaxlint.analysis.keys.key_syntax import bind, bound_self, decorator_name, inherited, rebinds
+from jaxlint.analysis.keys.key_syntax import bind, bound_self, bound_to, decorator_name, inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
@@ -88,10 +88,11 @@ class Reuse:
     # Whether both consumptions draw numbers, so that the second repeats the first's
     # (`key_draws`); otherwise the reuse is JAX207's: nothing repeats.
     dependent: bool = True
-    # Whether the second consumption is where the key is renewed: a split, or a call whose
-    # result is bound back to the key's name (`rng, _rng = jax.random.split(rng)`). Splitting
-    # there is what it already does: the fix belongs before the first consumption.
-    renews: bool = False
+    # Where the second consumption is where the key is renewed (a split, or a call whose result
+    # is bound back to the key's name: `rng, _rng = jax.random.split(rng)`), the names its
+    # statement binds; None otherwise. Splitting there is what that line already does: the fix
+    # belongs before the first consumption, under names that line does not use.
+    renewal: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -515,8 +516,9 @@ class KeyFlow:
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
         name = _expr_name(use.node)
-        renews = use.kind == "split" or rebinds(self.names.parents, use.call, name)
-        self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renews))
+        bound = bound_to(self.names.parents, use.call) or ()
+        renewal = bound if use.kind == "split" or name in bound else None
+        self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
         if (id(fn), name) in self._globals_seen or id(fn) in self.tests:

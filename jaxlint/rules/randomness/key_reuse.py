@@ -320,6 +320,16 @@ class KeyReuse(KeyFlowRule):
             params = {"w": jax.random.normal(_rng, (obs_dim, n_actions)) * 0.1}
             return params, action, rng
         """,
+        """
+        import jax
+
+        def noisy_layer(w, x, key, train):
+            if train:
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+            key, sub = jax.random.split(key)  # JAX201
+            keep = jax.random.bernoulli(sub, 0.9, x.shape)
+            return (x * keep) @ w, key
+        """,
     )
     good = (
         """
@@ -517,7 +527,7 @@ class KeyReuse(KeyFlowRule):
         for reuse in module.keys.reuses:
             if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split" or not reuse.dependent:
                 continue
-            first, name = reuse.first, reuse.name
+            first, name, taken = reuse.first, reuse.name, reuse.renewal or ()
             if first.kind == "fold_in":
                 report(
                     reuse.use.node,
@@ -545,15 +555,16 @@ class KeyReuse(KeyFlowRule):
                     reuse.use.node,
                     f"PRNG key `{name}` is consumed here after {first.callee} on line "
                     f"{first.call.lineno} consumed it {path_of(module.tree, reuse.guard, first.call)}: on that "
-                    f"path it is reused; split it ({split_text(name)}) before the branch",
+                    f"path it is reused; split it ({split_text(name, taken)}) before the branch",
                 )
-            elif reuse.renews:
+            elif reuse.renewal is not None:
                 # This line already splits (or renews) the key: the fix is at the first use.
                 report(
                     reuse.use.node,
                     f"PRNG key `{name}` was already consumed by {first.callee} on line "
                     f"{first.call.lineno}; consuming it again draws correlated numbers: split it before "
-                    f"that use ({split_text(name)}) and use `{child_of(name)}` there",
+                    f"that use, on line {first.call.lineno} ({split_text(name, taken)}), and use "
+                    f"`{child_of(name, taken)}` there",
                 )
             else:
                 report(

@@ -334,7 +334,7 @@ class KeyReuseInLoop(KeyFlowRule):
             if reuse.loop is None or not reuse.dependent:
                 continue
             if reuse.primitive is None:
-                if reuse.renews:
+                if reuse.renewal is not None:
                     # This line already splits the key in the loop, without rebinding it.
                     advice = f"rebind it in this split (give it one more child, bound to `{reuse.name}`)"
                 else:

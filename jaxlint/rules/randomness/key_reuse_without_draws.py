@@ -129,11 +129,12 @@ class KeyReuseWithoutDraws(KeyFlowRule):
                     "from: no numbers repeat, but JAX's key reuse checker raises here; drop the split",
                 )
                 continue
-            if reuse.renews:
+            if reuse.renewal is not None:
                 # This line already splits (or renews) the key: the fix is at the first use.
+                name, taken = reuse.name, reuse.renewal
                 advice = (
-                    f"split it before that use ({split_text(reuse.name)}) and use `{child_of(reuse.name)}` "
-                    "there, or drop the use that draws nothing"
+                    f"split it before that use, on line {first.call.lineno} ({split_text(name, taken)}), and "
+                    f"use `{child_of(name, taken)}` there, or drop the use that draws nothing"
                 )
             else:
                 advice = "split the key once and use each child once"

@@ -157,9 +157,12 @@ class KeyUsedAfterSplit(KeyFlowRule):
                 )
                 continue
             when = f" {path_of(module.tree, reuse.guard, reuse.first.call)}" if reuse.guard is not None else ""
-            if reuse.renews:
+            if reuse.renewal is not None:
                 # This line already splits (or renews) the key: the rebinding belongs to the first split.
-                advice = f"rebind it in that split (give it one more child, bound to `{reuse.name}`) and use the new key here"
+                advice = (
+                    f"rebind it in that split, on line {reuse.first.call.lineno} (give it one more child, bound "
+                    f"to `{reuse.name}`), and use the new key here"
+                )
             else:
                 advice = f"rebind it when splitting ({split_text(reuse.name)}) and use the new key"
             report(
