@@ -176,6 +176,16 @@ class KeyReuseInLoop(KeyFlowRule):
         def augment(batch, key):
             return jax.vmap(add_noise, in_axes=(0, None))(batch, key)  # JAX203
         """,
+        """
+        import jax
+
+        def rollout(policy, state, key, n_steps):
+            for _ in range(n_steps):
+                act_key, noise_key = jax.random.split(key)  # JAX203
+                state = policy(state, jax.random.normal(act_key, state.shape))
+                state = state + 0.01 * jax.random.normal(noise_key, state.shape)
+            return state
+        """,
     )
     good = (
         """
