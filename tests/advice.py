@@ -14,9 +14,9 @@ import tokenize
 
 # The words a message's advice begins with, as the rules phrase it.
 ADVICE_WORDS = frozenset({
-    "assign", "build", "carry", "consume", "copy", "define", "derive", "drop", "fold", "give",
-    "import", "keep", "make", "map", "name", "pad", "pass", "read", "rebind", "register",
-    "return", "round", "split", "start", "store", "use", "write",
+    "assign", "build", "carry", "consume", "copy", "define", "derive", "drop", "fold", "import",
+    "keep", "make", "map", "name", "pad", "pass", "read", "rebind", "return", "split", "start",
+    "store", "use", "write",
 })
 _QUOTED = re.compile(r"`([^`]*)`")
 
