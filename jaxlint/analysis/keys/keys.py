@@ -516,8 +516,7 @@ class KeyFlow:
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
         name = _expr_name(use.node)
-        bound = bound_to(self.names.parents, use.call) or ()
-        renewal = bound if use.kind == "split" or name in bound else None
+        renewal = _renewal(self.names, use, name)
         self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
@@ -753,6 +752,15 @@ def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:
     if first is not None and (first.kind == "flax") != (use.kind == "flax"):
         return False
     return run.draws_numbers(use) and (first is None or run.draws_numbers(first))
+
+
+def _renewal(names: Names, use: Use, name: str) -> tuple[str, ...] | None:
+    """`Reuse.renewal`: the names the statement of a split, or of a call whose result rebinds the
+    key `name`, binds; None for any other consumption (a draw, a return, a carry)."""
+    if use.kind not in ("split", "call"):
+        return None
+    bound = bound_to(names.parents, use.call) or ()
+    return bound if use.kind == "split" or name in bound else None
 
 
 def _expr_name(node: ast.AST) -> str:
