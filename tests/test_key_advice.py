@@ -1,6 +1,7 @@
 """Key reuse where the reusing line is itself a split (or a call handing the key back): the fix
 is at the first use, which the message names, and the message never suggests the split the line
-already makes. The analysis says so in `Reuse.renewal`: the names that line binds."""
+already makes. The analysis says so in `Reuse.renewal`: the names that line binds. The rules' bad
+examples of this shape run under JAX's key reuse checker, which raises on each."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from advice import advice, line_code, normalised, remedies
 from jaxlint.analysis.module import ModuleFacts
+from jaxlint.rules import all_rules
 from jaxlint.source import Source
 from marks import family_marks
 
@@ -69,18 +71,25 @@ def test_a_split_after_a_draw_names_the_draw_and_not_its_own_split(cli, make_fil
         assert own not in normalised(message)
 
 
-def test_jax_checker_raises_at_a_split_after_a_draw():
-    """What the DQN reduction does, under JAX's key reuse checker: the split after the draw raises."""
+# The bad examples whose reusing line renews the key, with arguments to run them: each raises
+# under JAX's key reuse checker, as the rule says it should.
+RENEWING_EXAMPLES = {
+    ("JAX201", "init_agent"): lambda jnp, key: (key, 3, 2),
+    ("JAX201", "noisy_layer"): lambda jnp, key: (jnp.ones((3, 2)), jnp.ones((4, 3)), key, True),
+    ("JAX202", "init_layer"): lambda jnp, key: (key, 3, 2),
+    ("JAX203", "rollout"): lambda jnp, key: (lambda state, action: state + action, jnp.zeros(3), key, 2),
+}
+
+
+@pytest.mark.parametrize("code,function", sorted(RENEWING_EXAMPLES))
+def test_jax_checker_raises_on_the_renewing_examples(code, function):
     jax = pytest.importorskip("jax")
-
-    def set_up(rng):
-        action = jax.random.randint(rng, (), 0, 4)
-        rng, _rng = jax.random.split(rng)
-        return action, jax.random.normal(_rng, (3,)), rng
-
-    with jax.debug_key_reuse(True):
-        with pytest.raises(jax.errors.KeyReuseError):
-            set_up(jax.random.key(0))
+    example = next(textwrap.dedent(e) for e in all_rules()[code].bad if f"def {function}(" in e)
+    namespace: dict = {}
+    exec(compile(example, f"<{code} example>", "exec"), namespace)
+    arguments = RENEWING_EXAMPLES[code, function](jax.numpy, jax.random.key(0))
+    with jax.debug_key_reuse(True), pytest.raises(jax.errors.KeyReuseError):
+        namespace[function](*arguments)
 
 
 RENEWALS = """
