@@ -103,14 +103,25 @@ def split_after_draw(key):
 
 
 def step(key, x):
-    key, sub = jax.random.split(key)
-    return key, x + jax.random.normal(sub, x.shape)
+    key, noise_key = jax.random.split(key)
+    return key, x + jax.random.normal(noise_key, x.shape)
 
 
 def handed_back_after_draw(key, x):
     y = jax.random.normal(key, x.shape)
     key, x = step(key, x)
     return key, x + y
+
+
+def split_into_children(key):
+    x = jax.random.normal(key, (2,))
+    k1, k2 = jax.random.split(key)
+    return x, jax.random.normal(k1, (2,)), jax.random.normal(k2, (2,))
+
+
+def split_in_place(key):
+    x = jax.random.normal(key, (2,))
+    return x, jax.random.normal(jax.random.split(key)[0], (2,))
 
 
 def second_draw(key):
@@ -127,5 +138,7 @@ def test_the_reuse_says_when_its_line_renews_the_key():
     assert renewals == {
         row["    key, sub = jax.random.split(key)"]: ("key", "sub"),  # the split's own names
         row["    key, x = step(key, x)"]: ("key", "x"),  # a call whose result rebinds the key
+        row["    k1, k2 = jax.random.split(key)"]: ("k1", "k2"),  # a split, the key's name left bound to it
+        row["    return x, jax.random.normal(jax.random.split(key)[0], (2,))"]: (),  # a split bound to no name
         row["    return x, jax.random.uniform(key, (2,))"]: None,  # a draw renews nothing
     }
