@@ -43,6 +43,20 @@ def target_names(target: ast.AST) -> list[str]:
     return []
 
 
+def bound_to(parents: dict[int, ast.AST], call: ast.AST) -> tuple[str, ...] | None:
+    """The names the statement around `call` binds what it returns to (`rng, _rng = split(rng)`,
+    `key = split(key)[0]`, `key, x = step(key, x)`); None when its result is not assigned."""
+    node = call
+    parent = parents.get(id(node))
+    while isinstance(parent, (ast.Subscript, ast.Starred)) and parent.value is node:
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.Assign) and parent.value is node:
+        return tuple(name for target in parent.targets for name in target_names(target))
+    if isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
+        return tuple(target_names(parent.target))
+    return None
+
+
 def bind(callee: FunctionNode, call: ast.Call, implicit: int) -> list[tuple[ast.AST, str]]:
     """(argument expression, parameter name) pairs for a call of a known function, after its
     first `implicit` parameters (`engine.arguments.bind`)."""

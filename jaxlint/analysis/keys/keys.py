@@ -41,7 +41,7 @@ from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
-from jaxlint.analysis.keys.key_syntax import bind, decorator_name
+from jaxlint.analysis.keys.key_syntax import bind, bound_to, decorator_name
 from jaxlint.analysis.tracing.callees import inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
@@ -90,6 +90,11 @@ class Reuse:
     # Whether both consumptions draw numbers, so that the second repeats the first's
     # (`key_draws`); otherwise the reuse is JAX207's: nothing repeats.
     dependent: bool = True
+    # Where the second consumption is where the key is renewed (a split, or a call whose result
+    # is bound back to the key's name: `rng, _rng = jax.random.split(rng)`), the names its
+    # statement binds; None otherwise. Splitting there is what that line already does: the fix
+    # belongs before the first consumption, under names that line does not use.
+    renewal: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -527,7 +532,9 @@ class KeyFlow:
         self._reported.add(id(use.node))
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
-        self.reuses.append(Reuse(use, first, _expr_name(use.node), loop, primitive, guard, dependent))
+        name = _expr_name(use.node)
+        renewal = _renewal(self.names, use, name)
+        self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
         if (id(fn), name) in self._globals_seen or id(fn) in self.tests:
@@ -767,6 +774,15 @@ def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:
     if first is not None and (first.kind == "flax") != (use.kind == "flax"):
         return False
     return run.draws_numbers(use) and (first is None or run.draws_numbers(first))
+
+
+def _renewal(names: Names, use: Use, name: str) -> tuple[str, ...] | None:
+    """`Reuse.renewal`: the names the statement of a split, or of a call whose result rebinds the
+    key `name`, binds; None for any other consumption (a draw, a return, a carry)."""
+    if use.kind not in ("split", "call"):
+        return None
+    bound = bound_to(names.parents, use.call) or ()
+    return bound if use.kind == "split" or name in bound else None
 
 
 def _expr_name(node: ast.AST) -> str:

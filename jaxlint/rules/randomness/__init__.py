@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from itertools import chain, count
 
 from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import spans
@@ -122,6 +123,18 @@ class KeyFlowRule(Rule):
     options = TEST_FUNCTIONS_OPTION
     limitations = KEY_FLOW_LIMITATIONS
     limits = KEY_FLOW_LIMITS
+
+
+def child_of(name: str, taken: tuple[str, ...] = ()) -> str:
+    """The name a suggested split gives the new key it hands out besides `name`'s successor: one
+    that neither the key nor the flagged line (`taken`, the names it binds) already uses."""
+    names = chain(("sub", "subkey"), (f"sub{i}" for i in count(2)))
+    return next(child for child in names if child != name and child not in taken)
+
+
+def split_text(name: str, taken: tuple[str, ...] = ()) -> str:
+    """The split a message suggests for the key `name`, quoted with the code's own name."""
+    return f"`{name}, {child_of(name, taken)} = jax.random.split({name})`"
 
 
 def condition_text(node: ast.AST) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule, path_of
+from jaxlint.rules.randomness import KeyFlowRule, child_of, path_of, split_text
 
 
 @register
@@ -320,6 +320,26 @@ class KeyReuse(KeyFlowRule):
             y = autoencoder.apply(variables, z, method=autoencoder.decode, rngs={"noise": noise})  # JAX201
             return y, key
         """,
+        """
+        import jax
+
+        def init_agent(rng, obs_dim, n_actions):
+            # a random action, only to give the replay buffer its shapes
+            action = jax.random.randint(rng, (), 0, n_actions)
+            rng, _rng = jax.random.split(rng)  # JAX201
+            params = {"w": jax.random.normal(_rng, (obs_dim, n_actions)) * 0.1}
+            return params, action, rng
+        """,
+        """
+        import jax
+
+        def noisy_layer(w, x, key, train):
+            if train:
+                x = x + 0.1 * jax.random.normal(key, x.shape)
+            key, sub = jax.random.split(key)  # JAX201
+            keep = jax.random.bernoulli(sub, 0.9, x.shape)
+            return (x * keep) @ w, key
+        """,
     )
     good = (
         """
@@ -517,18 +537,18 @@ class KeyReuse(KeyFlowRule):
         for reuse in module.keys.reuses:
             if reuse.loop is not None or reuse.first is None or reuse.first.kind == "split" or not reuse.dependent:
                 continue
-            first = reuse.first
+            first, name, taken = reuse.first, reuse.name, reuse.renewal or ()
             if first.kind == "fold_in":
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` is split after `jax.random.fold_in` derived a key from it "
+                    f"PRNG key `{name}` is split after `jax.random.fold_in` derived a key from it "
                     f"on line {first.call.lineno}: `fold_in(key, i)` is the same key as `split(key, n)[i]`; "
                     "derive every key one way (split once, or fold in distinct data)",
                 )
             elif reuse.use.kind == "slot":
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: each "
+                    f"PRNG key `{name}` feeds {first.callee} and {reuse.use.callee} of one dict: each "
                     "stream is derived from its key the same way, so the two draw the same numbers; "
                     "split it and give each stream its own key",
                 )
@@ -536,21 +556,30 @@ class KeyReuse(KeyFlowRule):
                 when = f" {path_of(module.tree, reuse.guard, first.call)}" if reuse.guard is not None else ""
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` was consumed by {first.callee} on line {first.call.lineno}{when} and "
+                    f"PRNG key `{name}` was consumed by {first.callee} on line {first.call.lineno}{when} and "
                     "is returned: the caller's next draw from it repeats this one; split it and return "
-                    "the new key (`key, sub = jax.random.split(key)`, draw from `sub`)",
+                    f"the new key ({split_text(name)}, draw from `{child_of(name)}`)",
                 )
             elif reuse.guard is not None:
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` is consumed here after {first.callee} on line "
+                    f"PRNG key `{name}` is consumed here after {first.callee} on line "
                     f"{first.call.lineno} consumed it {path_of(module.tree, reuse.guard, first.call)}: on that "
-                    "path it is reused; split it (`key, sub = jax.random.split(key)`) before the branch",
+                    f"path it is reused; split it ({split_text(name, taken)}) before the branch",
+                )
+            elif reuse.renewal is not None:
+                # This line already splits (or renews) the key: the fix is at the first use.
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{name}` was already consumed by {first.callee} on line "
+                    f"{first.call.lineno}; consuming it again draws correlated numbers: split it before "
+                    f"that use, on line {first.call.lineno} ({split_text(name, taken)}), and use "
+                    f"`{child_of(name, taken)}` there",
                 )
             else:
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` was already consumed by {first.callee} on line "
+                    f"PRNG key `{name}` was already consumed by {first.callee} on line "
                     f"{first.call.lineno}; consuming it again draws correlated numbers: split it "
-                    "(`key, sub = jax.random.split(key)`) and use each key once",
+                    f"({split_text(name)}) and use each key once",
                 )

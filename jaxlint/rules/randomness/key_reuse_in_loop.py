@@ -6,7 +6,7 @@ import ast
 
 from jaxlint.analysis.knowledge.random_api import BATCHING, TREE_MAPS, short
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule
+from jaxlint.rules.randomness import KeyFlowRule, split_text
 
 
 @register
@@ -184,6 +184,16 @@ class KeyReuseInLoop(KeyFlowRule):
         def augment(batch, key):
             return jax.vmap(add_noise, in_axes=(0, None))(batch, key)  # JAX203
         """,
+        """
+        import jax
+
+        def rollout(policy, state, key, n_steps):
+            for _ in range(n_steps):
+                act_key, noise_key = jax.random.split(key)  # JAX203
+                state = policy(state, jax.random.normal(act_key, state.shape))
+                state = state + 0.01 * jax.random.normal(noise_key, state.shape)
+            return state
+        """,
     )
     good = (
         """
@@ -342,11 +352,16 @@ class KeyReuseInLoop(KeyFlowRule):
             if reuse.loop is None or not reuse.dependent:
                 continue
             if reuse.primitive is None:
+                if reuse.renewal is not None:
+                    # This line already splits the key in the loop, without rebinding it.
+                    advice = f"rebind it in this split (give it one more child, bound to `{reuse.name}`)"
+                else:
+                    advice = f"split it inside the loop ({split_text(reuse.name)})"
                 report(
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` is consumed again on a later iteration of the loop on line "
                     f"{reuse.loop.lineno} without a fresh key in between: the iterations draw the same "
-                    "numbers; split it inside the loop (`key, sub = jax.random.split(key)`)",
+                    f"numbers; {advice}",
                 )
                 continue
             where = short(reuse.primitive)
@@ -355,7 +370,7 @@ class KeyReuseInLoop(KeyFlowRule):
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` was consumed by {reuse.use.callee} on line {reuse.use.call.lineno} "
                     f"and is handed back in the `{where}` carry: the next iteration consumes it again; "
-                    "split it and carry the new key (`key, sub = jax.random.split(key)`)",
+                    f"split it and carry the new key ({split_text(reuse.name)})",
                 )
             elif reuse.primitive in BATCHING:
                 report(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule
+from jaxlint.rules.randomness import KeyFlowRule, child_of, split_text
 
 
 @register
@@ -134,10 +134,19 @@ class KeyReuseWithoutDraws(KeyFlowRule):
                     "from: no numbers repeat, but JAX's key reuse checker raises here; drop the split",
                 )
                 continue
+            if reuse.renewal is not None:
+                # This line already splits (or renews) the key: the fix is at the first use.
+                name, taken = reuse.name, reuse.renewal
+                advice = (
+                    f"split it before that use, on line {first.call.lineno} ({split_text(name, taken)}), and "
+                    f"use `{child_of(name, taken)}` there, or drop the use that draws nothing"
+                )
+            else:
+                advice = "split the key once and use each child once"
             report(
                 reuse.use.node,
                 f"PRNG key `{reuse.name}` was already used by {first.callee} on line {first.call.lineno}; one "
                 "of the two uses draws no numbers (a split whose children nobody draws from, numbers only "
                 "used as example inputs, a Flax run's keys folded from it), so nothing repeats, but the key is "
-                "used twice; split the key once and use each child once",
+                f"used twice; {advice}",
             )

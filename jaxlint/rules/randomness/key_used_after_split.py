@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlint.rule import JaxDemo, register
-from jaxlint.rules.randomness import KeyFlowRule, path_of
+from jaxlint.rules.randomness import KeyFlowRule, path_of, split_text
 
 
 @register
@@ -85,6 +85,17 @@ class KeyUsedAfterSplit(KeyFlowRule):
             local_key = jax.random.fold_in(key, process_id)  # JAX202
             return params_key, data_key, local_key
         """,
+        """
+        import jax
+
+        def init_layer(key, d_in, d_out):
+            w_key, b_key = jax.random.split(key)
+            w = jax.random.normal(w_key, (d_in, d_out))
+            b = jax.random.normal(b_key, (d_out,))
+            key, sub = jax.random.split(key)  # JAX202
+            scale = jax.random.uniform(sub, ())
+            return (w * scale, b), key
+        """,
     )
     good = (
         """
@@ -148,12 +159,20 @@ class KeyUsedAfterSplit(KeyFlowRule):
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno} and is returned: the "
                     "caller's next split or draw from it repeats the children; return one of the new keys "
-                    "(`key, sub = jax.random.split(key)`)",
+                    f"({split_text(reuse.name)})",
                 )
                 continue
             when = f" {path_of(module.tree, reuse.guard, reuse.first.call)}" if reuse.guard is not None else ""
+            if reuse.renewal is not None:
+                # This line already splits (or renews) the key: the rebinding belongs to the first split.
+                advice = (
+                    f"rebind it in that split, on line {reuse.first.call.lineno} (give it one more child, bound "
+                    f"to `{reuse.name}`), and use the new key here"
+                )
+            else:
+                advice = f"rebind it when splitting ({split_text(reuse.name)}) and use the new key"
             report(
                 reuse.use.node,
                 f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}{when} and is used again "
-                "here; rebind it when splitting (`key, sub = jax.random.split(key)`) and use the new key",
+                f"here; {advice}",
             )
