@@ -32,6 +32,7 @@ from jaxlint.analysis.effects import module_calls
 from jaxlint.analysis.effects.at_text import at_call_lines, mentions_at
 from jaxlint.analysis.effects.outer_objects import OuterObjects
 from jaxlint.analysis.effects.update_liveness import dead_updates
+from jaxlint.analysis.engine.call_index import spellings
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
@@ -289,15 +290,8 @@ class Effects(OuterObjects):
         return {id(root.node): root for root in self.module.traced_roots}
 
     def module_short_names(self, qualified) -> frozenset[str]:
-        """The last parts of these qualified names, and the import aliases bound to them: a cheap
-        filter before resolving a call's qualified name."""
-        qualified = set(qualified)
-        out = {name.rsplit(".", 1)[-1] for name in qualified}
-        for scope in self.names.scopes.values():
-            for alias, target in scope.imports.items():
-                if target in qualified:
-                    out.add(alias)
-        return frozenset(out)
+        """`call_index.spellings` of these qualified names in this module."""
+        return spellings(self.names, qualified)
 
     # ---- classes ----------------------------------------------------------------------------
     def is_framework_class(self, cls: ast.ClassDef, _depth: int = 0) -> bool:

@@ -72,6 +72,19 @@ def calls_through(names: Names, lasts: Iterable[str], curried: bool = False) -> 
     return _gather([table[last] for table in tables for last in set(lasts) if last in table])
 
 
+def spellings(names: Names, qualified: Iterable[str]) -> frozenset[str]:
+    """The last parts of these qualified names, and the import aliases the module binds to them
+    (`from jax.tree_util import Partial as P`): what `calls_through` looks calls up by, so that a
+    call is found however the module imports its callee."""
+    qualified = set(qualified)
+    out = {name.rsplit(".", 1)[-1] for name in qualified}
+    for scope in names.scopes.values():
+        for alias, target in scope.imports.items():
+            if target in qualified:
+                out.add(alias)
+    return frozenset(out)
+
+
 def calls_through_any(
     names: Names, lasts: Iterable[str], inner: Iterable[ast.Call],
 ) -> List[Tuple[ast.Call, Scope]]:

@@ -11,10 +11,12 @@ import ast
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator
 
-from jaxlint.analysis.engine.lattice import named_of
+from jaxlint.analysis.engine.call_index import calls_through, spellings
+from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, named_of
 from jaxlint.analysis.engine.loop_variance import LoopFacts
-from jaxlint.analysis.engine.names import FunctionNode, Names
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
@@ -23,7 +25,8 @@ from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
-from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction
+from jaxlint.analysis.tracing.static_arguments import positional_params, static_parameters
+from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, context_of
 from jaxlint.analysis.tracing.tracing import discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
@@ -124,9 +127,41 @@ class TracedModule:
                 params = with_residuals(fn, params, root.static_params, returned.get(id(root.residuals_from)))
             returned[id(fn)] = analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
+            self._trace_imported(link)
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned)
         return analysis
+
+    def _trace_imported(self, link: ModuleLink) -> None:
+        """`jax.jit(helpers.step)`, `step = jax.vmap(train_step)` with the function imported from
+        another module of the project: JAX traces it there, every argument a tracer but those the
+        transformation declares static. Its module is analysed in that context, as for a call from
+        traced code, and its findings say which function of this module traces it."""
+        names = self.names
+        for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
+            transform = names.qualname(call.func, scope)
+            if transform not in jax_api.TRANSFORMS or not call.args or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
+                continue
+            wrapped = names.qualname(call.args[0], scope)
+            target = link.project.resolve(link, wrapped) if wrapped is not None else None
+            if target is None:
+                continue
+            keywords = {k.arg: k.value for k in call.keywords if k.arg}
+            static = static_parameters(target.node, keywords, 0, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
+            a = target.node.args
+            args = [STATIC if p.arg in static else TRACED_ARRAY for p in positional_params(target.node)]
+            kwargs = {p.arg: STATIC if p.arg in static else TRACED_ARRAY for p in a.kwonlyargs}
+            # The entry point named is what a run calls to trace it: the function making the call,
+            # or the module-level name the transformed function is bound to.
+            around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
+            bound = names.call_targets.get(id(call))
+            if around is not None:
+                link.entry = self._entry_name(around)
+            elif bound is not None:
+                link.entry = f"{link.name}.{bound}" if link.name else bound
+            else:
+                continue
+            link.follow(wrapped, args, kwargs, context_of(transform), 1)
 
     def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool]] | None:
         """For a framework module's `__call__`: what the project's calls of its instances pass

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, NamedTuple
 
-from jaxlint.analysis.engine.call_index import calls_through
+from jaxlint.analysis.engine.call_index import calls_through, spellings
 from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
@@ -130,7 +130,7 @@ def _partials(module: TracedModule):
     calls of the name made outside staged code."""
     names = module.names
     by_node = {id(root.node): root for root in module.traced_roots if _caching(root) and isinstance(root.node, ast.FunctionDef)}
-    for partial, scope in calls_through(names, ("partial", "Partial")):
+    for partial, scope in calls_through(names, spellings(names, _PARTIALS)):
         if module.qualname(partial.func) not in _PARTIALS or not partial.args:
             continue
         target = names.call_targets.get(id(partial))

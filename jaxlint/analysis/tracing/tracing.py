@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from jaxlint.analysis.engine.call_index import calls_through
+from jaxlint.analysis.engine.call_index import calls_through, spellings
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import own_statements
 from jaxlint.analysis.knowledge import jax_api
@@ -220,7 +220,7 @@ def _run_eagerly(found: Discovery, blocks: EagerCalls) -> None:
 def _jits_model_arguments(names: Names) -> bool:
     """Whether a call of the module asks its sampler to compile the model's arguments in
     (`MCMC(kernel, jit_model_args=True)`): then the model receives them traced."""
-    for call, _ in calls_through(names, ("MCMC",)):
+    for call, _ in calls_through(names, spellings(names, {"numpyro.infer.MCMC", "numpyro.infer.mcmc.MCMC"})):
         for keyword in call.keywords:
             if keyword.arg == MODEL_ARGUMENTS_JITTED and not (
                 isinstance(keyword.value, ast.Constant) and not keyword.value.value
