@@ -53,6 +53,34 @@ def test_excluded_modules_and_files_outside_a_project_bring_nothing(make_files):
     assert found(root, "ops.py") == set()
 
 
+def test_modules_whose_imports_resolve_elsewhere_are_not_callers(make_files):
+    """In a repository holding several projects, `import lib` in another project finds no `lib`
+    where that module's imports are looked up: it names the same words, and cannot call in."""
+    root = make_files({
+        ".git/HEAD": "",
+        "vendor/lib/lib/__init__.py": "",
+        "vendor/lib/lib/ops.py": "def clip(x):\n    return x\n",
+        "vendor/lib/tools.py": "from lib.ops import clip\n",
+        "vendor/lib/lib/layers.py": "from .ops import clip\n",
+        "apps/app/run.py": "from lib.ops import clip\n",
+        "apps/app/train.py": "import lib\nimport ops\n",
+        "scripts/use.py": "from vendor.lib.lib import ops\n",
+    })
+    assert found(root, "vendor/lib/lib/ops.py") == {"vendor/lib/tools.py", "vendor/lib/lib/layers.py", "scripts/use.py"}
+
+
+def test_a_modelled_librarys_modules_are_not_its_callers(make_files):
+    """Calls into a library the tables describe are never followed, even in its own project."""
+    root = make_files({
+        "pyproject.toml": "",
+        "optax/__init__.py": "",
+        "optax/ops.py": "def clip(x):\n    return x\n",
+        "optax/train.py": "from optax.ops import clip\n",
+        "optax/layers.py": "from . import ops\n",
+    })
+    assert found(root, "optax/ops.py") == set()
+
+
 def test_callers_are_linted_but_neither_reported_nor_fixed(cli, make_files):
     root = make_files({
         "pyproject.toml": "",
