@@ -80,7 +80,8 @@ def importers(paths: Iterable[str], modules: Iterable[str], texts: Mapping[str, 
         step = [path for path, text in imports.items() if pattern.search(text) and reach.imports(path, text)]
         names = set()
         for path in step:
-            names |= _reexported(imports.pop(path), pattern) if _is_init(path) else {_last_name(index, path)}
+            statements = imports.pop(path)  # kept once: not matched again in the next step
+            names |= _reexported(statements, pattern) if _is_init(path) else {_last_name(index, path)}
         kept += step
         targets = set(step)
     return sorted(kept)

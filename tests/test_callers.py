@@ -11,7 +11,9 @@ from jaxlint.callers import callers
 
 
 def found(root: Path, name: str, excludes: tuple[str, ...] = ()) -> set[str]:
-    return {Path(p).relative_to(root).as_posix() for p in callers([str(root / name)], excludes=excludes, root=root)}
+    kept = [Path(p).relative_to(root).as_posix() for p in callers([str(root / name)], excludes=excludes, root=root)]
+    assert len(kept) == len(set(kept))  # each module once, in whichever step it is found
+    return set(kept)
 
 
 def test_importers_and_their_importers_are_kept(make_files):
@@ -23,9 +25,10 @@ def test_importers_and_their_importers_are_kept(make_files):
         "pkg/model.py": "from pkg import (\n    layers,\n)\n",
         "pkg/train.py": "import pkg.model\n",
         "pkg/other.py": "# ops, layers\nops = 1\n",
+        "pkg/both.py": "from pkg import ops, layers\n",
     })
     # the third step (train.py) is past the bound; other.py names `ops` only outside an import
-    assert found(root, "pkg/ops.py") == {"pkg/layers.py", "pkg/model.py"}
+    assert found(root, "pkg/ops.py") == {"pkg/layers.py", "pkg/model.py", "pkg/both.py"}
 
 
 def test_a_packages_reexport_names_what_its_importers_write(make_files):
