@@ -127,6 +127,7 @@ class ProjectIndex:
         self.project_root = lru_cache(maxsize=None)(self._project_root)
         self.find_module = lru_cache(maxsize=None)(self._find_module)
         self.namespace_root = lru_cache(maxsize=None)(self._namespace_root)
+        self.import_roots = lru_cache(maxsize=None)(self._import_roots)  # asked at each name resolved
 
     @staticmethod
     def _is_package(directory: str) -> bool:
@@ -162,7 +163,7 @@ class ProjectIndex:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
-    def import_roots(self, path: str, package: str) -> tuple[str, ...]:
+    def _import_roots(self, path: str, package: str) -> tuple[str, ...]:
         """The folders an absolute import of top-level package `package` in the module at `path`
         is looked up in: `search_roots`, then, where the module sits in a folder of that name, the
         folder above it (a namespace package's modules import each other by absolute names)."""
