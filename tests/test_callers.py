@@ -72,6 +72,17 @@ def test_modules_whose_imports_resolve_elsewhere_are_not_callers(make_files):
     assert found(root, "vendor/lib/lib/ops.py") == {"vendor/lib/tools.py", "vendor/lib/lib/layers.py", "scripts/use.py"}
 
 
+def test_a_namespace_packages_module_finds_its_package_by_absolute_name(make_files):
+    """`systems/` has no `__init__.py`: its module finds `app` in the folder above `app`."""
+    root = make_files({
+        ".git/HEAD": "",
+        "repo/app/__init__.py": "",
+        "repo/app/types.py": "def clip(x):\n    return x\n",
+        "repo/app/systems/dqn.py": "from app.types import clip\n",
+    })
+    assert found(root, "repo/app/types.py") == {"repo/app/systems/dqn.py"}
+
+
 def test_a_modelled_librarys_modules_are_not_its_callers(make_files):
     """Calls into a library the tables describe are never followed, even in its own project."""
     root = make_files({
