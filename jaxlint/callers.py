@@ -7,9 +7,9 @@ files it was given. A module can call into a file only by importing it, directly
 package that re-exports it. The search walks the Python modules under the files' project root
 (the nearest folder with a project marker, with the configured excludes) and keeps those whose
 import statements name one of the files' modules (the last part of its dotted name, as a word),
-or a name a package's `__init__.py` re-exports from one; then, in a second step, the modules
-importing those (`MAX_DEPTH`). The text test is a cheap pre-filter; the analysis decides which
-calls are real.
+or a name a package's `__init__.py` re-exports from one, and can find it where the analysis
+looks names up (`_Reach`); then, in a second step, the modules importing those (`MAX_DEPTH`).
+These tests are cheap pre-filters; the analysis decides which calls are real.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from jaxlint.analysis.project.project import ProjectIndex
+from jaxlint.analysis.project.project import ProjectIndex, opaque
 from jaxlint.files import discover, read_bytes
 
 # Steps of importers followed from a file: its importers, and theirs (a traced entry point that
@@ -68,19 +68,72 @@ def importers(paths: Iterable[str], modules: Iterable[str], texts: Mapping[str, 
     texts = texts or {}
     index = ProjectIndex()
     imports = {path: _imports(path, texts.get(path)) for path in modules if path not in given}
-    names = {_last_name(index, p) for p in given if p.endswith(".py")}
+    targets = {p for p in given if p.endswith(".py")}
+    names = {_last_name(index, p) for p in targets}
     kept: list[str] = []
     for _ in range(MAX_DEPTH):
         names.discard("")
         if not names or not imports:
             break
         pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, names))))
-        step = [path for path, text in imports.items() if pattern.search(text)]
+        reach = _Reach(index, targets)
+        step = [path for path, text in imports.items() if pattern.search(text) and reach.imports(path, text)]
         names = set()
         for path in step:
-            names |= _reexported(imports.pop(path), pattern) if _is_init(path) else {_last_name(index, path)}
+            statements = imports.pop(path)  # kept once: not matched again in the next step
+            names |= _reexported(statements, pattern) if _is_init(path) else {_last_name(index, path)}
         kept += step
+        targets = set(step)
     return sorted(kept)
+
+
+class _Reach:
+    """Whether a module's imports can lead to one of some files, as the analysis follows them.
+
+    A traced call is followed into a module found under the folders the caller's absolute
+    imports are looked up in (`ProjectIndex.import_roots`), never into a modelled library
+    (`opaque`). So a module whose imported top-level packages and modules lie in none of the
+    files' folders cannot call into them, whatever its imports name: in a repository holding
+    several projects, those that import a library of the same name from elsewhere."""
+
+    def __init__(self, index: ProjectIndex, files: Iterable[str]):
+        self.index = index
+        self.files = set(files)
+        self.folders: set[str] = set()  # every folder that holds one of the files, at any depth
+        for path in self.files:
+            folder, parent = os.path.dirname(path), ""
+            while folder not in self.folders and folder != parent:
+                self.folders.add(folder)
+                folder, parent = os.path.dirname(folder), folder
+
+    def imports(self, path: str, imports: str) -> bool:
+        """Whether a top-level package or module that `imports` (the module's import statements)
+        name is one of the files or holds one, where the module at `path` looks it up."""
+        try:
+            tree = ast.parse(imports)
+        except SyntaxError:
+            return True  # statements the text test cannot read: kept, as the text test keeps them
+        for top in _top_levels(tree, self.index.module_name(path)[1]):
+            if opaque(top):
+                continue
+            for root in self.index.import_roots(path, top):
+                base = os.path.join(root, top)
+                if base in self.folders or base + ".py" in self.files:
+                    return True
+        return False
+
+
+def _top_levels(tree: ast.Module, package: str) -> set[str]:
+    """The top-level packages (or modules) import statements read, relative ones within `package`."""
+    tops = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops |= {alias.name.partition(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.partition(".")[0])
+        elif isinstance(node, ast.ImportFrom) and package and node.level <= package.count(".") + 1:
+            tops.add(package.partition(".")[0])
+    return tops
 
 
 # The import statements of the files read, by path, with the (mtime, size) they were read at:

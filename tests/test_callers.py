@@ -11,7 +11,9 @@ from jaxlint.callers import callers
 
 
 def found(root: Path, name: str, excludes: tuple[str, ...] = ()) -> set[str]:
-    return {Path(p).relative_to(root).as_posix() for p in callers([str(root / name)], excludes=excludes, root=root)}
+    kept = [Path(p).relative_to(root).as_posix() for p in callers([str(root / name)], excludes=excludes, root=root)]
+    assert len(kept) == len(set(kept))  # each module once, in whichever step it is found
+    return set(kept)
 
 
 def test_importers_and_their_importers_are_kept(make_files):
@@ -23,9 +25,10 @@ def test_importers_and_their_importers_are_kept(make_files):
         "pkg/model.py": "from pkg import (\n    layers,\n)\n",
         "pkg/train.py": "import pkg.model\n",
         "pkg/other.py": "# ops, layers\nops = 1\n",
+        "pkg/both.py": "from pkg import ops, layers\n",
     })
     # the third step (train.py) is past the bound; other.py names `ops` only outside an import
-    assert found(root, "pkg/ops.py") == {"pkg/layers.py", "pkg/model.py"}
+    assert found(root, "pkg/ops.py") == {"pkg/layers.py", "pkg/model.py", "pkg/both.py"}
 
 
 def test_a_packages_reexport_names_what_its_importers_write(make_files):
@@ -51,6 +54,45 @@ def test_excluded_modules_and_files_outside_a_project_bring_nothing(make_files):
     assert found(root, "ops.py", excludes=("build",)) == {"uses.py"}
     (root / "pyproject.toml").unlink()
     assert found(root, "ops.py") == set()
+
+
+def test_modules_whose_imports_resolve_elsewhere_are_not_callers(make_files):
+    """In a repository holding several projects, `import lib` in another project finds no `lib`
+    where that module's imports are looked up: it names the same words, and cannot call in."""
+    root = make_files({
+        ".git/HEAD": "",
+        "vendor/lib/lib/__init__.py": "",
+        "vendor/lib/lib/ops.py": "def clip(x):\n    return x\n",
+        "vendor/lib/tools.py": "from lib.ops import clip\n",
+        "vendor/lib/lib/layers.py": "from .ops import clip\n",
+        "apps/app/run.py": "from lib.ops import clip\n",
+        "apps/app/train.py": "import lib\nimport ops\n",
+        "scripts/use.py": "from vendor.lib.lib import ops\n",
+    })
+    assert found(root, "vendor/lib/lib/ops.py") == {"vendor/lib/tools.py", "vendor/lib/lib/layers.py", "scripts/use.py"}
+
+
+def test_a_namespace_packages_module_finds_its_package_by_absolute_name(make_files):
+    """`systems/` has no `__init__.py`: its module finds `app` in the folder above `app`."""
+    root = make_files({
+        ".git/HEAD": "",
+        "repo/app/__init__.py": "",
+        "repo/app/types.py": "def clip(x):\n    return x\n",
+        "repo/app/systems/dqn.py": "from app.types import clip\n",
+    })
+    assert found(root, "repo/app/types.py") == {"repo/app/systems/dqn.py"}
+
+
+def test_a_modelled_librarys_modules_are_not_its_callers(make_files):
+    """Calls into a library the tables describe are never followed, even in its own project."""
+    root = make_files({
+        "pyproject.toml": "",
+        "optax/__init__.py": "",
+        "optax/ops.py": "def clip(x):\n    return x\n",
+        "optax/train.py": "from optax.ops import clip\n",
+        "optax/layers.py": "from . import ops\n",
+    })
+    assert found(root, "optax/ops.py") == set()
 
 
 def test_callers_are_linted_but_neither_reported_nor_fixed(cli, make_files):

@@ -6,6 +6,7 @@ anywhere with an array, or an instance handed to other code, keeps it traced. Fl
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,25 @@ def test_flax_builds_the_grid_from_the_field_and_rejects_a_traced_size():
                 jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
         else:
             jax.jit(encoder.init)(jax.random.PRNGKey(0), x)
+
+
+def test_projects_under_one_root_read_each_file_once(cli, make_files, monkeypatch):
+    """Two top-level folders under one project root search the same files for calls: each file is
+    read once for the names it holds, not once per folder, and the answers stay each folder's."""
+    from jaxlint.analysis.project import project_instance_calls
+
+    files = {"pkg/__init__.py": "", "pkg/layers.py": LAYERS, "pkg/network.py": NETWORK, "pkg/layers_test.py": TEST}
+    root = make_files({"pyproject.toml": "", **{f"{top}/{k}": textwrap.dedent(v) for top in "ab" for k, v in files.items()}})
+    network = textwrap.dedent(NETWORK).replace("self.bias(length, x.shape[-2])", "self.bias(x, x.shape[-2])")
+    make_files({"b/pkg/network.py": network})
+    reads: list[str] = []
+
+    def counted(path, *args, **kwargs):
+        reads.append(str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(project_instance_calls, "open", counted, raising=False)
+    out = cli("check", "--no-cache", "--select", "JAX1", "--output-format", "json", ".")
+    tops = {Path(f["filename"]).resolve().relative_to(root.resolve()).parts[0] for f in out.json}
+    assert tops == {"b"}  # `qlen` gets an array only from b's network
+    assert reads and len(reads) == len(set(reads))

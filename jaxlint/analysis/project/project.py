@@ -127,6 +127,7 @@ class ProjectIndex:
         self.project_root = lru_cache(maxsize=None)(self._project_root)
         self.find_module = lru_cache(maxsize=None)(self._find_module)
         self.namespace_root = lru_cache(maxsize=None)(self._namespace_root)
+        self.import_roots = lru_cache(maxsize=None)(self._import_roots)  # asked at each name resolved
 
     @staticmethod
     def _is_package(directory: str) -> bool:
@@ -161,6 +162,14 @@ class ProjectIndex:
         if root is not None:
             roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def _import_roots(self, path: str, package: str) -> tuple[str, ...]:
+        """The folders an absolute import of top-level package `package` in the module at `path`
+        is looked up in: `search_roots`, then, where the module sits in a folder of that name, the
+        folder above it (a namespace package's modules import each other by absolute names)."""
+        roots = self.search_roots(path)
+        found = self.namespace_root(os.path.dirname(os.path.abspath(path)), package)
+        return roots if found is None or found in roots else (*roots, found)
 
     def _namespace_root(self, directory: str, package: str) -> str | None:
         """The folder above the nearest folder at or above `directory` named `package`: where the
@@ -209,7 +218,6 @@ class ModuleLink:
         self.path = path
         self.name, self.package, _ = project.index.module_name(path)
         self.roots = project.index.search_roots(path)
-        self._directory = os.path.dirname(os.path.abspath(path))
         self.entry = ""  # the entry point being analysed when a call is followed
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
@@ -223,11 +231,9 @@ class ModuleLink:
         return self.project.follow(self, callee, args, kwargs, ctx, depth, spread, instance)
 
     def roots_for(self, package: str) -> tuple[str, ...]:
-        """The folders an absolute import of top-level package `package` is looked up in: `roots`,
-        then, where the module sits in a folder of that name, the folder above it (a namespace
-        package's modules import each other by absolute names)."""
-        found = self.project.index.namespace_root(self._directory, package)
-        return self.roots if found is None or found in self.roots else (*self.roots, found)
+        """The folders an absolute import of top-level package `package` is looked up in
+        (`ProjectIndex.import_roots`)."""
+        return self.project.index.import_roots(self.path, package)
 
     def callee(self, qualname: str) -> ProjectFunction | None:
         """The project function a qualified name seen in this module stands for, if any."""
@@ -444,7 +450,7 @@ class Project:
     ) -> Value:
         given = (*args, *kwargs.values())
         traced = any(v.traced for v in given)
-        if callee.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or not (
+        if opaque(callee) or not (
             traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
@@ -539,6 +545,12 @@ class Project:
         if asker is not None:
             asker.deps.update(read.deps)
         return summary
+
+
+def opaque(qualname: str) -> bool:
+    """Whether calls of a name are never followed: it lies in a library the tables describe
+    (`jax_api`), even in a project that is one of them."""
+    return qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES
 
 
 def _type_testing(fn: ast.AST, names: Names, memo: dict[int, bool], seen: set[int]) -> bool:

@@ -155,25 +155,39 @@ def _read_calls(
 
 def _files_naming(link, name: str) -> List[str]:
     """The project's Python files whose text names `name` (the project: the folder the module's
-    top-level package sits in and the project root above it), indexed once per run."""
-    cache = _CACHES.get(link.project)
-    if cache is None:
-        cache = _CACHES[link.project] = {}
-    index = cache.get(link.roots)
+    top-level package sits in and the project root above it), in the order a walk finds them."""
+    index = _INDEXES.get(link.project)
     if index is None:
-        index = cache[link.roots] = {}
-        for path in _project_files(link.roots):
-            text = _text(path)
-            for word in set(_WORD.findall(text)) if text is not None else ():
-                index.setdefault(word, []).append(path)
-    return index.get(name, [])
+        index = _INDEXES[link.project] = _WordIndex()
+    return index.naming(link.roots, name)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-# Per run (`Project`), per set of roots: the files naming each identifier.
-_CACHES: "WeakKeyDictionary[object, Dict[Tuple[str, ...], Dict[str, List[str]]]]" = WeakKeyDictionary()
+class _WordIndex:
+    """The files naming each identifier, each file read once per run: the projects of modules in
+    different top-level folders share their project root's files (a repository's every module)."""
+
+    def __init__(self) -> None:
+        self.walked: Dict[Tuple[str, ...], Dict[str, int]] = {}  # roots -> their files, by walk position
+        self.files: Dict[str, List[str]] = {}  # identifier -> the files read that name it
+        self.read: set = set()
+
+    def naming(self, roots: Tuple[str, ...], name: str) -> List[str]:
+        found = self.walked.get(roots)
+        if found is None:
+            found = self.walked[roots] = {path: i for i, path in enumerate(_project_files(roots))}
+            for path in found.keys() - self.read:
+                self.read.add(path)
+                text = _text(path)
+                for word in set(_WORD.findall(text)) if text is not None else ():
+                    self.files.setdefault(word, []).append(path)
+        return sorted((path for path in self.files.get(name, ()) if path in found), key=found.__getitem__)
+
+
+# Per run (`Project`): the word index of the files read.
+_INDEXES: "WeakKeyDictionary[object, _WordIndex]" = WeakKeyDictionary()
 
 
 def _project_files(roots: Tuple[str, ...]) -> List[str]:
