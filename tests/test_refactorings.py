@@ -1,0 +1,253 @@
+"""A verdict survives refactorings that change no behaviour: the same bug is found after the
+helper moves into another module, gains a forwarding `*args, **kwargs` wrapper, is made by a
+factory, becomes a static method called through its class, or is jitted at the call site of
+another module; and the clean twin of each stays quiet. Each program is a small project linted
+through the command line as a folder (so calls between its modules are followed), and run under
+JAX to show that the bug is there (JAX's key-reuse checker, a tracer error, a compile count).
+
+The principles are those of the one resolver and binder (`docs/calls.md`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import sys
+import textwrap
+
+import pytest
+
+from marks import family_marks
+
+marked = family_marks(r"JAX\d\d\d")
+
+
+@dataclasses.dataclass
+class Program:
+    name: str
+    files: dict[str, str]
+    raises: str | None = None  # what JAX raises when `pkg.main.run()` runs, or None: nothing
+    compiles: tuple[str, int] | None = None  # (a jitted function of pkg.main, its compiles at least)
+
+
+KEY_HELPER = """
+    import jax
+    import jax.numpy as jnp
+
+    def dropout(key, x, rate):
+        keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+        return jnp.where(keep, x / (1.0 - rate), 0.0)
+"""
+
+PROGRAMS = [
+    Program("forwarding *args, **kwargs", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def _dropout_impl(key, x, rate):
+            keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+            return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+        def dropout(*args, **kwargs):
+            return _dropout_impl(*args, **kwargs)
+
+        def forward(x, dropout_key):
+            h = dropout(dropout_key, x, 0.5)
+            return dropout(dropout_key, h, rate=0.5)  # JAX201
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}, raises="KeyReuseError"),
+    Program("forwarding *args, **kwargs, keys split", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def _dropout_impl(key, x, rate):
+            keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+            return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+        def dropout(*args, **kwargs):
+            return _dropout_impl(*args, **kwargs)
+
+        def forward(x, dropout_key):
+            first, second = jax.random.split(dropout_key)
+            h = dropout(first, x, 0.5)
+            return dropout(second, h, rate=0.5)
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}),
+    Program("a factory's function", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def _make_dropout():
+            def dropout(key, x, rate):
+                keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+                return jnp.where(keep, x / (1.0 - rate), 0.0)
+            return dropout
+
+        dropout = _make_dropout()
+
+        def forward(x, dropout_key):
+            h = dropout(dropout_key, x, 0.5)
+            return dropout(dropout_key, h, 0.5)  # JAX201
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}, raises="KeyReuseError"),
+    Program("a helper in another module", {"pkg/helpers.py": KEY_HELPER, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.helpers import dropout
+
+        def forward(x, dropout_key):
+            h = dropout(dropout_key, x, 0.5)
+            return dropout(dropout_key, h, 0.5)  # JAX201
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}, raises="KeyReuseError"),
+    Program("a helper in another module, keys split", {"pkg/helpers.py": KEY_HELPER, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.helpers import dropout
+
+        def forward(x, dropout_key):
+            first, second = jax.random.split(dropout_key)
+            h = dropout(first, x, 0.5)
+            return dropout(second, h, 0.5)
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}),
+    Program("a jitted static method called through its class", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        class Ops:
+            @staticmethod
+            @jax.jit
+            def total(tokens):
+                return tokens.sum()
+
+            @staticmethod
+            def generate(steps):
+                tokens = jnp.zeros(1)
+                for _ in range(steps):
+                    nxt = Ops.total(tokens)  # JAX501
+                    tokens = jnp.concatenate([tokens, nxt[None]])
+                return tokens
+
+        total = Ops.total
+
+        def run():
+            return Ops.generate(4)
+    """}, compiles=("total", 4)),
+    Program("jit applied to a function of another module", {"pkg/helpers.py": """
+        import jax.numpy as jnp
+
+        def clip(x, limit):
+            if x.sum() > limit:  # JAX101
+                return jnp.zeros_like(x)
+            return x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def run():
+            return jax.jit(helpers.clip)(jnp.ones(3), 1.0)
+    """}, raises="TracerBoolConversionError"),
+    Program("jit applied to a function of another module, the bound static", {"pkg/helpers.py": """
+        import jax.numpy as jnp
+
+        def clip(x, limit):
+            if limit > 2:
+                return jnp.zeros_like(x)
+            return x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def run():
+            return jax.jit(helpers.clip, static_argnames="limit")(jnp.ones(3), 1.0)
+    """}),
+    Program("a keyword forwarded through **kwargs", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def _scale_impl(x, *, limit):
+            if limit > 0:  # JAX101
+                return x * limit
+            return x
+
+        def scale(*args, **kwargs):
+            return _scale_impl(*args, **kwargs)
+
+        @jax.jit
+        def step(x, limit):
+            return scale(x, limit=limit)
+
+        def run():
+            return step(jnp.ones(3), 2.0)
+    """}, raises="TracerBoolConversionError"),
+    Program("a keyword forwarded through **kwargs, static", {"pkg/main.py": """
+        import functools
+        import jax
+        import jax.numpy as jnp
+
+        def _scale_impl(x, *, limit):
+            if limit > 0:
+                return x * limit
+            return x
+
+        def scale(*args, **kwargs):
+            return _scale_impl(*args, **kwargs)
+
+        @functools.partial(jax.jit, static_argnames="limit")
+        def step(x, limit):
+            return scale(x, limit=limit)
+
+        def run():
+            return step(jnp.ones(3), 2.0)
+    """}),
+]
+
+
+def _project(make_files, program: Program):
+    files = {"pyproject.toml": '[project]\nname = "pkg"\n', "pkg/__init__.py": ""}
+    files.update({path: textwrap.dedent(text) for path, text in program.files.items()})
+    return make_files(files), files
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_the_verdict_survives(cli, make_files, program):
+    _, files = _project(make_files, program)
+    out = cli("check", "--output-format", "json", "--no-cache", "--select", "JAX1,JAX2,JAX3,JAX4,JAX5", ".")
+    got = {(f["filename"].split("/pkg/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
+    expected = {
+        (path.split("pkg/", 1)[-1], row, code) for path, text in files.items() if path.endswith(".py") for row, code in marked(text)
+    }
+    assert got == expected
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_jax_agrees(make_files, monkeypatch, program):
+    jax = pytest.importorskip("jax")
+    root, _ = _project(make_files, program)
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    main = importlib.import_module("pkg.main")
+    raised = None
+    with jax.debug_key_reuse(True):
+        try:
+            main.run()
+        except Exception as error:  # what JAX raises is the point
+            raised = type(error).__name__
+    assert raised == program.raises
+    if program.compiles is not None:
+        function, at_least = program.compiles
+        assert getattr(main, function)._cache_size() >= at_least
