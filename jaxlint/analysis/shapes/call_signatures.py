@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from jaxlint.analysis.engine.call_index import calls_through, spellings
 from jaxlint.analysis.engine.walk import spans, walk
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.shapes.static_leaves import call_assignments
@@ -134,7 +135,8 @@ def _partials(module: TracedModule):
         if module.qualname(partial.func) not in _PARTIALS or not partial.args:
             continue
         target = names.call_targets.get(id(partial))
-        fn = names.definition(partial.args[0]) if isinstance(partial.args[0], ast.Name) else None
+        wrapped = module_callees(names).target(partial.args[0], scope)  # `step`, `Ops.step`
+        fn = wrapped.function if wrapped is not None and not wrapped.implicit else names.definition(partial.args[0], scope)
         root = by_node.get(id(fn)) if fn is not None else None
         if target is None or root is None or len(scope.assigned.get(target, ())) != 1:
             continue
