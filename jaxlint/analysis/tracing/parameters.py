@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
+from jaxlint.analysis.engine.arguments import NAMED, POSITIONAL, STAR, bind_kinds
 from jaxlint.analysis.engine.lattice import (
     STATIC,
     TRACED,
@@ -239,35 +240,35 @@ def bind_arguments(
     fn: FunctionNode, args: list[Value], kwargs: dict[str, Value], method_self: Value | None = None,
     default: Callable[[FunctionNode, ast.arg], Value] | None = None, spread: bool = False,
 ) -> dict[str, Value]:
-    """Parameter values for a call: positional, keyword, then defaults (STATIC, or what `default`
-    makes of one) or UNKNOWN. `method_self` is the instance a method is called through, which a
-    static method is not given. `spread`: the call unpacks an iterable into its positional
-    arguments (`f(*xs)`), so how many `*args` collects is not known, only what it holds."""
+    """Parameter values for a call, bound as `engine.arguments` binds (the one binder): positional,
+    keyword, what `*args` and `**kwargs` collect, then defaults (STATIC, or what `default` makes of
+    one) or UNKNOWN. `method_self` is the instance a method is called through, which a static
+    method is not given. `spread`: more positional arguments follow `args` from an iterable whose
+    length is not known (`f(x, *xs)`): the parameters they may fill are UNKNOWN, and of what
+    `*args` collects only the values are known, not how many."""
     a = fn.args
     positional = positional_params(fn)
-    params: dict[str, Value] = {}
-    if method_self is not None and positional and not _static_method(fn):
-        params[positional[0].arg] = method_self
-        positional = positional[1:]
-    for param, value in zip(positional, args):
-        params[param.arg] = value
+    implicit = 1 if method_self is not None and positional and not _static_method(fn) else 0
+    kinds = [(POSITIONAL, None)] * len(args) + [(NAMED, name) for name in kwargs]
+    if spread:
+        kinds.append((STAR, None))
+    found = bind_kinds(fn, kinds, implicit)
+    actuals = [*args, *kwargs.values()]
+    params: dict[str, Value] = {positional[0].arg: method_self} if implicit else {}
+    params.update((param, actuals[i]) for param, i in found.given.items())
     if a.vararg is not None:
-        extra = args[len(positional):]
+        extra = [actuals[i] for i in found.collected]
         params[a.vararg.arg] = Value(
             join_all(extra).trace, items=None if spread else tuple(extra), element=join_all(extra, STATIC)
         )
-    for param in (*positional, *a.kwonlyargs):
-        if param.arg in kwargs:
-            params[param.arg] = kwargs[param.arg]
     if a.kwarg is not None:
-        known = {p.arg for p in (*positional, *a.kwonlyargs)}
-        rest = {k: v for k, v in kwargs.items() if k not in known}
         # What `**kwargs` collects is a dict whose keys are known: forwarded on
         # (`g(**kwargs)`), each keyword reaches its parameter with its own value.
+        rest = {name: actuals[i] for name, i in found.collected_names.items()}
         params[a.kwarg.arg] = Value(join_all(list(rest.values()), STATIC).trace, not_none=True, entries=tuple(rest.items()))
     for param in (*positional, *a.kwonlyargs):
         if param.arg not in params:
-            params[param.arg] = (default or default_value)(fn, param)
+            params[param.arg] = UNKNOWN if param.arg in found.spread else (default or default_value)(fn, param)
     return params
 
 

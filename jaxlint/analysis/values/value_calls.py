@@ -197,12 +197,19 @@ class CallEvaluation:
         ctx = self.ctx
         for name in reversed(fn.transforms):
             ctx = context_of(name).inside(ctx)
+        # `f(x, *xs)`: the items of a `*` argument whose length is known are arguments of their
+        # own; past one whose length is not, where each argument lands is not known.
+        spread = spreads(node)
+        if spread:
+            known = spread_arguments(node.args, args)
+            spread = known is None
+            args = known if known is not None else args[: next(i for i, a in enumerate(node.args) if isinstance(a, ast.Starred))]
         given_args, given_kwargs = args, kwargs
         if fn.transforms:
             args, kwargs = _entering(fn, args, kwargs)
         params = bind_arguments(
             fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value,
-            spread=spreads(node),
+            spread=spread,
         )
         if fn.static_params:
             # A static argument is the caller's Python value itself: what is known of it stays.
