@@ -15,6 +15,8 @@ RECOMPILATION_LIMITATIONS = """
 
 # The same policy as one-line principles, for every page of the family.
 RECOMPILATION_LIMITS = (
+    "A jitted function's calls are found however it is reached: its name, `Cls.f`, a forwarding"
+    " wrapper, a name bound to a factory's result or a `partial` of it.",
     "Shapes, sizes and trip counts are known only where the code shows how they change: sliced, grown"
     " or filtered in the loop, sized from its values.",
     "A size from code it cannot see (a data loader, a configuration read at run time, another package)"
