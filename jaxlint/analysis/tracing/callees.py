@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
 from jaxlint.analysis.engine.call_index import calls_through
@@ -50,11 +50,12 @@ class Target(NamedTuple):
 class Callees:
     """The functions of one module that its calls run."""
 
-    def __init__(self, names: Names, preserving: frozenset[str] | Callable[[str], bool]):
+    def __init__(self, names: Names, preserving: frozenset[str]):
         self.names = names
-        self._preserving = preserving.__contains__ if isinstance(preserving, frozenset) else preserving
+        self._preserving = preserving  # transformations a def is followed through
         self._attributes: dict[int, dict] = {}
         self._cache: dict[int, Target | None] = {}
+        self._calls: dict[int, list[tuple[ast.Call, Scope, Target]]] = {}  # `calls_of`
         self._names_of: dict[int, set[str]] | None = None  # `_other_names`
 
     def target(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
@@ -76,8 +77,11 @@ class Callees:
         jax.jit(f)`, `step = make_step()`)."""
         if isinstance(function, ast.Lambda):
             return []
+        found = self._calls.get(id(function))
+        if found is not None:
+            return found
         spelled = {function.name} | self._other_names().get(id(function), set())
-        found = []
+        found = self._calls[id(function)] = []
         for call, scope in calls_through(self.names, spelled):
             target = self.target(call.func)
             if target is not None and (target.function is function or target.forwarder is function):
@@ -90,8 +94,9 @@ class Callees:
         if self._names_of is None:
             self._names_of = {}
             for fn in self.names.functions:
-                if not isinstance(fn, ast.Lambda) and forwarded_call(fn) is not None:
-                    target = self.through_forwarders(Target(fn, 0))
+                forwarded = forwarded_call(fn) if not isinstance(fn, ast.Lambda) else None
+                if forwarded is not None:
+                    target = self.through_forwarders(Target(fn, forwarded[1]))
                     if target.function is not fn:
                         self._names_of.setdefault(id(target.function), set()).add(fn.name)
             for scope in self.names.scopes.values():
@@ -130,7 +135,7 @@ class Callees:
                 if isinstance(value, ast.Lambda):
                     return Target(value, 0)
                 if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
-                    if self._preserving(names.qualname(value.func, scope) or ""):
+                    if names.qualname(value.func, scope) in self._preserving:
                         definition = names.definition(value.args[0], scope)
                 if definition is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                     definition = self._made_by(names.definition(value.func, scope))
@@ -185,7 +190,7 @@ class Callees:
             if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
                 continue
             transform = transform_of(decorator, self.names, scope)
-            if transform is None or not self._preserving(transform.name):
+            if transform is None or transform.name not in self._preserving:
                 return None
         return Target(definition, implicit_count(definition, receiver))
 
