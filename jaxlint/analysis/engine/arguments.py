@@ -113,14 +113,14 @@ def bind_kinds(function: FunctionNode, kinds: Sequence[tuple[str, str | None]], 
     return result
 
 
-def call_kinds(call: ast.Call, spread_literals: bool = True) -> tuple[list[ast.expr], list[tuple[str, str | None]]]:
+def call_kinds(call: ast.Call) -> tuple[list[ast.expr], list[tuple[str, str | None]]]:
     """A call's actual arguments and their kinds, in the order Python binds them. A `*` of a
     tuple or list written out (`*(a, b)`) is its items, one positional argument each."""
     actuals: list[ast.expr] = []
     kinds: list[tuple[str, str | None]] = []
     for arg in call.args:
         if isinstance(arg, ast.Starred):
-            if spread_literals and isinstance(arg.value, (ast.Tuple, ast.List)) and not any(
+            if isinstance(arg.value, (ast.Tuple, ast.List)) and not any(
                 isinstance(e, ast.Starred) for e in arg.value.elts
             ):
                 for element in arg.value.elts:
