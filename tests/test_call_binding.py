@@ -185,7 +185,8 @@ def test_resolver(call: str, function: str, implicit: int) -> None:
 
 def test_resolver_binds_through_a_forwarder_as_python_does() -> None:
     tree = ast.parse(RESOLVED)
-    callees = Callees(Names(tree), frozenset({"jax.jit"}))
+    names = Names(tree)  # the resolver holds the names weakly: the module's facts own them
+    callees = Callees(names, frozenset({"jax.jit"}))
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "forwarder(4, 5)")
     bound = callees.target(call.func).bind(call)
     assert {p: ast.unparse(a) for p, a in bound.arguments.items()} == {"key": "4", "x": "5"}
@@ -193,6 +194,7 @@ def test_resolver_binds_through_a_forwarder_as_python_does() -> None:
 
 def test_a_decorator_the_resolver_cannot_see_through_stops_it() -> None:
     tree = ast.parse("import functools\n@functools.lru_cache\ndef f(x): ...\nf(1)\n")
-    callees = Callees(Names(tree), frozenset({"jax.jit"}))
+    names = Names(tree)
+    callees = Callees(names, frozenset({"jax.jit"}))
     call = tree.body[-1].value
     assert callees.target(call.func) is None

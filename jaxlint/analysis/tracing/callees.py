@@ -51,12 +51,20 @@ class Callees:
     """The functions of one module that its calls run."""
 
     def __init__(self, names: Names, preserving: frozenset[str]):
-        self.names = names
+        # Held weakly, so that reference counting alone frees the module's names, and with them
+        # this resolver's entry in `module_callees`, once the module is linted.
+        self._names = weakref.ref(names)
         self._preserving = preserving  # transformations a def is followed through
         self._attributes: dict[int, dict] = {}
         self._cache: dict[int, Target | None] = {}
         self._calls: dict[int, list[tuple[ast.Call, Scope, Target]]] = {}  # `calls_of`
         self._names_of: dict[int, set[str]] | None = None  # `_other_names`
+
+    @property
+    def names(self) -> Names:
+        names = self._names()
+        assert names is not None, "a module's resolver outlived its names"
+        return names
 
     def target(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
         """What calling `func` (a call's `func`) runs, when it is a def or lambda of this module."""
