@@ -121,6 +121,21 @@ PROGRAMS = [
         def run():
             return forward(jnp.ones(4), jax.random.key(0))
     """}),
+    Program("a value handed twice to another module's function that draws nothing", {"pkg/helpers.py": """
+        def batches(data, size):
+            for start in range(0, len(data), size):
+                yield data[start:start + size]
+    """, "pkg/main.py": """
+        import jax
+        from pkg.helpers import batches
+
+        def run():
+            key, size = jax.random.key(0), 2
+            for epoch in range(2):
+                for batch in batches(list(range(5)), size):
+                    key, sub = jax.random.split(key)
+                    jax.random.normal(sub, (len(batch),))
+    """}),
     Program("a jitted static method called through its class", {"pkg/main.py": """
         import jax
         import jax.numpy as jnp

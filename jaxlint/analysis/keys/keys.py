@@ -304,16 +304,26 @@ class KeyFlow:
         self._by_flags[key] = summary
         return summary
 
-    def _keys_handed_elsewhere(self, call: ast.Call) -> list[ast.expr]:
-        """The arguments of a call into another module of the project that reach a parameter its
-        key flow consumes as a key."""
-        helper = self._project_helper(call)
-        if helper is None:
+    def _keys_handed_elsewhere(self, call: ast.Call, flax: bool = False) -> list[ast.expr]:
+        """The arguments of a call of a function of another project module, analysed there for
+        keys, that reach a parameter it consumes as a key (`flax`: or hands to a Flax run). A
+        function its module does not analyse for keys is taken to consume nothing here: only a
+        draw seen there makes the name a key."""
+        if self.project is None:
             return []
-        consumed = helper.summary.params
+        qualname = self.names.qualname(call.func)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
+            return []
+        target = self.project.callee(qualname)
+        if target is None or target.path in self.project.project.key_flows_building:
+            return []
+        keys = target.facts.keys
+        if not keys.analysed(target.node):
+            return []
+        summary = keys.exported(target.node)
         return [
-            arg for arg in (*call.args, *(k.value for k in call.keywords))
-            if consumed.get(helper.parameters.get(id(arg), ""), NONE) != NONE
+            arg for arg, param in bind(target.node, call, 0)
+            if summary.params.get(param, NONE) != NONE or (flax and param in summary.flax)
         ]
 
     def _project_helper(self, call: ast.Call) -> Helper | None:
@@ -677,20 +687,7 @@ class KeyFlow:
     def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
         """Whether a call runs a function of another project module, analysed there for keys,
         that draws from (or hands to a Flax run) a parameter one of `handed` is passed to."""
-        qualname = self.names.qualname(call.func)
-        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
-            return False
-        target = self.project.callee(qualname)  # type: ignore[union-attr]
-        if target is None or target.path in self.project.project.key_flows_building:  # type: ignore[union-attr]
-            return False
-        keys = target.facts.keys
-        if not keys.analysed(target.node):
-            return False
-        summary = keys.exported(target.node)
-        return any(
-            summary.params.get(param, NONE) != NONE or param in summary.flax
-            for arg, param in bind(target.node, call, 0) if arg in handed
-        )
+        return any(arg in handed for arg in self._keys_handed_elsewhere(call, flax=True))
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
