@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from jaxlint.analysis.engine.names import FunctionNode, Scope
-from jaxlint.analysis.engine.submodules import self_attributes
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.engine.walk import own_nodes, own_statements, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.tracing import first_param
@@ -246,7 +246,7 @@ class OuterObjects:
         scope = self._scope_around(cls)
         if not any(self._haiku_constructor(base, scope) for base in cls.bases):
             return None
-        values = self_attributes(cls).get(func.attr)
+        values = module_callees(self.names).attributes_of(cls).get(func.attr)
         if not values or not all(isinstance(v, ast.Call) and self._haiku_constructor(v.func, scope) for v in values):
             return None
         this = func.value.id

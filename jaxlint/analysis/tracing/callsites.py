@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from jaxlint.analysis.engine.arguments import Receiver, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
-from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import children, contains, returned_name
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import Discovery, TracedFunction
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
@@ -43,7 +43,6 @@ class CallSites:
         self.sites: list[CallSite] = []
         self._loops: dict[int, dict[int, list[Loop]]] = {}
         self._on_self: dict[tuple[int, str], TracedFunction] = {}
-        self._attributes: dict[int, dict] = {}  # id(class) -> `submodules.self_attributes`, read once
         self._scopes: dict[int, Scope] | None = None  # id(call) -> the scope it is made in, for `loops_around`
         self._find(discovery)
 
@@ -192,10 +191,7 @@ class CallSites:
         return [_UNKNOWN] if values is None else [self._built(v) for v in values]
 
     def _stored(self, cls: ast.ClassDef) -> dict:
-        table = self._attributes.get(id(cls))
-        if table is None:
-            table = self._attributes[id(cls)] = self_attributes(cls)
-        return table
+        return module_callees(self.names).attributes_of(cls)
 
     def _built(self, value: ast.expr):
         if isinstance(value, (ast.List, ast.Tuple)) and value.elts:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 from typing import Callable, Collection
-from weakref import WeakKeyDictionary
 
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
@@ -26,7 +25,6 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation_name
-from jaxlint.analysis.engine.submodules import self_attributes
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
@@ -248,9 +246,7 @@ class ValueAnalysis:
         if method.parent is None or not isinstance(method.parent.node, ast.ClassDef):
             return None
         cls = method.parent.node
-        stored = _STORED.setdefault(self.names, {}).get(id(cls))
-        if stored is None:
-            stored = _STORED[self.names][id(cls)] = self_attributes(cls)
+        stored = module_callees(self.names).attributes_of(cls)
         values = [v for v in stored.get(attr) or () if not (isinstance(v, ast.Constant) and v.value is None)]
         calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
         if not calls or len(calls) != len(values):
@@ -695,7 +691,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
 
 
 # Per module: id(class) -> what its methods store on `self` (`self_attributes`).
-_STORED: "WeakKeyDictionary[Names, dict[int, dict]]" = WeakKeyDictionary()
 
 
 def _root(expr: ast.expr) -> ast.expr:
