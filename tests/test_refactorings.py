@@ -136,6 +136,39 @@ PROGRAMS = [
                     key, sub = jax.random.split(key)
                     jax.random.normal(sub, (len(batch),))
     """}),
+    Program("a flag handed twice to another module's function that hands it to code not seen", {
+        "pkg/helpers.py": """
+        import jax
+        import numpy as np
+
+        def block(x, deterministic, key):
+            noise = jax.random.normal(key, x.shape)
+            return np.asarray(x) if deterministic else x + noise
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.helpers import block
+
+        def run():
+            first, second = jax.random.split(jax.random.key(0))
+            h = block(jnp.ones(3), True, first)
+            return block(h, True, second)
+    """}),
+    Program("vmap of another module's function, a defaulted and an unbatched parameter", {"pkg/helpers.py": """
+        import jax.numpy as jnp
+
+        def features(pos, atoms, ndim=3):
+            assert atoms.shape[1] == ndim
+            return jnp.reshape(pos, [-1, 1, ndim]) - atoms[None, ...]
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def run():
+            batched = jax.vmap(helpers.features, (0, None))
+            return batched(jnp.ones((2, 6)), jnp.ones((4, 3)))
+    """}),
     Program("a jitted static method called through its class", {"pkg/main.py": """
         import jax
         import jax.numpy as jnp

@@ -321,9 +321,12 @@ class KeyFlow:
         if not keys.analysed(target.node):
             return []
         summary = keys.exported(target.node)
+        # A parameter its module shows to be a key (drawn from, split, made one, named as one):
+        # one that only reaches code not seen is no evidence of a key.
+        shown = keys.keynames.of(target.node)
         return [
             arg for arg, param in bind(target.node, call, 0)
-            if summary.params.get(param, NONE) != NONE or (flax and param in summary.flax)
+            if param in shown and summary.params.get(param, NONE) != NONE or (flax and param in summary.flax)
         ]
 
     def _project_helper(self, call: ast.Call) -> Helper | None:

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator
 
 from jaxlint.analysis.engine.call_index import calls_through, spellings
-from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, named_of
+from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, named_of
 from jaxlint.analysis.engine.loop_variance import LoopFacts
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
@@ -25,9 +25,9 @@ from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
-from jaxlint.analysis.tracing.static_arguments import positional_params, static_parameters
+from jaxlint.analysis.tracing.static_arguments import positional_params, static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, context_of
-from jaxlint.analysis.tracing.tracing import discover
+from jaxlint.analysis.tracing.tracing import VMAPS, discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source
@@ -148,9 +148,21 @@ class TracedModule:
                 continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg}
             static = static_parameters(target.node, keywords, 0, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
-            a = target.node.args
-            args = [STATIC if p.arg in static else TRACED_ARRAY for p in positional_params(target.node)]
-            kwargs = {p.arg: STATIC if p.arg in static else TRACED_ARRAY for p in a.kwonlyargs}
+            unbatched = unbatched_positions(call, keywords) if transform in VMAPS else frozenset()
+            fn = target.node
+            positional = positional_params(fn)
+
+            # A parameter with a default may be left to it, and one a vmap leaves unbatched
+            # (`in_axes` None) is passed as given: what either holds is not known.
+            def value(param: ast.arg, position: int | None) -> Value:
+                if param.arg in static:
+                    return STATIC
+                if position in unbatched or default_of(fn, param) is not None:
+                    return UNKNOWN
+                return TRACED_ARRAY
+
+            args = [value(p, i) for i, p in enumerate(positional)]
+            kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
             # The entry point named is what a run calls to trace it: the function making the call,
             # or the module-level name the transformed function is bound to.
             around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
