@@ -42,13 +42,13 @@ from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_s
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_to, decorator_name
-from jaxlint.analysis.tracing.callees import inherited
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.project.project import ProjectFunction
+from jaxlint.analysis.tracing.callees import inherited
 from jaxlint.analysis.tracing.traced_functions import Discovery
 
 if TYPE_CHECKING:
