@@ -134,9 +134,9 @@ class TracedModule:
 
     def _trace_imported(self, link: ModuleLink) -> None:
         """`jax.jit(helpers.step)`, `step = jax.vmap(train_step)` with the function imported from
-        another module of the project: JAX traces it there, every argument a tracer but those the
-        transformation declares static. Its module is analysed in that context, as for a call from
-        traced code, and its findings say which function of this module traces it."""
+        another module of the project: JAX traces it there, every argument it is given a tracer
+        but those the transformation declares static. Its module is analysed in that context, as
+        for a call from traced code, and its findings say which function of this module traces it."""
         names = self.names
         for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
             transform = names.qualname(call.func, scope)
