@@ -37,12 +37,16 @@ class _Scanner:
                 table = self._key()
                 self._record(table)
             else:
-                key = self._key()
-                if table is not None:
-                    self._record(table + key)
-                self.at += 1  # `=`
-                self._value(None if table is None else table + key)
+                self._key_value(table)
             self._skip_to_line_end()
+
+    def _key_value(self, table: KeyPath | None) -> None:
+        """`key = value` in `table` (None: where no key is recorded, an array of tables)."""
+        key = self._key()
+        if table is not None:
+            self._record(table + key)
+        self.at += 1  # `=`
+        self._value(None if table is None else table + key)
 
     def _peek(self) -> str:
         return self.text[self.at] if self.at < len(self.text) else ""
@@ -121,11 +125,7 @@ class _Scanner:
                 elif closing == "]":
                     self._value(None)
                 else:
-                    key = self._key()
-                    if path is not None:
-                        self._record(path + key)
-                    self.at += 1  # `=`
-                    self._value(None if path is None else path + key)
+                    self._key_value(path)
             self.at += 1
         else:
             self.at = _SCALAR_END.search(self.text, self.at + 1).start()  # a scalar has a character at least
