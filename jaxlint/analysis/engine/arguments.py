@@ -153,6 +153,13 @@ class Binding:
         """(argument, parameter) for the arguments bound to a named parameter, in call order."""
         return [(arg, param) for param, arg in self.arguments.items()]
 
+    def collected_pairs(self) -> list[tuple[ast.expr, str]]:
+        """(argument, `*args` or `**kwargs`) for each argument such a parameter collects."""
+        pairs = [(arg, self.vararg) for arg in self.collected] if self.vararg else []
+        if self.kwarg:
+            pairs.extend((arg, self.kwarg) for arg in self.collected_names.values())
+        return pairs
+
     def argument(self, param: str) -> ast.expr | None:
         return self.arguments.get(param)
 

@@ -147,7 +147,8 @@ class CallTransfer:
         if helper is not None:
             result = None
             for arg, ref in refs:
-                param = helper.parameters.get(id(arg))
+                # A key inside a list, tuple or dict is handed on with the parameter it fills.
+                param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
                 level = helper.summary.params.get(param, NONE) if param is not None else NONE
                 if level == MAYBE and helper.submodule:
                     level = DEFINITE
@@ -247,7 +248,10 @@ class CallTransfer:
         seen: set[object] = set()
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if isinstance(arg, ast.Starred):
-                self.expr(arg.value, state)
+                ref = self.expr(arg.value, state)
+                if isinstance(ref, int) and ref not in seen:  # `*args` that hold a key, spread
+                    seen.add(ref)
+                    refs.append((arg.value, ref))
                 continue
             ref = self.expr(arg, state)
             if isinstance(ref, (int, Elem)) and ref not in seen:

@@ -98,8 +98,8 @@ class KeyTransfer(CallTransfer):
         if not isinstance(fn, FUNCTION_TYPES):
             return state
         args = fn.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            if arg.arg in self.keynames:
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None and arg.arg in self.keynames:
                 vid = self.value(arg)
                 self.params[arg.arg] = vid
                 state.env[arg.arg] = vid

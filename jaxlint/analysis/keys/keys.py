@@ -29,6 +29,7 @@ from functools import cached_property
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from jaxlint.analysis.engine import arguments
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
@@ -219,12 +220,20 @@ class KeyFlow:
                 return helper_for(cls.name, made, bind(init, call, 1))
             return self._project_helper(call)
         callee = target.function
-        bound = target.bind(call).pairs()
+        binding = target.bind(call)
+        bound = binding.pairs()
         summary = self.exported(callee) if exported else self.summary(callee)
         flags = self.deciding_flags(callee, bound, summary)
         if flags:
             summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
         name = getattr(target.forwarder or callee, "name", "the lambda")
+        collected = binding.collected_pairs()
+        if collected and not exported:
+            # What `*args` and `**kwargs` collect is followed as a caller elsewhere follows it:
+            # into the calls the function hands them on to, seen or not.
+            shown = self.exported(callee).params
+            summary = summary.with_params({p: shown[p] for _, p in collected if p in shown})
+        bound = bound + collected
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
@@ -366,10 +375,12 @@ class KeyFlow:
         link = target.facts.project
         keys = target.facts.keys
         summary = keys.exported(target.node)
-        bound = bind(target.node, call, skip)
+        binding = arguments.bind(target.node, call, skip)
+        bound = binding.pairs()
         flags = keys.deciding_flags(target.node, bound, summary)
         if flags:
             summary = keys.exported(target.node, flags)
+        bound = bound + binding.collected_pairs()  # a key `*args` or `**kwargs` collects
         if made:
             cls = target.facts.names.parent_class[id(target.node)]
             summary = construction(cls, target.node, summary)
@@ -505,7 +516,9 @@ class KeyFlow:
         if self._bodies_pending:
             self._find_bodies()
         a = fn.args
-        params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) - self.keynames.objects(fn)
+        params = frozenset(
+            p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None
+        ) - self.keynames.objects(fn)
         self._active.add(id(fn))
         try:
             summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True, flags=flags)
