@@ -1,7 +1,8 @@
 """A verdict survives refactorings that change no behaviour: the same bug is found after the
 helper moves into another module, gains a forwarding `*args, **kwargs` wrapper, is made by a
 factory, becomes a static method called through its class, or is jitted at the call site of
-another module; and the clean twin of each stays quiet. Each program is a small project linted
+another module, or hands the key through another module's `**kwargs` or draws from it there
+on some path only; and the clean twin of each stays quiet. Each program is a small project linted
 through the command line as a folder (so calls between its modules are followed), and run under
 JAX to show that the bug is there (JAX's key-reuse checker, a tracer error, a compile count).
 
@@ -260,6 +261,80 @@ PROGRAMS = [
 
         def run():
             return step(jnp.ones(3), 2.0)
+    """}),
+    Program("a key in a dict that another module's **kwargs hand on to code not seen", {"pkg/helpers.py": """
+        import jax
+
+        def apply(x, *, rngs):
+            return x + jax.random.normal(rngs["dropout"], x.shape)
+
+        def call_model(fn, *args, **kwargs):
+            return fn(*args, **kwargs)
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def forward(x, key):
+            h = helpers.call_model(helpers.apply, x, rngs={"dropout": key})
+            return h + jax.random.normal(key, x.shape)  # JAX201
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}, raises="KeyReuseError"),
+    Program("a key that another module's **kwargs collect and drop", {"pkg/helpers.py": """
+        def log_call(x, **kwargs):
+            return x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def forward(x, key):
+            h = helpers.log_call(x, rng=key)
+            return h + jax.random.normal(key, x.shape)
+
+        def run():
+            return forward(jnp.ones(4), jax.random.key(0))
+    """}),
+    Program("another module's function that draws from the key on some path", {"pkg/helpers.py": """
+        import jax
+
+        def init_state(key, x, from_scratch):
+            if from_scratch:
+                return x + jax.random.normal(key, x.shape)
+            return x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def train(x, key, from_scratch):
+            state = helpers.init_state(key, x, from_scratch)
+            return state + jax.random.normal(key, x.shape)  # JAX201
+
+        def run():
+            return train(jnp.ones(4), jax.random.key(0), True)
+    """}, raises="KeyReuseError"),
+    Program("another module's function that draws from the key on some path, keys split", {"pkg/helpers.py": """
+        import jax
+
+        def init_state(key, x, from_scratch):
+            if from_scratch:
+                return x + jax.random.normal(key, x.shape)
+            return x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg import helpers
+
+        def train(x, key, from_scratch):
+            init_key, step_key = jax.random.split(key)
+            state = helpers.init_state(init_key, x, from_scratch)
+            return state + jax.random.normal(step_key, x.shape)
+
+        def run():
+            return train(jnp.ones(4), jax.random.key(0), True)
     """}),
 ]
 

@@ -70,7 +70,12 @@ class KeyReuse(KeyFlowRule):
         - A function of the same module that consumes the parameter the key is passed in.
         - A function of another module of the project that draws from the parameter, wherever
           the call is: a module that hands a key-named value to one is searched even if it never
-          calls `jax.random` itself.
+          calls `jax.random` itself. One that draws from it on some path only (under a test the
+          call does not decide) consumes it: the module alone sees that call as code it cannot
+          see, and seeing the package only ever shows a call harmless, never less suspect.
+        - A function whose `*args` or `**kwargs` collect the key (or a list, tuple or dict holding
+          it), when it hands them on (`return self.apply_fn(variables, *args, **kwargs)`): what
+          they collect is followed into that call as a named parameter would be.
         - Code outside `jax.random` known to draw from a key: an Equinox layer's `key=`, Flax
           NNX's `nnx.Rngs(key)`, a distribution's `sample(seed=key)`, an initialiser called with
           `(key, shape)`, a module's `init(key, x)`. A module that hands a key-named value to one
