@@ -150,7 +150,7 @@ class CallTransfer:
                 # A key inside a list, tuple or dict is handed on with the parameter it fills.
                 param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
                 level = helper.summary.params.get(param, NONE) if param is not None else NONE
-                if level == MAYBE and helper.unseen_paths:
+                if level == MAYBE and helper.submodule:
                     level = DEFINITE
                 if level != NONE:
                     handed = helper.summary.undrawn.get(param) if param is not None else None

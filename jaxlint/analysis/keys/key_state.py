@@ -210,22 +210,21 @@ class Helper:
     name: str
     summary: Summary
     parameters: dict[int, str]  # id(argument expression) -> parameter name
-    # Which of its paths runs turns on what the caller does not see (a submodule's `__call__`
-    # on the instance's fields), or it is another module's function, which the module alone
-    # sees as code not seen: a key it draws from on some path counts as drawn.
-    unseen_paths: bool = False
+    # A submodule's `__call__`: which of its paths runs turns on the instance's fields, which
+    # the caller does not see, so a key it draws from on some path counts as drawn.
+    submodule: bool = False
     arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
     members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
 
 
-def helper_for(name: str, summary: Summary, bound: list, unseen_paths: bool = False) -> Helper:
+def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
     """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
     members = {}
     for arg, param in bound:
         items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
         members.update((id(item), param) for item in items)
     arguments = {param: ast.unparse(arg) for arg, param in bound}
-    return Helper(name, summary, {id(arg): param for arg, param in bound}, unseen_paths, arguments, members)
+    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
 
 
 class ModuleKeys(Protocol):

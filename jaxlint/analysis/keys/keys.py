@@ -235,7 +235,7 @@ class KeyFlow:
             summary = summary.with_params({p: shown[p] for _, p in collected if p in shown})
         bound = bound + collected
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
-            return helper_for(f"self.{call.func.attr}", summary, bound, unseen_paths=True)
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
         return helper_for(name, summary, bound)
 
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
@@ -385,12 +385,12 @@ class KeyFlow:
             cls = target.facts.names.parent_class[id(target.node)]
             summary = construction(cls, target.node, summary)
             self.project.deps.update(link.deps)
-            return helper_for(f"{link.name}.{cls.name}", summary, bound, unseen_paths=True)
+            return helper_for(f"{link.name}.{cls.name}", summary, bound)
         self.project.deps.update(link.deps)  # what the callee's summary read, for the cache
         name = f"{link.name}.{qualname.split('.')[-2] + '.' if owner else ''}{target.node.name}"
         if skip and isinstance(call.func, ast.Attribute) and not owner:
-            return helper_for(f"self.{call.func.attr}", summary, bound, unseen_paths=True)
-        return helper_for(name, summary, bound, unseen_paths=True)
+            return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        return helper_for(name, summary, bound)
 
     def _constructed(self, qualname: str) -> ProjectFunction | None:
         """The `__init__` constructing the class a qualified name stands for in another project
