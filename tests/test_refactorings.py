@@ -1,8 +1,8 @@
 """A verdict survives refactorings that change no behaviour: the same bug is found after the
 helper moves into another module, gains a forwarding `*args, **kwargs` wrapper, is made by a
 factory, becomes a static method called through its class, or is jitted at the call site of
-another module, or hands the key through another module's `**kwargs` or draws from it there
-on some path only; and the clean twin of each stays quiet. Each program is a small project linted
+another module, or hands the key on through another module's `**kwargs`; and the clean twin
+of each stays quiet. Each program is a small project linted
 through the command line as a folder (so calls between its modules are followed), and run under
 JAX to show that the bug is there (JAX's key-reuse checker, a tracer error, a compile count).
 
@@ -296,45 +296,6 @@ PROGRAMS = [
 
         def run():
             return forward(jnp.ones(4), jax.random.key(0))
-    """}),
-    Program("another module's function that draws from the key on some path", {"pkg/helpers.py": """
-        import jax
-
-        def init_state(key, x, from_scratch):
-            if from_scratch:
-                return x + jax.random.normal(key, x.shape)
-            return x
-    """, "pkg/main.py": """
-        import jax
-        import jax.numpy as jnp
-        from pkg import helpers
-
-        def train(x, key, from_scratch):
-            state = helpers.init_state(key, x, from_scratch)
-            return state + jax.random.normal(key, x.shape)  # JAX201
-
-        def run():
-            return train(jnp.ones(4), jax.random.key(0), True)
-    """}, raises="KeyReuseError"),
-    Program("another module's function that draws from the key on some path, keys split", {"pkg/helpers.py": """
-        import jax
-
-        def init_state(key, x, from_scratch):
-            if from_scratch:
-                return x + jax.random.normal(key, x.shape)
-            return x
-    """, "pkg/main.py": """
-        import jax
-        import jax.numpy as jnp
-        from pkg import helpers
-
-        def train(x, key, from_scratch):
-            init_key, step_key = jax.random.split(key)
-            state = helpers.init_state(init_key, x, from_scratch)
-            return state + jax.random.normal(step_key, x.shape)
-
-        def run():
-            return train(jnp.ones(4), jax.random.key(0), True)
     """}),
 ]
 

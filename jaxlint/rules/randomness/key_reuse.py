@@ -70,9 +70,9 @@ class KeyReuse(KeyFlowRule):
         - A function of the same module that consumes the parameter the key is passed in.
         - A function of another module of the project that draws from the parameter, wherever
           the call is: a module that hands a key-named value to one is searched even if it never
-          calls `jax.random` itself. One that draws from it on some path only (under a test the
-          call does not decide) consumes it: the module alone sees that call as code it cannot
-          see, and seeing the package only ever shows a call harmless, never less suspect.
+          calls `jax.random` itself. One that draws from it on some path only, under a test the
+          call does not decide, is not a first use: a fallback state built only when a flag
+          holds, then `from_scratch(rng)` only when no state came back, share no draws.
         - A function whose `*args` or `**kwargs` collect the key (or a list, tuple or dict holding
           it), when it hands them on (`return self.apply_fn(variables, *args, **kwargs)`): what
           they collect is followed into that call as a named parameter would be.
