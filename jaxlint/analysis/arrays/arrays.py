@@ -39,7 +39,8 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, SEQUENCE_TYPES, aliased
-from jaxlint.analysis.tracing.tracing import first_param, transform_of
+from jaxlint.analysis.tracing.tracing import first_param
+from jaxlint.analysis.tracing.transforms import transform_of
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects

@@ -33,7 +33,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import returned_name
 from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
-from jaxlint.analysis.tracing.tracing import transform_of
+from jaxlint.analysis.tracing.transforms import transform_of
 
 _FORWARDS = 4  # forwarding functions followed in a row at most
 

@@ -46,10 +46,11 @@ from jaxlint.analysis.tracing.traced_functions import (
     Transform,
     context_of,
 )
+from jaxlint.analysis.tracing.transforms import PARTIAL, transform_of
+from jaxlint.analysis.tracing.transforms import keywords as call_keywords
 from jaxlint.analysis.tracing.wrapper_calls import own_parameter, wrapper_calls
 
 # Partial application: JAX's `Partial` is `functools.partial` registered as a pytree.
-PARTIAL = frozenset({"functools.partial", "jax.tree_util.Partial"})
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
 SCHEDULE_PREFIXES = tuple(SCHEDULE_KEYWORDS)
 _SCHEDULE_NAMES = frozenset(name for names in SCHEDULE_KEYWORDS.values() for name in names)
@@ -62,28 +63,6 @@ _DISCOVERED_ATTRIBUTES = attribute_spellings(
 ) | _REGISTERING_METHODS
 # Batching transformations whose `in_axes=None` arguments pass through unbatched.
 VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
-
-
-def transform_of(expr: ast.AST, names: Names, scope: Scope | None = None) -> Transform | None:
-    """The transformation an expression denotes: `jax.jit`, `partial(jax.jit, ...)`, `jax.jit(static_argnames=...)`."""
-    if isinstance(expr, ast.Call):
-        callee = names.qualname(expr.func, scope)
-        if callee in PARTIAL and expr.args:
-            inner = names.qualname(expr.args[0], scope)
-            if inner in jax_api.TRANSFORMS:
-                return Transform(inner, _keywords(expr), expr)
-            return None
-        if callee in jax_api.TRANSFORMS and not expr.args:
-            return Transform(callee, _keywords(expr), expr)
-        return None
-    name = names.qualname(expr, scope)
-    if name in jax_api.TRANSFORMS:
-        return Transform(name, {}, expr)
-    return None
-
-
-def _keywords(call: ast.Call) -> dict[str, ast.expr]:
-    return {k.arg: k.value for k in call.keywords if k.arg}
 
 
 def discover(names: Names) -> Discovery:
@@ -151,7 +130,7 @@ def discover(names: Names) -> Discovery:
             continue  # a call after a `return` or `raise` is never made: it traces nothing
         if callee in _FUNCTION_FIRST or callee in KERNEL_CALLS:
             passed_on = [call.args[0]] if callee not in KERNEL_CALLS else entry_functions(
-                callee, call.args, _keywords(call), KERNEL_CALLS
+                callee, call.args, call_keywords(call), KERNEL_CALLS
             )
             for passed in passed_on:
                 _apply(found, callee, call, passed, names, scope, names.call_targets.get(id(call)))
@@ -164,7 +143,7 @@ def discover(names: Names) -> Discovery:
                 found.body_bound[(id(fn), id(call))] = bound
         elif callee in ENTRY_POINTS or callee.startswith(SCHEDULE_PREFIXES):
             as_given = callee in CLOSES_OVER_ARGUMENTS and not _jits_model_arguments(names)
-            for passed in entry_functions(callee, call.args, _keywords(call)):
+            for passed in entry_functions(callee, call.args, call_keywords(call)):
                 for fn, _, bound in _wrapped_functions(passed, names, scope):
                     root = _framework_root(fn, bound)
                     if as_given and not isinstance(fn, ast.Lambda):
@@ -188,7 +167,7 @@ def _apply(
         if callee in KERNEL_CALLS:
             found.roots.append(_kernel_root(fn, partial_args, callee in REF_TREE_CALLS))
             continue
-        transform = Transform(callee, _keywords(call) if keywords is None else keywords, call)
+        transform = Transform(callee, call_keywords(call) if keywords is None else keywords, call)
         own = [] if isinstance(fn, ast.Lambda) else [
             t for d in fn.decorator_list if (t := transform_of(d, names, names.enclosing_scope(fn)))
         ]
@@ -280,7 +259,7 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
     Yields (function, arguments fixed by partial, the expression passed)."""
     spec = jax_api.CONTROL_FLOW[callee]
     for index, keyword in spec.callables:
-        arg = call.args[index] if index < len(call.args) else _keywords(call).get(keyword)
+        arg = call.args[index] if index < len(call.args) else call_keywords(call).get(keyword)
         if arg is None:
             continue
         given = 1 if keyword in spec.given_function else 0
@@ -363,7 +342,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
                 )
             return
         if callee in jax_api.TRANSFORMS and expr.args:
-            transform = Transform(callee, _keywords(expr), expr)
+            transform = Transform(callee, call_keywords(expr), expr)
             for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
                 yield fn, [transform, *inner], bound
 

@@ -53,7 +53,8 @@ from jaxlint.analysis.tracing.parameters import (
 )
 from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
 from jaxlint.analysis.tracing.traced_functions import STAGED, Bound, Context, context_of
-from jaxlint.analysis.tracing.tracing import PARTIAL, VMAPS, control_flow_bodies
+from jaxlint.analysis.tracing.tracing import VMAPS, control_flow_bodies
+from jaxlint.analysis.tracing.transforms import PARTIAL
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import FunctionNode

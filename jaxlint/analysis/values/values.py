@@ -44,8 +44,8 @@ from jaxlint.analysis.tracing.tracing import (
     plain_class,
     positional_params,
     receiver,
-    transform_of,
 )
+from jaxlint.analysis.tracing.transforms import transform_of
 from jaxlint.analysis.values.comparisons import comparison
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
