@@ -147,12 +147,24 @@ class Ops(Base):
     def forward(self, *args):
         return self.method(*args)
 
+    @property
+    def prop(self): ...
+
+    def spelled(this):
+        this.method(7)
+        this.prop(8)
+
 def caller(o):
     plain(1, 2)
     jitted(3)
     forwarder(4, 5)
     noise(6)
     step(7, 8)
+    ops = Ops()
+    ops.method(9)
+    ops.inherited(10)
+    Ops().static(11)
+    o.method(12)
 '''
 
 
@@ -170,6 +182,10 @@ def caller(o):
         ("Ops.klass(4)", "klass", 1),
         ("Base.inherited(self, 5)", "inherited", 0),
         ("self.forward(6)", "method", 1),
+        ("this.method(7)", "method", 1),  # the instance, however the method names it
+        ("ops.method(9)", "method", 1),  # a name bound once to an instance of a class here
+        ("ops.inherited(10)", "inherited", 1),
+        ("Ops().static(11)", "static", 0),
     ],
 )
 def test_resolver(call: str, function: str, implicit: int) -> None:
@@ -198,3 +214,37 @@ def test_a_decorator_the_resolver_cannot_see_through_stops_it() -> None:
     callees = Callees(names, frozenset({"jax.jit"}))
     call = tree.body[-1].value
     assert callees.target(call.func) is None
+
+
+@pytest.mark.parametrize("call", ["this.prop(8)", "o.method(12)"])
+def test_the_resolver_does_not_guess(call: str) -> None:
+    """A property's call runs what the property returns; a parameter's class is not known."""
+    tree = ast.parse(textwrap.dedent(RESOLVED))
+    names = Names(tree)
+    callees = Callees(names, frozenset({"jax.jit"}))
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == call)
+    assert callees.target(node.func) is None
+
+
+DECORATED = """
+import functools
+
+class Model:
+    @functools.lru_cache
+    def step(self, x): ...
+
+    def run(self, x):
+        return self.step(x)
+"""
+
+
+def test_denoted_names_a_def_whatever_its_decorators() -> None:
+    """What an expression names, for an asker that reads the decorators itself (tracing sees
+    the `jax.vmap` around `self.step`, the value analysis what a decorator returns)."""
+    tree = ast.parse(DECORATED)
+    names = Names(tree)
+    callees = Callees(names, frozenset({"jax.jit"}))
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "self.step(x)")
+    assert callees.target(call.func) is None
+    denoted = callees.denoted(call.func)
+    assert denoted is not None and denoted.function.name == "step" and denoted.implicit == 1

@@ -78,6 +78,16 @@ class Callees:
             self._cache[key] = found
         return found
 
+    def denoted(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
+        """The def or lambda of this module an expression names, however it is decorated (its
+        decorators are the asker's to read: a transformation changes what a call of it does,
+        not which def it is), and how reading it through that expression binds it."""
+        return self._named(func, scope)
+
+    def _direct(self, func: ast.AST, scope: Scope | None) -> Target | None:
+        found = self._named(func, scope)
+        return found if found is not None and self._runs_as_written(found.function) else None
+
     def calls_of(self, function: FunctionNode) -> list[tuple[ast.Call, Scope, Target]]:
         """The calls of the module that run `function` (as `target` answers), each with the scope
         it is made in and its target: by the function's own name, through a method of `self` or
@@ -129,7 +139,7 @@ class Callees:
             target = inner._replace(forwarder=named)
         return target
 
-    def _direct(self, func: ast.AST, scope: Scope | None) -> Target | None:
+    def _named(self, func: ast.AST, scope: Scope | None) -> Target | None:
         names = self.names
         if isinstance(func, ast.Lambda):
             return Target(func, 0)
@@ -148,18 +158,26 @@ class Callees:
                 if definition is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                     definition = self._made_by(names.definition(value.func, scope))
             return self._function(definition, Receiver.FUNCTION)
-        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        if not isinstance(func, ast.Attribute):
             return None
         receiver = func.value
+        if isinstance(receiver, ast.Call):  # `Model(...).step`
+            return self._instance_method(receiver, func.attr, scope)
+        if not isinstance(receiver, ast.Name):
+            return None
         cls = names.definition(receiver, scope)
         if isinstance(cls, ast.ClassDef):
             return self._function(self._method(cls, func.attr), Receiver.CLASS)
-        if receiver.id != "self":
-            return None
         read = names.read_scope.get(id(receiver)) if scope is None else scope
+        method_scope = None
         while read is not None and read.kind != "class":
+            method_scope = read
             read = read.parent
-        if read is None:
+        if read is None or method_scope is None or receiver.id != _first_parameter(method_scope.node):
+            # `model.step` where `model = Model(...)` is this scope's only binding of the name.
+            values = names.assignments(receiver, scope)
+            if len(values) == 1 and isinstance(values[0], ast.Call):
+                return self._instance_method(values[0], func.attr, scope)
             return None
         method = self._method(read.node, func.attr)
         if method is None:
@@ -167,9 +185,14 @@ class Callees:
             held = names.definition(named) if named is not None else None
             method = call_method(held) if isinstance(held, ast.ClassDef) else None
             return Target(method, 1) if method is not None else None
-        if decorated_as(method, "property"):
-            return None  # `self.prop(...)` calls what the property returns
         return self._function(method, Receiver.INSTANCE)
+
+    def _instance_method(self, construction: ast.Call, attr: str, scope: Scope | None) -> Target | None:
+        """The method `attr` of the object `construction` makes, a class of this module."""
+        cls = self.names.definition(construction.func, scope)
+        if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
+            return None
+        return self._function(self._method(cls, attr), Receiver.INSTANCE)
 
     def _made_by(self, factory: ast.AST | None) -> ast.AST | None:
         """The def a factory of the module returns on every `return` (`def make(): def step(...):
@@ -193,14 +216,23 @@ class Callees:
     def _function(self, definition: ast.AST | None, receiver: Receiver) -> Target | None:
         if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        scope = self.names.enclosing_scope(definition)
-        for decorator in definition.decorator_list:
+        if receiver is not Receiver.FUNCTION and decorated_as(definition, "property"):
+            return None  # reading `obj.prop` gives what the property returns, not the def
+        return Target(definition, implicit_count(definition, receiver))
+
+    def _runs_as_written(self, function: FunctionNode) -> bool:
+        """Whether calling the def runs its body as written: no decorator but `staticmethod`,
+        `classmethod` and transformations that keep the function callable as written."""
+        if isinstance(function, ast.Lambda):
+            return True
+        scope = self.names.enclosing_scope(function)
+        for decorator in function.decorator_list:
             if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
                 continue
             transform = transform_of(decorator, self.names, scope)
             if transform is None or transform.name not in self._preserving:
-                return None
-        return Target(definition, implicit_count(definition, receiver))
+                return False
+        return True
 
     def attributes_of(self, cls: ast.ClassDef) -> dict:
         """`submodules.self_attributes` of a class, read once."""
@@ -208,6 +240,14 @@ class Callees:
         if table is None:
             table = self._attributes[id(cls)] = self_attributes(cls)
         return table
+
+
+def _first_parameter(function: ast.AST) -> str | None:
+    """The name a method calls its instance by (`self`, whatever it is spelled)."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
 
 
 _MODULE_CALLEES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

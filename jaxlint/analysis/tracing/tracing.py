@@ -27,6 +27,7 @@ from jaxlint.analysis.knowledge.entry_points import (
     entry_functions,
 )
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
 from jaxlint.analysis.tracing.static_arguments import (
     positional_params,
@@ -296,19 +297,12 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             for value in values:
                 yield from _wrapped_functions(value, names, scope, depth + 1)
         return
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver(names, scope):
-        method = _method_of_enclosing_class(expr, names, scope)
-        if method is not None:  # `self.f` binds the instance, unless `f` is a static method
-            yield method, [], _method_binding(method, names)
-        return
     if isinstance(expr, ast.Attribute):
-        method = _instance_method(expr, names, scope)
-        if method is not None:  # `obj.f` of an instance of a class defined here: a bound method
-            yield method, [], _method_binding(method, names)
-            return
-        found = _class_attribute(expr, names, scope)
-        if found is not None:  # `Cls.f`: a class method binds the class, anything else nothing
-            yield found[0], [], found[1]
+        # `self.f`, `obj.f` (an instance of a class of the module), `Cls.f`: the module's
+        # resolver, with what reading the def that way binds (the instance, the class, nothing).
+        target = module_callees(names).denoted(expr, scope)
+        if target is not None:
+            yield target.function, [], Bound(target.implicit, frozenset())
         return
     if isinstance(expr, ast.Call):
         method = constructed_call_method(expr, names, scope)
@@ -317,11 +311,9 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             return
         if isinstance(expr.func, ast.Name):
             factory = names.definition(expr.func, scope)
-        elif isinstance(expr.func, ast.Attribute):
-            on_self = isinstance(expr.func.value, ast.Name) and expr.func.value.id == receiver(names, scope)
-            factory = (  # `self.make_step()`, `obj.to_reference()`
-                _method_of_enclosing_class(expr.func, names, scope) if on_self else _instance_method(expr.func, names, scope)
-            )
+        elif isinstance(expr.func, ast.Attribute):  # `self.make_step()`, `obj.to_reference()`
+            target = module_callees(names).denoted(expr.func, scope)
+            factory = target.function if target is not None else None
         else:
             factory = None
         if isinstance(factory, ast.FunctionDef) and not factory.decorator_list:
@@ -368,65 +360,6 @@ def plain_class(func: ast.expr, names: Names, scope: Scope | None) -> bool:
         return False
     outer = names.enclosing_scope(cls)
     return not any(names.qualname(base, outer) in jax_api.MODULE_BASES for base in cls.bases)
-
-
-def _method_binding(method: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> Bound:
-    """What a bound method fixes: the instance (or class), unless it is a static method."""
-    static = any(names.qualname(d) == "builtins.staticmethod" for d in method.decorator_list)
-    return Bound(0 if static else 1, frozenset())
-
-
-def _instance_method(expr: ast.Attribute, names: Names, scope: Scope | None):
-    """The method `obj.f` names, where `obj` is an instance of a class defined in this module
-    that defines `f` itself: `Model(...).f`, or a name whose only assignment constructs one."""
-    instance = expr.value
-    if isinstance(instance, ast.Name):
-        values = names.assignments(instance, scope)
-        instance = values[0] if len(values) == 1 else None
-    if not isinstance(instance, ast.Call):
-        return None
-    cls = names.definition(instance.func, scope)
-    if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
-        return None
-    method = names.scopes[id(cls)].defs.get(expr.attr)
-    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    # Any other decorator (`@property`) may make `obj.f` something else than the method.
-    outer = names.scope_of(cls)
-    if any(names.qualname(d, outer) not in _METHOD_KINDS for d in method.decorator_list):
-        return None
-    return method
-
-
-_METHOD_KINDS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
-
-
-def _class_attribute(expr: ast.Attribute, names: Names, scope: Scope | None):
-    """The method `f` of `Cls.f`, `Cls` a class defined here that defines `f` itself, undecorated
-    or a static or class method; and what reading it through the class binds (the class, for a
-    class method)."""
-    if not isinstance(expr.value, ast.Name):
-        return None
-    cls = names.definition(expr.value, scope)
-    if not isinstance(cls, ast.ClassDef):
-        return None
-    for statement in cls.body:
-        if isinstance(statement, ast.FunctionDef) and statement.name == expr.attr:
-            kinds = {names.qualname(d, names.enclosing_scope(statement)) for d in statement.decorator_list}
-            if not kinds <= _METHOD_KINDS:
-                return None
-            return statement, Bound(1 if "builtins.classmethod" in kinds else 0, frozenset())
-    return None
-
-
-def _method_of_enclosing_class(expr: ast.Attribute, names: Names, scope: Scope | None):
-    current = scope
-    while current is not None and current.kind != "class":
-        current = current.parent
-    if current is None:
-        return None
-    method = current.defs.get(expr.attr)
-    return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _traces(transforms: list[Transform]) -> bool:

@@ -8,13 +8,12 @@ A part of `_FunctionRun` (see `values.py`), as `value_calls.CallEvaluation` is.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, FunctionValue, Trace, Value, named,
-    named_of
+    MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, Trace, Value, named, named_of
 )
-from jaxlint.analysis.engine.names import Scope
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.callees import module_callees
@@ -62,33 +61,21 @@ class MemberEvaluation:
             if known is None:  # no annotation says the class: the field's name may
                 known = array_field_by_name(node.attr, self.names)
             return TRACED_ARRAY if known else UNKNOWN
-        if isinstance(node.value, ast.Name) and node.value.id == receiver(self.names, self.scope):
-            # Methods of the same class stay followable.
-            method = self._method(node.attr)
-            if method is not None:
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=base))
-        if isinstance(node.value, ast.Name) and not base.traced:
-            # `GATE = Gate(0.5)` then `GATE.apply(x)`: a method of a class defined here (also
-            # where the instance is made in traced code, of Python values or not).
-            method = self._instance_method(node.value, node.attr)
-            if method is not None:
-                return Value(Trace.STATIC, function=FunctionValue(method, method_self=MADE_SELF if base.made_here else STATIC))
-        if isinstance(node.value, ast.Name) and isinstance(self.names.definition(node.value, self.scope), ast.ClassDef):
-            # `Ops.step`: a function of a class of this module, read through the class, as the
-            # module's resolver finds it (a static method, or a function given its instance explicitly).
-            target = module_callees(self.names).target(node, self.scope)
-            if target is not None and not isinstance(target.function, ast.Lambda):
-                if not target.implicit:  # a class method, which binds its class, is not followed
-                    return self.decorated(target.function)
+        if isinstance(node.value, ast.Name):
+            # `self.step` (the class's def or a base's), `GATE.apply` after `GATE = Gate(0.5)` (also
+            # where the traced code makes the instance), `Ops.step`: the def the module's resolver
+            # finds, as its decorators make it.
+            target = module_callees(self.names).denoted(node, self.scope)
+            if target is not None and getattr(target.function, "name", None) == node.attr:
+                through_class = isinstance(self.names.definition(node.value, self.scope), ast.ClassDef)
+                if through_class and target.implicit:
+                    return STATIC  # a class method, which binds its class: not followed
+                value = self.decorated(target.function)
+                if value.function is None or through_class:
+                    return value  # through the class, nothing is bound that the call does not pass
+                instance = base if node.value.id == receiver(self.names, self.scope) else MADE_SELF if base.made_here else STATIC
+                return value.but(function=replace(value.function, method_self=instance))
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
-
-    def _instance_method(self, instance: ast.Name, name: str):
-        """The plain method `name` of `instance`, when its only assignment constructs a class
-        defined in this module that defines the method itself."""
-        values = self.names.assignments(instance, self.scope)
-        if len(values) != 1 or not isinstance(values[0], ast.Call):
-            return None
-        return self._own_method(values[0].func, name)
 
     def _own_method(self, func: ast.expr, name: str):
         """The plain method `name` that the class `func` names (a class of this module) defines itself."""
@@ -99,15 +86,6 @@ class MemberEvaluation:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
             return None
         return method
-
-    def _method(self, name: str):
-        scope: Scope | None = self.scope
-        while scope is not None and scope.kind != "class":
-            scope = scope.parent
-        if scope is None:
-            return None
-        method = scope.defs.get(name)
-        return method if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
     def _subscript(self, node: ast.Subscript, env: Env) -> Value:
         base = self.eval(node.value, env)

@@ -102,8 +102,8 @@ TEST_FUNCTIONS_OPTION = r"""
 
 # The same policy as one-line principles, for every key rule's page.
 KEY_FLOW_LIMITS = (
-    "Calls into project functions, static methods, forwarders and factories are followed; code it cannot"
-    " see consumes every key passed to it.",
+    "Calls into project functions, methods, forwarders and factories are followed, `*args` and `**kwargs`"
+    " too; code it cannot see consumes every key passed to it.",
     "A module is searched only where it shows keys: it calls `jax.random`, annotates a key, or hands"
     " one to code known to draw from it.",
     "A key stored in a container or an attribute (but `self.key`, or `state.key` of a parameter never"

@@ -83,7 +83,8 @@ TRACED_VALUE_LIMITATIONS = """
     - **What a transformation is given.** `jax.jit(f)` (and every other transformation)
       traces the function `f` stands for: a def, a lambda (also one bound to a name first),
       a method through an instance or through its class (`jax.jit(Scale.from_factors)`: a
-      class method binds the class, a static method nothing), a `functools.partial` of one,
+      class method binds the class, a static method nothing), the class's own def or one
+      inherited from a base of the module, a `functools.partial` of one,
       or what a function or method of the module returns (`jax.jit(make_energy(cutoff))`,
       `jax.jit(nonbonded.to_reference())`, where it returns `partial(energy, cutoff=cutoff)`
       or a nested def); the arguments a `partial` fixes are constants of the trace. JAX's own
