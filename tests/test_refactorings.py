@@ -1,8 +1,9 @@
 """A verdict survives refactorings that change no behaviour: the same bug is found after the
 helper moves into another module, gains a forwarding `*args, **kwargs` wrapper, is made by a
 factory, becomes a static method called through its class, or is jitted at the call site of
-another module, or hands the key on through another module's `**kwargs`; and the clean twin
-of each stays quiet. Each program is a small project linted
+another module, or hands the key on through another module's `**kwargs`, or becomes a method
+inherited from a base or a method of an object the function makes; and the clean twin of each
+stays quiet. Each program is a small project linted
 through the command line as a folder (so calls between its modules are followed), and run under
 JAX to show that the bug is there (JAX's key-reuse checker, a tracer error, a compile count).
 
@@ -296,6 +297,71 @@ PROGRAMS = [
 
         def run():
             return forward(jnp.ones(4), jax.random.key(0))
+    """}),
+    Program("a method inherited from a base, transformed through self", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        class Base:
+            def clip(self, x):
+                if x.sum() > 0:  # JAX101
+                    return x
+                return -x
+
+        class Model(Base):
+            def run(self, xs):
+                return jax.vmap(self.clip)(xs)
+
+        def run():
+            return Model().run(jnp.ones((2, 3)))
+    """}, raises="TracerBoolConversionError"),
+    Program("a method inherited from a base, transformed through self, jnp.where", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        class Base:
+            def clip(self, x):
+                return jnp.where(x.sum() > 0, x, -x)
+
+        class Model(Base):
+            def run(self, xs):
+                return jax.vmap(self.clip)(xs)
+
+        def run():
+            return Model().run(jnp.ones((2, 3)))
+    """}),
+    Program("a helper made a method of an object the function makes", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        class Noise:
+            def add(self, key, x):
+                return x + jax.random.normal(key, x.shape)
+
+        def forward(x, key):
+            noise = Noise()
+            h = noise.add(key, x)
+            return noise.add(key, h)  # JAX201
+
+        def run():
+            return forward(jnp.ones(3), jax.random.key(0))
+    """}, raises="KeyReuseError"),
+    Program("a helper made a method of an object the function makes, keys split", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        class Noise:
+            def add(self, key, x):
+                return x + jax.random.normal(key, x.shape)
+
+        def forward(x, key):
+            noise = Noise()
+            first, second = jax.random.split(key)
+            h = noise.add(first, x)
+            return noise.add(second, h)
+
+        def run():
+            return forward(jnp.ones(3), jax.random.key(0))
     """}),
 ]
 
