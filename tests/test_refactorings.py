@@ -2,8 +2,8 @@
 helper moves into another module, gains a forwarding `*args, **kwargs` wrapper, is made by a
 factory, becomes a static method called through its class, or is jitted at the call site of
 another module, or hands the key on through another module's `**kwargs`, or becomes a method
-inherited from a base or a method of an object the function makes; and the clean twin of each
-stays quiet. Each program is a small project linted
+inherited from a base or a method of an object the function makes, or a static method of
+another module's class; and the clean twin of each stays quiet. Each program is a small project linted
 through the command line as a folder (so calls between its modules are followed), and run under
 JAX to show that the bug is there (JAX's key-reuse checker, a tracer error, a compile count).
 
@@ -362,6 +362,44 @@ PROGRAMS = [
 
         def run():
             return forward(jnp.ones(3), jax.random.key(0))
+    """}),
+    Program("a static method of another module's class, called in jitted code", {"pkg/helpers.py": """
+        class Ops:
+            @staticmethod
+            def clip(x):
+                if x.sum() > 0:  # JAX101
+                    return x
+                return -x
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.helpers import Ops
+
+        @jax.jit
+        def step(x):
+            return Ops.clip(x) * 2
+
+        def run():
+            return step(jnp.ones(3))
+    """}, raises="TracerBoolConversionError"),
+    Program("a static method of another module's class, called in jitted code, jnp.where", {"pkg/helpers.py": """
+        import jax.numpy as jnp
+
+        class Ops:
+            @staticmethod
+            def clip(x):
+                return jnp.where(x.sum() > 0, x, -x)
+    """, "pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+        from pkg.helpers import Ops
+
+        @jax.jit
+        def step(x):
+            return Ops.clip(x) * 2
+
+        def run():
+            return step(jnp.ones(3))
     """}),
 ]
 

@@ -62,10 +62,3 @@ def bind(callee: FunctionNode, call: ast.Call, implicit: int) -> list[tuple[ast.
     first `implicit` parameters (`engine.arguments.bind`)."""
     return arguments.bind(callee, call, implicit).pairs()
 
-
-def decorator_name(decorator: ast.AST) -> str | None:
-    if isinstance(decorator, ast.Name):
-        return decorator.id
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return None

@@ -42,7 +42,7 @@ from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
-from jaxlint.analysis.keys.key_syntax import bind, bound_to, decorator_name
+from jaxlint.analysis.keys.key_syntax import bind, bound_to
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
@@ -363,10 +363,13 @@ class KeyFlow:
         if target is None:
             if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
                 return None
-            target = self.project.instance_call(qualname) if skip else self.project.callee(qualname)
-            if target is None and not skip:
-                target, skip = self._class_method(qualname)
-                owner = target is not None
+            if skip:
+                target = self.project.instance_call(qualname)
+            else:
+                found = self.project.target(qualname)  # a function, or a def read through its class
+                if found is not None:
+                    target, skip = found
+                    owner = target.owner is not None
             if target is None and not skip:
                 target, made = self._constructed(qualname), True
                 skip = 1
@@ -444,24 +447,6 @@ class KeyFlow:
         """The class a name stands for, in its module or (seen in this module) another of the project."""
         located = self.definition_of(expr, names)
         return located if located is not None and isinstance(located[1], ast.ClassDef) else None  # type: ignore[return-value]
-
-    def _class_method(self, qualname: str) -> tuple[ProjectFunction | None, int]:
-        """The class or static method `Cls.method` names in a class of another project module
-        (`Model.create(...)`), and how many leading parameters the call does not pass (`cls`)."""
-        owner, _, attr = qualname.rpartition(".")
-        located = self.project.project.definition(self.project, owner) if owner else None
-        if located is None or not isinstance(located[1], ast.ClassDef):
-            return None, 0
-        facts, cls = located
-        method = facts.names.scopes[id(cls)].defs.get(attr)
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None, 0
-        kinds = {decorator_name(d) for d in method.decorator_list}
-        if kinds == {"classmethod"}:
-            return ProjectFunction(facts, method), 1
-        if kinds == {"staticmethod"}:
-            return ProjectFunction(facts, method), 0
-        return None, 0
 
     def _inherited_method(self, func: ast.AST) -> ProjectFunction | None:
         """The method `self.<attr>(...)` runs when the class inherits it from a class another

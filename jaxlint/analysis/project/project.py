@@ -15,7 +15,8 @@ Following: when traced code calls such a function with at least one traced argum
 unknown one for a parameter declared a JAX array, which is traced there), the callee is
 analysed in its own module, in the caller's context and with the caller's argument values; so
 is the `__call__` of a plain class of a project module (no framework module) whose instance
-traced code calls (`instance=True`).
+traced code calls (`instance=True`), and a static, class or plain method read through its
+class (`Ops.clip(x)`), bound as Python binds it (`Project.target`).
 The call evaluates to the callee's return value, memoised per (function, argument values,
 context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
+from jaxlint.analysis.engine.arguments import Receiver, implicit_count
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
 from jaxlint.analysis.engine.walk import own_nodes
@@ -239,6 +241,10 @@ class ModuleLink:
         """The project function a qualified name seen in this module stands for, if any."""
         return self.project.resolve(self, qualname)
 
+    def target(self, qualname: str) -> tuple[ProjectFunction, int] | None:
+        """`Project.target`: what a call of the name runs, and the parameters it binds implicitly."""
+        return self.project.target(self, qualname)
+
     def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
         """`Project.summary` of a function this module reaches, its modules read as this module's dependencies."""
         return self.project.summary(function, self)
@@ -369,6 +375,27 @@ class Project:
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
+    def target(self, link: ModuleLink, qualname: str) -> tuple[ProjectFunction, int] | None:
+        """What a call of a qualified name seen in `link`'s module runs, and how many leading
+        parameters it binds without an argument: a plain module-level function (none), or a def
+        of a project class read through the class (`Model.create(...)`: a class method binds the
+        class, a static method nothing, a plain function nothing, its instance passed first), as
+        the module's own resolver binds `Ops.step` (`engine.arguments.implicit_count`)."""
+        function = self.resolve(link, qualname)
+        if function is not None:
+            return function, 0
+        owner, _, attr = qualname.rpartition(".")
+        located = self.definition(link, owner) if owner else None
+        if located is None or not isinstance(located[1], ast.ClassDef):
+            return None
+        facts, cls = located
+        method = facts.names.scopes[id(cls)].defs.get(attr)
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in method.decorator_list):
+            return None  # a decorator may replace the function: opaque
+        return ProjectFunction(facts, method, cls.name), implicit_count(method, Receiver.CLASS)
+
     def instance_call(self, link: ModuleLink, qualname: str, plain: bool = False) -> ProjectFunction | None:
         """The `__call__` an instance of the project class a qualified name seen in `link`'s module
         stands for runs: its own undecorated one; with `plain`, None for a framework module's,
@@ -454,12 +481,15 @@ class Project:
             traced or any(v.trace is Trace.UNKNOWN for v in given)
         ):
             return UNKNOWN
-        target = self.instance_call(link, callee, plain=True) if instance else self.resolve(link, callee)
+        if instance:
+            target, implicit = self.instance_call(link, callee, plain=True), 1
+        else:
+            target, implicit = self.target(link, callee) or (None, 0)
         if target is None or self._tests_types(target):
             return UNKNOWN
         params = bind_arguments(
             target.node, [portable(a) for a in args], {k: portable(v) for k, v in kwargs.items()},
-            STATIC if instance else None, spread=spread,
+            STATIC if implicit else None, spread=spread,
         )
         # An unknown value given to a parameter declared a JAX array is traced there too.
         params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))

@@ -40,7 +40,9 @@ TRACED_VALUE_LIMITATIONS = """
       receives the arrays it is given traced, and any other argument as it is: Equinox traces
       arrays only), with the arguments bound as Python binds them: a static method called
       through `self` is given no instance, so `self.blocks(x, self.size)` binds `x` to its
-      first parameter. A nested function
+      first parameter. A method is found as Python finds it: through `self`, through the
+      class (`Ops.clip(x)`, of the module or of another module of the project), or through a
+      name bound once to an instance (`noise = Noise()`), in the class or its bases. A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
