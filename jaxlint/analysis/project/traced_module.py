@@ -141,13 +141,13 @@ class TracedModule:
         # A function `follow` never enters (a modelled library's) is not looked up, which would
         # read its module for nothing; unless derivative rules are analysed after this loop: the
         # calls they make are recorded under the entry point it names last.
-        unfollowed = opaque if not self.discovery.derivative_rules else lambda name: False
+        skip_opaque = not self.discovery.derivative_rules
         for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
             transform = names.qualname(call.func, scope)
             if transform not in jax_api.TRANSFORMS or not call.args or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
                 continue
             wrapped = names.qualname(call.args[0], scope)
-            if wrapped is None or unfollowed(wrapped):
+            if wrapped is None or skip_opaque and opaque(wrapped):
                 continue
             target = link.project.resolve(link, wrapped)
             if target is None:
