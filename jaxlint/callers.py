@@ -170,7 +170,7 @@ def _is_init(path: str) -> bool:
     return os.path.basename(path) == "__init__.py"
 
 
-def _reexported(imports: str, pattern: "_Words") -> set[str]:
+def _reexported(imports: str, pattern: _Words) -> set[str]:
     """The names a package's `__init__.py` binds from the modules `pattern` names: its importers
     reach them as the package's (a package is named by nearly every module of its project, so the
     package's own name would keep them all)."""
