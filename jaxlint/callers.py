@@ -75,7 +75,7 @@ def importers(paths: Iterable[str], modules: Iterable[str], texts: Mapping[str, 
         names.discard("")
         if not names or not imports:
             break
-        pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, names))))
+        pattern = _Words(names)
         reach = _Reach(index, targets)
         step = [path for path, text in imports.items() if pattern.search(text) and reach.imports(path, text)]
         names = set()
@@ -170,7 +170,7 @@ def _is_init(path: str) -> bool:
     return os.path.basename(path) == "__init__.py"
 
 
-def _reexported(imports: str, pattern: re.Pattern) -> set[str]:
+def _reexported(imports: str, pattern: _Words) -> set[str]:
     """The names a package's `__init__.py` binds from the modules `pattern` names: its importers
     reach them as the package's (a package is named by nearly every module of its project, so the
     package's own name would keep them all)."""
@@ -183,6 +183,25 @@ def _reexported(imports: str, pattern: re.Pattern) -> set[str]:
         if isinstance(node, ast.ImportFrom) and pattern.search(node.module or ""):
             bound |= {alias.asname or alias.name for alias in node.names if alias.name != "*"}
     return bound
+
+
+_WORD = re.compile(r"\w+")
+
+
+class _Words:
+    """Whether a text spells one of some names as a word of its own: each word of the text looked
+    up in a set (a pattern alternating a project's hundreds of module names tries each of them at
+    every position); a name that is no plain word (`my-module`) is matched by the pattern."""
+
+    def __init__(self, names: set[str]):
+        self.names = frozenset(names)
+        plain = all(_WORD.fullmatch(name) for name in names)
+        self.pattern = None if plain else re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, names))))
+
+    def search(self, text: str) -> bool:
+        if self.pattern is not None:
+            return self.pattern.search(text) is not None
+        return not self.names.isdisjoint(_WORD.findall(text))
 
 
 def _last_name(index: ProjectIndex, path: str) -> str:

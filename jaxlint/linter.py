@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -102,26 +103,29 @@ def lint_parsed(
     if not incoming and not any(word in text for word in _LINTED_IF_NAMED):
         return Linted([])
     link = project.link(path) if project is not None else None
-    # The project's calls of a framework module only ever make its parameters untraced, which
-    # removes findings and traced calls into other modules: the search across the project for
-    # them is made only where the module has such a finding or call without it.
-    facts = module_facts(source, dict(options or {}), link, incoming, names, path, search_callers=False)
-    findings = _run_rules(facts, codes, source, path)
-    if facts.callers_asked and (link is not None and link.calls or any(_traced_family(f) for f in findings)):
-        facts.release()
-        link = project.link(path) if project is not None else None
-        facts = module_facts(source, dict(options or {}), link, incoming, names, path)
+    # The project reaching back into this module reads the tree and names linted here.
+    itself = project.linting(path, source, lambda: facts.names) if project is not None else nullcontext()
+    with itself:
+        # The project's calls of a framework module only ever make its parameters untraced, which
+        # removes findings and traced calls into other modules: the search across the project for
+        # them is made only where the module has such a finding or call without it.
+        facts = module_facts(source, dict(options or {}), link, incoming, names, path, search_callers=False)
         findings = _run_rules(facts, codes, source, path)
-    if facts.traced_via:
-        spans = facts.traced_via_spans()
-        traced = [f for f in findings if _entry_point(f, spans)]
-        if traced:
-            # What the module reports without those traces (a key reused whether traced or not)
-            # is not because of them: only the rest names the entry point.
-            alone = module_facts(source, dict(options or {}), project.link(path), (), names, path)
-            eager = {_identity(f) for f in _run_rules(alone, {f.code for f in traced}, source, path)}
-            alone.release()
-            findings = _name_entry_points(findings, spans, eager)
+        if facts.callers_asked and (link is not None and link.calls or any(_traced_family(f) for f in findings)):
+            facts.release()
+            link = project.link(path) if project is not None else None
+            facts = module_facts(source, dict(options or {}), link, incoming, names, path)
+            findings = _run_rules(facts, codes, source, path)
+        if facts.traced_via:
+            spans = facts.traced_via_spans()
+            traced = [f for f in findings if _entry_point(f, spans)]
+            if traced:
+                # What the module reports without those traces (a key reused whether traced or not)
+                # is not because of them: only the rest names the entry point.
+                alone = module_facts(source, dict(options or {}), project.link(path), (), names, path)
+                eager = {_identity(f) for f in _run_rules(alone, {f.code for f in traced}, source, path)}
+                alone.release()
+                findings = _name_entry_points(findings, spans, eager)
     findings.sort(key=Finding.sort_key)
     warnings = [cut_short_warning(fn, why) for fn, why in facts.cut_short()]
     timings.run("release", facts.release)

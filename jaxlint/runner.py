@@ -12,6 +12,7 @@ enter can be linted with those calls too, for what the calls cause there (`_Batc
 from __future__ import annotations
 
 import gc
+import importlib
 import io
 import os
 import sys
@@ -332,8 +333,9 @@ def _daemonic() -> bool:
 # Libraries that start threads when imported: a process forked after that may inherit a lock some
 # other thread held, and hang (Python 3.12 warns of it, and JAX says it is multithreaded).
 _THREADED_MODULES = ("jax", "jaxlib", "torch", "tensorflow", "numba", "grpc")
-# What a worker needs, none of which imports a threaded library: preloaded in the fork server.
-_STATIC_MODULES = ["jaxlint.runner"]
+# What a worker needs, none of which imports a threaded library: imported before the workers
+# start (preloaded in the fork server), so that each does not import the analysis again.
+_STATIC_MODULES = ["jaxlint.runner", "jaxlint.analysis.module"]
 
 
 def start_method() -> str | None:
@@ -369,6 +371,9 @@ class _Linters:
             context = multiprocessing.get_context(method)
             if method == "forkserver":  # its workers start with the linter imported, as forked ones do
                 context.set_forkserver_preload(_STATIC_MODULES)
+            elif method == "fork":
+                for name in _STATIC_MODULES:
+                    importlib.import_module(name)
             self.workers = workers
             self.pool = ProcessPoolExecutor(
                 workers, mp_context=context, initializer=_start_worker, initargs=(self.settings, self.texts)

@@ -279,7 +279,8 @@ class Project:
     def __init__(
         self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any], texts: dict[str, bytes] | None = None
     ):
-        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`.
+        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`,
+        # with `names=` too where they are built already.
         self._facts = facts
         self.texts = texts or {}  # contents that stand in for files' own (an editor's unsaved buffer)
         self.index = ProjectIndex()
@@ -296,6 +297,7 @@ class Project:
         self._definitions: dict[tuple, tuple[tuple[Any, ast.AST] | None, frozenset[str]]] = {}
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
+        self._linting: tuple[str, Source, Callable[[], Names]] | None = None  # see `linting`
 
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)
@@ -353,6 +355,17 @@ class Project:
         # only after each file: the young objects are freed now, not once the file is done.
         gc.collect(0)
 
+    @contextmanager
+    def linting(self, path: str, source: Source, names: Callable[[], Names]) -> Iterator[None]:
+        """While the module at `path` is linted from `source` (`names` gives its names): a name
+        that leads back into the module (a re-export of its own functions) reads that tree and
+        those names, not the file a second time."""
+        outer, self._linting = self._linting, (path, source, names)
+        try:
+            yield
+        finally:
+            self._linting = outer
+
     def _read(self, path: str) -> Any:
         """A module's facts from its text: the editor's or stdin's where one stands in for the file."""
         try:
@@ -360,7 +373,11 @@ class Project:
             if data is None:
                 with open(path, "rb") as handle:
                     data = handle.read()
-            return self._facts(Source.parse(decode(data), path), self.options, self.link(path), path=path)
+            text = decode(data)
+            linting = self._linting
+            if linting is not None and linting[0] == path and linting[1].text == text:
+                return self._facts(linting[1], self.options, self.link(path), names=linting[2](), path=path)
+            return self._facts(Source.parse(text, path), self.options, self.link(path), path=path)
         except (OSError, SourceError, RecursionError, ValueError):
             return None
 

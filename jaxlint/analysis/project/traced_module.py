@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
-from jaxlint.analysis.project.project import IncomingCall, ModuleLink
+from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
 from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
@@ -138,12 +138,18 @@ class TracedModule:
         but those the transformation declares static. Its module is analysed in that context, as
         for a call from traced code, and its findings say which function of this module traces it."""
         names = self.names
+        # A function `follow` never enters (a modelled library's) is not looked up, which would
+        # read its module for nothing; unless derivative rules are analysed after this loop: the
+        # calls they make are recorded under the entry point it names last.
+        skip_opaque = not self.discovery.derivative_rules
         for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
             transform = names.qualname(call.func, scope)
             if transform not in jax_api.TRANSFORMS or not call.args or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
                 continue
             wrapped = names.qualname(call.args[0], scope)
-            target = link.project.resolve(link, wrapped) if wrapped is not None else None
+            if wrapped is None or skip_opaque and opaque(wrapped):
+                continue
+            target = link.project.resolve(link, wrapped)
             if target is None:
                 continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg}
