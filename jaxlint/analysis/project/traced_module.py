@@ -149,11 +149,12 @@ class TracedModule:
             wrapped = names.qualname(call.args[0], scope)
             if wrapped is None or skip_opaque and opaque(wrapped):
                 continue
-            target = link.project.resolve(link, wrapped)
-            if target is None:
+            found = link.target(wrapped)  # a function, or a def read through its class
+            if found is None:
                 continue
+            target, implicit = found
             keywords = {k.arg: k.value for k in call.keywords if k.arg}
-            static = static_parameters(target.node, keywords, 0, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
+            static = static_parameters(target.node, keywords, implicit, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
             unbatched = unbatched_positions(call, keywords) if transform in VMAPS else frozenset()
             fn = target.node
             positional = positional_params(fn)
@@ -167,7 +168,7 @@ class TracedModule:
                     return UNKNOWN
                 return TRACED_ARRAY
 
-            args = [value(p, i) for i, p in enumerate(positional)]
+            args = [value(p, i) for i, p in enumerate(positional[implicit:])]
             kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
             # The entry point named is what a run calls to trace it: the function making the call,
             # or the module-level name the transformed function is bound to.
