@@ -65,7 +65,9 @@ class ModuleFacts(TracedModule):
     @timed("keys")
     def keys(self) -> KeyFlow:
         """Where PRNG keys are made, consumed and consumed again (see `keys.py`)."""
-        return KeyFlow(self.names, self.discovery, self.source.text, self.options, self.project, self.path)
+        return KeyFlow(
+            self.names, self.discovery, self.source.text, self.options, self.project, self.path, deferred=not self.reported
+        )
 
     @cached_property
     @timed("stale closures")

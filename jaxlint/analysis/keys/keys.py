@@ -121,8 +121,10 @@ class KeyFlow:
 
     def __init__(
         self, names: Names, discovery: Discovery, text: str, options: Mapping[str, Any] | None = None,
-        project: "ModuleLink | None" = None, path: str = "",
+        project: "ModuleLink | None" = None, path: str = "", deferred: bool = False,
     ):
+        """`deferred`: the module is read to follow calls into it, not reported on: its functions
+        are analysed when a caller elsewhere first asks what one does (`exported`)."""
         self.names = names
         self.project = project
         self.discovery = discovery
@@ -158,7 +160,7 @@ class KeyFlow:
         self._options = options or {}
         self._path = path
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
-        self._deferred = False  # a test file's own analyses, not run until a caller elsewhere asks
+        self._deferred = False  # its own analyses (a test file's, a module read only to follow calls) wait for `exported`
         if not any(word in text for word in _KEY_WORDS):
             return  # no key is made, drawn from or declared here, nor handed to an interface (`_abstract_keys`)
         with self._building():
@@ -176,6 +178,9 @@ class KeyFlow:
                 return
             self.tests = test_functions(names, test_pattern(options or {}))
             self._shape_only = self._traced_for_shapes()
+            if deferred:
+                self._deferred = True
+                return
             self._analyse_all()
 
     @contextmanager
@@ -329,12 +334,15 @@ class KeyFlow:
         keys = target.facts.keys
         if not keys.analysed(target.node):
             return []
-        summary = keys.exported(target.node)
         # A parameter its module shows to be a key (drawn from, split, made one, named as one):
         # one that only reaches code not seen is no evidence of a key.
         shown = keys.keynames.of(target.node)
+        bound = bind(target.node, call, 0)
+        if not flax and all(param not in shown for _, param in bound):
+            return []  # what the function does with its parameters need not be asked
+        summary = keys.exported(target.node)
         return [
-            arg for arg, param in bind(target.node, call, 0)
+            arg for arg, param in bound
             if param in shown and summary.params.get(param, NONE) != NONE or (flax and param in summary.flax)
         ]
 

@@ -279,8 +279,8 @@ class Project:
     def __init__(
         self, options: dict[str, Any] | None = None, *, facts: Callable[..., Any], texts: dict[str, bytes] | None = None
     ):
-        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link, path=path)`,
-        # with `names=` too where they are built already.
+        # How a module's facts are built (`ModuleFacts`): called as `facts(source, options, link,
+        # path=path, reported=False)`, with `names=` too where they are built already.
         self._facts = facts
         self.texts = texts or {}  # contents that stand in for files' own (an editor's unsaved buffer)
         self.index = ProjectIndex()
@@ -376,8 +376,8 @@ class Project:
             text = decode(data)
             linting = self._linting
             if linting is not None and linting[0] == path and linting[1].text == text:
-                return self._facts(linting[1], self.options, self.link(path), names=linting[2](), path=path)
-            return self._facts(Source.parse(text, path), self.options, self.link(path), path=path)
+                return self._facts(linting[1], self.options, self.link(path), names=linting[2](), path=path, reported=False)
+            return self._facts(Source.parse(text, path), self.options, self.link(path), path=path, reported=False)
         except (OSError, SourceError, RecursionError, ValueError):
             return None
 

@@ -47,6 +47,7 @@ class TracedModule:
         names: Names | None = None,
         path: str = "",
         search_callers: bool = True,
+        reported: bool = True,
     ):
         if names is not None:
             self.names = names  # already built for this tree (see `Project.loaded`)
@@ -58,6 +59,9 @@ class TracedModule:
         # Whether a framework module's `__call__` parameters are decided by the project's calls
         # (`project_instance_calls`); off, a search that would have been made is only noted.
         self.search_callers = search_callers
+        # Whether the module's own findings are reported: a module the project reads only to
+        # follow calls into it answers questions, and what no question needs is not computed.
+        self.reported = reported
         self.callers_asked = False
         # Abstract contexts first: the entry point a finding names is one under which it fails.
         self.incoming = sorted(
