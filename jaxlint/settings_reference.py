@@ -34,7 +34,7 @@ class Setting:
 
 def _option_defaults() -> dict[str, str]:
     # The defaults live with the code that reads them; imported here only when asked for.
-    from jaxlint.analysis.keys.testing_code import DEFAULT_TEST_FILES, DEFAULT_TEST_FUNCTIONS
+    from jaxlint.analysis.knowledge.testing_code import DEFAULT_TEST_FILES, DEFAULT_TEST_FUNCTIONS
     from jaxlint.rules.recompilation.unrolled_loop import DEFAULT_THRESHOLD
 
     return {
@@ -199,8 +199,9 @@ def settings() -> list[Setting]:
         ),
         Setting(
             "options.test-files", "str", defaults["test-files"],
-            "Randomness rules: a regular expression; files whose name matches are test files and are left "
-            "alone.",
+            "A regular expression; files whose name matches are test files: the randomness rules leave them "
+            "alone, and a transformation a test applies to another module's function (`jax.jit(pipeline.step)`) "
+            "is not followed into that module (the test shows the function survives it).",
             r"test-files = '^test_.*\.py$'",
         ),
         Setting(

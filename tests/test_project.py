@@ -600,3 +600,32 @@ def test_a_checked_file_brings_its_callers_through_the_cache(cli, callers_projec
     linted.clear()
     assert [f["code"] for f in lint(helpers, cli=cli)] == ["JAX101"]
     assert linted == []  # a repeat run is read from the cache, callers included
+
+
+TESTED_HELPER = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": textwrap.dedent("""
+        def clip(x):
+            if x.sum() > 0:
+                return x
+            return -x
+    """),
+}
+JITS_IT = textwrap.dedent("""
+    import jax
+    import jax.numpy as jnp
+    from pkg import helpers
+
+    def run():
+        return jax.jit(helpers.clip)(jnp.ones(3))
+""")
+
+
+@pytest.mark.parametrize(("where", "reported"), [("pkg/train.py", True), ("pkg/helpers_test.py", False), ("tests/test_helpers.py", False)])
+def test_a_test_files_transformation_of_another_modules_function_is_not_followed(cli, make_files, where, reported):
+    """A test transforms the functions it tests in ways it shows they survive (a test failing on
+    the bug already says so): the module that jits `helpers.clip` traces it there, a test does not."""
+    root = make_files({**TESTED_HELPER, where: JITS_IT})
+    found = {(Path(f["filename"]).name, f["code"]) for f in cli("check", "--output-format", "json", "--no-cache", str(root)).json}
+    assert (("helpers.py", "JAX101") in found) is reported

@@ -44,7 +44,7 @@ from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_to
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
-from jaxlint.analysis.keys.testing_code import base_label, test_file, test_functions, test_pattern
+from jaxlint.analysis.knowledge.testing_code import base_label, test_file, test_functions, test_pattern
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings

@@ -18,6 +18,7 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
+from jaxlint.analysis.knowledge.testing_code import test_file
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
@@ -142,6 +143,10 @@ class TracedModule:
         but those the transformation declares static. Its module is analysed in that context, as
         for a call from traced code, and its findings say which function of this module traces it."""
         names = self.names
+        if test_file(self.path, self.options):
+            # A test transforms the functions it tests in ways it shows they survive (it passes,
+            # or it already fails on the bug): what they do traced is their own modules' to say.
+            return
         # A function `follow` never enters (a modelled library's) is not looked up, which would
         # read its module for nothing; unless derivative rules are analysed after this loop: the
         # calls they make are recorded under the entry point it names last.

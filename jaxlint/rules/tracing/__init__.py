@@ -365,7 +365,8 @@ TRACED_VALUE_LIMITATIONS = """
 TRACED_VALUE_LIMITS = (
     "Only values known to be traced are reported: what code it cannot see returns (another package, a"
     " callable chosen at run time) is unknown.",
-    "Project functions are followed where called or jitted, not through decorators but JAX's and type checkers.",
+    "Project functions are followed where called or jitted (not from test files), not through decorators"
+    " but JAX's and type checkers.",
     "A pytree's fields are traced only where its structure is known: a `lax` loop carry, an annotated"
     " or locally built NamedTuple or dataclass.",
     "A name traced code reads from the eager code around it is a constant, unless the code tests it"

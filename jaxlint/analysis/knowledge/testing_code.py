@@ -1,5 +1,6 @@
-"""Test code, by the key rules' `test-functions` and `test-files` options: test code feeds one key
-to several computations on purpose, to compare them."""
+"""Test code, by the `test-functions` and `test-files` options: test code feeds one key to
+several computations on purpose, to compare them, and transforms the functions it tests in ways
+it shows they survive."""
 
 from __future__ import annotations
 
