@@ -154,6 +154,10 @@ class Ops(Base):
         this.method(7)
         this.prop(8)
 
+    @staticmethod
+    def helper(x):
+        x.method(13)
+
 def caller(o):
     plain(1, 2)
     jitted(3)
@@ -216,9 +220,10 @@ def test_a_decorator_the_resolver_cannot_see_through_stops_it() -> None:
     assert callees.target(call.func) is None
 
 
-@pytest.mark.parametrize("call", ["this.prop(8)", "o.method(12)"])
+@pytest.mark.parametrize("call", ["this.prop(8)", "o.method(12)", "x.method(13)"])
 def test_the_resolver_does_not_guess(call: str) -> None:
-    """A property's call runs what the property returns; a parameter's class is not known."""
+    """A property's call runs what the property returns; a parameter's class is not known (a
+    static method's first parameter is no instance)."""
     tree = ast.parse(textwrap.dedent(RESOLVED))
     names = Names(tree)
     callees = Callees(names, frozenset({"jax.jit"}))

@@ -243,8 +243,8 @@ class Callees:
 
 
 def _first_parameter(function: ast.AST) -> str | None:
-    """The name a method calls its instance by (`self`, whatever it is spelled)."""
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    """The name a method calls its instance by (`self`, whatever it is spelled); a static method has none."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or decorated_as(function, "staticmethod"):
         return None
     positional = [*function.args.posonlyargs, *function.args.args]
     return positional[0].arg if positional else None
