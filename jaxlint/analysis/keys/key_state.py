@@ -195,7 +195,10 @@ class Summary:
 
     def with_params(self, levels: dict[str, int]) -> "Summary":
         """A copy that also says `levels` of some parameters (what `*args` or `**kwargs` do)."""
-        copy = Summary({**self.params, **levels}, self.key_params | frozenset(levels), self.returns, self.free, self.flax, self.undrawn)
+        copy = Summary(
+            {**self.params, **levels}, self.key_params | frozenset(levels), self.returns, self.free, self.flax,
+            self.undrawn,
+        )
         copy.free_uses, copy.returned_from = self.free_uses, self.returned_from
         return copy
 

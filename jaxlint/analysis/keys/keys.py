@@ -160,7 +160,8 @@ class KeyFlow:
         self._options = options or {}
         self._path = path
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
-        self._deferred = False  # its own analyses (a test file's, a module read only to follow calls) wait for `exported`
+        # Its own analyses (a test file's, a module's read only to follow calls) wait for `exported`.
+        self._deferred = False
         if not any(word in text for word in _KEY_WORDS):
             return  # no key is made, drawn from or declared here, nor handed to an interface (`_abstract_keys`)
         with self._building():

@@ -410,7 +410,7 @@ class Project:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         if any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in method.decorator_list):
-            return None  # a decorator may replace the function: opaque
+            return None  # another decorator may replace the function: opaque
         return ProjectFunction(facts, method, cls.name), implicit_count(method, Receiver.CLASS)
 
     def instance_call(self, link: ModuleLink, qualname: str, plain: bool = False) -> ProjectFunction | None:

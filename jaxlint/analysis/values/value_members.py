@@ -73,7 +73,10 @@ class MemberEvaluation:
                 value = self.decorated(target.function)
                 if value.function is None or through_class:
                     return value  # through the class, nothing is bound that the call does not pass
-                instance = base if node.value.id == receiver(self.names, self.scope) else MADE_SELF if base.made_here else STATIC
+                if node.value.id == receiver(self.names, self.scope):
+                    instance = base  # `self`
+                else:
+                    instance = MADE_SELF if base.made_here else STATIC
                 return value.but(function=replace(value.function, method_self=instance))
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 
