@@ -399,7 +399,7 @@ class CallTransfer:
             axis = axes.elts[index] if isinstance(axes, (ast.Tuple, ast.List)) and index < len(axes.elts) else axes
             if not (isinstance(axis, ast.Constant) and axis.value is None) or index >= len(params):
                 continue
-            if summary.params.get(params[index], NONE) != NONE:
+            if summary.consumes(params[index]):
                 primitive = self.names.qualname(batching.func) or "jax.vmap"
                 self.report_reuse(Use(arg, node, "call", f"`{api.short(primitive)}`"), None, node, primitive)
 

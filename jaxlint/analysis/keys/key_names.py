@@ -24,24 +24,29 @@ from __future__ import annotations
 import ast
 import re
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.submodules import attribute_class
 from jaxlint.analysis.engine.walk import attribute_path, body_nodes, returned_name
 from jaxlint.analysis.keys.key_objects import constructor, object_uses
-from jaxlint.analysis.keys.key_syntax import base_name, names_in, target_names
+from jaxlint.analysis.keys.key_syntax import base_name, bind, names_in, target_names
+from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.callees import Target, module_callees
+
+if TYPE_CHECKING:
+    from jaxlint.analysis.project.project import ModuleLink
 
 
 class KeyNames:
     """The key names of each function of one module, and the module's own call targets."""
 
-    def __init__(self, names: Names):
+    def __init__(self, names: Names, project: ModuleLink | None = None):
         self.names = names
+        self.project = project  # the module's place in the project: calls into other modules are followed
         self.makes_keys: set[int] = set()  # functions that call a key constructor
         self._cache: dict[int, frozenset[str]] = {}
         self._nodes: dict[int, list[ast.AST]] = {}
@@ -53,13 +58,38 @@ class KeyNames:
         self._objects: dict[int, frozenset[str]] = {}
         self._object_names: frozenset[str] | None = None
         self.callees = module_callees(names)
-        # The arguments a call into another module of the project hands to parameters used as
-        # keys there; set by the key flow, which sees the project.
-        self.elsewhere: Callable[[ast.Call], list[ast.expr]] | None = None
         self._passed_in: dict[int, frozenset[str]] = {}  # `keys_passed_in`
         self._made: dict[int, frozenset[str]] = {}  # `made_or_drawn`
         self._random: dict[int, ast.AST] | None = None  # `_random_scopes`
         self._enclosing: dict[int, frozenset[str]] = {}  # `enclosing_keys`
+
+    def handed_elsewhere(self, call: ast.Call, flax: bool = False) -> list[ast.expr]:
+        """The arguments of a call of a function of another project module, analysed there for
+        keys, that reach a parameter it consumes as a key (`flax`: or hands to a Flax run). A
+        function its module does not analyse for keys is taken to consume nothing here: only a
+        draw seen there makes the name a key."""
+        if self.project is None:
+            return []
+        qualname = self.names.qualname(call.func)
+        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
+            return []
+        target = self.project.callee(qualname)
+        if target is None or target.path in self.project.project.key_flows_building:
+            return []
+        keys = target.facts.keys
+        if not keys.analysed(target.node):
+            return []
+        # A parameter its module shows to be a key (drawn from, split, made one, named as one):
+        # one that only reaches code not seen is no evidence of a key.
+        shown = keys.keynames.of(target.node)
+        bound = bind(target.node, call, 0)
+        if not flax and all(param not in shown for _, param in bound):
+            return []  # what the function does with its parameters need not be asked
+        summary = keys.exported(target.node)
+        return [
+            arg for arg, param in bound
+            if param in shown and summary.consumes(param) or (flax and param in summary.flax)
+        ]
 
     @cached_property
     def inits(self) -> bool:
@@ -109,10 +139,10 @@ class KeyNames:
                         for arg, param in target.bind(node).pairs():
                             if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
                                 found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
-                elif self.elsewhere is not None and any(isinstance(a, ast.Name) for a in (*node.args, *(k.value for k in node.keywords))):
+                elif self.project is not None and any(isinstance(a, ast.Name) for a in (*node.args, *(k.value for k in node.keywords))):
                     # A function of another module of the project that uses the parameter a name
                     # is handed to as a key: the name is a key here too, as for one of this module.
-                    found.update(a.id for a in self.elsewhere(node) if isinstance(a, ast.Name))
+                    found.update(a.id for a in self.handed_elsewhere(node) if isinstance(a, ast.Name))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 if not (isinstance(node.value, ast.Call) and self.qualname(node.value.func) in api.KEY_MAKERS):
                     aliases.append((node.targets if isinstance(node, ast.Assign) else [node.target], node.value))

@@ -192,6 +192,9 @@ class Summary:
         # A caller that drops what comes back there draws nothing from the key (`key_draws`).
         self.undrawn = undrawn or {}
 
+    def consumes(self, param: str) -> bool:
+        """Whether the function may consume the parameter (MAYBE or DEFINITE)."""
+        return self.params.get(param, NONE) != NONE
 
     def with_params(self, levels: dict[str, int]) -> "Summary":
         """A copy that also says `levels` of some parameters (what `*args` or `**kwargs` do)."""

@@ -41,7 +41,7 @@ from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, NONE, Helper, Summary, Use, helper_for
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_to
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.knowledge.testing_code import base_label, test_file, test_functions, test_pattern
@@ -151,9 +151,7 @@ class KeyFlow:
         self._candidates: list[Candidate] = []
         self._consumed: set[int] = set()
         self._seed_index: dict[int, int] = {}
-        self.keynames = KeyNames(names)
-        if project is not None:
-            self.keynames.elsewhere = self._keys_handed_elsewhere
+        self.keynames = KeyNames(names, project)
         self.tests: set[int] = set()
         self._shape_only: set[int] = set()  # functions only traced for shapes (`jax.eval_shape`)
         self._text = text
@@ -319,34 +317,6 @@ class KeyFlow:
         self._by_flags[key] = summary
         return summary
 
-    def _keys_handed_elsewhere(self, call: ast.Call, flax: bool = False) -> list[ast.expr]:
-        """The arguments of a call of a function of another project module, analysed there for
-        keys, that reach a parameter it consumes as a key (`flax`: or hands to a Flax run). A
-        function its module does not analyse for keys is taken to consume nothing here: only a
-        draw seen there makes the name a key."""
-        if self.project is None:
-            return []
-        qualname = self.names.qualname(call.func)
-        if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
-            return []
-        target = self.project.callee(qualname)
-        if target is None or target.path in self.project.project.key_flows_building:
-            return []
-        keys = target.facts.keys
-        if not keys.analysed(target.node):
-            return []
-        # A parameter its module shows to be a key (drawn from, split, made one, named as one):
-        # one that only reaches code not seen is no evidence of a key.
-        shown = keys.keynames.of(target.node)
-        bound = bind(target.node, call, 0)
-        if not flax and all(param not in shown for _, param in bound):
-            return []  # what the function does with its parameters need not be asked
-        summary = keys.exported(target.node)
-        return [
-            arg for arg, param in bound
-            if param in shown and summary.params.get(param, NONE) != NONE or (flax and param in summary.flax)
-        ]
-
     def _project_helper(self, call: ast.Call) -> Helper | None:
         """A call into a function of another module of the project: what it does to the keys passed in.
 
@@ -437,7 +407,7 @@ class KeyFlow:
         param = helper.parameters.get(id(arg)) if helper is not None else None
         if helper is None or param is None:
             return True
-        return helper.summary.params.get(param, NONE) != NONE
+        return helper.summary.consumes(param)
 
     def definition_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.AST] | None:
         """The `def` or `class` a name stands for, in its module or (seen in this module) another of the project."""
@@ -697,7 +667,7 @@ class KeyFlow:
     def _drawn_elsewhere(self, call: ast.Call, handed: list[ast.Name]) -> bool:
         """Whether a call runs a function of another project module, analysed there for keys,
         that draws from (or hands to a Flax run) a parameter one of `handed` is passed to."""
-        return any(arg in handed for arg in self._keys_handed_elsewhere(call, flax=True))
+        return any(arg in handed for arg in self.keynames.handed_elsewhere(call, flax=True))
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
