@@ -6,7 +6,9 @@ import ast
 import gc
 
 from jaxlint.rules import iter_rules
-from jaxlint.linter import lint_module
+from jaxlint.analysis.engine.names import Names
+from jaxlint.analysis.project.project import Project
+from jaxlint.linter import lint_module, module_facts
 from jaxlint.runner import LintSettings, _chunks, lint_document, lint_files, load_document
 
 TRACED = """\
@@ -64,6 +66,49 @@ def test_reference_counting_alone_frees_a_linted_module():
         gc.enable()
     assert [f.code for f in linted.findings] == ["JAX101"]
     assert modules == []
+
+
+HANDS_A_KEY = """\
+import jax
+from pkg.noise import perturb
+
+
+def run(x, key):
+    a = perturb(x, key)
+    return a + perturb(x, key)
+"""
+
+NOISE = """\
+import jax
+
+
+def perturb(x, key):
+    return x + jax.random.normal(key, x.shape)
+"""
+
+
+def test_reference_counting_alone_frees_a_module_linted_in_its_project(tmp_path):
+    # Following calls into other modules must not tie the linted module's facts into a cycle
+    # either (a fact holding a bound method of another): the module's names die with its facts.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "noise.py").write_text(NOISE)
+    path = tmp_path / "pkg" / "train.py"
+    path.write_text(HANDS_A_KEY)
+    project = Project(facts=module_facts)
+    gc.collect()
+    gc.disable()
+    try:
+        linted = lint_module(HANDS_A_KEY, str(path), project=project)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        cyclic = [obj for obj in gc.garbage if isinstance(obj, Names)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert [f.code for f in linted.findings] == ["JAX201"]
+    assert cyclic == []
 
 
 def test_chunks_hold_every_file_once_largest_first_and_shrink_towards_the_end():

@@ -72,8 +72,13 @@ def analyse(
     except RecursionError:
         return Summary({}, frozenset(run.params))
     finally:
+        # A report holds the run that made it, and the run its reports and the solver's `locate`,
+        # which holds the run again: both dropped once the reports are made, the run and the
+        # module's facts it reaches die by reference counting, not by the collector.
+        run.reports.clear()
         for _, report in sorted(reports, key=lambda r: r[0]):
             report()
+        run.locate = None
     consumed: dict[str, int] = {}
     for name, vid in run.params.items():
         # A key only Flax runs consumed is summarised by `_flax_runs`.
