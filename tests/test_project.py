@@ -273,6 +273,19 @@ def test_a_namespace_package_imports_its_package_by_absolute_name(cli, make_file
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
 
 
+def test_a_subpackage_named_as_a_library_is_not_that_library(tmp_path):
+    """`lib/_src/numpy/ops.py` imports `numpy`: its folder is the subpackage `lib._src.numpy`, not
+    a top-level `numpy` of the project, so the library it means is NumPy's, never followed."""
+    ops = tmp_path / "lib" / "_src" / "numpy" / "ops.py"
+    ops.parent.mkdir(parents=True)
+    for package in ("lib", "lib/_src", "lib/_src/numpy"):
+        (tmp_path / package / "__init__.py").write_text("")
+    ops.write_text("import numpy as np\n")
+    index = ProjectIndex()
+    assert index.namespace_root(str(ops.parent), "numpy") is None
+    assert str(tmp_path / "lib" / "_src") not in index.import_roots(str(ops), "numpy")
+
+
 def test_python_imports_the_namespace_package_from_the_repository(make_files, monkeypatch):
     jax = pytest.importorskip("jax")
     root = make_files(NAMESPACED)

@@ -179,7 +179,9 @@ class ProjectIndex:
         way up) sits, found from the package's name in the module's own absolute imports."""
         while True:
             parent, name = os.path.split(directory)
-            if name == package:
+            # A folder of that name inside a regular package (`jax/_src/numpy`) is a subpackage
+            # of it: `import numpy` there still means the library.
+            if name == package and not self.is_package(parent):
                 return parent
             if parent == directory:
                 return None
