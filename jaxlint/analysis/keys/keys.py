@@ -650,15 +650,18 @@ class KeyFlow:
         found: set[int] = set()
         if self.project is None:
             return found
-        by_function: dict[int, list[ast.Call]] = {}
+        by_function: dict[int, list[tuple[ast.Call, list[ast.Name]]]] = {}
         for call, scope in self.names.calls:
             fn = scope.node
-            if isinstance(fn, FUNCTION_TYPES) and id(fn) not in relevant and _may_be_project_call(call, self.names):
-                by_function.setdefault(id(fn), []).append(call)
+            if not isinstance(fn, FUNCTION_TYPES) or id(fn) in relevant:
+                continue
+            names = _handed_names(call)  # a call handing no name hands no key: not resolved
+            if names and _may_be_project_call(call, self.names):
+                by_function.setdefault(id(fn), []).append((call, names))
         for fn_id, calls in by_function.items():
-            counts = Counter(x.id for call in calls for x in _handed_names(call))
-            for call in calls:
-                handed = [x for x in _handed_names(call) if key_named(x.id) or counts[x.id] > 1]
+            counts = Counter(x.id for _, names in calls for x in names)
+            for call, names in calls:
+                handed = [x for x in names if key_named(x.id) or counts[x.id] > 1]
                 if handed and self._drawn_elsewhere(call, handed):
                     found.add(fn_id)
                     break
