@@ -65,6 +65,40 @@ CASES = {
             target = create(value_def, key, obs)
             return critic, value, target, rng
         """,
+    "inits of two modules given one key through a helper, both making an MLP_0": """
+        import flax.linen as nn
+        import jax
+
+        class MLP(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(8)(x)
+
+        class Actor(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(2)(MLP()(x))
+
+        class Value(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return MLP()(x)
+
+        class Critic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return MLP(name="torso")(x)
+
+        def create(model_def: nn.Module, inputs):
+            return model_def.init(*inputs)
+
+        def build(obs, seed):
+            rng = jax.random.PRNGKey(seed)
+            actor = create(Actor(), [rng, obs])
+            critic = create(Critic(), [rng, obs])  # its MLP sits at `torso`: other paths
+            value = create(Value(), [rng, obs])  # JAX201
+            return actor, critic, value
+        """,
     "two runs of one module draw the same numbers": """
         import jax
 
@@ -181,6 +215,39 @@ def test_flax_folds_the_module_path_into_the_key():
     drawn = Noisy().apply(identity, method=Noisy.root_key, rngs={"dropout": key})
     made = [key, *jax.random.split(key, 4), *(jax.random.fold_in(key, i) for i in range(4))]
     assert not any(jnp.array_equal(drawn, k) for k in made)
+
+
+def test_modules_making_a_submodule_at_one_path_draw_its_parameters_alike():
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(8)(x)
+
+    class Actor(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(2)(MLP()(x))
+
+    class Value(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return MLP()(x)
+
+    class Critic(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return MLP(name="torso")(x)
+
+    key, x = jax.random.PRNGKey(0), jnp.ones((1, 4))
+    actor = Actor().init(key, x)["params"]["MLP_0"]["Dense_0"]["kernel"]
+    value = Value().init(key, x)["params"]["MLP_0"]["Dense_0"]["kernel"]
+    critic = Critic().init(key, x)["params"]["torso"]["Dense_0"]["kernel"]
+    assert jnp.array_equal(actor, value)  # one path, one key: the same weights
+    assert not jnp.array_equal(actor, critic)
 
 
 def test_jax_checker_does_not_count_a_flax_run_as_a_use():

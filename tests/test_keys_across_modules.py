@@ -499,3 +499,74 @@ def test_a_method_inherited_from_a_class_of_another_module_answers_for_itself(cl
         ("optimizer.py", 14, "JAX201"), ("optimizer.py", 24, "JAX201"),
     ]
     assert "consumed by `self.perturb` on line 13" in findings[0]["message"]
+
+
+FLAX_LAYERS = {
+    "pyproject.toml": "",
+    "agent/__init__.py": "",
+    "agent/common.py": """
+        import flax.linen as nn
+
+
+        class MLP(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                for size in (8, 8):
+                    x = nn.Dense(size)(x)
+                return x
+
+
+        class Model:
+            @classmethod
+            def create(cls, model_def: nn.Module, inputs):
+                return model_def.init(*inputs)
+        """,
+    "agent/nets.py": """
+        import flax.linen as nn
+
+        from agent.common import MLP
+
+
+        class Policy(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(2)(MLP()(x))
+
+
+        class ValueCritic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return MLP()(x)
+
+
+        class Temperature(nn.Module):
+            @nn.compact
+            def __call__(self):
+                return self.param("log_temp", nn.initializers.zeros, ())
+        """,
+    "agent/learner.py": """
+        import jax
+
+        from agent import nets
+        from agent.common import Model
+
+
+        def build(seed, obs):
+            rng = jax.random.PRNGKey(seed)
+            actor = Model.create(nets.Policy(), inputs=[rng, obs])
+            temp = Model.create(nets.Temperature(), inputs=[rng])
+            value = Model.create(nets.ValueCritic(), inputs=[rng, obs])
+            return actor, temp, value
+        """,
+}
+
+
+def test_a_helper_initialising_the_module_its_caller_passes_draws_at_that_modules_paths(cli, make_files):
+    # `Model.create` runs `model_def.init(*inputs)`: the key in `inputs` draws the parameters of the
+    # module passed, at its submodules' paths; the policy and the value critic both make an `MLP`
+    # (of a third module) first, at `MLP_0`, so one key gives them the same first layer. The
+    # temperature draws at the root only, where neither of the others does.
+    make_files(FLAX_LAYERS)
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "agent/learner.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX201", 12)]
+

@@ -143,7 +143,7 @@ class CallTransfer:
             return None  # the keys a partial fixes draw only where it is called: here never
         if isinstance(func, ast.Call) and self.names.qualname(func.func) in api.BATCHING:
             self._broadcast(node, func, refs, state)
-        helper = self.flow.helper(node, self.quiet)
+        helper = self.flow.helper(node, self.quiet, [arg for arg, _ in refs])
         if helper is not None:
             result = None
             for arg, ref in refs:
@@ -367,8 +367,10 @@ class CallTransfer:
 
     def _shared_paths(self, use: Use, plain: list, state: KeyState) -> None:
         """An `init` of one Flax module after an `init` of another with the same key: reported where
-        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`)."""
-        mine = self.flow.flax_paths(use.call)
+        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`). A helper that
+        runs the `init` of a module its caller passes (`Model.create(actor_def, inputs=[key, x])`)
+        draws at the paths of the module passed."""
+        mine = self.flow.flax_paths(use.call, _module_passed(use))
         if not mine:
             return
         for slot, mark in state.used.items():
@@ -376,7 +378,7 @@ class CallTransfer:
                 isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] in plain
                 and slot[2] != use.module and mark.level == DEFINITE and mark.first is not None and mark.first.init
             ):
-                theirs = self.flow.flax_paths(mark.first.call)
+                theirs = self.flow.flax_paths(mark.first.call, _module_passed(mark.first))
                 if theirs and mine & theirs:
                     self.report_reuse(use, mark.first, self.carried)
                     return
@@ -609,3 +611,15 @@ def _bindings(fn: ast.AST) -> dict[str, list[tuple[int, int]]]:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             stores.setdefault(node.id, []).append((node.lineno, node.col_offset))
     return stores
+
+
+def _module_passed(use: Use) -> ast.expr | None:
+    """The argument of a helper's call that is the module the helper's Flax run runs, if the run
+    is a helper's (`Use.module` names what the caller passes for the module parameter)."""
+    call = use.call
+    if not isinstance(call, ast.Call) or use.module is None:
+        return None
+    for arg in (*call.args, *(k.value for k in call.keywords)):
+        if not isinstance(arg, ast.Starred) and ast.unparse(arg) == use.module:
+            return arg
+    return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Protocol, Union
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import FunctionNode, Names
@@ -205,6 +205,23 @@ class Summary:
         copy.free_uses, copy.returned_from = self.free_uses, self.returned_from
         return copy
 
+    def covering(self, other: "Summary", params: Iterable[str]) -> "Summary":
+        """A copy that also says what `other` (the function followed with every parameter a key)
+        says of `params`, which this one does not follow as keys."""
+        extra = frozenset(params) - self.key_params
+        if not extra:
+            return self
+        copy = Summary(
+            {**self.params, **{p: level for p, level in other.params.items() if p in extra}},
+            self.key_params | extra,
+            self.returns | (other.returns & extra),
+            self.free,
+            {**self.flax, **{p: runs for p, runs in other.flax.items() if p in extra}},
+            {**self.undrawn, **{p: where for p, where in other.undrawn.items() if p in extra}},
+        )
+        copy.free_uses, copy.returned_from = self.free_uses, self.returned_from | (other.returned_from & extra)
+        return copy
+
 
 NO_KEYS = Summary({}, frozenset())
 
@@ -247,11 +264,11 @@ class ModuleKeys(Protocol):
 
     def resolve(self, func: ast.AST) -> FunctionNode | None: ...
 
-    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None: ...
+    def helper(self, call: ast.Call, exported: bool = False, keyed: Collection[ast.expr] = ()) -> Helper | None: ...
 
     def summary(self, fn: FunctionNode) -> Summary: ...
 
-    def flax_paths(self, call: ast.AST) -> frozenset[str] | None: ...
+    def flax_paths(self, call: ast.AST, module: ast.expr | None = None) -> frozenset[str] | None: ...
 
     def report_reuse(
         self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,

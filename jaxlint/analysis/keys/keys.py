@@ -27,7 +27,7 @@ from collections import Counter
 from contextlib import contextmanager
 from functools import cached_property
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from jaxlint.analysis.engine import arguments
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
@@ -142,7 +142,8 @@ class KeyFlow:
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self.stores: dict[int, dict[str, list[tuple[int, int]]]] = {}  # id(function) -> where it binds each name
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
-        self._flax_paths: dict[int, frozenset[str] | None] = {}  # id(`init` call) -> `flax_paths`
+        self._links: dict[int, ModuleLink] = {}  # id(names) of a module `definition_of` found -> its link
+        self._flax_paths: dict[tuple[int, int], frozenset[str] | None] = {}  # (id(call), id(module)) -> `flax_paths`
         self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`
         self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_none`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
@@ -208,12 +209,13 @@ class KeyFlow:
     def resolve(self, func: ast.AST) -> FunctionNode | None:
         return self.keynames.resolve(func)
 
-    def helper(self, call: ast.Call, exported: bool = False) -> Helper | None:
+    def helper(self, call: ast.Call, exported: bool = False, keyed: Collection[ast.expr] = ()) -> Helper | None:
         """The summary of the function a call runs, when the analysis can see it.
 
         Every question about a callee's keys goes through here: the functions of this module,
         and plain functions of the project's own modules (`exported`: the summary a caller in
-        another module reads, asked while computing one).
+        another module reads, asked while computing one). `keyed`: the arguments (or members of
+        list, tuple and dict arguments) that hold keys.
         """
         target = self.keynames.target(call.func)
         if target is None:
@@ -230,6 +232,11 @@ class KeyFlow:
         flags = self.deciding_flags(callee, bound, summary)
         if flags:
             summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
+        uncovered = _parameters_of(keyed, bound) - summary.key_params
+        if uncovered and not exported:
+            # A key handed to a parameter the function does not take as one is followed as a
+            # caller in another module follows it (`exported`): into a Flax run or code not seen.
+            summary = summary.covering(self.exported(callee, flags or None), uncovered)
         name = getattr(target.forwarder or callee, "name", "the lambda")
         collected = binding.collected_pairs()
         if collected and not exported:
@@ -383,21 +390,24 @@ class KeyFlow:
         init = constructor(located[1])
         return ProjectFunction(located[0], init) if init is not None else None
 
-    def flax_paths(self, call: ast.AST) -> frozenset[str] | None:
+    def flax_paths(self, call: ast.AST, module: ast.expr | None = None) -> frozenset[str] | None:
         """Where the Flax Linen module whose `init` a call runs draws parameters (`flax_runs.draw_paths`),
-        when the module is an instance of a class the project defines (`critic = Critic(...)`)."""
-        if id(call) in self._flax_paths:
-            return self._flax_paths[id(call)]
+        when the module is an instance of a class the project defines (`critic = Critic(...)`):
+        `module`, or the one the call's method is read from (`critic.init`)."""
+        memo = (id(call), id(module))
+        if memo in self._flax_paths:
+            return self._flax_paths[memo]
         found = None
-        func = call.func if isinstance(call, ast.Call) else None
-        module = func.value if isinstance(func, ast.Attribute) else None
+        if module is None:
+            func = call.func if isinstance(call, ast.Call) else None
+            module = func.value if isinstance(func, ast.Attribute) else None
         if isinstance(module, ast.Name):
             values = self.names.assignments(module)
             module = values[0] if len(values) == 1 else None
         located = self.class_of(module.func, self.names) if isinstance(module, ast.Call) else None
         if located is not None and linen_class(located[1], located[0]):
             found = draw_paths(located[0], located[1], self.class_of)
-        self._flax_paths[id(call)] = found
+        self._flax_paths[memo] = found
         return found
 
     def draws_from(self, call: ast.Call, arg: ast.expr) -> bool:
@@ -410,17 +420,23 @@ class KeyFlow:
         return helper.summary.consumes(param)
 
     def definition_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.AST] | None:
-        """The `def` or `class` a name stands for, in its module or (seen in this module) another of the project."""
+        """The `def` or `class` a name stands for, in its module or another of the project: a name
+        seen in this module, or in a module found this way (a Flax module's submodule class,
+        imported there from a third module)."""
         definition = names.definition(expr)
         if definition is not None:
             return names, definition
-        if names is not self.names or self.project is None:
+        link = self.project if names is self.names else self._links.get(id(names))
+        if link is None:
             return None
         qualname = names.qualname(expr)
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
             return None
-        located = self.project.project.definition(self.project, qualname)
-        return (located[0].names, located[1]) if located is not None else None
+        located = link.project.definition(link, qualname)
+        if located is None:
+            return None
+        self._links[id(located[0].names)] = located[0].project  # the project keeps its modules
+        return located[0].names, located[1]
 
     def class_of(self, expr: ast.expr, names: Names) -> tuple[Names, ast.ClassDef] | None:
         """The class a name stands for, in its module or (seen in this module) another of the project."""
@@ -785,3 +801,15 @@ def _may_be_project_call(call: ast.Call, names: Names) -> bool:
     owner = names.lookup(func.id, scope) if scope is not None else None
     imported = owner.imports.get(func.id) if owner is not None else None
     return imported is not None and imported.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES
+
+
+def _parameters_of(args: Collection[ast.expr], bound: list[tuple[ast.expr, str]]) -> frozenset[str]:
+    """The parameters `args` fill, each itself an argument or a member of a list, tuple or dict one."""
+    wanted = {id(arg) for arg in args}
+    found = set()
+    for arg, param in bound:
+        members = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
+        if param is not None and (id(arg) in wanted or any(id(m) in wanted for m in members)):
+            found.add(param)
+    return frozenset(found)
+
