@@ -187,8 +187,9 @@ class KeyReuse(KeyFlowRule):
           modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
           through functions of the project (`Model.create(critic_def, inputs=[key, x])`, a class
           method of another module included), is not, except two `init`s of modules whose
-          classes the project defines and that both make a parameter-drawing layer at one path:
-          Flax names a layer made without `name=` `{Class}_{n}`, counting per class in the order
+          classes the project defines and that both make a parameter-drawing layer at one path
+          (the module a helper initialises is the one its caller passes; a layer's class may
+          come from any module of the project): Flax names a layer made without `name=` `{Class}_{n}`, counting per class in the order
           made, so an actor and a critic that each start with an `MLP` (or a `Dense`) both draw
           its parameters at `MLP_0`, the same numbers (a prefix where shapes differ).
         - Two `init`s of one module with one key build the same parameters twice: a copy, which
