@@ -666,10 +666,23 @@ class KeyFlow:
         found: set[int] = set()
         if self.project is None:
             return found
+        # The names some scope imports from outside the libraries modelled: a call is tested
+        # only where its callee starts with one.
+        imported = {
+            name for scope in self.names.scopes.values() for name, qualname in scope.imports.items()
+            if qualname.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES
+        }
+        if not imported:
+            return found
         by_function: dict[int, list[tuple[ast.Call, list[ast.Name]]]] = {}
         for call, scope in self.names.calls:
             fn = scope.node
             if not isinstance(fn, FUNCTION_TYPES) or id(fn) in relevant:
+                continue
+            base = call.func
+            while base.__class__ is ast.Attribute:
+                base = base.value
+            if base.__class__ is not ast.Name or base.id not in imported:
                 continue
             names = _handed_names(call)  # a call handing no name hands no key: not resolved
             if names and _may_be_project_call(call, self.names):
