@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from functools import cached_property
 from typing import NamedTuple
 
 from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, decorated_as, forwarded_call, implicit_count
@@ -77,6 +78,11 @@ class Callees:
         if scope is None:
             self._cache[key] = found
         return found
+
+    @cached_property
+    def def_names(self) -> frozenset[str]:
+        """The names of the module's defs: `x.<attr>` can denote one only where `attr` is one."""
+        return frozenset(fn.name for fn in self.names.functions if not isinstance(fn, ast.Lambda))
 
     def denoted(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
         """The def or lambda of this module an expression names, however it is decorated (its

@@ -65,7 +65,8 @@ class MemberEvaluation:
             # `self.step` (the class's def or a base's), `GATE.apply` after `GATE = Gate(0.5)` (also
             # where the traced code makes the instance), `Ops.step`: the def the module's resolver
             # finds, as its decorators make it.
-            target = module_callees(self.names).denoted(node, self.scope)
+            callees = module_callees(self.names)
+            target = callees.denoted(node, self.scope) if node.attr in callees.def_names else None
             if target is not None and getattr(target.function, "name", None) == node.attr:
                 through_class = isinstance(self.names.definition(node.value, self.scope), ast.ClassDef)
                 if through_class and target.implicit:
