@@ -139,7 +139,10 @@ class KeyNames:
                         for arg, param in target.bind(node).pairs():
                             if param in params and (isinstance(arg, ast.Name) or attribute_path(arg)):
                                 found.add(arg.id if isinstance(arg, ast.Name) else attribute_path(arg))
-                elif self.project is not None and any(isinstance(a, ast.Name) for a in (*node.args, *(k.value for k in node.keywords))):
+                elif (
+                    self.project is not None and qualname.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES
+                    and any(isinstance(a, ast.Name) for a in (*node.args, *(k.value for k in node.keywords)))
+                ):
                     # A function of another module of the project that uses the parameter a name
                     # is handed to as a key: the name is a key here too, as for one of this module.
                     found.update(a.id for a in self.handed_elsewhere(node) if isinstance(a, ast.Name))
