@@ -504,7 +504,7 @@ def test_a_method_inherited_from_a_class_of_another_module_answers_for_itself(cl
 FLAX_LAYERS = {
     "pyproject.toml": "",
     "agent/__init__.py": "",
-    "agent/common.py": """
+    "agent/layers.py": """
         import flax.linen as nn
 
 
@@ -514,6 +514,9 @@ FLAX_LAYERS = {
                 for size in (8, 8):
                     x = nn.Dense(size)(x)
                 return x
+        """,
+    "agent/common.py": """
+        import flax.linen as nn
 
 
         class Model:
@@ -524,7 +527,7 @@ FLAX_LAYERS = {
     "agent/nets.py": """
         import flax.linen as nn
 
-        from agent.common import MLP
+        from agent.layers import MLP
 
 
         class Policy(nn.Module):
@@ -564,9 +567,23 @@ FLAX_LAYERS = {
 def test_a_helper_initialising_the_module_its_caller_passes_draws_at_that_modules_paths(cli, make_files):
     # `Model.create` runs `model_def.init(*inputs)`: the key in `inputs` draws the parameters of the
     # module passed, at its submodules' paths; the policy and the value critic both make an `MLP`
-    # (of a third module) first, at `MLP_0`, so one key gives them the same first layer. The
+    # (of a module the learner does not import) first, at `MLP_0`, so one key gives them the same first layer. The
     # temperature draws at the root only, where neither of the others does.
     make_files(FLAX_LAYERS)
     out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "agent/learner.py")
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX201", 12)]
 
+
+
+def test_an_edited_layer_class_of_a_third_module_relints_the_caller(cli, make_files):
+    # Whether the policy and the value critic draw at one path comes from `MLP`, in
+    # `agent/layers.py`: once it draws no parameters, the cached verdict of `learner.py`, which
+    # does not import that module, goes with it.
+    root = make_files(FLAX_LAYERS)
+    first = cli("check", "--output-format", "json", "--select", "JAX201", "agent/learner.py").json
+    assert [f["location"]["row"] for f in first] == [12]
+    layers = root / "agent" / "layers.py"
+    layers.write_text(layers.read_text().replace("x = nn.Dense(size)(x)", "x = x * size"))
+    after = cli("check", "--output-format", "json", "--select", "JAX201", "agent/learner.py").json
+    assert after == cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "agent/learner.py").json
+    assert after == []

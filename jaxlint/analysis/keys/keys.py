@@ -433,6 +433,8 @@ class KeyFlow:
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES:
             return None
         located = link.project.definition(link, qualname)
+        if link is not self.project:
+            self.project.deps.update(link.deps)  # what the lookup read there, for this module's cache
         if located is None:
             return None
         self._links[id(located[0].names)] = located[0].project  # the project keeps its modules
