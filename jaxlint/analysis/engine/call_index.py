@@ -19,7 +19,7 @@ _Table = Dict[str, List[_Entry]]
 
 
 class _CallIndex:
-    __slots__ = ("direct", "curried", "outer", "classes")
+    __slots__ = ("direct", "curried", "outer", "classes", "_aliases")
 
     def __init__(self, names: Names):
         direct: _Table = {}
@@ -44,6 +44,16 @@ class _CallIndex:
         self.curried = curried
         self.outer = outer
         self.classes = frozenset(cls.name for cls in names.classes)
+        self._aliases: Dict[str, set] | None = None
+
+    def aliases(self, names: Names) -> Dict[str, set]:
+        """Qualified name -> the names some scope of the module imports it as."""
+        if self._aliases is None:
+            self._aliases = {}
+            for scope in names.scopes.values():
+                for alias, target in scope.imports.items():
+                    self._aliases.setdefault(target, set()).add(alias)
+        return self._aliases
 
 
 # The index lives as long as the module's `Names`: nothing in it refers back to that object.
@@ -76,12 +86,11 @@ def spellings(names: Names, qualified: Iterable[str]) -> frozenset[str]:
     """The last parts of these qualified names, and the import aliases the module binds to them
     (`from jax.tree_util import Partial as P`): what `calls_through` looks calls up by, so that a
     call is found however the module imports its callee."""
-    qualified = set(qualified)
-    out = {name.rsplit(".", 1)[-1] for name in qualified}
-    for scope in names.scopes.values():
-        for alias, target in scope.imports.items():
-            if target in qualified:
-                out.add(alias)
+    aliases = _index(names).aliases(names)
+    out = set()
+    for name in qualified:
+        out.add(name.rsplit(".", 1)[-1])
+        out.update(aliases.get(name, ()))
     return frozenset(out)
 
 
