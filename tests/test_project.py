@@ -428,6 +428,25 @@ def test_a_helpers_return_value_reaches_the_caller(tmp_path):
     assert link.deps == {str(tmp_path / "helpers.py")}
 
 
+def test_a_module_without_the_words_a_question_needs_is_not_read_for_it(tmp_path):
+    """`pkg.geometry.rotate` is a def of a module whose text holds no word a key needs: asked
+    whether it takes a key, the project answers from the text, reads no tree, and still records
+    the module as a dependency (a key appearing there later changes the answer)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "geometry.py").write_text("def rotate(x, q):\n    return x * q\n")
+    (tmp_path / "pkg" / "noise.py").write_text("import jax\n\n\ndef rotate(x, key):\n    return x * jax.random.normal(key)\n")
+    project = Project(facts=ModuleFacts)
+    link = project.link(str(tmp_path / "pkg" / "main.py"))
+    words = ("random", "key", "rng")
+    assert link.defined_without("pkg.geometry.rotate", words)
+    assert not link.defined_without("pkg.noise.rotate", words)
+    assert not link.defined_without("pkg.missing.rotate", words)
+    assert project.loaded(str(tmp_path / "pkg" / "geometry.py")) is None
+    assert str(tmp_path / "pkg" / "geometry.py") in link.deps
+
+
 def test_summaries_say_what_a_function_does_with_each_parameter(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "helpers.py").write_text(textwrap.dedent("""\

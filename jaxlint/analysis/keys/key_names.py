@@ -41,6 +41,17 @@ if TYPE_CHECKING:
     from jaxlint.analysis.project.project import ModuleLink
 
 
+# Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
+# `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
+# hands one to an interface (`_abstract_keys`), to code outside `jax.random` that draws from it
+# (`key_consumers`) or to a function of another module that does (`_handing_on`).
+KEY_WORDS = (
+    "random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod",
+    "key=", "seed=", "Rngs", ".init(", "initializers",  # code outside `jax.random` drawing from a key
+    "key", "rng",  # a key-named parameter handed to a function of another module that draws from it
+)
+
+
 class KeyNames:
     """The key names of each function of one module, and the module's own call targets."""
 
@@ -73,6 +84,8 @@ class KeyNames:
         qualname = self.names.qualname(call.func)
         if qualname is None or qualname.split(".", 1)[0] in jax_api.MODELLED_PACKAGES or self.resolve(call.func) is not None:
             return []
+        if self.project.defined_without(qualname, KEY_WORDS):
+            return []  # a module without those words analyses no function for keys: not read for it
         target = self.project.callee(qualname)
         if target is None or target.path in self.project.project.key_flows_building:
             return []

@@ -38,7 +38,7 @@ from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
 from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
-from jaxlint.analysis.keys.key_names import KeyNames, key_named
+from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
@@ -55,15 +55,6 @@ from jaxlint.analysis.tracing.traced_functions import Discovery
 if TYPE_CHECKING:
     from jaxlint.analysis.project.project import ModuleLink
 
-# Words without which a module makes, draws from or declares no key (`jax.random`, an annotation
-# `chex.PRNGKey` on a key only handed to other objects' samplers: `dist.sample(seed=key)`), nor
-# hands one to an interface (`_abstract_keys`), to code outside `jax.random` that draws from it
-# (`key_consumers`) or to a function of another module that does (`_handing_on`).
-_KEY_WORDS = (
-    "random", "PRNGKey", "KeyArray", "Key[", "NotImplementedError", "abstractmethod",
-    "key=", "seed=", "Rngs", ".init(", "initializers",  # code outside `jax.random` drawing from a key
-    "key", "rng",  # a key-named parameter handed to a function of another module that draws from it
-)
 # What the text of a module that annotates a parameter as a key holds (`random_api.KEY_ANNOTATIONS`).
 _KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
 # How many modules a chain of base classes is followed through to find an inherited method.
@@ -161,7 +152,7 @@ class KeyFlow:
         self._bodies_pending = False  # loop bodies and compiled functions, not yet looked for
         # Its own analyses (a test file's, a module's read only to follow calls) wait for `exported`.
         self._deferred = False
-        if not any(word in text for word in _KEY_WORDS):
+        if not any(word in text for word in KEY_WORDS):
             return  # no key is made, drawn from or declared here, nor handed to an interface (`_abstract_keys`)
         with self._building():
             self._relevant = self._key_functions()

@@ -44,6 +44,7 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import re
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -247,6 +248,10 @@ class ModuleLink:
         """`Project.target`: what a call of the name runs, and the parameters it binds implicitly."""
         return self.project.target(self, qualname)
 
+    def defined_without(self, qualname: str, words: tuple[str, ...]) -> bool:
+        """`Project.defined_without`, for a qualified name seen in this module."""
+        return self.project.defined_without(self, qualname, words)
+
     def summary(self, function: ProjectFunction) -> tuple[ParameterSummary, ...]:
         """`Project.summary` of a function this module reaches, its modules read as this module's dependencies."""
         return self.project.summary(function, self)
@@ -369,13 +374,11 @@ class Project:
             self._linting = outer
 
     def _read(self, path: str) -> Any:
-        """A module's facts from its text: the editor's or stdin's where one stands in for the file."""
+        """A module's facts from its text (`_text`)."""
+        text = self._text(path)
+        if text is None:
+            return None
         try:
-            data = self.texts.get(path)
-            if data is None:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            text = decode(data)
             linting = self._linting
             if linting is not None and linting[0] == path and linting[1].text == text:
                 return self._facts(linting[1], self.options, self.link(path), names=linting[2](), path=path, reported=False)
@@ -384,6 +387,38 @@ class Project:
             return None
 
     # ---- resolving names ---------------------------------------------------------------------
+    def defined_without(self, link: ModuleLink, qualname: str, words: tuple[str, ...]) -> bool:
+        """Whether the module that a qualified name's last part is looked up in (`pkg.mod` of
+        `pkg.mod.f`) defines it as a module-level `def` and its text holds none of `words`:
+        whatever an analysis needs those words to find is not in that function, which is known
+        without parsing the module. The paths looked at are `link`'s dependencies."""
+        module, _, name = qualname.rpartition(".")
+        if not module:
+            return False
+        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
+        self._record((), absent, link)
+        if path is None:
+            return False
+        self._record((), (path,), link)
+        if path in self._modules:
+            return False  # read already: the question costs nothing there
+        text = self._text(path)
+        return (
+            text is not None and not any(word in text for word in words)
+            and re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M) is not None
+        )
+
+    def _text(self, path: str) -> str | None:
+        """A module's text: the editor's or stdin's where one stands in for the file."""
+        try:
+            data = self.texts.get(path)
+            if data is None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            return decode(data)
+        except (OSError, SourceError, ValueError):
+            return None
+
     def resolve(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
         """The plain (undecorated) module-level function a qualified name seen in `link`'s module names."""
         found = self.definition(link, qualname)
