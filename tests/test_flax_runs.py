@@ -218,36 +218,16 @@ def test_flax_folds_the_module_path_into_the_key():
 
 
 def test_modules_making_a_submodule_at_one_path_draw_its_parameters_alike():
-    import flax.linen as nn
-    import jax
+    # The case's own program: the value critic's `MLP_0` is the actor's, weight for weight; the
+    # critic's, at `torso`, is not.
     import jax.numpy as jnp
 
-    class MLP(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return nn.Dense(8)(x)
-
-    class Actor(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return nn.Dense(2)(MLP()(x))
-
-    class Value(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return MLP()(x)
-
-    class Critic(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return MLP(name="torso")(x)
-
-    key, x = jax.random.PRNGKey(0), jnp.ones((1, 4))
-    actor = Actor().init(key, x)["params"]["MLP_0"]["Dense_0"]["kernel"]
-    value = Value().init(key, x)["params"]["MLP_0"]["Dense_0"]["kernel"]
-    critic = Critic().init(key, x)["params"]["torso"]["Dense_0"]["kernel"]
-    assert jnp.array_equal(actor, value)  # one path, one key: the same weights
-    assert not jnp.array_equal(actor, critic)
+    program: dict = {}
+    exec(textwrap.dedent(CASES["inits of two modules given one key through a helper, both making an MLP_0"]), program)
+    actor, critic, value = program["build"](jnp.ones((1, 4)), 0)
+    first_layer = actor["params"]["MLP_0"]["Dense_0"]["kernel"]
+    assert jnp.array_equal(first_layer, value["params"]["MLP_0"]["Dense_0"]["kernel"])
+    assert not jnp.array_equal(first_layer, critic["params"]["torso"]["Dense_0"]["kernel"])
 
 
 def test_jax_checker_does_not_count_a_flax_run_as_a_use():
