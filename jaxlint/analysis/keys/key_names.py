@@ -539,7 +539,7 @@ class KeyNames:
         return found
 
 
-_KEY_PARAMETER = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
+_KEY_PARAMETER = api.KEY_NAME
 _KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
 _NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
 _CALLS_AND_ASSIGNMENTS = (ast.Call, ast.Assign, ast.AnnAssign)
@@ -561,9 +561,7 @@ _NEW_ARRAYS = frozenset(
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
-def key_named(name: str) -> bool:
-    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
-    return bool(_KEY_PARAMETER.match(name))
+key_named = api.key_named
 
 
 def _key_parameter_names(fn: FunctionNode) -> set[str]:

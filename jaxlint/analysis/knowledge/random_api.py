@@ -8,6 +8,7 @@ arguments.  Every key analysis asks these tables; none keeps its own.
 from __future__ import annotations
 
 import ast
+import re
 
 # Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
 KEY_CONSTRUCTORS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
@@ -192,3 +193,14 @@ def short(qualname: str) -> str:
     if qualname == "jax.tree_util.tree_map":
         return "jax.tree.map"
     return qualname
+
+
+# The names that say a value is a PRNG key (`key`, `rng`, `dropout_rng`): the one naming
+# convention the analyses honour.
+KEY_NAME = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
+
+
+def key_named(name: str) -> bool:
+    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
+    return KEY_NAME.match(name) is not None
+

@@ -24,6 +24,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import Domain
 from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, Trace, Value, element_of, join, widen
+from jaxlint.analysis.knowledge.random_api import key_named
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.values.nullness import narrowed
 
@@ -111,6 +112,8 @@ class ValueFlow(Domain[State]):
         run = self.run
         if isinstance(node, ast.Assign):
             value = run.eval(node.value, env)
+            if not value.not_none and _rebinds_key(node, env):
+                value = value.but(not_none=True)
             for target in node.targets:
                 run.bind(target, value, env)
         elif isinstance(node, ast.AugAssign):
@@ -223,3 +226,20 @@ class ValueFlow(Domain[State]):
         if value is None and self.outer is not None:
             value = self.outer.get(name)
         return value
+
+
+def _rebinds_key(node: ast.Assign, env: "Env") -> bool:
+    """`rng = bind_to_device(rng, ...)`: a name that says it is a PRNG key, not None here, handed
+    to a call whose result it is bound to again. Whatever code the call runs, seen or not, what
+    comes back under the key's name is the key the code goes on drawing from, not None (the key
+    analysis takes it for a key just so)."""
+    call = node.value
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(call, ast.Call):
+        return False
+    name = node.targets[0].id
+    if not key_named(name):
+        return False
+    handed = any(isinstance(a, ast.Name) and a.id == name for a in (*call.args, *(k.value for k in call.keywords)))
+    current = env.vars.get(name)
+    return handed and current is not None and current.not_none
+

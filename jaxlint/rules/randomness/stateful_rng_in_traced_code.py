@@ -41,7 +41,11 @@ class StatefulRngInTracedCode(Rule):
           traced caller passes a key, since a tracer is never None (the analysis prunes a branch
           the caller's values decide, as it does `if False:`). Unpacking an array binds its
           rows, arrays too: `key, sub = jax.random.split(key)` then `jitter(x, rng=sub)` passes
-          a key.
+          a key. So does a key handed to a function, seen or not, and bound again to what it
+          returns under a name that says it is a key (`mixup_rng = bind_to_device(mixup_rng,
+          ...)`), as the key analysis takes that name for a key; what code not seen returns
+          when handed no key (`rng = lookup(table, "rng")`) may be None, and a draw on the
+          fallback it may take is reported.
         """
     why = """
         JAX runs the Python body once to trace it, then replays the compiled program. A NumPy or
