@@ -238,6 +238,9 @@ class KeyFlow:
         bound = bound + collected
         if isinstance(call.func, ast.Attribute) and call.func.attr != name:
             return helper_for(f"self.{call.func.attr}", summary, bound, submodule=True)
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Name) and receiver.id not in ("self", "cls"):
+            name = f"{receiver.id}.{name}"  # as the call spells it: `env.reset`, `Ops.step`
         return helper_for(name, summary, bound)
 
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
