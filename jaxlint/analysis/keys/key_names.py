@@ -34,6 +34,7 @@ from jaxlint.analysis.keys.key_objects import constructor, object_uses
 from jaxlint.analysis.keys.key_syntax import base_name, bind, names_in, target_names
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.knowledge.random_api import key_named
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.callees import Target, module_callees
 
@@ -200,7 +201,7 @@ class KeyNames:
                 passed = {a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
                 caller = scope.node
                 known = self._made_here(caller) & passed  # only a name can hold the caller's key
-                if isinstance(caller, FUNCTION_TYPES) and any(_KEY_PARAMETER.match(name) for name in passed - known):
+                if isinstance(caller, FUNCTION_TYPES) and any(key_named(name) for name in passed - known):
                     known = known | (self.key_parameters(caller) & passed)
                 target = self.target(call.func) if known else None
                 if target is None or target.function is not fn:
@@ -499,17 +500,17 @@ class KeyNames:
         scope = self.names.scope_of(fn)
         # Unpacked names are bound "otherwise" in the scope model, fields read "assigned": without
         # one named as a key, nothing to look for.
-        if any(_KEY_PARAMETER.match(name) for name in (*scope.other, *scope.assigned)):
+        if any(key_named(name) for name in (*scope.other, *scope.assigned)):
             for node in self.nodes_of(fn, (ast.Assign,)):
                 value = node.value
                 if not isinstance(value, (ast.Name, ast.Attribute)):
                     continue
                 for target in node.targets:
                     if isinstance(target, (ast.Tuple, ast.List)):
-                        found.update(n for n in target_names(target) if _KEY_PARAMETER.match(n))
+                        found.update(n for n in target_names(target) if key_named(n))
                     elif (
-                        isinstance(target, ast.Name) and _KEY_PARAMETER.match(target.id)
-                        and isinstance(value, ast.Attribute) and _KEY_PARAMETER.match(value.attr)
+                        isinstance(target, ast.Name) and key_named(target.id)
+                        and isinstance(value, ast.Attribute) and key_named(value.attr)
                     ):
                         found.add(target.id)
             found = self._not_used_as_strings(fn, found) - self.data_names(fn) - self.objects(fn) - self.object_names()
@@ -539,7 +540,6 @@ class KeyNames:
         return found
 
 
-_KEY_PARAMETER = api.KEY_NAME
 _KEY_ANNOTATION = re.compile(r"key|rng|prng|array", re.IGNORECASE)
 _NAME_METHODS = frozenset({"get", "pop", "setdefault", "startswith", "endswith", "split", "format", "join"})
 _CALLS_AND_ASSIGNMENTS = (ast.Call, ast.Assign, ast.AnnAssign)
@@ -561,14 +561,13 @@ _NEW_ARRAYS = frozenset(
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
-key_named = api.key_named
 
 
 def _key_parameter_names(fn: FunctionNode) -> set[str]:
     args = fn.args
     return {
         a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
-        if _KEY_PARAMETER.match(a.arg)
+        if key_named(a.arg)
         and (a.annotation is None or _KEY_ANNOTATION.search(ast.unparse(a.annotation)))
     }
 

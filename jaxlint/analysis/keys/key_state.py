@@ -240,12 +240,17 @@ class Helper:
     members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
 
 
+def container_members(arg: ast.AST) -> list:
+    """The items a list, tuple or dict argument writes out (none for any other argument): each
+    is handed on with the parameter the container fills."""
+    return arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else []
+
+
 def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
     """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
     members = {}
     for arg, param in bound:
-        items = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
-        members.update((id(item), param) for item in items)
+        members.update((id(item), param) for item in container_members(arg))
     arguments = {param: ast.unparse(arg) for arg, param in bound}
     return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
 

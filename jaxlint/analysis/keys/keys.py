@@ -41,7 +41,7 @@ from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, helper_for
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NO_KEYS, Helper, Summary, Use, container_members, helper_for
 from jaxlint.analysis.keys.key_syntax import bind, bound_to
 from jaxlint.analysis.keys.key_transfer import KeyTransfer
 from jaxlint.analysis.knowledge.testing_code import base_label, test_file, test_functions, test_pattern
@@ -675,13 +675,8 @@ class KeyFlow:
             fn = scope.node
             if not isinstance(fn, FUNCTION_TYPES) or id(fn) in relevant:
                 continue
-            base = call.func
-            while base.__class__ is ast.Attribute:
-                base = base.value
-            if base.__class__ is not ast.Name or base.id not in imported:
-                continue
             names = _handed_names(call)  # a call handing no name hands no key: not resolved
-            if names and _may_be_project_call(call, self.names):
+            if names and _may_be_project_call(call, self.names, imported):
                 by_function.setdefault(id(fn), []).append((call, names))
         for fn_id, calls in by_function.items():
             counts = Counter(x.id for _, names in calls for x in names)
@@ -798,18 +793,19 @@ def _handed_names(call: ast.Call) -> list[ast.Name]:
     return [x for x in (*call.args, *(k.value for k in call.keywords)) if isinstance(x, ast.Name)]
 
 
-def _may_be_project_call(call: ast.Call, names: Names) -> bool:
+def _may_be_project_call(call: ast.Call, names: Names, imported: set[str]) -> bool:
     """A call through an imported name that JAX or a library it models does not own: perhaps a
-    function of another module of the project (the cheap test before asking the project)."""
+    function of another module of the project (the cheap test before asking the project).
+    `imported`: the names some scope imports from outside those libraries, tested first."""
     func = call.func
     while isinstance(func, ast.Attribute):
         func = func.value
-    if not isinstance(func, ast.Name):
+    if not isinstance(func, ast.Name) or func.id not in imported:
         return False
     scope = names.read_scope.get(id(func))
     owner = names.lookup(func.id, scope) if scope is not None else None
-    imported = owner.imports.get(func.id) if owner is not None else None
-    return imported is not None and imported.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES
+    imported_as = owner.imports.get(func.id) if owner is not None else None
+    return imported_as is not None and imported_as.split(".", 1)[0] not in jax_api.MODELLED_PACKAGES
 
 
 def _parameters_of(args: Collection[ast.expr], bound: list[tuple[ast.expr, str]]) -> frozenset[str]:
@@ -817,8 +813,7 @@ def _parameters_of(args: Collection[ast.expr], bound: list[tuple[ast.expr, str]]
     wanted = {id(arg) for arg in args}
     found = set()
     for arg, param in bound:
-        members = arg.values if isinstance(arg, ast.Dict) else arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else ()
-        if param is not None and (id(arg) in wanted or any(id(m) in wanted for m in members)):
+        if param is not None and (id(arg) in wanted or any(id(m) in wanted for m in container_members(arg))):
             found.add(param)
     return frozenset(found)
 

@@ -71,6 +71,7 @@ _SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the projec
 # facts are read from their source, even in a project that is one of them.
 _NO_PROJECT_CLASSES = frozenset({*jax_api.MODELLED_PACKAGES, "builtins", "typing", "typing_extensions", "numpy"})
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
+_TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a module-level def, by name
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,9 @@ class Project:
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
         self._linting: tuple[str, Source, Callable[[], Names]] | None = None  # see `linting`
+        # (path, words) -> the module-level defs of a module whose text holds none of the words
+        # (None where it holds one): `defined_without`, read once per module.
+        self._wordless_defs: dict[tuple[str, tuple[str, ...]], frozenset[str] | None] = {}
 
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)
@@ -383,7 +387,7 @@ class Project:
             if linting is not None and linting[0] == path and linting[1].text == text:
                 return self._facts(linting[1], self.options, self.link(path), names=linting[2](), path=path, reported=False)
             return self._facts(Source.parse(text, path), self.options, self.link(path), path=path, reported=False)
-        except (OSError, SourceError, RecursionError, ValueError):
+        except (SourceError, RecursionError, ValueError):
             return None
 
     # ---- resolving names ---------------------------------------------------------------------
@@ -402,11 +406,14 @@ class Project:
         self._record((), (path,), link)
         if path in self._modules:
             return False  # read already: the question costs nothing there
-        text = self._text(path)
-        return (
-            text is not None and not any(word in text for word in words)
-            and re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M) is not None
-        )
+        key = (path, words)
+        if key not in self._wordless_defs:
+            text = self._text(path)
+            self._wordless_defs[key] = (
+                frozenset(_TOP_LEVEL_DEF.findall(text)) if text is not None and not any(w in text for w in words) else None
+            )
+        defs = self._wordless_defs[key]
+        return defs is not None and name in defs
 
     def _text(self, path: str) -> str | None:
         """A module's text: the editor's or stdin's where one stands in for the file."""
