@@ -148,6 +148,50 @@ CASES = [
                 rng, grads = update(Model(), rng)
             return grads
         """, True),
+    Case("a loss drawing from the step's key is handed to a helper seen that runs it", """
+        import jax
+        import jax.numpy as jnp
+
+        def update_by_loss_grad(params, loss_fn):
+            grad_fn = jax.value_and_grad(loss_fn)
+            loss, grads = grad_fn(params)
+            return params - grads
+
+        def update_critic(params, rng):
+            def loss_fn(p):
+                return jnp.sum(p * jax.random.normal(rng, p.shape))
+            return update_by_loss_grad(params, loss_fn)
+
+        def run():
+            rng, params = jax.random.key(0), jnp.ones(3)
+            for _ in range(2):
+                rng, batch_rng = jax.random.split(rng)  # JAX203
+                params = update_critic(params + jax.random.uniform(batch_rng, (3,)), rng)
+            return params
+        """, True),
+    Case("a loss drawing from the step's key is handed to a helper seen that only keeps it", """
+        import jax
+        import jax.numpy as jnp
+
+        LOSSES = []
+
+        def register(name, loss_fn):
+            LOSSES.append((name, loss_fn))
+            return name
+
+        def update_critic(params, rng):
+            def loss_fn(p):
+                return jnp.sum(p * jax.random.normal(rng, p.shape))
+            register("critic", loss_fn)
+            return params
+
+        def run():
+            rng, params = jax.random.key(0), jnp.ones(3)
+            for _ in range(2):
+                rng, batch_rng = jax.random.split(rng)
+                params = update_critic(params + jax.random.uniform(batch_rng, (3,)), rng)
+            return params
+        """, False),
     Case("a function kept by code not seen draws from a key already drawn from", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)

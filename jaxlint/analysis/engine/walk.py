@@ -277,6 +277,20 @@ def calls_reaching(node: ast.AST, name: str) -> Iterator[ast.Call]:
             yield call
 
 
+def runs_parameter(fn: ast.AST, name: str) -> bool:
+    """Whether a function may run what its parameter `name` holds: it calls it (`loss_fn(p)`) or
+    hands it to a call (`jax.value_and_grad(loss_fn)`, `lax.scan(body, ...)`, `helper(fn)`),
+    in its own body or a function nested in it. Storing it (`self.fn = fn`) is not running it."""
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call):
+            continue
+        if isinstance(call.func, ast.Name) and call.func.id == name:
+            return True
+        if any(isinstance(a, ast.Name) and a.id == name for a in (*call.args, *(k.value for k in call.keywords))):
+            return True
+    return False
+
+
 def spans(outer: ast.AST, node: ast.AST) -> bool:
     """Whether `node`'s source span lies within `outer`'s."""
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)

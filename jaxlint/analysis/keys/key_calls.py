@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.source_text import short_source
-from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes
+from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter
 from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
@@ -117,10 +117,7 @@ class CallTransfer:
         elif qualname is None or not qualname.startswith(_OWN_API):
             # A function of this one handed to code not seen (`model.apply_gradient(loss_fn)`) is
             # taken to be called there, as a key handed to it is taken to be drawn from.
-            for arg in node.args:
-                handed = self._nested_function(arg)
-                if handed is not None and self.flow.resolve(node.func) is None:
-                    self._closure_uses(node, handed, state, inside=True)
+            self._handed_functions(node, state)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
             return self.module_key(held)
@@ -216,6 +213,22 @@ class CallTransfer:
         if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None
+
+    def _handed_functions(self, node: ast.Call, state: KeyState) -> None:
+        """A function of this one handed to code not seen (`model.apply_gradient(loss_fn)`) is
+        taken to be called there, as a key handed to it is taken to be drawn from; handed to a
+        function seen, it is called there when that function runs the parameter it fills
+        (`update_by_loss_grad(state, loss_fn)` calling `jax.value_and_grad(loss_fn)`)."""
+        target = self.flow.keynames.target(node.func)
+        for arg in [*node.args, *(k.value for k in node.keywords)] if target is not None else node.args:
+            handed = self._nested_function(arg)
+            if handed is None:
+                continue
+            if target is not None:
+                param = next((p for a, p in target.bind(node).pairs() if a is arg), None)
+                if param is None or not runs_parameter(target.function, param):
+                    continue
+            self._closure_uses(node, handed, state, inside=True)
 
     def _closure_uses(self, node: ast.Call, callee, state: KeyState, inside: bool = False) -> None:
         """The keys of this function that the nested `callee` consumes, consumed by the call: named
