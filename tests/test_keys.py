@@ -192,6 +192,37 @@ CASES = [
                 params = update_critic(params + jax.random.uniform(batch_rng, (3,)), rng)
             return params
         """, False),
+    Case("a setup unpacks the keys tuple it is handed and splits the first; the caller splits it again", """
+        import jax
+
+        def setup(keys, n):
+            key, actor_key, critic_key = keys
+            actor = jax.random.normal(actor_key, (n,))
+            critic = jax.random.normal(critic_key, (n,))
+            key, step_key = jax.random.split(key)
+            return actor, critic, step_key
+
+        def run():
+            key, actor_key, critic_key = jax.random.split(jax.random.key(0), num=3)
+            learner = setup((key, actor_key, critic_key), 2)
+            eval_keys = jax.random.split(key, 4)  # JAX201
+            return learner, eval_keys
+        """, True),
+    Case("a setup unpacks the keys tuple it is handed and draws from the others only", """
+        import jax
+
+        def setup(keys, n):
+            key, actor_key, critic_key = keys
+            actor = jax.random.normal(actor_key, (n,))
+            critic = jax.random.normal(critic_key, (n,))
+            return actor, critic
+
+        def run():
+            key, actor_key, critic_key = jax.random.split(jax.random.key(0), num=3)
+            learner = setup((key, actor_key, critic_key), 2)
+            eval_keys = jax.random.split(key, 4)
+            return learner, eval_keys
+        """, False),
     Case("a function kept by code not seen draws from a key already drawn from", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)

@@ -146,7 +146,7 @@ class CallTransfer:
             for arg, ref in refs:
                 # A key inside a list, tuple or dict is handed on with the parameter it fills.
                 param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
-                level = helper.summary.params.get(param, NONE) if param is not None else NONE
+                level = helper.member_level(arg, param) if param is not None else NONE
                 if level == MAYBE and helper.submodule:
                     level = DEFINITE
                 if level != NONE:

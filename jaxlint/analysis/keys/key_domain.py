@@ -29,7 +29,7 @@ from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.reachability import never_completes
 from jaxlint.analysis.engine.walk import own_nodes
-from jaxlint.analysis.keys.key_state import NONE, KeyState, Summary, join_levels
+from jaxlint.analysis.keys.key_state import NONE, Elem, KeyState, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
 if TYPE_CHECKING:
@@ -96,7 +96,27 @@ def analyse(
     summary = Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
     summary.free_uses = free_uses
     summary.returned_from = _returned_from(fn, frozenset(run.params))
+    summary.elements = _elements(run.params, [s for s, _ in exits])
     return summary
+
+
+def _elements(params: dict[str, int], exits: list) -> dict[str, dict[int, int]]:
+    """Per parameter, the level at which each element of a constant index is consumed
+    (`Summary.elements`), for the elements some path consumes; one only Flax runs consume is
+    summarised by `_flax_runs`, as a parameter is."""
+    found: dict[str, dict[int, int]] = {}
+    for name, vid in params.items():
+        indices = {
+            slot.index for state in exits for slot in state.used
+            if isinstance(slot, Elem) and slot.array == vid and slot.index is not None
+        }
+        levels = {
+            index: join_levels(NONE if _by_flax(state.mark(Elem(vid, index))) else state.mark(Elem(vid, index)).level for state in exits)
+            for index in sorted(indices)
+        }
+        if any(level != NONE for level in levels.values()):
+            found[name] = levels
+    return found
 
 
 def _returned_from(fn: ast.AST, params: frozenset[str]) -> frozenset[str]:

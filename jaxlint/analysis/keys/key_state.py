@@ -191,6 +191,11 @@ class Summary:
         # parameter, where in the returned value (indices into nested tuples) children come back.
         # A caller that drops what comes back there draws nothing from the key (`key_draws`).
         self.undrawn = undrawn or {}
+        # Parameters holding several keys (`keys`, unpacked `key, actor_key = keys`): per
+        # parameter, the level at which each element of a constant index is consumed. A caller
+        # that writes the container out (`setup((key, actor_key))`) consumes each item as its
+        # element is.
+        self.elements: dict[str, dict[int, int]] = {}
 
     def consumes(self, param: str) -> bool:
         """Whether the function may consume the parameter (MAYBE or DEFINITE)."""
@@ -202,7 +207,7 @@ class Summary:
             {**self.params, **levels}, self.key_params | frozenset(levels), self.returns, self.free, self.flax,
             self.undrawn,
         )
-        copy.free_uses, copy.returned_from = self.free_uses, self.returned_from
+        copy.free_uses, copy.returned_from, copy.elements = self.free_uses, self.returned_from, self.elements
         return copy
 
     def covering(self, other: "Summary", params: Iterable[str]) -> "Summary":
@@ -220,6 +225,7 @@ class Summary:
             {**self.undrawn, **{p: where for p, where in other.undrawn.items() if p in extra}},
         )
         copy.free_uses, copy.returned_from = self.free_uses, self.returned_from | (other.returned_from & extra)
+        copy.elements = {**self.elements, **{p: levels for p, levels in other.elements.items() if p in extra}}
         return copy
 
 
@@ -238,6 +244,16 @@ class Helper:
     submodule: bool = False
     arguments: dict[str, str] = field(default_factory=dict)  # parameter -> its argument as written
     members: dict[int, str] = field(default_factory=dict)  # id(item of a list, tuple or dict argument) -> parameter
+    positions: dict[int, int] = field(default_factory=dict)  # id(item of a list or tuple argument) -> its index
+
+    def member_level(self, item: ast.AST, param: str) -> int:
+        """The level at which the function consumes an item of a list or tuple argument: the
+        parameter's, or the element's at the item's index where the function reads it apart."""
+        level = self.summary.params.get(param, NONE)
+        index = self.positions.get(id(item))
+        if index is None:
+            return level
+        return max(level, self.summary.elements.get(param, {}).get(index, NONE))
 
 
 def container_members(arg: ast.AST) -> list:
@@ -248,11 +264,13 @@ def container_members(arg: ast.AST) -> list:
 
 def helper_for(name: str, summary: Summary, bound: list, submodule: bool = False) -> Helper:
     """A `Helper` for a call whose arguments bind the parameters as `bound` pairs them."""
-    members = {}
+    members, positions = {}, {}
     for arg, param in bound:
         members.update((id(item), param) for item in container_members(arg))
+        if isinstance(arg, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
+            positions.update((id(item), index) for index, item in enumerate(arg.elts))
     arguments = {param: ast.unparse(arg) for arg, param in bound}
-    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members)
+    return Helper(name, summary, {id(arg): param for arg, param in bound}, submodule, arguments, members, positions)
 
 
 class ModuleKeys(Protocol):

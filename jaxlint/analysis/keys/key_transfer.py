@@ -295,8 +295,13 @@ class KeyTransfer(CallTransfer):
             items = None
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not fresh:
                 items = value.elts
+            # `key, actor_key = keys` of a key array (or a parameter holding several keys): each
+            # name is that element, as `keys[0]` is.
+            unpacked = isinstance(ref, int) and not fresh and not any(isinstance(e, ast.Starred) for e in target.elts)
             for i, element in enumerate(target.elts):
-                if isinstance(element, ast.Starred):
+                if unpacked:
+                    self.bind(element, Elem(ref, i), value, state)
+                elif isinstance(element, ast.Starred):
                     self.bind(element.value, ("array",), value, state, fresh=True)
                 elif items is not None:
                     self.bind(element, _alias(items[i], state), items[i], state)
