@@ -223,6 +223,38 @@ CASES = [
             eval_keys = jax.random.split(key, 4)
             return learner, eval_keys
         """, False),
+    Case("a policy made by a factory draws from the key while its setting holds; the caller draws again", """
+        import types
+        import jax
+        import jax.numpy as jnp
+
+        def make_policy(config):
+            def policy(obs, key):
+                if config.exploration_noise != 0:
+                    obs = obs + config.exploration_noise * jax.random.normal(key, obs.shape)
+                return obs
+            return policy
+
+        def run():
+            policy = make_policy(types.SimpleNamespace(exploration_noise=0.1))
+            key = jax.random.key(0)
+            action = policy(jnp.zeros(2), key)
+            return action + jax.random.uniform(key, (2,))  # JAX201
+        """, True),
+    Case("a sampler draws from the key unless the caller asks for the deterministic action", """
+        import jax
+        import jax.numpy as jnp
+
+        def sample(obs, key, deterministic):
+            if deterministic:
+                return obs
+            return obs + jax.random.normal(key, obs.shape)
+
+        def run():
+            key = jax.random.key(0)
+            action = sample(jnp.zeros(2), key, deterministic=True)
+            return action + jax.random.uniform(key, (2,))
+        """, False),
     Case("a function kept by code not seen draws from a key already drawn from", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)

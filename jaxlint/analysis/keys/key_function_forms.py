@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, own_statements, walk
-from jaxlint.analysis.keys.key_transfer import none_test
+from jaxlint.analysis.keys.key_transfer import SETTING, none_test
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -92,3 +92,20 @@ def literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
     """Parameters whose default is a literal, by name."""
     defaults = ((p.arg, default_of(fn, p)) for p in (*positional_params(fn), *fn.args.kwonlyargs))
     return {name: d for name, d in defaults if isinstance(d, ast.Constant)}
+
+
+
+def setting_tests(fn: FunctionNode, scope: Scope) -> frozenset[str]:
+    """The branch tests of the function that read only names it neither takes nor binds
+    (`if config.system.exploration_noise != 0:`, a setting of the code around it): no caller
+    decides them, every call takes the same branch while the setting holds. As flags, by text."""
+    if isinstance(fn, ast.Lambda):
+        return frozenset()
+    found = set()
+    for node in own_statements(fn.body):
+        if not isinstance(node, (ast.If, ast.While)):
+            continue
+        read = [n for n in ast.walk(node.test) if isinstance(n, ast.Name)]
+        if read and not any(scope.binds(n.id) for n in read):
+            found.add(SETTING + ast.unparse(node.test))
+    return frozenset(found)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 _FUNCTIONS = frozenset(FUNCTION_TYPES)
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+SETTING = "setting: "  # the prefix of a flag that decides a setting test (`key_function_forms.setting_tests`)
 _MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and they converge in two or three
 
 
@@ -541,9 +542,14 @@ def _position(step: cfg.Step) -> tuple[int, int]:
 
 def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
     """The truth of a literal (`if False:`), of `flag`, `flag is None` or `flag is not None`
-    where the caller decides it, or of `not` any of those, else None."""
+    where the caller decides it, or of `not` any of those, of a setting test given by its text
+    (`key_function_forms.setting_tests`), else None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     operand = test.operand if negated else test
+    if flags and any(flag.startswith(SETTING) for flag in flags):
+        setting = flags.get(SETTING + ast.unparse(test))
+        if setting is not None:
+            return setting
     if isinstance(operand, ast.Constant):
         return bool(operand.value) is not negated
     if isinstance(operand, ast.Name):

@@ -36,7 +36,7 @@ from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none, setting_tests
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
@@ -136,6 +136,7 @@ class KeyFlow:
         self._links: dict[int, ModuleLink] = {}  # id(names) of a module `definition_of` found -> its link
         self._flax_paths: dict[tuple[int, int], frozenset[str] | None] = {}  # (id(call), id(module)) -> `flax_paths`
         self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`
+        self._settings: dict[int, frozenset[str]] = {}  # id(function) -> `setting_tests`
         self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_none`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
@@ -223,6 +224,8 @@ class KeyFlow:
         flags = self.deciding_flags(callee, bound, summary)
         if flags:
             summary = self.exported(callee, flags) if exported else self._for_flags(callee, flags)
+        if MAYBE in summary.params.values():
+            summary = self._under_settings(callee, summary, flags, exported)
         uncovered = _parameters_of(keyed, bound) - summary.key_params
         if uncovered and not exported:
             # A key handed to a parameter the function does not take as one is followed as a
@@ -242,6 +245,26 @@ class KeyFlow:
         if isinstance(receiver, ast.Name) and receiver.id not in ("self", "cls"):
             name = f"{receiver.id}.{name}"  # as the call spells it: `env.reset`, `Ops.step`
         return helper_for(name, summary, bound)
+
+    def _under_settings(self, fn: FunctionNode, summary: Summary, flags: dict[str, bool], exported: bool) -> Summary:
+        """A function that draws from a key parameter under a setting of the code around it
+        (`setting_tests`), on one side of it, draws from it on every call while the setting is on
+        that side: the parameter is consumed (DEFINITE), as a submodule's key is whichever of
+        its paths the instance's fields pick. A test its caller decides stays a MAYBE."""
+        tests = self._settings.get(id(fn))
+        if tests is None:
+            tests = self._settings[id(fn)] = setting_tests(fn, self.names.scope_of(fn))
+        if not tests:
+            return summary
+        drawn: dict[str, int] = {}
+        for side in (True, False):
+            decided = {**flags, **{test: side for test in tests}}
+            under = self.exported(fn, decided) if exported else self._for_flags(fn, decided)
+            drawn.update(
+                (param, DEFINITE) for param, level in summary.params.items()
+                if level == MAYBE and under.params.get(param) == DEFINITE
+            )
+        return summary.with_params(drawn) if drawn else summary
 
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
         """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
