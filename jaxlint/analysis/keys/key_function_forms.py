@@ -94,7 +94,6 @@ def literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
     return {name: d for name, d in defaults if isinstance(d, ast.Constant)}
 
 
-
 def setting_tests(fn: FunctionNode, scope: Scope) -> frozenset[str]:
     """The branch tests of the function that read only names it neither takes nor binds
     (`if config.system.exploration_noise != 0:`, a setting of the code around it): no caller
