@@ -255,6 +255,33 @@ CASES = [
             action = sample(jnp.zeros(2), key, deterministic=True)
             return action + jax.random.uniform(key, (2,))
         """, False),
+    Case("a builder packs the key into a tuple of arguments and spreads it into the function it is given", """
+        import jax
+
+        def get_model(create_model, rng, shape):
+            create_model_args = ("mlp", rng, shape)
+            return create_model(*create_model_args)
+
+        def create(kind, rng, shape):
+            return jax.random.normal(rng, shape)
+
+        def run():
+            rng = jax.random.key(0)
+            model = get_model(create, rng, (3,))
+            return model + jax.random.normal(rng, (3,))  # JAX201
+        """, True),
+    Case("a tuple of arguments holding the key is spread into a function seen that only reads its shape", """
+        import jax
+
+        def describe(kind, rng, shape):
+            return kind, shape
+
+        def run():
+            rng = jax.random.key(0)
+            args = ("mlp", rng, (3,))
+            kind, shape = describe(*args)
+            return jax.random.normal(rng, shape)
+        """, False),
     Case("a function kept by code not seen draws from a key already drawn from", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)

@@ -587,3 +587,49 @@ def test_an_edited_layer_class_of_a_third_module_relints_the_caller(cli, make_fi
     after = cli("check", "--output-format", "json", "--select", "JAX201", "agent/learner.py").json
     assert after == cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "agent/learner.py").json
     assert after == []
+
+
+BUILDERS = """\
+    def get_model(kind, create_model, rng, shape):
+        create_model_args = (kind, rng, shape)
+        return create_model(*create_model_args)
+    """
+
+BUILDS = """\
+    import jax
+    from pkg.builders import get_model
+
+
+    def create(kind, rng, shape):
+        return jax.random.normal(rng, shape)
+
+
+    def main(create_model):
+        rng = jax.random.key(0)
+        model = get_model("mlp", create_model, rng, (3,))
+        return model + jax.random.normal(rng, (3,))  # JAX201
+    """
+
+
+def test_a_builder_elsewhere_spreading_a_tuple_of_arguments_into_a_callable_parameter(cli, make_files):
+    """In its package, the key a builder packs into a tuple of arguments and spreads into the
+    function it is given is consumed there, as the file alone (the builder not seen) takes it to be."""
+    root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/builders.py": BUILDERS, "pkg/train.py": BUILDS})
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings} == {
+        ("train.py", row, "JAX201") for row in marked(BUILDS)
+    }
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""\
+        import jax
+        from pkg import train
+
+        with jax.debug_key_reuse(True):
+            try:
+                train.main(train.create)
+            except jax.errors.KeyReuseError:
+                print("raised")
+        """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "raised"

@@ -265,6 +265,11 @@ class CallTransfer:
                 if isinstance(ref, int) and ref not in seen:  # `*args` that hold a key, spread
                     seen.add(ref)
                     refs.append((arg.value, ref))
+                elif isinstance(ref, Streams) and not ref.record:  # a tuple of arguments, spread
+                    for member, inner in ref.keys:
+                        if inner not in seen:
+                            seen.add(inner)
+                            refs.append((member, inner))
                 continue
             ref = self.expr(arg, state)
             if isinstance(ref, (int, Elem)) and ref not in seen:

@@ -279,6 +279,10 @@ class KeyTransfer(CallTransfer):
                         self.draws.copied(ref, value, self._statement(value))
             elif isinstance(ref, Streams) and target.id not in self.keynames:
                 state.env[target.id] = ref  # handed on, it hands on its keys (`CallTransfer._args`)
+            elif isinstance(value, (ast.Tuple, ast.List)) and target.id not in self.keynames and not fresh and (held := _listed(value, state)):
+                # `args = (model_type, rng, shape)`: handed on, or spread (`create(*args)`), it
+                # hands on its keys as the literal would.
+                state.env[target.id] = Streams(held)
             elif target.id in self.keynames:
                 vid = self.value(target)
                 state.env[target.id] = vid
@@ -508,6 +512,16 @@ class KeyTransfer(CallTransfer):
                 state.env.pop(name, None)
             else:
                 state.env[name] = ref
+
+def _listed(node: ast.Tuple | ast.List, state: KeyState) -> tuple[tuple[ast.expr, Ref], ...]:
+    """The keys a tuple or list literal writes out by name, each with the name."""
+    held: list[tuple[ast.expr, Ref]] = []
+    for item in node.elts:
+        ref = state.env.get(item.id) if isinstance(item, ast.Name) else None
+        if isinstance(ref, (int, Elem)) and all(ref != r for _, r in held):
+            held.append((item, ref))
+    return tuple(held)
+
 
 def _alias(node: ast.AST, state: KeyState) -> Ref | None:
     if isinstance(node, ast.Name):
