@@ -457,3 +457,48 @@ def test_children_a_helper_hands_back_reshaped_are_drawn_from():
         """)
     found = {(f.start.row, f.code) for f in lint_source(source, "case.py", {"JAX202", "JAX207"})}
     assert found == marked(source)
+
+
+INITS_FROM_A_FACTORY = """\
+import jax
+import jax.numpy as jnp
+
+
+class Model:
+    def init(self, key, x):
+        return jax.random.normal(key, x.shape) * 0.1
+
+
+def make_inits():
+    embed_init = Model().init
+    proj_init = Model().init
+    return embed_init, proj_init
+
+
+def run(key):
+    embed_init, proj_init = make_inits()
+    example = jax.random.uniform(key, (1, 3))
+    return proj_init(key, example), None  # JAX207
+
+
+def run_bug(key):
+    embed_init, proj_init = make_inits()
+    noise = jax.random.uniform(key, (1, 3))
+    return proj_init(key, noise), noise  # JAX201
+"""
+
+
+def test_example_inputs_of_inits_a_factory_returns(cli, make_files):
+    """A name unpacked from what a function of the module returns, an `init` at that position
+    (`embed_init, proj_init = make_inits()`), is an `init`: numbers drawn only as its example
+    inputs decide nothing (JAX207); kept beside what it builds, they are drawn (JAX201). JAX's
+    checker raises on both."""
+    make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/main.py": INITS_FROM_A_FACTORY})
+    out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX2,JAX207", "pkg")
+    assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(INITS_FROM_A_FACTORY)
+    jax = pytest.importorskip("jax")
+    scope: dict = {}
+    exec(compile(INITS_FROM_A_FACTORY, "main.py", "exec"), scope)
+    for name in ("run", "run_bug"):
+        with jax.debug_key_reuse(True), pytest.raises(jax.errors.KeyReuseError):
+            scope[name](jax.random.key(0))

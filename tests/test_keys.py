@@ -1581,6 +1581,16 @@ CASES = [
         def run():
             return made_then_noise(Model(), jax.random.key(0), jax.numpy.ones(3))
         """, True),
+    Case("one key drawn from twice in a function traced for shapes and also jitted and run", """
+        import jax
+
+        def init(key):
+            return jax.random.normal(key, (2,)) + jax.random.uniform(key, (2,))  # JAX201
+
+        def run():
+            shapes = jax.eval_shape(init, jax.random.key(0))
+            return shapes, jax.jit(init)(jax.random.key(1))
+        """, True),
     Case("one key drawn from twice in a function run for its values", """
         import jax
         def run():

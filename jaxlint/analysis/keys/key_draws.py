@@ -23,7 +23,7 @@ import ast
 from typing import TYPE_CHECKING, Iterable
 
 from jaxlint.analysis.effects.update_liveness import dead_updates
-from jaxlint.analysis.engine.walk import target_names
+from jaxlint.analysis.engine.walk import own_nodes, target_names
 from jaxlint.analysis.knowledge import random_api as api
 
 if TYPE_CHECKING:
@@ -218,14 +218,52 @@ def _scanned_into_init(scan: ast.Call, names: Names, depth: int) -> bool:
     return bool(reads) and all(_example_input(read, definition, names, depth + 1) for read in reads)
 
 
-def _is_init(func: ast.AST, names: Names) -> bool:
-    """`m.init`, or a name bound only to one (`init_fn = hk.transform(f).init`)."""
+def _is_init(func: ast.AST, names: Names, depth: int = 0) -> bool:
+    """`m.init`, a name bound only to one (`init_fn = hk.transform(f).init`), or a name unpacked
+    from what a function of the module returns, each of its returns giving one at that position
+    (`embed_init, proj_init = init_fns()`, a factory of inits)."""
     if isinstance(func, ast.Attribute):
         return func.attr in api.MODULE_INITS
-    if isinstance(func, ast.Name):
-        values = names.assignments(func)
-        return bool(values) and all(isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS for v in values)
-    return False
+    if not isinstance(func, ast.Name):
+        return False
+    values = names.assignments(func)
+    if values:
+        return all(isinstance(v, ast.Attribute) and v.attr in api.MODULE_INITS for v in values)
+    unpacked = _unpacked_from(func, names)
+    if unpacked is None or depth >= _MAX_DEPTH:
+        return False
+    maker, index = unpacked
+    returns = [n.value for n in own_nodes(maker) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        isinstance(r, ast.Tuple) and index < len(r.elts) and not any(isinstance(e, ast.Starred) for e in r.elts)
+        and _is_init(r.elts[index], names, depth + 1)
+        for r in returns
+    )
+
+
+def _unpacked_from(name: ast.Name, names: Names) -> tuple[ast.FunctionDef, int] | None:
+    """The function of the module, and the position, that the one statement binding `name`
+    unpacks it from (`a, b = make()`); None for any other binding."""
+    scope = names.read_scope.get(id(name))
+    owner = names.lookup(name.id, scope) if scope is not None else None
+    if owner is None or owner.kind == "class":
+        return None
+    found = None
+    for node in own_nodes(owner.node):
+        if not isinstance(node, (ast.Assign, ast.For, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for target in targets:
+            if target is None or not any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(target)):
+                continue
+            if found is not None or not isinstance(node, ast.Assign) or not isinstance(target, ast.Tuple):
+                return None  # bound more than once, or otherwise
+            index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name.id), None)
+            maker = names.definition(node.value.func) if isinstance(node.value, ast.Call) else None
+            if index is None or not isinstance(maker, ast.FunctionDef):
+                return None
+            found = (maker, index)
+    return found
 
 
 def _reads_in(fn: ast.AST, name: str) -> list[ast.Name]:

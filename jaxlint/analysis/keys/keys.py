@@ -717,14 +717,32 @@ class KeyFlow:
 
     def _traced_for_shapes(self) -> set[int]:
         """The functions of the module handed to `jax.eval_shape` or `jax.make_jaxpr`: traced
-        for shapes or the program only, they draw no numbers, and a reuse in them is none."""
+        for shapes or the program only, they draw no numbers, and a reuse in them is none. Not a
+        function the module also names elsewhere (`pjit(init, ...)`, `init(key, x)`): that one
+        may run for real."""
         found: set[int] = set()
+        handed: dict[int, list[ast.expr]] = {}
         for call, _ in calls_through(self.names, {name.rsplit(".", 1)[-1] for name in api.SHAPE_ONLY}):
             if call.args and api.public(self.names.qualname(call.func)) in api.SHAPE_ONLY:
                 fn = self.keynames.function_of(call.args[0])
                 if fn is not None:
+                    handed.setdefault(id(fn), []).append(call.args[0])
                     found.add(id(fn))
+        for fn_id, shown in handed.items():
+            if any(self._named_elsewhere(arg, shown) for arg in shown):
+                found.discard(fn_id)
         return found
+
+    def _named_elsewhere(self, arg: ast.expr, shown: list[ast.expr]) -> bool:
+        """Whether the function the name `arg` denotes is named anywhere but at `shown`."""
+        fn = self.keynames.function_of(arg)
+        if not isinstance(arg, ast.Name) or fn is None:
+            return False
+        return any(
+            isinstance(node, ast.Name) and node.id == arg.id and isinstance(node.ctx, ast.Load)
+            and all(node is not s for s in shown) and self.keynames.function_of(node) is fn
+            for node in ast.walk(self.names.enclosing_scope(fn).node)
+        )
 
     def _declares_key(self, fn: FunctionNode) -> bool:
         """A function with a parameter annotated as a PRNG key (`key: chex.PRNGKey`): a key,

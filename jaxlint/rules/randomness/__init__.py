@@ -79,7 +79,8 @@ KEY_FLOW_LIMITATIONS = """
     name, a `return`); a child stored on an object or handed inside a container to code not
     seen counts as drawn, as does one a caller keeps when a function hands it back. A function
     handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
-    it draws no numbers, and a key it uses twice is not reported. So is a key that
+    it draws no numbers, and a key it uses twice is not reported, unless the module also names
+    it elsewhere (`jax.jit(init)(key)`, `init(key)`), where it may run for real. So is a key that
     `functools.partial` fixes, where the partial is only handed to those or to a jit that is
     only lowered or shape-evaluated (`jax.eval_shape(functools.partial(model.init, key), x)`,
     `jax.jit(p).lower()`): a partial runs nothing until it is called, and this one never is.
