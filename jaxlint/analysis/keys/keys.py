@@ -698,8 +698,10 @@ class KeyFlow:
             fn = scope.node
             if not isinstance(fn, FUNCTION_TYPES) or id(fn) in relevant:
                 continue
+            if not _may_be_project_call(call, self.names, imported):
+                continue
             names = _handed_names(call)  # a call handing no name hands no key: not resolved
-            if names and _may_be_project_call(call, self.names, imported):
+            if names:
                 by_function.setdefault(id(fn), []).append((call, names))
         for fn_id, calls in by_function.items():
             counts = Counter(x.id for _, names in calls for x in names)
