@@ -10,13 +10,15 @@ once per file that imports them.
 flake8 does the rest as it does for every plugin: selection, `# noqa`, per-file ignores, output.
 So the two codes about jaxlint itself stay out: flake8 reports syntax errors as E999, and judges
 its own `# noqa` comments. A rule that is off unless selected by its code (`Rule.opt_in`) runs
-where the project's own configuration selects it, flake8 having no such notion.
+where the project's own configuration selects it, flake8 having no such notion. A project whose
+`[tool.jaxlint]` has a problem is said so once on stderr, and its files linted with the defaults.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -60,7 +62,10 @@ def findings(text: str, filename: str) -> list[Finding]:
     path = os.path.abspath(filename)
     try:
         project = FileSettings.for_path(Path(path))
-    except ConfigError:  # flake8 has no way to say so: the file is linted alone, with the defaults
+    except ConfigError as error:
+        # flake8 has no finding for it: said once on stderr, and the file is linted alone, with
+        # the defaults, as `check` would refuse to.
+        _warn_once(str(error))
         return lint_source(text, path, codes)
     codes |= opt_in_codes() & project.selected
     settings = replace(project.lint, codes=codes, ignore_noqa=True, fix=False, hash_contents=True)
@@ -71,6 +76,15 @@ def findings(text: str, filename: str) -> list[Finding]:
     if result.error:  # as `check` of the file: a bug in a rule is not taken for a clean file
         raise LintError(result.error)
     return result.findings or []
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(problem: str) -> None:
+    if problem not in _WARNED:
+        _WARNED.add(problem)
+        print(f"jaxlint: {problem} (linted with the default settings)", file=sys.stderr)
 
 
 def _on_disk(path: str, text: str) -> bool:

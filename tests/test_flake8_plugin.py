@@ -71,3 +71,20 @@ def test_flake8_noqa_and_selection(tmp_path):
     assert done.returncode == 1
     assert [line.split(" ")[:2] for line in done.stdout.splitlines()] == [["a.py:6:8:", "JAX101"]]
     assert flake8("--select", "JAX2", "a.py", cwd=tmp_path).returncode == 0
+
+
+def test_a_configuration_problem_is_said_on_stderr(tmp_path):
+    """flake8 has no finding for a broken `[tool.jaxlint]`: the plugin says so once on stderr and
+    lints with the defaults, where `jaxlint check` refuses with exit status 2."""
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nselectt = ["JAX2"]\n')
+    (tmp_path / "a.py").write_text((EXAMPLES / "key_reuse.py").read_text())
+    (tmp_path / "b.py").write_text((EXAMPLES / "key_reuse.py").read_text())
+    done = flake8("--select", "JAX", "-j", "1", "a.py", "b.py", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "JAX201" in done.stdout
+    assert done.stderr.count("selectt") == 1, done.stderr
+    checked = subprocess.run(
+        [sys.executable, "-m", "jaxlint", "check", "a.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert checked.returncode == 2
+    assert "selectt" in checked.stderr
