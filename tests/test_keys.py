@@ -2159,3 +2159,24 @@ def test_a_key_declared_by_its_annotation_in_a_module_without_jax_random(cli, ma
     })
     out = cli("check", "--no-cache", "--output-format", "json", "--select", "JAX201", "mixture.py")
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX201", 7)]
+
+
+def test_a_function_a_factory_made_is_named_as_the_call_spells_it():
+    """The message names the consumer as the line that consumes the key writes it (`policy`),
+    not as the def the factory made it from (`behavior_policy`), which the line does not show."""
+    source = textwrap.dedent("""
+        import jax
+
+        def make_policy(scale):
+            def behavior_policy(obs, key):
+                return obs + scale * jax.random.normal(key, obs.shape)
+            return behavior_policy
+
+        def act(obs, key):
+            policy = make_policy(0.1)
+            action = policy(obs, key)
+            return action + jax.random.uniform(key, obs.shape)
+        """)
+    (finding,) = lint_source(source, "case.py", KEY_CODES)
+    assert finding.code == "JAX201"
+    assert "`policy`" in finding.message and "behavior_policy" not in finding.message

@@ -244,6 +244,8 @@ class KeyFlow:
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if isinstance(receiver, ast.Name) and receiver.id not in ("self", "cls"):
             name = f"{receiver.id}.{name}"  # as the call spells it: `env.reset`, `Ops.step`
+        elif isinstance(call.func, ast.Name):
+            name = call.func.id  # `policy(obs, key)` of a name a factory bound, not the def it made
         return helper_for(name, summary, bound)
 
     def _under_settings(self, fn: FunctionNode, summary: Summary, flags: dict[str, bool], exported: bool) -> Summary:
