@@ -134,7 +134,7 @@ class TracedModule:
         if link is not None:
             self._trace_imported(link)
             self._analyze_incoming(analysis, link)
-        self._analyze_derivative_rules(analysis, returned)
+        self._analyze_derivative_rules(analysis, returned, link)
         return analysis
 
     def _trace_imported(self, link: ModuleLink) -> None:
@@ -148,15 +148,13 @@ class TracedModule:
             # or it already fails on the bug): what they do traced is their own modules' to say.
             return
         # A function `follow` never enters (a modelled library's) is not looked up, which would
-        # read its module for nothing; unless derivative rules are analysed after this loop: the
-        # calls they make are recorded under the entry point it names last.
-        skip_opaque = not self.discovery.derivative_rules
+        # read its module for nothing.
         for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
             transform = names.qualname(call.func, scope)
             if transform not in jax_api.TRANSFORMS or not call.args or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
                 continue
             wrapped = names.qualname(call.args[0], scope)
-            if wrapped is None or skip_opaque and opaque(wrapped):
+            if wrapped is None or opaque(wrapped):
                 continue
             found = link.target(wrapped)  # a function, or a def read through its class
             if found is None:
@@ -237,16 +235,20 @@ class TracedModule:
             depth[id(fn)] = depth.get(id(parent), -1) + 1 if parent is not None else 0
         return depth
 
-    def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value]) -> None:
+    def _analyze_derivative_rules(self, analysis: ValueAnalysis, returned: dict[int, Value], link: ModuleLink | None) -> None:
         """The rules a custom_jvp/custom_vjp function registers, traced where the function itself
         runs on tracers: it is called from traced code (and differentiated there, or why give it a
-        rule). Called eagerly or under a differentiation alone, it and its rules see concrete values."""
+        rule). Called eagerly or under a differentiation alone, it and its rules see concrete values.
+        What a rule calls in other modules is traced from the function it is the rule of."""
         pending = dict(self.discovery.derivative_rules)
+        primals = {id(fn): fn for fn in self.names.functions if id(fn) in pending} if link is not None else {}
         while True:
             reached = [key for key in pending if (ctx := analysis.contexts.get(key)) is not None and ctx.abstract]
             if not reached:
                 return
             for key in reached:
+                if key in primals:
+                    link.entry = self._entry_name(primals[key])
                 for root in pending.pop(key):
                     params = root_parameters(root, self.names, self.discovery.roots)
                     if root.residuals_from is not None:
