@@ -11,7 +11,8 @@ flake8 does the rest as it does for every plugin: selection, `# noqa`, per-file 
 So the two codes about jaxlint itself stay out: flake8 reports syntax errors as E999, and judges
 its own `# noqa` comments. A rule that is off unless selected by its code (`Rule.opt_in`) runs
 where the project's own configuration selects it, flake8 having no such notion. A project whose
-`[tool.jaxlint]` has a problem is said so once on stderr, and its files linted with the defaults.
+`[tool.jaxlint]` has a problem is said so on stderr (once per flake8 process), and its files are
+linted with the defaults.
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def findings(text: str, filename: str) -> list[Finding]:
     try:
         project = FileSettings.for_path(Path(path))
     except ConfigError as error:
-        # flake8 has no finding for it: said once on stderr, and the file is linted alone, with
-        # the defaults, as `check` would refuse to.
+        # flake8 has no finding for it: said on stderr (once per flake8 process), and the file is
+        # linted alone with the defaults, where `check` exits 2.
         _warn_once(str(error))
         return lint_source(text, path, codes)
     codes |= opt_in_codes() & project.selected
