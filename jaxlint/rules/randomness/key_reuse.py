@@ -119,10 +119,23 @@ class KeyReuse(KeyFlowRule):
           as its own analysis finds, as a key handed over directly would be. Such a function reads
           a key when it runs, though, which may be later (a solver's term, kept and run after): a
           name the function around binds again after the hand-off may then hold another key, so
-          that key is not counted as consumed there.
+          that key is not counted as consumed there. Handed to a function jaxlint can see
+          (`update_by_loss_grad(state, loss_fn)`), it is called there when that function calls
+          the parameter it fills or hands it on to a call (`jax.value_and_grad(loss_fn)`); one
+          that only keeps it (`registry.append(fn)`) does not call it.
+        - A tuple or list of keys written out in the call (`setup((key, actor_key, critic_key))`)
+          hands each item to the parameter it fills; where the function reads the elements
+          apart (`key, actor_key, critic_key = keys`), each item is consumed as its element is,
+          so a key the function never touches stays fresh.
+        - A function that draws from a key under a setting of the code around it, a test of
+          names it neither takes nor binds (`if config.exploration_noise != 0:` in a policy a
+          factory makes), consumes the key: every call takes that side while the setting holds.
+          A test the call decides (`deterministic=True`) stays undecided, as above.
         - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
           call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
-          `Trainer(k1, ...)` gives `k1` to two consumers.
+          `Trainer(k1, ...)` gives `k1` to two consumers. So does a tuple or list of arguments
+          bound to a name, handed on or spread (`args = (kind, rng, shape)` then
+          `create_model(*args)`).
         - One key in two slots of a dict of named streams (Flax's `rngs={"dropout": k, "noise":
           k}`): each stream is derived from its key the same way, so the two draw the same
           numbers. A `params` slot is not counted: the parameters stream draws only while
