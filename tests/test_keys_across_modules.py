@@ -108,6 +108,18 @@ def marked(text: str) -> set[int]:
     return {row for row, line in enumerate(textwrap.dedent(text).splitlines(), 1) if re.search(r"# JAX201", line)}
 
 
+def reported(findings: list[dict]) -> set[tuple[str, int, str]]:
+    """(file name, row, code) of each finding of `check --output-format json`."""
+    return {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings}
+
+
+def run_under_jax(root: Path, script: str) -> str:
+    """What `script` prints, run with Python in `root` (where the project's package is)."""
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
 def test_helpers_of_other_modules_consume_what_they_consume(cli, make_files):
     make_files(FILES)
     findings = cli("check", "--no-cache", "--output-format", "json").json
@@ -142,9 +154,7 @@ def test_the_checker_agrees(make_files):
                     raised.append(name)
         print(",".join(raised))
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().split(",") == ["absolute", "relative", "reexported", "through_another_helper"]
+    assert run_under_jax(root, script).split(",") == ["absolute", "relative", "reexported", "through_another_helper"]
 
 
 def test_an_edited_helper_relints_its_callers(cli, make_files):
@@ -311,9 +321,7 @@ def test_a_parameter_a_helper_shows_to_be_an_object_takes_no_key(cli, make_files
                 raised.append("two_keys")
         print(",".join(raised))
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "two_keys"
+    assert run_under_jax(root, script) == "two_keys"
 
 
 SUBMODULES = {
@@ -383,9 +391,7 @@ def test_a_submodule_of_another_module_runs_its_classs_call(cli, make_files):
                     raised.append(cls.__name__)
         print(",".join(raised))
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "Loud"
+    assert run_under_jax(root, script) == "Loud"
 
 
 DEFAULTS = """\
@@ -422,7 +428,7 @@ def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_fil
     """A call that passes a key skips the helper's `if key is None:` branch: the key is consumed."""
     root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/defaults.py": DEFAULTS, "pkg/callers.py": CALLERS})
     findings = cli("check", "--no-cache", "--output-format", "json").json
-    assert {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings} == {
+    assert reported(findings) == {
         ("callers.py", row, "JAX201") for row in marked(CALLERS)
     }
     pytest.importorskip("jax")
@@ -440,9 +446,7 @@ def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_fil
                     raised.append(name)
         print(",".join(raised))
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "twice"
+    assert run_under_jax(root, script) == "twice"
 
 
 def test_a_method_inherited_from_a_class_of_another_module_answers_for_itself(cli, make_files):
@@ -616,7 +620,7 @@ def test_a_builder_elsewhere_spreading_a_tuple_of_arguments_into_a_callable_para
     function it is given is consumed there, as the file alone (the builder not seen) takes it to be."""
     root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/builders.py": BUILDERS, "pkg/train.py": BUILDS})
     findings = cli("check", "--no-cache", "--output-format", "json").json
-    assert {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings} == {
+    assert reported(findings) == {
         ("train.py", row, "JAX201") for row in marked(BUILDS)
     }
     pytest.importorskip("jax")
@@ -630,6 +634,4 @@ def test_a_builder_elsewhere_spreading_a_tuple_of_arguments_into_a_callable_para
             except jax.errors.KeyReuseError:
                 print("raised")
         """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "raised"
+    assert run_under_jax(root, script) == "raised"

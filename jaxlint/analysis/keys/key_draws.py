@@ -243,27 +243,26 @@ def _is_init(func: ast.AST, names: Names, depth: int = 0) -> bool:
 
 def _unpacked_from(name: ast.Name, names: Names) -> tuple[ast.FunctionDef, int] | None:
     """The function of the module, and the position, that the one statement binding `name`
-    unpacks it from (`a, b = make()`); None for any other binding."""
+    unpacks it from (`a, b = make()`); None for any other binding, or more than one."""
     scope = names.read_scope.get(id(name))
     owner = names.lookup(name.id, scope) if scope is not None else None
     if owner is None or owner.kind == "class":
         return None
-    found = None
-    for node in own_nodes(owner.node):
-        if not isinstance(node, (ast.Assign, ast.For, ast.With, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        for target in targets:
-            if target is None or not any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(target)):
-                continue
-            if found is not None or not isinstance(node, ast.Assign) or not isinstance(target, ast.Tuple):
-                return None  # bound more than once, or otherwise
-            index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name.id), None)
-            maker = names.definition(node.value.func) if isinstance(node.value, ast.Call) else None
-            if index is None or not isinstance(maker, ast.FunctionDef):
-                return None
-            found = (maker, index)
-    return found
+    stores = [
+        n for n in own_nodes(owner.node)
+        if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
+    ]
+    if len(stores) != 1:
+        return None
+    target = names.parents.get(id(stores[0]))
+    statement = names.parents.get(id(target))
+    if not (
+        isinstance(target, ast.Tuple) and isinstance(statement, ast.Assign) and statement.targets == [target]
+        and isinstance(statement.value, ast.Call)
+    ):
+        return None
+    maker = names.definition(statement.value.func)
+    return (maker, target.elts.index(stores[0])) if isinstance(maker, ast.FunctionDef) else None
 
 
 def _reads_in(fn: ast.AST, name: str) -> list[ast.Name]:

@@ -561,8 +561,6 @@ _NEW_ARRAYS = frozenset(
 _STRING_USES = (ast.Subscript, ast.Compare, ast.FormattedValue, ast.Call)
 
 
-
-
 def _key_parameter_names(fn: FunctionNode) -> set[str]:
     args = fn.args
     return {

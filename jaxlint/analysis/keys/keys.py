@@ -739,8 +739,8 @@ class KeyFlow:
 
     def _named_elsewhere(self, arg: ast.expr, shown: list[ast.expr]) -> bool:
         """Whether the function the name `arg` denotes is named anywhere but at `shown`."""
-        fn = self.keynames.function_of(arg)
-        if not isinstance(arg, ast.Name) or fn is None:
+        fn = self.keynames.function_of(arg) if isinstance(arg, ast.Name) else None
+        if fn is None:
             return False
         return any(
             isinstance(node, ast.Name) and node.id == arg.id and isinstance(node.ctx, ast.Load)

@@ -203,4 +203,3 @@ KEY_NAME = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
 def key_named(name: str) -> bool:
     """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
     return KEY_NAME.match(name) is not None
-

@@ -242,4 +242,3 @@ def _rebinds_key(node: ast.Assign, env: "Env") -> bool:
     handed = any(isinstance(a, ast.Name) and a.id == name for a in (*call.args, *(k.value for k in call.keywords)))
     current = env.vars.get(name)
     return handed and current is not None and current.not_none
-
