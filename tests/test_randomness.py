@@ -607,6 +607,41 @@ CASES = {
             global_key, local_key = jax.random.split(key)
             return global_key, jax.random.fold_in(local_key, process_id)
         """,
+    "a helper seen draws from the key on some of its paths": """
+        import jax
+
+        def fallback_params(cfg, key):
+            if cfg.fallback_to_scratch:
+                return {"w": jax.random.normal(key, (3,))}
+            return None
+
+        def noisy(x, key, train):
+            if not train:
+                return x
+            return x + jax.random.normal(key, x.shape)
+
+        def setup(cfg, key):
+            fallback = fallback_params(cfg, key)
+            noise = jax.random.uniform(key, (3,))  # JAX201
+            return fallback, noise
+
+        def step(x, key, train):
+            y = noisy(x, key, train)
+            return y + jax.random.uniform(key, x.shape)  # JAX201
+
+        def evaluate(x, key):
+            y = noisy(x, key, train=False)  # the call decides: no draw
+            return y + jax.random.uniform(key, x.shape)
+
+        def restore_or_init(cfg, restored, key):
+            params = restored or fallback_params(cfg, key)
+            if params is None:  # what the helper returned says whether it drew
+                params = {"w": jax.random.normal(key, (3,))}
+            return params
+
+        def restored_or_fresh(cfg, key):
+            return fallback_params(cfg, key) or {"w": jax.random.normal(key, (3,))}
+        """,
     "stateful generators drawn from in traced code": """
         import random
         import numpy as np
@@ -696,6 +731,14 @@ def test_branch_consumption_message_names_the_condition(cli, make_files):
     messages = {f["location"]["row"]: f["message"] for f in out.json}
     assert "when `train` held" in messages[7] and "line 6" in messages[7]
     assert "when `with_bias` held" in messages[14] and "line 12" in messages[14]
+
+
+def test_helper_consumption_message_names_the_helper_and_its_paths(cli, make_files):
+    make_files({"a.py": textwrap.dedent(CASES["a helper seen draws from the key on some of its paths"])})
+    out = cli("check", "--select", "JAX2", "--no-cache", "--output-format", "json")
+    messages = {f["location"]["row"]: f["message"] for f in out.json}
+    assert "`fallback_params` on line 15" in messages[16] and "some of its paths" in messages[16]
+    assert "`noisy` on line 20" in messages[21]
 
 
 BRANCH_PATHS = """
@@ -832,6 +875,27 @@ def test_keys_through_helpers_and_closures_repeat_under_jax():
     assert bool((train_step(x, key) == train_step(x, key)).all())
     small = lambda shape: jax.random.normal(key, shape)  # noqa: E731
     assert bool((small((3, 1)) == small((3, 1))).all())
+
+
+def test_jax_checker_sees_a_key_a_helper_draws_from_on_some_paths():
+    """What JAX201 says of a helper that draws from the key only under a test its caller does not
+    decide (`cfg.fallback_to_scratch`), followed by a draw in the caller: JAX's checker raises on
+    the path where the helper drew, and not on the other."""
+    jax = pytest.importorskip("jax")
+
+    def fallback_params(fallback_to_scratch, key):
+        if fallback_to_scratch:
+            return {"w": jax.random.normal(key, (3,))}
+        return None
+
+    def setup(fallback_to_scratch, key):
+        fallback = fallback_params(fallback_to_scratch, key)
+        return fallback, jax.random.uniform(key, (3,))
+
+    with jax.debug_key_reuse(True):
+        with pytest.raises(jax.errors.KeyReuseError):
+            setup(True, jax.random.key(0))
+        setup(False, jax.random.key(0))
 
 
 def test_one_key_in_two_flax_streams_draws_the_same_numbers():

@@ -152,7 +152,8 @@ class CallTransfer:
                 if level != NONE:
                     handed = helper.summary.undrawn.get(param) if param is not None else None
                     draws = handed is None or not dropped(node, handed, self.fn, self.names)
-                    self.consume(ref, Use(arg, node, "call", f"`{helper.name}`", draws=draws), level, state)
+                    use = Use(arg, node, "call", f"`{helper.name}`", draws=draws)
+                    self.consume(ref, use, level, state, partial=level == MAYBE)
                 elif param in helper.summary.key_params and param not in helper.summary.returned_from:
                     self.draws.read(arg)  # followed as a key, kept or discarded, not handed back: nothing drawn
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
@@ -298,7 +299,8 @@ class CallTransfer:
         return refs
 
     # ---- consumption -----------------------------------------------------------------
-    def consume(self, ref: object, use: Use, level: int, state: KeyState) -> None:
+    def consume(self, ref: object, use: Use, level: int, state: KeyState, partial: bool = False) -> None:
+        """`partial`: a MAYBE because the function seen draws on some of its own paths (`Mark.partial`)."""
         if isinstance(ref, tuple) and ref and ref[0] == "seed":
             if ref[1] is not None:
                 self.seed_consumed(ref[1])
@@ -347,7 +349,7 @@ class CallTransfer:
             elif level == DEFINITE and current.drawn is None and use.draws:
                 state.used[own] = replace(current, drawn=use)
             elif current.level == NONE and level == MAYBE:
-                state.used[own] = Mark(MAYBE, use)
+                state.used[own] = Mark(MAYBE, use, partial=partial)
 
     def _reused(self, use: Use, slots: list, state: KeyState, drawn: bool = False) -> bool:
         """Report `use` when an earlier use marks one of `slots` (`drawn`: only a use other than
@@ -360,10 +362,39 @@ class CallTransfer:
                 if not (use.init and mark.first.init) and not self._rebuilt(use, mark.first):
                     self.report_reuse(use, mark.first, self.carried, other=mark.drawn)
                 return True
+            if mark.level == MAYBE and mark.partial and self._decided_by_result(mark.first.call):
+                return True
             if mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
-                self.report_reuse(use, mark.first, self.carried, guard=mark.guard)
+                self.report_reuse(use, mark.first, self.carried, guard=mark.guard, partial=mark.partial)
+                return True
+            if mark.level == MAYBE and mark.partial and mark.guard is None and self.carried is None:
+                self.report_reuse(use, mark.first, None, partial=True)
                 return True
         return False
+
+    def _decided_by_result(self, call: ast.AST) -> bool:
+        """Whether a condition around this point tests what `call` returned: the call itself
+        (`restore(key) or init(key)`) or a name its statement binds (`if state is None:`). A
+        function that draws on some paths may return what tells its caller whether to draw
+        again (a checkpoint restored, else a fallback built from the key): which path ran is
+        then decided, and the two draws may exclude each other."""
+        guards = self.guards
+        if not guards:
+            return False
+        if any(call is inner for guard in guards for inner in ast.walk(guard)):
+            return True
+        parents = self.names.parents
+        stmt = parents.get(id(call))
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = parents.get(id(stmt))
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            targets = [stmt.target]
+        else:
+            return False
+        bound = set().union(*(_subjects(target) for target in targets))
+        return any(_overlap(bound, _subjects(guard)) for guard in guards)
 
     def _rebuilt(self, use: Use, first: Use) -> bool:
         """Two `init`s of one module (Flax linen's, Haiku's, any `init` building parameters) on the

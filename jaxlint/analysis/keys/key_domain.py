@@ -215,6 +215,8 @@ class KeyDomain(Domain[States]):
         if edge.test is not None and known_truth(edge.test, self.flags) is (not edge.outcome):
             return None  # the branch a literal test, or the caller's literal, rules out
         target = edge.target
+        if source.heads is not None and target.loop is source.heads and _never_runs(source.heads, self.flags):
+            return None  # `range(0)`, or a count the call gives as 0: the body is never entered
         crossing = self._crossings.get((source.index, target.index))
         if crossing is None:
             inside = self._chain(source)
@@ -385,6 +387,22 @@ _SIMPLE = (
     ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.FunctionDef,
     ast.AsyncFunctionDef, ast.ClassDef,
 )
+
+
+def _never_runs(loop: ast.stmt, flags: dict[str, bool]) -> bool:
+    """Whether a loop runs zero times: a `for` over an empty literal or `range(n)` with a literal
+    `n` of at most 0 (or a parameter `n` the call gives one: `flags`)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, (ast.Tuple, ast.List)):
+        return not it.elts
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1):
+        return False
+    count = it.args[0]
+    if isinstance(count, ast.Name):
+        return flags.get(f"{count.id} <= 0", False)
+    return isinstance(count, ast.Constant) and type(count.value) is int and count.value <= 0
 
 
 def _may_skip(loop: ast.stmt, flags: dict[str, bool]) -> bool:

@@ -68,6 +68,10 @@ class Mark:
     first: Use | None = None  # the consumption (the first, where there were several)
     guard: ast.AST | None = None  # for MAYBE: the condition whose branch consumed it
     drawn: Use | None = None  # the first consumption known to draw numbers, where `first` may not
+    # For MAYBE: the consumer is a function seen that draws from the key on some of its own paths
+    # only, under tests this caller does not decide (`restore_cfg.fallback_to_scratch`). Code not
+    # seen counts as drawing: seeing it must not say less, so a later use is reused on those paths.
+    partial: bool = False
 
 
 UNUSED = Mark(NONE)
@@ -111,8 +115,13 @@ def join_marks(marks: list[Mark], guard: ast.AST | None) -> Mark:
     if definite is not None:
         # `guard` chose the path that consumed it for certain: that path's use is the one to name.
         return Mark(MAYBE, definite.first or first, guard, drawn)
-    guards = {id(m.guard): m.guard for m in marks if m.level == MAYBE}
-    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None, drawn)
+    maybes = [m for m in marks if m.level == MAYBE]
+    partial = all(m.partial for m in maybes)
+    if partial and guard is not None:
+        # `guard` chose the path that ran the function: that path is the one to name.
+        return Mark(MAYBE, first, guard, drawn, partial)
+    guards = {id(m.guard): m.guard for m in maybes}
+    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None, drawn, partial)
 
 
 def join(
@@ -296,6 +305,7 @@ class ModuleKeys(Protocol):
     def report_reuse(
         self, run: Any, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
+        partial: bool = False,
     ) -> None: ...  # `run`: the `key_transfer.KeyTransfer` that found it
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None: ...

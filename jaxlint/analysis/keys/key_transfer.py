@@ -136,10 +136,12 @@ class KeyTransfer(CallTransfer):
 
     # ---- reports: kept until the states are solved, then made in the interpreter's order ----
     def report_reuse(self, use: Use, first: Use | None, loop: ast.AST | None,
-                     primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None) -> None:
-        """`other`: a consumption before `use` known to draw, where `first` may draw nothing."""
+                     primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
+                     partial: bool = False) -> None:
+        """`other`: a consumption before `use` known to draw, where `first` may draw nothing;
+        `partial`: `first` is a function seen that draws on some of its paths only (`Mark.partial`)."""
         if not self.quiet:
-            self._defer(lambda: self.flow.report_reuse(self, use, first, loop, primitive, guard, other))
+            self._defer(lambda: self.flow.report_reuse(self, use, first, loop, primitive, guard, other, partial))
 
     def draws_numbers(self, use: Use) -> bool:
         """Whether numbers come of a consumption (`key_draws`); a split's is known once solved."""

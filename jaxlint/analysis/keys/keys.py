@@ -87,6 +87,9 @@ class Reuse:
     # statement binds; None otherwise. Splitting there is what that line already does: the fix
     # belongs before the first consumption, under names that line does not use.
     renewal: tuple[str, ...] | None = None
+    # Whether `first` is a function seen that draws from the key on some of its paths only, under
+    # tests the caller does not decide (`key_state.Mark.partial`): the key is reused on those.
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -283,8 +286,8 @@ class KeyFlow:
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
         """What the call decides about tests on the function's parameters: the truth of each
         parameter it gives a literal (or leaves to a literal default), where the function never
-        rebinds it (`train`), whether such a parameter is None (`key is None`) and a positive
-        int (`range(n)` runs); a parameter
+        rebinds it (`train`), whether such a parameter is None (`key is None`), a positive int
+        (`range(n)` runs) or an int of at most 0 (it never does); a parameter
         it gives a value other than the literal None is not None, and one it leaves to a default of
         None is None, where the function rebinds it only in the branch that finds it None
         (`if key is None: key = ...`)."""
@@ -301,6 +304,7 @@ class KeyFlow:
                 flags[f"{param} is None"] = arg.value is None
                 # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
+                flags[f"{param} <= 0"] = type(arg.value) is int and arg.value <= 0
         for param, arg in given.items():
             if param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param):
                 flags[f"{param} is None"] = False
@@ -544,6 +548,7 @@ class KeyFlow:
     def report_reuse(
         self, run: KeyTransfer, use: Use, first: Use | None, loop: ast.AST | None,
         primitive: str | None = None, guard: ast.AST | None = None, other: Use | None = None,
+        partial: bool = False,
     ) -> None:
         if run.quiet or id(use.node) in self._reported or id(run.fn) in self.tests or id(run.fn) in self._shape_only:
             return
@@ -561,7 +566,7 @@ class KeyFlow:
             self._reused_firsts.add(id(first.node))
         name = _expr_name(use.node)
         renewal = _renewal(self.names, use, name)
-        self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal))
+        self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal, partial))
 
     def report_global(self, fn: ast.AST, name: str, use: Use) -> None:
         if (id(fn), name) in self._globals_seen or id(fn) in self.tests:

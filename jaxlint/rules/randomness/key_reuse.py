@@ -131,6 +131,13 @@ class KeyReuse(KeyFlowRule):
           names it neither takes nor binds (`if config.exploration_noise != 0:` in a policy a
           factory makes), consumes the key: every call takes that side while the setting holds.
           A test the call decides (`deterministic=True`) stays undecided, as above.
+        - A function jaxlint can see that draws from a key on some of its paths only, under a test
+          the call does not decide (`if cfg.fallback_to_scratch:`, `if train:` given a variable),
+          consumes the key on those paths: a later use in the caller is reported as a reuse on
+          them, as it is after a call into code jaxlint cannot see. Not where a condition around
+          the later use tests what that function returned (`restored or fallback(cfg, key)`,
+          `if state is None:`): which path it took then says whether the key is drawn again, and
+          the two draws may exclude each other.
         - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
           call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
           `Trainer(k1, ...)` gives `k1` to two consumers. So does a tuple or list of arguments
@@ -581,11 +588,19 @@ class KeyReuse(KeyFlowRule):
                     "is returned: the caller's next draw from it repeats this one; split it and return "
                     f"the new key ({split_text(name)}, draw from `{child_of(name)}`)",
                 )
+            elif reuse.partial and reuse.guard is None:
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{name}` is consumed here after {first.callee} on line {first.call.lineno}, "
+                    "which draws from it on some of its paths: on those it is reused; split it before that "
+                    f"call ({split_text(name, taken)}) and hand `{child_of(name, taken)}` to it",
+                )
             elif reuse.guard is not None:
                 report(
                     reuse.use.node,
                     f"PRNG key `{name}` is consumed here after {first.callee} on line "
-                    f"{first.call.lineno} consumed it {path_of(module.tree, reuse.guard, first.call)}: on that "
+                    f"{first.call.lineno} {'may have consumed' if reuse.partial else 'consumed'} it "
+                    f"{path_of(module.tree, reuse.guard, first.call)}: on that "
                     f"path it is reused; split it ({split_text(name, taken)}) before the branch",
                 )
             elif reuse.renewal is not None:
