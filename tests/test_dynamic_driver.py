@@ -75,7 +75,7 @@ def test_sample_project_bugs_the_static_pass_misses_are_observed(sample_run):
     planted = {("data.py", "JAX201"), ("optim.py", "JAX101"), ("metrics.py", "JAX105"), ("metrics.py", "JAX401"),
                ("train.py", "JAX502"), ("train.py", "JAX407")}
     assert planted - static_codes <= codes
-    assert len(planted - static_codes) >= 3
+    assert len(planted - static_codes) >= 2
     assert all("running test checks/" in v["detail"] for v in observed.values())
     assert not [k for k in observed if k[0] == "metrics.py" and k[2] >= 28]  # float() outside jit is fine
 

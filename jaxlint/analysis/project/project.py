@@ -83,6 +83,10 @@ class IncomingCall:
     params: tuple[tuple[str, Value], ...]  # the values its parameters receive
     context: Context
     entry: str  # the transformed function that traces it, as `module.function`
+    # Not a traced call: one made again and again outside any trace (in a loop, or in a function
+    # itself called so) of a function that builds a jit anew on each call (`repeated_builders`).
+    # The callee's module reports the build, where the same loop in that module shows it.
+    repeats: bool = False
 
 
 @dataclass
@@ -725,15 +729,17 @@ def call_to_json(call: IncomingCall) -> list:
         [[name, value_to_json(value)] for name, value in call.params],
         [call.context.abstract, call.context.staged],
         call.entry,
+        call.repeats,
     ]
 
 
 def call_from_json(data: list) -> IncomingCall:
-    path, function, params, context, entry = data
+    path, function, params, context, entry, repeats = data
     return IncomingCall(
         str(path),
         str(function),
         tuple((str(name), value_from_json(value)) for name, value in params),
         Context(bool(context[0]), bool(context[1])),
         str(entry),
+        bool(repeats),
     )

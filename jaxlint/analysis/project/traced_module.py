@@ -122,7 +122,7 @@ class TracedModule:
             if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
                 continue  # already analysed from its enclosing traced function
             if link is not None:
-                link.entry = self._entry_name(fn)
+                link.entry = self.entry_name(fn)
             shown = frozenset()
             if handed_over and not isinstance(fn, ast.Lambda):  # traced where eager code hands it over
                 shown = closed.get(id(fn))
@@ -182,7 +182,7 @@ class TracedModule:
             around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
             bound = names.call_targets.get(id(call))
             if around is not None:
-                link.entry = self._entry_name(around)
+                link.entry = self.entry_name(around)
             elif bound is not None:
                 link.entry = f"{link.name}.{bound}" if link.name else bound
             else:
@@ -248,7 +248,7 @@ class TracedModule:
                 return
             for key in reached:
                 if key in primals:
-                    link.entry = self._entry_name(primals[key])
+                    link.entry = self.entry_name(primals[key])
                 for root in pending.pop(key):
                     params = root_parameters(root, self.names, self.discovery.roots)
                     if root.residuals_from is not None:
@@ -259,6 +259,8 @@ class TracedModule:
         """Functions traced from other modules, in each calling context; remember who traced them."""
         local = set(analysis.functions)
         for call in self.incoming:
+            if call.repeats:
+                continue  # not traced: what `RebuiltJits` reads
             fn = self._defined(call.function)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -277,7 +279,7 @@ class TracedModule:
         scope = self.names.scopes.get(id(cls)) if isinstance(cls, ast.ClassDef) else None
         return scope.defs.get(method) if scope is not None else None
 
-    def _entry_name(self, fn: FunctionNode) -> str:
+    def entry_name(self, fn: FunctionNode) -> str:
         """`module.Class.function` of an entry point (a lambda is named by the function around it)."""
         parts = []
         node: ast.AST | None = fn

@@ -178,9 +178,19 @@ class RebuiltJits:
             return False
         if self._assumed is not None:
             return function is self._assumed
-        if self.repeated.called_repeatedly(function) is None:
+        if self.repeated.called_repeatedly(function) is not None:
+            return not self.variants.per_call(built, function)
+        return self._repeated_elsewhere(function)  # what those calls pass, their module judged
+
+    def _repeated_elsewhere(self, function: FunctionNode) -> bool:
+        """Whether another module of the project calls `function` again and again outside any trace
+        (`IncomingCall.repeats`, found there by `repeated_builders`)."""
+        incoming = self.module.incoming
+        if not incoming or isinstance(function, ast.Lambda):
             return False
-        return not self.variants.per_call(built, function)
+        cls = self.names.parent_class.get(id(function))
+        name = function.name if cls is None else f"{cls.name}.{function.name}"
+        return any(call.repeats and call.function == name for call in incoming)
 
     def _once_per_pass(self, built: ast.AST, function: FunctionNode) -> bool:
         """`function` builds it outside its own loops, and on each call also runs a pass: a loop of

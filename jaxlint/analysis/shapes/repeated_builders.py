@@ -3,10 +3,12 @@ a `lax` loop outside a trace over a body it makes) anew on every call and does n
 
 The function's module says what it builds on each of its calls (`RebuiltJits.per_call_of`, a
 summary of that function alone); this module says where the calls repeat: in a loop or a
-comprehension, or in a function of this module that is itself called again and again. The
-finding is the repeating call: the one place that shows both halves. A call that passes, on
-each iteration, a different value written out in the code (`for scheme in ("euler", "rk4")`)
-may build a different function each time, and is left alone.
+comprehension, or in a function of this module that is itself called again and again. Each
+such call is handed to the function's module as an incoming call (`IncomingCall.repeats`),
+which reports the build where the same loop in that module shows it: moving a helper to
+another module does not move its finding. A call that passes, on each iteration, a different
+value written out in the code (`for scheme in ("euler", "rk4")`) may build a different
+function each time, and is left alone.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
+from jaxlint.analysis.project.project import IncomingCall
 from jaxlint.analysis.shapes.jit_variants import JitVariants
-from jaxlint.analysis.shapes.rebuilt_jits import Rebuild
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
+from jaxlint.analysis.tracing.traced_functions import CONCRETE
 
 if TYPE_CHECKING:
     from jaxlint.analysis.project.traced_module import TracedModule
@@ -32,10 +35,8 @@ _BUILDERS = frozenset(
 
 class RepeatedBuild(NamedTuple):
     call: ast.Call  # the call made again and again, in this module
-    callee: str  # the function called, as `module.function`
+    function: str  # the function called, by its name in its module (`Class.method` for a method)
     path: str  # its file
-    rebuild: Rebuild  # what it builds on each call, in its own module
-    where: str  # how the call repeats
 
 
 class RepeatedBuilders:
@@ -45,6 +46,15 @@ class RepeatedBuilders:
         self.repeated = repeated
         self.variants = variants
         self._builders: dict[int, bool] = {}
+
+    def record(self) -> None:
+        """Hand each call made again and again of a function that rebuilds on every call to the
+        function's module (`ModuleLink.calls`), named by the function of this module making it."""
+        link = self.module.project
+        for repeat in self.find():
+            caller = self.repeated.function_of(repeat.call)
+            entry = self.module.entry_name(caller) if caller is not None else link.name
+            link.calls.add(IncomingCall(repeat.path, repeat.function, (), CONCRETE, entry, repeats=True))
 
     def find(self) -> list[RepeatedBuild]:
         link = self.module.project
@@ -63,18 +73,11 @@ class RepeatedBuilders:
             target = self._callee(call, *named)
             if target is None or repeated.may_be_traced(caller):
                 continue  # traced code runs once per trace
-            if looped:
-                if self.variants.per_iteration(call, call, caller):
-                    continue  # each iteration passes another value written in the code
-                where = "this loop calls it on every iteration"
-            else:
-                if self.variants.per_call(call, caller):
-                    continue
-                where = f"`{getattr(caller, 'name', 'the function')}` calls it here and is itself called again and again"
-            facts, node, label = target
-            for rebuild in facts.shapes.rebuilt_per_call(node):
-                found.append(RepeatedBuild(call, label, facts.project.path, rebuild, where))
-                break
+            if self.variants.per_iteration(call, call, caller) if looped else self.variants.per_call(call, caller):
+                continue  # each iteration passes another value written in the code
+            facts, node, name = target
+            if facts.shapes.rebuilt_per_call(node):
+                found.append(RepeatedBuild(call, name, facts.project.path))
         return found
 
     @cached_property
@@ -131,7 +134,7 @@ class RepeatedBuilders:
         return (qualname, True) if _maybe_project(qualname) else None
 
     def _callee(self, call: ast.Call, qualname: str, method: bool):
-        """(its module's facts, its `def`, its name) for a call of a plain function or of a method
+        """(its module's facts, its `def`, its name there) for a call of a plain function or of a method
         of an instance of a class that another module of the project defines, when its body
         names something that builds a cache; else None."""
         link = self.module.project
@@ -139,7 +142,7 @@ class RepeatedBuilders:
             found = link.callee(qualname)
             if found is None or found.path == link.path or not self._names_a_builder(found.node):
                 return None
-            return found.facts, found.node, f"{found.facts.project.name}.{found.node.name}"
+            return found.facts, found.node, found.name
         func = call.func
         located = link.project.definition(link, qualname)
         if located is None or not isinstance(located[1], ast.ClassDef) or located[0].project.path == link.path:
@@ -148,7 +151,7 @@ class RepeatedBuilders:
         method = facts.shapes.method_of(cls, func.attr)
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not self._names_a_builder(method):
             return None
-        return facts, method, f"{facts.project.name}.{cls.name}.{method.name}"
+        return facts, method, f"{cls.name}.{method.name}"
 
     def _names_a_builder(self, function: ast.AST) -> bool:
         """A cheap test before the callee's module is analysed: its body names `jit`, `scan`, ..."""

@@ -6,8 +6,8 @@ modules read them.
 
 - does the shape of an argument change between iterations of a loop? (`varying_shapes`)
 - which jitted callables are built anew each time they are used? (`rebuilt_jits`, over the
-  calls that run again and again of `repeated_calls`; and, through another module's function
-  that builds one on every call, `repeated_builders`)
+  calls that run again and again of `repeated_calls`, in this module or, handed over by
+  `repeated_builders`, in another)
 - how many iterations does a `for` loop over a static `range` make? (`trip_counts`), and does
   its static bound change between calls? (`static_bounds`)
 - which calls of jitted callables key the cache on which arguments? (`jit_calls`)
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.shapes.call_signatures import SignatureChange, signature_changes
 from jaxlint.analysis.shapes.jit_calls import JitCall, forwarded, jit_calls
-from jaxlint.analysis.shapes.rebuilt_jits import RebuiltJits
+from jaxlint.analysis.shapes.rebuilt_jits import Rebuild, RebuiltJits
 from jaxlint.analysis.shapes.repeated_builders import RepeatedBuilders
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 from jaxlint.analysis.shapes.static_bounds import StaticBounds
@@ -41,15 +41,23 @@ class ShapeFacts:
         self.varying = VaryingShapes(module).varying
         repeated = RepeatedCalls(module, effects)
         rebuilt = RebuiltJits(module, effects, repeated)
-        self.rebuilt_jits = rebuilt.find
+        self._rebuilt = rebuilt
         self.rebuilt_per_call = rebuilt.per_call_of
-        self.repeated_builders = RepeatedBuilders(module, repeated, rebuilt.variants).find
+        self._builders = RepeatedBuilders(module, repeated, rebuilt.variants) if module.project is not None else None
         self.method_of = repeated.method_of
         self.trip_count = TripCounts(module, effects).trip_count
         self.changing_bound = StaticBounds(module, repeated).changing_bound
         self._module = module
         self._effects = effects
         self._jit_calls: list[JitCall] | None = None
+
+    def rebuilt_jits(self) -> list[Rebuild]:
+        """Jitted callables built anew each time they are used (`rebuilt_jits.py`). The calls this
+        module makes again and again of another module's function that builds one on every call
+        are handed to that module, which reports the build (`repeated_builders.py`)."""
+        if self._builders is not None:
+            self._builders.record()
+        return self._rebuilt.find()
 
     def jit_calls(self) -> list[JitCall]:
         """Calls of jitted callables, with their traced arguments (`jit_calls.py`)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from jaxlint.analysis.knowledge.shape_api import EAGER_COMPILED_LOOPS
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.recompilation import RECOMPILATION_LIMITATIONS, RECOMPILATION_LIMITS
@@ -55,10 +53,13 @@ class JitRebuilt(Rule):
         or uses as a value in traced code, nor a method of a class whose base comes from another
         module (a framework module's methods run traced), nor one under an unknown decorator.
 
-        **Across modules.** A function of another project module that builds one of the above
-        on each of its calls (and does not keep it), called again and again here, is reported
-        at the repeating call, naming the function and the line of its build: the summary of
-        what the function builds is read from its module, the repetition from this one.
+        **Across modules.** A function of one project module that builds one of the above on
+        each of its calls (and does not keep it), called again and again in another module, is
+        reported at its build, as it is when the loop is in its own module: the loop's module
+        hands the repeating call to the function's module, so the finding does not move when a
+        helper does. A check of either file alone shows it: the function's module is checked
+        with the modules that import it, and the loop's module reports what its calls cause in
+        the modules they enter.
 
         **Not reported.**
 
@@ -330,11 +331,6 @@ class JitRebuilt(Rule):
         shapes = module.shapes
         for rebuild in shapes.rebuilt_jits():
             report(rebuild.node, _message(rebuild.transform, rebuild.what, rebuild.why))
-        for repeat in shapes.repeated_builders():
-            rebuild = repeat.rebuild
-            where = f"{os.path.basename(repeat.path)}, line {rebuild.node.lineno}"
-            why = f"`{repeat.callee}` builds it anew on every call ({where}) and {repeat.where}"
-            report(repeat.call, _message(rebuild.transform, rebuild.what, why))
 
 
 def _message(transform: str, what: str, why: str) -> str:
