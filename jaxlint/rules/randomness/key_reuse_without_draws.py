@@ -17,9 +17,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         children nobody draws from, a helper that only splits the key and hands back children its
         caller drops, a draw made only to give an `init` example inputs, a key handed both to a
         Flax run (which folds its module's path into the key) and to another use. Nothing
-        repeats, so nothing is biased, but JAX's key reuse checker (`jax_debug_key_reuse`) counts
-        every split and draw as a use and raises `KeyReuseError` there. Off unless selected by
-        its code: projects that run their tests under the checker turn it on.
+        repeats, so nothing is biased, but the key is used twice: JAX's key reuse checker
+        (`jax_debug_key_reuse`) counts every split and draw as a use and raises `KeyReuseError`
+        there. Off unless selected by its code: projects that run their tests under the
+        checker, or that hold every key to one use, turn it on.
         """
     decisions = """
         **Which uses draw.** A sampler draws. A split draws through its children: when one of
@@ -38,15 +39,17 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         depend on the inputs' shapes, not their values.
 
         **What is reported here, and not as JAX201, JAX202 or JAX203.** A second use of a key
-        whose first (or second) use draws nothing, and a Flax run with any other use of its key
+        whose first (or second) use draws nothing; a Flax run with any other use of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
         split or small `fold_in` of the key itself repeats). Two uses that both draw are the
         other rules'.
 
         **Who should turn it on.** Projects whose tests run with
-        `jax.config.update("jax_debug_key_reuse", True)`: each finding is a `KeyReuseError` the
-        checker raises. Select it by its code (`extend-select = ["JAX207"]`): `ALL`, `JAX` and
-        `JAX2` do not turn it on.
+        `jax.config.update("jax_debug_key_reuse", True)`: a split or draw reported here is a
+        `KeyReuseError` the checker raises. Flax derives its keys with `fold_in`, which the
+        checker does not count as a use, so a Flax run is reported only because the key is used
+        twice: a project holding every key to one use wants that too. Select it by its code
+        (`extend-select = ["JAX207"]`): `ALL`, `JAX` and `JAX2` do not turn it on.
         """
     limits = (
         "Code it cannot see is taken to draw from the children it is handed: their split is not"
