@@ -99,6 +99,33 @@ CASES = {
             value = create(Value(), [rng, obs])  # JAX201
             return actor, critic, value
         """,
+    "inits of two modules given one key, one of them lifted by nn.vmap": """
+        import flax.linen as nn
+        import jax
+
+        class Critic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(1)(x)
+
+        class DoubleCritic(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                VmapCritic = nn.vmap(Critic, variable_axes={"params": 0}, split_rngs={"params": True},
+                                     in_axes=None, axis_size=2)
+                return VmapCritic()(x)
+
+        class Actor(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(2)(x)
+
+        def build(obs, seed):
+            rng = jax.random.PRNGKey(seed)
+            actor = Actor().init(rng, obs)
+            critics = DoubleCritic().init(rng, obs)  # JAX207
+            return actor, critics
+        """,
     "two runs of one module draw the same numbers": """
         import jax
 

@@ -122,9 +122,17 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
 ClassOf = Callable[[ast.expr, Names], Optional[Tuple[Names, ast.ClassDef]]]
 
 
+# Flax's transforms of a module class, whose lifted module names and splits its layers' keys its way.
+_LIFTS = frozenset({"vmap", "scan", "remat", "checkpoint", "jit", "remat_scan", "map_variables", "shard_map"})
+# What `draw_paths` gives for a class that makes a lifted module (`nn.vmap(Critic, ...)`): it draws
+# parameters somewhere, at paths not known. Told apart by identity, never intersected.
+UNPLACED = frozenset({"<lifted>"})
+
+
 def draw_paths(names: Names, cls: ast.ClassDef, class_of: ClassOf, depth: int = _DEPTH) -> frozenset[str]:
     """The paths, below the module, of the submodules a Flax Linen class makes that draw parameters
-    when it is initialised (`Dense_0`, `MLP_0`, `encoder` of `self.encoder = ...` in `setup`)."""
+    when it is initialised (`Dense_0`, `MLP_0`, `encoder` of `self.encoder = ...` in `setup`);
+    `UNPLACED` where it makes a lifted module (`nn.vmap(Critic, ...)`), whose paths are not known."""
     found: set[str] = set()
     scope = names.scopes[id(cls)].parent or names.module
     for method in cls.body:
@@ -136,10 +144,14 @@ def draw_paths(names: Names, cls: ast.ClassDef, class_of: ClassOf, depth: int = 
         counters: dict[str, int | None] = {}
         calls = sorted((n for n in ast.walk(method) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
         for call in calls:
+            if _lifted(call.func, names, scope):
+                return UNPLACED
             kind = _layer(call.func, names, scope, class_of, depth)
             if kind is None:
                 continue
             layer, draws = kind
+            if draws is None:
+                return UNPLACED
             named = next((k.value for k in call.keywords if k.arg == "name"), None)
             path = None
             if isinstance(named, ast.Constant) and isinstance(named.value, str):
@@ -159,8 +171,21 @@ def draw_paths(names: Names, cls: ast.ClassDef, class_of: ClassOf, depth: int = 
     return frozenset(found)
 
 
-def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -> tuple[str, bool] | None:
-    """(class name, whether its `init` draws parameters) of a Flax Linen module class a call makes."""
+def _lifted(func: ast.expr, names: Names, scope) -> bool:
+    """Whether a call makes a module a Flax transform lifted (`nn.vmap(Critic, ...)(dims)`, or
+    through a name bound to the lifted class)."""
+    if isinstance(func, ast.Name):
+        values = names.assignments(func)
+        func = values[0] if len(values) == 1 else func
+    if not isinstance(func, ast.Call):
+        return False
+    qualname = names.qualname(func.func, scope) or ""
+    return qualname.startswith("flax.linen.") and qualname.rsplit(".", 1)[-1] in _LIFTS
+
+
+def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -> tuple[str, bool | None] | None:
+    """(class name, whether its `init` draws parameters: None where not known) of a Flax Linen
+    module class a call makes."""
     qualname = names.qualname(func, scope) or ""
     if qualname.startswith("flax.linen."):
         name = qualname.rsplit(".", 1)[-1]
@@ -171,7 +196,8 @@ def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -
     there, cls = located
     if not _linen_class(cls, there, _DEPTH):
         return None
-    return cls.name, bool(draw_paths(there, cls, class_of, depth - 1))
+    inner = draw_paths(there, cls, class_of, depth - 1)
+    return cls.name, None if inner is UNPLACED else bool(inner)
 
 
 def _in_loop(node: ast.AST, method: ast.AST, names: Names) -> bool:

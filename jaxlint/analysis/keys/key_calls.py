@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter
-from jaxlint.analysis.keys.flax_runs import flax_run, linen_receivers
+from jaxlint.analysis.keys.flax_runs import UNPLACED, flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
@@ -416,21 +416,32 @@ class CallTransfer:
 
     def _shared_paths(self, use: Use, plain: list, state: KeyState) -> None:
         """An `init` of one Flax module after an `init` of another with the same key: reported where
-        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`). A helper that
+        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`); where one of
+        them is a class seen whose layers cannot be placed (`flax_runs.UNPLACED`: it makes a
+        lifted module), as a use that repeats no numbers shown. A helper that
         runs the `init` of a module its caller passes (`Model.create(actor_def, inputs=[key, x])`)
         draws at the paths of the module passed."""
         mine = self.flow.flax_paths(use.call, _module_passed(use))
         if not mine:
-            return
+            return  # a module not seen, or one that draws no parameters
+        unplaced = None
         for slot, mark in state.used.items():
             if (
                 isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] in plain
                 and slot[2] != use.module and mark.level == DEFINITE and mark.first is not None and mark.first.init
             ):
                 theirs = self.flow.flax_paths(mark.first.call, _module_passed(mark.first))
-                if theirs and mine & theirs:
+                if not theirs:
+                    continue
+                if mine is UNPLACED or theirs is UNPLACED:
+                    unplaced = unplaced or mark.first
+                elif mine & theirs:
                     self.report_reuse(use, mark.first, self.carried)
                     return
+        if unplaced is not None:
+            # Where a module's layers cannot be placed, no path is known to be shared: the key is
+            # used twice, and no numbers are shown to repeat (JAX207's).
+            self.report_reuse(replace(use, draws=False), unplaced, self.carried)
 
     def _broadcast(self, node: ast.Call, batching: ast.Call, refs: list, state: KeyState) -> None:
         """`jax.vmap(f, in_axes=(0, None))(xs, key)`: a key given to every element of the batch,

@@ -213,7 +213,10 @@ class KeyReuse(KeyFlowRule):
           (the module a helper initialises is the one its caller passes; a layer's class may
           come from any module of the project): Flax names a layer made without `name=` `{Class}_{n}`, counting per class in the order
           made, so an actor and a critic that each start with an `MLP` (or a `Dense`) both draw
-          its parameters at `MLP_0`, the same numbers (a prefix where shapes differ).
+          its parameters at `MLP_0`, the same numbers (a prefix where shapes differ). Where one
+          of the two classes makes a module a Flax transform lifts (`nn.vmap(Critic, ...)`),
+          whose layers it names and keys its own way, no path is known to be shared: the key is
+          used twice and no numbers are shown to repeat, JAX207's.
         - Two `init`s of one module with one key build the same parameters twice: a copy, which
           is how a target network starts (`target = Model.create(critic_def, [critic_key, x])`
           after the critic), and is not reported. So are two `init`s of one module on the same

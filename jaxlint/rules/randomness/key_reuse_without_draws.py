@@ -16,8 +16,9 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         Checks for a key used twice where one of the two uses draws no numbers: a split whose
         children nobody draws from, a helper that only splits the key and hands back children its
         caller drops, a draw made only to give an `init` example inputs, a key handed both to a
-        Flax run (which folds its module's path into the key) and to another use. Nothing
-        repeats, so nothing is biased, but the key is used twice: JAX's key reuse checker
+        Flax run (which folds its module's path into the key) and to another use, or to the
+        `init`s of two modules no layer of which is known to share a path. No numbers are
+        shown to repeat, so nothing is shown biased, but the key is used twice: JAX's key reuse checker
         (`jax_debug_key_reuse`) counts every split and draw as a use and raises `KeyReuseError`
         there. Off unless selected by its code: projects that run their tests under the
         checker, or that hold every key to one use, turn it on.
@@ -41,8 +42,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         **What is reported here, and not as JAX201, JAX202 or JAX203.** A second use of a key
         whose first (or second) use draws nothing; a Flax run with any other use of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
-        split or small `fold_in` of the key itself repeats). Two uses that both draw are the
-        other rules'.
+        split or small `fold_in` of the key itself repeats); the `init`s of two different modules
+        with one key where no layer of the two is known to sit at the same path (their paths
+        apart, or one's not known: a module lifted by `nn.vmap`, a class jaxlint cannot see),
+        one shared path being JAX201's. Two uses that both draw are the other rules'.
 
         **Who should turn it on.** Projects whose tests run with
         `jax.config.update("jax_debug_key_reuse", True)`: a split or draw reported here is a
@@ -135,6 +138,16 @@ class KeyReuseWithoutDraws(KeyFlowRule):
                     reuse.use.node,
                     f"PRNG key `{reuse.name}` is split on every iteration and none of the children is drawn "
                     "from: no numbers repeat, but JAX's key reuse checker raises here; drop the split",
+                )
+                continue
+            if first.kind == "flax" and reuse.use.kind == "flax":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` was already used by {first.callee} on line {first.call.lineno} "
+                    "to initialise another Flax module: Flax folds each layer's path into the key, and no "
+                    "layer of the two is known to sit at the same path, so no numbers are shown to repeat, "
+                    f"but the key is used twice; split it ({split_text(reuse.name)}) and give each `init` "
+                    "its own key",
                 )
                 continue
             if reuse.renewal is not None:
