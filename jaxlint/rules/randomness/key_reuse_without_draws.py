@@ -16,12 +16,11 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         Checks for a key used twice where one of the two uses draws no numbers: a split whose
         children nobody draws from, a helper that only splits the key and hands back children its
         caller drops, a draw made only to give an `init` example inputs, a key handed both to a
-        Flax run (which folds its module's path into the key) and to another use, or to the
-        `init`s of two modules no layer of which is known to share a path. No numbers are
-        shown to repeat, so nothing is shown biased, but the key is used twice: JAX's key reuse checker
+        Flax run (which folds its module's path into the key) and to another use. No numbers are
+        shown to repeat, but the key is used twice: JAX's key reuse checker
         (`jax_debug_key_reuse`) counts every split and draw as a use and raises `KeyReuseError`
-        there. Off unless selected by its code: projects that run their tests under the
-        checker, or that hold every key to one use, turn it on.
+        there. Off unless selected by its code: projects that run their tests under the checker,
+        or that hold every key to one use, turn it on.
         """
     decisions = """
         **Which uses draw.** A sampler draws. A split draws through its children: when one of
@@ -43,9 +42,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         whose first (or second) use draws nothing; a Flax run with any other use of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
         split or small `fold_in` of the key itself repeats); the `init`s of two different modules
-        with one key where no layer of the two is known to sit at the same path (their paths
-        apart, or one's not known: a module lifted by `nn.vmap`, a class jaxlint cannot see),
-        one shared path being JAX201's. Two uses that both draw are the other rules'.
+        with one key where one makes a lifted module (`nn.vmap(Critic, ...)`, whose layers Flax
+        names and keys its own way), so that no path is known to be shared. A shared path is
+        JAX201's; paths seen apart are not reported. Two uses that both draw are the other
+        rules'.
 
         **Who should turn it on.** Projects whose tests run with
         `jax.config.update("jax_debug_key_reuse", True)`: a split or draw reported here is a
