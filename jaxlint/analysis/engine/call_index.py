@@ -19,7 +19,7 @@ _Table = Dict[str, List[_Entry]]
 
 
 class _CallIndex:
-    __slots__ = ("direct", "curried", "outer", "classes", "_aliases")
+    __slots__ = ("direct", "curried", "outer", "classes", "_aliases", "spelled")
 
     def __init__(self, names: Names):
         direct: _Table = {}
@@ -45,6 +45,7 @@ class _CallIndex:
         self.outer = outer
         self.classes = frozenset(cls.name for cls in names.classes)
         self._aliases: Dict[str, set] | None = None
+        self.spelled: Dict[frozenset, frozenset] = {}  # `spellings`, by the qualified names asked
 
     def aliases(self, names: Names) -> Dict[str, set]:
         """Qualified name -> the names some scope of the module imports it as."""
@@ -86,12 +87,18 @@ def spellings(names: Names, qualified: Iterable[str]) -> frozenset[str]:
     """The last parts of these qualified names, and the import aliases the module binds to them
     (`from jax.tree_util import Partial as P`): what `calls_through` looks calls up by, so that a
     call is found however the module imports its callee."""
-    aliases = _index(names).aliases(names)
+    index = _index(names)
+    wanted = qualified if isinstance(qualified, frozenset) else frozenset(qualified)
+    known = index.spelled.get(wanted)
+    if known is not None:
+        return known  # the tables (`jax_api`, `shape_api`) are asked again and again
+    aliases = index.aliases(names)
     out = set()
-    for name in qualified:
+    for name in wanted:
         out.add(name.rsplit(".", 1)[-1])
         out.update(aliases.get(name, ()))
-    return frozenset(out)
+    known = index.spelled[wanted] = frozenset(out)
+    return known
 
 
 def calls_through_any(

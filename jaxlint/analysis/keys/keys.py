@@ -702,6 +702,11 @@ class KeyFlow:
             return found
         by_function: dict[int, list[tuple[ast.Call, list[ast.Name]]]] = {}
         for call, scope in self.names.calls:
+            root = call.func
+            while root.__class__ is ast.Attribute:
+                root = root.value
+            if root.__class__ is not ast.Name or root.id not in imported:
+                continue  # the cheap half of `_may_be_project_call`, for every call of the module
             fn = scope.node
             if not isinstance(fn, FUNCTION_TYPES) or id(fn) in relevant:
                 continue

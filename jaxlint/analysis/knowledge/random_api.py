@@ -8,7 +8,6 @@ arguments.  Every key analysis asks these tables; none keeps its own.
 from __future__ import annotations
 
 import ast
-import re
 
 # Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
 KEY_CONSTRUCTORS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
@@ -197,9 +196,10 @@ def short(qualname: str) -> str:
 
 # The names that say a value is a PRNG key (`key`, `rng`, `dropout_rng`): the one naming
 # convention the analyses honour.
-KEY_NAME = re.compile(r"^(key|rng|subkey|prng|prng_key|rng_key|.+_rng)$")
+_KEY_NAMES = frozenset({"key", "rng", "subkey", "prng", "prng_key", "rng_key"})
 
 
 def key_named(name: str) -> bool:
-    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`)."""
-    return KEY_NAME.match(name) is not None
+    """Whether a name says it is a PRNG key (`key`, `rng`, `dropout_rng`). Asked of every name a
+    module hands on, so a set and a suffix rather than a pattern."""
+    return name in _KEY_NAMES or len(name) > 4 and name.endswith("_rng")
