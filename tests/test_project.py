@@ -591,7 +591,8 @@ def by_file(findings: list[dict], root: Path) -> dict[str, set[tuple[int, int, s
 
 def test_a_file_has_the_same_findings_alone_in_its_folder_and_from_standard_input(cli, callers_project):
     """helpers.py and scale.py go wrong only when main.py's jitted functions call them (scale.py
-    through the package's re-export, helpers.py directly and through layers.py): checking one file,
+    through the package's re-export, helpers.py directly and through layers.py), and evaluation.py
+    only because sweep.py calls it again and again (JAX502 at its build): checking one file,
     or its text on standard input, lints those callers too and reports the file's findings as the
     folder's check does. Checking the file also reports what its traced calls cause in the other
     files (main.py's and layers.py's in helpers.py): those are the other files' own findings."""
