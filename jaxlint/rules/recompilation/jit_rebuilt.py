@@ -325,8 +325,7 @@ class JitRebuilt(Rule):
         " once per value: not reported.",
         "The repeating call must run eagerly: not in traced code, a framework module's method, or"
         " under an unknown decorator.",
-        "A loop in a module whose text names no JAX library (a driver that imports only the project's"
-        " modules) is not read: a build its calls repeat in another module is missed.",
+        "A loop in a module that names no JAX library (a plain driver script) is not read.",
     ) + RECOMPILATION_LIMITS
 
     def check(self, module, report):
