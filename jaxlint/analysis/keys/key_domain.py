@@ -215,7 +215,7 @@ class KeyDomain(Domain[States]):
         if edge.test is not None and known_truth(edge.test, self.flags) is (not edge.outcome):
             return None  # the branch a literal test, or the caller's literal, rules out
         target = edge.target
-        if source.heads is not None and target.loop is source.heads and _never_runs(source.heads, self.flags):
+        if source.heads is not None and target.loop is source.heads and _trips(source.heads, self.flags) == 0:
             return None  # `range(0)`, or a count the call gives as 0: the body is never entered
         crossing = self._crossings.get((source.index, target.index))
         if crossing is None:
@@ -229,7 +229,7 @@ class KeyDomain(Domain[States]):
         out: States = {}
         for phase, s in state.items():
             if exited:
-                if not phase and source.heads in exited and not _may_skip(source.heads, self.flags):
+                if not phase and source.heads in exited and _trips(source.heads, self.flags) == 1:
                     continue  # the loop runs at least once: it is never left from its first head
                 if phase and phase[0][0] in exited:
                     phase = ()
@@ -389,34 +389,21 @@ _SIMPLE = (
 )
 
 
-def _never_runs(loop: ast.stmt, flags: dict[str, bool]) -> bool:
-    """Whether a loop runs zero times: a `for` over an empty literal or `range(n)` with a literal
-    `n` of at most 0 (or a parameter `n` the call gives one: `flags`)."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
+def _trips(loop: ast.stmt, flags: dict[str, bool]) -> int | None:
+    """How often a loop runs, as far as its header says: 0 (never: a `for` over an empty literal,
+    `range(n)` with a literal `n` of at most 0), 1 (at least once: a non-empty literal, a positive
+    `n`, `while True`), None (not known). A parameter `n` counts as the literal the call gives it
+    (`flags`)."""
+    if isinstance(loop, ast.While):
+        return 1 if isinstance(loop.test, ast.Constant) and bool(loop.test.value) else None
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)):
-        return not it.elts
+        return 1 if it.elts else 0
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1):
-        return False
+        return None
     count = it.args[0]
     if isinstance(count, ast.Name):
-        return flags.get(f"{count.id} <= 0", False)
-    return isinstance(count, ast.Constant) and type(count.value) is int and count.value <= 0
-
-
-def _may_skip(loop: ast.stmt, flags: dict[str, bool]) -> bool:
-    """Whether a loop can run zero times: a `for` over anything but a non-empty literal or
-    `range(n)` with a positive literal `n` (or a parameter `n` the call gives one: `flags`);
-    a `while` whose test is not a true constant."""
-    if isinstance(loop, ast.While):
-        return not (isinstance(loop.test, ast.Constant) and bool(loop.test.value))
-    it = loop.iter
-    if isinstance(it, (ast.Tuple, ast.List)) and it.elts:
-        return False
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1):
-        return True
-    count = it.args[0]
-    if isinstance(count, ast.Name):
-        return not flags.get(f"{count.id} > 0", False)
-    return not (isinstance(count, ast.Constant) and isinstance(count.value, int) and count.value > 0)
+        return 1 if flags.get(f"{count.id} > 0") else 0 if flags.get(f"{count.id} <= 0") else None
+    if isinstance(count, ast.Constant) and isinstance(count.value, int):
+        return 1 if count.value > 0 else 0
+    return None

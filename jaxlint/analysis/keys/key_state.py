@@ -117,11 +117,12 @@ def join_marks(marks: list[Mark], guard: ast.AST | None) -> Mark:
         return Mark(MAYBE, definite.first or first, guard, drawn)
     maybes = [m for m in marks if m.level == MAYBE]
     partial = all(m.partial for m in maybes)
-    if partial and guard is not None:
-        # `guard` chose the path that ran the function: that path is the one to name.
-        return Mark(MAYBE, first, guard, drawn, partial)
     guards = {id(m.guard): m.guard for m in maybes}
-    return Mark(MAYBE, first, next(iter(guards.values())) if len(guards) == 1 else None, drawn, partial)
+    if partial and guard is not None:
+        chosen = guard  # it chose the path that ran the function: that path is the one to name
+    else:
+        chosen = next(iter(guards.values())) if len(guards) == 1 else None
+    return Mark(MAYBE, first, chosen, drawn, partial)
 
 
 def join(
