@@ -1614,6 +1614,33 @@ def test_static_arguments_annotated_with_the_modules_own_alias(cli, make_files):
     assert namespace["fill"](jax.numpy.ones(2)).shape == (2,)
 
 
+KAULDRON_TYPES = """
+import functools
+
+import jax
+from kauldron import ktyping as kt
+from kauldron.ktyping import Int, ScalarInt, typechecked
+
+
+class Sampler:
+    @functools.partial(jax.jit, static_argnames=("self", "tokens", "steps", "limit"))
+    @typechecked
+    def sample(self, *, tokens: Int["B L"], steps: kt.Float[""], limit: ScalarInt):
+        return tokens * steps + limit
+"""
+
+
+def test_static_arguments_annotated_with_kauldron_array_types(cli, make_files):
+    # kauldron's `Int["B L"]` admits only arrays (JAX or NumPy): unhashable, as jaxtyping's are.
+    # Its `ScalarInt` admits Python ints too, which hash. (kauldron is not installed to run it.)
+    make_files({"m.py": KAULDRON_TYPES})
+    out = cli("check", "--output-format", "json", "--select", "JAX302", "m.py")
+    assert [(f["location"]["row"], f["message"].split(":")[0]) for f in out.json] == [
+        (10, "static argument `tokens` is annotated as an array (`Int['B L']`)"),
+        (10, "static argument `steps` is annotated as an array (`kt.Float['']`)"),
+    ]
+
+
 def test_filtering_transformations_key_on_objects_made_per_iteration():
     """What JAX303 says of `eqx.filter_jit` and `nnx.jit`: a new transformation or lambda per
     iteration, or an `nnx.Optimizer` around a new optax transformation, compiles again."""

@@ -662,3 +662,40 @@ def test_a_test_files_transformation_of_another_modules_function_is_not_followed
     root = make_files({**TESTED_HELPER, where: JITS_IT})
     found = {(Path(f["filename"]).name, f["code"]) for f in cli("check", "--output-format", "json", "--no-cache", str(root)).json}
     assert (("helpers.py", "JAX101") in found) is reported
+
+
+SLICED_HELPER = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/masks.py": textwrap.dedent("""
+        def decode(positions, prompt_len):
+            return positions[:, prompt_len:]
+    """),
+}
+# Traced code that calls the helper with a parameter it cannot show to be a Python value: the
+# `__call__` of a Linen module its file defines, and a function it jits.
+CALLS_IT_TRACED = textwrap.dedent("""
+    import flax.linen as nn
+    import jax
+    from pkg import masks
+
+    class Wrapper(nn.Module):
+        @nn.compact
+        def __call__(self, positions, prompt_len):
+            return masks.decode(positions, prompt_len)
+
+    @jax.jit
+    def run(positions, prompt_len):
+        return masks.decode(positions, prompt_len)
+""")
+
+
+@pytest.mark.parametrize(("where", "reported"), [("pkg/model.py", True), ("pkg/model_test.py", False), ("tests/test_model.py", False)])
+def test_a_test_files_traced_code_hands_no_calls_to_the_modules_it_tests(cli, make_files, where, reported):
+    """A test's own traced code (a Linen module it defines for the test, a jitted check) calling
+    the package with values it passes from its cases is run by the test, which shows the call
+    survives; it is not evidence against the function called."""
+    root = make_files({**SLICED_HELPER, where: CALLS_IT_TRACED})
+    for target in (root, root / "pkg" / "masks.py"):
+        found = {(Path(f["filename"]).name, f["code"]) for f in cli("check", "--output-format", "json", "--no-cache", str(target)).json}
+        assert (("masks.py", "JAX112") in found) is reported

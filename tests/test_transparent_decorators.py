@@ -1,6 +1,6 @@
 """A helper under a decorator that leaves its calls as they were (a runtime type checker such as
 `jaxtyping.jaxtyped`, `beartype`, `typeguard.typechecked`; `typing.override`, `typing.final`) is
-followed from traced code as if undecorated. Any other decorator may change what a call does:
+followed from traced code as if undecorated, and a jit above it reads its signature. Any other decorator may change what a call does:
 such a helper is not followed. Each case runs under JAX too."""
 
 from __future__ import annotations
@@ -78,11 +78,60 @@ def demo():
     return step(jnp.ones(3))
 """
 
-QUIET = {"other-decorator": OTHER_DECORATOR}
+# The jit's static names are resolved against the signature the type checker keeps.
+TYPE_CHECKED_STATIC_ARRAY = """
+import functools
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, jaxtyped
+
+
+class Sampler:
+    @functools.partial(jax.jit, static_argnames=("self", "tokens"))
+    @jaxtyped(typechecker=None)
+    def sample(self, *, tokens: Float[Array, "b n"], steps: int):
+        return tokens * steps
+
+
+def demo():
+    return Sampler().sample(tokens=jnp.ones((2, 3)), steps=2)
+"""
+
+# A method under `override` is the method: one that only scales the key leaves it unconsumed,
+# one that draws from it consumes it.
+OVERRIDE_KEEPS_KEY = """
+import jax
+from typing_extensions import override
+
+
+class Base:
+    def noise(self, key):
+        return jax.random.normal(key)
+
+
+class Child(Base):
+    @override
+    def noise(self, key):
+        return jax.random.key_data(key).sum()
+
+    def run(self, key):
+        return self.noise(key) + jax.random.normal(key)
+
+
+def demo():
+    with jax.debug_key_reuse(True):
+        return jax.jit(Child().run)(jax.random.key(0))
+"""
+OVERRIDE_DRAWS = OVERRIDE_KEEPS_KEY.replace("jax.random.key_data(key).sum()", "jax.random.uniform(key)")
+
+QUIET = {"other-decorator": OTHER_DECORATOR, "override-keeps-key": OVERRIDE_KEEPS_KEY}
 
 REPORTED = {
     "type-checked-helper": (TYPE_CHECKED_HELPER, "JAX101", "TracerBoolConversionError"),
     "final-helper": (FINAL_HELPER, "JAX101", "TracerBoolConversionError"),
+    "type-checked-static-array": (TYPE_CHECKED_STATIC_ARRAY, "JAX302", "ValueError"),
+    "override-draws": (OVERRIDE_DRAWS, "JAX201", "KeyReuseError"),
 }
 
 (

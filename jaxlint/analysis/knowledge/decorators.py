@@ -21,3 +21,16 @@ def transparent(decorator: ast.expr, names: Names, scope: Scope | None) -> bool:
     """`@typechecked`, or a call configuring one (`@jaxtyped(typechecker=beartype)`)."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return names.qualname(target, scope) in TRANSPARENT_DECORATORS
+
+
+def runs_as_written(function: ast.AST, names: Names) -> bool:
+    """Whether calling a def runs its body as written, binding as its signature says: each of its
+    decorators leaves calls as they were (`transparent`) or is `classmethod` (which binds the
+    class, as a method's receiver is bound)."""
+    decorators = getattr(function, "decorator_list", ())
+    if not decorators:
+        return True
+    scope = names.enclosing_scope(function)
+    return all(
+        transparent(d, names, scope) or names.qualname(d, scope) == "builtins.classmethod" for d in decorators
+    )

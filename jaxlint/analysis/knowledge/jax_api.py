@@ -387,6 +387,20 @@ JAXTYPING_DTYPES = frozenset({
     "Complex", "Float32", "Float64", "Int32", "Int64", "Key", "PRNGKeyArray",
 })
 
+# kauldron's array types, written with a shape string alone (`Float["*b n d"]`, `Int[""]`):
+# each admits only arrays (JAX or NumPy; the `X...` ones TensorFlow and torch tensors too) of a
+# dtype. Its `Scalar...` types admit Python numbers, and are not among them.
+_KAULDRON_DTYPES = (
+    "Array", "Num", "Bool", "Int", "IntOrBool", "Integer", "SInt", "UInt", "Float", "BFloat16", "Complex",
+    *(f"{kind}{bits}" for kind in ("Int", "UInt") for bits in (8, 16, 32, 64)),
+    "Float16", "Float32", "Float64", "Complex64", "Complex128",
+)
+KAULDRON_ARRAY_TYPES = frozenset(
+    f"kauldron.{module}.{prefix}{dtype}"
+    for module in ("typing", "ktyping") for prefix in ("", "X") for dtype in _KAULDRON_DTYPES
+)
+KAULDRON_BOOLEANS = frozenset({"kauldron.typing.Bool", "kauldron.ktyping.Bool"})
+
 # Annotations that say "this parameter is a Python value", static under filtering jits.
 # Sequence types: under a transformation such an argument stays a Python sequence (of tracers),
 # whose truth is its length.

@@ -56,6 +56,8 @@ from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.submodules import call_method
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.knowledge.decorators import runs_as_written
+from jaxlint.analysis.knowledge.testing_code import test_file
 from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
@@ -231,6 +233,15 @@ class ModuleLink:
         self.entry = ""  # the entry point being analysed when a call is followed
         self.calls: set[IncomingCall] = set()
         self.deps: set[str] = set()
+        self._tests = test_file(path, project.options)
+
+    def hand(self, calls: Iterable[IncomingCall]) -> None:
+        """Calls this module's code makes into other modules, handed to them. A test file hands
+        none, as it traces none of their functions (`TracedModule._trace_imported`): what it runs
+        traced, or again and again, it shows they survive (it passes, or already fails on the
+        bug); what they do is their own modules' to say."""
+        if not self._tests:
+            self.calls.update(calls)
 
     def follow(
         self, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int, spread: bool = False,
@@ -431,12 +442,13 @@ class Project:
             return None
 
     def resolve(self, link: ModuleLink, qualname: str) -> ProjectFunction | None:
-        """The plain (undecorated) module-level function a qualified name seen in `link`'s module names."""
+        """The plain module-level function a qualified name seen in `link`'s module names (no
+        decorator but those that leave its calls as they were, `runs_as_written`)."""
         found = self.definition(link, qualname)
         if found is None:
             return None
         facts, node = found
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not runs_as_written(node, facts.names):
             return None  # a decorator may replace the function: opaque
         return ProjectFunction(facts, node)
 
@@ -457,7 +469,7 @@ class Project:
         method = facts.names.scopes[id(cls)].defs.get(attr)
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        if any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in method.decorator_list):
+        if not runs_as_written(method, facts.names):
             return None  # another decorator may replace the function: opaque
         return ProjectFunction(facts, method, cls.name), implicit_count(method, Receiver.CLASS)
 
@@ -594,7 +606,7 @@ class Project:
             frame.calls.update(calls)
             frame.deps.update(deps)
             return
-        link.calls.update(replace(call, entry=link.entry) for call in calls)
+        link.hand(replace(call, entry=link.entry) for call in calls)
         link.deps.update(deps)
 
     # ---- summaries ---------------------------------------------------------------------------

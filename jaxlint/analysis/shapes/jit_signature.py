@@ -17,6 +17,7 @@ from typing import Iterator
 from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
+from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
 
@@ -69,18 +70,16 @@ def innermost_jits(module) -> Iterator[TracedFunction]:
 
 
 def _decorated_below_jit(root: TracedFunction, module) -> bool:
-    """A decorator applied before the jit (closer to the def) that is not the jit itself."""
+    """A decorator applied before the jit (closer to the def) that may change the signature the
+    jit sees: any but the jit itself and those that leave calls as they were (`staticmethod`, a
+    runtime type checker: `decorators.transparent`)."""
     decorators = root.node.decorator_list
     site = root.transforms[-1].node
+    scope = module.names.enclosing_scope(root.node)
     if not any(site is d for d in decorators):
-        return bool(decorators) and not all(_harmless(d, module) for d in decorators)
+        return bool(decorators) and not all(transparent(d, module.names, scope) for d in decorators)
     index = next(i for i, d in enumerate(decorators) if d is site)
-    return any(not _harmless(d, module) for d in decorators[index + 1:])
-
-
-def _harmless(decorator: ast.expr, module) -> bool:
-    name = decorator.id if isinstance(decorator, ast.Name) else getattr(decorator, "attr", None)
-    return name in ("staticmethod",)
+    return any(not transparent(d, module.names, scope) for d in decorators[index + 1:])
 
 
 def signature(root: TracedFunction) -> Signature:

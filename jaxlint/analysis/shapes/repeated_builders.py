@@ -49,12 +49,12 @@ class RepeatedBuilders:
 
     def record(self) -> None:
         """Hand each call made again and again of a function that rebuilds on every call to the
-        function's module (`ModuleLink.calls`), named by the function of this module making it."""
+        function's module (`ModuleLink.hand`), named by the function of this module making it."""
         link = self.module.project
         for repeat in self.find():
             caller = self.repeated.function_of(repeat.call)
             entry = self.module.entry_name(caller) if caller is not None else link.name
-            link.calls.add(IncomingCall(repeat.path, repeat.function, (), CONCRETE, entry, repeats=True))
+            link.hand((IncomingCall(repeat.path, repeat.function, (), CONCRETE, entry, repeats=True),))
 
     def find(self) -> list[RepeatedBuild]:
         link = self.module.project

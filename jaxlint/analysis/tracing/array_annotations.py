@@ -20,14 +20,16 @@ from jaxlint.analysis.knowledge import jax_api
 _DECLARED_ARRAYS = jax_api.ARRAY_ANNOTATIONS | {"numpy.ndarray", "jaxtyping.ArrayLike"}
 # Packages whose types the tables above know: their other `...Array` types (`jax.core.ShapedArray`)
 # are not arrays.
-_TABLED_PACKAGES = frozenset({*jax_api.MODELLED_PACKAGES, "jaxlib", "numpy", "jaxtyping", "typing", "builtins"})
+_TABLED_PACKAGES = frozenset({
+    *jax_api.MODELLED_PACKAGES, "jaxlib", "numpy", "jaxtyping", "kauldron", "typing", "builtins"
+})
 _UNIONS = frozenset({"typing.Union"})
 # A sequence of arrays is no more hashable than an array: hashing a tuple hashes its items.
 _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.Tuple", "builtins.tuple"})
 
 
 def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) -> bool:
-    """An array type, a jaxtyping array (`Float[Array, "n"]`), a sequence of arrays
+    """An array type, a jaxtyping array (`Float[Array, "n"]`) or kauldron one (`Float["n"]`), a sequence of arrays
     (`Sequence[ArrayLike]`), a union of only those, or a name the module binds once to one of
     these (`Array = Union[jnp.ndarray, np.ndarray]`)."""
     if annotation is None:
@@ -45,6 +47,8 @@ def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) ->
     name = names.qualname(target)
     if name is None:
         return False
+    if name in jax_api.KAULDRON_ARRAY_TYPES:  # `Float["b n"]`, or bare
+        return True
     if not isinstance(annotation, ast.Subscript):
         return name in _DECLARED_ARRAYS or _array_alias(name)
     inner = annotation.slice
@@ -154,7 +158,7 @@ def _array_alias(name: str) -> bool:
 
 def names_array(annotation: ast.expr | None, names: Names) -> bool:
     """Whether a declared type names an array type anywhere, so that it may hold one: `jax.Array`,
-    `Float[Array, "n"]`, `jax.Array | Sequence[int]`, `Optional[np.ndarray]`, an `...Array` or
+    `Float[Array, "n"]`, kauldron's `Float["n"]`, `jax.Array | Sequence[int]`, `Optional[np.ndarray]`, an `...Array` or
     `ArrayLike` of any package, a string annotation of one of these."""
     annotation, _ = annotation_name(annotation, names)
     if annotation is None:
@@ -167,7 +171,7 @@ def names_array(annotation: ast.expr | None, names: Names) -> bool:
             continue
         name = names.qualname(node) or (node.id if isinstance(node, ast.Name) else node.attr)
         last = name.rsplit(".", 1)[-1]
-        if name in _DECLARED_ARRAYS or "Array" in last or last == "ndarray":
+        if name in _DECLARED_ARRAYS or name in jax_api.KAULDRON_ARRAY_TYPES or "Array" in last or last == "ndarray":
             return True
     return False
 

@@ -33,6 +33,7 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import returned_name
+from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
 from jaxlint.analysis.tracing.transforms import transform_of
 
@@ -227,13 +228,16 @@ class Callees:
         return Target(definition, implicit_count(definition, receiver))
 
     def _runs_as_written(self, function: FunctionNode) -> bool:
-        """Whether calling the def runs its body as written: no decorator but `staticmethod`,
-        `classmethod` and transformations that keep the function callable as written."""
+        """Whether calling the def runs its body as written: no decorator but those that leave
+        calls as they were (`staticmethod`, a runtime type checker, `override`), `classmethod`,
+        and transformations that keep the function callable as written."""
         if isinstance(function, ast.Lambda):
             return True
         scope = self.names.enclosing_scope(function)
         for decorator in function.decorator_list:
             if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+                continue
+            if transparent(decorator, self.names, scope):
                 continue
             transform = transform_of(decorator, self.names, scope)
             if transform is None or transform.name not in self._preserving:

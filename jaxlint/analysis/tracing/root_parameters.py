@@ -144,9 +144,11 @@ def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) 
         return None if alias is None else _annotation_kind(alias, names, depth + 1)
     if name in jax_api.ARRAY_ANNOTATIONS:
         return "array"
-    if name == "jaxtyping.Bool":
+    if name == "jaxtyping.Bool" or name in jax_api.KAULDRON_BOOLEANS:
         return "booleans"
     if name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES:
+        return "array"
+    if name in jax_api.KAULDRON_ARRAY_TYPES:
         return "array"
     if name in jax_api.PYTHON_ANNOTATIONS:
         return "python"

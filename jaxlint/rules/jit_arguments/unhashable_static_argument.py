@@ -22,7 +22,8 @@ class UnhashableStaticArgument(Rule):
         **What shows the value is unhashable.**
 
         - An annotation as an array (`jax.Array`, `jax.typing.ArrayLike`, `np.ndarray`, a
-          jaxtyping array, a project's own alias named `Array` or `...Array` such as `from
+          jaxtyping array, a kauldron one such as `Int["B L"]` but its `Scalar...` types,
+          which admit Python numbers, a project's own alias named `Array` or `...Array` such as `from
           mylib.types import Array, IntArray`), a sequence of them (`Sequence[ArrayLike]`), a
           union of only those, a name the module binds once to one of these (`Array =
           Union[jnp.ndarray, np.ndarray]`), or a list, dict or set.

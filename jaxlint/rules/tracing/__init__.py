@@ -228,8 +228,8 @@ TRACED_VALUE_LIMITATIONS = """
       Haiku's `hk.get_state` and `hk.get_parameter` read arrays as traced as the arguments. A
       module method's parameter without a default is taken for traced when it has no
       annotation (or `Any`, which says no more), or one that names an array type
-      (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, a union with one, any
-      package's `...Array`) or a class of the module or of another module of the project;
+      (`jax.Array`, `Float[Array, "b n"]`, jaxtyping's `Scalar`, kauldron's `Float["b n"]`,
+      a union with one, any package's `...Array`) or a class of the module or of another module of the project;
       annotated with a Python
       type (`int`, `str`, `tuple[int, ...]`, `Literal["train", "decode"]`, or a name the module
       binds once to one of these: `Shape = tuple[int, ...]`), it is a Python value; with a type
