@@ -125,6 +125,31 @@ def demo():
 """
 OVERRIDE_DRAWS = OVERRIDE_KEEPS_KEY.replace("jax.random.key_data(key).sum()", "jax.random.uniform(key)")
 
+# Calling an instance runs its `__call__`, type-checked or not.
+TYPE_CHECKED_CALL = """
+import jax
+import jax.numpy as jnp
+from jaxtyping import jaxtyped
+
+
+class Clip:
+    @jaxtyped(typechecker=None)
+    def __call__(self, x):
+        return x if x.sum() > 0 else -x
+
+
+CLIP = Clip()
+
+
+@jax.jit
+def step(x):
+    return CLIP(x) * 2
+
+
+def demo():
+    return step(jnp.ones(3))
+"""
+
 QUIET = {"other-decorator": OTHER_DECORATOR, "override-keeps-key": OVERRIDE_KEEPS_KEY}
 
 REPORTED = {
@@ -132,6 +157,7 @@ REPORTED = {
     "final-helper": (FINAL_HELPER, "JAX101", "TracerBoolConversionError"),
     "type-checked-static-array": (TYPE_CHECKED_STATIC_ARRAY, "JAX302", "ValueError"),
     "override-draws": (OVERRIDE_DRAWS, "JAX201", "KeyReuseError"),
+    "type-checked-call": (TYPE_CHECKED_CALL, "JAX101", "TracerBoolConversionError"),
 }
 
 (

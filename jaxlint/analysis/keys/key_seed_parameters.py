@@ -21,6 +21,7 @@ from jaxlint.analysis.engine.arguments import Receiver, implicit_count
 from jaxlint.analysis.keys.key_syntax import bind
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
+from jaxlint.analysis.knowledge.decorators import plain
 
 _DEPTH = 4  # functions and constructors a seed is followed through to the key
 
@@ -93,7 +94,7 @@ def _callee(call: ast.Call, names: Names, locate: Locate) -> tuple[Names, Functi
     if isinstance(definition, ast.ClassDef):
         init = next((s for s in definition.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         return (there, init, 1) if init is not None else None
-    if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and not definition.decorator_list:
+    if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and plain(definition, there):
         # `helpers.f(x)` reaches a module's function, `obj.f(x)` a method through its instance.
         method = isinstance(call.func, ast.Attribute) and id(definition) in there.parent_class
         return there, definition, implicit_count(definition, Receiver.INSTANCE if method else Receiver.FUNCTION)

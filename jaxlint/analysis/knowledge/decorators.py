@@ -34,3 +34,15 @@ def runs_as_written(function: ast.AST, names: Names) -> bool:
     return all(
         transparent(d, names, scope) or names.qualname(d, scope) == "builtins.classmethod" for d in decorators
     )
+
+
+def plain(function: ast.AST, names: Names) -> bool:
+    """Whether a def is called as written and bound as an undecorated def is: none of its
+    decorators changes what a call does or binds (`transparent` ones, `staticmethod` aside)."""
+    decorators = getattr(function, "decorator_list", ())
+    if not decorators:
+        return True
+    scope = names.enclosing_scope(function)
+    return all(
+        transparent(d, names, scope) and names.qualname(d, scope) != "builtins.staticmethod" for d in decorators
+    )

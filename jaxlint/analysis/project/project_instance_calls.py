@@ -34,6 +34,7 @@ from jaxlint.analysis.tracing.array_annotations import python_annotation
 from jaxlint.analysis.tracing.instance_calls import _python_value
 from jaxlint.analysis.tracing.static_arguments import positional_params
 from jaxlint.analysis.tracing.tracing import first_param
+from jaxlint.analysis.knowledge.decorators import plain
 
 
 class _Module(Protocol):
@@ -416,7 +417,7 @@ def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bo
         return True
     seen.add(name)
     method = names.scopes[id(cls)].defs.get(name) if id(cls) in names.scopes else None
-    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not plain(method, names):
         return False
     self_name = first_param(method)
     parents = names.parents

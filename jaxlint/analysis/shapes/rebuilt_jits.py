@@ -13,6 +13,7 @@ from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.shapes.jit_variants import JitVariants
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
+from jaxlint.analysis.knowledge.decorators import plain
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -273,7 +274,7 @@ class RebuiltJits:
                 (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == attribute.attr),
                 None,
             )
-            if method is None or method.decorator_list:
+            if method is None or not plain(method, self.names):
                 return False  # a staticmethod, a property or an inherited attribute: not known
         return True
 

@@ -50,6 +50,7 @@ from jaxlint.analysis.tracing.traced_functions import (
 from jaxlint.analysis.tracing.transforms import PARTIAL, transform_of
 from jaxlint.analysis.tracing.transforms import keywords as call_keywords
 from jaxlint.analysis.tracing.wrapper_calls import own_parameter, wrapper_calls
+from jaxlint.analysis.knowledge.decorators import plain
 
 # Partial application: JAX's `Partial` is `functools.partial` registered as a pytree.
 _REGISTERING_METHODS = frozenset(m for methods in RULE_REGISTRATIONS.values() for m in methods)
@@ -316,7 +317,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             factory = target.function if target is not None else None
         else:
             factory = None
-        if isinstance(factory, ast.FunctionDef) and not factory.decorator_list:
+        if isinstance(factory, ast.FunctionDef) and plain(factory, names):
             # A function of the module returning a function (`return partial(energy, cutoff=c)`,
             # `return step`): what it returns is what is transformed.
             inner_scope = names.scopes.get(id(factory))
@@ -347,7 +348,7 @@ def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return None
     method = names.scopes[id(cls)].defs.get("__call__")
-    if not isinstance(method, ast.FunctionDef) or method.decorator_list or _is_framework_method(method, names):
+    if not isinstance(method, ast.FunctionDef) or not plain(method, names) or _is_framework_method(method, names):
         return None
     return method
 

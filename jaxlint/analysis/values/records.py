@@ -27,6 +27,7 @@ from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.values.nullness import excludes_none
 from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS, ProjectClasses, one_array, scalar_leaf
+from jaxlint.analysis.knowledge.decorators import plain
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child
@@ -197,7 +198,7 @@ def member_of(value: Value, name: str, names: Names) -> Optional[Value]:
     if id(record.cls) not in names.scopes:
         return None
     for stmt in record.cls.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and not stmt.decorator_list:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and plain(stmt, names):
             return Value(Trace.STATIC, function=FunctionValue(stmt, method_self=value))
     return None
 

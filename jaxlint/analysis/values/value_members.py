@@ -21,6 +21,7 @@ from jaxlint.analysis.tracing.tracing import receiver
 from jaxlint.analysis.values.array_properties import method_by_name
 from jaxlint.analysis.values.pytree_fields import array_field, array_field_by_name
 from jaxlint.analysis.values.records import member_of
+from jaxlint.analysis.knowledge.decorators import plain
 
 if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
@@ -87,7 +88,7 @@ class MemberEvaluation:
         if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
             return None
         method = self.names.scopes[id(cls)].defs.get(name)
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not plain(method, self.names):
             return None
         return method
 
