@@ -424,7 +424,7 @@ def test_values_differing_in_any_one_field_are_unequal():
         "trace": Trace.TRACED, "array": True, "boolean": True, "items": (STATIC,), "element": STATIC,
         "function": FunctionValue(ast.parse("lambda: 0").body[0].value), "known": (1,), "fields": True,
         "ref": True, "not_none": True, "record": Record(ast.parse("class C: pass").body[0], ("a",), (TRACED_ARRAY,)),
-        "made_here": True, "entries": (("k", STATIC),),
+        "made_here": True, "entries": (("k", STATIC),), "unless_none": TRACED_ARRAY,
     }
     assert {f.name for f in dataclasses.fields(Value)} == set(other)
     for name, value in other.items():

@@ -7,6 +7,7 @@ the case must stay quiet for every JAX1xx rule.
 from __future__ import annotations
 
 import textwrap
+from typing import Optional
 
 import pytest
 
@@ -95,6 +96,46 @@ CASES = {
             if state.name:  # not a number: a string leaf cannot reach jit at all
                 x = x + 4
             return x
+        """,
+    "number_or_none_field_where_the_code_shows_it_is_not_none": """
+        from typing import Optional
+        import jax
+        import jax.numpy as jnp
+        from flax import struct
+
+        @struct.dataclass
+        class TrainState:
+            step: Optional[int] = 0
+            mask: Optional[jax.Array] = None
+
+        @jax.jit
+        def update(state: TrainState, x):
+            warmup = max(0.0, 1 - state.step / 100)  # JAX113
+            if state.step:  # None is falsy: a bare test may be of None
+                x = x + 1
+            if state.mask is None:  # an identity test
+                return x * warmup
+            mask = state.mask
+            if mask is not None:
+                x = x + 2 if mask.any() else x  # JAX101
+            return x
+        """,
+    "differentiation_called_inside_jit_traces_abstractly": """
+        import jax
+
+        @jax.jit
+        def step(x):
+            def f(y):
+                return y if y.sum() > 0 else -y  # JAX101
+            out, pull = jax.vjp(f, x)
+            return pull(out)[0]
+
+        def eager(x):
+            def g(y):  # called by `vjp` on concrete values: a Python branch works
+                return y if y.sum() > 0 else -y
+            out, pull = jax.vjp(g, x)
+            tangent = jax.jvp(g, (x,), (x,))[1]
+            return pull(out)[0] + tangent
         """,
     "number_fields_outside_dataclass_pytrees_quiet": """
         import dataclasses
@@ -1143,6 +1184,47 @@ def test_branching_on_a_number_field_of_a_dataclass_pytree_fails_under_jax():
     assert int(jax.jit(by_size)(EnvState(1), 1)) == 3
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(by_row)(EnvState(1), 1)
+
+
+def test_arithmetic_on_a_number_or_none_field_fails_under_jax_where_it_holds_a_number():
+    """What JAX113 says of `max(0.0, 1 - state.step / 100)` for a field declared `Optional[int]`:
+    None stays None (a bare truth test of it is fine), a number is a traced leaf, and arithmetic
+    on None would fail in Python anyway."""
+    pytest.importorskip("flax")
+    import jax
+    from flax import struct
+
+    @struct.dataclass
+    class TrainState:
+        step: Optional[int] = 0
+
+    def warmup(state: TrainState, x):
+        return x * max(0.0, 1 - state.step / 100)  # noqa: JAX113
+
+    def maybe(state: TrainState, x):
+        return x + 1 if state.step else x
+
+    assert int(jax.jit(maybe)(TrainState(step=None), 1)) == 1
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(warmup)(TrainState(step=3), 1.0)
+
+
+def test_a_differentiation_inside_jit_runs_its_function_on_abstract_tracers():
+    """What JAX101 says of a branch in a function `jax.vjp` calls inside a jitted function: the
+    primals are the jit's tracers; called eagerly, `vjp` runs it on concrete values."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def f(y):
+        return y if y.sum() > 0 else -y  # noqa: JAX101
+
+    def pulled(x):
+        out, pull = jax.vjp(f, x)
+        return pull(out)[0]
+
+    assert pulled(jnp.ones(3)).shape == (3,)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(pulled)(jnp.ones(3))
 
 
 def test_branching_on_a_named_tuple_carry_field_fails_under_jax():

@@ -398,6 +398,23 @@ def test_a_number_field_of_a_dataclass_pytree_is_traced_unless_it_may_be_none(cl
     assert _findings(cli, make_files, files) == ({("model.py", row, "JAX107")} if found else set())
 
 
+@pytest.mark.parametrize("through", ["the class", "an alias of it in another module"])
+def test_a_record_class_is_found_through_a_module_level_alias(cli, make_files, through):
+    """`TrainState = managers.State` in one module, `state: lib.TrainState` in another: the
+    alias is the class, as the import of a re-export is."""
+    state = _source(STATE.replace("{step}", "int"), framework="plain")
+    alias = "from pkg import managers\n\nTrainState = managers.State\n"
+    user = LOGGED.replace("state: State", "state: lib.TrainState")
+    name = "TrainState" if through != "the class" else "State"
+    files = {
+        "pkg/managers.py": state,
+        "pkg/lib.py": alias if through != "the class" else "from pkg.managers import State\n",
+        "pkg/model.py": _source(f"from pkg import lib", user.replace("lib.TrainState", f"lib.{name}"), framework="plain"),
+    }
+    row = _row(files["pkg/model.py"], "np.asarray")
+    assert _findings(cli, make_files, files) == {("model.py", row, "JAX107")}
+
+
 def test_jax_traces_a_number_field_and_numpy_rejects_it():
     pytest.importorskip("flax")
     import jax

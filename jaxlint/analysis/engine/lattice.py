@@ -57,6 +57,10 @@ class Value:
     # A dict built here from a literal whose keys are constants: each key and what it holds
     # (`{"w": x, "n": 3}["n"]` is the Python int, whatever the other entries are).
     entries: tuple[tuple[object, "Value"], ...] | None = None
+    # What the value is where it is not None, when that is known and it may be None (a pytree
+    # field declared `Optional[int]`: None stays None, a number is a traced leaf). An operation
+    # None does not support (arithmetic, an ordering, an index) shows it is not None there.
+    unless_none: "Value | None" = None
 
     def __eq__(self, other: object) -> bool:
         # Every field, stopping at the first that differs (the generated method builds two tuples).
@@ -70,6 +74,7 @@ class Value:
             and self.ref == other.ref and self.items == other.items and self.element == other.element
             and self.function == other.function and self.record == other.record
             and self.made_here == other.made_here and self.entries == other.entries
+            and self.unless_none == other.unless_none
         )
 
     def but(self, **changes) -> "Value":
@@ -169,6 +174,7 @@ UNKNOWN = Value(Trace.UNKNOWN)
 TRACED = Value(Trace.TRACED)
 TRACED_ARRAY = Value(Trace.TRACED, array=True, not_none=True)
 TRACED_BOOL = Value(Trace.TRACED, array=True, boolean=True, not_none=True)
+TRACED_OR_NONE = Value(Trace.UNKNOWN, unless_none=TRACED_ARRAY)  # a traced array, or None
 REF = Value(Trace.UNKNOWN, ref=True)
 # The `self` of a method called on an object the traced code made (see `Value.made_here`): its
 # attributes are Python state to the analysis, as any instance's.
@@ -210,6 +216,7 @@ def join(a: Value, b: Value) -> Value:
         record=record,
         made_here=a.made_here and b.made_here,
         entries=_join_entries(a.entries, b.entries),
+        unless_none=join(a.unless_none, b.unless_none) if a.unless_none and b.unless_none else None,
     )
 
 

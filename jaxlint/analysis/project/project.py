@@ -128,6 +128,16 @@ class _Frame:
     deps: set[str] = field(default_factory=set)
 
 
+def _alias(names: Names, scope: Scope, name: str) -> str | None:
+    """What a module-level name bound once, and to nothing else, to another name
+    (`TrainState = managers.VQGANTrainState`) stands for: its qualified name."""
+    values = scope.assigned.get(name)
+    if not values or len(values) != 1 or name in scope.defs or name in scope.imports or name in scope.other:
+        return None
+    value = values[0]
+    return names.qualname(value, scope) if isinstance(value, (ast.Name, ast.Attribute)) else None
+
+
 class ProjectIndex:
     """Module names and files, learnt from the file system as questions come (once per run)."""
 
@@ -542,6 +552,9 @@ class Project:
             # A re-export (`from .impl import clip` in `__init__.py`) or a submodule import.
             target = ".".join([scope.imports[name], *attrs[1:]])
             return self.definition(facts.project, target, depth + 1)
+        aliased = _alias(facts.names, scope, name) if depth < _MAX_REEXPORTS else None
+        if aliased is not None:  # `TrainState = managers.VQGANTrainState`: that class
+            return self.definition(facts.project, ".".join([aliased, *attrs[1:]]), depth + 1)
         node = scope.defs.get(name)
         if len(attrs) != 1 or name in scope.assigned or node is None:
             return None

@@ -26,6 +26,23 @@ _ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
 _MAX_ALIASES = 4  # type aliases followed through this many assignments
 
 
+def or_none(annotation: ast.expr | None, names: Names, scope: Scope | None) -> ast.expr | None:
+    """`T` of an annotation that is `T` or None (`Optional[T]`, `T | None`, `Union[T, None]`)."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        parts = [annotation.left, annotation.right]
+    elif isinstance(annotation, ast.Subscript):
+        qualified = names.qualname(annotation.value, scope)
+        if qualified in ("typing.Optional", "typing_extensions.Optional"):
+            return annotation.slice
+        if qualified not in _UNIONS:
+            return None
+        parts = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+    else:
+        return None
+    rest = [part for part in parts if not (isinstance(part, ast.Constant) and part.value is None)]
+    return rest[0] if len(rest) == 1 and len(parts) == 2 else None
+
+
 def not_none_parameters(fn: FunctionNode, names: Names) -> frozenset[str]:
     """The parameters of `fn` whose annotation excludes None and whose default is not None."""
     if isinstance(fn, ast.Lambda):

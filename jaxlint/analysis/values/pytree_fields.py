@@ -6,8 +6,10 @@ traced instance the field is a traced array. A dataclass pytree (`flax.struct.da
 `chex.dataclass`, `jax.tree_util.register_dataclass`, a `flax.struct.PyTreeNode`) makes every
 field it does not declare static a child, so a field it annotates as a Python number or bool
 (`row: int`, `done: bool`) is a leaf too, which a transformation traces as a scalar array. (An
-`equinox.Module` is left out: under `filter_jit` its non-array fields are static.) A field whose
-annotation admits None is left unknown: None is an empty pytree and stays None.
+`equinox.Module` is left out: under `filter_jit` its non-array fields are static.) A field
+declared one of these or None (`step: Optional[int] = 0`, `mask: jax.Array | None`) may hold
+None, an empty pytree that stays None: it is read as a traced array only where the code shows it
+is not None (arithmetic, an ordering, `-x`, the far side of an `is None` test, `Value.unless_none`).
 
 The instance's class is known from the annotation of the parameter it arrives in
 (`def step(state: State, ...)`, a class of this module or of another module of the project;
@@ -40,7 +42,7 @@ from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.array_annotations import SEQUENCE_TYPES, declares_array
 from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
 from jaxlint.analysis.values.array_properties import computes_array
-from jaxlint.analysis.values.nullness import excludes_none
+from jaxlint.analysis.values.nullness import excludes_none, or_none
 
 # A project class's module names and statement, by the class's qualified name (`project.py`).
 ProjectClasses = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
@@ -56,11 +58,17 @@ _MAX_BASES = 8
 _SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
 
+# `array_field`'s answer for a field declared an array or None, or a number or None, that a
+# traced instance holds as a traced leaf unless it holds None.
+ARRAY_OR_NONE = "array or None"
+
+
 def array_field(
     fn: FunctionNode, node: ast.Attribute, names: Names, classes: ProjectClasses | None = None
-) -> Optional[bool]:
+) -> bool | str | None:
     """Whether `node` (`name.attr`, read in `fn`) is a field that `name`'s annotated class declares
-    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced instance.
+    an array, or a number that a dataclass pytree holds as a leaf: a traced array in a traced
+    instance; `ARRAY_OR_NONE` for one declared that or None (`Optional[int]`).
     None where no annotation names a class the analysis can read.
     `classes` finds a class another module of the project defines, by its qualified name."""
     base = node.value
@@ -108,9 +116,12 @@ def array_field(
                     return False
                 if declares_array(stmt.annotation, names):
                     return True
+                scope = names.enclosing_scope(cls)
                 none = isinstance(stmt.value, ast.Constant) and stmt.value.value is None
-                scalar = not none and scalar_leaf(stmt.annotation, names, names.enclosing_scope(cls))
-                return scalar and _dataclass_pytree(declaring, names)
+                scalar = not none and scalar_leaf(stmt.annotation, names, scope)
+                if scalar:
+                    return _dataclass_pytree(declaring, names)
+                return ARRAY_OR_NONE if leaf_or_none(stmt.annotation, names, scope, _dataclass_pytree(declaring, names)) else False
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == node.attr:
                 return computes_array(stmt, names)
         bases = [b for b in cls.bases if isinstance(b, ast.Name)]
@@ -153,6 +164,15 @@ def _field_kinds(names: Names) -> dict[str, bool]:
                     if isinstance(target, ast.Name):
                         kinds[target.id] = False
     return kinds
+
+
+def leaf_or_none(annotation: ast.expr, names: Names, scope: Scope | None, dataclass_pytree: bool) -> bool:
+    """A field declared an array or None (`jax.Array | None`), or, in a dataclass pytree, a
+    Python number or None (`Optional[int]`): a traced leaf of a traced instance, unless None."""
+    held = or_none(annotation, names, scope)
+    return held is not None and (
+        one_array(held, names) or dataclass_pytree and scalar_leaf(held, names, scope)
+    )
 
 
 def one_array(annotation: ast.expr, names: Names) -> bool:

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from typing import Optional
 
 from jaxlint.analysis.engine.lattice import (
-    STATIC, TRACED, TRACED_ARRAY, UNKNOWN, FunctionValue, Record, Trace, Value, constant, record_value
+    STATIC, TRACED, TRACED_ARRAY, TRACED_OR_NONE, UNKNOWN, FunctionValue, Record, Trace, Value, constant, record_value
 )
 from jaxlint.analysis.engine.named_tuples import named_tuple_class
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.values.nullness import excludes_none
-from jaxlint.analysis.values.pytree_fields import STATIC_KEYWORDS, ProjectClasses, one_array, scalar_leaf
+from jaxlint.analysis.values.pytree_fields import (
+    STATIC_KEYWORDS, ProjectClasses, leaf_or_none, one_array, scalar_leaf
+)
 from jaxlint.analysis.knowledge.decorators import plain
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
@@ -121,8 +123,9 @@ class RecordClasses:
         each field what its declaration says a traced pytree holds there. A field declared an
         array (not a sequence of them) is a traced array, and so is one a dataclass pytree declares
         a Python number; one declared a record class is such an instance in turn; one declared
-        static is a Python value; one that may be None (its type admits None, or its default is
-        None) is not known, None being an empty pytree; any other is a pytree child, traced, of a
+        static is a Python value; one declared an array or None, or a number or None, is that
+        array unless None (`TRACED_OR_NONE`), None being an empty pytree; one that may be None
+        otherwise (its type admits None, or its default is None) is not known; any other is a pytree child, traced, of a
         structure not known."""
         if not isinstance(annotation, (ast.Name, ast.Attribute)):
             return None
@@ -136,8 +139,12 @@ class RecordClasses:
             annotation = field.annotation
             if field.static:
                 value = STATIC
-            elif annotation is None or field.default is not None and field.default.none:
-                value = UNKNOWN  # None is an empty pytree: it stays None
+            elif annotation is None:
+                value = UNKNOWN
+            elif leaf_or_none(annotation, there, outer, record_class.dataclass_pytree):
+                value = TRACED_OR_NONE  # None is an empty pytree: it stays None
+            elif field.default is not None and field.default.none:
+                value = UNKNOWN
             elif one_array(annotation, there):
                 value = TRACED_ARRAY
             elif not excludes_none(annotation, there, outer):

@@ -289,6 +289,25 @@ class CallEvaluation:
             unbatched=unbatched,
         ))
 
+    def _differentiated(self, node: ast.Call, callee: str, env: Env) -> None:
+        """`jax.vjp(f, *primals)`, `jax.linearize(f, *primals)`, `jax.jvp(f, primals, tangents)`
+        call `f` at once on the primals, inside the trace around the call: `f` is analysed as that
+        call runs it (a differentiation inside a jitted function traces it abstractly)."""
+        func = self.eval(node.args[0], env) if node.args else UNKNOWN
+        if func.function is None:
+            return
+        if callee == "jax.jvp":
+            primals = node.args[1] if len(node.args) > 1 else None
+            if not isinstance(primals, (ast.Tuple, ast.List)):
+                return
+            given = primals.elts
+        else:
+            given = node.args[1:]
+        if any(isinstance(a, ast.Starred) for a in given):
+            return
+        function = replace(func.function, transforms=(callee, *func.function.transforms))
+        self._call_function(function, node, [self.eval(a, env) for a in given], {}, env)
+
     def _jax_operation(self, func: ast.expr) -> Value:
         """A callable standing for the JAX operation `func` names (or one already held so), whose
         call is evaluated as the operation's; UNKNOWN where `func` is no JAX operation."""

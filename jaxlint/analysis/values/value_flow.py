@@ -158,7 +158,7 @@ class ValueFlow(Domain[State]):
             value = self.lookup(name, state)
             if value is not None and value.none is None:
                 narrowed_state = narrowed_state or state.copy()
-                narrowed_state[name] = value.but(not_none=True)
+                narrowed_state[name] = value.unless_none or value.but(not_none=True)
         state = narrowed_state or state
         concrete = None
         for name in type_tests.concrete(test, edge.outcome, self.run.names, self.run.scope):

@@ -12,14 +12,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.lattice import (
-    MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, Trace, Value, named, named_of
+    MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, TRACED_OR_NONE, UNKNOWN, Trace, Value, named,
+    named_of
 )
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.tracing import receiver
 from jaxlint.analysis.values.array_properties import method_by_name
-from jaxlint.analysis.values.pytree_fields import array_field, array_field_by_name
+from jaxlint.analysis.values.pytree_fields import ARRAY_OR_NONE, array_field, array_field_by_name
 from jaxlint.analysis.values.records import member_of
 from jaxlint.analysis.knowledge.decorators import plain
 
@@ -61,6 +62,8 @@ class MemberEvaluation:
             known = array_field(self.fn, node, self.names, self.analysis.classes)
             if known is None:  # no annotation says the class: the field's name may
                 known = array_field_by_name(node.attr, self.names)
+            if known is ARRAY_OR_NONE:
+                return TRACED_OR_NONE
             return TRACED_ARRAY if known else UNKNOWN
         if isinstance(node.value, ast.Name):
             # `self.step` (the class's def or a base's), `GATE.apply` after `GATE = Gate(0.5)` (also

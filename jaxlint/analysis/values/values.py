@@ -66,6 +66,7 @@ _MADE_OBJECT = Value(Trace.UNKNOWN, not_none=True, made_here=True)  # a plain in
 # A JAX array eager code computed (`t = jnp.asarray(t)`) that traced code closes over: a Python
 # constant to the trace, until an operation in staged code makes a tracer of it.
 _CONCRETE_ARRAY = Value(Trace.STATIC, array=True, not_none=True)
+_ORDERINGS = frozenset({ast.Lt, ast.LtE, ast.Gt, ast.GtE})
 _NO_KEY = object()  # a dict key that is not a constant string or int
 _DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__"})
 # Qualified names that are no class of the project: JAX's and the frameworks', Python's, NumPy's.
@@ -419,6 +420,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return self._binop_chain(node, env)
         if isinstance(node, ast.Compare):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
+            if all(op.__class__ in _ORDERINGS for op in node.ops):  # None has no order
+                operands = [v.unless_none or v for v in operands]
             compared = comparison(node, operands, self.names, self.scope)
             if compared.trace is not _TRACED_TRACE and compared.boolean and self.staged_constant(node, *operands):
                 return TRACED_BOOL
@@ -440,6 +443,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 # An array's negation is a traced bool; a value that may be a pytree keeps its
                 # Python truth (`if not train:` is read as `if train:` is).
                 return Value(operand.trace, boolean=operand.array or operand.boolean)
+            operand = operand.unless_none or operand  # `-x`, `~x`: None has neither
             if self.staged_constant(node, operand):
                 return TRACED_ARRAY.but(boolean=operand.boolean)
             return operand.but(items=None, element=None, function=None, record=None)
@@ -569,6 +573,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         return STATIC
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
+        # None takes part in no arithmetic: an operand that is a value or None is the value here.
+        left, right = left.unless_none or left, right.unless_none or right
         trace = max(left.trace, right.trace)
         if trace is not _TRACED_TRACE:
             return TRACED_ARRAY if self.staged_constant(node, left, right) else Value(trace)
@@ -616,6 +622,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return TRACED if callee != "jax.debug.callback" else STATIC
         if callee in jax_api.TRANSFORMS:
             return self._transform(node, callee, env)
+        if callee in jax_api.CALLING_DIFFERENTIATIONS:
+            self._differentiated(node, callee, env)  # then a JAX function's result, as below
         func = None if callee else self.eval(node.func, env)
         if func is not None and named_of(func) is not None:
             callee = named_of(func)  # `xnp.stack(...)` with `xnp` holding `numpy`

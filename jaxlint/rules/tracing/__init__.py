@@ -128,7 +128,8 @@ TRACED_VALUE_LIMITATIONS = """
       transformation returns JAX arrays. A JAX operation so transformed
       (`jax.vmap(jnp.var)`), or with arguments fixed by `functools.partial`
       (`partial(jnp.var, keepdims=True)`, mapped or not), is still that operation: called in
-      traced code, it returns a traced array.
+      traced code, it returns a traced array. `jax.vjp(f, x)`, `jax.linearize(f, x)` and
+      `jax.jvp(f, (x,), (t,))` call `f` at once: inside traced code, on that trace's tracers.
     - **Custom derivatives.** `jax.named_call` returns the function itself: its arguments are
       the caller's values, a Python int stays an int under `jit`. `jnp.vectorize` is read the
       same way: called eagerly with its core shape, the function runs on concrete arrays (host
@@ -166,16 +167,19 @@ TRACED_VALUE_LIMITATIONS = """
       module of the project (`def loss(params, batch: Transition)`) is an instance of that
       class whose fields are what the class declares: an array field is a traced array, a
       field annotated with such a class is such an instance in turn, a static field a Python
-      value, one that may be None (`Optional[int]`, a None default) unknown, any other a
-      traced pytree child; unpacked or indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the structure of the initial one
+      value, one declared an array or number or None (`Optional[int]`, `jax.Array | None`) a
+      traced array where the code shows it is not None (arithmetic, an ordering, `-x`, past
+      an `is None` test) and unknown elsewhere (None stays None), one that may be None
+      otherwise unknown, any other a traced pytree child; the class is found through a
+      module-level alias (`TrainState = managers.State`) as through an import; unpacked or indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the structure of the initial one
       (JAX requires it), every leaf traced: what `while_loop` and `fori_loop` return, and
       the carry `scan` returns, keep the items and records of the carry; the outputs `scan`
       stacks, and what `lax.map`, `cond` and `switch` return, keep those of what the body
       returns, every leaf a traced array. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
       `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
-      field annotated as a Python number or bool (`row: int`, and not `Optional`, nor
-      defaulting to None) is traced too, as a scalar array; an Equinox module's is not, as
+      field annotated as a Python number or bool (`row: int`; `Optional[int]` as above) is
+      traced too, as a scalar array; an Equinox module's is not, as
       `filter_jit` keeps non-array fields static. Where nothing says the class (the carry of
       a `lax.while_loop` that eager code builds with a helper, an unannotated parameter), a
       field is known by its name: one that the module's classes declare, every one of them,
