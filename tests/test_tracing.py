@@ -120,6 +120,31 @@ CASES = {
                 x = x + 2 if mask.any() else x  # JAX101
             return x
         """,
+    "flax_train_state_fields": """
+        from typing import Any
+
+        import jax
+        from flax.training import train_state
+        from flax.training.train_state import TrainState as TS
+
+        class TrainState(train_state.TrainState):
+            batch_stats: Any = None
+
+        @jax.jit
+        def train_step(state: TrainState, batch):
+            if state.step % 100 == 0:  # JAX101
+                batch = batch * 2
+            if state.batch_stats is None:  # None stays None
+                batch = batch + 1
+            out = state.apply_fn({"params": state.params}, batch)
+            if state.tx is not None:  # a static field
+                out = out + 1
+            return out
+
+        @jax.jit
+        def eval_step(state: TS, batch):
+            return batch * int(state.step)  # JAX105
+        """,
     "differentiation_called_inside_jit_traces_abstractly": """
         import jax
 
@@ -1207,6 +1232,29 @@ def test_arithmetic_on_a_number_or_none_field_fails_under_jax_where_it_holds_a_n
     assert int(jax.jit(maybe)(TrainState(step=None), 1)) == 1
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(warmup)(TrainState(step=3), 1.0)
+
+
+def test_a_train_states_step_is_traced_under_jit():
+    """What JAX101 says of `state.step % 100 == 0` for Flax's `TrainState`: `step` is a leaf,
+    traced under `jit`; `apply_fn` and `tx` are static fields."""
+    pytest.importorskip("flax")
+    optax = pytest.importorskip("optax")
+    import jax
+    import jax.numpy as jnp
+    from flax.training import train_state
+
+    state = train_state.TrainState.create(apply_fn=lambda p, x: x * p["w"], params={"w": jnp.ones(2)}, tx=optax.sgd(0.1))
+
+    def apply(state: train_state.TrainState, x):
+        out = state.apply_fn(state.params, x)
+        return out + 1 if state.tx is not None else out
+
+    def logged(state: train_state.TrainState, x):
+        return x * 2 if state.step % 100 == 0 else x  # noqa: JAX101
+
+    assert jax.jit(apply)(state, jnp.ones(2)).shape == (2,)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(logged)(state, jnp.ones(2))
 
 
 def test_a_differentiation_inside_jit_runs_its_function_on_abstract_tracers():

@@ -13,6 +13,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.library_classes import library_class
 from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, aliased, names_array
 from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
 from jaxlint.analysis.tracing.parameters import fixed_argument, has_default, kernel_parameters
@@ -118,6 +119,8 @@ def _names_module_class(annotation: ast.expr | None, names: Names, project_class
     module of the project (`batch: types.Transition`)."""
     annotation, qualified = annotation_name(annotation, names)
     if isinstance(annotation, ast.Name) and isinstance(names.definition(annotation), ast.ClassDef):
+        return True
+    if library_class(qualified) is not None:  # flax's `TrainState`: a pytree
         return True
     return (
         project_class is not None and isinstance(annotation, (ast.Name, ast.Attribute)) and qualified is not None

@@ -39,6 +39,7 @@ from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import array_api
+from jaxlint.analysis.knowledge.library_classes import library_class
 from jaxlint.analysis.tracing.array_annotations import SEQUENCE_TYPES, declares_array
 from jaxlint.analysis.tracing.forwarded_parameters import forwarded_parameter
 from jaxlint.analysis.values.array_properties import computes_array
@@ -99,9 +100,9 @@ def array_field(
         annotation = ast.Name(annotation.value, ast.Load())  # `state: "State"`
     scope = names.enclosing_scope(fn)
     cls = names.definition(annotation, scope) if isinstance(annotation, ast.Name) else None
-    if cls is None and classes is not None and isinstance(annotation, (ast.Name, ast.Attribute)):
+    if cls is None and isinstance(annotation, (ast.Name, ast.Attribute)):
         qualname = names.qualname(annotation, scope)
-        found = classes(qualname) if qualname is not None else None
+        found = library_class(qualname) or (classes(qualname) if classes is not None and qualname is not None else None)
         if found is not None:
             names, cls = found  # read where the class is defined
     if not isinstance(cls, ast.ClassDef):
@@ -124,8 +125,7 @@ def array_field(
                 return ARRAY_OR_NONE if leaf_or_none(stmt.annotation, names, scope, _dataclass_pytree(declaring, names)) else False
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == node.attr:
                 return computes_array(stmt, names)
-        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
-        cls = names.definition(bases[0], names.enclosing_scope(cls)) if len(bases) == 1 else None
+        names, cls = _base(cls, names)
     return False
 
 
@@ -196,11 +196,23 @@ def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:
             return True
         if any(names.qualname(b, scope) in array_api.DATACLASS_PYTREE_BASES for b in cls.bases):
             return True
-        bases = [b for b in cls.bases if isinstance(b, ast.Name)]
-        cls = names.definition(bases[0], scope) if len(bases) == 1 else None
+        names, cls = _base(cls, names)
         if not isinstance(cls, ast.ClassDef):
             return False
     return False
+
+
+def _base(cls: ast.ClassDef, names: Names) -> tuple[Names, ast.AST | None]:
+    """The base of a class to look for fields in, with the names of the module declaring it: its
+    one base named plainly (a class of the same module), or its one base, a library pytree class
+    (`library_classes`); None for anything else."""
+    scope = names.enclosing_scope(cls)
+    plain_bases = [b for b in cls.bases if isinstance(b, ast.Name)]
+    found = names.definition(plain_bases[0], scope) if len(plain_bases) == 1 else None
+    if found is not None or len(cls.bases) != 1:
+        return names, found
+    declared = library_class(names.qualname(cls.bases[0], scope))
+    return declared if declared is not None else (names, None)
 
 
 def _keeps_class(fn: FunctionNode, name: str, field: str, names: Names) -> bool:

@@ -30,6 +30,7 @@ from jaxlint.analysis.values.pytree_fields import (
     STATIC_KEYWORDS, ProjectClasses, leaf_or_none, one_array, scalar_leaf
 )
 from jaxlint.analysis.knowledge.decorators import plain
+from jaxlint.analysis.knowledge.library_classes import library_class
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child
@@ -87,10 +88,13 @@ class RecordClasses:
         cls = names.definition(expr, scope)
         if isinstance(cls, ast.ClassDef):
             return (names, cls) if id(cls) in names.scopes else None
-        if cls is not None or self.classes is None or not isinstance(expr, (ast.Name, ast.Attribute)):
+        if cls is not None or not isinstance(expr, (ast.Name, ast.Attribute)):
             return None
         qualname = names.qualname(expr, scope)
-        if qualname is None:
+        declared = library_class(qualname)
+        if declared is not None:
+            return declared
+        if qualname is None or self.classes is None:
             return None
         if qualname not in self._imported:
             self._imported[qualname] = self.classes(qualname)
@@ -256,10 +260,13 @@ def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) 
         for base in cls.bases:
             if names.qualname(base, outer) in _DATACLASS_BASES:
                 continue
-            parent = names.definition(base, outer)
+            parent, there = names.definition(base, outer), names
+            declared = library_class(names.qualname(base, outer)) if parent is None else None
+            if declared is not None:  # `class TrainState(train_state.TrainState)`
+                there, parent = declared
             if not isinstance(parent, ast.ClassDef) or depth >= _MAX_BASES:
                 return None
-            parent_fields = _fields(parent, names, False, depth + 1)
+            parent_fields = _fields(parent, there, False, depth + 1)
             if parent_fields is None:
                 return None
             inherited += parent_fields

@@ -164,7 +164,9 @@ TRACED_VALUE_LIMITATIONS = """
       result at once (handed on, returned), or whose calls pass different values, is given
       nothing of the kind. A traced value a function receives for a parameter annotated with
       a `typing.NamedTuple` or a dataclass pytree class (below) of the module or of another
-      module of the project (`def loss(params, batch: Transition)`) is an instance of that
+      module of the project (`def loss(params, batch: Transition)`), or Flax's `TrainState`
+      (or a project class built on it; its `step` is a traced leaf, `apply_fn` and `tx`
+      static), is an instance of that
       class whose fields are what the class declares: an array field is a traced array, a
       field annotated with such a class is such an instance in turn, a static field a Python
       value, one declared an array or number or None (`Optional[int]`, `jax.Array | None`) a
