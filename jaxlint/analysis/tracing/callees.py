@@ -237,9 +237,9 @@ class Callees:
         for decorator in function.decorator_list:
             if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
                 continue
-            if transparent(decorator, self.names, scope):
-                continue
             transform = transform_of(decorator, self.names, scope)
+            if transform is None and transparent(decorator, self.names, scope):
+                continue
             if transform is None or transform.name not in self._preserving:
                 return False
         return True
