@@ -124,6 +124,7 @@ CASES = {
         from typing import Any
 
         import jax
+        import numpy as np
         from flax.training import train_state
         from flax.training.train_state import TrainState as TS
 
@@ -144,6 +145,38 @@ CASES = {
         @jax.jit
         def eval_step(state: TS, batch):
             return batch * int(state.step)  # JAX105
+
+        @jax.jit
+        def predict(state: TS, batch):
+            logits = state.apply_fn({"params": state.params}, batch)  # the model, applied
+            probs = np.asarray(logits)  # JAX107
+            out, updates = state.apply_fn({"params": state.params}, batch, mutable=["batch_stats"])
+            if out.mean() > 0:  # JAX101
+                out = -out
+            return probs, out, updates
+        """,
+    "linen_module_applied_in_traced_code": """
+        import flax.linen as nn
+        import jax
+        import numpy as np
+
+        class MLP(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.Dense(3)(x)
+
+        def make_train(config):
+            network = MLP()
+
+            @jax.jit
+            def update(params, obs):
+                logits = network.apply(params, obs)
+                return np.asarray(logits)  # JAX107
+
+            def evaluate(params, obs):  # eager: NumPy takes the concrete outputs
+                return np.asarray(network.apply(params, obs))
+
+            return update, evaluate
         """,
     "differentiation_called_inside_jit_traces_abstractly": """
         import jax
@@ -1236,11 +1269,13 @@ def test_arithmetic_on_a_number_or_none_field_fails_under_jax_where_it_holds_a_n
 
 def test_a_train_states_step_is_traced_under_jit():
     """What JAX101 says of `state.step % 100 == 0` for Flax's `TrainState`: `step` is a leaf,
-    traced under `jit`; `apply_fn` and `tx` are static fields."""
+    traced under `jit`; `apply_fn` and `tx` are static fields, and what `apply_fn` returns is
+    traced (JAX107 on `np.asarray` of it)."""
     pytest.importorskip("flax")
     optax = pytest.importorskip("optax")
     import jax
     import jax.numpy as jnp
+    import numpy as np
     from flax.training import train_state
 
     state = train_state.TrainState.create(apply_fn=lambda p, x: x * p["w"], params={"w": jnp.ones(2)}, tx=optax.sgd(0.1))
@@ -1252,9 +1287,39 @@ def test_a_train_states_step_is_traced_under_jit():
     def logged(state: train_state.TrainState, x):
         return x * 2 if state.step % 100 == 0 else x  # noqa: JAX101
 
+    def on_host(state: train_state.TrainState, x):
+        return np.asarray(state.apply_fn(state.params, x))  # noqa: JAX107
+
     assert jax.jit(apply)(state, jnp.ones(2)).shape == (2,)
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(logged)(state, jnp.ones(2))
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(on_host)(state, jnp.ones(2))
+
+
+def test_a_linen_modules_outputs_are_traced_under_jit():
+    """What JAX107 says of `np.asarray(network.apply(params, obs))` in a jitted function, where
+    `network` is an instance of a Linen module class: the outputs are tracers; eagerly, arrays."""
+    pytest.importorskip("flax")
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(3)(x)
+
+    network = MLP()
+    params = network.init(jax.random.key(0), jnp.ones(2))
+
+    def outputs(params, obs):
+        return np.asarray(network.apply(params, obs))  # noqa: JAX107
+
+    assert outputs(params, jnp.ones(2)).shape == (3,)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(outputs)(params, jnp.ones(2))
 
 
 def test_a_differentiation_inside_jit_runs_its_function_on_abstract_tracers():

@@ -30,9 +30,9 @@ from typing import Callable, Optional, Tuple
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS
+from jaxlint.analysis.tracing.linen_classes import LINEN_MODULE, linen_class
 
 _RUNS = MODULE_INITS | {"apply"}
-_LINEN_MODULE = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
 _DEPTH = 4  # how many module classes a base chain is followed through
 
 
@@ -87,7 +87,7 @@ def _linen_module(expr: ast.expr, names: Names) -> bool:
     if expr.id in owner.params:
         args = getattr(owner.node, "args", None)
         declared = [a.annotation for a in _all_args(args) if a.arg == expr.id] if args is not None else []
-        return any(a is not None and names.qualname(a, owner) in _LINEN_MODULE for a in declared)
+        return any(a is not None and names.qualname(a, owner) in LINEN_MODULE for a in declared)
     values = owner.assigned.get(expr.id, [])
     return bool(values) and all(isinstance(v, ast.Call) and _makes_linen(v, names, owner) for v in values)
 
@@ -96,22 +96,7 @@ def _makes_linen(call: ast.Call, names: Names, scope) -> bool:
     qualname = names.qualname(call.func, scope) or ""
     if qualname.startswith("flax.linen.") and qualname.rsplit(".", 1)[-1][:1].isupper():
         return True
-    return _linen_class(names.definition(call.func, scope), names, _DEPTH)
-
-
-def linen_class(cls: ast.ClassDef, names: Names) -> bool:
-    """Whether a class derives from `flax.linen.Module` (through classes of its module)."""
-    return _linen_class(cls, names, _DEPTH)
-
-
-def _linen_class(cls: ast.AST | None, names: Names, depth: int) -> bool:
-    if not isinstance(cls, ast.ClassDef) or depth <= 0:
-        return False
-    scope = names.scopes[id(cls)].parent or names.module
-    return any(
-        names.qualname(base, scope) in _LINEN_MODULE or _linen_class(names.definition(base, scope), names, depth - 1)
-        for base in cls.bases
-    )
+    return linen_class(names.definition(call.func, scope), names)
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
@@ -194,7 +179,7 @@ def _layer(func: ast.expr, names: Names, scope, class_of: ClassOf, depth: int) -
     if located is None or depth <= 0:
         return None
     there, cls = located
-    if not _linen_class(cls, there, _DEPTH):
+    if not linen_class(cls, there):
         return None
     inner = draw_paths(there, cls, class_of, depth - 1)
     return cls.name, None if inner is UNPLACED else bool(inner)

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping
 from jaxlint.analysis.engine import arguments
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
-from jaxlint.analysis.keys.flax_runs import draw_paths, linen_class
+from jaxlint.analysis.keys.flax_runs import draw_paths
+from jaxlint.analysis.tracing.linen_classes import linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse

@@ -363,6 +363,10 @@ STRUCTURE_PRESERVING_FUNCTIONS = frozenset({
     )
 })
 
+# A model's `apply`: it runs the model on the arguments, so in traced code, given traced
+# variables or inputs, its outputs are traced (with `mutable=`, a pair: outputs, updated state).
+MODULE_APPLIES = frozenset({"flax.linen.Module.apply", "flax.linen.module.Module.apply"})
+
 # Annotations that say "this parameter is an array".
 ARRAY_ANNOTATIONS = frozenset({
     "jax.Array",

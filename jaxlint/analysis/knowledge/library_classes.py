@@ -2,7 +2,8 @@
 declare their fields: read as a class of the project is (which fields are traced leaves, which
 static), without reading the library. Flax's `TrainState` is a `struct.PyTreeNode`: `step`, an
 int or an int array, is a leaf, so under a transformation it is a traced scalar
-(`if state.step % 100 == 0:` fails); `apply_fn` and `tx` are static."""
+(`if state.step % 100 == 0:` fails); `apply_fn` and `tx` are static. A static field annotated
+with a callable the analysis knows (`jax_api.MODULE_APPLIES`) holds that callable."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from jaxlint.analysis.knowledge.spellings import SPELLING
 _DECLARED = {
     "flax.training.train_state.TrainState": """
 import typing
+import flax.linen
 import flax.struct
 import jax
 
@@ -23,7 +25,8 @@ import jax
 @flax.struct.dataclass
 class TrainState:
     step: jax.Array  # an int or an int array: a leaf, traced as a scalar array
-    apply_fn: typing.Callable = flax.struct.field(pytree_node=False)
+    # Static; it holds the model's `apply` (`TrainState.create(apply_fn=model.apply, ...)`).
+    apply_fn: flax.linen.Module.apply = flax.struct.field(pytree_node=False)
     params: typing.Any = flax.struct.field(pytree_node=True)
     tx: typing.Any = flax.struct.field(pytree_node=False)
     opt_state: typing.Any = flax.struct.field(pytree_node=True)

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from jaxlint.analysis.engine.lattice import (
-    STATIC, TRACED, TRACED_ARRAY, TRACED_OR_NONE, UNKNOWN, FunctionValue, Record, Trace, Value, constant, record_value
+    STATIC, TRACED, TRACED_ARRAY, TRACED_OR_NONE, UNKNOWN, FunctionValue, Record, Trace, Value, constant, named,
+    record_value
 )
 from jaxlint.analysis.engine.named_tuples import named_tuple_class
 from jaxlint.analysis.engine.names import Names, Scope
-from jaxlint.analysis.knowledge import array_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.values.nullness import excludes_none
 from jaxlint.analysis.values.pytree_fields import (
     STATIC_KEYWORDS, ProjectClasses, leaf_or_none, one_array, scalar_leaf
@@ -142,7 +143,8 @@ class RecordClasses:
         for field in record_class.fields:
             annotation = field.annotation
             if field.static:
-                value = STATIC
+                held = there.qualname(annotation, outer) if annotation is not None else None
+                value = named(held) if held in jax_api.MODULE_APPLIES else STATIC
             elif annotation is None:
                 value = UNKNOWN
             elif leaf_or_none(annotation, there, outer, record_class.dataclass_pytree):

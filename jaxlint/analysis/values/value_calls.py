@@ -141,6 +141,8 @@ class CallEvaluation:
             return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY
+        if callee in jax_api.MODULE_APPLIES:
+            return _applied(args, kwargs)
         site = model_site_result(callee, args, kwargs)
         if site is not None:
             return site
@@ -415,6 +417,18 @@ def computes_array(callee: str | None) -> bool:
         callee is not None and _staged(callee) and callee not in jax_api.STATIC_QUERIES
         and callee not in jax_api.INTEGER_HELPERS and not callee.startswith(_NOT_ARRAY_MAKERS)
     )
+
+
+def _applied(args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """What a model's `apply` returns: traced where a variable or an input is (its outputs are
+    computed from them), a pair of traced values where `mutable=` is a literal other than False
+    (outputs and updated state), of unknown structure where `mutable` is not known."""
+    if not any(v.traced for v in (*args, *kwargs.values())):
+        return UNKNOWN
+    mutable = kwargs.get("mutable")
+    if mutable is None or mutable.known == (False,):
+        return TRACED
+    return Value(Trace.TRACED, items=(TRACED, TRACED)) if mutable.known or mutable.items is not None else TRACED
 
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:

@@ -18,6 +18,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.callees import module_callees
+from jaxlint.analysis.tracing.linen_classes import linen_class
 from jaxlint.analysis.tracing.tracing import receiver
 from jaxlint.analysis.values.array_properties import method_by_name
 from jaxlint.analysis.values.pytree_fields import ARRAY_OR_NONE, array_field, array_field_by_name
@@ -31,6 +32,7 @@ _STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's att
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
 # What a string key of a traced pytree holds: an array leaf, or a dict whose keys a loop binds.
 _KEYED_LEAF = Value(Trace.TRACED, array=True, not_none=True, element=UNKNOWN)
+_MODULE_APPLY = named("flax.linen.Module.apply")
 
 
 class MemberEvaluation:
@@ -83,7 +85,25 @@ class MemberEvaluation:
                 else:
                     instance = MADE_SELF if base.made_here else STATIC
                 return value.but(function=replace(value.function, method_self=instance))
+            if node.attr == "apply" and self._linen_instance(node.value):
+                return _MODULE_APPLY  # `network.apply(params, obs)` runs the model
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
+
+    def _linen_instance(self, name: ast.Name) -> bool:
+        """Whether a name is bound once, to an instance of a Flax Linen module class of the module
+        or of the project (`network = ActorCritic(n_actions)`, in the scope or one around it)."""
+        values = self.names.assignments(name, self.scope)
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return False
+        func = values[0].func
+        found = None
+        cls = self.names.definition(func, self.scope)
+        if isinstance(cls, ast.ClassDef):
+            found = (self.names, cls)
+        elif cls is None and self.analysis.classes is not None and isinstance(func, (ast.Name, ast.Attribute)):
+            qualname = self.names.qualname(func, self.scope)
+            found = self.analysis.classes(qualname) if qualname is not None else None
+        return found is not None and linen_class(found[1], found[0])
 
     def _own_method(self, func: ast.expr, name: str):
         """The plain method `name` that the class `func` names (a class of this module) defines itself."""
