@@ -59,7 +59,7 @@ class Value:
     entries: tuple[tuple[object, "Value"], ...] | None = None
     # What the value is where it is not None, when that is known and it may be None (a pytree
     # field declared `Optional[int]`: None stays None, a number is a traced leaf). An operation
-    # None does not support (arithmetic, an ordering, an index) shows it is not None there.
+    # None does not support (arithmetic, an ordering, `-x`) shows it is not None there.
     unless_none: "Value | None" = None
 
     def __eq__(self, other: object) -> bool:

@@ -29,9 +29,9 @@ _SEQUENCES = frozenset({"typing.Sequence", "collections.abc.Sequence", "typing.T
 
 
 def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) -> bool:
-    """An array type, a jaxtyping array (`Float[Array, "n"]`) or kauldron one (`Float["n"]`), a sequence of arrays
-    (`Sequence[ArrayLike]`), a union of only those, or a name the module binds once to one of
-    these (`Array = Union[jnp.ndarray, np.ndarray]`)."""
+    """An array type, a jaxtyping array (`Float[Array, "n"]`) or a kauldron one (`Float["n"]`), a
+    sequence of arrays (`Sequence[ArrayLike]`), a union of only those, or a name the module binds
+    once to one of these (`Array = Union[jnp.ndarray, np.ndarray]`)."""
     if annotation is None:
         return False
     if isinstance(annotation, ast.Name) and names.qualname(annotation) is None:
@@ -158,7 +158,8 @@ def _array_alias(name: str) -> bool:
 
 def names_array(annotation: ast.expr | None, names: Names) -> bool:
     """Whether a declared type names an array type anywhere, so that it may hold one: `jax.Array`,
-    `Float[Array, "n"]`, kauldron's `Float["n"]`, `jax.Array | Sequence[int]`, `Optional[np.ndarray]`, an `...Array` or
+    `Float[Array, "n"]`, kauldron's `Float["n"]`, `jax.Array | Sequence[int]`,
+    `Optional[np.ndarray]`, an `...Array` or
     `ArrayLike` of any package, a string annotation of one of these."""
     annotation, _ = annotation_name(annotation, names)
     if annotation is None:

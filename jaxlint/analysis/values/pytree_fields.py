@@ -122,7 +122,8 @@ def array_field(
                 scalar = not none and scalar_leaf(stmt.annotation, names, scope)
                 if scalar:
                     return _dataclass_pytree(declaring, names)
-                return ARRAY_OR_NONE if leaf_or_none(stmt.annotation, names, scope, _dataclass_pytree(declaring, names)) else False
+                pytree = _dataclass_pytree(declaring, names)
+                return ARRAY_OR_NONE if leaf_or_none(stmt.annotation, names, scope, pytree) else False
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == node.attr:
                 return computes_array(stmt, names)
         names, cls = _base(cls, names)

@@ -130,7 +130,8 @@ class RecordClasses:
         a Python number; one declared a record class is such an instance in turn; one declared
         static is a Python value; one declared an array or None, or a number or None, is that
         array unless None (`TRACED_OR_NONE`), None being an empty pytree; one that may be None
-        otherwise (its type admits None, or its default is None) is not known; any other is a pytree child, traced, of a
+        otherwise (its type admits None, or its default is None) is not known; any other is a
+        pytree child, traced, of a
         structure not known."""
         if not isinstance(annotation, (ast.Name, ast.Attribute)):
             return None

@@ -176,7 +176,9 @@ TRACED_VALUE_LIMITATIONS = """
       traced array where the code shows it is not None (arithmetic, an ordering, `-x`, past
       an `is None` test) and unknown elsewhere (None stays None), one that may be None
       otherwise unknown, any other a traced pytree child; the class is found through a
-      module-level alias (`TrainState = managers.State`) as through an import; unpacked or indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the structure of the initial one
+      module-level alias (`TrainState = managers.State`) as through an import; unpacked or
+      indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the
+      structure of the initial one
       (JAX requires it), every leaf traced: what `while_loop` and `fori_loop` return, and
       the carry `scan` returns, keep the items and records of the carry; the outputs `scan`
       stacks, and what `lax.map`, `cond` and `switch` return, keep those of what the body
