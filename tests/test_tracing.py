@@ -177,6 +177,16 @@ CASES = {
                 return np.asarray(network.apply(params, obs))
 
             return update, evaluate
+
+        def make_step(model: nn.Module, critic: MLP, other):
+            @jax.jit
+            def step(params, obs):
+                actions = np.asarray(model.apply(params, obs))  # JAX107
+                values = np.asarray(critic.apply(params, obs))  # JAX107
+                unknown = np.asarray(other.apply(params, obs))  # not known to be a model
+                return actions, values, unknown
+
+            return step
         """,
     "differentiation_called_inside_jit_traces_abstractly": """
         import jax

@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import canonical
 from jaxlint.analysis.tracing.callees import module_callees
-from jaxlint.analysis.tracing.linen_classes import linen_class
+from jaxlint.analysis.tracing.linen_classes import LINEN_MODULE, linen_class
 from jaxlint.analysis.tracing.tracing import receiver
 from jaxlint.analysis.values.array_properties import method_by_name
 from jaxlint.analysis.values.pytree_fields import ARRAY_OR_NONE, array_field, array_field_by_name
@@ -33,6 +33,15 @@ _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"
 # What a string key of a traced pytree holds: an array leaf, or a dict whose keys a loop binds.
 _KEYED_LEAF = Value(Trace.TRACED, array=True, not_none=True, element=UNKNOWN)
 _MODULE_APPLY = named("flax.linen.Module.apply")
+
+
+def _declared(fn: ast.AST, param: str) -> ast.expr | None:
+    """The annotation of a def's parameter, if any."""
+    args = getattr(fn, "args", None)
+    if args is None:
+        return None
+    every = (*args.posonlyargs, *args.args, *args.kwonlyargs)
+    return next((a.annotation for a in every if a.arg == param), None)
 
 
 class MemberEvaluation:
@@ -91,18 +100,31 @@ class MemberEvaluation:
 
     def _linen_instance(self, name: ast.Name) -> bool:
         """Whether a name is bound once, to an instance of a Flax Linen module class of the module
-        or of the project (`network = ActorCritic(n_actions)`, in the scope or one around it)."""
-        values = self.names.assignments(name, self.scope)
-        if len(values) != 1 or not isinstance(values[0], ast.Call):
+        or of the project (`network = ActorCritic(n_actions)`, in the scope or one around it), or
+        is a parameter declared one (`model: nn.Module`, `model: ActorCritic`)."""
+        owner = self.names.lookup(name.id, self.scope)
+        if owner is None:
             return False
-        func = values[0].func
-        found = None
-        cls = self.names.definition(func, self.scope)
+        if name.id in owner.params:
+            rebound = name.id in owner.assigned or name.id in owner.other
+            return not rebound and self._linen_type(_declared(owner.node, name.id), owner)
+        values = owner.assigned.get(name.id, [])
+        if len(values) != 1 or not isinstance(values[0], ast.Call) or name.id in owner.other:
+            return False
+        return self._linen_type(values[0].func, self.scope, named_class=False)
+
+    def _linen_type(self, expr: ast.expr | None, scope, named_class: bool = True) -> bool:
+        """Whether `expr` names a Linen module class (`nn.Module` itself where `named_class`: an
+        annotation, not a call that makes an instance of the base)."""
+        if not isinstance(expr, (ast.Name, ast.Attribute)):
+            return False
+        qualname = self.names.qualname(expr, scope)
+        if named_class and qualname in LINEN_MODULE:
+            return True
+        cls = self.names.definition(expr, scope)
         if isinstance(cls, ast.ClassDef):
-            found = (self.names, cls)
-        elif cls is None and self.analysis.classes is not None and isinstance(func, (ast.Name, ast.Attribute)):
-            qualname = self.names.qualname(func, self.scope)
-            found = self.analysis.classes(qualname) if qualname is not None else None
+            return linen_class(cls, self.names)
+        found = self.analysis.classes(qualname) if cls is None and qualname and self.analysis.classes else None
         return found is not None and linen_class(found[1], found[0])
 
     def _own_method(self, func: ast.expr, name: str):
