@@ -27,22 +27,24 @@ def runs_as_written(function: ast.AST, names: Names) -> bool:
     """Whether calling a def runs its body as written, binding as its signature says: each of its
     decorators leaves calls as they were (`transparent`) or is `classmethod` (which binds the
     class, as a method's receiver is bound)."""
-    decorators = getattr(function, "decorator_list", ())
-    if not decorators:
-        return True
-    scope = names.enclosing_scope(function)
-    return all(
-        transparent(d, names, scope) or names.qualname(d, scope) == "builtins.classmethod" for d in decorators
-    )
+    return _decorated_only_by(function, names, with_binding="builtins.classmethod")
 
 
 def plain(function: ast.AST, names: Names) -> bool:
     """Whether a def is called as written and bound as an undecorated def is: none of its
     decorators changes what a call does or binds (`transparent` ones, `staticmethod` aside)."""
+    return _decorated_only_by(function, names, without="builtins.staticmethod")
+
+
+def _decorated_only_by(function: ast.AST, names: Names, with_binding: str = "", without: str = "") -> bool:
+    """Every decorator of the def is `transparent` (but `without`), or is `with_binding`."""
     decorators = getattr(function, "decorator_list", ())
     if not decorators:
         return True
     scope = names.enclosing_scope(function)
-    return all(
-        transparent(d, names, scope) and names.qualname(d, scope) != "builtins.staticmethod" for d in decorators
-    )
+    for decorator in decorators:
+        qualname = names.qualname(decorator.func if isinstance(decorator, ast.Call) else decorator, scope)
+        if qualname == with_binding or qualname in TRANSPARENT_DECORATORS and qualname != without:
+            continue
+        return False
+    return True

@@ -118,13 +118,9 @@ class MemberEvaluation:
         annotation, not a call that makes an instance of the base)."""
         if not isinstance(expr, (ast.Name, ast.Attribute)):
             return False
-        qualname = self.names.qualname(expr, scope)
-        if named_class and qualname in LINEN_MODULE:
+        if named_class and self.names.qualname(expr, scope) in LINEN_MODULE:
             return True
-        cls = self.names.definition(expr, scope)
-        if isinstance(cls, ast.ClassDef):
-            return linen_class(cls, self.names)
-        found = self.analysis.classes(qualname) if cls is None and qualname and self.analysis.classes else None
+        found = self.analysis.records.class_of(expr, scope)  # of this module or of the project
         return found is not None and linen_class(found[1], found[0])
 
     def _own_method(self, func: ast.expr, name: str):
