@@ -28,6 +28,7 @@ from jaxlint.files import discover, read_bytes
 # of a large project for a module that many import.
 MAX_DEPTH = 2
 # Import statements, a parenthesised name list included: what a module's imports name.
+_FROM = re.compile(r"from[ \t]+[\w.]+")
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)", re.M)
 
 
@@ -109,11 +110,7 @@ class _Reach:
     def imports(self, path: str, imports: str) -> bool:
         """Whether a top-level package or module that `imports` (the module's import statements)
         name is one of the files or holds one, where the module at `path` looks it up."""
-        try:
-            tree = ast.parse(imports)
-        except SyntaxError:
-            return True  # statements the text test cannot read: kept, as the text test keeps them
-        for top in _top_levels(tree, self.index.module_name(path)[1]):
+        for top in _top_levels(_parsed(imports), self.index.module_name(path)[1]):
             if opaque(top):
                 continue
             for root in self.index.import_roots(path, top):
@@ -121,6 +118,28 @@ class _Reach:
                 if base in self.folders or base + ".py" in self.files:
                     return True
         return False
+
+
+def _parsed(imports: str) -> ast.Module:
+    """The import statements `_import_statements` found, as one module. Where they do not parse
+    together, each on its own: the text test also finds a docstring's lines that start with
+    `import` (prose, left out) and statements it cuts short (`from m import a, \\`), whose
+    module is kept."""
+    try:
+        return ast.parse(imports)
+    except SyntaxError:
+        pass
+    body: list[ast.stmt] = []
+    for match in _IMPORTS.finditer(imports):
+        statement = match.group(0)
+        head = _FROM.match(statement)
+        for text in (statement, f"{head.group(0)} import _" if head else statement.rstrip(" \t\\,")):
+            try:
+                body += ast.parse(text).body
+                break
+            except SyntaxError:
+                continue
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _top_levels(tree: ast.Module, package: str) -> set[str]:
@@ -174,12 +193,8 @@ def _reexported(imports: str, pattern: _Words) -> set[str]:
     """The names a package's `__init__.py` binds from the modules `pattern` names: its importers
     reach them as the package's (a package is named by nearly every module of its project, so the
     package's own name would keep them all)."""
-    try:
-        tree = ast.parse(imports)
-    except SyntaxError:
-        return set()
     bound = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_parsed(imports)):
         if isinstance(node, ast.ImportFrom) and pattern.search(node.module or ""):
             bound |= {alias.asname or alias.name for alias in node.names if alias.name != "*"}
     return bound

@@ -72,6 +72,20 @@ def test_modules_whose_imports_resolve_elsewhere_are_not_callers(make_files):
     assert found(root, "vendor/lib/lib/ops.py") == {"vendor/lib/tools.py", "vendor/lib/lib/layers.py", "scripts/use.py"}
 
 
+def test_a_docstring_line_that_starts_with_import_neither_keeps_nor_hides_a_module(make_files):
+    """The import statements are found by their text, which also finds prose in a docstring; the
+    prose is left out, so the module is kept only for its real imports, cut short or not."""
+    root = make_files({
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "def clip(x):\n    return x\n",
+        "pkg/notes.py": '"""Docs.\n\nimport that is said here, of ops, is prose.\n"""\nimport os\n',
+        "pkg/uses.py": '"""Docs.\n\nimport that is said here is prose.\n"""\nfrom pkg.ops import clip, \\\n    clip as c\n',
+        "pkg/plain.py": '"""Docs.\n\nimport that is said here is prose.\n"""\nimport pkg.ops\n',
+    })
+    assert found(root, "pkg/ops.py") == {"pkg/uses.py", "pkg/plain.py"}
+
+
 def test_a_namespace_packages_module_finds_its_package_by_absolute_name(make_files):
     """`systems/` has no `__init__.py`: its module finds `app` in the folder above `app`."""
     root = make_files({
