@@ -170,6 +170,20 @@ CASES = {
                 params = model.apply(params, x, rngs={"dropout": rng})  # JAX203
             return params
         """,
+    "a TrainState's apply_fn runs its module": """
+        import jax
+
+        def twice(state, x, rng):
+            a = state.apply_fn({"params": state.params}, x, rngs={"dropout": rng})
+            b = state.apply_fn({"params": state.params}, x, rngs={"dropout": rng})  # JAX201
+            return a + b
+
+        def split_between(state, x, rng):
+            rng, dropout = jax.random.split(rng)
+            a = state.apply_fn({"params": state.params}, x, rngs={"dropout": dropout})
+            b = state.apply_fn({"params": state.params}, x, rngs={"dropout": rng})
+            return a + b
+        """,
     "a Haiku init is no Flax run": """
         import haiku as hk
         import jax
@@ -271,3 +285,82 @@ def test_jax_checker_does_not_count_a_flax_run_as_a_use():
         jax.random.split(key)
         with pytest.raises(KeyReuseError):
             jax.random.normal(key)
+
+
+UPDATES = """\
+    import jax
+
+
+    def update_actor(key, actor, batch):
+        def loss_fn(params):
+            out = actor.apply_fn({"params": params}, batch, training=True, rngs={"dropout": key})
+            return out.mean()
+
+        grads = jax.grad(loss_fn)(actor.params)
+        return actor.apply_gradients(grads=grads)
+
+
+    def evaluate(key, actor, batch):
+        return actor.apply_fn({"params": actor.params}, batch)
+    """
+
+LEARNER = """\
+    import jax
+    from pkg.updates import evaluate, update_actor
+
+
+    @jax.jit
+    def update(rng, actor, batch):
+        actor = update_actor(rng, actor, batch)
+        return rng, actor  # JAX201
+
+
+    @jax.jit
+    def update_split(rng, actor, batch):
+        rng, key = jax.random.split(rng)
+        actor = update_actor(key, actor, batch)
+        return rng, actor
+
+
+    @jax.jit
+    def score(rng, actor, batch):
+        return rng, evaluate(rng, actor, batch)
+    """
+
+
+def test_a_helper_whose_only_draws_are_flax_runs_consumes_its_key(cli, make_files):
+    """A module with no `jax.random` call whose function hands its key to a Flax run (`rngs=`)
+    still answers for that key: returning it makes the caller's next step repeat the run's draws."""
+    root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/updates.py": UPDATES, "pkg/learner.py": LEARNER})
+    findings = cli("check", "--no-cache", "--output-format", "json", "pkg/learner.py").json
+    assert {(f["location"]["row"], f["code"]) for f in findings} == marked(LEARNER)
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax.training.train_state import TrainState
+
+    class Noisy(nn.Module):
+        @nn.compact
+        def __call__(self, x, training: bool = False):
+            return nn.Dropout(0.5, deterministic=not training)(nn.Dense(64)(x))
+
+    import sys
+    sys.path.insert(0, str(root))
+    try:
+        from pkg import learner
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+    x = jnp.ones((1, 4))
+    module = Noisy()
+    state = TrainState.create(apply_fn=module.apply, params=module.init(jax.random.key(0), x)["params"], tx=optax.sgd(0.1))
+    masks = {}
+    for step in (learner.update, learner.update_split):
+        rng, first = step(jax.random.key(1), state, x)
+        _, second = step(rng, state, x)  # the next step, given the key the first returned
+        masks[step.__name__] = [jax.tree_util.tree_leaves(s.params) for s in (first, second)]
+    returned, split = masks["update"], masks["update_split"]
+    assert all(jnp.array_equal(a, b) for a, b in zip(*returned))  # the same dropout masks: the same update
+    assert not all(jnp.array_equal(a, b) for a, b in zip(*split))

@@ -29,10 +29,9 @@ from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.engine.walk import walk
-from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS
+from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS, MODULE_RUNS
 from jaxlint.analysis.tracing.linen_classes import LINEN_MODULE, linen_class
 
-_RUNS = MODULE_INITS | {"apply"}
 _DEPTH = 4  # how many module classes a base chain is followed through
 
 
@@ -49,7 +48,7 @@ def flax_run(call: ast.Call, names: Names, linen: frozenset[str] = frozenset()) 
     """The Flax run a call makes, if the syntax shows one; `linen`: the modules (as written) that
     the function runs with `rngs=` elsewhere (`linen_receivers`)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in _RUNS:
+    if not isinstance(func, ast.Attribute) or func.attr not in MODULE_RUNS:
         return None
     init = func.attr in MODULE_INITS
     module = ast.unparse(func.value)
@@ -68,7 +67,7 @@ def linen_receivers(fn: ast.AST) -> frozenset[str]:
     return frozenset(
         ast.unparse(node.func.value)
         for node in walk(fn)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MODULE_RUNS
         and any(k.arg == "rngs" for k in node.keywords)
     )
 

@@ -26,4 +26,9 @@ def handed_keys(call: ast.Call, names: Names) -> list[ast.expr]:
         or isinstance(func, ast.Call) and (api.public(names.qualname(func.func)) or "").startswith(api.INITIALIZER_PACKAGES)
     ):
         found.append(call.args[0])
+    if isinstance(func, ast.Attribute) and func.attr in api.MODULE_RUNS:
+        for keyword in call.keywords:  # a Flax run draws from the keys its `rngs=` names
+            if keyword.arg == "rngs":
+                value = keyword.value
+                found.extend(value.values if isinstance(value, ast.Dict) else [value])
     return found

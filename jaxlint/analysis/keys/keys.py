@@ -673,11 +673,11 @@ class KeyFlow:
         for call, scope in self.names.calls:
             if id(scope.node) in found or not isinstance(scope.node, FUNCTION_TYPES):
                 continue
-            # A consumer takes a key as its first argument or a keyword: a call handing neither a
-            # key-named value needs no resolving.
+            # A consumer takes a key as its first argument or a keyword (a Flax run, in `rngs=`):
+            # a call handing none of these needs no resolving.
             first = call.args[0] if call.args else None
             if not (isinstance(first, ast.Name) and key_named(first.id)) and not any(
-                isinstance(k.value, ast.Name) and key_named(k.value.id) for k in call.keywords
+                k.arg == "rngs" or isinstance(k.value, ast.Name) and key_named(k.value.id) for k in call.keywords
             ):
                 continue
             for arg in handed_keys(call, self.names):

@@ -69,6 +69,8 @@ KEY_COPY_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze"})
 # The methods that build a module's parameters from a key and example inputs: Flax linen's
 # `Module.init` / `init_with_output`, Haiku's `Transformed.init`.
 MODULE_INITS = frozenset({"init", "init_with_output"})
+# The methods that run a Flax Linen module: its own, and the `apply_fn` a `TrainState` holds.
+MODULE_RUNS = MODULE_INITS | {"apply", "apply_fn"}
 # Flax Linen layers whose `init` draws parameters from the `params` stream (normalisations start
 # at ones and zeros; `Dropout` draws only from its own stream, when applied).
 FLAX_DRAWING_LAYERS = frozenset({

@@ -199,11 +199,15 @@ class KeyReuse(KeyFlowRule):
           jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
           the key a call passes it, since that call does not take the branch that finds it None.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
+          `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),
           `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
           `flax.linen.Module`, builds from a class deriving from one, or runs with `rngs=` in the
           same function. Flax gives every layer the key with a SHA-1 hash of the layer's module
           path and a per-call counter folded in (`jax.random.fold_in`, which JAX's checker does
           not count as a use of the key), so only two runs of one module draw the same numbers.
+        - A function that hands its key to a Flax run consumes it there, in a module with no
+          `jax.random` call as well: a caller that returns the key it passed makes its next
+          step repeat the run's draws (the same dropout masks at every step).
         - Two runs of one module are reported (`m.apply(v, x, method=m.encode, rngs=r)` then
           `m.apply(v, z, method=m.decode, rngs=r)`); one key handed to runs of two different
           modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
