@@ -380,13 +380,49 @@ def test_callees_the_analysis_cannot_follow_stay_opaque(cli, make_files, name, h
     assert cli("check", "--no-cache", "--output-format", "json").json == []
 
 
-def test_calls_without_traced_arguments_are_not_followed(cli, make_files):
-    make_files({
+STATIC_CALLS = """\
+    import jax
+    import numpy as np
+    from helpers import scale, time_ids
+
+
+    @jax.jit
+    def step(x):
+        return x + scale(3.0, 4)
+
+
+    @jax.jit
+    def embed(x):
+        ids = time_ids((64, 64), x.shape[0])
+        return x, np.concatenate([ids, ids])  # JAX107
+    """
+
+
+def test_calls_without_traced_arguments_are_followed_with_their_static_values(cli, make_files):
+    """A helper of another module called from traced code runs under the trace whatever it is
+    given: a Python test of its static arguments is no finding, and a `jax.numpy` array it
+    makes is a tracer there, as in the caller's own module (JAX stages every operation)."""
+    root = make_files({
         "pyproject.toml": "",
-        "helpers.py": "def scale(x, n):\n    if n > 2:\n        return x * n\n    return x\n",
-        "main.py": "import jax\nfrom helpers import scale\n\n\n@jax.jit\ndef step(x):\n    return x + scale(3.0, 4)\n",
+        "helpers.py": (
+            "import jax.numpy as jnp\n\n\ndef scale(x, n):\n    if n > 2:\n        return x * n\n    return x\n\n\n"
+            "def time_ids(size, batch):\n    return jnp.array([list(size)] * batch)\n"
+        ),
+        "main.py": textwrap.dedent(STATIC_CALLS),
     })
-    assert cli("check", "--no-cache", "--output-format", "json").json == []
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert reported(findings, root) == marked(root) == {("main.py", 14, "JAX107")}
+    jax = pytest.importorskip("jax")
+    sys.path.insert(0, str(root))
+    try:
+        import main
+        assert float(main.step(1.0)) == 13.0
+        with pytest.raises(jax.errors.TracerArrayConversionError):
+            main.embed(jax.numpy.ones((2, 3)))
+    finally:
+        sys.path.remove(str(root))
+        for name in ("main", "helpers"):
+            sys.modules.pop(name, None)
 
 
 def test_names_of_the_modelled_libraries_are_never_followed(tmp_path):

@@ -565,11 +565,7 @@ class Project:
         self, link: ModuleLink, callee: str, args: list[Value], kwargs: dict[str, Value], ctx: Context, depth: int,
         spread: bool = False, instance: bool = False,
     ) -> Value:
-        given = (*args, *kwargs.values())
-        traced = any(v.traced for v in given)
-        if opaque(callee) or not (
-            traced or any(v.trace is Trace.UNKNOWN for v in given)
-        ):
+        if opaque(callee):
             return UNKNOWN
         if instance:
             target, implicit = self.instance_call(link, callee, plain=True), 1
@@ -583,8 +579,6 @@ class Project:
         )
         # An unknown value given to a parameter declared a JAX array is traced there too.
         params = traced_where_declared(params, jax_array_parameters(target.node, target.facts.names))
-        if not traced and not any(v.traced for v in params.values()):
-            return UNKNOWN
         values = tuple(sorted(params.items(), key=lambda kv: kv[0]))
         key = (target.path, target.name, values, ctx)
         memo = self._memo.get(key)

@@ -34,8 +34,9 @@ TRACED_VALUE_LIMITATIONS = """
       (`-> list[jax.Array]`, `tuple[jax.Array, ...]`), whose body returns what it gets from
       code the analysis cannot see (JAX's internal helpers), returns traced arrays when traced
       code calls it with a traced argument; where the body shows a Python value, that wins.
-    - **Functions it follows.** Functions of the same module, and of the project's own modules
-      when called with a traced argument, are followed in their calling context, also under a
+    - **Functions it follows.** Functions of the same module and of the project's own modules
+      are followed in their calling context, whatever they are given (an array a helper
+      makes from static arguments, `jnp.array([...])`, is a tracer under `jit` too), also under a
       decorator that leaves their calls as they were (a runtime type checker:
       `jaxtyping.jaxtyped`, `beartype`, `typeguard.typechecked`, kauldron's `typechecked`;
       `typing.override`, `typing.final`), and under no other decorator that is not a JAX
