@@ -1,7 +1,8 @@
 """Array-ness as a domain of the dataflow solver: what kind of array each of a scope's names holds.
 
 The state at a program point is a set of (name, kind) pairs, each true on every path reaching
-it (the join of two paths is their intersection). The kinds: `JAX` (a JAX array), `NUMPY` (a
+it (the join of two paths is their intersection), but one: `SOME_PATHS`, which the join makes
+of a name that is a JAX array on one side only (a store into it raises on that path). The kinds: `JAX` (a JAX array), `NUMPY` (a
 new host array, `np.array([...])`), `VIEW` (`np.asarray` of a JAX array: a NumPy array over
 JAX's read-only buffer, so a `NUMPY` one too) and `INSTANCE` (what calling a class of the
 module or of the project made, `a = Array([1.0])`: an instance of that class, never a JAX
@@ -46,6 +47,10 @@ from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.tracing.type_tests import not_jax_arrays
 
 JAX, NUMPY, VIEW, INSTANCE, ITEMS = "jax", "numpy", "view", "instance", "items"
+# A JAX array on some path reaching the point and not on another (`jnp.zeros(...)` in one
+# branch, what a dict held in the other): made by the join alone, from `JAX` on one side.
+SOME_PATHS = "jax on some path"
+_JAX_KINDS = (JAX, SOME_PATHS)
 Arrays = FrozenSet[Tuple[str, str]]  # (name, kind)
 NOTHING: Arrays = frozenset()
 NOTHING_NAMES: FrozenSet[str] = frozenset()
@@ -90,7 +95,13 @@ class ArrayNames(Domain[Arrays]):
         return state
 
     def join(self, a: Arrays, b: Arrays) -> Arrays:
-        return a & b
+        if a is b or a == b:
+            return a
+        joined = a & b
+        one_side = {name for name, kind in a ^ b if kind in _JAX_KINDS}
+        if one_side:
+            joined = joined | {(name, SOME_PATHS) for name in one_side if (name, JAX) not in joined}
+        return joined
 
     def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:
         nodes = self.nodes(step)
@@ -109,7 +120,7 @@ class ArrayNames(Domain[Arrays]):
         names = set(not_jax_arrays(edge.test, edge.outcome, self.facts.names, self.scope))
         if not names:
             return state
-        return frozenset(p for p in state if p[0] not in names or p[1] != JAX)
+        return frozenset(p for p in state if p[0] not in names or p[1] not in _JAX_KINDS)
 
     def nodes(self, step: cfg.Step) -> "_StepNodes":
         key = (id(step.node), step.kind)

@@ -25,6 +25,7 @@ from jaxlint.analysis.arrays.array_flow import (
     ITEMS,
     JAX,
     NUMPY,
+    SOME_PATHS,
     UNKNOWN,
     VIEW,
     Arrays,
@@ -96,6 +97,20 @@ class ArrayFacts:
     def array_in(self, expr: ast.AST, scope: Scope, arrays: Arrays) -> bool:
         """`is_array`, with `arrays` the names of `scope` known to be arrays at this point."""
         return self._array(expr, scope, 0, (scope, arrays))
+
+    def jax_on_some_path(self, expr: ast.AST) -> bool:
+        """A name that some path reaching its read binds to a JAX array and another does not
+        (`array_flow.SOME_PATHS`), read in its own scope."""
+        if not isinstance(expr, ast.Name):
+            return False
+        owner = self.names.lookup(expr.id, self._scope_of(expr))
+        if owner is None or expr.id in self._declared_global_or_nonlocal():
+            return False
+        candidates = self._may_hold_arrays(owner)
+        if candidates is not None and expr.id not in candidates:
+            return False
+        at = self._state_at(expr, owner)
+        return at is not None and (expr.id, SOME_PATHS) in at
 
     def numpy_array(self, expr: ast.AST) -> bool:
         """A new NumPy array, made in place (`np.arange(n)`) or held by a name

@@ -51,6 +51,12 @@ class InPlaceUpdate(Rule):
           `ArrayDict = Dict[str, jnp.ndarray]`; `list[jax.Array]`), until the code replaces one
           of its items with something else (`batch["label"] = {}`).
 
+        **A JAX array on some paths only.** Where one branch binds the name to a JAX array and
+        another to something else (`stacked = state[key]` or `jnp.zeros(...)`), the store raises
+        on the first path whatever the other holds; it is reported without a fix (`.at[...]`
+        fails where the value is a NumPy array). A store the other branch alone reaches, or one
+        after an `isinstance` test or a rebinding that leaves no JAX array, is not.
+
         **A name the code uses as only a JAX array can be used** is one too:
 
         - a name the code has already used with `x.at[i].get()`, `.set(...)` or another
@@ -314,6 +320,15 @@ class InPlaceUpdate(Rule):
             ):
                 base = text(module, base_node)
                 message = f"In-place update of the JAX array `{base}`: JAX arrays are immutable and this raises `TypeError`"
+            elif arrays.jax_on_some_path(base_node):
+                base = text(module, base_node)  # no fix: `.at[...]` fails where it is not a JAX array
+                report(
+                    target,
+                    f"In-place update of `{base}`, a JAX array on some path here: where a branch above binds it to "
+                    "one, this raises `TypeError` (JAX arrays are immutable); bind a NumPy array (`np.zeros`) on "
+                    f"every path, or a JAX array on every path and write `{base} = {base}.at[...].set(...)`",
+                )
+                continue
             elif stores.traced_key(target):
                 known_array = False  # perhaps a list or a dict: `.at[...]` is no fix for those
                 base = text(module, base_node)
