@@ -11,6 +11,17 @@ import pytest
 from quiet_and_reported import case_tests
 
 QUIET = {
+    "a_cast_equality_of_numpy_values": """
+        import numpy as np
+
+        def bounds(arr):
+            start = (arr != np.roll(arr, 1)).astype(np.int32)
+            start[0] = 1
+            return start
+
+        def demo():
+            return bounds(np.array([1, 1, 2]))
+        """,
     "field_a_parameter_annotation_declares_a_numpy_array": """
         import dataclasses
         import numpy as np
@@ -175,6 +186,22 @@ QUIET = {
 }
 
 REPORTED = {
+    "a_cast_equality_with_a_jax_array": (
+        """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def bounds(arr):
+            start = (arr != jnp.roll(arr, 1)).astype(jnp.int32)  # NumPy's array too: JAX's wins
+            start[0] = 1
+            return start
+
+        def demo():
+            return bounds(np.array([1, 1, 2]))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "field_a_parameter_annotation_declares_an_array": (
         """
         import dataclasses

@@ -241,6 +241,8 @@ class ArrayFacts:
                 if func.attr in array_api.ARRAY_RETURNING_METHODS:
                     if self._array(func.value, scope, depth + 1, local):
                         return True
+                    if self._equality_with_array(func.value, scope, depth, local):
+                        return True  # `(a != b).astype(int)`: the bool it may be has no such method
                     # a traced value with a method only arrays have is an array (a dict has no
                     # `.reshape`; it has a `.copy`, and a list a `.sort`)
                     return func.attr not in _CONTAINER_METHODS and self.module.is_traced(func.value)
@@ -281,6 +283,13 @@ class ArrayFacts:
                 return self._array(expr.value, scope, depth + 1, local)
             return self._attribute(expr, scope, depth)
         return False
+
+    def _equality_with_array(self, expr: ast.AST, scope: Scope, depth: int, local: _Local | None) -> bool:
+        """`a == b` or `a != b` with a JAX array on one side: a JAX array of booleans, or a bool where
+        the other side is None or a string."""
+        if not (isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Eq, ast.NotEq))):
+            return False
+        return any(self._array(side, scope, depth + 1, local) for side in (expr.left, expr.comparators[0]))
 
     def _name(self, node: ast.Name, scope: Scope, depth: int, local: _Local | None) -> bool:
         name = node.id

@@ -26,7 +26,9 @@ class InPlaceUpdate(Rule):
         to:
 
         - a result of `jax.numpy`, `jax.random` or `jax.nn` functions, or a comparison of one
-          with a number or an array (`g < 4.0`);
+          with a number or an array (`g < 4.0`), or an array method of an equality with one
+          (`(a != jnp.roll(a, 1)).astype(int)`: a NumPy array on the other side gives JAX's
+          array, and the bool that None or a string would give has no `.astype`);
         - a result of the `jax.lax` operations that return one array (`lax.select`,
           `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
           operations that may return a tuple or a pytree);
