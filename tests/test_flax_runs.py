@@ -184,6 +184,19 @@ CASES = {
             b = state.apply_fn({"params": state.params}, x, rngs={"dropout": rng})
             return a + b
         """,
+    "a key put in a dict of streams after its split is used where it is written": """
+        import jax
+
+        def init_weights(module, rng, x):
+            params_rng, dropout_rng = jax.random.split(rng)
+            rngs = {"params": params_rng, "dropout": rng}  # JAX202
+            return module.init(rngs, x)
+
+        def handed_after_split(module, rng, x):
+            rngs = {"params": rng}
+            params_rng, dropout_rng = jax.random.split(rng)
+            return module.init(rngs, x), dropout_rng  # JAX202
+        """,
     "a Haiku init is no Flax run": """
         import haiku as hk
         import jax

@@ -608,10 +608,16 @@ def _builds_record(call: ast.Call, qualname: str | None) -> bool:
 
 def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:
     """The keys a dict or record bound to `name` holds: a dict's each named as it was put in, at
-    `name` (where it is handed on); a record's where it was put in."""
+    `name` (where it is handed on), remembering where it was `written` in the dict; a record's
+    where it was put in."""
     if streams.record:
         return list(streams.keys)
-    return [(ast.copy_location(ast.Name(ast.unparse(key), ast.Load()), name), ref) for key, ref in streams.keys]
+    held = []
+    for key, ref in streams.keys:
+        named = ast.copy_location(ast.Name(ast.unparse(key), ast.Load()), name)
+        named.written = key  # type: ignore[attr-defined]
+        held.append((named, ref))
+    return held
 
 
 def _stores(stmt: ast.stmt) -> set[str]:

@@ -26,7 +26,7 @@ import ast
 from collections import Counter
 from contextlib import contextmanager
 from functools import cached_property
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from jaxlint.analysis.engine import arguments
@@ -563,6 +563,11 @@ class KeyFlow:
         if loop is not None and aligned_permutation(self.keynames, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported.add(id(use.node))
+        written = getattr(use.node, "written", None)
+        if written is not None and first is not None and _position(written) > _end(first.call):
+            # A key put in a dict of streams after its first use is used again where it is written
+            # (`rngs = {"dropout": rng}` after splitting `rng`), not where the dict is handed on.
+            use = replace(use, node=written)
         if loop is None and first is not None:
             self._reused_firsts.add(id(first.node))
         name = _expr_name(use.node)
@@ -873,3 +878,10 @@ def _parameters_of(args: Collection[ast.expr], bound: list[tuple[ast.expr, str]]
             found.add(param)
     return frozenset(found)
 
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno or node.lineno, node.end_col_offset or 0  # type: ignore[attr-defined]

@@ -19,6 +19,9 @@ class KeyUsedAfterSplit(KeyFlowRule):
         same statement: `key, sub = jax.random.split(key)`.
         """
     decisions = """
+        - A key put in a dict of named streams after the split (`rngs = {"dropout": rng}`, then
+          `module.init(rngs, x)`) is reported where it is written in the dict; one put there
+          before the split is used where the dict is handed on, and is reported there.
         - Deriving a key from the split parent with `jax.random.fold_in(key, i)` is reported as
           well: in JAX (with its default `jax_threefry_partitionable`), `fold_in(key, i)` is the
           same key as `split(key, n)[i]`, so it repeats one of the children. It is not reported
