@@ -169,6 +169,41 @@ CASES = [
                 params = update_critic(params + jax.random.uniform(batch_rng, (3,)), rng)
             return params
         """, True),
+    Case("a loss reading a split key runs where the transformation bound to a name is called", """
+        import jax
+        import jax.numpy as jnp
+
+        def update(params, rng):
+            new_rng, noise_rng = jax.random.split(rng)
+
+            def loss_fn(p):
+                return jnp.sum(p * jax.random.normal(rng, p.shape))  # JAX202
+
+            grad_fn = jax.value_and_grad(loss_fn)
+            loss, grads = grad_fn(params)
+            return params - grads, new_rng, noise_rng
+
+        def run():
+            params, rng, noise_rng = update(jnp.ones(3), jax.random.key(0))
+            return params + jax.random.uniform(noise_rng, (3,)), rng
+        """, True),
+    Case("a loss transformed by a library's grad draws once, where the transformed loss is called", """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        def update(params, rng):
+            new_rng, noise_rng = jax.random.split(rng)
+
+            def loss_fn(p):
+                return jnp.sum(p * jax.random.normal(noise_rng, p.shape))
+
+            loss, grads = nnx.value_and_grad(loss_fn)(params)
+            return params - grads, new_rng
+
+        def run():
+            return update(jnp.ones(3), jax.random.key(0))
+        """, False),
     Case("a loss drawing from the step's key is handed to a helper seen that only keeps it", """
         import jax
         import jax.numpy as jnp

@@ -114,9 +114,11 @@ class CallTransfer:
         nested = self._nested_callee(node)
         if nested is not None:
             self._closure_uses(node, nested, state)
-        elif qualname is None or not qualname.startswith(_OWN_API):
+        elif qualname is None or not (qualname.startswith(_OWN_API) or qualname in jax_api.TRANSFORMS):
             # A function of this one handed to code not seen (`model.apply_gradient(loss_fn)`) is
-            # taken to be called there, as a key handed to it is taken to be drawn from.
+            # taken to be called there, as a key handed to it is taken to be drawn from. A
+            # transformation (`nnx.value_and_grad(loss_fn)`) calls nothing: calling what it
+            # returns runs the function (`_nested_callee`).
             self._handed_functions(node, state)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
@@ -199,11 +201,9 @@ class CallTransfer:
 
     def _nested_callee(self, node: ast.Call):
         """The function nested in this one that the call runs, directly or through a transformation
-        (`loss_fn(p)`, `jax.value_and_grad(loss_fn)(p)`), when it reads keys of this function."""
-        func = node.func
-        if isinstance(func, ast.Call) and func.args and self.names.qualname(func.func) in jax_api.TRANSFORMS:
-            func = func.args[0]
-        callee = self.flow.resolve(func)
+        (`loss_fn(p)`, `jax.value_and_grad(loss_fn)(p)`, `grad_fn(p)` with `grad_fn =
+        jax.grad(loss_fn)`), when it reads keys of this function."""
+        callee = self.flow.keynames.callees.body_run(node.func)
         if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None
@@ -246,6 +246,8 @@ class CallTransfer:
             if level != NONE and ref is not None:
                 at = summary.free_uses.get(key, node) if inside else node
                 where = ast.copy_location(ast.Name(key, ast.Load()), at)
+                if not inside and key in summary.free_uses:
+                    where.written = summary.free_uses[key]  # type: ignore[attr-defined]
                 self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
 
     def _bound_after(self, name: str, node: ast.AST) -> bool:

@@ -130,8 +130,10 @@ class KeyFlow:
         self.compiled: set[int] = set()
         self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
         self.module_keys: set[str] = set()
-        self._reported: set[int] = set()
-        self._reused_firsts: set[int] = set()
+        # id(use.node) -> the node, kept alive: a use named at a node made for it (a key a dict or a
+        # nested function holds) must not lend its id to a later one
+        self._reported: dict[int, ast.AST] = {}
+        self._reused_firsts: dict[int, ast.AST] = {}  # id(first.node) -> the node, kept alive as above
         self._globals_seen: set[tuple[int, str]] = set()
         self._summaries: dict[int, Summary] = {}
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
@@ -562,14 +564,15 @@ class KeyFlow:
             return  # two computations fed one key on purpose, to check that they agree
         if loop is not None and aligned_permutation(self.keynames, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
-        self._reported.add(id(use.node))
+        self._reported[id(use.node)] = use.node
         written = getattr(use.node, "written", None)
         if written is not None and first is not None and _position(written) > _end(first.call):
-            # A key put in a dict of streams after its first use is used again where it is written
-            # (`rngs = {"dropout": rng}` after splitting `rng`), not where the dict is handed on.
+            # A key put in a dict of streams, or read by a nested function, after its first use is
+            # used again where it is written (`rngs = {"dropout": rng}` after splitting `rng`),
+            # not where the dict is handed on or the function called.
             use = replace(use, node=written)
         if loop is None and first is not None:
-            self._reused_firsts.add(id(first.node))
+            self._reused_firsts[id(first.node)] = first.node
         name = _expr_name(use.node)
         renewal = _renewal(self.names, use, name)
         self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal, partial))

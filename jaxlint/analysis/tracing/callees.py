@@ -34,6 +34,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.submodules import attribute_class, call_method, self_attributes
 from jaxlint.analysis.engine.walk import returned_name
 from jaxlint.analysis.knowledge.decorators import transparent
+from jaxlint.analysis.knowledge.jax_api import TRANSFORMS
 from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
 from jaxlint.analysis.tracing.transforms import transform_of
 
@@ -84,6 +85,20 @@ class Callees:
     def def_names(self) -> frozenset[str]:
         """The names of the module's defs: `x.<attr>` can denote one only where `attr` is one."""
         return frozenset(fn.name for fn in self.names.functions if not isinstance(fn, ast.Lambda))
+
+    def body_run(self, func: ast.AST) -> FunctionNode | None:
+        """The def or lambda of this module whose body a call of `func` runs, however JAX
+        transforms it: as `target` answers, or through a transformation applied in place
+        (`jax.value_and_grad(loss_fn)(p)`) or bound once to a name (`grad_fn =
+        jax.grad(loss_fn)`, then `grad_fn(p)`), whose result differs from the body's."""
+        if isinstance(func, ast.Name):
+            values = self.names.assignments(func)
+            if len(values) == 1 and isinstance(values[0], ast.Call):
+                func = values[0]
+        if isinstance(func, ast.Call) and func.args and self.names.qualname(func.func) in TRANSFORMS:
+            func = func.args[0]
+        target = self.target(func)
+        return target.function if target is not None else None
 
     def denoted(self, func: ast.AST, scope: Scope | None = None) -> Target | None:
         """The def or lambda of this module an expression names, however it is decorated (its

@@ -20,8 +20,10 @@ class KeyUsedAfterSplit(KeyFlowRule):
         """
     decisions = """
         - A key put in a dict of named streams after the split (`rngs = {"dropout": rng}`, then
-          `module.init(rngs, x)`) is reported where it is written in the dict; one put there
-          before the split is used where the dict is handed on, and is reported there.
+          `module.init(rngs, x)`), or read by a nested function defined after it (a `loss_fn`
+          run through `grad_fn = jax.value_and_grad(loss_fn)`), is reported where it is written;
+          one put there before the split is used where the dict is handed on or the function
+          called, and is reported there.
         - Deriving a key from the split parent with `jax.random.fold_in(key, i)` is reported as
           well: in JAX (with its default `jax_threefry_partitionable`), `fold_in(key, i)` is the
           same key as `split(key, n)[i]`, so it repeats one of the children. It is not reported
