@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from jaxlint.analysis.engine.call_index import may_resolve_to
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import annotation_name
+from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.shapes import field_hashes, jit_signature
 from jaxlint.analysis.shapes.single_bindings import single_binding
 from jaxlint.analysis.tracing.array_annotations import declares_array
+from jaxlint.analysis.tracing.callees import module_callees
 
 _VMAP = attribute_spellings({"jax.vmap"})
 
@@ -217,6 +219,8 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
         binding = single_binding(arg, module.names)
         if binding is not None and binding.unpacked:
             kind = _compiled_output(binding.value, module)  # `carry, ys = lax.scan(...)`: a part of it
+            if kind is None and binding.index is not None and depth < 3:
+                kind = _returned_item(binding.value, binding.index, module, depth)
     if kind is None and isinstance(arg, ast.Name) and depth < 3:
         # A name every assignment of which is unhashable, whichever reaches the call.
         values = module.names.assignments(arg)
@@ -224,6 +228,30 @@ def _unhashable_argument(arg: ast.expr, module, depth: int = 0) -> str | None:
         if kinds and all(kinds):
             kind = kinds[0]
     return kind
+
+
+def _returned_item(value: ast.AST, index: int, module, depth: int) -> str | None:
+    """Item `index` of what a plain function of the module returns, where every `return` of it
+    is a tuple whose item there is unhashable (`state, feats, labels = collect(...)` with
+    `return state, np.concatenate(feats), labels`)."""
+    if not isinstance(value, ast.Call):
+        return None
+    target = module_callees(module.names).target(value.func)
+    fn = target.function if target is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+        return None
+    returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
+    if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn)):
+        return None
+    kinds = []
+    for node in returns:
+        if not (isinstance(node.value, ast.Tuple) and len(node.value.elts) > index):
+            return None
+        kind = _unhashable_argument(node.value.elts[index], module, depth + 1)
+        if kind is None:
+            return None
+        kinds.append(kind)
+    return f"{kinds[0]} (what `{ast.unparse(value.func)}` returns)"
 
 
 def _compiled_output(value: ast.AST, module) -> str | None:

@@ -18,6 +18,7 @@ from jaxlint.analysis.engine.walk import nodes_run_with, own_statements
 class Binding(NamedTuple):
     value: ast.expr  # the assigned value, or the value unpacked
     unpacked: bool  # the name takes a part of `value` (`a, b = value`)
+    index: int | None = None  # unpacked from a flat tuple target: the item it takes (None: not known)
 
 
 def single_binding(name: ast.Name, names: Names) -> Binding | None:
@@ -38,11 +39,22 @@ def single_binding(name: ast.Name, names: Names) -> Binding | None:
     if len(stores) != 1:
         return None
     for stmt in own_statements(owner.node.body):
-        if isinstance(stmt, ast.Assign) and any(_unpacks(t, name.id) for t in stmt.targets):
-            return Binding(stmt.value, True)
+        for target in stmt.targets if isinstance(stmt, ast.Assign) else ():
+            if _unpacks(target, name.id):
+                return Binding(stmt.value, True, _index(target, name.id))
     return None
 
 
 def _unpacks(target: ast.expr, name: str) -> bool:
     elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else ()
     return any(isinstance(e, ast.Name) and e.id == name for e in elements)
+
+
+def _index(target: ast.Tuple | ast.List, name: str) -> int | None:
+    """Where `name` stands in a flat target (`a, b, c = value`); None past a starred one."""
+    for index, element in enumerate(target.elts):
+        if isinstance(element, ast.Starred):
+            return None
+        if isinstance(element, ast.Name) and element.id == name:
+            return index
+    return None

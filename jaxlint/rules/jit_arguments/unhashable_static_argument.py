@@ -60,6 +60,9 @@ class UnhashableStaticArgument(Rule):
           array. So is every leaf `lax` control flow returns (`carry, ys = lax.scan(...)`,
           `lax.fori_loop`, `lax.while_loop`, `lax.cond`, `lax.switch`, `lax.map`), even run
           eagerly: a Python number carried in comes back as an array.
+        - An item unpacked from what a plain function of the module returns, where every
+          `return` of it is a tuple holding such a value at that place (`state, feats, labels =
+          collect(...)` with `return state, np.concatenate(feats), labels`).
         - A traced value passed from traced code.
         - Inside a loop, the value a name holds before the loop reaches the first call, whatever
           the loop rebinds it to (a compiled function's output unpacked there included).
