@@ -1,7 +1,7 @@
 """JAX401 where a name is a JAX array on some paths only: a branch binds `jnp.zeros(...)`, the
-other what a dict or a parameter held. The store raises `TypeError` on the first path, whatever
-the other holds; the look-alikes that bind a NumPy array on every path, or store where only the
-other path reaches, run under JAX.
+other what a dict or a parameter held. The store raises `TypeError` on the first path; the
+look-alikes that bind a NumPy array on every path, store where only the other path reaches, or
+bind a NumPy array on another branch (code written for both kinds), run under JAX.
 """
 
 from __future__ import annotations
@@ -9,6 +9,22 @@ from __future__ import annotations
 from quiet_and_reported import case_tests
 
 QUIET = {
+    "code_written_for_both_kinds_of_array": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def first_to_one(on_device):
+            if on_device:
+                values = jnp.zeros(3)
+            else:
+                values = np.zeros(3)
+            if not on_device:
+                values[0] = 1.0  # another branch binds a NumPy array: left alone
+            return values
+
+        def demo():
+            return first_to_one(True), first_to_one(False)
+        """,
     "a_numpy_copy_on_every_path_before_the_store": """
         import jax.numpy as jnp
         import numpy as np

@@ -582,7 +582,7 @@ CASES = {
         def conditional(weights, flag):
             if flag:
                 weights = jnp.asarray(weights)
-            weights[0] = 1.0
+            weights[0] = 1.0  # JAX401: a JAX array where `flag` holds (test_jax_on_some_paths runs it)
 
         def back_to_numpy(weights):
             weights = jnp.asarray(weights)

@@ -2,7 +2,8 @@
 
 The state at a program point is a set of (name, kind) pairs, each true on every path reaching
 it (the join of two paths is their intersection), but one: `SOME_PATHS`, which the join makes
-of a name that is a JAX array on one side only (a store into it raises on that path). The kinds: `JAX` (a JAX array), `NUMPY` (a
+of a name that is a JAX array on one side and of no known kind on the other (a store into it
+raises on the first path). The kinds: `JAX` (a JAX array), `NUMPY` (a
 new host array, `np.array([...])`), `VIEW` (`np.asarray` of a JAX array: a NumPy array over
 JAX's read-only buffer, so a `NUMPY` one too) and `INSTANCE` (what calling a class of the
 module or of the project made, `a = Array([1.0])`: an instance of that class, never a JAX
@@ -100,7 +101,10 @@ class ArrayNames(Domain[Arrays]):
         joined = a & b
         one_side = {name for name, kind in a ^ b if kind in _JAX_KINDS}
         if one_side:
-            joined = joined | {(name, SOME_PATHS) for name in one_side if (name, JAX) not in joined}
+            # Not where the other side knows it for something else (`np.zeros`): code written
+            # for both kinds of array, whose store the analysis leaves alone.
+            other = {name for name, kind in a | b if kind not in _JAX_KINDS}
+            joined = joined | {(n, SOME_PATHS) for n in one_side - other if (n, JAX) not in joined}
         return joined
 
     def transfer(self, step: cfg.Step, state: Arrays) -> Arrays:

@@ -54,10 +54,11 @@ class InPlaceUpdate(Rule):
           of its items with something else (`batch["label"] = {}`).
 
         **A JAX array on some paths only.** Where one branch binds the name to a JAX array and
-        another to something else (`stacked = state[key]` or `jnp.zeros(...)`), the store raises
-        on the first path whatever the other holds; it is reported without a fix (`.at[...]`
-        fails where the value is a NumPy array). A store the other branch alone reaches, or one
-        after an `isinstance` test or a rebinding that leaves no JAX array, is not.
+        another to a value not known (`stacked = state[key]` or `jnp.zeros(...)`, a parameter
+        converted under a flag), the store raises on the first path; it is reported without a
+        fix (`.at[...]` fails where the value is a NumPy array). Not where another branch binds
+        a NumPy array (code written for both kinds), nor a store the other branch alone
+        reaches, or one after an `isinstance` test or a rebinding that leaves no JAX array.
 
         **A name the code uses as only a JAX array can be used** is one too:
 
