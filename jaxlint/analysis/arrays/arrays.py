@@ -109,6 +109,10 @@ class ArrayFacts:
         candidates = self._may_hold_arrays(owner)
         if candidates is not None and expr.id not in candidates:
             return False
+        if self.names.read_scope.get(id(expr)) is owner:
+            possible = self._possible_arrays(owner)
+            if possible is not None and expr.id not in possible[0] and id(expr) not in possible[1]:
+                return False  # no state of the solve holds it as a JAX array: nor on some paths
         at = self._state_at(expr, owner)
         return at is not None and (expr.id, SOME_PATHS) in at
 
