@@ -15,6 +15,7 @@ from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import annotation_name
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.shapes import field_hashes, jit_signature
@@ -238,20 +239,18 @@ def _returned_item(value: ast.AST, index: int, module, depth: int) -> str | None
         return None
     target = module_callees(module.names).target(value.func)
     fn = target.function if target is not None else None
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not plain(fn, module.names):
         return None
-    returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
-    if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn)):
+    nodes = own_nodes(fn)
+    returns = [n for n in nodes if isinstance(n, ast.Return)]
+    if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return None
-    kinds = []
-    for node in returns:
-        if not (isinstance(node.value, ast.Tuple) and len(node.value.elts) > index):
-            return None
-        kind = _unhashable_argument(node.value.elts[index], module, depth + 1)
-        if kind is None:
-            return None
-        kinds.append(kind)
-    return f"{kinds[0]} (what `{ast.unparse(value.func)}` returns)"
+    kinds = [
+        _unhashable_argument(node.value.elts[index], module, depth + 1)
+        if isinstance(node.value, ast.Tuple) and len(node.value.elts) > index else None
+        for node in returns
+    ]
+    return f"{kinds[0]} (what `{ast.unparse(value.func)}` returns)" if all(kinds) else None
 
 
 def _compiled_output(value: ast.AST, module) -> str | None:
