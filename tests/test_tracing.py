@@ -18,7 +18,21 @@ from marks import family_marks
 TRACING = {code for code in all_rules() if code.startswith("JAX1")}
 marked = family_marks(r"JAX1\d\d")
 
+SAMPLED = """
+    import functools
+    import jax
+
+    @functools.partial(jax.jit, static_argnames=("dist", "buffer"))
+    def act(dist, buffer, key):
+        actions = dist.sample(seed=key)
+        clipped = min(max(actions, -1.0), 1.0)  # JAX113
+        batch = buffer.sample(4)
+        return clipped, max(batch, 0.0)
+    """
+
 CASES = {
+    # ---- a draw from a traced key is traced, whatever object draws it --------------------------
+    "a_sample_drawn_from_a_traced_key": SAMPLED,
     # ---- a pytree's element picked by a traced index is an array -----------------------------
     "carry_element_indexed_by_the_loop_index": """
         import jax
@@ -1055,6 +1069,28 @@ def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
     g = lambda x: bool(x.sum() > 0)  # noqa: JAX105
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(g)(jnp.ones(3))
+
+
+def test_a_sample_drawn_from_a_traced_key_is_a_tracer_under_jax():
+    """What JAX113 says of `max(dist.sample(seed=key), -1.0)`: the draw is traced; a sample a
+    buffer takes of its own host data, given a count, is a Python value."""
+    jax = pytest.importorskip("jax")
+
+    class Normal:  # a distribution the jitted code is handed: its `sample` draws from the key
+        def sample(self, seed):
+            return jax.random.normal(seed, ())
+
+    class Buffer:
+        def sample(self, n):
+            return float(n)
+
+    namespace: dict = {}
+    exec(textwrap.dedent(SAMPLED), namespace)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        namespace["act"](Normal(), Buffer(), jax.random.key(0))
+    source = textwrap.dedent(SAMPLED).replace("min(max(actions, -1.0), 1.0)", "actions.clip(-1.0, 1.0)")
+    exec(source, namespace)
+    namespace["act"](Normal(), Buffer(), jax.random.key(0))
 
 
 def test_a_python_list_indexed_by_a_tracer_fails_under_jax():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Mapping, Sequence
 
 from jaxlint.analysis.engine.lattice import (
     STATIC,
@@ -15,7 +16,7 @@ from jaxlint.analysis.engine.lattice import (
     join_all,
     strip,
 )
-from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api, random_api
 
 BOOLEAN_FUNCTIONS = frozenset({
     "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.isneginf",
@@ -57,13 +58,16 @@ def builtin_result(name: str, args: list[Value]) -> Value:
     return UNKNOWN
 
 
-def method_result(func: ast.Attribute, base: Value) -> Value:
-    """What calling the method `func` of a value `base` returns."""
+def method_result(func: ast.Attribute, base: Value, args: Sequence[Value] = (), kwargs: Mapping[str, Value] = {}) -> Value:
+    """What calling the method `func` of a value `base` with `args` and `kwargs` returns."""
     name = func.attr
     if name in jax_api.STATIC_METHODS or name in _PYTHON_RESULT_METHODS:
         return STATIC
     if isinstance(func.value, ast.Constant):
         return STATIC
+    if name in random_api.SAMPLE_METHODS and _drawn_from_traced_key(args, kwargs):
+        # A draw from a traced key (a distribution's `sample(seed=key)`): numbers the key decides.
+        return TRACED_ARRAY if name == "sample" else TRACED
     if base.traced:
         if name == "items":
             return Value(Trace.TRACED, element=Value(Trace.TRACED, items=(STATIC, TRACED)))
@@ -77,6 +81,13 @@ def method_result(func: ast.Attribute, base: Value) -> Value:
     if name in _STRING_METHODS and base.trace is Trace.STATIC:
         return STATIC
     return UNKNOWN
+
+
+def _drawn_from_traced_key(args: Sequence[Value], kwargs: Mapping[str, Value]) -> bool:
+    """Whether a sampling method is given a traced key: as `seed=` (distrax, TensorFlow
+    Probability) or another key keyword, or first (`dist.sample(key, shape)`)."""
+    keys = [v for k, v in kwargs.items() if k == "seed" or k in random_api.KEY_KEYWORDS]
+    return any(v.traced for v in keys) or bool(args) and args[0].traced
 
 
 # Probabilistic-programming primitives, read inside a model an inference entry point traces

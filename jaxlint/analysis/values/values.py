@@ -692,7 +692,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             held = self._held_instance_call(node, args, kwargs, env)
             if held is not None:
                 return held
-            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN))
+            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN), args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN

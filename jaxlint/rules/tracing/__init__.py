@@ -16,7 +16,9 @@ TRACED_VALUE_LIMITATIONS = """
       (`nn.Dense(4)(x)`) returns a traced array; a model's `apply` given traced variables or
       inputs (`state.apply_fn(...)` of Flax's `TrainState`, `network.apply(...)` of a name
       bound once to an instance of a Linen class of the project, or of a parameter declared
-      `nn.Module` or such a class) returns traced outputs, a pair with `mutable=[...]`; `functools.reduce` returns what its function
+      `nn.Module` or such a class) returns traced outputs, a pair with `mutable=[...]`; a draw
+      from a traced key returns traced values, whatever object draws it (`dist.sample(seed=key)`,
+      `sample_and_log_prob`, the key given as `seed=`, a key keyword or first); `functools.reduce` returns what its function
       returns; a few functions known to compute one array (`optax.global_norm`,
       `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
       shaped like their first argument, each leaf computed with JAX operations (optax's
