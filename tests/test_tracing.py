@@ -30,7 +30,27 @@ SAMPLED = """
         return clipped, max(batch, 0.0)
     """
 
+HANDED_LOSS = """
+    import jax
+    import jax.numpy as jnp
+    from trainers import TRAINER
+
+    @jax.jit
+    def update(params, batch):
+        def loss_fn(p):
+            scale = jnp.exp(p * batch)
+            return min(scale, 100.0)  # JAX113
+        return TRAINER.apply_loss_fn(loss_fn=loss_fn, params=params)
+
+    def describe(logger, batch):
+        def summary(p):
+            return min(jnp.exp(p * batch), 100.0)  # eager code hands it over: run on concrete values
+        return logger.register(summary)
+    """
+
 CASES = {
+    # ---- a function nested in a traced one, handed to code not seen, runs in the trace -------
+    "a_loss_handed_to_a_method_not_seen": HANDED_LOSS,
     # ---- a draw from a traced key is traced, whatever object draws it --------------------------
     "a_sample_drawn_from_a_traced_key": SAMPLED,
     # ---- a pytree's element picked by a traced index is an array -----------------------------
@@ -1069,6 +1089,35 @@ def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():
     g = lambda x: bool(x.sum() > 0)  # noqa: JAX105
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(g)(jnp.ones(3))
+
+
+def test_a_loss_handed_to_a_method_not_seen_runs_in_the_trace_under_jax():
+    """What JAX113 says of `min(jnp.exp(...), 100.0)` in a loss that a jitted step hands to a
+    trainer's method: the trainer calls it under `jax.grad`, in the trace; handed over by eager
+    code, it runs on concrete values."""
+    jax = pytest.importorskip("jax")
+    import sys
+    import types
+
+    class Trainer:
+        def apply_loss_fn(self, loss_fn, params):
+            return jax.grad(loss_fn)(params)
+
+    class Logger:
+        def register(self, fn):
+            return fn(0.5)
+
+    trainers = types.ModuleType("trainers")
+    trainers.TRAINER = Trainer()
+    sys.modules["trainers"] = trainers
+    try:
+        namespace: dict = {}
+        exec(textwrap.dedent(HANDED_LOSS), namespace)
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            namespace["update"](1.0, 2.0)
+        assert float(namespace["describe"](Logger(), 2.0)) > 1.0
+    finally:
+        del sys.modules["trainers"]
 
 
 def test_a_sample_drawn_from_a_traced_key_is_a_tracer_under_jax():

@@ -542,6 +542,21 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         shown = {name: Value(Trace.STATIC, not_none=True) for name in names}
         return Env(shown, env, env.fn) if shown else env
 
+    def _handed_closures(self, args: list[Value], kwargs: dict[str, Value], env: Env) -> None:
+        """A function nested in this traced one, handed to code not seen or not followed
+        (`agent.actor.apply_loss_fn(loss_fn=actor_loss_fn)`), runs in this trace if it runs at
+        all: what it computes with JAX is traced there, whatever it is given (not known)."""
+        if self.ctx is None or not self.ctx.staged:
+            return
+        for value in (*args, *kwargs.values()):
+            fn = value.function
+            if fn is None or fn.bound or fn.keywords or fn.transforms or isinstance(fn.node, ast.Lambda):
+                continue
+            if self.names.parent_function.get(id(fn.node)) is not env.fn or id(fn.node) in self.analysis.contexts:
+                continue
+            params = {p.arg: UNKNOWN for p in (*positional_params(fn.node), *fn.node.args.kwonlyargs)}
+            self.analysis.analyze(fn.node, params, self.ctx, self.closure(fn.node, env), self.depth + 1)
+
     def _name(self, node: ast.Name, env: Env) -> Value:
         value = env.get(node.id)
         if value is not None:
@@ -657,7 +672,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 built = self.analysis.records.construct(node, args, kwargs, self.scope)
                 if built is not None:
                     return built  # a record class of another module of the project
-            return self._library_call(node, callee, args, kwargs, env)
+            result = self._library_call(node, callee, args, kwargs, env)
+            if result is UNKNOWN and not callee.startswith(_LIBRARIES):
+                self._handed_closures(args, kwargs, env)  # code not seen, or not followed
+            return result
         assert func is not None
         method = constructed_call_method(node, self.names, self.scope)
         built = None if method is not None else self.analysis.records.construct(node, args, kwargs, self.scope)
@@ -692,6 +710,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             held = self._held_instance_call(node, args, kwargs, env)
             if held is not None:
                 return held
+            self._handed_closures(args, kwargs, env)
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN), args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer

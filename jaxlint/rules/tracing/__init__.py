@@ -48,7 +48,10 @@ TRACED_VALUE_LIMITATIONS = """
       through `self` is given no instance, so `self.blocks(x, self.size)` binds `x` to its
       first parameter. A method is found as Python finds it: through `self`, through the
       class (`Ops.clip(x)`, of the module or of another module of the project), or through a
-      name bound once to an instance (`noise = Noise()`), in the class or its bases. A nested function
+      name bound once to an instance (`noise = Noise()`), in the class or its bases. A function
+      nested in a staged one and handed to code not seen (`agent.actor.apply_loss_fn(loss_fn=
+      loss_fn)`) runs in that trace if it runs at all: what it computes with JAX is traced, its
+      parameters not known. A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
