@@ -35,6 +35,7 @@ from jaxlint.analysis.arrays.array_flow import (
     solve_scope,
 )
 from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
@@ -547,8 +548,7 @@ class ArrayFacts:
             return False
         if base.id in scope.other:
             return False
-        args = fn.args
-        param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+        param = named_parameter(fn, base.id)
         if param is None or param.annotation is None:
             return False
         annotated = self.names.qualname(param.annotation, self.names.enclosing_scope(fn))

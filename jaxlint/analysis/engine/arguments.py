@@ -63,6 +63,17 @@ def positional_parameters(function: FunctionNode) -> list[ast.arg]:
     return [*function.args.posonlyargs, *function.args.args]
 
 
+def named_parameters(function: FunctionNode) -> list[ast.arg]:
+    """The parameters a call can name: positional-only, positional and keyword-only."""
+    a = function.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
+
+
+def named_parameter(function: FunctionNode, name: str) -> ast.arg | None:
+    """The parameter `name` of `function` (not its `*args` or `**kwargs`), if it has one."""
+    return next((p for p in named_parameters(function) if p.arg == name), None)
+
+
 POSITIONAL, STAR, NAMED, STAR_STAR = "positional", "star", "named", "star_star"
 
 

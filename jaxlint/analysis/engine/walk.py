@@ -291,6 +291,16 @@ def runs_parameter(fn: ast.AST, name: str) -> bool:
     return False
 
 
+def start_of(node: ast.AST) -> tuple[int, int]:
+    """Where a node's source starts: (line, column)."""
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def end_of(node: ast.AST) -> tuple[int, int]:
+    """Where a node's source ends: (line, column)."""
+    return node.end_lineno or node.lineno, node.end_col_offset or 0  # type: ignore[attr-defined]
+
+
 def spans(outer: ast.AST, node: ast.AST) -> bool:
     """Whether `node`'s source span lies within `outer`'s."""
     start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)

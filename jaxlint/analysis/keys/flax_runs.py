@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from typing import Callable, Optional, Tuple
 
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.names import Names
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge.random_api import FLAX_DRAWING_LAYERS, MODULE_INITS, MODULE_RUNS
@@ -84,9 +85,8 @@ def _linen_module(expr: ast.expr, names: Names) -> bool:
     if owner is None:
         return False
     if expr.id in owner.params:
-        args = getattr(owner.node, "args", None)
-        declared = [a.annotation for a in _all_args(args) if a.arg == expr.id] if args is not None else []
-        return any(a is not None and names.qualname(a, owner) in LINEN_MODULE for a in declared)
+        param = named_parameter(owner.node, expr.id) if hasattr(owner.node, "args") else None
+        return param is not None and param.annotation is not None and names.qualname(param.annotation, owner) in LINEN_MODULE
     values = owner.assigned.get(expr.id, [])
     return bool(values) and all(isinstance(v, ast.Call) and _makes_linen(v, names, owner) for v in values)
 
@@ -97,9 +97,6 @@ def _makes_linen(call: ast.Call, names: Names, scope) -> bool:
         return True
     return linen_class(names.definition(call.func, scope), names)
 
-
-def _all_args(args: ast.arguments) -> list[ast.arg]:
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
 
 
 # Where a class named in a module is defined: its module's names and statement (another module's too).

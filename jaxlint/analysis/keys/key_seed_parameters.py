@@ -17,7 +17,7 @@ from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.names import FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes, walk
-from jaxlint.analysis.engine.arguments import Receiver, implicit_count
+from jaxlint.analysis.engine.arguments import Receiver, implicit_count, named_parameter, named_parameters
 from jaxlint.analysis.keys.key_syntax import bind
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.parameters import default_of
@@ -60,7 +60,7 @@ def defaulted_seeds(names: Names, locate: Locate) -> list[DefaultedSeed]:
             continue  # a `**` argument that may pass anything
         given = {param for _, param in bind(function, call, skip)} | spread
         for param in sorted(params - given):
-            default = default_of(function, next(a for a in _params(function) if a.arg == param))
+            default = default_of(function, named_parameter(function, param))
             read = _reads_seed(caller, param) if isinstance(default, ast.Constant) else None
             if read is not None:
                 found.append(DefaultedSeed(call, caller, ast.unparse(call.func), param, default, read))
@@ -109,7 +109,7 @@ def _seeded(
     if known is not None:
         return known
     memo[id(function)] = frozenset()  # a cycle of calls adds nothing
-    params = {a.arg for a in _params(function)}
+    params = {a.arg for a in named_parameters(function)}
     found: set[str] = set()
     for node in own_nodes(function):
         if not isinstance(node, ast.Call):
@@ -171,7 +171,3 @@ def _reads_seed(caller: ast.AST, param: str) -> ast.AST | None:
             return node
     return None
 
-
-def _params(function: FunctionNode) -> list[ast.arg]:
-    a = function.args
-    return [*a.posonlyargs, *a.args, *a.kwonlyargs]

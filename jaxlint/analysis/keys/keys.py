@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping
 from jaxlint.analysis.engine import arguments
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.engine.walk import end_of, start_of
 from jaxlint.analysis.keys.flax_runs import draw_paths
 from jaxlint.analysis.tracing.linen_classes import linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
@@ -566,7 +567,7 @@ class KeyFlow:
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported[id(use.node)] = use.node
         written = getattr(use.node, "written", None)
-        if written is not None and first is not None and _position(written) > _end(first.call):
+        if written is not None and first is not None and start_of(written) > end_of(first.call):
             # A key put in a dict of streams, or read by a nested function, after its first use is
             # used again where it is written (`rngs = {"dropout": rng}` after splitting `rng`),
             # not where the dict is handed on or the function called.
@@ -881,10 +882,3 @@ def _parameters_of(args: Collection[ast.expr], bound: list[tuple[ast.expr, str]]
             found.add(param)
     return frozenset(found)
 
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno or node.lineno, node.end_col_offset or 0  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
-from jaxlint.analysis.engine.walk import nodes_of_classes, walk
+from jaxlint.analysis.engine.walk import end_of, nodes_of_classes, start_of, walk
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.tracing.callees import module_callees
 
@@ -176,9 +176,9 @@ class RepeatedCalls:
             spans = []
             for child in nodes_of_classes(body if isinstance(body, list) else [body], _COMPREHENSIONS, _SCOPES):
                 first = child.generators[0].iter
-                spans.append((_start(child), _end(child), _start(first), _end(first)))
+                spans.append((start_of(child), end_of(child), start_of(first), end_of(first)))
             self._comprehensions[id(function)] = spans
-        where = _start(node)
+        where = start_of(node)
         return any(a <= where <= b and not (c <= where <= d) for a, b, c, d in spans)
 
     def calls_of(self, function: FunctionNode) -> list[ast.Call]:
@@ -260,12 +260,4 @@ def function_in(scope: Scope | None) -> FunctionNode | None:
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
     return isinstance(loop, ast.While) and loop.test.lineno <= node.lineno <= (loop.test.end_lineno or loop.test.lineno)
-
-
-def _start(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.lattice import Trace, Value
 from jaxlint.analysis.engine.names import Names, Scope, annotation_name
 from jaxlint.analysis.knowledge import jax_api
@@ -101,8 +102,7 @@ def calls_declared_array_maker(call: ast.Call, names: Names, scope: Scope) -> bo
         return False
     if name in owner.assigned or name in owner.defs or name in owner.other:
         return False
-    a = owner.node.args
-    param = next((p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == name), None)
+    param = named_parameter(owner.node, name)
     annotation, qualified = annotation_name(param.annotation if param is not None else None, names)
     if qualified not in _CALLABLES or not isinstance(annotation, ast.Subscript):
         return False

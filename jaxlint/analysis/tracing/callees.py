@@ -91,20 +91,15 @@ class Callees:
         transforms it: as `target` answers, or through a transformation applied in place
         (`jax.value_and_grad(loss_fn)(p)`) or bound once to a name (`grad_fn =
         jax.grad(loss_fn)`, then `grad_fn(p)`), whose result differs from the body's."""
+        if isinstance(func, ast.Name) and self.target(func) is None:
+            values = self.names.assignments(func)
+            if len(values) == 1 and isinstance(values[0], ast.Call):
+                func = values[0]  # `grad_fn = jax.grad(loss_fn)`: as the transformation applied in place
         if isinstance(func, ast.Call):
             if not (func.args and self.names.qualname(func.func) in TRANSFORMS):
                 return None
             func = func.args[0]
         target = self.target(func)
-        if target is not None:
-            return target.function
-        if not isinstance(func, ast.Name):
-            return None
-        values = self.names.assignments(func)
-        if len(values) == 1 and isinstance(values[0], ast.Call):
-            value = values[0]
-            if value.args and self.names.qualname(value.func) in TRANSFORMS:
-                target = self.target(value.args[0])
         return target.function if target is not None else None
 
     def denoted(self, func: ast.AST, scope: Scope | None = None) -> Target | None:

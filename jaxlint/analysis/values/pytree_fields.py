@@ -35,6 +35,7 @@ import ast
 import weakref
 from typing import Callable, Optional, Tuple
 
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import walk
@@ -81,8 +82,7 @@ def array_field(
     if owner is None or owner.kind != "function" or isinstance(owner.node, ast.Lambda):
         return None
     fn = owner.node
-    args = fn.args
-    param = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == base.id), None)
+    param = named_parameter(fn, base.id)
     if param is None:
         return None
     if param.annotation is None:

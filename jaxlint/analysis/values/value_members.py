@@ -11,6 +11,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.lattice import (
     MADE_SELF, REF, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, TRACED_OR_NONE, UNKNOWN, Trace, Value, named,
     named_of
@@ -34,14 +35,6 @@ _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"
 _KEYED_LEAF = Value(Trace.TRACED, array=True, not_none=True, element=UNKNOWN)
 _MODULE_APPLY = named("flax.linen.Module.apply")
 
-
-def _declared(fn: ast.AST, param: str) -> ast.expr | None:
-    """The annotation of a def's parameter, if any."""
-    args = getattr(fn, "args", None)
-    if args is None:
-        return None
-    every = (*args.posonlyargs, *args.args, *args.kwonlyargs)
-    return next((a.annotation for a in every if a.arg == param), None)
 
 
 class MemberEvaluation:
@@ -107,7 +100,8 @@ class MemberEvaluation:
             return False
         if name.id in owner.params:
             rebound = name.id in owner.assigned or name.id in owner.other
-            return not rebound and self._linen_type(_declared(owner.node, name.id), owner)
+            param = named_parameter(owner.node, name.id) if hasattr(owner.node, "args") else None
+            return not rebound and param is not None and self._linen_type(param.annotation, owner)
         values = owner.assigned.get(name.id, [])
         if len(values) != 1 or not isinstance(values[0], ast.Call) or name.id in owner.other:
             return False
