@@ -424,9 +424,25 @@ CALLERS = """\
     """
 
 
-def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_files):
-    """A call that passes a key skips the helper's `if key is None:` branch: the key is consumed."""
-    root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/defaults.py": DEFAULTS, "pkg/callers.py": CALLERS})
+# The same default written as a conditional expression, either way round.
+DEFAULT_FORMS = {
+    "if-statement": DEFAULTS,
+    "kept-unless-none": DEFAULTS.replace(
+        "if key is None:\n            key = jax.random.key(0)", "key = key if key is not None else jax.random.key(0)"
+    ),
+    "made-if-none": DEFAULTS.replace(
+        "if key is None:\n            key = jax.random.key(0)", "key = jax.random.key(0) if key is None else key"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(DEFAULT_FORMS))
+def test_a_helper_elsewhere_that_makes_its_own_key_when_given_none(cli, make_files, form):
+    """A call that passes a key skips the helper's `if key is None:` branch (or the arm of
+    `key if key is not None else ...` that makes one): the key is consumed."""
+    defaults = DEFAULT_FORMS[form]
+    assert defaults != DEFAULTS or form == "if-statement"
+    root = make_files({"pyproject.toml": "", "pkg/__init__.py": "", "pkg/defaults.py": defaults, "pkg/callers.py": CALLERS})
     findings = cli("check", "--no-cache", "--output-format", "json").json
     assert reported(findings) == {
         ("callers.py", row, "JAX201") for row in marked(CALLERS)

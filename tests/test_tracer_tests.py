@@ -110,3 +110,43 @@ def checked(x):
 (test_concrete_only_checks_across_frameworks, test_jax_skips_the_concrete_only_checks) = matrix_tests(
     helper_matrix("checked", UNGUARDED_CHECK, GUARDED_CHECK, "TracerBoolConversionError")
 )
+
+
+# Code written for NumPy and JAX arrays alike: under the jit, `x[0]` is a tracer, of no NumPy
+# type, so the NumPy branch never runs there. Where the value tested is a NumPy array made in
+# the function, the branch runs, and NumPy meets the traced operand.
+EITHER_KIND = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+@partial(jax.jit, out_shardings=None)
+def concatenate(x):
+    if isinstance(x[0], np.ndarray):
+        return np.concatenate(x)
+    return jnp.concatenate(x)
+
+def demo():
+    return concatenate([jnp.ones(2), jnp.zeros(3)])
+"""
+
+(
+    test_numpy_branches_a_tracer_never_takes_stay_quiet,
+    test_numpy_branches_taken_under_the_jit_are_reported,
+    test_jax_runs_the_numpy_branch_cases,
+    test_jax_rejects_the_numpy_branch_variants,
+) = case_tests(
+    {"numpy-branch-on-a-traced-item": EITHER_KIND},
+    {
+        "numpy-branch-on-a-numpy-value": (
+            EITHER_KIND.replace(
+                "    if isinstance(x[0], np.ndarray):\n        return np.concatenate(x)",
+                "    head = np.ones(1)\n    if isinstance(head, np.ndarray):\n        return np.concatenate([head, x[0]])",
+            ),
+            "JAX107",
+            "TracerArrayConversionError",
+        ),
+    },
+)

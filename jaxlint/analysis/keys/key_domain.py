@@ -49,7 +49,7 @@ def analyse(
     `flags`: what a caller decides about tests on its parameters (`KeyFlow._literal_flags`): the
     truth of `train` or of `key is None`; a branch on one (`if not deterministic:`,
     `if key is not None:`) goes the way the call decides."""
-    run = KeyTransfer(flow, fn, keynames, quiet)
+    run = KeyTransfer(flow, fn, keynames, quiet, flags)
     state = run.entry()
     exits: list[tuple[KeyState, frozenset[str]]] = []
     reports: list = []

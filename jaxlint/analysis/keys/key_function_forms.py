@@ -66,11 +66,14 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
 
 def rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
     """Every binding of `param` in the function's own body lies in the body of an
-    `if param is None:` (so a caller that passes a value sees it never rebound)."""
+    `if param is None:`, or keeps it where it is not None (`param = param if param is not None
+    else default`): a caller that passes a value sees it never rebound."""
     guarded: set[int] = set()
     for node in walk(fn):
         if isinstance(node, ast.If) and none_test(node.test) == (param, True):
             guarded.update(id(n) for stmt in node.body for n in walk(stmt))
+        elif isinstance(node, ast.Assign) and _kept_unless_none(node, param):
+            guarded.add(id(node.targets[0]))
     for node in walk(fn):
         if node is fn or id(node) in guarded:
             continue
@@ -81,10 +84,22 @@ def rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: st
     return True
 
 
+def _kept_unless_none(node: ast.Assign, param: str) -> bool:
+    """`param = param if param is not None else ...` (or `... if param is None else param`)."""
+    value = node.value
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or node.targets[0].id != param:
+        return False
+    if not isinstance(value, ast.IfExp) or none_test(value.test) is None or none_test(value.test)[0] != param:
+        return False
+    kept = value.orelse if none_test(value.test)[1] else value.body
+    return isinstance(kept, ast.Name) and kept.id == param
+
+
 def none_tested(fn: FunctionNode) -> frozenset[str]:
-    """The names the function tests with `is None` (`if key is None:`)."""
+    """The names the function tests with `is None` (`if key is None:`, `key if key is not None else ...`)."""
     return frozenset(
-        tested[0] for node in walk(fn) if isinstance(node, ast.If) and (tested := none_test(node.test)) is not None
+        tested[0] for node in walk(fn)
+        if isinstance(node, (ast.If, ast.IfExp)) and (tested := none_test(node.test)) is not None
     )
 
 

@@ -43,9 +43,13 @@ _MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and th
 class KeyTransfer(CallTransfer):
     """The transfer function of one function body (or the module's statements) over `KeyState`."""
 
-    def __init__(self, flow: ModuleKeys, fn: ast.AST, keynames: frozenset[str], quiet: bool = False):
+    def __init__(
+        self, flow: ModuleKeys, fn: ast.AST, keynames: frozenset[str], quiet: bool = False,
+        flags: dict[str, bool] | None = None,
+    ):
         self.flow = flow
         self.quiet = quiet  # a summary for other modules: nothing is reported
+        self.flags = flags or {}  # what the call being summarised decides (`key_domain.analyse`)
         self.names = flow.names
         self.fn = fn
         self.keynames = keynames
@@ -411,8 +415,8 @@ class KeyTransfer(CallTransfer):
         if cls is ast.Dict:
             return self._streams(node, state)
         if cls is ast.IfExp:
-            truth = known_truth(node.test, {})
-            if truth is not None:  # a literal test: the other branch never runs
+            truth = known_truth(node.test, self.flags)
+            if truth is not None:  # a literal test, or one the call decides: the other branch never runs
                 return self.expr(node.body if truth else node.orelse, state)
             self.condition(node.test, state)
             then, other = state.copy(), state.copy()

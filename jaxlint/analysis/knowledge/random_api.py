@@ -47,6 +47,7 @@ READING_CALLS = frozenset({
     "builtins.list", "builtins.tuple", "builtins.iter", "builtins.next", "builtins.zip",
     "builtins.enumerate", "builtins.dict", "builtins.sorted", "builtins.reversed",
     "builtins.format", "jax.device_put", "jax.device_get", "jax.eval_shape", "jax.typeof",
+    "equinox.filter_eval_shape", "flax.linen.tabulate",  # shapes only: `tabulate` runs in `eval_shape`
     "jax.core.get_aval", "jax.ShapeDtypeStruct", "jax.lax.stop_gradient",
     "jax.block_until_ready", "jax.tree_util.tree_structure", "jax.tree_util.tree_leaves",
     "jax.tree_util.tree_flatten", "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path",
@@ -114,14 +115,14 @@ REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.ran
 POSITION_DRAWS = REORDERING | {"jax.random.randint"}
 
 # Methods that look at their arguments without running them: lowering and tracing a jitted
-# function, container bookkeeping.
+# function, a Flax module's `tabulate` (shapes only), container bookkeeping.
 NON_CONSUMING_METHODS = frozenset({
-    "lower", "trace", "eval_shape", "astype", "tobytes", "tolist", "item", "block_until_ready",
+    "lower", "trace", "eval_shape", "tabulate", "astype", "tobytes", "tolist", "item", "block_until_ready",
     "copy", "format", "append", "extend", "insert", "add", "setdefault", "get", "index", "count",
 })
 # Calls that only trace the function they are given, to read shapes or the program: it draws
 # no numbers, so a key it reuses makes no two draws alike (`jax.eval_shape(lambda k: init(k), key)`).
-SHAPE_ONLY = frozenset({"jax.eval_shape", "jax.make_jaxpr"})
+SHAPE_ONLY = frozenset({"jax.eval_shape", "equinox.filter_eval_shape", "jax.make_jaxpr"})
 # Transformations that only trace: `jax.make_jaxpr(f)(key)` consumes nothing.
 TRACING_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape", "jax.xla_computation", "jax.linearize"})
 # Transformations whose result runs the function as written (its key flow is the function's).

@@ -21,10 +21,12 @@ import ast
 from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 from weakref import WeakKeyDictionary
 
+from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import nodes_of_classes, nodes_run_with, own_statements, target_names
 from jaxlint.analysis.tracing.traced_functions import TracedFunction
-from jaxlint.analysis.tracing.tracing import first_param, positional_params
+from jaxlint.analysis.tracing.array_annotations import python_annotation
+from jaxlint.analysis.tracing.tracing import first_param, framework_class, positional_params
 
 _DEPTH = 4  # how many names and `partial`s a class or an instance is followed through
 _VALUE_DEPTH = 12  # how deep an argument's expression (names followed) is read
@@ -34,6 +36,8 @@ _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
 _ASSIGN, _NOTHING = frozenset({ast.Assign}), frozenset()
+_CONSTRUCTORS = ("__init__", "__post_init__")
+_DECLARED = ":"  # marks a field's declared class in a class's table of fields: no name has it
 # A Flax module's methods that run its `__call__` with the arguments they are given.
 _ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
 # Those that pass the arguments after their first (named here) to `__call__`, and their own
@@ -91,7 +95,9 @@ class _InstanceCalls:
             for scope in self.names.scopes.values() for name, values in scope.assigned.items() for value in values
         ]
         for cls in self.names.classes:
-            bindings.extend((attr, value) for attr, found in self._fields(cls).items() for value, _ in found)
+            bindings.extend(
+                (attr.lstrip(_DECLARED), value) for attr, found in self._fields(cls).items() for value, _ in found
+            )
         changed = True
         while changed:
             changed = False
@@ -160,7 +166,9 @@ class _InstanceCalls:
             return [c for value in self._assigned(expr, scope) for c in self._instances(value, scope, depth - 1)]
         if isinstance(expr, ast.Attribute):
             fields = self._field_values(expr, scope)
-            return [c for value, inner in fields for c in self._instances(value, inner, depth - 1)]
+            found = [c for value, inner in fields for c in self._instances(value, inner, depth - 1)]
+            declared = self._field_values(expr, scope, declared=True)
+            return found + [c for kind, inner in declared for c in self._classes(kind, inner, depth - 1)]
         return []
 
     def _assigned(self, name: ast.Name, scope: Scope) -> List[ast.expr]:
@@ -169,26 +177,33 @@ class _InstanceCalls:
             return []
         return owner.assigned.get(name.id, [])
 
-    def _field_values(self, expr: ast.Attribute, scope: Scope) -> List[tuple]:
+    def _field_values(self, expr: ast.Attribute, scope: Scope, declared: bool = False) -> List[tuple]:
         """What `self.attr` may hold, read in a method: the attribute's class-level values and
         what `setup` or `__init__` assigns to it, in the class, the module's classes it derives
-        from and those deriving from it (an override is what a subclass's `self` holds)."""
+        from and those deriving from it (an override is what a subclass's `self` holds).
+        `declared`: the classes a field declared without a value is annotated with instead
+        (`pos_emb: PositionalEmbedding`, which the constructor fills)."""
         cls = self._self_class(expr, scope)
         if cls is None:
             return []
         related = {id(c): c for c in (*self._ancestors(cls), *self._descendants(cls))}
-        return [found for c in related.values() for found in self._fields(c).get(expr.attr, ())]
+        key = (_DECLARED + expr.attr) if declared else expr.attr
+        return [found for c in related.values() for found in self._fields(c).get(key, ())]
 
     def _fields(self, cls: ast.ClassDef) -> Dict[str, List[tuple]]:
-        """The values a class binds to its attributes, each with the scope it is read in."""
+        """The values a class binds to its attributes, each with the scope it is read in; under
+        `_DECLARED` and the name, the annotation of a field declared without a value."""
         table = self.field_tables.get(id(cls))
         if table is not None:
             return table
         table = self.field_tables[id(cls)] = {}
         inner = self.names.scopes[id(cls)]
         for stmt in cls.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                table.setdefault(stmt.target.id, []).append((stmt.value, inner))
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    table.setdefault(stmt.target.id, []).append((stmt.value, inner))
+                elif isinstance(stmt.annotation, (ast.Name, ast.Attribute)):
+                    table.setdefault(_DECLARED + stmt.target.id, []).append((stmt.annotation, inner))
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
@@ -243,6 +258,8 @@ class _InstanceCalls:
         func = call.func
         if isinstance(func, ast.Name) and func.id in _TYPE_TESTS:
             return
+        if self._only_stores(func, scope):
+            return  # the instances become fields, whose calls are in view (`_field_values`)
         items = [func] if isinstance(func, ast.Attribute) and func.attr in _ENTRY_POINTS and not _runs_call(call) else []
         args = list(call.args)
         reaching = self.reaching
@@ -260,6 +277,17 @@ class _InstanceCalls:
             else:
                 continue
             escaped.update(id(cls) for cls in found)
+
+    def _only_stores(self, func: ast.expr, scope: Scope) -> bool:
+        """Whether calling `func` makes a framework module of this module whose constructor only
+        stores what it is given: no class on the way defines `__init__` or `__post_init__`."""
+        if not _reaches(func, self.reaching):
+            return False
+        classes = self._classes(func, scope, _DEPTH)
+        return bool(classes) and all(
+            framework_class(cls, self.names) and not any(self._defines(cls, name) for name in _CONSTRUCTORS)
+            for cls in classes
+        )
 
     def _escaped_methods(self, cls_id: int) -> Iterable[FunctionNode]:
         cls = next(c for c in self.names.classes if id(c) == cls_id)
@@ -367,12 +395,24 @@ def _python_value(expr: ast.expr, names: Names, scope: Scope, depth: int, jit_st
         if owner is None:
             return False
         if expr.id in owner.params:
-            return expr.id in jit_static.get(id(owner.node), ())
+            static = jit_static.get(id(owner.node))
+            return expr.id in static if static is not None else _declared_python(owner.node, expr.id, names)
         if expr.id in owner.other:
             return _unpacked_python_value(expr.id, names, owner, depth - 1, jit_static)
         values = owner.assigned.get(expr.id, [])
         return bool(values) and all(_python_value(v, names, owner, depth - 1, jit_static) for v in values)
     return False
+
+
+def _declared_python(function: ast.AST, name: str, names: Names) -> bool:
+    """Whether `name` is a parameter that a method of a framework module (not itself transformed)
+    declares a Python type no tracer belongs to (`def filters(self, length: int)`): the module's
+    own code calls it, with what the declaration says."""
+    cls = names.parent_class.get(id(function))
+    if cls is None or not framework_class(cls, names):
+        return False
+    param = named_parameter(function, name)
+    return param is not None and python_annotation(param.annotation, names, names.enclosing_scope(function))
 
 
 def _unpacked_python_value(name: str, names: Names, owner: Scope, depth: int, jit_static: _JitStatic) -> bool:

@@ -429,10 +429,15 @@ def first_param(function: ast.AST) -> str | None:
     return params[0].arg if params else None
 
 
+def framework_class(cls: ast.ClassDef, names: Names) -> bool:
+    """Whether a class of the module is a framework module (Flax, Equinox, Haiku): one of its bases is."""
+    scope = names.enclosing_scope(cls) if id(cls) in names.scopes else names.module
+    return any(names.qualname(base, scope) in jax_api.MODULE_BASES for base in cls.bases)
+
+
 def _is_framework_method(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
     cls = names.parent_class[id(function)]
-    scope = names.enclosing_scope(cls) if id(cls) in names.scopes else names.module
-    if not any(names.qualname(base, scope) in jax_api.MODULE_BASES for base in cls.bases):
+    if not framework_class(cls, names):
         return False
     if function.name == "__call__":
         return True

@@ -24,7 +24,8 @@ have held (the true edge, through `not`, `and` and `or`: `if _is_tracer(topk) or
 is taken for traced where nothing else is known of it (`may_be_tracers`). And a JAX array the
 traced code holds is a tracer: `isinstance(x, jax.core.Tracer)` holds for it, so the edge where
 the test failed (`if not isinstance(jnp.atleast_1d(spin), jax.core.Tracer): assert ...`, a check
-meant for concrete calls) is never taken there (`tracer_tested`).
+meant for concrete calls) is never taken there (`tracer_tested`); nor is the edge where
+`isinstance(x[0], np.ndarray)` held, for a traced array `x[0]` (`concrete_tested`).
 """
 
 from __future__ import annotations
@@ -78,6 +79,19 @@ def tracer_tested(test: ast.expr, names: Names, scope: Scope) -> ast.expr | None
     if one_argument and _returns_tracer_test(names.definition(test.func, scope), names):
         return test.args[0]
     return None
+
+
+def concrete_tested(test: ast.expr, names: Names, scope: Scope) -> ast.expr | None:
+    """The operand of `test` when it is `isinstance(operand, T)` with every `T` a type no tracer
+    belongs to (`np.ndarray`, `int`): where the operand is a traced array, the test fails."""
+    if not (
+        isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
+        and not isinstance(test.args[0], ast.Starred) and names.qualname(test.func, scope) == "builtins.isinstance"
+    ):
+        return None
+    types = test.args[1]
+    kinds = [names.qualname(item, scope) for item in (types.elts if isinstance(types, ast.Tuple) else [types])]
+    return test.args[0] if kinds and _never_traced(kinds) else None
 
 
 def _tests_tracer(call: ast.Call, names: Names, scope: Scope) -> bool:

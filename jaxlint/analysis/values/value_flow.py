@@ -12,7 +12,9 @@ branch is not pruned where `x` is traced: a traced value may be a join of paths,
 a Python or NumPy value that does take it.  Inside `if isinstance(x, jax.core.Tracer) or x:`,
 an `x` the analysis took for a constant or does not know may be a tracer, and is taken for one
 (`type_tests.may_be_tracers`); where `x` is a traced array, the test holds, and its other edge
-is pruned (`type_tests.tracer_tested`).
+is pruned (`type_tests.tracer_tested`). Where the value tested is a traced array (`x[0]` of a
+traced list), `isinstance(x[0], np.ndarray)` fails, and its true edge is pruned
+(`type_tests.concrete_tested`).
 """
 
 from __future__ import annotations
@@ -207,11 +209,16 @@ class ValueFlow(Domain[State]):
             value = self.tests.get(id(test))
             return None if value is None else value.truth
         if isinstance(test, ast.Call):
-            operand = type_tests.tracer_tested(test, self.run.names, self.run.scope)
+            names, scope = self.run.names, self.run.scope
+            operand = type_tests.tracer_tested(test, names, scope)
+            holds = True
+            if operand is None:
+                operand, holds = type_tests.concrete_tested(test, names, scope), False
             if operand is not None:
-                # A traced array is a tracer; a traced container or pytree is not one.
+                # A traced array is a tracer, of no NumPy or Python type; a traced container or
+                # pytree is not one.
                 value = self.run.eval(operand, self.env_class(state, self.outer, self.run.fn))
-                return True if value.traced and value.array else None
+                return holds if value.traced and value.array else None
         return None
 
     def known(self, name: ast.Name, state: State) -> Optional[Value]:

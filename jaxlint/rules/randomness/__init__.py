@@ -78,7 +78,8 @@ KEY_FLOW_LIMITATIONS = """
     analysis follows (a draw, a split, a call of a function of the project, a copy into another
     name, a `return`); a child stored on an object or handed inside a container to code not
     seen counts as drawn, as does one a caller keeps when a function hands it back. A function
-    handed to `jax.eval_shape` or `jax.make_jaxpr` is traced for shapes or its program only:
+    handed to `jax.eval_shape`, `eqx.filter_eval_shape` or `jax.make_jaxpr` is traced for shapes
+    or its program only (as a Flax module is by its `tabulate`, which consumes no key):
     it draws no numbers, and a key it uses twice is not reported, unless the module also names
     it elsewhere (`jax.jit(init)(key)`, `init(key)`), where it may run for real. So is a key that
     `functools.partial` fixes, where the partial is only handed to those or to a jit that is

@@ -196,7 +196,8 @@ class KeyReuse(KeyFlowRule):
           holds a point). A flag the call gives as a literal is decided (`train=False`). A key
           split before the call is JAX202's.
         - A function that makes its own key when given None (`if key is None: key =
-          jax.random.key(0)`), or draws only when given a key (`if key is not None:`), consumes
+          jax.random.key(0)`, or `key = key if key is not None else jax.random.key(0)`), or
+          draws only when given a key (`if key is not None:`), consumes
           the key a call passes it, since that call does not take the branch that finds it None.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
           `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),

@@ -254,15 +254,20 @@ TRACED_VALUE_LIMITATIONS = """
       Aliases imported from another module are not followed. Under `jax.jit` an annotation
       makes nothing static. What the module's callers pass is evidence too: when the module
       calls instances of a module class (`Skip()(x, y.shape)`, `self.skip = Skip()` in
-      `setup` then `self.skip(...)`, a class field's default reached through `self.skip_cls`
-      or `functools.partial`, a subclass that inherits the `__call__`; and a Flax
+      `setup` then `self.skip(...)`, a field declared with the class and no value (`skip:
+      Skip`, which the constructor fills: `self.skip(...)`), a class field's default reached
+      through `self.skip_cls` or `functools.partial`, a subclass that inherits the
+      `__call__`; and a Flax
       `net.apply(variables, x, n=...)` or `net.init(rngs, x, n=...)` without `method=`, which
       runs `__call__` with the arguments after its first) and every such call passes a
       Python value for a parameter of its `__call__` (a literal, a string, an array's
       `shape`, `ndim`, `size` or `dtype`, an entry or slice of a shape, a tuple of or
       arithmetic on these, a name bound only to one, a parameter of the calling function
-      that its jit declares static with `static_argnums`/`static_argnames`), the parameter
-      is a Python value, whatever its annotation. One call passing anything else (an array,
+      that its jit declares static with `static_argnums`/`static_argnames`, or that a method
+      of a framework module declares a type no tracer belongs to: `length: int`), the
+      parameter is a Python value, whatever its annotation. An instance handed to the
+      constructor of a framework module of the module that defines no `__init__` becomes a
+      field, and is followed there. One call passing anything else (an array,
       a parameter the jit traces, another attribute such as `self.features`), a call that
       unpacks its arguments (`*args`, `**kwargs`), a class or an instance handed to other
       code (`run(Skip())`, `run(layer)` with `layer = Skip()`, `nn.Sequential([Skip()])`,
@@ -342,7 +347,9 @@ TRACED_VALUE_LIMITATIONS = """
       class (`scipy.sparse.csr_matrix`) sees `x` as a value known at trace time, which a
       tracer (or a list of them) never is; the rest of that branch is analysed as usual,
       since a value may be traced on one path to the test and a Python number on another.
-      The arms of a conditional expression are read the same way
+      Where the value tested is a traced array (`x[0]` of a jit's traced list), the branch
+      never runs in traced code and is not analysed. The arms of a conditional expression
+      are read the same way
       (`int(r) if isinstance(r, float) else r.astype(int)`).
     - **Code that never runs.** Statements after an unconditional `return`, `raise`,
       `continue` or `break` in the same block (or after an `if` whose branches all end so)
