@@ -1559,6 +1559,41 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("a key handed to a generator of keys after a split, the generator advanced", """
+        import jax
+
+        def key_iterator(key):
+            if isinstance(key, int):
+                key = jax.random.key(key)
+            while True:
+                key, subkey = jax.random.split(key)
+                yield subkey
+
+        def shuffled(xs, key):
+            keys = key_iterator(key)
+            return [jax.random.permutation(next(keys), x) for x in xs]
+
+        def run():
+            key = jax.random.key(0)
+            mix_key, shuffle_key = jax.random.split(key)
+            return shuffled([jax.numpy.arange(3.0)], key), mix_key  # JAX202
+        """, True),
+    Case("a generator of keys given the split's child", """
+        import jax
+
+        def key_iterator(key):
+            if isinstance(key, int):
+                key = jax.random.key(key)
+            while True:
+                key, subkey = jax.random.split(key)
+                yield subkey
+
+        def run():
+            key = jax.random.key(0)
+            mix_key, shuffle_key = jax.random.split(key)
+            keys = key_iterator(shuffle_key)
+            return jax.random.normal(next(keys), (2,)), jax.random.normal(next(keys), (2,)), mix_key
+        """, False),
     Case("one key drawn from twice in a function only traced for shapes", """
         import jax
         def run():

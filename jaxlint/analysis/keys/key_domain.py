@@ -262,6 +262,7 @@ class KeyDomain(Domain[States]):
         if block is not None:
             self._enter(block, state)
         returns = step.kind == cfg.STMT and isinstance(step.node, ast.Return)
+        yielded = _yielded(step.node) if step.kind == cfg.STMT and not returns else None
         for phase, s in state.items():
             if phase in self._skip:
                 continue
@@ -271,6 +272,10 @@ class KeyDomain(Domain[States]):
             run.step(step, s)
             if returns:
                 self._exits.setdefault((self._block, phase), []).append((s, run.returns_params(step.node.value, s)))
+            elif yielded is not None:
+                # A generator hands control back at each `yield`: what it has consumed by then is
+                # what its caller sees, though its loop may never end (`while True: ... yield`).
+                self._exits.setdefault((self._block, phase), []).append((s.copy(), run.returns_params(yielded.value, s)))
         if id(step) in self._last:
             self._leave(state)
         return state
@@ -364,6 +369,12 @@ def _straight(body: list) -> bool:
         isinstance(stmt, _SIMPLE) and (i == last or not isinstance(stmt, (ast.Return, ast.Raise)))
         for i, stmt in enumerate(body)
     )
+
+
+def _yielded(stmt: ast.AST) -> ast.Yield | ast.YieldFrom | None:
+    """The `yield` a statement is (`yield sub`, `x = yield sub`), if it is one."""
+    value = getattr(stmt, "value", None) if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    return value if isinstance(value, (ast.Yield, ast.YieldFrom)) else None
 
 
 def _run_straight(run: KeyTransfer, body: list, state: KeyState) -> list[tuple[KeyState, frozenset[str]]]:

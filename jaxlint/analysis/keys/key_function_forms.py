@@ -8,7 +8,7 @@ import ast
 
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, own_statements, walk
-from jaxlint.analysis.keys.key_transfer import SETTING, none_test
+from jaxlint.analysis.keys.key_transfer import SETTING, keyless_test
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -64,24 +64,42 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
     return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
 
 
-def rebound_only_when_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
     """Every binding of `param` in the function's own body lies in the body of an
-    `if param is None:`, or keeps it where it is not None (`param = param if param is not None
-    else default`): a caller that passes a value sees it never rebound."""
+    `if param is None:` (or of `if isinstance(param, int):`, a seed given for a key), or keeps it
+    where it is not None (`param = param if param is not None else default`): a caller that
+    passes a key sees it never rebound before the tests. A binding after the last test, in no
+    loop around a test, comes too late to change it (`while True: key, sub = split(key)` after
+    `if isinstance(key, int): ...`)."""
     guarded: set[int] = set()
+    tests: list[ast.AST] = []
+    loops: list[ast.AST] = []
     for node in walk(fn):
-        if isinstance(node, ast.If) and none_test(node.test) == (param, True):
-            guarded.update(id(n) for stmt in node.body for n in walk(stmt))
-        elif isinstance(node, ast.Assign) and _kept_unless_none(node, param):
+        if isinstance(node, (ast.If, ast.IfExp)) and (tested := keyless_test(node.test)) is not None and tested[0] == param:
+            tests.append(node.test)
+            if isinstance(node, ast.If) and tested[1]:
+                guarded.update(id(n) for stmt in node.body for n in walk(stmt))
+        if isinstance(node, ast.Assign) and _kept_unless_none(node, param):
             guarded.add(id(node.targets[0]))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append(node)
+    last = max((t.end_lineno or t.lineno for t in tests), default=0)
+    looping = [loop for loop in loops if any(_within(t, loop) for t in tests)]
     for node in walk(fn):
         if node is fn or id(node) in guarded:
             continue
         if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
+            if node.lineno > last and not any(_within(node, loop) for loop in looping):
+                continue
             return False
         if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:
             return False
     return True
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    """Whether `node` lies in the lines `outer` spans."""
+    return outer.lineno <= node.lineno <= (outer.end_lineno or outer.lineno)
 
 
 def _kept_unless_none(node: ast.Assign, param: str) -> bool:
@@ -89,17 +107,18 @@ def _kept_unless_none(node: ast.Assign, param: str) -> bool:
     value = node.value
     if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or node.targets[0].id != param:
         return False
-    if not isinstance(value, ast.IfExp) or none_test(value.test) is None or none_test(value.test)[0] != param:
+    if not isinstance(value, ast.IfExp) or keyless_test(value.test) is None or keyless_test(value.test)[0] != param:
         return False
-    kept = value.orelse if none_test(value.test)[1] else value.body
+    kept = value.orelse if keyless_test(value.test)[1] else value.body
     return isinstance(kept, ast.Name) and kept.id == param
 
 
-def none_tested(fn: FunctionNode) -> frozenset[str]:
-    """The names the function tests with `is None` (`if key is None:`, `key if key is not None else ...`)."""
+def keyless_tested(fn: FunctionNode) -> frozenset[str]:
+    """The names the function tests for a key not given (`if key is None:`, `key if key is not
+    None else ...`, `if isinstance(key, int):`)."""
     return frozenset(
         tested[0] for node in walk(fn)
-        if isinstance(node, (ast.If, ast.IfExp)) and (tested := none_test(node.test)) is not None
+        if isinstance(node, (ast.If, ast.IfExp)) and (tested := keyless_test(node.test)) is not None
     )
 
 

@@ -561,8 +561,8 @@ def _position(step: cfg.Step) -> tuple[int, int]:
 
 
 def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
-    """The truth of a literal (`if False:`), of `flag`, `flag is None` or `flag is not None`
-    where the caller decides it, or of `not` any of those, of a setting test given by its text
+    """The truth of a literal (`if False:`), of `flag`, `flag is None`, `flag is not None` or
+    `isinstance(flag, int)` where the caller decides it, or of `not` any of those, of a setting test given by its text
     (`key_function_forms.setting_tests`), else None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     operand = test.operand if negated else test
@@ -575,25 +575,34 @@ def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
     if isinstance(operand, ast.Name):
         truth = flags.get(operand.id)
     else:
-        tested = none_test(operand)
+        tested = keyless_test(operand)
         if tested is None:
             return None
-        name, is_none = tested
-        truth = flags.get(f"{name} is None")
-        negated = negated is is_none
+        _, holds, flag = tested
+        truth = flags.get(flag)
+        negated = negated is holds
     if truth is None:
         return None
     return truth is not negated
 
 
-def none_test(test: ast.expr) -> tuple[str, bool] | None:
-    """`(name, True)` for `name is None`, `(name, False)` for `name is not None`, else None."""
+def keyless_test(test: ast.expr) -> tuple[str, bool, str] | None:
+    """`(name, True, flag)` for a test that holds where `name` is given no key: `name is None`,
+    or `isinstance(name, int)` (a seed given in its place); `(name, False, flag)` for `name is
+    not None`; else None. `flag` names the test among the flags a call decides
+    (`KeyFlow._literal_flags`): `"name is None"`, `"name is an int"`."""
     if (
         isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
         and isinstance(test.ops[0], (ast.Is, ast.IsNot))
         and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
     ):
-        return test.left.id, isinstance(test.ops[0], ast.Is)
+        return test.left.id, isinstance(test.ops[0], ast.Is), f"{test.left.id} is None"
+    if (
+        isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+        and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+        and isinstance(test.args[1], ast.Name) and test.args[1].id == "int"
+    ):
+        return test.args[0].id, True, f"{test.args[0].id} is an int"
     return None
 
 

@@ -38,7 +38,7 @@ from jaxlint.analysis.tracing.linen_classes import linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, none_tested, rebound_only_when_none, setting_tests
+from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, keyless_tested, rebound_only_when_keyless, setting_tests
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
@@ -142,9 +142,9 @@ class KeyFlow:
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._links: dict[int, ModuleLink] = {}  # id(names) of a module `definition_of` found -> its link
         self._flax_paths: dict[tuple[int, int], frozenset[str] | None] = {}  # (id(call), id(module)) -> `flax_paths`
-        self._none_tested: dict[int, frozenset[str]] = {}  # id(function) -> `none_tested`
+        self._keyless_tested: dict[int, frozenset[str]] = {}  # id(function) -> `keyless_tested`
         self._settings: dict[int, frozenset[str]] = {}  # id(function) -> `setting_tests`
-        self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_none`
+        self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_keyless`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -284,7 +284,10 @@ class KeyFlow:
         if MAYBE not in summary.params.values():
             # Only a key parameter the call shows not None can change what it consumes: the
             # branch that finds it None, and may rebind it, is not taken.
-            flags = {f"{p} is None": False for p in summary.key_params if flags.get(f"{p} is None") is False}
+            flags = {
+                flag: False for p in summary.key_params for flag in (f"{p} is None", f"{p} is an int")
+                if flags.get(flag) is False
+            }
         return flags
 
     def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
@@ -294,7 +297,8 @@ class KeyFlow:
         (`range(n)` runs) or an int of at most 0 (it never does); a parameter
         it gives a value other than the literal None is not None, and one it leaves to a default of
         None is None, where the function rebinds it only in the branch that finds it None
-        (`if key is None: key = ...`)."""
+        (`if key is None: key = ...`); such a parameter given a value other than a literal is no
+        int either (`if isinstance(key, int): key = jax.random.key(key)`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
@@ -306,33 +310,35 @@ class KeyFlow:
             if param not in scope.assigned and param not in scope.other:
                 flags[param] = bool(arg.value)
                 flags[f"{param} is None"] = arg.value is None
+                flags[f"{param} is an int"] = type(arg.value) is int
                 # `for _ in range(n)` runs for a positive `n`: a key split in it is consumed.
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
                 flags[f"{param} <= 0"] = type(arg.value) is int and arg.value <= 0
         for param, arg in given.items():
-            if param not in literals and param not in scope.other and self._rebound_only_when_none(fn, param):
-                flags[f"{param} is None"] = False
+            if param not in literals and param not in scope.other and self._rebound_only_when_keyless(fn, param):
+                flags[f"{param} is None"] = flags[f"{param} is an int"] = False  # given a key
         for param, arg in literals.items():
             # Left to a default of None that the function replaces only when it is None: it is None.
             if (
                 param not in given and arg.value is None and param not in scope.other
-                and self._rebound_only_when_none(fn, param)
+                and self._rebound_only_when_keyless(fn, param)
             ):
                 flags[f"{param} is None"] = True
+                flags[f"{param} is an int"] = False
         return flags
 
-    def _rebound_only_when_none(self, fn: FunctionNode, param: str) -> bool:
-        """`key_function_forms.rebound_only_when_none`, asked once per function and parameter, and
+    def _rebound_only_when_keyless(self, fn: FunctionNode, param: str) -> bool:
+        """`key_function_forms.rebound_only_when_keyless`, asked once per function and parameter, and
         only of a parameter the function tests against None."""
-        tested = self._none_tested.get(id(fn))
+        tested = self._keyless_tested.get(id(fn))
         if tested is None:
-            tested = self._none_tested[id(fn)] = none_tested(fn)
+            tested = self._keyless_tested[id(fn)] = keyless_tested(fn)
         if param not in tested:
             return False
         memo = (id(fn), param)
         known = self._rebound.get(memo)
         if known is None:
-            known = self._rebound[memo] = rebound_only_when_none(fn, param)
+            known = self._rebound[memo] = rebound_only_when_keyless(fn, param)
         return known
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:

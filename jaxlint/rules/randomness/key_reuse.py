@@ -196,9 +196,12 @@ class KeyReuse(KeyFlowRule):
           holds a point). A flag the call gives as a literal is decided (`train=False`). A key
           split before the call is JAX202's.
         - A function that makes its own key when given None (`if key is None: key =
-          jax.random.key(0)`, or `key = key if key is not None else jax.random.key(0)`), or
-          draws only when given a key (`if key is not None:`), consumes
-          the key a call passes it, since that call does not take the branch that finds it None.
+          jax.random.key(0)`, or `key = key if key is not None else jax.random.key(0)`) or a
+          seed (`if isinstance(key, int): key = jax.random.key(key)`), or draws only when
+          given a key (`if key is not None:`), consumes the key a call passes it, since that
+          call does not take the branch that finds no key. A generator (`def key_iterator(key):
+          while True: key, sub = split(key); yield sub`) consumes what it has consumed at
+          each `yield`, though its loop never ends.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
           `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),
           `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
