@@ -377,3 +377,35 @@ def test_a_helper_whose_only_draws_are_flax_runs_consumes_its_key(cli, make_file
     returned, split = masks["update"], masks["update_split"]
     assert all(jnp.array_equal(a, b) for a, b in zip(*returned))  # the same dropout masks: the same update
     assert not all(jnp.array_equal(a, b) for a, b in zip(*split))
+
+
+# The keys a run is given only when training: a call that leaves `train` to its default (or
+# passes a literal) decides which arm of the conditional expression the run gets.
+TRAIN_ONLY = """
+    import jax
+
+    class Agent:
+        def __init__(self, state):
+            self.state = state
+
+        def forward(self, x, rng, train=True):
+            return self.state.apply_fn(
+                {"params": self.state.params}, x, rngs={"dropout": rng} if train else {}, train=train
+            )
+
+        def loss(self, x, rng):
+            noise = jax.random.normal(rng, x.shape)
+            return self.forward(x + noise, rng)
+    """
+
+
+def test_a_run_given_keys_only_when_training_reads_the_arm_the_call_decides():
+    conditional = textwrap.dedent(TRAIN_ONLY)
+    plain = conditional.replace('rngs={"dropout": rng} if train else {}', 'rngs={"dropout": rng}')
+    evaluating = conditional.replace("self.forward(x + noise, rng)", "self.forward(x + noise, rng, train=False)")
+
+    def found(source: str) -> set:
+        return {(f.start.row, f.code) for f in lint_source(source, "case.py", CODES)}
+
+    assert found(conditional) == found(plain) != set()
+    assert found(evaluating) == set()  # no key reaches the run

@@ -178,6 +178,8 @@ class CallTransfer:
         other keys passed, left for the call's other consumers."""
         carried: list[tuple[ast.AST, Ref]] = []
         for key in run.keys:
+            while isinstance(key, ast.IfExp) and self.decided_arm(key) is not None:
+                key = self.decided_arm(key)  # `{"dropout": rng} if train else {}`, `train` given
             members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
             for member in members:
                 ref = state.env.get(member.id) if isinstance(member, ast.Name) else None

@@ -97,6 +97,7 @@ def analyse(
     summary.free_uses = free_uses
     summary.returned_from = _returned_from(fn, frozenset(run.params))
     summary.elements = _elements(run.params, [s for s, _ in exits])
+    summary.chooses_keys = run.chooses_keys
     return summary
 
 

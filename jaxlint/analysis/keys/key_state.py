@@ -206,6 +206,9 @@ class Summary:
         # that writes the container out (`setup((key, actor_key))`) consumes each item as its
         # element is.
         self.elements: dict[str, dict[int, int]] = {}
+        # Whether a conditional expression on a flag holds keys on one arm only: a call that
+        # decides the flag decides what is consumed.
+        self.chooses_keys = False
 
     def consumes(self, param: str) -> bool:
         """Whether the function may consume the parameter (MAYBE or DEFINITE)."""

@@ -50,6 +50,7 @@ class KeyTransfer(CallTransfer):
         self.flow = flow
         self.quiet = quiet  # a summary for other modules: nothing is reported
         self.flags = flags or {}  # what the call being summarised decides (`key_domain.analyse`)
+        self.chooses_keys = False  # a conditional expression on a flag holds keys on one arm only
         self.names = flow.names
         self.fn = fn
         self.keynames = keynames
@@ -415,15 +416,18 @@ class KeyTransfer(CallTransfer):
         if cls is ast.Dict:
             return self._streams(node, state)
         if cls is ast.IfExp:
-            truth = known_truth(node.test, self.flags)
-            if truth is not None:  # a literal test, or one the call decides: the other branch never runs
-                return self.expr(node.body if truth else node.orelse, state)
+            arm = self.decided_arm(node)
+            if arm is not None:  # a literal test, or one the call decides: the other branch never runs
+                return self.expr(arm, state)
             self.condition(node.test, state)
             then, other = state.copy(), state.copy()
             self.guards.append(node.test)
-            self.expr(node.body, then)
-            self.expr(node.orelse, other)
+            chosen = (self.expr(node.body, then) is None, self.expr(node.orelse, other) is None)
             self.guards.pop()
+            if chosen[0] != chosen[1] and _decidable(node.test):
+                # Keys on one arm only (`rngs={"dropout": rng} if train else {}`): a call that
+                # decides the test decides whether they are handed on (`KeyFlow.deciding_flags`).
+                self.chooses_keys = True
             joined = self.join([then, other], node, node.test)
             state.env, state.used = joined.env, joined.used
             return None
@@ -437,6 +441,11 @@ class KeyTransfer(CallTransfer):
         for child in children(node):
             self.expr(child, state)
         return None
+
+    def decided_arm(self, node: ast.IfExp) -> ast.expr | None:
+        """The arm of a conditional expression that a literal test, or the call, chooses."""
+        truth = known_truth(node.test, self.flags)
+        return None if truth is None else node.body if truth else node.orelse
 
     def _streams(self, node: ast.Dict, state: KeyState) -> Streams | None:
         """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
@@ -584,6 +593,12 @@ def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
     if truth is None:
         return None
     return truth is not negated
+
+
+def _decidable(test: ast.expr) -> bool:
+    """Whether a call can decide `test` (`known_truth`): a name, `name is None`, their negations."""
+    operand = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    return isinstance(operand, ast.Name) or keyless_test(operand) is not None
 
 
 def keyless_test(test: ast.expr) -> tuple[str, bool, str] | None:

@@ -281,7 +281,7 @@ class KeyFlow:
         if all(level == DEFINITE for level in summary.params.values()):
             return {}
         flags = self._literal_flags(fn, bound)
-        if MAYBE not in summary.params.values():
+        if MAYBE not in summary.params.values() and not summary.chooses_keys:
             # Only a key parameter the call shows not None can change what it consumes: the
             # branch that finds it None, and may rebind it, is not taken.
             flags = {

@@ -211,7 +211,9 @@ class KeyReuse(KeyFlowRule):
           not count as a use of the key), so only two runs of one module draw the same numbers.
         - A function that hands its key to a Flax run consumes it there, in a module with no
           `jax.random` call as well: a caller that returns the key it passed makes its next
-          step repeat the run's draws (the same dropout masks at every step).
+          step repeat the run's draws (the same dropout masks at every step). Keys given only
+          when training (`rngs={"dropout": rng} if train else {}`) are given where the call
+          decides the flag (`train` left to its default `True`, or passed as a literal).
         - Two runs of one module are reported (`m.apply(v, x, method=m.encode, rngs=r)` then
           `m.apply(v, z, method=m.decode, rngs=r)`); one key handed to runs of two different
           modules (one `rngs` dict for a VAE and the model trained on its codes), directly or
