@@ -1559,6 +1559,42 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("a key drawn from on every step past a warm-up", """
+        import jax
+
+        def run():
+            key, xs, warmup = jax.random.key(0), [jax.numpy.ones(2)] * 4, 2
+            out = []
+            for step, x in enumerate(xs):
+                if step >= warmup:
+                    x = x + jax.random.normal(key, x.shape)  # JAX203
+                out.append(x)
+            return out
+        """, True),
+    Case("a key drawn from on every tenth step", """
+        import jax
+
+        def run():
+            key, xs = jax.random.key(0), [jax.numpy.ones(2)] * 12
+            out = []
+            for i, x in enumerate(xs):
+                if i % 10 == 0:
+                    x = x + jax.random.normal(key, x.shape)  # JAX203
+                out.append(x)
+            return out
+        """, True),
+    Case("a key drawn from on the first step only", """
+        import jax
+
+        def run():
+            key, xs = jax.random.key(0), [jax.numpy.ones(2)] * 4
+            out = []
+            for i, x in enumerate(xs):
+                if i == 0:
+                    x = x + jax.random.normal(key, x.shape)
+                out.append(x)
+            return out
+        """, False),
     Case("a key handed to a generator of keys after a split, the generator advanced", """
         import jax
 

@@ -484,14 +484,16 @@ class CallTransfer:
         a name, or an attribute (`config.noise`, not any other field of `config`).
 
         On a later iteration of a loop, the loop's own variables hold new values: a test of them
-        is a new condition.
+        is a new condition, which may hold again (`if step >= warmup:` on every step past the
+        warmup), unless it tests the variable for one value (`if i == 0:`), which holds once.
         """
         first = _subjects(guard)
         if self.carried is not None:
             for loop in self.loops:
                 if isinstance(loop, (ast.For, ast.AsyncFor)):
                     renewed = _names(loop.target)
-                    first = {s for s in first if s.split(".", 1)[0] not in renewed}
+                    if any(s.split(".", 1)[0] in renewed for s in first):
+                        return _one_value(guard, renewed)
         return any(_overlap(first, _subjects(g)) for g in self.guards)
 
     def fold(self, ref: Ref, use: Use, state: KeyState) -> None:
@@ -648,6 +650,17 @@ def _subjects(node: ast.AST) -> set[str]:
         elif isinstance(inner, ast.Name):
             found.add(inner.id)
     return found
+
+
+def _one_value(test: ast.AST, renewed: set[str]) -> bool:
+    """Whether a test holds for one value of a loop variable at most: `i == 0`, `step == last`,
+    or an `and` with one such operand."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(_one_value(v, renewed) for v in test.values)
+    return (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        and any(isinstance(side, ast.Name) and side.id in renewed for side in (test.left, test.comparators[0]))
+    )
 
 
 def _overlap(first: set[str], second: set[str]) -> bool:

@@ -26,7 +26,8 @@ class KeyReuseInLoop(KeyFlowRule):
         **Loops.**
 
         - A Python `for` or `while` loop, or a comprehension, whose body consumes a key it does
-          not rebind.
+          not rebind, on every iteration or under a test of the loop variable that holds on
+          more than one (`if step >= warmup:`, `if i % 10 == 0:`; not `if i == 0:`).
         - A `lax.scan`, `lax.fori_loop`, `lax.while_loop` or `lax.map` body that closes over a
           key from outside and consumes it.
         - A function mapped over a pytree (`jax.tree.map(lambda g: g + jax.random.normal(key,
