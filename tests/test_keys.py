@@ -1559,6 +1559,38 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("a helper returning one key at two places of its tuple", """
+        import jax
+
+        def random_split(rng):
+            if rng is None:
+                key = None
+            else:
+                key, rng = jax.random.split(rng)
+            return key, key
+
+        def run():
+            key, rng = random_split(jax.random.key(0))
+            a = jax.random.normal(key, (2,))
+            key, rng = random_split(rng)  # JAX201
+            return a + jax.random.normal(key, (2,))
+        """, True),
+    Case("a helper returning a key and the key it split off", """
+        import jax
+
+        def random_split(rng):
+            if rng is None:
+                key = None
+            else:
+                key, rng = jax.random.split(rng)
+            return key, rng
+
+        def run():
+            key, rng = random_split(jax.random.key(0))
+            a = jax.random.normal(key, (2,))
+            key, rng = random_split(rng)
+            return a + jax.random.normal(key, (2,))
+        """, False),
     Case("a key drawn from on every step past a warm-up", """
         import jax
 

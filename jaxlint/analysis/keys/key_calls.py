@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter
 from jaxlint.analysis.keys.flax_runs import UNPLACED, flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
-from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Use
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Tied, Use
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
@@ -161,6 +161,8 @@ class CallTransfer:
                 self._helper_flax_runs(node, helper, arg, ref, param, state)
                 if param in helper.summary.returns and level != DEFINITE:
                     result = ref  # one it drew from is reported where it returns it (`hand_back`)
+            if result is None and helper.summary.tied:
+                result = Tied(helper.summary.tied)  # `return key, key`: one key at two places
             return result
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
             return None

@@ -98,6 +98,8 @@ def analyse(
     summary.returned_from = _returned_from(fn, frozenset(run.params))
     summary.elements = _elements(run.params, [s for s, _ in exits])
     summary.chooses_keys = run.chooses_keys
+    if run.ties and not run.fell_off:
+        summary.tied = tuple(sorted(frozenset.intersection(*run.ties)))
     return summary
 
 
@@ -307,6 +309,7 @@ class KeyDomain(Domain[States]):
             if phase in self._inputs:
                 self._memo[(index, phase)] = (self._inputs[phase], s.copy())
             if index in self._falls_off:
+                self.run.fell_off = True
                 self._exits.setdefault((index, phase), []).append((s.copy(), frozenset()))
 
     def results(self, graph: cfg.Graph, entry_states: dict[int, States]) -> tuple[list, list]:
@@ -315,6 +318,7 @@ class KeyDomain(Domain[States]):
         for index in self._falls_off:
             block = graph.blocks[index]
             if not block.steps and index in entry_states:  # an empty last block: its entry state
+                self.run.fell_off = True
                 exits.extend((s, frozenset()) for s in entry_states[index].values())
         return exits, [report for found in self.run.reports.values() for report in found]
 
@@ -391,6 +395,7 @@ def _run_straight(run: KeyTransfer, body: list, state: KeyState) -> list[tuple[K
         return []
     if isinstance(last, ast.Return):
         return [(state, run.returns_params(last.value, state))]
+    run.fell_off = True
     return [(state, frozenset())]
 
 

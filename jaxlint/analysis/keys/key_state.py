@@ -61,6 +61,14 @@ class Streams:
 
 
 @dataclass(frozen=True)
+class Tied:
+    """What a call returns when the function returns one key at several places of a tuple
+    (`return key, key`): the places, in groups that hold one key each."""
+
+    groups: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
 class Mark:
     """What has happened to one key value on the paths that reach a point."""
 
@@ -209,6 +217,8 @@ class Summary:
         # Whether a conditional expression on a flag holds keys on one arm only: a call that
         # decides the flag decides what is consumed.
         self.chooses_keys = False
+        # Places of the returned tuple that every `return` fills with one key (`Tied`).
+        self.tied: tuple[tuple[int, ...], ...] = ()
 
     def consumes(self, param: str) -> bool:
         """Whether the function may consume the parameter (MAYBE or DEFINITE)."""

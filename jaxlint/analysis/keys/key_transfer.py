@@ -25,6 +25,7 @@ from jaxlint.analysis.keys.key_state import (
     KeyState,
     Ref,
     Streams,
+    Tied,
     Use,
     join,
 )
@@ -51,6 +52,10 @@ class KeyTransfer(CallTransfer):
         self.quiet = quiet  # a summary for other modules: nothing is reported
         self.flags = flags or {}  # what the call being summarised decides (`key_domain.analyse`)
         self.chooses_keys = False  # a conditional expression on a flag holds keys on one arm only
+        # Per `return` run, the places of its tuple holding one key (`Tied`); whether an exit
+        # returns nothing.
+        self.ties: list[frozenset[tuple[int, ...]]] = []
+        self.fell_off = False
         self.names = flow.names
         self.fn = fn
         self.keynames = keynames
@@ -225,6 +230,7 @@ class KeyTransfer(CallTransfer):
         elif isinstance(node, ast.Expr):
             self.expr(node.value, state)
         elif isinstance(node, ast.Return):
+            self.ties.append(_ties(node.value, state))
             if node.value is not None:
                 self.carry(node.value, state)
                 self.expr(node.value, state)
@@ -303,6 +309,19 @@ class KeyTransfer(CallTransfer):
                     self.seeds[vid] = ref[1]
             else:
                 state.env.pop(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(ref, Tied) and not fresh and not any(
+            isinstance(e, ast.Starred) for e in target.elts
+        ):
+            # `key, rng = random_split(rng)` of a function returning `key, key`: one key twice.
+            for i, element in enumerate(target.elts):
+                group = next((g for g in ref.groups if i in g), None)
+                if group is None or not isinstance(element, ast.Name) or element.id not in self.keynames:
+                    self.bind(element, None, value, state, fresh=True)
+                    continue
+                vid = self.value(value, ("tied", group))
+                if i == group[0]:
+                    self.fresh(vid, state)
+                self.bind(element, vid, value, state)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = None
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not fresh:
@@ -593,6 +612,18 @@ def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
     if truth is None:
         return None
     return truth is not negated
+
+
+def _ties(value: ast.expr | None, state: KeyState) -> frozenset[tuple[int, ...]]:
+    """The places of a returned tuple that hold one key (`return key, key`), in groups."""
+    if not isinstance(value, ast.Tuple):
+        return frozenset()
+    places: dict[int, list[int]] = {}
+    for i, element in enumerate(value.elts):
+        ref = state.env.get(element.id) if isinstance(element, ast.Name) else None
+        if isinstance(ref, int):
+            places.setdefault(ref, []).append(i)
+    return frozenset(tuple(found) for found in places.values() if len(found) > 1)
 
 
 def _decidable(test: ast.expr) -> bool:

@@ -201,7 +201,9 @@ class KeyReuse(KeyFlowRule):
           given a key (`if key is not None:`), consumes the key a call passes it, since that
           call does not take the branch that finds no key. A generator (`def key_iterator(key):
           while True: key, sub = split(key); yield sub`) consumes what it has consumed at
-          each `yield`, though its loop never ends.
+          each `yield`, though its loop never ends. A function whose every `return` puts one
+          key at two places of a tuple (`return key, key`) hands its caller that key twice:
+          `key, rng = random_split(rng)` binds both names to it.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
           `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),
           `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
