@@ -1559,6 +1559,56 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("a key fixed by a partial that is never called, then drawn from", """
+        import functools
+        import jax
+
+        def sample(x, rng):
+            return x + jax.random.normal(rng, x.shape)
+
+        def run():
+            rng, x = jax.random.key(0), jax.numpy.ones(3)
+            noise = functools.partial(sample, rng=rng)
+            del noise
+            return jax.random.uniform(rng, x.shape)
+        """, False),
+    Case("a key fixed by two partials that are returned, not called", """
+        import functools
+        import jax
+
+        def sample(x, rng):
+            return x + jax.random.normal(rng, x.shape)
+
+        def run():
+            rng = jax.random.key(0)
+            return functools.partial(sample, rng=rng), functools.partial(sample, rng=rng)
+        """, False),
+    Case("a key fixed by a partial, called, then drawn from", """
+        import functools
+        import jax
+
+        def sample(x, rng):
+            return x + jax.random.normal(rng, x.shape)
+
+        def run():
+            rng, x = jax.random.key(0), jax.numpy.ones(3)
+            noise = functools.partial(sample, rng=rng)
+            return noise(x), jax.random.uniform(rng, x.shape)  # JAX201
+        """, True),
+    Case("a key fixed by a partial called on every element", """
+        import functools
+        import jax
+
+        def sample(x, rng):
+            return x + jax.random.normal(rng, x.shape)
+
+        def noisy(rng, xs):
+            noise = functools.partial(sample, rng=rng)  # JAX203
+            return [noise(x) for x in xs]
+
+        def run():
+            return noisy(jax.random.key(0), [jax.numpy.ones(3)] * 2)
+        """, True),
     Case("a helper returning one key at two places of its tuple", """
         import jax
 

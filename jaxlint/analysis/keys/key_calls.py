@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 # JAX's own functions and `functools` take a function to transform it, trace it or fix its
 # arguments (each followed where it is known), not to run it unseen.
 _OWN_API = ("jax.", "functools.")
+_PARTIAL = "functools.partial"
 
 
 class CallTransfer:
@@ -103,8 +104,12 @@ class CallTransfer:
             if isinstance(receiver, (int, Elem)):
                 return receiver
             return None
-        self.expr(func, state)
+        called = self.expr(func, state)
         refs = self._args(node, state)
+        if isinstance(called, Streams) and called.fixed:
+            # A partial that fixed keys, called: it draws from them now.
+            for member, ref in called.keys:
+                self.consume(ref, Use(member, node, "call", f"`{short_source(func)}`"), DEFINITE, state)
         linen = self.flow.linen.get(id(self.fn))
         if linen is None:
             linen = self.flow.linen[id(self.fn)] = linen_receivers(self.fn)
@@ -140,6 +145,11 @@ class CallTransfer:
             return None
         if only_traced_for_shapes(node, self.fn, self.names):
             return None  # the keys a partial fixes draw only where it is called: here never
+        if qualname == _PARTIAL and node.args:
+            # `functools.partial(f, key=key)` draws nothing: the function it makes draws where it
+            # is called (or handed to code that may call it, or stored where it may be).
+            held = tuple((arg, ref) for arg, ref in refs if isinstance(ref, (int, Elem)) and arg is not node.args[0])
+            return Streams(held, fixed=True) if held else None
         if isinstance(func, ast.Call) and self.names.qualname(func.func) in api.BATCHING:
             self._broadcast(node, func, refs, state)
         helper = self.flow.helper(node, self.quiet, [arg for arg, _ in refs])

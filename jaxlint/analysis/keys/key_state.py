@@ -58,6 +58,9 @@ class Streams:
 
     keys: tuple[tuple[ast.expr, Ref], ...]  # (the key as it was put in, its value)
     record: bool = False  # a record: handed to a call, it hands on no key (it keeps them)
+    # A `functools.partial` fixing the keys: called, it draws from them; stored on an object,
+    # it may be called at any time.
+    fixed: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from jaxlint.analysis.engine.walk import attribute_path, children
 from jaxlint.analysis.keys.key_calls import CallTransfer
 from jaxlint.analysis.keys.key_draws import Draws
 from jaxlint.analysis.keys.key_state import (
+    DEFINITE,
     UNUSED,
     Elem,
     KeyState,
@@ -351,6 +352,10 @@ class KeyTransfer(CallTransfer):
         else:
             # attribute or subscript target: the key escapes into an object; not followed
             self.expr(target, state)
+            if isinstance(ref, Streams) and ref.fixed:
+                # A partial stored on an object may be called at any time: its keys are used.
+                for member, held in ref.keys:
+                    self.consume(held, Use(member, value, "call", "`functools.partial`"), DEFINITE, state)
 
     def splits(self, value: ast.AST) -> ast.Call | None:
         """The `jax.random.split` call whose children `value` holds: the call, an element of it

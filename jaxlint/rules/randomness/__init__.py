@@ -85,6 +85,9 @@ KEY_FLOW_LIMITATIONS = """
     `functools.partial` fixes, where the partial is only handed to those or to a jit that is
     only lowered or shape-evaluated (`jax.eval_shape(functools.partial(model.init, key), x)`,
     `jax.jit(p).lower()`): a partial runs nothing until it is called, and this one never is.
+    Elsewhere a key a partial fixes is used where the partial is called (on every call, so a
+    call in a loop is JAX203), handed to code that may call it, or stored on an object; one
+    never called there, or returned, uses nothing in the function.
     """
 
 # The one naming convention the key rules honour, as an option.
