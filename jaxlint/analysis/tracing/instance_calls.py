@@ -37,7 +37,6 @@ _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PARTIAL = "functools.partial"
 _ASSIGN, _NOTHING = frozenset({ast.Assign}), frozenset()
 _CONSTRUCTORS = ("__init__", "__post_init__")
-_DECLARED = ":"  # marks a field's declared class in a class's table of fields: no name has it
 # A Flax module's methods that run its `__call__` with the arguments they are given.
 _ENTRY_POINTS = frozenset({"apply", "init", "init_with_output", "tabulate"})
 # Those that pass the arguments after their first (named here) to `__call__`, and their own
@@ -79,6 +78,8 @@ class _InstanceCalls:
         self.jit_static = jit_static
         self.subclasses: Dict[int, List[ast.ClassDef]] = {}
         self.field_tables: Dict[int, Dict[str, List[tuple]]] = {}
+        # id(class) -> the classes its fields declared without a value are annotated with
+        self.declared_tables: Dict[int, Dict[str, List[tuple]]] = {}
         for cls in names.classes:
             for base in self._module_bases(cls):
                 self.subclasses.setdefault(id(base), []).append(cls)
@@ -95,9 +96,8 @@ class _InstanceCalls:
             for scope in self.names.scopes.values() for name, values in scope.assigned.items() for value in values
         ]
         for cls in self.names.classes:
-            bindings.extend(
-                (attr.lstrip(_DECLARED), value) for attr, found in self._fields(cls).items() for value, _ in found
-            )
+            for table in (self._fields(cls), self._declared(cls)):
+                bindings.extend((attr, value) for attr, found in table.items() for value, _ in found)
         changed = True
         while changed:
             changed = False
@@ -187,23 +187,24 @@ class _InstanceCalls:
         if cls is None:
             return []
         related = {id(c): c for c in (*self._ancestors(cls), *self._descendants(cls))}
-        key = (_DECLARED + expr.attr) if declared else expr.attr
-        return [found for c in related.values() for found in self._fields(c).get(key, ())]
+        tables = [self._declared(c) if declared else self._fields(c) for c in related.values()]
+        return [found for table in tables for found in table.get(expr.attr, ())]
 
     def _fields(self, cls: ast.ClassDef) -> Dict[str, List[tuple]]:
-        """The values a class binds to its attributes, each with the scope it is read in; under
-        `_DECLARED` and the name, the annotation of a field declared without a value."""
+        """The values a class binds to its attributes, each with the scope it is read in (and, in
+        `declared_tables`, the annotation of each field declared without a value)."""
         table = self.field_tables.get(id(cls))
         if table is not None:
             return table
         table = self.field_tables[id(cls)] = {}
+        declared = self.declared_tables[id(cls)] = {}
         inner = self.names.scopes[id(cls)]
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 if stmt.value is not None:
                     table.setdefault(stmt.target.id, []).append((stmt.value, inner))
                 elif isinstance(stmt.annotation, (ast.Name, ast.Attribute)):
-                    table.setdefault(_DECLARED + stmt.target.id, []).append((stmt.annotation, inner))
+                    declared.setdefault(stmt.target.id, []).append((stmt.annotation, inner))
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
@@ -215,6 +216,11 @@ class _InstanceCalls:
                         if _is_attribute_of(target, owner):
                             table.setdefault(target.attr, []).append((node.value, method_scope))
         return table
+
+    def _declared(self, cls: ast.ClassDef) -> Dict[str, List[tuple]]:
+        """The classes the fields of `cls` declared without a value are annotated with (`_fields`)."""
+        self._fields(cls)
+        return self.declared_tables[id(cls)]
 
     def _self_class(self, expr: ast.Attribute, scope: Scope) -> ast.ClassDef | None:
         """The class whose method's `self` (read there or in a function inside it) `expr` reads from."""
