@@ -1559,6 +1559,22 @@ CASES = [
                 x = x[perm]
             return x
         """, True),
+    Case("a helper that draws only when given no latents, called with a name that may hold None", """
+        import jax
+
+        def prepare(rng, latents=None):
+            if latents is not None:
+                if latents.ndim == 3:
+                    latents = latents[None]
+                return latents
+            return jax.random.normal(rng, (2,))
+
+        def run(latents=None):
+            rng = jax.random.key(0)
+            latents = prepare(rng, latents=latents)
+            noise = jax.random.normal(rng, (2,))  # JAX201
+            return latents, noise
+        """, True),
     Case("a key fixed by a partial that is never called, then drawn from", """
         import functools
         import jax

@@ -64,18 +64,19 @@ def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> boo
     return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
 
 
-def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, keyed: bool = False) -> bool:
     """Every binding of `param` in the function's own body lies in the body of an
-    `if param is None:` (or of `if isinstance(param, int):`, a seed given for a key), or keeps it
-    where it is not None (`param = param if param is not None else default`): a caller that
-    passes a key sees it never rebound before the tests. A binding after the last test, in no
-    loop around a test, comes too late to change it (`while True: key, sub = split(key)` after
-    `if isinstance(key, int): ...`)."""
+    `if param is None:`, or keeps it where it is not None (`param = param if param is not None
+    else default`): a caller that passes a value sees it never rebound. For a key parameter
+    (`keyed`), also in the body of `if isinstance(param, int):` (a seed given for a key), and a
+    binding after the last test, in no loop around a test, comes too late to change what the
+    tests find (`while True: key, sub = split(key)` after `if isinstance(key, int): ...`)."""
     guarded: set[int] = set()
     tests: list[ast.AST] = []
     loops: list[ast.AST] = []
     for node in walk(fn):
-        if isinstance(node, (ast.If, ast.IfExp)) and (tested := keyless_test(node.test)) is not None and tested[0] == param:
+        tested = keyless_test(node.test) if isinstance(node, (ast.If, ast.IfExp)) else None
+        if tested is not None and tested[0] == param and (keyed or tested[2].endswith(" is None")):
             tests.append(node.test)
             if isinstance(node, ast.If) and tested[1]:
                 guarded.update(id(n) for stmt in node.body for n in walk(stmt))
@@ -89,7 +90,7 @@ def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param:
         if node is fn or id(node) in guarded:
             continue
         if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
-            if node.lineno > last and not any(_within(node, loop) for loop in looping):
+            if keyed and node.lineno > last and not any(_within(node, loop) for loop in looping):
                 continue
             return False
         if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:

@@ -144,7 +144,7 @@ class KeyFlow:
         self._flax_paths: dict[tuple[int, int], frozenset[str] | None] = {}  # (id(call), id(module)) -> `flax_paths`
         self._keyless_tested: dict[int, frozenset[str]] = {}  # id(function) -> `keyless_tested`
         self._settings: dict[int, frozenset[str]] = {}  # id(function) -> `setting_tests`
-        self._rebound: dict[tuple[int, str], bool] = {}  # `_rebound_only_when_keyless`
+        self._rebound: dict[tuple[int, str, bool], bool] = {}  # `_rebound_only_when_keyless`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
         self._active: set[int] = set()
         self._relevant: set[int] = set()
@@ -280,7 +280,7 @@ class KeyFlow:
         change what `summary` says it consumes; empty when nothing can."""
         if all(level == DEFINITE for level in summary.params.values()):
             return {}
-        flags = self._literal_flags(fn, bound)
+        flags = self._literal_flags(fn, bound, summary.key_params)
         if MAYBE not in summary.params.values() and not summary.chooses_keys:
             # Only a key parameter the call shows not None can change what it consumes: the
             # branch that finds it None, and may rebind it, is not taken.
@@ -290,15 +290,15 @@ class KeyFlow:
             }
         return flags
 
-    def _literal_flags(self, fn: FunctionNode, bound: list) -> dict[str, bool]:
+    def _literal_flags(self, fn: FunctionNode, bound: list, keys: frozenset[str] = frozenset()) -> dict[str, bool]:
         """What the call decides about tests on the function's parameters: the truth of each
         parameter it gives a literal (or leaves to a literal default), where the function never
         rebinds it (`train`), whether such a parameter is None (`key is None`), a positive int
         (`range(n)` runs) or an int of at most 0 (it never does); a parameter
         it gives a value other than the literal None is not None, and one it leaves to a default of
         None is None, where the function rebinds it only in the branch that finds it None
-        (`if key is None: key = ...`); such a parameter given a value other than a literal is no
-        int either (`if isinstance(key, int): key = jax.random.key(key)`)."""
+        (`if key is None: key = ...`); a key parameter (of `keys`) given a value other than a
+        literal is no int either (`if isinstance(key, int): key = jax.random.key(key)`)."""
         if isinstance(fn, ast.Lambda):
             return {}
         given = {param: arg for arg, param in bound}
@@ -315,8 +315,11 @@ class KeyFlow:
                 flags[f"{param} > 0"] = type(arg.value) is int and arg.value > 0
                 flags[f"{param} <= 0"] = type(arg.value) is int and arg.value <= 0
         for param, arg in given.items():
-            if param not in literals and param not in scope.other and self._rebound_only_when_keyless(fn, param):
-                flags[f"{param} is None"] = flags[f"{param} is an int"] = False  # given a key
+            keyed = param in keys
+            if param not in literals and param not in scope.other and self._rebound_only_when_keyless(fn, param, keyed):
+                flags[f"{param} is None"] = False
+                if keyed:
+                    flags[f"{param} is an int"] = False  # given a key
         for param, arg in literals.items():
             # Left to a default of None that the function replaces only when it is None: it is None.
             if (
@@ -327,18 +330,18 @@ class KeyFlow:
                 flags[f"{param} is an int"] = False
         return flags
 
-    def _rebound_only_when_keyless(self, fn: FunctionNode, param: str) -> bool:
-        """`key_function_forms.rebound_only_when_keyless`, asked once per function and parameter, and
-        only of a parameter the function tests against None."""
+    def _rebound_only_when_keyless(self, fn: FunctionNode, param: str, keyed: bool = False) -> bool:
+        """`key_function_forms.rebound_only_when_keyless`, asked once per function, parameter and
+        kind (`keyed`: a key parameter), and only of a parameter the function tests against None."""
         tested = self._keyless_tested.get(id(fn))
         if tested is None:
             tested = self._keyless_tested[id(fn)] = keyless_tested(fn)
         if param not in tested:
             return False
-        memo = (id(fn), param)
+        memo = (id(fn), param, keyed)
         known = self._rebound.get(memo)
         if known is None:
-            known = self._rebound[memo] = rebound_only_when_keyless(fn, param)
+            known = self._rebound[memo] = rebound_only_when_keyless(fn, param, keyed)
         return known
 
     def _for_flags(self, fn: FunctionNode, flags: dict[str, bool]) -> Summary:
