@@ -946,6 +946,15 @@ CASES = {
             finite = 1.0 if eqxi.unvmap_any(jnp.isnan(norm)) else 0.0  # JAX101
             return jax.tree_util.tree_map(lambda u: u * scale * finite, updates)
         """,
+    "modelled_library_counter_increment": """
+        import jax
+        from optax._src.numerics import safe_int32_increment
+
+        @jax.jit
+        def tick(count):
+            count = safe_int32_increment(count)
+            return 0 if count >= 100 else count  # JAX101
+        """,
     "haiku_state_read_in_a_module": """
         import haiku as hk
         import jax.numpy as jnp
@@ -1671,3 +1680,12 @@ def test_numpy_array_made_in_place_and_indexed_from_the_cli(cli, make_files):
     make_files({"gather.py": source})
     out = cli("check", "--output-format", "json", "--select", "JAX1", "--isolated", "--no-cache")
     assert {(f["location"]["row"], f["code"]) for f in out.json} == marked(source)
+
+
+def test_jax_traces_the_counter_increment_to_an_array():
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("optax")
+    namespace: dict = {}
+    exec(textwrap.dedent(CASES["modelled_library_counter_increment"]), namespace)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        namespace["tick"](jax.numpy.int32(3))

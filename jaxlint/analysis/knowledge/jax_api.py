@@ -349,6 +349,8 @@ STAGED_FUNCTIONS = frozenset({
     "equinox.internal.unvmap_max",
     "optax.global_norm",
     "optax.safe_norm",
+    "optax.safe_int32_increment",
+    "optax.safe_increment",
 })
 
 # The class of every tracer: code that tests a value against it expects one.

@@ -88,6 +88,7 @@ _PRIVATE_PACKAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "haiku._src.base": ("haiku", ()),
     "haiku._src.transform": ("haiku", ()),
     "optax._src.base": ("optax", ()),
+    "optax._src.numerics": ("optax", ()),
     "equinox._module": ("equinox", ()),
 }
 _PRIVATE_PREFIXES = tuple(f"{package}." for package in _PRIVATE_PACKAGES) + ("jax._src.",)

@@ -20,7 +20,7 @@ TRACED_VALUE_LIMITATIONS = """
       from a traced key returns traced values, whatever object draws it (`dist.sample(seed=key)`,
       `sample_and_log_prob`, the key given as `seed=`, a key keyword or first); `functools.reduce` returns what its function
       returns; a few functions known to compute one array (`optax.global_norm`,
-      `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
+      `optax.safe_int32_increment`, `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
       shaped like their first argument, each leaf computed with JAX operations (optax's
       projections, `optax.projections.projection_simplex`), return a traced array for a traced
       array and a tree of the same kind for a traced tree. JAX's shape and layout helpers
