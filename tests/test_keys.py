@@ -1575,6 +1575,28 @@ CASES = [
             noise = jax.random.normal(rng, (2,))  # JAX201
             return latents, noise
         """, True),
+    Case("one key given to two parameters that the function draws from", """
+        import jax
+
+        def mixup(key_0, key_1, x):
+            lam = jax.random.beta(key_0, 1.0, 1.0)
+            index = jax.random.permutation(key_1, x.shape[0])
+            return lam * x + (1 - lam) * x[index]
+
+        def run():
+            key_0, key_1 = jax.random.split(jax.random.key(0))
+            return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
+        """, True),
+    Case("one key given to two parameters, one of which the function never reads", """
+        import jax
+
+        def noisy(key_0, key_1, x):
+            return x + jax.random.normal(key_0, x.shape)
+
+        def run():
+            key_0, key_1 = jax.random.split(jax.random.key(0))
+            return noisy(key_1, key_1, jax.numpy.arange(4.0)), key_0
+        """, False),
     Case("a key fixed by a partial that is never called, then drawn from", """
         import functools
         import jax

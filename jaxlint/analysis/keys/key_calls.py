@@ -152,9 +152,11 @@ class CallTransfer:
             return Streams(held, fixed=True) if held else None
         if isinstance(func, ast.Call) and self.names.qualname(func.func) in api.BATCHING:
             self._broadcast(node, func, refs, state)
-        helper = self.flow.helper(node, self.quiet, [arg for arg, _ in refs])
+        again = _given_again(node, refs, state)
+        helper = self.flow.helper(node, self.quiet, [arg for arg, _ in refs] + [arg for arg, _ in again])
         if helper is not None:
             result = None
+            self._twice(node, helper, again)
             for arg, ref in refs:
                 # A key inside a list, tuple or dict is handed on with the parameter it fills.
                 param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
@@ -184,6 +186,17 @@ class CallTransfer:
                 continue  # a key made in the call, handed to code not seen: what it draws is not known
             self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
         return None
+
+    def _twice(self, node: ast.Call, helper, again: list[tuple[ast.expr, ast.expr]]) -> None:
+        """One key given to two parameters that the function seen draws from on every path
+        (`mixup(key_0, key_0, x)`): the second draws what the first did."""
+        for arg, first in again:
+            param, other = helper.parameters.get(id(arg)), helper.parameters.get(id(first))
+            if param is None or other is None or param == other:
+                continue
+            if helper.summary.params.get(param) == DEFINITE == helper.summary.params.get(other):
+                label = f"`{helper.name}`"
+                self.report_reuse(Use(arg, node, "call", label), Use(first, node, "call", label), None)
 
     def _flax_run(self, node: ast.Call, run, refs: list, state: KeyState) -> list:
         """Consume the keys a Flax run carries, as drawn by that module only (`flax_runs`); the
@@ -622,6 +635,20 @@ def _builds_record(call: ast.Call, qualname: str | None) -> bool:
     return qualname in api.RECORD_BUILDERS or (
         qualname is None and isinstance(func, ast.Attribute) and func.attr in api.RECORD_METHODS
     )
+
+
+def _given_again(node: ast.Call, refs: list, state: KeyState) -> list[tuple[ast.expr, ast.expr]]:
+    """The arguments naming a key an earlier argument of the call already gave, each with that
+    earlier one (`_args` hands each key on once)."""
+    firsts = {ref: arg for arg, ref in refs if isinstance(ref, int)}
+    given = {id(arg) for arg, _ in refs}
+    found = []
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(arg, ast.Name) and id(arg) not in given:
+            first = firsts.get(state.env.get(arg.id))
+            if first is not None:
+                found.append((arg, first))
+    return found
 
 
 def _held(name: ast.expr, streams: Streams) -> list[tuple[ast.expr, Ref]]:

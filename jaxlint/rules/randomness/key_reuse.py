@@ -203,7 +203,9 @@ class KeyReuse(KeyFlowRule):
           while True: key, sub = split(key); yield sub`) consumes what it has consumed at
           each `yield`, though its loop never ends. A function whose every `return` puts one
           key at two places of a tuple (`return key, key`) hands its caller that key twice:
-          `key, rng = random_split(rng)` binds both names to it.
+          `key, rng = random_split(rng)` binds both names to it. One key given to two
+          parameters of a function seen that draws from both on every path (`mixup(key_0,
+          key_0, x)`) is reused at that call.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
           `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),
           `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
