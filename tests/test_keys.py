@@ -1587,6 +1587,34 @@ CASES = [
             key_0, key_1 = jax.random.split(jax.random.key(0))
             return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
         """, True),
+    Case("one key given to two parameters, drawn from under a test the call decides", """
+        import jax
+
+        def mixup(key_0, key_1, x, alpha=1.0):
+            lam = 1.0
+            if alpha > 0:
+                lam = jax.random.beta(key_0, alpha, alpha)
+            index = jax.random.permutation(key_1, x.shape[0])
+            return lam * x + (1 - lam) * x[index]
+
+        def run():
+            key_0, key_1 = jax.random.split(jax.random.key(0))
+            return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
+        """, True),
+    Case("one key given to two parameters, the test the call decides skipping one draw", """
+        import jax
+
+        def mixup(key_0, key_1, x, alpha=1.0):
+            lam = 1.0
+            if alpha > 0:
+                lam = jax.random.beta(key_0, alpha, alpha)
+            index = jax.random.permutation(key_1, x.shape[0])
+            return lam * x + (1 - lam) * x[index]
+
+        def run():
+            key_0, key_1 = jax.random.split(jax.random.key(0))
+            return mixup(key_0, key_0, jax.numpy.arange(4.0), alpha=0), key_1
+        """, False),
     Case("one key given to two parameters, one of which the function never reads", """
         import jax
 

@@ -8,7 +8,7 @@ import ast
 
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, own_statements, walk
-from jaxlint.analysis.keys.key_transfer import SETTING, keyless_test
+from jaxlint.analysis.keys.key_transfer import COMPARED, SETTING, keyless_test
 from jaxlint.analysis.tracing.parameters import default_of
 from jaxlint.analysis.tracing.tracing import positional_params
 
@@ -143,3 +143,47 @@ def setting_tests(fn: FunctionNode, scope: Scope) -> frozenset[str]:
         if read and not any(scope.binds(n.id) for n in read):
             found.add(SETTING + ast.unparse(node.test))
     return frozenset(found)
+
+
+_COMPARISONS = {
+    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+}
+
+
+def compared_parameters(fn: FunctionNode) -> list[tuple[str, ast.Compare]]:
+    """The comparisons of a name with a number in the branch tests of the function's own body
+    (`if alpha > 0:`), with the name: a call that gives that parameter a literal decides them
+    (`compared_flags`)."""
+    if isinstance(fn, ast.Lambda):
+        return []
+    found = []
+    for node in own_statements(fn.body):
+        if not isinstance(node, (ast.If, ast.While)):
+            continue
+        for test in walk(node.test):
+            if (
+                isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS
+                and isinstance(test.left, ast.Name) and _number(test.comparators[0]) is not None
+            ):
+                found.append((test.left.id, test))
+    return found
+
+
+def compared_flags(compared: list[tuple[str, ast.Compare]], values: dict[str, object]) -> dict[str, bool]:
+    """The truth of each comparison of a parameter the call gives a number (`values`), by text."""
+    flags = {}
+    for name, test in compared:
+        value = values.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            flags[COMPARED + ast.unparse(test)] = _COMPARISONS[type(test.ops[0])](value, _number(test.comparators[0]))
+    return flags
+
+
+def _number(node: ast.expr) -> int | float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    return None

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _FUNCTIONS = frozenset(FUNCTION_TYPES)
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 SETTING = "setting: "  # the prefix of a flag that decides a setting test (`key_function_forms.setting_tests`)
+COMPARED = "compared: "  # of one that decides a comparison of a parameter with a number (`compared_parameters`)
 _MAX_PASSES = 8  # a safety net for comprehensions: the lattice is finite and they converge in two or three
 
 
@@ -594,8 +595,8 @@ def _position(step: cfg.Step) -> tuple[int, int]:
 
 
 def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
-    """The truth of a literal (`if False:`), of `flag`, `flag is None`, `flag is not None` or
-    `isinstance(flag, int)` where the caller decides it, or of `not` any of those, of a setting test given by its text
+    """The truth of a literal (`if False:`), of `flag`, `flag is None`, `flag is not None`,
+    `isinstance(flag, int)` or `flag > 0` (a comparison with a number) where the caller decides it, or of `not` any of those, of a setting test given by its text
     (`key_function_forms.setting_tests`), else None."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     operand = test.operand if negated else test
@@ -603,6 +604,10 @@ def known_truth(test: ast.expr, flags: dict[str, bool]) -> bool | None:
         setting = flags.get(SETTING + ast.unparse(test))
         if setting is not None:
             return setting
+    if flags and isinstance(operand, ast.Compare) and any(flag.startswith(COMPARED) for flag in flags):
+        compared = flags.get(COMPARED + ast.unparse(operand))
+        if compared is not None:
+            return compared is not negated
     if isinstance(operand, ast.Constant):
         return bool(operand.value) is not negated
     if isinstance(operand, ast.Name):

@@ -38,7 +38,10 @@ from jaxlint.analysis.tracing.linen_classes import linen_class
 from jaxlint.analysis.keys.key_constructors import construction, constructor
 from jaxlint.analysis.keys.key_consumers import handed_keys
 from jaxlint.analysis.keys.key_domain import analyse
-from jaxlint.analysis.keys.key_function_forms import is_abstract, literal_defaults, keyless_tested, rebound_only_when_keyless, setting_tests
+from jaxlint.analysis.keys.key_function_forms import (
+    compared_flags, compared_parameters, is_abstract, keyless_tested, literal_defaults, rebound_only_when_keyless,
+    setting_tests,
+)
 from jaxlint.analysis.keys.key_intent import aligned_permutation, compared
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
@@ -143,6 +146,7 @@ class KeyFlow:
         self._links: dict[int, ModuleLink] = {}  # id(names) of a module `definition_of` found -> its link
         self._flax_paths: dict[tuple[int, int], frozenset[str] | None] = {}  # (id(call), id(module)) -> `flax_paths`
         self._keyless_tested: dict[int, frozenset[str]] = {}  # id(function) -> `keyless_tested`
+        self._compared: dict[int, list] = {}  # id(function) -> `compared_parameters`
         self._settings: dict[int, frozenset[str]] = {}  # id(function) -> `setting_tests`
         self._rebound: dict[tuple[int, str, bool], bool] = {}  # `_rebound_only_when_keyless`
         self._by_flags: dict[tuple, Summary] = {}  # (id(function), literal flags) -> its summary for them
@@ -320,6 +324,12 @@ class KeyFlow:
                 flags[f"{param} is None"] = False
                 if keyed:
                     flags[f"{param} is an int"] = False  # given a key
+        compared = self._compared.get(id(fn))
+        if compared is None:
+            compared = self._compared[id(fn)] = compared_parameters(fn)
+        if compared:  # `if alpha > 0:` where the call gives `alpha` a number
+            fixed = {p: a.value for p, a in literals.items() if p not in scope.assigned and p not in scope.other}
+            flags.update(compared_flags(compared, fixed))
         for param, arg in literals.items():
             # Left to a default of None that the function replaces only when it is None: it is None.
             if (

@@ -205,7 +205,9 @@ class KeyReuse(KeyFlowRule):
           key at two places of a tuple (`return key, key`) hands its caller that key twice:
           `key, rng = random_split(rng)` binds both names to it. One key given to two
           parameters of a function seen that draws from both on every path (`mixup(key_0,
-          key_0, x)`) is reused at that call.
+          key_0, x)`) is reused at that call. A comparison of a parameter with a number
+          (`if alpha > 0:`) is decided where the call gives it a literal, or leaves it to a
+          literal default, as a flag is.
         - A key handed to a Flax Linen run is not drawn from there: `m.apply(..., rngs={...})`,
           `state.apply_fn(..., rngs={...})` (the module's `apply` a `TrainState` holds),
           `m.init(key, x)` (or `init_with_output`) of a module the code declares as a
