@@ -5,6 +5,7 @@ never replaced in, and its literal defaults."""
 from __future__ import annotations
 
 import ast
+import operator
 
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, own_statements, walk
@@ -146,8 +147,8 @@ def setting_tests(fn: FunctionNode, scope: Scope) -> frozenset[str]:
 
 
 _COMPARISONS = {
-    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
 }
 
 
@@ -181,6 +182,7 @@ def compared_flags(compared: list[tuple[str, ast.Compare]], values: dict[str, ob
 
 
 def _number(node: ast.expr) -> int | float | None:
+    """The number a literal (or its negation) writes, else None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _number(node.operand)
         return -inner if inner is not None else None
