@@ -48,6 +48,28 @@ _SOLVER = """
 
 """
 
+# One key handed to both key parameters of a mixup, whose first draw a test on `alpha` guards.
+_MIXUP = """
+    import jax
+
+    def mixup(key_0, key_1, x, alpha=1.0):
+        lam = 1.0
+        if alpha > 0:
+            lam = jax.random.beta(key_0, alpha, alpha)
+        index = jax.random.permutation(key_1, x.shape[0])
+        return lam * x + (1 - lam) * x[index]
+
+    def run():
+        key_0, key_1 = jax.random.split(jax.random.key(0))
+        return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
+    """
+# ... drawing from both keys on every path, and called with `alpha=0`, drawing from one only.
+_MIXUP_UNGUARDED = _MIXUP.replace(
+    "        lam = 1.0\n        if alpha > 0:\n            lam = jax.random.beta", "        lam = jax.random.beta"
+)
+_MIXUP_NO_BETA = _MIXUP.replace("arange(4.0)), key_1  # JAX201", "arange(4.0), alpha=0), key_1")
+assert _MIXUP_UNGUARDED != _MIXUP != _MIXUP_NO_BETA
+
 CASES = [
     # ---- an interface's methods draw from the keys handed to them ----------------------------
     # ---- a split key handed to a helper that draws from it on some path ----------------------
@@ -1575,46 +1597,9 @@ CASES = [
             noise = jax.random.normal(rng, (2,))  # JAX201
             return latents, noise
         """, True),
-    Case("one key given to two parameters that the function draws from", """
-        import jax
-
-        def mixup(key_0, key_1, x):
-            lam = jax.random.beta(key_0, 1.0, 1.0)
-            index = jax.random.permutation(key_1, x.shape[0])
-            return lam * x + (1 - lam) * x[index]
-
-        def run():
-            key_0, key_1 = jax.random.split(jax.random.key(0))
-            return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
-        """, True),
-    Case("one key given to two parameters, drawn from under a test the call decides", """
-        import jax
-
-        def mixup(key_0, key_1, x, alpha=1.0):
-            lam = 1.0
-            if alpha > 0:
-                lam = jax.random.beta(key_0, alpha, alpha)
-            index = jax.random.permutation(key_1, x.shape[0])
-            return lam * x + (1 - lam) * x[index]
-
-        def run():
-            key_0, key_1 = jax.random.split(jax.random.key(0))
-            return mixup(key_0, key_0, jax.numpy.arange(4.0)), key_1  # JAX201
-        """, True),
-    Case("one key given to two parameters, the test the call decides skipping one draw", """
-        import jax
-
-        def mixup(key_0, key_1, x, alpha=1.0):
-            lam = 1.0
-            if alpha > 0:
-                lam = jax.random.beta(key_0, alpha, alpha)
-            index = jax.random.permutation(key_1, x.shape[0])
-            return lam * x + (1 - lam) * x[index]
-
-        def run():
-            key_0, key_1 = jax.random.split(jax.random.key(0))
-            return mixup(key_0, key_0, jax.numpy.arange(4.0), alpha=0), key_1
-        """, False),
+    Case("one key given to two parameters that the function draws from", _MIXUP_UNGUARDED, True),
+    Case("one key given to two parameters, drawn from under a test the call decides", _MIXUP, True),
+    Case("one key given to two parameters, the test the call decides skipping one draw", _MIXUP_NO_BETA, False),
     Case("one key given to two parameters, one of which the function never reads", """
         import jax
 

@@ -22,6 +22,7 @@ from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyStat
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
+from jaxlint.analysis.tracing.transforms import PARTIAL
 
 if TYPE_CHECKING:
     from jaxlint.analysis.engine.names import Names
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 # JAX's own functions and `functools` take a function to transform it, trace it or fix its
 # arguments (each followed where it is known), not to run it unseen.
 _OWN_API = ("jax.", "functools.")
-_PARTIAL = "functools.partial"
 
 
 class CallTransfer:
@@ -145,7 +145,7 @@ class CallTransfer:
             return None
         if only_traced_for_shapes(node, self.fn, self.names):
             return None  # the keys a partial fixes draw only where it is called: here never
-        if qualname == _PARTIAL and node.args:
+        if qualname in PARTIAL and node.args:
             # `functools.partial(f, key=key)` draws nothing: the function it makes draws where it
             # is called (or handed to code that may call it, or stored where it may be).
             held = tuple((arg, ref) for arg, ref in refs if isinstance(ref, (int, Elem)) and arg is not node.args[0])
@@ -203,8 +203,8 @@ class CallTransfer:
         other keys passed, left for the call's other consumers."""
         carried: list[tuple[ast.AST, Ref]] = []
         for key in run.keys:
-            while isinstance(key, ast.IfExp) and self.decided_arm(key) is not None:
-                key = self.decided_arm(key)  # `{"dropout": rng} if train else {}`, `train` given
+            while isinstance(key, ast.IfExp) and (arm := self.decided_arm(key)) is not None:
+                key = arm  # `{"dropout": rng} if train else {}`, `train` given
             members = key.values if isinstance(key, ast.Dict) else key.elts if isinstance(key, (ast.List, ast.Tuple)) else [key]
             for member in members:
                 ref = state.env.get(member.id) if isinstance(member, ast.Name) else None

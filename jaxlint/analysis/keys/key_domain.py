@@ -65,7 +65,7 @@ def analyse(
                 reports = [report for found in run.reports.values() for report in found]
             else:
                 graph = cfg.build(fn)
-                domain = KeyDomain(run, fn, graph, flags or {})
+                domain = KeyDomain(run, fn, graph)
                 solution = solve(graph, domain, {(): state})
                 exits, reports = domain.results(graph, solution.entry_states)
         run.undrawn = run.draws.undrawn(fn)
@@ -166,9 +166,9 @@ def _flax_runs(params: dict[str, int], exits: list) -> dict[str, tuple[tuple[str
 
 
 class KeyDomain(Domain[States]):
-    def __init__(self, run: KeyTransfer, fn: ast.AST, graph: cfg.Graph, flags: dict[str, bool]):
+    def __init__(self, run: KeyTransfer, fn: ast.AST, graph: cfg.Graph):
         self.run = run
-        self.flags = flags
+        self.flags = run.flags  # what the call being summarised decides
         self.context: dict[int, _Context] = {}
         self.parent: dict[int, Optional[ast.stmt]] = {}  # id(loop) -> the loop around it
         self._chains: dict[int, Phase] = {}
