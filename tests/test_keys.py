@@ -735,6 +735,50 @@ CASES = [
         def run():
             return ask(State(jax.random.key(0), jax.numpy.zeros(4)))
         """, True),
+    Case("a drawn key put back in a record held in the returned record", """
+        from typing import NamedTuple
+
+        import jax
+
+        class Inner(NamedTuple):
+            key: jax.Array
+
+        class Outer(NamedTuple):
+            inner: Inner
+            steps: int
+
+        def step(outer):
+            key, sub = jax.random.split(outer.inner.key)
+            z = jax.random.normal(key, (2,))
+            inner = outer.inner._replace(key=key)  # JAX201
+            return z, outer._replace(inner=inner)
+
+        def run():
+            z, outer = step(Outer(Inner(jax.random.key(0)), 0))
+            return z + jax.random.normal(outer.inner.key, (2,))
+        """, True),
+    Case("the fresh key put back in a record held in the returned record", """
+        from typing import NamedTuple
+
+        import jax
+
+        class Inner(NamedTuple):
+            key: jax.Array
+
+        class Outer(NamedTuple):
+            inner: Inner
+            steps: int
+
+        def step(outer):
+            key, sub = jax.random.split(outer.inner.key)
+            z = jax.random.normal(sub, (2,))
+            inner = outer.inner._replace(key=key)
+            return z, outer._replace(inner=inner)
+
+        def run():
+            z, outer = step(Outer(Inner(jax.random.key(0)), 0))
+            return z + jax.random.normal(outer.inner.key, (2,))
+        """, False),
     Case("key of a loop body's own carry record", """
         from typing import NamedTuple
 

@@ -563,7 +563,8 @@ class CallTransfer:
 
     def _handed_keys(self, value: ast.AST, state: KeyState) -> list[tuple[ast.Name, Ref]]:
         """The keys a returned value holds (`returned_keys`), records built around keys
-        (`state.replace(key=key)`) and dicts of keys or records bound to names included."""
+        (`state.replace(key=key)`), around such records (`self.replace(state=new_state)`), and
+        dicts of keys or records bound to names included."""
         found = [(name, ref) for name, ref, _ in self.returned_keys(value, state)]
         stack = [value]
         while stack:
@@ -571,8 +572,11 @@ class CallTransfer:
             if isinstance(node, (ast.Tuple, ast.List)):
                 stack.extend(node.elts)
             elif isinstance(node, ast.Call) and _builds_record(node, api.public(self.names.qualname(node.func))):
-                args = [*node.args, *(k.value for k in node.keywords)]
-                found.extend((a, state.env[a.id]) for a in args if isinstance(a, ast.Name) and isinstance(state.env.get(a.id), (int, Elem)))
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Name) and isinstance(state.env.get(arg.id), (int, Elem)):
+                        found.append((arg, state.env[arg.id]))
+                    else:  # a record held in a record: `self.replace(state=new_state)`
+                        stack.append(arg)
             elif isinstance(node, ast.Name) and isinstance(state.env.get(node.id), Streams):
                 found.extend(_held(node, state.env[node.id]))  # type: ignore[arg-type]
         return found

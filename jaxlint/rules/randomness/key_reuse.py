@@ -105,8 +105,9 @@ class KeyReuse(KeyFlowRule):
           key back to its caller hands on a key already drawn from, which the caller's next step
           draws from again. A record rebuilt with a field changed (`state.replace(rng=key)`,
           `state._replace(key=key)`, `dataclasses.replace`) keeps the key and draws nothing:
-          handed to other code (a checkpoint) it hands on no key; returned spent, it is reported
-          where the key was put in.
+          handed to other code (a checkpoint) it hands on no key; returned spent, also inside
+          another record (`self.replace(state=new_state)`), it is reported where the key was put
+          in.
         - A function that returns a key it has consumed on every path, as its result or an item
           of the tuple it returns (`return key, params` after `jax.grad(loss)(params, key)`;
           `state = (params, key)` then `return state`), or on the paths through a branch (`if
