@@ -109,3 +109,61 @@ def test_jax_keeps_the_first_model_when_called_after(framework):
     namespace: dict = {}
     exec(compile(_program(framework, True), "m.py", "exec"), namespace)
     assert namespace["first"].tolist() == namespace["second"].tolist() == [1.0, 1.0]  # not 2.0: stale
+
+
+# The calls that run the jitted function are those the module's resolver follows: through a
+# method of an instance the module makes, and never through another function of the same name.
+THROUGH_A_METHOD = """
+import jax
+import jax.numpy as jnp
+
+scale = jnp.asarray(1.0)
+
+@jax.jit
+def forward(x):
+    return x * scale
+
+class Runner:
+    def go(self, x):
+        return forward(x)
+
+runner = Runner()
+first = runner.go(jnp.ones(2))
+scale = jnp.asarray(2.0)
+second = runner.go(jnp.ones(2))
+"""
+SAME_NAME_ELSEWHERE = """
+import jax
+import jax.numpy as jnp
+
+scale = jnp.asarray(1.0)
+
+@jax.jit
+def forward(x):
+    return x * scale
+
+def main(x):
+    def forward(x):
+        return x + 1
+    return forward(x)
+
+first = main(jnp.ones(2))
+scale = jnp.asarray(2.0)
+second = main(jnp.ones(2))
+"""
+
+
+@pytest.mark.parametrize("source, stale", [(THROUGH_A_METHOD, True), (SAME_NAME_ELSEWHERE, False)], ids=["method", "same-name"])
+def test_the_calls_that_run_it_are_the_resolvers(cli, make_files, source, stale):
+    make_files({"m.py": source})
+    found = cli("check", "--no-cache", "--isolated", "--output-format", "json", "m.py").json
+    rows = {(f["code"], f["location"]["row"]) for f in found}
+    line = source.splitlines().index("    return x * scale") + 1
+    assert rows == ({("JAX410", line)} if stale else set())
+
+
+def test_jax_keeps_the_first_scale_through_a_method():
+    pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(THROUGH_A_METHOD, "m.py", "exec"), namespace)
+    assert namespace["first"].tolist() == namespace["second"].tolist() == [1.0, 1.0]  # not 2.0: stale

@@ -36,6 +36,7 @@ from jaxlint.analysis.engine.call_index import spellings
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import Context, TracedFunction
 
 if TYPE_CHECKING:
@@ -487,11 +488,12 @@ class Effects(OuterObjects):
         )
 
     def _running_calls(self, function: FunctionNode) -> list[ast.Call] | None:
-        """The module-level calls that run `function` (`module_calls.py`); None where no name of
-        the module is seen to run it (a method, a nested function, a helper)."""
-        bound = [r.bound_name for r in self.module.traced_roots if r.node is function and r.bound_name]
-        running = module_calls.running_names(function, bound, self.names)
-        return module_calls.module_level_calls(running, self.names) if running else None
+        """The module-level calls that run `function` (`module_calls.py`); None where the module
+        names it nowhere a call can reach it by (a method, a nested function, a helper)."""
+        named = isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.names.module.defs.get(function.name) is function
+        if not named and not any(r.node is function and r.bound_name for r in self.module.traced_roots):
+            return None
+        return module_calls.running_calls(function, module_callees(self.names))
 
     def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
         """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""

@@ -21,13 +21,14 @@ class StaleGlobal(Rule):
         **Module-level names.** Reported when the module:
 
         - binds the name again after the function is defined, and its module-level code calls
-          the function (through the name it or its jitted form is bound to, or a function of the
-          module that calls that name) both before the new binding (that call traced it with the
-          old value) and after it, or in a loop that also rebinds it. A notebook that rebinds its
-          model in a later cell and never calls the old jitted function again keeps nothing
-          stale, nor does a module that rebinds the name before any call. Where no name of the
-          module is seen to run the function (a method, a nested function), any binding after
-          the definition counts;
+          the function (through the name it or its jitted form is bound to, or a function or
+          method of the module whose calls run it, as the module's calls are resolved for every
+          rule: another function of the same name does not) both before the new binding (that
+          call traced it with the old value) and after it, or in a loop that also rebinds it. A
+          notebook that rebinds its model in a later cell and never calls the old jitted
+          function again keeps nothing stale, nor does a module that rebinds the name before any
+          call. Where no name of the module is seen to run the function (a method, a nested
+          function), any binding after the definition counts;
         - binds it twice after the definition with a call of one of its own functions in between
           (that call traced it with the first value: `args = (2.0, 3.0); f_jit(*args); args =
           ...`), under the same condition;
