@@ -11,6 +11,16 @@ import pytest
 from quiet_and_reported import case_tests
 
 QUIET = {
+    "result_of_a_lambda_returning_numpy": """
+        import numpy as np
+
+        zeros = lambda n: np.zeros(n)
+
+        def demo():
+            x = zeros(3)
+            x[0] = 1.0
+            return x
+        """,
     "a_cast_equality_of_numpy_values": """
         import numpy as np
 
@@ -186,6 +196,57 @@ QUIET = {
 }
 
 REPORTED = {
+    # What a call returns is what the function the module's resolver says it runs returns.
+    "result_of_a_lambda_bound_to_a_name": (
+        """
+        import jax.numpy as jnp
+
+        zeros = lambda n: jnp.zeros(n)
+
+        def demo():
+            x = zeros(3)
+            x[0] = 1.0
+            return x
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "result_of_a_name_bound_to_a_jit": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def scale(x):
+            return x * 2.0
+
+        double = jax.jit(scale)
+
+        def demo():
+            y = double(jnp.ones(3))
+            y[1] = 2.0
+            return y
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "result_of_the_function_a_factory_returns": (
+        """
+        import jax.numpy as jnp
+
+        def make_init(n):
+            def init():
+                return jnp.zeros(n)
+            return init
+
+        def demo():
+            init = make_init(3)
+            x = init()
+            x[0] = 1.0
+            return x
+        """,
+        "JAX401",
+        "TypeError",
+    ),
     "a_cast_equality_with_a_jax_array": (
         """
         import jax.numpy as jnp

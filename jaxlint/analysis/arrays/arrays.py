@@ -41,8 +41,8 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, SEQUENCE_TYPES, aliased
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.tracing import first_param
-from jaxlint.analysis.tracing.transforms import transform_of
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -438,7 +438,7 @@ class ArrayFacts:
                 name = self.names.qualname(func, scope)
                 if array_api.one_array_call(name, expr):
                     return True
-                return self._follows_returns(self.names.definition(func, scope))
+                return self._returning(func, scope) is not None
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
                 name = self.names.qualname(func.func, scope)
                 return name in array_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
@@ -457,12 +457,14 @@ class ArrayFacts:
         `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
         return names_before_at(self.module.source.text)
 
-    def _follows_returns(self, definition: ast.AST | None) -> bool:
-        """A def whose call gives what its `return`s give: undecorated, or only `jax.jit`."""
-        if not isinstance(definition, ast.FunctionDef):
-            return False
-        outer = self.names.enclosing_scope(definition)
-        return all(getattr(transform_of(d, self.names, outer), "name", None) == "jax.jit" for d in definition.decorator_list)
+    def _returning(self, func: ast.Name, scope: Scope) -> ast.FunctionDef | ast.Lambda | None:
+        """The def or lambda of the module whose `return`s a call of `func` gives, as the module's
+        resolver answers (decorated only so that calls run it as written, `jax.jit` included,
+        which gives back what the function returns, as JAX arrays); None for anything else."""
+        target = module_callees(self.names).target(func, scope)
+        if target is None or target.implicit or not isinstance(target.function, (ast.FunctionDef, ast.Lambda)):
+            return None
+        return target.function
 
     def _transformed_array(self, transformed: ast.Call, scope: Scope, depth: int) -> bool:
         """`jax.vmap(f)` (`jit`, `pmap`, ...) of a lambda or function of this module that returns a
@@ -476,13 +478,10 @@ class ArrayFacts:
         return isinstance(function, ast.Name) and self._returns_array(function, scope, depth)
 
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
-        """A call to a plain function of this module (no decorator that could change what it
-        returns but `jax.jit`, which gives back what the function returns, as JAX arrays; no
-        `yield`) every `return` of which gives a JAX array."""
-        definition = self.names.definition(func, scope)
-        if not self._follows_returns(definition):
-            return False
-        if self.names.rebinding(func, scope) is not None:
+        """A call to a function of this module (`_returning`; no `yield`) every `return` of which
+        gives a JAX array."""
+        definition = self._returning(func, scope)
+        if definition is None or self.names.rebinding(func, scope) is not None:
             return False
         key = id(definition)
         known = self._returns.get(key)
@@ -493,9 +492,10 @@ class ArrayFacts:
         returns = []
         result = own is not None
         if result:
-            for stmt in own_statements(definition.body):
-                if isinstance(stmt, ast.Return):
-                    returns.append(stmt.value)
+            if isinstance(definition, ast.Lambda):
+                returns.append(definition.body)
+            else:
+                returns.extend(stmt.value for stmt in own_statements(definition.body) if isinstance(stmt, ast.Return))
             result = bool(returns) and not _generator(definition) and all(
                 value is not None and self._array(value, own, depth + 1) for value in returns
             )
@@ -704,7 +704,7 @@ def is_at_index(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at"
 
 
-def _generator(function: ast.FunctionDef) -> bool:
+def _generator(function: ast.FunctionDef | ast.Lambda) -> bool:
     return contains(children(function), _YIELDS, _SCOPES)
 
 

@@ -38,8 +38,10 @@ class InPlaceUpdate(Rule):
           each value given comes back as a JAX array, a NumPy array or a Python scalar too
           (`arr, idx = ensure_arraylike("put", a, i)`); the list the `promote_*` helpers return
           is a Python list, and replacing one of its items is fine;
-        - a result of a function of the module (plain or under `@jax.jit`) every `return` of
-          which gives such an array;
+        - a result of a function or lambda of the module every `return` of which gives such an
+          array, reached as every rule follows a call: by its name, a name bound to it or to its
+          `jax.jit` (`double = jax.jit(scale)`), or to what a factory returns (`init =
+          make_init(n)`); plain or under `@jax.jit`;
         - a result of an `.at[...]` update, so a parameter counts from a statement that converts
           it, such as `x = jnp.asarray(x)`, on;
         - an item of a JAX array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z =
