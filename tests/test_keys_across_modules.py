@@ -521,6 +521,67 @@ def test_a_method_inherited_from_a_class_of_another_module_answers_for_itself(cl
     assert "consumed by `self.perturb` on line 13" in findings[0]["message"]
 
 
+
+def test_a_static_method_a_class_of_another_module_inherits_answers_for_itself(cli, make_files):
+    """`Helpers.keep(rng)` where `Helpers` inherits the static method from a base of its own module:
+    that definition says whether the key is consumed, as `Helpers.noise(rng)`'s says it is."""
+    root = make_files({
+        "pyproject.toml": "",
+        "lib/__init__.py": "",
+        "lib/ops.py": """\
+            import jax
+
+
+            class Base:
+                @staticmethod
+                def keep(rng):
+                    return rng
+
+                @staticmethod
+                def noise(rng):
+                    return jax.random.normal(rng, (3,))
+
+
+            class Helpers(Base):
+                pass
+            """,
+        "train.py": """\
+            import jax
+
+            from lib.ops import Helpers
+
+
+            def sample(rng):
+                Helpers.keep(rng)
+                a = jax.random.normal(rng, (3,))
+                Helpers.noise(rng)
+                return a
+
+
+            def sample_once(rng):
+                Helpers.keep(rng)
+                return jax.random.normal(rng, (3,))
+            """,
+    })
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings] == [("train.py", 9, "JAX201")]
+    assert "consumed by `jax.random.normal` on line 8" in findings[0]["message"]
+    if importlib.util.find_spec("jax") is not None:
+        script = textwrap.dedent("""\
+            import jax
+            import train
+
+            raised = []
+            with jax.debug_key_reuse(True):
+                for name in ("sample", "sample_once"):
+                    try:
+                        getattr(train, name)(jax.random.key(0))
+                    except jax.errors.KeyReuseError:
+                        raised.append(name)
+            print(",".join(raised))
+            """)
+        assert run_under_jax(root, script) == "sample"
+
 FLAX_LAYERS = {
     "pyproject.toml": "",
     "agent/__init__.py": "",

@@ -177,13 +177,11 @@ class OuterObjects:
         outer = OuterObject(root, "module" if owner.kind == "module" else "closure")
         if not self.nnx_object(outer):
             return None
+        callees = module_callees(self.names)
         for value in self.names.assignments(root):
             cls = self.names.definition(value.func, owner) if isinstance(value, ast.Call) else None
-            method = next(
-                (s for s in getattr(cls, "body", ()) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method_name),
-                None,
-            )
-            if method is None or not _writes_own_state(method):
+            method = callees.method(cls, method_name) if isinstance(cls, ast.ClassDef) else None
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _writes_own_state(method):
                 return None
         return outer, method_name
 

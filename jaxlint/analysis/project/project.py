@@ -16,7 +16,8 @@ unknown one for a parameter declared a JAX array, which is traced there), the ca
 analysed in its own module, in the caller's context and with the caller's argument values; so
 is the `__call__` of a plain class of a project module (no framework module) whose instance
 traced code calls (`instance=True`), and a static, class or plain method read through its
-class (`Ops.clip(x)`), bound as Python binds it (`Project.target`).
+class (`Ops.clip(x)`: the class's own def or one a base of its module defines, as that module's
+resolver finds it), bound as Python binds it (`Project.target`).
 The call evaluates to the callee's return value, memoised per (function, argument values,
 context), and is recorded as an `IncomingCall`. Linting the callee's
 module with its incoming calls (`ModuleFacts(..., incoming=...)`) then reports what the
@@ -59,6 +60,7 @@ from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.knowledge.decorators import runs_as_written
 from jaxlint.analysis.knowledge.testing_code import test_file
 from jaxlint.analysis.tracing.array_annotations import jax_array_parameters, traced_where_declared
+from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.parameters import bind_arguments
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.project.project_instance_calls import untraced_arguments, untraced_parameters
@@ -476,7 +478,7 @@ class Project:
         if located is None or not isinstance(located[1], ast.ClassDef):
             return None
         facts, cls = located
-        method = facts.names.scopes[id(cls)].defs.get(attr)
+        method = module_callees(facts.names).method(cls, attr)  # the class's own def, or a base's of its module
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         if not runs_as_written(method, facts.names):

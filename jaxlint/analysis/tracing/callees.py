@@ -191,7 +191,7 @@ class Callees:
             return None
         cls = names.definition(receiver, scope)
         if isinstance(cls, ast.ClassDef):
-            return self._function(self._method(cls, func.attr), Receiver.CLASS)
+            return self._function(self.method(cls, func.attr), Receiver.CLASS)
         read = names.read_scope.get(id(receiver)) if scope is None else scope
         method_scope = None
         while read is not None and read.kind != "class":
@@ -203,7 +203,7 @@ class Callees:
             if len(values) == 1 and isinstance(values[0], ast.Call):
                 return self._instance_method(values[0], func.attr, scope)
             return None
-        method = self._method(read.node, func.attr)
+        method = self.method(read.node, func.attr)
         if method is None:
             named = attribute_class(names, func, self.attributes_of)
             held = names.definition(named) if named is not None else None
@@ -216,7 +216,7 @@ class Callees:
         cls = self.names.definition(construction.func, scope)
         if not isinstance(cls, ast.ClassDef) or id(cls) not in self.names.scopes:
             return None
-        return self._function(self._method(cls, attr), Receiver.INSTANCE)
+        return self._function(self.method(cls, attr), Receiver.INSTANCE)
 
     def _made_by(self, factory: ast.AST | None) -> ast.AST | None:
         """The def a factory of the module returns on every `return` (`def make(): def step(...):
@@ -229,7 +229,7 @@ class Callees:
             return None
         return made
 
-    def _method(self, cls: ast.ClassDef, attr: str) -> ast.AST | None:
+    def method(self, cls: ast.ClassDef, attr: str) -> ast.AST | None:
         """The def `cls.<attr>` finds in the class or, depth first, its bases of this module."""
         found = self.names.scopes[id(cls)].defs.get(attr)
         if found is not None:
