@@ -541,6 +541,32 @@ CASES = {
             counter()
             return x
         """,
+    "nnx_module_inheriting_a_call_that_updates_it": """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        class Count(nnx.Variable):
+            pass
+
+        class Counter(nnx.Module):
+            def __init__(self):
+                self.count = Count(jnp.array(0))
+
+            def __call__(self):
+                self.count.value += 1
+
+        class Tally(Counter):
+            def read(self):
+                return self.count.value
+
+        tally = Tally()
+
+        @jax.jit
+        def step(x):
+            tally()  # JAX407
+            return x + tally.read()
+        """,
     "experiment_trackers_in_staged_code": """
         import jax
         import jax.numpy as jnp

@@ -53,7 +53,8 @@ class OuterMutation(Rule):
         body (`optimizer.update(...)`, `metrics.update(...)`, `model.w.value = ...`) is
         reported, and so is a call of such an object there (`counter()`, `model.step(x)`) when
         its class, defined in the module, updates its own state in the method called
-        (`self.count.value += 1` in `__call__`).
+        (`self.count.value += 1` in `__call__`), its own or one it inherits from a base of the
+        module.
 
         **Haiku.** A Haiku module (`hk.Linear(...)`, a class of the module deriving from
         `hk.Module`; closed over, made in place, or a `self.core` a Haiku module's class assigns
