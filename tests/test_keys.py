@@ -735,6 +735,61 @@ CASES = [
         def run():
             return ask(State(jax.random.key(0), jax.numpy.zeros(4)))
         """, True),
+    # ---- a key given to the branches of `lax.cond` / `lax.switch` ---------------------------
+    Case("a drawn key given to lax.cond branches that ignore it", """
+        import jax
+        import jax.numpy as jnp
+
+        def step(pred, key):
+            a = jax.random.normal(key, (3,))
+
+            def fresh(_rng):
+                return a
+
+            def stale(_rng):
+                return -jnp.ones(3)
+
+            return jax.lax.cond(pred, fresh, stale, key)
+
+        def run():
+            return step(True, jax.random.key(0))
+        """, False),
+    Case("a drawn key given to a lax.cond branch that draws from it", """
+        import jax
+        import jax.numpy as jnp
+
+        def step(pred, key):
+            a = jax.random.normal(key, (3,))
+
+            def noisy(rng):
+                return jax.random.uniform(rng, (3,))
+
+            def quiet(rng):
+                return -jnp.ones(3)
+
+            return a + jax.lax.cond(pred, noisy, quiet, key)  # JAX201
+
+        def run():
+            return step(False, jax.random.key(0))
+        """, True),
+    Case("a drawn key given to lax.switch branches, one lambda drawing", """
+        import jax
+        import jax.numpy as jnp
+
+        def keep(k):
+            return jnp.zeros(3)
+
+        def quiet(i, key):
+            a = jax.random.normal(key, (3,))
+            return a + jax.lax.switch(i, [keep, keep], key)
+
+        def noisy(i, key):
+            a = jax.random.normal(key, (3,))
+            return a + jax.lax.switch(i, [keep, lambda k: jax.random.uniform(k, (3,))], key)  # JAX201
+
+        def run():
+            return quiet(0, jax.random.key(0)), noisy(0, jax.random.key(1))
+        """, True),
     Case("a drawn key put back in a record held in the returned record", """
         from typing import NamedTuple
 

@@ -154,28 +154,10 @@ class CallTransfer:
             self._broadcast(node, func, refs, state)
         again = _given_again(node, refs, state)
         helper = self.flow.helper(node, self.quiet, [arg for arg, _ in refs] + [arg for arg, _ in again])
+        if helper is None:
+            helper = self._branch(node, refs)
         if helper is not None:
-            result = None
-            self._twice(node, helper, again)
-            for arg, ref in refs:
-                # A key inside a list, tuple or dict is handed on with the parameter it fills.
-                param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
-                level = helper.member_level(arg, param) if param is not None else NONE
-                if level == MAYBE and helper.submodule:
-                    level = DEFINITE
-                if level != NONE:
-                    handed = helper.summary.undrawn.get(param) if param is not None else None
-                    draws = handed is None or not dropped(node, handed, self.fn, self.names)
-                    use = Use(arg, node, "call", f"`{helper.name}`", draws=draws)
-                    self.consume(ref, use, level, state, partial=level == MAYBE)
-                elif param in helper.summary.key_params and param not in helper.summary.returned_from:
-                    self.draws.read(arg)  # followed as a key, kept or discarded, not handed back: nothing drawn
-                self._helper_flax_runs(node, helper, arg, ref, param, state)
-                if param in helper.summary.returns and level != DEFINITE:
-                    result = ref  # one it drew from is reported where it returns it (`hand_back`)
-            if result is None and helper.summary.tied:
-                result = Tied(helper.summary.tied)  # `return key, key`: one key at two places
-            return result
+            return self._hand_to(node, helper, refs, again, state)
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.NON_CONSUMING_METHODS:
             return None
         if _is_assertion(node.func):
@@ -186,6 +168,69 @@ class CallTransfer:
                 continue  # a key made in the call, handed to code not seen: what it draws is not known
             self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
         return None
+
+    def _hand_to(self, node: ast.Call, helper, refs: list, again: list, state: KeyState) -> Ref | None:
+        """The keys a call hands to a function seen, consumed as its summary says; what the call
+        gives back (a key it returns, `Tied` keys)."""
+        result = None
+        self._twice(node, helper, again)
+        for arg, ref in refs:
+            # A key inside a list, tuple or dict is handed on with the parameter it fills.
+            param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
+            level = helper.member_level(arg, param) if param is not None else NONE
+            if level == MAYBE and helper.submodule:
+                level = DEFINITE
+            if level != NONE:
+                handed = helper.summary.undrawn.get(param) if param is not None else None
+                draws = handed is None or not dropped(node, handed, self.fn, self.names)
+                use = Use(arg, node, "call", f"`{helper.name}`", draws=draws)
+                self.consume(ref, use, level, state, partial=level == MAYBE)
+            elif param in helper.summary.key_params and param not in helper.summary.returned_from:
+                self.draws.read(arg)  # followed as a key, kept or discarded, not handed back: nothing drawn
+            self._helper_flax_runs(node, helper, arg, ref, param, state)
+            if param in helper.summary.returns and level != DEFINITE:
+                result = ref  # one it drew from is reported where it returns it (`hand_back`)
+        if result is None and helper.summary.tied:
+            result = Tied(helper.summary.tied)  # `return key, key`: one key at two places
+        return result
+
+    def _branch(self, node: ast.Call, refs: list):
+        """`lax.cond(pred, f, g, key)`, `lax.switch(i, [f, g], key)`: JAX hands the operands to
+        every branch (it traces them all), so the keys in them are consumed as the branch that
+        consumes them most does, as a call of that branch with the operands would. None (code not
+        seen) unless every branch is a function seen and the operands are written out."""
+        name = api.public(self.names.qualname(node.func))
+        if name not in jax_api.BRANCHING or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        if name == "jax.lax.cond":
+            branches, operands = node.args[1:3], node.args[3:]
+        elif len(node.args) >= 2 and isinstance(node.args[1], (ast.List, ast.Tuple)):
+            branches, operands = node.args[1].elts, node.args[2:]
+        else:
+            return None
+        keyed = [arg for arg, _ in refs]
+        best, most = None, -1
+        for at, branch in enumerate(branches):
+            call = self.flow.branch_calls.get((id(node), at))
+            if call is None:  # one call per branch, kept: the summaries remember the calls they answered
+                call = ast.copy_location(ast.Call(func=branch, args=list(operands), keywords=[]), node)
+                self.flow.branch_calls[(id(node), at)] = call
+            helper = self.flow.helper(call, self.quiet, keyed)
+            if helper is None:
+                return None
+            level = max((self._level_in(helper, arg) for arg in keyed), default=NONE)
+            if level > most:
+                best, most = helper, level
+        return best
+
+    def _level_in(self, helper, arg: ast.AST) -> int:
+        """How much a function seen consumes the key an argument (or an item of one) gives it: as
+        its parameter, or through the Flax runs it hands it to."""
+        param = helper.parameters.get(id(arg), helper.members.get(id(arg)))
+        if param is None:
+            return NONE
+        flax = max((level for _, _, level in helper.summary.flax.get(param, ())), default=NONE)
+        return max(helper.member_level(arg, param), flax)
 
     def _twice(self, node: ast.Call, helper, again: list[tuple[ast.expr, ast.expr]]) -> None:
         """One key given to two parameters that the function seen draws from on every path

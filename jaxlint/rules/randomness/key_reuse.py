@@ -124,6 +124,11 @@ class KeyReuse(KeyFlowRule):
           (`update_by_loss_grad(state, loss_fn)`), it is called there when that function calls
           the parameter it fills or hands it on to a call (`jax.value_and_grad(loss_fn)`); one
           that only keeps it (`registry.append(fn)`) does not call it.
+        - A key given as an operand of `lax.cond(pred, f, g, key)` or `lax.switch(i, [f, g],
+          key)` is handed to every branch, since JAX traces them all: it is consumed as the
+          branch that consumes it most does, as a call of that branch would be. Branches that
+          ignore it (`def keep(_rng): return x`) leave it unused; where a branch is not a
+          function of the module, the call is code jaxlint cannot see.
         - A tuple or list of keys written out in the call (`setup((key, actor_key, critic_key))`)
           hands each item to the parameter it fills; where the function reads the elements
           apart (`key, actor_key, critic_key = keys`), each item is consumed as its element is,
