@@ -36,6 +36,7 @@ from jaxlint.analysis.engine.call_index import spellings
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
+from jaxlint.analysis.knowledge.testing_code import test_functions, test_pattern
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import Context, TracedFunction
 
@@ -410,12 +411,13 @@ class Effects(OuterObjects):
         return found
 
     def in_test(self, function: FunctionNode | None) -> bool:
-        """Inside a test function (`def test_...`, or a function nested in one)."""
-        while function is not None:
-            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name.startswith("test"):
-                return True
-            function = self.names.parent_function.get(id(function))
-        return False
+        """Inside test code, as the `test-functions` option names it (`testing_code.test_functions`:
+        `def test_...`, a method of a test class, a function nested in one)."""
+        return function is not None and id(function) in self._tests
+
+    @cached_property
+    def _tests(self) -> set[int]:
+        return test_functions(self.names, test_pattern(self.module.options))
 
     def expects_error(self, node: ast.AST) -> bool:
         """Inside `with pytest.raises(...)` / `self.assertRaises(...)`: the code is meant to fail."""

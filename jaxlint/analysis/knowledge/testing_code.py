@@ -38,7 +38,9 @@ def test_file(path: str, options: Mapping[str, Any]) -> bool:
 
 def test_functions(names: Names, pattern: re.Pattern | None) -> set[int]:
     """Functions named as tests, methods of classes named (or derived from classes named) as
-    tests, and everything nested in them."""
+    tests, and everything nested in them. A method named as a test of a class that is not one
+    is not a test: pytest and unittest collect methods only from test classes (a data source's
+    `test_data(self, key)` is the code under test, not a test)."""
     if pattern is None:
         return set()
     test_classes = {
@@ -48,7 +50,7 @@ def test_functions(names: Names, pattern: re.Pattern | None) -> set[int]:
     tests = set()
     for fn in names.functions:
         cls = names.parent_class.get(id(fn))
-        if pattern.search(getattr(fn, "name", "")) or (cls is not None and id(cls) in test_classes):
+        if (cls is None and pattern.search(getattr(fn, "name", ""))) or (cls is not None and id(cls) in test_classes):
             tests.add(id(fn))
     changed = True
     while changed:
