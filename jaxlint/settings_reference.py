@@ -193,8 +193,8 @@ def settings() -> list[Setting]:
         ),
         Setting(
             "options.test-functions", "str", defaults["test-functions"],
-            "Randomness rules: a regular expression; functions whose name matches are tests, where reusing "
-            "a key on purpose is common, and are left alone.",
+            "Randomness rules and JAX403: a regular expression; functions whose name matches, and the methods "
+            "of classes whose name matches, are tests, where reusing a key on purpose is common, and are left alone.",
             "test-functions = '^test|^check_'",
         ),
         Setting(

@@ -716,6 +716,35 @@ def test_test_functions_option():
     assert {(f.start.row, f.code) for f in only_classes} == {(14, "JAX201")}
 
 
+DATA_SOURCE = """
+import jax
+
+class Sampler:
+    def test_data(self, key):
+        x = jax.random.normal(key, (3,))
+        return x, jax.random.uniform(key, (3,))
+
+class SamplerTest:
+    def test_data(self):
+        key = jax.random.key(0)
+        return jax.random.normal(key, (3,)), jax.random.normal(key, (3,))
+"""
+
+
+def test_a_method_named_as_a_test_is_one_only_in_a_test_class():
+    """`Sampler.test_data` is the code a test calls (pytest collects `test*` methods only from
+    test classes): its reuse is reported; the same reuse in `SamplerTest` is a test's own."""
+    assert {(f.start.row, f.code) for f in lint_source(DATA_SOURCE, "data.py", CODES)} == {(7, "JAX201")}
+
+
+def test_jax_rejects_the_data_sources_reuse():
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(compile(DATA_SOURCE, "data.py", "exec"), namespace)
+    with jax.debug_key_reuse(True), pytest.raises(jax.errors.KeyReuseError):
+        namespace["Sampler"]().test_data(jax.random.key(0))
+
+
 def test_test_functions_option_from_configuration(cli, make_files):
     make_files({"t.py": TEST_CODE})
     assert cli("check", "--select", "JAX2", "--no-cache").code == 0

@@ -43,7 +43,8 @@ class DiscardedUpdate(Rule):
         - A name that a nested function or lambda reads: it may be called later.
         - In a Pallas kernel, `ref.at[i].set(v)` on one of its references writes through the
           reference (and returns None): it is a store, not a discarded update.
-        - Calls inside `pytest.raises`/`assertRaises` blocks, in test functions (`def test_...`,
+        - Calls inside `pytest.raises`/`assertRaises` blocks, in test code as the randomness
+          rules' `test-functions` option names it (`def test_...`, a test class's methods,
           where a bare call checks that something does not raise), and in the body of a `try`
           whose every handler raises (`try: jnp.asarray(value) except Exception: raise
           TypeError(...)`, a check that the value converts).

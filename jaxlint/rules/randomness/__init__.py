@@ -92,11 +92,13 @@ KEY_FLOW_LIMITATIONS = """
 
 # The one naming convention the key rules honour, as an option.
 TEST_FUNCTIONS_OPTION = r"""
-    `test-functions` (in `[tool.jaxlint.options]`): a regular expression. Functions whose name
-    matches it, methods of classes whose name (or a base class's name) matches it, and
-    functions nested in them are test code, where one key is fed to several computations on
-    purpose; they are not reported. Default: `^test|^Test|Tests?$|TestCase$` (what pytest and
-    unittest collect). Set it to `""` to check test code too.
+    `test-functions` (in `[tool.jaxlint.options]`): a regular expression. Functions (not
+    methods) whose name matches it, methods of classes whose name (or a base class's name)
+    matches it, and functions nested in them are test code, where one key is fed to several
+    computations on purpose; they are not reported. A method whose name matches, of a class
+    that does not, is the code a test calls (`Sampler.test_data(self, key)`) and is checked.
+    Default: `^test|^Test|Tests?$|TestCase$` (what pytest and unittest collect). Set it to `""`
+    to check test code too.
 
     `test-files`: a regular expression matched against a file's name. Every function of a file
     whose name matches it (mocks and fixtures included) is test code too. Default:
