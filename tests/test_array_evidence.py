@@ -6,6 +6,8 @@ look-alikes that stay reported raise JAX's `TypeError`.
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from quiet_and_reported import case_tests
@@ -558,3 +560,58 @@ def test_a_cached_run_sees_the_class_become_a_function(cli, make_files):
     text = (root / "arraylib" / "arrays.py").read_text()
     (root / "arraylib" / "arrays.py").write_text(text.replace("class Array:", "class Wrapper:") + "\n\nArray = array\n")
     assert rows() == [6, 11]
+
+
+# A name another module of the project binds once to a `jax.numpy` call is a JAX array where it
+# is imported; one bound to a NumPy array, or bound twice, is not known to be one.
+TEXTURES = {
+    "pyproject.toml": "",
+    "render/__init__.py": "",
+    "render/textures.py": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        THRUSTER = jnp.ones((4, 4, 3))
+        CANVAS = np.ones((4, 4, 3))
+        """,
+    "render/shade.py": """
+        import jax
+        import jax.numpy as jnp
+
+        from render.textures import CANVAS, THRUSTER
+
+        def colour(c):
+            THRUSTER[:2, :, :3] *= c[None, None, :]  # JAX401
+            return THRUSTER
+
+        def paint():
+            CANVAS[0] = 0.0
+            return CANVAS
+
+        def shade():
+            return jax.vmap(colour)(jnp.ones((3, 3)))
+        """,
+}
+
+
+def test_a_name_bound_to_a_jax_array_in_another_module_is_one(cli, make_files):
+    make_files(TEXTURES)
+    findings = cli("check", "--no-cache", "--output-format", "json", "render").json
+    marked = textwrap.dedent(TEXTURES["render/shade.py"]).splitlines().index(
+        "    THRUSTER[:2, :, :3] *= c[None, None, :]  # JAX401"
+    ) + 1
+    assert [(f["filename"].replace("\\", "/").rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in findings] == [
+        ("shade.py", marked, "JAX401")
+    ]
+
+
+def test_jax_rejects_the_update_of_the_imported_array(make_files, monkeypatch):
+    pytest.importorskip("jax")
+    root = make_files(TEXTURES)
+    monkeypatch.syspath_prepend(str(root))
+    import importlib
+
+    shade = importlib.import_module("render.shade")
+    assert shade.paint()[0, 0, 0] == 0.0
+    with pytest.raises(TypeError):
+        shade.shade()

@@ -37,6 +37,7 @@ from jaxlint.analysis.arrays.array_flow import (
 from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_at
 from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine import cfg
+from jaxlint.analysis.engine.conditions import single_value
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
@@ -303,6 +304,8 @@ class ArrayFacts:
             return False
         if local is not None and owner is local[0]:
             return (name, JAX) in local[1]
+        if name in owner.imports:
+            return self._imported_array(name, owner)
         candidates = self._may_hold_arrays(owner)
         if candidates is not None and name not in candidates:
             return False  # decided without solving the scope: nothing there can make it an array
@@ -326,6 +329,26 @@ class ArrayFacts:
         )
         self._names[key] = result
         return result
+
+    def _imported_array(self, name: str, owner: Scope) -> bool:
+        """A name imported from another module of the project that binds it once, at module
+        level, to a call of a function that returns one JAX array (`TEXTURE =
+        jnp.rot90(load(...))`): what that module binds it to."""
+        key = (id(owner.node), name)
+        known = self._names.get(key)
+        if known is None:
+            known = self._names[key] = self._bound_elsewhere_to_array(owner.imports[name])
+        return known
+
+    def _bound_elsewhere_to_array(self, qualname: str) -> bool:
+        link = self.module.project
+        found = link.module_value(qualname) if link is not None and "." in qualname else None
+        if found is None:
+            return False
+        other, bound = found
+        single = single_value(other, bound, other.module)
+        value = single[1] if single is not None else None
+        return isinstance(value, ast.Call) and array_api.one_array_call(other.qualname(value.func, other.module), value)
 
     def _items(self, node: ast.Name, scope: Scope, local: _Local | None) -> bool:
         """The name holds a sequence of JAX arrays where it is read (`array_flow.ITEMS`)."""

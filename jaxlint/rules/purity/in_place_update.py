@@ -42,6 +42,8 @@ class InPlaceUpdate(Rule):
           array, reached as every rule follows a call: by its name, a name bound to it or to its
           `jax.jit` (`double = jax.jit(scale)`), or to what a factory returns (`init =
           make_init(n)`); plain or under `@jax.jit`;
+        - a name imported from another module of the project that binds it once, at module
+          level, to a call returning one JAX array (`TEXTURE = jnp.rot90(load(...))`);
         - a result of an `.at[...]` update, so a parameter counts from a statement that converts
           it, such as `x = jnp.asarray(x)`, on;
         - an item of a JAX array or of a sequence of them (`q, r = jnp.linalg.qr(a)`, `t, z =
