@@ -150,3 +150,38 @@ def demo():
         ),
     },
 )
+
+
+# The same test as an operand of `and`/`or`: Python stops at it, so what follows it never runs
+# under the jit (`isinstance(shape, np.ndarray) and arr.shape[0] < shape[0]`); an operand the
+# traced one decides nothing about still runs.
+SHAPE_CHECK = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+@jax.jit
+def convert(shape, arr):
+    if len(arr.shape) != 1 or (isinstance(shape, np.ndarray) and arr.shape[0] < shape[0]):
+        raise ValueError("too small")
+    return arr
+
+def demo():
+    return convert(jnp.array([3]), jnp.ones(2))
+"""
+
+(
+    test_operands_after_a_failed_numpy_test_stay_quiet,
+    test_operands_a_numpy_test_does_not_stop_are_reported,
+    test_jax_runs_the_short_circuit_cases,
+    test_jax_rejects_the_short_circuit_variants,
+) = case_tests(
+    {"and-after-a-numpy-test-of-a-tracer": SHAPE_CHECK},
+    {
+        "or-after-a-numpy-test-of-a-tracer": (
+            SHAPE_CHECK.replace("isinstance(shape, np.ndarray) and", "isinstance(shape, np.ndarray) or"),
+            "JAX101",
+            "TracerBoolConversionError",
+        ),
+    },
+)

@@ -37,6 +37,7 @@ from jaxlint.analysis.engine.lattice import (
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.knowledge.entry_points import KERNEL_CALLS, REF_TREE_CALLS
+from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.tracing.array_annotations import declares_jax_array, declares_jax_arrays
 from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.parameters import (
@@ -72,6 +73,13 @@ class CallEvaluation:
         if callee in KERNEL_CALLS:
             self._kernel(callee, args, kwargs, env)
         if callee in jax_api.STATIC_QUERIES:
+            if callee == "builtins.isinstance" and args and args[0].traced and args[0].array:
+                # A traced array is a tracer, of no NumPy or Python type: the test is decided, as
+                # on a branch's edge, so `and`/`or` after it runs only as that outcome lets it.
+                if type_tests.tracer_tested(node, self.names, self.scope) is not None:
+                    return constant(True)
+                if type_tests.concrete_tested(node, self.names, self.scope) is not None:
+                    return constant(False)
             counted = self._collected_count(node, args) if callee == "builtins.len" else None
             return STATIC if counted is None else constant(counted)
         if callee in PARTIAL:

@@ -22,7 +22,10 @@ class TracedIf(Rule):
     decisions = """
         - The condition is reported when it is traced, or when it has a traced value among the
           operands Python takes the truth of: each operand of `and`/`or` it evaluates, and the
-          operand of `not` (`if err < 1 and done:`).
+          operand of `not` (`if err < 1 and done:`). Python stops at an operand whose outcome
+          is known: a traced array is a tracer, so `isinstance(shape, np.ndarray)` of one is
+          false there and what follows it in an `and` never runs (`isinstance(x, Tracer)` is
+          true, and ends an `or`).
         - Conditions on static facts are fine and not reported: `x.shape[0] > 1`, `x.ndim == 2`;
           `x is None` or `x == None`, which a JAX array answers by identity too, as it does a
           comparison with a string, bytes, `...` or `slice(...)`; the truth of an argument
