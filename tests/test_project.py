@@ -262,15 +262,47 @@ NAMESPACED = {
 
 def test_a_namespace_package_imports_its_package_by_absolute_name(cli, make_files):
     """A module in a folder without `__init__.py` inside package `app` imports `app.types`: the
-    folder above `app` is where Python, run from the repository, finds it."""
+    folder above `app` is where Python, run from the repository, finds it. The folder is a
+    namespace portion of `app`: the module is `app.systems.dqn`."""
     root = make_files(NAMESPACED)
     index = ProjectIndex()
     dqn = str(root / "repo/app/systems/dqn.py")
-    assert index.module_name(dqn) == ("dqn", "", str(root / "repo/app/systems"))
+    assert index.module_name(dqn) == ("app.systems.dqn", "app.systems", str(root / "repo"))
     assert index.namespace_root(str(root / "repo/app/systems"), "app") == str(root / "repo")
     assert index.namespace_root(str(root / "repo/app/systems"), "other") is None
     out = cli("check", "--no-cache", "--output-format", "json", "repo/app/systems/dqn.py")
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
+
+
+def test_a_namespace_portion_reads_its_package_by_relative_imports(cli, make_files):
+    """`from ..types import Transition` in `app/systems/` (no `__init__.py`) reads `app.types`, as
+    Python does: the class's array field is traced in the jitted function."""
+    files = dict(NAMESPACED)
+    files["repo/app/systems/dqn.py"] = files["repo/app/systems/dqn.py"].replace(
+        "from app.types import Transition", "from ..types import Transition"
+    )
+    make_files(files)
+    out = cli("check", "--no-cache", "--output-format", "json", "repo/app/systems/dqn.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
+
+
+def test_python_imports_the_namespace_portion_by_relative_imports(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    files = dict(NAMESPACED)
+    files["repo/app/systems/dqn.py"] = files["repo/app/systems/dqn.py"].replace(
+        "from app.types import Transition", "from ..types import Transition"
+    )
+    root = make_files(files)
+    monkeypatch.syspath_prepend(str(root / "repo"))
+    for name in ("app", "app.types", "app.systems", "app.systems.dqn"):
+        sys.modules.pop(name, None)
+    from app.systems import dqn
+    from app.types import Transition
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        dqn.loss(Transition(jax.numpy.float32(2.0)))
+    for name in ("app", "app.types", "app.systems", "app.systems.dqn"):
+        sys.modules.pop(name, None)
 
 
 def test_a_subpackage_named_as_a_library_is_not_that_library(tmp_path):

@@ -1,7 +1,9 @@
 """The project's own modules: which files form the project, and traced calls followed into them.
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
-would put on `sys.path` to import it), and the project root above it (the nearest folder
+would put on `sys.path` to import it; a folder without `__init__.py` inside a package is a
+namespace portion of it, so its modules' relative imports read that package), the file's own
+folder, and the project root above it (the nearest folder
 with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder; for a module
 in a namespace package (a folder without `__init__.py` on the way up), also the folder above
 the nearest folder named as the top-level package of an absolute import (`roots_for`). A
@@ -156,11 +158,14 @@ class ProjectIndex:
         return os.path.isfile(os.path.join(directory, "__init__.py"))
 
     def _module_name(self, path: str) -> tuple[str, str, str]:
-        """(dotted module name, its package, the folder its top-level package is in)."""
+        """(dotted module name, its package, the folder its top-level package is in). A folder
+        without `__init__.py` inside a package is a namespace portion of it, as Python imports
+        it (`xminigrid/envs/minigrid/empty.py` under `xminigrid/envs/__init__.py` is
+        `xminigrid.envs.minigrid.empty`, whose `from ...core import grid` reads `xminigrid.core`)."""
         directory, filename = os.path.split(os.path.abspath(path))
         stem = filename.split(".", 1)[0]
         parts = [] if stem == "__init__" else [stem]
-        while self.is_package(directory):
+        while self.is_package(directory) or self.is_package(os.path.dirname(directory)):
             directory, name = os.path.split(directory)
             parts.insert(0, name)
             if not name:
@@ -177,9 +182,11 @@ class ProjectIndex:
         return None if parent == directory else self.project_root(parent)
 
     def search_roots(self, path: str) -> tuple[str, ...]:
-        """The folders a module's absolute imports are looked up in, nearest first."""
+        """The folders a module's absolute imports are looked up in, nearest first: its top-level
+        package's, then its own where that differs (run as a script, or by pytest, a module
+        imports its neighbours by name)."""
         _, _, top = self.module_name(path)
-        roots = [top]
+        roots = [top, os.path.dirname(os.path.abspath(path))]
         root = self.project_root(top)
         if root is not None:
             roots += [root, os.path.join(root, "src")]
