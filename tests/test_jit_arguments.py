@@ -688,6 +688,76 @@ CASES = [
         def run():
             return step(jnp.zeros(()), 3, 1.0)
         """, "ok"),
+    Case("static argument of the jit a factory returns, passed an array", """
+        import jax
+        import jax.numpy as jnp
+
+        def make_update():
+            def update(state, a, b):
+                return state + jnp.atleast_2d(a).sum() + b
+
+            return jax.jit(update, static_argnames=("a",))  # JAX302
+
+        step = make_update()
+
+        def run():
+            return step(jnp.zeros(()), jnp.ones(3), 1.0)
+        """, "ValueError"),
+    Case("static argument of the jit a factory returns, passed a number", """
+        import jax
+        import jax.numpy as jnp
+
+        def make_update():
+            def update(state, a, b):
+                return state + a + b
+
+            return jax.jit(update, static_argnames=("a",))
+
+        step = make_update()
+
+        def run():
+            return step(jnp.zeros(()), 3, 1.0)
+        """, "ok"),
+    Case("static argument of the jit a factory returns, the loop index", """
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        def make_step():
+            def step(x, n):
+                TRACES["f"] += 1
+                return x * n
+
+            return jax.jit(step, static_argnums=1)
+
+        def run():
+            step = make_step()
+            x = jnp.ones(2)
+            for i in range(4):
+                x = step(x, i)  # JAX303
+            return x
+        """, "traces>=4"),
+    Case("static argument of the jit a factory returns, one value in the loop", """
+        import jax
+        import jax.numpy as jnp
+
+        TRACES = {"f": 0}
+
+        def make_step():
+            def step(x, n):
+                TRACES["f"] += 1
+                return x * n
+
+            return jax.jit(step, static_argnums=1)
+
+        def run():
+            step = make_step()
+            x = jnp.ones(2)
+            for i in range(4):
+                x = step(x, 3)
+            return x
+        """, "ok"),
     Case("static self of a dataclass that defines __eq__ with unsafe_hash", """
         import dataclasses
         import functools

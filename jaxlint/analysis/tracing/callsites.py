@@ -3,7 +3,8 @@
 `step = jax.jit(train_step)` then `step(params, batch)` in a loop; a `@jax.jit` function
 called from `main`; `jax.jit(f)(x)` inline; `self.predict(x)` for a jitted method, and for
 `self.predict = jax.jit(f)` stored by one of the class's methods; `step = make_update()` for
-a module function that returns the jitted function it defines.  The
+a function that returns the jitted function it defines (`return update` of a jitted def, or
+`return jax.jit(update)`), the factory found by the module's resolver.  The
 jit-argument and recompilation rules ask where such a call sits (which loops enclose it);
 whether an argument changes from one iteration to the next is `loop_variance.py`'s answer.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from jaxlint.analysis.engine.arguments import Receiver, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
-from jaxlint.analysis.engine.walk import children, contains, returned_name
+from jaxlint.analysis.engine.walk import children, contains, own_statements, returned_name
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.traced_functions import Discovery, TracedFunction
 
@@ -49,6 +50,7 @@ class CallSites:
     def _find(self, discovery: Discovery) -> None:
         by_binding: dict[tuple[int, str], TracedFunction] = {}
         by_site: dict[int, TracedFunction] = {}
+        returned: dict[int, TracedFunction] = {}  # id(factory) -> the transformed callable it returns
         methods: dict[str, TracedFunction] = {}
         on_self: dict[tuple[int, str], TracedFunction] = {}  # (id(class), attr) -> root
         call_scope: dict[int, Scope] | None = None
@@ -75,8 +77,11 @@ class CallSites:
                 stored = self._stored_jit(root.site, call_scope.get(id(root.site)))
                 if stored is not None:
                     on_self[stored] = root
+                factory = _returning(root.site, call_scope.get(id(root.site)), self.names)
+                if factory is not None:  # `return jax.jit(step, static_argnums=1)`
+                    returned[id(factory)] = root
         self._on_self = on_self
-        self._made_by_factories(by_binding)
+        self._made_by_factories(by_binding, returned)
         if not (by_binding or by_site or methods or on_self):
             return
         bound = {name for _, name in by_binding} | {attr for _, attr in on_self}
@@ -91,12 +96,15 @@ class CallSites:
                     implicit += implicit_count(target.node, receiver(call.func, target.node, self.names))
                 self.sites.append(CallSite(call, target, function, self._enclosing_loops(scope, call), implicit))
 
-    def _made_by_factories(self, by_binding: dict[tuple[int, str], TracedFunction]) -> None:
-        """`step = make_update()` where the module function `make_update` returns, on every
-        `return`, the jitted function it defines (`@jax.jit def update(...)`): calls of `step`
-        call that jitted function (the name bound once, to that call)."""
+    def _made_by_factories(
+        self, by_binding: dict[tuple[int, str], TracedFunction], returned: dict[int, TracedFunction]
+    ) -> None:
+        """`step = make_update()` where the function `make_update` returns, on every `return`, the
+        jitted function it defines (`@jax.jit def update(...)`, or `return jax.jit(update,
+        static_argnums=1)`): calls of `step` call that jitted function (the name bound once, to
+        that call of the factory, as the module's resolver finds the factory)."""
         names = self.names
-        made: dict[int, TracedFunction] = {}  # id(factory) -> the jitted function it returns
+        made: dict[int, TracedFunction] = dict(returned)  # id(factory) -> the jitted function it returns
         for (owner_id, name), root in list(by_binding.items()):
             factory = names.parent_function.get(id(root.node))
             if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(names.scope_of(factory)) != owner_id:
@@ -105,10 +113,12 @@ class CallSites:
                 made[id(factory)] = root
         if not made:
             return
+        callees = module_callees(names)
         factories = {fn.name for fn in names.functions if id(fn) in made}
         for call, scope in calls_through(names, factories):
             target = names.call_targets.get(id(call))
-            definition = names.definition(call.func, scope) if isinstance(call.func, ast.Name) else None
+            found = callees.denoted(call.func, scope)
+            definition = found.function if found is not None else None
             if target is None or definition is None or id(definition) not in made:
                 continue
             owner = names.lookup(target, scope)
@@ -296,3 +306,12 @@ def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
         for child in children(node):
             push((child, loops))
     return table
+
+
+def _returning(site: ast.Call, scope: Scope | None, names: Names) -> FunctionNode | None:
+    """The function (`scope`'s) every `return` of which returns `site` itself (`return jax.jit(step)`)."""
+    factory = scope.node if scope is not None else None
+    if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(names.parents.get(id(site)), ast.Return):
+        return None
+    returns = [s for s in own_statements(factory.body) if isinstance(s, ast.Return)]
+    return factory if all(r.value is site for r in returns) else None

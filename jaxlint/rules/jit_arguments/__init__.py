@@ -10,7 +10,8 @@ JIT_SIGNATURE_LIMITATIONS = """
     `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class,
     and a jitted callable a class stores on `self` (`self.step = jax.jit(f)`, the attribute's
     only assignment), called as `self.step(...)` in its methods, and the jitted function a
-    module function defines and returns on every `return` (`step = make_update()`, the name
+    function defines and returns on every `return` (`@jax.jit def update` then `return
+    update`, or `return jax.jit(update, static_argnums=1)`; `step = make_update()`, the name
     bound once), called through that name. A jitted callable built by
     code jaxlint cannot see, or handed around through containers and attributes of other
     objects, is not checked. A call `obj.step(...)` is taken for a
