@@ -379,6 +379,42 @@ CASES = [
             params, state = model.init(jax.random.key(0), jnp.ones(2))
             return model.apply(params, state, None, jnp.ones(2))
         """, False),
+    Case("a key drawn in a hk.fori_loop body and carried to the next iteration", """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+        def body(i, carry):
+            x, key = carry
+            x = x + jax.random.normal(key, x.shape)
+            return x, key  # JAX203
+
+        def forward(x, key):
+            return hk.fori_loop(0, 3, body, (x, key))
+
+        def run():
+            model = hk.transform(forward)
+            params = model.init(None, jnp.ones(2), jax.random.key(0))
+            return model.apply(params, None, jnp.ones(2), jax.random.key(1))
+        """, True),
+    Case("a key split in a hk.fori_loop body, the new one carried", """
+        import haiku as hk
+        import jax
+        import jax.numpy as jnp
+
+        def body(i, carry):
+            x, key = carry
+            key, sub = jax.random.split(key)
+            return x + jax.random.normal(sub, x.shape), key
+
+        def forward(x, key):
+            return hk.fori_loop(0, 3, body, (x, key))
+
+        def run():
+            model = hk.transform(forward)
+            params = model.init(None, jnp.ones(2), jax.random.key(0))
+            return model.apply(params, None, jnp.ones(2), jax.random.key(1))
+        """, False),
     Case("a step splits only when a flag asks, then returns the key it drew from", """
         import jax
 
@@ -2518,3 +2554,4 @@ def test_a_function_a_factory_made_is_named_as_the_call_spells_it():
     (finding,) = lint_source(source, "case.py", KEY_CODES)
     assert finding.code == "JAX201"
     assert "`policy`" in finding.message and "behavior_policy" not in finding.message
+

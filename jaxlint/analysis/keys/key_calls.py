@@ -579,7 +579,7 @@ class CallTransfer:
         if self.loop_body is None or self.loop_body[1] not in api.CARRYING_PRIMITIVES:
             return
         call, primitive = self.loop_body
-        if primitive == "jax.lax.scan":
+        if api.LIFTED_LOOPS.get(primitive, primitive) == "jax.lax.scan":
             if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
                 return
             value = self._packed(value.elts[0])

@@ -624,6 +624,16 @@ class KeyFlow:
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
+        for call, _ in calls_through(self.names, _LIFTED_NAMES):
+            callee = self.names.qualname(call.func)
+            lax = api.LIFTED_LOOPS.get(callee) if callee is not None else None
+            for index, keyword in jax_api.CONTROL_FLOW[lax].callables if lax is not None else ():
+                body = call.args[index] if index < len(call.args) else next(
+                    (k.value for k in call.keywords if k.arg == keyword), None
+                )
+                fn = self.keynames.function_of(body) if body is not None else None
+                if fn is not None:
+                    self.loop_bodies.setdefault(id(fn), (call, callee))
         for call, _ in calls_through(self.names, _BATCHING_NAMES):
             callee = self.names.qualname(call.func)
             fn = self.keynames.function_of(call.args[0]) if call.args and callee in api.BATCHING else None
@@ -850,6 +860,7 @@ class KeyFlow:
 
 _TREE_MAP_ATTRIBUTES = attribute_spellings(api.TREE_MAPS)
 _BATCHING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in api.BATCHING)
+_LIFTED_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in api.LIFTED_LOOPS)
 
 
 def _repeats(run: KeyTransfer, first: Use | None, use: Use) -> bool:

@@ -96,14 +96,21 @@ SAMPLE_METHODS = frozenset({"sample", "sample_and_log_prob"})
 RECORD_METHODS = frozenset({"replace", "_replace"})
 RECORD_BUILDERS = frozenset({"dataclasses.replace"})
 
+# Haiku's and Flax NNX's versions of lax's loops, which take lax's arguments: their bodies close
+# over and carry keys as those of the lax loop each stands for do.
+LIFTED_LOOPS = {
+    "haiku.scan": "jax.lax.scan", "haiku.fori_loop": "jax.lax.fori_loop", "haiku.while_loop": "jax.lax.while_loop",
+    "haiku.map": "jax.lax.map", "flax.nnx.fori_loop": "jax.lax.fori_loop", "flax.nnx.while_loop": "jax.lax.while_loop",
+}
 # Control-flow primitives that run their body again and again with the same closure.
 LOOP_PRIMITIVES = frozenset({
     "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map",
-    "equinox.internal.while_loop",
+    "equinox.internal.while_loop", *LIFTED_LOOPS,
 })
 # Primitives whose body returns the loop state that the next iteration receives: for `scan`
 # the first element of the returned pair, for the others the whole value.
-CARRYING_PRIMITIVES = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop"})
+_CARRYING_LAX = ("jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop")
+CARRYING_PRIMITIVES = frozenset({*_CARRYING_LAX, *(name for name, lax in LIFTED_LOOPS.items() if lax in _CARRYING_LAX)})
 # Transformations that run the function they are given once per element of a batch: a key it
 # closes over, or is given with `in_axes=None`, is the same key in every element.
 BATCHING = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
@@ -189,9 +196,10 @@ def _literal_int(node: ast.AST | None) -> int | None:
 
 
 def short(qualname: str) -> str:
-    """`lax.scan` for `jax.lax.scan`, as users write it."""
-    if qualname.startswith("jax.lax."):
-        return "lax." + qualname[len("jax.lax."):]
+    """`lax.scan` for `jax.lax.scan` (`hk.scan`, `nnx.fori_loop`), as users write it."""
+    for prefix, written in (("jax.lax.", "lax."), ("haiku.", "hk."), ("flax.nnx.", "nnx.")):
+        if qualname.startswith(prefix):
+            return written + qualname[len(prefix):]
     if qualname == "jax.tree_util.tree_map":
         return "jax.tree.map"
     return qualname

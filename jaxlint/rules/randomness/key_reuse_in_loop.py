@@ -29,7 +29,9 @@ class KeyReuseInLoop(KeyFlowRule):
           not rebind, on every iteration or under a test of the loop variable that holds on
           more than one (`if step >= warmup:`, `if i % 10 == 0:`; not `if i == 0:`).
         - A `lax.scan`, `lax.fori_loop`, `lax.while_loop` or `lax.map` body that closes over a
-          key from outside and consumes it.
+          key from outside and consumes it; Haiku's (`hk.scan`, `hk.fori_loop`,
+          `hk.while_loop`, `hk.map`) and Flax NNX's (`nnx.fori_loop`, `nnx.while_loop`) take
+          the same arguments and run their bodies alike.
         - A function mapped over a pytree (`jax.tree.map(lambda g: g + jax.random.normal(key,
           g.shape), grads)`: every leaf gets the same noise).
         - A function `jax.vmap` (or `eqx.filter_vmap`, `nnx.vmap`) maps over a batch that draws
