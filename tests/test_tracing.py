@@ -810,9 +810,21 @@ CASES = {
                 v = np.asarray(n)  # JAX107
             except ValueError:
                 return x
-            if np.any(v <= 0):  # JAX101
+            if np.any(v <= 0):  # never runs traced: `np.asarray` raised a TypeError above
                 raise ValueError("n must be positive")
             return x * 2
+        """,
+    "numpy_made_from_a_tracer_is_reported_once": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def bias(table, n):
+            pos = np.arange(n)  # JAX107
+            rel = pos[None, :] - pos[:, None]
+            bucket = np.minimum(np.abs(rel), 7)
+            return table[bucket]
         """,
     "pmap_static_broadcasted_arguments_quiet": """
         import jax
@@ -1020,6 +1032,8 @@ def test_a_probe_for_concreteness_inside_try_runs_its_handler_under_jax():
     exec(compile(textwrap.dedent(CASES["code_after_a_probe_that_leaves"]), "<case>", "exec"), case)
     assert float(case["checked"](1.0, 3)) == 1.0  # jitted: the handler left, the check after it never ran
     assert float(case["checked"].__wrapped__(1.0, 3)) == 2.0
+    with pytest.raises(jax.errors.TracerArrayConversionError):  # at the probe: what follows it never runs
+        case["unchecked"](1.0, 3)
     for error in (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
                   jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
         assert issubclass(error, TypeError)
@@ -1689,3 +1703,14 @@ def test_jax_traces_the_counter_increment_to_an_array():
     exec(textwrap.dedent(CASES["modelled_library_counter_increment"]), namespace)
     with pytest.raises(jax.errors.TracerBoolConversionError):
         namespace["tick"](jax.numpy.int32(3))
+
+
+def test_numpy_raises_where_it_is_made_from_a_tracer():
+    """What reporting `np.arange(n)` alone rests on: NumPy raises there, so the NumPy arrays made
+    from its result never meet a tracer."""
+    jax = pytest.importorskip("jax")
+    case: dict = {}
+    exec(compile(textwrap.dedent(CASES["numpy_made_from_a_tracer_is_reported_once"]), "<case>", "exec"), case)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        case["bias"](jax.numpy.ones(8), 3)
+    assert case["bias"].__wrapped__(jax.numpy.ones(8), 3).shape == (3, 3)

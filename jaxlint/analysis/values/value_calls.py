@@ -35,6 +35,7 @@ from jaxlint.analysis.engine.lattice import (
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge.array_api import NUMPY_ARRAY_CONSTRUCTORS
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.knowledge.entry_points import KERNEL_CALLS, REF_TREE_CALLS
 from jaxlint.analysis.tracing import type_tests
@@ -154,6 +155,10 @@ class CallEvaluation:
         site = model_site_result(callee, args, kwargs)
         if site is not None:
             return site
+        if callee in NUMPY_ARRAY_CONSTRUCTORS:
+            # NumPy makes its array from concrete values, or raises on a tracer (where JAX107
+            # reports it): what it returns is a NumPy array, never traced.
+            return Value(Trace.STATIC, not_none=True)
         if callee.startswith(("numpy.", "math.")):
             joined = join_all(args)
             return Value(joined.trace, array=joined.traced)

@@ -44,6 +44,9 @@ class NumpyOnTracer(Rule):
         - NumPy functions that only read the shape, slice and call the array's own `swapaxes`
           (`np.split`, `np.array_split`, `np.hsplit`, `np.vsplit`, `np.dsplit`, `np.swapaxes`,
           `np.rollaxis`) work on a traced array and are not reported.
+        - A NumPy constructor given a tracer (`np.arange(n)`, `np.asarray(x)`) raises there:
+          that call is reported, and what is computed from its result later is a NumPy array,
+          never traced, so one mistake gives one finding.
         """
     why = """
         NumPy converts its input to a host array with `__array__`; a tracer refuses, and JAX
