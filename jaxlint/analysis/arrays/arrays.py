@@ -484,7 +484,7 @@ class ArrayFacts:
         """The def or lambda of the module whose `return`s a call of `func` gives, as the module's
         resolver answers (decorated only so that calls run it as written, `jax.jit` included,
         which gives back what the function returns, as JAX arrays); None for anything else."""
-        target = module_callees(self.names).target(func, scope)
+        target = module_callees(self.names).target(func)  # read where it is written: the cached answer
         if target is None or target.implicit or not isinstance(target.function, (ast.FunctionDef, ast.Lambda)):
             return None
         return target.function

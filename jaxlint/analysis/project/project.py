@@ -183,10 +183,11 @@ class ProjectIndex:
 
     def search_roots(self, path: str) -> tuple[str, ...]:
         """The folders a module's absolute imports are looked up in, nearest first: its top-level
-        package's, then its own where that differs (run as a script, or by pytest, a module
-        imports its neighbours by name)."""
+        package's, then, for a module of a namespace portion (a folder without `__init__.py`),
+        its own (run as a script, or by pytest, it imports its neighbours by name)."""
         _, _, top = self.module_name(path)
-        roots = [top, os.path.dirname(os.path.abspath(path))]
+        own = os.path.dirname(os.path.abspath(path))
+        roots = [top] if self.is_package(own) else [top, own]
         root = self.project_root(top)
         if root is not None:
             roots += [root, os.path.join(root, "src")]

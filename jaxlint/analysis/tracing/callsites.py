@@ -77,7 +77,7 @@ class CallSites:
                 stored = self._stored_jit(root.site, call_scope.get(id(root.site)))
                 if stored is not None:
                     on_self[stored] = root
-                factory = _returning(root.site, call_scope.get(id(root.site)), self.names)
+                factory = _returning(root.site, call_scope.get(id(root.site)))
                 if factory is not None:  # `return jax.jit(step, static_argnums=1)`
                     returned[id(factory)] = root
         self._on_self = on_self
@@ -308,10 +308,10 @@ def _loops_of_calls(owner: ast.AST) -> dict[int, list[Loop]]:
     return table
 
 
-def _returning(site: ast.Call, scope: Scope | None, names: Names) -> FunctionNode | None:
+def _returning(site: ast.Call, scope: Scope | None) -> FunctionNode | None:
     """The function (`scope`'s) every `return` of which returns `site` itself (`return jax.jit(step)`)."""
     factory = scope.node if scope is not None else None
-    if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(names.parents.get(id(site)), ast.Return):
+    if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     returns = [s for s in own_statements(factory.body) if isinstance(s, ast.Return)]
-    return factory if all(r.value is site for r in returns) else None
+    return factory if returns and all(r.value is site for r in returns) else None
