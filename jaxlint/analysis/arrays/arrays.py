@@ -342,7 +342,9 @@ class ArrayFacts:
 
     def _bound_elsewhere_to_array(self, qualname: str) -> bool:
         link = self.module.project
-        found = link.module_value(qualname) if link is not None and "." in qualname else None
+        if link is None or "." not in qualname or qualname.split(".", 1)[0] in _NOT_THE_PROJECT:
+            return False
+        found = link.module_value(qualname)
         if found is None:
             return False
         other, bound = found

@@ -624,7 +624,9 @@ class KeyFlow:
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
-        for call, _ in calls_through(self.names, _LIFTED_NAMES):
+        # Haiku's and NNX's loops are named through an import of `haiku` or `flax.nnx`.
+        lifted = calls_through(self.names, _LIFTED_NAMES) if "haiku" in self._text or "nnx" in self._text else ()
+        for call, _ in lifted:
             callee = self.names.qualname(call.func)
             lax = api.LIFTED_LOOPS.get(callee) if callee is not None else None
             for index, keyword in jax_api.CONTROL_FLOW[lax].callables if lax is not None else ():
