@@ -310,13 +310,9 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         if method is not None:  # an instance of a class defined here: its `__call__` runs
             yield method, [], Bound(1, frozenset())
             return
-        if isinstance(expr.func, ast.Name):
-            factory = names.definition(expr.func, scope)
-        elif isinstance(expr.func, ast.Attribute):  # `self.make_step()`, `obj.to_reference()`
-            target = module_callees(names).denoted(expr.func, scope)
-            factory = target.function if target is not None else None
-        else:
-            factory = None
+        # `make_step()`, `self.make_step()`, `obj.to_reference()`: the def the resolver names.
+        target = module_callees(names).denoted(expr.func, scope) if isinstance(expr.func, (ast.Name, ast.Attribute)) else None
+        factory = target.function if target is not None else None
         if isinstance(factory, ast.FunctionDef) and plain(factory, names):
             # A function of the module returning a function (`return partial(energy, cutoff=c)`,
             # `return step`): what it returns is what is transformed.
