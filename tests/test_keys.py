@@ -1694,6 +1694,33 @@ CASES = [
         """, True,
         disagreement="one permutation for every leaf keeps the rows of a batch aligned, "
         "which is what such code wants"),
+    Case("a helper that only permutes, given one key for every leaf", """
+        import jax
+
+        def run():
+            key = jax.random.key(0)
+            batch = {"x": jax.numpy.arange(4.0), "y": jax.numpy.arange(4)}
+
+            def shuffle(v, rng):
+                v = v.reshape(-1, *v.shape[1:])
+                return jax.random.permutation(rng, v).reshape(2, -1)
+
+            return jax.tree_util.tree_map(lambda v: shuffle(v, key), batch)
+        """, True,
+        disagreement="the helper's one permutation for every leaf keeps the rows of a batch "
+        "aligned, which is what such code wants"),
+    Case("a helper that adds noise, given one key for every leaf", """
+        import jax
+
+        def run():
+            key = jax.random.key(0)
+            grads = {"w": jax.numpy.ones(4), "b": jax.numpy.ones(4)}
+
+            def perturb(v, rng):
+                return v + jax.random.normal(rng, v.shape)
+
+            return jax.tree_util.tree_map(lambda v: perturb(v, key), grads)  # JAX203
+        """, True),
     Case("one permutation for each array of a dataset, in a comprehension", """
         import jax
         def run():

@@ -541,13 +541,30 @@ class CallTransfer:
 
     def _aligns_leaves(self, use: Use) -> bool:
         """A permutation drawn from one key for every leaf of a pytree (or element of a batch): the
-        rows stay aligned, on purpose."""
-        return (
+        rows stay aligned, on purpose. So is one a function of the module draws for each, when
+        all it does with the key is reorder (`preprocess(x, rng)` that returns
+        `jax.random.permutation(rng, x)` reshaped)."""
+        if not (
             self.loop_body is not None
             and (self.loop_body[1] in api.TREE_MAPS or self.loop_body[1] in api.BATCHING)
             and isinstance(use.call, ast.Call)
-            and api.public(self.names.qualname(use.call.func)) in api.REORDERING
-        )
+        ):
+            return False
+        if api.public(self.names.qualname(use.call.func)) in api.REORDERING:
+            return True
+        target = self.flow.keynames.target(use.call.func)
+        param = next((p for a, p in target.bind(use.call).pairs() if a is use.node), None) if target is not None else None
+        return param is not None and self._only_reorders(target.function, param)
+
+    def _only_reorders(self, fn, param: str) -> bool:
+        """Every read of `param` in the function's own body is the key of a reordering draw."""
+        keys = {
+            id(arg) for node in own_nodes(fn) if isinstance(node, ast.Call)
+            and api.public(self.names.qualname(node.func)) in api.REORDERING
+            for arg in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]
+        }
+        reads = [n for n in own_nodes(fn) if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load)]
+        return bool(reads) and all(id(n) in keys for n in reads)
 
     def _same_condition(self, guard: ast.AST) -> bool:
         """Whether an enclosing condition here tests what the earlier one tested (often exclusive):

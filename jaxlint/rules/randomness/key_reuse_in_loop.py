@@ -70,8 +70,10 @@ class KeyReuseInLoop(KeyFlowRule):
         - A scan that carries the key in its state, or receives per-step keys as `xs`.
         - One permutation (or `choice`) applied with one key to each array a loop goes through
           (`[jax.random.permutation(key, a) for a in (x, y)]`, or one for every leaf of a tree,
-          or every element of a batch), or a function of the module that draws only positions
-          (a permutation, a `randint` crop offset) handed each array with one key: the same order
+          or every element of a batch, directly or by a function of the module whose only use of
+          the key is to reorder: `tree_map(lambda x: shuffle(x, rng), batch)`), or a function of
+          the module that draws only positions (a permutation, a `randint` crop offset) handed
+          each array with one key: the same order
           or crop keeps the arrays aligned. Reordering the same data on every pass (`x =
           x[permutation(key, n)]`) is reported.
 
