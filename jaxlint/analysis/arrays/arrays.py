@@ -463,7 +463,7 @@ class ArrayFacts:
                 name = self.names.qualname(func, scope)
                 if array_api.one_array_call(name, expr):
                     return True
-                return self._returning(func, scope) is not None
+                return self._returning(func) is not None
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
                 name = self.names.qualname(func.func, scope)
                 return name in array_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
@@ -482,11 +482,11 @@ class ArrayFacts:
         `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
         return names_before_at(self.module.source.text)
 
-    def _returning(self, func: ast.Name, scope: Scope) -> ast.FunctionDef | ast.Lambda | None:
+    def _returning(self, func: ast.Name) -> ast.FunctionDef | ast.Lambda | None:
         """The def or lambda of the module whose `return`s a call of `func` gives, as the module's
         resolver answers (decorated only so that calls run it as written, `jax.jit` included,
         which gives back what the function returns, as JAX arrays); None for anything else."""
-        target = module_callees(self.names).target(func)  # read where it is written: the cached answer
+        target = module_callees(self.names).target(func)
         if target is None or target.implicit or not isinstance(target.function, (ast.FunctionDef, ast.Lambda)):
             return None
         return target.function
@@ -505,7 +505,7 @@ class ArrayFacts:
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a function of this module (`_returning`; no `yield`) every `return` of which
         gives a JAX array."""
-        definition = self._returning(func, scope)
+        definition = self._returning(func)
         if definition is None or self.names.rebinding(func, scope) is not None:
             return False
         key = id(definition)

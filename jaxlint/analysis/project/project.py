@@ -2,8 +2,8 @@
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
 would put on `sys.path` to import it; a folder without `__init__.py` inside a package is a
-namespace portion of it, so its modules' relative imports read that package), the file's own
-folder, and the project root above it (the nearest folder
+namespace portion of it, so its modules' relative imports read that package), a namespace
+portion's own folder, and the project root above it (the nearest folder
 with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder; for a module
 in a namespace package (a folder without `__init__.py` on the way up), also the folder above
 the nearest folder named as the top-level package of an absolute import (`roots_for`). A
