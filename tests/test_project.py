@@ -274,25 +274,26 @@ def test_a_namespace_package_imports_its_package_by_absolute_name(cli, make_file
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
 
 
+# The same modules, `dqn.py` reading its package by a relative import.
+RELATIVE = {
+    **NAMESPACED,
+    "repo/app/systems/dqn.py": NAMESPACED["repo/app/systems/dqn.py"].replace(
+        "from app.types import Transition", "from ..types import Transition"
+    ),
+}
+
+
 def test_a_namespace_portion_reads_its_package_by_relative_imports(cli, make_files):
     """`from ..types import Transition` in `app/systems/` (no `__init__.py`) reads `app.types`, as
     Python does: the class's array field is traced in the jitted function."""
-    files = dict(NAMESPACED)
-    files["repo/app/systems/dqn.py"] = files["repo/app/systems/dqn.py"].replace(
-        "from app.types import Transition", "from ..types import Transition"
-    )
-    make_files(files)
+    make_files(RELATIVE)
     out = cli("check", "--no-cache", "--output-format", "json", "repo/app/systems/dqn.py")
     assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
 
 
 def test_python_imports_the_namespace_portion_by_relative_imports(make_files, monkeypatch):
     jax = pytest.importorskip("jax")
-    files = dict(NAMESPACED)
-    files["repo/app/systems/dqn.py"] = files["repo/app/systems/dqn.py"].replace(
-        "from app.types import Transition", "from ..types import Transition"
-    )
-    root = make_files(files)
+    root = make_files(RELATIVE)
     monkeypatch.syspath_prepend(str(root / "repo"))
     for name in ("app", "app.types", "app.systems", "app.systems.dqn"):
         sys.modules.pop(name, None)
