@@ -495,7 +495,11 @@ class Effects(OuterObjects):
         named = isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.names.module.defs.get(function.name) is function
         if not named and not any(r.node is function and r.bound_name for r in self.module.traced_roots):
             return None
-        return module_calls.running_calls(function, module_callees(self.names))
+        return module_calls.running_calls(function, self._runners)
+
+    @cached_property
+    def _runners(self) -> module_calls.Runners:
+        return module_calls.runners(module_callees(self.names))
 
     def reassignment(self, name: ast.Name, function: FunctionNode) -> ast.AST | None:
         """Where the module rebinds a global that jitted `function` reads (its value is frozen at trace time)."""

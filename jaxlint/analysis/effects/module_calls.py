@@ -20,14 +20,22 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
 from jaxlint.analysis.tracing.callees import Callees
 
 
-def running_calls(function: FunctionNode, callees: Callees) -> list[ast.Call]:
-    """The calls, in module-level code (not in defs or classes), that run `function`, directly or
-    through the functions of the module they run."""
-    runners: dict[int, list[tuple[ast.Call, Scope]]] = {}
+Runners = dict[int, list[tuple[ast.Call, Scope]]]  # id(function) -> the calls that run its body
+
+
+def runners(callees: Callees) -> Runners:
+    """Each function of the module that some call runs, with those calls and their scopes."""
+    found: Runners = {}
     for call, scope in callees.names.calls:
         body = callees.body_run(call.func)
         if body is not None:
-            runners.setdefault(id(body), []).append((call, scope))
+            found.setdefault(id(body), []).append((call, scope))
+    return found
+
+
+def running_calls(function: FunctionNode, runners: Runners) -> list[ast.Call]:
+    """The calls, in module-level code (not in defs or classes), that run `function`, directly or
+    through the functions of the module they run."""
     found: list[ast.Call] = []
     seen = {id(function)}
     stack = [function]

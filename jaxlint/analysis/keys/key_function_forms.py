@@ -109,9 +109,10 @@ def _kept_unless_none(node: ast.Assign, param: str) -> bool:
     value = node.value
     if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or node.targets[0].id != param:
         return False
-    if not isinstance(value, ast.IfExp) or keyless_test(value.test) is None or keyless_test(value.test)[0] != param:
+    tested = keyless_test(value.test) if isinstance(value, ast.IfExp) else None
+    if tested is None or tested[0] != param:
         return False
-    kept = value.orelse if keyless_test(value.test)[1] else value.body
+    kept = value.orelse if tested[1] else value.body
     return isinstance(kept, ast.Name) and kept.id == param
 
 
@@ -183,9 +184,8 @@ def compared_flags(compared: list[tuple[str, ast.Compare]], values: dict[str, ob
 
 def _number(node: ast.expr) -> int | float | None:
     """The number a literal (or its negation) writes, else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _number(node.operand)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return node.value
-    return None
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -31,8 +31,9 @@ meant for concrete calls) is never taken there (`tracer_tested`); nor is the edg
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Callable, Iterator
 
+from jaxlint.analysis.engine.lattice import Value
 from jaxlint.analysis.engine.names import Names, Scope
 from jaxlint.analysis.engine.reachability import never_completes, push_blocks
 from jaxlint.analysis.engine.walk import spans
@@ -92,6 +93,19 @@ def concrete_tested(test: ast.expr, names: Names, scope: Scope) -> ast.expr | No
     types = test.args[1]
     kinds = [names.qualname(item, scope) for item in (types.elts if isinstance(types, ast.Tuple) else [types])]
     return test.args[0] if kinds and _never_traced(kinds) else None
+
+
+def traced_array_outcome(test: ast.expr, names: Names, scope: Scope, value_of: Callable[[ast.expr], Value]) -> bool | None:
+    """The outcome of a type test of a traced array (a tracer): `isinstance(x, Tracer)` (or a
+    one-line helper of it) holds, `isinstance(x, np.ndarray)` fails. None where the test is
+    neither, or `value_of` its operand is no traced array (a container or pytree is no tracer)."""
+    operand, holds = tracer_tested(test, names, scope), True
+    if operand is None:
+        operand, holds = concrete_tested(test, names, scope), False
+    if operand is None:
+        return None
+    value = value_of(operand)
+    return holds if value.traced and value.array else None
 
 
 def _tests_tracer(call: ast.Call, names: Names, scope: Scope) -> bool:

@@ -74,13 +74,12 @@ class CallEvaluation:
         if callee in KERNEL_CALLS:
             self._kernel(callee, args, kwargs, env)
         if callee in jax_api.STATIC_QUERIES:
-            if callee == "builtins.isinstance" and args and args[0].traced and args[0].array:
-                # A traced array is a tracer, of no NumPy or Python type: the test is decided, as
-                # on a branch's edge, so `and`/`or` after it runs only as that outcome lets it.
-                if type_tests.tracer_tested(node, self.names, self.scope) is not None:
-                    return constant(True)
-                if type_tests.concrete_tested(node, self.names, self.scope) is not None:
-                    return constant(False)
+            if callee == "builtins.isinstance" and args:
+                # Decided for a traced array as on a branch's edge, so `and`/`or` after the test
+                # runs only as its outcome lets it.
+                outcome = type_tests.traced_array_outcome(node, self.names, self.scope, lambda _: args[0])
+                if outcome is not None:
+                    return constant(outcome)
             counted = self._collected_count(node, args) if callee == "builtins.len" else None
             return STATIC if counted is None else constant(counted)
         if callee in PARTIAL:

@@ -209,16 +209,8 @@ class ValueFlow(Domain[State]):
             value = self.tests.get(id(test))
             return None if value is None else value.truth
         if isinstance(test, ast.Call):
-            names, scope = self.run.names, self.run.scope
-            operand = type_tests.tracer_tested(test, names, scope)
-            holds = True
-            if operand is None:
-                operand, holds = type_tests.concrete_tested(test, names, scope), False
-            if operand is not None:
-                # A traced array is a tracer, of no NumPy or Python type; a traced container or
-                # pytree is not one.
-                value = self.run.eval(operand, self.env_class(state, self.outer, self.run.fn))
-                return holds if value.traced and value.array else None
+            env = self.env_class(state, self.outer, self.run.fn)
+            return type_tests.traced_array_outcome(test, self.run.names, self.run.scope, lambda e: self.run.eval(e, env))
         return None
 
     def known(self, name: ast.Name, state: State) -> Optional[Value]:
