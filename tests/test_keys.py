@@ -1733,6 +1733,86 @@ CASES = [
         """, True,
         disagreement="one permutation for each array the loop goes through keeps their rows "
         "aligned, which is what such code wants"),
+    Case("one permutation for two arrays, one after the other", """
+        import jax
+        def run():
+            x = jax.numpy.arange(5.0)
+            key = jax.random.key(0)
+            return jax.random.permutation(key, x), jax.random.permutation(key, 10 * x)
+        """, True,
+        disagreement="one permutation for both arrays keeps their rows aligned, which is what "
+        "such code wants"),
+    Case("a nested function that only permutes with the key around it, mapped and called", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            batch = {"x": jax.numpy.arange(4.0), "y": jax.numpy.arange(4)}
+            advantages = jax.numpy.arange(4.0)
+
+            def shuffle(v):
+                return jax.random.permutation(key, v).reshape(2, -1)
+
+            return jax.tree_util.tree_map(shuffle, batch), shuffle(advantages), shuffle(2 * advantages)
+        """, True,
+        disagreement="the batch and the arrays that go with it are reordered alike, which keeps "
+        "their rows aligned, as such code wants"),
+    Case("a helper that only permutes, called with one key for two arrays", """
+        import jax
+
+        def shuffle(v, rng):
+            return jax.random.permutation(rng, v)
+
+        def run():
+            key = jax.random.key(0)
+            x = jax.numpy.arange(4.0)
+            return shuffle(x, key), shuffle(x + 1, key)
+        """, True,
+        disagreement="one permutation for both arrays keeps their rows aligned, which is what "
+        "such code wants"),
+    Case("the same array permuted twice with one key", """
+        import jax
+        def run():
+            x = jax.numpy.arange(5.0)
+            key = jax.random.key(0)
+            a = jax.random.permutation(key, x)
+            return a, jax.random.permutation(key, x)  # JAX201
+        """, True),
+    Case("two choices from different arrays with one key", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            cells = jax.numpy.arange(9)
+            start = jax.random.choice(key, cells, shape=(), p=cells > 2)
+            return start, jax.random.choice(key, cells * 2, shape=())  # JAX201
+        """, True),
+    Case("two orders of a size drawn with one key", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            return jax.random.permutation(key, 8), jax.random.permutation(key, 8)  # JAX201
+        """, True),
+    Case("a permutation, then noise, from one key", """
+        import jax
+        def run():
+            x = jax.numpy.arange(5.0)
+            key = jax.random.key(0)
+
+            def shuffle(v):
+                return jax.random.permutation(key, v)
+
+            return shuffle(x), x + jax.random.normal(key, x.shape)  # JAX201
+        """, True),
+    Case("a helper that permutes and adds noise, called with one key for two arrays", """
+        import jax
+
+        def augment(v, rng):
+            return jax.random.permutation(rng, v) + jax.random.normal(rng, v.shape)  # JAX201
+
+        def run():
+            key = jax.random.key(0)
+            x = jax.numpy.arange(4.0)
+            return augment(x, key), augment(x + 1, key)  # JAX201
+        """, True),
     Case("the same data reordered on every pass with one key", """
         import jax
         def run():

@@ -18,6 +18,7 @@ from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter
 from jaxlint.analysis.keys.flax_runs import UNPLACED, flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
+from jaxlint.analysis.keys.key_intent import only_reorders
 from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, Elem, KeyState, Mark, Ref, Streams, Tied, Use
 from jaxlint.analysis.keys.shaped_partials import only_traced_for_shapes
 from jaxlint.analysis.knowledge import jax_api
@@ -554,17 +555,7 @@ class CallTransfer:
             return True
         target = self.flow.keynames.target(use.call.func)
         param = next((p for a, p in target.bind(use.call).pairs() if a is use.node), None) if target is not None else None
-        return param is not None and self._only_reorders(target.function, param)
-
-    def _only_reorders(self, fn, param: str) -> bool:
-        """Every read of `param` in the function's own body is the key of a reordering draw."""
-        keys = {
-            id(arg) for node in own_nodes(fn) if isinstance(node, ast.Call)
-            and api.public(self.names.qualname(node.func)) in api.REORDERING
-            for arg in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]
-        }
-        reads = [n for n in own_nodes(fn) if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load)]
-        return bool(reads) and all(id(n) in keys for n in reads)
+        return param is not None and only_reorders(self.names, target.function, param)
 
     def _same_condition(self, guard: ast.AST) -> bool:
         """Whether an enclosing condition here tests what the earlier one tested (often exclusive):

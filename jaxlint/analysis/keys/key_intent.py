@@ -1,12 +1,13 @@
 """Uses of one key that are deliberate, not reuses: two computations fed one key and compared,
-and one permutation drawn for every array a loop goes through (rows kept aligned)."""
+and one permutation drawn for several arrays (rows kept aligned): in a loop over them, or one
+after another."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
 
-from jaxlint.analysis.engine.walk import attribute_path, spans, walk
+from jaxlint.analysis.engine.walk import attribute_path, own_nodes, spans, walk
 from jaxlint.analysis.keys.key_state import Use
 from jaxlint.analysis.keys.key_syntax import bind, target_names
 from jaxlint.analysis.knowledge import random_api as api
@@ -80,9 +81,7 @@ def aligned_permutation(keynames: KeyNames, fn: ast.AST, use: Use) -> bool:
     if not isinstance(call, ast.Call):
         return False
     if api.public(names.qualname(call.func)) in api.REORDERING:
-        operand = call.args[1] if len(call.args) > 1 else next(
-            (k.value for k in call.keywords if k.arg in ("x", "a")), None
-        )
+        operand = _reordered_operand(call)
     elif _draws_positions(keynames, call, use.node):
         operand = ast.Tuple([a for a in (*call.args, *(k.value for k in call.keywords)) if a is not use.node], ast.Load())
     else:
@@ -102,6 +101,65 @@ def aligned_permutation(keynames: KeyNames, fn: ast.AST, use: Use) -> bool:
             innermost, targets = node, bound_there
     bound = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in bound for n in walk(operand))
+
+
+def aligned_reorders(keynames: KeyNames, first: Use, second: Use) -> bool:
+    """Two permutations of different arrays with one key (`permutation(key, x)`, then
+    `permutation(key, y)`; or a function of the module that does nothing with the key but
+    permute, called on each, or mapped over a tree): both arrays get the same order, which keeps
+    their rows aligned. That is why the key is used twice; drawing a second order would break it."""
+    a, b = _reordered(keynames, first), _reordered(keynames, second)
+    return a is not None and b is not None and ast.dump(a) != ast.dump(b)
+
+
+def _reordered(keynames: KeyNames, use: Use) -> ast.expr | None:
+    """What a use of a key permutes: the array of a permutation, or the arguments of a call of a
+    function that only permutes with the key (None: the use draws, or permutes a size)."""
+    call, names = use.call, keynames.names
+    if not isinstance(call, ast.Call):
+        return None
+    qualname = api.public(names.qualname(call.func))
+    if qualname in api.PERMUTING:
+        operand = _reordered_operand(call)
+        return None if operand is None or isinstance(operand, ast.Constant) else operand
+    key_passed = any(arg is use.node for arg in (*call.args, *(k.value for k in call.keywords)))
+    if qualname in api.TREE_MAPS:  # `tree_map(shuffle, batch)`, `shuffle` reading the key around it
+        fn = keynames.function_of(call.args[0]) if call.args else None
+        if fn is None or key_passed or not isinstance(use.node, ast.Name):
+            return None
+        param, operands = use.node.id, call.args[1:]
+    else:
+        target = keynames.target(call.func)
+        if target is None:
+            return None
+        fn = target.function
+        if key_passed:
+            param = next((p for a, p in target.bind(call).pairs() if a is use.node), None)
+        else:  # a nested function reading the key around it
+            param = use.node.id if isinstance(use.node, ast.Name) else None
+        operands = [a for a in (*call.args, *(k.value for k in call.keywords)) if a is not use.node]
+    if param is None or not operands or not only_reorders(names, fn, param, api.PERMUTING):
+        return None
+    return ast.Tuple(operands, ast.Load())
+
+
+def _reordered_operand(call: ast.Call) -> ast.expr | None:
+    if len(call.args) > 1:
+        return call.args[1]
+    return next((k.value for k in call.keywords if k.arg in ("x", "a")), None)
+
+
+def only_reorders(names: Names, fn: ast.AST, name: str, kinds: frozenset[str] = api.REORDERING) -> bool:
+    """Every read of `name` in the function's own body is the key of a draw of these `kinds`
+    that reorders an array."""
+    keys = {
+        id(key) for node in own_nodes(fn) if isinstance(node, ast.Call)
+        and api.public(names.qualname(node.func)) in kinds
+        and not isinstance(_reordered_operand(node), ast.Constant)
+        for key in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]
+    }
+    reads = [n for n in own_nodes(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in keys for n in reads)
 
 
 def _draws_positions(keynames: KeyNames, call: ast.Call, key: ast.AST) -> bool:

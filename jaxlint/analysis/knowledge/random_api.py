@@ -118,6 +118,9 @@ BATCHING = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
 TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
 # Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.
 REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
+# Draws that reorder a whole array: one key for two arrays gives both one order. (A `choice`
+# is a sample: two of different arrays with one key are two correlated samples.)
+PERMUTING = frozenset({"jax.random.permutation", "jax.random.shuffle"})
 # Draws of positions in an array: an order, or an offset to crop at.
 POSITION_DRAWS = REORDERING | {"jax.random.randint"}
 

@@ -247,6 +247,17 @@ class KeyReuse(KeyFlowRule):
         - A key drawn from, split or given to other code as well as to a Flax run repeats none
           of the run's numbers, and JAX's checker does not count the run as a use: JAX207's, off
           by default.
+
+        **One order for several arrays.** One key permuting two different arrays
+        (`jax.random.permutation(key, x)` then `jax.random.permutation(key, y)`, or `shuffle`)
+        gives both the same order, which keeps their rows aligned: that is why such code uses
+        the key twice, and a second key would break it. So does a function of the module whose
+        only use of the key is to permute, called on each array or mapped over a tree
+        (`tree_map(convert, storage)`, then `convert(advantages)`, where `convert` permutes with
+        the key around it). Not reported, though JAX's checker raises there. Permuting the same
+        array twice, two orders of a size (`permutation(key, n)`), two `choice`s (samples, not
+        orders: two of different arrays are two correlated samples), and a function that also
+        draws from the key (noise) are reported.
         """
     limits = (
         "Only two uses that both draw numbers are reported: a reuse where one use draws nothing is"
@@ -257,6 +268,7 @@ class KeyReuse(KeyFlowRule):
         " case: not reported.",
         "Two `init`s of one module with one key build the same parameters on purpose (a target"
         " network): not reported.",
+        "One key permuting two different arrays keeps their rows aligned on purpose: not reported.",
     ) + KeyFlowRule.limits
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
