@@ -370,6 +370,62 @@ def test_reexport_chains_and_import_cycles_terminate(cli, make_files, tmp_path):
     assert findings[0]["message"].endswith("(traced via `pkg.c.step`)")
 
 
+# A module that reads everything through star imports: `jax` and `jnp` come from `constants`,
+# by way of `utils`, which star-imports it in turn (and `world`, which star-imports it back).
+STARRED = {
+    "pyproject.toml": "",
+    "game/__init__.py": "",
+    "game/constants.py": """\
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        SEA = 1
+        _HIDDEN = jnp
+        """,
+    "game/utils.py": "from game.constants import *\nfrom game.world import *\n",
+    "game/world.py": """\
+        from game.utils import *
+
+
+        def generate(rng):
+            water = jax.random.uniform(rng, (4, 4))
+            world = jnp.where(water > 0.5, SEA, 0)
+            world[water > 0.9] = 2  # JAX401
+            return world
+
+
+        def generate_all(rngs):
+            return jax.vmap(generate)(rngs)
+        """,
+}
+
+
+def test_a_star_import_binds_the_public_names_of_the_module(cli, make_files):
+    """`from game.utils import *` binds what `utils` binds, its own star import's names included:
+    `jnp.where` is `jax.numpy.where`, so its result is a JAX array, updated in place. Two modules
+    star-importing each other terminate."""
+    root = make_files(STARRED)
+    findings = cli("check", "--no-cache", "--output-format", "json").json
+    assert reported(findings, root) == marked(root)
+
+
+def test_a_star_import_binds_only_what_all_lists(cli, make_files):
+    """With `__all__`, a star import binds the names it lists, and no others: `jnp` unbound is no
+    name of JAX's, and nothing is reported."""
+    files = dict(STARRED)
+    files["game/constants.py"] = STARRED["game/constants.py"].rstrip(" ") + '        __all__ = ["jax", "SEA"]\n'
+    make_files(files)
+    assert cli("check", "--no-cache", "--output-format", "json").json == []
+
+
+def test_a_private_name_is_not_bound_by_a_star_import(cli, make_files):
+    files = dict(STARRED)
+    files["game/world.py"] = STARRED["game/world.py"].replace("jnp.where", "_HIDDEN.where").replace("  # JAX401", "")
+    make_files(files)
+    assert cli("check", "--no-cache", "--output-format", "json").json == []
+
+
 # ---- what stays opaque -------------------------------------------------------------------------
 OPAQUE_CALLER = """\
     import jax

@@ -95,6 +95,8 @@ class Names:
         # module: the caches above key nodes by id(), which a freed node would hand to another.
         self._parsed: dict[str, ast.expr | None] = {}
         self._dead: dict[int, frozenset[int]] = {}  # id(scope node) -> its nodes that never run
+        # `from m import *`: (scope, m), whose names only a reader of `m` knows (`bind_star`).
+        self.star_imports: list[tuple[Scope, str]] = []
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -244,6 +246,8 @@ class Names:
             for alias in node.names:
                 if alias.name != "*":
                     scope.imports[alias.asname or alias.name] = self._canonical(f"{base}.{alias.name}")
+                else:
+                    self.star_imports.append((scope, base))
         else:
             for alias in node.names:
                 _bind_other(scope, alias.asname or alias.name)
@@ -283,6 +287,14 @@ class Names:
             return None
         base = ".".join(parts[: len(parts) - node.level + 1])
         return f"{base}.{node.module}" if node.module else base
+
+    def bind_star(self, scope: Scope, bound: dict[str, str]) -> None:
+        """Bind what a star import into `scope` brings in (name -> the qualified name it stands
+        for), where the scope does not bind the name itself. Called before any query: answers
+        are cached."""
+        for name, qualname in bound.items():
+            if not scope.binds(name):
+                scope.imports[name] = qualname
 
     # ---- queries ---------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:

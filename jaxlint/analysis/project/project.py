@@ -310,6 +310,10 @@ class ModuleLink:
         name it binds there (a module-level name; re-exports followed)."""
         return self.project.module_name_of(self, qualname)
 
+    def star_names(self, module: str) -> dict[str, str] | None:
+        """`Project.star_names`: what `from module import *` binds here, if `module` is the project's."""
+        return self.project.star_names(self, module)
+
     def defines_class(self, qualname: str) -> bool:
         """Whether a qualified name seen in this module stands for a class of a project module."""
         found = self.project.definition(self, qualname)
@@ -344,6 +348,7 @@ class Project:
         # (path, words) -> the module-level defs of a module whose text holds none of the words
         # (None where it holds one): `defined_without`, read once per module.
         self._wordless_defs: dict[tuple[str, tuple[str, ...]], frozenset[str] | None] = {}
+        self._binding_stars: set[str] = set()  # modules whose star imports are being bound (`star_names`)
 
     def link(self, path: str) -> ModuleLink:
         return ModuleLink(self, path)
@@ -554,6 +559,33 @@ class Project:
             return self.module_name_of(link, scope.imports[name], depth + 1)
         return facts.names, name
 
+    def star_names(self, link: ModuleLink, module: str) -> dict[str, str] | None:
+        """What `from module import *` binds in `link`'s module, if `module` is a module of the
+        project: the names its `__all__` lists (a literal list or tuple), else its module-level
+        names not starting with `_`, each as the qualified name it stands for (an import there:
+        what it imports; a def, class or assignment: `module.name`). A module whose names are
+        being bound already (two modules star-importing each other) gives None."""
+        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
+        self._record((), absent, link)
+        if path is None or path in self._binding_stars:
+            return None
+        self._record((), (path,), link)
+        self._binding_stars.add(path)
+        try:
+            facts = self.module(path)
+            names = facts.names if facts is not None else None
+        finally:
+            self._binding_stars.discard(path)
+        if names is None:
+            return None
+        scope: Scope = names.module
+        bound = {name: f"{module}.{name}" for name in (*scope.defs, *scope.assigned)}
+        bound.update(scope.imports)
+        listed = _listed_names(scope)
+        if listed is not None:
+            return {name: bound[name] for name in listed if name in bound}
+        return {name: qualname for name, qualname in bound.items() if not name.startswith("_")}
+
     def _member(self, facts: Any, attrs: list[str], depth: int) -> tuple[Any, ast.AST] | None:
         scope: Scope = facts.names.module
         name = attrs[0]
@@ -669,6 +701,17 @@ class Project:
         if asker is not None:
             asker.deps.update(read.deps)
         return summary
+
+
+def _listed_names(scope: Scope) -> list[str] | None:
+    """The names a module's one `__all__ = [...]` (or tuple) of string literals lists; None without one."""
+    values = scope.assigned.get("__all__")
+    if values is None or len(values) != 1 or not isinstance(values[0], (ast.List, ast.Tuple)):
+        return None
+    elements = values[0].elts
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements):
+        return None
+    return [e.value for e in elements]
 
 
 def opaque(qualname: str) -> bool:

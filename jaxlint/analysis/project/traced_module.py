@@ -78,7 +78,12 @@ class TracedModule:
     @cached_property
     @timed("names")
     def names(self) -> Names:
-        return Names(self.tree, self.project.package if self.project is not None else None, SPELLING)
+        names = Names(self.tree, self.project.package if self.project is not None else None, SPELLING)
+        for scope, module in names.star_imports if self.project is not None else ():
+            bound = self.project.star_names(module)
+            if bound:
+                names.bind_star(scope, bound)
+        return names
 
     @cached_property
     @timed("tracing")
