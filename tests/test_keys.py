@@ -1777,6 +1777,28 @@ CASES = [
             a = jax.random.permutation(key, x)
             return a, jax.random.permutation(key, x)  # JAX201
         """, True),
+    Case("draws from one key that masks for different values of one choice keep at most one of", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            kind_key, key = jax.random.split(key)
+            kind = jax.random.randint(kind_key, (), 0, 2)
+            coal = jax.random.randint(key, (), 1, 4) * (kind == 0)
+            iron = jax.random.randint(key, (), 1, 3) * (kind == 1).astype(int)
+            return coal + iron
+        """, True,
+        disagreement="at most one of the products keeps its draw: the branchless form of "
+        "`if kind == 0: ... elif kind == 1: ...`"),
+    Case("draws from one key under masks that may both hold", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            kind_key, key = jax.random.split(key)
+            kind = jax.random.randint(kind_key, (), 0, 2)
+            coal = jax.random.randint(key, (), 1, 4) * (kind == 0)
+            iron = jax.random.randint(key, (), 1, 3) * (kind >= 0)  # JAX201
+            return coal + iron
+        """, True),
     Case("two choices from different arrays with one key", """
         import jax
         def run():

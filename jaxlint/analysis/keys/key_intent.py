@@ -1,6 +1,6 @@
 """Uses of one key that are deliberate, not reuses: two computations fed one key and compared,
-and one permutation drawn for several arrays (rows kept aligned): in a loop over them, or one
-after another."""
+one permutation drawn for several arrays (rows kept aligned), in a loop over them or one after
+another, and draws that exclusive masks keep at most one of."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 _CHECKS = (ast.Assert, ast.Compare, ast.Call)
 _ASSIGNMENTS = (ast.Assign, ast.AnnAssign)
+_VALUED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
 
 
 def compared(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
@@ -110,6 +111,45 @@ def aligned_reorders(keynames: KeyNames, first: Use, second: Use) -> bool:
     their rows aligned. That is why the key is used twice; drawing a second order would break it."""
     a, b = _reordered(keynames, first), _reordered(keynames, second)
     return a is not None and b is not None and ast.dump(a) != ast.dump(b)
+
+
+def exclusive_masks(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
+    """Two draws each multiplied by a test of one value for a different constant
+    (`randint(k, ...) * (kind == 0)`, then `randint(k, ...) * (kind == 1)`): at most one of the
+    products keeps its draw, the branchless form of `if kind == 0: ... elif kind == 1: ...`."""
+    a, b = _masks(keynames, fn, first.call), _masks(keynames, fn, second.call)
+    return any(subject == other and value != value_b for subject, value in a for other, value_b in b)
+
+
+def _masks(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> list[tuple[str, object]]:
+    """The equality tests with a constant (`kind == 0`: ("kind", 0)) that the value of the
+    statement holding `call` is a product of, with the draw as another factor."""
+    statement = next(
+        (s for s in keynames.nodes_of(fn, _VALUED) if s.value is not None and any(n is call for n in walk(s.value))),
+        None,
+    )
+    if statement is None:
+        return []
+    factors = _factors(statement.value)
+    if sum(any(n is call for n in walk(f)) for f in factors) != 1:
+        return []
+    masks = []
+    for factor in factors:
+        if isinstance(factor, ast.Call) and isinstance(factor.func, ast.Attribute) and factor.func.attr == "astype":
+            factor = factor.func.value
+        if isinstance(factor, ast.Compare) and len(factor.ops) == 1 and isinstance(factor.ops[0], ast.Eq):
+            left, right = factor.left, factor.comparators[0]
+            if isinstance(right, ast.Constant) and not isinstance(left, ast.Constant):
+                masks.append((ast.dump(left), right.value))
+            elif isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
+                masks.append((ast.dump(right), left.value))
+    return masks
+
+
+def _factors(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return _factors(expr.left) + _factors(expr.right)
+    return [expr]
 
 
 def _reordered(keynames: KeyNames, use: Use) -> ast.expr | None:

@@ -42,7 +42,7 @@ from jaxlint.analysis.keys.key_function_forms import (
     compared_flags, compared_parameters, is_abstract, keyless_tested, literal_defaults, rebound_only_when_keyless,
     setting_tests,
 )
-from jaxlint.analysis.keys.key_intent import aligned_permutation, aligned_reorders, compared
+from jaxlint.analysis.keys.key_intent import aligned_permutation, aligned_reorders, compared, exclusive_masks
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
@@ -585,6 +585,8 @@ class KeyFlow:
             return  # two computations fed one key on purpose, to check that they agree
         if loop is None and first is not None and aligned_reorders(self.keynames, first, use):
             return  # one order for several arrays: rows kept aligned
+        if first is not None and exclusive_masks(self.keynames, run.fn, first, use):
+            return  # masks that keep at most one of the draws
         if loop is not None and aligned_permutation(self.keynames, run.fn, use):
             return  # one order for every array the loop goes through: rows kept aligned
         self._reported[id(use.node)] = use.node

@@ -196,6 +196,10 @@ class KeyReuse(KeyFlowRule):
           test different fields, both may hold, and a key drawn under each is reported.
         - A branch that a literal test rules out never runs (`if False:`, `x if False else
           None`): what it does to a key is not counted.
+        - Draws each multiplied by a test of one value for a different constant
+          (`randint(key, ...) * (kind == 0)`, then `randint(key, ...) * (kind == 1)`) are the
+          branchless form of `if kind == 0: ... elif kind == 1: ...`: at most one product keeps
+          its draw, and they are not reported. Masks that may both hold (`kind >= 0`) are.
         - A function that consumes its key only when a flag asks for it is not reported at its
           call sites, unless the key was drawn from before the call: on the path that draws, the
           draw repeats (`uniform(key)` then `choose_point(key, mask)`, which draws where the mask
