@@ -36,6 +36,54 @@ DONATED_READ = "RuntimeError|ValueError"
 
 
 CASES = [
+    Case("a vmap whose in_axes name more arguments than the function's own parameters", """
+        import jax
+        import jax.numpy as jnp
+
+        def total(x, *rest):
+            return x + sum(rest)
+
+        def run():
+            return jax.vmap(total, in_axes=(0, None, None))(jnp.ones(3), 1.0, 2.0)
+        """, "ok"),
+    Case("an argument the gradient leaves out of argnums, passed on as a static argument", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("n",))
+        def head(params, x, n: int):
+            return jnp.tile(x @ params, n)
+
+        def loss(params, x, n):
+            return head(params, x, n).sum()
+
+        @partial(jax.jit, static_argnums=(2,))
+        def update(params, x, n):
+            return jax.value_and_grad(loss)(params, x, n)
+
+        def run():
+            return update(jnp.ones((3, 3)), jnp.ones(3), 2)
+        """, "ok"),
+    Case("an argument the gradient leaves out of argnums, traced by the caller, passed on as a static argument", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("n",))  # JAX302
+        def head(params, x, n):
+            return (x @ params).sum() * n
+
+        def loss(params, x, n):
+            return head(params, x, n)
+
+        @jax.jit
+        def update(params, x, n):
+            return jax.value_and_grad(loss)(params, x, n)
+
+        def run():
+            return update(jnp.ones((3, 3)), jnp.ones(3), 2.0)
+        """, "ValueError"),
     Case("a string to a traced parameter of a jitted method and of a jit applied in place", """
         from functools import partial
         import jax

@@ -130,8 +130,9 @@ class FunctionValue:
     bound: tuple[Value, ...] = ()  # leading positional arguments fixed by `functools.partial`
     keywords: tuple[tuple[str, Value], ...] = ()  # keyword arguments fixed by `functools.partial`
     method_self: Value | None = None
-    # Positions a `vmap` maps with `in_axes=None`: the caller's value passes through unbatched.
-    unbatched: frozenset[int] = frozenset()
+    # Positions whose arguments reach the function as the caller gives them (`as_given_positions`:
+    # a vmap's `in_axes=None`, what a differentiation leaves out of `argnums`).
+    as_given: frozenset[int] = frozenset()
 
 
 @dataclass(unsafe_hash=True)  # not frozen, for speed, as Value

@@ -26,9 +26,9 @@ from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
-from jaxlint.analysis.tracing.static_arguments import positional_params, static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.static_arguments import as_given_positions, positional_params, static_parameters
 from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, context_of
-from jaxlint.analysis.tracing.tracing import VMAPS, discover
+from jaxlint.analysis.tracing.tracing import discover
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source
@@ -167,16 +167,16 @@ class TracedModule:
             target, implicit = found
             keywords = {k.arg: k.value for k in call.keywords if k.arg}
             static = static_parameters(target.node, keywords, implicit, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
-            unbatched = unbatched_positions(call, keywords) if transform in VMAPS else frozenset()
             fn = target.node
             positional = positional_params(fn)
+            as_given = as_given_positions(transform, call, keywords, len(positional) - implicit)
 
-            # A parameter with a default may be left to it, and one a vmap leaves unbatched
-            # (`in_axes` None) is passed as given: what either holds is not known.
+            # A parameter with a default may be left to it, and one the transformation passes as
+            # given (a vmap's `in_axes=None`, `as_given_positions`): what either holds is not known.
             def value(param: ast.arg, position: int | None) -> Value:
                 if param.arg in static:
                     return STATIC
-                if position in unbatched or default_of(fn, param) is not None:
+                if position in as_given or default_of(fn, param) is not None:
                     return UNKNOWN
                 return TRACED_ARRAY
 

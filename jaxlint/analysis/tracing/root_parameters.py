@@ -60,7 +60,7 @@ def _parameter_value(
         return STATIC if fixed is None else fixed_argument(fn, param.arg, fixed, STATIC)
     if ANY_KEYWORD in root.bound_keywords and param in fn.args.kwonlyargs:
         return UNKNOWN  # partial(f, **kwargs) may bind it
-    if param.arg in root.static_params or param.arg in root.unbatched_params or param.arg in root.caller_params:
+    if param.arg in root.static_params or param.arg in root.caller_params:
         return STATIC if param.arg in root.static_params else UNKNOWN
     if root.unknown_static_names:
         return UNKNOWN

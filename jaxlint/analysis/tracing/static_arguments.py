@@ -1,7 +1,7 @@
-"""Which parameters a transformation's arguments make static or leave unbatched, read from its
+"""Which parameters a transformation's arguments make static or pass as given, read from its
 keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` of a custom
-derivative, `static_broadcasted_argnums` of `jax.pmap`) and the `None` entries of a vmap's
-`in_axes`."""
+derivative, `static_broadcasted_argnums` of `jax.pmap`), the `None` entries of a vmap's
+`in_axes`, and what a differentiation's `argnums` leaves out."""
 
 from __future__ import annotations
 
@@ -63,7 +63,27 @@ def _literal(expr: ast.expr):
         return None
 
 
-def unbatched_positions(site: ast.AST, keywords: dict[str, ast.expr]) -> frozenset[int]:
+VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
+
+
+def as_given_positions(transform: str, site: ast.AST | None, keywords: dict[str, ast.expr], count: int) -> frozenset[int]:
+    """Argument positions (of the `count` the function takes) that a transformation passes on as
+    the caller gives them, traced only if they were: a vmap's `in_axes=None` ones, and a
+    differentiation's outside its `argnums` (0 by default; `eqx.filter_grad` differentiates its
+    first argument): `value_and_grad(loss)(params, x, n)` hands `loss` the caller's `n`."""
+    if transform in VMAPS:
+        return unbatched_positions(site, keywords)
+    if transform not in jax_api.CONCRETE_TRANSFORMS:
+        return frozenset()
+    argnums = keywords.get("argnums")
+    numbers = int_values(argnums) if argnums is not None else [0]
+    if argnums is not None and not numbers:
+        return frozenset()  # argnums the code computes: which are differentiated is not known
+    differentiated = {n % count if count else n for n in numbers}
+    return frozenset(i for i in range(count) if i not in differentiated)
+
+
+def unbatched_positions(site: ast.AST | None, keywords: dict[str, ast.expr]) -> frozenset[int]:
     """Argument positions a vmap leaves unbatched: `None` entries of its `in_axes` tuple."""
     in_axes = keywords.get("in_axes")
     if in_axes is None and isinstance(site, ast.Call) and len(site.args) > 1:

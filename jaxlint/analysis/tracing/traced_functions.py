@@ -65,9 +65,9 @@ class TracedFunction:
     site: ast.AST | None = None  # the decorator or wrapping call
     filtering: bool = False  # equinox-style: non-array arguments are static
     framework_method: bool = False
-    unbatched_params: frozenset[str] = frozenset()
-    # Arguments a framework entry point's caller supplies, not the framework (keyword-only
-    # extras of an optax `update`): unknown.
+    # Arguments that reach the function as its caller gives them, unknown: those a framework
+    # entry point's caller supplies, not the framework (keyword-only extras of an optax
+    # `update`), and those every transformation passes as given (`as_given_positions`).
     caller_params: frozenset[str] = frozenset()
     bound_positional: int = 0  # leading parameters bound by functools.partial
     bound_keywords: frozenset[str] = frozenset()  # parameters bound by keyword in functools.partial

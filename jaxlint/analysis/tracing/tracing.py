@@ -30,10 +30,10 @@ from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.eager_blocks import DISABLE_JIT, EagerCalls, eager_calls
 from jaxlint.analysis.tracing.static_arguments import (
+    as_given_positions,
     positional_params,
     static_parameters,
     str_values,
-    unbatched_positions,
 )
 from jaxlint.analysis.tracing.traced_functions import (
     ABSTRACT,
@@ -63,8 +63,6 @@ _FUNCTION_FIRST = jax_api.TRANSFORMS | jax_api.CALLING_DIFFERENTIATIONS
 _DISCOVERED_ATTRIBUTES = attribute_spellings(
     [*_FUNCTION_FIRST, *jax_api.CONTROL_FLOW, *KERNEL_CALLS, *ENTRY_POINTS, DISABLE_JIT]
 ) | _REGISTERING_METHODS
-# Batching transformations whose `in_axes=None` arguments pass through unbatched.
-VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
 
 def discover(names: Names) -> Discovery:
@@ -395,12 +393,15 @@ def _traced(
             traced.unknown_static_names = any(
                 name not in params for name in str_values(jit.keywords.get("static_argnames"))
             )
+    # A parameter every transformation passes as given (a vmap's `in_axes=None`, one no
+    # differentiation traces) is the caller's value; one a jit traces is traced whatever else.
+    positional = positional_params(function)[bound.positional:]
+    given = None
     for t in transforms:
-        if t.name in VMAPS:
-            positional = positional_params(function)[bound.positional:]
-            traced.unbatched_params = frozenset(
-                positional[i].arg for i in unbatched_positions(t.node, t.keywords) if i < len(positional)
-            )
+        positions = as_given_positions(t.name, t.node, t.keywords, len(positional))
+        given = positions if given is None else given & positions
+    if given:
+        traced.caller_params |= frozenset(positional[i].arg for i in given if i < len(positional))
     return traced
 
 

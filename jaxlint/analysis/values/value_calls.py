@@ -53,9 +53,9 @@ from jaxlint.analysis.tracing.parameters import (
     sliced_operand,
     spread_arguments,
 )
-from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.static_arguments import as_given_positions, positional_params, static_parameters
 from jaxlint.analysis.tracing.traced_functions import STAGED, Bound, Context, context_of
-from jaxlint.analysis.tracing.tracing import VMAPS, control_flow_bodies
+from jaxlint.analysis.tracing.tracing import control_flow_bodies
 from jaxlint.analysis.tracing.transforms import PARTIAL
 
 if TYPE_CHECKING:
@@ -293,14 +293,15 @@ class CallEvaluation:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if callee in jax_api.STATIC_ARG_TRANSFORMS:
             static = static_parameters(inner.function.node, keywords, len(inner.function.bound), callee)
-        unbatched: frozenset[int] = frozenset()
-        if callee in VMAPS:
-            unbatched = unbatched_positions(node, keywords)
-            if inner.function.transforms:
-                unbatched &= inner.function.unbatched
+        count = len(positional_params(inner.function.node)) - len(inner.function.bound) - (
+            inner.function.method_self is not None
+        )
+        as_given = as_given_positions(callee, node, keywords, count)
+        if inner.function.transforms:
+            as_given &= inner.function.as_given
         return Value(Trace.STATIC, function=replace(
             inner.function, transforms=(callee, *inner.function.transforms), static_params=static,
-            unbatched=unbatched,
+            as_given=as_given,
         ))
 
     def _differentiated(self, node: ast.Call, callee: str, env: Env) -> None:
@@ -444,12 +445,13 @@ def _applied(args: list[Value], kwargs: dict[str, Value]) -> Value:
 
 
 def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
-    """Arguments as a transformed function receives them: traced, except static ones and a
-    vmap's `in_axes=None` ones, which pass as they are. Equinox's filtering transformations
-    trace arrays only: any other argument passes as it is."""
+    """Arguments as a transformed function receives them: traced, except static ones and those
+    passed as given (a vmap's `in_axes=None` ones, a differentiation's outside `argnums`), which
+    pass as they are. Equinox's filtering transformations trace arrays only: any other argument
+    passes as it is."""
     first = len(fn.bound)
     enter = arrays_traced if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
-    args = [a if first + i in fn.unbatched else enter(a) for i, a in enumerate(args)]
+    args = [a if first + i in fn.as_given else enter(a) for i, a in enumerate(args)]
     return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
 
 

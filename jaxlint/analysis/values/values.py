@@ -35,11 +35,10 @@ from jaxlint.analysis.tracing.array_annotations import (
     calls_declared_array_maker, jax_array_parameters, traced_where_declared
 )
 from jaxlint.analysis.tracing.compile_time import compile_time_operations
-from jaxlint.analysis.tracing.static_arguments import static_parameters, unbatched_positions
+from jaxlint.analysis.tracing.static_arguments import as_given_positions, static_parameters
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.tracing import (
-    VMAPS,
     constructed_call_method,
     plain_class,
     positional_params,
@@ -335,11 +334,13 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         for t in transforms:
             if t.name in jax_api.STATIC_ARG_TRANSFORMS:
                 static = static_parameters(node, t.keywords, transform=t.name)
-        # The outermost decorator receives the call: a vmap's `in_axes=None` arguments pass as given.
-        unbatched = unbatched_positions(None, transforms[0].keywords) if transforms and transforms[0].name in VMAPS \
-            else frozenset()
+        # The outermost decorator receives the call: what it passes as given (a vmap's
+        # `in_axes=None` arguments, a differentiation's outside `argnums`) arrives as given.
+        as_given = as_given_positions(
+            transforms[0].name, None, transforms[0].keywords, len(positional_params(node))
+        ) if transforms else frozenset()
         return Value(Trace.STATIC, function=FunctionValue(
-            node, tuple(t.name for t in transforms), static, unbatched=unbatched
+            node, tuple(t.name for t in transforms), static, as_given=as_given
         ))
 
     def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

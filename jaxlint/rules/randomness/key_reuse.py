@@ -270,9 +270,8 @@ class KeyReuse(KeyFlowRule):
         " a key.",
         "A later use under a condition testing one of the same names as the first is an exclusive"
         " case: not reported.",
-        "Two `init`s of one module with one key build the same parameters on purpose (a target"
-        " network): not reported.",
-        "One key permuting two different arrays keeps their rows aligned on purpose: not reported.",
+        "Reuses on purpose are not reported: two `init`s of one module (a target network), one key"
+        " permuting two different arrays (rows kept aligned).",
     ) + KeyFlowRule.limits
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one

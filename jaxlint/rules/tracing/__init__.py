@@ -115,6 +115,13 @@ TRACED_VALUE_LIMITATIONS = """
       passed, so the parameter is traced (`@jax.jit def sample(x, n=10)` called as
       `sample(x, 4)`: `jnp.zeros((n,))` raises). The calls of a jitted method are not read for
       this, nor those of a `vmap` (whose `in_axes` may pass an argument as it is).
+    - **Arguments passed as given.** A `vmap`'s `in_axes=None` arguments, and the arguments a
+      differentiation leaves out of its `argnums` (`jax.grad`, `jax.value_and_grad`,
+      `jacfwd`, `jacrev`, `hessian`, Equinox's and NNX's versions; `argnums` 0 by default),
+      reach the function as the caller gives them: `jax.value_and_grad(loss)(params, x, n)`
+      hands `loss` the caller's `n`, a Python int inside a jit that makes it static, a tracer
+      where the caller's is one. Where the caller is not seen, they are unknown. Under a jit
+      around the transformation (`jax.jit(jax.grad(f))`) they are traced all the same.
     - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
       trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
       `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
