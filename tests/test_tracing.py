@@ -48,7 +48,29 @@ HANDED_LOSS = """
         return logger.register(summary)
     """
 
+# A loss differentiated in a scan body (staged), given a batch that code not seen samples: the
+# batch is a tracer there. The same loss given a Python number outside `argnums` keeps it one.
+GRAD_OF_SAMPLED = """
+    import jax
+    import jax.numpy as jnp
+    from buffers import sample
+
+    @jax.jit
+    def train(params, buffer, limit):
+        def loss_fn(p, batch, limit):
+            reward = min(max(batch, -limit), limit)  # JAX113
+            return (p * reward).sum()
+
+        def epoch(params, _):
+            batch = sample(buffer)
+            return params - jax.grad(loss_fn)(params, batch, 1.0), None
+
+        return jax.lax.scan(epoch, params, None, 2)[0]
+    """
+
 CASES = {
+    # ---- an argument a differentiation leaves out of argnums is the caller's ------------------
+    "a_grad_made_in_staged_code_given_what_code_not_seen_samples": GRAD_OF_SAMPLED,
     # ---- a function nested in a traced one, handed to code not seen, runs in the trace -------
     "a_loss_handed_to_a_method_not_seen": HANDED_LOSS,
     # ---- a draw from a traced key is traced, whatever object draws it --------------------------
@@ -1141,6 +1163,26 @@ def test_a_loss_handed_to_a_method_not_seen_runs_in_the_trace_under_jax():
         assert float(namespace["describe"](Logger(), 2.0)) > 1.0
     finally:
         del sys.modules["trainers"]
+
+
+def test_a_grad_made_in_staged_code_given_what_code_not_seen_samples_under_jax():
+    """What JAX113 says of `min(max(batch, -limit), limit)` in a loss a scan body differentiates:
+    the batch code not seen samples there is a tracer, and `limit`, a Python float the grad does
+    not differentiate, stays one (its comparison is not reported)."""
+    jax = pytest.importorskip("jax")
+    import sys
+    import types
+
+    buffers = types.ModuleType("buffers")
+    buffers.sample = lambda buffer: buffer * 2.0
+    sys.modules["buffers"] = buffers
+    try:
+        namespace: dict = {}
+        exec(textwrap.dedent(GRAD_OF_SAMPLED), namespace)
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            namespace["train"](jax.numpy.ones(()), jax.numpy.ones(()), 1.0)
+    finally:
+        del sys.modules["buffers"]
 
 
 def test_a_sample_drawn_from_a_traced_key_is_a_tracer_under_jax():

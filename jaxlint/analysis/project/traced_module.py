@@ -137,16 +137,19 @@ class TracedModule:
                 params = with_residuals(fn, params, root.static_params, returned.get(id(root.residuals_from)))
             returned[id(fn)] = analysis.analyze(fn, params, ctx, closed_not_none=shown)
         if link is not None:
-            self._trace_imported(link)
+            self._trace_imported(link, analysis)
             self._analyze_incoming(analysis, link)
         self._analyze_derivative_rules(analysis, returned, link)
         return analysis
 
-    def _trace_imported(self, link: ModuleLink) -> None:
+    def _trace_imported(self, link: ModuleLink, analysis: ValueAnalysis) -> None:
         """`jax.jit(helpers.step)`, `step = jax.vmap(train_step)` with the function imported from
         another module of the project: JAX traces it there, every argument it is given a tracer
         but those the transformation declares static. Its module is analysed in that context, as
-        for a call from traced code, and its findings say which function of this module traces it."""
+        for a call from traced code, and its findings say which function of this module traces it.
+        The call of what the transformation returns is not followed, so an argument a
+        differentiation passes as given is what traced code passes on where the transformation
+        is made in staged code (a tracer, as a rule), and unknown elsewhere."""
         names = self.names
         if test_file(self.path, self.options):
             # A test transforms the functions it tests in ways it shows they survive (it passes,
@@ -170,6 +173,11 @@ class TracedModule:
             fn = target.node
             positional = positional_params(fn)
             as_given = as_given_positions(transform, call, keywords, len(positional) - implicit)
+            around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
+            if transform in jax_api.CONCRETE_TRANSFORMS and around is not None:
+                made_in = analysis.contexts.get(id(around))
+                if made_in is not None and made_in.staged:
+                    as_given = frozenset()
 
             # A parameter with a default may be left to it, and one the transformation passes as
             # given (a vmap's `in_axes=None`, `as_given_positions`): what either holds is not known.
@@ -184,7 +192,6 @@ class TracedModule:
             kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
             # The entry point named is what a run calls to trace it: the function making the call,
             # or the module-level name the transformed function is bound to.
-            around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
             bound = names.call_targets.get(id(call))
             if around is not None:
                 link.entry = self.entry_name(around)

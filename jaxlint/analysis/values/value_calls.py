@@ -92,7 +92,7 @@ class CallEvaluation:
             kwargs = {
                 k.arg: fixed_argument(fn.node, k.arg, k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs
             }
-            fixed, keywords = _entering(fn, args[1:], kwargs) if fn.transforms else (args[1:], kwargs)
+            fixed, keywords = _entering(fn, args[1:], kwargs, self.ctx.staged) if fn.transforms else (args[1:], kwargs)
             return Value(Trace.STATIC, function=replace(
                 fn, bound=(*fn.bound, *fixed), keywords=(*fn.keywords, *keywords.items())
             ))
@@ -221,7 +221,7 @@ class CallEvaluation:
             args = known if known is not None else args[: next(i for i, a in enumerate(node.args) if isinstance(a, ast.Starred))]
         given_args, given_kwargs = args, kwargs
         if fn.transforms:
-            args, kwargs = _entering(fn, args, kwargs)
+            args, kwargs = _entering(fn, args, kwargs, self.ctx.staged)
         params = bind_arguments(
             fn.node, [*fn.bound, *args], {**dict(fn.keywords), **kwargs}, fn.method_self, self.default_value,
             spread=spread,
@@ -444,19 +444,30 @@ def _applied(args: list[Value], kwargs: dict[str, Value]) -> Value:
     return Value(Trace.TRACED, items=(TRACED, TRACED)) if mutable.known or mutable.items is not None else TRACED
 
 
-def _entering(fn: FunctionValue, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+def _entering(
+    fn: FunctionValue, args: list[Value], kwargs: dict[str, Value], staged: bool
+) -> tuple[list[Value], dict[str, Value]]:
     """Arguments as a transformed function receives them: traced, except static ones and those
     passed as given (a vmap's `in_axes=None` ones, a differentiation's outside `argnums`), which
-    pass as they are. Equinox's filtering transformations trace arrays only: any other argument
-    passes as it is."""
+    pass as they are. Where a differentiation made in staged code is given a value the analysis
+    cannot see, it is taken as traced, as what staged code computes is. Equinox's filtering
+    transformations trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
     enter = arrays_traced if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
-    args = [a if first + i in fn.as_given else enter(a) for i, a in enumerate(args)]
+    unseen = enter if staged and any(t in jax_api.CONCRETE_TRANSFORMS for t in fn.transforms) else _as_given
+    args = [
+        (unseen(a) if a.trace is Trace.UNKNOWN else a) if first + i in fn.as_given else enter(a)
+        for i, a in enumerate(args)
+    ]
     return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
 
 
 def _traced(value: Value) -> Value:
     return TRACED
+
+
+def _as_given(value: Value) -> Value:
+    return value
 
 
 def _static(value: Value) -> Value:

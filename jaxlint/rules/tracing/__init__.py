@@ -120,8 +120,11 @@ TRACED_VALUE_LIMITATIONS = """
       `jacfwd`, `jacrev`, `hessian`, Equinox's and NNX's versions; `argnums` 0 by default),
       reach the function as the caller gives them: `jax.value_and_grad(loss)(params, x, n)`
       hands `loss` the caller's `n`, a Python int inside a jit that makes it static, a tracer
-      where the caller's is one. Where the caller is not seen, they are unknown. Under a jit
-      around the transformation (`jax.jit(jax.grad(f))`) they are traced all the same.
+      where the caller's is one. A value the analysis cannot see (what a replay buffer it does
+      not read samples) given to a differentiation made in staged code is taken as traced, as
+      what staged code computes is; where the caller is not seen at all, they are unknown.
+      Under a jit around the transformation (`jax.jit(jax.grad(f))`) they are traced all the
+      same.
     - **`with jax.disable_jit():`** In eager code, such a block runs in Python what JAX would
       trace: `jax.jit(f)(x)` (`eqx.filter_jit`, `nnx.jit` likewise) calls `f` on `x`, and
       `lax.scan`, `fori_loop`, `while_loop`, `map`, `associative_scan`, `cond` and `switch`
