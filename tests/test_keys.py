@@ -1835,6 +1835,35 @@ CASES = [
             x = jax.numpy.arange(4.0)
             return augment(x, key), augment(x + 1, key)  # JAX201
         """, True),
+    Case("a jit of a partial of a step that folds its step count into the key, called in a loop", """
+        import functools
+        import jax
+
+        def train_step(state, x, scale, dropout_rng=None):
+            dropout_rng = jax.random.fold_in(dropout_rng, state)
+            return state + 1, x + scale * jax.random.normal(dropout_rng, x.shape)
+
+        def run():
+            step = jax.jit(functools.partial(train_step, scale=0.1))
+            dropout_rng, state, x = jax.random.key(0), 0, jax.numpy.ones(3)
+            for _ in range(3):
+                state, x = step(state, x, dropout_rng=dropout_rng)
+            return x
+        """, False),
+    Case("a jit of a partial of a step that draws from its key, called in a loop", """
+        import functools
+        import jax
+
+        def train_step(state, x, scale, dropout_rng=None):
+            return state + 1, x + scale * jax.random.normal(dropout_rng, x.shape)
+
+        def run():
+            step = jax.jit(functools.partial(train_step, scale=0.1))
+            dropout_rng, state, x = jax.random.key(0), 0, jax.numpy.ones(3)
+            for _ in range(3):
+                state, x = step(state, x, dropout_rng=dropout_rng)  # JAX203
+            return x
+        """, True),
     Case("the same data reordered on every pass with one key", """
         import jax
         def run():

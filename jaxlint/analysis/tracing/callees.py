@@ -2,10 +2,11 @@
 
 One resolver for every analysis that follows calls inside a module:
 
-- a name bound to a def (`step(x)`), to a lambda once (`noise = lambda k: ...`), once to a
-  transformation that keeps the function callable as written (`step = jax.jit(train_step)`),
-  or once to a call of a factory of the module that returns the def it defines (`step =
-  make_step()`);
+- a name bound to a def (`step(x)`), to a lambda once (`noise = lambda k: ...`), once to
+  transformations that keep the function callable as written and `functools.partial`s that fix
+  keywords only, around a def (`step = jax.jit(train_step)`, `p_step =
+  jax.pmap(partial(train_step, model=m))`), or once to a call of a factory of the module that
+  returns the def it defines (`step = make_step()`);
 - `self.method(x)` in a method: the class's own def or one inherited from a base of the
   module; `self.layer(x)` where the attribute holds an instance of a class of the module: its
   `__call__`;
@@ -36,7 +37,7 @@ from jaxlint.analysis.engine.walk import returned_name
 from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.knowledge.jax_api import TRANSFORMS
 from jaxlint.analysis.knowledge.random_api import PRESERVING_TRANSFORMS
-from jaxlint.analysis.tracing.transforms import transform_of
+from jaxlint.analysis.tracing.transforms import PARTIAL, transform_of
 
 _FORWARDS = 4  # forwarding functions followed in a row at most
 
@@ -176,9 +177,9 @@ class Callees:
                 value = values[0]
                 if isinstance(value, ast.Lambda):
                     return Target(value, 0)
-                if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
-                    if names.qualname(value.func, scope) in self._preserving:
-                        definition = names.definition(value.args[0], scope)
+                wrapped = self._wrapped(value, scope)
+                if wrapped is not None:
+                    definition = names.definition(wrapped, scope)
                 if definition is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                     definition = self._made_by(names.definition(value.func, scope))
             return self._function(definition, Receiver.FUNCTION)
@@ -210,6 +211,25 @@ class Callees:
             method = call_method(held) if isinstance(held, ast.ClassDef) else None
             return Target(method, 1) if method is not None else None
         return self._function(method, Receiver.INSTANCE)
+
+    def _wrapped(self, value: ast.AST, scope: Scope | None) -> ast.Name | None:
+        """The name of the function a value wraps in transformations that keep it callable as
+        written and in `functools.partial`s that fix keywords only (`jax.pmap(partial(train_step,
+        model=m))`): a call of it binds its arguments as a call of the function does. (A partial
+        that fixes positional arguments shifts them: not followed.)"""
+        for _ in range(_FORWARDS):
+            if not isinstance(value, ast.Call) or not value.args:
+                return None
+            callee = self.names.qualname(value.func, scope)
+            if callee in PARTIAL:
+                if len(value.args) != 1 or any(k.arg is None for k in value.keywords):
+                    return None
+            elif callee not in self._preserving:
+                return None
+            value = value.args[0]
+            if isinstance(value, ast.Name):
+                return value
+        return None
 
     def _instance_method(self, construction: ast.Call, attr: str, scope: Scope | None) -> Target | None:
         """The method `attr` of the object `construction` makes, a class of this module."""
