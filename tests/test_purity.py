@@ -1318,6 +1318,56 @@ def test_stores_through_kernel_references_run_under_jax():
     assert namespace["copy"](x).tolist() == x.tolist()
 
 
+HIJAX_STEP = """\
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+nnx.var_defaults(hijax=True)
+
+
+class Counter(nnx.Module):
+    def __init__(self):
+        self.count = nnx.Variable(jnp.zeros(()))
+
+
+@jax.jit
+def step(counter, x):
+    counter.count[...] = counter.count[...] + x
+
+
+def run():
+    counter = Counter()
+    step(counter, 1.0)
+    return float(counter.count[...])
+"""
+
+
+@pytest.mark.parametrize("hijax", [True, False])
+def test_a_jitted_write_to_a_hijax_nnx_object_reaches_the_caller(hijax, cli, make_files):
+    """With NNX variables made hijax, an NNX object `jax.jit` is given is the caller's own: the
+    write reaches it, and JAX408 is quiet. Without, the function writes a copy: reported."""
+    source = HIJAX_STEP if hijax else HIJAX_STEP.replace("nnx.var_defaults(hijax=True)", "")
+    make_files({"step.py": source})
+    found = [(f["code"], f["location"]["row"]) for f in cli("check", "--output-format", "json", "step.py").json]
+    assert found == ([] if hijax else [("JAX408", source.splitlines().index("    counter.count[...] = counter.count[...] + x") + 1)])
+
+
+@pytest.mark.parametrize("hijax", [True, False])
+def test_a_jitted_write_to_a_hijax_nnx_object_reaches_the_caller_under_jax(hijax):
+    pytest.importorskip("jax")
+    nnx = pytest.importorskip("flax.nnx")
+    if not hasattr(nnx, "var_defaults"):
+        pytest.skip("this Flax has no hijax variables")
+    source = HIJAX_STEP if hijax else HIJAX_STEP.replace("nnx.var_defaults(hijax=True)", "")
+    namespace: dict = {}
+    exec(compile(source, "step.py", "exec"), namespace)
+    try:
+        assert namespace["run"]() == (1.0 if hijax else 0.0)
+    finally:
+        nnx.var_defaults(hijax=False)  # the switch is global: leave it as it was
+
+
 def test_an_enclosing_local_is_frozen_in_the_trace_under_jax():
     """What JAX410 says of a local the enclosing function rebinds between two calls of a jit of
     a nested function: the second call runs the program traced with the old value, as does a

@@ -32,7 +32,7 @@ from jaxlint.analysis.effects import module_calls
 from jaxlint.analysis.effects.at_text import at_call_lines, mentions_at
 from jaxlint.analysis.effects.outer_objects import OuterObjects
 from jaxlint.analysis.effects.update_liveness import dead_updates
-from jaxlint.analysis.engine.call_index import spellings
+from jaxlint.analysis.engine.call_index import calls_through, spellings
 from jaxlint.analysis.engine.names import FunctionNode, Scope
 from jaxlint.analysis.engine.walk import own_statements, target_names, walk
 from jaxlint.analysis.knowledge import array_api, jax_api
@@ -327,6 +327,24 @@ class Effects(OuterObjects):
                 if self.names.qualname(call.func, scope) in array_api.PYTREE_REGISTRATIONS:
                     out.add(call.args[0].id)
         return out
+
+    @cached_property
+    def hijax_variables(self) -> bool:
+        """The module makes Flax NNX variables hijax (`nnx.var_defaults(hijax=True)`, as a call,
+        a `with` or a decorator; `flax.config.update("flax_hijax_variable", True)`): NNX objects
+        are then references, and what a function `jax.jit` stages writes to them reaches the
+        caller's."""
+        for call, scope in calls_through(self.names, self.module_short_names(jax_api.HIJAX_SWITCHES)):
+            callee = self.names.qualname(call.func, scope)
+            if callee in jax_api.HIJAX_DEFAULTS and any(
+                k.arg == "hijax" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+            ):
+                return True
+            if callee in jax_api.FLAX_CONFIG_UPDATES and [
+                a.value for a in call.args if isinstance(a, ast.Constant)
+            ] == ["flax_hijax_variable", True]:
+                return True
+        return False
 
     def sanctioned(self, function: FunctionNode) -> bool:
         """Mutation of module state is how the framework works here (Flax NNX transformations)."""

@@ -92,6 +92,12 @@ CHECKPOINTS = frozenset({"jax.checkpoint", "flax.linen.checkpoint", "flax.nnx.re
 # derivatives, `nondiff_argnums`).
 STATIC_ARG_TRANSFORMS = CHECKPOINTS | {"jax.jit", "jax.pmap", "flax.nnx.jit", "jax.custom_jvp", "jax.custom_vjp"}
 
+# Calls that make Flax NNX variables hijax, references whose updates inside `jax.jit` reach the
+# caller: `nnx.var_defaults(hijax=True)` and the flag `flax_hijax_variable` set through flax's config.
+HIJAX_DEFAULTS = frozenset({"flax.nnx.var_defaults", "flax.nnx.variablelib.var_defaults"})
+FLAX_CONFIG_UPDATES = frozenset({"flax.config.update", "flax.configurations.config.update"})
+HIJAX_SWITCHES = HIJAX_DEFAULTS | FLAX_CONFIG_UPDATES
+
 # Equinox treats every non-array argument as static.
 FILTERING_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_pmap", "equinox.filter_vmap"})
 

@@ -32,6 +32,10 @@ class ArgumentMutation(Rule):
         - Flax NNX transformations, which propagate module state on purpose, are not reported,
           nor are Pallas kernels, whose parameters are references they write their results
           through.
+        - Nor is a module that makes NNX variables hijax (`nnx.var_defaults(hijax=True)`, as a
+          call, a `with` or a decorator, or `flax.config.update("flax_hijax_variable", True)`):
+          its NNX objects are references, and `jax.jit` hands the function the caller's own
+          (`optimizer.update(model, grads)` in a jitted step updates the caller's optimizer).
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for
@@ -114,14 +118,15 @@ class ArgumentMutation(Rule):
     limits = (
         "A write is reported only where the function neither returns the parameter nor reads it"
         " after the write.",
-        "Flax NNX transformations and Pallas kernels write their arguments on purpose: not reported.",
+        "Flax NNX transformations, Pallas kernels and modules with hijax NNX variables write their"
+        " arguments on purpose: not reported.",
     ) + PURITY_LIMITS
 
     def check(self, module, report):
         effects = module.effects
         for root in module.traced_roots:
             fn = root.node
-            if not root.context.staged or root.framework_method or effects.sanctioned(fn):
+            if not root.context.staged or root.framework_method or effects.sanctioned(fn) or effects.hijax_variables:
                 continue
             if root.kernel:
                 continue  # a Pallas kernel's parameters are references: it returns results by writing through them
