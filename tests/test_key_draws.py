@@ -284,6 +284,34 @@ INIT_PRINCIPLES = {
             """,
         frameworks=("haiku",), check="checker-both", names=("make",),
     ),
+    # ... and so do the draws of code not seen whose result serves only as such inputs (an
+    # observation a space the caller cannot see samples).
+    "example inputs of an init, sampled by code not seen": Principle(
+        parts="""
+            class Space:
+                def sample(self, key):
+                    return jax.random.normal(key, (1, 3))
+
+            def make():
+                return {module}
+
+            def make_space():
+                return Space()
+            """,
+        bug="""
+            def run(key):
+                model = make()
+                observation = make_space().sample(key)
+                return model.init(key, observation), observation  # JAX201
+            """,
+        clean="""
+            def run(key):
+                model = make()
+                observation = make_space().sample(key)
+                return model.init(key, observation), None  # JAX207
+            """,
+        frameworks=("haiku",), check="checker-both", names=("make", "make_space"),
+    ),
     # Two inits of one module on the same inputs build a copy (a target network); two of
     # different modules repeat numbers (for Flax linen: where both make a layer at one path).
     "a copy made by a second init": Principle(

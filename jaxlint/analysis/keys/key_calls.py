@@ -82,7 +82,7 @@ class CallTransfer:
                     self.expr(arg, state)
             if ref is not None:
                 kind = "split" if qualname == api.SPLIT else "sample"
-                example = kind == "sample" and self.flow.keynames.inits and only_example_inputs(node, self.fn, self.names)
+                example = kind == "sample" and self._example_inputs(node)
                 draws = None if kind == "split" else not example
                 use = Use(key, node, kind, f"`{qualname}`", draws=draws)
                 if kind == "split" and isinstance(ref, (int, Elem)):
@@ -164,11 +164,18 @@ class CallTransfer:
         if _is_assertion(node.func):
             return None  # code not seen that, by its name, only checks the key
         label = _call_label(node.func)
+        draws = not self._example_inputs(node)
         for arg, ref in refs:
             if isinstance(ref, tuple):
                 continue  # a key made in the call, handed to code not seen: what it draws is not known
-            self.consume(ref, Use(arg, node, "call", label), DEFINITE, state)
+            self.consume(ref, Use(arg, node, "call", label, draws=draws), DEFINITE, state)
         return None
+
+    def _example_inputs(self, node: ast.Call) -> bool:
+        """Whether what a call returns serves only as example inputs of an `init` (an observation
+        `space.sample(key)` makes to build a network's parameters): whatever it draws decides
+        nothing (`only_example_inputs`)."""
+        return bool(self.flow.keynames.inits) and only_example_inputs(node, self.fn, self.names)
 
     def _hand_to(self, node: ast.Call, helper, refs: list, again: list, state: KeyState) -> Ref | None:
         """The keys a call hands to a function seen, consumed as its summary says; what the call
@@ -183,7 +190,7 @@ class CallTransfer:
                 level = DEFINITE
             if level != NONE:
                 handed = helper.summary.undrawn.get(param) if param is not None else None
-                draws = handed is None or not dropped(node, handed, self.fn, self.names)
+                draws = (handed is None or not dropped(node, handed, self.fn, self.names)) and not self._example_inputs(node)
                 use = Use(arg, node, "call", f"`{helper.name}`", draws=draws)
                 self.consume(ref, use, level, state, partial=level == MAYBE)
             elif param in helper.summary.key_params and param not in helper.summary.returned_from:

@@ -174,8 +174,10 @@ class KeyReuse(KeyFlowRule):
         before any read, or handed only to functions that keep or discard them) draws nothing,
         and neither does a function that only splits the key and hands back children its caller
         drops (`evaluator, (params, eval_keys) = evaluator_setup(key)` with `eval_keys` rebound
-        before it is read), nor a draw whose numbers only serve as an `init`'s example inputs
-        (the parameters depend on shapes; a name bound to an `init`, or unpacked from what a
+        before it is read), nor a draw whose numbers only serve as an `init`'s example inputs,
+        made by `jax.random`, a function of the project or code not seen (`init_x =
+        env.observation_space.sample(rng)`, then `network.init(rng, init_x)`: the parameters
+        depend on shapes; a name bound to an `init`, or unpacked from what a
         function of the module returns with one at that position, `embed_init, proj_init =
         init_fns()`, is one). A reuse where one of the two uses draws nothing is
         JAX207's (off by default): JAX's checker still raises there.
