@@ -20,6 +20,7 @@ does not see into, a nested function) counts as a draw.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING, Iterable
 
 from jaxlint.analysis.effects.update_liveness import dead_updates
@@ -200,7 +201,7 @@ def _example_input(node: ast.AST, fn: ast.AST, names: Names, depth: int) -> bool
         isinstance(parent, ast.Assign) and depth < _MAX_DEPTH and len(parent.targets) == 1
         and isinstance(parent.targets[0], ast.Name)
     ):
-        reads = _reads_in(fn, parent.targets[0].id)
+        reads = _reads_in(names, fn, parent.targets[0].id)
         return bool(reads) and all(_example_input(read, fn, names, depth + 1) for read in reads)
     return False
 
@@ -214,7 +215,7 @@ def _scanned_into_init(scan: ast.Call, names: Names, depth: int) -> bool:
     if not isinstance(definition, (ast.FunctionDef, ast.Lambda)) or len(definition.args.args) != 2:
         return False
     sliced = definition.args.args[1].arg
-    reads = _reads_in(definition, sliced)
+    reads = _reads_in(names, definition, sliced)
     return bool(reads) and all(_example_input(read, definition, names, depth + 1) for read in reads)
 
 
@@ -265,5 +266,20 @@ def _unpacked_from(name: ast.Name, names: Names) -> tuple[ast.FunctionDef, int] 
     return (maker, target.elts.index(stores[0])) if isinstance(maker, ast.FunctionDef) else None
 
 
-def _reads_in(fn: ast.AST, name: str) -> list[ast.Name]:
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+# Per module, per function: the loads of each name in it, indexed on the first question (asked
+# of every call that consumes a key where the module builds parameters).
+_READS: "weakref.WeakKeyDictionary[Names, dict[int, dict[str, list[ast.Name]]]]" = weakref.WeakKeyDictionary()
+
+
+def _reads_in(names: Names, fn: ast.AST, name: str) -> list[ast.Name]:
+    """The loads of `name` in `fn`, nested functions included."""
+    by_function = _READS.get(names)
+    if by_function is None:
+        by_function = _READS[names] = {}
+    loads = by_function.get(id(fn))
+    if loads is None:
+        loads = by_function[id(fn)] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads.setdefault(node.id, []).append(node)
+    return loads.get(name, [])
