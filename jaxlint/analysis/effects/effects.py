@@ -331,9 +331,9 @@ class Effects(OuterObjects):
     @cached_property
     def hijax_variables(self) -> bool:
         """The module makes Flax NNX variables hijax (`nnx.var_defaults(hijax=True)`, as a call,
-        a `with` or a decorator; `flax.config.update("flax_hijax_variable", True)`): NNX objects
-        are then references, and what a function `jax.jit` stages writes to them reaches the
-        caller's."""
+        a `with` or a decorator; `flax.config.update("flax_hijax_variable", True)`): `jax.jit`
+        then hands a function the caller's own NNX objects, and a write to them reaches the
+        caller (or Flax refuses it loudly, where it wants `ref=True`): no silent copy."""
         for call, scope in calls_through(self.names, self.module_short_names(jax_api.HIJAX_SWITCHES)):
             callee = self.names.qualname(call.func, scope)
             if callee in jax_api.HIJAX_DEFAULTS and any(

@@ -34,8 +34,10 @@ class ArgumentMutation(Rule):
           through.
         - Nor is a module that makes NNX variables hijax (`nnx.var_defaults(hijax=True)`, as a
           call, a `with` or a decorator, or `flax.config.update("flax_hijax_variable", True)`):
-          its NNX objects are references, and `jax.jit` hands the function the caller's own
-          (`optimizer.update(model, grads)` in a jitted step updates the caller's optimizer).
+          `jax.jit` hands the function the caller's own NNX objects, so a write reaches the
+          caller (`optimizer.update(model, grads)` in a jitted step updates the caller's
+          optimizer), or, in Flax versions that want `ref=True` for that, Flax refuses it with
+          `ImmutableVariableError`; never the silent copy this rule is about.
         """
     why = """
         A transformation flattens its arguments into arrays and rebuilds fresh containers for
