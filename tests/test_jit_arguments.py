@@ -65,6 +65,25 @@ CASES = [
         def run():
             return update(jnp.ones((3, 3)), jnp.ones(3), 2)
         """, "ok"),
+    Case("a keyword argument of a gradient, passed on as a static argument", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("n",))
+        def head(params, x, n: int):
+            return jnp.tile(x @ params, n)
+
+        def loss(params, x, *, n):
+            return head(params, x, n).sum()
+
+        @partial(jax.jit, static_argnames=("n",))
+        def update(params, x, n):
+            return jax.grad(loss)(params, x, n=n)
+
+        def run():
+            return update(jnp.ones((3, 3)), jnp.ones(3), n=2)
+        """, "ok"),
     Case("an argument the gradient leaves out of argnums, traced by the caller, passed on as a static argument", """
         from functools import partial
         import jax

@@ -70,7 +70,8 @@ def as_given_positions(transform: str, site: ast.AST | None, keywords: dict[str,
     """Argument positions (of the `count` the function takes) that a transformation passes on as
     the caller gives them, traced only if they were: a vmap's `in_axes=None` ones, and a
     differentiation's outside its `argnums` (0 by default; `eqx.filter_grad` differentiates its
-    first argument): `value_and_grad(loss)(params, x, n)` hands `loss` the caller's `n`."""
+    first argument): `value_and_grad(loss)(params, x, n)` hands `loss` the caller's `n`. (A
+    differentiation passes keyword arguments as given too; `argnums` counts positions only.)"""
     if transform in VMAPS:
         return unbatched_positions(site, keywords)
     if transform not in jax_api.CONCRETE_TRANSFORMS:

@@ -402,6 +402,8 @@ def _traced(
         given = positions if given is None else given & positions
     if given:
         traced.caller_params |= frozenset(positional[i].arg for i in given if i < len(positional))
+    if transforms and all(t.name in jax_api.CONCRETE_TRANSFORMS for t in transforms) and not isinstance(function, ast.Lambda):
+        traced.caller_params |= frozenset(p.arg for p in function.args.kwonlyargs)  # keywords pass as given
     return traced
 
 

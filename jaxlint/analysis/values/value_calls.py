@@ -448,8 +448,8 @@ def _entering(
     fn: FunctionValue, args: list[Value], kwargs: dict[str, Value], staged: bool
 ) -> tuple[list[Value], dict[str, Value]]:
     """Arguments as a transformed function receives them: traced, except static ones and those
-    passed as given (a vmap's `in_axes=None` ones, a differentiation's outside `argnums`), which
-    pass as they are. Where a differentiation made in staged code is given a value the analysis
+    passed as given (a vmap's `in_axes=None` ones, a differentiation's outside `argnums` and its
+    keyword arguments), which pass as they are. Where a differentiation made in staged code is given a value the analysis
     cannot see, it is taken as traced, as what staged code computes is. Equinox's filtering
     transformations trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
@@ -459,7 +459,13 @@ def _entering(
         (unseen(a) if a.trace is Trace.UNKNOWN else a) if first + i in fn.as_given else enter(a)
         for i, a in enumerate(args)
     ]
-    return args, {k: (_static(v) if k in fn.static_params else enter(v)) for k, v in kwargs.items()}
+    # Keyword arguments: a differentiation passes them on as given (`argnums` counts positions).
+    keywords_given = all(t in jax_api.CONCRETE_TRANSFORMS for t in fn.transforms)
+    return args, {
+        k: _static(v) if k in fn.static_params else (unseen(v) if v.trace is Trace.UNKNOWN else v) if keywords_given
+        else enter(v)
+        for k, v in kwargs.items()
+    }
 
 
 def _traced(value: Value) -> Value:

@@ -116,7 +116,7 @@ TRACED_VALUE_LIMITATIONS = """
       `sample(x, 4)`: `jnp.zeros((n,))` raises). The calls of a jitted method are not read for
       this, nor those of a `vmap` (whose `in_axes` may pass an argument as it is).
     - **Arguments passed as given.** A `vmap`'s `in_axes=None` arguments, and the arguments a
-      differentiation leaves out of its `argnums` (`jax.grad`, `jax.value_and_grad`,
+      differentiation leaves out of its `argnums` or passes by keyword (`jax.grad`, `jax.value_and_grad`,
       `jacfwd`, `jacrev`, `hessian`, Equinox's and NNX's versions; `argnums` 0 by default),
       reach the function as the caller gives them: `jax.value_and_grad(loss)(params, x, n)`
       hands `loss` the caller's `n`, a Python int inside a jit that makes it static, a tracer
