@@ -449,31 +449,28 @@ def _entering(
 ) -> tuple[list[Value], dict[str, Value]]:
     """Arguments as a transformed function receives them: traced, except static ones and those
     passed as given (a vmap's `in_axes=None` ones, a differentiation's outside `argnums` and its
-    keyword arguments), which pass as they are. Where a differentiation made in staged code is given a value the analysis
-    cannot see, it is taken as traced, as what staged code computes is. Equinox's filtering
-    transformations trace arrays only: any other argument passes as it is."""
+    keyword arguments), which pass as they are. Where a differentiation made in staged code is
+    given a value the analysis cannot see, it is taken as traced, as what staged code computes
+    is. Equinox's filtering transformations trace arrays only: any other argument passes as it is."""
     first = len(fn.bound)
     enter = arrays_traced if all(t in jax_api.FILTERING_TRANSFORMS for t in fn.transforms) else _traced
-    unseen = enter if staged and any(t in jax_api.CONCRETE_TRANSFORMS for t in fn.transforms) else _as_given
-    args = [
-        (unseen(a) if a.trace is Trace.UNKNOWN else a) if first + i in fn.as_given else enter(a)
-        for i, a in enumerate(args)
-    ]
-    # Keyword arguments: a differentiation passes them on as given (`argnums` counts positions).
+    unseen_traced = staged and any(t in jax_api.CONCRETE_TRANSFORMS for t in fn.transforms)
+
+    def given(value: Value) -> Value:
+        return enter(value) if unseen_traced and value.trace is Trace.UNKNOWN else value
+
+    args = [given(a) if first + i in fn.as_given else enter(a) for i, a in enumerate(args)]
+    # A differentiation passes keyword arguments as given too (`argnums` counts positions).
     keywords_given = all(t in jax_api.CONCRETE_TRANSFORMS for t in fn.transforms)
-    return args, {
-        k: _static(v) if k in fn.static_params else (unseen(v) if v.trace is Trace.UNKNOWN else v) if keywords_given
-        else enter(v)
+    kwargs = {
+        k: _static(v) if k in fn.static_params else given(v) if keywords_given else enter(v)
         for k, v in kwargs.items()
     }
+    return args, kwargs
 
 
 def _traced(value: Value) -> Value:
     return TRACED
-
-
-def _as_given(value: Value) -> Value:
-    return value
 
 
 def _static(value: Value) -> Value:
