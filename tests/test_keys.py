@@ -2394,6 +2394,39 @@ CASES = [
             point = pick(key, jax.numpy.ones(3, bool))  # JAX201
             return jitter, point
         """, True),
+    Case("key a helper consumed, then handed to one that splits it inside a loop", """
+        import jax
+
+        def create(rng):
+            a, b = jax.random.split(rng)
+            return jax.random.normal(a, (2,)) + jax.random.normal(b, (2,))
+
+        def train_epoch(state, rng, loader):
+            for batch in loader:
+                rng, drop = jax.random.split(rng)
+                state = state + jax.random.normal(drop, (2,)) * batch
+            return state
+
+        def run(loader=(1.0, 2.0)):
+            rng = jax.random.key(0)
+            state = create(rng)
+            return train_epoch(state, rng, loader)  # JAX201
+        """, True),
+    Case("key a helper consumed, then handed to one whose flag the call turns off", """
+        import jax
+
+        def create(rng):
+            return jax.random.normal(rng, (2,))
+
+        def noisy(x, key, train):
+            if train:
+                x = x + jax.random.normal(key, x.shape)
+            return x
+
+        def run():
+            key = jax.random.key(0)
+            return noisy(create(key), key, train=False)
+        """, False),
     Case("drawn key to a helper whose flag the call turns off", """
         import jax
 

@@ -417,11 +417,11 @@ class CallTransfer:
                 if not self._reused(use, plain, state, drawn=True) and use.init:
                     self._shared_paths(use, plain, state)
         elif level == MAYBE:
-            # A split or drawn-from key is spent: handing it to a function that draws from it
-            # on some path repeats the split's children, or the draw, on that path.
+            # A spent key (split, drawn from, or handed to a call that consumes it) handed to a
+            # function that draws from it on some path repeats those numbers on that path.
             for slot in slots:
                 mark = state.mark(slot)
-                if mark.level == DEFINITE and mark.first is not None and mark.first.kind in ("split", "sample"):
+                if mark.level == DEFINITE and mark.first is not None and mark.first.kind in ("split", "sample", "call"):
                     self.report_reuse(use, mark.first, self.carried)
                     break
         for own in dict.fromkeys((slots[0], plain[0])):

@@ -203,9 +203,10 @@ class KeyReuse(KeyFlowRule):
           branchless form of `if kind == 0: ... elif kind == 1: ...`: at most one product keeps
           its draw, and they are not reported. Masks that may both hold (`kind >= 0`) are.
         - A function that consumes its key only when a flag asks for it is not reported at its
-          call sites, unless the key was drawn from before the call: on the path that draws, the
-          draw repeats (`uniform(key)` then `choose_point(key, mask)`, which draws where the mask
-          holds a point). A flag the call gives as a literal is decided (`train=False`). A key
+          call sites, unless the key was drawn from, or handed to a call that consumes it, before
+          the call: on the path that draws, the draw repeats (`uniform(key)` then
+          `choose_point(key, mask)`, which draws where the mask holds a point; `init(rng)` then
+          `train_epoch(state, rng, loader)`, which splits `rng` once the loader yields a batch). A flag the call gives as a literal is decided (`train=False`). A key
           split before the call is JAX202's.
         - A function that makes its own key when given None (`if key is None: key =
           jax.random.key(0)`, or `key = key if key is not None else jax.random.key(0)`) or a
