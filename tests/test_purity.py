@@ -18,6 +18,49 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    "results_of_a_method_of_an_instance_an_attribute_holds": """
+        import jax
+        import jax.numpy as jnp
+
+        class Ensemble:
+            def propagate(self, x, key):
+                return self._post(x, jax.random.normal(key, x.shape))
+
+            def _post(self, x, noise):
+                return x + noise
+
+            def parts(self, x):
+                return [x, x]
+
+        class ModelEnv:
+            def __init__(self, model: Ensemble, other, shuffle: bool = True):
+                self._model = model
+                self._other = other
+
+            @jax.jit
+            def step(self, x, key, idx):
+                out = self._model.propagate(x, key)
+                out[idx] = out  # JAX401
+                return out
+
+            @jax.jit
+            def made_here(self, x, key, idx):
+                out = Ensemble().propagate(x, key)
+                out[idx] = 0.0  # JAX401
+                return out
+
+            @jax.jit
+            def a_list(self, x):
+                parts = self._model.parts(x)
+                parts[0] = x * 2
+                return parts
+
+            @jax.jit
+            def not_annotated(self, x, key, i):
+                out = self._other.propagate(x, key)
+                out[i] = 0.0
+                return out
+        """,
     "field_of_a_record_rebound_to_a_declared_instance": """
         from typing import Callable, Optional
 
@@ -1537,6 +1580,30 @@ def test_a_field_of_a_record_a_callback_returns_refuses_item_assignment_under_ja
 
     with pytest.raises(TypeError, match="immutable"):
         jax.lax.while_loop(lambda s: s.i < 3, body, LoopState(jnp.int32(0), jnp.zeros((2, 3))))
+
+
+def test_a_method_of_an_instance_an_attribute_holds_returns_a_jax_array_under_jax():
+    """What JAX401 says of `out = self._model.propagate(x, key)` then `out[idx] = out`, where
+    `__init__(self, model: Ensemble)` stores its annotated parameter: JAX refuses the store."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    class Ensemble:
+        def propagate(self, x, key):
+            return x + jax.random.normal(key, x.shape)
+
+    class ModelEnv:
+        def __init__(self, model: Ensemble):
+            self._model = model
+
+        def step(self, x, key, idx):
+            out = self._model.propagate(x, key)
+            out[idx] = out  # noqa: JAX401
+            return out
+
+    env = ModelEnv(Ensemble())
+    with pytest.raises(TypeError, match="immutable|does not support item assignment"):
+        jax.jit(env.step)(jnp.zeros(3), jax.random.key(0), jnp.arange(3))
 
 
 def test_results_of_transformed_functions_are_jax_arrays_under_jax():

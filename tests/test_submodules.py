@@ -33,8 +33,11 @@ SOURCE = textwrap.dedent("""\
         unpacked: Mix
         given: Mix
 
-        def __init__(self, flag, given):
+        def __init__(self, flag, given, held: Mix, swapped: Mix):
             self.assigned = Mix()
+            self.held = held
+            swapped = Other()
+            self.swapped = swapped
             self.library = eqx.nn.Dropout(0.1)
             self.chosen = Mix() if flag else Other()
             self.augmented = Mix()
@@ -54,6 +57,8 @@ SOURCE = textwrap.dedent("""\
             self.augmented(x)
             self.unpacked(x)
             self.given(x)
+            self.held(x)
+            self.swapped(x)
             self.twice(x)
             self.forward(x)
     """)
@@ -78,6 +83,8 @@ def classes() -> dict[str, str | None]:
     ("augmented", None),
     ("unpacked", None),
     ("given", None),  # whatever the caller passed
+    ("held", "Mix"),  # a parameter annotated with the class, stored as received
+    ("swapped", None),  # the annotated parameter rebound before it is stored
     ("twice", None),  # two classes
     ("forward", None),  # a method, not an attribute
 ])

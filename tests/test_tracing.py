@@ -1030,6 +1030,58 @@ CASES = {
             u = np.arange(x.shape[0])[x.shape[0] - 1]
             return r, s, t, u
         """,
+    "a_run_of_a_model_not_seen_given_flax_variables": """
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        def generate(rng, state, batch, generator, apply_fn):
+            z = jax.random.normal(rng, (batch.shape[0], 8))
+            variables = {"params": state.params}
+            variables.update(state.extra)
+            image = generator(train=False).apply(variables, (batch, z), mutable=False)
+            image = np.asarray(image, jnp.float32)  # JAX107
+            out, updates = generator(train=True).apply({"params": state.params}, z, mutable=["stats"])
+            ok = np.asarray(updates is None)
+            other = np.asarray(apply_fn(state.params, z))
+            tree = np.asarray(generator().apply(state.params, z))
+            return image, out, ok, other, tree
+
+        p_generate = jax.pmap(functools.partial(generate, generator=None, apply_fn=None))
+
+        def on_host(generator, params, batch):
+            return np.asarray(generator().apply({"params": params}, batch))
+        """,
+    "methods_of_instances_made_in_place_or_held_in_an_attribute": """
+        import jax
+        import jax.numpy as jnp
+
+        class Critic:
+            def score(self, x):
+                return jnp.sum(x * x)
+
+            def size(self, x):
+                return x.shape[0]
+
+        class Agent:
+            def __init__(self, critic: Critic, policy):
+                self.critic = critic
+                self.policy = policy
+
+            @jax.jit
+            def act(self, x):
+                if self.critic.score(x) > 1.0:  # JAX101
+                    x = -x
+                if Critic().score(x) > 2.0:  # JAX101
+                    x = 2 * x
+                if self.critic.size(x) > 3:
+                    x = x[:3]
+                if self.policy.score(x) > 1.0:
+                    x = x + 1
+                return x
+        """,
 }
 
 
@@ -1101,6 +1153,35 @@ def test_comparisons_and_type_tests_that_give_python_bools_under_jax():
     assert jax.jit(stack)((jnp.ones(2), jnp.zeros(2))).shape == (2, 2)  # a tuple's truth: its length
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(lambda x: 1 if x == 1.5 else 0)(1.5)  # noqa: JAX101
+
+
+def test_a_run_of_a_model_given_flax_variables_is_traced_under_jax():
+    """What JAX107 says of `generator(train=False).apply({"params": p}, x)` in a pmapped or jitted
+    function, the generator a class the function is given: the run returns a tracer, which
+    `np.asarray` refuses; eagerly it returns an array NumPy takes."""
+    jax = pytest.importorskip("jax")
+    nn = pytest.importorskip("flax.linen")
+    import functools
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    class Generator(nn.Module):
+        train: bool = True
+
+        @nn.compact
+        def __call__(self, z):
+            return nn.Dense(2)(z)
+
+    z = jnp.ones((1, 3))
+    params = Generator().init(jax.random.key(0), z)["params"]
+
+    def generate(params, z, generator):
+        return np.asarray(generator(train=False).apply({"params": params}, z), np.float32)  # noqa: JAX107
+
+    assert generate(params, z, Generator).shape == (1, 2)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        jax.jit(functools.partial(generate, generator=Generator))(params, z)
 
 
 def test_what_jit_is_given_by_name_class_or_factory_is_traced_under_jax():

@@ -1,9 +1,10 @@
 """The class of the instance an attribute of `self` holds: a submodule whose `__call__` can be followed.
 
 A class that builds its layers in `__init__` (`self.mix = PartialMix(dim, key=k)`) holds, in
-that attribute, an instance of exactly that class; one that only declares its fields
-(`mix: PartialMix`, a dataclass-style Equinox or Flax module) holds one of the class its
-annotation names.  The assignments decide where there are any (an annotation may name a base
+that attribute, an instance of exactly that class; one that stores a parameter of the method
+annotated with a class (`def __init__(self, model: Ensemble): self._model = model`) holds one
+of that class; one that only declares its fields (`mix: PartialMix`, a dataclass-style
+Equinox or Flax module) holds one of the class its annotation names.  The assignments decide where there are any (an annotation may name a base
 class or a library's class the assigned one stands in for); every assignment in the class's
 methods must call the same class, or the attribute holds something chosen at run time and is
 left unknown.
@@ -35,12 +36,34 @@ def attribute_class(
         return None
     cls = scope.node
     assigned = attributes(cls).get(func.attr, [])
-    if assigned is None or not all(_plain_constructor(v) for v in assigned):
+    if assigned is None:
+        return None
+    made = [_class_named(names, value) for value in assigned]
+    if None in made:
         return None  # `self.mix = make(...)`, `self.mix = m`: not a class named plainly
-    if assigned:
-        classes = {names.qualname(v.func) or _local_name(v.func) for v in assigned}
-        return assigned[0].func if len(classes) == 1 and None not in classes else None
+    if made:
+        classes = {names.qualname(c) or _local_name(c) for c in made}
+        return made[0] if len(classes) == 1 and None not in classes else None
     return _annotation(cls, func.attr)
+
+
+def _class_named(names: Names, value: ast.expr) -> ast.expr | None:
+    """The expression naming the class of what `self.<attr> = value` stores: the class a plain
+    constructor call names, or the class annotating the parameter of the storing method that
+    the value passes on as received (`def __init__(self, model: Ensemble): self._model =
+    model`), which calls that do not pass an instance of it fail on the first use."""
+    if _plain_constructor(value):
+        return value.func
+    if not isinstance(value, ast.Name):
+        return None
+    scope = names.read_scope.get(id(value))
+    if scope is None or scope.kind != "function" or value.id not in scope.params or value.id in scope.assigned or value.id in scope.other:
+        return None
+    for parameter in (*scope.node.args.posonlyargs, *scope.node.args.args, *scope.node.args.kwonlyargs):
+        if parameter.arg == value.id:
+            annotation = parameter.annotation
+            return annotation if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+    return None
 
 
 def call_method(cls: ast.ClassDef) -> FunctionNode | None:

@@ -9,7 +9,8 @@ One resolver for every analysis that follows calls inside a module:
   returns the def it defines (`step = make_step()`);
 - `self.method(x)` in a method: the class's own def or one inherited from a base of the
   module; `self.layer(x)` where the attribute holds an instance of a class of the module: its
-  `__call__`;
+  `__call__`; `self.model.step(x)`: that class's `step` (`submodules.attribute_class` says
+  which class an attribute holds);
 - `Cls.method(x)` for a class of the module: a static method binds nothing, a class method the
   class, and a plain function the instance passed first (`Base.step(self, x)`);
 - through a function that only forwards its arguments (`def f(*args, **kwargs): return
@@ -188,6 +189,12 @@ class Callees:
         receiver = func.value
         if isinstance(receiver, ast.Call):  # `Model(...).step`
             return self._instance_method(receiver, func.attr, scope)
+        if isinstance(receiver, ast.Attribute):  # `self.model.step`: the instance an attribute holds
+            named = attribute_class(names, receiver, self.attributes_of)
+            held = names.definition(named) if named is not None else None
+            if not isinstance(held, ast.ClassDef) or id(held) not in names.scopes:
+                return None
+            return self._function(self.method(held, func.attr), Receiver.INSTANCE)
         if not isinstance(receiver, ast.Name):
             return None
         cls = names.definition(receiver, scope)

@@ -150,7 +150,7 @@ class CallEvaluation:
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY
         if callee in jax_api.MODULE_APPLIES:
-            return _applied(args, kwargs)
+            return module_applied(args, kwargs)
         site = model_site_result(callee, args, kwargs)
         if site is not None:
             return site
@@ -432,7 +432,7 @@ def computes_array(callee: str | None) -> bool:
     )
 
 
-def _applied(args: list[Value], kwargs: dict[str, Value]) -> Value:
+def module_applied(args: list[Value], kwargs: dict[str, Value]) -> Value:
     """What a model's `apply` returns: traced where a variable or an input is (its outputs are
     computed from them), a pair of traced values where `mutable=` is a literal other than False
     (outputs and updated state), of unknown structure where `mutable` is not known."""

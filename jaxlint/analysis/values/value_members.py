@@ -69,25 +69,31 @@ class MemberEvaluation:
             if known is ARRAY_OR_NONE:
                 return TRACED_OR_NONE
             return TRACED_ARRAY if known else UNKNOWN
-        if isinstance(node.value, ast.Name):
+        if isinstance(node.value, (ast.Name, ast.Call, ast.Attribute)):
             # `self.step` (the class's def or a base's), `GATE.apply` after `GATE = Gate(0.5)` (also
-            # where the traced code makes the instance), `Ops.step`: the def the module's resolver
-            # finds, as its decorators make it.
+            # where the traced code makes the instance), `Ops.step`, `Model(...).step`,
+            # `self.model.step`: the def the module's resolver finds, as its decorators make it.
             callees = module_callees(self.names)
             target = callees.denoted(node, self.scope) if node.attr in callees.def_names else None
             if target is not None and getattr(target.function, "name", None) == node.attr:
-                through_class = isinstance(self.names.definition(node.value, self.scope), ast.ClassDef)
+                by_name = isinstance(node.value, ast.Name)
+                through_class = by_name and isinstance(self.names.definition(node.value, self.scope), ast.ClassDef)
                 if through_class and target.implicit:
                     return STATIC  # a class method, which binds its class: not followed
                 value = self.decorated(target.function)
                 if value.function is None or through_class:
                     return value  # through the class, nothing is bound that the call does not pass
-                if node.value.id == receiver(self.names, self.scope):
+                if isinstance(node.value, ast.Attribute):
+                    # What an object made in the trace holds was stored there by its own methods,
+                    # in the trace too; else what is known of it.
+                    holder = self.analysis.values.get(id(node.value.value))
+                    instance = MADE_SELF if holder is not None and holder.made_here else base
+                elif by_name and node.value.id == receiver(self.names, self.scope):
                     instance = base  # `self`
                 else:
                     instance = MADE_SELF if base.made_here else STATIC
                 return value.but(function=replace(value.function, method_self=instance))
-            if node.attr == "apply" and self._linen_instance(node.value):
+            if isinstance(node.value, ast.Name) and node.attr == "apply" and self._linen_instance(node.value):
                 return _MODULE_APPLY  # `network.apply(params, obs)` runs the model
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
 

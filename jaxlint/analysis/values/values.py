@@ -38,6 +38,7 @@ from jaxlint.analysis.tracing.compile_time import compile_time_operations
 from jaxlint.analysis.tracing.static_arguments import as_given_positions, static_parameters
 from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.callees import module_callees
+from jaxlint.analysis.tracing.linen_classes import variables_dict
 from jaxlint.analysis.tracing.tracing import (
     constructed_call_method,
     plain_class,
@@ -51,7 +52,7 @@ from jaxlint.analysis.values.nullness import not_none_parameters
 from jaxlint.analysis.values.pytree_fields import ProjectClasses, one_array
 from jaxlint.analysis.values.records import RecordClasses, copied
 from jaxlint.analysis.values.string_parameters import string_parameters
-from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array, spreads
+from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array, module_applied, spreads
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
 from jaxlint.analysis.values.value_members import MemberEvaluation
@@ -711,6 +712,8 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             held = self._held_instance_call(node, args, kwargs, env)
             if held is not None:
                 return held
+            if node.func.attr == "apply" and node.args and variables_dict(node.args[0], self.names, self.scope):
+                return module_applied(args, kwargs)  # `model.apply({"params": p}, x)`: a Linen run
             self._handed_closures(args, kwargs, env)
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN), args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):

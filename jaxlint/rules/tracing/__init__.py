@@ -16,7 +16,9 @@ TRACED_VALUE_LIMITATIONS = """
       (`nn.Dense(4)(x)`) returns a traced array; a model's `apply` given traced variables or
       inputs (`state.apply_fn(...)` of Flax's `TrainState`, `network.apply(...)` of a name
       bound once to an instance of a Linen class of the project, or of a parameter declared
-      `nn.Module` or such a class) returns traced outputs, a pair with `mutable=[...]`; a draw
+      `nn.Module` or such a class, or of any object given Flax's variables written out,
+      `generator(train=False).apply({"params": p}, x)`) returns traced outputs, a pair with
+      `mutable=[...]`; a draw
       from a traced key returns traced values, whatever object draws it (`dist.sample(seed=key)`,
       `sample_and_log_prob`, the key given as `seed=`, a key keyword or first); `functools.reduce` returns what its function
       returns; a few functions known to compute one array (`optax.global_norm`,
@@ -48,7 +50,10 @@ TRACED_VALUE_LIMITATIONS = """
       through `self` is given no instance, so `self.blocks(x, self.size)` binds `x` to its
       first parameter. A method is found as Python finds it: through `self`, through the
       class (`Ops.clip(x)`, of the module or of another module of the project), or through a
-      name bound once to an instance (`noise = Noise()`), in the class or its bases. A function
+      name bound once to an instance (`noise = Noise()`, `Noise().sample(x)`), or through an
+      attribute of `self` holding instances of one class of the module (`self.model.step(x)`,
+      where the class stores that class's instances, or a parameter annotated with it, in
+      `self.model`), in the class or its bases. A function
       nested in a staged one and handed to code not seen (`agent.actor.apply_loss_fn(loss_fn=
       loss_fn)`) runs in that trace if it runs at all: what it computes with JAX is traced, its
       parameters not known. A nested function
