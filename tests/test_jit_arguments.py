@@ -721,6 +721,34 @@ CASES = [
         def run():
             return elements(jnp.ones(3))
         """, "ValueError"),
+    Case("static argument annotated as an array, used where JAX needs a Python int", """
+        import jax
+        import jax.numpy as jnp
+
+        class Executor:
+            def __init__(self):
+                self.prepare = jax.jit(self._prepare, static_argnames=("chunk_size",))
+
+            def _prepare(self, tokens: jax.Array, chunk_id: jax.Array, chunk_size: jax.Array):
+                start = chunk_id * chunk_size
+                return jax.lax.dynamic_slice_in_dim(tokens, start, chunk_size)
+
+        def run():
+            return Executor().prepare(jnp.arange(8), jnp.int32(1), chunk_size=4)
+        """, "ok"),
+    Case("static argument annotated as an array, rebound before it is used as a size", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("width",))  # JAX302
+        def window(x, width: jax.Array):
+            width = 2
+            return jax.lax.dynamic_slice_in_dim(x, 0, width)
+
+        def run():
+            return window(jnp.arange(8), width=jnp.ones(2))
+        """, "ValueError"),
     Case("static argument of a jitted function a factory returns, passed an array", """
         import functools
         import jax

@@ -19,6 +19,7 @@ from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.shapes import field_hashes, jit_signature
+from jaxlint.analysis.shapes.concrete_arguments import concrete_arguments
 from jaxlint.analysis.shapes.single_bindings import single_binding
 from jaxlint.analysis.tracing.array_annotations import declares_array
 from jaxlint.analysis.tracing.callees import module_callees
@@ -83,7 +84,7 @@ def unhashable_statics(module) -> list[UnhashableStatic]:
             param = params.get(name)
             if param is None:
                 continue
-            why = None if plain and _hashable_everywhere(root, name, sites, module) else _annotated(param, module)
+            why = None if plain and _hashable_everywhere(root, name, sites, module) else _annotated(param, root.node, module)
             why = why or _used_as_array(root.node, name, module)
             if plain:
                 why = (
@@ -133,15 +134,30 @@ def _hashable(expr: ast.AST, module, depth: int = 0) -> bool:
 _HASHABLE_BUILDERS = frozenset({"builtins.tuple", "builtins.frozenset", "builtins.int", "builtins.str", "builtins.float"})
 
 
-def _annotated(param: ast.arg, module) -> str | None:
+def _annotated(param: ast.arg, fn, module) -> str | None:
     annotation, name = annotation_name(param.annotation, module.names)
     if name is None and not isinstance(annotation, (ast.BinOp, ast.Name)):
         return None  # a Name here is the module's alias of a type (`Array = Union[...]`)
     if declares_array(annotation, module.names):
+        if _given_where_python_is_needed(fn, param.arg, module):
+            return None  # the annotation is stale: an array there would fail whether static or not
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
     return None
+
+
+def _given_where_python_is_needed(fn, name: str, module) -> bool:
+    """Whether the function passes the parameter itself, not rebound, where JAX needs a Python
+    value while tracing (`lax.dynamic_slice_in_dim(x, i, size)`, `jnp.zeros(n)`): it is
+    declared static because it is one, whatever its annotation says."""
+    scope = module.names.scope_of(fn)
+    if name in scope.assigned or name in scope.other:
+        return False
+    return any(
+        isinstance(node, ast.Call) and any(_is(arg, name) for arg, _, _ in concrete_arguments(module, node))
+        for node in module.body(fn)
+    )
 
 
 def _used_as_array(fn, name: str, module) -> str | None:

@@ -80,6 +80,10 @@ class UnhashableStaticArgument(Rule):
           of it in the module passes a value shown to be hashable (a literal, a tuple,
           `tuple(...)`, a name bound only to one), a stale `list[int]` or `Array` annotation is
           not reported.
+        - An array annotation yields to the body: a parameter the function passes, as it
+          received it, where JAX needs a Python value while tracing (`chunk_size: jax.Array`
+          then `lax.dynamic_slice_in_dim(x, start, chunk_size)`, `jnp.zeros(n)`) is declared
+          static because callers pass an int; an array there would fail static or not.
         """
     why = """
         JAX keys its compilation cache on the static arguments, so it hashes them on every call.
