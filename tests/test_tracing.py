@@ -1030,6 +1030,39 @@ CASES = {
             u = np.arange(x.shape[0])[x.shape[0] - 1]
             return r, s, t, u
         """,
+    "the_call_of_an_instance_a_declared_field_or_a_late_attribute_holds": """
+        import dataclasses
+
+        import jax
+
+        class Scale:
+            def __call__(self, x):
+                return x * 2.0
+
+        @dataclasses.dataclass(frozen=True)
+        class Net:
+            scale: Scale
+
+            def run(self, x):
+                y = self.scale(x)
+                return -y if y.sum() > 0 else y  # JAX101
+
+        class Late:
+            def __init__(self):
+                self.scale = None
+
+            def build(self):
+                self.scale = Scale()
+
+            def run(self, x):
+                y = self.scale(x)
+                return -y if y.sum() > 0 else y  # JAX101
+
+        def main(x):
+            late = Late()
+            late.build()
+            return jax.jit(Net(Scale()).run)(x), jax.jit(late.run)(x)
+        """,
     "a_run_of_a_model_not_seen_given_flax_variables": """
         import functools
 

@@ -6,8 +6,8 @@ annotated with a class (`def __init__(self, model: Ensemble): self._model = mode
 of that class; one that only declares its fields (`mix: PartialMix`, a dataclass-style
 Equinox or Flax module) holds one of the class its annotation names.  The assignments decide where there are any (an annotation may name a base
 class or a library's class the assigned one stands in for); every assignment in the class's
-methods must call the same class, or the attribute holds something chosen at run time and is
-left unknown.
+methods must call the same class (a None stored aside: calling it fails), or the attribute
+holds something chosen at run time and is left unknown.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def attribute_class(
     assigned = attributes(cls).get(func.attr, [])
     if assigned is None:
         return None
+    # None aside: calling it, or a method of it, fails.
+    assigned = [v for v in assigned if not (isinstance(v, ast.Constant) and v.value is None)]
     made = [_class_named(names, value) for value in assigned]
     if None in made:
         return None  # `self.mix = make(...)`, `self.mix = m`: not a class named plainly

@@ -338,7 +338,13 @@ def constructed_call_method(call: ast.Call, names: Names, scope: Scope | None):
     """The `__call__` of the object `call` constructs, when it builds a class defined in this
     module whose own plain `__call__` runs when the object is called (framework modules aside:
     their methods are traced roots of their own)."""
-    cls = names.definition(call.func, scope)
+    return class_call_method(call.func, names, scope)
+
+
+def class_call_method(cls_expr: ast.expr, names: Names, scope: Scope | None):
+    """The plain `__call__` that calling an instance of the class `cls_expr` names runs, as
+    `constructed_call_method` answers for a call that constructs one."""
+    cls = names.definition(cls_expr, scope)
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return None
     method = names.scopes[id(cls)].defs.get("__call__")

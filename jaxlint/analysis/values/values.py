@@ -25,6 +25,7 @@ from jaxlint.analysis.engine.lattice import (
 )
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation_name
+from jaxlint.analysis.engine.submodules import attribute_class
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
@@ -40,6 +41,7 @@ from jaxlint.analysis.tracing.traced_functions import STAGED, Context
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.linen_classes import variables_dict
 from jaxlint.analysis.tracing.tracing import (
+    class_call_method,
     constructed_call_method,
     plain_class,
     positional_params,
@@ -236,27 +238,6 @@ class ValueAnalysis:
         if key not in self._instances:
             self._instances[key] = self.records.traced_instance(annotation, self.names.enclosing_scope(fn))
         return self._instances[key]
-
-    def held_instances(self, scope: Scope, attr: str) -> tuple[ast.Call, Scope] | None:
-        """The constructor call that makes every instance the methods of the class around `scope`
-        store in `self.<attr>` (None aside), with the scope it is read in; None where they store
-        anything else, or instances of more than one class."""
-        method = scope
-        while method.parent is not None and method.parent.kind != "class":
-            method = method.parent
-        if method.parent is None or not isinstance(method.parent.node, ast.ClassDef):
-            return None
-        cls = method.parent.node
-        stored = module_callees(self.names).attributes_of(cls)
-        values = [v for v in stored.get(attr) or () if not (isinstance(v, ast.Constant) and v.value is None)]
-        calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
-        if not calls or len(calls) != len(values):
-            return None
-        made = [(call, self.names.read_scope.get(id(_root(call.func)), self.names.module)) for call in calls]
-        kinds = {
-            self.names.qualname(call.func, where) or id(self.names.definition(call.func, where)) for call, where in made
-        }
-        return made[0] if len(kinds) == 1 else None
 
     def called(self, fn: FunctionNode, params: dict[str, Value]) -> dict[str, Value]:
         """The values traced code gives a function it calls: a parameter declared a JAX array
@@ -607,23 +588,24 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         )
 
     def _held_instance_call(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value | None:
-        """`self.layer(...)` in a method, where every instance the class's methods store in
-        `self.layer` (None aside: a call of it fails) is made by one plain class of this module or
-        another module of the project: that class's `__call__`, followed with the call's values
-        (a framework module's `__call__` is a traced root of its own, decided by its callers)."""
+        """`self.layer(...)` in a method, where the instance `self.layer` holds is of one plain
+        class of this module or of another module of the project, as the module's resolver
+        says (`submodules.attribute_class`): that class's `__call__`, followed with the call's
+        values (a framework module's `__call__` is a traced root of its own, decided by its
+        callers)."""
         func = node.func
         if not isinstance(func.value, ast.Name) or func.value.id != receiver(self.names, self.scope):
             return None
-        made = self.analysis.held_instances(self.scope, func.attr)
-        if made is None:
+        named = attribute_class(self.names, func, module_callees(self.names).attributes_of)
+        if named is None:
             return None
-        call, scope = made
-        if isinstance(self.names.definition(call.func, scope), ast.ClassDef):
-            method = constructed_call_method(call, self.names, scope)
+        scope = self.names.read_scope.get(id(_root(named)), self.names.module)
+        if isinstance(self.names.definition(named, scope), ast.ClassDef):
+            method = class_call_method(named, self.names, scope)
             if method is None:
                 return None
             return self._call_function(FunctionValue(method, method_self=STATIC), node, args, kwargs, env)
-        qualname = self.names.qualname(call.func, scope)
+        qualname = self.names.qualname(named, scope)
         if qualname is None or self.analysis.imported is None:
             return None
         return self.analysis.imported(qualname, args, kwargs, self.ctx, self.depth, spreads(node), True)

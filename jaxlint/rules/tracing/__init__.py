@@ -65,8 +65,9 @@ TRACED_VALUE_LIMITATIONS = """
       defined, so a rebinding after the `def` is missed there. The `__call__` of a plain class
       (no framework module) is followed where a method calls an instance it keeps on `self`:
       every value its class's methods store in `self.layer` (None aside: calling None fails) is
-      made by that one class, of the module or of another module of the project, and
-      `self.layer(...)` runs its `__call__` with the call's values. A module of a namespace
+      made by that one class, of the module or of another module of the project, or is a
+      parameter annotated with it, or the class declares the field with it and stores none,
+      and `self.layer(...)` runs its `__call__` with the call's values. A module of a namespace
       package (a folder without `__init__.py`) that imports its own package by absolute name
       (`from app.types import Transition` in `app/systems/dqn.py`) finds it in the folder
       above the package, as Python run from the repository does.
