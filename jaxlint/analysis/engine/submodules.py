@@ -4,10 +4,11 @@ A class that builds its layers in `__init__` (`self.mix = PartialMix(dim, key=k)
 that attribute, an instance of exactly that class; one that stores a parameter of the method
 annotated with a class (`def __init__(self, model: Ensemble): self._model = model`) holds one
 of that class; one that only declares its fields (`mix: PartialMix`, a dataclass-style
-Equinox or Flax module) holds one of the class its annotation names.  The assignments decide where there are any (an annotation may name a base
-class or a library's class the assigned one stands in for); every assignment in the class's
-methods must call the same class (a None stored aside: calling it fails), or the attribute
-holds something chosen at run time and is left unknown.
+Equinox or Flax module) holds one of the class its annotation names.  The assignments decide
+where there are any (an annotation may name a base class or a library's class the assigned
+one stands in for); every assignment in the class's methods must call the same class (a
+None stored aside: calling it fails), or the attribute holds something chosen at run time
+and is left unknown.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ def _class_named(names: Names, value: ast.expr) -> ast.expr | None:
     if not isinstance(value, ast.Name):
         return None
     scope = names.read_scope.get(id(value))
-    if scope is None or scope.kind != "function" or value.id not in scope.params or value.id in scope.assigned or value.id in scope.other:
+    if scope is None or scope.kind != "function" or value.id not in scope.params:
         return None
+    if value.id in scope.assigned or value.id in scope.other:
+        return None  # rebound: perhaps no longer what the caller passed
     for parameter in (*scope.node.args.posonlyargs, *scope.node.args.args, *scope.node.args.kwonlyargs):
         if parameter.arg == value.id:
             annotation = parameter.annotation
