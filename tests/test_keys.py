@@ -1733,6 +1733,36 @@ CASES = [
         """, True,
         disagreement="one permutation for each array the loop goes through keeps their rows "
         "aligned, which is what such code wants"),
+    Case("a helper drawing a position on the board it is given, looped with one key", """
+        import jax
+        import jax.numpy as jnp
+
+        def place(rng, board, size):
+            spot = jax.random.choice(rng, jnp.arange(board.shape[0]), shape=(1,))[0]
+            return board.at[spot].add(size)
+
+        def run():
+            rng = jax.random.key(0)
+            board = jnp.zeros(4)
+            for size in (1.0, 2.0, 3.0):
+                board = place(rng, board, size)  # JAX203
+            return board
+        """, True),
+    Case("a helper cropping each array it is given at a drawn offset, one key for all", """
+        import jax
+        import jax.numpy as jnp
+
+        def crop(rng, image, width):
+            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
+            return jax.lax.dynamic_slice_in_dim(image, start, width)
+
+        def run():
+            rng = jax.random.key(0)
+            image, mask = jnp.arange(8.0), jnp.arange(8) % 2
+            return [crop(rng, a, 4) for a in (image, mask)]
+        """, True,
+        disagreement="one offset for each array the loop goes through crops them alike, which keeps "
+        "the mask on its image"),
     Case("one permutation for two arrays, one after the other", """
         import jax
         def run():

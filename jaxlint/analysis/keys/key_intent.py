@@ -83,10 +83,11 @@ def aligned_permutation(keynames: KeyNames, fn: ast.AST, use: Use) -> bool:
         return False
     if api.public(names.qualname(call.func)) in api.REORDERING:
         operand = _reordered_operand(call)
-    elif _draws_positions(keynames, call, use.node):
-        operand = ast.Tuple([a for a in (*call.args, *(k.value for k in call.keywords)) if a is not use.node], ast.Load())
     else:
-        return False
+        placed = _position_operands(keynames, call, use.node)
+        if placed is None:
+            return False
+        operand = ast.Tuple(placed, ast.Load())
     if operand is None:
         return False
     # The innermost loop around the call (whose passes are the ones run with one key): its target.
@@ -202,22 +203,34 @@ def only_reorders(names: Names, fn: ast.AST, name: str, kinds: frozenset[str] = 
     return bool(reads) and all(id(n) in keys for n in reads)
 
 
-def _draws_positions(keynames: KeyNames, call: ast.Call, key: ast.AST) -> bool:
-    """Whether `call` runs a function of the module (mapped with `jax.vmap` or not) whose every
-    draw from the parameter `key` binds draws positions (`api.POSITION_DRAWS`)."""
+def _position_operands(keynames: KeyNames, call: ast.Call, key: ast.AST) -> list[ast.expr] | None:
+    """Where `call` runs a function of the module (mapped with `jax.vmap` or not) whose every
+    draw from the parameter `key` binds draws positions (`api.POSITION_DRAWS`): the arguments
+    of the call the positions are drawn in, those bound to the parameters the draws read
+    (`choice(key, jnp.arange(board.shape[0]))` reads `board`), or every other argument where
+    the draws read none. None for any other call."""
     target = keynames.target(call.func)
     callee = target.function if target is not None else keynames.names.definition(call.func)  # a `jax.vmap`ped one too
     if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    param = next((p for a, p in bind(callee, call, target.implicit if target else 0) if a is key), None)
+        return None
+    binding = bind(callee, call, target.implicit if target else 0)
+    param = next((p for a, p in binding if a is key), None)
     if param is None:
-        return False
+        return None
     draws = [
         c for c in keynames.nodes_of(callee, (ast.Call,))
         if api.public(keynames.names.qualname(c.func)) in api.KEY_POSITION
         and isinstance(api.key_argument(c), ast.Name) and api.key_argument(c).id == param
     ]
-    return bool(draws) and all(api.public(keynames.names.qualname(c.func)) in api.POSITION_DRAWS for c in draws)
+    if not draws or not all(api.public(keynames.names.qualname(c.func)) in api.POSITION_DRAWS for c in draws):
+        return None
+    read = {
+        n.id for c in draws for a in (*c.args, *(k.value for k in c.keywords)) if a is not api.key_argument(c)
+        for n in walk(a) if isinstance(n, ast.Name)
+    }
+    others = [(a, p) for a, p in binding if a is not key]
+    placed = [a for a, p in others if p in read]
+    return placed if placed else [a for a, _ in others]
 
 
 def _results(keynames: KeyNames, fn: ast.AST, call: ast.AST) -> set[object]:

@@ -73,8 +73,10 @@ class KeyReuseInLoop(KeyFlowRule):
           or every element of a batch, directly or by a function of the module whose only use of
           the key is to reorder: `tree_map(lambda x: shuffle(x, rng), batch)`), or a function of
           the module that draws only positions (a permutation, a `randint` crop offset) handed
-          each array with one key: the same order
-          or crop keeps the arrays aligned. Reordering the same data on every pass (`x =
+          each array with one key: the same order or crop keeps the arrays aligned. The array
+          is the argument the positions are drawn in (`choice(rng, jnp.arange(board.shape[0]))`
+          draws in `board`): a loop that hands each pass the same board and a new size draws
+          the same spot again, and is reported. Reordering the same data on every pass (`x =
           x[permutation(key, n)]`) is reported.
 
         **Which values are keys** is decided as for JAX201: a key-named value shown to be data,
