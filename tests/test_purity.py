@@ -2225,3 +2225,49 @@ def test_a_discarded_conversion_checks_the_value_under_jax():
     jnp.asarray(1.5)
     with pytest.raises(TypeError):
         jnp.asarray("abc")
+
+
+ALIASED_GRID = {
+    "world/__init__.py": "",
+    "world/types.py": """
+        from typing import TypeAlias
+
+        import jax
+        import numpy as np
+
+        GridState: TypeAlias = jax.Array
+        HostGrid = np.ndarray
+    """,
+    "world/grid.py": """
+        import jax
+
+        from .types import GridState, HostGrid
+
+        def vertical_line(grid: GridState, x, y, length, tile):
+            grid[y : y + length, x] = tile  # JAX401
+            return grid
+
+        def host_line(grid: HostGrid, x, y, length, tile):
+            grid[y : y + length, x] = tile
+            return grid
+    """,
+}
+
+
+def test_an_annotation_a_project_module_aliases_to_a_jax_array(cli, make_files):
+    """`GridState: TypeAlias = jax.Array` in one module of the package makes a parameter
+    annotated `GridState` in another a JAX array, as the same alias in its own module would;
+    an alias of `np.ndarray` says a NumPy array, which takes item assignment."""
+    make_files(ALIASED_GRID)
+    result = cli("check", "--output-format", "json", "--select", "JAX401", "world/grid.py")
+    found = [(f["code"], f["location"]["row"]) for f in result.json]
+    grid = textwrap.dedent(ALIASED_GRID["world/grid.py"]).splitlines()
+    assert found == [("JAX401", next(i for i, line in enumerate(grid, 1) if "# JAX401" in line))]
+
+
+def test_an_annotation_a_project_module_aliases_to_a_jax_array_under_jax():
+    """What JAX401 says of `grid[y : y + n, x] = tile` on a `jax.Array`: JAX refuses it."""
+    jax = pytest.importorskip("jax")
+    grid = jax.numpy.zeros((4, 4))
+    with pytest.raises(TypeError, match="immutable|does not support item assignment"):
+        grid[0:2, 1] = 1.0  # noqa: JAX401

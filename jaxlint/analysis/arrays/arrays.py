@@ -38,7 +38,7 @@ from jaxlint.analysis.effects.at_text import AT_CALL, mentions_at, names_before_
 from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.conditions import single_value
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, Names, Scope, type_name
 from jaxlint.analysis.engine.walk import children, contains, own_statements, target_names
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, SEQUENCE_TYPES, aliased
@@ -649,7 +649,7 @@ class ArrayFacts:
         if annotation is None:
             return False
         target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-        name = self.names.qualname(target, scope)
+        name = type_name(target, self.names, scope)
         if name is None:
             return False
         if name in jax_api.ARRAY_ANNOTATIONS and name not in jax_api.ARRAY_LIKE_ANNOTATIONS:

@@ -97,6 +97,10 @@ class Names:
         self._dead: dict[int, frozenset[int]] = {}  # id(scope node) -> its nodes that never run
         # `from m import *`: (scope, m), whose names only a reader of `m` knows (`bind_star`).
         self.star_imports: list[tuple[Scope, str]] = []
+        # What a qualified name of another module stands for where that module binds it once to
+        # another name (`GridState: TypeAlias = jax.Array`): only a reader of that module knows,
+        # so the project layer sets this; alone, a module knows no other.
+        self.alias_of: Callable[[str], str | None] = _no_alias
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -545,7 +549,8 @@ def _rebound(scope: Scope, name: str) -> bool:
 
 
 def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr | None, str | None]:
-    """An annotation (string annotations parsed) and the qualified name of its base (`Float` of `Float[...]`)."""
+    """An annotation (string annotations parsed) and the qualified name of its base (`Float` of
+    `Float[...]`), a project's alias of a type followed to that type (`type_name`)."""
     if annotation is None:
         return None, None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -553,4 +558,24 @@ def annotation_name(annotation: ast.expr | None, names: Names) -> tuple[ast.expr
         if annotation is None:
             return None, None
     target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    return annotation, names.qualname(target)
+    return annotation, type_name(target, names)
+
+
+def type_name(expr: ast.AST, names: Names, scope: Scope | None = None) -> str | None:
+    """The qualified name a type expression stands for: through the aliases other modules of the
+    project bind (`from .types import GridState`, where `types` binds `GridState = jax.Array`,
+    is `jax.Array`)."""
+    name = names.qualname(expr, scope)
+    for _ in range(_ALIAS_HOPS):
+        alias = names.alias_of(name) if name is not None else None
+        if alias is None or alias == name:
+            break
+        name = alias
+    return name
+
+
+_ALIAS_HOPS = 4
+
+
+def _no_alias(qualname: str) -> str | None:
+    return None

@@ -8,6 +8,7 @@ into it from other modules (`project.py`). Each is built lazily, on first use.
 from __future__ import annotations
 
 import ast
+import functools
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator
 
@@ -83,6 +84,9 @@ class TracedModule:
             bound = self.project.star_names(module)
             if bound:
                 names.bind_star(scope, bound)
+        if self.project is not None:
+            # A function of the link alone: the names outlive this module's facts (`release`).
+            names.alias_of = functools.partial(_alias_of, self.project, {})
         return names
 
     @cached_property
@@ -478,3 +482,28 @@ _TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
 def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:
     default = default_of(fn, param)
     return default is not None and not (isinstance(default, ast.Constant) and default.value is None)
+
+
+def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:
+    """What a module-level name of a project module stands for where that module binds it once,
+    plainly, to another name (`GridState: TypeAlias = jax.Array`, `Dense = nn.Dense`); `known`
+    keeps the answers."""
+    if qualname in known:
+        return known[qualname]
+    known[qualname] = None  # a cycle of aliases stops here
+    found = link.module_value(qualname)
+    alias = None
+    if found is not None:
+        names, name = found
+        bindings = [
+            stmt for stmt in names.module.node.body
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+            or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name
+        ]
+        scope = names.module
+        single = len(bindings) == 1 and name not in scope.defs and name not in scope.imports
+        value = bindings[0].value if single else None
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            alias = names.qualname(value, scope)
+    known[qualname] = alias
+    return alias

@@ -13,7 +13,7 @@ import ast
 
 from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.lattice import Trace, Value
-from jaxlint.analysis.engine.names import Names, Scope, annotation_name
+from jaxlint.analysis.engine.names import Names, Scope, annotation_name, type_name
 from jaxlint.analysis.knowledge import jax_api
 
 # Annotations every value of which is an array (`ArrayLike` admits Python scalars too, but a
@@ -45,7 +45,7 @@ def declares_array(annotation: ast.expr | None, names: Names, depth: int = 0) ->
         if annotation is None:
             return False
     target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    name = names.qualname(target)
+    name = type_name(target, names)
     if name is None:
         return False
     if name in jax_api.KAULDRON_ARRAY_TYPES:  # `Float["b n"]`, or bare

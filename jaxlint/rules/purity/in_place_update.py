@@ -52,6 +52,9 @@ class InPlaceUpdate(Rule):
         - an item (not a slice) of a list or tuple the code builds of JAX arrays only, where it
           is read (`mos = [jnp.reshape(m, s) for m in mos]`, then `mos[0][..., i] = v`);
           replacing the item itself (`mos[0] = v`) changes the Python list and is fine;
+        - a parameter annotated as a JAX array (`jax.Array`, `jnp.ndarray`, a jaxtyping array),
+          also through an alias that another module of the project binds once to one
+          (`GridState: TypeAlias = jax.Array` in `types.py`, then `grid: GridState`);
         - an item of a parameter annotated as a mapping or sequence of JAX arrays
           (`tokens: Dict[str, jnp.ndarray]`, through a name the module binds once to that type,
           `ArrayDict = Dict[str, jnp.ndarray]`; `list[jax.Array]`), until the code replaces one
