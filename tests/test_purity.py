@@ -2271,3 +2271,45 @@ def test_an_annotation_a_project_module_aliases_to_a_jax_array_under_jax():
     grid = jax.numpy.zeros((4, 4))
     with pytest.raises(TypeError, match="immutable|does not support item assignment"):
         grid[0:2, 1] = 1.0  # noqa: JAX401
+
+
+MADE_IN_A_HELPER_MODULE = {
+    "world/__init__.py": "",
+    "world/grid.py": """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def empty_world(height, width):
+            return jnp.zeros((height, width), dtype=jnp.uint8)
+
+        def room(height, width):
+            grid = empty_world(height, width)
+            return grid.at[0, :].set(1)
+
+        def host_room(height, width):
+            return np.zeros((height, width), dtype=np.uint8)
+    """,
+    "world/empty.py": """
+        import jax
+
+        from .grid import host_room, room
+
+        def generate(height, width):
+            grid = room(height, width)
+            grid[height - 2, width - 2] = 3  # JAX401
+            host = host_room(height, width)
+            host[height - 2, width - 2] = 3
+            return grid, host
+    """,
+}
+
+
+def test_what_a_function_of_another_project_module_returns_is_a_jax_array(cli, make_files):
+    """`room(...)` imported from `world.grid`, every `return` of which gives a JAX array, returns
+    one, as a function of the module itself would; `host_room`, which returns a NumPy array,
+    does not."""
+    make_files(MADE_IN_A_HELPER_MODULE)
+    result = cli("check", "--output-format", "json", "--select", "JAX401", "world/empty.py")
+    found = [(f["code"], f["location"]["row"]) for f in result.json]
+    empty = textwrap.dedent(MADE_IN_A_HELPER_MODULE["world/empty.py"]).splitlines()
+    assert found == [("JAX401", next(i for i, line in enumerate(empty, 1) if "# JAX401" in line))]

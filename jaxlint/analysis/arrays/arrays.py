@@ -5,8 +5,8 @@ code too, so this module answers "is this a JAX array?" from what the code shows
 `jax.numpy`/`jax.random`/`jax.nn` result, the result of a `jax.lax` operation that returns
 one array, a Flax activation or a Flax layer applied to an input, an `.at[...]` update,
 arithmetic, indexing or array methods on such a value, a call of a plain function of the
-module that returns one, and an attribute `self.data` that every
-store in the module sets to such a value.  A name of the function (or module) that reads it
+module, or of another module of the project (that module's facts answer), that returns one,
+and an attribute `self.data` that every store in the module sets to such a value.  A name of the function (or module) that reads it
 is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
 from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
 without an array annotation, a loop target over unknown items, a call into unknown code, a
@@ -235,7 +235,9 @@ class ArrayFacts:
             name = self.names.qualname(func, scope)
             if array_api.one_array_call(name, expr):
                 return True
-            if isinstance(func, ast.Name) and self._returns_array(func, scope, depth):
+            if isinstance(func, ast.Name) and (
+                self._returns_array(func, scope, depth) or self._project_returns_array(name, depth)
+            ):
                 return True
             if isinstance(func, ast.Call) and self.names.qualname(func.func, scope) in array_api.ARRAY_LAYERS:
                 return True  # `nn.Dense(4)(x)`: a layer applied to an input
@@ -463,7 +465,7 @@ class ArrayFacts:
                 name = self.names.qualname(func, scope)
                 if array_api.one_array_call(name, expr):
                     return True
-                return self._returning(func) is not None
+                return self._returning(func) is not None or self._of_the_project(name)
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
                 name = self.names.qualname(func.func, scope)
                 return name in array_api.ARRAY_LAYERS or name in jax_api.OUTPUT_PRESERVING_TRANSFORMS
@@ -502,11 +504,38 @@ class ArrayFacts:
             return own is not None and self._array(function.body, own, depth + 1)
         return isinstance(function, ast.Name) and self._returns_array(function, scope, depth)
 
+    def _of_the_project(self, qualname: str | None) -> bool:
+        """Whether a qualified name may be one of another module of the project."""
+        return (
+            self.module.project is not None and qualname is not None and "." in qualname
+            and qualname.split(".", 1)[0] not in _NOT_THE_PROJECT
+        )
+
+    def _project_returns_array(self, qualname: str | None, depth: int) -> bool:
+        """A call to a plain function another module of the project defines (`from .grid import
+        room`), every `return` of which gives a JAX array, as that module's facts say."""
+        if not self._of_the_project(qualname):
+            return False
+        found = self.module.project.target(qualname)
+        if found is None or found[1] or found[0].owner is not None:
+            return False
+        there = getattr(found[0].facts, "arrays", None)
+        return there is not None and there is not self and there.returns_array(found[0].node, depth + 1)
+
+    def returns_array(self, definition: ast.FunctionDef, depth: int = 0) -> bool:
+        """Whether every `return` of a def of this module (no `yield`) gives a JAX array."""
+        return self._every_return_an_array(definition, depth)
+
     def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
         """A call to a function of this module (`_returning`; no `yield`) every `return` of which
         gives a JAX array."""
         definition = self._returning(func)
         if definition is None or self.names.rebinding(func, scope) is not None:
+            return False
+        return self._every_return_an_array(definition, depth)
+
+    def _every_return_an_array(self, definition, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
             return False
         key = id(definition)
         known = self._returns.get(key)
