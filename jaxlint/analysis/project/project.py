@@ -78,6 +78,9 @@ _SCANNED_KEPT = 4  # modules `scanned` keeps: those one search across the projec
 _NO_PROJECT_CLASSES = frozenset({*jax_api.MODELLED_PACKAGES, "builtins", "typing", "typing_extensions", "numpy"})
 _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for real packages, finite for cycles
 _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a module-level def, by name
+# A module-level name bound by a plain or annotated assignment to a dotted name alone
+# (`Array = jax.Array`, `GridState: TypeAlias = jax.Array`), by name.
+_TOP_LEVEL_ALIAS = re.compile(r"^(\w+)[ \t]*(?::[^\n=]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$", re.M)
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,10 @@ class ModuleLink:
             return None
         return found[0].names, found[1]
 
+    def may_bind_plainly(self, qualname: str) -> bool:
+        """`Project.may_bind_plainly`, for a qualified name seen in this module."""
+        return self.project.may_bind_plainly(self, qualname)
+
     def module_value(self, qualname: str) -> tuple[Names, str] | None:
         """The names of the project module a qualified name seen in this module lies in, and the
         name it binds there (a module-level name; re-exports followed)."""
@@ -348,6 +355,7 @@ class Project:
         # (path, words) -> the module-level defs of a module whose text holds none of the words
         # (None where it holds one): `defined_without`, read once per module.
         self._wordless_defs: dict[tuple[str, tuple[str, ...]], frozenset[str] | None] = {}
+        self._plain_bindings: dict[str, frozenset[str]] = {}  # `may_bind_plainly`: the names so bound
         self._binding_stars: set[str] = set()  # modules whose star imports are being bound (`star_names`)
 
     def link(self, path: str) -> ModuleLink:
@@ -454,6 +462,26 @@ class Project:
             )
         defs = self._wordless_defs[key]
         return defs is not None and name in defs
+
+    def may_bind_plainly(self, link: ModuleLink, qualname: str) -> bool:
+        """Whether the module a qualified name's last part is looked up in may bind it, at module
+        level, to a dotted name alone (`GridState: TypeAlias = jax.Array`): one read already, or
+        one whose text has such a line. Known without parsing the module (a re-export is not
+        followed)."""
+        module, _, name = qualname.rpartition(".")
+        if not module:
+            return False
+        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
+        self._record((), absent, link)
+        if path is None:
+            return False
+        self._record((), (path,), link)
+        if path in self._modules:
+            return True
+        found = self._plain_bindings.get(path)
+        if found is None:
+            found = self._plain_bindings[path] = frozenset(_TOP_LEVEL_ALIAS.findall(self._text(path) or ""))
+        return name in found
 
     def _text(self, path: str) -> str | None:
         """A module's text: the editor's or stdin's where one stands in for the file."""

@@ -491,7 +491,9 @@ def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:
     if qualname in known:
         return known[qualname]
     known[qualname] = None  # a cycle of aliases stops here
-    found = link.module_value(qualname)
+    # The module is parsed only where its text may bind the name so (most names an annotation
+    # reads are classes).
+    found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
     alias = None
     if found is not None:
         names, name = found
