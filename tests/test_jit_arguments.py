@@ -2022,3 +2022,38 @@ def test_a_module_whose_init_makes_a_function_compiles_per_instance_under_jax(cl
     namespace["traces"].clear()
     namespace["restart_given"](jax.numpy.ones(3))
     assert len(namespace["traces"]) == 1
+
+
+ALIAS_OF_ANY = {
+    "game/__init__.py": "",
+    "game/types.py": """
+        from typing import Any
+
+        # typing only for documentation
+        Array = Any
+    """,
+    "game/observe.py": """
+        import jax
+        import jax.numpy as jnp
+
+        from .types import Array
+
+        def observe(state, player_id: Array):
+            return jnp.where(state == player_id, 1.0, 0.0)
+
+        def step(state, player):
+            return jax.jit(observe, static_argnames=("player_id",))(state, player)  # JAX302
+    """,
+}
+
+
+def test_an_alias_of_any_leaves_the_name_the_project_gave_it(cli, make_files):
+    """`Array = Any` in the package says nothing of the type: `player_id: Array` is read as the
+    file alone reads it, a project's array type, and the static argument is reported in the
+    package as it is loose."""
+    make_files(ALIAS_OF_ANY)
+    for target in ("game/observe.py", "game"):
+        result = cli("check", "--output-format", "json", "--select", "JAX302", target)
+        rows = textwrap.dedent(ALIAS_OF_ANY["game/observe.py"]).splitlines()
+        line = next(i for i, text in enumerate(rows, 1) if "# JAX302" in text)
+        assert [(f["code"], f["location"]["row"]) for f in result.json] == [("JAX302", line)]

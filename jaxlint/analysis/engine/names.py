@@ -568,13 +568,14 @@ def type_name(expr: ast.AST, names: Names, scope: Scope | None = None) -> str | 
     name = names.qualname(expr, scope)
     for _ in range(_ALIAS_HOPS):
         alias = names.alias_of(name) if name is not None else None
-        if alias is None or alias == name:
-            break
+        if alias is None or alias == name or alias in _SAYS_NOTHING:
+            break  # `Array = Any` says nothing of the type: the name the project gave it still does
         name = alias
     return name
 
 
 _ALIAS_HOPS = 4
+_SAYS_NOTHING = frozenset({"typing.Any", "typing_extensions.Any", "builtins.object"})
 
 
 def _no_alias(qualname: str) -> str | None:
