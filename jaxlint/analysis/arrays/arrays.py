@@ -6,9 +6,10 @@ code too, so this module answers "is this a JAX array?" from what the code shows
 one array, a Flax activation or a Flax layer applied to an input, an `.at[...]` update,
 arithmetic, indexing or array methods on such a value, a call of a plain function of the
 module, or of another module of the project (that module's facts answer), that returns one,
-and an attribute `self.data` that every store in the module sets to such a value.  A name of the function (or module) that reads it
-is an array where the dataflow domain of `array_flow.py` says so at that point; a name read
-from an enclosing scope, when every binding of it there is one.  Anything else (a parameter
+and an attribute `self.data` that every store in the module sets to such a value.  A name of
+the function (or module) that reads it is an array where the dataflow domain of
+`array_flow.py` says so at that point; a name read from an enclosing scope, when every
+binding of it there is one.  Anything else (a parameter
 without an array annotation, a loop target over unknown items, a call into unknown code, a
 name that may hold a NumPy array, a branch where an `isinstance` test shows it is not a JAX
 array, an instance of a class of the project) is not known, and rules stay quiet about it.

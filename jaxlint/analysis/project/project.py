@@ -465,9 +465,9 @@ class Project:
 
     def may_bind_plainly(self, link: ModuleLink, qualname: str) -> bool:
         """Whether the module a qualified name's last part is looked up in may bind it, at module
-        level, to a dotted name alone (`GridState: TypeAlias = jax.Array`): one read already, or
-        one whose text has such a line. Known without parsing the module (a re-export is not
-        followed)."""
+        level, to a dotted name alone (`GridState: TypeAlias = jax.Array`): its text has such a
+        line. Known without parsing the module, and the same whether it was read already or not
+        (a re-export is not followed)."""
         module, _, name = qualname.rpartition(".")
         if not module:
             return False
@@ -476,8 +476,6 @@ class Project:
         if path is None:
             return False
         self._record((), (path,), link)
-        if path in self._modules:
-            return True
         found = self._plain_bindings.get(path)
         if found is None:
             found = self._plain_bindings[path] = frozenset(_TOP_LEVEL_ALIAS.findall(self._text(path) or ""))
