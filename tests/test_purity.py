@@ -2270,7 +2270,7 @@ def test_an_annotation_a_project_module_aliases_to_a_jax_array_under_jax():
     jax = pytest.importorskip("jax")
     grid = jax.numpy.zeros((4, 4))
     with pytest.raises(TypeError, match="immutable|does not support item assignment"):
-        grid[0:2, 1] = 1.0  # noqa: JAX401
+        grid[0:2, 1] = 1.0
 
 
 MADE_IN_A_HELPER_MODULE = {
