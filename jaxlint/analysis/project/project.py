@@ -444,14 +444,10 @@ class Project:
         `pkg.mod.f`) defines it as a module-level `def` and its text holds none of `words`:
         whatever an analysis needs those words to find is not in that function, which is known
         without parsing the module. The paths looked at are `link`'s dependencies."""
-        module, _, name = qualname.rpartition(".")
-        if not module:
+        found = self._holding_module(link, qualname)
+        if found is None:
             return False
-        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
-        self._record((), absent, link)
-        if path is None:
-            return False
-        self._record((), (path,), link)
+        path, name = found
         if path in self._modules:
             return False  # read already: the question costs nothing there
         key = (path, words)
@@ -463,23 +459,32 @@ class Project:
         defs = self._wordless_defs[key]
         return defs is not None and name in defs
 
+    def _holding_module(self, link: ModuleLink, qualname: str) -> tuple[str, str] | None:
+        """The path of the project module a qualified name's last part is looked up in (`pkg.mod`
+        of `pkg.mod.f`), and that part; the paths looked at are `link`'s dependencies."""
+        module, _, name = qualname.rpartition(".")
+        if not module:
+            return None
+        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
+        self._record((), absent, link)
+        if path is None:
+            return None
+        self._record((), (path,), link)
+        return path, name
+
     def may_bind_plainly(self, link: ModuleLink, qualname: str) -> bool:
         """Whether the module a qualified name's last part is looked up in may bind it, at module
         level, to a dotted name alone (`GridState: TypeAlias = jax.Array`): its text has such a
         line. Known without parsing the module, and the same whether it was read already or not
         (a re-export is not followed)."""
-        module, _, name = qualname.rpartition(".")
-        if not module:
-            return False
-        path, absent = self.index.find_module(module, link.roots_for(module.split(".", 1)[0]))
-        self._record((), absent, link)
-        if path is None:
-            return False
-        self._record((), (path,), link)
-        found = self._plain_bindings.get(path)
+        found = self._holding_module(link, qualname)
         if found is None:
-            found = self._plain_bindings[path] = frozenset(_TOP_LEVEL_ALIAS.findall(self._text(path) or ""))
-        return name in found
+            return False
+        path, name = found
+        bound = self._plain_bindings.get(path)
+        if bound is None:
+            bound = self._plain_bindings[path] = frozenset(_TOP_LEVEL_ALIAS.findall(self._text(path) or ""))
+        return name in bound
 
     def _text(self, path: str) -> str | None:
         """A module's text: the editor's or stdin's where one stands in for the file."""
