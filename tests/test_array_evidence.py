@@ -464,6 +464,69 @@ REPORTED = {
 ) = case_tests(QUIET, REPORTED)
 
 
+# einops returns an array of its first operand's kind: a JAX array for a JAX array, a NumPy array
+# for a NumPy one (which takes item assignment).
+EINOPS_QUIET = {
+    "einops_of_a_numpy_array": """
+        import einops
+        import numpy as np
+
+        def rotate_half(x):
+            x = einops.rearrange(x, "... (i n) -> ... i n", i=2)
+            x[..., 0, :] *= -1
+            return einops.rearrange(x, "... i n -> ... (i n)")
+
+        def demo():
+            return rotate_half(np.ones((2, 4)))
+        """,
+}
+EINOPS_REPORTED = {
+    "einops_of_a_jax_array": (
+        """
+        import einops
+        import jax
+        import jax.numpy as jnp
+
+        def rotate_half(x: jax.Array) -> jax.Array:
+            x = einops.rearrange(x, "... (i n) -> ... i n", i=2)
+            x[..., 0, :] *= -1  # JAX401
+            return einops.rearrange(x, "... i n -> ... (i n)")
+
+        def demo():
+            return rotate_half(jnp.ones((2, 4)))
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "einsum_of_traced_arrays_branched_on": (
+        """
+        import einops
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def attend(q, k):
+            scores = einops.einsum(q, k, "s d, t d -> s t")
+            if scores.max() > 10:  # JAX101
+                scores = scores / 10
+            return scores
+
+        def demo():
+            return attend(jnp.ones((2, 3)), jnp.ones((4, 3)))
+        """,
+        "JAX101",
+        "TracerBoolConversionError",
+    ),
+}
+
+(
+    test_einops_quiet_case_stays_quiet,
+    test_einops_reported_case_is_reported,
+    test_jax_runs_the_einops_quiet_case,
+    test_jax_rejects_the_einops_reported_case,
+) = case_tests(EINOPS_QUIET, EINOPS_REPORTED, needs=("jax", "einops"))
+
+
 def test_a_jax_array_is_no_numpy_array():
     """What the narrowing rests on: a JAX array is an instance of `jax.Array` and of no NumPy type."""
     jax = pytest.importorskip("jax")

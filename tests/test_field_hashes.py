@@ -162,3 +162,47 @@ SCAN_COUNT_TRACED = SCAN_OUTPUT.replace("jax.jit(total, static_argnums=1)(count,
 (test_scan_outputs_traced_stay_quiet, test_scan_outputs_static_are_reported, test_jax_traces_scan_outputs, test_jax_cannot_hash_scan_outputs) = (
     case_tests({"scan-outputs-traced": SCAN_COUNT_TRACED}, {"scan-outputs-static": (SCAN_OUTPUT, "JAX302", "ValueError")})
 )
+
+
+# A static parameter annotated with a class whose instances hash their fields: a declared array
+# field makes every instance unhashable (`chex.dataclass` hashes as `dataclasses.dataclass`
+# does); a field the hash leaves out (`field(hash=False)`, `compare=False`) does not count.
+ANNOTATED_CLASS = """
+import dataclasses
+import functools
+import chex
+import jax
+import jax.numpy as jnp
+
+
+@chex.dataclass(frozen=True)
+class Batch:
+    x: chex.Array
+    y: chex.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    scale: float = 2.0
+    history: list = dataclasses.field(default_factory=list, compare=False, hash=False)
+
+
+@functools.partial(jax.jit, static_argnames={static})
+def step(batch: Batch, config: Config):
+    return batch.x * config.scale
+
+
+def demo():
+    return step(Batch(x=jnp.ones(2), y=jnp.ones(2)), Config())
+"""
+
+(
+    test_annotated_class_left_out_of_the_hash_stays_quiet,
+    test_annotated_class_of_arrays_is_reported,
+    test_jax_hashes_the_annotated_class,
+    test_jax_cannot_hash_the_class_of_arrays,
+) = case_tests(
+    {"static-config-with-unhashed-list": ANNOTATED_CLASS.replace("{static}", '("config",)')},
+    {"static-batch-of-arrays": (ANNOTATED_CLASS.replace("{static}", '("batch", "config")'), "JAX302", "ValueError")},
+    needs=("jax", "chex"),
+)

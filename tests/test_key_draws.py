@@ -142,6 +142,70 @@ PRINCIPLES = {
             """,
         frameworks=UNFOLDED, check="repeats", names=("build", "Sampler", "Manager"),
     ),
+    # A method a `Protocol` declares only says what implementations accept: the object held
+    # runs one of them, which draws from the key it is handed.
+    "a key handed to a method a protocol declares": Principle(
+        parts=BUILD + """
+            import typing
+
+            class Drawer(typing.Protocol):
+                def __call__(self, key):
+                    \"\"\"Draws from the key.\"\"\"
+
+            class Built:
+                def __call__(self, key):
+                    return build(key)
+            """,
+        bug="""
+            import dataclasses
+
+            @dataclasses.dataclass
+            class Pair:
+                drawer: Drawer
+
+                def both(self, key):
+                    first = self.drawer(key)
+                    second = build(key)  # JAX201
+                    return first, second
+
+            def run(key):
+                return Pair(Built()).both(key)
+            """,
+        clean="""
+            import dataclasses
+
+            @dataclasses.dataclass
+            class Pair:
+                drawer: Drawer
+
+                def both(self, key):
+                    first_key, second_key = jax.random.split(key)
+                    return self.drawer(first_key), build(second_key)
+
+            def run(key):
+                return Pair(Built()).both(key)
+            """,
+        frameworks=UNFOLDED, check="repeats", names=("build", "Drawer", "Built"),
+    ),
+    # A tree map calls its function there and then, on each leaf: the key it reads is used there.
+    # (It reads the same key for every leaf, too: JAX203, unless the draw only reorders each
+    # leaf alike, which keeps them aligned.)
+    "a key a tree map's function reads": Principle(
+        parts=BUILD,
+        bug="""
+            def run(key):
+                first = build(key)
+                second = jax.tree_util.tree_map(lambda leaf: leaf + build(key), {"a": jnp.zeros((3, 3))})["a"]  # JAX201 # JAX203
+                return first, second
+            """,
+        clean="""
+            def run(key):
+                first_key, second_key = jax.random.split(key)
+                rows = jax.tree_util.tree_map(lambda leaf: jax.random.permutation(second_key, leaf), {"a": jnp.arange(9.0)})
+                return build(first_key), rows["a"]
+            """,
+        frameworks=("plain",), check="repeats", names=("build",),
+    ),
     # One key in every element of a batch draws the same numbers in each.
     "one key for every element of a vmap": Principle(
         parts=BUILD,

@@ -236,6 +236,8 @@ class ArrayFacts:
             name = self.names.qualname(func, scope)
             if array_api.one_array_call(name, expr):
                 return True
+            if name in array_api.KIND_KEEPING_FUNCTIONS and expr.args and not isinstance(expr.args[0], ast.Starred):
+                return self._array(expr.args[0], scope, depth + 1, local)  # `einops.rearrange(x, ...)`
             if isinstance(func, ast.Name) and (
                 self._returns_array(func, scope, depth) or self._project_returns_array(name, depth)
             ):

@@ -120,11 +120,14 @@ class CallTransfer:
         nested = self._nested_callee(node)
         if nested is not None:
             self._closure_uses(node, nested, state)
-        elif qualname is None or not (qualname.startswith(_OWN_API) or qualname in jax_api.TRANSFORMS):
+        elif qualname is None or qualname in api.TREE_MAPS or not (
+            qualname.startswith(_OWN_API) or qualname in jax_api.TRANSFORMS
+        ):
             # A function of this one handed to code not seen (`model.apply_gradient(loss_fn)`) is
-            # taken to be called there, as a key handed to it is taken to be drawn from. A
-            # transformation (`nnx.value_and_grad(loss_fn)`) calls nothing: calling what it
-            # returns runs the function (`_nested_callee`).
+            # taken to be called there, as a key handed to it is taken to be drawn from; a tree
+            # map calls it there and then, on each leaf. A transformation
+            # (`nnx.value_and_grad(loss_fn)`) calls nothing: calling what it returns runs the
+            # function (`_nested_callee`).
             self._handed_functions(node, state)
         held = self.flow.keynames.returned_module_key(node, self.flow.module_keys) if self.flow.module_keys else None
         if held is not None:
@@ -289,8 +292,9 @@ class CallTransfer:
         return callee if self.flow.keynames.enclosing_keys(callee) else None
 
     def _nested_function(self, node: ast.AST):
-        """The function nested in this one that `node` names, when it reads keys of this function."""
-        callee = self.flow.resolve(node) if isinstance(node, ast.Name) else None
+        """The function nested in this one that `node` names or writes (a lambda), when it reads
+        keys of this function."""
+        callee = node if isinstance(node, ast.Lambda) else self.flow.resolve(node) if isinstance(node, ast.Name) else None
         if callee is None or self.names.parent_function.get(id(callee)) is not self.fn:
             return None
         return callee if self.flow.keynames.enclosing_keys(callee) else None

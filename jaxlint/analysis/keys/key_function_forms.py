@@ -51,18 +51,39 @@ def calls_in_loops(owner: ast.AST):
 
 def is_abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
     """A method that only declares an interface: its body (past a docstring) raises
-    `NotImplementedError`, or is `...`/`pass` under `@abc.abstractmethod`."""
+    `NotImplementedError`, or is `...`/`pass` (or the docstring alone) under
+    `@abc.abstractmethod` or in a `typing.Protocol` (what runs is a class that implements it)."""
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
         body = body[1:]
-    if len(body) != 1:
+    if len(body) > 1:
         return False
-    stmt = body[0]
+    stmt = body[0] if body else None
     if isinstance(stmt, ast.Raise) and stmt.exc is not None:
         raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         return names.qualname(raised) == "builtins.NotImplementedError"
-    empty = isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis)
-    return empty and any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list)
+    empty = stmt is None or isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis
+    )
+    return empty and (
+        any(names.qualname(d) == "abc.abstractmethod" for d in fn.decorator_list) or _in_protocol(fn, names)
+    )
+
+
+_PROTOCOLS = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
+
+
+def _in_protocol(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> bool:
+    """A method of a class that names `Protocol` among its bases (`class Loss(Protocol):`,
+    `Protocol[T]`): a declaration of what implementations accept."""
+    cls = names.parent_class.get(id(fn))
+    if cls is None:
+        return False
+    scope = names.scopes[id(cls)].parent or names.module
+    return any(
+        names.qualname(base.value if isinstance(base, ast.Subscript) else base, scope) in _PROTOCOLS
+        for base in cls.bases
+    )
 
 
 def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, keyed: bool = False) -> bool:

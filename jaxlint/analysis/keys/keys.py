@@ -54,7 +54,7 @@ from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
 from jaxlint.analysis.project.project import ProjectFunction
-from jaxlint.analysis.tracing.callees import inherited
+from jaxlint.analysis.tracing.callees import inherited, instance_parameter
 from jaxlint.analysis.tracing.traced_functions import Discovery
 
 if TYPE_CHECKING:
@@ -548,6 +548,10 @@ class KeyFlow:
         params = frozenset(
             p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None
         ) - self.keynames.objects(fn)
+        if self._abstract(fn):  # every parameter but the instance is a key the caller passes
+            params -= {instance_parameter(fn)}
+            self._exported[memo] = summary = Summary({name: DEFINITE for name in params}, params)
+            return summary
         self._active.add(id(fn))
         try:
             summary = analyse(self, fn, self.keynames.of(fn) | params, quiet=True, flags=flags)
@@ -674,7 +678,7 @@ class KeyFlow:
         for call, scope in calls_through(names, api.RANDOM_NAMES):
             if public(names.qualname(call.func)) in random_api:
                 relevant.add(id(scope.node))
-        relevant.update(id(fn) for fn in names.functions if self._abstract_keys(fn))
+        relevant.update(id(fn) for fn in names.functions if self._declared_keys(fn))
         # Both hand on a key-named name, which the module's words (`Names.words`) then hold.
         if any(key_named(word) for word in names.words):
             relevant.update(self._feeding_consumers())
@@ -818,21 +822,28 @@ class KeyFlow:
                 return True
         return False
 
-    def _abstract_keys(self, fn: FunctionNode) -> frozenset[str]:
-        """The key parameters of an abstract method (its body only raises `NotImplementedError`,
-        or is `...`/`pass` under `@abstractmethod`): what its overrides do is unknown here, so
-        the interface is taken at its word: a key handed to it is drawn from, as implementations
-        do (`step_env(key, ...)` then `reset_env(key, ...)` reuses the key)."""
-        if id(fn) not in self.names.parent_class or not is_abstract(fn, self.names):
-            return frozenset()
-        return frozenset(self.keynames.key_parameters(fn))
+    def _abstract(self, fn: FunctionNode) -> bool:
+        """An abstract method: its body only raises `NotImplementedError`, or is `...`/`pass` under
+        `@abstractmethod` or in a `Protocol`. What runs is an implementation not seen here, so the
+        interface is taken at its word: a key handed to it is drawn from, as implementations do
+        (`step_env(key, ...)` then `reset_env(key, ...)` reuses the key)."""
+        return (
+            isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) in self.names.parent_class
+            and is_abstract(fn, self.names)
+        )
+
+    def _declared_keys(self, fn: FunctionNode) -> Summary | None:
+        """What an abstract method does to the parameters it names as keys (None: no such method or parameter)."""
+        if not self._abstract(fn):
+            return None
+        params = frozenset(self.keynames.key_parameters(fn))
+        return Summary({name: DEFINITE for name in params}, params) if params else None
 
     def _analyse(self, fn: ast.AST) -> Summary:
-        abstract = self._abstract_keys(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else frozenset()
-        if abstract:
-            summary = Summary({name: DEFINITE for name in abstract}, abstract)
-            self._summaries[id(fn)] = summary
-            return summary
+        declared = self._declared_keys(fn) if isinstance(fn, FUNCTION_TYPES) else None
+        if declared is not None:
+            self._summaries[id(fn)] = declared
+            return declared
         keynames = self.keynames.of(fn)
         if not keynames and id(fn) not in self.keynames.makes_keys and not self.keynames.reads_module_key(fn, self.module_keys):
             summary = Summary({}, frozenset())

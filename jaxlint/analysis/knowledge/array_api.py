@@ -161,6 +161,9 @@ ARRAY_RETURNING_METHODS = frozenset({
     "dot", "std", "var", "sort", "argsort", "repeat", "block_until_ready",
 })
 ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# Functions of array-agnostic libraries that return an array of the kind their first argument is
+# (einops runs the operations of the first tensor's own library): a JAX array for a JAX array.
+KIND_KEEPING_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce", "einops.einsum"})
 
 # Class decorators and registration calls that make a class a pytree: instances are
 # flattened by transformations, so `self` inside its traced methods is not the caller's object.

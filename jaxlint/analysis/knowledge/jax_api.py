@@ -262,7 +262,11 @@ TREE_PASSTHROUGH = frozenset({
 })
 
 # Calls that run a function over the leaves of their tree arguments, in the caller's context.
-TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
+# Calls that run the function they are given on each leaf of a pytree, there and then: JAX's,
+# and dm-tree's `map_structure` (which Acme and other Haiku code use for the same thing).
+TREE_MAPS = frozenset({
+    "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path", "tree.map_structure", "tree.map_structure_with_path",
+})
 
 # Attributes of an array that are static metadata.
 STATIC_ATTRIBUTES = frozenset({

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from jaxlint.analysis.knowledge.jax_api import TREE_MAPS  # noqa: F401  (asked here with the other key tables)
+
 # Make a new key; their arguments are not keys (or, for wrap_key_data, raw key data).
 KEY_CONSTRUCTORS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
 # Annotations that declare a PRNG key (a jaxtyping `Key[Array, ""]` too).
@@ -114,8 +116,6 @@ CARRYING_PRIMITIVES = frozenset({*_CARRYING_LAX, *(name for name, lax in LIFTED_
 # Transformations that run the function they are given once per element of a batch: a key it
 # closes over, or is given with `in_axes=None`, is the same key in every element.
 BATCHING = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
-# Calls that run the function they are given once per leaf of a pytree.
-TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path"})
 # Draws that reorder or subsample: one key for every leaf keeps a batch's rows aligned.
 REORDERING = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
 # Draws that reorder a whole array: one key for two arrays gives both one order. (A `choice`

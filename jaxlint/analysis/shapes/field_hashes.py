@@ -2,9 +2,9 @@
 
 An Equinox module hashes the tuple of its fields' values (`eqx.Module.__hash__`), and so does a
 dataclass whose `__hash__` is generated: `frozen=True` or `unsafe_hash=True` (with the default
-`eq`), and every `flax.struct.dataclass` and `flax.struct.PyTreeNode`, which are frozen. One
+`eq`; `chex.dataclass` as `dataclasses.dataclass`), and every `flax.struct.dataclass` and `flax.struct.PyTreeNode`, which are frozen. One
 field holding a list, a dict, a set or an array makes such an instance unhashable, static
-fields included. A class
+fields included, but one the hash leaves out (`field(hash=False)`, or `compare=False`). A class
 that defines `__init__` (or `__hash__`) of its own is judged by its annotations, not by what its
 constructor is given: a field declared a list, dict or set, or a JAX array.
 
@@ -29,6 +29,8 @@ ProjectClasses = Callable[[str], Optional[Tuple[Names, ast.ClassDef]]]
 
 _MODULE_BASES = frozenset({"equinox.Module", "flax.struct.PyTreeNode"})
 _FROZEN_DECORATORS = frozenset({"flax.struct.dataclass"})
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "chex.dataclass"})
+_FIELD_FUNCTIONS = frozenset({"dataclasses.field"})
 _CONTAINERS = {
     "builtins.list": "a list", "typing.List": "a list", "builtins.dict": "a dict", "typing.Dict": "a dict",
     "builtins.set": "a set", "typing.Set": "a set",
@@ -69,11 +71,12 @@ def hashes_fields(cls: ast.ClassDef, names: Names) -> bool:
 
 
 def dataclass_options(cls: ast.ClassDef, names: Names) -> dict[str, ast.expr] | None:
-    """The keywords of the class's `@dataclasses.dataclass` decorator (none for the bare one);
-    None when it has no such decorator."""
+    """The keywords of the class's `@dataclasses.dataclass` decorator, or of `@chex.dataclass`,
+    which takes the same ones and makes the same `__hash__` (none for the bare one); None when it
+    has no such decorator."""
     for decorator in cls.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if names.qualname(target) == "dataclasses.dataclass":
+        if names.qualname(target) in _DATACLASS_DECORATORS:
             return {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
     return None
 
@@ -99,12 +102,24 @@ def unhashable_field(cls: ast.ClassDef, names: Names, arrays: bool) -> str | Non
             continue
         if isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
             continue
+        if _left_out_of_hash(stmt.value, names):
+            continue
         annotation, qualname = annotation_name(stmt.annotation, names)
         if qualname in _CONTAINERS:
             return f"{_CONTAINERS[qualname]} (its field `{stmt.target.id}`)"
         if arrays and annotation is not None and declares_array(annotation, names):
             return f"an array (its field `{stmt.target.id}`)"
     return None
+
+
+def _left_out_of_hash(value: ast.expr | None, names: Names) -> bool:
+    """A field the generated `__hash__` leaves out: `field(hash=False)`, or `field(compare=False)`
+    with no `hash=` (which then follows `compare`)."""
+    if not isinstance(value, ast.Call) or names.qualname(value.func) not in _FIELD_FUNCTIONS:
+        return False
+    given = {k.arg: k.value for k in value.keywords}
+    flag = given.get("hash", given.get("compare"))
+    return isinstance(flag, ast.Constant) and flag.value is False
 
 
 def partitioned(name: ast.Name, names: Names) -> ast.expr | None:

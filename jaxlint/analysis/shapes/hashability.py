@@ -144,7 +144,25 @@ def _annotated(param: ast.arg, fn, module) -> str | None:
         return f"is annotated as an array (`{ast.unparse(annotation)}`)"
     if name in _CONTAINER_ANNOTATIONS:
         return f"is annotated as {_CONTAINER_ANNOTATIONS[name]}"
-    return None
+    return _annotated_class(annotation, module)
+
+
+def _annotated_class(annotation: ast.expr | None, module) -> str | None:
+    """A class of the project named by the annotation whose instances hash their fields and that
+    declares one that cannot be hashed (`batch: ArrayBatch`, a frozen dataclass of arrays), or
+    whose instances cannot be hashed at all (a dataclass that is not frozen)."""
+    if not isinstance(annotation, (ast.Name, ast.Attribute)):
+        return None
+    classes = module.project.class_of if module.project is not None else None
+    found = field_hashes.class_of(annotation, module.names, module.names.read_scope.get(id(annotation)), classes)
+    if found is None:
+        return None
+    names, cls = found
+    if field_hashes.hashes_fields(cls, names):
+        held = field_hashes.unhashable_field(cls, names, arrays=True)
+        return f"is annotated as `{cls.name}`, hashed by its fields, which holds {held}" if held else None
+    why = _class_unhashable(cls, module) if names is module.names else None
+    return f"is annotated as `{cls.name}`, {why}" if why else None
 
 
 def _given_where_python_is_needed(fn, name: str, module) -> bool:

@@ -205,7 +205,7 @@ class Callees:
         while read is not None and read.kind != "class":
             method_scope = read
             read = read.parent
-        if read is None or method_scope is None or receiver.id != _first_parameter(method_scope.node):
+        if read is None or method_scope is None or receiver.id != instance_parameter(method_scope.node):
             # `model.step` where `model = Model(...)` is this scope's only binding of the name.
             values = names.assignments(receiver, scope)
             if len(values) == 1 and isinstance(values[0], ast.Call):
@@ -296,7 +296,7 @@ class Callees:
         return table
 
 
-def _first_parameter(function: ast.AST) -> str | None:
+def instance_parameter(function: ast.AST) -> str | None:
     """The name a method calls its instance by (`self`, whatever it is spelled); a static method has none."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or decorated_as(function, "staticmethod"):
         return None

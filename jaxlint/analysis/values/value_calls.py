@@ -35,7 +35,7 @@ from jaxlint.analysis.engine.lattice import (
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.array_api import NUMPY_ARRAY_CONSTRUCTORS
+from jaxlint.analysis.knowledge.array_api import KIND_KEEPING_FUNCTIONS, NUMPY_ARRAY_CONSTRUCTORS
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.knowledge.entry_points import KERNEL_CALLS, REF_TREE_CALLS
 from jaxlint.analysis.tracing import type_tests
@@ -126,6 +126,11 @@ class CallEvaluation:
             if callee == "jax.tree_util.tree_leaves":
                 return Value(first.trace, element=Value(first.trace, array=first.traced))
             return first.but(array=False, boolean=False, function=None, record=None)
+        if callee in KIND_KEEPING_FUNCTIONS and node.args and not spreads(node):
+            # An array of the first operand's kind: traced for a traced array, a NumPy array for
+            # a NumPy one.
+            first = args[0]
+            return Value(first.trace, array=True, not_none=True) if first.traced else UNKNOWN
         if callee in jax_api.STRUCTURE_PRESERVING_FUNCTIONS:
             # A traced tree in gives a tree of the same kind out (a traced array an array);
             # what they make of a Python value depends on the value: not known here.

@@ -34,7 +34,14 @@ class UnhashableStaticArgument(Rule):
           frozen (or `unsafe_hash`) dataclass, an Equinox module (`eqx.Module.__hash__` hashes
           its fields), a `flax.struct.dataclass` (frozen), of this module or of another module
           of the project (`State(packed=[x], tree_def=None)`). Where the class's own `__init__`
-          decides the fields, a field it declares a list, dict, set or array says so.
+          decides the fields, a field it declares a list, dict, set or array says so. A
+          `chex.dataclass` hashes as a `dataclasses.dataclass` with the same options does; a field
+          the generated hash leaves out (`field(hash=False)`, or `compare=False` with no `hash=`)
+          does not count.
+        - An annotation naming such a class, of this module or of another module of the project,
+          that declares a list, dict, set or array field (`batch: ArrayBatch`, a frozen
+          `chex.dataclass` of arrays), or whose instances cannot be hashed at all (a dataclass of
+          this module that is not frozen).
         - A half of such an instance from `eqx.partition(model, ...)` (`params, static =
           ...`) or `eqx.filter`: a list, dict or set is a pytree node, which both halves keep,
           so a module with a dict field stays unhashable; its array fields are None in the

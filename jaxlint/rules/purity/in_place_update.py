@@ -33,6 +33,9 @@ class InPlaceUpdate(Rule):
           `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
           operations that may return a tuple or a pytree);
         - a result of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`);
+        - a result of einops (`rearrange`, `repeat`, `reduce`, `einsum`) whose first operand is a
+          JAX array: einops runs the operations of that operand's own library, so a NumPy array
+          gives a NumPy array, which takes item assignment;
         - a result of the helpers JAX's own `jax.numpy` functions convert their arguments with
           (`ensure_arraylike`, `promote_dtypes`, `promote_args`, ... of `jax._src.numpy.util`):
           each value given comes back as a JAX array, a NumPy array or a Python scalar too

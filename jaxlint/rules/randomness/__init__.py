@@ -34,9 +34,14 @@ KEY_FLOW_LIMITATIONS = """
     every key passed to them directly, as JAX's checker treats an unknown operation, except a
     call whose result is only tested (`assert is_prng_key(key)`, `if valid(key):`), which looks
     at the key and draws nothing. An abstract method (its body only raises
-    `NotImplementedError`, or is `...` under `@abc.abstractmethod`) consumes the keys its
-    key-named parameters receive, as its implementations will: handing one key to
-    `self.step_env` and then `self.reset_env` is reported. A module is searched for reuses
+    `NotImplementedError`, or is `...`, `pass` or a docstring alone under `@abc.abstractmethod`
+    or in a `typing.Protocol`) consumes the keys its key-named parameters receive, as its
+    implementations will, and every parameter's for a caller in another module: handing one key
+    to `self.step_env` and then `self.reset_env` is reported, and so is handing one to
+    `self.generator(batch, key)`, where the field is declared a `Protocol` whose `__call__` only
+    documents itself, and then to another draw. A tree map (`jax.tree.map`,
+    `jax.tree_util.tree_map`, dm-tree's `tree.map_structure`) calls its function there and then,
+    so the keys a lambda or nested function given to it reads are used at the map. A module is searched for reuses
     when it calls `jax.random`, has an abstract method taking a key, annotates a parameter as
     a PRNG key (`key: chex.PRNGKey`, `jax.random.PRNGKeyArray`, jaxtyping's `PRNGKeyArray` or
     `Key[...]`), hands a key-named value to code known to draw from it (an Equinox `key=`,

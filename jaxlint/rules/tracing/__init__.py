@@ -25,7 +25,9 @@ TRACED_VALUE_LIMITATIONS = """
       `optax.safe_int32_increment`, `equinox.internal.unvmap_any`) return a traced one, and those known to return a pytree
       shaped like their first argument, each leaf computed with JAX operations (optax's
       projections, `optax.projections.projection_simplex`), return a traced array for a traced
-      array and a tree of the same kind for a traced tree. JAX's shape and layout helpers
+      array and a tree of the same kind for a traced tree; einops (`rearrange`, `repeat`,
+      `reduce`, `einsum`) returns an array of its first operand's kind, traced for a traced one.
+      JAX's shape and layout helpers
       compute on Python values whatever they are given (`jnp.shape`, `lax.broadcast_shapes`,
       `lax.padtype_to_pads`, `lax.conv_dimension_numbers`, `lax.conv_general_permutations`):
       their results are Python values. A parameter taken for an array (an
