@@ -171,8 +171,7 @@ def _scalar_carries(module: TracedModule) -> list[SignatureChange]:
             e.id for e in getattr(target, "elts", ()) if isinstance(e, ast.Name)
         }
         static = site.target.static_params
-        method_call = jit_signature.is_method_call(site.call, site.target, module)
-        params = jit_signature.signature(site.target).positional[1 if method_call else 0:]
+        params = site.positional
         for i, arg in enumerate(site.call.args):
             param = params[i] if i < len(params) else None
             if not isinstance(arg, ast.Name) or arg.id not in carried or param is None or param in static:

@@ -106,7 +106,7 @@ def _hashable_everywhere(root, name: str, sites, module) -> bool:
     if not fn.startswith("_") or fn.endswith("__"):
         return False
     args = [
-        jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        site.argument(name)
         for site in sites
         if site.target is root
     ]
@@ -215,7 +215,7 @@ def _passed_unhashable(root, name: str, sites, module) -> str | None:
     for site in sites:
         if site.target is not root:
             continue
-        arg = jit_signature.argument(site.call, root, name, jit_signature.is_method_call(site.call, root, module))
+        arg = site.argument(name)
         if arg is None:
             continue
         kind = _unhashable_argument(arg, module)

@@ -33,11 +33,10 @@ def non_array_arguments(module) -> list[NonArrayArgument]:
             continue
         static = jit_signature.designated(root, "static")
         sig = jit_signature.signature(root)
-        method = jit_signature.is_method_call(site.call, root, module)
         for param in (*sig.positional, *sig.keyword_only):
             if param in static:
                 continue
-            arg = jit_signature.argument(site.call, root, param, method)
+            arg = site.argument(param)
             what = _not_an_array(arg, module) if arg is not None else None
             if what:
                 found.append(NonArrayArgument(arg, param, what, jit_signature.function_label(root.node)))

@@ -135,11 +135,6 @@ def designated(root: TracedFunction, kind: str) -> dict[str, Entry]:
     return found
 
 
-def argument(call: ast.Call, root: TracedFunction, param: str, method_call: bool) -> ast.expr | None:
-    """The expression a call passes for a parameter, when it is passed visibly."""
-    return bind(root.node, call, root.bound_positional + method_call).argument(param)
-
-
 def is_method_call(call: ast.Call, root: TracedFunction, module) -> bool:
     """`self.step(x)` / `obj.step(x)` of a jitted method: the instance (or a class method's
     class) is bound without an argument."""
@@ -194,9 +189,8 @@ def donating_helpers(module) -> list[DonatingCall]:
             continue
         params = [p.arg for p in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)]
         rebound = {s.target.id for s in module.effects.name_stores(helper)}
-        method_call = is_method_call(site.call, site.target, module)
         for param in donated:
-            arg = argument(site.call, site.target, param, method_call)
+            arg = site.argument(param)
             if isinstance(arg, ast.Name) and arg.id in params and arg.id not in rebound:
                 donors.setdefault(id(helper), []).append((arg.id, site.call, function_label(site.target.node)))
                 helpers[id(helper)] = helper
@@ -226,7 +220,7 @@ def forwarded(module, site, param: str) -> list[tuple[ast.Call, ast.expr, Functi
         return []
     if id(helper) in module.effects.contexts:
         return []  # traced itself: its callers' values reach the jit through a trace
-    arg = argument(site.call, site.target, param, is_method_call(site.call, site.target, module))
+    arg = site.argument(param)
     params = {p.arg for p in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)}
     if not isinstance(arg, ast.Name) or arg.id not in params:
         return []

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from jaxlint.analysis.engine.arguments import bind, implicit_count, receiver
 from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.engine.source_text import short_source
-from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.shapes.changing_numbers import changing_number
 from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 
@@ -50,8 +49,7 @@ class StaticBounds:
                 root = site.target
                 if root.node is not owner.node or bound.id not in root.static_params:
                     continue
-                method_call = jit_signature.is_method_call(site.call, root, self.module)
-                arg = jit_signature.argument(site.call, root, bound.id, method_call)
+                arg = site.argument(bound.id)
                 why = self._changes(arg, site.call, site.function, 0) if arg is not None else None
                 if why is not None:
                     return f"`{bound.id}`, static in `{getattr(owner.node, 'name', 'the jitted function')}`, {why}"

@@ -6,7 +6,6 @@ import ast
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.names import FunctionNode
-from jaxlint.analysis.shapes import jit_signature
 
 if TYPE_CHECKING:
     from jaxlint.analysis.effects.effects import Effects
@@ -78,7 +77,7 @@ class TripCounts:
             root = site.target
             if root.node is not function or param not in root.static_params:
                 continue
-            arg = jit_signature.argument(site.call, root, param, jit_signature.is_method_call(site.call, root, module))
+            arg = site.argument(param)
             value = self._constant_int(arg, depth + 1) if arg is not None else None
             if value is not None and (largest is None or value > largest):
                 largest = value

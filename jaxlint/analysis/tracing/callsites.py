@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from jaxlint.analysis.engine.arguments import Receiver, implicit_count, receiver
+from jaxlint.analysis.engine.arguments import Binding, Receiver, bind, implicit_count, receiver
 from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, returned_name
@@ -36,6 +37,21 @@ class CallSite:
     # `partial` or a bound method fixed, and `self` (or a class method's class) of a jitted
     # method called through an instance or its class.
     implicit: int = 0
+
+    @cached_property
+    def binding(self) -> Binding:
+        """What the call binds to each parameter of the target's function, past the implicit ones."""
+        return bind(self.target.node, self.call, self.implicit)
+
+    def argument(self, param: str) -> ast.expr | None:
+        """The expression the call passes for a parameter, when it passes one visibly."""
+        return self.binding.argument(param)
+
+    @property
+    def positional(self) -> list[str]:
+        """The parameters the call's positional arguments fill, in order."""
+        a = self.target.node.args
+        return [p.arg for p in (*a.posonlyargs, *a.args)][self.implicit:]
 
 
 class CallSites:

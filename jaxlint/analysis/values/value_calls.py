@@ -49,7 +49,6 @@ from jaxlint.analysis.tracing.parameters import (
     default_value,
     fixed_argument,
     kernel_parameters,
-    positional_params,
     sliced_operand,
     spread_arguments,
 )

@@ -9,7 +9,9 @@ JIT_SIGNATURE_LIMITATIONS = """
     Jitted functions are recognised where the code shows the transformation: a decorator, a
     `jax.jit(f, ...)`/`partial(jax.jit, ...)` call in the module, a method jitted in its class,
     and a jitted callable a class stores on `self` (`self.step = jax.jit(f)`, the attribute's
-    only assignment), called as `self.step(...)` in its methods, and the jitted function a
+    only assignment), called as `self.step(...)` in its methods (a jit of a bound method,
+    `self._eval = jax.jit(self._eval, donate_argnums=(2,))`, holds the instance: its
+    `argnums` count from the parameter after `self`), and the jitted function a
     function defines and returns on every `return` (`@jax.jit def update` then `return
     update`, or `return jax.jit(update, static_argnums=1)`; `step = make_update()`, the name
     bound once), called through that name. A jitted callable built by

@@ -107,13 +107,12 @@ class BufferDonatedTwice(Rule):
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):
             root = site.target
-            method_call = jit_signature.is_method_call(site.call, root, module)
             sig = jit_signature.signature(root)
-            params = sig.positional[1:] if method_call else sig.positional
+            params = site.positional
             owner = site.function if site.function is not None else module.tree
             passed = []
             for param in [*params, *sig.keyword_only]:
-                arg = jit_signature.argument(site.call, root, param, method_call)
+                arg = site.argument(param)
                 if arg is not None:
                     path = _path(arg)
                     if isinstance(arg, ast.Name):

@@ -173,9 +173,8 @@ class DonatedArgumentReused(Rule):
     def check(self, module, report):
         for site, donated in jit_signature.donating_sites(module):
             owner = site.function if site.function is not None else module.tree
-            method_call = jit_signature.is_method_call(site.call, site.target, module)
             for param in donated:
-                arg = jit_signature.argument(site.call, site.target, param, method_call)
+                arg = site.argument(param)
                 name = _donated_name(arg, owner, module)
                 if name is None or isinstance(arg, ast.Name) and _host_value(arg, module):
                     continue

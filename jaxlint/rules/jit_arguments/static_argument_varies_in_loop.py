@@ -394,9 +394,8 @@ class StaticArgumentVariesInLoop(Rule):
                 continue
             root = site.target
             static = jit_signature.designated(root, "static")
-            method_call = jit_signature.is_method_call(site.call, root, module)
             for name in static:
-                arg = jit_signature.argument(site.call, root, name, method_call)
+                arg = site.argument(name)
                 if arg is None:
                     continue
                 for loop in reversed(site.loops):

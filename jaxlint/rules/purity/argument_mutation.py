@@ -7,7 +7,6 @@ import ast
 from jaxlint.analysis.engine import reads
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import array_api
-from jaxlint.analysis.shapes import jit_signature
 from jaxlint.analysis.tracing.tracing import positional_params
 from jaxlint.rule import JaxDemo, Rule, register
 from jaxlint.rules.purity import PURITY_LIMITATIONS, PURITY_LIMITS
@@ -182,7 +181,7 @@ def _caller_read(module, root, target: ast.AST) -> tuple[str, ast.expr] | None:
     for site in module.call_sites:
         if site.target is not root:
             continue
-        arg = jit_signature.argument(site.call, root, param, jit_signature.is_method_call(site.call, root, module))
+        arg = site.argument(param)
         if not isinstance(arg, ast.Name):
             continue
         path = f"{arg.id}.{target.attr}"
