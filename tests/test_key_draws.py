@@ -206,6 +206,33 @@ PRINCIPLES = {
             """,
         frameworks=("plain",), check="repeats", names=("build",),
     ),
+    # A helper that draws only when a parameter is None, called with a value: the branch is not
+    # taken, and rebinding the parameter after its test (`score = score + 0.0`) changes nothing.
+    "a parameter rebound after the test a call decides": Principle(
+        parts="""
+            def scored(x, key, *, score=None):
+                if score is None:
+                    key, sub = jax.random.split(key)
+                    score = jax.random.uniform(sub, x.shape)
+                score = score + 0.0
+                return jax.random.normal(key, (3, 3)) + 0.0 * score
+            """,
+        bug="""
+            def run(key, first=None):
+                if first is None:
+                    first = jax.random.normal(key, (3, 3))
+                second = scored(first, key, score=first)  # JAX201
+                return first, second
+            """,
+        clean="""
+            def run(key, first=None):
+                first_key, second_key = jax.random.split(key)
+                if first is None:
+                    first = jax.random.normal(first_key, (3, 3))
+                return first, scored(first, second_key, score=first)
+            """,
+        frameworks=("plain",), check="repeats", names=("scored",),
+    ),
     # One key in every element of a batch draws the same numbers in each.
     "one key for every element of a vmap": Principle(
         parts=BUILD,

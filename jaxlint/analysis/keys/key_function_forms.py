@@ -90,9 +90,10 @@ def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param:
     """Every binding of `param` in the function's own body lies in the body of an
     `if param is None:`, or keeps it where it is not None (`param = param if param is not None
     else default`): a caller that passes a value sees it never rebound. For a key parameter
-    (`keyed`), also in the body of `if isinstance(param, int):` (a seed given for a key), and a
+    (`keyed`), also in the body of `if isinstance(param, int):` (a seed given for a key). A
     binding after the last test, in no loop around a test, comes too late to change what the
-    tests find (`while True: key, sub = split(key)` after `if isinstance(key, int): ...`)."""
+    tests find (`while True: key, sub = split(key)` after `if isinstance(key, int): ...`,
+    `mask = jnp.pad(mask, 1)` after `if mask is None: ...`)."""
     guarded: set[int] = set()
     tests: list[ast.AST] = []
     loops: list[ast.AST] = []
@@ -112,7 +113,7 @@ def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param:
         if node is fn or id(node) in guarded:
             continue
         if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
-            if keyed and node.lineno > last and not any(_within(node, loop) for loop in looping):
+            if node.lineno > last and not any(_within(node, loop) for loop in looping):
                 continue
             return False
         if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:

@@ -19,7 +19,10 @@ KEY_FLOW_LIMITATIONS = """
     that did consume it. A helper that draws only under a test of one of its flags (`if train:`,
     `if not deterministic:`) consumes the key, for a call that passes that flag a literal or
     leaves it to a literal default, exactly when the literal takes the drawing branch: two
-    `dropout(key, x, 0.1, True)` calls with one key are reported. Likewise a helper that
+    `dropout(key, x, 0.1, True)` calls with one key are reported; and one that draws only
+    when a parameter is None (`if mask_score is None:`) does not draw for a call that passes
+    it a value, where the helper rebinds it only in that branch or after its last test of it
+    (`mask_score = jnp.pad(mask_score, 1)`). Likewise a helper that
     splits its key in `for _ in range(n):` consumes it for a call that gives `n` a positive
     literal (the loop runs); given a count the code does not show, the loop may run zero
     times and the key is taken to be consumed on some paths only. A parameter is a key, whatever
