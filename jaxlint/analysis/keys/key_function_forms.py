@@ -92,15 +92,19 @@ def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param:
     else default`): a caller that passes a value sees it never rebound. For a key parameter
     (`keyed`), also in the body of `if isinstance(param, int):` (a seed given for a key). A
     binding after the last test, in no loop around a test, comes too late to change what the
-    tests find (`while True: key, sub = split(key)` after `if isinstance(key, int): ...`,
-    `mask = jnp.pad(mask, 1)` after `if mask is None: ...`)."""
+    tests find (`while True: key, sub = split(key)` after `if isinstance(key, int): ...`); for
+    a parameter that is no key, only one past the tests' branches, which both outcomes reach
+    (`mask = jnp.pad(mask, 1)` after `if mask is None: mask = ...`): one in the branch for a
+    value (`if mask is not None: mask = mask[None]`) says values are taken as they come."""
     guarded: set[int] = set()
     tests: list[ast.AST] = []
+    branches: list[ast.AST] = []  # the statements and expressions that test it
     loops: list[ast.AST] = []
     for node in walk(fn):
         tested = keyless_test(node.test) if isinstance(node, (ast.If, ast.IfExp)) else None
         if tested is not None and tested[0] == param and (keyed or tested[2].endswith(" is None")):
             tests.append(node.test)
+            branches.append(node)
             if isinstance(node, ast.If) and tested[1]:
                 guarded.update(id(n) for stmt in node.body for n in walk(stmt))
         if isinstance(node, ast.Assign) and _kept_unless_none(node, param):
@@ -113,7 +117,9 @@ def rebound_only_when_keyless(fn: ast.FunctionDef | ast.AsyncFunctionDef, param:
         if node is fn or id(node) in guarded:
             continue
         if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Load):
-            if node.lineno > last and not any(_within(node, loop) for loop in looping):
+            if node.lineno > last and not any(_within(node, loop) for loop in looping) and (
+                keyed or not any(_within(node, branch) for branch in branches)
+            ):
                 continue
             return False
         if isinstance(node, (ast.Global, ast.Nonlocal)) and param in node.names:

@@ -21,8 +21,10 @@ KEY_FLOW_LIMITATIONS = """
     leaves it to a literal default, exactly when the literal takes the drawing branch: two
     `dropout(key, x, 0.1, True)` calls with one key are reported; and one that draws only
     when a parameter is None (`if mask_score is None:`) does not draw for a call that passes
-    it a value, where the helper rebinds it only in that branch or after its last test of it
-    (`mask_score = jnp.pad(mask_score, 1)`). Likewise a helper that
+    it a value, where the helper rebinds it only in that branch or past the branches of its
+    tests (`mask_score = jnp.pad(mask_score, 1)` after the `if`); one that rebinds it in the
+    branch for a value (`if latents is not None: latents = latents[None]`) takes values as they
+    come, None among them. Likewise a helper that
     splits its key in `for _ in range(n):` consumes it for a call that gives `n` a positive
     literal (the loop runs); given a count the code does not show, the loop may run zero
     times and the key is taken to be consumed on some paths only. A parameter is a key, whatever
