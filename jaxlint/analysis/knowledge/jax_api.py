@@ -261,9 +261,9 @@ TREE_PASSTHROUGH = frozenset({
     "builtins.frozenset",
 })
 
-# Calls that run a function over the leaves of their tree arguments, in the caller's context.
-# Calls that run the function they are given on each leaf of a pytree, there and then: JAX's,
-# and dm-tree's `map_structure` (which Acme and other Haiku code use for the same thing).
+# Calls that run the function they are given on each leaf of their tree arguments, there and
+# then, in the caller's context: JAX's, and dm-tree's `map_structure` (which Acme and other
+# Haiku code use for the same thing).
 TREE_MAPS = frozenset({
     "jax.tree_util.tree_map", "jax.tree_util.tree_map_with_path", "tree.map_structure", "tree.map_structure_with_path",
 })
