@@ -171,11 +171,12 @@ def dropped(call: ast.Call, positions: frozenset[tuple[int, ...]], fn: ast.AST, 
 
 
 def only_example_inputs(call: ast.Call, fn: ast.AST, names: Names) -> bool:
-    """Whether a draw's numbers serve only as example inputs of a module's `init` (Flax linen's
-    `Module.init`, Haiku's `Transformed.init`): the parameters it builds depend on the inputs'
-    shapes, not their values, so the numbers decide nothing. Handed to the `init` directly, bound
-    to a name only ever handed so, or scanned over (`xs=`) by a `lax.scan` body that hands its
-    slice so."""
+    """Whether a draw's numbers serve only as example inputs of an `init` (Flax linen's
+    `Module.init`, Haiku's `Transformed.init`, a replay buffer's `init`): what it builds depends
+    on the inputs' shapes, not their values, so the numbers decide nothing. Handed to the `init`
+    directly, bound to a name (or unpacked into names) only ever handed so or read for its shape
+    (`traj.obs.shape[-1]`), mapped over by a tree map whose result is (`jax.tree.map(lambda x:
+    x[:, 0], traj)`), or scanned over (`xs=`) by a `lax.scan` body that hands its slice so."""
     return _example_input(call, fn, names, 0)
 
 
@@ -183,6 +184,8 @@ _MAX_DEPTH = 3  # names and scan bodies followed from the draw to the `init` it 
 
 
 def _example_input(node: ast.AST, fn: ast.AST, names: Names, depth: int) -> bool:
+    if depth and _read_for_shape(node, names):
+        return True  # (a draw's own shape, asserted, is a test of that draw: not an example)
     parent = names.parents.get(id(node))
     if isinstance(parent, ast.keyword):
         holder = names.parents.get(id(parent))
@@ -192,18 +195,45 @@ def _example_input(node: ast.AST, fn: ast.AST, names: Names, depth: int) -> bool
             return _scanned_into_init(holder, names, depth)
         return False
     if isinstance(parent, ast.Call):
-        if node in parent.args[1:] and _is_init(parent.func, names):
+        # A module's `init(key, *inputs)` takes its example after the key; one given nothing but
+        # the example (a replay buffer's `init(timestep)`) takes it first.
+        example = parent.args[1:] if len(parent.args) + len(parent.keywords) > 1 else parent.args
+        if node in example and _is_init(parent.func, names):
             return True
         if len(parent.args) > 2 and parent.args[2] is node:
             return _scanned_into_init(parent, names, depth)
+        if node in parent.args[1:] and depth < _MAX_DEPTH and names.qualname(parent.func) in api.TREE_MAPS:
+            return _example_input(parent, fn, names, depth + 1)  # a tree shaped by this one's leaves
         return False
-    if (
-        isinstance(parent, ast.Assign) and depth < _MAX_DEPTH and len(parent.targets) == 1
-        and isinstance(parent.targets[0], ast.Name)
-    ):
-        reads = _reads_in(names, fn, parent.targets[0].id)
+    if isinstance(parent, ast.Assign) and depth < _MAX_DEPTH and len(parent.targets) == 1:
+        bound = _unpacked_names(parent.targets[0])
+        reads = [read for name in bound or () for read in _reads_in(names, fn, name)]
         return bool(reads) and all(_example_input(read, fn, names, depth + 1) for read in reads)
     return False
+
+
+_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+
+
+def _read_for_shape(node: ast.AST, names: Names) -> bool:
+    """`traj.obs["agent"].shape[-1]`: a read of what a value's shape, rank or type is, through
+    its fields and items, which its numbers do not change."""
+    parent = names.parents.get(id(node))
+    while isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+        if isinstance(parent, ast.Attribute) and parent.attr in _SHAPE_ATTRIBUTES:
+            return True
+        node, parent = parent, names.parents.get(id(parent))
+    return False
+
+
+def _unpacked_names(target: ast.expr) -> list[str] | None:
+    """The names an assignment binds, a name or a flat tuple of names (`_, traj = ...`); None for
+    any other target."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return None
 
 
 def _scanned_into_init(scan: ast.Call, names: Names, depth: int) -> bool:

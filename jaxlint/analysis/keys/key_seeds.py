@@ -7,7 +7,9 @@ loop carries into its next iteration (`x = x + noise`, `params = update(params, 
 they are what the loop collects (`results.append(...)`) while nothing else the iterations read
 changes (the loop's variable unread, nothing carried, every call one that computes from its
 arguments): every iteration collects the same values. Or it sits in a `lax.scan`/`fori_loop`/`while_loop` body, in a jit-compiled step function (one
-that returns an update of its own parameter, `w - lr * g`), or in a model's forward pass.
+that returns an update of its own parameter, `w - lr * g`), or in a model's forward pass;
+but not in the body of a `lax.scan` whose results serve only as example inputs of an `init`
+(a dummy trajectory that gives a replay buffer its structure): their numbers decide nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Callable
 from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import body_nodes, children, target_names
+from jaxlint.analysis.keys.key_draws import only_example_inputs
 from jaxlint.analysis.keys.key_function_forms import calls_in_loops, returned
 from jaxlint.analysis.knowledge import random_api as api
 
@@ -251,6 +254,9 @@ def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
         return None
     if id(fn) in flow.loop_bodies and flow.loop_bodies[id(fn)][1] in api.LOOP_PRIMITIVES:
         body_call, primitive = flow.loop_bodies[id(fn)]
+        runs = flow.loop_calls.get(id(fn)) or [body_call]
+        if all(only_example_inputs(run, _enclosing(flow.names, run), flow.names) for run in runs):
+            return None  # a dummy trajectory whose shapes alone build what an `init` makes
         return f"inside a `{api.short(primitive)}` body (line {body_call.lineno}): every iteration"
     name = getattr(fn, "name", "this function")
     site = _called_in_loop(flow, fn)
@@ -268,6 +274,14 @@ def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
     if id(fn) in flow.forward_passes:
         return f"inside the forward pass `{name}` of a model: every step"
     return None
+
+def _enclosing(names: Names, node: ast.AST) -> ast.AST:
+    """The function (or the module) whose code `node` is part of."""
+    parent = names.parents.get(id(node))
+    while parent is not None and not isinstance(parent, FUNCTION_TYPES):
+        parent = names.parents.get(id(parent))
+    return parent if parent is not None else names.module.node
+
 
 def _called_in_loop(flow: ModuleKeys, fn: FunctionNode) -> ast.AST | None:
     """A stepping loop of this module that calls `fn` and carries what the call returns."""

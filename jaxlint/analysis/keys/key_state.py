@@ -307,6 +307,7 @@ class ModuleKeys(Protocol):
     keynames: KeyNames
     compiled: set[int]  # id(function) of the module's jitted functions
     loop_bodies: dict[int, tuple[ast.Call, str]]
+    loop_calls: dict[int, list[ast.Call]]  # id(function) -> every `lax` loop call running it
     module_keys: set[str]
     forward_passes: set[int]  # id(`__call__`) of the module's Flax, Equinox and Haiku modules
     linen: dict[int, frozenset[str]]  # id(function) -> the modules it runs with `rngs=` (`flax_runs`)

@@ -131,6 +131,8 @@ class KeyFlow:
         self.constant_seeds: list[ConstantSeed] = []
         self.global_keys: list[GlobalKey] = []
         self.loop_bodies: dict[int, tuple[ast.Call, str]] = {}
+        # id(function) -> every call that runs it as the body of a `lax` loop (`loop_bodies` keeps the first)
+        self.loop_calls: dict[int, list[ast.Call]] = {}
         self.compiled: set[int] = set()
         self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
         self.module_keys: set[str] = set()
@@ -632,6 +634,7 @@ class KeyFlow:
         for fn, call, callee in self.discovery.bodies:
             if callee in api.LOOP_PRIMITIVES:
                 self.loop_bodies.setdefault(id(fn), (call, callee))
+                self.loop_calls.setdefault(id(fn), []).append(call)
         # Haiku's and NNX's loops are named through an import of `haiku` or `flax.nnx`.
         lifted = calls_through(self.names, _LIFTED_NAMES) if "haiku" in self._text or "nnx" in self._text else ()
         for call, _ in lifted:

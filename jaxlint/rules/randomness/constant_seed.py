@@ -56,7 +56,10 @@ class ConstantSeedInLoop(KeyFlowRule):
         **Deliberate, and not reported.** Loops over a fixed set of configurations (a literal
         list, `itertools.product`, `.items()`), and loops whose draws feed only a per-iteration
         result (a fixed evaluation key each epoch): there, identical randomness on every run is
-        the point.
+        the point. A `lax.scan` body whose every scan's results serve only as example inputs of
+        an `init` (a dummy trajectory that gives a replay buffer its structure: handed to
+        `buffer.init`, through names, unpacking and tree maps, or read for its shape): its
+        numbers decide nothing.
         """
     limits = (
         "A key passed straight to code it cannot see is not counted: that draw may serve only for"

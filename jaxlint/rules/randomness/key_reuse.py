@@ -179,7 +179,9 @@ class KeyReuse(KeyFlowRule):
         env.observation_space.sample(rng)`, then `network.init(rng, init_x)`: the parameters
         depend on shapes; a name bound to an `init`, or unpacked from what a
         function of the module returns with one at that position, `embed_init, proj_init =
-        init_fns()`, is one). A reuse where one of the two uses draws nothing is
+        init_fns()`, is one; an `init` given only the example, a replay buffer's
+        `buffer.init(timestep)`, takes it first; the numbers may reach it through names,
+        unpacking and tree maps, or be read only for their shape). A reuse where one of the two uses draws nothing is
         JAX207's (off by default): JAX's checker still raises there.
 
         **Branches and flags.**
