@@ -1763,6 +1763,33 @@ CASES = [
         """, True,
         disagreement="one offset for each array the loop goes through crops them alike, which keeps "
         "the mask on its image"),
+    Case("a helper cropping at a drawn offset, called with one key for an image and its mask", """
+        import jax
+        import jax.numpy as jnp
+
+        def crop(rng, image, width):
+            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
+            return jax.lax.dynamic_slice_in_dim(image, start, width)
+
+        def run():
+            rng = jax.random.key(0)
+            image, mask = jnp.arange(8.0), jnp.arange(8) % 2
+            return crop(rng, image, 4), crop(rng, mask, 4)
+        """, True,
+        disagreement="one offset for both arrays crops them alike, which keeps the mask on its image"),
+    Case("a helper cropping at a drawn offset, called with one key for one array twice", """
+        import jax
+        import jax.numpy as jnp
+
+        def crop(rng, image, width):
+            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
+            return jax.lax.dynamic_slice_in_dim(image, start, width)
+
+        def run():
+            rng = jax.random.key(0)
+            image = jnp.arange(8.0)
+            return crop(rng, image, 4), crop(rng, image, 4)  # JAX201
+        """, True),
     Case("one permutation for two arrays, one after the other", """
         import jax
         def run():

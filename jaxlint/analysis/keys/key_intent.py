@@ -114,6 +114,28 @@ def aligned_reorders(keynames: KeyNames, first: Use, second: Use) -> bool:
     return a is not None and b is not None and ast.dump(a) != ast.dump(b)
 
 
+def aligned_positions(keynames: KeyNames, first: Use, second: Use) -> bool:
+    """Two calls of one function of the module that draws only positions from its key (a crop
+    offset, an order: `_position_operands`), each handed a different array with one key
+    (`crop(key, image)`, then `crop(key, mask)`): both arrays get the same positions, which keeps
+    them aligned, as a loop handing each array that function with one key does (JAX203)."""
+    a, b = first.call, second.call
+    if not (isinstance(a, ast.Call) and isinstance(b, ast.Call)) or a is b:
+        return False
+    if _callee(keynames, a) is None or _callee(keynames, a) is not _callee(keynames, b):
+        return False
+    placed_a, placed_b = _position_operands(keynames, a, first.node), _position_operands(keynames, b, second.node)
+    if not placed_a or not placed_b:
+        return False
+    return ast.dump(ast.Tuple(placed_a, ast.Load())) != ast.dump(ast.Tuple(placed_b, ast.Load()))
+
+
+def _callee(keynames: KeyNames, call: ast.Call) -> ast.AST | None:
+    """The def of the module a call runs, a `jax.vmap`ped one too."""
+    target = keynames.target(call.func)
+    return target.function if target is not None else keynames.names.definition(call.func)
+
+
 def exclusive_masks(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
     """Two draws each multiplied by a test of one value for a different constant
     (`randint(k, ...) * (kind == 0)`, then `randint(k, ...) * (kind == 1)`): at most one of the

@@ -42,7 +42,9 @@ from jaxlint.analysis.keys.key_function_forms import (
     compared_flags, compared_parameters, is_abstract, keyless_tested, literal_defaults, rebound_only_when_keyless,
     setting_tests,
 )
-from jaxlint.analysis.keys.key_intent import aligned_permutation, aligned_reorders, compared, exclusive_masks
+from jaxlint.analysis.keys.key_intent import (
+    aligned_permutation, aligned_positions, aligned_reorders, compared, exclusive_masks,
+)
 from jaxlint.analysis.keys.key_names import KEY_WORDS, KeyNames, key_named
 from jaxlint.analysis.keys.key_seed_parameters import DefaultedSeed, defaulted_seeds
 from jaxlint.analysis.keys.key_seeds import Candidate, repeats, steps
@@ -589,8 +591,10 @@ class KeyFlow:
             return  # already reported as reused within one iteration
         if first is not None and compared(self.keynames, run.fn, first, use):
             return  # two computations fed one key on purpose, to check that they agree
-        if loop is None and first is not None and aligned_reorders(self.keynames, first, use):
-            return  # one order for several arrays: rows kept aligned
+        if loop is None and first is not None and (
+            aligned_reorders(self.keynames, first, use) or aligned_positions(self.keynames, first, use)
+        ):
+            return  # one order (or crop) for several arrays: rows kept aligned
         if first is not None and exclusive_masks(self.keynames, run.fn, first, use):
             return  # masks that keep at most one of the draws
         if loop is not None and aligned_permutation(self.keynames, run.fn, use):

@@ -263,8 +263,12 @@ class KeyReuse(KeyFlowRule):
         the key twice, and a second key would break it. So does a function of the module whose
         only use of the key is to permute, called on each array or mapped over a tree
         (`tree_map(convert, storage)`, then `convert(advantages)`, where `convert` permutes with
-        the key around it). Not reported, though JAX's checker raises there. Permuting the same
-        array twice, two orders of a size (`permutation(key, n)`), two `choice`s (samples, not
+        the key around it), and so do two calls of one function of the module that draws only
+        positions from the key (a `randint` crop offset, an order), each given a different array
+        (`crop(key, image)`, then `crop(key, mask)`: the mask stays on its image). Not reported,
+        though JAX's checker raises there; a helper of another module, or one that splits the
+        key and hands the children to a cropping function (`vmap(crop)(split(key, n), images)`),
+        is not seen to draw only positions. Permuting (or cropping) the same array twice, two orders of a size (`permutation(key, n)`), two `choice`s (samples, not
         orders: two of different arrays are two correlated samples), and a function that also
         draws from the key (noise) are reported.
         """
@@ -276,7 +280,7 @@ class KeyReuse(KeyFlowRule):
         "A later use under a condition testing one of the same names as the first is an exclusive"
         " case: not reported.",
         "Reuses on purpose are not reported: two `init`s of one module (a target network), one key"
-        " permuting two different arrays (rows kept aligned).",
+        " permuting (or cropping) two different arrays (rows kept aligned).",
     ) + KeyFlowRule.limits
     why = """
         A key is a seed, not a stream: the same key always gives the same bits. Two draws from one
