@@ -71,3 +71,41 @@ def test_jax_agrees():
     _, state, _ = namespace["make_buffer"](obs)
     other = namespace["Buffer"]().init({"obs": jax.random.normal(jax.random.key(1), (3,))})
     assert jax.tree.all(jax.tree.map(lambda a, b: bool((a == b).all()), state, other))  # numbers decide nothing
+
+
+# A result read only for its shape feeds no `init`: its draw still draws (JAX201), as the key
+# reuse checker counts it.
+SHAPE_ONLY = """
+import jax
+import jax.numpy as jnp
+
+
+def init(rng, d_in, d_out):
+    return {"w": jax.random.normal(rng, (d_in, d_out)) * 0.1}
+
+
+def forward(params, x, rng):
+    keep = jax.random.bernoulli(rng, 0.5, x.shape)
+    return jnp.where(keep, x, 0.0) @ params["w"]
+
+
+def main():
+    rng = jax.random.key(0)
+    params = init(rng, 6, 2)
+    logits = forward(params, jnp.ones((4, 6)), rng)
+    return logits.shape
+"""
+
+
+def test_a_result_read_only_for_its_shape_still_draws():
+    assert [(f.start.row, f.code) for f in lint_source(textwrap.dedent(SHAPE_ONLY), "case.py", {"JAX201"})] == [
+        (18, "JAX201")
+    ]
+
+
+def test_jax_checker_counts_the_shape_only_draw():
+    jax = pytest.importorskip("jax")
+    namespace: dict = {}
+    exec(textwrap.dedent(SHAPE_ONLY), namespace)
+    with jax.debug_key_reuse(True), pytest.raises(jax.errors.KeyReuseError):
+        namespace["main"]()

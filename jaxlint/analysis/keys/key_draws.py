@@ -174,8 +174,8 @@ def only_example_inputs(call: ast.Call, fn: ast.AST, names: Names) -> bool:
     """Whether a draw's numbers serve only as example inputs of an `init` (Flax linen's
     `Module.init`, Haiku's `Transformed.init`, a replay buffer's `init`): what it builds depends
     on the inputs' shapes, not their values, so the numbers decide nothing. Handed to the `init`
-    directly, bound to a name (or unpacked into names) only ever handed so or read for its shape
-    (`traj.obs.shape[-1]`), mapped over by a tree map whose result is (`jax.tree.map(lambda x:
+    directly, bound to a name (or unpacked into names) handed so wherever it is not only read for
+    its shape (`traj.obs.shape[-1]`), mapped over by a tree map whose result is (`jax.tree.map(lambda x:
     x[:, 0], traj)`), or scanned over (`xs=`) by a `lax.scan` body that hands its slice so."""
     return _example_input(call, fn, names, 0)
 
@@ -184,8 +184,6 @@ _MAX_DEPTH = 3  # names and scan bodies followed from the draw to the `init` it 
 
 
 def _example_input(node: ast.AST, fn: ast.AST, names: Names, depth: int) -> bool:
-    if depth and _read_for_shape(node, names):
-        return True  # (a draw's own shape, asserted, is a test of that draw: not an example)
     parent = names.parents.get(id(node))
     if isinstance(parent, ast.keyword):
         holder = names.parents.get(id(parent))
@@ -208,7 +206,10 @@ def _example_input(node: ast.AST, fn: ast.AST, names: Names, depth: int) -> bool
     if isinstance(parent, ast.Assign) and depth < _MAX_DEPTH and len(parent.targets) == 1:
         bound = _unpacked_names(parent.targets[0])
         reads = [read for name in bound or () for read in _reads_in(names, fn, name)]
-        return bool(reads) and all(_example_input(read, fn, names, depth + 1) for read in reads)
+        # A read of its shape decides nothing either way; what is read only so feeds no `init`
+        # (`print(out.shape)` of a result is no example input).
+        used = [read for read in reads if not _read_for_shape(read, names)]
+        return bool(used) and all(_example_input(read, fn, names, depth + 1) for read in used)
     return False
 
 
