@@ -46,7 +46,8 @@ KEY_FLOW_LIMITATIONS = """
     `self.generator(batch, key)`, where the field is declared a `Protocol` whose `__call__` only
     documents itself, and then to another draw. A tree map (`jax.tree.map`,
     `jax.tree_util.tree_map`, dm-tree's `tree.map_structure`) calls its function there and then,
-    so the keys a lambda or nested function given to it reads are used at the map. A module is searched for reuses
+    so the keys a lambda or nested function given to it reads are used at the map. A module
+    is searched for reuses
     when it calls `jax.random`, has an abstract method taking a key, annotates a parameter as
     a PRNG key (`key: chex.PRNGKey`, `jax.random.PRNGKeyArray`, jaxtyping's `PRNGKeyArray` or
     `Key[...]`), hands a key-named value to code known to draw from it (an Equinox `key=`,

@@ -58,8 +58,8 @@ class ConstantSeedInLoop(KeyFlowRule):
         result (a fixed evaluation key each epoch): there, identical randomness on every run is
         the point. A `lax.scan` body whose every scan's results serve only as example inputs of
         an `init` (a dummy trajectory that gives a replay buffer its structure: handed to
-        `buffer.init`, through names, unpacking and tree maps, or read for its shape): its
-        numbers decide nothing.
+        `buffer.init` through names, unpacking and tree maps, and otherwise read only for its
+        shape): its numbers decide nothing.
         """
     limits = (
         "A key passed straight to code it cannot see is not counted: that draw may serve only for"

@@ -181,8 +181,9 @@ class KeyReuse(KeyFlowRule):
         function of the module returns with one at that position, `embed_init, proj_init =
         init_fns()`, is one; an `init` given only the example, a replay buffer's
         `buffer.init(timestep)`, takes it first; the numbers may reach it through names,
-        unpacking and tree maps, or be read only for their shape). A reuse where one of the two uses draws nothing is
-        JAX207's (off by default): JAX's checker still raises there.
+        unpacking and tree maps, and be otherwise read only for their shape). A reuse where
+        one of the two uses draws nothing is JAX207's (off by default): JAX's checker still
+        raises there.
 
         **Branches and flags.**
 
@@ -268,7 +269,8 @@ class KeyReuse(KeyFlowRule):
         (`crop(key, image)`, then `crop(key, mask)`: the mask stays on its image). Not reported,
         though JAX's checker raises there; a helper of another module, or one that splits the
         key and hands the children to a cropping function (`vmap(crop)(split(key, n), images)`),
-        is not seen to draw only positions. Permuting (or cropping) the same array twice, two orders of a size (`permutation(key, n)`), two `choice`s (samples, not
+        is not seen to draw only positions. Permuting (or cropping) the same array twice, two
+        orders of a size (`permutation(key, n)`), two `choice`s (samples, not
         orders: two of different arrays are two correlated samples), and a function that also
         draws from the key (noise) are reported.
         """
