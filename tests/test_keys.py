@@ -29,6 +29,16 @@ class Case:
     disagreement: str | None = None  # why the linter and the checker differ, when they do
 
 
+# A helper that draws only a position from its key: an offset to crop each array it is given at.
+_CROP = """
+        import jax
+        import jax.numpy as jnp
+
+        def crop(rng, image, width):
+            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
+            return jax.lax.dynamic_slice_in_dim(image, start, width)
+"""
+
 # Code not seen (a solver) that keeps the functions handed to it and runs them later.
 _SOLVER = """
         import jax
@@ -1748,14 +1758,7 @@ CASES = [
                 board = place(rng, board, size)  # JAX203
             return board
         """, True),
-    Case("a helper cropping each array it is given at a drawn offset, one key for all", """
-        import jax
-        import jax.numpy as jnp
-
-        def crop(rng, image, width):
-            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
-            return jax.lax.dynamic_slice_in_dim(image, start, width)
-
+    Case("a helper cropping each array it is given at a drawn offset, one key for all", _CROP + """
         def run():
             rng = jax.random.key(0)
             image, mask = jnp.arange(8.0), jnp.arange(8) % 2
@@ -1763,28 +1766,14 @@ CASES = [
         """, True,
         disagreement="one offset for each array the loop goes through crops them alike, which keeps "
         "the mask on its image"),
-    Case("a helper cropping at a drawn offset, called with one key for an image and its mask", """
-        import jax
-        import jax.numpy as jnp
-
-        def crop(rng, image, width):
-            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
-            return jax.lax.dynamic_slice_in_dim(image, start, width)
-
+    Case("a helper cropping at a drawn offset, called with one key for an image and its mask", _CROP + """
         def run():
             rng = jax.random.key(0)
             image, mask = jnp.arange(8.0), jnp.arange(8) % 2
             return crop(rng, image, 4), crop(rng, mask, 4)
         """, True,
         disagreement="one offset for both arrays crops them alike, which keeps the mask on its image"),
-    Case("a helper cropping at a drawn offset, called with one key for one array twice", """
-        import jax
-        import jax.numpy as jnp
-
-        def crop(rng, image, width):
-            start = jax.random.randint(rng, (), 0, image.shape[0] - width)
-            return jax.lax.dynamic_slice_in_dim(image, start, width)
-
+    Case("a helper cropping at a drawn offset, called with one key for one array twice", _CROP + """
         def run():
             rng = jax.random.key(0)
             image = jnp.arange(8.0)

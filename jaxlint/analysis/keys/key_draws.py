@@ -174,9 +174,10 @@ def only_example_inputs(call: ast.Call, fn: ast.AST, names: Names) -> bool:
     """Whether a draw's numbers serve only as example inputs of an `init` (Flax linen's
     `Module.init`, Haiku's `Transformed.init`, a replay buffer's `init`): what it builds depends
     on the inputs' shapes, not their values, so the numbers decide nothing. Handed to the `init`
-    directly, bound to a name (or unpacked into names) handed so wherever it is not only read for
-    its shape (`traj.obs.shape[-1]`), mapped over by a tree map whose result is (`jax.tree.map(lambda x:
-    x[:, 0], traj)`), or scanned over (`xs=`) by a `lax.scan` body that hands its slice so."""
+    directly, bound to a name (or unpacked into names) handed so wherever it is not only read
+    for its shape (`traj.obs.shape[-1]`), mapped over by a tree map whose result is
+    (`jax.tree.map(lambda x: x[:, 0], traj)`), or scanned over (`xs=`) by a `lax.scan` body that
+    hands its slice so."""
     return _example_input(call, fn, names, 0)
 
 

@@ -122,7 +122,8 @@ def aligned_positions(keynames: KeyNames, first: Use, second: Use) -> bool:
     a, b = first.call, second.call
     if not (isinstance(a, ast.Call) and isinstance(b, ast.Call)) or a is b:
         return False
-    if _callee(keynames, a) is None or _callee(keynames, a) is not _callee(keynames, b):
+    callee = _callee(keynames, a)[0]
+    if callee is None or callee is not _callee(keynames, b)[0]:
         return False
     placed_a, placed_b = _position_operands(keynames, a, first.node), _position_operands(keynames, b, second.node)
     if not placed_a or not placed_b:
@@ -130,10 +131,13 @@ def aligned_positions(keynames: KeyNames, first: Use, second: Use) -> bool:
     return ast.dump(ast.Tuple(placed_a, ast.Load())) != ast.dump(ast.Tuple(placed_b, ast.Load()))
 
 
-def _callee(keynames: KeyNames, call: ast.Call) -> ast.AST | None:
-    """The def of the module a call runs, a `jax.vmap`ped one too."""
+def _callee(keynames: KeyNames, call: ast.Call) -> tuple[ast.AST | None, int]:
+    """The def of the module a call runs, a `jax.vmap`ped one too, and the parameters the call
+    binds implicitly."""
     target = keynames.target(call.func)
-    return target.function if target is not None else keynames.names.definition(call.func)
+    if target is not None:
+        return target.function, target.implicit
+    return keynames.names.definition(call.func), 0
 
 
 def exclusive_masks(keynames: KeyNames, fn: ast.AST, first: Use, second: Use) -> bool:
@@ -231,11 +235,10 @@ def _position_operands(keynames: KeyNames, call: ast.Call, key: ast.AST) -> list
     of the call the positions are drawn in, those bound to the parameters the draws read
     (`choice(key, jnp.arange(board.shape[0]))` reads `board`), or every other argument where
     the draws read none. None for any other call."""
-    target = keynames.target(call.func)
-    callee = target.function if target is not None else keynames.names.definition(call.func)  # a `jax.vmap`ped one too
+    callee, implicit = _callee(keynames, call)
     if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    binding = bind(callee, call, target.implicit if target else 0)
+    binding = bind(callee, call, implicit)
     param = next((p for a, p in binding if a is key), None)
     if param is None:
         return None

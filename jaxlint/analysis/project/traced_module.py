@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator
 
 from jaxlint.analysis.engine.call_index import calls_through, spellings
+from jaxlint.analysis.engine.conditions import single_value
 from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, named_of
 from jaxlint.analysis.engine.loop_variance import LoopFacts
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
@@ -495,17 +496,9 @@ def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:
     # reads are classes).
     found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
     alias = None
-    if found is not None:
-        names, name = found
-        bindings = [
-            stmt for stmt in names.module.node.body
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
-            or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name
-        ]
-        scope = names.module
-        single = len(bindings) == 1 and name not in scope.defs and name not in scope.imports
-        value = bindings[0].value if single else None
-        if isinstance(value, (ast.Name, ast.Attribute)):
-            alias = names.qualname(value, scope)
+    single = single_value(found[0], found[1], found[0].module) if found is not None else None
+    if single is not None and isinstance(single[1], (ast.Name, ast.Attribute)):
+        names, value, scope = single
+        alias = names.qualname(value, scope)
     known[qualname] = alias
     return alias

@@ -20,6 +20,7 @@ from jaxlint.analysis.engine.call_index import calls_through, calls_through_any
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, Scope
 from jaxlint.analysis.engine.walk import children, contains, own_statements, returned_name
 from jaxlint.analysis.tracing.callees import module_callees
+from jaxlint.analysis.tracing.static_arguments import positional_params
 from jaxlint.analysis.tracing.traced_functions import Discovery, TracedFunction
 
 Loop = ast.AST  # ast.For | ast.AsyncFor | ast.While | a comprehension expression
@@ -50,8 +51,7 @@ class CallSite:
     @property
     def positional(self) -> list[str]:
         """The parameters the call's positional arguments fill, in order."""
-        a = self.target.node.args
-        return [p.arg for p in (*a.posonlyargs, *a.args)][self.implicit:]
+        return [p.arg for p in positional_params(self.target.node)][self.implicit:]
 
 
 class CallSites:
