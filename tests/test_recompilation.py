@@ -90,6 +90,36 @@ CASES = {
                 w = step(w, xb)
             return w
         """,
+    "batch_bounds_through_names": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(w, x):
+            return w - 0.1 * jnp.mean(x @ w)
+
+        def fixed(w, x, batch_size, num_batches):
+            for i in range(num_batches):
+                start = i * batch_size
+                end = (i + 1) * batch_size  # the bounds named: still `batch_size` long
+                w = step(w, x[start:end])
+            for start in range(0, len(x), batch_size):
+                end = start + batch_size
+                w = step(w, x[start:end])
+            return w
+
+        def growing(w, x, batch_size, num_batches):
+            for i in range(num_batches):
+                start = 0
+                end = (i + 1) * batch_size
+                w = step(w, x[start:end])  # JAX501
+            for i in range(num_batches):
+                start = i * batch_size
+                batch_size = batch_size * 2  # rebound between the two bounds
+                end = start + batch_size
+                w = step(w, x[start:end])  # JAX501
+            return w
+        """,
     # ---- JAX501 -------------------------------------------------------------------------------
     "jit_on_instances_and_wrappers": """
         import equinox as eqx
@@ -1251,6 +1281,33 @@ def test_strided_phases_compile_at_most_twice():
     assert compilations(36, [slice(c, None, 4) for c in range(4)]) == 1
     assert compilations(37, [slice(c, None, 4) for c in range(4)]) == 2
     assert compilations(36, [slice(None, t, 2) for t in range(2, 12, 2)]) == 5
+
+
+def test_batch_bounds_through_names_compile_at_most_twice():
+    """Why JAX501 is quiet on `start = i * bs; end = (i + 1) * bs; f(x[start:end])`: the batches
+    have one length (two with a partial last batch), while `end = (i + 1) * bs` after `start = 0`
+    grows every iteration."""
+    jax = pytest.importorskip("jax")
+
+    def compilations(length, bounds):
+        @jax.jit
+        def step(values):
+            return values.sum()
+
+        x = jax.numpy.arange(float(length))
+        for start, end in bounds:
+            step(x[start:end])
+        return step._cache_size()
+
+    batch_size = 8
+    fixed = []
+    for i in range(5):
+        start = i * batch_size
+        end = (i + 1) * batch_size
+        fixed.append((start, end))
+    assert compilations(40, fixed) == 1
+    assert compilations(36, fixed) == 2  # the partial last batch
+    assert compilations(40, [(0, (i + 1) * batch_size) for i in range(5)]) == 5
 
 
 def test_growing_list_argument_compiles_per_length():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from jaxlint.analysis.engine.walk import walk
 
@@ -68,17 +69,25 @@ def mentions(expr: ast.AST, variables: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in variables for n in walk(expr))
 
 
-def polynomial(expr: ast.AST | None, depth: int = 0) -> Polynomial | None:
-    """`i * bs + 1` -> {("bs", "i"): 1, (): 1}; None when not a polynomial we can read."""
+def polynomial(
+    expr: ast.AST | None, depth: int = 0, expand: Callable[[ast.Name], ast.expr | None] | None = None,
+) -> Polynomial | None:
+    """`i * bs + 1` -> {("bs", "i"): 1, (): 1}; None when not a polynomial we can read. `expand`
+    gives the expression a name stands for where it is read (`end = (i + 1) * bs`), or None to
+    keep the name a symbol."""
     if expr is None or depth > 8:
         return None
+    if expand is not None and isinstance(expr, ast.Name):
+        value = expand(expr)
+        if value is not None:
+            return polynomial(value, depth + 1, expand)
     if isinstance(expr, ast.Constant) and type(expr.value) is int:
         return {(): expr.value}
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = polynomial(expr.operand, depth + 1)
+        inner = polynomial(expr.operand, depth + 1, expand)
         return {k: -v for k, v in inner.items()} if inner is not None else None
     if isinstance(expr, ast.BinOp):
-        left, right = polynomial(expr.left, depth + 1), polynomial(expr.right, depth + 1)
+        left, right = polynomial(expr.left, depth + 1, expand), polynomial(expr.right, depth + 1, expand)
         if left is None or right is None:
             return None
         if isinstance(expr.op, ast.Add):

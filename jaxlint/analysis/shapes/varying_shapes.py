@@ -11,8 +11,8 @@ yields from such a loop of its own (a data loader handing out slices of random s
 name is followed through the
 definitions that reach its use (from `loop_variance`): growth or trimming counts only when
 it changes what the previous iteration left (`x = x[1:]`, not `x = data; x = x[1:]`).  A slice of a fixed size
-(`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`) is fixed, even if the last batch is partial: two
-shapes, not one per iteration.  Anything not understood is not varying.
+(`x[i:i + bs]`, `x[i * bs:(i + 1) * bs]`, or with the bounds bound to names first) is fixed,
+even if the last batch is partial: two shapes, not one per iteration.  Anything not understood is not varying.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class VaryingShapes:
         if (self.module.qualname(call.func) or "").endswith(".arange") and (len(call.args) > 1 or call.keywords):
             if len(call.args) < 2 or call.keywords:
                 return None
-            difference = subtract(polynomial(call.args[1]), polynomial(call.args[0]))
+            difference = subtract(self._polynomial(call.args[1], loop), self._polynomial(call.args[0], loop))
             if difference is None or not any(
                 self._symbol_varies(symbol, loop, depth) for monomial in difference for symbol in monomial
             ):
@@ -250,7 +250,7 @@ class VaryingShapes:
                 if self._loop_dependent(bound, loop, depth):
                     return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
                 continue
-            difference = subtract(polynomial(upper), polynomial(lower))
+            difference = subtract(self._polynomial(upper, loop), self._polynomial(lower, loop))
             if difference is None:
                 if self._loop_dependent(upper, loop, depth) or self._loop_dependent(lower, loop, depth):
                     return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
@@ -258,6 +258,32 @@ class VaryingShapes:
             if any(self._symbol_varies(symbol, loop, depth) for monomial in difference for symbol in monomial):
                 return f"is sliced with `{ast.unparse(part)}`, whose size changes every iteration"
         return None
+
+    def _polynomial(self, expr: ast.AST, loop: ast.AST):
+        """`polynomial`, with a name the loop binds once to a value read through that value
+        (`start = i * bs; end = (i + 1) * bs; x[start:end]` is `bs` long), where nothing it reads
+        is bound again between the binding and the read."""
+        loops = self.module.loops
+
+        def expand(name: ast.Name) -> ast.expr | None:
+            reaching = loops.reaching(name.id, loop, name)
+            if len(reaching) != 1:
+                return None
+            (definition,) = reaching
+            node = definition.node
+            if definition.kind != ASSIGN or id(loop) not in definition.loops or not (
+                (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name))
+                or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name))
+            ):
+                return None
+            for read in walk(definition.value):
+                if isinstance(read, ast.Name) and (
+                    loops.reaching(read.id, loop, read) != loops.reaching(read.id, loop, name)
+                ):
+                    return None
+            return definition.value
+
+        return polynomial(expr, expand=expand)
 
     def _loop_dependent(self, expr: ast.AST, loop: ast.AST, depth: int = 0) -> bool:
         """Whether an integer (a size, a bound) can differ between iterations of `loop`.

@@ -69,7 +69,9 @@ class UnbucketedShapes(Rule):
         **Not reported.**
 
         - Fixed-size batches (`x[i:i + bs]`, even with a partial last batch: two shapes) and
-          padded inputs.
+          padded inputs. A bound the loop names is read through what it is bound to (`start =
+          i * bs`, `end = (i + 1) * bs`, then `x[start:end]`), where nothing it reads is bound
+          again in between.
         - The phases of a fixed stride (`x[c::n]`, `x[c:len(x):n]` for each `c`): their length
           is `ceil((len(x) - c) / n)`, one length for the `n` phases when `n` divides `len(x)`
           and two otherwise. A slice is reported when its extent follows the loop (`x[:t]`,
