@@ -120,6 +120,30 @@ CASES = {
                 w = step(w, x[start:end])  # JAX501
             return w
         """,
+    "jit_rebuilt_in_a_callback": """
+        import jax
+        import jax.numpy as jnp
+
+        def evaluate(params, x):
+            score = jax.jit(lambda x: jnp.sum(params * x))  # JAX502
+            return score(x)
+
+        def report(params, x):
+            summary = jax.jit(lambda x: jnp.mean(params * x))  # called once per run: quiet
+            return summary(x)
+
+        def train(params, x, steps, eval_fn, final_fn, other_fn):
+            for _ in range(steps):
+                params = params - 0.1 * x
+                eval_fn(params, x)  # the callback runs on every step
+            other_fn = print
+            for _ in range(steps):
+                other_fn(params)  # rebound: not the function handed in
+            return final_fn(params, x)
+
+        def run(params, x):
+            return train(params, x, 10, eval_fn=evaluate, final_fn=report, other_fn=report)
+        """,
     # ---- JAX501 -------------------------------------------------------------------------------
     "jit_on_instances_and_wrappers": """
         import equinox as eqx
@@ -1308,6 +1332,26 @@ def test_batch_bounds_through_names_compile_at_most_twice():
     assert compilations(40, fixed) == 1
     assert compilations(36, fixed) == 2  # the partial last batch
     assert compilations(40, [(0, (i + 1) * batch_size) for i in range(5)]) == 5
+
+
+def test_jit_rebuilt_in_a_callback_compiles_per_call():
+    """What JAX502 says of a callback that jits a new lambda on each call and is called on every
+    step of the loop it is handed to: one compilation per step."""
+    jax = pytest.importorskip("jax")
+    from compile_counts import counting_compiles
+
+    def evaluate(params, x):
+        return jax.jit(lambda x: (params * x).sum())(x)
+
+    def train(params, x, steps, eval_fn):
+        for _ in range(steps):
+            params = params - 0.1 * x
+            eval_fn(params, x)
+        return params
+
+    with counting_compiles(jax) as compiles:
+        train(jax.numpy.ones(3), jax.numpy.ones(3), 4, eval_fn=evaluate)
+    assert sum("lambda" in name for name in compiles) == 4
 
 
 def test_growing_list_argument_compiles_per_length():

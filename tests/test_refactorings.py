@@ -194,6 +194,41 @@ PROGRAMS = [
         def run():
             return Ops.generate(4)
     """}, compiles=("total", 4)),
+    Program("a jitted function rebound to its jit, called from jitted code", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def masked_copy(new, old, mask):
+            return jax.tree_util.tree_map(
+                lambda a, b, keep: a if keep else b, new, old, mask,  # JAX101
+            )
+        masked_copy = jax.jit(masked_copy)
+
+        def copy_encoder(new, old):
+            mask = {name: name.startswith("encoder") for name in new}
+            return masked_copy(new, old, mask)  # Python bools, traced by the jit they enter
+        copy_encoder = jax.jit(copy_encoder)
+
+        def run():
+            params = {"encoder": jnp.ones(2), "head": jnp.ones(2)}
+            return copy_encoder(params, params)
+    """}, raises="TracerBoolConversionError"),
+    Program("a jitted function rebound to its jit, called from jitted code, the flag static", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def scale(x, double):
+            return x * 2 if double else x
+        before = scale(jnp.ones(2), True)  # the plain function: it is jitted only below
+        scale = jax.jit(scale, static_argnames="double")
+
+        @jax.jit
+        def step(x):
+            return scale(x, True) + scale(x, False)
+
+        def run():
+            return step(jnp.ones(2))
+    """}),
     Program("jit applied to a function of another module", {"pkg/helpers.py": """
         import jax.numpy as jnp
 

@@ -192,6 +192,7 @@ class RepeatedCalls:
         names = self.names
         callees = module_callees(names)
         out = [call for call, _, _ in callees.calls_of(function)]
+        out += [call for call, _ in callees.handed_calls(function)]  # `train(eval_fn=evaluate)`
         cls = names.parent_class.get(id(function))
         seen = {id(call) for call in out}
         name = function.name

@@ -64,6 +64,7 @@ class Callees:
         self._cache: dict[int, Target | None] = {}
         self._calls: dict[int, list[tuple[ast.Call, Scope, Target]]] = {}  # `calls_of`
         self._names_of: dict[int, set[str]] | None = None  # `_other_names`
+        self._handed: dict[int, list[tuple[ast.Call, Scope]]] | None = None  # `handed_calls`
 
     @property
     def names(self) -> Names:
@@ -131,6 +132,40 @@ class Callees:
             if target is not None and (target.function is function or target.forwarder is function):
                 found.append((call, scope, target))
         return found
+
+    def handed_calls(self, function: FunctionNode) -> list[tuple[ast.Call, Scope]]:
+        """The calls that run `function` through a parameter it is handed to: `train(env,
+        eval_fn=evaluate)`, where `train` (a function of the module the resolver follows) calls
+        `eval_fn(...)` and never rebinds it. One call that hands it on is enough: what this
+        answers is that the function may run there, not that nothing else runs there."""
+        if self._handed is None:
+            self._handed = {}
+            for call, scope in self.names.calls:
+                passed = [a for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)]
+                if not passed:
+                    continue
+                target = None
+                for arg in passed:
+                    handed = self.names.definition(arg, scope)
+                    if not isinstance(handed, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    target = target or self.target(call.func, scope)
+                    if target is None:
+                        break
+                    param = next((p for a, p in target.bind(call).pairs() if a is arg), None)
+                    if param is not None:
+                        self._handed.setdefault(id(handed), []).extend(self._calls_of_parameter(target.function, param))
+        return self._handed.get(id(function), [])
+
+    def _calls_of_parameter(self, function: FunctionNode, param: str) -> list[tuple[ast.Call, Scope]]:
+        """The calls `function`'s body makes of its parameter `param`, where nothing rebinds it."""
+        inner = self.names.scopes.get(id(function))
+        if inner is None or param in inner.assigned or param in inner.other:
+            return []
+        return [
+            (call, scope) for call, scope in calls_through(self.names, (param,))
+            if isinstance(call.func, ast.Name) and call.func.id == param and self.names.lookup(param, scope) is inner
+        ]
 
     def _other_names(self) -> dict[int, set[str]]:
         """For each function of the module, the other names a call may run it through: those of

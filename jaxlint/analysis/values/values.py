@@ -37,7 +37,7 @@ from jaxlint.analysis.tracing.array_annotations import (
 )
 from jaxlint.analysis.tracing.compile_time import compile_time_operations
 from jaxlint.analysis.tracing.static_arguments import as_given_positions, static_parameters
-from jaxlint.analysis.tracing.traced_functions import STAGED, Context
+from jaxlint.analysis.tracing.traced_functions import STAGED, Context, Transform
 from jaxlint.analysis.tracing.callees import module_callees
 from jaxlint.analysis.tracing.linen_classes import variables_dict
 from jaxlint.analysis.tracing.tracing import (
@@ -47,7 +47,7 @@ from jaxlint.analysis.tracing.tracing import (
     positional_params,
     receiver,
 )
-from jaxlint.analysis.tracing.transforms import transform_of
+from jaxlint.analysis.tracing.transforms import keywords, transform_of
 from jaxlint.analysis.values.comparisons import comparison
 from jaxlint.analysis.values.module_constants import ModuleConstants
 from jaxlint.analysis.values.nullness import not_none_parameters
@@ -307,10 +307,15 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             level = level.outer
         return self.analysis.closures.get(id(fn))
 
-    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Value:
+    def decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef, rebound: Transform | None = None) -> Value:
+        """What a def's name holds: the function as its decorators leave it, and, where the name
+        is bound again to a transformation of itself (`rebound`: `f = jax.jit(f)`), as that
+        transformation leaves it."""
         transforms = [t for d in node.decorator_list if (t := transform_of(d, self.names, self.scope))]
         if not transforms and not all(transparent(d, self.names, self.scope) for d in node.decorator_list):
             return UNKNOWN
+        if rebound is not None:
+            transforms.insert(0, rebound)
         transforms = [t for t in transforms if t.name not in jax_api.IDENTITY_TRANSFORMS]
         static: frozenset[str] = frozenset()
         for t in transforms:
@@ -324,6 +329,26 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         return Value(Trace.STATIC, function=FunctionValue(
             node, tuple(t.name for t in transforms), static, as_given=as_given
         ))
+
+    def _rebound(self, node: ast.Name, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> Transform | None:
+        """The transformation a def's name is bound to once more, of itself, in the scope that
+        defines it (`f = jax.jit(f, static_argnums=0)` after `def f`), when `node` reads the name
+        after that: from a function (which runs once the scope is built) or below the binding."""
+        assigned = self.names.assignments(node, self.scope)
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Call):
+            return None
+        call = assigned[0]
+        if not (len(call.args) == 1 and isinstance(call.args[0], ast.Name) and call.args[0].id == node.id):
+            return None
+        callee = self.names.qualname(call.func, self.scope)
+        if callee not in jax_api.TRANSFORMS:
+            return None
+        owner = self.names.scope_of(definition).parent
+        if self.names.lookup(node.id, self.scope) is not owner:
+            return None
+        if self.scope is owner and node.lineno <= call.lineno:
+            return None
+        return Transform(callee, keywords(call), call)
 
     def run_at_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A nested def whose decorator runs it where it is defined (`@pl.when(cond)`): analysed
@@ -546,7 +571,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return value
         definition = self.names.definition(node, self.scope)
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return self.decorated(definition)
+            return self.decorated(definition, self._rebound(node, definition))
         assigned = self.names.assignments(node, self.scope)
         if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
             method = constructed_call_method(assigned[0], self.names, self.scope)

@@ -47,8 +47,10 @@ class JitRebuilt(Rule):
         the loop is part of the caller's program and is not reported.
 
         **Called again and again.** In a loop or a comprehension, or in a function that is
-        itself called so (a few levels up), by its name, as a method of `self`, or as a method
-        of an instance of its class or of a subclass that inherits it. The repeating call must
+        itself called so (a few levels up), by its name, as a method of `self`, as a method
+        of an instance of its class or of a subclass that inherits it, or through a parameter
+        it is handed to (`train(state, eval_fn=evaluate)`, where `train` calls `eval_fn(...)`
+        in its loop and never rebinds it). The repeating call must
         be in code that runs eagerly: not in a traced function, nor one the module hands to JAX
         or uses as a value in traced code, nor a method of a class whose base comes from another
         module (a framework module's methods run traced), nor one under an unknown decorator.
