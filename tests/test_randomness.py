@@ -551,6 +551,32 @@ CASES = {
             key = jax.random.key(0)
             return jax.random.normal(key, x.shape).mean()
         """,
+    "a constant seed in a method the forward pass calls": """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        def random_mask(shape):
+            return jax.random.bernoulli(jax.random.key(1), 0.5, shape)  # JAX204
+
+        def dummy_input(shape):
+            return jnp.zeros(shape)
+
+        class Masker(nnx.Module):
+            def __init__(self, dim, rngs):
+                self.encoder = nnx.Linear(dim, dim, rngs=rngs)
+                self.probe = jax.random.normal(jax.random.key(0), (dim,))  # made once, at construction
+
+            def __call__(self, x, rng, training=True):
+                x = jnp.where(random_mask(x.shape), 0.0, x)
+                return self.mask_and_encode(x, rng, training) + self.encoder(dummy_input(x.shape))
+
+            def mask_and_encode(self, x, rng, training=True):
+                if training:
+                    keep = jax.random.bernoulli(jax.random.key(0), 0.5, x.shape)  # JAX204
+                    x = jnp.where(keep, x, 0.0)
+                return self.encoder(x)
+        """,
     "a fixed evaluation key each epoch, noise carried from step to step": """
         import jax
 
@@ -950,3 +976,30 @@ def test_one_key_in_two_flax_streams_draws_the_same_numbers():
     other = Noisy().init({"params": k, "dropout": jax.random.key(1), "noise": k}, jnp.ones(2))
     same = jax.tree.map(lambda u, v: bool((u == v).all()), variables, other)
     assert all(jax.tree.leaves(same))
+
+
+def test_a_constant_seed_in_a_method_the_forward_pass_calls_repeats_every_step():
+    """What JAX204 says of `jax.random.key(0)` in a method the forward pass calls: the jitted
+    step draws the same mask whatever key it is given."""
+    jax = pytest.importorskip("jax")
+    nnx = pytest.importorskip("flax.nnx")
+    jnp = jax.numpy
+
+    class Masker(nnx.Module):
+        def __init__(self, dim, rngs):
+            self.encoder = nnx.Linear(dim, dim, rngs=rngs)
+
+        def __call__(self, x, rng):
+            return self.mask_and_encode(x, rng)
+
+        def mask_and_encode(self, x, rng):
+            keep = jax.random.bernoulli(jax.random.key(0), 0.5, x.shape)
+            return jnp.where(keep, x, 0.0)
+
+    @nnx.jit
+    def step(model, x, rng):
+        return model(x, rng)
+
+    model, x = Masker(8, nnx.Rngs(0)), jnp.ones(8)
+    first, second = step(model, x, jax.random.key(1)), step(model, x, jax.random.key(2))
+    assert bool((first == second).all()) and 0 < int((first == 0).sum()) < 8

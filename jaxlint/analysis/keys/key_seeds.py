@@ -271,8 +271,11 @@ def repeats(flow: ModuleKeys, candidate: Candidate) -> str | None:
         )
     if id(fn) in flow.compiled and is_step(fn, flow.names):
         return f"inside the jit-compiled step function `{name}`: every step"
-    if id(fn) in flow.forward_passes:
-        return f"inside the forward pass `{name}` of a model: every step"
+    forward = flow.forward_passes.get(id(fn))
+    if forward is not None:
+        if forward == name:
+            return f"inside the forward pass `{name}` of a model: every step"
+        return f"inside `{name}`, which the forward pass `{forward}` of a model runs: every step"
     return None
 
 def _enclosing(names: Names, node: ast.AST) -> ast.AST:

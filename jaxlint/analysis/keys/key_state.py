@@ -309,7 +309,7 @@ class ModuleKeys(Protocol):
     loop_bodies: dict[int, tuple[ast.Call, str]]
     loop_calls: dict[int, list[ast.Call]]  # id(function) -> every `lax` loop call running it
     module_keys: set[str]
-    forward_passes: set[int]  # id(`__call__`) of the module's Flax, Equinox and Haiku modules
+    forward_passes: dict[int, str]  # id(function) -> the forward pass (`__call__` of a model) that runs it
     linen: dict[int, frozenset[str]]  # id(function) -> the modules it runs with `rngs=` (`flax_runs`)
 
     def resolve(self, func: ast.AST) -> FunctionNode | None: ...

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 _KEY_ANNOTATION_WORDS = ("PRNGKey", "KeyArray", "Key[")
 # How many modules a chain of base classes is followed through to find an inherited method.
 _MAX_BASE_MODULES = 8
+_FORWARD_PASS_DEPTH = 3  # calls followed from a forward pass into the functions it runs
 
 
 # ---- facts the rules read ----------------------------------------------------------------
@@ -136,7 +137,9 @@ class KeyFlow:
         # id(function) -> every call that runs it as the body of a `lax` loop (`loop_bodies` keeps the first)
         self.loop_calls: dict[int, list[ast.Call]] = {}
         self.compiled: set[int] = set()
-        self.forward_passes: set[int] = set()  # `__call__` of Flax, Equinox, Haiku modules
+        # id(function) -> the name of the forward pass (`__call__` of a Flax, Equinox, Haiku
+        # module) that runs it: the pass itself, or a function of the module it calls
+        self.forward_passes: dict[int, str] = {}
         self.module_keys: set[str] = set()
         # id(use.node) -> the node, kept alive: a use named at a node made for it (a key a dict or a
         # nested function holds) must not lend its id to a later one
@@ -666,12 +669,39 @@ class KeyFlow:
                 if fn is not None:
                     self.loop_bodies.setdefault(id(fn), (call, "jax.tree_util.tree_map"))
         self.compiled = {id(root.node) for root in self.discovery.roots if root.jit is not None}
-        self.forward_passes = {id(root.node) for root in self.discovery.roots if root.framework_method}
+        self.forward_passes = self._run_by_forward_passes(
+            [root.node for root in self.discovery.roots if root.framework_method]
+        )
         for stmt in self.names.module.node.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
                 if api.public(self.names.qualname(stmt.value.func)) in api.KEY_MAKERS:
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                     self.module_keys.update(t.id for t in targets if isinstance(t, ast.Name))
+
+    def _run_by_forward_passes(self, passes: list[FunctionNode]) -> dict[int, str]:
+        """The forward passes (`__call__` of Flax, Equinox, Haiku modules) and the functions of
+        the module they call, through `self.method(...)` or by name, a few calls deep: each of
+        them runs on every step the forward pass runs. Each is mapped to the pass's name."""
+        found = {id(fn): getattr(fn, "name", "__call__") for fn in passes}
+        if not found:
+            return found
+        calls_in: dict[int, list[ast.Call]] = {}
+        for call, scope in self.names.calls:
+            while scope is not None and scope.kind == "class":
+                scope = scope.parent
+            if scope is not None and scope.kind == "function":
+                calls_in.setdefault(id(scope.node), []).append(call)
+        frontier = dict(found)
+        for _ in range(_FORWARD_PASS_DEPTH):
+            reached: dict[int, str] = {}
+            for fn, name in frontier.items():
+                for call in calls_in.get(fn, ()):
+                    target = self.keynames.target(call.func)
+                    if target is not None and not isinstance(target.function, ast.Lambda) and id(target.function) not in found:
+                        reached.setdefault(id(target.function), name)
+            found.update(reached)
+            frontier = reached
+        return found
 
     def _key_functions(self) -> set[int]:
         """Functions (and the module) that touch `jax.random` directly, or call one that does.

@@ -38,7 +38,8 @@ class ConstantSeedInLoop(KeyFlowRule):
           parameters (`w - lr * g`, `optax.apply_updates(params, updates)`,
           `state.apply_gradients(...)`), so it runs on its own output step after step;
         - inside the forward pass of a Flax, Equinox or Haiku module (`__call__`, `@nn.compact`
-          methods), which runs on every training step.
+          methods), which runs on every training step, or inside a function of the module it
+          calls (`self.mask_and_encode(x, rng)`, a helper by name; a few calls deep).
 
         - inside a loop whose iterations differ in nothing else: what the loop collects
           (`results.append(...)`, `yield`) is computed from the draws, while the body reads
