@@ -18,6 +18,34 @@ PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
 CASES = {
+    "functions_jax_example_libraries_make": """
+        import jax
+        import jax.numpy as jnp
+        from jax.example_libraries import optimizers, stax
+
+        init_random_params, predict = stax.serial(stax.Dense(8), stax.Relu, stax.Dense(2))
+        opt_init, opt_update, get_params = optimizers.momentum(0.01, mass=0.9)
+        step_size, schedule = 0.1, optimizers.constant(0.1)
+
+        def loss(params, batch):
+            inputs, targets = batch
+            return -jnp.mean(predict(params, inputs) * targets)
+
+        @jax.jit
+        def update(i, opt_state, batch):
+            params = get_params(opt_state)
+            print("params", params)  # JAX404
+            print("logits", predict(params, batch[0]))  # JAX404
+            print("step size", schedule(0))  # a Python number from a constant schedule
+            return opt_update(i, jax.grad(loss)(params, batch), opt_state)
+
+        @jax.jit
+        def rebound(opt_state):
+            get_state = get_params
+            get_state = len
+            print("leaves", get_state(opt_state))  # bound twice here: not known
+            return opt_state
+        """,
     "results_of_a_method_of_an_instance_an_attribute_holds": """
         import jax
         import jax.numpy as jnp
@@ -2313,3 +2341,27 @@ def test_what_a_function_of_another_project_module_returns_is_a_jax_array(cli, m
     found = [(f["code"], f["location"]["row"]) for f in result.json]
     empty = textwrap.dedent(MADE_IN_A_HELPER_MODULE["world/empty.py"]).splitlines()
     assert found == [("JAX401", next(i for i, line in enumerate(empty, 1) if "# JAX401" in line))]
+
+
+def test_print_of_what_jax_example_libraries_make_shows_tracers_under_jax():
+    """What JAX404 says of `print(get_params(opt_state))` in a jitted update: the optimizer's
+    function returns the traced parameters, printed once while tracing."""
+    jax = pytest.importorskip("jax")
+    import contextlib
+    import io
+
+    from jax.example_libraries import optimizers
+
+    opt_init, opt_update, get_params = optimizers.momentum(0.01, mass=0.9)
+
+    @jax.jit
+    def update(i, opt_state, grads):
+        print("params", get_params(opt_state))
+        return opt_update(i, grads, opt_state)
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        state = opt_init(jax.numpy.ones(3))
+        for i in range(3):
+            state = update(i, state, jax.numpy.ones(3))
+    assert out.getvalue().count("params") == 1 and "Tracer" in out.getvalue()

@@ -138,3 +138,32 @@ def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], t
     if maker in jax_api.OUTPUT_PRESERVING_TRANSFORMS and traced_context and args and join_all(args).traced:
         return TRACED  # a jit's or vmap's outputs are JAX arrays: inside a trace, given tracers, tracers
     return None
+
+
+# JAX's example libraries (`jax.example_libraries`, `jax.experimental` before 0.2.25) hand back
+# tuples of functions: an optimizer `(init_fun, update_fun, get_params)`, a stax layer or
+# combinator `(init_fun, apply_fun)`.
+_EXAMPLE_LIBRARIES = ("jax.example_libraries", "jax.experimental")
+_OPTIMIZERS = frozenset({
+    "sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam", "adamax", "sm3",
+})
+_STAX_MAKERS = frozenset({
+    "serial", "parallel", "Dense", "Conv", "Conv1DTranspose", "ConvTranspose", "GeneralConv",
+    "GeneralConvTranspose", "BatchNorm", "Dropout", "MaxPool", "AvgPool", "SumPool", "FanOut", "shape_dependent",
+})
+
+
+def unpacked_function_result(maker: str | None, position: int, args: list[Value], traced_context: bool) -> Value | None:
+    """What calling the function an example library made returns, for the function unpacked at
+    `position` of the maker's result (`opt_init, opt_update, get_params = optimizers.adam(1e-3)`,
+    `init_fun, apply_fun = stax.serial(...)`); None when unknown. In traced code, given a traced
+    argument: an optimizer's functions return its state or parameters, pytrees of what they are
+    given (traced); a layer's `apply_fun(params, inputs)` returns an array computed from them."""
+    if maker is None or not traced_context or not args or not join_all(args).traced:
+        return None
+    module, _, name = maker.rpartition(".")
+    if module in (f"{root}.optimizers" for root in _EXAMPLE_LIBRARIES) and name in _OPTIMIZERS:
+        return TRACED
+    if module in (f"{root}.stax" for root in _EXAMPLE_LIBRARIES) and name in _STAX_MAKERS and position == 1:
+        return TRACED_ARRAY
+    return None

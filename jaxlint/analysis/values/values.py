@@ -28,7 +28,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, annotation
 from jaxlint.analysis.engine.submodules import attribute_class
 from jaxlint.analysis.engine.walk import children
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result
+from jaxlint.analysis.knowledge.call_results import made_callable_result, method_result, unpacked_function_result
 from jaxlint.analysis.knowledge.decorators import transparent
 from jaxlint.analysis.knowledge.entry_points import RUN_AT_DEFINITION
 from jaxlint.analysis.tracing import type_tests
@@ -112,6 +112,7 @@ class ValueAnalysis:
         self._memo: dict[tuple, Value] = {}
         self._active: set[int] = set()
         self._count = 0
+        self._unpacked: dict[int, dict[str, tuple[ast.Call, int]]] = {}  # `unpacked_from`, per scope
 
     @cached_property
     def constants(self) -> ModuleConstants:
@@ -124,6 +125,36 @@ class ValueAnalysis:
     @cached_property
     def records(self) -> RecordClasses:
         return RecordClasses(self.names, self.classes)
+
+    def unpacked_from(self, name: ast.Name, scope: Scope) -> tuple[ast.Call, int] | None:
+        """The call a name is bound from by unpacking, and its position there, where that is the
+        name's one binding in the scope that binds it (`opt_init, opt_update, get_params =
+        optimizers.adam(1e-3)`)."""
+        owner = self.names.lookup(name.id, scope)
+        if owner is None or any(name.id in bound for bound in (owner.defs, owner.assigned, owner.params, owner.imports)):
+            return None
+        table = self._unpacked.get(id(owner))
+        if table is None:
+            table = self._unpacked[id(owner)] = {}
+            counts: dict[str, int] = {}
+            body = owner.node.body if isinstance(owner.node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            for stmt in body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+                    if isinstance(stmt.value, ast.Call):
+                        for position, element in enumerate(stmt.targets[0].elts):
+                            if isinstance(element, ast.Name):
+                                table[element.id] = (stmt.value, position)
+                stack = [stmt]
+                while stack:  # the scope's own bindings: nested defs, lambdas and classes bind elsewhere
+                    node = stack.pop()
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        counts[node.id] = counts.get(node.id, 0) + 1
+                    elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                        stack.extend(children(node))
+            for bound, count in counts.items():
+                if count != 1:
+                    table.pop(bound, None)  # bound more than once: not this call's alone
+        return table.get(name.id)
 
     # ---- public ---------------------------------------------------------------
     def analyze(
@@ -715,6 +746,15 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             made = made_callable_result(maker, node.func, args, self.ctx is not None and self.ctx.abstract)
             if made is not None:
                 return made
+        if isinstance(node.func, ast.Name):
+            unpacked = self.analysis.unpacked_from(node.func, self.scope)
+            if unpacked is not None:
+                maker, position = unpacked
+                made = unpacked_function_result(
+                    self.names.qualname(maker.func, self.scope), position, args, self.ctx is not None and self.ctx.abstract,
+                )
+                if made is not None:
+                    return made
         if isinstance(node.func, ast.Attribute):
             held = self._held_instance_call(node, args, kwargs, env)
             if held is not None:

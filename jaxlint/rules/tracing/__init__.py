@@ -27,6 +27,10 @@ TRACED_VALUE_LIMITATIONS = """
       projections, `optax.projections.projection_simplex`), return a traced array for a traced
       array and a tree of the same kind for a traced tree; einops (`rearrange`, `repeat`,
       `reduce`, `einsum`) returns an array of its first operand's kind, traced for a traced one.
+      The functions JAX's example libraries hand back, unpacked where a name is bound once
+      (`opt_init, opt_update, get_params = optimizers.adam(1e-3)`, `init_fun, apply_fun =
+      stax.serial(...)`), return traced values given a traced argument: an optimizer's its
+      state or parameters, a layer's `apply_fun` an array.
       JAX's shape and layout helpers
       compute on Python values whatever they are given (`jnp.shape`, `lax.broadcast_shapes`,
       `lax.padtype_to_pads`, `lax.conv_dimension_numbers`, `lax.conv_general_permutations`):
