@@ -2356,7 +2356,7 @@ def test_print_of_what_jax_example_libraries_make_shows_tracers_under_jax():
 
     @jax.jit
     def update(i, opt_state, grads):
-        print("params", get_params(opt_state))
+        print("params", get_params(opt_state))  # noqa: JAX404
         return opt_update(i, grads, opt_state)
 
     out = io.StringIO()
