@@ -18,7 +18,6 @@ import importlib.util
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
