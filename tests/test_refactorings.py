@@ -229,6 +229,27 @@ PROGRAMS = [
         def run():
             return step(jnp.ones(2))
     """}),
+    Program("a factory's function, differentiated eagerly and jitted", {"pkg/main.py": """
+        import jax
+        import jax.numpy as jnp
+
+        def _make_solve():
+            def solve(y0, t_end, dt):
+                steps = jnp.array(t_end // dt).astype(int)
+                return y0 * jnp.arange(steps).sum()  # JAX108
+            return solve
+        solve = _make_solve()
+
+        def _make_sim():
+            def sim(coeff):
+                return solve(coeff, 0.5, 0.1)
+            return sim
+        sim = _make_sim()
+
+        def run():
+            jax.grad(sim)(1.0)  # eager: the step count is a concrete array
+            return jax.jit(sim)(1.0)
+    """}, raises="ConcretizationTypeError"),
     Program("jit applied to a function of another module", {"pkg/helpers.py": """
         import jax.numpy as jnp
 

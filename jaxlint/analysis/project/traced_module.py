@@ -129,8 +129,11 @@ class TracedModule:
         closed: dict[int, frozenset[str]] = {}
         returned: dict[int, Value] = {}
         for fn, params, ctx, handed_over, root in entries:
-            if id(fn) in analysis.contexts and self.names.parent_function.get(id(fn)) is not None:
-                continue  # already analysed from its enclosing traced function
+            seen = analysis.contexts.get(id(fn))
+            if seen is not None and self.names.parent_function.get(id(fn)) is not None and (
+                (seen.abstract or not ctx.abstract) and (seen.staged or not ctx.staged)
+            ):
+                continue  # already analysed from its enclosing traced function, as traced as this entry
             if link is not None:
                 link.entry = self.entry_name(fn)
             shown = frozenset()

@@ -45,7 +45,8 @@ TRACED_VALUE_LIMITATIONS = """
       code the analysis cannot see (JAX's internal helpers), returns traced arrays when traced
       code calls it with a traced argument; where the body shows a Python value, that wins.
     - **Functions it follows.** Functions of the same module and of the project's own modules
-      are followed in their calling context, whatever they are given (an array a helper
+      are followed in each calling context (a function a factory makes, differentiated eagerly
+      and also jitted, is followed under the jit too), whatever they are given (an array a helper
       makes from static arguments, `jnp.array([...])`, is a tracer under `jit` too), also under a
       decorator that leaves their calls as they were (a runtime type checker:
       `jaxtyping.jaxtyped`, `beartype`, `typeguard.typechecked`, kauldron's `typechecked`;
