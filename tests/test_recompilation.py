@@ -1286,25 +1286,27 @@ def test_boolean_mask_filter_compiles_per_length():
     assert len(traces) == 3
 
 
+def _compilations(jax, length, slices):
+    """How many times one jitted function compiles for the slices of an array of `length`."""
+
+    @jax.jit
+    def place(values):
+        return values.sum()
+
+    x = jax.numpy.arange(float(length))
+    for index in slices:
+        place(x[index])
+    return place._cache_size()
+
+
 def test_strided_phases_compile_at_most_twice():
     """Why JAX501 is quiet on `f(x[c::n])` for `c` in `range(n)`: the phases of a stride have
     one length when `n` divides `len(x)` and at most two otherwise; a stop that follows the loop
     (`x[:t:2]`) gives a new length, and a new compilation, every iteration."""
     jax = pytest.importorskip("jax")
-
-    def compilations(length, slices):
-        @jax.jit
-        def place(values):
-            return values.sum()
-
-        x = jax.numpy.arange(float(length))
-        for index in slices:
-            place(x[index])
-        return place._cache_size()
-
-    assert compilations(36, [slice(c, None, 4) for c in range(4)]) == 1
-    assert compilations(37, [slice(c, None, 4) for c in range(4)]) == 2
-    assert compilations(36, [slice(None, t, 2) for t in range(2, 12, 2)]) == 5
+    assert _compilations(jax, 36, [slice(c, None, 4) for c in range(4)]) == 1
+    assert _compilations(jax, 37, [slice(c, None, 4) for c in range(4)]) == 2
+    assert _compilations(jax, 36, [slice(None, t, 2) for t in range(2, 12, 2)]) == 5
 
 
 def test_batch_bounds_through_names_compile_at_most_twice():
@@ -1312,26 +1314,15 @@ def test_batch_bounds_through_names_compile_at_most_twice():
     have one length (two with a partial last batch), while `end = (i + 1) * bs` after `start = 0`
     grows every iteration."""
     jax = pytest.importorskip("jax")
-
-    def compilations(length, bounds):
-        @jax.jit
-        def step(values):
-            return values.sum()
-
-        x = jax.numpy.arange(float(length))
-        for start, end in bounds:
-            step(x[start:end])  # noqa: JAX501 (one of the three calls grows them)
-        return step._cache_size()
-
     batch_size = 8
     fixed = []
     for i in range(5):
         start = i * batch_size
         end = (i + 1) * batch_size
-        fixed.append((start, end))
-    assert compilations(40, fixed) == 1
-    assert compilations(36, fixed) == 2  # the partial last batch
-    assert compilations(40, [(0, (i + 1) * batch_size) for i in range(5)]) == 5
+        fixed.append(slice(start, end))
+    assert _compilations(jax, 40, fixed) == 1
+    assert _compilations(jax, 36, fixed) == 2  # the partial last batch
+    assert _compilations(jax, 40, [slice(0, (i + 1) * batch_size) for i in range(5)]) == 5
 
 
 def test_jit_rebuilt_in_a_callback_compiles_per_call():
