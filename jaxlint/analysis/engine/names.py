@@ -580,3 +580,11 @@ _SAYS_NOTHING = frozenset({"typing.Any", "typing_extensions.Any", "builtins.obje
 
 def _no_alias(qualname: str) -> str | None:
     return None
+
+
+def function_in(scope: Scope | None) -> FunctionNode | None:
+    """The function whose body runs code read in `scope` (a class body runs in the function around it)."""
+    while scope is not None and scope.kind == "class":
+        scope = scope.parent
+    node = scope.node if scope is not None else None
+    return node if isinstance(node, FUNCTION_TYPES) else None

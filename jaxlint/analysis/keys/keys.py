@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from jaxlint.analysis.engine import arguments
 from jaxlint.analysis.engine.call_index import calls_through, may_resolve_to
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names, function_in
 from jaxlint.analysis.engine.walk import end_of, start_of
 from jaxlint.analysis.keys.flax_runs import draw_paths
 from jaxlint.analysis.tracing.linen_classes import linen_class
@@ -687,10 +687,9 @@ class KeyFlow:
             return found
         calls_in: dict[int, list[ast.Call]] = {}
         for call, scope in self.names.calls:
-            while scope is not None and scope.kind == "class":
-                scope = scope.parent
-            if scope is not None and scope.kind == "function":
-                calls_in.setdefault(id(scope.node), []).append(call)
+            function = function_in(scope)
+            if function is not None:
+                calls_in.setdefault(id(function), []).append(call)
         frontier = dict(found)
         for _ in range(_FORWARD_PASS_DEPTH):
             reached: dict[int, str] = {}

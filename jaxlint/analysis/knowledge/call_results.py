@@ -144,6 +144,8 @@ def made_callable_result(maker: str | None, made: ast.Call, args: list[Value], t
 # tuples of functions: an optimizer `(init_fun, update_fun, get_params)`, a stax layer or
 # combinator `(init_fun, apply_fun)`.
 _EXAMPLE_LIBRARIES = ("jax.example_libraries", "jax.experimental")
+_OPTIMIZER_MODULES = frozenset(f"{root}.optimizers" for root in _EXAMPLE_LIBRARIES)
+_STAX_MODULES = frozenset(f"{root}.stax" for root in _EXAMPLE_LIBRARIES)
 _OPTIMIZERS = frozenset({
     "sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam", "adamax", "sm3",
 })
@@ -162,8 +164,8 @@ def unpacked_function_result(maker: str | None, position: int, args: list[Value]
     if maker is None or not traced_context or not args or not join_all(args).traced:
         return None
     module, _, name = maker.rpartition(".")
-    if module in (f"{root}.optimizers" for root in _EXAMPLE_LIBRARIES) and name in _OPTIMIZERS:
+    if module in _OPTIMIZER_MODULES and name in _OPTIMIZERS:
         return TRACED
-    if module in (f"{root}.stax" for root in _EXAMPLE_LIBRARIES) and name in _STAX_MAKERS and position == 1:
+    if module in _STAX_MODULES and name in _STAX_MAKERS and position == 1:
         return TRACED_ARRAY
     return None

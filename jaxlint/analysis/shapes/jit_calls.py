@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.call_index import calls_through
 from jaxlint.analysis.engine.names import FunctionNode
 from jaxlint.analysis.knowledge import shape_api
 from jaxlint.analysis.shapes import jit_signature
-from jaxlint.analysis.shapes.repeated_calls import function_in
+from jaxlint.analysis.engine.names import function_in
 from jaxlint.analysis.tracing.callsites import CallSite
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from jaxlint.analysis.engine.source_text import short_source
 from jaxlint.analysis.engine.walk import spans, walk
 from jaxlint.analysis.knowledge import jax_api, shape_api
 from jaxlint.analysis.shapes.jit_variants import JitVariants
-from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls, function_in
+from jaxlint.analysis.engine.names import function_in
+from jaxlint.analysis.shapes.repeated_calls import RepeatedCalls
 from jaxlint.analysis.knowledge.decorators import plain
 
 if TYPE_CHECKING:

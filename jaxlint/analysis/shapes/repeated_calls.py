@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.call_index import calls_through
-from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Scope
+from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, function_in
 from jaxlint.analysis.engine.walk import end_of, nodes_of_classes, start_of, walk
 from jaxlint.analysis.knowledge.jax_api import MODELLED_PACKAGES
 from jaxlint.analysis.tracing.callees import module_callees
@@ -249,14 +249,6 @@ class RepeatedCalls:
             table = {id(call): function_in(scope) for call, scope in self.names.calls}
             self._call_functions_table = table
         return table
-
-
-def function_in(scope: Scope | None) -> FunctionNode | None:
-    """The function whose body runs code read in `scope` (a class body runs in the function around it)."""
-    while scope is not None and scope.kind == "class":
-        scope = scope.parent
-    node = scope.node if scope is not None else None
-    return node if isinstance(node, FUNCTION_TYPES) else None
 
 
 def _in_header(node: ast.AST, loop: ast.AST) -> bool:
