@@ -525,6 +525,94 @@ CASES = [
             batch = sample_batch(key, data, 0)
             return batch, jax.random.normal(key)
         """, False),
+    Case("a helper that splits its key once per batch, called twice with one key", """
+        import jax
+
+        def train_epoch(state, rng, batches):
+            for batch in batches:
+                rng, drop_rng = jax.random.split(rng)
+                state = state + jax.random.normal(drop_rng, batch.shape).sum()
+            return state
+
+        def run():
+            rng, batches = jax.random.key(0), [jax.numpy.ones(3)] * 2
+            state = train_epoch(0.0, rng, batches)
+            return train_epoch(state, rng, batches)  # JAX201
+        """, True),
+    Case("a helper that splits its key once per batch, called on every epoch with one key", """
+        import jax
+
+        def train_epoch(state, rng, batches):
+            for batch in batches:
+                rng, drop_rng = jax.random.split(rng)
+                state = state + jax.random.normal(drop_rng, batch.shape).sum()
+            return state
+
+        def run():
+            rng, batches, state = jax.random.key(0), [jax.numpy.ones(3)] * 2, 0.0
+            for epoch in range(2):
+                state = train_epoch(state, rng, batches)  # JAX203
+            return state
+        """, True),
+    Case("a helper whose loop draws only under a test, called twice with one key", """
+        import jax
+
+        def perturb(x, key, steps):
+            for _ in range(steps):
+                if x.sum() > 100.0:
+                    key, sub = jax.random.split(key)
+                    x = x + jax.random.normal(sub, x.shape)
+            return x
+
+        def run():
+            key, x = jax.random.key(0), jax.numpy.ones(3)
+            return perturb(perturb(x, key, 2), key, 2)
+        """, False),
+    Case("a factory returns a function that draws from its key, the caller draws from it too", """
+        import jax
+
+        def make_noise(key):
+            def noise(x):
+                return x + jax.random.normal(key, x.shape)
+            return noise
+
+        def run():
+            key = jax.random.key(0)
+            add_noise = make_noise(key)
+            y = jax.random.normal(key, (3,))  # JAX201
+            return add_noise(y)
+        """, True),
+    Case("a factory returns one of two functions, the one chosen draws from its key", """
+        import jax
+
+        def feature_layer(key, noisy):
+            def noisy_net(x):
+                return x + jax.random.normal(key, x.shape)
+
+            def plain_net(x):
+                return 2 * x
+
+            return noisy_net if noisy else plain_net
+
+        def run():
+            key = jax.random.key(0)
+            net = feature_layer(key, True)
+            return net(jax.random.normal(key, (3,)))  # JAX201
+        """, True),
+    Case("a factory is handed a key split off for it", """
+        import jax
+
+        def make_noise(key):
+            def noise(x):
+                return x + jax.random.normal(key, x.shape)
+            return noise
+
+        def run():
+            key = jax.random.key(0)
+            key, sub = jax.random.split(key)
+            add_noise = make_noise(sub)
+            return add_noise(jax.random.normal(key, (3,)))
+        """, False),
     Case("helper returns a fresh key after drawing from its sibling", """
         import jax
 

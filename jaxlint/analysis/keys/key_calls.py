@@ -315,13 +315,30 @@ class CallTransfer:
                     continue
             self._closure_uses(node, handed, state, inside=True)
 
-    def _closure_uses(self, node: ast.Call, callee, state: KeyState, inside: bool = False) -> None:
+    def returned_functions(self, node: ast.Return, state: KeyState) -> None:
+        """A function of this one that it returns (`return noisy_net if noisy else dense_net`,
+        `return lambda x: ...`) draws from the keys it reads whenever its caller calls it: the
+        keys are handed on at the return, as a key handed to code not seen is."""
+        pending = [node.value]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, ast.IfExp):
+                pending += [value.body, value.orelse]
+            elif isinstance(value, (ast.Tuple, ast.List)):
+                pending += value.elts
+            elif value is not None:
+                returned = self._nested_function(value)
+                if returned is not None:
+                    self._closure_uses(node, returned, state, inside=True)
+
+    def _closure_uses(self, node: ast.AST, callee, state: KeyState, inside: bool = False) -> None:
         """The keys of this function that the nested `callee` consumes, consumed by the call: named
         at the call, or (`inside`: the function is handed to code that calls it elsewhere) where the
         function consumes them. A handed function reads a key of this one when it runs, which may be
         after the hand-off: a name this function binds again later may then hold another key, so
         which one it reads is not known."""
-        name = getattr(callee, "name", None) or (node.func.id if isinstance(node.func, ast.Name) else "<lambda>")
+        func = getattr(node, "func", None)
+        name = getattr(callee, "name", None) or (func.id if isinstance(func, ast.Name) else "<lambda>")
         summary = self.flow.summary(callee)
         for key, level in summary.free.items():
             ref = state.env.get(key)
@@ -332,7 +349,7 @@ class CallTransfer:
                 where = ast.copy_location(ast.Name(key, ast.Load()), at)
                 if not inside and key in summary.free_uses:
                     where.written = summary.free_uses[key]  # type: ignore[attr-defined]
-                self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state)
+                self.consume(ref, Use(where, node, "call", f"`{name}`"), level, state, partial=level == MAYBE)
 
     def _bound_after(self, name: str, node: ast.AST) -> bool:
         """Whether this function binds `name` in a statement that starts after `node` ends."""

@@ -29,7 +29,7 @@ from jaxlint.analysis.engine.dataflow import Domain, solve
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.reachability import never_completes
 from jaxlint.analysis.engine.walk import own_nodes
-from jaxlint.analysis.keys.key_state import NONE, Elem, KeyState, Summary, join_levels
+from jaxlint.analysis.keys.key_state import DEFINITE, MAYBE, NONE, UNUSED, Elem, KeyState, Mark, Summary, join_levels
 from jaxlint.analysis.keys.key_transfer import KeyTransfer, known_truth
 
 if TYPE_CHECKING:
@@ -80,10 +80,13 @@ def analyse(
             report()
         run.locate = None
     consumed: dict[str, int] = {}
+    looped: set[str] = set()
     for name, vid in run.params.items():
         # A key only Flax runs consumed is summarised by `_flax_runs`.
-        levels = [NONE if _by_flax(s.mark(vid)) else s.mark(vid).level for s, _ in exits]
-        consumed[name] = join_levels(levels) if levels else NONE
+        marks = [UNUSED if _by_flax(s.mark(vid)) else s.mark(vid) for s, _ in exits]
+        consumed[name] = join_levels(_looped(m, fn) for m in marks) if marks else NONE
+        if consumed[name] == DEFINITE and any(m.level == MAYBE for m in marks):
+            looped.add(name)
     free: dict[str, int] = {}
     free_uses: dict[str, ast.AST] = {}
     for name, vid in run.free.items():
@@ -95,6 +98,7 @@ def analyse(
     returns = frozenset.intersection(*(r for _, r in exits)) if exits else frozenset()
     summary = Summary(consumed, frozenset(run.params), returns, free, _flax_runs(run.params, exits), _undrawn(run))
     summary.free_uses = free_uses
+    summary.looped = frozenset(looped)
     summary.returned_from = _returned_from(fn, frozenset(run.params))
     summary.elements = _elements(run.params, [s for s, _ in exits])
     summary.chooses_keys = run.chooses_keys
@@ -141,6 +145,38 @@ def _undrawn(run: KeyTransfer) -> dict[str, frozenset[tuple[int, ...]]]:
         if uses and all(use.kind == "split" and id(use.call) in run.undrawn for use in uses):
             found[name] = frozenset().union(*(run.undrawn[id(use.call)] for use in uses))
     return found
+
+
+def _looped(mark: Mark, fn: ast.AST) -> int:
+    """A mark's level, where a key consumed in a loop's body, under no test, counts as consumed:
+    only a loop that never runs (over no data, no batch) leaves it whole, which is not what the
+    loop is for. A key consumed under a test stays MAYBE, as does one handed to a function seen
+    that draws on some of its paths (`partial`)."""
+    if mark.level == MAYBE and mark.guard is None and not mark.partial and mark.first is not None:
+        return DEFINITE if _in_loop_body(fn, mark.first.call) else MAYBE
+    return mark.level
+
+
+def _in_loop_body(fn: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` runs in the body of a loop of `fn`, under no `if`, `match` or handler."""
+    where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    body, looped = getattr(fn, "body", None), False
+    while isinstance(body, list):
+        stmt = next((s for s in body if (s.lineno, s.col_offset) <= where <= (s.end_lineno, s.end_col_offset)), None)
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            in_body = bool(stmt.body) and (stmt.body[0].lineno, stmt.body[0].col_offset) <= where
+            looped, body = looped or in_body, stmt.body if in_body else None
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            body = stmt.body
+        elif isinstance(stmt, ast.Try):
+            body = next((b for b in (stmt.body, stmt.orelse, stmt.finalbody) if _spans(b, where)), None)
+        else:
+            return looped and stmt is not None and not isinstance(stmt, (ast.If, *FUNCTION_TYPES, ast.ClassDef))
+    return False
+
+
+def _spans(body: list, where: tuple) -> bool:
+    return bool(body) and (body[0].lineno, body[0].col_offset) <= where <= (body[-1].end_lineno, body[-1].end_col_offset)
 
 
 def _by_flax(mark) -> bool:

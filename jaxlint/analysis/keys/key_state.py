@@ -222,6 +222,9 @@ class Summary:
         self.chooses_keys = False
         # Places of the returned tuple that every `return` fills with one key (`Tied`).
         self.tied: tuple[tuple[int, ...], ...] = ()
+        # Parameters consumed (DEFINITE) only where its loops run (`key_domain._looped`): a call
+        # that makes a loop run zero times (`n=0` for `range(n)`) consumes them not at all.
+        self.looped: frozenset[str] = frozenset()
 
     def consumes(self, param: str) -> bool:
         """Whether the function may consume the parameter (MAYBE or DEFINITE)."""
@@ -234,6 +237,7 @@ class Summary:
             self.undrawn,
         )
         copy.free_uses, copy.returned_from, copy.elements = self.free_uses, self.returned_from, self.elements
+        copy.looped = self.looped
         return copy
 
     def covering(self, other: "Summary", params: Iterable[str]) -> "Summary":
@@ -252,6 +256,7 @@ class Summary:
         )
         copy.free_uses, copy.returned_from = self.free_uses, self.returned_from | (other.returned_from & extra)
         copy.elements = {**self.elements, **{p: levels for p, levels in other.elements.items() if p in extra}}
+        copy.looped = self.looped | (other.looped & extra)
         return copy
 
 

@@ -236,6 +236,7 @@ class KeyTransfer(CallTransfer):
             if node.value is not None:
                 self.carry(node.value, state)
                 self.expr(node.value, state)
+                self.returned_functions(node, state)
                 self.hand_back(node, state)
                 for name, ref, position in self.returned_keys(node.value, state):
                     self.draws.handed_back(ref, name, position)

@@ -290,10 +290,10 @@ class KeyFlow:
     def deciding_flags(self, fn: FunctionNode, bound: list, summary: Summary) -> dict[str, bool]:
         """What a call decides about tests on the parameters of `fn` (`_literal_flags`) that may
         change what `summary` says it consumes; empty when nothing can."""
-        if all(level == DEFINITE for level in summary.params.values()):
+        if all(level == DEFINITE for level in summary.params.values()) and not summary.looped:
             return {}
         flags = self._literal_flags(fn, bound, summary.key_params)
-        if MAYBE not in summary.params.values() and not summary.chooses_keys:
+        if MAYBE not in summary.params.values() and not summary.chooses_keys and not summary.looped:
             # Only a key parameter the call shows not None can change what it consumes: the
             # branch that finds it None, and may rebind it, is not taken.
             flags = {

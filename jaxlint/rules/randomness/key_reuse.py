@@ -144,6 +144,14 @@ class KeyReuse(KeyFlowRule):
           the later use tests what that function returned (`restored or fallback(cfg, key)`,
           `if state is None:`): which path it took then says whether the key is drawn again, and
           the two draws may exclude each other.
+        - A function that consumes a key in the body of a loop, under no test (`for batch in
+          loader: rng, drop_rng = jax.random.split(rng)`), consumes it: only a loop that never
+          runs (over no batch) leaves it whole, which is not what the loop is for. A call that
+          makes the loop run zero times (`n=0` for `range(n)`) consumes it not at all.
+        - A function that returns a function of its own that reads the key (`return noisy_net if
+          noisy else dense_net`, a closure drawing from the factory's `key`) hands the key on:
+          the function it returns draws from it whenever it is called, so the factory's call
+          consumes the key as a call of code jaxlint cannot see does.
         - A dict of keys bound to a name (`rngs = {"params": k1, "dropout": k2}`) and handed to a
           call hands that call its keys, as the literal itself would: `model.init(rngs, x)` then
           `Trainer(k1, ...)` gives `k1` to two consumers. So does a tuple or list of arguments
