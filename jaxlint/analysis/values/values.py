@@ -611,6 +611,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             made = module_callees(self.names).target(node, self.scope)
             if made is not None and isinstance(made.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return self.decorated(made.function)  # `step = make_step()`: the def the factory returns
+        elif len(assigned) == 1 and isinstance(assigned[0], ast.Lambda):
+            made = module_callees(self.names).target(node, self.scope)
+            if made is not None and made.function is assigned[0]:
+                # A lambda a scope around binds once (`score = lambda h: ...` beside a loop body
+                # handed to `lax.while_loop`), read where that scope's values are not followed.
+                return Value(Trace.STATIC, function=FunctionValue(made.function))
         literal = self.analysis.constants.value(node, self.scope)
         if literal is not None:
             return literal
@@ -766,9 +772,6 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         return UNKNOWN
-
-
-# Per module: id(class) -> what its methods store on `self` (`self_attributes`).
 
 
 def _root(expr: ast.expr) -> ast.expr:
