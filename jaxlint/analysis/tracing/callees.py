@@ -225,6 +225,8 @@ class Callees:
         if isinstance(receiver, ast.Call):  # `Model(...).step`
             return self._instance_method(receiver, func.attr, scope)
         if isinstance(receiver, ast.Attribute):  # `self.model.step`: the instance an attribute holds
+            if func.attr not in self.def_names:
+                return None  # no class of the module has the method
             named = attribute_class(names, receiver, self.attributes_of)
             held = names.definition(named) if named is not None else None
             if not isinstance(held, ast.ClassDef) or id(held) not in names.scopes:
@@ -248,6 +250,8 @@ class Callees:
             return None
         method = self.method(read.node, func.attr)
         if method is None:
+            if "__call__" not in self.def_names:
+                return None  # no class of the module can be called
             named = attribute_class(names, func, self.attributes_of)
             held = names.definition(named) if named is not None else None
             method = call_method(held) if isinstance(held, ast.ClassDef) else None
