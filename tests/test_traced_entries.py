@@ -388,7 +388,7 @@ def test_model_arguments_are_the_callers_values_under_nuts():
     def model(n, scale, y):
         if scale > 1.0 and y.sum() > 0:  # noqa: JAX101
             scale = 1.0
-        numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))  # noqa: JAX108
+        numpyro.sample("z", dist.Normal(jnp.zeros(n), scale))
 
     MCMC(NUTS(model), num_warmup=2, num_samples=2, progress_bar=False).run(jax.random.key(0), 3, 2.0, np.ones(3))
     with pytest.raises(jax.errors.TracerBoolConversionError):

@@ -725,7 +725,7 @@ class Project:
                 truth_tested=any(analysis.value(t) is not None and analysis.value(t).traced for t in tests),
                 mutated=any(_mutates(n, name) for n in body),
                 array=annotation is not None and one_array(annotation, names),
-                python=python.get(name, False),
+                python=python.get(name) or False,
             ))
         summary = tuple(out)
         self._summaries[id(node)] = (summary, frozenset(read.deps))

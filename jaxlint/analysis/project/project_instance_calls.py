@@ -16,7 +16,8 @@ never takes for traced: a parameter with a literal default of the calling functi
 module's keyword option), or a conditional choosing between such values. A parameter every call
 passes a Python value is static; one that some call passes a parameter with a default is
 unknown; one that any call passes anything else, or a class with no call in view, or an instance
-or the class handed to other code, leaves it as it was.
+or the class handed to other code, leaves it as it was (the first said apart from the others: a
+parameter the module uses as a dimension is traced only where a call passes it such a value).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class _Module(Protocol):
     project: Any  # its `ModuleLink`, None outside a project
 
 
-PYTHON, QUIET = "python", "quiet"
+PYTHON, QUIET, UNDECIDED = "python", "quiet", "undecided"
 _DEPTH = 8  # how deep an argument's expression (names followed) is read
 _MAX_FILES = 5000  # a project larger than this is not searched
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages"})
@@ -69,11 +70,12 @@ class _Escaped(Exception):
 
 def untraced_parameters(
     facts: _Module, cls: ast.ClassDef, method: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
-) -> Dict[str, bool]:
+) -> Dict[str, Optional[bool]]:
     """The parameters of `cls.__call__` (`method`) among `asked` that every call of the class's
     instances in the project passes a value that is not traced: True where every call passes a
-    Python value, False where some pass a value never taken for traced. The search stops at the
-    first call that decides all of them. The modules read are dependencies of `asker` (a
+    Python value, False where some pass a value never taken for traced, None where some pass a
+    value that may be traced. None of them where no call is in view (or an instance is handed to
+    code out of view). The search stops at the first call that decides all of them. The modules read are dependencies of `asker` (a
     `ModuleLink`; default: that of `facts`)."""
     return _decided(
         facts, cls.name, method, positional_params(method)[1:], asked, lambda other: _Calls(other, facts, cls), asker
@@ -82,7 +84,7 @@ def untraced_parameters(
 
 def untraced_arguments(
     facts: _Module, function: ast.FunctionDef, asked: FrozenSet[str], asker: Any = None
-) -> Dict[str, bool]:
+) -> Dict[str, Optional[bool]]:
     """The same of a module-level function of the module `facts`, from every call of it in the
     project: called by its name (or through its module, `helpers.clip(...)`), and not handed
     to other code (a transformation, `functools.partial`), which calls it out of view."""
@@ -95,7 +97,7 @@ def untraced_arguments(
 def _decided(
     facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
     calls_in: Callable[[_Module], "_Calls"], asker: Any,
-) -> Dict[str, bool]:
+) -> Dict[str, Optional[bool]]:
     """What every call of the function (or instance) named `name` passes, read once per run (the
     modules it was read from are recorded as the asker's dependencies each time)."""
     link = facts.project
@@ -114,19 +116,20 @@ def _decided(
 
 # Per run (`Project`): (module, function, name, parameters asked) -> what every call passes, and
 # the modules read to find out.
-_DECIDED: "WeakKeyDictionary[object, Dict[tuple, Tuple[Dict[str, bool], FrozenSet[str]]]]" = WeakKeyDictionary()
+_DECIDED: "WeakKeyDictionary[object, Dict[tuple, Tuple[Dict[str, Optional[bool]], FrozenSet[str]]]]" = WeakKeyDictionary()
 
 
 def _read_calls(
     facts: _Module, name: str, method: ast.FunctionDef, positional_params_: List[ast.arg], asked: FrozenSet[str],
     calls_in: Callable[[_Module], "_Calls"], home: Optional[str], deps: set,
-) -> Dict[str, bool]:
+) -> Dict[str, Optional[bool]]:
     link = facts.project
     positional = [p.arg for p in positional_params_]
-    verdicts: Dict[str, str] = {
+    verdicts: Dict[str, Optional[str]] = {
         p: PYTHON for p in (*positional, *(a.arg for a in method.args.kwonlyargs)) if p in asked
     }
     others = [p for p in _files_naming(link, name) if os.path.abspath(p) != home]
+    required = _required(method, positional)
     seen = False
     with link.project.search():  # the modules it reads are released after it
         try:
@@ -136,22 +139,26 @@ def _read_calls(
                 if other is not facts:
                     deps.add(other.path)
                 for args, keywords, scope in calls_in(other).calls():
-                    seen = True
                     if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
                         return {}
                     passed = dict(zip(positional, args))
                     passed.update((k.arg, k.value) for k in keywords if k.arg is not None)
-                    for param in list(verdicts):
+                    if not required <= passed.keys():
+                        continue  # a call that leaves a parameter unbound runs another `__call__`
+                    seen = True
+                    for param, verdict in verdicts.items():
                         value = _untraced(passed[param], other.names, scope, _DEPTH) if param in passed else None
-                        if value is None:
-                            del verdicts[param]
-                        elif value == QUIET:
-                            verdicts[param] = QUIET
-                    if not verdicts:
-                        return {}
+                        verdicts[param] = _weakest([verdict, value])
+                    if all(verdict is None for verdict in verdicts.values()):
+                        return dict(verdicts)
         except _Escaped:
             return {}
-        return {param: verdict == PYTHON for param, verdict in verdicts.items()} if seen else {}
+        if not seen:
+            return {}
+        return {
+            param: None if verdict is None else verdict == PYTHON
+            for param, verdict in verdicts.items() if verdict != UNDECIDED
+        }
 
 
 def _files_naming(link, name: str) -> List[str]:
@@ -433,27 +440,52 @@ def _keeps_off_call(cls: ast.ClassDef, name: str, names: Names, seen: set) -> bo
 
 
 def _untraced(expr: ast.expr, names: Names, scope: Scope, depth: int) -> Optional[str]:
-    """PYTHON for a Python value, QUIET for a value the analysis never takes for traced, else None."""
+    """PYTHON for a Python value, QUIET for a value the analysis never takes for traced,
+    UNDECIDED for a parameter of a plain function (whose callers say what it holds), else None."""
     if depth <= 0:
         return None
     if isinstance(expr, ast.IfExp):
-        sides = [_untraced(side, names, scope, depth - 1) for side in (expr.body, expr.orelse)]
-        return None if None in sides else QUIET if QUIET in sides else PYTHON
+        return _weakest([_untraced(side, names, scope, depth - 1) for side in (expr.body, expr.orelse)])
     if isinstance(expr, ast.Name):
         owner = names.lookup(expr.id, scope)
         if owner is not None and expr.id in owner.params:
-            return QUIET if _literal_default(owner.node, expr.id) else None
+            if _literal_default(owner.node, expr.id):
+                return QUIET
+            return UNDECIDED if _plain_function(owner.node, names) else None
         if owner is not None and expr.id not in owner.other and owner.assigned.get(expr.id):
-            values = [_untraced(v, names, owner, depth - 1) for v in owner.assigned[expr.id]]
-            return None if None in values else QUIET if QUIET in values else PYTHON
+            return _weakest([_untraced(v, names, owner, depth - 1) for v in owner.assigned[expr.id]])
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         stored = _self_attribute_values(expr, names, scope)
         if stored:
-            values = [_untraced(v, names, s, depth - 1) for v, s in stored]
-            return None if None in values else QUIET if QUIET in values else PYTHON
+            return _weakest([_untraced(v, names, s, depth - 1) for v, s in stored])
         if _python_field(expr, names, scope):
             return PYTHON
     return PYTHON if _python_value(expr, names, scope, depth, {}) else None
+
+
+def _weakest(verdicts: List[Optional[str]]) -> Optional[str]:
+    """What several values together are: the least a caller may rely on of them."""
+    for verdict in (None, UNDECIDED, QUIET):
+        if verdict in verdicts:
+            return verdict
+    return PYTHON
+
+
+def _plain_function(function: ast.AST, names: Names) -> bool:
+    """A def with no decorator that is no method: nothing traces its parameters but what its own
+    callers pass (`def noisy_net(x, features): return Noisy(...)(x, features)`)."""
+    return (
+        isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list
+        and id(function) not in names.parent_class
+    )
+
+
+def _required(function: ast.FunctionDef, positional: List[str]) -> set:
+    """The parameters among `positional` (and the keyword-only ones) that have no default."""
+    a = function.args
+    count = len([*a.posonlyargs, *a.args]) - len(a.defaults)
+    without = {p.arg for p in [*a.posonlyargs, *a.args][:count]} & set(positional)
+    return without | {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None}
 
 
 def _literal_default(function: ast.AST, name: str) -> bool:

@@ -209,16 +209,18 @@ class TracedModule:
                 continue
             link.follow(wrapped, args, kwargs, context_of(transform), 1)
 
-    def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool]] | None:
+    def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool | None]] | None:
         """For a framework module's `__call__`: what the project's calls of its instances pass
         for the parameters asked about."""
         cls = self.names.parent_class.get(id(root.node))
         if not root.framework_method or cls is None or getattr(root.node, "name", None) != "__call__":
             return None
         if not self.search_callers:
-            def noted(asked: frozenset[str]) -> dict[str, bool]:
+            def noted(asked: frozenset[str]) -> dict[str, bool | None]:
+                # Not searched: each may be passed a traced value, so this pass finds the most it
+                # can, and the pass that searches (made where this one finds something) decides.
                 self.callers_asked = True
-                return {}
+                return dict.fromkeys(asked)
 
             return noted
         return lambda asked: untraced_parameters(self, cls, root.node, asked)

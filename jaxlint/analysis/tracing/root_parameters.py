@@ -15,6 +15,7 @@ from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.library_classes import library_class
 from jaxlint.analysis.tracing.array_annotations import ALIAS_DEPTH, aliased, names_array
+from jaxlint.analysis.tracing.dimension_parameters import dimension_parameters
 from jaxlint.analysis.tracing.instance_calls import python_valued_parameters
 from jaxlint.analysis.tracing.parameters import fixed_argument, has_default, kernel_parameters
 from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, TracedFunction
@@ -22,14 +23,14 @@ from jaxlint.analysis.tracing.traced_functions import ANY_KEYWORD, Bound, Traced
 
 def root_parameters(
     root: TracedFunction, names: Names, roots: list[TracedFunction], passed: frozenset[str] = frozenset(),
-    callers: Callable[[frozenset[str]], dict[str, bool]] | None = None,
+    callers: Callable[[frozenset[str]], dict[str, bool | None]] | None = None,
     project_class: Callable[[str], bool] | None = None,
 ) -> dict[str, Value]:
     """The values a transformation gives a function's parameters (`roots`: all in the module;
     `passed`: parameters with a default that a call passes, traced like those without one;
     `callers`: for a framework module's `__call__`, which of the parameters asked about every
     call in the project passes a value that is not traced, True where always a Python value,
-    `project.project_instance_calls`; `project_class`: whether a qualified name stands for a class
+    None where some call passes one that may be traced, `project.project_instance_calls`; `project_class`: whether a qualified name stands for a class
     another module of the project defines)."""
     fn = root.node
     if root.kernel:
@@ -41,9 +42,16 @@ def root_parameters(
     for param in (*positional, *a.kwonlyargs):
         params[param.arg] = _parameter_value(root, fn, param, names, roots, param.arg in passed, project_class)
     traced = frozenset(name for name, value in params.items() if value.traced)
-    if traced and root.framework_method and callers is not None:
-        for name, python in callers(traced).items():
+    decided = callers(traced) if traced and root.framework_method and callers is not None else {}
+    for name, python in decided.items():
+        if python is not None:
             params[name] = STATIC if python else UNKNOWN  # what every caller passes
+    if root.framework_method:
+        # One the method uses as a dimension (`np.arange(qlen)`) is a Python number wherever the
+        # module runs: traced only where a call in view passes it a value that may be traced.
+        for name in traced & dimension_parameters(fn, names):
+            if name not in decided:
+                params[name] = UNKNOWN
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN if root.framework_method else TRACED
     if a.kwarg is not None:

@@ -310,7 +310,12 @@ TRACED_VALUE_LIMITATIONS = """
       call passes either that or a parameter of the calling function with a literal default,
       or a conditional choosing between them (`max_len if decode else x.shape[-2]`), it is
       unknown. A module building a relative-position bias from `np.arange(qlen)` where every
-      block calls it with `x.shape[-2]` folds constants on purpose. One call passing an
+      block calls it with `x.shape[-2]` folds constants on purpose. A parameter the method
+      uses as a dimension, passed as received, alone or in a tuple or list written out, where
+      an array is given its shape (`jnp.zeros((n, d))`, `jnp.tile(x, [num_samples, 1])`,
+      NumPy's constructors, `range(n)`), is a Python number wherever the module runs (a tracer
+      there fails): it is traced only where a call in view passes it a value that may be
+      traced, and unknown where no call decides it. One call passing an
       array, or the class or an instance handed to other code in any module, decides nothing
       (testing an instance's identity or truth, `if self.rpe is not None:`, hands nothing on,
       nor does naming the class in an annotation; calling another of its own methods, `self.pe_layer.forward_with_coords(...)`, is no
