@@ -197,6 +197,17 @@ CASES = {
             params_rng, dropout_rng = jax.random.split(rng)
             return module.init(rngs, x), dropout_rng  # JAX202
         """,
+    "one key for the parameters and the dropout stream of an init": """
+        import jax
+
+        def init_weights(module, rng, x):
+            init_rng, dropout_rng = jax.random.split(rng)
+            return module.init({"params": init_rng, "dropout": init_rng}, x), dropout_rng  # JAX207
+
+        def split_between_streams(module, rng, x):
+            init_rng, dropout_rng = jax.random.split(rng)
+            return module.init({"params": init_rng, "dropout": dropout_rng}, x)
+        """,
     "a Haiku init is no Flax run": """
         import haiku as hk
         import jax

@@ -28,8 +28,9 @@ CASES = {
             return out, rng
 
         def init(model, x, rng):
-            # the params stream draws only while parameters are made; dropout's draws are dropped
-            return model.init({"params": rng, "dropout": rng}, x)
+            # the params stream draws only while parameters are made; dropout's draws are dropped:
+            # no numbers repeat, but the key is used twice
+            return model.init({"params": rng, "dropout": rng}, x)  # JAX207
 
         def evaluate(model, params, x, rng):
             d, n = jax.random.split(rng)
@@ -694,10 +695,10 @@ def test_through_the_command_line(cli, make_files):
     make_files({name.replace(" ", "_") + ".py": source for name, source in CASES.items()})
     out = cli("check", "--output-format", "json", "--select", "JAX2", "--isolated", "--no-cache")
     got = {(f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in out.json}
-    want = {
+    want = {  # JAX207 is on only where selected by its own code, not by `JAX2`
         (name.replace(" ", "_") + ".py", row, code)
         for name, source in CASES.items()
-        for row, code in marked(textwrap.dedent(source))
+        for row, code in marked(textwrap.dedent(source)) if code != "JAX207"
     }
     assert got == want
     assert out.code == 1

@@ -476,8 +476,9 @@ class KeyTransfer(CallTransfer):
     def _streams(self, node: ast.Dict, state: KeyState) -> Streams | None:
         """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
         slots: each slot is a stream derived from its key the same way, so the two draw the same
-        numbers. A `params` slot is not counted: it draws only while parameters are made, when
-        what the other streams draw decides nothing that is kept.
+        numbers. A `params` slot draws only while parameters are made, when what the other
+        streams draw decides nothing that is kept: with another slot it uses the key twice, but
+        repeats no numbers (JAX207's).
 
         The keys it holds, when it holds any: bound to a name and handed on, the dict hands them
         on as the literal would."""
@@ -491,9 +492,7 @@ class KeyTransfer(CallTransfer):
                 held.append((value, ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
-            if slot.value == "params":
-                continue
-            use = Use(value, node, "slot", f"the `{slot.value}` stream")
+            use = Use(value, node, "slot", f"the `{slot.value}` stream", draws=slot.value != "params")
             if ref in seen:
                 self.report_reuse(use, seen[ref], None)
             else:

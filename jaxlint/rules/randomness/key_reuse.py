@@ -159,9 +159,10 @@ class KeyReuse(KeyFlowRule):
           `create_model(*args)`).
         - One key in two slots of a dict of named streams (Flax's `rngs={"dropout": k, "noise":
           k}`): each stream is derived from its key the same way, so the two draw the same
-          numbers. A `params` slot is not counted: the parameters stream draws only while
+          numbers. A `params` slot is not counted here: the parameters stream draws only while
           parameters are made, when what the other streams draw is discarded
-          (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes).
+          (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes); the key
+          is used twice all the same, which JAX207 reports.
         - `jax.random.split(key)` after `jax.random.fold_in(key, i)`: in JAX (with its default
           `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`
           (for `i` below `n`).

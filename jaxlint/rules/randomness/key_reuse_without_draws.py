@@ -39,7 +39,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         depend on the inputs' shapes, not their values.
 
         **What is reported here, and not as JAX201, JAX202 or JAX203.** A second use of a key
-        whose first (or second) use draws nothing; a Flax run with any other use of its key
+        whose first (or second) use draws nothing; one key in the `params` slot and another slot
+        of a dict of streams (`init({"params": k, "dropout": k}, x)`: the parameters stream draws
+        only while parameters are made, when what the other stream draws is not kept, so the
+        parameters are those `k` alone makes); a Flax run with any other use of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
         split or small `fold_in` of the key itself repeats); the `init`s of two different modules
         with one key where one makes a lifted module (`nn.vmap(Critic, ...)`, whose layers Flax
@@ -148,6 +151,15 @@ class KeyReuseWithoutDraws(KeyFlowRule):
                     "layer of the two is known to sit at the same path, so no numbers are shown to repeat, "
                     f"but the key is used twice; split it ({split_text(reuse.name)}) and give each `init` "
                     "its own key",
+                )
+                continue
+            if reuse.use.kind == "slot":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: the "
+                    "`params` stream draws only while parameters are made, when what the other stream draws "
+                    "is not kept, so nothing repeats, but the key is used twice; split it and give each "
+                    "stream its own key",
                 )
                 continue
             if reuse.renewal is not None:
