@@ -204,6 +204,10 @@ CASES = {
             init_rng, dropout_rng = jax.random.split(rng)
             return module.init({"params": init_rng, "dropout": init_rng}, x), dropout_rng  # JAX207
 
+        def three_streams(module, rng, x):
+            streams = {"params": rng, "dropout": rng, "noise": rng}  # JAX207  # JAX201
+            return module.init(streams, x)
+
         def split_between_streams(module, rng, x):
             init_rng, dropout_rng = jax.random.split(rng)
             return module.init({"params": init_rng, "dropout": dropout_rng}, x)

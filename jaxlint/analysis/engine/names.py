@@ -101,6 +101,8 @@ class Names:
         # another name (`GridState: TypeAlias = jax.Array`): only a reader of that module knows,
         # so the project layer sets this; alone, a module knows no other.
         self.alias_of: Callable[[str], str | None] = _no_alias
+        # ... and the string (or bytes) it binds such a name to once (`MODE_PREFILL = "prefill"`).
+        self.constant_of: Callable[[str], str | bytes | None] = _no_alias
         self._build(tree)
 
     # ---- building ------------------------------------------------------------

@@ -495,8 +495,8 @@ class KeyTransfer(CallTransfer):
             use = Use(value, node, "slot", f"the `{slot.value}` stream", draws=slot.value != "params")
             if ref in seen:
                 self.report_reuse(use, seen[ref], None)
-            else:
-                seen[ref] = use
+            if ref not in seen or use.draws and not seen[ref].draws:
+                seen[ref] = use  # a stream that draws: what a later one repeats
         return Streams(tuple(held)) if held else None
 
     def fresh(self, vid: int, state: KeyState) -> None:

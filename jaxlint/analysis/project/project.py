@@ -80,7 +80,9 @@ _MAX_REEXPORTS = 8  # `__init__.py` re-exporting a re-export: deep enough for re
 _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a module-level def, by name
 # A module-level name bound by a plain or annotated assignment to a dotted name alone
 # (`Array = jax.Array`, `GridState: TypeAlias = jax.Array`), by name.
-_TOP_LEVEL_ALIAS = re.compile(r"^(\w+)[ \t]*(?::[^\n=]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$", re.M)
+_TOP_LEVEL_ALIAS = re.compile(
+    r"^(\w+)[ \t]*(?::[^\n=]*)?=[ \t]*(?:[A-Za-z_][\w.]*|[bB]?\"[^\"\n]*\"|[bB]?'[^'\n]*')[ \t]*(?:#[^\n]*)?$", re.M
+)
 
 
 @dataclass(frozen=True)
@@ -474,8 +476,8 @@ class Project:
 
     def may_bind_plainly(self, link: ModuleLink, qualname: str) -> bool:
         """Whether the module a qualified name's last part is looked up in may bind it, at module
-        level, to a dotted name alone (`GridState: TypeAlias = jax.Array`): its text has such a
-        line. Known without parsing the module, and the same whether it was read already or not
+        level, to a dotted name or a string alone (`GridState: TypeAlias = jax.Array`,
+        `MODE = "train"`): its text has such a line. Known without parsing the module, and the same whether it was read already or not
         (a re-export is not followed)."""
         found = self._holding_module(link, qualname)
         if found is None:

@@ -88,6 +88,7 @@ class TracedModule:
         if self.project is not None:
             # A function of the link alone: the names outlive this module's facts (`release`).
             names.alias_of = functools.partial(_alias_of, self.project, {})
+            names.constant_of = functools.partial(_constant_of, self.project, {})
         return names
 
     @cached_property
@@ -488,6 +489,17 @@ _TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
 def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:
     default = default_of(fn, param)
     return default is not None and not (isinstance(default, ast.Constant) and default.value is None)
+
+
+def _constant_of(link, known: dict[str, str | bytes | None], qualname: str) -> str | bytes | None:
+    """The string (or bytes) a project module binds a module-level name to once, plainly
+    (`MODEL_MODE_PREFILL = "prefill"`); `known` keeps the answers."""
+    if qualname not in known:
+        found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
+        single = single_value(found[0], found[1], found[0].module) if found is not None else None
+        value = single[1].value if single is not None and isinstance(single[1], ast.Constant) else None
+        known[qualname] = value if isinstance(value, (str, bytes)) else None
+    return known[qualname]
 
 
 def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:

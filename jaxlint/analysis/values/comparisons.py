@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import operator
 
+from jaxlint.analysis.engine.conditions import single_value
 from jaxlint.analysis.engine.lattice import STATIC, Trace, Value, constant, join_all
 from jaxlint.analysis.engine.names import Names, Scope
 
@@ -76,10 +77,24 @@ def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, sc
 
 
 def _no_array_compares(expr: ast.expr, names: Names, scope: Scope) -> bool:
-    """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool."""
+    """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool.
+    So is a name this module, or another of the project, binds once to a string (`model_mode ==
+    MODEL_MODE_PREFILL`)."""
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (str, bytes)) or expr.value is Ellipsis
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        return _bound_string(expr, names, scope)
     return isinstance(expr, ast.Call) and names.qualname(expr.func, scope) == "builtins.slice"
+
+
+def _bound_string(expr: ast.Name | ast.Attribute, names: Names, scope: Scope) -> bool:
+    if isinstance(expr, ast.Name):
+        single = single_value(names, expr.id, names.read_scope.get(id(expr), scope))
+        if single is not None:
+            value = single[1]
+            return isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes))
+    qualname = names.qualname(expr, scope)
+    return qualname is not None and "." in qualname and names.constant_of(qualname) is not None
 
 
 def _compared_with_none(node: ast.Compare, operands: list[Value]) -> Value | None:

@@ -28,7 +28,9 @@ class TracedIf(Rule):
           true, and ends an `or`).
         - Conditions on static facts are fine and not reported: `x.shape[0] > 1`, `x.ndim == 2`;
           `x is None` or `x == None`, which a JAX array answers by identity too, as it does a
-          comparison with a string, bytes, `...` or `slice(...)`; the truth of an argument
+          comparison with a string, bytes, `...` or `slice(...)`, written out or a name this
+          module, or another module of the project, binds once to a string or bytes
+          (`model_mode == MODEL_MODE_PREFILL`); the truth of an argument
           annotated as a sequence (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of
           them: a Python sequence of tracers, whose truth is its length); arguments in
           `static_argnames`; closure constants.
