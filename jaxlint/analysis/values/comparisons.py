@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import ast
 import operator
+from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.conditions import single_value
 from jaxlint.analysis.engine.lattice import STATIC, Trace, Value, constant, join_all
 from jaxlint.analysis.engine.names import Names, Scope
 
+# An expression's class, with the names of the module defining it (`RecordClasses.class_of`).
+ClassOf = Callable[[ast.expr, Scope], Optional[Tuple[Names, ast.ClassDef]]]
 
-def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Scope) -> Value:
-    """The value of `node` given its operands' values (left first)."""
+
+def comparison(
+    node: ast.Compare, operands: list[Value], names: Names, scope: Scope, class_of: ClassOf | None = None
+) -> Value:
+    """The value of `node` given its operands' values (left first); `class_of` finds the class an
+    expression names in this module or another of the project (`RecordClasses.class_of`)."""
     decided = _between_numbers(node.ops, operands)
     if decided is not None:
         return constant(decided)
@@ -28,7 +35,9 @@ def comparison(node: ast.Compare, operands: list[Value], names: Names, scope: Sc
         compared = _compared_with_none(node, operands)
         if compared is not None:
             return compared
-        if _no_array_compares(node.left, names, scope) or _no_array_compares(node.comparators[0], names, scope):
+        if _no_array_compares(node.left, names, scope, class_of) or _no_array_compares(
+            node.comparators[0], names, scope, class_of
+        ):
             return STATIC
     joined = join_all(operands)
     if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
@@ -62,7 +71,9 @@ def _between_numbers(ops: list[ast.cmpop], operands: list[Value]) -> bool | None
     return answer
 
 
-def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, scope: Scope) -> bool:
+def elementwise(
+    op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, scope: Scope, class_of: ClassOf | None = None
+) -> bool:
     """Whether an array answers `left op right` element by element (with an array of booleans):
     an ordering, or `==`/`!=` with anything Python does not answer itself (None, a string,
     bytes, `...`, a slice); never `is` or `in`."""
@@ -70,21 +81,59 @@ def elementwise(op: ast.cmpop, left: ast.expr, right: ast.expr, names: Names, sc
         return True
     if isinstance(op, (ast.Eq, ast.NotEq)):
         return not any(
-            isinstance(side, ast.Constant) and side.value is None or _no_array_compares(side, names, scope)
+            isinstance(side, ast.Constant) and side.value is None or _no_array_compares(side, names, scope, class_of)
             for side in (left, right)
         )
     return False
 
 
-def _no_array_compares(expr: ast.expr, names: Names, scope: Scope) -> bool:
+def _no_array_compares(expr: ast.expr, names: Names, scope: Scope, class_of: ClassOf | None = None) -> bool:
     """A string, bytes, `...` or `slice(...)`: `==` between a JAX array and one is a Python bool.
     So is a name this module, or another of the project, binds once to a string (`model_mode ==
-    MODEL_MODE_PREFILL`)."""
+    MODEL_MODE_PREFILL`), and a member of an enum class that is no number (`enum.Enum`, not
+    `IntEnum`): a JAX array answers `==` with an object it does not know by identity too."""
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (str, bytes)) or expr.value is Ellipsis
+    if isinstance(expr, ast.Attribute) and _enum_member(expr, names, scope, class_of):
+        return True
     if isinstance(expr, (ast.Name, ast.Attribute)):
         return _bound_string(expr, names, scope)
     return isinstance(expr, ast.Call) and names.qualname(expr.func, scope) == "builtins.slice"
+
+
+def _enum_member(expr: ast.Attribute, names: Names, scope: Scope, class_of: ClassOf | None) -> bool:
+    """`Kind.ATTENTION`, a member of an enum class of this module or another of the project that
+    derives from no number type."""
+    if class_of is not None:
+        found = class_of(expr.value, scope)
+    else:
+        cls = names.definition(expr.value, scope)
+        found = (names, cls) if isinstance(cls, ast.ClassDef) and id(cls) in names.scopes else None
+    if found is None:
+        return False
+    there, cls = found
+    members = {t.id for s in cls.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    return expr.attr in members and _plain_enum(cls, there, _ENUM_DEPTH)
+
+
+def _plain_enum(cls: ast.ClassDef, names: Names, depth: int) -> bool:
+    """Whether a class derives from `enum.Enum` (or `Flag`, `StrEnum`) and from no number type."""
+    if depth <= 0 or id(cls) not in names.scopes:
+        return False
+    scope = names.scopes[id(cls)].parent or names.module
+    found = False
+    for base in cls.bases:
+        qualname = names.qualname(base, scope)
+        if qualname in _NUMBER_BASES:
+            return False
+        local = names.definition(base, scope)
+        found = found or qualname in _ENUM_BASES or isinstance(local, ast.ClassDef) and _plain_enum(local, names, depth - 1)
+    return found
+
+
+_ENUM_BASES = frozenset({"enum.Enum", "enum.Flag", "enum.StrEnum"})
+_NUMBER_BASES = frozenset({"enum.IntEnum", "enum.IntFlag", "builtins.int", "builtins.float", "builtins.complex", "builtins.bool"})
+_ENUM_DEPTH = 4
 
 
 def _bound_string(expr: ast.Name | ast.Attribute, names: Names, scope: Scope) -> bool:

@@ -461,7 +461,7 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             operands = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
             if any(v.unless_none for v in operands) and all(op.__class__ in _ORDERINGS for op in node.ops):
                 operands = [v.unless_none or v for v in operands]  # None has no order
-            compared = comparison(node, operands, self.names, self.scope)
+            compared = comparison(node, operands, self.names, self.scope, self.analysis.records.class_of)
             if compared.trace is not _TRACED_TRACE and compared.boolean and self.staged_constant(node, *operands):
                 return TRACED_BOOL
             return compared

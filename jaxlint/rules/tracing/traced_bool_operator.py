@@ -104,7 +104,9 @@ class TracedBoolOperator(Rule):
                     operands = [node.left, *node.comparators]
                     converted = [
                         i for i in range(len(operands) - 2)
-                        if elementwise(node.ops[i], operands[i], operands[i + 1], module.names, scope) and (
+                        if elementwise(
+                            node.ops[i], operands[i], operands[i + 1], module.names, scope, module.analysis.records.class_of
+                        ) and (
                             module.is_abstract_array(operands[i]) or module.is_abstract_array(operands[i + 1])
                         )
                     ]

@@ -30,7 +30,9 @@ class TracedIf(Rule):
           `x is None` or `x == None`, which a JAX array answers by identity too, as it does a
           comparison with a string, bytes, `...` or `slice(...)`, written out or a name this
           module, or another module of the project, binds once to a string or bytes
-          (`model_mode == MODEL_MODE_PREFILL`); the truth of an argument
+          (`model_mode == MODEL_MODE_PREFILL`), or a member of an enum class that derives from
+          no number type (`kind == Kind.ATTENTION` for an `enum.Enum`, not an `IntEnum`); the
+          truth of an argument
           annotated as a sequence (`arrays: Sequence[jax.Array]`, `tuple`, `list`, a union of
           them: a Python sequence of tracers, whose truth is its length); arguments in
           `static_argnames`; closure constants.
