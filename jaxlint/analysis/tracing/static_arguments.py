@@ -68,12 +68,14 @@ VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 
 def as_given_positions(transform: str, site: ast.AST | None, keywords: dict[str, ast.expr], count: int) -> frozenset[int]:
     """Argument positions (of the `count` the function takes) that a transformation passes on as
-    the caller gives them, traced only if they were: a vmap's `in_axes=None` ones, and a
-    differentiation's outside its `argnums` (0 by default; `eqx.filter_grad` differentiates its
+    the caller gives them, traced only if they were: a vmap's `in_axes=None` ones, a shard_map's
+    `in_specs` `None` ones (static there), and a differentiation's outside its `argnums` (0 by default; `eqx.filter_grad` differentiates its
     first argument): `value_and_grad(loss)(params, x, n)` hands `loss` the caller's `n`. (A
     differentiation passes keyword arguments as given too; `argnums` counts positions only.)"""
     if transform in VMAPS:
         return unbatched_positions(site, keywords)
+    if transform in SHARD_MAPS:
+        return unmapped_positions(site, keywords)
     if transform not in jax_api.CONCRETE_TRANSFORMS:
         return frozenset()
     argnums = keywords.get("argnums")
@@ -82,6 +84,22 @@ def as_given_positions(transform: str, site: ast.AST | None, keywords: dict[str,
         return frozenset()  # argnums the code computes: which are differentiated is not known
     differentiated = {n % count if count else n for n in numbers}
     return frozenset(i for i in range(count) if i not in differentiated)
+
+
+SHARD_MAPS = frozenset({"jax.shard_map", "flax.nnx.shard_map"})
+
+
+def unmapped_positions(site: ast.AST | None, keywords: dict[str, ast.expr]) -> frozenset[int]:
+    """Argument positions a shard_map passes on as they are, static: `None` entries of its
+    `in_specs` tuple (`P()` replicates an array; `None` hands the value over untouched)."""
+    in_specs = keywords.get("in_specs")
+    if in_specs is None and isinstance(site, ast.Call) and len(site.args) > 2:
+        in_specs = site.args[2]  # shard_map(f, mesh, in_specs, out_specs)
+    if not isinstance(in_specs, (ast.Tuple, ast.List)):
+        return frozenset()
+    return frozenset(
+        i for i, spec in enumerate(in_specs.elts) if isinstance(spec, ast.Constant) and spec.value is None
+    )
 
 
 def unbatched_positions(site: ast.AST | None, keywords: dict[str, ast.expr]) -> frozenset[int]:

@@ -128,7 +128,8 @@ TRACED_VALUE_LIMITATIONS = """
       passed, so the parameter is traced (`@jax.jit def sample(x, n=10)` called as
       `sample(x, 4)`: `jnp.zeros((n,))` raises). The calls of a jitted method are not read for
       this, nor those of a `vmap` (whose `in_axes` may pass an argument as it is).
-    - **Arguments passed as given.** A `vmap`'s `in_axes=None` arguments, and the arguments a
+    - **Arguments passed as given.** A `vmap`'s `in_axes=None` arguments, a `shard_map`'s whose
+      `in_specs` entry is `None` (static there, where `P()` replicates an array), and the arguments a
       differentiation leaves out of its `argnums` or passes by keyword (`jax.grad`, `jax.value_and_grad`,
       `jacfwd`, `jacrev`, `hessian`, Equinox's and NNX's versions; `argnums` 0 by default),
       reach the function as the caller gives them: `jax.value_and_grad(loss)(params, x, n)`
