@@ -182,7 +182,43 @@ def step(theta):
     return rotation2d(theta)
 """
 
+# A custom VJP's `nondiff_argnames` (by name, as `nondiff_argnums` by position) are passed as
+# given: under a jit that makes them static, a Python test of one is fine.
+VJP_NONDIFF_NAMES = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnames=("shards",))
+def ring_sum(x, shards):
+    if shards < 1:
+        raise ValueError("no shards")
+    return x.sum() * shards
+
+def ring_fwd(x, shards):
+    return ring_sum(x, shards), x.shape
+
+def ring_bwd(shards, shape, g):
+    return (jnp.full(shape, g * shards),)
+
+ring_sum.defvjp(ring_fwd, ring_bwd)
+
+@partial(jax.jit, static_argnums=1)
+def step(x, shards):
+    return jax.grad(ring_sum)(x, shards)
+
+def demo():
+    return step(jnp.ones(3), 2)
+"""
+
+VJP_DIFF_NAMES = VJP_NONDIFF_NAMES.replace('nondiff_argnames=("shards",)', "nondiff_argnames=()").replace(
+    "def ring_bwd(shards, shape, g):\n    return (jnp.full(shape, g * shards),)",
+    "def ring_bwd(res, g):\n    return (jnp.full(res, g), 0.0)",
+).replace("@partial(jax.jit, static_argnums=1)", "@jax.jit")
+
 QUIET = {
+    "vjp-nondiff-argnames-static": VJP_NONDIFF_NAMES,
     "jvp-eager-and-top-level-grad": JVP_EAGER,
     "vjp-host-solver": VJP_HOST_SOLVER,
     "named-call-eager": NAMED_CALL_EAGER,
@@ -195,6 +231,7 @@ REPORTED = {
     "vjp-forward-rule-under-jit": (VJP_FORWARD_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
     "named-call-under-jit": (NAMED_CALL_UNDER_JIT, "JAX101", "TracerBoolConversionError"),
     "vectorize-under-jit": (VECTORIZE_UNDER_JIT, "JAX107", "TracerArrayConversionError"),
+    "vjp-differentiated-argument-under-jit": (VJP_DIFF_NAMES, "JAX101", "TracerBoolConversionError"),
 }
 
 (

@@ -1,5 +1,5 @@
 """Which parameters a transformation's arguments make static or pass as given, read from its
-keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` of a custom
+keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` and `nondiff_argnames` of a custom
 derivative, `static_broadcasted_argnums` of `jax.pmap`), the `None` entries of a vmap's
 `in_axes`, and what a differentiation's `argnums` leaves out."""
 
@@ -33,6 +33,7 @@ def static_parameters(
             static.add(positional[index].arg)
     if transform not in jax_api.CHECKPOINTS:
         static.update(str_values(keywords.get("static_argnames")))
+    static.update(str_values(keywords.get("nondiff_argnames")))  # a custom derivative's, by name
     return frozenset(static)
 
 

@@ -241,8 +241,9 @@ def _registered_rules(func: ast.AST, rules: list, names: Names, scope: Scope) ->
         roles = RULE_REGISTRATIONS.get(transform.name, {}).get(func.attr) if transform else None
         if roles is None:
             continue
-        nondiff = static_parameters(primal, {"nondiff_argnums": transform.keywords["nondiff_argnums"]}) \
-            if "nondiff_argnums" in transform.keywords else frozenset()
+        nondiff = static_parameters(primal, {
+            k: v for k, v in transform.keywords.items() if k in ("nondiff_argnums", "nondiff_argnames")
+        })
         indices = [i for i, p in enumerate(positional_params(primal)) if p.arg in nondiff]
         out = []
         for rule, role in zip(rules, roles):

@@ -175,7 +175,8 @@ TRACED_VALUE_LIMITATIONS = """
       differentiated, even where this module only calls it, so a rule is reported even if
       nothing differentiates the function under `jit` in the code linted. A `custom_vjp`
       backward rule receives the residuals its forward rule returns as they were built: arrays
-      traced, Python values (a shape, a callable) as they are.
+      traced, Python values (a shape, a callable) as they are. The arguments it names in
+      `nondiff_argnums` or `nondiff_argnames` reach the function and its rules as given.
     - **Attributes of traced pytrees** are traced only where the structure is known: the
       carry of a `lax` loop built from its initial value (a tuple literal handed over by eager
       code keeps its items: `(jnp.zeros(n, bool), x, 0)` carries two traced arrays; a tuple
