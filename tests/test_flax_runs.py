@@ -204,9 +204,15 @@ CASES = {
             init_rng, dropout_rng = jax.random.split(rng)
             return module.init({"params": init_rng, "dropout": init_rng}, x), dropout_rng  # JAX207
 
-        def three_streams(module, rng, x):
-            streams = {"params": rng, "dropout": rng, "noise": rng}  # JAX207  # JAX201
+        def three_streams_for_init(module, rng, x):
+            streams = {"params": rng, "dropout": rng, "noise": rng}  # JAX207
             return module.init(streams, x)
+
+        def abstract_init(module, rng, x):
+            return jax.eval_shape(module.init, {"params": rng, "dropout": rng, "noise": rng}, x)  # JAX207
+
+        def three_streams_applied(module, variables, rng, x):
+            return module.apply(variables, x, rngs={"params": rng, "dropout": rng, "noise": rng})  # JAX207  # JAX201
 
         def split_between_streams(module, rng, x):
             init_rng, dropout_rng = jax.random.split(rng)

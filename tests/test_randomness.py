@@ -957,7 +957,8 @@ def test_jax_checker_sees_a_key_a_helper_draws_from_on_some_paths():
 def test_one_key_in_two_flax_streams_draws_the_same_numbers():
     """What JAX201 says of `rngs={"dropout": k, "noise": k}`: Flax derives each stream's keys
     from its key the same way, so the two streams are one; and of `{"params": k, "dropout": k}`
-    given to `init`: the parameters are those the params key alone makes."""
+    given to `init`: the parameters are those the params key alone makes, whatever the other
+    streams are given."""
     jax = pytest.importorskip("jax")
     nn = pytest.importorskip("flax.linen")
     jnp = jax.numpy
@@ -974,9 +975,10 @@ def test_one_key_in_two_flax_streams_draws_the_same_numbers():
     variables = Noisy().init({"params": k, "dropout": k, "noise": k}, jnp.ones(2))
     a, b = Noisy().apply(variables, jnp.ones(2), rngs={"dropout": k, "noise": k})
     assert (a == b).all()
-    other = Noisy().init({"params": k, "dropout": jax.random.key(1), "noise": k}, jnp.ones(2))
-    same = jax.tree.map(lambda u, v: bool((u == v).all()), variables, other)
-    assert all(jax.tree.leaves(same))
+    for others in ({"dropout": jax.random.key(1), "noise": k}, {"dropout": jax.random.key(1), "noise": jax.random.key(2)}):
+        other = Noisy().init({"params": k, **others}, jnp.ones(2))
+        same = jax.tree.map(lambda u, v: bool((u == v).all()), variables, other)
+        assert all(jax.tree.leaves(same))
 
 
 def test_a_constant_seed_in_a_method_the_forward_pass_calls_repeats_every_step():

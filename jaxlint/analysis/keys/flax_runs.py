@@ -194,3 +194,34 @@ def _decorator(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else None
+
+
+def streams_for_init(streams: ast.Dict, fn: ast.AST, names: Names) -> bool:
+    """Whether a dict of streams is only ever the keys of an `init` (`m.init({"params": k,
+    "dropout": k}, x)`, `jax.eval_shape(m.init, rngs, x)`, or a name bound to it once and handed
+    to no other call): `init` keeps the parameters and discards the output, so what the streams
+    other than `params` draw is not kept."""
+    parents = names.parents
+    parent = parents.get(id(streams))
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        uses = [
+            n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ] if not isinstance(fn, ast.Module) else []
+        return bool(uses) and all(_init_keys(use, parents) for use in uses)
+    return _init_keys(streams, parents)
+
+
+def _init_keys(expr: ast.expr, parents: dict) -> bool:
+    """Whether `expr` is the keys argument of an `init` (not `init_with_output`, whose output is kept)."""
+    call = parents.get(id(expr))
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "init":
+        return bool(call.args) and call.args[0] is expr
+    # `jax.eval_shape(m.init, rngs, x)` and the like: the keys follow the function
+    first = call.args[0] if call.args else None
+    return (
+        isinstance(first, ast.Attribute) and first.attr == "init" and len(call.args) > 1 and call.args[1] is expr
+    )

@@ -19,6 +19,7 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import attribute_path, children
 from jaxlint.analysis.keys.key_calls import CallTransfer
 from jaxlint.analysis.keys.key_draws import Draws
+from jaxlint.analysis.keys.flax_runs import streams_for_init
 from jaxlint.analysis.keys.key_state import (
     DEFINITE,
     UNUSED,
@@ -477,13 +478,14 @@ class KeyTransfer(CallTransfer):
         """A dict of named streams (Flax's `rngs={"dropout": k, "noise": k}`) given one key in two
         slots: each slot is a stream derived from its key the same way, so the two draw the same
         numbers. A `params` slot draws only while parameters are made, when what the other
-        streams draw decides nothing that is kept: with another slot it uses the key twice, but
-        repeats no numbers (JAX207's).
+        streams draw decides nothing that is kept, and an `init` keeps nothing but the
+        parameters: there the key is used twice, but no kept number repeats (JAX207's).
 
         The keys it holds, when it holds any: bound to a name and handed on, the dict hands them
         on as the literal would."""
         seen: dict[object, Use] = {}
         held: list[tuple[ast.expr, Ref]] = []
+        spent: bool | None = None  # whether only an `init` reads the streams (`streams_for_init`)
         for slot, value in zip(node.keys, node.values):
             if slot is not None:
                 self.expr(slot, state)
@@ -492,7 +494,10 @@ class KeyTransfer(CallTransfer):
                 held.append((value, ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
-            use = Use(value, node, "slot", f"the `{slot.value}` stream", draws=slot.value != "params")
+            if spent is None:
+                spent = streams_for_init(node, self.fn, self.names)
+            draws = slot.value != "params" and not spent
+            use = Use(value, node, "slot", f"the `{slot.value}` stream", init=spent, draws=draws)
             if ref in seen:
                 self.report_reuse(use, seen[ref], None)
             if ref not in seen or use.draws and not seen[ref].draws:

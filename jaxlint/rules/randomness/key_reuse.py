@@ -161,8 +161,9 @@ class KeyReuse(KeyFlowRule):
           k}`): each stream is derived from its key the same way, so the two draw the same
           numbers. A `params` slot is not counted here: the parameters stream draws only while
           parameters are made, when what the other streams draw is discarded
-          (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes); the key
-          is used twice all the same, which JAX207 reports.
+          (`init({"params": k, "dropout": k}, x)` makes the parameters `k` alone makes), and two
+          slots of the dict an `init` is given repeat only numbers its discarded forward pass
+          drew; the key is used twice all the same, which JAX207 reports.
         - `jax.random.split(key)` after `jax.random.fold_in(key, i)`: in JAX (with its default
           `jax_threefry_partitionable`), `fold_in(key, i)` is the same key as `split(key, n)[i]`
           (for `i` below `n`).

@@ -40,9 +40,13 @@ class KeyReuseWithoutDraws(KeyFlowRule):
 
         **What is reported here, and not as JAX201, JAX202 or JAX203.** A second use of a key
         whose first (or second) use draws nothing; one key in the `params` slot and another slot
-        of a dict of streams (`init({"params": k, "dropout": k}, x)`: the parameters stream draws
-        only while parameters are made, when what the other stream draws is not kept, so the
-        parameters are those `k` alone makes); a Flax run with any other use of its key
+        of a dict of streams (`apply(v, x, rngs={"params": k, "dropout": k})`: the parameters
+        stream draws only while parameters are made, when what the other stream draws is not
+        kept), or in any two slots of the dict an `init` is given (`init({"params": k, "dropout":
+        k, "aqt": k}, x)`, directly, through `jax.eval_shape(m.init, ...)`, or through a name
+        handed only to `init`s: `init` keeps the parameters, which are those `k` alone makes, and
+        throws away the forward pass the other streams draw for); a Flax run with any other use
+        of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
         split or small `fold_in` of the key itself repeats); the `init`s of two different modules
         with one key where one makes a lifted module (`nn.vmap(Critic, ...)`, whose layers Flax
@@ -154,12 +158,15 @@ class KeyReuseWithoutDraws(KeyFlowRule):
                 )
                 continue
             if reuse.use.kind == "slot":
+                why = (
+                    "`init` keeps only the parameters, and what the streams draw for its forward pass is thrown away"
+                    if reuse.use.init else
+                    "the `params` stream draws only while parameters are made, when what the other stream draws is not kept"
+                )
                 report(
                     reuse.use.node,
-                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: the "
-                    "`params` stream draws only while parameters are made, when what the other stream draws "
-                    "is not kept, so nothing repeats, but the key is used twice; split it and give each "
-                    "stream its own key",
+                    f"PRNG key `{reuse.name}` feeds {first.callee} and {reuse.use.callee} of one dict: {why}, so "
+                    "no kept number repeats, but the key is used twice; split it and give each stream its own key",
                 )
                 continue
             if reuse.renewal is not None:
