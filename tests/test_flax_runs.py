@@ -95,7 +95,7 @@ CASES = {
         def build(obs, seed):
             rng = jax.random.PRNGKey(seed)
             actor = create(Actor(), [rng, obs])
-            critic = create(Critic(), [rng, obs])  # its MLP sits at `torso`: other paths
+            critic = create(Critic(), [rng, obs])  # JAX207 (its MLP sits at `torso`: other paths)
             value = create(Value(), [rng, obs])  # JAX201
             return actor, critic, value
         """,

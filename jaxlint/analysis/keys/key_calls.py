@@ -519,15 +519,15 @@ class CallTransfer:
 
     def _shared_paths(self, use: Use, plain: list, state: KeyState) -> None:
         """An `init` of one Flax module after an `init` of another with the same key: reported where
-        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`); where one of
-        them is a class seen whose layers cannot be placed (`flax_runs.UNPLACED`: it makes a
-        lifted module), as a use that repeats no numbers shown. A helper that
+        both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`); where they
+        draw at different paths, or one of them is a class seen whose layers cannot be placed
+        (`flax_runs.UNPLACED`: it makes a lifted module), as a use that repeats no numbers shown. A helper that
         runs the `init` of a module its caller passes (`Model.create(actor_def, inputs=[key, x])`)
         draws at the paths of the module passed."""
         mine = self.flow.flax_paths(use.call, _module_passed(use))
         if not mine:
             return  # a module not seen, or one that draws no parameters
-        unplaced = None
+        apart = None
         for slot, mark in state.used.items():
             if (
                 isinstance(slot, tuple) and len(slot) == 3 and slot[0] == "flax" and slot[1] in plain
@@ -536,15 +536,14 @@ class CallTransfer:
                 theirs = self.flow.flax_paths(mark.first.call, _module_passed(mark.first))
                 if not theirs:
                     continue
-                if mine is UNPLACED or theirs is UNPLACED:
-                    unplaced = unplaced or mark.first
-                elif mine & theirs:
+                if mine is not UNPLACED and theirs is not UNPLACED and mine & theirs:
                     self.report_reuse(use, mark.first, self.carried)
                     return
-        if unplaced is not None:
-            # Where a module's layers cannot be placed, no path is known to be shared: the key is
-            # used twice, and no numbers are shown to repeat (JAX207's).
-            self.report_reuse(replace(use, draws=False), unplaced, self.carried)
+                apart = apart or mark.first
+        if apart is not None:
+            # No path is known to be shared (the paths differ, or a module's layers cannot be
+            # placed): the key is used twice, and no numbers are shown to repeat (JAX207's).
+            self.report_reuse(replace(use, draws=False), apart, self.carried)
 
     def _broadcast(self, node: ast.Call, batching: ast.Call, refs: list, state: KeyState) -> None:
         """`jax.vmap(f, in_axes=(0, None))(xs, key)`: a key given to every element of the batch,

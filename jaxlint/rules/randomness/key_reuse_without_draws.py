@@ -49,10 +49,10 @@ class KeyReuseWithoutDraws(KeyFlowRule):
         of its key
         (Flax gives each layer the key with a hash of its module path folded in, which no draw,
         split or small `fold_in` of the key itself repeats); the `init`s of two different modules
-        with one key where one makes a lifted module (`nn.vmap(Critic, ...)`, whose layers Flax
-        names and keys its own way), so that no path is known to be shared. A shared path is
-        JAX201's; paths seen apart are not reported. Two uses that both draw are the other
-        rules'.
+        with one key where no path is known to be shared: their parameter-drawing layers sit at
+        different paths (an actor's `MLP_0` and a double critic's `Critic_0`), or one makes a
+        lifted module (`nn.vmap(Critic, ...)`, whose layers Flax names and keys its own way). A
+        shared path is JAX201's. Two uses that both draw are the other rules'.
 
         **Who should turn it on.** Projects whose tests run with
         `jax.config.update("jax_debug_key_reuse", True)`: a split or draw reported here is a
