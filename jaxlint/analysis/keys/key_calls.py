@@ -521,9 +521,9 @@ class CallTransfer:
         """An `init` of one Flax module after an `init` of another with the same key: reported where
         both make a parameter-drawing submodule at one path (`flax_runs.draw_paths`); where they
         draw at different paths, or one of them is a class seen whose layers cannot be placed
-        (`flax_runs.UNPLACED`: it makes a lifted module), as a use that repeats no numbers shown. A helper that
-        runs the `init` of a module its caller passes (`Model.create(actor_def, inputs=[key, x])`)
-        draws at the paths of the module passed."""
+        (`flax_runs.UNPLACED`: it makes a lifted module), as a use that repeats no numbers
+        shown. A helper that runs the `init` of a module its caller passes
+        (`Model.create(actor_def, inputs=[key, x])`) draws at the paths of the module passed."""
         mine = self.flow.flax_paths(use.call, _module_passed(use))
         if not mine:
             return  # a module not seen, or one that draws no parameters

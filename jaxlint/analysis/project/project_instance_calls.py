@@ -75,7 +75,8 @@ def untraced_parameters(
     instances in the project passes a value that is not traced: True where every call passes a
     Python value, False where some pass a value never taken for traced, None where some pass a
     value that may be traced. None of them where no call is in view (or an instance is handed to
-    code out of view). The search stops at the first call that decides all of them. The modules read are dependencies of `asker` (a
+    code out of view). The search stops at the first call that decides all of them. The modules
+    read are dependencies of `asker` (a
     `ModuleLink`; default: that of `facts`)."""
     return _decided(
         facts, cls.name, method, positional_params(method)[1:], asked, lambda other: _Calls(other, facts, cls), asker
