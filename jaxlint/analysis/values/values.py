@@ -771,6 +771,11 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN), args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
+        if isinstance(node.func, ast.Name):
+            # A name that holds code not seen (imported from a module that cannot be placed, as a
+            # relative import of a file linted alone; a callable parameter): what it is handed
+            # runs there, as what an unseen library call is handed does.
+            self._handed_closures(args, kwargs, env)
         return UNKNOWN
 
 
