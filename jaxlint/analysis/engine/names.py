@@ -100,9 +100,9 @@ class Names:
         # What a qualified name of another module stands for where that module binds it once to
         # another name (`GridState: TypeAlias = jax.Array`): only a reader of that module knows,
         # so the project layer sets this; alone, a module knows no other.
-        self.alias_of: Callable[[str], str | None] = _no_alias
+        self.alias_of: Callable[[str], str | None] = _not_known
         # ... and the string (or bytes) it binds such a name to once (`MODE_PREFILL = "prefill"`).
-        self.constant_of: Callable[[str], str | bytes | None] = _no_alias
+        self.constant_of: Callable[[str], str | bytes | None] = _not_known
         self._build(tree)
 
     # ---- building ------------------------------------------------------------
@@ -580,7 +580,7 @@ _ALIAS_HOPS = 4
 _SAYS_NOTHING = frozenset({"typing.Any", "typing_extensions.Any", "builtins.object"})
 
 
-def _no_alias(qualname: str) -> str | None:
+def _not_known(qualname: str) -> None:
     return None
 
 

@@ -494,8 +494,10 @@ class KeyTransfer(CallTransfer):
                 held.append((value, ref))
             if not isinstance(ref, int) or not isinstance(slot, ast.Constant) or not isinstance(slot.value, str):
                 continue
-            if spent is None:
-                spent = streams_for_init(node, self.fn, self.names)
+            if spent is None:  # asked again on every pass of the solver: kept per dict
+                spent = self.flow.init_streams.get(id(node))
+                if spent is None:
+                    spent = self.flow.init_streams[id(node)] = streams_for_init(node, self.fn, self.names)
             draws = slot.value != "params" and not spent
             use = Use(value, node, "slot", f"the `{slot.value}` stream", init=spent, draws=draws)
             if ref in seen:

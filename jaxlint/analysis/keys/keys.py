@@ -149,6 +149,7 @@ class KeyFlow:
         self._summaries: dict[int, Summary] = {}
         self.linen: dict[int, frozenset[str]] = {}  # id(function) -> the modules it runs with `rngs=`
         self.stores: dict[int, dict[str, list[tuple[int, int]]]] = {}  # id(function) -> where it binds each name
+        self.init_streams: dict[int, bool] = {}  # id(dict of streams) -> `flax_runs.streams_for_init`
         self.branch_calls: dict[tuple[int, int], ast.Call] = {}  # (id(lax.cond call), branch) -> that branch called
         self._exported: dict[object, Summary] = {}  # id(function), or with the flags a call decides
         self._links: dict[int, ModuleLink] = {}  # id(names) of a module `definition_of` found -> its link

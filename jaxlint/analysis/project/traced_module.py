@@ -495,8 +495,7 @@ def _constant_of(link, known: dict[str, str | bytes | None], qualname: str) -> s
     """The string (or bytes) a project module binds a module-level name to once, plainly
     (`MODEL_MODE_PREFILL = "prefill"`); `known` keeps the answers."""
     if qualname not in known:
-        found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
-        single = single_value(found[0], found[1], found[0].module) if found is not None else None
+        single = _plain_binding(link, qualname)
         value = single[1].value if single is not None and isinstance(single[1], ast.Constant) else None
         known[qualname] = value if isinstance(value, (str, bytes)) else None
     return known[qualname]
@@ -509,13 +508,18 @@ def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:
     if qualname in known:
         return known[qualname]
     known[qualname] = None  # a cycle of aliases stops here
-    # The module is parsed only where its text may bind the name so (most names an annotation
-    # reads are classes).
-    found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
     alias = None
-    single = single_value(found[0], found[1], found[0].module) if found is not None else None
+    single = _plain_binding(link, qualname)
     if single is not None and isinstance(single[1], (ast.Name, ast.Attribute)):
         names, value, scope = single
         alias = names.qualname(value, scope)
     known[qualname] = alias
     return alias
+
+
+def _plain_binding(link, qualname: str) -> tuple | None:
+    """(names, value, scope) of the module-level binding a qualified name of another project
+    module stands for, where that module binds it once, plainly. The module is parsed only where
+    its text may bind the name so (most names asked about are classes)."""
+    found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
+    return single_value(found[0], found[1], found[0].module) if found is not None else None
