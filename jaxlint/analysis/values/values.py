@@ -582,9 +582,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         return Env(shown, env, env.fn) if shown else env
 
     def _handed_closures(self, args: list[Value], kwargs: dict[str, Value], env: Env) -> None:
-        """A function nested in this traced one, handed to code not seen or not followed
-        (`agent.actor.apply_loss_fn(loss_fn=actor_loss_fn)`), runs in this trace if it runs at
-        all: what it computes with JAX is traced there, whatever it is given (not known)."""
+        """A function nested in this traced one, handed to code not seen, not followed, or
+        followed in another module (`agent.actor.apply_loss_fn(loss_fn=actor_loss_fn)`,
+        `value_and_multi_grad(loss_fn, 2)(params)`), runs in this trace if it runs at all: what
+        it computes with JAX is traced there, whatever it is given (not known)."""
         if self.ctx is None or not self.ctx.staged:
             return
         for value in (*args, *kwargs.values()):
@@ -719,8 +720,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 if built is not None:
                     return built  # a record class of another module of the project
             result = self._library_call(node, callee, args, kwargs, env)
-            if result is UNKNOWN and not callee.startswith(_LIBRARIES):
-                self._handed_closures(args, kwargs, env)  # code not seen, or not followed
+            if not callee.startswith(_LIBRARIES):
+                # Code not seen, not followed, or followed in another module, whose analysis is
+                # given values, not this module's functions: it cannot run them there.
+                self._handed_closures(args, kwargs, env)
             return result
         assert func is not None
         method = constructed_call_method(node, self.names, self.scope)

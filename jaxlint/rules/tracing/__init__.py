@@ -63,8 +63,10 @@ TRACED_VALUE_LIMITATIONS = """
       `self.model`), in the class or its bases. A function
       nested in a staged one and handed to code not seen (`agent.actor.apply_loss_fn(loss_fn=
       loss_fn)`, a callable parameter such as `differentiate(loss_fn)`, a helper imported
-      relatively by a file linted alone) runs in that trace if it runs at all: what it computes
-      with JAX is traced, its parameters not known. A nested function
+      relatively by a file linted alone) or to a function of another module of the project
+      (`value_and_multi_grad(loss_fn, 2)(params)`, followed there with values, not with this
+      module's functions) runs in that trace if it runs at all: what it computes with JAX is
+      traced, its parameters not known. A nested function
       reads the names of the function around it as Python binds them, late: called there
       (directly, through `functools.partial` or a transformation, or handed to `lax.cond`,
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
