@@ -96,6 +96,18 @@ CASES = {
         def masked_copy(new, old, mask):
             return jax.tree_util.tree_map(lambda a, b, m: a if m else b, new, old, mask)  # JAX101
         """,
+    # `tree_multimap`, the spelling of a many-tree `tree_map` before JAX 0.3.16 (its CHANGELOG:
+    # "jax.tree_util.tree_map is a direct replacement"), is that tree map.
+    "branch_on_a_traced_closure_in_a_legacy_tree_multimap": """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clip(updates):
+            g_norm = jnp.sqrt(sum(jnp.sum(x * x) for x in jax.tree_util.tree_leaves(updates)))
+            trigger = g_norm < 1.0
+            return jax.tree_multimap(lambda t: t if trigger else t / g_norm, updates)  # JAX101
+        """,
     "branch_on_a_leafs_path_quiet": """
         import jax
 
@@ -1870,3 +1882,15 @@ def test_numpy_raises_where_it_is_made_from_a_tracer():
     with pytest.raises(jax.errors.TracerArrayConversionError):
         case["bias"](jax.numpy.ones(8), 3)
     assert case["bias"].__wrapped__(jax.numpy.ones(8), 3).shape == (3, 3)
+
+
+def test_the_legacy_tree_multimap_case_under_jax():
+    """What JAX101 says of a branch on a traced closure in `jax.tree_multimap`'s function: JAX
+    0.3.16 removed the name, its CHANGELOG naming `jax.tree_util.tree_map` the direct
+    replacement; run with that, the branch raises."""
+    jax = pytest.importorskip("jax")
+    source = textwrap.dedent(CASES["branch_on_a_traced_closure_in_a_legacy_tree_multimap"])
+    namespace: dict = {}
+    exec(source.replace("jax.tree_multimap", "jax.tree_util.tree_map"), namespace)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        namespace["clip"]({"w": jax.numpy.ones(3)})

@@ -19,6 +19,9 @@ _CANONICAL = {
     "jax.tree.structure": "jax.tree_util.tree_structure",
     "jax.tree_leaves": "jax.tree_util.tree_leaves",
     "jax.tree_flatten": "jax.tree_util.tree_flatten",
+    # Before JAX 0.3.16, `tree_map` over several trees was spelled `tree_multimap`.
+    "jax.tree_multimap": "jax.tree_util.tree_map",
+    "jax.tree_util.tree_multimap": "jax.tree_util.tree_map",
     "jax.remat": "jax.checkpoint",
     "jax.experimental.shard_map.shard_map": "jax.shard_map",
     "jax.experimental.pjit.pjit": "jax.jit",
