@@ -409,6 +409,38 @@ CASES = [
         def run():
             return jax.vmap(power)(jnp.ones(3), jnp.arange(3))
         """, "ValueError"),
+    Case("static parameter a nested function hands to a vmap that maps it", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)  # JAX302
+        def train(params, states):
+            def loss_fn(p):
+                return jax.vmap(lambda s: (s * p).sum())(states).mean()
+            return jax.grad(loss_fn)(params)
+
+        class Replay:  # what its `sample` returns is not known to the analysis
+            def sample(self):
+                return jnp.ones((4, 3))
+
+        def run():
+            return train(jnp.ones(3), Replay().sample())
+        """, "ValueError"),
+    Case("static parameter a vmap leaves unmapped, and a nested parameter of its name", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnums=1)
+        def scale(params, n):
+            def inner(n):
+                return jax.vmap(lambda s: s * 2.0)(n)
+            return jax.vmap(lambda p, k: p * k, in_axes=(0, None))(params, n) + inner(params)
+
+        def run():
+            return scale(jnp.ones(3), 2)
+        """, "ok"),
     Case("static parameter given a tracer", """
         from functools import partial
         import jax

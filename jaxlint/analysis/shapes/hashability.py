@@ -194,7 +194,42 @@ def _used_as_array(fn, name: str, module) -> str | None:
             and node.func.attr in _AXIS_METHODS and any(k.arg == "axis" for k in node.keywords)
         ):
             return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+    names = module.names
+    for call, where in names.calls:
+        # In the function or one nested in it, reading the parameter (a closure keeps the value).
+        if isinstance(call.func, ast.Call) and _within(where, scope) and _vmapped(call, name, scope, module):
+            return f"is mapped by the `jax.vmap` it is passed to (`{ast.unparse(call)}`, line {call.lineno})"
     return None
+
+
+def _within(where, scope) -> bool:
+    while where is not None and where is not scope:
+        where = where.parent
+    return where is scope
+
+
+def _vmapped(call: ast.Call, name: str, scope, module) -> bool:
+    """`jax.vmap(f, in_axes)(..., name, ...)` mapping the parameter `name` of `scope` along an
+    axis: every leaf of a mapped argument must be an array (a Python number has no axis to
+    map), and a pytree of arrays hashes no more than an array does."""
+    made = call.func
+    if module.qualname(made.func) != "jax.vmap":
+        return False
+    in_axes = next((k.value for k in made.keywords if k.arg == "in_axes"), made.args[1] if len(made.args) > 1 else None)
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return False  # the positions after it are not known
+        if not _is(arg, name) or module.names.lookup(name, module.names.read_scope.get(id(arg))) is not scope:
+            continue
+        if in_axes is None:
+            return True  # mapped along axis 0
+        if isinstance(in_axes, ast.Constant):
+            return isinstance(in_axes.value, int) and not isinstance(in_axes.value, bool)
+        if isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
+            axis = in_axes.elts[index]
+            return isinstance(axis, ast.Constant) and isinstance(axis.value, int) and not isinstance(axis.value, bool)
+        return False
+    return False
 
 
 def _is(node: ast.AST, name: str) -> bool:

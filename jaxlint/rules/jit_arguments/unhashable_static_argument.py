@@ -47,7 +47,10 @@ class UnhashableStaticArgument(Rule):
           so a module with a dict field stays unhashable; its array fields are None in the
           non-array half, which hashes.
         - A parameter mapped by `jax.vmap(f)` (no `in_axes`, or an axis for it that is not
-          `None`).
+          `None`), or one the function (or a function nested in it) passes on to a
+          `jax.vmap(g, in_axes)(...)` call that maps it (`jax.vmap(online)(states, rngs)`):
+          every leaf of a mapped argument is an array, since a Python number has no axis to
+          map.
         - A static `self` whose class is a non-frozen dataclass, or defines `__eq__` without
           `__hash__` (unless `@dataclass(unsafe_hash=True)` adds one).
 
