@@ -17,7 +17,39 @@ from marks import family_marks
 PURITY = {code for code in all_rules() if code.startswith("JAX4")}
 marked = family_marks(r"JAX4\d\d")
 
+MASKED = """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    def rollout(env, actions):
+        terminated = jnp.zeros(3, dtype=jnp.bool_)
+
+        def step(carry, action):
+            terminated, total = carry
+            rewards, dones = env.step(action)
+            rewards[terminated] = 0  # JAX401
+            return (dones | terminated, total + rewards), None
+
+        return jax.lax.scan(step, (terminated, jnp.zeros(3)), actions)
+
+    @jax.jit
+    def clipped(x, env):
+        r = env.reward(x)
+        r[x > 0] = 0  # JAX401
+        n = env.counts(x)
+        n[x.shape[0] > 2] = 0  # a Python bool: what `n` is decides
+        return r
+
+    def eager(x, env):
+        r = env.reward(x)
+        r[np.asarray(x) > 0] = 0  # a concrete mask, outside any trace
+        return r
+    """
+
 CASES = {
+    # ---- a traced boolean mask: no object takes one in a store ------------------------------
+    "stores_under_a_traced_boolean_mask": MASKED,
     "functions_jax_example_libraries_make": """
         import jax
         import jax.numpy as jnp
@@ -1852,6 +1884,37 @@ def test_traced_index_into_a_list_raises_under_jax():
     for body in (into_list, into_dict):
         with pytest.raises(TypeError):
             jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_stores_under_a_traced_boolean_mask_raise_under_jax():
+    """What JAX401 says of `x[mask] = v` with a traced boolean mask, whatever `x` is: a JAX array
+    is immutable, NumPy cannot read the tracer, a list cannot take it as an index, a dict
+    cannot hash it; the scan carry made by `jnp.zeros(3, dtype=jnp.bool_)` is such a mask."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    import numpy as np
+
+    class Env:
+        def __init__(self, make):
+            self.make = make
+
+        def step(self, action):
+            return self.make(), action > 0
+
+        def reward(self, x):
+            return self.make()
+
+        def counts(self, x):
+            return self.make()
+
+    namespace: dict = {}
+    exec(textwrap.dedent(MASKED), namespace)
+    for make in (lambda: jnp.ones(3), lambda: np.ones(3), lambda: [1.0, 2.0, 3.0], dict):
+        with pytest.raises(TypeError):
+            namespace["rollout"](Env(make), jnp.ones((2, 3)))
+        with pytest.raises(TypeError):
+            namespace["clipped"](jnp.ones(3), Env(make))
+    assert list(namespace["eager"](np.ones(3), Env(lambda: np.ones(3)))) == [0.0, 0.0, 0.0]
 
 
 def test_only_jax_arrays_have_at_updates_and_they_refuse_item_assignment():

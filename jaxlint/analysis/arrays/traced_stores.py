@@ -46,16 +46,24 @@ class TracedStores:
         """A store into a traced value under an index that is itself one abstract tracer: it fails
         whatever the value is (an array is immutable, a list cannot take a tracer as an index,
         a dict cannot hash one)."""
+        return self.module.is_traced(target.value) and any(
+            value.items is None and value.element is None for value in self._abstract_parts(target)
+        )
+
+    def traced_mask(self, target: ast.Subscript) -> bool:
+        """A store into any value under a traced boolean mask (`rewards[terminated] = 0`): it fails
+        whatever the value is (a JAX array is immutable, NumPy cannot read a tracer, a list or
+        dict cannot take one, and no reference takes a boolean mask)."""
+        return any(value.boolean and value.items is None and value.element is None for value in self._abstract_parts(target))
+
+    def _abstract_parts(self, target: ast.Subscript):
+        """The values of the parts of a store's index that are abstract tracers."""
         module = self.module
-        if not module.is_traced(target.value):
-            return False
         index = target.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        for part in parts:
+        for part in index.elts if isinstance(index, ast.Tuple) else [index]:
             value = module.value(part)
-            if module.is_abstract(part) and value is not None and value.items is None and value.element is None:
-                return True
-        return False
+            if value is not None and module.is_abstract(part):
+                yield value
 
     def excluded_by_test(self, name: ast.Name) -> bool:
         """Whether `name` is read where an `isinstance` test showed it not to be a JAX array

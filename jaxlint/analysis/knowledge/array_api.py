@@ -278,6 +278,30 @@ def one_array_call(name: str | None, call: ast.Call) -> bool:
     return name == ENSURE_ARRAY and given == 2 and not any(isinstance(arg, ast.Starred) for arg in call.args)
 
 
+_BOOLEAN_DTYPES = frozenset({"builtins.bool", "jax.numpy.bool_", "jax.numpy.bool", "numpy.bool_", "numpy.bool"})
+# Where an array maker takes its `dtype` positionally (`jnp.zeros(n, bool)`).
+_DTYPE_POSITIONS = {
+    **{f"jax.numpy.{name}": 1 for name in ("zeros", "ones", "empty", "array", "asarray", "zeros_like", "ones_like", "empty_like")},
+    "jax.numpy.full": 2, "jax.numpy.full_like": 2,
+}
+
+
+def asks_boolean(call: ast.Call, callee: str, qualname) -> bool:
+    """Whether a JAX call asks for a boolean array (`jnp.zeros(n, dtype=jnp.bool_)`, `jnp.ones(n,
+    bool)`); `qualname` names what an expression stands for."""
+    dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    position = _DTYPE_POSITIONS.get(callee)
+    if dtype is None and position is not None and position < len(call.args):
+        if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return False
+        dtype = call.args[position]
+    if dtype is None:
+        return False
+    if isinstance(dtype, ast.Constant):
+        return dtype.value == "bool"
+    return qualname(dtype) in _BOOLEAN_DTYPES
+
+
 def array_function(name: str | None) -> bool:
     """Whether a call to this qualified name returns one JAX array."""
     if not name:

@@ -10,6 +10,7 @@ from jaxlint.analysis.engine.lattice import (
     STATIC,
     TRACED,
     TRACED_ARRAY,
+    TRACED_BOOL,
     UNKNOWN,
     FunctionValue,
     Trace,
@@ -201,8 +202,10 @@ def _leaves_traced(init: ast.expr, names: Names, depth: int = 0) -> Value | None
         return Value(Trace.TRACED, array=True, boolean=isinstance(init.value, bool), not_none=True)
     if isinstance(init, ast.Constant) and init.value is None:
         return constant(None)  # an empty pytree: it stays None
-    if isinstance(init, ast.Call) and array_api.array_function(names.qualname(init.func)):
-        return TRACED_ARRAY
+    if isinstance(init, ast.Call):
+        callee = names.qualname(init.func)
+        if array_api.array_function(callee):
+            return TRACED_BOOL if array_api.asks_boolean(init, callee, names.qualname) else TRACED_ARRAY
     return None
 
 

@@ -35,7 +35,7 @@ from jaxlint.analysis.engine.lattice import (
     strip,
 )
 from jaxlint.analysis.knowledge import jax_api
-from jaxlint.analysis.knowledge.array_api import KIND_KEEPING_FUNCTIONS, NUMPY_ARRAY_CONSTRUCTORS
+from jaxlint.analysis.knowledge.array_api import KIND_KEEPING_FUNCTIONS, NUMPY_ARRAY_CONSTRUCTORS, asks_boolean
 from jaxlint.analysis.knowledge.call_results import BOOLEAN_FUNCTIONS, builtin_result, model_site_result
 from jaxlint.analysis.knowledge.entry_points import KERNEL_CALLS, REF_TREE_CALLS
 from jaxlint.analysis.tracing import type_tests
@@ -150,7 +150,8 @@ class CallEvaluation:
                 inputs = join_all((*args, *kwargs.values()))
                 boolean = inputs.traced and callee in BOOLEAN_FUNCTIONS
                 return Value(inputs.trace, array=True, boolean=boolean, not_none=True)
-            return TRACED_BOOL if callee in BOOLEAN_FUNCTIONS else TRACED_ARRAY
+            boolean = callee in BOOLEAN_FUNCTIONS or asks_boolean(node, callee, lambda e: self.names.qualname(e, self.scope))
+            return TRACED_BOOL if boolean else TRACED_ARRAY
         if callee in jax_api.FRAMEWORK_ARRAYS:
             return TRACED_ARRAY
         if callee in jax_api.MODULE_APPLIES:

@@ -104,6 +104,11 @@ class InPlaceUpdate(Rule):
         - Inside traced code, item assignment on a traced value at an index that is itself a
           tracer (`x[i] = v` with `i` a `fori_loop` index or a scanned value), whatever the
           value is.
+        - Inside traced code, item assignment on any value under a traced boolean mask
+          (`rewards[terminated] = 0`, the mask a comparison, a boolean JAX function, or a
+          carry made by `jnp.zeros(n, dtype=jnp.bool_)`): a JAX array is immutable, NumPy
+          cannot read a tracer, a list or dict cannot take one. The fix is `jnp.where`, since
+          `.at[mask]` needs a concrete mask too.
         - Item assignment on `np.asarray(<JAX array>)`, a read-only view.
 
         **What overrides this, and is not reported.**
@@ -350,6 +355,15 @@ class InPlaceUpdate(Rule):
                     f"In-place update of the traced value `{base}` at a traced index: a JAX array is immutable, "
                     "a list cannot be indexed by a tracer and a dict cannot hash one, so this raises `TypeError`"
                 )
+            elif stores.traced_mask(target):
+                base, mask = text(module, base_node), text(module, target.slice)
+                report(
+                    target,
+                    f"In-place update of `{base}` under a traced boolean mask: a JAX array is immutable, NumPy "
+                    "cannot read a tracer and a list or dict cannot take one, so this raises `TypeError`; write "
+                    f"`{base} = jnp.where({mask}, <new value>, {base})` (`.at[{mask}]` needs a concrete mask too)",
+                )
+                continue
             else:
                 continue
             fix = None
