@@ -47,7 +47,32 @@ MASKED = """
         return r
     """
 
+STATIC_METHODS = """
+    import jax
+    import jax.numpy as jnp
+
+    class Ops:
+        @staticmethod
+        def placement(grid, col):
+            return jnp.roll(grid, col).sum(axis=0) > 0
+
+        @staticmethod
+        def cells(n):
+            return [0] * n
+
+    def action_mask(grid):
+        mask = jax.vmap(Ops.placement, in_axes=(None, 0))(grid, jnp.arange(4))
+        mask[-1:] = False  # JAX401
+        first = Ops.placement(grid, 0)
+        first[0] = True  # JAX401
+        cells = Ops.cells(4)
+        cells[0] = 1  # a list
+        return mask, first, cells
+    """
+
 CASES = {
+    # ---- what a static method of the module's class returns ---------------------------------
+    "results_of_static_methods_of_a_class_of_the_module": STATIC_METHODS,
     # ---- a traced boolean mask: no object takes one in a store ------------------------------
     "stores_under_a_traced_boolean_mask": MASKED,
     "functions_jax_example_libraries_make": """
@@ -1884,6 +1909,24 @@ def test_traced_index_into_a_list_raises_under_jax():
     for body in (into_list, into_dict):
         with pytest.raises(TypeError):
             jax.lax.fori_loop(0, 3, body, 1.0)
+
+
+def test_results_of_static_methods_refuse_item_assignment_under_jax():
+    """What JAX401 says of what a static method returns, called or mapped by `jax.vmap`: a JAX
+    array, immutable even eagerly; the list the other one returns takes the store."""
+    jax = pytest.importorskip("jax")
+    source = textwrap.dedent(STATIC_METHODS)
+    grid = jax.numpy.ones((3, 4))
+    for line in ("mask[-1:] = False", "first[0] = True"):
+        namespace: dict = {}
+        # Each store on its own: the other one is left out, so the error is the one in view.
+        other = "first[0] = True" if line.startswith("mask") else "mask[-1:] = False"
+        exec(source.replace(other, "pass"), namespace)
+        with pytest.raises(TypeError):
+            namespace["action_mask"](grid)
+    namespace = {}
+    exec(source.replace("mask[-1:] = False", "pass").replace("first[0] = True", "pass"), namespace)
+    assert namespace["action_mask"](grid)[2] == [1, 0, 0, 0]
 
 
 def test_stores_under_a_traced_boolean_mask_raise_under_jax():

@@ -238,7 +238,7 @@ class ArrayFacts:
                 return True
             if name in array_api.KIND_KEEPING_FUNCTIONS and expr.args and not isinstance(expr.args[0], ast.Starred):
                 return self._array(expr.args[0], scope, depth + 1, local)  # `einops.rearrange(x, ...)`
-            if isinstance(func, ast.Name) and (
+            if isinstance(func, (ast.Name, ast.Attribute)) and (
                 self._returns_array(func, scope, depth) or self._project_returns_array(name, depth)
             ):
                 return True
@@ -476,7 +476,11 @@ class ArrayFacts:
                 func.attr in array_api.AT_UPDATE_METHODS or func.attr in array_api.ARRAY_RETURNING_METHODS
             ):
                 return True
-            return array_api.one_array_call(self.names.qualname(func, scope), expr)
+            name = self.names.qualname(func, scope)
+            if array_api.one_array_call(name, expr):
+                return True
+            # a static method of a class of the module (`Ops.place(...)`), a project module's function
+            return isinstance(func, ast.Attribute) and (self._returning(func) is not None or self._of_the_project(name))
         if cls is ast.UnaryOp:
             return not isinstance(expr.op, ast.Not)
         return cls in _MAYBE_ARRAY_SYNTAX
@@ -487,7 +491,7 @@ class ArrayFacts:
         `x.at[i].get()`; None (any name) where a comment lies between a name and its `.at[`."""
         return names_before_at(self.module.source.text)
 
-    def _returning(self, func: ast.Name) -> ast.FunctionDef | ast.Lambda | None:
+    def _returning(self, func: ast.Name | ast.Attribute) -> ast.FunctionDef | ast.Lambda | None:
         """The def or lambda of the module whose `return`s a call of `func` gives, as the module's
         resolver answers (decorated only so that calls run it as written, `jax.jit` included,
         which gives back what the function returns, as JAX arrays); None for anything else."""
@@ -505,7 +509,7 @@ class ArrayFacts:
         if isinstance(function, ast.Lambda):
             own = self.names.scopes.get(id(function))
             return own is not None and self._array(function.body, own, depth + 1)
-        return isinstance(function, ast.Name) and self._returns_array(function, scope, depth)
+        return isinstance(function, (ast.Name, ast.Attribute)) and self._returns_array(function, scope, depth)
 
     def _of_the_project(self, qualname: str | None) -> bool:
         """Whether a qualified name may be one of another module of the project."""
@@ -529,11 +533,11 @@ class ArrayFacts:
         """Whether every `return` of a def of this module (no `yield`) gives a JAX array."""
         return self._every_return_an_array(definition, depth)
 
-    def _returns_array(self, func: ast.Name, scope: Scope, depth: int) -> bool:
-        """A call to a function of this module (`_returning`; no `yield`) every `return` of which
-        gives a JAX array."""
+    def _returns_array(self, func: ast.Name | ast.Attribute, scope: Scope, depth: int) -> bool:
+        """A call to a function of this module (`_returning`: by its name, or as a static method
+        of its class, `Ops.place(...)`; no `yield`) every `return` of which gives a JAX array."""
         definition = self._returning(func)
-        if definition is None or self.names.rebinding(func, scope) is not None:
+        if definition is None or isinstance(func, ast.Name) and self.names.rebinding(func, scope) is not None:
             return False
         return self._every_return_an_array(definition, depth)
 

@@ -44,8 +44,9 @@ class InPlaceUpdate(Rule):
         - a result of a function or lambda of the module every `return` of which gives such an
           array, reached as every rule follows a call: by its name, a name bound to it or to its
           `jax.jit` (`double = jax.jit(scale)`), or to what a factory returns (`init =
-          make_init(n)`); plain or under `@jax.jit`; so does a plain function of another module
-          of the project, as that module's facts say (`from .grid import room`);
+          make_init(n)`), or as a static method of its class (`Ops.place(...)`, `jax.vmap(Ops.place)`);
+          plain or under `@jax.jit`; so does a plain function of another module of the project,
+          as that module's facts say (`from .grid import room`, `grid.room(...)`);
         - a name imported from another module of the project that binds it once, at module
           level, to a call returning one JAX array (`TEXTURE = jnp.rot90(load(...))`);
         - a result of an `.at[...]` update, so a parameter counts from a statement that converts
