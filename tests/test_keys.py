@@ -869,6 +869,56 @@ CASES = [
         def run():
             return ask(State(jax.random.key(0), jax.numpy.zeros(4)))
         """, True),
+    # ---- a key put in the returned record, then consumed -------------------------------------
+    # `replace` copies the record: the fields it does not set keep the key put in before.
+    Case("a key put in the returned record and then split", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            rng: jax.Array
+            obs: jax.Array
+
+        def collect(ts, n):
+            rng, rng_steps = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng)
+            rng_steps = jax.random.split(rng, n)  # JAX202
+            ts = ts._replace(obs=ts.obs + 1.0)
+            return ts, rng_steps
+
+        def run():
+            ts, first = collect(State(jax.random.key(0), jax.numpy.zeros(2)), 2)
+            return collect(ts, 2)
+        """, True),
+    Case("the other child split after the key is put in the returned record", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            rng: jax.Array
+            obs: jax.Array
+
+        def collect(ts, n):
+            rng, rng_steps = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng)
+            rng_steps = jax.random.split(rng_steps, n)
+            ts = ts._replace(obs=ts.obs + 1.0)
+            return ts, rng_steps
+
+        def renewed(ts, n):
+            rng, rng_steps = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng)
+            steps = jax.random.split(rng, n)
+            ts = ts._replace(rng=rng_steps)  # the field replaced: the split key is not returned
+            return ts, steps
+
+        def run():
+            ts, first = collect(State(jax.random.key(0), jax.numpy.zeros(2)), 2)
+            ts, second = renewed(ts, 2)
+            return collect(ts, 2)
+        """, False),
     # ---- a key given to the branches of `lax.cond` / `lax.switch` ---------------------------
     Case("a drawn key given to lax.cond branches that ignore it", """
         import jax

@@ -97,6 +97,7 @@ class CallTransfer:
             # spent, it is reported (`hand_back`).
             self.expr(func, state)
             held = [(arg, ref) for arg, ref in self._args(node, state) if isinstance(ref, (int, Elem))]
+            held += self._kept_fields(node, qualname, state)
             return Streams(tuple(held), record=True) if held else None
         if isinstance(func, ast.Attribute) and func.attr in api.KEY_COPY_METHODS:
             # `keys.reshape(n, -1)`: the same keys in another shape, not a use of them.
@@ -636,6 +637,10 @@ class CallTransfer:
             if mark.first is None:
                 continue
             use = Use(name, mark.first.call, "return", mark.first.callee)
+            if _before(name, node) and _before(name, mark.first.call):
+                # Put in the returned value by an earlier statement (`ts = ts.replace(rng=rng)`),
+                # then consumed: the consumption is the second use, where it is reported.
+                use = Use(mark.first.node, mark.first.call, "held", mark.first.callee, put=name)
             if mark.level == DEFINITE:
                 self.report_reuse(use, mark.first, None)
             elif mark.level == MAYBE and mark.guard is not None and not self._same_condition(mark.guard):
@@ -680,6 +685,25 @@ class CallTransfer:
                     found.append((node, ref, position))
         return found
 
+    def _kept_fields(self, node: ast.Call, qualname: str | None, state: KeyState) -> list[tuple[ast.expr, Ref]]:
+        """The keys of the record a `replace` copies that the copy keeps: those held in the fields
+        it does not replace (`ts = ts.replace(last_obs=obs)` keeps the key `ts.replace(rng=rng)`
+        put in)."""
+        copied = _record_copied(node, qualname)
+        streams = state.env.get(copied.id) if isinstance(copied, ast.Name) else None
+        if not isinstance(streams, Streams) or not streams.record:
+            return []
+        replaced = {k.arg for k in node.keywords}
+        if None in replaced:
+            return []  # `**changes`: which fields it replaces is not known
+        parents = self.names.parents
+        kept = []
+        for put, ref in streams.keys:
+            slot = parents.get(id(put))
+            if isinstance(slot, ast.keyword) and slot.arg not in replaced:
+                kept.append((put, ref))
+        return kept
+
     def _copied(self, node: ast.AST) -> ast.AST | None:
         """What a copy of a key hands back (`jnp.stack(keys)`, `keys.reshape(n, -1)`), else None."""
         if not isinstance(node, ast.Call):
@@ -710,6 +734,19 @@ class CallTransfer:
             elif literal is not None and _stores(stmt) & ({value.id} | _names(literal)):
                 literal = None
         return value
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    """Whether `a` starts before `b` in the source."""
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+def _record_copied(call: ast.Call, qualname: str | None) -> ast.expr | None:
+    """The record a `_builds_record` call copies: `state` of `state.replace(...)` and of
+    `dataclasses.replace(state, ...)`."""
+    if qualname in api.RECORD_BUILDERS:
+        return call.args[0] if call.args else None
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
 
 
 def _builds_record(call: ast.Call, qualname: str | None) -> bool:

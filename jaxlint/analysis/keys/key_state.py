@@ -28,7 +28,7 @@ class Use:
 
     node: ast.AST  # the key expression as written at the consuming call
     call: ast.AST
-    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry" | "flax"
+    kind: str  # "split" | "sample" | "call" | "fold_in" | "carry" | "flax" | "return" | "held"
     callee: str  # how to name the consumer in a message
     module: str | None = None  # for "flax": the Flax module the key runs (`flax_runs`)
     init: bool = False  # for "flax": the run builds parameters (`init`)
@@ -37,6 +37,8 @@ class Use:
     # made to give an `init` example inputs); None for a split, which draws through its
     # children, decided once the whole function is solved.
     draws: bool | None = True
+    # For "held" (a key consumed after it was put in the value the function returns): where it was put.
+    put: ast.AST | None = None
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,9 @@ class KeyReuse(KeyFlowRule):
           `state._replace(key=key)`, `dataclasses.replace`) keeps the key and draws nothing:
           handed to other code (a checkpoint) it hands on no key; returned spent, also inside
           another record (`self.replace(state=new_state)`), it is reported where the key was put
-          in.
+          in, or, put in first and consumed after, where it is consumed. A copy that changes
+          other fields (`ts = ts.replace(last_obs=obs)`) keeps the key; one that sets the field
+          again (`ts.replace(rng=new_key)`) holds the new key instead.
         - A function that returns a key it has consumed on every path, as its result or an item
           of the tuple it returns (`return key, params` after `jax.grad(loss)(params, key)`;
           `state = (params, key)` then `return state`), or on the paths through a branch (`if
@@ -640,6 +642,13 @@ class KeyReuse(KeyFlowRule):
                     f"PRNG key `{name}` feeds {first.callee} and {reuse.use.callee} of one dict: each "
                     "stream is derived from its key the same way, so the two draw the same numbers; "
                     "split it and give each stream its own key",
+                )
+            elif reuse.use.kind == "held":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{name}` is consumed by {first.callee} here after it was put in the value "
+                    f"returned (line {reuse.use.put.lineno}): the caller's next draw from it repeats this "
+                    f"one; draw here from a new key ({split_text(name)}, draw from `{child_of(name)}`)",
                 )
             elif reuse.use.kind == "return":
                 when = f" {path_of(module.tree, reuse.guard, first.call)}" if reuse.guard is not None else ""

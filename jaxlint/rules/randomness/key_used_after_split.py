@@ -38,7 +38,9 @@ class KeyUsedAfterSplit(KeyFlowRule):
           parent is spent, and on the paths that draw, it repeats the children.
         - A function returning, on every path, a key it split without rebinding (`k1, k2 =
           split(key)`, then `return key`) is reported at the return: the caller's next split or
-          draw repeats the children.
+          draw repeats the children. A key put in the returned value first (`ts =
+          ts.replace(rng=rng)`, kept by copies that change other fields) and split after is
+          reported at the split: `split(rng, n)` where the other child was meant.
         - A split draws through its children: one whose children nobody draws from (overwritten,
           deleted, or handed only to functions that keep or discard them: a data loader that
           `del`s its key, a manager that stores one it never uses) leaves nothing to repeat, and
@@ -157,6 +159,14 @@ class KeyUsedAfterSplit(KeyFlowRule):
                     f"PRNG key `{reuse.name}` was split on line {reuse.first.call.lineno}; `jax.random.fold_in` "
                     "on it gives the same key as one of the split's children (`fold_in(key, i)` is "
                     "`split(key, n)[i]`); fold in from one of the new keys instead",
+                )
+                continue
+            if reuse.use.kind == "held":
+                report(
+                    reuse.use.node,
+                    f"PRNG key `{reuse.name}` is split here after it was put in the value returned (line "
+                    f"{reuse.use.put.lineno}): the caller's next split or draw from it repeats the children; "
+                    "split one of the new keys here",
                 )
                 continue
             if reuse.use.kind == "return":
