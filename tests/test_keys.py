@@ -919,6 +919,46 @@ CASES = [
             ts, second = renewed(ts, 2)
             return collect(ts, 2)
         """, False),
+    # The field of a record read back is the key put there.
+    Case("the key put in a record drawn from, then read back from the record", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            rng: jax.Array
+            obs: jax.Array
+
+        def step(ts):
+            rng, action_rng = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng)
+            action = jax.random.normal(rng, (2,))
+            rng, steps_rng = jax.random.split(ts.rng)  # JAX201
+            return ts._replace(rng=rng), action, action_rng, steps_rng
+
+        def run():
+            return step(State(jax.random.key(0), jax.numpy.zeros(2)))
+        """, True),
+    Case("a subkey drawn from, then the key put in the record read back", """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            rng: jax.Array
+            obs: jax.Array
+
+        def step(ts):
+            rng, action_rng = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng)
+            action = jax.random.normal(action_rng, (2,))
+            rng, steps_rng = jax.random.split(ts.rng)
+            ts = ts._replace(rng=rng, obs=ts.obs + action)
+            return ts, steps_rng
+
+        def run():
+            return step(State(jax.random.key(0), jax.numpy.zeros(2)))
+        """, False),
     # ---- a key given to the branches of `lax.cond` / `lax.switch` ---------------------------
     Case("a drawn key given to lax.cond branches that ignore it", """
         import jax

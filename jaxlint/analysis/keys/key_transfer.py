@@ -417,6 +417,10 @@ class KeyTransfer(CallTransfer):
                     _forget_held(holder, state)  # a call that can see the object may rebind its keys
             return result
         if cls is ast.Attribute:
+            if node.value.__class__ is ast.Name and node.ctx.__class__ is ast.Load:
+                held = _field_key(node.value.id, node.attr, state, self.names)
+                if held is not None:
+                    return held  # `ts.rng` of `ts = ts.replace(rng=rng)`: that key
             dotted = attribute_path(node)
             if dotted is not None and dotted in self.keynames and node.ctx.__class__ is ast.Load:
                 return self._instance_key(dotted, node, state)
@@ -675,3 +679,16 @@ def _flax_slot_of(slot: object, vid: int) -> bool:
         return False
     key = slot[1]
     return key == vid or (isinstance(key, Elem) and key.array == vid)
+
+
+def _field_key(base: str, field_name: str, state: KeyState, names) -> Ref | None:
+    """The key the record bound to the name `base` holds in a field (`ts.rng` of `ts =
+    ts.replace(rng=rng)`, the field kept by later copies), if one was put there."""
+    streams = state.env.get(base)
+    if not isinstance(streams, Streams) or not streams.record:
+        return None
+    for put, ref in streams.keys:
+        slot = names.parents.get(id(put))
+        if isinstance(slot, ast.keyword) and slot.arg == field_name:
+            return ref
+    return None
