@@ -80,6 +80,17 @@ _MIXUP_UNGUARDED = _MIXUP.replace(
 _MIXUP_NO_BETA = _MIXUP.replace("arange(4.0)), key_1  # JAX201", "arange(4.0), alpha=0), key_1")
 assert _MIXUP_UNGUARDED != _MIXUP != _MIXUP_NO_BETA
 
+# A record holding a key, as RL training states do (`ts.rng`).
+_STATE = """
+        from typing import NamedTuple
+
+        import jax
+
+        class State(NamedTuple):
+            rng: jax.Array
+            obs: jax.Array
+"""
+
 CASES = [
     # ---- an interface's methods draw from the keys handed to them ----------------------------
     # ---- a split key handed to a helper that draws from it on some path ----------------------
@@ -871,14 +882,7 @@ CASES = [
         """, True),
     # ---- a key put in the returned record, then consumed -------------------------------------
     # `replace` copies the record: the fields it does not set keep the key put in before.
-    Case("a key put in the returned record and then split", """
-        from typing import NamedTuple
-
-        import jax
-
-        class State(NamedTuple):
-            rng: jax.Array
-            obs: jax.Array
+    Case("a key put in the returned record and then split", _STATE + """
 
         def collect(ts, n):
             rng, rng_steps = jax.random.split(ts.rng)
@@ -891,14 +895,7 @@ CASES = [
             ts, first = collect(State(jax.random.key(0), jax.numpy.zeros(2)), 2)
             return collect(ts, 2)
         """, True),
-    Case("the other child split after the key is put in the returned record", """
-        from typing import NamedTuple
-
-        import jax
-
-        class State(NamedTuple):
-            rng: jax.Array
-            obs: jax.Array
+    Case("the other child split after the key is put in the returned record", _STATE + """
 
         def collect(ts, n):
             rng, rng_steps = jax.random.split(ts.rng)
@@ -920,14 +917,7 @@ CASES = [
             return collect(ts, 2)
         """, False),
     # The field of a record read back is the key put there.
-    Case("the key put in a record drawn from, then read back from the record", """
-        from typing import NamedTuple
-
-        import jax
-
-        class State(NamedTuple):
-            rng: jax.Array
-            obs: jax.Array
+    Case("the key put in a record drawn from, then read back from the record", _STATE + """
 
         def step(ts):
             rng, action_rng = jax.random.split(ts.rng)
@@ -939,14 +929,7 @@ CASES = [
         def run():
             return step(State(jax.random.key(0), jax.numpy.zeros(2)))
         """, True),
-    Case("a subkey drawn from, then the key put in the record read back", """
-        from typing import NamedTuple
-
-        import jax
-
-        class State(NamedTuple):
-            rng: jax.Array
-            obs: jax.Array
+    Case("a subkey drawn from, then the key put in the record read back", _STATE + """
 
         def step(ts):
             rng, action_rng = jax.random.split(ts.rng)
