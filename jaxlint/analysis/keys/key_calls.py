@@ -696,13 +696,7 @@ class CallTransfer:
         replaced = {k.arg for k in node.keywords}
         if None in replaced:
             return []  # `**changes`: which fields it replaces is not known
-        parents = self.names.parents
-        kept = []
-        for put, ref in streams.keys:
-            slot = parents.get(id(put))
-            if isinstance(slot, ast.keyword) and slot.arg not in replaced:
-                kept.append((put, ref))
-        return kept
+        return [(put, ref) for put, ref in streams.keys if record_field(put, self.names) not in (None, *replaced)]
 
     def _copied(self, node: ast.AST) -> ast.AST | None:
         """What a copy of a key hands back (`jnp.stack(keys)`, `keys.reshape(n, -1)`), else None."""
@@ -734,6 +728,12 @@ class CallTransfer:
             elif literal is not None and _stores(stmt) & ({value.id} | _names(literal)):
                 literal = None
         return value
+
+
+def record_field(put: ast.expr, names) -> str | None:
+    """The field a key was put in by a record's `replace(field=key)`, as `Streams` keeps it."""
+    slot = names.parents.get(id(put))
+    return slot.arg if isinstance(slot, ast.keyword) else None
 
 
 def _before(a: ast.AST, b: ast.AST) -> bool:

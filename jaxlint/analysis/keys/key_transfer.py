@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.names import FUNCTION_TYPES
 from jaxlint.analysis.engine.walk import attribute_path, children
-from jaxlint.analysis.keys.key_calls import CallTransfer
+from jaxlint.analysis.keys.key_calls import CallTransfer, record_field
 from jaxlint.analysis.keys.key_draws import Draws
 from jaxlint.analysis.keys.flax_runs import streams_for_init
 from jaxlint.analysis.keys.key_state import (
@@ -687,8 +687,4 @@ def _field_key(base: str, field_name: str, state: KeyState, names) -> Ref | None
     streams = state.env.get(base)
     if not isinstance(streams, Streams) or not streams.record:
         return None
-    for put, ref in streams.keys:
-        slot = names.parents.get(id(put))
-        if isinstance(slot, ast.keyword) and slot.arg == field_name:
-            return ref
-    return None
+    return next((ref for put, ref in streams.keys if record_field(put, names) == field_name), None)
