@@ -69,6 +69,8 @@ class KeyTransfer(CallTransfer):
         self.globals: dict[int, str] = {}  # module-level keys read by a compiled function
         self.params: dict[str, int] = {}
         self.free: dict[str, int] = {}  # keys read from the function around it (`enclosing_keys`)
+        # id(`ts.rng`) -> the key `ts = ts.replace(rng=rng)` put there (`rng`), by which messages name it
+        self.field_reads: dict[int, ast.expr] = {}
         # The loops (innermost last) and branch conditions around the step being run, asked
         # of `locate` only when a rule of consumption needs them.
         self.locate: Callable[[cfg.Step], tuple[list, list]] | None = None
@@ -419,8 +421,9 @@ class KeyTransfer(CallTransfer):
         if cls is ast.Attribute:
             if node.value.__class__ is ast.Name and node.ctx.__class__ is ast.Load:
                 held = _field_key(node.value.id, node.attr, state, self.names)
-                if held is not None:
-                    return held  # `ts.rng` of `ts = ts.replace(rng=rng)`: that key
+                if held is not None:  # `ts.rng` of `ts = ts.replace(rng=rng)`: that key
+                    self.field_reads[id(node)] = held[0]
+                    return held[1]
             dotted = attribute_path(node)
             if dotted is not None and dotted in self.keynames and node.ctx.__class__ is ast.Load:
                 return self._instance_key(dotted, node, state)
@@ -681,10 +684,10 @@ def _flax_slot_of(slot: object, vid: int) -> bool:
     return key == vid or (isinstance(key, Elem) and key.array == vid)
 
 
-def _field_key(base: str, field_name: str, state: KeyState, names) -> Ref | None:
+def _field_key(base: str, field_name: str, state: KeyState, names) -> tuple[ast.expr, Ref] | None:
     """The key the record bound to the name `base` holds in a field (`ts.rng` of `ts =
-    ts.replace(rng=rng)`, the field kept by later copies), if one was put there."""
+    ts.replace(rng=rng)`, the field kept by later copies), with how it was put in, if one was."""
     streams = state.env.get(base)
     if not isinstance(streams, Streams) or not streams.record:
         return None
-    return next((ref for put, ref in streams.keys if record_field(put, names) == field_name), None)
+    return next(((put, ref) for put, ref in streams.keys if record_field(put, names) == field_name), None)

@@ -612,7 +612,9 @@ class KeyFlow:
             use = replace(use, node=written)
         if loop is None and first is not None:
             self._reused_firsts[id(first.node)] = first.node
-        name = _expr_name(use.node)
+        # A record's field read back (`ts.rng`) is named as the key put there (`rng`): a frozen
+        # record cannot take the split a message suggests for the field.
+        name = _expr_name(run.field_reads.get(id(use.node), use.node))
         renewal = _renewal(self.names, use, name)
         self.reuses.append(Reuse(use, first, name, loop, primitive, guard, dependent, renewal, partial))
 

@@ -110,7 +110,8 @@ class KeyReuse(KeyFlowRule):
           in, or, put in first and consumed after, where it is consumed. A copy that changes
           other fields (`ts = ts.replace(last_obs=obs)`) keeps the key; one that sets the field
           again (`ts.replace(rng=new_key)`) holds the new key instead. Reading the field back
-          (`split(ts.rng)`) reads that key: drawn from before, it is reused.
+          (`split(ts.rng)`) reads that key: drawn from before, it is reused, and the message
+          names it as it was put in (`rng`), since a frozen record takes no split in place.
         - A function that returns a key it has consumed on every path, as its result or an item
           of the tuple it returns (`return key, params` after `jax.grad(loss)(params, key)`;
           `state = (params, key)` then `return state`), or on the paths through a branch (`if
