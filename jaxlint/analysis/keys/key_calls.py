@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxlint.analysis.engine.source_text import short_source
-from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter
+from jaxlint.analysis.engine.walk import attribute_path, nodes_run_with, own_nodes, runs_parameter, start_of
 from jaxlint.analysis.keys.flax_runs import UNPLACED, flax_run, linen_receivers
 from jaxlint.analysis.keys.key_draws import Draws, dropped, only_example_inputs
 from jaxlint.analysis.keys.key_intent import only_reorders
@@ -637,7 +637,7 @@ class CallTransfer:
             if mark.first is None:
                 continue
             use = Use(name, mark.first.call, "return", mark.first.callee)
-            if _before(name, node) and _before(name, mark.first.call):
+            if start_of(name) < start_of(node) and start_of(name) < start_of(mark.first.call):
                 # Put in the returned value by an earlier statement (`ts = ts.replace(rng=rng)`),
                 # then consumed: the consumption is the second use, where it is reported.
                 use = Use(mark.first.node, mark.first.call, "held", mark.first.callee, put=name)
@@ -734,11 +734,6 @@ def record_field(put: ast.expr, names) -> str | None:
     """The field a key was put in by a record's `replace(field=key)`, as `Streams` keeps it."""
     slot = names.parents.get(id(put))
     return slot.arg if isinstance(slot, ast.keyword) else None
-
-
-def _before(a: ast.AST, b: ast.AST) -> bool:
-    """Whether `a` starts before `b` in the source."""
-    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
 
 
 def _record_copied(call: ast.Call, qualname: str | None) -> ast.expr | None:

@@ -478,8 +478,7 @@ class Project:
         """Whether the module a qualified name's last part is looked up in may bind it, at module
         level, to a dotted name or a string alone (`GridState: TypeAlias = jax.Array`,
         `MODE = "train"`): its text has such a line. Known without parsing the module, and the
-        same whether it was read already or not
-        (a re-export is not followed)."""
+        same whether it was read already or not (a re-export is not followed)."""
         found = self._holding_module(link, qualname)
         if found is None:
             return False

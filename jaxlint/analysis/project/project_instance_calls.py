@@ -76,8 +76,7 @@ def untraced_parameters(
     Python value, False where some pass a value never taken for traced, None where some pass a
     value that may be traced. None of them where no call is in view (or an instance is handed to
     code out of view). The search stops at the first call that decides all of them. The modules
-    read are dependencies of `asker` (a
-    `ModuleLink`; default: that of `facts`)."""
+    read are dependencies of `asker` (a `ModuleLink`; default: that of `facts`)."""
     return _decided(
         facts, cls.name, method, positional_params(method)[1:], asked, lambda other: _Calls(other, facts, cls), asker
     )

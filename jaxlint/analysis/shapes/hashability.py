@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from jaxlint.analysis.engine.call_index import may_resolve_to
 from jaxlint.analysis.engine.named_tuples import is_named_tuple
 from jaxlint.analysis.engine.names import annotation_name
-from jaxlint.analysis.engine.walk import own_nodes
+from jaxlint.analysis.engine.walk import own_nodes, spans
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.optax_objects import optax_state
@@ -194,41 +194,24 @@ def _used_as_array(fn, name: str, module) -> str | None:
             and node.func.attr in _AXIS_METHODS and any(k.arg == "axis" for k in node.keywords)
         ):
             return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
-    names = module.names
-    for call, where in names.calls:
+    for call, _ in module.names.calls:
         # In the function or one nested in it, reading the parameter (a closure keeps the value).
-        if isinstance(call.func, ast.Call) and _within(where, scope) and _vmapped(call, name, scope, module):
+        if isinstance(call.func, ast.Call) and spans(fn, call) and _vmapped(call, name, scope, module):
             return f"is mapped by the `jax.vmap` it is passed to (`{ast.unparse(call)}`, line {call.lineno})"
     return None
-
-
-def _within(where, scope) -> bool:
-    while where is not None and where is not scope:
-        where = where.parent
-    return where is scope
 
 
 def _vmapped(call: ast.Call, name: str, scope, module) -> bool:
     """`jax.vmap(f, in_axes)(..., name, ...)` mapping the parameter `name` of `scope` along an
     axis: every leaf of a mapped argument must be an array (a Python number has no axis to
     map), and a pytree of arrays hashes no more than an array does."""
-    made = call.func
-    if module.qualname(made.func) != "jax.vmap":
+    if module.qualname(call.func.func) != "jax.vmap":
         return False
-    in_axes = next((k.value for k in made.keywords if k.arg == "in_axes"), made.args[1] if len(made.args) > 1 else None)
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             return False  # the positions after it are not known
-        if not _is(arg, name) or module.names.lookup(name, module.names.read_scope.get(id(arg))) is not scope:
-            continue
-        if in_axes is None:
-            return True  # mapped along axis 0
-        if isinstance(in_axes, ast.Constant):
-            return isinstance(in_axes.value, int) and not isinstance(in_axes.value, bool)
-        if isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
-            axis = in_axes.elts[index]
-            return isinstance(axis, ast.Constant) and isinstance(axis.value, int) and not isinstance(axis.value, bool)
-        return False
+        if _is(arg, name) and module.names.lookup(name, module.names.read_scope.get(id(arg))) is scope:
+            return _maps(call.func, index)
     return False
 
 
@@ -367,21 +350,23 @@ def _mapped_by_vmap(root, name: str, vmaps: list, module) -> str | None:
             root.site is d for d in root.node.decorator_list
         ):
             continue
-        in_axes = next((k.value for k in call.keywords if k.arg == "in_axes"), call.args[1] if len(call.args) > 1 else None)
-        if in_axes is None:
-            axis = 0
-        elif isinstance(in_axes, ast.Constant) and isinstance(in_axes.value, int):
-            axis = in_axes.value
-        elif isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
-            entry = in_axes.elts[index]
-            if not isinstance(entry, ast.Constant):
-                continue
-            axis = entry.value
-        else:
-            continue
-        if axis is not None:
+        if _maps(call, index):
             return f"is mapped by `jax.vmap` on line {call.lineno} (it receives a batched tracer)"
     return None
+
+
+def _maps(vmap: ast.Call, index: int) -> bool:
+    """Whether `jax.vmap(f, in_axes)` maps its argument at `index` along an axis: no `in_axes`,
+    an int, or an entry for it that is a constant other than `None`."""
+    in_axes = next((k.value for k in vmap.keywords if k.arg == "in_axes"), vmap.args[1] if len(vmap.args) > 1 else None)
+    if in_axes is None:
+        return True
+    if isinstance(in_axes, ast.Constant):
+        return isinstance(in_axes.value, int)
+    if isinstance(in_axes, (ast.Tuple, ast.List)) and index < len(in_axes.elts):
+        entry = in_axes.elts[index]
+        return isinstance(entry, ast.Constant) and entry.value is not None
+    return False
 
 
 def _unhashable_value(expr: ast.AST, module) -> str | None:

@@ -1,7 +1,8 @@
 """Which parameters a transformation's arguments make static or pass as given, read from its
-keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` and `nondiff_argnames` of a custom
-derivative, `static_broadcasted_argnums` of `jax.pmap`), the `None` entries of a vmap's
-`in_axes`, and what a differentiation's `argnums` leaves out."""
+keywords as JAX reads them: `static_argnums`/`static_argnames` (`nondiff_argnums` and
+`nondiff_argnames` of a custom derivative, `static_broadcasted_argnums` of `jax.pmap`), the
+`None` entries of a vmap's `in_axes` and of a shard_map's `in_specs`, and what a
+differentiation's `argnums` leaves out."""
 
 from __future__ import annotations
 
@@ -70,8 +71,9 @@ VMAPS = frozenset({"jax.vmap", "flax.nnx.vmap"})
 def as_given_positions(transform: str, site: ast.AST | None, keywords: dict[str, ast.expr], count: int) -> frozenset[int]:
     """Argument positions (of the `count` the function takes) that a transformation passes on as
     the caller gives them, traced only if they were: a vmap's `in_axes=None` ones, a shard_map's
-    `in_specs` `None` ones (static there), and a differentiation's outside its `argnums` (0 by default; `eqx.filter_grad` differentiates its
-    first argument): `value_and_grad(loss)(params, x, n)` hands `loss` the caller's `n`. (A
+    `in_specs` `None` ones (static there), and a differentiation's outside its `argnums` (0 by
+    default; `eqx.filter_grad` differentiates its first argument): `value_and_grad(loss)(params,
+    x, n)` hands `loss` the caller's `n`. (A
     differentiation passes keyword arguments as given too; `argnums` counts positions only.)"""
     if transform in VMAPS:
         return unbatched_positions(site, keywords)
