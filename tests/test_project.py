@@ -775,6 +775,74 @@ def test_a_test_files_transformation_of_another_modules_function_is_not_followed
     assert (("helpers.py", "JAX101") in found) is reported
 
 
+# The helper's `if` is on the key's draw: traced wherever the function is transformed.
+GAME = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/game.py": textwrap.dedent("""
+        import jax
+
+        def play(key, params, steps):
+            first = jax.random.randint(key, (), 0, 2)
+            if first == 0:
+                return params
+            return params + steps
+    """),
+}
+# Ways of handing `play` to a transformation from another module: through a `functools.partial`
+# that fixes its other arguments, directly or bound to a name first.
+PLAYS = {
+    "partial named": """
+        def run(keys, params):
+            play_fn = partial(play, params=params, steps=3)
+            return jax.vmap(play_fn)(keys)
+    """,
+    "partial inline": """
+        def run(keys, params):
+            return jax.vmap(partial(play, params=params, steps=3))(keys)
+    """,
+    "partial positional": """
+        def run(keys, params):
+            return jax.vmap(partial(play, steps=3), in_axes=(0, None))(keys, params)
+    """,
+    "in a test function": """
+        def test_play(keys, params):
+            return jax.vmap(partial(play, params=params, steps=3))(keys)
+    """,
+}
+_PLAYS_HEADER = """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from pkg.game import play
+"""
+
+
+@pytest.mark.parametrize("way", PLAYS)
+def test_a_partial_of_another_modules_function_handed_to_a_transformation_traces_it(cli, make_files, way):
+    """`jax.vmap(partial(play, params=p))` traces `play` with the arguments the call maps (the
+    key) traced and those the partial fixed as the caller's values. A test function's
+    transformation is not followed, as a test file's is not."""
+    root = make_files({**GAME, "pkg/train.py": textwrap.dedent(_PLAYS_HEADER + PLAYS[way])})
+    found = {(Path(f["filename"]).name, f["code"]) for f in cli("check", "--output-format", "json", "--no-cache", str(root)).json}
+    assert (("game.py", "JAX101") in found) is (way != "in a test function")
+
+
+@pytest.mark.parametrize("way", [w for w in PLAYS if w != "in a test function"])
+def test_jax_traces_a_partial_of_another_modules_function(make_files, way, monkeypatch):
+    """JAX agrees: each way of handing `play` over runs its `if` on a tracer."""
+    jax = pytest.importorskip("jax")
+    root = make_files({**GAME, "pkg/train.py": textwrap.dedent(_PLAYS_HEADER + PLAYS[way])})
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import train  # type: ignore[import-not-found]
+
+    keys = jax.random.split(jax.random.key(0), 2)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        train.run(keys, jax.numpy.zeros(()))
+
+
 SLICED_HELPER = {
     "pyproject.toml": "",
     "pkg/__init__.py": "",

@@ -20,7 +20,7 @@ from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
-from jaxlint.analysis.knowledge.testing_code import test_file
+from jaxlint.analysis.knowledge.testing_code import test_file, test_functions, test_pattern
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
@@ -29,8 +29,10 @@ from jaxlint.analysis.tracing.guards import guarded_nodes
 from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
 from jaxlint.analysis.tracing.root_parameters import root_parameters
 from jaxlint.analysis.tracing.static_arguments import as_given_positions, positional_params, static_parameters
-from jaxlint.analysis.tracing.traced_functions import NOTHING_BOUND, STAGED, Context, Discovery, TracedFunction, context_of
-from jaxlint.analysis.tracing.tracing import discover
+from jaxlint.analysis.tracing.traced_functions import (
+    ANY_KEYWORD, NOTHING_BOUND, STAGED, Bound, Context, Discovery, TracedFunction, context_of,
+)
+from jaxlint.analysis.tracing.tracing import discover, wrapped_elsewhere
 from jaxlint.analysis.values.closure_nullness import closed_not_none
 from jaxlint.analysis.values.values import Trace, Value, ValueAnalysis
 from jaxlint.source import Source
@@ -164,51 +166,63 @@ class TracedModule:
             # A test transforms the functions it tests in ways it shows they survive (it passes,
             # or it already fails on the bug): what they do traced is their own modules' to say.
             return
+        tests = test_functions(names, test_pattern(self.options))  # ... and so does a test function
         # A function `follow` never enters (a modelled library's) is not looked up, which would
         # read its module for nothing.
         for call, scope in calls_through(names, spellings(names, jax_api.TRANSFORMS)):
             transform = names.qualname(call.func, scope)
-            if transform not in jax_api.TRANSFORMS or not call.args or not isinstance(call.args[0], (ast.Name, ast.Attribute)):
+            if transform not in jax_api.TRANSFORMS or not call.args or _in(scope, tests):
                 continue
-            wrapped = names.qualname(call.args[0], scope)
-            if wrapped is None or opaque(wrapped):
-                continue
-            found = link.target(wrapped)  # a function, or a def read through its class
-            if found is None:
-                continue
-            target, implicit = found
-            keywords = {k.arg: k.value for k in call.keywords if k.arg}
-            static = static_parameters(target.node, keywords, implicit, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
-            fn = target.node
-            positional = positional_params(fn)
-            as_given = as_given_positions(transform, call, keywords, len(positional) - implicit)
-            around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
-            if transform in jax_api.CONCRETE_TRANSFORMS and around is not None:
-                made_in = analysis.contexts.get(id(around))
-                if made_in is not None and made_in.staged:
-                    as_given = frozenset()
+            for leaf, fixed in wrapped_elsewhere(call.args[0], names, scope):
+                self._trace_one(link, analysis, call, scope, transform, leaf, fixed)
 
-            # A parameter with a default may be left to it, and one the transformation passes as
-            # given (a vmap's `in_axes=None`, `as_given_positions`): what either holds is not known.
-            def value(param: ast.arg, position: int | None) -> Value:
-                if param.arg in static:
-                    return STATIC
-                if position in as_given or default_of(fn, param) is not None:
-                    return UNKNOWN
-                return TRACED_ARRAY
+    def _trace_one(
+        self, link: ModuleLink, analysis: ValueAnalysis, call: ast.Call, scope, transform: str, leaf: ast.expr,
+        fixed: Bound,
+    ) -> None:
+        """`_trace_imported` for one function of another module that `call` transforms, `fixed`
+        the arguments a `functools.partial` around it fixes: the caller's values, not known."""
+        names = self.names
+        wrapped = names.qualname(leaf, scope)
+        if wrapped is None or opaque(wrapped):
+            return
+        found = link.target(wrapped)  # a function, or a def read through its class
+        if found is None:
+            return
+        target, implicit = found
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        implicit += fixed.positional
+        static = static_parameters(target.node, keywords, implicit, transform) if transform in jax_api.STATIC_ARG_TRANSFORMS else frozenset()
+        fn = target.node
+        positional = positional_params(fn)
+        as_given = as_given_positions(transform, call, keywords, len(positional) - implicit)
+        around = scope.node if isinstance(scope.node, FUNCTION_TYPES) else None
+        if transform in jax_api.CONCRETE_TRANSFORMS and around is not None:
+            made_in = analysis.contexts.get(id(around))
+            if made_in is not None and made_in.staged:
+                as_given = frozenset()
 
-            args = [value(p, i) for i, p in enumerate(positional[implicit:])]
-            kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
-            # The entry point named is what a run calls to trace it: the function making the call,
-            # or the module-level name the transformed function is bound to.
-            bound = names.call_targets.get(id(call))
-            if around is not None:
-                link.entry = self.entry_name(around)
-            elif bound is not None:
-                link.entry = f"{link.name}.{bound}" if link.name else bound
-            else:
-                continue
-            link.follow(wrapped, args, kwargs, context_of(transform), 1)
+        # A parameter with a default may be left to it, and one the transformation passes as
+        # given (a vmap's `in_axes=None`, `as_given_positions`): what either holds is not known.
+        def value(param: ast.arg, position: int | None) -> Value:
+            if param.arg in static:
+                return STATIC
+            if position in as_given or default_of(fn, param) is not None or param.arg in fixed.keywords:
+                return UNKNOWN
+            return UNKNOWN if ANY_KEYWORD in fixed.keywords else TRACED_ARRAY
+
+        args = [value(p, i) for i, p in enumerate(positional[implicit:])]
+        kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
+        # The entry point named is what a run calls to trace it: the function making the call,
+        # or the module-level name the transformed function is bound to.
+        bound = names.call_targets.get(id(call))
+        if around is not None:
+            link.entry = self.entry_name(around)
+        elif bound is not None:
+            link.entry = f"{link.name}.{bound}" if link.name else bound
+        else:
+            return
+        link.follow(wrapped, args, kwargs, context_of(transform), 1)
 
     def _callers(self, root: TracedFunction) -> Callable[[frozenset[str]], dict[str, bool | None]] | None:
         """For a framework module's `__call__`: what the project's calls of its instances pass
@@ -523,3 +537,10 @@ def _plain_binding(link, qualname: str) -> tuple | None:
     its text may bind the name so (most names asked about are classes)."""
     found = link.module_value(qualname) if link.may_bind_plainly(qualname) else None
     return single_value(found[0], found[1], found[0].module) if found is not None else None
+
+
+def _in(scope, functions: set[int]) -> bool:
+    """Whether code read in `scope` lies in one of `functions` (or a function nested in one)."""
+    while scope is not None and not isinstance(scope.node, FUNCTION_TYPES):
+        scope = scope.parent
+    return scope is not None and id(scope.node) in functions

@@ -270,10 +270,20 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
                 yield fn, replace(bound, given_functions=given) if given else bound, candidate
 
 
-def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0):
+def wrapped_elsewhere(expr: ast.AST, names: Names, scope: Scope | None):
+    """What an expression passed to a transformation names of another module, read as
+    `_wrapped_functions` reads it: `helpers.step`, `partial(step, model=m)` with `step`
+    imported, a name bound once to either. Yields (the name, the arguments `partial` fixes)."""
+    for leaf, inner, bound in _wrapped_functions(expr, names, scope, elsewhere=True):
+        if not inner and isinstance(leaf, (ast.Name, ast.Attribute)):
+            yield leaf, bound
+
+
+def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: int = 0, elsewhere: bool = False):
     """Functions an expression passed to a transformation stands for, with inner transforms.
 
-    Yields (function node, inner transforms, arguments bound by partial).
+    Yields (function node, inner transforms, arguments bound by partial); with `elsewhere`,
+    also the names it reaches that no def of this module binds (the node of the name).
     """
     if depth > 4:
         return
@@ -283,7 +293,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
     if isinstance(expr, ast.Name):
         rebinding = names.rebinding(expr, scope)
         if isinstance(rebinding, ast.Call):
-            yield from _wrapped_functions(rebinding, names, scope, depth + 1)
+            yield from _wrapped_functions(rebinding, names, scope, depth + 1, elsewhere)
             return
         definition = names.definition(expr, scope)
         if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -291,11 +301,13 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
             return
         values = names.assignments(expr, scope)
         if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Lambda)):
-            yield from _wrapped_functions(values[0], names, scope, depth + 1)
+            yield from _wrapped_functions(values[0], names, scope, depth + 1, elsewhere)
         elif values and all(isinstance(v, ast.Name) for v in values):
             # `kernel = fast_kernel` on one path, `kernel = simple_kernel` on another: either runs.
             for value in values:
-                yield from _wrapped_functions(value, names, scope, depth + 1)
+                yield from _wrapped_functions(value, names, scope, depth + 1, elsewhere)
+        elif elsewhere and not values and definition is None:
+            yield expr, [], NOTHING_BOUND
         return
     if isinstance(expr, ast.Attribute):
         # `self.f`, `obj.f` (an instance of a class of the module), `Cls.f`: the module's
@@ -303,6 +315,8 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         target = module_callees(names).denoted(expr, scope)
         if target is not None:
             yield target.function, [], Bound(target.implicit, frozenset())
+        elif elsewhere:
+            yield expr, [], NOTHING_BOUND
         return
     if isinstance(expr, ast.Call):
         method = constructed_call_method(expr, names, scope)
@@ -324,7 +338,7 @@ def _wrapped_functions(expr: ast.AST, names: Names, scope: Scope | None, depth: 
         if callee in PARTIAL and expr.args:
             keywords = frozenset(k.arg or ANY_KEYWORD for k in expr.keywords)
             values = tuple((k.arg, k.value) for k in expr.keywords if k.arg)
-            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1):
+            for fn, inner, bound in _wrapped_functions(expr.args[0], names, scope, depth + 1, elsewhere):
                 yield fn, inner, Bound(
                     bound.positional + len(expr.args) - 1, bound.keywords | keywords, bound.values + values
                 )
