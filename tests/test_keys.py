@@ -2748,6 +2748,62 @@ CASES = [
         """, False,
         disagreement="each iteration makes a fresh key, so the checker sees no reuse; the "
         "numbers repeat all the same"),
+    Case("a branch of a cond draws from a key of the function, drawn before", """
+        import jax
+        def run():
+            key = jax.random.key(0)
+            x = jax.random.normal(key)
+            return jax.lax.cond(x > 0, lambda _: jax.random.normal(key), lambda _: x, None)  # JAX201
+        """, True),
+    Case("both branches of a cond draw from one key: one of them runs", """
+        import jax
+        def run():
+            key, sub = jax.random.split(jax.random.key(0))
+            x = jax.random.normal(sub)
+            return jax.lax.cond(x > 0, lambda _: jax.random.normal(key), lambda _: jax.random.uniform(key), None)
+        """, False),
+    Case("a switch's branches draw from a key split off first", """
+        import jax
+        def run():
+            key, sub = jax.random.split(jax.random.key(0))
+            y = jax.lax.switch(1, [lambda: jax.random.normal(sub), lambda: jax.random.uniform(sub)])
+            return y + jax.random.normal(key)
+        """, False),
+    Case("a loop's iterations that skip the draws with a continue", """
+        import jax
+        def run():
+            rng = jax.random.key(0)
+            total = 0.0
+            for i in range(3):
+                if i == 1:
+                    continue
+                noise_key, rng = jax.random.split(rng)  # JAX203
+                total = total + jax.random.normal(noise_key) + jax.random.uniform(rng)
+            return total
+        """, True),
+    Case("a loop whose iterations but the first skip the draw with a continue", """
+        import jax
+        def run():
+            rng = jax.random.key(0)
+            total = 0.0
+            for i in range(3):
+                if i != 0:
+                    continue
+                total = total + jax.random.normal(rng)
+            return total
+        """, False),
+    Case("a loop that skips with a continue and splits a fresh key each iteration", """
+        import jax
+        def run():
+            rng = jax.random.key(0)
+            total = 0.0
+            for i in range(3):
+                if i == 1:
+                    continue
+                rng, sub = jax.random.split(rng)
+                total = total + jax.random.normal(sub)
+            return total
+        """, False),
 ]
 
 

@@ -26,7 +26,7 @@ from jaxlint.analysis.knowledge import random_api as api
 from jaxlint.analysis.tracing.transforms import PARTIAL
 
 if TYPE_CHECKING:
-    from jaxlint.analysis.engine.names import Names
+    from jaxlint.analysis.engine.names import FunctionNode, Names
     from jaxlint.analysis.keys.key_state import ModuleKeys
 
 
@@ -121,6 +121,8 @@ class CallTransfer:
         nested = self._nested_callee(node)
         if nested is not None:
             self._closure_uses(node, nested, state)
+        elif qualname in jax_api.BRANCHING:
+            self._branch_closures(node, state)
         elif qualname is None or qualname in api.TREE_MAPS or not (
             qualname.startswith(_OWN_API) or qualname in jax_api.TRANSFORMS
         ):
@@ -235,6 +237,22 @@ class CallTransfer:
                 best, most = helper, level
         return best
 
+    def _branch_closures(self, node: ast.Call, state: KeyState) -> None:
+        """`lax.cond(pred, lambda _: draw(key), g, x)`: one branch runs, and a key of this
+        function that the branches read is consumed at the call as the branch that consumes it
+        most does (as `_branch` does for the keys passed as operands)."""
+        if node.keywords or len(node.args) < 2:
+            return
+        given = node.args[1].elts if isinstance(node.args[1], (ast.List, ast.Tuple)) else node.args[1:3]
+        most: dict[str, tuple[int, FunctionNode]] = {}
+        for branch in given:
+            fn = self._nested_function(branch)
+            for key, level in self.flow.summary(fn).free.items() if fn is not None else ():
+                if level > most.get(key, (NONE, None))[0]:
+                    most[key] = (level, fn)
+        for fn in {id(fn): fn for _, fn in most.values()}.values():
+            self._closure_uses(node, fn, state, keys={key for key, (_, f) in most.items() if f is fn})
+
     def _level_in(self, helper, arg: ast.AST) -> int:
         """How much a function seen consumes the key an argument (or an item of one) gives it: as
         its parameter, or through the Flax runs it hands it to."""
@@ -332,16 +350,18 @@ class CallTransfer:
                 if returned is not None:
                     self._closure_uses(node, returned, state, inside=True)
 
-    def _closure_uses(self, node: ast.AST, callee, state: KeyState, inside: bool = False) -> None:
+    def _closure_uses(self, node: ast.AST, callee, state: KeyState, inside: bool = False, keys=None) -> None:
         """The keys of this function that the nested `callee` consumes, consumed by the call: named
         at the call, or (`inside`: the function is handed to code that calls it elsewhere) where the
         function consumes them. A handed function reads a key of this one when it runs, which may be
         after the hand-off: a name this function binds again later may then hold another key, so
-        which one it reads is not known."""
+        which one it reads is not known. `keys`: only these (None: every one it reads)."""
         func = getattr(node, "func", None)
         name = getattr(callee, "name", None) or (func.id if isinstance(func, ast.Name) else "<lambda>")
         summary = self.flow.summary(callee)
         for key, level in summary.free.items():
+            if keys is not None and key not in keys:
+                continue
             ref = state.env.get(key)
             if inside and self._bound_after(key, node):
                 continue
@@ -807,13 +827,18 @@ def _subjects(node: ast.AST) -> set[str]:
     return found
 
 
-def _one_value(test: ast.AST, renewed: set[str]) -> bool:
-    """Whether a test holds for one value of a loop variable at most: `i == 0`, `step == last`,
-    or an `and` with one such operand."""
+def _one_value(test: ast.AST, renewed: set[str], negated: bool = False) -> bool:
+    """Whether a test holds (`negated`: fails) for one value of a loop variable at most: `i ==
+    0`, `step == last`, an `and` with one such operand; `not (i != 0)`, the test an iteration
+    passes a `continue` under (`if i != 0: continue`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _one_value(test.operand, renewed, not negated)
     if isinstance(test, ast.BoolOp):
-        return isinstance(test.op, ast.And) and any(_one_value(v, renewed) for v in test.values)
+        both = isinstance(test.op, ast.And) != negated  # not (a or b): not a and not b
+        return both and any(_one_value(v, renewed, negated) for v in test.values)
     return (
-        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is))
+        isinstance(test, ast.Compare) and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.NotEq, ast.IsNot) if negated else (ast.Eq, ast.Is))
         and any(isinstance(side, ast.Name) and side.id in renewed for side in (test.left, test.comparators[0]))
     )
 

@@ -207,6 +207,9 @@ class KeyDomain(Domain[States]):
         self.flags = run.flags  # what the call being summarised decides
         self.context: dict[int, _Context] = {}
         self.parent: dict[int, Optional[ast.stmt]] = {}  # id(loop) -> the loop around it
+        # id(loop) -> for each `continue` of its body, the condition under which an iteration
+        # passes it: the test of the `if` around it, negated (None: no `if` around it)
+        self.continues: dict[int, list[Optional[ast.AST]]] = {}
         self._chains: dict[int, Phase] = {}
         run.locate = self.locate
         self._first = {id(b.steps[0]): b for b in graph.blocks if b.steps}
@@ -234,6 +237,15 @@ class KeyDomain(Domain[States]):
     def join_at(self, block: cfg.Block, a: States, b: States) -> States:
         meets = block.meets
         guard = meets.test if isinstance(meets, ast.If) else getattr(meets, "subject", None)
+        if block.heads is not None:
+            # An iteration that took the loop's one `continue` meets, at the head, one that ran
+            # the rest of the body: the `if` around the `continue` split them, as an `if` around
+            # the rest would have (`if not k: continue` then a draw is `if k:` around the draw),
+            # the rest running where its test fails.
+            if not self.context:
+                self._walk(self.run.fn)
+            tests = self.continues.get(id(block.heads), ())
+            guard = tests[0] if len(tests) == 1 else None
         return self._merge(a, b, ("block", block.index), guard)
 
     def widen(self, old: States, new: States) -> States:
@@ -380,6 +392,11 @@ class KeyDomain(Domain[States]):
                 self.context[id(stmt)] = (loops, guards)
                 if isinstance(stmt, FUNCTION_TYPES) or isinstance(stmt, ast.ClassDef):
                     continue
+                if isinstance(stmt, ast.Continue) and loops:
+                    inside = self.context.get(id(loops[-1]), ((), ()))[1]  # the tests around the loop
+                    test = guards[-1] if len(guards) > len(inside) else None
+                    passed = ast.copy_location(ast.UnaryOp(ast.Not(), test), test) if test is not None else None
+                    self.continues.setdefault(id(loops[-1]), []).append(passed)
                 if isinstance(stmt, ast.If):
                     stack.append((stmt.body + stmt.orelse, loops, (*guards, stmt.test)))
                     if any(never_completes(s) for s in stmt.body + stmt.orelse):

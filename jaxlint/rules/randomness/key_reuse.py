@@ -132,7 +132,10 @@ class KeyReuse(KeyFlowRule):
           key)` is handed to every branch, since JAX traces them all: it is consumed as the
           branch that consumes it most does, as a call of that branch would be. Branches that
           ignore it (`def keep(_rng): return x`) leave it unused; where a branch is not a
-          function of the module, the call is code jaxlint cannot see.
+          function of the module, the call is code jaxlint cannot see. A key the branches read
+          from the function around them (`lax.cond(done, lambda _: reset(key), lambda _: s,
+          None)`) is consumed at the call the same way: as the branch that consumes it most
+          does, once, since one branch runs.
         - A tuple or list of keys written out in the call (`setup((key, actor_key, critic_key))`)
           hands each item to the parameter it fills; where the function reads the elements
           apart (`key, actor_key, critic_key = keys`), each item is consumed as its element is,

@@ -27,7 +27,10 @@ class KeyReuseInLoop(KeyFlowRule):
 
         - A Python `for` or `while` loop, or a comprehension, whose body consumes a key it does
           not rebind, on every iteration or under a test of the loop variable that holds on
-          more than one (`if step >= warmup:`, `if i % 10 == 0:`; not `if i == 0:`).
+          more than one (`if step >= warmup:`, `if i % 10 == 0:`; not `if i == 0:`). An
+          iteration that skips the rest of the body with a `continue` is the other arm of that
+          test: `if k[-1] != "codebook": continue` before the draws is `if k[-1] ==
+          "codebook":` around them, and `if i != 0: continue` lets one iteration draw.
         - A `lax.scan`, `lax.fori_loop`, `lax.while_loop` or `lax.map` body that closes over a
           key from outside and consumes it; Haiku's (`hk.scan`, `hk.fori_loop`,
           `hk.while_loop`, `hk.map`) and Flax NNX's (`nnx.fori_loop`, `nnx.while_loop`) take
