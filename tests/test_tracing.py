@@ -1099,6 +1099,38 @@ CASES = {
         def on_host(generator, params, batch):
             return np.asarray(generator().apply({"params": params}, batch))
         """,
+    "a_list_holds_what_was_appended_to_it": """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def stacked(xs, keep):
+            losses = []
+            for x in xs:
+                losses.append(jnp.where(keep, x, 0.0))
+            return np.stack(losses, axis=0)  # JAX107
+
+        @jax.jit
+        def extended(x):
+            parts = [x]
+            parts.extend([x * 2, x * 3])
+            parts.insert(0, x - 1)
+            return np.concatenate(parts)  # JAX107
+
+        @jax.jit
+        def sized(x):
+            sizes = []
+            for i in range(3):
+                sizes.append(x.shape[0] * i)
+            return jnp.zeros(np.array(sizes).sum())
+
+        def eager(xs):
+            values = []
+            for x in xs:
+                values.append(float(x))
+            return np.stack(values)
+        """,
     "methods_of_instances_made_in_place_or_held_in_an_attribute": """
         import jax
         import jax.numpy as jnp
@@ -1128,6 +1160,22 @@ CASES = {
                 return x
         """,
 }
+
+
+def test_a_list_holds_what_was_appended_to_it_under_jax():
+    """What the tracing family says of `losses.append(...)` then `np.stack(losses)` in traced
+    code: the list holds tracers, and NumPy refuses them; a list of shapes stays Python ints."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    case: dict = {}
+    exec(compile(textwrap.dedent(CASES["a_list_holds_what_was_appended_to_it"]), "<case>", "exec"), case)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        case["stacked"]([jnp.ones(2), jnp.ones(2)], True)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        case["extended"](jnp.ones(2))
+    assert case["sized"](jnp.ones(2)).shape == (6,)
+    assert case["eager"]([1.0, 2.0]).shape == (2,)
 
 
 def test_a_probe_for_concreteness_inside_try_runs_its_handler_under_jax():

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
 
 State = Bindings
+# The list methods that add elements, and how many arguments each takes (the added one last).
+_GROWING = {"append": 1, "insert": 2, "extend": 1}
 
 
 class FunctionRun(Protocol):
@@ -126,7 +128,8 @@ class ValueFlow(Domain[State]):
             if node.value is not None:
                 run.bind(node.target, run.eval(node.value, env), env)
         elif isinstance(node, ast.Expr):
-            run.eval(node.value, env)
+            if not self._grows(node.value, env):
+                run.eval(node.value, env)
         elif isinstance(node, ast.Return):
             value = run.eval(node.value, env) if node.value else STATIC
             self.returned = value if self.returned is None else join(self.returned, value)
@@ -148,6 +151,30 @@ class ValueFlow(Domain[State]):
                 if isinstance(target, ast.Name):
                     env.vars.pop(target.id, None)
         # import, global, nonlocal, pass, break, continue: nothing to evaluate
+
+    def _grows(self, call: ast.expr, env: "Env") -> bool:
+        """`xs.append(v)`, `xs.insert(i, v)`, `xs.extend(vs)` on a list this function holds:
+        its elements are then what they were or what was added (`losses.append(loss)` in a
+        loop, then `jnp.stack(losses)`). Whether it did."""
+        if not (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _GROWING
+            and isinstance(call.func.value, ast.Name) and not call.keywords
+            and len(call.args) == _GROWING[call.func.attr] and not isinstance(call.args[-1], ast.Starred)
+        ):
+            return False
+        name = call.func.value.id
+        held = env.vars.get(name)
+        if held is None or (held.items is None and held.element is None) or held.array or held.record is not None:
+            return False  # not a list of this function's own (an array has no `append`)
+        run = self.run
+        for arg in call.args[:-1]:
+            run.eval(arg, env)
+        added = run.eval(call.args[-1], env)
+        if call.func.attr == "extend":
+            added = element_of(added)
+        element = join(element_of(held), added) if held.items or held.element is not None else added
+        env.vars[name] = Value(join(Value(held.trace), Value(element.trace)).trace, element=element, not_none=True)
+        return True
 
     # ---- branches --------------------------------------------------------------------
     def assume(self, edge: cfg.Edge, state: State) -> Optional[State]:

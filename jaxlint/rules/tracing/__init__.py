@@ -258,7 +258,9 @@ TRACED_VALUE_LIMITATIONS = """
       function returns (`tree_map(jnp.iscomplexobj, tree)` and `tree_map(lambda x: x.size,
       tree)` give Python values), in the first tree's structure where it is known (a record's
       fields, a tuple's items): `tree_map(lambda x: x[::-1], steps)` of a record of arrays is
-      a record of arrays.
+      a record of arrays. A list the function holds (a display, `[]` included) holds what
+      `append`, `insert` and `extend` add to it afterwards, as elements of unknown number:
+      `losses.append(loss)` in a loop, then `np.stack(losses)`, stacks tracers.
     - **JAX arrays computed by eager code.** A name that traced code reads from the eager code
       around it (or from its module) is a constant at trace time; where every assignment of
       it computes a JAX array (`temperature = jnp.asarray(temperature)`, not a metadata query
