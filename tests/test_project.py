@@ -843,6 +843,74 @@ def test_jax_traces_a_partial_of_another_modules_function(make_files, way, monke
         train.run(keys, jax.numpy.zeros(()))
 
 
+# A record class of one module whose method another module's traced code calls on an instance
+# it carries: the method runs there, on the instance's traced fields.
+TREES = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/trees.py": textwrap.dedent("""
+        from typing import Generic, TypeVar
+        import chex
+        from chex import dataclass
+        import jax.numpy as jnp
+
+        N = TypeVar("N")
+
+        @dataclass(frozen=True)
+        class Tree(Generic[N]):
+            parents: chex.Array
+
+            def child(self, index):
+                return jnp.where(self.parents[index] > 0, 1.0, 0.0)
+
+            def size(self):
+                return self.parents.shape[0]
+    """),
+    "pkg/search.py": textwrap.dedent("""
+        from chex import dataclass
+        import jax
+        from pkg.trees import Tree
+
+        @dataclass(frozen=True)
+        class State:
+            idx: int
+            tree: Tree
+
+        def backprop(tree, parent):
+            def body(state: State):
+                n = state.tree.child(state.idx)
+                step = 2 if state.tree.size() > 4 else 1
+                out = n if n > 0 else 0.0  # JAX101
+                return State(idx=state.idx + step, tree=state.tree)
+
+            return jax.lax.while_loop(lambda s: s.idx < 3, body, State(idx=parent, tree=tree))
+    """),
+}
+
+
+def test_a_method_of_another_modules_record_class_runs_there_on_the_instance(cli, make_files):
+    """`state.tree.child(i)` of a carried instance of another module's record class follows the
+    method there, `self` the instance (its fields traced): what it returns is traced, what it
+    reads of a shape is not."""
+    root = make_files(TREES)
+    out = cli("check", "--output-format", "json", "--no-cache", "--select", "JAX1", str(root))
+    assert reported(out.json, root) == marked(root)
+
+
+def test_jax_runs_a_method_of_another_modules_record_class_on_tracers(make_files, monkeypatch):
+    """JAX agrees: the method's result is a tracer, and the `if` on it raises."""
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("chex")
+    root = make_files(TREES)
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import search, trees  # type: ignore[import-not-found]
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        search.backprop(trees.Tree(parents=jax.numpy.ones(5)), 0)
+
+
 SLICED_HELPER = {
     "pyproject.toml": "",
     "pkg/__init__.py": "",

@@ -1131,6 +1131,45 @@ CASES = {
                 values.append(float(x))
             return np.stack(values)
         """,
+    "a_carried_field_is_what_its_record_class_declares": """
+        from typing import Generic, TypeVar
+        import chex
+        from chex import dataclass
+        import jax
+        import jax.numpy as jnp
+
+        N = TypeVar("N")
+
+        @dataclass(frozen=True)
+        class Tree(Generic[N]):
+            parents: chex.Array
+
+            def child(self, index):
+                return jnp.where(self.parents[index] > 0, 1.0, 0.0)
+
+            def size(self):
+                return self.parents.shape[0]
+
+        @dataclass(frozen=True)
+        class Node:
+            q: float
+
+        NodeTree = Tree[Node]
+
+        @dataclass(frozen=True)
+        class State:
+            idx: int
+            tree: NodeTree
+
+        def backprop(tree, parent):
+            def body(state: State):
+                n = state.tree.child(state.idx)
+                step = 2 if state.tree.size() > 4 else 1
+                out = n if n > 0 else 0.0  # JAX101
+                return State(idx=state.idx + step, tree=state.tree)
+
+            return jax.lax.while_loop(lambda s: s.idx < 3, body, State(idx=parent, tree=tree))
+        """,
     "methods_of_instances_made_in_place_or_held_in_an_attribute": """
         import jax
         import jax.numpy as jnp
@@ -1160,6 +1199,20 @@ CASES = {
                 return x
         """,
 }
+
+
+def test_a_carried_field_is_what_its_record_class_declares_under_jax():
+    """What the tracing family says of a `while_loop` carry built from a tree the caller passes:
+    its field holds a tree of tracers, whose method's result is a tracer; its shape stays a
+    Python int."""
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("chex")
+    import jax.numpy as jnp
+
+    case: dict = {}
+    exec(compile(textwrap.dedent(CASES["a_carried_field_is_what_its_record_class_declares"]), "<case>", "exec"), case)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        case["backprop"](case["Tree"](parents=jnp.ones(5)), 0)
 
 
 def test_a_list_holds_what_was_appended_to_it_under_jax():

@@ -48,6 +48,7 @@ _TRANSFORMING_KEYWORDS = frozenset({"converter", "init"})
 _SPECIFIERS = frozenset({"field", "static_field"})
 _CLASS_VARIABLES = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})
 _MAX_BASES = 8
+_FIELDLESS_BASES = frozenset({"typing.Generic", "typing_extensions.Generic", "abc.ABC", "object"})
 # Copies of an instance with some fields replaced that take the instance first.
 _COPY_FUNCTIONS = frozenset({"dataclasses.replace", "copy.replace"})
 
@@ -79,6 +80,7 @@ class RecordClasses:
         self.classes = classes
         self._classes: dict[int, Optional[_RecordClass]] = {}
         self._imported: dict[str, Optional[tuple[Names, ast.ClassDef]]] = {}
+        self._qualnames: dict[int, str] = {}  # id(class of another module) -> its qualified name
 
     def class_of(
         self, expr: ast.expr, scope: Scope | None, names: Names | None = None
@@ -91,6 +93,12 @@ class RecordClasses:
             return (names, cls) if id(cls) in names.scopes else None
         if cls is not None or not isinstance(expr, (ast.Name, ast.Attribute)):
             return None
+        if isinstance(expr, ast.Name):
+            # A name bound once to a class or a generic alias of one (`MCTSTree = Tree[MCTSNode]`).
+            bound = names.assignments(expr, scope)
+            alias = bound[0].value if len(bound) == 1 and isinstance(bound[0], ast.Subscript) else bound[0] if len(bound) == 1 else None
+            if isinstance(alias, (ast.Name, ast.Attribute)) and alias is not expr:
+                return self.class_of(alias, names.read_scope.get(id(alias), scope), names)
         qualname = names.qualname(expr, scope)
         declared = library_class(qualname)
         if declared is not None:
@@ -98,8 +106,23 @@ class RecordClasses:
         if qualname is None or self.classes is None:
             return None
         if qualname not in self._imported:
-            self._imported[qualname] = self.classes(qualname)
+            found = self._imported[qualname] = self.classes(qualname)
+            if found is not None:
+                self._qualnames.setdefault(id(found[1]), qualname)
         return self._imported[qualname]
+
+    def foreign_method(self, record: Record, name: str) -> Optional[str]:
+        """The qualified name of the plain method `name` that the class of `record` defines, where
+        that class is another module's (a method of this module's is followed here,
+        `member_of`): a call of it is followed there, the instance given for `self`."""
+        qualname = self._qualnames.get(id(record.cls))
+        record_class = self._classes.get(id(record.cls))
+        if qualname is None or record_class is None or record.field(name) is not None:
+            return None
+        for stmt in record.cls.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                return f"{qualname}.{name}" if plain(stmt, record_class.names) and not stmt.decorator_list else None
+        return None
 
     def construct(self, call: ast.Call, args: list[Value], kwargs: dict[str, Value], scope: Scope) -> Optional[Value]:
         """The instance `call` builds, when it calls a record class with arguments it can place."""
@@ -163,6 +186,17 @@ class RecordClasses:
                 value = TRACED if nested is None else nested
             values.append(value)
         return record_value(_record(record_class, tuple(values))).but(trace=Trace.TRACED)
+
+    def declared_field(self, record: Record, name: str) -> Optional[Value]:
+        """A traced instance of the record class that `record`'s class declares its field `name`
+        to hold (`tree: Tree`), as `traced_instance` reads the declaration: what a traced field
+        is where its value shows no structure (a loop's carry built from a value not known)."""
+        record_class = self._classes.get(id(record.cls))
+        field = next((f for f in record_class.fields if f.name == name), None) if record_class else None
+        if field is None or field.static or field.annotation is None or not record_class.leaves_known:
+            return None
+        there = record_class.names
+        return self.traced_instance(field.annotation, there.enclosing_scope(record_class.cls), there)
 
     def _read(self, names: Names, cls: ast.ClassDef) -> Optional[_RecordClass]:
         if id(cls) in self._classes:
@@ -263,6 +297,8 @@ def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) 
         for base in cls.bases:
             if names.qualname(base, outer) in _DATACLASS_BASES:
                 continue
+            if names.qualname(base.value if isinstance(base, ast.Subscript) else base, outer) in _FIELDLESS_BASES:
+                continue  # `Generic[NodeType]`, `abc.ABC`: no fields, no constructor of their own
             parent, there = names.definition(base, outer), names
             declared = library_class(names.qualname(base, outer)) if parent is None else None
             if declared is not None:  # `class TrainState(train_state.TrainState)`

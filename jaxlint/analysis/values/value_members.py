@@ -44,6 +44,9 @@ class MemberEvaluation:
         base = self.eval(node.value, env)
         member = member_of(base, node.attr, self.names)
         if member is not None:
+            if member.trace is _TRACED_TRACE and member.record is None and not member.array and member.items is None:
+                # A traced field whose value shows no structure: what its class declares it.
+                return self.analysis.records.declared_field(base.record, node.attr) or member
             return member
         through = named_of(base)
         if through is not None:

@@ -650,6 +650,21 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             and id(node) not in self.analysis.compile_time_operations
         )
 
+    def _foreign_method_call(self, node: ast.Call, env: Env) -> Value | None:
+        """`state.tree.child(i)` where `state.tree` is an instance of a record class of another
+        module of the project (`RecordClasses.foreign_method`): followed there as a call of that
+        module's function is, the instance given for `self`. None where it is not one."""
+        receiver_node = node.func.value  # type: ignore[attr-defined]
+        if not isinstance(_root(receiver_node), ast.Name) or any(k.arg is None for k in node.keywords):
+            return None  # only a name's chain is read twice where it is no such instance
+        receiver = self.eval(receiver_node, env)
+        method = self.analysis.records.foreign_method(receiver.record, node.func.attr) if receiver.record else None  # type: ignore[attr-defined]
+        if method is None:
+            return None
+        args = [self.eval(a, env) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg}
+        return self.analysis.imported(method, [receiver, *args], kwargs, self.ctx, self.depth, spreads(node), False)
+
     def _held_instance_call(self, node: ast.Call, args: list[Value], kwargs: dict[str, Value], env: Env) -> Value | None:
         """`self.layer(...)` in a method, where the instance `self.layer` holds is of one plain
         class of this module or of another module of the project, as the module's resolver
@@ -686,6 +701,10 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             return self._transform(node, callee, env)
         if callee in jax_api.CALLING_DIFFERENTIATIONS:
             self._differentiated(node, callee, env)  # then a JAX function's result, as below
+        if callee is None and isinstance(node.func, ast.Attribute) and self.analysis.imported is not None:
+            followed = self._foreign_method_call(node, env)
+            if followed is not None:
+                return followed
         func = None if callee else self.eval(node.func, env)
         if func is not None and named_of(func) is not None:
             callee = named_of(func)  # `xnp.stack(...)` with `xnp` holding `numpy`

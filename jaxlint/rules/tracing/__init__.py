@@ -210,8 +210,14 @@ TRACED_VALUE_LIMITATIONS = """
       traced array where the code shows it is not None (arithmetic, an ordering, `-x`, past
       an `is None` test) and unknown elsewhere (None stays None), one that may be None
       otherwise unknown, any other a traced pytree child; the class is found through a
-      module-level alias (`TrainState = managers.State`) as through an import; unpacked or
-      indexed, a NamedTuple gives its fields in order. A `lax` loop returns its carry with the
+      module-level alias (`TrainState = managers.State`, `NodeTree = Tree[Node]`) as through
+      an import, and a base that adds no field (`Generic[N]`, `abc.ABC`) is none; unpacked or
+      indexed, a NamedTuple gives its fields in order. A traced field of an instance whose
+      value shows no structure (the carry `State(idx=i, tree=tree)` of a `lax` loop, `tree`
+      given by a caller not seen) is what its class declares it, as above: `state.tree` of a
+      field `tree: Tree` is a traced `Tree`. A plain method of such an instance whose class is
+      another module's (`state.tree.child(i)`) is followed there, the instance its `self`, as a
+      function of that module is. A `lax` loop returns its carry with the
       structure of the initial one
       (JAX requires it), every leaf traced: what `while_loop` and `fori_loop` return, and
       the carry `scan` returns, keep the items and records of the carry; the outputs `scan`
