@@ -23,6 +23,15 @@ QUIET = {
             x[0] = 1.0
             return x
         """,
+    "a_cond_returning_a_list_of_arrays": """
+        import jax
+        import jax.numpy as jnp
+
+        def demo():
+            parts = jax.lax.cond(True, lambda: [jnp.zeros(2), jnp.ones(2)], lambda: [jnp.ones(2), jnp.zeros(2)])
+            parts[0] = jnp.full(2, 3.0)
+            return parts
+        """,
     "a_cast_equality_of_numpy_values": """
         import numpy as np
 
@@ -435,6 +444,39 @@ REPORTED = {
 
         def demo():
             return clear_first([jnp.ones(2), jnp.ones(2)], 0)
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    # Every leaf a branch of `lax.cond` or `lax.switch` returns comes back a JAX array.
+    "result_of_a_switch_whose_branches_return_arrays": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def demo():
+            legal = jax.lax.switch(1, [lambda: jnp.bool_([1, 1, 0]), lambda: jnp.bool_([1, 1, 1])])
+            legal[1] = False
+            return legal
+        """,
+        "JAX401",
+        "TypeError",
+    ),
+    "result_of_a_cond_whose_branches_are_functions_returning_arrays": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def low():
+            return jnp.zeros(3)
+
+        def high():
+            return jnp.ones(3)
+
+        def demo():
+            x = jax.lax.cond(True, low, high)
+            x[0] = 2.0
+            return x
         """,
         "JAX401",
         "TypeError",

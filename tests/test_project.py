@@ -911,6 +911,83 @@ def test_jax_runs_a_method_of_another_modules_record_class_on_tracers(make_files
         search.backprop(trees.Tree(parents=jax.numpy.ones(5)), 0)
 
 
+# A copy of `flax.struct.dataclass` kept in the project (PEP 681 marks it as making
+# dataclasses; it registers each as a pytree), a base state class made with it in one module,
+# and a game's state deriving from it in another.
+VENDORED = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/struct.py": textwrap.dedent("""
+        import dataclasses
+        import jax
+
+        try:
+            from typing import dataclass_transform
+        except ImportError:  # Python 3.10 and older
+            from typing_extensions import dataclass_transform
+
+        @dataclass_transform()
+        def dataclass(clz):
+            data_clz = dataclasses.dataclass(frozen=True)(clz)
+            fields = [f.name for f in dataclasses.fields(data_clz)]
+            jax.tree_util.register_dataclass(data_clz, data_fields=fields, meta_fields=[])
+            return data_clz
+    """),
+    "pkg/core.py": textwrap.dedent("""
+        import abc
+        import jax.numpy as jnp
+        from pkg.struct import dataclass
+
+        @dataclass
+        class State(abc.ABC):
+            current_player: jnp.ndarray
+    """),
+    "pkg/game.py": textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        import pkg.core as core
+        from pkg.struct import dataclass
+
+        @dataclass
+        class State(core.State):
+            hands: jnp.ndarray
+
+        def score(state: State):
+            hand = state.hands
+            return hand.sum() + 1 if hand.sum() == 5 else hand.sum()  # JAX101
+
+        @jax.jit
+        def init(hands):
+            state = State(current_player=jnp.int32(1), hands=hands)
+            return score(state)
+    """),
+}
+
+
+def test_a_vendored_pytree_dataclass_and_a_base_of_another_module(cli, make_files):
+    """A project's own copy of `flax.struct.dataclass` makes what Flax's makes (every field a
+    pytree child), and a record class deriving from another module's takes its fields first:
+    `State(current_player=..., hands=hands)` built in a jitted function holds the tracer."""
+    root = make_files(VENDORED)
+    out = cli("check", "--output-format", "json", "--no-cache", "--select", "JAX1", str(root))
+    assert reported(out.json, root) == marked(root)
+
+
+def test_jax_traces_the_vendored_dataclass(make_files, monkeypatch):
+    """JAX agrees: the field is a tracer, and the conditional on it raises."""
+    jax = pytest.importorskip("jax")
+    if not hasattr(jax.tree_util, "register_dataclass"):
+        pytest.skip("jax.tree_util.register_dataclass is newer than this JAX")
+    root = make_files(VENDORED)
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import game  # type: ignore[import-not-found]
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        game.init(jax.numpy.ones(3, dtype=jax.numpy.int32))
+
+
 SLICED_HELPER = {
     "pyproject.toml": "",
     "pkg/__init__.py": "",

@@ -238,6 +238,8 @@ class ArrayFacts:
                 return True
             if name in array_api.KIND_KEEPING_FUNCTIONS and expr.args and not isinstance(expr.args[0], ast.Starred):
                 return self._array(expr.args[0], scope, depth + 1, local)  # `einops.rearrange(x, ...)`
+            if name in jax_api.BRANCHING:
+                return self._branches_return_arrays(expr, scope, depth)
             if isinstance(func, (ast.Name, ast.Attribute)) and (
                 self._returns_array(func, scope, depth) or self._project_returns_array(name, depth)
             ):
@@ -294,6 +296,22 @@ class ArrayFacts:
                 return self._array(expr.value, scope, depth + 1, local)
             return self._attribute(expr, scope, depth)
         return False
+
+    def _branches_return_arrays(self, call: ast.Call, scope: Scope, depth: int) -> bool:
+        """`lax.cond(p, f, g, ...)`, `lax.switch(i, [f, g], ...)`: JAX makes every leaf the
+        branches return a JAX array, so where each branch returns one array (a lambda or a
+        function of the module whose every `return` gives one, not a container of them), the
+        call returns one."""
+        if call.keywords or len(call.args) < 2:
+            return False
+        given = call.args[1].elts if isinstance(call.args[1], (ast.List, ast.Tuple)) else call.args[1:3]
+        for branch in given:
+            if isinstance(branch, ast.Lambda):
+                if not self._array(branch.body, self.names.scopes.get(id(branch), scope), depth + 1):
+                    return False
+            elif not (isinstance(branch, (ast.Name, ast.Attribute)) and self._returns_array(branch, scope, depth)):
+                return False
+        return bool(given)
 
     def _equality_with_array(self, expr: ast.AST, scope: Scope, depth: int, local: _Local | None) -> bool:
         """`a == b` or `a != b` with a JAX array on one side: a JAX array of booleans, or a bool where
@@ -466,7 +484,7 @@ class ArrayFacts:
             if isinstance(func, ast.Name):
                 # `_array` answers yes for an array function or a plain function of the module
                 name = self.names.qualname(func, scope)
-                if array_api.one_array_call(name, expr):
+                if array_api.one_array_call(name, expr) or name in jax_api.BRANCHING:
                     return True
                 return self._returning(func) is not None or self._of_the_project(name)
             if isinstance(func, ast.Call):  # `nn.Dense(4)(x)`, `jax.vmap(f)(x)`
@@ -477,7 +495,7 @@ class ArrayFacts:
             ):
                 return True
             name = self.names.qualname(func, scope)
-            if array_api.one_array_call(name, expr):
+            if array_api.one_array_call(name, expr) or name in jax_api.BRANCHING:
                 return True
             # a static method of a class of the module (`Ops.place(...)`), a project module's function
             return isinstance(func, ast.Attribute) and (self._returning(func) is not None or self._of_the_project(name))

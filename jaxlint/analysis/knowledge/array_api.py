@@ -179,6 +179,12 @@ PYTREE_CLASS_DECORATORS = frozenset({
 # bare decorator, `register_dataclass` reads which from the fields' metadata).
 DATACLASS_PYTREE_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "jax.tree_util.register_dataclass"})
 DATACLASS_PYTREE_BASES = frozenset({"flax.struct.PyTreeNode"})
+# Those that make a class's instances pytrees whose fields (or the parts it flattens) are children.
+PYTREE_NODE_REGISTRATIONS = frozenset({
+    "jax.tree_util.register_pytree_node",
+    "jax.tree_util.register_pytree_with_keys",
+    "jax.tree_util.register_dataclass",
+})
 PYTREE_REGISTRATIONS = frozenset({
     "jax.tree_util.register_pytree_node",
     "jax.tree_util.register_pytree_with_keys",

@@ -83,6 +83,8 @@ _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a modul
 _TOP_LEVEL_ALIAS = re.compile(
     r"^(\w+)[ \t]*(?::[^\n=]*)?=[ \t]*(?:[A-Za-z_][\w.]*|[bB]?\"[^\"\n]*\"|[bB]?'[^'\n]*')[ \t]*(?:#[^\n]*)?$", re.M
 )
+# A module-level def marked as making dataclasses (PEP 681), its other decorators between.
+_DATACLASS_MAKER = re.compile(r"^@[\w.]*dataclass_transform\b[^\n]*\n(?:@[^\n]*\n)*def[ \t]+(\w+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,16 @@ class ModuleLink:
         """`Project.may_bind_plainly`, for a qualified name seen in this module."""
         return self.project.may_bind_plainly(self, qualname)
 
+    def may_make_dataclasses(self, qualname: str) -> bool:
+        """`Project.may_make_dataclasses`, for a qualified name seen in this module."""
+        return self.project.may_make_dataclasses(self, qualname)
+
+    def definition(self, qualname: str) -> tuple[Names, ast.AST] | None:
+        """The names of the project module that defines what a qualified name seen in this
+        module stands for, and its statement."""
+        found = self.project.definition(self, qualname)
+        return (found[0].names, found[1]) if found is not None else None
+
     def module_value(self, qualname: str) -> tuple[Names, str] | None:
         """The names of the project module a qualified name seen in this module lies in, and the
         name it binds there (a module-level name; re-exports followed)."""
@@ -357,7 +369,9 @@ class Project:
         # (path, words) -> the module-level defs of a module whose text holds none of the words
         # (None where it holds one): `defined_without`, read once per module.
         self._wordless_defs: dict[tuple[str, tuple[str, ...]], frozenset[str] | None] = {}
-        self._plain_bindings: dict[str, frozenset[str]] = {}  # `may_bind_plainly`: the names so bound
+        # Per path, what its text shows at module level: the names bound plainly
+        # (`may_bind_plainly`), and the defs marked as making dataclasses (`may_make_dataclasses`).
+        self._text_names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._binding_stars: set[str] = set()  # modules whose star imports are being bound (`star_names`)
 
     def link(self, path: str) -> ModuleLink:
@@ -480,13 +494,23 @@ class Project:
         `MODE = "train"`): its text has such a line. Known without parsing the module, and the
         same whether it was read already or not (a re-export is not followed)."""
         found = self._holding_module(link, qualname)
-        if found is None:
-            return False
-        path, name = found
-        bound = self._plain_bindings.get(path)
-        if bound is None:
-            bound = self._plain_bindings[path] = frozenset(_TOP_LEVEL_ALIAS.findall(self._text(path) or ""))
-        return name in bound
+        return found is not None and found[1] in self._names_in_text(found[0])[0]
+
+    def may_make_dataclasses(self, link: ModuleLink, qualname: str) -> bool:
+        """Whether the module a qualified name's last part is looked up in may define it as a
+        decorator that makes dataclasses (`@dataclass_transform` above its `def`: a copy of
+        `flax.struct.dataclass` kept in the project). Known without parsing the module."""
+        found = self._holding_module(link, qualname)
+        return found is not None and found[1] in self._names_in_text(found[0])[1]
+
+    def _names_in_text(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+        known = self._text_names.get(path)
+        if known is None:
+            text = self._text(path) or ""
+            known = self._text_names[path] = (
+                frozenset(_TOP_LEVEL_ALIAS.findall(text)), frozenset(_DATACLASS_MAKER.findall(text))
+            )
+        return known
 
     def _text(self, path: str) -> str | None:
         """A module's text: the editor's or stdin's where one stands in for the file."""

@@ -18,7 +18,7 @@ from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, named
 from jaxlint.analysis.engine.loop_variance import LoopFacts
 from jaxlint.analysis.engine.names import FUNCTION_TYPES, FunctionNode, Names
 from jaxlint.analysis.engine.walk import own_nodes
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.knowledge.testing_code import test_file, test_functions, test_pattern
 from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque
@@ -527,8 +527,25 @@ def _alias_of(link, known: dict[str, str | None], qualname: str) -> str | None:
     if single is not None and isinstance(single[1], (ast.Name, ast.Attribute)):
         names, value, scope = single
         alias = names.qualname(value, scope)
+    elif link.may_make_dataclasses(qualname):
+        alias = _dataclass_maker(link, qualname)
     known[qualname] = alias
     return alias
+
+
+def _dataclass_maker(link, qualname: str) -> str | None:
+    """`flax.struct.dataclass` for a decorator of the project that makes dataclasses (PEP 681's
+    `dataclass_transform`) and registers each as a pytree in its body (a copy of Flax's): what
+    it makes is what Flax's makes, every field not declared static a pytree child."""
+    found = link.definition(qualname)
+    if found is None or not isinstance(found[1], ast.FunctionDef):
+        return None
+    names, fn = found
+    registers = any(
+        isinstance(node, ast.Call) and names.qualname(node.func) in array_api.PYTREE_NODE_REGISTRATIONS
+        for node in ast.walk(fn)
+    )
+    return "flax.struct.dataclass" if registers else None
 
 
 def _plain_binding(link, qualname: str) -> tuple | None:

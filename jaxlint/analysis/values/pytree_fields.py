@@ -37,7 +37,7 @@ from typing import Callable, Optional, Tuple
 
 from jaxlint.analysis.engine.arguments import named_parameter
 from jaxlint.analysis.engine.named_tuples import NAMED_TUPLE_BASES
-from jaxlint.analysis.engine.names import FunctionNode, Names, Scope
+from jaxlint.analysis.engine.names import FunctionNode, Names, Scope, type_name
 from jaxlint.analysis.engine.walk import walk
 from jaxlint.analysis.knowledge import array_api
 from jaxlint.analysis.knowledge.library_classes import library_class
@@ -193,7 +193,7 @@ def _dataclass_pytree(cls: ast.ClassDef, names: Names) -> bool:
     or a subclass of one of the module's."""
     for _ in range(_MAX_BASES):
         scope = names.enclosing_scope(cls)
-        if any(names.qualname(d, scope) in array_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
+        if any(type_name(d, names, scope) in array_api.DATACLASS_PYTREE_DECORATORS for d in cls.decorator_list):
             return True
         if any(names.qualname(b, scope) in array_api.DATACLASS_PYTREE_BASES for b in cls.bases):
             return True

@@ -24,7 +24,7 @@ from jaxlint.analysis.engine.lattice import (
     record_value
 )
 from jaxlint.analysis.engine.named_tuples import named_tuple_class
-from jaxlint.analysis.engine.names import Names, Scope
+from jaxlint.analysis.engine.names import Names, Scope, type_name
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.values.nullness import excludes_none
 from jaxlint.analysis.values.pytree_fields import (
@@ -202,7 +202,7 @@ class RecordClasses:
         if id(cls) in self._classes:
             return self._classes[id(cls)]
         named_tuple = named_tuple_class(cls, names)
-        fields = _fields(cls, names, named_tuple)
+        fields = _fields(cls, names, named_tuple, class_of=self.class_of)
         result = None
         if fields is not None:
             kinds = _kinds(cls, names)
@@ -229,7 +229,8 @@ def _record(record_class: _RecordClass, values: tuple[Value, ...]) -> Record:
 
 def _kinds(cls: ast.ClassDef, names: Names) -> set[str]:
     outer = names.enclosing_scope(cls)
-    decorators = {names.qualname(d.func if isinstance(d, ast.Call) else d, outer) for d in cls.decorator_list}
+    # Through the project's own copies (`type_name`): a vendored `flax.struct.dataclass` is Flax's.
+    decorators = {type_name(d.func if isinstance(d, ast.Call) else d, names, outer) for d in cls.decorator_list}
     return {*decorators, *(names.qualname(b, outer) for b in cls.bases)} - {None}
 
 
@@ -283,13 +284,16 @@ def dataclass_like(cls: ast.ClassDef, names: Names) -> bool:
     """A dataclass, `flax.struct` node or Equinox module: its instances compare field by field."""
     outer = names.enclosing_scope(cls)
     return any(
-        names.qualname(d.func if isinstance(d, ast.Call) else d, outer) in _DATACLASS_DECORATORS
+        type_name(d.func if isinstance(d, ast.Call) else d, names, outer) in _DATACLASS_DECORATORS
         for d in cls.decorator_list
     ) or any(names.qualname(base, outer) in _DATACLASS_BASES for base in cls.bases)
 
 
-def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) -> Optional[tuple[_Field, ...]]:
-    """The constructor's fields, in order, or None when the class is not a record class."""
+def _fields(
+    cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0, class_of=None,
+) -> Optional[tuple[_Field, ...]]:
+    """The constructor's fields, in order, or None when the class is not a record class.
+    `class_of` (`RecordClasses.class_of`) finds a base defined in another module of the project."""
     outer = names.enclosing_scope(cls)
     inherited: tuple[_Field, ...] = ()
     if not named_tuple:
@@ -301,11 +305,13 @@ def _fields(cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0) 
                 continue  # `Generic[NodeType]`, `abc.ABC`: no fields, no constructor of their own
             parent, there = names.definition(base, outer), names
             declared = library_class(names.qualname(base, outer)) if parent is None else None
+            if declared is None and parent is None and class_of is not None:
+                declared = class_of(base, outer, names)  # `class State(core.State)`, another module's
             if declared is not None:  # `class TrainState(train_state.TrainState)`
                 there, parent = declared
             if not isinstance(parent, ast.ClassDef) or depth >= _MAX_BASES:
                 return None
-            parent_fields = _fields(parent, there, False, depth + 1)
+            parent_fields = _fields(parent, there, False, depth + 1, class_of)
             if parent_fields is None:
                 return None
             inherited += parent_fields

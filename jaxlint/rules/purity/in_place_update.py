@@ -32,6 +32,9 @@ class InPlaceUpdate(Rule):
         - a result of the `jax.lax` operations that return one array (`lax.select`,
           `lax.dynamic_slice`, `lax.cumsum`, ...; not `lax.sort`, `lax.scan` or the other
           operations that may return a tuple or a pytree);
+        - a result of `lax.cond` or `lax.switch` whose every branch returns one array (a lambda
+          or a function of the module, not a container of arrays): JAX makes every leaf the
+          branches return a JAX array;
         - a result of Flax activations and layers (`nn.relu(x)`, `nn.Dense(4)(x)`);
         - a result of einops (`rearrange`, `repeat`, `reduce`, `einsum`) whose first operand is a
           JAX array: einops runs the operations of that operand's own library, so a NumPy array

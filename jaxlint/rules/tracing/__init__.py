@@ -224,7 +224,10 @@ TRACED_VALUE_LIMITATIONS = """
       stacks, and what `lax.map`, `cond` and `switch` return, keep those of what the body
       returns, every leaf a traced array. A dataclass pytree of the module
       (`flax.struct.dataclass`, `chex.dataclass`, `jax.tree_util.register_dataclass`, a
-      `flax.struct.PyTreeNode`) holds every field it does not declare static as a child, so a
+      `flax.struct.PyTreeNode`, or a copy of Flax's decorator kept in the project: a def marked
+      `dataclass_transform` (PEP 681) whose body registers the class as a pytree node; its
+      fields follow those of a record base class, of the module or of another module of the
+      project) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`; `Optional[int]` as above) is
       traced too, as a scalar array; an Equinox module's is not, as
       `filter_jit` keeps non-array fields static. Where nothing says the class (the carry of
