@@ -371,6 +371,27 @@ CASES = [
         def run():
             return sample(Solver(), jax.random.key(0), jnp.zeros(2))
         """, True),
+    Case("a loss handed by keyword to code not seen draws from a key the function returns", """
+        import jax
+        import jax.numpy as jnp
+
+        class Trainer:
+            def apply_loss_fn(self, *, loss_fn, params):
+                return loss_fn(params)
+
+        def update(trainer, rng, x):
+            new_rng, sub = jax.random.split(rng)
+
+            def loss_fn(p):
+                return (p * jax.random.normal(new_rng, p.shape)).sum()
+
+            loss = trainer.apply_loss_fn(loss_fn=loss_fn, params=x)
+            return new_rng, loss  # JAX201
+
+        def run():
+            rng, loss = update(Trainer(), jax.random.key(0), jnp.ones(2))
+            return loss + jax.random.normal(rng)
+        """, True),
     Case("a function kept by code not seen reads the key its maker binds after handing it on", _SOLVER + """
         def sample(solver, key, x):
             key, sub = jax.random.split(key)

@@ -324,7 +324,7 @@ class CallTransfer:
         function seen, it is called there when that function runs the parameter it fills
         (`update_by_loss_grad(state, loss_fn)` calling `jax.value_and_grad(loss_fn)`)."""
         target = self.flow.keynames.target(node.func)
-        for arg in [*node.args, *(k.value for k in node.keywords)] if target is not None else node.args:
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
             handed = self._nested_function(arg)
             if handed is None:
                 continue

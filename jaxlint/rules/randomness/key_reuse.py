@@ -120,7 +120,8 @@ class KeyReuse(KeyFlowRule):
           from it next, so the caller's next draw repeats this one. Its callers take what it
           returns as a fresh key, so the one bug is reported once.
         - A function nested in this one that reads its keys, handed to code jaxlint cannot see
-          (`actor.apply_gradient(loss_fn)`), is taken to be called there: it consumes those keys
+          (`actor.apply_gradient(loss_fn)`, or by keyword: `actor.apply_loss_fn(loss_fn=loss_fn)`),
+          is taken to be called there: it consumes those keys
           as its own analysis finds, as a key handed over directly would be. Such a function reads
           a key when it runs, though, which may be later (a solver's term, kept and run after): a
           name the function around binds again after the hand-off may then hold another key, so
