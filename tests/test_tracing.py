@@ -1170,6 +1170,21 @@ CASES = {
 
             return jax.lax.while_loop(lambda s: s.idx < 3, body, State(idx=parent, tree=tree))
         """,
+    "a_key_popped_from_a_traced_dict_is_read_as_indexing_it": """
+        import jax
+
+        @jax.jit
+        def popped(batch, x):
+            if batch.pop("mask"):  # JAX101
+                x = x + 1
+            return x
+
+        @jax.jit
+        def looked_up(batch, x):
+            if batch.get("mask"):  # absent, it is None: no tracer
+                x = x + 1
+            return x
+        """,
     "methods_of_instances_made_in_place_or_held_in_an_attribute": """
         import jax
         import jax.numpy as jnp
@@ -1213,6 +1228,18 @@ def test_a_carried_field_is_what_its_record_class_declares_under_jax():
     exec(compile(textwrap.dedent(CASES["a_carried_field_is_what_its_record_class_declares"]), "<case>", "exec"), case)
     with pytest.raises(jax.errors.TracerBoolConversionError):
         case["backprop"](case["Tree"](parents=jnp.ones(5)), 0)
+
+
+def test_a_key_popped_from_a_traced_dict_under_jax():
+    """What the tracing family says of `batch.pop("mask")` in jitted code: the leaf is a tracer."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    case: dict = {}
+    exec(compile(textwrap.dedent(CASES["a_key_popped_from_a_traced_dict_is_read_as_indexing_it"]), "<case>", "exec"), case)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        case["popped"]({"mask": jnp.bool_(True)}, 1.0)
+    assert float(case["looked_up"]({}, 1.0)) == 1.0
 
 
 def test_a_list_holds_what_was_appended_to_it_under_jax():

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at", "H", "flat"})
 # What a string key of a traced pytree holds: an array leaf, or a dict whose keys a loop binds.
-_KEYED_LEAF = Value(Trace.TRACED, array=True, not_none=True, element=UNKNOWN)
+KEYED_LEAF = Value(Trace.TRACED, array=True, not_none=True, element=UNKNOWN)
 _MODULE_APPLY = named("flax.linen.Module.apply")
 
 
@@ -159,7 +159,7 @@ class MemberEvaluation:
                 # JAX does not index an array by a string: the value is a dict of a pytree. What
                 # its key holds is taken for an array leaf, but iterating it binds what is not
                 # known: a dict under the key gives its keys.
-                return _KEYED_LEAF
+                return KEYED_LEAF
             if base.array:
                 return TRACED_ARRAY if not base.boolean else TRACED_BOOL
             # A list, tuple or dict of a pytree cannot take a tracer as its index or key, nor a

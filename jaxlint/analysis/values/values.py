@@ -57,7 +57,7 @@ from jaxlint.analysis.values.string_parameters import string_parameters
 from jaxlint.analysis.values.value_calls import CallEvaluation, computes_array, module_applied, spreads
 from jaxlint.analysis.values.value_env import Env, frozen
 from jaxlint.analysis.values.value_flow import ValueFlow
-from jaxlint.analysis.values.value_members import MemberEvaluation
+from jaxlint.analysis.values.value_members import KEYED_LEAF, MemberEvaluation
 
 _STATIC_TRACE, _TRACED_TRACE = Trace.STATIC, Trace.TRACED  # an enum class's attributes are slow to read
 _MAX_ANALYSES_PER_ENTRY = 400  # bounds the work one traced entry point can cause
@@ -790,7 +790,12 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             if node.func.attr == "apply" and node.args and variables_dict(node.args[0], self.names, self.scope):
                 return module_applied(args, kwargs)  # `model.apply({"params": p}, x)`: a Linen run
             self._handed_closures(args, kwargs, env)
-            return method_result(node.func, self.analysis.values.get(id(node.func.value), UNKNOWN), args, kwargs)
+            receiver_held = self.analysis.values.get(id(node.func.value), UNKNOWN)
+            if node.func.attr == "pop" and _one_string_key(node) and receiver_held.traced:
+                # `batch.pop("mask")` of a traced pytree (an array has no `pop`: a dict) reads
+                # what `batch["mask"]` reads, and fails alike where the key is absent.
+                return KEYED_LEAF
+            return method_result(node.func, receiver_held, args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
         if isinstance(node.func, ast.Name):
@@ -799,6 +804,14 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             # runs there, as what an unseen library call is handed does.
             self._handed_closures(args, kwargs, env)
         return UNKNOWN
+
+
+def _one_string_key(call: ast.Call) -> bool:
+    """A call given one argument, a string constant, and nothing else (`d.pop("mask")`)."""
+    return (
+        len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    )
 
 
 def _root(expr: ast.expr) -> ast.expr:

@@ -267,7 +267,8 @@ TRACED_VALUE_LIMITATIONS = """
       function returns (`tree_map(jnp.iscomplexobj, tree)` and `tree_map(lambda x: x.size,
       tree)` give Python values), in the first tree's structure where it is known (a record's
       fields, a tuple's items): `tree_map(lambda x: x[::-1], steps)` of a record of arrays is
-      a record of arrays. A list the function holds (a display, `[]` included) holds what
+      a record of arrays. `d.pop("mask")` of a traced pytree (a dict: an array has no `pop`)
+      reads what `d["mask"]` reads; `d.get("mask")` may give None, and is not known. A list the function holds (a display, `[]` included) holds what
       `append`, `insert` and `extend` add to it afterwards, as elements of unknown number:
       `losses.append(loss)` in a loop, then `np.stack(losses)`, stacks tracers.
     - **JAX arrays computed by eager code.** A name that traced code reads from the eager code
