@@ -83,8 +83,10 @@ _TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a modul
 _TOP_LEVEL_ALIAS = re.compile(
     r"^(\w+)[ \t]*(?::[^\n=]*)?=[ \t]*(?:[A-Za-z_][\w.]*|[bB]?\"[^\"\n]*\"|[bB]?'[^'\n]*')[ \t]*(?:#[^\n]*)?$", re.M
 )
-# A module-level def marked as making dataclasses (PEP 681), its other decorators between.
-_DATACLASS_MAKER = re.compile(r"^@[\w.]*dataclass_transform\b[^\n]*\n(?:@[^\n]*\n)*def[ \t]+(\w+)", re.M)
+# A module-level def marked as making dataclasses (PEP 681): the def within a few lines of the
+# mark (its arguments may span lines, other decorators may come between). A superset: the def
+# found is read before anything is concluded.
+_DATACLASS_MAKER = re.compile(r"^@[\w.]*dataclass_transform\b(?:[^\n]*\n){1,8}?def[ \t]+(\w+)", re.M)
 
 
 @dataclass(frozen=True)
