@@ -775,6 +775,17 @@ def test_a_test_files_transformation_of_another_modules_function_is_not_followed
     assert (("helpers.py", "JAX101") in found) is reported
 
 
+def _fresh_import(root: Path, module: str, monkeypatch):
+    """`module` of the package `pkg` written under `root`, imported anew (an earlier test's `pkg` forgotten)."""
+    import importlib
+
+    if str(root) not in sys.path:
+        monkeypatch.syspath_prepend(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            monkeypatch.delitem(sys.modules, name)
+    return importlib.import_module(module)
+
+
 # The helper's `if` is on the key's draw: traced wherever the function is transformed.
 GAME = {
     "pyproject.toml": "",
@@ -832,11 +843,7 @@ def test_a_partial_of_another_modules_function_handed_to_a_transformation_traces
 def test_jax_traces_a_partial_of_another_modules_function(make_files, way, monkeypatch):
     """JAX agrees: each way of handing `play` over runs its `if` on a tracer."""
     jax = pytest.importorskip("jax")
-    root = make_files({**GAME, "pkg/train.py": textwrap.dedent(_PLAYS_HEADER + PLAYS[way])})
-    monkeypatch.syspath_prepend(str(root))
-    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
-    from pkg import train  # type: ignore[import-not-found]
+    train = _fresh_import(make_files({**GAME, "pkg/train.py": textwrap.dedent(_PLAYS_HEADER + PLAYS[way])}), "pkg.train", monkeypatch)
 
     keys = jax.random.split(jax.random.key(0), 2)
     with pytest.raises(jax.errors.TracerBoolConversionError):
@@ -902,10 +909,7 @@ def test_jax_runs_a_method_of_another_modules_record_class_on_tracers(make_files
     jax = pytest.importorskip("jax")
     pytest.importorskip("chex")
     root = make_files(TREES)
-    monkeypatch.syspath_prepend(str(root))
-    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
-    from pkg import search, trees  # type: ignore[import-not-found]
+    search, trees = (_fresh_import(root, f"pkg.{name}", monkeypatch) for name in ("search", "trees"))
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         search.backprop(trees.Tree(parents=jax.numpy.ones(5)), 0)
@@ -978,11 +982,7 @@ def test_jax_traces_the_vendored_dataclass(make_files, monkeypatch):
     jax = pytest.importorskip("jax")
     if not hasattr(jax.tree_util, "register_dataclass"):
         pytest.skip("jax.tree_util.register_dataclass is newer than this JAX")
-    root = make_files(VENDORED)
-    monkeypatch.syspath_prepend(str(root))
-    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
-    from pkg import game  # type: ignore[import-not-found]
+    game = _fresh_import(make_files(VENDORED), "pkg.game", monkeypatch)
 
     with pytest.raises(jax.errors.TracerBoolConversionError):
         game.init(jax.numpy.ones(3, dtype=jax.numpy.int32))
