@@ -96,7 +96,9 @@ class RecordClasses:
         if isinstance(expr, ast.Name):
             # A name bound once to a class or a generic alias of one (`MCTSTree = Tree[MCTSNode]`).
             bound = names.assignments(expr, scope)
-            alias = bound[0].value if len(bound) == 1 and isinstance(bound[0], ast.Subscript) else bound[0] if len(bound) == 1 else None
+            alias = bound[0] if len(bound) == 1 else None
+            if isinstance(alias, ast.Subscript):
+                alias = alias.value
             if isinstance(alias, (ast.Name, ast.Attribute)) and alias is not expr:
                 return self.class_of(alias, names.read_scope.get(id(alias), scope), names)
         qualname = names.qualname(expr, scope)
@@ -121,7 +123,7 @@ class RecordClasses:
             return None
         for stmt in record.cls.body:
             if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
-                return f"{qualname}.{name}" if plain(stmt, record_class.names) and not stmt.decorator_list else None
+                return f"{qualname}.{name}" if plain(stmt, record_class.names) else None
         return None
 
     def construct(self, call: ast.Call, args: list[Value], kwargs: dict[str, Value], scope: Scope) -> Optional[Value]:

@@ -173,7 +173,7 @@ class ValueFlow(Domain[State]):
         if call.func.attr == "extend":
             added = element_of(added)
         element = join(element_of(held), added) if held.items or held.element is not None else added
-        env.vars[name] = Value(join(Value(held.trace), Value(element.trace)).trace, element=element, not_none=True)
+        env.vars[name] = Value(max(held.trace, element.trace), element=element, not_none=True)
         return True
 
     # ---- branches --------------------------------------------------------------------
