@@ -239,7 +239,7 @@ class ArrayFacts:
             if name in array_api.KIND_KEEPING_FUNCTIONS and expr.args and not isinstance(expr.args[0], ast.Starred):
                 return self._array(expr.args[0], scope, depth + 1, local)  # `einops.rearrange(x, ...)`
             if name in jax_api.BRANCHING:
-                return self._branches_return_arrays(expr, scope, depth)
+                return self._branches_return_arrays(expr, name, scope, depth)
             if isinstance(func, (ast.Name, ast.Attribute)) and (
                 self._returns_array(func, scope, depth) or self._project_returns_array(name, depth)
             ):
@@ -297,14 +297,12 @@ class ArrayFacts:
             return self._attribute(expr, scope, depth)
         return False
 
-    def _branches_return_arrays(self, call: ast.Call, scope: Scope, depth: int) -> bool:
+    def _branches_return_arrays(self, call: ast.Call, callee: str, scope: Scope, depth: int) -> bool:
         """`lax.cond(p, f, g, ...)`, `lax.switch(i, [f, g], ...)`: JAX makes every leaf the
         branches return a JAX array, so where each branch returns one array (a lambda or a
         function of the module whose every `return` gives one, not a container of them), the
         call returns one."""
-        if call.keywords or len(call.args) < 2:
-            return False
-        given = call.args[1].elts if isinstance(call.args[1], (ast.List, ast.Tuple)) else call.args[1:3]
+        given = [branch for _, branch in jax_api.passed_callables(call, callee)]
         for branch in given:
             if isinstance(branch, ast.Lambda):
                 if not self._array(branch.body, self.names.scopes.get(id(branch), scope), depth + 1):

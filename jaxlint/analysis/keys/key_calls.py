@@ -122,7 +122,7 @@ class CallTransfer:
         if nested is not None:
             self._closure_uses(node, nested, state)
         elif qualname in jax_api.BRANCHING:
-            self._branch_closures(node, state)
+            self._branch_closures(node, qualname, state)
         elif qualname is None or qualname in api.TREE_MAPS or not (
             qualname.startswith(_OWN_API) or qualname in jax_api.TRANSFORMS
         ):
@@ -237,15 +237,12 @@ class CallTransfer:
                 best, most = helper, level
         return best
 
-    def _branch_closures(self, node: ast.Call, state: KeyState) -> None:
+    def _branch_closures(self, node: ast.Call, qualname: str, state: KeyState) -> None:
         """`lax.cond(pred, lambda _: draw(key), g, x)`: one branch runs, and a key of this
         function that the branches read is consumed at the call as the branch that consumes it
         most does (as `_branch` does for the keys passed as operands)."""
-        if node.keywords or len(node.args) < 2:
-            return
-        given = node.args[1].elts if isinstance(node.args[1], (ast.List, ast.Tuple)) else node.args[1:3]
         most: dict[str, tuple[int, FunctionNode]] = {}
-        for branch in given:
+        for _, branch in jax_api.passed_callables(node, qualname):
             fn = self._nested_function(branch)
             for key, level in self.flow.summary(fn).free.items() if fn is not None else ():
                 if level > most.get(key, (NONE, None))[0]:

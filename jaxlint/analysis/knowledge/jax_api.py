@@ -6,7 +6,9 @@ adding an API is a one-line change.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from typing import Iterator
 
 # Transformations that make a function's arguments abstract tracers and stage the body
 # once per compilation (side effects run at trace time only).
@@ -148,6 +150,18 @@ CONTROL_FLOW = {
     # scalar-prefetch references, whose loads are traced too.
     "jax.experimental.pallas.BlockSpec": BodySpec(((1, "index_map"),), EVERY_PARAMETER),
 }
+
+def passed_callables(call: ast.Call, callee: str) -> Iterator[tuple[str, ast.expr]]:
+    """The callables a control-flow call passes where its `BodySpec` takes them, by position or
+    keyword, the items of a written sequence (`lax.switch(i, [f, g], x)`) one by one: (the
+    parameter's keyword, the expression)."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    for index, keyword in CONTROL_FLOW[callee].callables:
+        arg = call.args[index] if index < len(call.args) else keywords.get(keyword)
+        if arg is not None:
+            for candidate in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]:
+                yield keyword, candidate
+
 
 # Primitives that take branches: JAX traces every branch, whichever one runs.
 BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})

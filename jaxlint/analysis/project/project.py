@@ -309,10 +309,8 @@ class ModuleLink:
         """The names of the project module that defines the class a qualified name stands for, and its statement."""
         if qualname.split(".", 1)[0] in _NO_PROJECT_CLASSES:
             return None
-        found = self.project.definition(self, qualname)
-        if found is None or not isinstance(found[1], ast.ClassDef):
-            return None
-        return found[0].names, found[1]
+        found = self.definition(qualname)
+        return found if found is not None and isinstance(found[1], ast.ClassDef) else None
 
     def may_bind_plainly(self, qualname: str) -> bool:
         """`Project.may_bind_plainly`, for a qualified name seen in this module."""
@@ -339,7 +337,7 @@ class ModuleLink:
 
     def defines_class(self, qualname: str) -> bool:
         """Whether a qualified name seen in this module stands for a class of a project module."""
-        found = self.project.definition(self, qualname)
+        found = self.definition(qualname)
         return found is not None and isinstance(found[1], ast.ClassDef)
 
 

@@ -258,16 +258,11 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
     """The functions a control-flow primitive call traces (lambdas and named defs).
 
     Yields (function, arguments fixed by partial, the expression passed)."""
-    spec = jax_api.CONTROL_FLOW[callee]
-    for index, keyword in spec.callables:
-        arg = call.args[index] if index < len(call.args) else call_keywords(call).get(keyword)
-        if arg is None:
-            continue
-        given = 1 if keyword in spec.given_function else 0
-        candidates = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
-        for candidate in candidates:
-            for fn, _, bound in _wrapped_functions(candidate, names, scope):
-                yield fn, replace(bound, given_functions=given) if given else bound, candidate
+    given_function = jax_api.CONTROL_FLOW[callee].given_function
+    for keyword, candidate in jax_api.passed_callables(call, callee):
+        given = 1 if keyword in given_function else 0
+        for fn, _, bound in _wrapped_functions(candidate, names, scope):
+            yield fn, replace(bound, given_functions=given) if given else bound, candidate
 
 
 def wrapped_elsewhere(expr: ast.AST, names: Names, scope: Scope | None):

@@ -204,7 +204,7 @@ class RecordClasses:
         if id(cls) in self._classes:
             return self._classes[id(cls)]
         named_tuple = named_tuple_class(cls, names)
-        fields = _fields(cls, names, named_tuple, class_of=self.class_of)
+        fields = _fields(cls, names, named_tuple, self.class_of)
         result = None
         if fields is not None:
             kinds = _kinds(cls, names)
@@ -292,10 +292,11 @@ def dataclass_like(cls: ast.ClassDef, names: Names) -> bool:
 
 
 def _fields(
-    cls: ast.ClassDef, names: Names, named_tuple: bool, depth: int = 0, class_of=None,
+    cls: ast.ClassDef, names: Names, named_tuple: bool, class_of, depth: int = 0,
 ) -> Optional[tuple[_Field, ...]]:
     """The constructor's fields, in order, or None when the class is not a record class.
-    `class_of` (`RecordClasses.class_of`) finds a base defined in another module of the project."""
+    `class_of` (`RecordClasses.class_of`) finds a base: of the module, of a library it models
+    (`train_state.TrainState`), or of another module of the project (`core.State`)."""
     outer = names.enclosing_scope(cls)
     inherited: tuple[_Field, ...] = ()
     if not named_tuple:
@@ -305,15 +306,11 @@ def _fields(
                 continue
             if names.qualname(base.value if isinstance(base, ast.Subscript) else base, outer) in _FIELDLESS_BASES:
                 continue  # `Generic[NodeType]`, `abc.ABC`: no fields, no constructor of their own
-            parent, there = names.definition(base, outer), names
-            declared = library_class(names.qualname(base, outer)) if parent is None else None
-            if declared is None and parent is None and class_of is not None:
-                declared = class_of(base, outer, names)  # `class State(core.State)`, another module's
-            if declared is not None:  # `class TrainState(train_state.TrainState)`
-                there, parent = declared
-            if not isinstance(parent, ast.ClassDef) or depth >= _MAX_BASES:
+            found = class_of(base, outer, names)
+            if found is None or depth >= _MAX_BASES:
                 return None
-            parent_fields = _fields(parent, there, False, depth + 1, class_of)
+            there, parent = found
+            parent_fields = _fields(parent, there, False, class_of, depth + 1)
             if parent_fields is None:
                 return None
             inherited += parent_fields
