@@ -302,7 +302,7 @@ class ArrayFacts:
         branches return a JAX array, so where each branch returns one array (a lambda or a
         function of the module whose every `return` gives one, not a container of them), the
         call returns one."""
-        given = [branch for _, branch in jax_api.passed_callables(call, callee)]
+        given = [branch for _, branch in jax_api.passed_callables(call, callee, self.names.sequence_items)]
         for branch in given:
             if isinstance(branch, ast.Lambda):
                 if not self._array(branch.body, self.names.scopes.get(id(branch), scope), depth + 1):

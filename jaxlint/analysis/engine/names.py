@@ -23,6 +23,7 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 _BUILTINS = frozenset(dir(builtins))
 _MISSING = object()  # not yet asked: None is an answer
+_GROWING = frozenset({"append", "insert", "extend"})  # the list methods that add items
 
 @dataclass(frozen=True)
 class Spelling:
@@ -440,6 +441,34 @@ class Names:
             scope = self.read_scope.get(id(expr), self.module)
         owner = self.lookup(expr.id, scope)
         return owner.assigned.get(expr.id, []) if owner else []
+
+    def sequence_items(self, expr: ast.Name, scope: Scope | None = None) -> list[ast.expr] | None:
+        """The items of the list or tuple a name is bound to once, written out (`branches = [f,
+        g]`), with those an `append`, `insert` or `extend` of a written sequence adds to it in
+        that scope or one nested in it (`branches.append(h)`, wherever it may run); None where
+        the name is bound any other way or more than once."""
+        if scope is None:
+            scope = self.read_scope.get(id(expr), self.module)
+        owner = self.lookup(expr.id, scope)
+        if owner is None or expr.id in owner.other or expr.id in owner.params or expr.id in owner.defs:
+            return None
+        values = owner.assigned.get(expr.id, ())
+        if len(values) != 1 or not isinstance(values[0], (ast.List, ast.Tuple)):
+            return None
+        items = list(values[0].elts)
+        for call, where in self.calls:
+            func = call.func
+            if (
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == expr.id
+                and func.attr in _GROWING and self.lookup(expr.id, where) is owner
+            ):
+                added = call.args[-1:] if func.attr != "extend" else call.args[0].elts if (
+                    call.args and isinstance(call.args[0], (ast.List, ast.Tuple))
+                ) else None
+                if added is None:
+                    return None  # extended by what is not written here
+                items.extend(added)
+        return None if any(isinstance(item, ast.Starred) for item in items) else items
 
     def closed_over(self, function: FunctionNode) -> tuple[str, ...]:
         """The names `function`'s body (nested functions included) reads from the functions

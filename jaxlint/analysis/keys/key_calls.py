@@ -242,7 +242,7 @@ class CallTransfer:
         function that the branches read is consumed at the call as the branch that consumes it
         most does (as `_branch` does for the keys passed as operands)."""
         most: dict[str, tuple[int, FunctionNode]] = {}
-        for _, branch in jax_api.passed_callables(node, qualname):
+        for _, branch in jax_api.passed_callables(node, qualname, self.names.sequence_items):
             fn = self._nested_function(branch)
             for key, level in self.flow.summary(fn).free.items() if fn is not None else ():
                 if level > most.get(key, (NONE, None))[0]:

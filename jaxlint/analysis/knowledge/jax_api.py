@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 # Transformations that make a function's arguments abstract tracers and stage the body
 # once per compilation (side effects run at trace time only).
@@ -151,16 +151,23 @@ CONTROL_FLOW = {
     "jax.experimental.pallas.BlockSpec": BodySpec(((1, "index_map"),), EVERY_PARAMETER),
 }
 
-def passed_callables(call: ast.Call, callee: str) -> Iterator[tuple[str, ast.expr]]:
+def passed_callables(
+    call: ast.Call, callee: str, items: Callable[[ast.Name], "list[ast.expr] | None"] | None = None
+) -> Iterator[tuple[str, ast.expr]]:
     """The callables a control-flow call passes where its `BodySpec` takes them, by position or
     keyword, the items of a written sequence (`lax.switch(i, [f, g], x)`) one by one: (the
-    parameter's keyword, the expression)."""
+    parameter's keyword, the expression). `items` reads a name as the sequence it is bound to
+    (`Names.sequence_items`), where the caller knows the scope."""
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     for index, keyword in CONTROL_FLOW[callee].callables:
         arg = call.args[index] if index < len(call.args) else keywords.get(keyword)
-        if arg is not None:
-            for candidate in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]:
-                yield keyword, candidate
+        if arg is None:
+            continue
+        written = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else None
+        if written is None and items is not None and isinstance(arg, ast.Name):
+            written = items(arg)
+        for candidate in written if written is not None else [arg]:
+            yield keyword, candidate
 
 
 # Primitives that take branches: JAX traces every branch, whichever one runs.

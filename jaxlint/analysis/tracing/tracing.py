@@ -259,7 +259,7 @@ def control_flow_bodies(call: ast.Call, callee: str, names: Names, scope: Scope 
 
     Yields (function, arguments fixed by partial, the expression passed)."""
     given_function = jax_api.CONTROL_FLOW[callee].given_function
-    for keyword, candidate in jax_api.passed_callables(call, callee):
+    for keyword, candidate in jax_api.passed_callables(call, callee, names.sequence_items):
         given = 1 if keyword in given_function else 0
         for fn, _, bound in _wrapped_functions(candidate, names, scope):
             yield fn, replace(bound, given_functions=given) if given else bound, candidate

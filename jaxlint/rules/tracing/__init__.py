@@ -72,7 +72,11 @@ TRACED_VALUE_LIMITATIONS = """
       `lax.scan` and the like), it sees their values at that call, so a name bound or rebound
       to a tracer after the `def` is traced in it, and one rebound to a Python value before
       the call is not. Returned and called elsewhere, it sees them as they were where it was
-      defined, so a rebinding after the `def` is missed there. The `__call__` of a plain class
+      defined, so a rebinding after the `def` is missed there. The branches of a `lax.switch`
+      given through a name (`branches = [on_new, on_replay]`, then `branches.append(on_mutate)`
+      under a flag) are the items of the list or tuple the name is bound to once, with those
+      `append`, `insert` and `extend` add to it anywhere in its scope: JAX traces every
+      branch, whichever runs. The `__call__` of a plain class
       (no framework module) is followed where a method calls an instance it keeps on `self`:
       every value its class's methods store in `self.layer` (None aside: calling None fails) is
       made by that one class, of the module or of another module of the project, or is a
