@@ -318,6 +318,43 @@ def test_python_imports_the_namespace_package_from_the_repository(make_files, mo
         dqn.loss(Transition(jax.numpy.float32(2.0)))
 
 
+# A checkout holding an `__init__.py` of its own at its root, whose scripts import its packages by
+# absolute name: Python, run from the root (where `pyproject.toml` is), finds them there.
+CHECKOUT_PACKAGE = {
+    "jax-aht/__init__.py": "",
+    "jax-aht/pyproject.toml": "[project]\nname = 'aht'\n",
+    "jax-aht/app/__init__.py": "",
+    "jax-aht/app/types.py": NAMESPACED["repo/app/types.py"],
+    "jax-aht/app/dqn.py": NAMESPACED["repo/app/systems/dqn.py"],
+}
+
+
+@pytest.mark.parametrize("root", ["jax-aht", "aht"])
+def test_a_checkout_with_an_init_file_imports_its_packages_from_its_root(cli, make_files, root):
+    """A folder whose name is no identifier (`jax-aht/`) is no package, whatever it holds: `app`
+    is the top-level package. Named as one (`aht/`), it may be a package, and the project root
+    nearest the module, below it, is where `app` is found all the same."""
+    made = make_files({name.replace("jax-aht/", f"{root}/"): text for name, text in CHECKOUT_PACKAGE.items()})
+    dqn = str(made / root / "app/dqn.py")
+    if root == "jax-aht":
+        assert ProjectIndex().module_name(dqn) == ("app.dqn", "app", str(made / root))
+    out = cli("check", "--no-cache", "--output-format", "json", f"{root}/app/dqn.py")
+    assert [(f["code"], f["location"]["row"]) for f in out.json] == [("JAX113", 9)]
+
+
+def test_python_imports_the_package_from_the_checkout_root(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    root = make_files(CHECKOUT_PACKAGE)
+    monkeypatch.syspath_prepend(str(root / "jax-aht"))
+    for name in ("app", "app.types", "app.dqn"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # restored after the test
+    from app import dqn
+    from app.types import Transition
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        dqn.loss(Transition(jax.numpy.float32(2.0)))
+
+
 @pytest.mark.parametrize(
     "statement, package, expected",
     [

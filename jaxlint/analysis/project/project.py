@@ -2,9 +2,11 @@
 
 Which files: the folder that holds a linted file's top-level package (the folder Python
 would put on `sys.path` to import it; a folder without `__init__.py` inside a package is a
-namespace portion of it, so its modules' relative imports read that package), a namespace
-portion's own folder, and the project root above it (the nearest folder
-with `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`) with its `src/` folder; for a module
+namespace portion of it, so its modules' relative imports read that package; a folder whose
+name is no identifier, `jax-aht/`, is no package), a namespace portion's own folder, and the
+project root above it (the nearest folder with `pyproject.toml`, `setup.py`, `setup.cfg` or
+`.git`), and the one nearest the module where that is below the top-level package's folder,
+each with its `src/` folder; for a module
 in a namespace package (a folder without `__init__.py` on the way up), also the folder above
 the nearest folder named as the top-level package of an absolute import (`roots_for`). A
 qualified name seen in a module (`pkg.util.clip`, whether written as an absolute import, a
@@ -175,10 +177,11 @@ class ProjectIndex:
         stem = filename.split(".", 1)[0]
         parts = [] if stem == "__init__" else [stem]
         while self.is_package(directory) or self.is_package(os.path.dirname(directory)):
-            directory, name = os.path.split(directory)
+            above, name = os.path.split(directory)
+            if not name.isidentifier():
+                break  # no import can name the folder (`jax-aht/`, the root): it is no package
+            directory = above
             parts.insert(0, name)
-            if not name:
-                break
         name = ".".join(parts)
         package = name if stem == "__init__" else name.rpartition(".")[0]
         return name, package, directory
@@ -197,9 +200,11 @@ class ProjectIndex:
         _, _, top = self.module_name(path)
         own = os.path.dirname(os.path.abspath(path))
         roots = [top] if self.is_package(own) else [top, own]
-        root = self.project_root(top)
-        if root is not None:
-            roots += [root, os.path.join(root, "src")]
+        # The project root above the top-level package, and the one nearest the module where that
+        # is below it (a checkout holding an `__init__.py` of its own, run from its root).
+        for root in dict.fromkeys((self.project_root(top), self.project_root(own))):
+            if root is not None:
+                roots += [root, os.path.join(root, "src")]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
     def _import_roots(self, path: str, package: str) -> tuple[str, ...]:
