@@ -113,7 +113,7 @@ def array_field(
             return False
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr:
-                if _maybe_static(stmt.value):
+                if maybe_static(stmt.value):
                     return False
                 if declares_array(stmt.annotation, names):
                     return True
@@ -153,7 +153,7 @@ def _field_kinds(names: Names) -> dict[str, bool]:
         pytree = _dataclass_pytree(cls, names) or any(names.qualname(b, outer) in NAMED_TUPLE_BASES for b in cls.bases)
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                array = pytree and not _maybe_static(stmt.value) and one_array(stmt.annotation, names)
+                array = pytree and not maybe_static(stmt.value) and one_array(stmt.annotation, names)
                 kinds[stmt.target.id] = kinds.get(stmt.target.id, True) and array
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kinds[stmt.name] = kinds.get(stmt.name, True) and computes_array(stmt, names)
@@ -236,5 +236,12 @@ def _copy_of(value: ast.expr, name: str, field: str, names: Names) -> bool:
     return isinstance(func, ast.Attribute) and func.attr in _COPIES and isinstance(func.value, ast.Name) and func.value.id == name
 
 
-def _maybe_static(value: ast.expr | None) -> bool:
-    return isinstance(value, ast.Call) and any(k.arg in STATIC_KEYWORDS for k in value.keywords)
+def maybe_static(value: ast.expr | None) -> bool:
+    """Whether a field's value (what the class body assigns it) may declare it static: a field
+    specifier named so (`static_field()`, the spelling of Flax's older API and of the projects
+    that copy it) or given a keyword that can say so (`static=`, `pytree_node=`, `metadata=`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name == "static_field" or any(k.arg in STATIC_KEYWORDS for k in value.keywords)

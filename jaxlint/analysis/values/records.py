@@ -28,7 +28,7 @@ from jaxlint.analysis.engine.names import Names, Scope, type_name
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.values.nullness import excludes_none
 from jaxlint.analysis.values.pytree_fields import (
-    STATIC_KEYWORDS, ProjectClasses, leaf_or_none, one_array, scalar_leaf
+    ProjectClasses, leaf_or_none, maybe_static, one_array, scalar_leaf
 )
 from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.library_classes import library_class
@@ -343,7 +343,7 @@ def _field(stmt: ast.AnnAssign) -> Optional[_Field]:
     keywords = {k.arg: k.value for k in value.keywords}  # type: ignore[union-attr]
     if None in keywords or _TRANSFORMING_KEYWORDS & set(keywords) or value.args:  # type: ignore[union-attr]
         return None
-    static = specifier == "static_field" or bool(STATIC_KEYWORDS & set(keywords))
+    static = maybe_static(value)
     if "default" in keywords:
         return _Field(name, _default(keywords["default"]), static, stmt.annotation)
     return _Field(name, STATIC if "default_factory" in keywords else None, static, stmt.annotation)
