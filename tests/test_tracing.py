@@ -1172,6 +1172,7 @@ CASES = {
         """,
     "a_key_popped_from_a_traced_dict_is_read_as_indexing_it": """
         import jax
+        import jax.numpy as jnp
 
         @jax.jit
         def popped(batch, x):
@@ -1182,6 +1183,17 @@ CASES = {
         @jax.jit
         def looked_up(batch, x):
             if batch.get("mask"):  # absent, it is None: no tracer
+                x = x + 1
+            return x
+
+        @jax.jit
+        def with_default(batch, x):
+            mask = batch.get("mask", jnp.ones_like(x))  # the leaf, or the array given
+            return (x if mask else 0.0) + 1  # JAX101
+
+        @jax.jit
+        def none_by_default(batch, x):
+            if batch.get("mask", None):  # absent, None: no tracer
                 x = x + 1
             return x
         """,
@@ -1231,7 +1243,8 @@ def test_a_carried_field_is_what_its_record_class_declares_under_jax():
 
 
 def test_a_key_popped_from_a_traced_dict_under_jax():
-    """What the tracing family says of `batch.pop("mask")` in jitted code: the leaf is a tracer."""
+    """What the tracing family says of `batch.pop("mask")` in jitted code: the leaf is a tracer;
+    so is what `batch.get("mask", ones)` gives, the leaf or the default."""
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
@@ -1240,6 +1253,10 @@ def test_a_key_popped_from_a_traced_dict_under_jax():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         case["popped"]({"mask": jnp.bool_(True)}, 1.0)
     assert float(case["looked_up"]({}, 1.0)) == 1.0
+    for batch in ({}, {"mask": jnp.bool_(True)}):  # the default is a tracer too
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            case["with_default"](batch, 1.0)
+    assert float(case["none_by_default"]({}, 1.0)) == 1.0
 
 
 def test_a_list_holds_what_was_appended_to_it_under_jax():

@@ -795,6 +795,11 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 # `batch.pop("mask")` of a traced pytree (an array has no `pop`: a dict) reads
                 # what `batch["mask"]` reads, and fails alike where the key is absent.
                 return KEYED_LEAF
+            if node.func.attr == "get" and _string_key_and_default(node) and receiver_held.traced:
+                # `info.get("mask", jnp.ones_like(r))` of a traced pytree: what `info["mask"]`
+                # reads where the key is there, the default where it is not. (Without a default,
+                # or with None, it may be None: not known.)
+                return join(KEYED_LEAF, args[1])
             return method_result(node.func, receiver_held, args, kwargs)
         if calls_declared_array_maker(node, self.names, self.scope):
             return TRACED_ARRAY  # a JAX array computed in the trace: a tracer
@@ -804,6 +809,16 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
             # runs there, as what an unseen library call is handed does.
             self._handed_closures(args, kwargs, env)
         return UNKNOWN
+
+
+def _string_key_and_default(call: ast.Call) -> bool:
+    """A call given two arguments, a string constant and a default that is not None, and
+    nothing else (`d.get("mask", ones)`)."""
+    return (
+        len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+        and not (isinstance(call.args[1], ast.Constant) and call.args[1].value is None)
+    )
 
 
 def _one_string_key(call: ast.Call) -> bool:

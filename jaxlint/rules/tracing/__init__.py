@@ -256,7 +256,8 @@ TRACED_VALUE_LIMITATIONS = """
       converts its argument or is left out of the constructor) is not followed. As a `lax` loop
       carry or a `lax.cond` operand, such an instance has its fields traced except those the
       class declares static (`field(pytree_node=False)`, `eqx.field(static=True)`, static
-      metadata); a plain dataclass, which may be registered elsewhere with other static
+      metadata, or a specifier of the project's own named `static_field()`, whichever way
+      the field is read); a plain dataclass, which may be registered elsewhere with other static
       fields, has unknown ones. An instance of any other plain class of the module (no
       framework module) has unknown attributes, but its own methods are followed when called
       on a name bound only to it, where it is built (in the traced function, around a body
@@ -272,7 +273,8 @@ TRACED_VALUE_LIMITATIONS = """
       tree)` give Python values), in the first tree's structure where it is known (a record's
       fields, a tuple's items): `tree_map(lambda x: x[::-1], steps)` of a record of arrays is
       a record of arrays. `d.pop("mask")` of a traced pytree (a dict: an array has no `pop`)
-      reads what `d["mask"]` reads; `d.get("mask")` may give None, and is not known. A list the function holds (a display, `[]` included) holds what
+      reads what `d["mask"]` reads; `d.get("mask")` may give None, and is not known, but
+      `d.get("mask", jnp.ones_like(r))` gives that leaf or the default, traced where either is. A list the function holds (a display, `[]` included) holds what
       `append`, `insert` and `extend` add to it afterwards, as elements of unknown number:
       `losses.append(loss)` in a loop, then `np.stack(losses)`, stacks tracers.
     - **JAX arrays computed by eager code.** A name that traced code reads from the eager code
