@@ -1,6 +1,8 @@
 """`lax.switch` given its branches through a name: the items of the list or tuple the name is
 bound to, and those `append`, `insert` or `extend` add to it, are the branches JAX traces."""
 
+from __future__ import annotations
+
 from quiet_and_reported import case_tests
 
 QUIET = {

@@ -3,6 +3,8 @@ Flax's older API and the projects that copy it spell it): the field holds a Pyth
 every reader of the class's fields alike (a traced instance's fields, and the fields read
 through a parameter's annotation where the value shows no class)."""
 
+from __future__ import annotations
+
 from quiet_and_reported import case_tests
 
 OWN_STATIC_FIELD = """
