@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import keyword
 import os
 import re
 from collections import OrderedDict
@@ -178,8 +179,8 @@ class ProjectIndex:
         parts = [] if stem == "__init__" else [stem]
         while self.is_package(directory) or self.is_package(os.path.dirname(directory)):
             above, name = os.path.split(directory)
-            if not name.isidentifier():
-                break  # no import can name the folder (`jax-aht/`, the root): it is no package
+            if not name.isidentifier() or keyword.iskeyword(name):
+                break  # no import can name the folder (`jax-aht/`, `class/`, the root): it is no package
             directory = above
             parts.insert(0, name)
         name = ".".join(parts)
