@@ -887,6 +887,49 @@ def test_jax_traces_a_partial_of_another_modules_function(make_files, way, monke
         train.run(keys, jax.numpy.zeros(()))
 
 
+# A partial fixing the first argument (a model, used as a static argument of a jit there): the
+# mapped arguments bind the parameters after it, the model stays the caller's value.
+MODEL_STEP = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/steps.py": textwrap.dedent("""
+        import functools
+        import jax
+
+        @functools.partial(jax.jit, static_argnums=0)
+        def loss(model, x):
+            return x * model.scale
+
+        def step(model, key, x):
+            return loss(model, x + jax.random.normal(key))
+    """),
+    "pkg/train.py": textwrap.dedent("""
+        import functools
+        import jax
+        from pkg.steps import step
+
+        class Model:
+            scale = 2.0
+
+        def run(keys, xs):
+            return jax.vmap(functools.partial(step, Model()))(keys, xs)
+    """),
+}
+
+
+def test_a_partial_fixing_a_leading_argument_binds_the_mapped_ones_after_it(cli, make_files):
+    """The keys and arrays `vmap` maps bind `key` and `x`, not `model`: the model handed to the
+    jit's static argument is no tracer."""
+    root = make_files(MODEL_STEP)
+    assert cli("check", "--output-format", "json", "--no-cache", str(root)).json == []
+
+
+def test_jax_maps_the_arguments_after_the_fixed_one(make_files, monkeypatch):
+    jax = pytest.importorskip("jax")
+    train = _fresh_import(make_files(MODEL_STEP), "pkg.train", monkeypatch)
+    assert train.run(jax.random.split(jax.random.key(0), 2), jax.numpy.ones(2)).shape == (2,)
+
+
 # A record class of one module whose method another module's traced code calls on an instance
 # it carries: the method runs there, on the instance's traced fields.
 TREES = {

@@ -211,7 +211,8 @@ class TracedModule:
                 return UNKNOWN
             return UNKNOWN if ANY_KEYWORD in fixed.keywords else TRACED_ARRAY
 
-        args = [value(p, i) for i, p in enumerate(positional[implicit:])]
+        # The partial's fixed positional arguments come first, as the call binds them.
+        args = [UNKNOWN] * fixed.positional + [value(p, i) for i, p in enumerate(positional[implicit:])]
         kwargs = {p.arg: value(p, None) for p in fn.args.kwonlyargs}
         # The entry point named is what a run calls to trace it: the function making the call,
         # or the module-level name the transformed function is bound to.
