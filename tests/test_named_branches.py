@@ -1,5 +1,6 @@
 """`lax.switch` given its branches through a name: the items of the list or tuple the name is
-bound to, and those `append`, `insert` or `extend` add to it, are the branches JAX traces."""
+bound to, and those `append`, `insert` or `extend` add to it, are the branches JAX traces, and
+the keys its operands hold are consumed as those branches consume them."""
 
 from __future__ import annotations
 
@@ -35,6 +36,22 @@ QUIET = {
             out = jax.lax.switch(1, branches)
             out[0] = jnp.ones(())
             return out
+        """,
+    # Only a key the branches draw from is consumed by the switch: these draw none.
+    "branches_that_draw_nothing": """
+        import jax
+
+        def keep(key):
+            return jax.numpy.zeros(2)
+
+        def run(i, key):
+            branches = [keep, keep]
+            out = jax.lax.switch(i, branches, key)
+            return out + jax.random.uniform(key, (2,))
+
+        def demo():
+            with jax.debug_key_reuse(True):
+                return run(1, jax.random.key(0))
         """,
 }
 
@@ -87,6 +104,30 @@ REPORTED = {
         """,
         "JAX401",
         "TypeError",
+    ),
+    # A branch appended that draws from the key operand consumes it as a written one does.
+    "appended_branch_draws_from_the_key": (
+        """
+        import jax
+
+        def draw(key):
+            return jax.random.normal(key, (2,))
+
+        def keep(key):
+            return jax.numpy.zeros(2)
+
+        def run(i, key):
+            branches = [keep]
+            branches.append(draw)
+            out = jax.lax.switch(i, branches, key)
+            return out + jax.random.uniform(key, (2,))
+
+        def demo():
+            with jax.debug_key_reuse(True):
+                return run(1, jax.random.key(0))
+        """,
+        "JAX201",
+        "KeyReuseError",
     ),
 }
 

@@ -131,7 +131,9 @@ class KeyReuse(KeyFlowRule):
           that only keeps it (`registry.append(fn)`) does not call it.
         - A key given as an operand of `lax.cond(pred, f, g, key)` or `lax.switch(i, [f, g],
           key)` is handed to every branch, since JAX traces them all: it is consumed as the
-          branch that consumes it most does, as a call of that branch would be. Branches that
+          branch that consumes it most does, as a call of that branch would be (the branches
+          given through a name, `branches = [keep]` then `branches.append(draw)`, are the items
+          it is bound to and those added to it). Branches that
           ignore it (`def keep(_rng): return x`) leave it unused; where a branch is not a
           function of the module, the call is code jaxlint cannot see. A key the branches read
           from the function around them (`lax.cond(done, lambda _: reset(key), lambda _: s,
