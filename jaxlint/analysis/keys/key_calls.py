@@ -216,12 +216,13 @@ class CallTransfer:
         name = api.public(self.names.qualname(node.func))
         if name not in jax_api.BRANCHING or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return None
-        named = self.names.sequence_items(node.args[1]) if len(node.args) >= 2 and isinstance(node.args[1], ast.Name) else None
         if name == "jax.lax.cond":
             branches, operands = node.args[1:3], node.args[3:]
         elif len(node.args) >= 2 and isinstance(node.args[1], (ast.List, ast.Tuple)):
             branches, operands = node.args[1].elts, node.args[2:]
-        elif named is not None:  # `lax.switch(i, branches, key)`: the items the name is bound to
+        elif len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and (
+            named := self.names.sequence_items(node.args[1])
+        ) is not None:  # `lax.switch(i, branches, key)`: the items the name is bound to
             branches, operands = named, node.args[2:]
         else:
             return None
