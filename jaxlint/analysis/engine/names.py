@@ -23,7 +23,8 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 _BUILTINS = frozenset(dir(builtins))
 _MISSING = object()  # not yet asked: None is an answer
-_GROWING = frozenset({"append", "insert", "extend"})  # the list methods that add items
+# The list methods that add items, and how many arguments each takes (what it adds last).
+LIST_GROWERS = {"append": 1, "insert": 2, "extend": 1}
 
 @dataclass(frozen=True)
 class Spelling:
@@ -458,16 +459,20 @@ class Names:
         items = list(values[0].elts)
         for call, where in self.calls:
             func = call.func
-            if (
+            if not (
                 isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == expr.id
-                and func.attr in _GROWING and self.lookup(expr.id, where) is owner
+                and func.attr in LIST_GROWERS and self.lookup(expr.id, where) is owner
             ):
-                added = call.args[-1:] if func.attr != "extend" else call.args[0].elts if (
-                    call.args and isinstance(call.args[0], (ast.List, ast.Tuple))
-                ) else None
-                if added is None:
-                    return None  # extended by what is not written here
-                items.extend(added)
+                continue
+            if len(call.args) != LIST_GROWERS[func.attr] or call.keywords:
+                return None
+            added = call.args[-1]
+            if func.attr != "extend":
+                items.append(added)
+            elif isinstance(added, (ast.List, ast.Tuple)):
+                items.extend(added.elts)
+            else:
+                return None  # extended by what is not written here
         return None if any(isinstance(item, ast.Starred) for item in items) else items
 
     def closed_over(self, function: FunctionNode) -> tuple[str, ...]:

@@ -216,16 +216,10 @@ class CallTransfer:
         name = api.public(self.names.qualname(node.func))
         if name not in jax_api.BRANCHING or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return None
-        if name == "jax.lax.cond":
-            branches, operands = node.args[1:3], node.args[3:]
-        elif len(node.args) >= 2 and isinstance(node.args[1], (ast.List, ast.Tuple)):
-            branches, operands = node.args[1].elts, node.args[2:]
-        elif len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and (
-            named := self.names.sequence_items(node.args[1])
-        ) is not None:  # `lax.switch(i, branches, key)`: the items the name is bound to
-            branches, operands = named, node.args[2:]
-        else:
-            return None
+        # A switch's branches not written out nor bound to a sequence come back as the name:
+        # no function seen, so the call is not one either.
+        branches = [branch for _, branch in jax_api.passed_callables(node, name, self.names.sequence_items)]
+        operands = node.args[jax_api.BRANCH_OPERANDS[name]:]
         keyed = [arg for arg, _ in refs]
         best, most = None, -1
         for at, branch in enumerate(branches):

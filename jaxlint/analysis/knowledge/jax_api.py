@@ -170,8 +170,10 @@ def passed_callables(
             yield keyword, candidate
 
 
-# Primitives that take branches: JAX traces every branch, whichever one runs.
-BRANCHING = frozenset({"jax.lax.cond", "jax.lax.switch"})
+# Primitives that take branches: JAX traces every branch, whichever one runs, handing each the
+# operands that start at this position.
+BRANCH_OPERANDS = {"jax.lax.cond": 3, "jax.lax.switch": 2}
+BRANCHING = frozenset(BRANCH_OPERANDS)
 
 # Under `with jax.disable_jit():` these call their functions in Python on the values they are
 # given: a jit calls the function, `lax.scan` and the loops iterate in Python, `lax.cond` and

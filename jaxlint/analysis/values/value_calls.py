@@ -63,9 +63,6 @@ if TYPE_CHECKING:
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
 # Primitives that call one of their branches with every argument from this position on.
-_BRANCHES_FROM = {"jax.lax.cond": 3, "jax.lax.switch": 2}
-
-
 class CallEvaluation:
     """Calls whose callee is a library function, a transformation or a control-flow primitive."""
 
@@ -348,11 +345,11 @@ class CallEvaluation:
             ctx, index = self.ctx, STATIC
         branch_operands = None
         spread = spread_arguments(node.args, operands)
-        if callee in _BRANCHES_FROM and spread is not None:
+        if callee in jax_api.BRANCH_OPERANDS and spread is not None:
             # An operand whose pytree children are known keeps its structure in the branches.
             branch_operands = [
                 as_traced(v) if v.fields or v.record and v.record.leaves_known else TRACED
-                for v in spread[_BRANCHES_FROM[callee]:]
+                for v in spread[jax_api.BRANCH_OPERANDS[callee]:]
             ]
         carry = with_returned_arrays(None if init is None else as_traced(init), node, callee, self.names)
         returned = []

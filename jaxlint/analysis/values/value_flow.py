@@ -26,6 +26,7 @@ from jaxlint.analysis.engine import cfg
 from jaxlint.analysis.engine.bindings import Bindings
 from jaxlint.analysis.engine.dataflow import Domain
 from jaxlint.analysis.engine.lattice import STATIC, TRACED_ARRAY, UNKNOWN, Trace, Value, element_of, join, widen
+from jaxlint.analysis.engine.names import LIST_GROWERS
 from jaxlint.analysis.knowledge.random_api import key_named
 from jaxlint.analysis.tracing import type_tests
 from jaxlint.analysis.values.nullness import narrowed
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
 
 State = Bindings
-# The list methods that add elements, and how many arguments each takes (the added one last).
-_GROWING = {"append": 1, "insert": 2, "extend": 1}
 
 
 class FunctionRun(Protocol):
@@ -157,9 +156,9 @@ class ValueFlow(Domain[State]):
         its elements are then what they were or what was added (`losses.append(loss)` in a
         loop, then `jnp.stack(losses)`). Whether it did."""
         if not (
-            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _GROWING
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in LIST_GROWERS
             and isinstance(call.func.value, ast.Name) and not call.keywords
-            and len(call.args) == _GROWING[call.func.attr] and not isinstance(call.args[-1], ast.Starred)
+            and len(call.args) == LIST_GROWERS[call.func.attr] and not isinstance(call.args[-1], ast.Starred)
         ):
             return False
         name = call.func.value.id

@@ -791,11 +791,11 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
                 return module_applied(args, kwargs)  # `model.apply({"params": p}, x)`: a Linen run
             self._handed_closures(args, kwargs, env)
             receiver_held = self.analysis.values.get(id(node.func.value), UNKNOWN)
-            if node.func.attr == "pop" and _one_string_key(node) and receiver_held.traced:
+            if node.func.attr == "pop" and _string_key(node, 1) and receiver_held.traced:
                 # `batch.pop("mask")` of a traced pytree (an array has no `pop`: a dict) reads
                 # what `batch["mask"]` reads, and fails alike where the key is absent.
                 return KEYED_LEAF
-            if node.func.attr == "get" and _string_key_and_default(node) and receiver_held.traced:
+            if node.func.attr == "get" and _string_key(node, 2) and not _is_none(node.args[1]) and receiver_held.traced:
                 # `info.get("mask", jnp.ones_like(r))` of a traced pytree: what `info["mask"]`
                 # reads where the key is there, the default where it is not. (Without a default,
                 # or with None, it may be None: not known.)
@@ -811,22 +811,17 @@ class _FunctionRun(CallEvaluation, MemberEvaluation):
         return UNKNOWN
 
 
-def _string_key_and_default(call: ast.Call) -> bool:
-    """A call given two arguments, a string constant and a default that is not None, and
-    nothing else (`d.get("mask", ones)`)."""
+def _string_key(call: ast.Call, count: int) -> bool:
+    """A call given `count` arguments, the first a string constant, and no keyword
+    (`d.pop("mask")`, `d.get("mask", ones)`)."""
     return (
-        len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.Constant)
+        len(call.args) == count and not call.keywords and isinstance(call.args[0], ast.Constant)
         and isinstance(call.args[0].value, str)
-        and not (isinstance(call.args[1], ast.Constant) and call.args[1].value is None)
     )
 
 
-def _one_string_key(call: ast.Call) -> bool:
-    """A call given one argument, a string constant, and nothing else (`d.pop("mask")`)."""
-    return (
-        len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Constant)
-        and isinstance(call.args[0].value, str)
-    )
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _root(expr: ast.expr) -> ast.expr:
