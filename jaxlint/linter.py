@@ -122,7 +122,7 @@ def lint_parsed(
             if traced:
                 # What the module reports without those traces (a key reused whether traced or not)
                 # is not because of them: only the rest names the entry point.
-                alone = module_facts(source, dict(options or {}), project.link(path), (), names, path)
+                alone = module_facts(source, dict(options or {}), project.link(path), (), names, path, elsewhere=False)
                 eager = {_identity(f) for f in _run_rules(alone, {f.code for f in traced}, source, path)}
                 alone.release()
                 findings = _name_entry_points(findings, spans, eager)

@@ -313,9 +313,14 @@ class ModuleLink:
 
     def class_of(self, qualname: str) -> tuple[Names, ast.ClassDef] | None:
         """The names of the project module that defines the class a qualified name stands for, and its statement."""
+        found = self.class_facts(qualname)
+        return (found[0].names, found[1]) if found is not None else None
+
+    def class_facts(self, qualname: str) -> tuple[Any, ast.ClassDef] | None:
+        """`class_of`, with the facts of the module that defines the class."""
         if qualname.split(".", 1)[0] in _NO_PROJECT_CLASSES:
             return None
-        found = self.definition(qualname)
+        found = self.project.definition(self, qualname)
         return found if found is not None and isinstance(found[1], ast.ClassDef) else None
 
     def may_bind_plainly(self, qualname: str) -> bool:
@@ -371,6 +376,7 @@ class Project:
         self._definitions: dict[tuple, tuple[tuple[Any, ast.AST] | None, frozenset[str]]] = {}
         self._type_testing: dict[int, bool] = {}
         self.key_flows_building: set[str] = set()  # modules whose key flow is being built (import cycles)
+        self.values_building: set[str] = set()  # modules whose value analysis is being built (`inherited_calls`)
         self._linting: tuple[str, Source, Callable[[], Names]] | None = None  # see `linting`
         # (path, words) -> the module-level defs of a module whose text holds none of the words
         # (None where it holds one): `defined_without`, read once per module.

@@ -21,12 +21,16 @@ from jaxlint.analysis.engine.walk import own_nodes
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.knowledge.spellings import SPELLING
 from jaxlint.analysis.knowledge.testing_code import test_file, test_functions, test_pattern
-from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque
+from jaxlint.analysis.project.inherited_calls import inherited_calls
+from jaxlint.analysis.project.project import IncomingCall, ModuleLink, opaque, portable
 from jaxlint.analysis.project.project_instance_calls import untraced_parameters
+from jaxlint.analysis.tracing.array_annotations import declares_array
 from jaxlint.analysis.tracing.callsites import CallSite, CallSites
 from jaxlint.analysis.tracing.carry_returns import with_returned_arrays
 from jaxlint.analysis.tracing.guards import guarded_nodes
-from jaxlint.analysis.tracing.parameters import body_parameters, carry_structure, default_of, with_residuals
+from jaxlint.analysis.tracing.parameters import (
+    bind_arguments, body_parameters, carry_structure, default_of, with_residuals,
+)
 from jaxlint.analysis.tracing.root_parameters import root_parameters
 from jaxlint.analysis.tracing.static_arguments import as_given_positions, positional_params, static_parameters
 from jaxlint.analysis.tracing.traced_functions import (
@@ -53,6 +57,7 @@ class TracedModule:
         path: str = "",
         search_callers: bool = True,
         reported: bool = True,
+        elsewhere: bool = True,
     ):
         if names is not None:
             self.names = names  # already built for this tree (see `Project.loaded`)
@@ -67,6 +72,9 @@ class TracedModule:
         # Whether the module's own findings are reported: a module the project reads only to
         # follow calls into it answers questions, and what no question needs is not computed.
         self.reported = reported
+        # Whether the methods a base class of another module traces are analysed (off: what the
+        # module reports without the traces other modules make, as without `incoming`).
+        self.elsewhere = elsewhere
         self.callers_asked = False
         # Abstract contexts first: the entry point a finding names is one under which it fails.
         self.incoming = sorted(
@@ -150,6 +158,7 @@ class TracedModule:
         if link is not None:
             self._trace_imported(link, analysis)
             self._analyze_incoming(analysis, link)
+        self._analyze_inherited(analysis, link)
         self._analyze_derivative_rules(analysis, returned, link)
         return analysis
 
@@ -307,6 +316,51 @@ class TracedModule:
             for key in analysis.functions:
                 if key not in local:
                     self.traced_via.setdefault(key, call.entry)
+
+    def _analyze_inherited(self, analysis: ValueAnalysis, link: ModuleLink | None) -> None:
+        """The overrides a traced method of a base class calls on `self` (`inherited_calls`), each
+        in the context that method runs in and with the values its call passes there; a base of
+        another module names the entry point that traces them. A base module whose values are
+        being built (an import cycle) is not asked."""
+        building = link.project.values_building if link is not None else set()
+        if link is not None:
+            building.add(link.path)
+        try:
+            for found in inherited_calls(self.names, link):
+                base = found.base.facts
+                if base is None:
+                    there = analysis
+                elif not self.elsewhere or base.project.path in building or not base.discovery.roots:
+                    continue  # no traced code of its own there (or not known yet)
+                else:
+                    there = base.analysis
+                ctx = there.contexts.get(id(found.caller))
+                if ctx is None:
+                    continue
+                call = found.call
+
+                def value(node: ast.AST, missing: Value = UNKNOWN) -> Value:
+                    known = there.values.get(id(node))
+                    return missing if known is None else known if base is None else portable(known)
+
+                starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), None)
+                args = [value(a) for a in call.args[:starred]]
+                kwargs = {k.arg: value(k.value) for k in call.keywords if k.arg is not None}
+                params = _as_declared(found.method, bind_arguments(
+                    found.method, args, kwargs, value(call.func.value, STATIC), spread=starred is not None  # type: ignore[attr-defined]
+                ), self.names)
+                entry = (base or self).entry_name(found.caller)
+                if link is not None:
+                    link.entry = entry
+                before = set(analysis.functions)
+                analysis.analyze(found.method, params, ctx)
+                if base is not None:
+                    for key in analysis.functions:
+                        if key not in before:
+                            self.traced_via.setdefault(key, entry)
+        finally:
+            if link is not None:
+                building.discard(link.path)
 
     def _defined(self, name: str) -> ast.AST | None:
         """The module-level def `name`, or the method `Class.method`, of the module."""
@@ -500,6 +554,22 @@ def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
 
 # Transformations that make a tracer of every argument they are passed, static ones aside.
 _TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
+
+def _as_declared(fn: FunctionNode, params: dict[str, Value], names: Names) -> dict[str, Value]:
+    """An override's parameters as it declares them: a traced argument the base took for an array
+    only because nothing said otherwise (`state: TEnvState`, a type variable) is the record its
+    annotation names there (`state: EnvState`), as the value analysis reads annotations."""
+    out = dict(params)
+    for param in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+        value = out.get(param.arg)
+        annotation = param.annotation
+        if (
+            value is not None and value.traced and value.array and value.record is None
+            and isinstance(annotation, (ast.Name, ast.Attribute)) and not declares_array(annotation, names)
+        ):
+            out[param.arg] = value.but(array=False)
+    return out
+
 
 def _default_not_none(fn: FunctionNode, param: ast.arg) -> bool:
     default = default_of(fn, param)

@@ -60,7 +60,14 @@ TRACED_VALUE_LIMITATIONS = """
       name bound once to an instance (`noise = Noise()`, `Noise().sample(x)`), or through an
       attribute of `self` holding instances of one class of the module (`self.model.step(x)`,
       where the class stores that class's instances, or a parameter annotated with it, in
-      `self.model`), in the class or its bases. A function
+      `self.model`), in the class or its bases. A method a subclass overrides (`step_env`)
+      runs traced where a traced method of a base class, of the module or of another module
+      of the project, calls it on `self` (`Environment.step`, jitted, calls
+      `self.step_env(key, state, action, params)`): called on the subclass's instance, the
+      base's method runs the override, which receives what that call passes there, each
+      parameter the record its own annotation names (`state: EnvState`). A method the subclass,
+      or a class nearer to it, defines itself hides the base's (a subclass's own plain `step`
+      runs, not the jitted one). A function
       nested in a staged one and handed to code not seen (`agent.actor.apply_loss_fn(loss_fn=
       loss_fn)`, a callable parameter such as `differentiate(loss_fn)`, a helper imported
       relatively by a file linted alone) or to a function of another module of the project
