@@ -584,6 +584,7 @@ class ArrayFacts:
         `param.attr` of a parameter annotated with a class of the module that declares the
         field a JAX array (`v1: jax.Array`), while the function rebinds the parameter only to
         what a callee is declared to return of that class (`_declared_instance`), or with a
+        class of another module of the project that does, never rebound, or with a
         framework's class that does (`array_api.DECLARED_ARRAY_FIELDS`), never rebound."""
         base = expr.value
         if not isinstance(base, ast.Name) or scope.kind != "function":
@@ -632,17 +633,23 @@ class ArrayFacts:
         declared = array_api.DECLARED_ARRAY_FIELDS.get(annotated)
         if declared is not None:  # a framework's class: the parameter must keep what it was given
             return expr.attr in declared and not scope.assigned.get(base.id)
-        if not isinstance(param.annotation, ast.Name):
-            return False
         cls = self.names.definition(param.annotation, self.names.enclosing_scope(fn))
-        if not isinstance(cls, ast.ClassDef):
+        if isinstance(cls, ast.ClassDef):
+            if not all(self._declared_instance(value, cls, scope) for value in scope.assigned.get(base.id, ())):
+                return False  # rebound to something else
+            return self._declares_array_field(cls, self.names, expr.attr)
+        link = self.module.project
+        if link is None or scope.assigned.get(base.id) or not isinstance(param.annotation, (ast.Name, ast.Attribute)):
             return False
-        if not all(self._declared_instance(value, cls, scope) for value in scope.assigned.get(base.id, ())):
-            return False  # rebound to something else
-        where = self.names.scopes[id(cls)]
+        found = link.class_of(annotated) if annotated else None  # a class of another module of the project
+        return found is not None and self._declares_array_field(found[1], found[0], expr.attr)
+
+    def _declares_array_field(self, cls: ast.ClassDef, names: Names, attr: str) -> bool:
+        """Whether the class body declares the field a JAX array, with no default."""
+        where = names.scopes[id(cls)]
         for stmt in cls.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == expr.attr:
-                return stmt.value is None and self.array_annotation(stmt.annotation, where)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                return stmt.value is None and self.array_annotation(stmt.annotation, where, names)
         return False
 
     def _declared_instance(self, value: ast.AST, cls: ast.ClassDef, scope: Scope) -> bool:
@@ -697,18 +704,20 @@ class ArrayFacts:
         member = _mapping_or_sequence(annotation, name) if name is not None else None
         return member is not None and self.array_annotation(member, scope)
 
-    def array_annotation(self, annotation: ast.expr | None, scope: Scope) -> bool:
+    def array_annotation(self, annotation: ast.expr | None, scope: Scope, names: Names | None = None) -> bool:
+        """Whether the annotation, read in `scope` (of `names`, by default the module's), declares a JAX array."""
         if annotation is None:
             return False
+        names = names or self.names
         target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-        name = type_name(target, self.names, scope)
+        name = type_name(target, names, scope)
         if name is None:
             return False
         if name in jax_api.ARRAY_ANNOTATIONS and name not in jax_api.ARRAY_LIKE_ANNOTATIONS:
             return True
         return name.startswith("jaxtyping.") and name.rsplit(".", 1)[-1] in jax_api.JAXTYPING_DTYPES and isinstance(
             annotation, ast.Subscript
-        ) and _jaxtyping_array(annotation, self.names, scope)
+        ) and _jaxtyping_array(annotation, names, scope)
 
 
 def _mapping_or_sequence(annotation: ast.Subscript, name: str) -> ast.expr | None:
