@@ -207,7 +207,7 @@ class RecordClasses:
         fields = _fields(cls, names, named_tuple, self.class_of)
         result = None
         if fields is not None:
-            kinds = _kinds(cls, names)
+            kinds = _kinds(cls, names) | _subclassed_bases(cls, names, self.class_of)
             kind = named_tuple or bool(kinds & _PYTREE_DATACLASSES)
             pytree = not named_tuple and bool(kinds & _DATACLASS_PYTREES)
             result = _RecordClass(cls, names, fields, named_tuple, kind, pytree)
@@ -314,6 +314,7 @@ def _fields(
             if parent_fields is None:
                 return None
             inherited += parent_fields
+        decorated = decorated or bool(_subclassed_bases(cls, names, class_of))
         if not decorated or cls.keywords or _no_constructor(cls, names, outer):
             return None
     own = []
@@ -330,6 +331,25 @@ def _fields(
         own.append(field)
     own_names = {f.name for f in own}
     return (*(f for f in inherited if f.name not in own_names), *own)
+
+
+def _subclassed_bases(cls: ast.ClassDef, names: Names, class_of, depth: int = 0) -> frozenset[str]:
+    """The bases that make every subclass a dataclass (`flax.struct.PyTreeNode`, whose
+    `__init_subclass__` makes one; `equinox.Module`, whose metaclass does) that the class derives
+    from, directly or through classes of the module or of the project: `class
+    GARepertoire(Repertoire)` with `class Repertoire(flax.struct.PyTreeNode)` is a dataclass
+    pytree with no decorator of its own."""
+    outer = names.enclosing_scope(cls)
+    found: set[str] = set()
+    for base in cls.bases:
+        qualname = names.qualname(base, outer)
+        if qualname in _DATACLASS_BASES:
+            found.add(qualname)
+        elif depth < _MAX_BASES and qualname not in _FIELDLESS_BASES:
+            parent = class_of(base, outer, names)
+            if parent is not None:
+                found |= _subclassed_bases(parent[1], parent[0], class_of, depth + 1)
+    return frozenset(found)
 
 
 def _field(stmt: ast.AnnAssign) -> Optional[_Field]:

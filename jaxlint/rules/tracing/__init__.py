@@ -238,7 +238,9 @@ TRACED_VALUE_LIMITATIONS = """
       `flax.struct.PyTreeNode`, or a copy of Flax's decorator kept in the project: a def marked
       `dataclass_transform` (PEP 681) whose body registers the class as a pytree node; its
       fields follow those of a record base class, of the module or of another module of the
-      project) holds every field it does not declare static as a child, so a
+      project; a class deriving from `flax.struct.PyTreeNode` or `equinox.Module` through
+      classes of the project is one with no decorator of its own, as subclassing them makes a
+      dataclass) holds every field it does not declare static as a child, so a
       field annotated as a Python number or bool (`row: int`; `Optional[int]` as above) is
       traced too, as a scalar array; an Equinox module's is not, as
       `filter_jit` keeps non-array fields static. Where nothing says the class (the carry of
