@@ -12,6 +12,8 @@ import ast
 from jaxlint.analysis.engine.names import Names, Scope
 
 NAMED_TUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+# Calls that make a NamedTuple class: `collections.namedtuple("State", ["values", "idx"])`.
+NAMED_TUPLE_FACTORIES = frozenset({"collections.namedtuple", *NAMED_TUPLE_BASES})
 # Loops that return their carry as they received it: a NamedTuple in, a NamedTuple out.
 _CARRY_RETURNING = {"jax.lax.while_loop": 2, "jax.lax.fori_loop": 3}
 
@@ -22,6 +24,15 @@ def is_named_tuple(func: ast.expr, names: Names, scope: Scope | None = None) -> 
     if not isinstance(cls, ast.ClassDef) or id(cls) not in names.scopes:
         return False
     return named_tuple_class(cls, names)
+
+
+def named_tuple_factory(expr: ast.expr, names: Names, scope: Scope | None = None) -> bool:
+    """Whether `expr` is a name bound once to a NamedTuple class made by a call
+    (`State = collections.namedtuple("State", ["values", "idx"])`, `typing.NamedTuple("T", ...)`)."""
+    if not isinstance(expr, ast.Name):
+        return False
+    values = names.assignments(expr, scope)
+    return len(values) == 1 and isinstance(values[0], ast.Call) and names.qualname(values[0].func) in NAMED_TUPLE_FACTORIES
 
 
 def named_tuple_class(cls: ast.ClassDef, names: Names) -> bool:

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from jaxlint.analysis.engine.call_index import may_resolve_to
-from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.named_tuples import is_named_tuple, named_tuple_factory
 from jaxlint.analysis.engine.names import annotation_name
 from jaxlint.analysis.engine.walk import own_nodes, spans
 from jaxlint.analysis.knowledge import jax_api
@@ -52,7 +52,6 @@ _LITERALS = {
     ast.Set: "a set", ast.SetComp: "a set",
 }
 _BUILTIN_CONTAINERS = {"builtins.list": "a list", "builtins.dict": "a dict", "builtins.set": "a set"}
-_NAMED_TUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple"})
 
 
 @dataclass(frozen=True)
@@ -407,7 +406,7 @@ def _unhashable_instance(expr: ast.AST, module) -> str | None:
     fields = _fields_unhashable(expr, module, arrays=True)
     if fields is not None or not isinstance(expr.func, ast.Name):
         return fields
-    if is_named_tuple(expr.func, module.names) or _named_tuple_factory(expr.func, module):
+    if is_named_tuple(expr.func, module.names) or named_tuple_factory(expr.func, module.names):
         # Its hash is its items' hash: one unhashable field makes the instance unhashable.
         for field in (*expr.args, *(k.value for k in expr.keywords)):
             inner = _unhashable_argument(field, module, 1)  # names bound to one followed too
@@ -455,12 +454,6 @@ def _partition_half(arg: ast.AST, module) -> str | None:
         return None
     held = _fields_unhashable(made, module, arrays=False)
     return f"a half of `{ast.unparse(tree)}` from `eqx.partition`, {held}" if held else None
-
-
-def _named_tuple_factory(func: ast.Name, module) -> bool:
-    """A name bound once to `collections.namedtuple(...)` (or `typing.NamedTuple("T", ...)`)."""
-    values = module.names.assignments(func)
-    return len(values) == 1 and isinstance(values[0], ast.Call) and module.qualname(values[0].func) in _NAMED_TUPLE_FACTORIES
 
 
 def _self_unhashable(root, param: ast.arg, module) -> str | None:

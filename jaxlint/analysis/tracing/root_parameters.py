@@ -10,7 +10,7 @@ from typing import Callable
 from jaxlint.analysis.engine.lattice import (
     REF, REF_TREE, STATIC, TRACED, TRACED_ARRAY, TRACED_BOOL, UNKNOWN, Trace, Value
 )
-from jaxlint.analysis.engine.named_tuples import is_named_tuple
+from jaxlint.analysis.engine.named_tuples import is_named_tuple, named_tuple_factory
 from jaxlint.analysis.engine.names import FunctionNode, Names, annotation_name
 from jaxlint.analysis.knowledge import jax_api
 from jaxlint.analysis.knowledge.library_classes import library_class
@@ -137,7 +137,8 @@ def _names_module_class(annotation: ast.expr | None, names: Names, project_class
 
 
 def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:
-    """Whether an annotation is a NamedTuple class of this module, or that or None."""
+    """Whether an annotation is a NamedTuple class of this module (a class statement, or a name
+    bound once to `collections.namedtuple(...)`), or that or None."""
     annotation, qualified = annotation_name(annotation, names)
     if qualified == "typing.Optional" and isinstance(annotation, ast.Subscript):
         annotation = annotation.slice
@@ -145,7 +146,7 @@ def _names_named_tuple(annotation: ast.expr | None, names: Names) -> bool:
         sides = [annotation.left, annotation.right]
         rest = [side for side in sides if not (isinstance(side, ast.Constant) and side.value is None)]
         annotation = rest[0] if len(rest) == 1 else None
-    return annotation is not None and is_named_tuple(annotation, names)
+    return annotation is not None and (is_named_tuple(annotation, names) or named_tuple_factory(annotation, names))
 
 
 def _annotation_kind(annotation: ast.expr | None, names: Names, depth: int = 0) -> str | None:

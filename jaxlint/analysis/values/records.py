@@ -23,7 +23,7 @@ from jaxlint.analysis.engine.lattice import (
     STATIC, TRACED, TRACED_ARRAY, TRACED_OR_NONE, UNKNOWN, FunctionValue, Record, Trace, Value, constant, named,
     record_value
 )
-from jaxlint.analysis.engine.named_tuples import named_tuple_class
+from jaxlint.analysis.engine.named_tuples import named_tuple_class, named_tuple_factory
 from jaxlint.analysis.engine.names import Names, Scope, type_name
 from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.values.nullness import excludes_none
@@ -149,7 +149,9 @@ class RecordClasses:
         self, annotation: ast.expr, scope: Scope | None, names: Names | None = None, depth: int = 0
     ) -> Optional[Value]:
         """A traced instance of the pytree record class an annotation (of the module `names`,
-        default this one) names, a NamedTuple or a dataclass pytree of any module of the project:
+        default this one) names, a NamedTuple (a class, or one made by a call of the module's,
+        `collections.namedtuple(...)`, whose fields are traced children of no known structure)
+        or a dataclass pytree of any module of the project:
         each field what its declaration says a traced pytree holds there. A field declared an
         array (not a sequence of them) is a traced array, and so is one a dataclass pytree declares
         a Python number; one declared a record class is such an instance in turn; one declared
@@ -160,6 +162,10 @@ class RecordClasses:
         structure not known."""
         if not isinstance(annotation, (ast.Name, ast.Attribute)):
             return None
+        if named_tuple_factory(annotation, names or self.names, scope):
+            # `collections.namedtuple("State", ["values", "idx"])`: every field a pytree child,
+            # traced, of a structure not known.
+            return Value(Trace.TRACED, fields=True, not_none=True)
         found = self.class_of(annotation, scope, names)
         record_class = self._read(*found) if found is not None else None
         if record_class is None or not (record_class.named_tuple or record_class.dataclass_pytree):

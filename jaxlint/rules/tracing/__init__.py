@@ -223,7 +223,9 @@ TRACED_VALUE_LIMITATIONS = """
       otherwise unknown, any other a traced pytree child; the class is found through a
       module-level alias (`TrainState = managers.State`, `NodeTree = Tree[Node]`) as through
       an import, and a base that adds no field (`Generic[N]`, `abc.ABC`) is none; unpacked or
-      indexed, a NamedTuple gives its fields in order. A traced field of an instance whose
+      indexed, a NamedTuple gives its fields in order. A NamedTuple class the module makes by a
+      call (`State = collections.namedtuple("State", ["values", "idx"])`) declares no types:
+      each field is a traced pytree child of no known structure. A traced field of an instance whose
       value shows no structure (the carry `State(idx=i, tree=tree)` of a `lax` loop, `tree`
       given by a caller not seen) is what its class declares it, as above: `state.tree` of a
       field `tree: Tree` is a traced `Tree`. A plain method of such an instance whose class is
