@@ -363,6 +363,8 @@ def inherited(names: Names, cls: ast.ClassDef, attr: str, seen: set[int] | None 
     seen = set() if seen is None else seen
     scope = names.scopes[id(cls)].parent or names.module
     for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value  # a generic base, `Environment[State, Params]`
         definition = names.definition(base, scope)
         if isinstance(definition, ast.ClassDef):
             if id(definition) in seen:

@@ -32,6 +32,7 @@ from jaxlint.analysis.values.pytree_fields import (
 )
 from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.library_classes import library_class
+from jaxlint.analysis.tracing.callees import inherited
 
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
 # Decorators and bases whose classes flatten every field not declared static as a pytree child
@@ -243,9 +244,9 @@ def _kinds(cls: ast.ClassDef, names: Names) -> set[str]:
 
 
 def member_of(value: Value, name: str, names: Names) -> Optional[Value]:
-    """`x.name` of an instance: the field's value, or a plain method its class defines (a class of
-    the module `names` indexes: a method is followed in its own module), bound to the instance as
-    it was built."""
+    """`x.name` of an instance: the field's value, or a plain method its class defines or inherits
+    from a base of the same module (a class of the module `names` indexes: a method is followed
+    in its own module), bound to the instance as it was built."""
     record = value.record
     if record is None:
         return None
@@ -254,9 +255,9 @@ def member_of(value: Value, name: str, names: Names) -> Optional[Value]:
         return field
     if id(record.cls) not in names.scopes:
         return None
-    for stmt in record.cls.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and plain(stmt, names):
-            return Value(Trace.STATIC, function=FunctionValue(stmt, method_self=value))
+    method = names.scopes[id(record.cls)].defs.get(name) or inherited(names, record.cls, name)
+    if isinstance(method, ast.FunctionDef) and plain(method, names):  # its own, or a base's of the module
+        return Value(Trace.STATIC, function=FunctionValue(method, method_self=value))
     return None
 
 
@@ -308,9 +309,11 @@ def _fields(
     if not named_tuple:
         decorated = dataclass_like(cls, names)
         for base in cls.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value  # a generic base, `Tree[Node]`: the class it parametrises
             if names.qualname(base, outer) in _DATACLASS_BASES:
                 continue
-            if names.qualname(base.value if isinstance(base, ast.Subscript) else base, outer) in _FIELDLESS_BASES:
+            if names.qualname(base, outer) in _FIELDLESS_BASES:
                 continue  # `Generic[NodeType]`, `abc.ABC`: no fields, no constructor of their own
             found = class_of(base, outer, names)
             if found is None or depth >= _MAX_BASES:
@@ -348,6 +351,8 @@ def _subclassed_bases(cls: ast.ClassDef, names: Names, class_of, depth: int = 0)
     outer = names.enclosing_scope(cls)
     found: set[str] = set()
     for base in cls.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
         qualname = names.qualname(base, outer)
         if qualname in _DATACLASS_BASES:
             found.add(qualname)

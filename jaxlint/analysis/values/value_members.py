@@ -62,7 +62,7 @@ class MemberEvaluation:
             if method is not None:
                 return TRACED_ARRAY if method else UNKNOWN
             return TRACED_ARRAY if array_field_by_name(node.attr, self.names) else TRACED
-        if base.traced:
+        if base.traced and not self._method_of_self(node):
             # An array has no other data attributes: this is a pytree node, whose fields
             # may be static (dataclass metadata, equinox static fields), unless its class
             # is one of the module's and declares the field an array.
@@ -99,6 +99,19 @@ class MemberEvaluation:
             if isinstance(node.value, ast.Name) and node.attr == "apply" and self._linen_instance(node.value):
                 return _MODULE_APPLY  # `network.apply(params, obs)` runs the model
         return Value(min(base.trace, Trace.UNKNOWN)) if base.trace is not _STATIC_TRACE else STATIC
+
+    def _method_of_self(self, node: ast.Attribute) -> bool:
+        """`self.loss(...)` where the class of the method read in, or a base of the module, defines
+        `loss`: a method of the instance, not a field, also where the instance is traced (a
+        `flax.struct.PyTreeNode` whose jitted method receives it as a pytree)."""
+        value = node.value
+        if not (isinstance(value, ast.Name) and value.id == receiver(self.names, self.scope)):
+            return False
+        callees = module_callees(self.names)
+        if node.attr not in callees.def_names:
+            return False
+        target = callees.denoted(node, self.scope)
+        return target is not None and getattr(target.function, "name", None) == node.attr
 
     def _linen_instance(self, name: ast.Name) -> bool:
         """Whether a name is bound once, to an instance of a Flax Linen module class of the module

@@ -60,7 +60,10 @@ TRACED_VALUE_LIMITATIONS = """
       name bound once to an instance (`noise = Noise()`, `Noise().sample(x)`), or through an
       attribute of `self` holding instances of one class of the module (`self.model.step(x)`,
       where the class stores that class's instances, or a parameter annotated with it, in
-      `self.model`), in the class or its bases. A method a subclass overrides (`step_env`)
+      `self.model`), in the class or its bases (a generic base, `Base[State]`, is `Base`),
+      also where the instance is itself traced (a `flax.struct.PyTreeNode` whose jitted method
+      receives it as a pytree: `self.loss(batch)` runs the method, bound to that traced
+      instance). A method a subclass overrides (`step_env`)
       runs traced where a traced method of a base class, of the module or of another module
       of the project, calls it on `self` (`Environment.step`, jitted, calls
       `self.step_env(key, state, action, params)`): called on the subclass's instance, the
