@@ -12,6 +12,7 @@ method of the same name (a subclass's own `step` runs, not its base's).
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -94,21 +95,38 @@ def _ancestors(names: Names, link: Any, cls: ast.ClassDef) -> list[Ancestor]:
 
 
 def _self_calls(names: Names, caller: FunctionNode, own: dict[str, FunctionNode]) -> Iterator[ast.Call]:
+    """`self.<name>(...)` in `caller` for the names `own` holds (`_calls_on_self`)."""
+    for call in _calls_on_self(names, caller):
+        if call.func.attr in own:  # type: ignore[attr-defined]
+            yield call
+
+
+# Per module: id(method) -> its calls of methods on its instance, found once however many
+# subclasses (of this module or of others) ask.
+_ON_SELF: "weakref.WeakKeyDictionary[Names, dict[int, list[ast.Call]]]" = weakref.WeakKeyDictionary()
+
+
+def _calls_on_self(names: Names, caller: FunctionNode) -> list[ast.Call]:
     """`self.<name>(...)` in `caller` (its first parameter never rebound: then it may no longer
-    be the instance), for the names `own` holds; none with `**` arguments, whose keywords are
-    not known."""
+    be the instance); none with `**` arguments, whose keywords are not known."""
+    known = _ON_SELF.setdefault(names, {})
+    found = known.get(id(caller))
+    if found is not None:
+        return found
+    found = known[id(caller)] = []
     args = caller.args
     positional = [*args.posonlyargs, *args.args]
     if not positional or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in caller.decorator_list):
-        return
+        return found
     receiver = positional[0].arg
     scope = names.scopes[id(caller)]
     if receiver in scope.assigned or receiver in scope.other:
-        return
+        return found
     for node in walk(caller):
         if (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            node.__class__ is ast.Call and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver
-            and node.func.attr in own and all(k.arg is not None for k in node.keywords)
+            and all(k.arg is not None for k in node.keywords)
         ):
-            yield node
+            found.append(node)
+    return found
