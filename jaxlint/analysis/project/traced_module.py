@@ -555,6 +555,7 @@ def _by_class(nodes: list[ast.AST]) -> dict[type, list[ast.AST]]:
 # Transformations that make a tracer of every argument they are passed, static ones aside.
 _TRACING_EVERY_ARGUMENT = frozenset({"jax.jit", "flax.nnx.jit"})
 
+
 def _as_declared(fn: FunctionNode, params: dict[str, Value], names: Names) -> dict[str, Value]:
     """An override's parameters as it declares them: a traced argument the base took for an array
     only because nothing said otherwise (`state: TEnvState`, a type variable) is the record its

@@ -305,7 +305,7 @@ def _fields(
     `class_of` (`RecordClasses.class_of`) finds a base: of the module, of a library it models
     (`train_state.TrainState`), or of another module of the project (`core.State`)."""
     outer = names.enclosing_scope(cls)
-    inherited: tuple[_Field, ...] = ()
+    from_bases: tuple[_Field, ...] = ()
     if not named_tuple:
         decorated = dataclass_like(cls, names)
         for base in cls.bases:
@@ -322,7 +322,7 @@ def _fields(
             parent_fields = _fields(parent, there, False, class_of, depth + 1)
             if parent_fields is None:
                 return None
-            inherited += parent_fields
+            from_bases += parent_fields
         decorated = decorated or bool(_subclassed_bases(cls, names, class_of))
         if not decorated or cls.keywords or _no_constructor(cls, names, outer):
             return None
@@ -339,7 +339,7 @@ def _fields(
             return None
         own.append(field)
     own_names = {f.name for f in own}
-    return (*(f for f in inherited if f.name not in own_names), *own)
+    return (*(f for f in from_bases if f.name not in own_names), *own)
 
 
 def _subclassed_bases(cls: ast.ClassDef, names: Names, class_of, depth: int = 0) -> frozenset[str]:
