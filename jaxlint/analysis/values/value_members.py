@@ -104,11 +104,10 @@ class MemberEvaluation:
         """`self.loss(...)` where the class of the method read in, or a base of the module, defines
         `loss`: a method of the instance, not a field, also where the instance is traced (a
         `flax.struct.PyTreeNode` whose jitted method receives it as a pytree)."""
-        value = node.value
-        if not (isinstance(value, ast.Name) and value.id == receiver(self.names, self.scope)):
-            return False
         callees = module_callees(self.names)
-        if node.attr not in callees.def_names:
+        if node.attr not in callees.def_names or node.value.__class__ is not ast.Name:
+            return False  # the cheap tests first: this is asked of every field of a traced value
+        if node.value.id != receiver(self.names, self.scope):  # type: ignore[attr-defined]
             return False
         target = callees.denoted(node, self.scope)
         return target is not None and getattr(target.function, "name", None) == node.attr
