@@ -164,6 +164,31 @@ CASES = [
         def run():
             return accuracy(jnp.ones((2, 3)), jnp.eye(2, 3))
         """, "ValueError"),
+    Case("static argument split along an axis by a jax.numpy function", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("action_dim", "obs"))  # JAX302
+        def minibatches(obs, action_dim, n):
+            return jnp.array(jnp.split(obs, 2, axis=-1)) * action_dim
+
+        def run():
+            return minibatches(jnp.ones((2, 4)), 3, 2)
+        """, "ValueError"),
+    Case("static numbers given to jax.numpy functions that add the axis they are given", """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, static_argnames=("start", "scale"))
+        def grid(x, start, scale):
+            points = jnp.linspace(start, 1.0, 5, axis=0)
+            return x * jnp.expand_dims(scale, axis=0) + jnp.sum(points, axis=None)
+
+        def run():
+            return grid(jnp.ones(5), 0.0, 2.0)
+        """, "ok"),
     Case("static argument with an axis method that is a plain Python object's", """
         from functools import partial
         import jax

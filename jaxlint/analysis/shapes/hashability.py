@@ -14,7 +14,7 @@ from jaxlint.analysis.engine.call_index import may_resolve_to
 from jaxlint.analysis.engine.named_tuples import is_named_tuple, named_tuple_factory
 from jaxlint.analysis.engine.names import annotation_name
 from jaxlint.analysis.engine.walk import own_nodes, spans
-from jaxlint.analysis.knowledge import jax_api
+from jaxlint.analysis.knowledge import array_api, jax_api
 from jaxlint.analysis.knowledge.decorators import plain
 from jaxlint.analysis.knowledge.optax_objects import optax_state
 from jaxlint.analysis.knowledge.spellings import attribute_spellings
@@ -193,11 +193,33 @@ def _used_as_array(fn, name: str, module) -> str | None:
             and node.func.attr in _AXIS_METHODS and any(k.arg == "axis" for k in node.keywords)
         ):
             return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
+        if isinstance(node, ast.Call) and node.args and _is(node.args[0], name) and _along_an_axis(node, module):
+            return f"is used as an array (`{ast.unparse(node)}`, line {node.lineno})"
     for call, _ in module.names.calls:
         # In the function or one nested in it, reading the parameter (a closure keeps the value).
         if isinstance(call.func, ast.Call) and spans(fn, call) and _vmapped(call, name, scope, module):
             return f"is mapped by the `jax.vmap` it is passed to (`{ast.unparse(call)}`, line {call.lineno})"
     return None
+
+
+def _along_an_axis(call: ast.Call, module) -> bool:
+    """`jnp.split(obs, n, axis=1)`: the first operand of a `jax.numpy` function given an axis (a
+    number or a tuple of numbers) is an array. JAX's NumPy rejects a list or tuple there, and a
+    Python number has no axis; `expand_dims` and `linspace` add the axis they are given, and
+    `stack`, `concatenate` and the like take a sequence of arrays."""
+    callee = module.qualname(call.func) or ""
+    if not callee.startswith("jax.numpy.") or callee in array_api.SEQUENCE_FIRST_ARGUMENT or callee in _AXIS_ADDING:
+        return False
+    axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
+    items = axis.elts if isinstance(axis, ast.Tuple) else [axis]
+    return axis is not None and bool(items) and all(
+        isinstance(i, ast.Constant) and type(i.value) is int
+        or isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub) and isinstance(i.operand, ast.Constant)
+        for i in items
+    )
+
+
+_AXIS_ADDING = frozenset("jax.numpy." + name for name in ("expand_dims", "linspace", "logspace", "geomspace"))
 
 
 def _vmapped(call: ast.Call, name: str, scope, module) -> bool:

@@ -29,7 +29,10 @@ class UnhashableStaticArgument(Rule):
           Union[jnp.ndarray, np.ndarray]`), or a list, dict or set.
         - Use as an array inside the function: `x[None, :]`, `x.T`, `x.at[...]`,
           `x.reshape(...)`, `x @ y`, a reduction along an axis such as `x.max(axis=1)` (only
-          arrays have those methods with an `axis`).
+          arrays have those methods with an `axis`), or the first operand of a `jax.numpy`
+          function given an axis, `jnp.split(obs, n, axis=1)`: JAX's NumPy rejects a list or
+          tuple there and a Python number has no axis (not `expand_dims` or `linspace`, which
+          add the axis they are given, nor `stack` and the others that take a sequence).
         - A NamedTuple, or an instance of a class hashed by its fields, holding such a value: a
           frozen (or `unsafe_hash`) dataclass, an Equinox module (`eqx.Module.__hash__` hashes
           its fields), a `flax.struct.dataclass` (frozen), of this module or of another module
