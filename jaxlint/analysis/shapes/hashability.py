@@ -40,6 +40,8 @@ _ARRAY_ATTRIBUTES = frozenset({
 _AXIS_METHODS = frozenset(
     "all any argmax argmin argsort cumprod cumsum max mean min prod ptp repeat sort std sum take var".split()
 )
+# `jax.numpy` functions that add the axis they are given: a Python number is a fine first operand.
+_AXIS_ADDING = frozenset("jax.numpy." + name for name in ("expand_dims", "linspace", "logspace", "geomspace"))
 _NUMPY_ARRAYS = frozenset(
     "numpy." + name
     for name in (
@@ -217,9 +219,6 @@ def _along_an_axis(call: ast.Call, module) -> bool:
         or isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub) and isinstance(i.operand, ast.Constant)
         for i in items
     )
-
-
-_AXIS_ADDING = frozenset("jax.numpy." + name for name in ("expand_dims", "linspace", "logspace", "geomspace"))
 
 
 def _vmapped(call: ast.Call, name: str, scope, module) -> bool:

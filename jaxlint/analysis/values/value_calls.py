@@ -62,7 +62,8 @@ if TYPE_CHECKING:
     from jaxlint.analysis.values.value_env import Env
 
 _COLLECTIVE_SUMS = frozenset({"jax.lax.psum"})
-# Primitives that call one of their branches with every argument from this position on.
+
+
 class CallEvaluation:
     """Calls whose callee is a library function, a transformation or a control-flow primitive."""
 
